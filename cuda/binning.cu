@@ -1,0 +1,62 @@
+// binning.cu -- map raw float64 feature values to uint8 bins on the device.
+//
+// The contract is gpuboost/binning.py (BinMapper.transform) and docs/DESIGN.md
+// ("Binning"): a non-missing value x of feature f goes to the first bin b whose
+// upper edge satisfies edges_f[b] >= x, i.e. the number of edges strictly below
+// x, which is np.searchsorted(edges_f, x, side='left'); +inf lands in the last
+// value bin (every edge is finite), -inf in bin 0; NaN goes to missing_bin.
+//
+// The edges of all features are concatenated into one float64 array; feature f
+// owns edges[edge_offsets[f] .. edge_offsets[f + 1]) (strictly increasing, at
+// most MAX_BIN_LIMIT - 1 = 254 of them).
+#include "gpuboost_common.cuh"
+
+//: True for NaN (IEEE: NaN is the only value unequal to itself).
+GPUBOOST_DEVICE_INLINE bool binning_is_nan(double value) { return value != value; }
+
+//: Number of the n_edges sorted edges that are strictly below value (value is not NaN):
+//: the lower bound of value, as np.searchsorted(edges, value, side='left').
+GPUBOOST_DEVICE_INLINE int32_t binning_lower_bound(const double* edges, int32_t n_edges,
+                                                   double value) {
+  int32_t low = 0;
+  int32_t high = n_edges;  // the answer lies in [low, high]
+  while (low < high) {
+    const int32_t middle = low + (high - low) / 2;
+    if (edges[middle] < value) {
+      low = middle + 1;
+    } else {
+      high = middle;
+    }
+  }
+  return low;
+}
+
+// bin_features: bins rows [0, n_rows) of a chunk of raw features and writes them
+// to rows [first_output_row, first_output_row + n_rows) of the binned matrix.
+//   features      (n_rows, n_features) float64, C order (the chunk)
+//   edges         all features' edges, concatenated
+//   edge_offsets  (n_features + 1,) int64
+//   binned        (n_total_rows, n_features) uint8, C order (the whole matrix)
+// Grid-stride loop over the n_rows * n_features elements of the chunk in memory
+// order: a block covers blockDim.x consecutive elements per step (coalesced reads
+// and writes), a thread bins one element (row, feature) per step. Any 1-D launch
+// shape works (cuda_backend.py: BINNING_THREADS_PER_BLOCK).
+extern "C" __global__ void bin_features(
+    const double* features, int64_t n_rows, int32_t n_features, const double* edges,
+    const int64_t* edge_offsets, int32_t missing_bin, int64_t first_output_row, uint8_t* binned) {
+  const int64_t n_elements = n_rows * static_cast<int64_t>(n_features);
+  const int64_t output_base = first_output_row * static_cast<int64_t>(n_features);
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t element = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       element < n_elements; element += stride) {
+    const int32_t feature = static_cast<int32_t>(element % n_features);
+    const double value = features[element];
+    int32_t bin = missing_bin;
+    if (!binning_is_nan(value)) {
+      const int64_t first_edge = edge_offsets[feature];
+      const int32_t n_edges = static_cast<int32_t>(edge_offsets[feature + 1] - first_edge);
+      bin = binning_lower_bound(edges + first_edge, n_edges, value);
+    }
+    binned[output_base + element] = static_cast<uint8_t>(bin);
+  }
+}

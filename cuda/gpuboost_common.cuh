@@ -1,0 +1,92 @@
+// gpuboost_common.cuh -- included first by every kernel file in cuda/.
+//
+// The same kernel sources are compiled three ways, and this header is clean
+// under all of them:
+//   * nvcc (CI: `scripts/cuda_compile_check.py`, sm_80 / sm_90, warnings are errors);
+//   * NVRTC through cupy.RawModule (`__CUDACC_RTC__`; no C++ standard headers);
+//   * g++ for the CPU emulation (`GPUBOOST_EMULATION`; see docs/EMULATION.md).
+//
+// Kernel files must:
+//   * declare kernels `extern "C" __global__ void name(...)` (the launcher finds
+//     them by name and checks every argument against the C signature);
+//   * declare dynamic shared memory with GPUBOOST_DYNAMIC_SHARED, never with
+//     `extern __shared__` (it cannot be emulated);
+//   * declare static shared memory with `__shared__` inside functions;
+//   * not include C++ standard headers themselves (NVRTC has none).
+#ifndef GPUBOOST_COMMON_CUH
+#define GPUBOOST_COMMON_CUH
+
+// ---------------------------------------------------------------------------
+// Fixed-width integer types.
+// ---------------------------------------------------------------------------
+#if defined(GPUBOOST_EMULATION)
+// g++: the emulation header (normally force-included already) brings <cstdint>.
+#include "cuda_emu.h"
+#elif defined(__CUDACC_RTC__)
+// NVRTC has no <cstdint>: the LP64 (Linux) definitions, the same types that
+// nvcc and g++ use there, so overloads resolve identically in all three builds.
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long uint64_t;
+#ifndef assert  // in case this NVRTC has no built-in assert: stop the kernel, without a message
+#define assert(condition) ((condition) ? static_cast<void>(0) : __trap())
+#endif
+#else
+#include <cstdint>
+#include <assert.h>  // device-side assert under nvcc (NVRTC and the emulation have it built in)
+#endif
+
+static_assert(sizeof(int8_t) == 1 && sizeof(int16_t) == 2 && sizeof(int32_t) == 4 &&
+                  sizeof(int64_t) == 8,
+              "gpuboost kernels need an LP64 or LLP64 data model");
+static_assert(sizeof(unsigned long long) == sizeof(int64_t),
+              "64-bit atomics reinterpret int64_t as unsigned long long");
+
+// ---------------------------------------------------------------------------
+// Portable spellings.
+// ---------------------------------------------------------------------------
+//: A device helper that is always inlined.
+#define GPUBOOST_DEVICE_INLINE __device__ __forceinline__
+
+//: Full-warp mask for the *_sync warp intrinsics.
+#define GPUBOOST_FULL_WARP_MASK 0xffffffffu
+
+//: Alignment of the start of the dynamic shared memory buffer.
+#define GPUBOOST_DYNAMIC_SHARED_ALIGNMENT 16
+
+// GPUBOOST_DYNAMIC_SHARED(type, name); declares `type* const name` pointing to
+// the launch's dynamic shared memory (`shared_mem=` bytes at the launch). Use
+// it at function scope; several declarations in one kernel alias the same
+// bytes, exactly like `extern __shared__` arrays.
+#if defined(GPUBOOST_EMULATION)
+#define GPUBOOST_DYNAMIC_SHARED(type, name) \
+  type* const name = reinterpret_cast<type*>(::gpuboost_emu::dynamic_shared_memory())
+#else
+#define GPUBOOST_DYNAMIC_SHARED(type, name)                                                 \
+  extern __shared__ __align__(GPUBOOST_DYNAMIC_SHARED_ALIGNMENT)                            \
+      unsigned char gpuboost_dynamic_shared_bytes[];                                        \
+  type* const name = reinterpret_cast<type*>(gpuboost_dynamic_shared_bytes)
+#endif
+
+// ---------------------------------------------------------------------------
+// Atomics on int64_t. CUDA's 64-bit atomicAdd only takes unsigned long long;
+// two's complement makes the unsigned sum bit-identical to the signed one.
+// ---------------------------------------------------------------------------
+//: atomically add `value` to `*address`; returns the previous value.
+GPUBOOST_DEVICE_INLINE int64_t gpuboost_atomic_add_int64(int64_t* address, int64_t value) {
+  return static_cast<int64_t>(atomicAdd(reinterpret_cast<unsigned long long*>(address),
+                                        static_cast<unsigned long long>(value)));
+}
+
+// ===========================================================================
+// Shared device helpers (gain formulas, ...) go below this line.
+// Keep them GPUBOOST_DEVICE_INLINE, free of C++ standard headers, and mirror
+// the scalar formulas of gpuboost/split.py in the same operation order.
+// ===========================================================================
+
+#endif  // GPUBOOST_COMMON_CUH

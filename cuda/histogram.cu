@@ -1,0 +1,251 @@
+// histogram.cu -- per-node gradient / hessian / count histograms (gpuboost.histogram).
+//
+// For a batch of nodes, node i owning rows sample_indices[begins[i]:ends[i]], build
+//     histograms[node, feature, bin, :] = (sum of quantized gradients,
+//                                          sum of quantized hessians, row count)
+// as exact int64 sums (docs/DESIGN.md, "Quantization"): integer sums do not depend on
+// the order of the atomics, so the result equals the NumPy backend's bit for bit.
+//
+// Layouts: X_binned is row-major (n_rows, n_features) uint8 (Dataset.X_binned). Rows
+// are gathered through sample_indices, so a feature-major layout would make every
+// thread of a warp touch a different cache line; row-major lets consecutive threads
+// read consecutive features of the same row. histograms is (n_nodes, n_features,
+// n_bins, 3) int64, C order, zero on entry.
+//
+// Work distribution (both kernels): the grid is flat. blockIdx.x = feature_group *
+// blocks_per_group + row_block. The row blocks of a feature group are laid out node
+// after node: node i owns row blocks node_first_block[i] .. node_first_block[i+1]-1,
+// row block k of node i takes the rows at positions begins[i] + k * rows_per_block
+// .. (clipped to ends[i]). The host computes node_first_block (a prefix sum of
+// ceil(length / rows_per_block)); a block finds its node by binary search.
+//
+// Shared-memory kernel: the block accumulates its rows into a private histogram of its
+// feature group in shared memory, then flushes the non-empty bins to global memory with
+// 64-bit atomics. A cell is four 32-bit words updated with native 32-bit shared atomics
+// only (a 64-bit shared atomicAdd compiles to a compare-and-swap loop on sm_80 / sm_90,
+// ATOMS.CAST.SPIN.64, which serializes when many threads hit one bin):
+//   * the gradient sum as a 64-bit two's complement number split in a low and a high
+//     word; adding a value adds its low half to the low word, and its high half plus
+//     the carry out of that atomic (known from the old value it returns) to the high word,
+//     so the pair holds the exact 64-bit sum whatever the order of the atomics;
+//   * the hessian sum the same way, with the row count packed into its high word:
+//     high word = count * 2^16 + (high half of the hessian sum); see the constants.
+// 16 bytes per cell: 28 features x 256 bins = 114,688 bytes fit one block on sm_80 (opt-in
+// limit 163 KiB; 40 features fit) and sm_90 (227 KiB, 56 features). When a dataset's cells
+// do not fit, the host splits the features into groups that do (grid dimension above).
+// Global-memory kernel: the fallback when not even one feature's bins fit in shared
+// memory: every (row, feature) pair adds straight to global memory.
+#include "gpuboost_common.cuh"
+
+//: Threads per block of both kernels (the host launches with at most this many).
+constexpr int HISTOGRAM_MAX_BLOCK_THREADS = 1024;
+// (A macro: the emulator's signature parser reads `void <macro> name(`, not a bare
+// __launch_bounds__(...) before the name.)
+#define HISTOGRAM_LAUNCH_BOUNDS __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS)
+//: Fields of a histogram cell and their order (gpuboost._dtypes).
+constexpr int HISTOGRAM_FIELDS = 3;
+constexpr int HISTOGRAM_GRADIENT = 0;
+constexpr int HISTOGRAM_HESSIAN = 1;
+constexpr int HISTOGRAM_COUNT = 2;
+//: Shared-memory words per cell, in this order.
+constexpr int SHARED_WORDS_PER_CELL = 4;
+constexpr int WORD_GRADIENT_LOW = 0;
+constexpr int WORD_GRADIENT_HIGH = 1;
+constexpr int WORD_HESSIAN_LOW = 2;
+constexpr int WORD_HESSIAN_HIGH_COUNT = 3;
+//: Bits of the low word of a 64-bit sum.
+constexpr int LOW_WORD_BITS = 32;
+constexpr uint32_t LOW_WORD_MAX = 0xffffffffu;
+//: Largest magnitude of a quantized gradient / hessian (gpuboost._dtypes.GRAD_QUANT_MAX).
+constexpr int64_t GRAD_QUANT_MAX = int64_t{1} << 30;
+//: Rows accumulated in shared memory before a flush. With at most 2^15 rows a cell's
+//: hessian sum S satisfies |S| <= 2^15 * 2^30 = 2^45, so its high word floor(S / 2^32)
+//: lies in [-2^13, 2^13], and its count n <= 2^15.
+constexpr int64_t MAX_ROWS_PER_PASS = int64_t{1} << 15;
+//: The packed word is n * 2^16 + floor(S / 2^32) (mod 2^32). As |floor(S / 2^32)| < 2^15,
+//: n = (word + 2^15) >> 16 and the high word is word - n * 2^16 (as int32); the word stays
+//: below 2^15 * 2^16 + 2^15 + 2^13 < 2^32, so it never wraps.
+constexpr int PACKED_COUNT_SHIFT = 16;
+constexpr uint32_t PACKED_COUNT_UNIT = 1u << PACKED_COUNT_SHIFT;
+constexpr uint32_t PACKED_ROUNDING_HALF = PACKED_COUNT_UNIT >> 1;
+static_assert(MAX_ROWS_PER_PASS * GRAD_QUANT_MAX / (int64_t{1} << LOW_WORD_BITS) <
+                  static_cast<int64_t>(PACKED_ROUNDING_HALF),
+              "the high word of one pass's hessian sum must stay below half a count unit");
+static_assert(MAX_ROWS_PER_PASS * PACKED_COUNT_UNIT + 2 * PACKED_ROUNDING_HALF <=
+                  static_cast<int64_t>(LOW_WORD_MAX),
+              "the packed count word of one pass must not wrap");
+
+//: The rows of one block: the node and the half-open range of positions in sample_indices.
+struct RowBlock {
+  int32_t node;
+  int64_t begin;
+  int64_t end;
+};
+
+//: Map a row block (index within its feature group) to its node and rows. Every thread
+//: of the block gets the same answer. node_first_block has n_nodes + 1 entries.
+GPUBOOST_DEVICE_INLINE RowBlock find_row_block(int64_t row_block, const int64_t* node_begins,
+                                               const int64_t* node_ends,
+                                               const int64_t* node_first_block,
+                                               int32_t n_nodes, int64_t rows_per_block) {
+  // The last node whose first block is <= row_block (nodes with no rows own no block).
+  int32_t low = 0;
+  int32_t high = n_nodes - 1;
+  while (low < high) {
+    const int32_t middle = low + (high - low + 1) / 2;
+    if (node_first_block[middle] <= row_block) {
+      low = middle;
+    } else {
+      high = middle - 1;
+    }
+  }
+  RowBlock block;
+  block.node = low;
+  block.begin = node_begins[low] + (row_block - node_first_block[low]) * rows_per_block;
+  const int64_t stop = block.begin + rows_per_block;
+  block.end = stop < node_ends[low] ? stop : node_ends[low];
+  return block;
+}
+
+//: Add the 64-bit `value` (two's complement) to the 64-bit sum held in the shared words
+//: `*low` (bits 0-31) and `*high` (bits 32-63, plus `high_extra`), with two native 32-bit
+//: atomics. The carry out of the low word is read from the value the atomic returns, so
+//: the pair is the exact modular sum of all additions, in any order.
+GPUBOOST_DEVICE_INLINE void shared_add_wide(uint32_t* low, uint32_t* high, int64_t value,
+                                            uint32_t high_extra) {
+  const uint64_t bits = static_cast<uint64_t>(value);
+  const uint32_t value_low = static_cast<uint32_t>(bits);
+  const uint32_t value_high = static_cast<uint32_t>(bits >> LOW_WORD_BITS);
+  const uint32_t previous_low = atomicAdd(low, value_low);
+  const uint32_t carry = previous_low > LOW_WORD_MAX - value_low ? 1u : 0u;
+  const uint32_t high_addend = value_high + carry + high_extra;  // mod 2^32
+  if (high_addend != 0u) atomicAdd(high, high_addend);
+}
+
+//: Flat index of histogram cell (node, feature, bin), field 0.
+GPUBOOST_DEVICE_INLINE int64_t histogram_cell(int32_t node, int64_t feature, int32_t bin,
+                                              int32_t n_features, int32_t n_bins) {
+  return ((static_cast<int64_t>(node) * n_features + feature) * n_bins + bin) * HISTOGRAM_FIELDS;
+}
+
+// Shared-memory histogram of one (feature group, row block).
+// Block: the rows [begin, end) of one node for the features first_feature ..
+//   first_feature + group_features - 1, accumulated in a private shared-memory histogram
+//   in passes of at most MAX_ROWS_PER_PASS rows, each pass flushed to global memory.
+// Thread: (row, feature) pairs of the pass, strided by blockDim.x (consecutive threads
+//   take consecutive features of a row: coalesced reads of X_binned), 3 or 4 native
+//   32-bit shared atomics each; then every blockDim.x-th cell of the flush.
+// Dynamic shared memory: SHARED_WORDS_PER_CELL * features_per_group * n_bins 32-bit words.
+extern "C" __global__ void HISTOGRAM_LAUNCH_BOUNDS
+    histogram_shared_memory(const uint8_t* __restrict__ X_binned,
+                            const int32_t* __restrict__ quantized_gradients,
+                            const int32_t* __restrict__ quantized_hessians,
+                            const int32_t* __restrict__ sample_indices,
+                            const int64_t* __restrict__ node_begins,
+                            const int64_t* __restrict__ node_ends,
+                            const int64_t* __restrict__ node_first_block, int32_t n_nodes,
+                            int32_t n_features, int32_t n_bins, int32_t features_per_group,
+                            int64_t blocks_per_group, int64_t rows_per_block,
+                            int64_t* __restrict__ histograms) {
+  GPUBOOST_DYNAMIC_SHARED(uint32_t, shared_words);
+  const int64_t group = static_cast<int64_t>(blockIdx.x) / blocks_per_group;
+  const int64_t row_block = static_cast<int64_t>(blockIdx.x) % blocks_per_group;
+  const RowBlock rows = find_row_block(row_block, node_begins, node_ends, node_first_block,
+                                       n_nodes, rows_per_block);
+  const int64_t first_feature = group * features_per_group;
+  const int64_t features_left = n_features - first_feature;
+  const int32_t group_features = static_cast<int32_t>(
+      features_left < features_per_group ? features_left : features_per_group);
+  const int32_t group_words = group_features * n_bins * SHARED_WORDS_PER_CELL;
+
+  // Advancing a (row, feature) pair by blockDim.x pairs moves it by these amounts.
+  const int32_t threads = static_cast<int32_t>(blockDim.x);
+  const int32_t thread = static_cast<int32_t>(threadIdx.x);
+  const int64_t row_stride = threads / group_features;
+  const int32_t feature_stride = threads % group_features;
+
+  for (int64_t pass_begin = rows.begin; pass_begin < rows.end; pass_begin += MAX_ROWS_PER_PASS) {
+    const int64_t pass_rows =
+        rows.end - pass_begin < MAX_ROWS_PER_PASS ? rows.end - pass_begin : MAX_ROWS_PER_PASS;
+    for (int32_t word = thread; word < group_words; word += threads) shared_words[word] = 0u;
+    __syncthreads();
+
+    int64_t row_offset = thread / group_features;
+    int32_t feature = thread % group_features;
+    while (row_offset < pass_rows) {
+      const int64_t row = sample_indices[pass_begin + row_offset];
+      const int32_t bin = X_binned[row * n_features + first_feature + feature];
+      uint32_t* const cell = shared_words + (feature * n_bins + bin) * SHARED_WORDS_PER_CELL;
+      shared_add_wide(&cell[WORD_GRADIENT_LOW], &cell[WORD_GRADIENT_HIGH],
+                      quantized_gradients[row], 0u);
+      shared_add_wide(&cell[WORD_HESSIAN_LOW], &cell[WORD_HESSIAN_HIGH_COUNT],
+                      quantized_hessians[row], PACKED_COUNT_UNIT);
+      row_offset += row_stride;
+      feature += feature_stride;
+      if (feature >= group_features) {
+        feature -= group_features;
+        ++row_offset;
+      }
+    }
+    __syncthreads();
+
+    for (int32_t cell_index = thread; cell_index < group_features * n_bins;
+         cell_index += threads) {
+      const uint32_t* const cell = shared_words + cell_index * SHARED_WORDS_PER_CELL;
+      const uint32_t packed = cell[WORD_HESSIAN_HIGH_COUNT];
+      if (packed == 0u) continue;  // no row here (n rows leave at least n * (2^16 - 1))
+      const uint32_t count = (packed + PACKED_ROUNDING_HALF) >> PACKED_COUNT_SHIFT;
+      const int32_t hessian_high = static_cast<int32_t>(packed - (count << PACKED_COUNT_SHIFT));
+      const int64_t hessian_sum =
+          static_cast<int64_t>(hessian_high) * (int64_t{1} << LOW_WORD_BITS) +
+          static_cast<int64_t>(cell[WORD_HESSIAN_LOW]);
+      const int64_t gradient_sum = static_cast<int64_t>(
+          (static_cast<uint64_t>(cell[WORD_GRADIENT_HIGH]) << LOW_WORD_BITS) |
+          cell[WORD_GRADIENT_LOW]);
+      const int64_t out = histogram_cell(rows.node, first_feature + cell_index / n_bins,
+                                         cell_index % n_bins, n_features, n_bins);
+      gpuboost_atomic_add_int64(&histograms[out + HISTOGRAM_GRADIENT], gradient_sum);
+      gpuboost_atomic_add_int64(&histograms[out + HISTOGRAM_HESSIAN], hessian_sum);
+      gpuboost_atomic_add_int64(&histograms[out + HISTOGRAM_COUNT], static_cast<int64_t>(count));
+    }
+    __syncthreads();  // the next pass clears the cells this pass just flushed
+  }
+}
+
+// Global-memory histogram (fallback when one feature's bins exceed shared memory).
+// Block: the rows [begin, end) of one node, all features (blocks_per_group == grid size).
+// Thread: (row, feature) pairs strided by blockDim.x, three 64-bit global atomics each.
+extern "C" __global__ void HISTOGRAM_LAUNCH_BOUNDS
+    histogram_global_memory(const uint8_t* __restrict__ X_binned,
+                            const int32_t* __restrict__ quantized_gradients,
+                            const int32_t* __restrict__ quantized_hessians,
+                            const int32_t* __restrict__ sample_indices,
+                            const int64_t* __restrict__ node_begins,
+                            const int64_t* __restrict__ node_ends,
+                            const int64_t* __restrict__ node_first_block, int32_t n_nodes,
+                            int32_t n_features, int32_t n_bins, int64_t rows_per_block,
+                            int64_t* __restrict__ histograms) {
+  const RowBlock rows = find_row_block(static_cast<int64_t>(blockIdx.x), node_begins, node_ends,
+                                       node_first_block, n_nodes, rows_per_block);
+  const int32_t threads = static_cast<int32_t>(blockDim.x);
+  const int32_t thread = static_cast<int32_t>(threadIdx.x);
+  const int64_t row_stride = threads / n_features;
+  const int32_t feature_stride = threads % n_features;
+  const int64_t n_rows = rows.end - rows.begin;
+  int64_t row_offset = thread / n_features;
+  int32_t feature = thread % n_features;
+  while (row_offset < n_rows) {
+    const int64_t row = sample_indices[rows.begin + row_offset];
+    const int32_t bin = X_binned[row * n_features + feature];
+    const int64_t out = histogram_cell(rows.node, feature, bin, n_features, n_bins);
+    gpuboost_atomic_add_int64(&histograms[out + HISTOGRAM_GRADIENT], quantized_gradients[row]);
+    gpuboost_atomic_add_int64(&histograms[out + HISTOGRAM_HESSIAN], quantized_hessians[row]);
+    gpuboost_atomic_add_int64(&histograms[out + HISTOGRAM_COUNT], 1);
+    row_offset += row_stride;
+    feature += feature_stride;
+    if (feature >= n_features) {
+      feature -= n_features;
+      ++row_offset;
+    }
+  }
+}

@@ -1,0 +1,141 @@
+// leaf.cu -- per-leaf primitives: adding leaf values to the rows' margins, and
+// the weighted quantile of each leaf's values (leaf refit of quantile objectives).
+//
+// Leaves are segments [begin_s, end_s) of sample_indices (docs/DESIGN.md, "Row
+// partition"). The segment-parallel kernels cut every segment into tiles of
+// kLeafTileRows positions (a tile never straddles two segments): segment s owns
+// tiles [first_tile[s], first_tile[s + 1]) and a block takes one tile, as in
+// partition.cu.
+//
+// Weighted quantile (gpuboost.objective.weighted_quantile, per segment):
+// values sorted ascending with a stable sort, cumulative weight in sorted order
+// accumulated sequentially in float64 (as np.cumsum), result = the first sorted
+// value whose cumulative weight is >= alpha * total. cuda_backend.py gathers and
+// sorts on the device (stable sorts by value, then by segment); the kernel
+// select_segment_quantiles then scans each segment with one thread, because only
+// a sequential sum rounds exactly as np.cumsum does. With unit weights the
+// cumulative weights are the integers 1, 2, ..., n (exact in float64), so the
+// thread binary-searches them instead.
+#include "gpuboost_common.cuh"
+
+//: Threads per block of the tiled kernels (cuda_backend.py: LEAF_THREADS_PER_BLOCK).
+constexpr int32_t kLeafThreadsPerBlock = 128;
+//: Positions each thread handles per tile (cuda_backend.py: LEAF_ITEMS_PER_THREAD).
+constexpr int32_t kLeafItemsPerThread = 8;
+//: Positions per tile.
+constexpr int32_t kLeafTileRows = kLeafThreadsPerBlock * kLeafItemsPerThread;
+
+//: The segment that owns `tile`: the largest s with first_tile[s] <= tile.
+GPUBOOST_DEVICE_INLINE int32_t leaf_segment_of_tile(const int64_t* first_tile, int32_t n_segments,
+                                                    int64_t tile) {
+  int32_t low = 0;              // first_tile[low] <= tile
+  int32_t high = n_segments;    // first_tile[high] > tile
+  while (high - low > 1) {
+    const int32_t middle = low + (high - low) / 2;
+    if (first_tile[middle] <= tile) {
+      low = middle;
+    } else {
+      high = middle;
+    }
+  }
+  return low;
+}
+
+// add_leaf_values: raw[sample_indices[p], output] += segment_values[s] for every
+// position p of every segment s. grid = one block per tile; a thread handles
+// positions tile_begin + item * blockDim.x + threadIdx.x. Each row appears at
+// most once in the segments, so no two threads touch the same margin.
+//   raw (n_rows, n_outputs) float64, C order, updated in place
+extern "C" __global__ void add_leaf_values(
+    const int32_t* sample_indices, const int64_t* segment_begins, const int64_t* segment_ends,
+    const int64_t* first_tile, int32_t n_segments, const double* segment_values, int32_t n_outputs,
+    int32_t output, double* raw) {
+  const int64_t tile = blockIdx.x;
+  const int32_t segment = leaf_segment_of_tile(first_tile, n_segments, tile);
+  const int64_t tile_begin =
+      segment_begins[segment] + (tile - first_tile[segment]) * kLeafTileRows;
+  const int64_t segment_end = segment_ends[segment];
+  const double value = segment_values[segment];
+  for (int32_t item = 0; item < kLeafItemsPerThread; ++item) {
+    const int64_t position =
+        tile_begin + static_cast<int64_t>(item) * kLeafThreadsPerBlock + threadIdx.x;
+    if (position < segment_end) {
+      const int64_t row = sample_indices[position];
+      raw[row * n_outputs + output] += value;
+    }
+  }
+}
+
+// gather_segment_rows: lays the segments' rows out contiguously, segment after
+// segment: rows[output_offsets[s] + (p - begin_s)] = sample_indices[p] and
+// segment_of[...] = s. grid = one block per tile; a thread handles positions
+// tile_begin + item * blockDim.x + threadIdx.x.
+//   output_offsets (n_segments + 1,) int64: exclusive prefix sum of the lengths
+extern "C" __global__ void gather_segment_rows(
+    const int32_t* sample_indices, const int64_t* segment_begins, const int64_t* segment_ends,
+    const int64_t* first_tile, const int64_t* output_offsets, int32_t n_segments, int32_t* rows,
+    int32_t* segment_of) {
+  const int64_t tile = blockIdx.x;
+  const int32_t segment = leaf_segment_of_tile(first_tile, n_segments, tile);
+  const int64_t segment_begin = segment_begins[segment];
+  const int64_t tile_begin = segment_begin + (tile - first_tile[segment]) * kLeafTileRows;
+  const int64_t segment_end = segment_ends[segment];
+  for (int32_t item = 0; item < kLeafItemsPerThread; ++item) {
+    const int64_t position =
+        tile_begin + static_cast<int64_t>(item) * kLeafThreadsPerBlock + threadIdx.x;
+    if (position < segment_end) {
+      const int64_t destination = output_offsets[segment] + (position - segment_begin);
+      rows[destination] = sample_indices[position];
+      segment_of[destination] = segment;
+    }
+  }
+}
+
+// select_segment_quantiles: one thread per segment; a block holds blockDim.x
+// consecutive segments (any 1-D launch shape works; cuda_backend.py:
+// QUANTILE_THREADS_PER_BLOCK). Segment s owns sorted_values[o_s .. o_{s+1})
+// (o = output_offsets, non-empty segments), sorted ascending and stably, and the
+// matching sorted_weights when has_weights != 0 (unit weights otherwise; then
+// sorted_weights is not read). quantiles[s] = the first sorted value whose
+// cumulative weight is >= alpha * (total weight), the last one if none is.
+extern "C" __global__ void select_segment_quantiles(
+    const double* sorted_values, const double* sorted_weights, int32_t has_weights,
+    const int64_t* output_offsets, int32_t n_segments, double alpha, double* quantiles) {
+  const int64_t segment = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (segment >= n_segments) return;
+  const int64_t begin = output_offsets[segment];
+  const int64_t end = output_offsets[segment + 1];
+  const int64_t count = end - begin;
+  int64_t chosen = count - 1;  // np.searchsorted past the end, clipped to the last element
+  if (has_weights != 0) {
+    // Two sequential passes in sorted order: the total (== the last cumulative
+    // sum), then the first cumulative sum reaching the target.
+    const double* weights = sorted_weights + begin;
+    double total = 0.0;
+    for (int64_t i = 0; i < count; ++i) total += weights[i];
+    const double target = alpha * total;
+    double cumulative = 0.0;
+    for (int64_t i = 0; i < count; ++i) {
+      cumulative += weights[i];
+      if (cumulative >= target) {
+        chosen = i;
+        break;
+      }
+    }
+  } else {
+    // Cumulative weights are 1, 2, ..., count: the smallest i with i + 1 >= target.
+    const double target = alpha * static_cast<double>(count);
+    int64_t low = 0;
+    int64_t high = count;  // the smallest such i lies in [low, high]; high: none
+    while (low < high) {
+      const int64_t middle = low + (high - low) / 2;
+      if (static_cast<double>(middle + 1) >= target) {
+        high = middle;
+      } else {
+        low = middle + 1;
+      }
+    }
+    if (low < count) chosen = low;
+  }
+  quantiles[segment] = sorted_values[begin + chosen];
+}

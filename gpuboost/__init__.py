@@ -1,0 +1,22 @@
+"""gpuboost: gradient-boosted decision trees on NVIDIA GPUs and on any CPU.
+
+The same boosting loop runs on a NumPy backend and a CUDA backend, and both
+produce byte-identical models (docs/DESIGN.md).
+"""
+from ._version import __version__
+from .dataset import Dataset
+from .booster import Booster
+from .training import train
+from .callback import TrainingCallback, EarlyStopping, EvaluationMonitor, TrainingCheckPoint
+from .backends import cuda_available, release_memory, DeviceUnavailableError
+
+__all__ = ["__version__", "Dataset", "Booster", "train", "TrainingCallback", "EarlyStopping",
+           "EvaluationMonitor", "TrainingCheckPoint", "cuda_available", "release_memory",
+           "DeviceUnavailableError", "GBRegressor", "GBClassifier", "GBRanker"]
+
+
+def __getattr__(name):  # scikit-learn API loads lazily (scikit-learn is optional)
+    if name in ("GBRegressor", "GBClassifier", "GBRanker"):
+        from . import sklearn as _sklearn_api
+        return getattr(_sklearn_api, name)
+    raise AttributeError(f"module 'gpuboost' has no attribute {name!r}")

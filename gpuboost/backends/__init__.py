@@ -1,0 +1,82 @@
+"""Backend selection: ``get_backend('auto' | 'cpu' | 'cuda' | 'cuda:N')``."""
+from .base import Backend, DeviceData
+from .numpy_backend import NumpyBackend
+
+__all__ = ["Backend", "DeviceData", "NumpyBackend", "get_backend", "cuda_available",
+           "DeviceUnavailableError"]
+
+_NUMPY_BACKEND = NumpyBackend()
+_CUDA_BACKENDS = {}
+
+
+class DeviceUnavailableError(RuntimeError):
+    """``device='cuda'`` was asked for but no usable GPU (or CuPy) is there."""
+
+
+def _cuda_reason():
+    """None when a GPU is usable through CuPy, else why not (str)."""
+    from ..emulation import emulation_enabled
+    if emulation_enabled():
+        return None
+    try:
+        import cupy
+    except Exception as error:  # ImportError, or a broken CUDA install
+        return (f"CuPy is not importable ({type(error).__name__}: {error}); install the GPU "
+                f"extra: pip install 'gpuboost[cuda12]' (or cuda13)")
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as error:
+        return f"the CUDA runtime reports no usable device ({error})"
+    if count < 1:
+        return "no CUDA device is visible (check CUDA_VISIBLE_DEVICES and the driver)"
+    return None
+
+
+def cuda_available():
+    """Whether ``device='cuda'`` can run here (a GPU via CuPy, or the CPU emulation)."""
+    return _cuda_reason() is None
+
+
+def get_backend(device="auto"):
+    """The backend for a ``device`` parameter value.
+
+    'cpu' -> NumPy. 'cuda' / 'cuda:N' -> CUDA (CuPy kernels; with
+    ``GPUBOOST_EMULATE_CUDA=1`` the same Python code on NumPy arrays with the
+    kernels emulated on the CPU). 'auto' -> CUDA when a real GPU is usable, else
+    NumPy (never the emulation).
+
+    Raises
+    ------
+    DeviceUnavailableError
+        'cuda' without a usable GPU.
+    """
+    if device in (None, "cpu"):
+        return _NUMPY_BACKEND
+    if device == "auto":
+        from ..emulation import emulation_enabled
+        if not emulation_enabled() and _cuda_reason() is None:
+            return get_backend("cuda")
+        return _NUMPY_BACKEND
+    if device == "gpu" or device.startswith("gpu:"):
+        device = "cuda" + device[3:]
+    if device == "cuda" or device.startswith("cuda:"):
+        ordinal = int(device.split(":", 1)[1]) if ":" in device else 0
+        reason = _cuda_reason()
+        if reason is not None:
+            raise DeviceUnavailableError(f"device={device!r} was requested but {reason}. "
+                                         f"Use device='cpu' or device='auto'.")
+        if ordinal not in _CUDA_BACKENDS:
+            try:
+                from .cuda_backend import CudaBackend
+            except ImportError as error:
+                raise DeviceUnavailableError(
+                    f"device={device!r}: the CUDA backend is not available ({error}).") from None
+            _CUDA_BACKENDS[ordinal] = CudaBackend(ordinal)
+        return _CUDA_BACKENDS[ordinal]
+    raise ValueError(f"Unknown device {device!r}: use 'auto', 'cpu', 'cuda' or 'cuda:N'.")
+
+
+def release_memory():
+    """Free pooled device memory of every CUDA backend created in this process."""
+    for backend in _CUDA_BACKENDS.values():
+        backend.release_memory()

@@ -1,0 +1,152 @@
+"""The backend interface: the per-backend primitives of one boosting round.
+
+A backend owns where arrays live (``xp`` is ``numpy`` or ``cupy``) and the hot
+primitives; everything else (boosting loop, objectives, metrics, Tree, model
+format, APIs) is shared code. The NumPy backend is the reference; the CUDA
+backend must return bit-identical results (docs/DESIGN.md).
+
+Host/device traffic per round is limited to split records (a few KB), small
+per-node scalars and the finished tree; no per-row data crosses.
+"""
+import numpy as np
+
+from ..quantize import quantize
+from ..random import row_uniforms
+from .._dtypes import SAMPLE_INDEX_DTYPE
+
+__all__ = ["Backend", "DeviceData"]
+
+
+class DeviceData:
+    """A Dataset's arrays as one backend keeps them.
+
+    Attributes
+    ----------
+    n_rows, n_features : int
+    n_bins : int
+        Histogram width (``max_bin + 1``).
+    missing_bin : int
+    n_value_bins : ndarray of shape (n_features,), int32 (host)
+    label, weight : backend arrays of shape (n_rows,), float64 (weight may be None)
+    arrays : dict
+        Backend-specific layouts of the binned features and anything else cached.
+    """
+
+    def __init__(self, n_rows, n_features, n_bins, missing_bin, n_value_bins, label, weight,
+                 arrays):
+        self.n_rows = n_rows
+        self.n_features = n_features
+        self.n_bins = n_bins
+        self.missing_bin = missing_bin
+        self.n_value_bins = n_value_bins
+        self.label = label
+        self.weight = weight
+        self.arrays = arrays
+
+
+class Backend:
+    """Base class; subclasses implement the primitives marked abstract."""
+
+    #: 'numpy' or 'cuda'
+    name = None
+    #: the array module (numpy or cupy)
+    xp = np
+
+    # ---- memory -----------------------------------------------------------
+    def to_device(self, array):
+        """Host NumPy array -> backend array."""
+        return self.xp.asarray(array)
+
+    def to_host(self, array):
+        """Backend array -> host NumPy array."""
+        return np.asarray(array)
+
+    def synchronize(self):
+        """Wait for queued device work (for timings)."""
+
+    def release_memory(self):
+        """Free pooled device memory."""
+
+    # ---- data -------------------------------------------------------------
+    def prepare(self, dataset):
+        """Device copies of a Dataset, cached on it (``dataset._backend_cache``)."""
+        cached = dataset._backend_cache.get(self.name)
+        if cached is None:
+            cached = self._prepare(dataset)
+            dataset._backend_cache[self.name] = cached
+        return cached
+
+    def _prepare(self, dataset):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def prepare_features(self, X):
+        """Raw float64 features (host, C order) -> the layout ``predict_*_raw`` takes."""
+        return self.to_device(X)
+
+    # ---- one round --------------------------------------------------------
+    def quantize(self, values):
+        """Quantize one column: ``(int32 array, scale)`` (see gpuboost.quantize)."""
+        return quantize(values, self.xp)
+
+    def row_sample(self, n_rows, seed, stream, fraction):
+        """Sample indices of the rows kept for one tree (all rows when fraction == 1).
+
+        Row ``i`` is kept when ``row_uniforms(seed, stream, n_rows)[i] < fraction``.
+        """
+        xp = self.xp
+        if fraction >= 1.0:
+            return xp.arange(n_rows, dtype=SAMPLE_INDEX_DTYPE)
+        uniforms = row_uniforms(seed, stream, n_rows, xp=xp)
+        return xp.flatnonzero(uniforms < fraction).astype(SAMPLE_INDEX_DTYPE)
+
+    def build_histograms(self, data, quantized_gradients, quantized_hessians, sample_indices,
+                         begins, ends):  # pragma: no cover - abstract
+        """Histograms (n_nodes, n_features, n_bins, 3) int64 of the nodes' segments."""
+        raise NotImplementedError
+
+    def subtract_histograms(self, parent, child):
+        """Sibling histogram ``parent - child`` (exact)."""
+        return parent - child
+
+    def stack_histograms(self, histograms):
+        """Concatenate node histograms along the node axis."""
+        return self.xp.concatenate(histograms, axis=0)
+
+    def find_best_splits(self, data, histograms, scale_gradients, scale_hessians, split_params,
+                         feature_mask):  # pragma: no cover - abstract
+        """Host ``SPLIT_RECORD_DTYPE`` records, one per node (see gpuboost.split)."""
+        raise NotImplementedError
+
+    def partition(self, data, sample_indices, begins, ends, features, threshold_bins,
+                  default_left):  # pragma: no cover - abstract
+        """Stable in-place split of the listed segments of ``sample_indices``."""
+        raise NotImplementedError
+
+    def add_leaf_values(self, raw, output, sample_indices, begins, ends, values):
+        """``raw[sample_indices[begin:end], output] += value`` for every leaf segment (in place)."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def segment_weighted_quantile(self, values, weights, sample_indices, begins, ends,
+                                  alpha):  # pragma: no cover - abstract
+        """Per segment, the lower weighted ``alpha``-quantile of ``values`` (host float64)."""
+        raise NotImplementedError
+
+    def predict_tree_binned(self, data, tree):  # pragma: no cover - abstract
+        """Leaf value of every training row, traversing on binned features."""
+        raise NotImplementedError
+
+    def predict_tree_raw(self, X, tree):  # pragma: no cover - abstract
+        """Leaf value of every row of raw features ``X`` (from prepare_features)."""
+        raise NotImplementedError
+
+    def predict_forest_raw(self, X, trees, tree_outputs, margins):  # pragma: no cover - abstract
+        """Add every tree's leaf value to ``margins[:, tree_output]`` (in place), tree by
+        tree in order, so the float sums equal the training-time updates; returns margins.
+
+        ``margins``: backend array (n_rows, n_outputs) float64, starting at the base margin.
+        """
+        raise NotImplementedError
+
+    def predict_forest_leaves(self, X, trees):  # pragma: no cover - abstract
+        """Leaf index of every row in every tree, shape (n_rows, n_trees) int32."""
+        raise NotImplementedError

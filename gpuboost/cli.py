@@ -1,0 +1,639 @@
+"""The ``gpuboost`` console command: ``demo``, ``train`` and ``predict``.
+
+Usage::
+
+    gpuboost demo [--rows 200000] [--features 28] [--rounds 100] [--device auto]
+                  [--max-depth 6] [--learning-rate 0.3] [--seed 0]
+    gpuboost train --data train.csv --label-column NAME [--valid valid.csv]
+                   [--objective NAME] [--rounds 100] [--param key=value ...]
+                   [--model-out model.json] [--device auto] [--early-stopping-rounds N]
+    gpuboost predict --model model.json --data test.csv [--output preds.csv]
+                     [--output-margin] [--label-column NAME]
+    gpuboost --version
+
+CSV files have a header line; an empty field (or ``NA``, ``NaN``, ``null``,
+``?``) is a missing value. Errors in the input are reported as
+``gpuboost: error: ...`` on stderr with exit status 2, without a traceback.
+"""
+import argparse
+import csv
+import sys
+import time
+
+import numpy as np
+
+from ._dtypes import X_DTYPE
+from ._version import __version__
+from .backends import DeviceUnavailableError, get_backend
+from .booster import Booster
+from .dataset import Dataset
+from .metric import get_metric
+from .model_io import atomic_write_text
+from .params import canonical_name
+from .training import train
+
+__all__ = ["main", "make_higgs_like", "read_csv", "parse_param"]
+
+#: Exit status of a run that failed on bad input (as argparse's usage errors).
+EXIT_ERROR = 2
+#: Exit status after Ctrl-C (128 + SIGINT).
+EXIT_INTERRUPTED = 130
+#: Errors reported as one ``gpuboost: error:`` line instead of a traceback.
+REPORTED_ERRORS = (ValueError, TypeError, OSError, DeviceUnavailableError)
+
+# -- demo defaults: about 30-60 s on a 2-core CPU with the NumPy backend ------ #
+DEMO_ROWS = 200_000
+DEMO_FEATURES = 28
+DEMO_ROUNDS = 100
+DEMO_MAX_DEPTH = 6
+DEMO_LEARNING_RATE = 0.1
+#: Fraction of the demo rows held out for testing.
+DEMO_TEST_FRACTION = 0.1
+#: Smallest demo size, so that both splits hold both classes.
+DEMO_MIN_ROWS = 100
+#: Rounds between two progress lines of ``demo`` and ``train``.
+PROGRESS_PERIOD = 10
+#: Metrics the demo reports on the test split, in this order (the last, auc,
+#: would drive early stopping).
+DEMO_METRICS = ("logloss", "auc")
+
+# -- the HIGGS-like generator -------------------------------------------------- #
+#: Rows generated per random stream; chunk ``i`` always uses stream ``(seed, i)``,
+#: so a data set is the same for a seed whatever its total size (prefixes agree).
+GENERATOR_CHUNK_ROWS = 1 << 16
+#: Features of the HIGGS layout: 21 low-level (kinematic) then 7 high-level (masses).
+HIGGS_LOW_LEVEL_FEATURES = 21
+HIGGS_HIGH_LEVEL_FEATURES = 7
+HIGGS_FEATURES = HIGGS_LOW_LEVEL_FEATURES + HIGGS_HIGH_LEVEL_FEATURES
+N_JETS = 4
+#: Pseudorapidities are normal with this spread (jets wider than the lepton),
+#: clipped to the detector acceptance |eta| <= ETA_LIMIT.
+LEPTON_ETA_SCALE = 1.0
+JET_ETA_SCALE = 1.2
+ETA_LIMIT = 2.5
+#: Transverse momenta are log-normal: positive and right-skewed.
+LEPTON_PT_LOG_SCALE = 0.5
+MISSING_ENERGY_LOG_SCALE = 0.6
+JET_PT_LOG_SCALE = 0.5
+#: Leading jet log-momentum and the drop from one jet to the next.
+LEADING_JET_LOG_PT = 0.2
+JET_LOG_PT_STEP = 0.15
+#: b-tag values and their probabilities (HIGGS has three distinct values).
+BTAG_VALUES = (0.0, 1.1, 2.2)
+BTAG_PROBABILITIES = (0.6, 0.2, 0.2)
+#: The signal score: resonance bumps in log-mass (center, width, weight) of the
+#: b-jet pair and of the two leading jets, plus b-tag, angle and W-mass terms.
+BB_RESONANCE = (1.6, 0.35, 2.0)
+JJ_RESONANCE = (2.0, 0.35, 1.5)
+BTAG_WEIGHT = 0.5
+LEPTON_MISSING_ANGLE_WEIGHT = 0.7
+#: The angle term counts only for leptons with a transverse momentum above this.
+HARD_LEPTON_PT = 1.0
+LV_MASS_WEIGHT = 0.5
+LV_MASS_CENTER = 1.2
+#: Scale of the centered score before the logistic link; the labels are drawn
+#: from Bernoulli(sigmoid(score)), so the best possible test AUC is about 0.84.
+SIGNAL_SCALE = 1.6
+#: The score is centered by this constant (its approximate median), so the
+#: classes are about balanced.
+SIGNAL_SCORE_CENTER = 1.7
+
+#: Field values read as missing (compared after strip() and lower()).
+MISSING_MARKERS = frozenset({"", "na", "n/a", "nan", "null", "none", "?"})
+#: Header of the predictions of a single-output model; multi-output models
+#: get PREDICTION_COLUMN + "_<k>".
+PREDICTION_COLUMN = "prediction"
+#: Prefix of the default feature names of a model trained without names.
+DEFAULT_FEATURE_PREFIX = "f"
+
+
+# --------------------------------------------------------------------------- #
+# HIGGS-like synthetic data
+# --------------------------------------------------------------------------- #
+
+def _particle(rng, n_rows, log_pt_mean, log_pt_scale, eta_scale):
+    """(pt, eta, phi) of ``n_rows`` massless particles."""
+    pt = rng.lognormal(log_pt_mean, log_pt_scale, n_rows)
+    eta = np.clip(rng.normal(0.0, eta_scale, n_rows), -ETA_LIMIT, ETA_LIMIT)
+    phi = rng.uniform(-np.pi, np.pi, n_rows)
+    return pt, eta, phi
+
+
+def _four_momentum(pt, eta, phi):
+    """(E, px, py, pz) of a massless particle: ``pt cosh(eta)``, ``pt cos(phi)``,
+    ``pt sin(phi)``, ``pt sinh(eta)``."""
+    return np.stack([pt * np.cosh(eta), pt * np.cos(phi), pt * np.sin(phi), pt * np.sinh(eta)])
+
+
+def _invariant_mass(four_momenta):
+    """Invariant mass ``sqrt(E**2 - px**2 - py**2 - pz**2)`` of a sum of four-momenta."""
+    energy, px, py, pz = sum(four_momenta)
+    return np.sqrt(np.maximum(energy * energy - px * px - py * py - pz * pz, 0.0))
+
+
+def _log_mass_bump(mass, center, width):
+    """A resonance peak: ``exp(-((log(mass) - log(center)) / width)**2)``."""
+    with np.errstate(divide="ignore"):
+        return np.exp(-((np.log(mass) - np.log(center)) / width) ** 2)
+
+
+def _higgs_like_chunk(rng, n_rows):
+    """One chunk: features (n_rows, HIGGS_FEATURES) and labels (n_rows,)."""
+    lepton = _particle(rng, n_rows, 0.0, LEPTON_PT_LOG_SCALE, LEPTON_ETA_SCALE)
+    missing_energy = rng.lognormal(0.0, MISSING_ENERGY_LOG_SCALE, n_rows)
+    missing_phi = rng.uniform(-np.pi, np.pi, n_rows)
+    # Missing energy is transverse: a particle at eta = 0 for the masses.
+    missing = (missing_energy, np.zeros(n_rows), missing_phi)
+    jets, btags = [], []
+    for jet_index in range(N_JETS):
+        jets.append(_particle(rng, n_rows, LEADING_JET_LOG_PT - JET_LOG_PT_STEP * jet_index,
+                              JET_PT_LOG_SCALE, JET_ETA_SCALE))
+        btags.append(rng.choice(BTAG_VALUES, p=BTAG_PROBABILITIES, size=n_rows))
+
+    lepton_p, missing_p = _four_momentum(*lepton), _four_momentum(*missing)
+    jet_p = [_four_momentum(*jet) for jet in jets]
+    mass_jj = _invariant_mass(jet_p[:2])
+    mass_jjj = _invariant_mass(jet_p[:3])
+    mass_lv = _invariant_mass([lepton_p, missing_p])
+    mass_jlv = _invariant_mass([jet_p[0], lepton_p, missing_p])
+    mass_bb = _invariant_mass(jet_p[2:])
+    mass_wbb = _invariant_mass(jet_p)
+    mass_wwbb = _invariant_mass(jet_p + [lepton_p, missing_p])
+
+    score = (BB_RESONANCE[2] * _log_mass_bump(mass_bb, *BB_RESONANCE[:2])
+             + JJ_RESONANCE[2] * _log_mass_bump(mass_jj, *JJ_RESONANCE[:2])
+             + BTAG_WEIGHT * (btags[2] + btags[3]) / max(BTAG_VALUES)
+             + LEPTON_MISSING_ANGLE_WEIGHT * np.cos(lepton[2] - missing_phi)
+             * (lepton[0] > HARD_LEPTON_PT)
+             + LV_MASS_WEIGHT * np.tanh(mass_lv - LV_MASS_CENTER))
+    logit = SIGNAL_SCALE * (score - SIGNAL_SCORE_CENTER)
+    label = rng.random(n_rows) < 1.0 / (1.0 + np.exp(-logit))
+
+    columns = [*lepton, missing_energy, missing_phi]
+    for jet, btag in zip(jets, btags):
+        columns.extend([*jet, btag])
+    columns.extend([mass_jj, mass_jjj, mass_lv, mass_jlv, mass_bb, mass_wbb, mass_wwbb])
+    return np.column_stack(columns), label
+
+
+def make_higgs_like(n_rows, n_features=HIGGS_FEATURES, seed=0):
+    """A synthetic binary classification data set shaped like HIGGS.
+
+    The first 21 columns are "low-level" kinematics of a lepton, the missing
+    energy and four jets (log-normal transverse momenta, clipped normal
+    pseudorapidities, angles uniform in [-pi, pi], three-valued b-tags); the
+    next 7 are "high-level" invariant masses of particle groups. The label is
+    drawn from ``Bernoulli(sigmoid(score))`` with a nonlinear score (mass
+    resonances, b-tags, an angle interaction), so the classes overlap: the
+    best achievable AUC is about 0.84. With ``n_features < 28`` the first
+    columns are kept; beyond 28, pure-noise standard normal columns follow.
+
+    Rows are generated in chunks of ``GENERATOR_CHUNK_ROWS``, each from its own
+    random stream ``(seed, chunk index)``: row ``i`` depends only on ``seed``
+    and ``n_features`` (a larger data set extends a smaller one), and the
+    memory used beyond the output is that of one chunk.
+
+    Parameters
+    ----------
+    n_rows : int
+    n_features : int, default=28
+    seed : int, default=0
+
+    Returns
+    -------
+    X : ndarray of shape (n_rows, n_features), float64
+    y : ndarray of shape (n_rows,), float64 in {0, 1}
+    """
+    if n_rows < 1 or n_features < 1:
+        raise ValueError(f"need at least one row and one feature, got n_rows={n_rows}, "
+                         f"n_features={n_features}.")
+    if seed < 0:
+        raise ValueError(f"seed must be >= 0, got {seed}.")
+    X = np.empty((n_rows, n_features), dtype=X_DTYPE)
+    y = np.empty(n_rows, dtype=X_DTYPE)
+    kept = min(n_features, HIGGS_FEATURES)
+    for chunk_index, begin in enumerate(range(0, n_rows, GENERATOR_CHUNK_ROWS)):
+        end = min(begin + GENERATOR_CHUNK_ROWS, n_rows)
+        rng = np.random.default_rng([seed, chunk_index])
+        # Always a whole chunk, cut afterwards: row i is the same for every n_rows > i.
+        features, label = _higgs_like_chunk(rng, GENERATOR_CHUNK_ROWS)
+        n_chunk = end - begin
+        X[begin:end, :kept] = features[:n_chunk, :kept]
+        if n_features > kept:
+            noise = rng.standard_normal((GENERATOR_CHUNK_ROWS, n_features - kept))
+            X[begin:end, kept:] = noise[:n_chunk]
+        y[begin:end] = label[:n_chunk]
+    return X, y
+
+
+# --------------------------------------------------------------------------- #
+# CSV input and output
+# --------------------------------------------------------------------------- #
+
+def read_csv(path):
+    """Read a numeric CSV file with a header line.
+
+    Parameters
+    ----------
+    path : str
+
+    Returns
+    -------
+    names : list of str
+        The header fields (stripped).
+    values : ndarray of shape (n_rows, n_columns), float64
+        NaN where a field is empty or a missing marker (``NA``, ``NaN``,
+        ``null``, ``none``, ``n/a``, ``?``).
+
+    Raises
+    ------
+    ValueError
+        No header, no data row, a row with the wrong number of fields (with
+        its line number) or a field that is not a number (with its line and
+        column).
+    """
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle)
+        header = next(reader, None)
+        if not header:
+            raise ValueError(f"{path} is empty: expected a header line with column names.")
+        names = [name.strip() for name in header]
+        rows = []
+        for row in reader:
+            if not row:
+                continue  # blank line
+            if len(row) != len(names):
+                raise ValueError(f"{path}, line {reader.line_num}: {len(row)} fields, but the "
+                                 f"header has {len(names)}.")
+            rows.append(row)
+    if not rows:
+        raise ValueError(f"{path} has a header but no data rows.")
+    fields = np.char.lower(np.char.strip(np.array(rows, dtype=str)))
+    missing = np.isin(fields, list(MISSING_MARKERS))
+    fields[missing] = "nan"
+    try:
+        values = fields.astype(X_DTYPE)
+    except ValueError:
+        _raise_first_bad_field(path, rows, names, missing)
+    return names, values
+
+
+def _raise_first_bad_field(path, rows, names, missing):
+    """Raise a ValueError naming the first field that is not a number."""
+    for row_index, row in enumerate(rows):
+        for column, text in enumerate(row):
+            if missing[row_index, column]:
+                continue
+            try:
+                float(text)
+            except ValueError:
+                raise ValueError(
+                    f"{path}, data row {row_index + 1}, column {names[column]!r}: {text!r} is "
+                    f"not a number (use an empty field for a missing value).") from None
+    raise ValueError(f"{path}: a field is not a number.")  # pragma: no cover - not reached
+
+
+def _split_label(path, names, values, label_column, required):
+    """Remove the label column; returns (feature names, features, label or None)."""
+    if label_column is None:
+        return names, values, None
+    if names.count(label_column) > 1:
+        raise ValueError(f"{path} has several columns named {label_column!r}.")
+    if label_column not in names:
+        if not required:
+            return names, values, None
+        raise ValueError(f"label column {label_column!r} is not in {path}; its columns are: "
+                         f"{', '.join(names)}.")
+    index = names.index(label_column)
+    feature_names = names[:index] + names[index + 1:]
+    features = np.ascontiguousarray(np.delete(values, index, axis=1))
+    return feature_names, features, values[:, index].copy()
+
+
+def _select_model_features(path, names, features, model_names, label_column):
+    """The columns of ``features`` in the model's feature order (matched by name)."""
+    positions = {name: index for index, name in enumerate(names)}
+    missing = [name for name in model_names if name not in positions]
+    if not missing:
+        unused = [name for name in names if name not in set(model_names)]
+        if unused:
+            print(f"gpuboost: note: ignoring columns of {path} the model does not use: "
+                  f"{', '.join(unused)}", file=sys.stderr)
+        order = [positions[name] for name in model_names]
+        return np.ascontiguousarray(features[:, order])
+    default_names = [f"{DEFAULT_FEATURE_PREFIX}{index}" for index in range(len(model_names))]
+    if model_names == default_names and len(names) == len(model_names):
+        return features  # a model trained without feature names: columns by position
+    hint = "" if label_column else " (pass --label-column if the file has a label column)"
+    raise ValueError(f"{path} lacks the model's feature columns: {', '.join(missing)}. It has: "
+                     f"{', '.join(names)}{hint}.")
+
+
+def _format_predictions(predictions):
+    """CSV text of the predictions, one column per output, exact float repr."""
+    predictions = np.asarray(predictions, dtype=X_DTYPE)
+    if predictions.ndim == 1:
+        header = PREDICTION_COLUMN
+        predictions = predictions.reshape(-1, 1)
+    else:
+        header = ",".join(f"{PREDICTION_COLUMN}_{k}" for k in range(predictions.shape[1]))
+    lines = [header]
+    lines.extend(",".join(repr(value) for value in row) for row in predictions.tolist())
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- #
+# --param parsing
+# --------------------------------------------------------------------------- #
+
+def _parse_scalar(text):
+    """An int, float, bool or None from its text; else the stripped text."""
+    text = text.strip()
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered == "none":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def parse_param(text):
+    """Parse one ``--param key=value``.
+
+    Values are read as int, then float, then ``true``/``false``/``none``,
+    else kept as a string; a value with commas is a list of such values
+    (``eval_metric=auc,logloss``).
+
+    Returns
+    -------
+    (str, object)
+
+    Raises
+    ------
+    ValueError
+        Without ``=`` or with an empty key.
+    """
+    key, separator, value = text.partition("=")
+    key = key.strip()
+    if not separator or not key:
+        raise ValueError(f"--param expects key=value, got {text!r}.")
+    if "," in value:
+        return key, [_parse_scalar(item) for item in value.split(",")]
+    return key, _parse_scalar(value)
+
+
+def _training_params(param_texts, dedicated):
+    """Params from ``--param`` items plus the dedicated options that were given.
+
+    ``dedicated`` maps a parameter name to an option value (None = not given).
+    """
+    params, given_as = {}, {}
+    for text in param_texts or []:
+        key, value = parse_param(text)
+        name = canonical_name(key)
+        if name in given_as:
+            raise ValueError(f"parameter {name!r} given twice (--param {given_as[name]} and "
+                             f"--param {key}).")
+        params[key] = value
+        given_as[name] = key
+    for name, value in dedicated.items():
+        if value is None:
+            continue
+        if name in given_as:
+            raise ValueError(f"parameter {name!r} given twice (--{name.replace('_', '-')} and "
+                             f"--param {given_as[name]}=...).")
+        params[name] = value
+    return params
+
+
+# --------------------------------------------------------------------------- #
+# Devices
+# --------------------------------------------------------------------------- #
+
+def _cuda_unavailable_reason():
+    """Why ``device='auto'`` does not pick CUDA here (a sentence)."""
+    from . import backends
+    from .emulation import emulation_enabled
+    if emulation_enabled():
+        return ("'auto' never picks the CPU emulation of the CUDA kernels "
+                "(GPUBOOST_EMULATE_CUDA is set); use --device cuda to run it")
+    reason = backends._cuda_reason()
+    return reason or "the CUDA backend is not usable"
+
+
+def _device_description(device):
+    """``(used, line)``: 'cpu' or 'cuda', and a line saying which and why."""
+    backend = get_backend(device)  # DeviceUnavailableError for an unusable 'cuda'
+    used = "cpu" if backend.name == "numpy" else "cuda"
+    line = f"device: {used} (requested {device!r}, {backend.name} backend)"
+    if device == "auto" and used == "cpu":
+        line += f"; no CUDA device: {_cuda_unavailable_reason()}"
+    return used, line
+
+
+# --------------------------------------------------------------------------- #
+# Subcommands
+# --------------------------------------------------------------------------- #
+
+def _run_demo(args):
+    if args.rows < DEMO_MIN_ROWS:
+        raise ValueError(f"--rows must be at least {DEMO_MIN_ROWS}, got {args.rows}.")
+    if args.features < 1 or args.rounds < 1 or args.max_depth < 1 or args.seed < 0:
+        raise ValueError("--features, --rounds and --max-depth must be >= 1 and --seed >= 0.")
+    _, device_line = _device_description(args.device)
+    print(f"gpuboost {__version__} demo: HIGGS-like synthetic binary classification")
+    print(device_line)
+    print(f"settings: rows={args.rows} features={args.features} rounds={args.rounds} "
+          f"max_depth={args.max_depth} learning_rate={args.learning_rate} seed={args.seed}")
+
+    start = time.perf_counter()
+    X, y = make_higgs_like(args.rows, args.features, args.seed)
+    n_test = max(1, int(round(args.rows * DEMO_TEST_FRACTION)))
+    n_train = args.rows - n_test
+    print(f"data: {X.shape[0]} rows x {X.shape[1]} features ({n_train} train, {n_test} test, "
+          f"{y.mean():.1%} positive), generated in {time.perf_counter() - start:.1f} s")
+
+    start = time.perf_counter()
+    dtrain = Dataset(X[:n_train], label=y[:n_train], seed=args.seed)
+    dtest = Dataset(X[n_train:], label=y[n_train:], reference=dtrain)
+    dtrain.X_binned  # bin now, so the training time below is training only
+    print(f"binned in {time.perf_counter() - start:.1f} s")
+
+    params = {"objective": "binary:logistic", "eval_metric": list(DEMO_METRICS),
+              "max_depth": args.max_depth, "learning_rate": args.learning_rate,
+              "seed": args.seed, "device": args.device}
+    start = time.perf_counter()
+    booster = train(params, dtrain, num_boost_round=args.rounds, evals=[(dtest, "test")],
+                    verbose_eval=PROGRESS_PERIOD)
+    elapsed = time.perf_counter() - start
+
+    probability = booster.predict(dtest.data)
+    label = dtest.label
+    auc = get_metric("auc")(label, probability)
+    logloss = get_metric("logloss")(label, probability)
+    accuracy = 1.0 - get_metric("error")(label, probability)
+    rounds = booster.num_boosted_rounds()
+    print(f"test: AUC={auc:.4f} logloss={logloss:.4f} accuracy={accuracy:.4f}")
+    print(f"training: {rounds} rounds in {elapsed:.1f} s ({rounds / elapsed:.2f} rounds/s)")
+    return 0
+
+
+def _run_train(args):
+    if args.rounds < 0:
+        raise ValueError(f"--rounds must be >= 0, got {args.rounds}.")
+    names, values = read_csv(args.data)
+    feature_names, features, label = _split_label(args.data, names, values, args.label_column,
+                                                  required=True)
+    if not feature_names:
+        raise ValueError(f"{args.data} has no feature columns besides the label.")
+    params = _training_params(args.param, {"objective": args.objective,
+                                           "device": args.device})
+    dtrain = Dataset(features, label=label, feature_names=feature_names)
+    evals = [(dtrain, "train")]
+    if args.valid is not None:
+        valid_names, valid_values = read_csv(args.valid)
+        valid_feature_names, valid_features, valid_label = _split_label(
+            args.valid, valid_names, valid_values, args.label_column, required=True)
+        valid_features = _select_model_features(args.valid, valid_feature_names,
+                                                valid_features, feature_names,
+                                                args.label_column)
+        evals.append((Dataset(valid_features, label=valid_label, reference=dtrain), "valid"))
+    elif args.early_stopping_rounds is not None:
+        raise ValueError("--early-stopping-rounds needs a validation file: pass --valid.")
+    _, device_line = _device_description(params.get("device", "auto"))
+    print(device_line)
+    print(f"data: {dtrain.n_rows} rows x {dtrain.n_features} features from {args.data}")
+    start = time.perf_counter()
+    booster = train(params, dtrain, num_boost_round=args.rounds, evals=evals,
+                    early_stopping_rounds=args.early_stopping_rounds,
+                    verbose_eval=PROGRESS_PERIOD)
+    elapsed = time.perf_counter() - start
+    booster.save_model(args.model_out)
+    best = "" if booster.best_iteration is None else (
+        f", best iteration {booster.best_iteration} (score {booster.best_score:.6g})")
+    print(f"trained {booster.num_boosted_rounds()} rounds in {elapsed:.1f} s{best}")
+    print(f"model written to {args.model_out}")
+    return 0
+
+
+def _run_predict(args):
+    booster = Booster.load_model(args.model)
+    names, values = read_csv(args.data)
+    feature_names, features, _ = _split_label(args.data, names, values, args.label_column,
+                                              required=False)
+    features = _select_model_features(args.data, feature_names, features,
+                                      booster.feature_names, args.label_column)
+    predictions = booster.predict(features, output_margin=args.output_margin)
+    text = _format_predictions(predictions)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        atomic_write_text(args.output, text)
+        print(f"{len(features)} predictions written to {args.output}", file=sys.stderr)
+    return 0
+
+
+# --------------------------------------------------------------------------- #
+# Parser and entry point
+# --------------------------------------------------------------------------- #
+
+def _build_parser():
+    parser = argparse.ArgumentParser(
+        prog="gpuboost", description="Gradient-boosted decision trees on GPUs and CPUs.")
+    parser.add_argument("--version", action="version", version=f"gpuboost {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    device_help = "'auto' (a GPU when usable, else the CPU), 'cpu', 'cuda' or 'cuda:N'"
+
+    demo = commands.add_parser(
+        "demo", help="train on HIGGS-like synthetic data and report speed and accuracy",
+        description="Generate a HIGGS-like synthetic binary classification data set "
+                    "(90%% train, 10%% test), train on it and report test AUC, logloss, "
+                    "accuracy and training speed.")
+    demo.add_argument("--rows", type=int, default=DEMO_ROWS, help="rows (default %(default)s)")
+    demo.add_argument("--features", type=int, default=DEMO_FEATURES,
+                      help="features; 28 as in HIGGS, extra ones are noise (default %(default)s)")
+    demo.add_argument("--rounds", type=int, default=DEMO_ROUNDS,
+                      help="boosting rounds (default %(default)s)")
+    demo.add_argument("--device", default="auto", help=f"{device_help} (default %(default)s)")
+    demo.add_argument("--max-depth", type=int, default=DEMO_MAX_DEPTH,
+                      help="tree depth (default %(default)s)")
+    demo.add_argument("--learning-rate", type=float, default=DEMO_LEARNING_RATE,
+                      help="learning rate (default %(default)s)")
+    demo.add_argument("--seed", type=int, default=0, help="data and training seed")
+    demo.set_defaults(handler=_run_demo)
+
+    train_parser = commands.add_parser(
+        "train", help="train a model on a CSV file",
+        description="Train on a CSV file with a header; the label column is given by name, "
+                    "every other column is a feature. Empty fields are missing values.")
+    train_parser.add_argument("--data", required=True, help="training CSV file")
+    train_parser.add_argument("--label-column", required=True, help="name of the label column")
+    train_parser.add_argument("--valid", help="validation CSV file (same columns)")
+    train_parser.add_argument("--objective", help="objective, e.g. binary:logistic "
+                                                  "(default reg:squarederror)")
+    train_parser.add_argument("--rounds", type=int, default=DEMO_ROUNDS,
+                              help="boosting rounds (default %(default)s)")
+    train_parser.add_argument("--param", action="append", metavar="KEY=VALUE",
+                              help="training parameter, repeatable (e.g. max_depth=3, "
+                                   "eval_metric=auc,logloss)")
+    train_parser.add_argument("--model-out", default="model.json",
+                              help="model file to write (default %(default)s)")
+    train_parser.add_argument("--device", help=f"{device_help} (default auto)")
+    train_parser.add_argument("--early-stopping-rounds", type=int,
+                              help="stop when the last metric on --valid has not improved "
+                                   "for this many rounds")
+    train_parser.set_defaults(handler=_run_train)
+
+    predict = commands.add_parser(
+        "predict", help="predict a CSV file with a saved model",
+        description="Predict with a model written by 'gpuboost train' (or Booster.save_model). "
+                    "Feature columns are matched to the model's feature names.")
+    predict.add_argument("--model", required=True, help="model JSON file")
+    predict.add_argument("--data", required=True, help="CSV file with a header")
+    predict.add_argument("--output", help="CSV file to write (default: standard output)")
+    predict.add_argument("--output-margin", action="store_true",
+                         help="raw margins instead of transformed predictions")
+    predict.add_argument("--label-column", help="a label column to drop if present")
+    predict.set_defaults(handler=_run_predict)
+    return parser
+
+
+def main(argv=None):
+    """Run the ``gpuboost`` command.
+
+    Parameters
+    ----------
+    argv : list of str, default=None
+        Arguments without the program name; default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        0 on success, 2 on a usage or input error (reported on stderr as
+        ``gpuboost: error: ...``), 130 when interrupted.
+    """
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_request:  # --help, --version and usage errors
+        code = exit_request.code
+        return code if isinstance(code, int) else (0 if code is None else EXIT_ERROR)
+    try:
+        return args.handler(args)
+    except REPORTED_ERRORS as error:
+        print(f"gpuboost: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("gpuboost: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,39 @@
+"""CPU emulation of the CUDA kernels in ``cuda/*.cu`` (no GPU needed).
+
+The kernel sources are compiled with g++ against ``cuda_emu.h``, which runs
+each block's threads concurrently on CPU threads (real barriers, real warp
+exchanges, atomics), and launched through :class:`EmulatedModule` /
+:class:`EmulatedKernel`, drop-in stand-ins for ``cupy.RawModule`` /
+``cupy.RawKernel`` that check every argument against the kernel's C
+signature. With ``GPUBOOST_EMULATE_CUDA=1``, ``device='cuda'`` runs the CUDA
+backend on NumPy arrays through this emulation. See docs/EMULATION.md.
+"""
+import os
+
+from .compiler import EmulationCompileError
+from .launcher import EmulatedKernel, EmulatedModule, KernelParameter, parse_kernel_signatures
+
+__all__ = [
+    "EmulatedModule",
+    "EmulatedKernel",
+    "EmulationCompileError",
+    "KernelParameter",
+    "parse_kernel_signatures",
+    "emulation_enabled",
+    "EMULATE_ENV_VAR",
+]
+
+#: Environment variable that switches ``device='cuda'`` to the emulation.
+EMULATE_ENV_VAR = "GPUBOOST_EMULATE_CUDA"
+
+
+def emulation_enabled():
+    """Return whether CUDA kernels run through the CPU emulation.
+
+    Returns
+    -------
+    bool
+        True when the environment variable ``GPUBOOST_EMULATE_CUDA`` is ``"1"``
+        (read at every call, so tests may switch it).
+    """
+    return os.environ.get(EMULATE_ENV_VAR) == "1"

@@ -1,0 +1,259 @@
+"""The parameter table: names, aliases, defaults, ranges and validation.
+
+Every training parameter is declared once in :data:`PARAMETERS`. Names follow
+XGBoost; common LightGBM (and a few scikit-learn) spellings are accepted as
+aliases. :func:`validate_params` turns a user dict into a complete dict of
+canonical names and raises ``ValueError`` naming any unknown parameter or any
+value out of range. The README's parameter table is generated from this module
+(``python -m gpuboost.params``).
+"""
+import math
+import numbers
+from dataclasses import dataclass, field
+
+__all__ = ["PARAMETERS", "ALIASES", "validate_params", "parameter_table_markdown"]
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One training parameter.
+
+    Attributes
+    ----------
+    name : str
+        Canonical (XGBoost) name.
+    default : object
+        Value used when the parameter is not given.
+    kind : str
+        'int', 'float', 'str', 'bool', 'any' (objective may be a callable) or
+        'metric' (a str or a list of str).
+    low, high : float or None
+        Inclusive bounds unless ``low_open`` / ``high_open``.
+    choices : tuple or None
+        Allowed values for 'str' parameters.
+    aliases : tuple of str
+        Other accepted spellings.
+    doc : str
+        One-line description for the README table.
+    """
+
+    name: str
+    default: object
+    kind: str
+    doc: str
+    low: float = None
+    high: float = None
+    low_open: bool = False
+    high_open: bool = False
+    choices: tuple = None
+    aliases: tuple = field(default_factory=tuple)
+
+
+_P = Parameter
+PARAMETERS = {p.name: p for p in [
+    _P("objective", "reg:squarederror", "any",
+       "learning task (see Objectives) or a callable (raw_margin, dataset) -> (grad, hess)",
+       aliases=("objective_type", "app", "application", "loss")),
+    _P("eval_metric", None, "metric",
+       "metric name or list of names; default depends on the objective",
+       aliases=("metric", "metrics")),
+    _P("learning_rate", 0.3, "float", "shrinkage applied to every leaf value",
+       low=0.0, low_open=True, aliases=("eta", "shrinkage_rate")),
+    _P("max_depth", 6, "int", "maximum tree depth; 0 = no limit (lossguide only)",
+       low=0, aliases=("max_tree_depth",)),
+    _P("max_leaves", 0, "int", "maximum number of leaves per tree; 0 = no limit",
+       low=0, aliases=("num_leaves", "max_leaf_nodes", "num_leaf")),
+    _P("max_bin", 255, "int", "value bins per feature (one more bin holds missing values)",
+       low=2, high=255, aliases=("max_bins",)),
+    _P("grow_policy", "depthwise", "str", "'depthwise' (level by level) or 'lossguide' (best leaf first)",
+       choices=("depthwise", "lossguide")),
+    _P("min_child_weight", 1.0, "float", "minimum sum of hessians in a child",
+       low=0.0, aliases=("min_sum_hessian_in_leaf", "min_sum_hessian", "min_hessian")),
+    _P("min_data_in_leaf", 1, "int", "minimum number of rows in a child",
+       low=1, aliases=("min_child_samples", "min_samples_leaf", "min_data_per_leaf", "min_data")),
+    _P("reg_lambda", 1.0, "float", "L2 regularization of leaf values",
+       low=0.0, aliases=("lambda", "lambda_l2", "l2_regularization", "reg_l2")),
+    _P("reg_alpha", 0.0, "float", "L1 regularization of leaf values (soft thresholding)",
+       low=0.0, aliases=("alpha", "lambda_l1", "reg_l1")),
+    _P("gamma", 0.0, "float", "minimum gain to make a split",
+       low=0.0, aliases=("min_split_loss", "min_split_gain", "min_gain_to_split")),
+    _P("max_delta_step", 0.0, "float", "clip leaf weights to this magnitude (0 = off)",
+       low=0.0, aliases=("max_delta",)),
+    _P("subsample", 1.0, "float", "fraction of rows sampled for each tree",
+       low=0.0, high=1.0, low_open=True, aliases=("bagging_fraction", "sub_row")),
+    _P("colsample_bytree", 1.0, "float", "fraction of features sampled for each tree",
+       low=0.0, high=1.0, low_open=True, aliases=("feature_fraction", "sub_feature")),
+    _P("colsample_bylevel", 1.0, "float", "fraction of the tree's features sampled per depth",
+       low=0.0, high=1.0, low_open=True),
+    _P("colsample_bynode", 1.0, "float", "fraction of the level's features sampled per node",
+       low=0.0, high=1.0, low_open=True, aliases=("feature_fraction_bynode",)),
+    _P("seed", 0, "int", "seed of every random choice (row and column sampling, binning sample)",
+       low=0, aliases=("random_state", "random_seed", "seed_value")),
+    _P("base_score", None, "float",
+       "initial prediction in output space (default: the objective's optimal constant)"),
+    _P("num_class", 0, "int", "number of classes for multi:softmax / multi:softprob",
+       low=0, aliases=("num_classes",)),
+    _P("huber_delta", 1.0, "float", "transition point of reg:huber",
+       low=0.0, low_open=True, aliases=("huber_slope",)),
+    _P("quantile_alpha", 0.5, "float", "quantile level of reg:quantile",
+       low=0.0, high=1.0, low_open=True, high_open=True),
+    _P("tweedie_variance_power", 1.5, "float", "variance power of reg:tweedie",
+       low=1.0, high=2.0, high_open=True),
+    _P("tree_method", "hist", "str", "split finding: 'hist' (quantized histograms)",
+       choices=("hist", "auto")),
+    _P("booster", "gbtree", "str", "model family: 'gbtree'", choices=("gbtree",)),
+    _P("device", "auto", "str", "'auto' (GPU when usable, else CPU), 'cpu' or 'cuda' ('cuda:0' accepted)",
+       choices=("auto", "cpu", "cuda", "gpu")),
+    _P("verbosity", 1, "int", "0 silent, 1 warnings, 2 info (per-phase timings), 3 debug",
+       low=0, high=3, aliases=("verbose",)),
+    _P("nthread", 0, "int", "accepted for compatibility; the NumPy backend uses NumPy's threads",
+       low=-1, aliases=("n_jobs", "num_threads", "num_thread")),
+]}
+
+#: alias -> canonical name
+ALIASES = {}
+for _param in PARAMETERS.values():
+    for _alias in _param.aliases:
+        ALIASES[_alias] = _param.name
+
+#: Parameters that do not change the model; left out of saved models so that the
+#: same training on either device gives the same bytes.
+RUNTIME_ONLY = frozenset({"device", "verbosity", "nthread"})
+
+
+def canonical_name(name):
+    """Return the canonical name of ``name`` or raise ValueError if unknown."""
+    if name in PARAMETERS:
+        return name
+    if name in ALIASES:
+        return ALIASES[name]
+    close = sorted(n for n in list(PARAMETERS) + list(ALIASES)
+                   if n[:3] == str(name)[:3])
+    hint = f" Did you mean one of {close}?" if close else ""
+    raise ValueError(f"Unknown parameter {name!r}.{hint} Valid parameters: "
+                     f"{sorted(PARAMETERS)}.")
+
+
+def _check_value(param, value):
+    name = param.name
+    if param.kind == "any":
+        if callable(value):
+            return value
+        if not isinstance(value, str):
+            raise ValueError(f"Parameter {name!r} must be a string or a callable, got {value!r}.")
+        return value
+    if param.kind == "metric":
+        if value is None:
+            return None
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+            return list(value)
+        raise ValueError(f"Parameter {name!r} must be a metric name or a list of names, got {value!r}.")
+    if param.kind == "str":
+        if not isinstance(value, str):
+            raise ValueError(f"Parameter {name!r} must be a string, got {value!r}.")
+        if name == "device" and (value.startswith("cuda:") or value.startswith("gpu:")):
+            ordinal = value.split(":", 1)[1]
+            if not ordinal.isdigit():
+                raise ValueError(f"Parameter 'device' must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {value!r}.")
+            return value
+        if param.choices and value not in param.choices:
+            raise ValueError(f"Parameter {name!r} must be one of {list(param.choices)}, got {value!r}.")
+        return value
+    if param.kind == "int":
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            if isinstance(value, numbers.Real) and float(value).is_integer():
+                value = int(value)
+            else:
+                raise ValueError(f"Parameter {name!r} must be an integer, got {value!r}.")
+        value = int(value)
+    elif param.kind == "float":
+        if value is None:
+            if param.default is None:
+                return None
+            raise ValueError(f"Parameter {name!r} must be a number, got None.")
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise ValueError(f"Parameter {name!r} must be a number, got {value!r}.")
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"Parameter {name!r} must be finite, got {value!r}.")
+    if param.low is not None:
+        if value < param.low or (param.low_open and value == param.low):
+            raise ValueError(f"Parameter {name!r} = {value!r} is out of range: must be "
+                             f"{'>' if param.low_open else '>='} {param.low}.")
+    if param.high is not None:
+        if value > param.high or (param.high_open and value == param.high):
+            raise ValueError(f"Parameter {name!r} = {value!r} is out of range: must be "
+                             f"{'<' if param.high_open else '<='} {param.high}.")
+    return value
+
+
+def validate_params(params):
+    """Complete and validate a parameter dict.
+
+    Parameters
+    ----------
+    params : dict or None
+        User parameters, canonical names or aliases.
+
+    Returns
+    -------
+    dict
+        Every parameter of :data:`PARAMETERS` under its canonical name.
+
+    Raises
+    ------
+    ValueError
+        On an unknown name, a name given twice (directly and through an alias),
+        or a value out of range.
+    """
+    params = dict(params or {})
+    resolved = {}
+    given_as = {}
+    for key, value in params.items():
+        name = canonical_name(key)
+        if name in resolved:
+            raise ValueError(f"Parameter {name!r} given twice (as {given_as[name]!r} and {key!r}).")
+        resolved[name] = _check_value(PARAMETERS[name], value)
+        given_as[name] = key
+    out = {}
+    for name, param in PARAMETERS.items():
+        out[name] = resolved[name] if name in resolved else (
+            list(param.default) if isinstance(param.default, list) else param.default)
+    if out["device"] == "gpu":
+        out["device"] = "cuda"
+    objective = out["objective"]
+    if isinstance(objective, str) and objective.startswith("multi:"):
+        if out["num_class"] < 2:
+            raise ValueError(f"Objective {objective!r} needs 'num_class' >= 2, got {out['num_class']}.")
+    if out["grow_policy"] == "depthwise" and out["max_depth"] == 0 and out["max_leaves"] == 0:
+        raise ValueError("grow_policy='depthwise' needs max_depth > 0 or max_leaves > 0 "
+                         "(both are 0: the tree would be unbounded).")
+    return out
+
+
+def model_params(params):
+    """The subset of validated params stored in a model (no runtime-only ones)."""
+    return {k: v for k, v in params.items() if k not in RUNTIME_ONLY and not callable(v)}
+
+
+def parameter_table_markdown():
+    """The README's parameter table, generated from :data:`PARAMETERS`."""
+    lines = ["| parameter | aliases | default | range | meaning |", "|---|---|---|---|---|"]
+    for p in PARAMETERS.values():
+        if p.choices:
+            rng = ", ".join(repr(c) for c in p.choices)
+        elif p.low is not None or p.high is not None:
+            lo = "" if p.low is None else (f"{p.low} <" if p.low_open else f"{p.low} ≤")
+            hi = "" if p.high is None else (f"< {p.high}" if p.high_open else f"≤ {p.high}")
+            rng = f"{lo} x {hi}".strip()
+        else:
+            rng = ""
+        lines.append(f"| `{p.name}` | {', '.join(f'`{a}`' for a in p.aliases)} | "
+                     f"`{p.default!r}` | {rng} | {p.doc} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(parameter_table_markdown())

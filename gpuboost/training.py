@@ -1,0 +1,260 @@
+"""The boosting loop: ``gpuboost.train``.
+
+One round, per output column (docs/DESIGN.md): objective -> gradients/hessians
+-> quantization -> tree growth (histograms, split scan, partition) -> leaf values
+(optionally refit) -> prediction update -> metrics. Backend-agnostic: every
+per-row array lives on the backend (``backend.xp``) and only split records and
+the finished tree reach the host.
+"""
+import numpy as np
+
+from .backends import get_backend
+from .booster import Booster
+from .callback import CallbackContainer, EarlyStopping, EvaluationMonitor, TrainingCallback
+from .dataset import Dataset
+from .grower import FeatureSampler, TreeGrower
+from .metric import get_metric
+from .objective import CUSTOM_OBJECTIVE_NAME, CustomObjective, get_objective
+from .params import validate_params
+from .random import host_rng
+from .split import SplitParams
+from ._profiling import PhaseTimer
+
+__all__ = ["train"]
+
+#: Random streams: row sampling uses stream ``round * ROW_STREAMS_PER_ROUND + output``.
+ROW_STREAMS_PER_ROUND = 1 << 16
+#: Verbosity from which per-phase timings are measured and printed.
+VERBOSITY_TIMINGS = 2
+
+
+class _EvalSet:
+    """An evaluation set's raw features and running margins on the backend."""
+
+    def __init__(self, backend, dataset, name, margins, is_train):
+        self.dataset = dataset
+        self.name = name
+        self.features = None if is_train else backend.prepare_features(dataset.data)
+        self.margins = margins
+        self.label = backend.to_device(dataset.label)
+        self.weight = None if dataset.weight is None else backend.to_device(dataset.weight)
+        self.is_train = is_train
+
+
+def _initial_margins(booster, dataset, init_model):
+    """Host float64 (n_rows, n_outputs): base_margin of the Dataset, else the init
+    model's margins over all its rounds, else the booster's base margin."""
+    n_rows = dataset.n_rows
+    if dataset.base_margin is not None:
+        margins = np.asarray(dataset.base_margin, dtype=np.float64)
+        if margins.size != n_rows * booster.n_outputs:
+            raise ValueError(f"base_margin has {margins.size} values; expected n_rows * n_outputs "
+                             f"= {n_rows} * {booster.n_outputs}.")
+        return margins.reshape(n_rows, booster.n_outputs).copy()
+    if init_model is not None and init_model.trees:
+        margins = init_model.predict(dataset.data, output_margin=True,
+                                     iteration_range=(0, init_model.num_boosted_rounds()))
+        return np.asarray(margins, dtype=np.float64).reshape(n_rows, booster.n_outputs)
+    return np.broadcast_to(booster.base_margin, (n_rows, booster.n_outputs)).copy()
+
+
+def _make_booster(params, objective, dtrain, init_model):
+    n_outputs = objective.n_outputs()
+    if init_model is not None:
+        if not isinstance(init_model, Booster):
+            init_model = Booster.load_model(init_model)
+        if init_model.n_features != dtrain.n_features:
+            raise ValueError(f"init_model has {init_model.n_features} features, dtrain has "
+                             f"{dtrain.n_features}.")
+        if init_model.n_outputs != n_outputs:
+            raise ValueError(f"init_model has {init_model.n_outputs} outputs, the objective "
+                             f"needs {n_outputs}.")
+        booster = init_model.copy()
+        booster.params = params
+        booster._objective = None
+        booster.best_iteration = booster.best_score = None  # stale: new rounds follow
+        return booster, init_model
+    if params["base_score"] is not None:
+        base_margin = objective.base_score_to_margin(params["base_score"])
+    else:
+        base_margin = objective.base_margin(dtrain.label, dtrain.weight)
+    return Booster(params, n_outputs, base_margin, dtrain.n_features, dtrain.feature_names), None
+
+
+def _check_evals(evals, dtrain):
+    checked = []
+    names = set()
+    for item in evals:
+        if not (isinstance(item, (tuple, list)) and len(item) == 2
+                and isinstance(item[0], Dataset) and isinstance(item[1], str)):
+            raise TypeError("evals must be a list of (Dataset, name) pairs.")
+        dataset, name = item
+        if name in names:
+            raise ValueError(f"Evaluation set name {name!r} is used twice.")
+        names.add(name)
+        if dataset.label is None:
+            raise ValueError(f"Evaluation set {name!r} has no label.")
+        if dataset.n_features != dtrain.n_features:
+            raise ValueError(f"Evaluation set {name!r} has {dataset.n_features} features, dtrain "
+                             f"has {dtrain.n_features}.")
+        checked.append((dataset, name))
+    return checked
+
+
+def train(params, dtrain, num_boost_round=100, evals=(), obj=None, custom_metric=None,
+          early_stopping_rounds=None, evals_result=None, verbose_eval=True, callbacks=(),
+          init_model=None):
+    """Train a gradient-boosted tree model.
+
+    Parameters
+    ----------
+    params : dict
+        Training parameters (see ``gpuboost.params`` / the README table).
+    dtrain : Dataset
+        Training data with labels.
+    num_boost_round : int
+        Boosting rounds (one tree per output each).
+    evals : sequence of (Dataset, str)
+        Evaluated after every round; the last metric of the last set drives
+        early stopping.
+    obj : callable, optional
+        Custom objective ``obj(raw_margin, dtrain) -> (grad, hess)``; overrides
+        ``params['objective']`` for training.
+    custom_metric : callable, optional
+        ``custom_metric(pred, dataset) -> (name, value)`` evaluated on every set
+        (pred: the objective's mean-space predictions as host NumPy), lower is better.
+    early_stopping_rounds : int, optional
+        Stop when the watched score has not improved for this many rounds; sets
+        ``best_iteration`` and ``best_score`` on the Booster.
+    evals_result : dict, optional
+        Filled with ``{set_name: {metric: [score per round]}}``.
+    verbose_eval : bool or int
+        Print the evaluation every round (True) or every ``verbose_eval`` rounds.
+    callbacks : sequence of TrainingCallback
+    init_model : Booster or path, optional
+        Continue training from this model.
+
+    Returns
+    -------
+    Booster
+    """
+    if not isinstance(dtrain, Dataset):
+        raise TypeError(f"dtrain must be a gpuboost.Dataset, got {type(dtrain).__name__}.")
+    if dtrain.label is None:
+        raise ValueError("dtrain has no label: pass label= to Dataset.")
+    if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) \
+            or num_boost_round < 0:
+        raise ValueError(f"num_boost_round must be a non-negative integer, got {num_boost_round!r}.")
+    params = validate_params(params)
+    if obj is not None:
+        params["objective"] = obj
+    if callable(params["objective"]):
+        objective = CustomObjective(params["objective"], n_outputs=max(1, params["num_class"]))
+        params["objective"] = CUSTOM_OBJECTIVE_NAME
+    else:
+        objective = get_objective(params["objective"], params)
+    objective.check_labels(dtrain.label)
+    backend = get_backend(params["device"])
+    evals = _check_evals(evals, dtrain)
+    for dataset, _ in evals:
+        if dataset is not dtrain:
+            objective.check_labels(dataset.label)
+
+    booster, init_model = _make_booster(params, objective, dtrain, init_model)
+    booster._objective = objective
+    n_outputs = booster.n_outputs
+    start_round = booster.num_boosted_rounds()
+    timer = PhaseTimer(enabled=params["verbosity"] >= VERBOSITY_TIMINGS,
+                       synchronize=backend.synchronize)
+
+    data = backend.prepare(dtrain)
+    xp = backend.xp
+    label = backend.to_device(dtrain.label)
+    weight = None if dtrain.weight is None else backend.to_device(dtrain.weight)
+    raw = backend.to_device(_initial_margins(booster, dtrain, init_model))
+    eval_sets = []
+    for dataset, name in evals:
+        is_train = dataset is dtrain
+        margins = raw if is_train else backend.to_device(
+            _initial_margins(booster, dataset, init_model))
+        eval_sets.append(_EvalSet(backend, dataset, name, margins, is_train))
+    metric_names = params["eval_metric"] or [objective.default_metric]
+    metrics = [get_metric(name) for name in metric_names]
+
+    callback_list = list(callbacks)
+    if verbose_eval and eval_sets:
+        callback_list.append(EvaluationMonitor(period=1 if verbose_eval is True else verbose_eval))
+    if early_stopping_rounds is not None:
+        callback_list.append(EarlyStopping(  # a custom metric is watched: lower is better
+            early_stopping_rounds, maximize=False if custom_metric is not None else None))
+    container = CallbackContainer(callback_list)
+    booster = container.before_training(booster)
+    evals_log = {}
+    split_params = SplitParams.from_params(params)
+    thresholds = dtrain.bin_mapper.threshold_for_bin
+    seed = params["seed"]
+
+    for round_index in range(start_round, start_round + num_boost_round):
+        if container.before_iteration(booster, round_index, evals_log):
+            break
+        with timer.phase("gradients"):
+            margin_view = raw[:, 0] if n_outputs == 1 else raw
+            gradients, hessians = objective.gradients(label, margin_view, weight, xp, dataset=dtrain)
+            if n_outputs == 1:
+                gradients, hessians = gradients.reshape(-1, 1), hessians.reshape(-1, 1)
+        trees = []
+        for output in range(n_outputs):
+            with timer.phase("quantize"):
+                quantized_g, scale_g = backend.quantize(xp.ascontiguousarray(gradients[:, output]))
+                quantized_h, scale_h = backend.quantize(xp.ascontiguousarray(hessians[:, output]))
+            sample_indices = backend.row_sample(
+                dtrain.n_rows, seed, round_index * ROW_STREAMS_PER_ROUND + output,
+                params["subsample"])
+            sampler = FeatureSampler(dtrain.n_features, params, host_rng(seed, round_index, output))
+            grower = TreeGrower(backend, data, quantized_g, quantized_h, scale_g, scale_h,
+                                sample_indices, params, split_params, sampler, thresholds, timer)
+            grown = grower.grow()
+            tree = grown.tree
+            if objective.refit_alpha is not None:
+                with timer.phase("leaf_values"):
+                    residuals = objective.refit_residuals(label, xp.ascontiguousarray(raw[:, output]), xp)
+                    refit = backend.segment_weighted_quantile(
+                        residuals, weight, grown.sample_indices, grown.leaf_begins,
+                        grown.leaf_ends, objective.refit_alpha)
+                    tree.value[grown.leaf_nodes] = params["learning_rate"] * refit
+            with timer.phase("predict_update"):
+                if params["subsample"] >= 1.0:
+                    backend.add_leaf_values(raw, output, grown.sample_indices, grown.leaf_begins,
+                                            grown.leaf_ends, tree.value[grown.leaf_nodes])
+                else:
+                    raw[:, output] += backend.predict_tree_binned(data, tree)
+                for eval_set in eval_sets:
+                    if not eval_set.is_train:
+                        eval_set.margins[:, output] += backend.predict_tree_raw(eval_set.features,
+                                                                                tree)
+            trees.append(tree)
+        booster.append_round(trees)
+
+        if eval_sets:
+            with timer.phase("metric"):
+                for eval_set in eval_sets:
+                    margins = eval_set.margins[:, 0] if n_outputs == 1 else eval_set.margins
+                    prediction = objective.mean(margins, xp)
+                    scores = evals_log.setdefault(eval_set.name, {})
+                    for metric in metrics:
+                        value = metric(eval_set.label, prediction, eval_set.weight,
+                                       eval_set.dataset.group)
+                        scores.setdefault(metric.name, []).append(float(value))
+                    if custom_metric is not None:
+                        name, value = custom_metric(backend.to_host(prediction), eval_set.dataset)
+                        scores.setdefault(name, []).append(float(value))
+        if container.after_iteration(booster, round_index, evals_log):
+            break
+
+    booster = container.after_training(booster)
+    if evals_result is not None:
+        evals_result.clear()
+        evals_result.update(evals_log)
+    if timer.enabled:
+        print(f"[gpuboost] {backend.name} backend phase timings: {timer.report()}")
+    return booster

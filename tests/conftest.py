@@ -1,0 +1,35 @@
+"""Shared small data sets (fixtures only)."""
+import numpy as np
+import pytest
+
+
+def _features(n_rows, n_features, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, n_features))
+    X[rng.random(n_rows) < 0.1, 1] = np.nan  # feature 1 has missing values
+    return X, rng
+
+
+@pytest.fixture
+def regression_data():
+    """(X, y): 400 rows, 5 features (feature 1 has NaN), y depends on features 0-2."""
+    X, rng = _features(400, 5, seed=1)
+    y = 2.0 * X[:, 0] + np.where(np.isnan(X[:, 1]), 1.5, np.sin(X[:, 1])) \
+        + 0.5 * (X[:, 2] > 0.3) + 0.1 * rng.normal(size=400)
+    return X, y
+
+
+@pytest.fixture
+def binary_data():
+    """(X, y): 400 rows, 5 features (feature 1 has NaN), labels in {0, 1}."""
+    X, rng = _features(400, 5, seed=2)
+    logit = 2.0 * X[:, 0] - np.nan_to_num(X[:, 1]) + 0.3 * rng.normal(size=400)
+    return X, (logit > 0).astype(np.float64)
+
+
+@pytest.fixture
+def multiclass_data():
+    """(X, y): 450 rows, 4 features (feature 1 has NaN), labels in {0, 1, 2}."""
+    X, rng = _features(450, 4, seed=3)
+    score = X[:, 0] + 0.2 * rng.normal(size=450)
+    return X, np.digitize(score, [-0.4, 0.4]).astype(np.float64)

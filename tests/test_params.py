@@ -1,0 +1,215 @@
+"""Tests of gpuboost.params: the parameter table, aliases, defaults and validation."""
+import math
+
+import numpy as np
+import pytest
+
+from gpuboost.params import (
+    ALIASES,
+    PARAMETERS,
+    RUNTIME_ONLY,
+    canonical_name,
+    model_params,
+    parameter_table_markdown,
+    validate_params,
+)
+
+
+def _a_valid_value(param):
+    """A valid non-default value of ``param`` (used to check alias mapping)."""
+    if param.choices:
+        return param.choices[-1] if param.choices[-1] != param.default else param.choices[0]
+    if param.kind == "int":
+        return int(param.low or 0) + 1 if param.high is None else int(param.high)
+    if param.kind == "float":
+        if param.high is not None:
+            return (param.low + param.high) / 2
+        return (param.low or 0.0) + 0.25
+    if param.kind == "metric":
+        return ["mae"]
+    if param.kind == "any":
+        return "reg:absoluteerror"
+    raise AssertionError(param)
+
+
+def test_defaults_are_complete_and_valid():
+    params = validate_params(None)
+    assert set(params) == set(PARAMETERS)
+    for name, param in PARAMETERS.items():
+        assert params[name] == param.default
+    assert validate_params({}) == params
+
+
+def test_canonical_names_map_to_themselves():
+    for name in PARAMETERS:
+        assert canonical_name(name) == name
+
+
+@pytest.mark.parametrize("alias", sorted(ALIASES))
+def test_every_alias_maps_to_its_canonical_name(alias):
+    canonical = ALIASES[alias]
+    assert canonical_name(alias) == canonical
+    value = _a_valid_value(PARAMETERS[canonical])
+    params = validate_params({alias: value})
+    expected = validate_params({canonical: value})[canonical]
+    assert params[canonical] == expected
+    assert alias not in params or alias == canonical
+
+
+def test_aliases_are_unique_and_not_canonical_names():
+    declared = [a for p in PARAMETERS.values() for a in p.aliases]
+    assert len(declared) == len(set(declared)) == len(ALIASES)
+    assert not set(ALIASES) & set(PARAMETERS)
+
+
+def test_known_alias_examples():
+    assert validate_params({"eta": 0.1})["learning_rate"] == 0.1
+    assert validate_params({"num_leaves": 31})["max_leaves"] == 31
+    assert validate_params({"lambda": 2.0})["reg_lambda"] == 2.0
+    assert validate_params({"random_state": 7})["seed"] == 7
+    assert validate_params({"min_child_samples": 5})["min_data_in_leaf"] == 5
+    assert validate_params({"feature_fraction": 0.5})["colsample_bytree"] == 0.5
+
+
+def test_unknown_parameter_is_named():
+    with pytest.raises(ValueError, match="'max_dept'"):
+        validate_params({"max_dept": 3})
+    with pytest.raises(ValueError, match="Did you mean"):
+        validate_params({"max_dept": 3})
+
+
+@pytest.mark.parametrize("params", [
+    {"eta": 0.1, "learning_rate": 0.2},
+    {"eta": 0.1, "shrinkage_rate": 0.1},
+    {"lambda": 1.0, "reg_lambda": 1.0},
+])
+def test_parameter_given_twice_raises(params):
+    with pytest.raises(ValueError, match="given twice"):
+        validate_params(params)
+
+
+@pytest.mark.parametrize("name, value", [
+    ("learning_rate", 0.0),
+    ("learning_rate", -0.1),
+    ("max_depth", -1),
+    ("max_bin", 1),
+    ("max_bin", 256),
+    ("subsample", 0.0),
+    ("subsample", 1.5),
+    ("colsample_bytree", 0.0),
+    ("colsample_bynode", 1.01),
+    ("min_data_in_leaf", 0),
+    ("quantile_alpha", 1.0),
+    ("quantile_alpha", 0.0),
+    ("tweedie_variance_power", 2.0),
+    ("tweedie_variance_power", 0.5),
+    ("verbosity", 4),
+    ("nthread", -2),
+    ("reg_lambda", -1.0),
+    ("huber_delta", 0.0),
+])
+def test_out_of_range_value_is_named(name, value):
+    with pytest.raises(ValueError, match=f"'{name}'.*out of range"):
+        validate_params({name: value})
+
+
+@pytest.mark.parametrize("name, value", [
+    ("learning_rate", math.inf),
+    ("learning_rate", math.nan),
+    ("learning_rate", "0.1"),
+    ("learning_rate", True),
+    ("max_depth", 2.5),
+    ("max_depth", "3"),
+    ("max_depth", math.nan),
+    ("grow_policy", "bestfirst"),
+    ("grow_policy", 1),
+    ("device", "tpu"),
+    ("device", "cuda:x"),
+    ("objective", 3),
+    ("eval_metric", 3),
+    ("eval_metric", ["rmse", 1]),
+    ("reg_alpha", None),
+])
+def test_wrong_type_or_choice_is_named(name, value):
+    with pytest.raises(ValueError, match=f"'{name}'"):
+        validate_params({name: value})
+
+
+def test_numeric_conversions():
+    params = validate_params({"max_depth": 4.0, "learning_rate": 1, "seed": np.int64(3),
+                              "reg_alpha": np.float32(0.5)})
+    assert params["max_depth"] == 4 and type(params["max_depth"]) is int
+    assert params["learning_rate"] == 1.0 and type(params["learning_rate"]) is float
+    assert params["seed"] == 3 and type(params["seed"]) is int
+    assert params["reg_alpha"] == 0.5
+
+
+def test_inclusive_bounds_are_accepted():
+    params = validate_params({"subsample": 1.0, "max_bin": 255, "min_child_weight": 0.0,
+                              "tweedie_variance_power": 1.0, "verbosity": 3, "nthread": -1})
+    assert params["max_bin"] == 255 and params["tweedie_variance_power"] == 1.0
+
+
+def test_metric_parameter_becomes_a_list():
+    assert validate_params({"eval_metric": "rmse"})["eval_metric"] == ["rmse"]
+    assert validate_params({"metric": ("rmse", "mae")})["eval_metric"] == ["rmse", "mae"]
+    assert validate_params({})["eval_metric"] is None
+
+
+def test_objective_may_be_a_callable():
+    def objective(margin, dataset):
+        return margin, margin
+
+    assert validate_params({"objective": objective})["objective"] is objective
+
+
+def test_device_spellings():
+    assert validate_params({"device": "gpu"})["device"] == "cuda"
+    assert validate_params({"device": "cuda:1"})["device"] == "cuda:1"
+    assert validate_params({"device": "cpu"})["device"] == "cpu"
+
+
+def test_multiclass_needs_num_class():
+    with pytest.raises(ValueError, match="num_class"):
+        validate_params({"objective": "multi:softprob"})
+    with pytest.raises(ValueError, match="num_class"):
+        validate_params({"objective": "multi:softmax", "num_class": 1})
+    assert validate_params({"objective": "multi:softmax", "num_class": 3})["num_class"] == 3
+
+
+def test_unbounded_depthwise_tree_is_rejected():
+    with pytest.raises(ValueError, match="depthwise"):
+        validate_params({"max_depth": 0})
+    assert validate_params({"max_depth": 0, "max_leaves": 8})["max_depth"] == 0
+    assert validate_params({"max_depth": 0, "grow_policy": "lossguide"})["max_depth"] == 0
+
+
+def test_validate_does_not_modify_its_input():
+    user = {"eta": 0.5, "eval_metric": ["rmse"]}
+    validate_params(user)
+    assert user == {"eta": 0.5, "eval_metric": ["rmse"]}
+
+
+def test_model_params_drops_runtime_only_ones_and_callables():
+    params = validate_params({"device": "cpu", "verbosity": 0, "nthread": 2,
+                              "objective": lambda m, d: (m, m)})
+    kept = model_params(params)
+    assert RUNTIME_ONLY == {"device", "verbosity", "nthread"}
+    assert not set(kept) & RUNTIME_ONLY
+    assert "objective" not in kept
+    assert set(kept) == set(PARAMETERS) - RUNTIME_ONLY - {"objective"}
+    for name, value in kept.items():
+        assert value == params[name]
+
+
+def test_parameter_table_lists_every_parameter_and_alias():
+    table = parameter_table_markdown()
+    lines = table.splitlines()
+    assert lines[0].startswith("| parameter |")
+    assert len(lines) == 2 + len(PARAMETERS)
+    for line, param in zip(lines[2:], PARAMETERS.values()):
+        assert line.startswith(f"| `{param.name}` |")
+        for alias in param.aliases:
+            assert f"`{alias}`" in line
+        assert param.doc in line
+    assert "0.0 < x ≤ 1.0" in table  # subsample's range
