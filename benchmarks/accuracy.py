@@ -205,7 +205,8 @@ def main(argv=None):
             seconds, pred = RUNNERS[lib](task, X_train, y_train, X_test, args.threads)
             metrics = ref.evaluate(task, y_test, pred)
             figures[lib] = metrics
-            rows.append({"data": task, "library": lib, "seconds": seconds, "metrics": metrics})
+            rows.append({"data": task, "library": lib, "seconds": seconds, "metrics": metrics,
+                         "load_avg_1min_after": _load_average()})
             print(f"  {task:<10} {lib:<9} {seconds:8.2f} s  {_fmt_metrics(metrics)}", flush=True)
         comparisons[task] = compare(task, figures)
 
@@ -234,6 +235,10 @@ def main(argv=None):
             if c["n_peers"] < 3:
                 notes.append(f"{task}: only {c['n_peers']} peer(s) measured in this run; "
                              f"see the REFERENCE.md median column")
+    load = _load_average()
+    notes.append(f"times are single runs on a shared machine ({os.cpu_count()} CPUs, 1-minute "
+                 f"load average {'n/a' if load is None else f'{load:.1f}'} at the end): "
+                 f"compare them only as ratios within one run")
     for note in dict.fromkeys(notes):
         print(f"note: {note}")
 
@@ -247,6 +252,13 @@ def main(argv=None):
         Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
         print(f"wrote {args.json}")
     return 1 if (args.strict and missed_bar) else 0
+
+
+def _load_average():
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
 
 
 def _cpu_model():

@@ -141,6 +141,18 @@ RUNNERS = {"gpuboost": run_gpuboost, "xgboost": run_xgboost, "lightgbm": run_lig
            "sklearn": run_sklearn}
 
 
+def _load_average():
+    """1-minute load average (None where unavailable): other work on the machine."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+
+
+def _fmt_load(value):
+    return "n/a" if value is None else f"{value:.1f}"
+
+
 def cpu_model():
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -196,15 +208,19 @@ def main(argv=None):
     rows = []
     with limiter:
         for lib in available:
+            load_before = _load_average()
             construct, train, pred, extra = RUNNERS[lib](data, args.depth, args.rounds,
                                                          args.threads, args.phases)
-            row = {"library": lib, "construct_s": construct, "train_s": train,
+            row = {"library": lib, "load_avg_1min_before": load_before,
+                   "load_avg_1min_after": _load_average(),
+                   "construct_s": construct, "train_s": train,
                    "total_s": construct + train, "ms_per_round": 1000.0 * train / args.rounds,
                    "test_auc": auc(data[3], pred), **extra}
             rows.append(row)
             print(f"  {lib:<9} total {row['total_s']:8.2f} s (data {construct:6.2f} s, train "
                   f"{train:8.2f} s, {row['ms_per_round']:8.1f} ms/round)  auc "
-                  f"{row['test_auc']:.5f}", flush=True)
+                  f"{row['test_auc']:.5f}  (load average {_fmt_load(load_before)} before, "
+                  f"{_fmt_load(row['load_avg_1min_after'])} after)", flush=True)
 
     ours = next((r for r in rows if r["library"] == "gpuboost"), None)
     print()
@@ -229,7 +245,8 @@ def main(argv=None):
               f"{'PASS' if ratio <= 5.0 else 'FAIL'}")
     if ours is not None and ours.get("phases"):
         print(f"gpuboost phases: {ours['phases']}")
-    print("note: single run on a shared machine; compare times only as ratios within this run")
+    print(f"note: single run on a shared machine ({os.cpu_count()} CPUs; 1-minute load "
+          f"averages above): compare times only as ratios within this run")
 
     if args.json:
         out = {"script": "benchmarks/speed_cpu.py",

@@ -39,9 +39,6 @@
 
 //: Threads per block of both kernels (the host launches with at most this many).
 constexpr int HISTOGRAM_MAX_BLOCK_THREADS = 1024;
-// (A macro: the emulator's signature parser reads `void <macro> name(`, not a bare
-// __launch_bounds__(...) before the name.)
-#define HISTOGRAM_LAUNCH_BOUNDS __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS)
 //: Fields of a histogram cell and their order (gpuboost._dtypes).
 constexpr int HISTOGRAM_FIELDS = 3;
 constexpr int HISTOGRAM_GRADIENT = 0;
@@ -136,7 +133,7 @@ GPUBOOST_DEVICE_INLINE int64_t histogram_cell(int32_t node, int64_t feature, int
 //   take consecutive features of a row: coalesced reads of X_binned), 3 or 4 native
 //   32-bit shared atomics each; then every blockDim.x-th cell of the flush.
 // Dynamic shared memory: SHARED_WORDS_PER_CELL * features_per_group * n_bins 32-bit words.
-extern "C" __global__ void HISTOGRAM_LAUNCH_BOUNDS
+extern "C" __global__ void __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS)
     histogram_shared_memory(const uint8_t* __restrict__ X_binned,
                             const int32_t* __restrict__ quantized_gradients,
                             const int32_t* __restrict__ quantized_hessians,
@@ -215,7 +212,7 @@ extern "C" __global__ void HISTOGRAM_LAUNCH_BOUNDS
 // Global-memory histogram (fallback when one feature's bins exceed shared memory).
 // Block: the rows [begin, end) of one node, all features (blocks_per_group == grid size).
 // Thread: (row, feature) pairs strided by blockDim.x, three 64-bit global atomics each.
-extern "C" __global__ void HISTOGRAM_LAUNCH_BOUNDS
+extern "C" __global__ void __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS)
     histogram_global_memory(const uint8_t* __restrict__ X_binned,
                             const int32_t* __restrict__ quantized_gradients,
                             const int32_t* __restrict__ quantized_hessians,

@@ -46,7 +46,8 @@ GPUBOOST_DEVICE_INLINE int32_t leaf_segment_of_tile(const int64_t* first_tile, i
 // positions tile_begin + item * blockDim.x + threadIdx.x. Each row appears at
 // most once in the segments, so no two threads touch the same margin.
 //   raw (n_rows, n_outputs) float64, C order, updated in place
-extern "C" __global__ void add_leaf_values(
+extern "C" __global__ void __launch_bounds__(kLeafThreadsPerBlock)
+add_leaf_values(
     const int32_t* sample_indices, const int64_t* segment_begins, const int64_t* segment_ends,
     const int64_t* first_tile, int32_t n_segments, const double* segment_values, int32_t n_outputs,
     int32_t output, double* raw) {
@@ -71,7 +72,8 @@ extern "C" __global__ void add_leaf_values(
 // segment_of[...] = s. grid = one block per tile; a thread handles positions
 // tile_begin + item * blockDim.x + threadIdx.x.
 //   output_offsets (n_segments + 1,) int64: exclusive prefix sum of the lengths
-extern "C" __global__ void gather_segment_rows(
+extern "C" __global__ void __launch_bounds__(kLeafThreadsPerBlock)
+gather_segment_rows(
     const int32_t* sample_indices, const int64_t* segment_begins, const int64_t* segment_ends,
     const int64_t* first_tile, const int64_t* output_offsets, int32_t n_segments, int32_t* rows,
     int32_t* segment_of) {

@@ -113,7 +113,8 @@ GPUBOOST_DEVICE_INLINE void partition_tile_bounds(const int64_t* segment_begins,
 //   saved_rows       (n_positions,) int32: copy of sample_indices at the tiles' positions
 //   goes_left        (n_positions,) uint8: 1 when the row at that position goes left
 //   tile_left_counts (n_tiles,) int32
-extern "C" __global__ void partition_flag_tiles(
+extern "C" __global__ void __launch_bounds__(kPartitionThreadsPerBlock)
+partition_flag_tiles(
     const uint8_t* binned, int32_t n_features, const int32_t* sample_indices,
     const int64_t* segment_begins, const int64_t* segment_ends, const int64_t* first_tile,
     const int64_t* split_features, const int64_t* split_threshold_bins,
@@ -155,7 +156,8 @@ extern "C" __global__ void partition_flag_tiles(
 // counts gives every row its stable rank.
 //   tile_left_inclusive (n_tiles,) int64: inclusive cumulative sum of tile_left_counts
 //   sample_indices      written at the positions of every tile
-extern "C" __global__ void partition_scatter_tiles(
+extern "C" __global__ void __launch_bounds__(kPartitionThreadsPerBlock)
+partition_scatter_tiles(
     const int32_t* saved_rows, const uint8_t* goes_left, const int32_t* tile_left_counts,
     const int64_t* tile_left_inclusive, const int64_t* segment_begins, const int64_t* segment_ends,
     const int64_t* first_tile, int32_t n_segments, int32_t* sample_indices) {

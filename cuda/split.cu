@@ -24,10 +24,6 @@
 constexpr int SPLIT_SCAN_MAX_THREADS = 256;
 //: Threads of a split_select_nodes block (a power of two; each strides over features).
 constexpr int SPLIT_SELECT_MAX_THREADS = 256;
-// (Macros: the emulator's signature parser reads `void <macro> name(`, not a bare
-// __launch_bounds__(...) before the name.)
-#define SPLIT_SCAN_LAUNCH_BOUNDS __launch_bounds__(SPLIT_SCAN_MAX_THREADS)
-#define SPLIT_SELECT_LAUNCH_BOUNDS __launch_bounds__(SPLIT_SELECT_MAX_THREADS)
 //: Fields of a histogram cell and their order (gpuboost._dtypes).
 constexpr int HISTOGRAM_FIELDS = 3;
 constexpr int HISTOGRAM_GRADIENT = 0;
@@ -144,30 +140,20 @@ GPUBOOST_DEVICE_INLINE void block_scan_cells(const int64_t (&mine)[HISTOGRAM_FIE
 //   and, when the feature has missing rows in the node, left.
 // Output: FEATURE_BEST_WORDS int64 per (node, feature); the block of feature 0 also writes
 //   the node's sums.
-// Float64 parameters arrive as their int64 bit patterns (`*_bits`, exact): the emulation's
-// launcher refuses numpy.float64 scalars (a subclass of Python float).
-extern "C" __global__ void SPLIT_SCAN_LAUNCH_BOUNDS
+extern "C" __global__ void __launch_bounds__(SPLIT_SCAN_MAX_THREADS)
     split_scan_features(const int64_t* __restrict__ histograms,
                         const int32_t* __restrict__ n_value_bins,
                         const uint8_t* __restrict__ feature_mask, int32_t has_feature_mask,
                         int32_t n_features, int32_t n_bins, int32_t missing_bin,
-                        int64_t scale_gradients_bits, int64_t scale_hessians_bits,
-                        int64_t reg_lambda_bits, int64_t reg_alpha_bits,
-                        int64_t max_delta_step_bits, int64_t min_child_weight_bits,
-                        int64_t min_data_in_leaf, int64_t gamma_bits, int64_t split_gain_eps_bits,
+                        double scale_gradients, double scale_hessians, double reg_lambda,
+                        double reg_alpha, double max_delta_step, double min_child_weight,
+                        int64_t min_data_in_leaf, double gamma, double split_gain_eps,
                         int64_t* __restrict__ feature_best, int64_t* __restrict__ node_sums) {
   __shared__ SharedCells shared_cells;
   __shared__ double shared_gain[SPLIT_SCAN_MAX_THREADS];
   __shared__ int32_t shared_key[SPLIT_SCAN_MAX_THREADS];
-  const GainParams params{gain_bits_to_double(reg_lambda_bits),
-                          gain_bits_to_double(reg_alpha_bits),
-                          gain_bits_to_double(max_delta_step_bits),
-                          gain_bits_to_double(min_child_weight_bits),
-                          min_data_in_leaf,
-                          gain_bits_to_double(gamma_bits),
-                          gain_bits_to_double(split_gain_eps_bits)};
-  const double scale_gradients = gain_bits_to_double(scale_gradients_bits);
-  const double scale_hessians = gain_bits_to_double(scale_hessians_bits);
+  const GainParams params{reg_lambda,       reg_alpha, max_delta_step, min_child_weight,
+                          min_data_in_leaf, gamma,     split_gain_eps};
   const int64_t node_feature = blockIdx.x;
   const int64_t node = node_feature / n_features;
   const int32_t feature = static_cast<int32_t>(node_feature % n_features);
@@ -263,7 +249,7 @@ extern "C" __global__ void SPLIT_SCAN_LAUNCH_BOUNDS
 // Block: one node (blockIdx.x); blockDim.x is a power of two.
 // Thread: features threadIdx.x, threadIdx.x + blockDim.x, ...: keeps the best (maximum gain,
 //   then lowest feature); the block reduces and thread 0 writes the RECORD_WORDS words.
-extern "C" __global__ void SPLIT_SELECT_LAUNCH_BOUNDS
+extern "C" __global__ void __launch_bounds__(SPLIT_SELECT_MAX_THREADS)
     split_select_nodes(const int64_t* __restrict__ feature_best,
                        const int64_t* __restrict__ node_sums, int32_t n_features,
                        int64_t* __restrict__ records) {

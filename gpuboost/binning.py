@@ -97,7 +97,42 @@ def _midpoints(lower, upper):
     return np.where(inside, midpoints, lower)
 
 
-def _find_bin_edges(values, max_bin):
+def _weighted_averaged_inverted_cdf(values, weights, quantiles):
+    """Weighted quantiles that equal numpy's "averaged_inverted_cdf" on repeated rows.
+
+    With integer weights the result is that of ``np.percentile`` on the values
+    repeated ``weight`` times: at position ``g = total_weight * q`` of the
+    weighted order statistics, the value there, or the average of the two
+    values on either side when ``g`` falls exactly on a boundary between them.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_values,), float64
+        Finite values.
+    weights : ndarray of shape (n_values,), float64
+        Positive weights.
+    quantiles : ndarray of shape (n_quantiles,), float64
+        In (0, 1).
+
+    Returns
+    -------
+    edges : ndarray of shape (n_quantiles,), float64
+        May hold inf or NaN where the average overflows (the caller handles it).
+    lower, upper : ndarray of shape (n_quantiles,), float64
+        The two values averaged (equal when ``g`` is inside one value's weight).
+    """
+    distinct_values, inverse = np.unique(values, return_inverse=True)
+    cumulative = np.cumsum(np.bincount(inverse.ravel(), weights=weights))
+    position = cumulative[-1] * quantiles
+    last = len(distinct_values) - 1
+    lower = distinct_values[np.minimum(np.searchsorted(cumulative, position, side="left"), last)]
+    upper = distinct_values[np.minimum(np.searchsorted(cumulative, position, side="right"), last)]
+    # numpy's averaging (b - (b - a) * 0.5) so that unit weights give identical edges.
+    edges = np.where(lower == upper, lower, upper - (upper - lower) * 0.5)
+    return edges, lower, upper
+
+
+def _find_bin_edges(values, max_bin, weights=None):
     """Upper edges of the value bins of one feature.
 
     Parameters
@@ -107,6 +142,9 @@ def _find_bin_edges(values, max_bin):
         without NaN; may contain +/-inf.
     max_bin : int
         Largest number of value bins.
+    weights : ndarray of shape (n_values,), float64, optional
+        Positive row weights; the quantiles are then weighted (integer
+        weights give the edges of the rows repeated that many times).
 
     Returns
     -------
@@ -119,6 +157,13 @@ def _find_bin_edges(values, max_bin):
         # One bin per distinct value (none at all when there are no values).
         return _midpoints(distinct_values[:-1], distinct_values[1:])
     percentiles = 100.0 * np.arange(1, max_bin) / max_bin
+    if weights is not None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            edges, lower, upper = _weighted_averaged_inverted_cdf(values, weights,
+                                                                  percentiles / 100.0)
+        overflowed = ~np.isfinite(edges)
+        edges[overflowed] = _midpoints(lower[overflowed], upper[overflowed])
+        return np.unique(edges).astype(X_DTYPE, copy=False)
     # The interpolation overflows (inf or NaN) only when the data span more
     # than the float64 range; then take the midpoint of the two order
     # statistics the quantile lies between.
@@ -188,7 +233,7 @@ class BinMapper:
         """Histogram width: ``max_bin`` value bins plus the missing bin."""
         return self.max_bin + 1
 
-    def fit(self, X):
+    def fit(self, X, sample_weight=None):
         """Compute the bin edges of every feature.
 
         Parameters
@@ -196,6 +241,10 @@ class BinMapper:
         X : array-like of shape (n_rows, n_features)
             Raw features, converted to float64; NaN means missing, +/-inf is
             allowed.
+        sample_weight : array-like of shape (n_rows,), optional
+            Finite, non-negative row weights. Rows of weight 0 do not shape
+            the edges, and the quantiles are weighted, so integer weights give
+            the edges of the rows repeated that many times.
 
         Returns
         -------
@@ -205,15 +254,28 @@ class BinMapper:
         n_rows, n_features = X.shape
         if n_rows == 0 or n_features == 0:
             raise ValueError(f"Cannot compute bin edges of an empty array of shape {X.shape}.")
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight, dtype=X_DTYPE)
+            if sample_weight.shape != (n_rows,) or not np.all(np.isfinite(sample_weight)) \
+                    or np.any(sample_weight < 0):
+                raise ValueError(f"sample_weight must hold {n_rows} finite, non-negative "
+                                 f"numbers.")
         if n_rows > self.subsample:
             rng = np.random.default_rng(self.seed)
             subsample_rows = np.sort(rng.choice(n_rows, size=self.subsample, replace=False))
         else:
-            subsample_rows = slice(None)
+            subsample_rows = np.arange(n_rows)
+        weights = None
+        if sample_weight is not None:
+            weights = sample_weight[subsample_rows]
+            subsample_rows = subsample_rows[weights > 0]
+            weights = weights[weights > 0]
         bin_edges = []
         for feature in range(n_features):
             column = X[subsample_rows, feature]
-            bin_edges.append(_find_bin_edges(column[~np.isnan(column)], self.max_bin))
+            present = ~np.isnan(column)
+            bin_edges.append(_find_bin_edges(column[present], self.max_bin,
+                                             None if weights is None else weights[present]))
         self._set_edges(bin_edges)
         return self
 

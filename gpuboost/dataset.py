@@ -278,6 +278,8 @@ class Dataset:
         Finite numbers. None for prediction-only data.
     weight : array-like of shape (n_rows,), default=None
         Finite, non-negative, not all zero. None means weight 1 for every row.
+        The bin edges are weighted quantiles of the rows of positive weight
+        (computed here, at construction: ``set_weight`` later keeps them).
     group : array-like of shape (n_queries,), default=None
         Query sizes for ranking: positive integers summing to ``n_rows``;
         the rows of each query are contiguous and in order.
@@ -360,8 +362,9 @@ class Dataset:
         if reference is not None:
             self.bin_mapper = reference.bin_mapper
         else:
+            # Rows of weight 0 do not shape the bin edges; quantiles are weighted.
             self.bin_mapper = BinMapper(max_bin=max_bin, subsample=binning_subsample,
-                                        seed=seed).fit(data)
+                                        seed=seed).fit(data, sample_weight=self._weight)
         self._X_binned = None
 
     def _check_reference(self, reference, feature_names, names_are_explicit):

@@ -195,6 +195,16 @@ def _model_from_json(text):
     n_features = _require(learner, "n_features", int, "learner ")
     if n_outputs < 1 or n_features < 1:
         _fail("n_outputs and n_features must be positive")
+    objective_name = params["objective"]
+    if isinstance(objective_name, str):
+        from .objective import get_objective
+        try:
+            expected_outputs = get_objective(objective_name, params).n_outputs()
+        except (ValueError, TypeError) as error:
+            _fail(f"bad objective: {error}")
+        if expected_outputs != n_outputs:
+            _fail(f"n_outputs is {n_outputs} but objective {objective_name!r} "
+                  f"(num_class={params['num_class']}) has {expected_outputs} outputs")
     names = _require(learner, "feature_names", list, "learner ")
     if len(names) != n_features or not all(isinstance(n, str) for n in names):
         _fail("feature_names must be n_features strings")

@@ -106,7 +106,7 @@ PARAMETERS = {p.name: p for p in [
        choices=("auto", "cpu", "cuda", "gpu")),
     _P("verbosity", 1, "int", "0 silent, 1 warnings, 2 info (per-phase timings), 3 debug",
        low=0, high=3, aliases=("verbose",)),
-    _P("nthread", 0, "int", "accepted for compatibility; the NumPy backend uses NumPy's threads",
+    _P("nthread", 0, "int", "threads of the NumPy backend's histogram loop; 0 or -1 = all cores (results do not depend on it)",
        low=-1, aliases=("n_jobs", "num_threads", "num_thread")),
 ]}
 
@@ -162,7 +162,9 @@ def _check_value(param, value):
             raise ValueError(f"Parameter {name!r} must be one of {list(param.choices)}, got {value!r}.")
         return value
     if param.kind == "int":
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, bool) and name != "verbosity":  # verbose=True is common usage
+            raise ValueError(f"Parameter {name!r} must be an integer, got {value!r}.")
+        if not isinstance(value, numbers.Integral):
             if isinstance(value, numbers.Real) and float(value).is_integer():
                 value = int(value)
             else:

@@ -39,28 +39,42 @@ def partition_rows(X_binned_columns, sample_indices, begins, ends, features, thr
     n_left : ndarray of shape (n_nodes,), int64
         Rows sent to each node's left child.
     """
-    begins = np.asarray(begins, dtype=np.int64)
     n_nodes = len(begins)
     if n_nodes == 0:
         return np.zeros(0, dtype=np.int64)
-    positions, node_of_row = concat_ranges(begins, ends)
+    # Visit the nodes grouped by split feature, so each feature's column is
+    # gathered in one contiguous pass.
+    order = np.argsort(np.asarray(features, dtype=np.int64), kind="stable")
+    begins = np.asarray(begins, dtype=np.int64)[order]
+    lengths = np.asarray(ends, dtype=np.int64)[order] - begins
+    features = np.asarray(features, dtype=np.int64)[order]
+    positions, _ = concat_ranges(begins, begins + lengths)
     rows = sample_indices[positions]
-    features = np.asarray(features, dtype=np.int64)
-    bins = X_binned_columns[features[node_of_row], rows]
-    left = goes_left(bins, np.asarray(threshold_bins)[node_of_row],
-                     np.asarray(default_left, dtype=bool)[node_of_row], missing_bin)
-    lengths = np.asarray(ends, dtype=np.int64) - begins
     segment_starts = np.cumsum(lengths) - lengths
-    lefts_through = np.cumsum(left, dtype=np.int64)           # inclusive prefix count
-    lefts_before_segment = np.concatenate(([0], lefts_through))[segment_starts]  # exclusive
-    lefts_in_segment_through = lefts_through - lefts_before_segment[node_of_row]
-    n_left = np.bincount(node_of_row, weights=left, minlength=n_nodes).astype(np.int64)
-    offset_in_segment = np.arange(len(rows), dtype=np.int64) - segment_starts[node_of_row]
-    destination = np.where(
-        left,
-        begins[node_of_row] + lefts_in_segment_through - 1,
-        begins[node_of_row] + n_left[node_of_row] + (offset_in_segment - lefts_in_segment_through))
+    bins = np.empty(len(rows), dtype=X_binned_columns.dtype)
+    group_starts = np.flatnonzero(np.r_[True, features[1:] != features[:-1]])
+    group_ends = np.r_[group_starts[1:], n_nodes]
+    for first, last in zip(group_starts, group_ends):
+        start, stop = segment_starts[first], segment_starts[last - 1] + lengths[last - 1]
+        bins[start:stop] = X_binned_columns[features[first]].take(rows[start:stop])
+    left = goes_left(bins,
+                     np.repeat(np.asarray(threshold_bins)[order].astype(bins.dtype), lengths),
+                     np.repeat(np.asarray(default_left, dtype=bool)[order], lengths), missing_bin)
+    # Destination of each row: lefts fill the segment from its start in order,
+    # rights follow the lefts in order. With L = inclusive running count of lefts:
+    # left rows go to begin + (L - L_before_segment) - 1, right rows to
+    # begin + n_left + (offset_in_segment - (L - L_before_segment)).
+    lefts_through = np.cumsum(left, dtype=np.int64)
+    lefts_padded = np.concatenate(([0], lefts_through))
+    lefts_before = lefts_padded[segment_starts]
+    n_left_sorted = lefts_padded[segment_starts + lengths] - lefts_before
+    left_base = np.repeat(begins - lefts_before - 1, lengths)
+    right_base = np.repeat(begins + n_left_sorted - segment_starts + lefts_before, lengths)
+    destination = np.where(left, left_base + lefts_through,
+                           right_base + np.arange(len(rows), dtype=np.int64) - lefts_through)
     sample_indices[destination] = rows
+    n_left = np.empty(n_nodes, dtype=np.int64)
+    n_left[order] = n_left_sorted
     return n_left
 
 

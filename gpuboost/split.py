@@ -20,7 +20,7 @@ __all__ = ["SplitParams", "SPLIT_RECORD_DTYPE", "SPLIT_GAIN_EPS", "threshold_l1"
 #: more than ``gamma``.
 SPLIT_GAIN_EPS = 1e-6
 #: Candidate cells evaluated at once by the vectorized scan (bounds memory).
-_SCAN_CHUNK_CELLS = 1 << 21
+_SCAN_CHUNK_CELLS = 1 << 19
 
 #: One record per node: the best split (``feature == -1`` when none is admissible),
 #: the left child's integer sums, and the node's own integer sums.
@@ -123,7 +123,7 @@ def _no_split_records(n_nodes):
 
 
 def find_best_splits(histograms, scale_gradients, scale_hessians, n_value_bins,
-                     missing_bin, params, feature_mask=None):
+                     missing_bin, params, feature_mask=None, thread_pool=None):
     """Best split of every node in a batch (vectorized NumPy scan).
 
     Parameters
@@ -139,6 +139,8 @@ def find_best_splits(histograms, scale_gradients, scale_hessians, n_value_bins,
     params : SplitParams
     feature_mask : ndarray of shape (n_nodes, n_features), bool, optional
         Features allowed at each node (column sampling); all when None.
+    thread_pool : concurrent.futures.Executor, optional
+        Scans chunks of nodes concurrently (the result does not depend on it).
 
     Returns
     -------
@@ -155,12 +157,19 @@ def find_best_splits(histograms, scale_gradients, scale_hessians, n_value_bins,
     nodes_per_chunk = max(1, _SCAN_CHUNK_CELLS // (n_features * n_candidates))
     candidate_bins = np.arange(n_candidates)
     bin_is_candidate = candidate_bins[None, :] <= (np.asarray(n_value_bins)[:, None] - 2)
-    for start in range(0, n_nodes, nodes_per_chunk):
+    def scan(start):
         stop = min(n_nodes, start + nodes_per_chunk)
-        chunk = histograms[start:stop]
         mask = None if feature_mask is None else feature_mask[start:stop]
-        records[start:stop] = _scan_chunk(chunk, scale_gradients, scale_hessians,
-                                          bin_is_candidate, missing_bin, params, mask)
+        records[start:stop] = _scan_chunk(histograms[start:stop], scale_gradients,
+                                          scale_hessians, bin_is_candidate, missing_bin, params,
+                                          mask)
+
+    starts = range(0, n_nodes, nodes_per_chunk)
+    if thread_pool is not None and len(starts) > 1:
+        list(thread_pool.map(scan, starts))  # chunks are independent: same records
+    else:
+        for start in starts:
+            scan(start)
     return records
 
 

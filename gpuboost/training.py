@@ -155,6 +155,7 @@ def train(params, dtrain, num_boost_round=100, evals=(), obj=None, custom_metric
         objective = get_objective(params["objective"], params)
     objective.check_labels(dtrain.label)
     backend = get_backend(params["device"])
+    backend.configure(params)
     evals = _check_evals(evals, dtrain)
     for dataset, _ in evals:
         if dataset is not dtrain:
@@ -218,10 +219,15 @@ def train(params, dtrain, num_boost_round=100, evals=(), obj=None, custom_metric
             if objective.refit_alpha is not None:
                 with timer.phase("leaf_values"):
                     residuals = objective.refit_residuals(label, xp.ascontiguousarray(raw[:, output]), xp)
-                    refit = backend.segment_weighted_quantile(
-                        residuals, weight, grown.sample_indices, grown.leaf_begins,
-                        grown.leaf_ends, objective.refit_alpha)
-                    tree.value[grown.leaf_nodes] = params["learning_rate"] * refit
+                    # Leaves without rows or without weight keep their Newton value (0).
+                    has_weight = tree.cover[grown.leaf_nodes] > 0
+                    leaves = grown.leaf_nodes[has_weight]
+                    if len(leaves):
+                        refit = backend.segment_weighted_quantile(
+                            residuals, weight, grown.sample_indices,
+                            grown.leaf_begins[has_weight], grown.leaf_ends[has_weight],
+                            objective.refit_alpha)
+                        tree.value[leaves] = params["learning_rate"] * refit
             with timer.phase("predict_update"):
                 if params["subsample"] >= 1.0:
                     backend.add_leaf_values(raw, output, grown.sample_indices, grown.leaf_begins,
@@ -247,6 +253,9 @@ def train(params, dtrain, num_boost_round=100, evals=(), obj=None, custom_metric
                         scores.setdefault(metric.name, []).append(float(value))
                     if custom_metric is not None:
                         name, value = custom_metric(backend.to_host(prediction), eval_set.dataset)
+                        if name in (metric.name for metric in metrics):
+                            raise ValueError(f"custom_metric returned the name {name!r}, which is "
+                                             f"also a built-in metric being evaluated; rename it.")
                         scores.setdefault(name, []).append(float(value))
         if container.after_iteration(booster, round_index, evals_log):
             break

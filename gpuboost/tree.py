@@ -66,12 +66,15 @@ class Tree:
 
     def depth(self):
         """Depth of the deepest leaf (a single-leaf tree has depth 0)."""
-        depths = np.zeros(self.n_nodes, dtype=np.int64)
-        for node in range(self.n_nodes):  # children always have larger ids than parents
+        deepest = 0
+        stack = [(0, 0)]
+        while stack:
+            node, depth = stack.pop()
+            deepest = max(deepest, depth)
             if self.feature[node] >= 0:
-                depths[self.left_child[node]] = depths[node] + 1
-                depths[self.right_child[node]] = depths[node] + 1
-        return int(depths.max())
+                stack.append((int(self.left_child[node]), depth + 1))
+                stack.append((int(self.right_child[node]), depth + 1))
+        return deepest
 
     def to_dict(self):
         """JSON-ready dict of lists (floats round-trip exactly through ``repr``)."""

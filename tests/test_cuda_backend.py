@@ -314,6 +314,7 @@ PARITY_CASES = {
                  "colsample_bylevel": 0.8, "colsample_bynode": 0.7, "seed": 11},
                 "regression", False, 4),
     "weighted": ({"max_depth": 3}, "regression", True, 3),
+    "tiny_subsample": ({"max_depth": 3, "subsample": 0.03}, "regression", False, 3),
     "logistic": ({"objective": "binary:logistic", "max_depth": 3}, "binary", False, 4),
     "softprob": ({"objective": "multi:softprob", "num_class": 3, "max_depth": 3},
                  "multiclass", False, 3),

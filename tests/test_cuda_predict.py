@@ -8,7 +8,8 @@ import pytest
 
 import gpuboost
 from gpuboost import Dataset
-from gpuboost.backends import NumpyBackend, cuda_module
+from gpuboost._cuda_sources import read_cuda_source
+from gpuboost.backends import NumpyBackend, cuda_backend, cuda_module
 from gpuboost.backends.cuda_backend import CudaBackend
 from gpuboost.emulation import EMULATE_ENV_VAR
 from gpuboost.tree import Tree
@@ -157,3 +158,14 @@ def test_feature_count_mismatch_raises(backend, regression_model):
     X = backend.prepare_features(np.zeros((4, 1)))
     with pytest.raises(ValueError, match="features"):
         backend.predict_tree_raw(X, regression_model.trees[0])
+
+
+def test_node_table_layout_matches_kernel_source():
+    """cuda_backend packs the node arrays in the row order predict.cu reads them."""
+    source = read_cuda_source("predict.cu")
+    for row, name in enumerate(cuda_backend.NODE_INT_ROWS):
+        constant = "kNode" + "".join(part.capitalize() for part in name.split("_"))
+        assert f"constexpr int32_t {constant} = {row};" in source, constant
+    for row, name in enumerate(cuda_backend.NODE_FLOAT_ROWS):
+        constant = "kNode" + "".join(part.capitalize() for part in name.split("_"))
+        assert f"constexpr int32_t {constant} = {row};" in source, constant

@@ -345,6 +345,11 @@ def test_non_finite_best_score(booster, token):
     assert_invalid(text, match="best_score")
 
 
+def test_n_outputs_must_match_the_objective(document):
+    document["learner"]["params"].update(objective="multi:softprob", num_class=3)
+    assert_invalid(document, match="n_outputs|num_class")
+
+
 # ---------------------------------------------------------------------------
 # Fuzzing
 # ---------------------------------------------------------------------------

@@ -471,10 +471,6 @@ def test_continuing_an_early_stopped_model_uses_the_new_rounds(regression_sets):
     assert stopped.best_iteration is not None  # the init model keeps its own
 
 
-@pytest.mark.xfail(
-    strict=True, raises=ValueError,
-    reason="BUG: a refit objective (absolute error, quantile) fails when row subsampling "
-           "keeps no row of a tree: weighted_quantile of an empty leaf raises")
 def test_refit_objective_with_an_empty_row_sample(regression_data):
     X, y = regression_data
     booster = fit({"objective": "reg:quantile", "subsample": 0.001}, Dataset(X[:100],

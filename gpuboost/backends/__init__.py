@@ -55,7 +55,10 @@ def get_backend(device="auto"):
     if device == "auto":
         from ..emulation import emulation_enabled
         if not emulation_enabled() and _cuda_reason() is None:
-            return get_backend("cuda")
+            try:
+                return get_backend("cuda")
+            except DeviceUnavailableError:  # CuPy sees a GPU but the backend cannot load
+                return _NUMPY_BACKEND
         return _NUMPY_BACKEND
     if device == "gpu" or device.startswith("gpu:"):
         device = "cuda" + device[3:]

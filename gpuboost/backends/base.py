@@ -52,6 +52,9 @@ class Backend:
     #: the array module (numpy or cupy)
     xp = np
 
+    def configure(self, params):
+        """Take run-time settings (e.g. ``nthread``) from validated params."""
+
     # ---- memory -----------------------------------------------------------
     def to_device(self, array):
         """Host NumPy array -> backend array."""
@@ -129,6 +132,17 @@ class Backend:
     def segment_weighted_quantile(self, values, weights, sample_indices, begins, ends,
                                   alpha):  # pragma: no cover - abstract
         """Per segment, the lower weighted ``alpha``-quantile of ``values`` (host float64)."""
+        raise NotImplementedError
+
+    def segment_sums(self, values, sample_indices, begins, ends):  # pragma: no cover - abstract
+        """Per segment, the sequential float64 sum of ``values[sample_indices[p]]`` in
+        position order from +0.0 (host float64; see gpuboost.segment_reduce)."""
+        raise NotImplementedError
+
+    def rebin(self, data, raw_features, bin_mapper):  # pragma: no cover - abstract
+        """A new DeviceData: ``data`` (labels, weights kept) with its features re-binned
+        from ``raw_features`` (from prepare_features) by the fitted ``bin_mapper``
+        (the same ``max_bin``), as ``bin_mapper.transform`` would (tree_method='approx')."""
         raise NotImplementedError
 
     def predict_tree_binned(self, data, tree):  # pragma: no cover - abstract

@@ -20,6 +20,10 @@ Primitives and kernels
   per tile); one small host-to-device copy of the segment table per batch of
   nodes, no device-to-host copy.
 * ``add_leaf_values``: ``cuda/leaf.cu`` ``add_leaf_values``, one thread per position.
+* ``segment_sums``: ``cuda/segment_reduce.cu``, one thread per segment summing
+  sequentially in position order (the definition of gpuboost.segment_reduce).
+* ``rebin`` (tree_method='approx'): ``cuda/binning.cu`` on the device copy of the
+  raw features, with the round's edges.
 * ``segment_weighted_quantile``: ``cuda/leaf.cu``, a gather, stable device
   sorts, then ``select_segment_quantiles`` (one thread per leaf).
 * ``predict_*``: ``cuda/predict.cu``, one thread per row, trees copied to the
@@ -111,6 +115,8 @@ LEAF_ITEMS_PER_THREAD = 8
 LEAF_TILE_ROWS = LEAF_THREADS_PER_BLOCK * LEAF_ITEMS_PER_THREAD
 #: Threads (one per leaf) per block of ``select_segment_quantiles``.
 QUANTILE_THREADS_PER_BLOCK = 128
+#: Threads (one per segment) per block of ``segment_sequential_sums``.
+SEGMENT_SUM_THREADS_PER_BLOCK = 128
 #: Threads per block of the prediction kernels.
 PREDICT_THREADS_PER_BLOCK = 256
 #: Most blocks of a grid-stride kernel (binning, prediction): enough to fill any
@@ -235,6 +241,23 @@ def _segment_tiles(begins, ends, tile_rows):
     first_tile = np.zeros(len(begins) + 1, dtype=np.int64)
     np.cumsum(tiles, out=first_tile[1:])
     return first_tile, int(first_tile[-1])
+
+
+def _packed_edges(bin_edges):
+    """All features' bin edges concatenated, and the offsets of each feature's edges.
+
+    Returns
+    -------
+    edges : ndarray of shape (n_edges + 1,), float64
+        One spare entry keeps the array non-empty when no feature has an edge.
+    edge_offsets : ndarray of shape (n_features + 1,), int64
+    """
+    edge_offsets = np.zeros(len(bin_edges) + 1, dtype=np.int64)
+    np.cumsum([len(edges) for edges in bin_edges], out=edge_offsets[1:])
+    edges = np.zeros(int(edge_offsets[-1]) + 1, dtype=X_DTYPE)
+    if edge_offsets[-1]:
+        edges[:-1] = np.concatenate(bin_edges)
+    return edges, edge_offsets
 
 
 def _padded(values, width):
@@ -426,12 +449,7 @@ class CudaBackend(Backend):
         if n_features != len(bin_mapper.bin_edges_):
             raise ValueError(f"data has {n_features} features, the BinMapper "
                              f"{len(bin_mapper.bin_edges_)}.")
-        edge_offsets = np.zeros(n_features + 1, dtype=np.int64)
-        np.cumsum([len(edges) for edges in bin_mapper.bin_edges_], out=edge_offsets[1:])
-        # One spare entry keeps the array non-empty when no feature has an edge.
-        edges = np.zeros(int(edge_offsets[-1]) + 1, dtype=X_DTYPE)
-        if edge_offsets[-1]:
-            edges[:-1] = np.concatenate(bin_mapper.bin_edges_)
+        edges, edge_offsets = _packed_edges(bin_mapper.bin_edges_)
         binned = xp.empty((n_rows, n_features), dtype=X_BINNED_DTYPE)
         if binned.size == 0:
             return binned
@@ -448,6 +466,43 @@ class CudaBackend(Backend):
                     offsets_device, np.int32(bin_mapper.missing_bin), np.int64(start), binned))
                 del chunk
         return binned
+
+    @_device_call("re-binning features on the device")
+    def rebin(self, data, raw_features, bin_mapper):
+        """``data`` with its features re-binned from the device's raw features
+        (``cuda/binning.cu``, one launch; tree_method='approx').
+
+        Parameters
+        ----------
+        data : DeviceData
+        raw_features : device array of shape (n_rows, n_features), float64, C order
+            From :meth:`prepare_features`.
+        bin_mapper : BinMapper
+            Fitted, with ``data``'s ``max_bin``.
+
+        Returns
+        -------
+        DeviceData
+        """
+        xp = self.xp
+        self._require(raw_features, X_DTYPE, "raw_features", ndim=2)
+        n_rows, n_features = raw_features.shape
+        if n_features != len(bin_mapper.bin_edges_):
+            raise ValueError(f"raw_features has {n_features} features, the BinMapper "
+                             f"{len(bin_mapper.bin_edges_)}.")
+        edges, edge_offsets = _packed_edges(bin_mapper.bin_edges_)
+        binned = xp.empty((n_rows, n_features), dtype=X_BINNED_DTYPE)
+        if binned.size:
+            self._launch("binning", "bin_features",
+                         _grid_stride_blocks(binned.size, BINNING_THREADS_PER_BLOCK),
+                         BINNING_THREADS_PER_BLOCK, (
+                             raw_features, np.int64(n_rows), np.int32(n_features),
+                             xp.array(edges), xp.array(edge_offsets),
+                             np.int32(bin_mapper.missing_bin), np.int64(0), binned))
+        n_value_bins = np.asarray(bin_mapper.n_value_bins_, dtype=np.int32)
+        arrays = {"X_binned": binned, "n_value_bins": xp.array(n_value_bins)}
+        return DeviceData(n_rows, n_features, bin_mapper.n_bins, bin_mapper.missing_bin,
+                          n_value_bins, data.label, data.weight, arrays)
 
     @_device_call("copying features to the device")
     def prepare_features(self, X):
@@ -494,8 +549,9 @@ class CudaBackend(Backend):
             raise ValueError(f"begins and ends differ in length ({len(begins)} vs {len(ends)}).")
         if np.any(begins < 0) or np.any(ends < begins) or np.any(ends > n_positions):
             raise ValueError(f"Segments must satisfy 0 <= begin <= end <= {n_positions}.")
-        order = np.argsort(begins, kind="stable")
-        if np.any(ends[order][:-1] > begins[order][1:]):
+        non_empty = ends > begins
+        order = np.argsort(begins[non_empty], kind="stable")
+        if np.any(ends[non_empty][order][:-1] > begins[non_empty][order][1:]):
             raise ValueError("Segments must not overlap.")
         return begins, ends
 
@@ -634,6 +690,30 @@ class CudaBackend(Backend):
                          sorted_values, sorted_weights, np.int32(has_weights), table[3],
                          np.int32(n_segments), np.float64(alpha), quantiles))
         return self.to_host(quantiles)
+
+    @_device_call("summing leaf values")
+    def segment_sums(self, values, sample_indices, begins, ends):
+        """Per segment, the sequential float64 sum of its rows' values
+        (``cuda/segment_reduce.cu``; the definition of gpuboost.segment_reduce).
+
+        Returns
+        -------
+        sums : ndarray of shape (n_segments,), float64 (host)
+        """
+        xp = self.xp
+        self._require(values, Y_DTYPE, "values", ndim=1)
+        self._require(sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
+        begins, ends = self._segments(begins, ends, sample_indices.shape[0])
+        n_segments = len(begins)
+        if n_segments == 0:
+            return np.zeros(0, dtype=np.float64)
+        table = xp.array(np.stack([begins, ends]))
+        sums = xp.empty(n_segments, dtype=np.float64)
+        self._launch("segment_reduce", "segment_sequential_sums",
+                     -(-n_segments // SEGMENT_SUM_THREADS_PER_BLOCK),
+                     SEGMENT_SUM_THREADS_PER_BLOCK, (
+                         values, sample_indices, table[0], table[1], np.int32(n_segments), sums))
+        return self.to_host(sums)
 
     # ---- prediction ---------------------------------------------------------------
     def _pack_trees(self, trees, n_features):

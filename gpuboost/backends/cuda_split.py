@@ -17,7 +17,7 @@ from .._dtypes import HIST_DTYPE, HIST_FIELDS, MAX_BIN_LIMIT
 from ..split import SPLIT_GAIN_EPS, SPLIT_RECORD_DTYPE
 from .cuda_module import get_kernel
 
-__all__ = ["find_best_splits", "RECORD_WORDS", "FEATURE_BEST_WORDS"]
+__all__ = ["find_best_splits", "records_from_words", "RECORD_WORDS", "FEATURE_BEST_WORDS"]
 
 #: Kernel file (``cuda/split.cu``) and its kernels.
 KERNEL_FILE = "split"
@@ -49,16 +49,6 @@ def _power_of_two_at_least(value, lowest, highest):
     while threads < value:
         threads *= 2
     return min(threads, highest)
-
-
-def _bits(value):
-    """The IEEE-754 bits of ``float64(value)`` as an int64 scalar.
-
-    Float64 kernel parameters travel as their bit patterns (the kernel
-    reinterprets them exactly): the emulation's launcher refuses
-    ``numpy.float64`` scalars, which subclass Python ``float``.
-    """
-    return np.float64(value).view(np.int64)
 
 
 def _no_split_records(n_nodes):
@@ -157,10 +147,11 @@ def find_best_splits(xp, histograms, scale_gradients, scale_hessians, n_value_bi
     get_kernel(KERNEL_FILE, SCAN_KERNEL)(
         (n_nodes * n_features,), (scan_threads,),
         (histograms, value_bins, mask, has_mask, np.int32(n_features), np.int32(n_bins),
-         np.int32(missing_bin), _bits(scale_gradients), _bits(scale_hessians),
-         _bits(params.reg_lambda), _bits(params.reg_alpha), _bits(params.max_delta_step),
-         _bits(params.min_child_weight), np.int64(params.min_data_in_leaf), _bits(params.gamma),
-         _bits(SPLIT_GAIN_EPS), feature_best, node_sums))
+         np.int32(missing_bin), np.float64(scale_gradients), np.float64(scale_hessians),
+         np.float64(params.reg_lambda), np.float64(params.reg_alpha),
+         np.float64(params.max_delta_step), np.float64(params.min_child_weight),
+         np.int64(params.min_data_in_leaf), np.float64(params.gamma),
+         np.float64(SPLIT_GAIN_EPS), feature_best, node_sums))
     select_threads = _power_of_two_at_least(n_features, WARP_SIZE, SELECT_MAX_THREADS)
     get_kernel(KERNEL_FILE, SELECT_KERNEL)(
         (n_nodes,), (select_threads,), (feature_best, node_sums, np.int32(n_features), words))

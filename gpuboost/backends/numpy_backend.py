@@ -1,4 +1,6 @@
 """The NumPy backend: the reference implementation of every primitive."""
+import os
+
 import numpy as np
 
 from .base import Backend, DeviceData
@@ -6,9 +8,22 @@ from ..histogram import build_histograms, concat_ranges
 from ..objective import weighted_quantile
 from ..partition import partition_rows
 from ..predictor import predict_leaves_binned, predict_leaves_raw
+from ..segment_reduce import segment_sums
 from ..split import find_best_splits
+from .._threads import thread_pool
+
+#: Partitions of fewer rows run on one thread (thread hand-off costs more).
+PARALLEL_PARTITION_MIN_ROWS = 1 << 16
 
 __all__ = ["NumpyBackend"]
+
+
+def _usable_cores():
+    """Cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 class NumpyBackend(Backend):
@@ -16,6 +31,12 @@ class NumpyBackend(Backend):
 
     name = "numpy"
     xp = np
+    #: Threads of the histogram feature loop; set from ``nthread`` by configure().
+    n_threads = 1
+
+    def configure(self, params):
+        nthread = params.get("nthread", 0)
+        self.n_threads = nthread if nthread > 0 else _usable_cores()
 
     def _prepare(self, dataset):
         mapper = dataset.bin_mapper
@@ -33,21 +54,46 @@ class NumpyBackend(Backend):
     def build_histograms(self, data, quantized_gradients, quantized_hessians, sample_indices,
                          begins, ends):
         return build_histograms(data.arrays["X_binned_columns"], quantized_gradients,
-                                quantized_hessians, sample_indices, begins, ends, data.n_bins)
+                                quantized_hessians, sample_indices, begins, ends, data.n_bins,
+                                self.n_threads)
 
     def find_best_splits(self, data, histograms, scale_gradients, scale_hessians, split_params,
                          feature_mask):
         return find_best_splits(histograms, scale_gradients, scale_hessians, data.n_value_bins,
-                                data.missing_bin, split_params, feature_mask)
+                                data.missing_bin, split_params, feature_mask,
+                                thread_pool(self.n_threads))
 
     def partition(self, data, sample_indices, begins, ends, features, threshold_bins,
                   default_left):
-        partition_rows(data.arrays["X_binned_columns"], sample_indices, begins, ends, features,
-                       threshold_bins, default_left, data.missing_bin)
+        columns = data.arrays["X_binned_columns"]
+        pool = thread_pool(self.n_threads)
+        n_rows = int(np.sum(np.asarray(ends) - np.asarray(begins)))
+        if pool is None or len(begins) < 2 or n_rows < PARALLEL_PARTITION_MIN_ROWS:
+            partition_rows(columns, sample_indices, begins, ends, features, threshold_bins,
+                           default_left, data.missing_bin)
+            return
+        # Node segments are disjoint: split the nodes into groups of similar row
+        # counts and partition the groups concurrently.
+        lengths = np.asarray(ends) - np.asarray(begins)
+        group_of_node = np.minimum(np.cumsum(lengths) - lengths, n_rows - 1) * self.n_threads // n_rows
+        groups = [np.flatnonzero(group_of_node == g) for g in range(self.n_threads)]
+        list(pool.map(lambda nodes: partition_rows(
+            columns, sample_indices, begins[nodes], ends[nodes], features[nodes],
+            threshold_bins[nodes], default_left[nodes], data.missing_bin),
+            [nodes for nodes in groups if len(nodes)]))
 
     def add_leaf_values(self, raw, output, sample_indices, begins, ends, values):
         positions, segment = concat_ranges(begins, ends)
         raw[sample_indices[positions], output] += np.asarray(values, dtype=np.float64)[segment]
+
+    def segment_sums(self, values, sample_indices, begins, ends):
+        return segment_sums(values, sample_indices, begins, ends)
+
+    def rebin(self, data, raw_features, bin_mapper):
+        X_binned = bin_mapper.transform(raw_features)
+        arrays = {"X_binned": X_binned, "X_binned_columns": np.ascontiguousarray(X_binned.T)}
+        return DeviceData(data.n_rows, data.n_features, bin_mapper.n_bins, bin_mapper.missing_bin,
+                          np.asarray(bin_mapper.n_value_bins_), data.label, data.weight, arrays)
 
     def segment_weighted_quantile(self, values, weights, sample_indices, begins, ends, alpha):
         out = np.empty(len(begins), dtype=np.float64)
