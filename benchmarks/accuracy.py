@@ -7,7 +7,8 @@ hessian 1; LightGBM num_leaves=64, min_data_in_leaf=1, min_sum_hessian_in_leaf=1
 scikit-learn max_leaf_nodes=64, min_samples_leaf=1, l2_regularization=1,
 early_stopping=False; XGBoost tree_method='hist', max_bin=256) for gpuboost and
 for every peer that is installed (xgboost, lightgbm, scikit-learn; a missing one
-is skipped with a note). Peers run with ``--threads`` threads (default 2).
+is skipped with a note). Every library runs with ``--threads`` threads (default 2;
+gpuboost's ``nthread`` does not change its results).
 
 Per data set the libraries run back to back in this one process, so their times
 can be compared as ratios. ``time`` is the wall time of building the library's
@@ -45,8 +46,6 @@ for _path in (REPO_ROOT / "tests", REPO_ROOT):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
-import numpy as np  # noqa: E402
-
 import _reference_data as ref  # noqa: E402
 
 LIBRARIES = ("gpuboost", "xgboost", "lightgbm", "sklearn")
@@ -78,8 +77,8 @@ def run_gpuboost(task, X_train, y_train, X_test, n_threads):
     import gpuboost
     start = time.perf_counter()
     dtrain = gpuboost.Dataset(X_train, label=y_train)
-    booster = gpuboost.train(ref.gpuboost_params(task), dtrain, ref.N_ROUNDS,
-                             verbose_eval=False)
+    params = dict(ref.gpuboost_params(task), nthread=n_threads)  # runtime-only parameter
+    booster = gpuboost.train(params, dtrain, ref.N_ROUNDS, verbose_eval=False)
     seconds = time.perf_counter() - start
     return seconds, booster.predict(X_test)
 
@@ -163,7 +162,7 @@ def main(argv=None):
                         help="comma-separated subset of binary,regression,multiclass")
     parser.add_argument("--libs", default=",".join(LIBRARIES),
                         help="comma-separated subset of " + ",".join(LIBRARIES))
-    parser.add_argument("--threads", type=int, default=2, help="threads of the peers (default 2)")
+    parser.add_argument("--threads", type=int, default=2, help="threads of every library (default 2)")
     parser.add_argument("--json", default=None, help="write the results to this JSON file")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when gpuboost misses REFERENCE.md's bar on a task")
@@ -194,7 +193,7 @@ def main(argv=None):
         print(f"note: {note}")
 
     print(f"# accuracy on {folder} ({ref.N_ROUNDS} rounds, lr {ref.LEARNING_RATE}, depth "
-          f"{ref.MAX_DEPTH}, 256 bins, peers with {args.threads} threads)")
+          f"{ref.MAX_DEPTH}, 256 bins, {args.threads} threads)")
     print("# versions: " + ", ".join(f"{k} {v}" for k, v in versions.items() if v))
     rows = []
     comparisons = {}

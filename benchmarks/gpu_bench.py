@@ -321,6 +321,8 @@ def worker_gpuboost(cfg):
     params = {"objective": "binary:logistic", "learning_rate": LEARNING_RATE,
               "max_depth": cfg["depth"], "max_bin": MAX_BIN, "reg_lambda": 1.0,
               "min_child_weight": 1.0, "device": device, "verbosity": 0}
+    if not device.startswith("cuda"):
+        params["nthread"] = cfg.get("threads") or 0
     sampler = MemGetInfoSampler()
     if device.startswith("cuda"):
         import cupy

@@ -34,7 +34,6 @@ if str(REPO_ROOT) not in sys.path:  # use the checkout's gpuboost
 import numpy as np  # noqa: E402
 
 import gpuboost  # noqa: E402
-from gpuboost.tree import TREE_ARRAYS  # noqa: E402
 
 OBJECTIVES = ("reg:squarederror", "binary:logistic")
 STRUCTURE_ARRAYS = ("feature", "threshold_bin", "threshold", "default_left", "left_child",

@@ -9,8 +9,8 @@ called with ``n_samples = rows + test_rows``). Settings: binary logistic, 100
 rounds, learning rate 0.1, depth 8 (LightGBM / scikit-learn: 256 leaves, depth 8),
 256 bins (255 value bins; XGBoost max_bin=256), L2 1, min child hessian 1,
 LightGBM min_data_in_leaf=1; ``--threads`` threads (default 2) for every library
-(XGBoost ``nthread``, LightGBM ``num_threads``, and threadpoolctl's OpenMP/BLAS
-limit around everything, which is what scikit-learn and NumPy use).
+(gpuboost and XGBoost ``nthread``, LightGBM ``num_threads``, and threadpoolctl's
+OpenMP/BLAS limit around everything, which is what scikit-learn and NumPy use).
 
 Timing: every library runs back to back in this one process on the same arrays.
 ``total s`` = building the library's data structure (binning) + training;
@@ -77,7 +77,8 @@ def run_gpuboost(data, depth, rounds, threads, phases):
     X_tr, y_tr, X_te, _ = data
     params = {"objective": "binary:logistic", "learning_rate": LEARNING_RATE,
               "max_depth": depth, "max_bin": MAX_BIN, "reg_lambda": 1.0,
-              "min_child_weight": 1.0, "device": "cpu", "verbosity": 2 if phases else 0}
+              "min_child_weight": 1.0, "device": "cpu", "nthread": threads,
+              "verbosity": 2 if phases else 0}
     start = time.perf_counter()
     dtrain = gpuboost.Dataset(X_tr, label=y_tr)
     construct = time.perf_counter() - start

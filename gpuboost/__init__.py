@@ -12,11 +12,12 @@ from .backends import cuda_available, release_memory, DeviceUnavailableError
 
 __all__ = ["__version__", "Dataset", "Booster", "train", "TrainingCallback", "EarlyStopping",
            "EvaluationMonitor", "TrainingCheckPoint", "cuda_available", "release_memory",
-           "DeviceUnavailableError", "GBRegressor", "GBClassifier", "GBRanker"]
+           "DeviceUnavailableError", "GBRegressor", "GBClassifier", "GBRanker",
+           "AdaBoostClassifier"]
 
 
 def __getattr__(name):  # scikit-learn API loads lazily (scikit-learn is optional)
-    if name in ("GBRegressor", "GBClassifier", "GBRanker"):
+    if name in ("GBRegressor", "GBClassifier", "GBRanker", "AdaBoostClassifier"):
         from . import sklearn as _sklearn_api
         return getattr(_sklearn_api, name)
     raise AttributeError(f"module 'gpuboost' has no attribute {name!r}")

@@ -6,9 +6,10 @@ elementwise operations on large arrays, so independent pieces of a primitive
 parallel on threads. Every such piece writes its own slice of the output and all
 sums are exact integers, so results never depend on the number of threads.
 """
+import os
 from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["thread_pool"]
+__all__ = ["thread_pool", "usable_cores"]
 
 _POOLS = {}
 
@@ -22,3 +23,11 @@ def thread_pool(n_threads):
         pool = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="gpuboost")
         _POOLS[n_threads] = pool
     return pool
+
+
+def usable_cores():
+    """Cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)

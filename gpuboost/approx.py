@@ -41,11 +41,11 @@ device, and at most ``2 * max_bin`` values plus two scalars come to the host.
 """
 import numpy as np
 
-from ._dtypes import GRAD_QUANT_MAX, X_DTYPE
+from ._dtypes import GRAD_QUANT_MAX, SAMPLE_INDEX_DTYPE, X_DTYPE
 from .binning import FLOAT64_MAX, BinMapper, _midpoints
 
-__all__ = ["weighted_edges", "weighted_edges_naive", "weight_shift", "sketch_bin_mapper",
-           "ApproxRebinner"]
+__all__ = ["weighted_edges", "sorted_weighted_edges", "weighted_edges_naive", "weight_shift",
+           "sketch_bin_mapper", "ApproxRebinner"]
 
 #: int64 products must stay below ``2**INT64_SAFE_BITS``.
 INT64_SAFE_BITS = 62
@@ -92,14 +92,24 @@ def weighted_edges(xp, values, weights, max_bin):
     edges : ndarray of shape (n_edges,), float64 (host)
         Finite, strictly increasing, at most ``max_bin - 1``.
     """
-    present = ~xp.isnan(values)
-    # +0.0 makes -0.0 and +0.0 one key for a radix sort, as for a comparison sort.
-    values = xp.clip(values[present], -FLOAT64_MAX, FLOAT64_MAX) + 0.0
-    weights = weights[present]
-    if values.shape[0] == 0:
-        return np.zeros(0, dtype=X_DTYPE)
+    present = xp.flatnonzero(~xp.isnan(values))
+    values = _clipped(xp, values[present])
     order = xp.argsort(values, kind="stable")
-    sorted_values = values[order]
+    return sorted_weighted_edges(xp, values[order], weights[present][order], max_bin)
+
+
+def _clipped(xp, values):
+    """``values`` clipped to the finite range; +0.0 makes -0.0 and +0.0 one key for a
+    radix sort, as for a comparison sort."""
+    return xp.clip(values, -FLOAT64_MAX, FLOAT64_MAX) + 0.0
+
+
+def sorted_weighted_edges(xp, sorted_values, sorted_weights, max_bin):
+    """:func:`weighted_edges` of values already sorted ascending (finite, no NaN;
+    equal values in any order), with their weights in the same order."""
+    n_values = int(sorted_values.shape[0])
+    if n_values == 0:
+        return np.zeros(0, dtype=X_DTYPE)
     run_ends = xp.flatnonzero(xp.concatenate([sorted_values[1:] != sorted_values[:-1],
                                               xp.ones(1, dtype=bool)]))
     distinct = sorted_values[run_ends]
@@ -107,11 +117,11 @@ def weighted_edges(xp, values, weights, max_bin):
     if n_distinct <= max_bin:
         distinct = _as_host(xp, distinct)
         return _midpoints(distinct[:-1], distinct[1:]).astype(X_DTYPE, copy=False)
-    cumulative = xp.cumsum(weights[order])[run_ends]
+    cumulative = xp.cumsum(sorted_weights)[run_ends]
     total = int(cumulative[-1])
     if total == 0:  # no weight at all: every row weighs 1
         cumulative = (run_ends + 1).astype(xp.int64)
-        total = int(values.shape[0])
+        total = n_values
     scaled = cumulative * max_bin
     targets = xp.arange(1, max_bin, dtype=xp.int64) * total
     positions = xp.searchsorted(scaled, targets, side="left")
@@ -157,6 +167,9 @@ def weighted_edges_naive(values, weights, max_bin):
 def sketch_bin_mapper(xp, raw_features, quantized_hessians, sample_indices, max_bin):
     """A fitted BinMapper with the hessian-weighted edges of every feature.
 
+    The direct computation (one sort per feature and call); the training loop
+    uses :class:`ApproxRebinner`, which sorts once and gives the same edges.
+
     Parameters
     ----------
     xp : module
@@ -186,6 +199,14 @@ def sketch_bin_mapper(xp, raw_features, quantized_hessians, sample_indices, max_
 class ApproxRebinner:
     """Per-tree re-binning of the training data for ``tree_method='approx'``.
 
+    The order of every feature's values does not change between trees, only the
+    weights and the sampled rows do. The rows are therefore sorted by each
+    feature once (row ids of the non-missing values, ascending by value: int32,
+    4 bytes per feature and row on the backend); each tree only filters them to
+    its sample and gathers values and weights in that order. The edges are those
+    of :func:`sketch_bin_mapper` (equal values may come in another order, which
+    the definition ignores).
+
     Parameters
     ----------
     backend : gpuboost.backends.base.Backend
@@ -195,9 +216,36 @@ class ApproxRebinner:
     """
 
     def __init__(self, backend, dataset, max_bin):
+        xp = backend.xp
         self.backend = backend
         self.max_bin = max_bin
         self.raw_features = backend.prepare_features(dataset.data)
+        self.n_rows = int(self.raw_features.shape[0])
+        self.sorted_rows = []
+        for feature in range(self.raw_features.shape[1]):
+            column = self.raw_features[:, feature]
+            present = xp.flatnonzero(~xp.isnan(column))
+            order = xp.argsort(_clipped(xp, column[present]), kind="stable")
+            self.sorted_rows.append(present[order].astype(SAMPLE_INDEX_DTYPE))
+
+    def sketch(self, quantized_hessians, sample_indices):
+        """A fitted BinMapper with this tree's edges (those of :func:`sketch_bin_mapper`)."""
+        xp = self.backend.xp
+        shift = weight_shift(self.n_rows, self.max_bin)
+        weights = xp.maximum(quantized_hessians.astype(xp.int64), 0) >> shift
+        in_sample = None
+        if int(sample_indices.shape[0]) < self.n_rows:
+            in_sample = xp.zeros(self.n_rows, dtype=bool)
+            in_sample[sample_indices] = True
+        edges = []
+        for feature, rows in enumerate(self.sorted_rows):
+            if in_sample is not None:
+                rows = rows[in_sample[rows]]
+            values = _clipped(xp, self.raw_features[rows, feature])
+            edges.append(sorted_weighted_edges(xp, values, weights[rows], self.max_bin))
+        mapper = BinMapper(max_bin=self.max_bin)
+        mapper._set_edges(edges)
+        return mapper
 
     def rebin(self, data, quantized_hessians, sample_indices):
         """The data re-binned with this tree's edges, and the threshold lookup.
@@ -207,6 +255,5 @@ class ApproxRebinner:
         tree_data : DeviceData
         thresholds : callable (feature, bin) -> float
         """
-        mapper = sketch_bin_mapper(self.backend.xp, self.raw_features, quantized_hessians,
-                                   sample_indices, self.max_bin)
+        mapper = self.sketch(quantized_hessians, sample_indices)
         return self.backend.rebin(data, self.raw_features, mapper), mapper.threshold_for_bin

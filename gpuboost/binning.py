@@ -27,6 +27,7 @@ import numbers
 
 import numpy as np
 
+from ._threads import thread_pool, usable_cores
 from ._dtypes import MAX_BIN_LIMIT, X_BINNED_DTYPE, X_DTYPE
 
 __all__ = ["BinMapper", "FLOAT64_MAX", "TRANSFORM_CHUNK_ROWS", "MIN_MAX_BIN"]
@@ -270,13 +271,17 @@ class BinMapper:
             weights = sample_weight[subsample_rows]
             subsample_rows = subsample_rows[weights > 0]
             weights = weights[weights > 0]
-        bin_edges = []
-        for feature in range(n_features):
+        def edges_of(feature):
             column = X[subsample_rows, feature]
             present = ~np.isnan(column)
-            bin_edges.append(_find_bin_edges(column[present], self.max_bin,
-                                             None if weights is None else weights[present]))
-        self._set_edges(bin_edges)
+            return _find_bin_edges(column[present], self.max_bin,
+                                   None if weights is None else weights[present])
+
+        # Features are independent: threads give the same edges.
+        pool = thread_pool(usable_cores())
+        features = range(n_features)
+        self._set_edges(list(pool.map(edges_of, features)) if pool is not None
+                        else [edges_of(feature) for feature in features])
         return self
 
     def _set_edges(self, bin_edges):
@@ -313,13 +318,23 @@ class BinMapper:
         self._check_n_features(X)
         n_rows = X.shape[0]
         X_binned = np.empty((n_rows, self.n_features_), dtype=X_BINNED_DTYPE)
-        for start in range(0, n_rows, TRANSFORM_CHUNK_ROWS):
+
+        def transform_chunk(start):
             stop = min(start + TRANSFORM_CHUNK_ROWS, n_rows)
             for feature, edges in enumerate(self.bin_edges_):
                 column = X[start:stop, feature]
                 bins = np.searchsorted(edges, column, side="left")
                 bins[np.isnan(column)] = self.missing_bin
                 X_binned[start:stop, feature] = bins
+
+        # Row chunks write disjoint slices: threads give the same bins.
+        pool = thread_pool(usable_cores())
+        starts = range(0, n_rows, TRANSFORM_CHUNK_ROWS)
+        if pool is not None and len(starts) > 1:
+            list(pool.map(transform_chunk, starts))
+        else:
+            for start in starts:
+                transform_chunk(start)
         return X_binned
 
     def fit_transform(self, X):

@@ -30,10 +30,13 @@ class Booster:
     best_iteration : int or None
         Round index of the best evaluation score (early stopping).
     best_score : float or None
+    tree_weights : list of float or None
+        AdaBoost models (``params['booster'] == 'adaboost'``): the weight of every
+        round (gpuboost.adaboost); None for gradient boosting.
     """
 
     def __init__(self, params, n_outputs, base_margin, n_features, feature_names, trees=None,
-                 best_iteration=None, best_score=None, attributes=None):
+                 best_iteration=None, best_score=None, attributes=None, tree_weights=None):
         self.params = dict(params)
         self.n_outputs = int(n_outputs)
         self.base_margin = np.asarray(base_margin, dtype=np.float64).reshape(self.n_outputs)
@@ -43,6 +46,7 @@ class Booster:
         self.best_iteration = best_iteration
         self.best_score = best_score
         self.attributes = dict(attributes or {})
+        self.tree_weights = None if tree_weights is None else [float(w) for w in tree_weights]
         self._objective = None
 
     # ---- basic facts --------------------------------------------------------
@@ -120,7 +124,10 @@ class Booster:
         -------
         ndarray
             (n_rows,) for single-output models, (n_rows, n_outputs) otherwise
-            (``multi:softmax`` returns class indices of shape (n_rows,)).
+            (``multi:softmax`` returns class indices of shape (n_rows,)). For AdaBoost
+            models (``tree_weights`` set) the margins are the SAMME scores, and the
+            predictions the link of the scores divided by
+            :func:`gpuboost.adaboost.samme_score_scale` (scikit-learn's probabilities).
         """
         data, row_margin = self._check_features(X)
         first, last = self._tree_range(iteration_range)
@@ -140,6 +147,11 @@ class Booster:
         if output_margin:
             result = margins
         else:
+            if self.tree_weights is not None:  # AdaBoost: normalized SAMME scores
+                from .adaboost import samme_score_scale
+                margins = margins / samme_score_scale(
+                    self.tree_weights[first // self.n_outputs:last // self.n_outputs],
+                    self.n_outputs)
             result = self.objective.output(margins if self.n_outputs > 1 else margins[:, 0],
                                            backend.xp)
             return backend.to_host(result)

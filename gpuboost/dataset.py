@@ -83,8 +83,8 @@ def _convert_features(X):
         _check_shape(X.shape)
         X, column_names = _frame_to_array(X, pandas)
     elif sparse is not None and sparse.issparse(X):
-        # Densified: absent entries are 0.0 (not missing). Exclusive feature
-        # bundling for sparse data may come later.
+        # Densified: absent entries are 0.0 (not missing). The Dataset keeps a
+        # CSC copy too, for exclusive feature bundling (gpuboost.bundling).
         _check_numeric_dtype("X", X)
         _check_shape(X.shape)
         X = X.astype(X_DTYPE).toarray()
@@ -93,6 +93,17 @@ def _convert_features(X):
         _check_numeric_dtype("X", X)
         _check_shape(X.shape)
     return np.ascontiguousarray(X, dtype=X_DTYPE), column_names
+
+
+def _sparse_columns(X):
+    """A canonical float64 CSC copy of a scipy.sparse ``X`` (already validated by
+    :func:`_convert_features`), or None when ``X`` is not sparse."""
+    sparse = _loaded_module("scipy.sparse")
+    if sparse is None or not sparse.issparse(X):
+        return None
+    columns = sparse.csc_matrix(X, dtype=X_DTYPE, copy=True)
+    columns.sum_duplicates()  # also sorts the row indices
+    return columns
 
 
 def _check_shape(shape):
@@ -272,7 +283,8 @@ class Dataset:
         A 2-D NumPy array (float, int or bool; converted to float64; any
         memory order), a pandas DataFrame with numeric columns (names become
         ``feature_names``), a scipy.sparse matrix (densified; absent entries
-        are 0.0, not missing), or anything ``np.asarray`` accepts. NaN means
+        are 0.0, not missing; its CSC form is kept for feature bundling, see
+        :meth:`bundle_map`), or anything ``np.asarray`` accepts. NaN means
         missing; +/-inf are allowed.
     label : array-like of shape (n_rows,) or (n_rows, 1), default=None
         Finite numbers. None for prediction-only data.
@@ -337,6 +349,9 @@ class Dataset:
         self._backend_cache = {}
         data, column_names = _convert_features(X)
         self.data = data
+        #: CSC copy of a sparse X (None otherwise) and bundle maps by conflict rate.
+        self._sparse_columns = _sparse_columns(X)
+        self._bundle_maps = {}
         self.n_rows, self.n_features = data.shape
 
         names_are_explicit = feature_names is not None or column_names is not None
@@ -394,6 +409,31 @@ class Dataset:
         if self._X_binned is None:
             self._X_binned = self.bin_mapper.transform(self.data)
         return self._X_binned
+
+    def bundle_map(self, max_conflict_rate=0.0):
+        """The exclusive feature bundles of this Dataset (cached per conflict rate).
+
+        Features whose non-default bins (bins other than that of 0.0) share at most
+        ``max_conflict_rate * n_rows`` rows per bundle share one binned column
+        (see :mod:`gpuboost.bundling`). From a sparse X only its stored entries
+        are examined.
+
+        Parameters
+        ----------
+        max_conflict_rate : float, default=0.0
+            In [0, 1); 0 bundles only features that are never non-default in the
+            same row (training is then exact).
+
+        Returns
+        -------
+        gpuboost.bundling.BundleMap
+        """
+        key = float(max_conflict_rate)
+        if key not in self._bundle_maps:
+            from .bundling import bundle_features
+            self._bundle_maps[key] = bundle_features(self.data, self.bin_mapper, key,
+                                                     sparse_columns=self._sparse_columns)
+        return self._bundle_maps[key]
 
     @property
     def max_bin(self):

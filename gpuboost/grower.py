@@ -13,6 +13,7 @@ import numpy as np
 
 from ._dtypes import NODE_DTYPE
 from .split import leaf_weight
+from .splitter import HistogramSplitter
 from .tree import Tree
 
 __all__ = ["TreeGrower", "GrownTree", "FeatureSampler"]
@@ -112,11 +113,15 @@ class TreeGrower:
     thresholds : callable (feature, bin) -> float
         Raw threshold of a binned split (``BinMapper.threshold_for_bin``).
     timer : gpuboost._profiling.PhaseTimer
+    splitter : splitter, optional
+        How node statistics, splits and partitions are computed (gpuboost.splitter);
+        default: a :class:`~gpuboost.splitter.HistogramSplitter` on ``data`` and
+        ``thresholds``.
     """
 
     def __init__(self, backend, data, quantized_gradients, quantized_hessians, scale_gradients,
                  scale_hessians, sample_indices, params, split_params, feature_sampler,
-                 thresholds, timer):
+                 thresholds, timer, splitter=None):
         self.backend = backend
         self.data = data
         self.quantized_gradients = quantized_gradients
@@ -131,6 +136,8 @@ class TreeGrower:
         self.split_params = split_params
         self.feature_sampler = feature_sampler
         self.thresholds = thresholds
+        self.splitter = splitter if splitter is not None else \
+            HistogramSplitter(backend, data, thresholds)
         self.timer = timer
         self.nodes = []
         self.n_leaves = 0
@@ -152,33 +159,25 @@ class TreeGrower:
         if not nodes:
             return
         histograms = nodes[0].histogram if len(nodes) == 1 else \
-            self.backend.stack_histograms([node.histogram for node in nodes])
+            self.splitter.stack_histograms([node.histogram for node in nodes])
         with self.timer.phase("split"):
             mask = self.feature_sampler.mask([node.depth for node in nodes])
-            records = self.backend.find_best_splits(self.data, histograms, self.scale_gradients,
-                                                    self.scale_hessians, self.split_params, mask)
+            records = self.splitter.find_best_splits(self, nodes, histograms, mask)
         for node, record in zip(nodes, records):
             node.record = record
 
     def _build(self, nodes):
         """Histograms of ``nodes`` as one batch; returns the batch array."""
         with self.timer.phase("histogram"):
-            return self.backend.build_histograms(
-                self.data, self.quantized_gradients, self.quantized_hessians,
-                self.sample_indices, [n.begin for n in nodes], [n.end for n in nodes])
+            return self.splitter.build_histograms(self, nodes)
 
     # ---- the shared step ----------------------------------------------------
     def _expand(self, parents):
         """Split ``parents`` (each with an admissible record); return the new children."""
         records = [p.record for p in parents]
         with self.timer.phase("partition"):
-            self.backend.partition(
-                self.data, self.sample_indices,
-                np.array([p.begin for p in parents], dtype=np.int64),
-                np.array([p.end for p in parents], dtype=np.int64),
-                np.array([r["feature"] for r in records], dtype=np.int64),
-                np.array([r["bin"] for r in records], dtype=np.int64),
-                np.array([r["default_left"] for r in records], dtype=bool))
+            self.splitter.partition(self, np.array([p.begin for p in parents], dtype=np.int64),
+                                    np.array([p.end for p in parents], dtype=np.int64), records)
         children = []
         smaller, larger, pairs_needing = [], [], []
         for parent, record in zip(parents, records):
@@ -204,8 +203,8 @@ class TreeGrower:
             with self.timer.phase("histogram"):
                 for i, (small, large, parent) in enumerate(zip(smaller, larger, pairs_needing)):
                     small.histogram = built[i:i + 1]
-                    large.histogram = self.backend.subtract_histograms(parent.histogram,
-                                                                       small.histogram)
+                    large.histogram = self.splitter.subtract_histograms(parent.histogram,
+                                                                        small.histogram)
                     parent.histogram = None
         splittable = [c for c in children if c.histogram is not None and self._can_split(c)]
         self._find_splits(splittable)
@@ -287,8 +286,8 @@ class TreeGrower:
                 continue
             record = node.record
             feature[node.id] = record["feature"]
-            threshold_bin[node.id] = record["bin"]
-            threshold[node.id] = self.thresholds(int(record["feature"]), int(record["bin"]))
+            threshold[node.id], threshold_bin[node.id] = self.splitter.split_threshold(
+                int(record["feature"]), int(record["bin"]))
             default_left[node.id] = record["default_left"]
             gain[node.id] = record["gain"]
             left_child[node.id], right_child[node.id] = node.left, node.right

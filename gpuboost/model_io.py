@@ -10,8 +10,9 @@ Format (version 1)::
         "n_outputs": K, "n_features": F, "feature_names": [...],
         "base_margin": [K floats],
         "best_iteration": int | null, "best_score": float | null,
-        "attributes": {str: str}
-      },
+        "attributes": {str: str},
+        "tree_weights": [floats]         # only when params "booster" is "adaboost":
+      },                                 # the weight of every round (gpuboost.adaboost)
       "trees": [ {"feature": [...], "threshold_bin": [...], "threshold": [...],
                   "default_left": [0/1...], "left_child": [...], "right_child": [...],
                   "value": [...], "gain": [...], "cover": [...], "count": [...]}, ... ]
@@ -22,7 +23,9 @@ exact and the same model always gives the same bytes. Loading uses only
 ``json.loads`` and explicit validation (never pickle, never eval): every tree
 array has one entry per node, children are in range and form a tree rooted at
 node 0 (each node reached once, no cycles), features are below ``n_features``,
-thresholds and values are finite. Anything else raises ``ValueError``.
+thresholds and values are finite; no object names a key twice, no key is unknown
+and every key the saver writes is present (``params`` must name the objective).
+Anything else raises ``ValueError``.
 """
 import json
 import math
@@ -31,7 +34,7 @@ import tempfile
 
 import numpy as np
 
-from .params import model_params, validate_params
+from .params import PARAMETERS, model_params, validate_params
 from .tree import TREE_ARRAYS, Tree
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "model_to_json", "model_from_json", "save_model",
@@ -56,6 +59,8 @@ def model_to_json(booster):
         "best_score": None if booster.best_score is None else float(booster.best_score),
         "attributes": dict(sorted(booster.attributes.items())),
     }
+    if booster.tree_weights is not None:
+        learner["tree_weights"] = [float(w) for w in booster.tree_weights]
     document = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "learner": learner,
                 "trees": [tree.to_dict() for tree in booster.trees]}
     return json.dumps(document, separators=(",", ":"), allow_nan=False)
@@ -172,10 +177,32 @@ def model_from_json(text):
         raise ValueError(f"Invalid gpuboost model: {error}") from None
 
 
+#: Keys of the top-level object and of "learner"; any other key is an error (as in trees).
+_DOCUMENT_KEYS = frozenset({"format", "version", "learner", "trees"})
+_LEARNER_KEYS = frozenset({"params", "n_outputs", "n_features", "feature_names", "base_margin",
+                           "best_iteration", "best_score", "attributes", "tree_weights"})
+
+
+def _object_without_duplicate_keys(pairs):
+    """``json.loads`` hook: an object naming a key twice is ambiguous, hence invalid."""
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        keys = [key for key, _ in pairs]
+        duplicate = next(key for key in keys if keys.count(key) > 1)
+        _fail(f"duplicate key {duplicate!r} in an object")
+    return document
+
+
+def _check_keys(mapping, allowed, where):
+    unknown = set(mapping) - allowed
+    if unknown:
+        _fail(f"unknown keys {sorted(unknown)} in {where}")
+
+
 def _model_from_json(text):
     from .booster import Booster
     try:
-        document = json.loads(text)
+        document = json.loads(text, object_pairs_hook=_object_without_duplicate_keys)
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
         raise ValueError(f"Invalid gpuboost model: not valid JSON ({error})") from None
     if not isinstance(document, dict):
@@ -185,8 +212,15 @@ def _model_from_json(text):
     version = _require(document, "version", int, "")
     if version != FORMAT_VERSION:
         _fail(f"unsupported version {version} (this gpuboost reads version {FORMAT_VERSION})")
+    _check_keys(document, _DOCUMENT_KEYS, "the top-level object")
     learner = _require(document, "learner", dict, "")
+    _check_keys(learner, _LEARNER_KEYS, "'learner'")
+    for key in ("best_iteration", "best_score", "attributes"):  # always written; may be null
+        if key not in learner:
+            _fail(f"missing learner {key!r}")
     params = _require(learner, "params", dict, "learner ")
+    if not any(key in params for key in ("objective",) + PARAMETERS["objective"].aliases):
+        _fail("learner params lack 'objective' (the default would change the predictions)")
     try:
         params = validate_params(params)
     except ValueError as error:
@@ -233,8 +267,16 @@ def _model_from_json(text):
     n_rounds = len(trees) // n_outputs
     if best_iteration is not None and best_iteration >= max(n_rounds, 1):
         _fail(f"best_iteration {best_iteration} is beyond the {n_rounds} rounds")
+    tree_weights = learner.get("tree_weights")
+    if (params["booster"] == "adaboost") != (tree_weights is not None):
+        _fail("'tree_weights' must be present exactly when params 'booster' is 'adaboost'")
+    if tree_weights is not None and (
+            not isinstance(tree_weights, list) or len(tree_weights) != n_rounds
+            or not all(isinstance(w, (int, float)) and not isinstance(w, bool)
+                       and math.isfinite(w) and w > 0 for w in tree_weights)):
+        _fail("tree_weights must hold one positive finite number per round")
     return Booster(params, n_outputs, np.asarray(base_margin, dtype=np.float64), n_features,
-                   names, trees, best_iteration, best_score, attributes)
+                   names, trees, best_iteration, best_score, attributes, tree_weights)
 
 
 def load_model(path):

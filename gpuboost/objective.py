@@ -236,7 +236,8 @@ class Objective:
     refit_alpha : float or None
         If not None, after a tree is grown the backend replaces each leaf
         value by the :func:`weighted_quantile` (level ``refit_alpha``) of the
-        residuals :meth:`refit_residuals` of the rows in the leaf.
+        residuals :meth:`refit_residuals` of the rows in the leaf (the default
+        :meth:`refit_leaf_values`).
     """
 
     name = None
@@ -420,6 +421,57 @@ class Objective:
         """Residuals ``y - raw`` of shape (n_samples,) for the leaf refit."""
         return xp.asarray(y, dtype=Y_DTYPE) - xp.asarray(raw, dtype=Y_DTYPE)
 
+    # -- per-round hooks of the boosting loop --------------------------------
+
+    @property
+    def has_leaf_refit(self):
+        """Whether the loop replaces leaf values by :meth:`refit_leaf_values`."""
+        return self.refit_alpha is not None
+
+    def begin_round(self, backend, y, raw, weight):
+        """Called by the boosting loop once per round, before :meth:`gradients`.
+
+        Objectives whose gradients depend on statistics of the whole round
+        (``reg:huber`` with ``huber_alpha``) compute them here, with the
+        backend's primitives. The default does nothing.
+
+        Parameters
+        ----------
+        backend : gpuboost.backends.base.Backend
+        y : backend array of shape (n_samples,)
+        raw : backend array of shape (n_samples,) or (n_samples, n_outputs)
+        weight : backend array of shape (n_samples,) or None
+        """
+
+    def refit_leaf_values(self, backend, y, raw, weight, sample_indices, begins, ends):
+        """New values of a grown tree's leaves (before the learning rate).
+
+        The default: per leaf, the weighted lower ``refit_alpha``-quantile of
+        the residuals :meth:`refit_residuals` of its rows
+        (``backend.segment_weighted_quantile``).
+
+        Parameters
+        ----------
+        backend : gpuboost.backends.base.Backend
+        y : backend array of shape (n_samples,)
+            Labels.
+        raw : backend array of shape (n_samples,), float64
+            Margins of the tree's output column before the tree is added.
+        weight : backend array of shape (n_samples,) or None
+            Row weights (sample weights times the row-sampling multipliers).
+        sample_indices : backend array, int32
+            The tree's row partition.
+        begins, ends : ndarray of int (host)
+            The leaves' segments of ``sample_indices``, each non-empty.
+
+        Returns
+        -------
+        values : ndarray of shape (n_leaves,), float64 (host)
+        """
+        residuals = self.refit_residuals(y, raw, backend.xp)
+        return backend.segment_weighted_quantile(residuals, weight, sample_indices, begins,
+                                                 ends, self.refit_alpha)
+
 
 class _IdentityLinkMixin:
     """Identity link: any finite ``base_score`` is the margin itself."""
@@ -491,38 +543,111 @@ class AbsoluteError(_IdentityLinkMixin, Objective):
 
 
 class HuberError(_IdentityLinkMixin, Objective):
-    """``reg:huber``: Friedman's Huber loss with threshold ``huber_delta``.
+    """``reg:huber``: Friedman's Huber loss and his M_TreeBoost leaf values.
 
     Loss ``r**2 / 2`` if ``|r| <= delta`` else ``delta * (|r| - delta / 2)``
     with ``r = F - y``; ``grad = clip(r, -delta, delta)``, ``hess = 1``.
 
+    ``delta`` is ``huber_delta`` (fixed), or, when ``huber_alpha`` is given,
+    Friedman's choice: at every round, the weighted lower ``huber_alpha``-
+    quantile of ``|y - F|`` over all training rows
+    (``backend.segment_weighted_quantile`` on one segment; see
+    :meth:`begin_round`).
+
+    Leaf values (Friedman 2001, algorithm "M_TreeBoost" for the Huber loss):
+    after a tree is grown on the gradients, each leaf's value becomes the
+    one-step estimate of its Huber location, with ``r = y - F`` of the leaf's
+    rows and ``m`` their weighted lower median (:func:`weighted_quantile` at
+    0.5)::
+
+        value = m + sum(w * sign(r - m) * min(delta, |r - m|)) / sum(w)
+
+    (times the learning rate). The two sums are sequential float64 sums over
+    the leaf's rows in partition order (``backend.segment_sums``), so both
+    backends give the same bits. ``w`` is the sample weight times the row
+    sampling multiplier (1 without them).
+
     The base margin is the weighted lower median of the labels: a robust
-    start, not the exact Huber M-estimate of location. No leaf refit is done
-    (``refit_alpha = None``).
+    start, not the exact Huber M-estimate of location.
 
     Parameters
     ----------
     huber_delta : float, default=1.0
         Positive threshold between the quadratic and the linear part.
+    huber_alpha : float or None, default=None
+        If given, in (0, 1): ``delta`` is re-estimated every round as this
+        quantile of the absolute residuals, and ``huber_delta`` is not used
+        by training.
+
+    Attributes
+    ----------
+    round_delta : float
+        The ``delta`` of the current round.
     """
 
     name = "reg:huber"
     default_metric = "rmse"
 
-    def __init__(self, huber_delta=DEFAULT_HUBER_DELTA):
+    def __init__(self, huber_delta=DEFAULT_HUBER_DELTA, huber_alpha=None):
         if (not isinstance(huber_delta, numbers.Real)
                 or not np.isfinite(huber_delta) or huber_delta <= 0):
             raise ValueError(
                 f"objective {self.name!r}: huber_delta must be a positive "
                 f"finite number, got {huber_delta!r}")
+        if huber_alpha is not None and (
+                isinstance(huber_alpha, bool) or not isinstance(huber_alpha, numbers.Real)
+                or not 0.0 < huber_alpha < 1.0):
+            raise ValueError(
+                f"objective {self.name!r}: huber_alpha must be None or in (0, 1), "
+                f"got {huber_alpha!r}")
         self.huber_delta = float(huber_delta)
+        self.huber_alpha = None if huber_alpha is None else float(huber_alpha)
+        self.round_delta = self.huber_delta
 
     def get_params(self):
-        return {"huber_delta": self.huber_delta}
+        return {"huber_delta": self.huber_delta, "huber_alpha": self.huber_alpha}
+
+    @property
+    def has_leaf_refit(self):
+        return True
+
+    def begin_round(self, backend, y, raw, weight):
+        """Set :attr:`round_delta`: ``huber_delta``, or the ``huber_alpha``-quantile
+        of ``|y - F|`` over all rows."""
+        if self.huber_alpha is None:
+            self.round_delta = self.huber_delta
+            return
+        xp = backend.xp
+        absolute_residuals = xp.ascontiguousarray(xp.abs(self.refit_residuals(y, raw, xp)))
+        n_rows = int(absolute_residuals.shape[0])
+        all_rows = xp.arange(n_rows, dtype=np.int32)
+        self.round_delta = float(backend.segment_weighted_quantile(
+            absolute_residuals, weight, all_rows, np.array([0]), np.array([n_rows]),
+            self.huber_alpha)[0])
 
     def _gradients(self, y, raw, xp):
-        grad = xp.clip(raw - y, -self.huber_delta, self.huber_delta)
+        grad = xp.clip(raw - y, -self.round_delta, self.round_delta)
         return grad, xp.ones_like(raw)
+
+    def refit_leaf_values(self, backend, y, raw, weight, sample_indices, begins, ends):
+        """Friedman's one-step Huber leaf values (see the class docstring)."""
+        xp = backend.xp
+        residuals = xp.ascontiguousarray(self.refit_residuals(y, raw, xp))
+        medians = backend.segment_weighted_quantile(residuals, weight, sample_indices, begins,
+                                                    ends, 0.5)
+        leaf_median_of_row = xp.zeros((residuals.shape[0], 1), dtype=Y_DTYPE)
+        backend.add_leaf_values(leaf_median_of_row, 0, sample_indices, begins, ends, medians)
+        deviations = residuals - leaf_median_of_row[:, 0]
+        clipped = xp.sign(deviations) * xp.minimum(xp.abs(deviations), self.round_delta)
+        if weight is None:
+            totals = (np.asarray(ends) - np.asarray(begins)).astype(np.float64)
+        else:
+            weight = xp.ascontiguousarray(xp.asarray(weight, dtype=Y_DTYPE))
+            clipped = clipped * weight
+            totals = backend.segment_sums(weight, sample_indices, begins, ends)
+        sums = backend.segment_sums(xp.ascontiguousarray(clipped), sample_indices, begins, ends)
+        means = np.divide(sums, totals, out=np.zeros_like(sums), where=totals > 0)
+        return medians + means
 
     def base_margin(self, y, weight):
         y, weight = _host_label_and_weight(y, weight, self.name)
@@ -1004,6 +1129,10 @@ _OBJECTIVE_CLASSES = {
     GammaLoss.name: GammaLoss,
     TweedieLoss.name: TweedieLoss,
 }
+# The ranking objectives live in gpuboost/ranking.py (they subclass Objective,
+# defined above, hence the import here).
+from .ranking import RANKING_OBJECTIVE_CLASSES  # noqa: E402
+_OBJECTIVE_CLASSES.update(RANKING_OBJECTIVE_CLASSES)
 
 #: Names accepted by :func:`get_objective`.
 OBJECTIVES = tuple(_OBJECTIVE_CLASSES)
@@ -1021,9 +1150,9 @@ def get_objective(name_or_callable, params=None):
     params : dict or None
         Already-validated parameter values. Keys used: ``num_class``
         (``multi:*``, and the number of outputs of a custom objective when
-        greater than 1), ``huber_delta``, ``quantile_alpha``,
-        ``tweedie_variance_power``. Missing keys take the defaults; other
-        keys are ignored.
+        greater than 1), ``huber_delta``, ``huber_alpha``, ``quantile_alpha``,
+        ``tweedie_variance_power``, ``lambdarank_truncation_level``
+        (``rank:*``). Missing keys take the defaults; other keys are ignored.
 
     Returns
     -------
@@ -1055,13 +1184,16 @@ def get_objective(name_or_callable, params=None):
             return _OBJECTIVE_CLASSES[name](num_class=num_class)
         if name == HuberError.name:
             return HuberError(
-                huber_delta=params.get("huber_delta", DEFAULT_HUBER_DELTA))
+                huber_delta=params.get("huber_delta", DEFAULT_HUBER_DELTA),
+                huber_alpha=params.get("huber_alpha"))
         if name == QuantileError.name:
             return QuantileError(quantile_alpha=params.get(
                 "quantile_alpha", DEFAULT_QUANTILE_ALPHA))
         if name == TweedieLoss.name:
             return TweedieLoss(tweedie_variance_power=params.get(
                 "tweedie_variance_power", DEFAULT_TWEEDIE_VARIANCE_POWER))
+        if name in RANKING_OBJECTIVE_CLASSES:
+            return RANKING_OBJECTIVE_CLASSES[name].from_params(params)
         return _OBJECTIVE_CLASSES[name]()
     if callable(name_or_callable) or name_or_callable == CUSTOM_OBJECTIVE_NAME:
         # A saved model records a custom objective by name only: it predicts

@@ -11,6 +11,8 @@ import math
 import numbers
 from dataclasses import dataclass, field
 
+import numpy as np
+
 __all__ = ["PARAMETERS", "ALIASES", "validate_params", "parameter_table_markdown"]
 
 
@@ -81,6 +83,19 @@ PARAMETERS = {p.name: p for p in [
        low=0.0, aliases=("max_delta",)),
     _P("subsample", 1.0, "float", "fraction of rows sampled for each tree",
        low=0.0, high=1.0, low_open=True, aliases=("bagging_fraction", "sub_row")),
+    _P("sampling_method", "uniform", "str",
+       "how subsample draws rows: 'uniform', or 'gradient_based' (XGBoost: kept with "
+       "probability proportional to sqrt(g² + reg_lambda·h²), weighted by its inverse)",
+       choices=("uniform", "gradient_based")),
+    _P("data_sample_strategy", "bagging", "str",
+       "'bagging' (subsample / sampling_method) or 'goss' (LightGBM's gradient-based "
+       "one-side sampling: top_rate, other_rate)", choices=("bagging", "goss")),
+    _P("top_rate", 0.2, "float", "GOSS: fraction of rows kept for the largest |gradient|",
+       low=0.0, high=1.0, high_open=True),
+    _P("other_rate", 0.1, "float",
+       "GOSS: fraction of all rows drawn from the others, up-weighted by "
+       "(1 - top_rate) / other_rate; top_rate + other_rate <= 1",
+       low=0.0, high=1.0, low_open=True),
     _P("colsample_bytree", 1.0, "float", "fraction of features sampled for each tree",
        low=0.0, high=1.0, low_open=True, aliases=("feature_fraction", "sub_feature")),
     _P("colsample_bylevel", 1.0, "float", "fraction of the tree's features sampled per depth",
@@ -95,13 +110,35 @@ PARAMETERS = {p.name: p for p in [
        low=0, aliases=("num_classes",)),
     _P("huber_delta", 1.0, "float", "transition point of reg:huber",
        low=0.0, low_open=True, aliases=("huber_slope",)),
+    _P("huber_alpha", None, "float",
+       "reg:huber: if set, the transition point is re-estimated every round as this "
+       "quantile of |residuals| (Friedman's M-regression); None = huber_delta",
+       low=0.0, high=1.0, low_open=True, high_open=True),
     _P("quantile_alpha", 0.5, "float", "quantile level of reg:quantile",
        low=0.0, high=1.0, low_open=True, high_open=True),
     _P("tweedie_variance_power", 1.5, "float", "variance power of reg:tweedie",
        low=1.0, high=2.0, high_open=True),
-    _P("tree_method", "hist", "str", "split finding: 'hist' (quantized histograms)",
-       choices=("hist", "auto")),
-    _P("booster", "gbtree", "str", "model family: 'gbtree'", choices=("gbtree",)),
+    _P("lambdarank_truncation_level", 30, "int",
+       "rank:*: pairs are formed between each of the top this many documents of a query "
+       "(by current score) and every document ranked below it",
+       low=1, aliases=("lambdarank_num_pair_per_sample",)),
+    _P("tree_method", "hist", "str", "split finding: 'hist' (quantized histograms), "
+       "'approx' (bins re-sketched every tree from hessian-weighted quantiles), "
+       "'exact' (every distinct value is a candidate; sorted scans, O(n log n) per node: "
+       "for small data)",
+       choices=("hist", "auto", "approx", "exact")),
+    _P("enable_bundle", True, "bool",
+       "exclusive feature bundling (hist): features never non-zero in the same row share "
+       "one histogram column; used only when it leaves fewer columns",
+       aliases=("is_enable_bundle",)),
+    _P("max_conflict_rate", 0.0, "float",
+       "feature bundling: rows of a bundle where two members are non-zero, as a fraction "
+       "of all rows; 0 = exact (the same model as without bundling)",
+       low=0.0, high=1.0, high_open=True),
+    _P("booster", "gbtree", "str",
+       "model family: 'gbtree' (gradient boosting) or 'adaboost' (discrete SAMME AdaBoost "
+       "classifier, gpuboost.adaboost: learning_rate defaults to 1.0 and max_depth to 1 there)",
+       choices=("gbtree", "adaboost")),
     _P("device", "auto", "str", "'auto' (GPU when usable, else CPU), 'cpu' or 'cuda' ('cuda:0' accepted)",
        choices=("auto", "cpu", "cuda", "gpu")),
     _P("verbosity", 1, "int", "0 silent, 1 warnings, 2 info (per-phase timings), 3 debug",
@@ -161,6 +198,10 @@ def _check_value(param, value):
         if param.choices and value not in param.choices:
             raise ValueError(f"Parameter {name!r} must be one of {list(param.choices)}, got {value!r}.")
         return value
+    if param.kind == "bool":
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"Parameter {name!r} must be True or False, got {value!r}.")
+        return bool(value)
     if param.kind == "int":
         if isinstance(value, bool) and name != "verbosity":  # verbose=True is common usage
             raise ValueError(f"Parameter {name!r} must be an integer, got {value!r}.")
@@ -229,6 +270,13 @@ def validate_params(params):
     if isinstance(objective, str) and objective.startswith("multi:"):
         if out["num_class"] < 2:
             raise ValueError(f"Objective {objective!r} needs 'num_class' >= 2, got {out['num_class']}.")
+    if out["data_sample_strategy"] == "goss":
+        if out["top_rate"] + out["other_rate"] > 1.0:
+            raise ValueError(f"GOSS needs top_rate + other_rate <= 1, got {out['top_rate']} + "
+                             f"{out['other_rate']}.")
+        if out["subsample"] < 1.0 or out["sampling_method"] != "uniform":
+            raise ValueError("data_sample_strategy='goss' samples rows by itself (top_rate, "
+                             "other_rate); leave subsample at 1 and sampling_method 'uniform'.")
     if out["grow_policy"] == "depthwise" and out["max_depth"] == 0 and out["max_leaves"] == 0:
         raise ValueError("grow_policy='depthwise' needs max_depth > 0 or max_leaves > 0 "
                          "(both are 0: the tree would be unbounded).")

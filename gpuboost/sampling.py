@@ -17,9 +17,9 @@ Strategies
 ``data_sample_strategy='goss'`` (LightGBM's Gradient-based One-Side Sampling)
     With ``a = top_rate``, ``b = other_rate`` and ``n`` rows: the
     ``n_top = floor(a * n)`` rows with the largest ``|g|`` are kept with
-    multiplier 1. The order is ``|g|`` descending, ties broken by the lower row
-    id (a stable sort of the key ``-|g|``), so the chosen set is the same on
-    every backend. Every other row is kept when ``u[r] < b / (1 - a)`` and gets
+    multiplier 1, ties broken by the lower row id (:func:`goss_top_rows`: a
+    threshold value, then the tied rows in row order), so the chosen set is the
+    same on every backend. Every other row is kept when ``u[r] < b / (1 - a)`` and gets
     the multiplier ``(1 - a) / b``, the inverse of its probability of being
     kept, so that gradient sums stay unbiased. The rest are dropped
     (multiplier 0). The expected sample size is ``(a + b) * n``.
@@ -57,13 +57,11 @@ from ._dtypes import SAMPLE_INDEX_DTYPE
 from .quantize import quantize
 from .random import row_uniforms
 
-__all__ = ["sample_rows", "goss_sample", "gradient_based_sample", "goss_sample_naive",
-           "gradient_based_probabilities_naive", "DATA_SAMPLE_STRATEGIES", "SAMPLING_METHODS"]
+__all__ = ["sample_rows", "sampled_row_weights", "goss_sample", "goss_top_rows",
+           "gradient_based_sample",
+           "goss_sample_naive", "gradient_based_probabilities",
+           "gradient_based_probabilities_naive"]
 
-#: Values of ``data_sample_strategy``.
-DATA_SAMPLE_STRATEGIES = ("bagging", "goss")
-#: Values of ``sampling_method``.
-SAMPLING_METHODS = ("uniform", "gradient_based")
 #: Multiplier of the rows that are not sampled.
 DROPPED_MULTIPLIER = 0.0
 
@@ -107,6 +105,38 @@ def goss_top_count(n_rows, top_rate):
     return int(np.floor(float(top_rate) * n_rows))
 
 
+def goss_top_rows(xp, magnitudes, n_top):
+    """Mask of the ``n_top`` rows of largest magnitude, ties broken by the lower row id.
+
+    Selection by value, without a sort of the rows: ``threshold`` is the
+    ``n_top``-th largest magnitude (``xp.partition``, which returns values, so
+    any algorithm gives the same one); every row above it is taken, then the
+    rows equal to it in increasing row order until ``n_top`` are taken.
+
+    Parameters
+    ----------
+    xp : module
+    magnitudes : array of shape (n_rows,), float64
+        Non-negative, not NaN.
+    n_top : int
+        In ``[0, n_rows]``.
+
+    Returns
+    -------
+    is_top : array of shape (n_rows,), bool
+    """
+    n_rows = int(magnitudes.shape[0])
+    if n_top >= n_rows:
+        return xp.ones(n_rows, dtype=bool)
+    if n_top == 0:
+        return xp.zeros(n_rows, dtype=bool)
+    threshold = xp.partition(magnitudes, n_rows - n_top)[n_rows - n_top]
+    is_top = magnitudes > threshold
+    n_tied_taken = n_top - int(xp.count_nonzero(is_top))
+    is_top[xp.flatnonzero(magnitudes == threshold)[:n_tied_taken]] = True
+    return is_top
+
+
 def goss_sample(xp, gradients, seed, stream, top_rate, other_rate):
     """GOSS (see the module docstring).
 
@@ -127,14 +157,7 @@ def goss_sample(xp, gradients, seed, stream, top_rate, other_rate):
         others, 0 for the dropped rows.
     """
     n_rows = int(gradients.shape[0])
-    n_top = goss_top_count(n_rows, top_rate)
-    # Descending |g| as ascending -|g|; the stable sort keeps equal keys in row order.
-    # Adding +0.0 turns -0.0 (the key of every zero gradient) into +0.0, so a radix
-    # sort sees the same ties as a comparison sort.
-    key = -xp.abs(gradients) + 0.0
-    order = xp.argsort(key, kind="stable")
-    is_top = xp.zeros(n_rows, dtype=bool)
-    is_top[order[:n_top]] = True
+    is_top = goss_top_rows(xp, xp.abs(gradients), goss_top_count(n_rows, top_rate))
     other_probability = float(other_rate) / (1.0 - float(top_rate))
     uniforms = row_uniforms(seed, stream, n_rows, xp=xp)
     is_other = ~is_top & (uniforms < other_probability)
@@ -200,7 +223,8 @@ def gradient_based_probabilities(xp, gradients, hessians, fraction, reg_lambda):
     suffix_sums = descending.sum() - xp.cumsum(descending) + descending
     candidates = xp.arange(target, dtype=xp.int64)
     settled = descending[:target] * (target - candidates) <= suffix_sums[:target]
-    n_certain = int(xp.argmax(settled))  # settled[target - 1] always holds
+    # The first k that holds (settled[target - 1] always does); argmax of 0/1 integers.
+    n_certain = int(xp.argmax(settled.astype(xp.int8)))
     remaining_sum = int(suffix_sums[n_certain])
     slots = target - n_certain
     if remaining_sum == 0:
@@ -244,3 +268,20 @@ def gradient_based_probabilities_naive(gradients, hessians, fraction, reg_lambda
         return np.array([1.0 if level > 0 else 0.0 for level in levels])
     return np.array([min(1.0, float(level * slots) / float(remaining_sum))
                      for level in levels])
+
+
+def sampled_row_weights(weight, multipliers):
+    """Row weights of a sampled tree: sample weights times the sampling multipliers.
+
+    Parameters
+    ----------
+    weight : backend array of shape (n_rows,), float64, or None
+    multipliers : backend array of shape (n_rows,), float64, or None
+
+    Returns
+    -------
+    backend array of shape (n_rows,), float64, or None (all ones)
+    """
+    if multipliers is None:
+        return weight
+    return multipliers if weight is None else weight * multipliers

@@ -58,6 +58,14 @@ class SplitParams:
                    min_data_in_leaf=int(params["min_data_in_leaf"]), gamma=float(params["gamma"]))
 
 
+def _as_float64(values):
+    """``np.float64(values)``, except that a CuPy array stays a CuPy array (so the
+    formulas below also run on the device, e.g. in gpuboost.exact)."""
+    if hasattr(values, "__cuda_array_interface__"):
+        return values.astype(np.float64, copy=False)
+    return np.float64(values)
+
+
 def threshold_l1(sum_gradients, reg_alpha):
     """L1 soft thresholding ``sign(G) * max(|G| - alpha, 0)`` (float64, elementwise)."""
     if reg_alpha == 0.0:
@@ -77,8 +85,8 @@ def leaf_weight(sum_gradients, sum_hessians, params):
     -------
     weight : float64 or ndarray; 0 where ``H + lambda <= 0``.
     """
-    thresholded = threshold_l1(np.float64(sum_gradients), params.reg_alpha)
-    denominator = np.float64(sum_hessians) + params.reg_lambda
+    thresholded = threshold_l1(_as_float64(sum_gradients), params.reg_alpha)
+    denominator = _as_float64(sum_hessians) + params.reg_lambda
     with np.errstate(divide="ignore", invalid="ignore"):
         weight = np.where(denominator > 0.0, -thresholded / denominator, 0.0)
     if params.max_delta_step > 0.0:
@@ -92,8 +100,8 @@ def leaf_score(sum_gradients, sum_hessians, params):
     With ``max_delta_step > 0`` the score of the clipped weight ``w``:
     ``-(2 T(G) w + (H + lambda) w^2)``. Zero where ``H + lambda <= 0``.
     """
-    thresholded = threshold_l1(np.float64(sum_gradients), params.reg_alpha)
-    denominator = np.float64(sum_hessians) + params.reg_lambda
+    thresholded = threshold_l1(_as_float64(sum_gradients), params.reg_alpha)
+    denominator = _as_float64(sum_hessians) + params.reg_lambda
     if params.max_delta_step == 0.0:
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(denominator > 0.0, thresholded * thresholded / denominator, 0.0)

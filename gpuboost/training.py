@@ -1,13 +1,19 @@
 """The boosting loop: ``gpuboost.train``.
 
 One round, per output column (docs/DESIGN.md): objective -> gradients/hessians
--> quantization -> tree growth (histograms, split scan, partition) -> leaf values
-(optionally refit) -> prediction update -> metrics. Backend-agnostic: every
+-> row sampling (gpuboost.sampling) -> quantization -> for tree_method='approx',
+re-binning (gpuboost.approx) -> tree growth (histograms, split scan, partition)
+-> leaf values (optionally refit) -> prediction update -> metrics. Backend-agnostic: every
 per-row array lives on the backend (``backend.xp``) and only split records and
 the finished tree reach the host.
 """
+import functools
+import inspect
+import traceback
+
 import numpy as np
 
+from .approx import ApproxRebinner
 from .backends import get_backend
 from .booster import Booster
 from .callback import CallbackContainer, EarlyStopping, EvaluationMonitor, TrainingCallback
@@ -17,7 +23,9 @@ from .metric import get_metric
 from .objective import CUSTOM_OBJECTIVE_NAME, CustomObjective, get_objective
 from .params import validate_params
 from .random import host_rng
+from .sampling import sample_rows, sampled_row_weights
 from .split import SplitParams
+from .splitter import make_splitter
 from ._profiling import PhaseTimer
 
 __all__ = ["train"]
@@ -63,6 +71,9 @@ def _make_booster(params, objective, dtrain, init_model):
     if init_model is not None:
         if not isinstance(init_model, Booster):
             init_model = Booster.load_model(init_model)
+        if init_model.tree_weights is not None:
+            raise ValueError("init_model is an AdaBoost model (booster='adaboost'); gradient "
+                             "boosting cannot continue it.")
         if init_model.n_features != dtrain.n_features:
             raise ValueError(f"init_model has {init_model.n_features} features, dtrain has "
                              f"{dtrain.n_features}.")
@@ -77,7 +88,13 @@ def _make_booster(params, objective, dtrain, init_model):
     if params["base_score"] is not None:
         base_margin = objective.base_score_to_margin(params["base_score"])
     else:
-        base_margin = objective.base_margin(dtrain.label, dtrain.weight)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            base_margin = objective.base_margin(dtrain.label, dtrain.weight)
+    if not np.all(np.isfinite(base_margin)):
+        raise ValueError(f"The initial prediction (base margin) {np.asarray(base_margin).tolist()} "
+                         f"is not finite: the labels or weights overflow float64 in the "
+                         f"objective's optimal constant, or base_score is outside the "
+                         f"objective's range. Rescale labels or weights, or pass base_score.")
     return Booster(params, n_outputs, base_margin, dtrain.n_features, dtrain.feature_names), None
 
 
@@ -101,6 +118,55 @@ def _check_evals(evals, dtrain):
     return checked
 
 
+def _clear_finished_frames(error):
+    """Drop the local variables of the finished frames of ``error``'s traceback chain."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        traceback.clear_frames(error.__traceback__)
+        error = error.__cause__ or error.__context__
+
+
+def _device_memory_restored_on_out_of_memory(train_function):
+    """Decorator of :func:`train`: a CUDA out-of-memory error leaves device memory as
+    it was before the call.
+
+    The arrays the failed call allocated are referenced only by the finished frames
+    of the error's traceback; those are cleared, so the arrays are freed even while
+    the caller holds the exception. Device copies of Datasets cached by this call are
+    dropped and the memory pool returns its unused blocks. A CuPy out-of-memory
+    error raised outside a backend method becomes a ``GpuOutOfMemoryError`` too.
+    """
+    signature = inspect.signature(train_function)
+
+    @functools.wraps(train_function)
+    def wrapper(*args, **kwargs):
+        arguments = signature.bind(*args, **kwargs).arguments
+        evals = arguments.get("evals", ())
+        datasets = [arguments["dtrain"]] + ([item[0] for item in evals if isinstance(
+            item, (tuple, list)) and item] if isinstance(evals, (tuple, list)) else [])
+        cached_before = [(dataset, set(dataset._backend_cache)) for dataset in datasets
+                         if isinstance(dataset, Dataset)]
+        try:
+            return train_function(*args, **kwargs)
+        except MemoryError as error:
+            from .backends.cuda_backend import GpuOutOfMemoryError
+            backend = get_backend(validate_params(arguments["params"])["device"])
+            if backend.name != "cuda" or not isinstance(
+                    error, (GpuOutOfMemoryError,) + tuple(backend._out_of_memory_errors)):
+                raise
+            for dataset, keys in cached_before:
+                for key in set(dataset._backend_cache) - keys:
+                    del dataset._backend_cache[key]
+            _clear_finished_frames(error)
+            backend.release_memory()
+            if isinstance(error, GpuOutOfMemoryError):
+                raise
+            raise backend._out_of_memory("training", error) from error
+    return wrapper
+
+
+@_device_memory_restored_on_out_of_memory
 def train(params, dtrain, num_boost_round=100, evals=(), obj=None, custom_metric=None,
           early_stopping_rounds=None, evals_result=None, verbose_eval=True, callbacks=(),
           init_model=None):
@@ -137,6 +203,12 @@ def train(params, dtrain, num_boost_round=100, evals=(), obj=None, custom_metric
     Returns
     -------
     Booster
+
+    Raises
+    ------
+    GpuOutOfMemoryError
+        The GPU ran out of memory (the message names the sizes); device memory is
+        then as it was before the call.
     """
     if not isinstance(dtrain, Dataset):
         raise TypeError(f"dtrain must be a gpuboost.Dataset, got {type(dtrain).__name__}.")
@@ -145,7 +217,13 @@ def train(params, dtrain, num_boost_round=100, evals=(), obj=None, custom_metric
     if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) \
             or num_boost_round < 0:
         raise ValueError(f"num_boost_round must be a non-negative integer, got {num_boost_round!r}.")
+    given_params = params
     params = validate_params(params)
+    if params["booster"] == "adaboost":  # the SAMME loop: gpuboost/adaboost.py
+        from .adaboost import train_adaboost
+        return train_adaboost(given_params, dtrain, num_boost_round, evals, obj, custom_metric,
+                              early_stopping_rounds, evals_result, verbose_eval, callbacks,
+                              init_model)
     if obj is not None:
         params["objective"] = obj
     if callable(params["objective"]):
@@ -161,109 +239,124 @@ def train(params, dtrain, num_boost_round=100, evals=(), obj=None, custom_metric
         if dataset is not dtrain:
             objective.check_labels(dataset.label)
 
-    booster, init_model = _make_booster(params, objective, dtrain, init_model)
-    booster._objective = objective
-    n_outputs = booster.n_outputs
-    start_round = booster.num_boosted_rounds()
-    timer = PhaseTimer(enabled=params["verbosity"] >= VERBOSITY_TIMINGS,
-                       synchronize=backend.synchronize)
+    with backend.guard("training"):
+        booster, init_model = _make_booster(params, objective, dtrain, init_model)
+        booster._objective = objective
+        n_outputs = booster.n_outputs
+        start_round = booster.num_boosted_rounds()
+        timer = PhaseTimer(enabled=params["verbosity"] >= VERBOSITY_TIMINGS,
+                           synchronize=backend.synchronize)
 
-    data = backend.prepare(dtrain)
-    xp = backend.xp
-    label = backend.to_device(dtrain.label)
-    weight = None if dtrain.weight is None else backend.to_device(dtrain.weight)
-    raw = backend.to_device(_initial_margins(booster, dtrain, init_model))
-    eval_sets = []
-    for dataset, name in evals:
-        is_train = dataset is dtrain
-        margins = raw if is_train else backend.to_device(
-            _initial_margins(booster, dataset, init_model))
-        eval_sets.append(_EvalSet(backend, dataset, name, margins, is_train))
-    metric_names = params["eval_metric"] or [objective.default_metric]
-    metrics = [get_metric(name) for name in metric_names]
+        data = backend.prepare(dtrain)
+        xp = backend.xp
+        label = data.label  # already on the device (DeviceData)
+        weight = data.weight
+        raw = backend.to_device(_initial_margins(booster, dtrain, init_model))
+        eval_sets = []
+        for dataset, name in evals:
+            is_train = dataset is dtrain
+            margins = raw if is_train else backend.to_device(
+                _initial_margins(booster, dataset, init_model))
+            eval_sets.append(_EvalSet(backend, dataset, name, margins, is_train))
+        metric_names = params["eval_metric"] or [objective.default_metric]
+        metrics = [get_metric(name) for name in metric_names]
 
-    callback_list = list(callbacks)
-    if verbose_eval and eval_sets:
-        callback_list.append(EvaluationMonitor(period=1 if verbose_eval is True else verbose_eval))
-    if early_stopping_rounds is not None:
-        callback_list.append(EarlyStopping(  # a custom metric is watched: lower is better
-            early_stopping_rounds, maximize=False if custom_metric is not None else None))
-    container = CallbackContainer(callback_list)
-    booster = container.before_training(booster)
-    evals_log = {}
-    split_params = SplitParams.from_params(params)
-    thresholds = dtrain.bin_mapper.threshold_for_bin
-    seed = params["seed"]
+        callback_list = list(callbacks)
+        if verbose_eval and eval_sets:
+            callback_list.append(EvaluationMonitor(period=1 if verbose_eval is True else verbose_eval))
+        if early_stopping_rounds is not None:
+            callback_list.append(EarlyStopping(  # a custom metric is watched: lower is better
+                early_stopping_rounds, maximize=False if custom_metric is not None else None))
+        container = CallbackContainer(callback_list)
+        booster = container.before_training(booster)
+        evals_log = {}
+        split_params = SplitParams.from_params(params)
+        thresholds = dtrain.bin_mapper.threshold_for_bin
+        seed = params["seed"]
+        rebinner = ApproxRebinner(backend, dtrain, dtrain.bin_mapper.max_bin) \
+            if params["tree_method"] == "approx" else None
+        # tree_method='exact' or feature bundles (gpuboost.splitter); None: plain histograms.
+        splitter = make_splitter(params, backend, data, dtrain)
 
-    for round_index in range(start_round, start_round + num_boost_round):
-        if container.before_iteration(booster, round_index, evals_log):
-            break
-        with timer.phase("gradients"):
-            margin_view = raw[:, 0] if n_outputs == 1 else raw
-            gradients, hessians = objective.gradients(label, margin_view, weight, xp, dataset=dtrain)
-            if n_outputs == 1:
-                gradients, hessians = gradients.reshape(-1, 1), hessians.reshape(-1, 1)
-        trees = []
-        for output in range(n_outputs):
-            with timer.phase("quantize"):
-                quantized_g, scale_g = backend.quantize(xp.ascontiguousarray(gradients[:, output]))
-                quantized_h, scale_h = backend.quantize(xp.ascontiguousarray(hessians[:, output]))
-            sample_indices = backend.row_sample(
-                dtrain.n_rows, seed, round_index * ROW_STREAMS_PER_ROUND + output,
-                params["subsample"])
-            sampler = FeatureSampler(dtrain.n_features, params, host_rng(seed, round_index, output))
-            grower = TreeGrower(backend, data, quantized_g, quantized_h, scale_g, scale_h,
-                                sample_indices, params, split_params, sampler, thresholds, timer)
-            grown = grower.grow()
-            tree = grown.tree
-            if objective.refit_alpha is not None:
-                with timer.phase("leaf_values"):
-                    residuals = objective.refit_residuals(label, xp.ascontiguousarray(raw[:, output]), xp)
-                    # Leaves without rows or without weight keep their Newton value (0).
-                    has_weight = tree.cover[grown.leaf_nodes] > 0
-                    leaves = grown.leaf_nodes[has_weight]
-                    if len(leaves):
-                        refit = backend.segment_weighted_quantile(
-                            residuals, weight, grown.sample_indices,
-                            grown.leaf_begins[has_weight], grown.leaf_ends[has_weight],
-                            objective.refit_alpha)
-                        tree.value[leaves] = params["learning_rate"] * refit
-            with timer.phase("predict_update"):
-                if params["subsample"] >= 1.0:
-                    backend.add_leaf_values(raw, output, grown.sample_indices, grown.leaf_begins,
-                                            grown.leaf_ends, tree.value[grown.leaf_nodes])
-                else:
-                    raw[:, output] += backend.predict_tree_binned(data, tree)
-                for eval_set in eval_sets:
-                    if not eval_set.is_train:
-                        eval_set.margins[:, output] += backend.predict_tree_raw(eval_set.features,
-                                                                                tree)
-            trees.append(tree)
-        booster.append_round(trees)
+        for round_index in range(start_round, start_round + num_boost_round):
+            if container.before_iteration(booster, round_index, evals_log):
+                break
+            with timer.phase("gradients"):
+                margin_view = raw[:, 0] if n_outputs == 1 else raw
+                objective.begin_round(backend, label, margin_view, weight)
+                gradients, hessians = objective.gradients(label, margin_view, weight, xp, dataset=dtrain)
+                if n_outputs == 1:
+                    gradients, hessians = gradients.reshape(-1, 1), hessians.reshape(-1, 1)
+            trees = []
+            for output in range(n_outputs):
+                column_g = xp.ascontiguousarray(gradients[:, output])
+                column_h = xp.ascontiguousarray(hessians[:, output])
+                with timer.phase("sample"):  # gpuboost.sampling: bagging, GOSS, gradient-based
+                    sample_indices, multipliers = sample_rows(
+                        backend, params, column_g, column_h, seed,
+                        round_index * ROW_STREAMS_PER_ROUND + output)
+                    if multipliers is not None:  # before quantization: integer sums stay exact
+                        column_g, column_h = column_g * multipliers, column_h * multipliers
+                with timer.phase("quantize"):
+                    quantized_g, scale_g = backend.quantize(column_g)
+                    quantized_h, scale_h = backend.quantize(column_h)
+                tree_data, tree_thresholds = data, thresholds
+                if rebinner is not None:  # tree_method='approx': this tree's own bins
+                    with timer.phase("sketch"):
+                        tree_data, tree_thresholds = rebinner.rebin(data, quantized_h, sample_indices)
+                sampler = FeatureSampler(dtrain.n_features, params, host_rng(seed, round_index, output))
+                grower = TreeGrower(backend, tree_data, quantized_g, quantized_h, scale_g, scale_h,
+                                    sample_indices, params, split_params, sampler, tree_thresholds,
+                                    timer, splitter=splitter)
+                grown = grower.grow()
+                tree = grown.tree
+                if objective.has_leaf_refit:
+                    with timer.phase("leaf_values"):
+                        # Leaves without rows or without weight keep their Newton value (0).
+                        has_weight = tree.cover[grown.leaf_nodes] > 0
+                        leaves = grown.leaf_nodes[has_weight]
+                        if len(leaves):
+                            refit = objective.refit_leaf_values(
+                                backend, label, xp.ascontiguousarray(raw[:, output]),
+                                sampled_row_weights(weight, multipliers), grown.sample_indices,
+                                grown.leaf_begins[has_weight], grown.leaf_ends[has_weight])
+                            tree.value[leaves] = params["learning_rate"] * refit
+                with timer.phase("predict_update"):
+                    if grown.sample_indices.shape[0] == dtrain.n_rows:  # every row is in a leaf
+                        backend.add_leaf_values(raw, output, grown.sample_indices, grown.leaf_begins,
+                                                grown.leaf_ends, tree.value[grown.leaf_nodes])
+                    else:
+                        raw[:, output] += grower.splitter.predict_training_rows(tree)
+                    for eval_set in eval_sets:
+                        if not eval_set.is_train:
+                            eval_set.margins[:, output] += backend.predict_tree_raw(eval_set.features,
+                                                                                    tree)
+                trees.append(tree)
+            booster.append_round(trees)
 
-        if eval_sets:
-            with timer.phase("metric"):
-                for eval_set in eval_sets:
-                    margins = eval_set.margins[:, 0] if n_outputs == 1 else eval_set.margins
-                    prediction = objective.mean(margins, xp)
-                    scores = evals_log.setdefault(eval_set.name, {})
-                    for metric in metrics:
-                        value = metric(eval_set.label, prediction, eval_set.weight,
-                                       eval_set.dataset.group)
-                        scores.setdefault(metric.name, []).append(float(value))
-                    if custom_metric is not None:
-                        name, value = custom_metric(backend.to_host(prediction), eval_set.dataset)
-                        if name in (metric.name for metric in metrics):
-                            raise ValueError(f"custom_metric returned the name {name!r}, which is "
-                                             f"also a built-in metric being evaluated; rename it.")
-                        scores.setdefault(name, []).append(float(value))
-        if container.after_iteration(booster, round_index, evals_log):
-            break
+            if eval_sets:
+                with timer.phase("metric"):
+                    for eval_set in eval_sets:
+                        margins = eval_set.margins[:, 0] if n_outputs == 1 else eval_set.margins
+                        prediction = objective.mean(margins, xp)
+                        scores = evals_log.setdefault(eval_set.name, {})
+                        for metric in metrics:
+                            value = metric(eval_set.label, prediction, eval_set.weight,
+                                           eval_set.dataset.group)
+                            scores.setdefault(metric.name, []).append(float(value))
+                        if custom_metric is not None:
+                            name, value = custom_metric(backend.to_host(prediction), eval_set.dataset)
+                            if name in (metric.name for metric in metrics):
+                                raise ValueError(f"custom_metric returned the name {name!r}, which is "
+                                                 f"also a built-in metric being evaluated; rename it.")
+                            scores.setdefault(name, []).append(float(value))
+            if container.after_iteration(booster, round_index, evals_log):
+                break
 
-    booster = container.after_training(booster)
-    if evals_result is not None:
-        evals_result.clear()
-        evals_result.update(evals_log)
-    if timer.enabled:
-        print(f"[gpuboost] {backend.name} backend phase timings: {timer.report()}")
-    return booster
+        booster = container.after_training(booster)
+        if evals_result is not None:
+            evals_result.clear()
+            evals_result.update(evals_log)
+        if timer.enabled:
+            print(f"[gpuboost] {backend.name} backend phase timings: {timer.report()}")
+        return booster

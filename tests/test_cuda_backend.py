@@ -8,6 +8,7 @@ the contract for objectives that use ``exp``/``log`` on the device (logistic,
 softmax) is an identical tree structure with leaf values equal to 1e-12
 relative (``transcendental=True``); everything else is byte-identical.
 """
+import collections
 import json
 import sys
 
@@ -228,13 +229,42 @@ def test_segment_quantile_one_row_and_errors(backend):
         backend.segment_weighted_quantile(values, None, indices, [0], [3], 1.5)
 
 
+def test_segment_sums_match_numpy(backend):
+    rng = np.random.default_rng(14)
+    n_rows = 1500
+    values = rng.normal(size=n_rows) * 10.0 ** rng.integers(-8, 8, size=n_rows)
+    values[:20] = -0.0  # an all-negative-zero segment sums to +0.0
+    sample_indices = np.concatenate([np.arange(20), 20 + rng.permutation(n_rows - 20)])
+    sample_indices = sample_indices.astype(np.int32)
+    begins = np.array([0, 20, 20, 700, 1400])
+    ends = np.array([20, 20, 700, 1400, 1500])
+    expected = NumpyBackend().segment_sums(values, sample_indices, begins, ends)
+    got = backend.segment_sums(backend.to_device(values), backend.to_device(sample_indices),
+                               begins, ends)
+    np.testing.assert_array_equal(_bits(got), _bits(expected))
+    assert _bits(got)[0] == _bits(np.array([0.0]))[0]
+
+
+def test_rebin_matches_host_transform(backend):
+    X = _messy_features(N_ROWS, seed=15)
+    dataset = Dataset(X, label=np.ones(N_ROWS), max_bin=MAX_BIN)
+    data = backend.prepare(dataset)
+    other = Dataset(X[::-1] * 1.5, label=np.ones(N_ROWS), max_bin=MAX_BIN).bin_mapper
+    rebinned = backend.rebin(data, backend.prepare_features(X), other)
+    np.testing.assert_array_equal(backend.to_host(rebinned.arrays["X_binned"]),
+                                  other.transform(X))
+    assert not np.array_equal(other.transform(X), dataset.X_binned)
+    assert rebinned.label is data.label
+    np.testing.assert_array_equal(rebinned.n_value_bins, other.n_value_bins_)
+
+
 # ---- memory, devices, errors ------------------------------------------------------
 def test_device_bytes_per_row_matches_the_documented_example():
     parts = device_bytes_per_row(28)
-    assert sum(parts.values()) == 117
-    assert "117 bytes per row" in cuda_backend.__doc__
+    assert sum(parts.values()) == 109
+    assert "109 bytes per row" in cuda_backend.__doc__
     with_weights_and_classes = device_bytes_per_row(28, n_outputs=3, has_weight=True)
-    assert sum(with_weights_and_classes.values()) == 117 + 16 + 2 * 24
+    assert sum(with_weights_and_classes.values()) == 109 + 8 + 2 * 24
 
 
 class _FakeCupyOutOfMemory(MemoryError):
@@ -323,6 +353,15 @@ PARITY_CASES = {
     "quantile_refit_weighted_sampled": ({"objective": "reg:quantile", "quantile_alpha": 0.7,
                                          "max_depth": 3, "subsample": 0.8},
                                         "regression", True, 3),
+    "huber_refit_weighted": ({"objective": "reg:huber", "huber_delta": 0.8, "max_depth": 3},
+                             "regression", True, 3),
+    "huber_alpha": ({"objective": "reg:huber", "huber_alpha": 0.7, "max_depth": 3},
+                    "regression", False, 3),
+    "approx": ({"tree_method": "approx", "max_depth": 3}, "regression", False, 3),
+    "goss": ({"data_sample_strategy": "goss", "top_rate": 0.3, "other_rate": 0.2,
+              "max_depth": 3}, "regression", False, 3),
+    "gradient_based": ({"subsample": 0.5, "sampling_method": "gradient_based", "max_depth": 3},
+                       "regression", False, 3),
 }
 
 
@@ -359,13 +398,13 @@ def _assert_predictions_match(cpu_model, cuda_model, X):
 
 @pytest.fixture
 def launched_kernels(monkeypatch):
-    """Names of the kernels the CUDA backend launches through ``_launch``; the
+    """Launch counts of the kernels the CUDA backend launches through ``_launch``; the
     training backend checks every launch meanwhile."""
-    names = set()
+    names = collections.Counter()
     original = CudaBackend._launch
 
     def spy(self, file_stem, kernel_name, *args, **kwargs):
-        names.add(kernel_name)
+        names[kernel_name] += 1
         return original(self, file_stem, kernel_name, *args, **kwargs)
 
     monkeypatch.setattr(CudaBackend, "_launch", spy)
@@ -384,11 +423,15 @@ def test_training_parity(case, launched_kernels):
     _assert_predictions_match(cpu_model, cuda_model, _messy_features(150, seed=12))
     expected_kernels = {"bin_features", "partition_flag_tiles", "partition_scatter_tiles",
                         "predict_forest_margins", "predict_forest_leaf_indices"}
-    expected_kernels.add("predict_tree_values_binned" if params.get("subsample", 1.0) < 1.0
-                         else "add_leaf_values")
-    if "quantile" in case:
+    sampled = params.get("subsample", 1.0) < 1.0 or "top_rate" in params
+    expected_kernels.add("predict_tree_values_binned" if sampled else "add_leaf_values")
+    if "quantile" in case or "huber" in case:
         expected_kernels.add("select_segment_quantiles")
-    assert expected_kernels <= launched_kernels, expected_kernels - launched_kernels
+    if case == "huber_refit_weighted":
+        expected_kernels.add("segment_sequential_sums")
+    assert expected_kernels <= set(launched_kernels), expected_kernels - set(launched_kernels)
+    if case == "approx":  # the training data are re-binned on the device for every tree
+        assert launched_kernels["bin_features"] > rounds
 
 
 def test_training_parity_with_evals_and_early_stopping():
@@ -411,6 +454,28 @@ def test_training_parity_with_evals_and_early_stopping():
     assert models["cpu"].best_iteration is not None
     assert models["cpu"].num_boosted_rounds() < 12, "early stopping did not trigger"
     _assert_predictions_match(models["cpu"], models["cuda"], X_valid)
+
+
+def test_training_parity_with_feature_bundles(monkeypatch):
+    """Mutually exclusive sparse features are bundled (gpuboost.bundling); the bundled
+    histograms and the partition on decoded bins run on the CUDA backend too."""
+    layouts = []
+    original = CudaBackend.binned_layout
+
+    def spy(self, X_binned):
+        layouts.append(X_binned.shape)
+        return original(self, X_binned)
+
+    monkeypatch.setattr(CudaBackend, "binned_layout", spy)
+    rng = np.random.default_rng(16)
+    X = np.zeros((N_ROWS, 8))
+    X[np.arange(N_ROWS), rng.integers(0, 6, N_ROWS)] = rng.normal(size=N_ROWS) + 3.0
+    X[:, 6:] = rng.normal(size=(N_ROWS, 2))
+    y = X[:, 0] - X[:, 1] + X[:, 6] + 0.1 * rng.normal(size=N_ROWS)
+    cpu_model, cuda_model = _train_both({"max_depth": 3}, X, y, None, 3)
+    assert_models_match(cpu_model, cuda_model)
+    assert layouts and layouts[0][1] < X.shape[1], "no features were bundled"
+    _assert_predictions_match(cpu_model, cuda_model, X[:50])
 
 
 def test_assert_models_match_detects_differences():

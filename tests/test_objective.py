@@ -1,4 +1,6 @@
 """Tests of gpuboost.objective (with xp = numpy)."""
+import types
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -91,6 +93,8 @@ def make_labels(name, rng, n=N_SAMPLES):
         return rng.poisson(2.0, n).astype(Y_DTYPE)
     if name in ("reg:gamma", "reg:tweedie"):
         return rng.gamma(2.0, 1.5, n)
+    if name.startswith("rank:"):  # relevance grades
+        return rng.integers(0, 4, n).astype(Y_DTYPE)
     return rng.normal(0, 2, n)
 
 
@@ -239,8 +243,11 @@ def test_weights_scale_gradient_and_hessian(name):
     raw = make_raw(objective, rng)
     weight = rng.uniform(0, 3, N_SAMPLES)
     weight[0] = 0.0
-    grad, hess = objective.gradients(y, raw, None, np)
-    weighted_grad, weighted_hess = objective.gradients(y, raw, weight, np)
+    # Ranking objectives need the queries (gpuboost.ranking; tests/test_ranking.py).
+    dataset = types.SimpleNamespace(label=y, group=np.array([N_SAMPLES // 4] * 4)) \
+        if name.startswith("rank:") else None
+    grad, hess = objective.gradients(y, raw, None, np, dataset=dataset)
+    weighted_grad, weighted_hess = objective.gradients(y, raw, weight, np, dataset=dataset)
     factor = weight if raw.ndim == 1 else weight[:, None]
     np.testing.assert_array_equal(weighted_grad, grad * factor)
     np.testing.assert_array_equal(weighted_hess, hess * factor)
@@ -608,6 +615,7 @@ def test_default_metrics_and_outputs():
         "multi:softmax": "mlogloss", "multi:softprob": "mlogloss",
         "count:poisson": "poisson-nloglik", "reg:gamma": "gamma-nloglik",
         "reg:tweedie": "tweedie-nloglik@1.5",
+        "rank:ndcg": "ndcg", "rank:map": "map", "rank:pairwise": "ndcg",
     }
     assert set(expected) == set(OBJECTIVES)
     for name, metric in expected.items():

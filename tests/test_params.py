@@ -29,6 +29,8 @@ def _a_valid_value(param):
         return ["mae"]
     if param.kind == "any":
         return "reg:absoluteerror"
+    if param.kind == "bool":
+        return not param.default
     raise AssertionError(param)
 
 
@@ -69,6 +71,14 @@ def test_known_alias_examples():
     assert validate_params({"random_state": 7})["seed"] == 7
     assert validate_params({"min_child_samples": 5})["min_data_in_leaf"] == 5
     assert validate_params({"feature_fraction": 0.5})["colsample_bytree"] == 0.5
+
+
+def test_bool_parameters_accept_only_booleans():
+    assert validate_params({"enable_bundle": False})["enable_bundle"] is False
+    assert validate_params({"enable_bundle": np.bool_(True)})["enable_bundle"] is True
+    for bad in (1, "yes", None):
+        with pytest.raises(ValueError, match="enable_bundle.*True or False"):
+            validate_params({"enable_bundle": bad})
 
 
 def test_unknown_parameter_is_named():

@@ -1,4 +1,5 @@
-"""scikit-learn's own estimator checks on GBRegressor, GBClassifier and GBRanker.
+"""scikit-learn's own estimator checks on GBRegressor, GBClassifier, GBRanker and
+AdaBoostClassifier.
 
 ``sklearn.utils.estimator_checks.parametrize_with_checks`` runs scikit-learn's
 conformance suite (cloning, input validation, NaN handling, pickling, sample
@@ -13,6 +14,7 @@ import pytest
 pytest.importorskip("sklearn")
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
+from gpuboost import sklearn as gpuboost_sklearn  # noqa: E402
 from gpuboost.objective import OBJECTIVES  # noqa: E402
 from gpuboost.sklearn import GBClassifier, GBRanker, GBRegressor  # noqa: E402
 
@@ -42,6 +44,7 @@ EXPECTED_FAILED_CHECKS = {
         "check_sample_weight_equivalence_on_sparse_data": _QUANTIZED_WEIGHTS_REASON,
     },
     "SingleQueryGBRanker": {},
+    "AdaBoostClassifier": {},
 }
 
 
@@ -75,6 +78,9 @@ ESTIMATORS = [
     GBClassifier(**CHECK_PARAMS),
     SingleQueryGBRanker(**CHECK_PARAMS, objective=ranker_objective()),
 ]
+if hasattr(gpuboost_sklearn, "AdaBoostClassifier"):
+    ESTIMATORS.append(gpuboost_sklearn.AdaBoostClassifier(
+        n_estimators=CHECK_PARAMS["n_estimators"], max_depth=2, device="cpu", verbosity=0))
 
 
 def expected_failed_checks(estimator):

@@ -266,7 +266,8 @@ def labels_for(objective, X):
     return signal, {}
 
 
-@pytest.mark.parametrize("objective", OBJECTIVES)
+# Ranking objectives need queries and improve a higher-is-better metric: tests/test_ranking.py.
+@pytest.mark.parametrize("objective", [name for name in OBJECTIVES if not name.startswith("rank:")])
 def test_every_objective_trains_and_improves(regression_data, objective):
     X, _ = regression_data
     y, extra = labels_for(objective, X)

@@ -8,6 +8,8 @@ backend must return bit-identical results (docs/DESIGN.md).
 Host/device traffic per round is limited to split records (a few KB), small
 per-node scalars and the finished tree; no per-row data crosses.
 """
+import contextlib
+
 import numpy as np
 
 from ..quantize import quantize
@@ -55,6 +57,11 @@ class Backend:
     def configure(self, params):
         """Take run-time settings (e.g. ``nthread``) from validated params."""
 
+    def guard(self, action):
+        """Context manager around a whole operation (e.g. training): on a GPU it
+        selects the device and turns an out-of-memory error into a clear one."""
+        return contextlib.nullcontext()
+
     # ---- memory -----------------------------------------------------------
     def to_device(self, array):
         """Host NumPy array -> backend array."""
@@ -80,6 +87,13 @@ class Backend:
         return cached
 
     def _prepare(self, dataset):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def binned_layout(self, X_binned):  # pragma: no cover - abstract
+        """The ``DeviceData.arrays`` entries the histogram, partition and binned
+        prediction primitives read, for a row-major uint8 binned matrix already on
+        the backend (as ``_prepare`` lays out the Dataset's bins; used for derived
+        matrices such as feature bundles, gpuboost.bundling)."""
         raise NotImplementedError
 
     def prepare_features(self, X):

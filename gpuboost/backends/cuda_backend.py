@@ -24,6 +24,8 @@ Primitives and kernels
   sequentially in position order (the definition of gpuboost.segment_reduce).
 * ``rebin`` (tree_method='approx'): ``cuda/binning.cu`` on the device copy of the
   raw features, with the round's edges.
+* ``binned_layout`` (feature bundles, gpuboost.bundling): every kernel reads the
+  bins row-major, ``DeviceData.arrays['X_binned']``.
 * ``segment_weighted_quantile``: ``cuda/leaf.cu``, a gather, stable device
   sorts, then ``select_segment_quantiles`` (one thread per leaf).
 * ``predict_*``: ``cuda/predict.cu``, one thread per row, trees copied to the
@@ -52,8 +54,8 @@ temporaries are an estimate of the peak, the rest is exact:
 
 ==========================================================  =================
 binned features (uint8, row-major)                          ``n_features``
-label (float64; DeviceData's copy and the training loop's)  16
-sample weight (float64, when given; likewise two copies)    16
+label (float64, DeviceData's copy)                          8 
+sample weight (float64, when given)                         8 
 margins (float64 per output)                                8 K
 gradients and hessians (float64 per output)                 16 K
 quantized gradient and hessian (int32, one output)          8
@@ -62,14 +64,20 @@ partition scratch (saved row int32 + go-left flag uint8)    5
 temporaries (quantization, row sampling, prediction)        up to 32
 ==========================================================  =================
 
-For example 28 features, one output, no weights: 28 + 16 + 8 + 16 + 8 + 4 + 5 +
-32 = 117 bytes per row, about 1.2 GB for 10 million rows. Not per row: the
+For example 28 features, one output, no weights: 28 + 8 + 8 + 16 + 8 + 4 + 5 +
+32 = 109 bytes per row, about 1.1 GB for 10 million rows. Not per row: the
 histograms, ``n_nodes x n_features x (max_bin + 1) x 24`` bytes per batch of
 nodes (plus the parents' histograms kept for the subtraction trick). While the
 data are binned, the raw float64 features are copied to the device in chunks of
 at most :data:`BINNING_CHUNK_BYTES` and freed afterwards. Every evaluation set
 other than the training set costs ``8 n_features + 8 K + 8`` bytes per row (raw
-features, margins, label) plus 8 with weights.
+features, margins, label) plus 8 with weights. With ``tree_method='approx'`` the
+raw training features stay on the device (``8 n_features`` more per row) and each
+tree is grown on its own binned copy (``n_features`` more). Exclusive feature bundles
+(gpuboost.bundling) add the bundled matrix, ``n_bundles`` bytes per row (with
+``max_conflict_rate > 0`` also a decoded copy of the bins, ``n_features``);
+``tree_method='exact'`` adds an int32 rank per feature (``4 n_features``), plus the raw
+features (``8 n_features``) when rows are subsampled.
 
 A CUDA out-of-memory error inside the backend is re-raised as
 :class:`GpuOutOfMemoryError` (a ``MemoryError``) naming the data shape, the
@@ -135,9 +143,9 @@ CHECK_LAUNCHES_ENV_VAR = "GPUBOOST_CUDA_CHECK_LAUNCHES"
 
 # ---- device memory per row (bytes; see the module docstring) ----------------------
 _FLOAT64_BYTES = np.dtype(np.float64).itemsize
-#: DeviceData's copy and the one the training loop makes (gpuboost/training.py).
-_BYTES_LABEL = 2 * _FLOAT64_BYTES
-_BYTES_WEIGHT = 2 * _FLOAT64_BYTES
+#: DeviceData's copy, which the training loop uses directly (gpuboost/training.py).
+_BYTES_LABEL = _FLOAT64_BYTES
+_BYTES_WEIGHT = _FLOAT64_BYTES
 _BYTES_MARGIN_PER_OUTPUT = _FLOAT64_BYTES
 _BYTES_GRADIENT_PAIR_PER_OUTPUT = 2 * _FLOAT64_BYTES
 _BYTES_QUANTIZED_PAIR = 2 * np.dtype(GRAD_QUANT_DTYPE).itemsize
@@ -348,6 +356,21 @@ class CudaBackend(Backend):
         return GpuOutOfMemoryError(" ".join(lines), action=action, requested_bytes=requested,
                                    bytes_per_row=bytes_per_row, data_shape=self._data_shape)
 
+    @contextlib.contextmanager
+    def guard(self, action):
+        """Run ``action`` on this device; a CUDA out-of-memory error anywhere inside
+        (backend primitives, objectives, the boosting loop's own arrays) becomes a
+        :class:`GpuOutOfMemoryError`, after the pooled blocks it left are freed."""
+        with self._device_context():
+            try:
+                yield
+            except GpuOutOfMemoryError:
+                self.release_memory()
+                raise
+            except self._out_of_memory_errors as error:
+                self.release_memory()
+                raise self._out_of_memory(action, error) from error
+
     def _memory_info(self):
         """(free, total) device bytes, or None (emulation, or the query failed)."""
         if self.emulated:
@@ -503,6 +526,11 @@ class CudaBackend(Backend):
         arrays = {"X_binned": binned, "n_value_bins": xp.array(n_value_bins)}
         return DeviceData(n_rows, n_features, bin_mapper.n_bins, bin_mapper.missing_bin,
                           n_value_bins, data.label, data.weight, arrays)
+
+    @_device_call("laying out binned features")
+    def binned_layout(self, X_binned):
+        """Row-major bins, the layout of every kernel reading bins."""
+        return {"X_binned": self.xp.ascontiguousarray(X_binned)}
 
     @_device_call("copying features to the device")
     def prepare_features(self, X):

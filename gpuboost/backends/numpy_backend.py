@@ -1,6 +1,4 @@
 """The NumPy backend: the reference implementation of every primitive."""
-import os
-
 import numpy as np
 
 from .base import Backend, DeviceData
@@ -10,20 +8,12 @@ from ..partition import partition_rows
 from ..predictor import predict_leaves_binned, predict_leaves_raw
 from ..segment_reduce import segment_sums
 from ..split import find_best_splits
-from .._threads import thread_pool
+from .._threads import thread_pool, usable_cores
 
 #: Partitions of fewer rows run on one thread (thread hand-off costs more).
 PARALLEL_PARTITION_MIN_ROWS = 1 << 16
 
 __all__ = ["NumpyBackend"]
-
-
-def _usable_cores():
-    """Cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 class NumpyBackend(Backend):
@@ -36,7 +26,7 @@ class NumpyBackend(Backend):
 
     def configure(self, params):
         nthread = params.get("nthread", 0)
-        self.n_threads = nthread if nthread > 0 else _usable_cores()
+        self.n_threads = nthread if nthread > 0 else usable_cores()
 
     def _prepare(self, dataset):
         mapper = dataset.bin_mapper
@@ -47,6 +37,9 @@ class NumpyBackend(Backend):
         }
         return DeviceData(dataset.n_rows, dataset.n_features, mapper.n_bins, mapper.missing_bin,
                           np.asarray(mapper.n_value_bins_), dataset.label, dataset.weight, arrays)
+
+    def binned_layout(self, X_binned):
+        return {"X_binned": X_binned, "X_binned_columns": np.ascontiguousarray(X_binned.T)}
 
     def prepare_features(self, X):
         return np.ascontiguousarray(X, dtype=np.float64)
