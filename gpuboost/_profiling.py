@@ -12,8 +12,8 @@ from contextlib import contextmanager
 __all__ = ["PhaseTimer", "nvtx_range", "PHASES"]
 
 #: Phases reported in verbose mode, in report order.
-PHASES = ("gradients", "quantize", "histogram", "split", "partition", "leaf_values",
-          "predict_update", "metric")
+PHASES = ("gradients", "sample", "quantize", "sketch", "histogram", "split", "partition",
+          "leaf_values", "predict_update", "metric")
 
 try:  # pragma: no cover - depends on the environment
     import nvtx as _nvtx

@@ -53,9 +53,9 @@ rows updates the margins by raw prediction.
 """
 import numpy as np
 
-from ._dtypes import HIST_DTYPE, SAMPLE_INDEX_DTYPE
+from ._dtypes import HIST_DTYPE
 from .binning import FLOAT64_MAX, _midpoints
-from .split import SPLIT_GAIN_EPS, SPLIT_RECORD_DTYPE, _admissible, leaf_score
+from .split import SPLIT_GAIN_EPS, _admissible, leaf_score, no_split_records
 
 __all__ = ["FeatureRanks", "ExactSplitter", "find_best_splits_exact",
            "find_best_splits_exact_naive", "partition_exact", "partition_exact_naive",
@@ -117,14 +117,6 @@ class FeatureRanks:
 # --------------------------------------------------------------------------- #
 # Helpers
 # --------------------------------------------------------------------------- #
-
-def _no_split_records(n_nodes):
-    records = np.zeros(n_nodes, dtype=SPLIT_RECORD_DTYPE)
-    records["feature"] = -1
-    records["bin"] = -1
-    records["gain"] = -np.inf
-    return records
-
 
 def _to_host(array):
     """Device (CuPy) or host array -> NumPy."""
@@ -199,7 +191,7 @@ def find_best_splits_exact(xp, ranks, n_distinct, quantized_gradients, quantized
     begins, ends, out_starts, out_ends = _segments(begins, ends)
     n_nodes = len(begins)
     n_features = int(ranks.shape[1])
-    records = _no_split_records(n_nodes)
+    records = no_split_records(n_nodes)
     if n_nodes == 0:
         return records
     n_distinct = np.asarray(n_distinct, dtype=np.int64)
@@ -349,7 +341,7 @@ def find_best_splits_exact_naive(feature_ranks, quantized_gradients, quantized_h
     """
     ranks = feature_ranks.ranks
     n_features = ranks.shape[1]
-    records = _no_split_records(len(begins))
+    records = no_split_records(len(begins))
     for node, (begin, end) in enumerate(zip(begins, ends)):
         rows = np.asarray(sample_indices[begin:end], dtype=np.int64)
         g = quantized_gradients[rows].astype(np.int64)

@@ -143,7 +143,7 @@ PARAMETERS = {p.name: p for p in [
        choices=("auto", "cpu", "cuda", "gpu")),
     _P("verbosity", 1, "int", "0 silent, 1 warnings, 2 info (per-phase timings), 3 debug",
        low=0, high=3, aliases=("verbose",)),
-    _P("nthread", 0, "int", "threads of the NumPy backend's histogram loop; 0 or -1 = all cores (results do not depend on it)",
+    _P("nthread", 0, "int", "threads of the NumPy backend (histograms, partition, split scan); 0 or -1 = all cores; results do not depend on it",
        low=-1, aliases=("n_jobs", "num_threads", "num_thread")),
 ]}
 

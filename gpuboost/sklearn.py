@@ -551,6 +551,9 @@ class _GBModel(_BaseEstimator):
             raise ValueError("early_stopping_rounds needs at least one evaluation set: pass "
                              "eval_set=[(X_valid, y_valid)] to fit.")
         params = validate_params(params)
+        if params["booster"] == "adaboost" and type(self).__name__ != "AdaBoostClassifier":
+            raise ValueError(f"{type(self).__name__} trains gradient-boosted trees; for "
+                             f"booster='adaboost' use gpuboost.AdaBoostClassifier.")
         feature_names = (None if getattr(self, "feature_names_in_", None) is None
                          else list(self.feature_names_in_))
         dtrain = Dataset(X, label=label, weight=sample_weight, group=group, qid=qid,

@@ -14,7 +14,7 @@ from ._dtypes import HIST_COUNT, HIST_FIELDS, HIST_GRAD, HIST_HESS
 
 __all__ = ["SplitParams", "SPLIT_RECORD_DTYPE", "SPLIT_GAIN_EPS", "threshold_l1",
            "leaf_weight", "leaf_score", "split_gain", "find_best_splits",
-           "find_best_splits_naive"]
+           "find_best_splits_naive", "no_split_records"]
 
 #: A split must improve the loss by more than this (XGBoost's kRtEps) and by
 #: more than ``gamma``.
@@ -122,7 +122,8 @@ def _admissible(left_h, left_n, right_h, right_n, gain, params):
             & (gain > params.gamma) & (gain > SPLIT_GAIN_EPS))
 
 
-def _no_split_records(n_nodes):
+def no_split_records(n_nodes):
+    """Records of ``n_nodes`` nodes without a split (feature -1, gain -inf, zero sums)."""
     records = np.zeros(n_nodes, dtype=SPLIT_RECORD_DTYPE)
     records["feature"] = -1
     records["bin"] = -1
@@ -158,7 +159,7 @@ def find_best_splits(histograms, scale_gradients, scale_hessians, n_value_bins,
         larger child (ties left).
     """
     n_nodes, n_features, _, _ = histograms.shape
-    records = _no_split_records(n_nodes)
+    records = no_split_records(n_nodes)
     n_candidates = missing_bin - 1
     if n_nodes == 0 or n_candidates <= 0:
         return records
@@ -221,7 +222,7 @@ def _scan_chunk(histograms, scale_gradients, scale_hessians, bin_is_candidate, m
     n_candidates = left_missing_right[0].shape[2]
     feature, rest = np.divmod(best, n_candidates * 2)
     bin_, direction = np.divmod(rest, 2)
-    records = _no_split_records(n_nodes)
+    records = no_split_records(n_nodes)
     records["sum_gradients"] = parent[:, HIST_GRAD]
     records["sum_hessians"] = parent[:, HIST_HESS]
     records["count"] = parent[:, HIST_COUNT]
@@ -246,7 +247,7 @@ def find_best_splits_naive(histograms, scale_gradients, scale_hessians, n_value_
                            missing_bin, params, feature_mask=None):
     """Reference loop version of :func:`find_best_splits` (same contract)."""
     n_nodes, n_features = histograms.shape[:2]
-    records = _no_split_records(n_nodes)
+    records = no_split_records(n_nodes)
     for node in range(n_nodes):
         hist = histograms[node]
         parent = [int(v) for v in hist[0].sum(axis=0)]

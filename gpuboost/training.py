@@ -16,7 +16,7 @@ import numpy as np
 from .approx import ApproxRebinner
 from .backends import get_backend
 from .booster import Booster
-from .callback import CallbackContainer, EarlyStopping, EvaluationMonitor, TrainingCallback
+from .callback import CallbackContainer, EarlyStopping, EvaluationMonitor
 from .dataset import Dataset
 from .grower import FeatureSampler, TreeGrower
 from .metric import get_metric
@@ -134,8 +134,7 @@ def _device_memory_restored_on_out_of_memory(train_function):
     The arrays the failed call allocated are referenced only by the finished frames
     of the error's traceback; those are cleared, so the arrays are freed even while
     the caller holds the exception. Device copies of Datasets cached by this call are
-    dropped and the memory pool returns its unused blocks. A CuPy out-of-memory
-    error raised outside a backend method becomes a ``GpuOutOfMemoryError`` too.
+    dropped and the memory pool returns its unused blocks.
     """
     signature = inspect.signature(train_function)
 
@@ -150,19 +149,17 @@ def _device_memory_restored_on_out_of_memory(train_function):
         try:
             return train_function(*args, **kwargs)
         except MemoryError as error:
+            # backend.guard() (around the boosting loop) has already turned a CUDA
+            # out-of-memory error into GpuOutOfMemoryError; free what the call left.
             from .backends.cuda_backend import GpuOutOfMemoryError
-            backend = get_backend(validate_params(arguments["params"])["device"])
-            if backend.name != "cuda" or not isinstance(
-                    error, (GpuOutOfMemoryError,) + tuple(backend._out_of_memory_errors)):
+            if not isinstance(error, GpuOutOfMemoryError):
                 raise
             for dataset, keys in cached_before:
                 for key in set(dataset._backend_cache) - keys:
                     del dataset._backend_cache[key]
             _clear_finished_frames(error)
-            backend.release_memory()
-            if isinstance(error, GpuOutOfMemoryError):
-                raise
-            raise backend._out_of_memory("training", error) from error
+            get_backend(validate_params(arguments["params"])["device"]).release_memory()
+            raise
     return wrapper
 
 

@@ -7,13 +7,12 @@ import json
 import numpy as np
 import pytest
 
+from gpuboost.emulation import emulated_kernels
 import gpuboost
 from gpuboost import Dataset
 from gpuboost.adaboost import (PERFECT_ROUND_TREE_WEIGHT, adaboost_params,
                                find_best_gini_splits, find_best_gini_splits_naive,
                                samme_score_scale)
-from gpuboost.backends import cuda_module
-from gpuboost.emulation import EMULATE_ENV_VAR
 from gpuboost.model_io import model_from_json
 
 sklearn_ensemble = pytest.importorskip("sklearn.ensemble")
@@ -274,10 +273,8 @@ def test_model_round_trip(tmp_path):
 # ---- CPU / CUDA parity (emulated kernels) ------------------------------------------------
 @pytest.fixture
 def emulation(monkeypatch):
-    monkeypatch.setenv(EMULATE_ENV_VAR, "1")
-    cuda_module.clear_cache()
-    yield
-    cuda_module.clear_cache()
+    with emulated_kernels():
+        yield
 
 
 @pytest.mark.parametrize("n_classes, max_depth", [(2, 3), (3, 2)])

@@ -3,14 +3,14 @@ per-tree re-binning on both backends, and training with it."""
 import numpy as np
 import pytest
 
+from gpuboost.emulation import emulated_kernels
 import gpuboost
 from gpuboost import Dataset
 from gpuboost.approx import (INT64_SAFE_BITS, ApproxRebinner, sketch_bin_mapper, weight_shift,
                              weighted_edges, weighted_edges_naive)
-from gpuboost.backends import NumpyBackend, cuda_module
+from gpuboost.backends import NumpyBackend
 from gpuboost.backends.cuda_backend import CudaBackend
 from gpuboost.binning import FLOAT64_MAX, BinMapper
-from gpuboost.emulation import EMULATE_ENV_VAR
 from gpuboost.tree import TREE_ARRAYS
 
 MAX_BIN = 16
@@ -101,10 +101,8 @@ def test_weight_shift_keeps_the_products_in_int64():
 # ---- re-binning on both backends ----------------------------------------------------------
 @pytest.fixture
 def emulation(monkeypatch):
-    monkeypatch.setenv(EMULATE_ENV_VAR, "1")
-    cuda_module.clear_cache()
-    yield
-    cuda_module.clear_cache()
+    with emulated_kernels():
+        yield
 
 
 def _messy(n_rows, seed):

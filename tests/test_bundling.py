@@ -6,13 +6,13 @@ import json
 import numpy as np
 import pytest
 
+from gpuboost.emulation import emulated_kernels
 import gpuboost
 from gpuboost import Dataset
 from gpuboost._dtypes import GRAD_QUANT_MAX
-from gpuboost.backends import NumpyBackend, cuda_module, get_backend
+from gpuboost.backends import NumpyBackend, get_backend
 from gpuboost.bundling import (MAX_BUNDLE_BINS, BundleMap, BundledHistogramSplitter,
                                bundle_features, default_bins, find_bundles)
-from gpuboost.emulation import EMULATE_ENV_VAR
 from gpuboost.grower import FeatureSampler, TreeGrower
 from gpuboost.histogram import build_histograms, build_histograms_naive
 from gpuboost.params import validate_params
@@ -336,10 +336,8 @@ def test_bundled_splitter_caches_its_device_arrays():
 # ---- both backends (CUDA kernels under the CPU emulation) ---------------------------
 @pytest.fixture
 def emulated_cuda(monkeypatch):
-    monkeypatch.setenv(EMULATE_ENV_VAR, "1")
-    cuda_module.clear_cache()
-    yield get_backend("cuda")
-    cuda_module.clear_cache()
+    with emulated_kernels():
+        yield get_backend("cuda")
 
 
 @pytest.mark.parametrize("params", [

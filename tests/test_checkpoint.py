@@ -24,7 +24,7 @@ import _checkpoint_worker as worker
 REPO_ROOT = Path(__file__).resolve().parents[1]
 WORKER = Path(__file__).resolve().with_name("_checkpoint_worker.py")
 #: The killed run: rounds, checkpoint interval, and sleep per round (so it lasts seconds).
-KILL_ROUNDS, KILL_INTERVAL, KILL_SLEEP_S = 40, 5, 0.05
+KILL_ROUNDS, KILL_INTERVAL, KILL_SLEEP_S = 60, 5, 0.05
 #: Seconds to wait for the worker's first checkpoint, and for any worker to finish.
 CHECKPOINT_WAIT_S, WORKER_TIMEOUT_S = 60, 120
 POLL_INTERVAL_S = 0.01

@@ -15,9 +15,10 @@ import sys
 import numpy as np
 import pytest
 
+from gpuboost.emulation import emulated_kernels
 import gpuboost
 from gpuboost import Dataset, DeviceUnavailableError
-from gpuboost.backends import NumpyBackend, cuda_module, get_backend
+from gpuboost.backends import NumpyBackend, get_backend
 from gpuboost.backends import cuda_backend
 from gpuboost.backends.cuda_backend import (CudaBackend, GpuOutOfMemoryError,
                                             device_bytes_per_row)
@@ -92,11 +93,8 @@ def _bits(array):
 @pytest.fixture(scope="module", autouse=True)
 def emulation():
     """Kernels run in the CPU emulation for this whole module."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(EMULATE_ENV_VAR, "1")
-        cuda_module.clear_cache()
+    with emulated_kernels():
         yield
-    cuda_module.clear_cache()
 
 
 @pytest.fixture(scope="module")

@@ -13,13 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gpuboost.emulation import emulated_kernels
 from gpuboost._cuda_sources import cuda_source_dir
 from gpuboost._dtypes import GRAD_QUANT_MAX, HIST_COUNT, HIST_DTYPE, HIST_GRAD, HIST_HESS
-from gpuboost.backends import cuda_histogram, cuda_module
+from gpuboost.backends import cuda_histogram
 from gpuboost.backends.cuda_histogram import (MAX_BLOCK_THREADS, MAX_ROWS_PER_PASS,
                                               SHARED_BYTES_PER_CELL, build_histograms,
                                               plan_histograms)
-from gpuboost.emulation import EMULATE_ENV_VAR
 from gpuboost.histogram import build_histograms as numpy_build_histograms
 from gpuboost.histogram import build_histograms_naive
 
@@ -29,11 +29,8 @@ KERNEL_PATH = Path(cuda_source_dir()) / "histogram.cu"
 @pytest.fixture(scope="module", autouse=True)
 def emulated_cuda():
     """Run every test of this module through the CPU emulation of the kernels."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(EMULATE_ENV_VAR, "1")
-        cuda_module.clear_cache()
+    with emulated_kernels():
         yield
-    cuda_module.clear_cache()
 
 
 def _problem(rng, n_rows, n_features, max_bin, missing_fraction=0.1):

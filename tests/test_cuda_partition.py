@@ -9,11 +9,10 @@ import re
 import numpy as np
 import pytest
 
+from gpuboost.emulation import emulated_kernels
 from gpuboost import Dataset
 from gpuboost._cuda_sources import read_cuda_source
-from gpuboost.backends import cuda_module
 from gpuboost.backends import cuda_backend
-from gpuboost.emulation import EMULATE_ENV_VAR
 from gpuboost.partition import partition_rows_naive
 
 MAX_BIN = 15
@@ -24,13 +23,10 @@ N_FEATURES = 5
 @pytest.fixture(scope="module")
 def backend():
     """A CudaBackend on the emulated kernels, checking every launch."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(EMULATE_ENV_VAR, "1")
-        cuda_module.clear_cache()
+    with emulated_kernels():
         cuda = cuda_backend.CudaBackend()
         cuda.check_launches = True
         yield cuda
-    cuda_module.clear_cache()
 
 
 @pytest.fixture(scope="module")

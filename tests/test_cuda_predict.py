@@ -6,12 +6,12 @@ launch is checked. Results must equal the NumPy backend's bit for bit.
 import numpy as np
 import pytest
 
+from gpuboost.emulation import emulated_kernels
 import gpuboost
 from gpuboost import Dataset
 from gpuboost._cuda_sources import read_cuda_source
-from gpuboost.backends import NumpyBackend, cuda_backend, cuda_module
+from gpuboost.backends import NumpyBackend, cuda_backend
 from gpuboost.backends.cuda_backend import CudaBackend
-from gpuboost.emulation import EMULATE_ENV_VAR
 from gpuboost.tree import Tree
 
 N_ROWS = 300
@@ -22,13 +22,10 @@ MAX_BIN = 15
 @pytest.fixture(scope="module")
 def backend():
     """A CudaBackend on the emulated kernels, checking every launch."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(EMULATE_ENV_VAR, "1")
-        cuda_module.clear_cache()
+    with emulated_kernels():
         cuda = CudaBackend()
         cuda.check_launches = True
         yield cuda
-    cuda_module.clear_cache()
 
 
 def _features(seed, n_rows=N_ROWS):

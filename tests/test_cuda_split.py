@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gpuboost.emulation import emulated_kernels
 from gpuboost._cuda_sources import cuda_source_dir
 from gpuboost._dtypes import GRAD_QUANT_MAX, HIST_COUNT, HIST_HESS
-from gpuboost.backends import cuda_module, cuda_split
+from gpuboost.backends import cuda_split
 from gpuboost.backends.cuda_split import find_best_splits
-from gpuboost.emulation import EMULATE_ENV_VAR
 from gpuboost.histogram import build_histograms
 from gpuboost.quantize import quantize
 from gpuboost.split import SPLIT_RECORD_DTYPE, SplitParams
@@ -35,11 +35,8 @@ PARAM_GRID = [
 @pytest.fixture(scope="module", autouse=True)
 def emulated_cuda():
     """Run every test of this module through the CPU emulation of the kernels."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(EMULATE_ENV_VAR, "1")
-        cuda_module.clear_cache()
+    with emulated_kernels():
         yield
-    cuda_module.clear_cache()
 
 
 def assert_same_records(result, expected):

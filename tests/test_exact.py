@@ -6,12 +6,12 @@ import json
 import numpy as np
 import pytest
 
+from gpuboost.emulation import emulated_kernels
 import gpuboost
 from gpuboost import Dataset
 from gpuboost._dtypes import GRAD_QUANT_MAX
-from gpuboost.backends import cuda_module, get_backend
+from gpuboost.backends import get_backend
 from gpuboost.binning import FLOAT64_MAX
-from gpuboost.emulation import EMULATE_ENV_VAR
 from gpuboost.exact import (MISSING_RANK, FeatureRanks, find_best_splits_exact,
                             find_best_splits_exact_naive, partition_exact, partition_exact_naive)
 from gpuboost.split import SPLIT_RECORD_DTYPE, SplitParams
@@ -233,10 +233,8 @@ def test_exact_model_round_trips_with_many_distinct_values(tmp_path):
 # ---- both backends (CUDA kernels under the CPU emulation) ---------------------------
 @pytest.fixture
 def emulated_cuda(monkeypatch):
-    monkeypatch.setenv(EMULATE_ENV_VAR, "1")
-    cuda_module.clear_cache()
-    yield get_backend("cuda")
-    cuda_module.clear_cache()
+    with emulated_kernels():
+        yield get_backend("cuda")
 
 
 @pytest.mark.parametrize("params", [

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
+from gpuboost.emulation import emulated_kernels
 import gpuboost
 from gpuboost import Dataset
-from gpuboost.backends import NumpyBackend, cuda_module
-from gpuboost.emulation import EMULATE_ENV_VAR
+from gpuboost.backends import NumpyBackend
 from gpuboost.objective import HuberError, get_objective, weighted_quantile
 from gpuboost.params import validate_params
 
@@ -164,10 +164,8 @@ def test_huber_is_robust_to_outliers(regression_data):
 # ---- CPU / CUDA parity (emulated kernels) ----------------------------------------------------
 @pytest.fixture
 def emulation(monkeypatch):
-    monkeypatch.setenv(EMULATE_ENV_VAR, "1")
-    cuda_module.clear_cache()
-    yield
-    cuda_module.clear_cache()
+    with emulated_kernels():
+        yield
 
 
 @pytest.mark.parametrize("params, weighted", [

@@ -75,7 +75,7 @@ def test_verbosity_2_prints_the_phase_timings(regression_data, capsys):
     match = re.fullmatch(r"\[gpuboost\] numpy backend phase timings: (.*)", lines[0])
     assert match
     names = [part.split(" ")[0] for part in match.group(1).split(", ")]
-    assert names == ["gradients", "quantize", "histogram", "split", "partition",
+    assert names == ["gradients", "sample", "quantize", "histogram", "split", "partition",
                      "predict_update", "metric"]
     for part in match.group(1).split(", "):
         assert re.fullmatch(r"\w+ \d+\.\d{3}s", part)

@@ -29,10 +29,9 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, event, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from gpuboost.emulation import emulated_kernels
 import gpuboost  # noqa: E402
-from gpuboost.backends import cuda_module  # noqa: E402
 from gpuboost.binning import BinMapper  # noqa: E402
-from gpuboost.emulation import EMULATE_ENV_VAR  # noqa: E402
 from gpuboost.model_io import model_from_json  # noqa: E402
 
 #: Examples per test on the NumPy backend, and on the (slow) emulated CUDA backend.
@@ -263,11 +262,8 @@ def test_numpy_backend_trains_or_raises_value_error(problem):
 @pytest.fixture(scope="module")
 def emulated_cuda():
     """Kernels run in the CPU emulation for the CUDA property test."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(EMULATE_ENV_VAR, "1")
-        cuda_module.clear_cache()
+    with emulated_kernels():
         yield
-    cuda_module.clear_cache()
 
 
 @settings(max_examples=CUDA_EXAMPLES, deadline=None, derandomize=True,

@@ -9,12 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gpuboost.emulation import emulated_kernels
 import gpuboost
 from gpuboost import Dataset
 from gpuboost import ranking
-from gpuboost.backends import cuda_module
 from gpuboost.dataset import load_query_file, load_svmlight
-from gpuboost.emulation import EMULATE_ENV_VAR
 from gpuboost.metric import get_metric
 from gpuboost.objective import OBJECTIVES, get_objective
 from gpuboost.ranking import (RANKING_OBJECTIVE_CLASSES, ideal_dcg,
@@ -229,10 +228,8 @@ def test_ranker_estimator_fits_every_ranking_objective():
 # ---- CPU / CUDA parity (emulated kernels) ------------------------------------------
 @pytest.fixture
 def emulation(monkeypatch):
-    monkeypatch.setenv(EMULATE_ENV_VAR, "1")
-    cuda_module.clear_cache()
-    yield
-    cuda_module.clear_cache()
+    with emulated_kernels():
+        yield
 
 
 @pytest.mark.parametrize("name", RANK_OBJECTIVES)

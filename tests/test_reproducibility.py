@@ -14,12 +14,10 @@ import sys
 import textwrap
 from pathlib import Path
 
-import numpy as np
 import pytest
 
+from gpuboost.emulation import emulated_kernels
 import gpuboost
-from gpuboost.backends import cuda_module
-from gpuboost.emulation import EMULATE_ENV_VAR
 from gpuboost.params import PARAMETERS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -164,11 +162,8 @@ def test_save_load_continue_equals_one_run(name, reference_models, tmp_path):
 # ---- the CUDA backend under the emulation ------------------------------------------
 @pytest.fixture(scope="module")
 def emulated_cuda():
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(EMULATE_ENV_VAR, "1")
-        cuda_module.clear_cache()
+    with emulated_kernels():
         yield
-    cuda_module.clear_cache()
 
 
 #: Tiny data for the emulated kernels.

@@ -3,10 +3,10 @@ their parameters, training with them, and CPU/CUDA parity under the emulation.""
 import numpy as np
 import pytest
 
+from gpuboost.emulation import emulated_kernels
 import gpuboost
 from gpuboost import Dataset
-from gpuboost.backends import NumpyBackend, cuda_module
-from gpuboost.emulation import EMULATE_ENV_VAR
+from gpuboost.backends import NumpyBackend
 from gpuboost.params import validate_params
 from gpuboost.random import row_uniforms
 from gpuboost.sampling import (goss_sample, goss_sample_naive, goss_top_count,
@@ -216,10 +216,8 @@ def test_goss_with_multiclass_samples_every_class_on_its_own_gradients(multiclas
 # ---- CPU / CUDA parity (emulated kernels) -------------------------------------------------
 @pytest.fixture
 def emulation(monkeypatch):
-    monkeypatch.setenv(EMULATE_ENV_VAR, "1")
-    cuda_module.clear_cache()
-    yield
-    cuda_module.clear_cache()
+    with emulated_kernels():
+        yield
 
 
 @pytest.mark.parametrize("params, weighted", [

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from gpuboost.backends import NumpyBackend, cuda_module
+from gpuboost.emulation import emulated_kernels
+from gpuboost.backends import NumpyBackend
 from gpuboost.backends.cuda_backend import SEGMENT_SUM_THREADS_PER_BLOCK, CudaBackend
-from gpuboost.emulation import EMULATE_ENV_VAR
 from gpuboost.segment_reduce import segment_sums, segment_sums_naive
 
 
@@ -57,13 +57,10 @@ def test_bad_segments_raise(begins, ends):
 @pytest.fixture(scope="module")
 def cuda_backend():
     """A CudaBackend on the emulated kernels, checking every launch."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(EMULATE_ENV_VAR, "1")
-        cuda_module.clear_cache()
+    with emulated_kernels():
         backend = CudaBackend()
         backend.check_launches = True
         yield backend
-    cuda_module.clear_cache()
 
 
 @pytest.mark.parametrize("n_segments", [7, SEGMENT_SUM_THREADS_PER_BLOCK + 3])

@@ -14,7 +14,7 @@ the ``n_nodes`` records (10 int64 words each) are copied to the host.
 import numpy as np
 
 from .._dtypes import HIST_DTYPE, HIST_FIELDS, MAX_BIN_LIMIT
-from ..split import SPLIT_GAIN_EPS, SPLIT_RECORD_DTYPE
+from ..split import SPLIT_GAIN_EPS, SPLIT_RECORD_DTYPE, no_split_records
 from .cuda_module import get_kernel
 
 __all__ = ["find_best_splits", "records_from_words", "RECORD_WORDS", "FEATURE_BEST_WORDS"]
@@ -49,15 +49,6 @@ def _power_of_two_at_least(value, lowest, highest):
     while threads < value:
         threads *= 2
     return min(threads, highest)
-
-
-def _no_split_records(n_nodes):
-    """Records of nodes without a split, with zero sums (as gpuboost.split does)."""
-    records = np.zeros(n_nodes, dtype=SPLIT_RECORD_DTYPE)
-    records["feature"] = -1
-    records["bin"] = -1
-    records["gain"] = -np.inf
-    return records
 
 
 def _to_host(xp, array):
@@ -112,7 +103,7 @@ def find_best_splits(xp, histograms, scale_gradients, scale_hessians, n_value_bi
     missing_bin = int(missing_bin)
     # As gpuboost.split: no candidate bins (or no node) -> records with zero sums.
     if n_nodes == 0 or missing_bin - 1 <= 0:
-        return _no_split_records(n_nodes)
+        return no_split_records(n_nodes)
     if n_features == 0:
         raise ValueError("histograms have no feature")
     if not 0 <= missing_bin < n_bins:

@@ -8,12 +8,14 @@ exchanges, atomics), and launched through :class:`EmulatedModule` /
 signature. With ``GPUBOOST_EMULATE_CUDA=1``, ``device='cuda'`` runs the CUDA
 backend on NumPy arrays through this emulation. See docs/EMULATION.md.
 """
+import contextlib
 import os
 
 from .compiler import EmulationCompileError
 from .launcher import EmulatedKernel, EmulatedModule, KernelParameter, parse_kernel_signatures
 
 __all__ = [
+    "emulated_kernels",
     "EmulatedModule",
     "EmulatedKernel",
     "EmulationCompileError",
@@ -37,3 +39,25 @@ def emulation_enabled():
         (read at every call, so tests may switch it).
     """
     return os.environ.get(EMULATE_ENV_VAR) == "1"
+
+
+@contextlib.contextmanager
+def emulated_kernels():
+    """Run ``device='cuda'`` through the CPU emulation inside the ``with`` block.
+
+    Sets ``GPUBOOST_EMULATE_CUDA=1`` (restoring the previous value afterwards) and
+    forgets compiled kernel modules on entry and exit, so the switch takes effect
+    at once. Used by the test suite.
+    """
+    from ..backends import cuda_module
+    previous = os.environ.get(EMULATE_ENV_VAR)
+    os.environ[EMULATE_ENV_VAR] = "1"
+    cuda_module.clear_cache()
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(EMULATE_ENV_VAR, None)
+        else:
+            os.environ[EMULATE_ENV_VAR] = previous
+        cuda_module.clear_cache()
