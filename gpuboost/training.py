@@ -118,6 +118,17 @@ def _check_evals(evals, dtrain):
     return checked
 
 
+def _check_finite_tree(tree, round_index):
+    """Raise ValueError when a grown tree holds inf/NaN (float64 overflow of sums)."""
+    for name in ("value", "gain", "cover", "threshold"):
+        values = getattr(tree, name)
+        if not np.all(np.isfinite(values)):
+            raise ValueError(
+                f"Round {round_index}: the tree's {name!r} overflowed float64 (inf or NaN). "
+                f"Sums of weighted gradients or hessians exceed the float64 range: scale "
+                f"the sample weights or labels down.")
+
+
 def _clear_finished_frames(error):
     """Drop the local variables of the finished frames of ``error``'s traceback chain."""
     seen = set()
@@ -328,6 +339,7 @@ def train(params, dtrain, num_boost_round=100, evals=(), obj=None, custom_metric
                         if not eval_set.is_train:
                             eval_set.margins[:, output] += backend.predict_tree_raw(eval_set.features,
                                                                                     tree)
+                _check_finite_tree(tree, round_index)
                 trees.append(tree)
             booster.append_round(trees)
 
