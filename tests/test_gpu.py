@@ -1,0 +1,122 @@
+"""The GPU suite: the CUDA backend on a real GPU (skipped without one).
+
+Run on a GPU machine with ``python -m pytest -q -m gpu`` (``benchmarks/gpu_check.sh``
+does). Under the CPU emulation the same backend code is covered by
+``tests/test_cuda_*.py`` in every CI run; these tests add what only hardware shows:
+NVRTC compilation, real launches (checked after every launch), CuPy's array
+semantics, the CPU/GPU model contract and device memory behaviour.
+"""
+import os
+
+import numpy as np
+import pytest
+
+import gpuboost
+from gpuboost.emulation import EMULATE_ENV_VAR
+
+from test_cuda_backend import assert_models_match
+
+pytestmark = pytest.mark.gpu
+
+
+def _gpu_or_skip():
+    if os.environ.get(EMULATE_ENV_VAR) == "1":
+        pytest.skip("the GPU suite needs a real GPU, not the emulation")
+    cupy = pytest.importorskip("cupy")
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            pytest.skip("no CUDA device")
+    except Exception as error:  # no driver
+        pytest.skip(f"no usable CUDA device: {error}")
+    return cupy
+
+
+@pytest.fixture(autouse=True)
+def checked_launches(monkeypatch):
+    """Synchronize and check for errors after every kernel launch."""
+    _gpu_or_skip()
+    monkeypatch.setenv("GPUBOOST_CUDA_CHECK_LAUNCHES", "1")
+    from gpuboost.backends import _CUDA_BACKENDS
+    for backend in _CUDA_BACKENDS.values():
+        backend.check_launches = True
+    yield
+
+
+def _data(n_rows=20_000, n_features=12, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, n_features)).astype(np.float32)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    signal = np.nan_to_num(X[:, 0]) * 2 + np.nan_to_num(X[:, 1]) ** 2 - np.nan_to_num(X[:, 2])
+    return X, signal + rng.normal(size=n_rows)
+
+
+PARAMS = [
+    ({"objective": "reg:squarederror"}, False),
+    ({"objective": "reg:squarederror", "grow_policy": "lossguide", "max_leaves": 31,
+      "max_depth": 0, "subsample": 0.7, "colsample_bynode": 0.6}, False),
+    ({"objective": "reg:quantile", "quantile_alpha": 0.3}, False),
+    ({"objective": "reg:huber"}, False),
+    ({"objective": "reg:squarederror", "data_sample_strategy": "goss"}, False),
+    ({"objective": "reg:squarederror", "tree_method": "approx"}, False),
+    ({"objective": "binary:logistic"}, True),
+    ({"objective": "multi:softprob", "num_class": 3}, True),
+]
+
+
+@pytest.mark.parametrize("params, transcendental", PARAMS,
+                         ids=[str(sorted(p.items())) for p, _ in PARAMS])
+def test_cpu_and_gpu_train_the_same_model(params, transcendental):
+    X, signal = _data()
+    if params["objective"] == "binary:logistic":
+        y = (signal > 0).astype(float)
+    elif params["objective"].startswith("multi:"):
+        y = np.digitize(signal, [-1.0, 1.0]).astype(float)
+    else:
+        y = signal
+    models = {}
+    for device in ("cpu", "cuda"):
+        dataset = gpuboost.Dataset(X, label=y)
+        models[device] = gpuboost.train({**params, "device": device, "max_depth":
+                                         params.get("max_depth", 6), "seed": 3},
+                                        dataset, 10, verbose_eval=False)
+    assert_models_match(models["cpu"], models["cuda"], transcendental=transcendental)
+    np.testing.assert_allclose(models["cpu"].predict(X), models["cuda"].predict(X),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_device_memory_does_not_grow_over_many_fits():
+    cupy = _gpu_or_skip()
+    X, y = _data(5_000, 8)
+    pool = cupy.get_default_memory_pool()
+
+    def fit():
+        gpuboost.train({"device": "cuda", "max_depth": 4}, gpuboost.Dataset(X, label=y), 5,
+                       verbose_eval=False)
+        gpuboost.release_memory()
+
+    for _ in range(3):  # warm-up: compiled modules, pool
+        fit()
+    baseline = pool.total_bytes()
+    for _ in range(50):
+        fit()
+    assert pool.total_bytes() <= baseline + (1 << 20)
+
+
+def test_out_of_memory_is_a_clear_error_and_leaves_memory_as_it_was():
+    cupy = _gpu_or_skip()
+    from gpuboost.backends.cuda_backend import GpuOutOfMemoryError
+    X, y = _data(200_000, 16)
+    pool = cupy.get_default_memory_pool()
+    gpuboost.release_memory()
+    before = pool.used_bytes()
+    pool.set_limit(size=2 << 20)  # far below what 200k x 16 needs
+    try:
+        with pytest.raises(GpuOutOfMemoryError, match="bytes"):
+            gpuboost.train({"device": "cuda"}, gpuboost.Dataset(X, label=y), 2,
+                           verbose_eval=False)
+    finally:
+        pool.set_limit(size=0)
+    assert pool.used_bytes() == before
+    # The backend still works afterwards.
+    gpuboost.train({"device": "cuda", "max_depth": 3}, gpuboost.Dataset(X[:1000], label=y[:1000]),
+                   2, verbose_eval=False)
