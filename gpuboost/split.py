@@ -163,6 +163,9 @@ def find_best_splits(histograms, scale_gradients, scale_hessians, n_value_bins,
     n_candidates = missing_bin - 1
     if n_nodes == 0 or n_candidates <= 0:
         return records
+    # Bins past the widest feature's last candidate can never be chosen: scan only
+    # up to there (keeping one column, so node sums are still reported).
+    n_candidates = max(1, min(n_candidates, int(np.max(n_value_bins)) - 1))
     nodes_per_chunk = max(1, _SCAN_CHUNK_CELLS // (n_features * n_candidates))
     candidate_bins = np.arange(n_candidates)
     bin_is_candidate = candidate_bins[None, :] <= (np.asarray(n_value_bins)[:, None] - 2)
@@ -189,7 +192,8 @@ def _scan_chunk(histograms, scale_gradients, scale_hessians, bin_is_candidate, m
     sums = [np.ascontiguousarray(histograms[..., field]) for field in range(HIST_FIELDS)]
     parent = np.stack([s[:, 0].sum(axis=1) for s in sums], axis=1)  # every row is in one bin of feature 0
     missing = [s[:, :, missing_bin] for s in sums]  # (n_nodes, n_features) per field
-    left_missing_right = [np.cumsum(s[:, :, :missing_bin - 1], axis=2) for s in sums]
+    n_candidates = bin_is_candidate.shape[1]
+    left_missing_right = [np.cumsum(s[:, :, :n_candidates], axis=2) for s in sums]
     feature_has_missing = missing[HIST_COUNT] > 0
     valid = np.broadcast_to(bin_is_candidate[None], left_missing_right[0].shape)
     if feature_mask is not None:
