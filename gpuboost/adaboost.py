@@ -101,6 +101,7 @@ from .metric import get_metric
 from .objective import get_objective
 from .params import PARAMETERS, canonical_name, validate_params
 from .tree import Tree
+from .training import record_metrics
 
 __all__ = ["train_adaboost", "adaboost_params", "samme_score_scale", "find_best_gini_splits",
            "find_best_gini_splits_naive", "ClassTreeGrower", "PERFECT_ROUND_TREE_WEIGHT",
@@ -761,14 +762,5 @@ def _evaluate(eval_sets, booster, objective, metrics, custom_metric, backend, ev
     score_scale = samme_score_scale(booster.tree_weights, booster.n_outputs)
     for eval_set in eval_sets:
         scores = eval_set.scores[:, 0] if booster.n_outputs == 1 else eval_set.scores
-        prediction = objective.mean(scores / score_scale, backend.xp)
-        log = evals_log.setdefault(eval_set.name, {})
-        for metric in metrics:
-            value = metric(eval_set.label, prediction, eval_set.weight, eval_set.dataset.group)
-            log.setdefault(metric.name, []).append(float(value))
-        if custom_metric is not None:
-            name, value = custom_metric(backend.to_host(prediction), eval_set.dataset)
-            if name in (metric.name for metric in metrics):
-                raise ValueError(f"custom_metric returned the name {name!r}, which is also a "
-                                 f"built-in metric being evaluated; rename it.")
-            log.setdefault(name, []).append(float(value))
+        record_metrics(evals_log, eval_set, objective.mean(scores / score_scale, backend.xp),
+                       metrics, custom_metric, backend)

@@ -118,6 +118,33 @@ def _check_evals(evals, dtrain):
     return checked
 
 
+def record_metrics(evals_log, eval_set, prediction, metrics, custom_metric, backend):
+    """Append every metric of one evaluation set to ``evals_log[eval_set.name]``.
+
+    Parameters
+    ----------
+    evals_log : dict
+        ``{set_name: {metric_name: [score per round]}}``, updated in place.
+    eval_set : object with ``name``, ``label``, ``weight`` and ``dataset``
+    prediction : backend array
+        Predictions in the objective's mean space.
+    metrics : list of gpuboost.metric.Metric
+    custom_metric : callable or None
+        ``custom_metric(host_prediction, dataset) -> (name, value)``.
+    backend : Backend
+    """
+    scores = evals_log.setdefault(eval_set.name, {})
+    for metric in metrics:
+        value = metric(eval_set.label, prediction, eval_set.weight, eval_set.dataset.group)
+        scores.setdefault(metric.name, []).append(float(value))
+    if custom_metric is not None:
+        name, value = custom_metric(backend.to_host(prediction), eval_set.dataset)
+        if name in (metric.name for metric in metrics):
+            raise ValueError(f"custom_metric returned the name {name!r}, which is also a "
+                             f"built-in metric being evaluated; rename it.")
+        scores.setdefault(name, []).append(float(value))
+
+
 def _check_finite_tree(tree, round_index):
     """Raise ValueError when a grown tree holds inf/NaN (float64 overflow of sums)."""
     for name in ("value", "gain", "cover", "threshold"):
@@ -347,18 +374,8 @@ def train(params, dtrain, num_boost_round=100, evals=(), obj=None, custom_metric
                 with timer.phase("metric"):
                     for eval_set in eval_sets:
                         margins = eval_set.margins[:, 0] if n_outputs == 1 else eval_set.margins
-                        prediction = objective.mean(margins, xp)
-                        scores = evals_log.setdefault(eval_set.name, {})
-                        for metric in metrics:
-                            value = metric(eval_set.label, prediction, eval_set.weight,
-                                           eval_set.dataset.group)
-                            scores.setdefault(metric.name, []).append(float(value))
-                        if custom_metric is not None:
-                            name, value = custom_metric(backend.to_host(prediction), eval_set.dataset)
-                            if name in (metric.name for metric in metrics):
-                                raise ValueError(f"custom_metric returned the name {name!r}, which is "
-                                                 f"also a built-in metric being evaluated; rename it.")
-                            scores.setdefault(name, []).append(float(value))
+                        record_metrics(evals_log, eval_set, objective.mean(margins, xp),
+                                       metrics, custom_metric, backend)
             if container.after_iteration(booster, round_index, evals_log):
                 break
 
