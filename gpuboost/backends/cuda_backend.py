@@ -469,26 +469,39 @@ class CudaBackend(Backend):
         xp = self.xp
         data = np.ascontiguousarray(data, dtype=X_DTYPE)
         n_rows, n_features = data.shape
-        if n_features != len(bin_mapper.bin_edges_):
-            raise ValueError(f"data has {n_features} features, the BinMapper "
-                             f"{len(bin_mapper.bin_edges_)}.")
-        edges, edge_offsets = _packed_edges(bin_mapper.bin_edges_)
-        binned = xp.empty((n_rows, n_features), dtype=X_BINNED_DTYPE)
+        binned, launch = self._binning_launcher(n_rows, n_features, bin_mapper, "data")
         if binned.size == 0:
             return binned
-        edges_device = xp.array(edges)
-        offsets_device = xp.array(edge_offsets)
         chunk_rows = max(1, BINNING_CHUNK_BYTES // (n_features * data.itemsize))
         with nvtx_range("binning"):
             for start in range(0, n_rows, chunk_rows):
                 stop = min(start + chunk_rows, n_rows)
                 chunk = xp.array(data[start:stop])
-                blocks = _grid_stride_blocks(chunk.size, BINNING_THREADS_PER_BLOCK)
-                self._launch("binning", "bin_features", blocks, BINNING_THREADS_PER_BLOCK, (
-                    chunk, np.int64(stop - start), np.int32(n_features), edges_device,
-                    offsets_device, np.int32(bin_mapper.missing_bin), np.int64(start), binned))
+                launch(chunk, start)
                 del chunk
         return binned
+
+    def _binning_launcher(self, n_rows, n_features, bin_mapper, what):
+        """The output array of ``cuda/binning.cu`` and a function binning a chunk of rows
+        into it: ``launch(features_chunk, first_row)``. Edges are copied to the device once."""
+        if n_features != len(bin_mapper.bin_edges_):
+            raise ValueError(f"{what} has {n_features} features, the BinMapper "
+                             f"{len(bin_mapper.bin_edges_)}.")
+        xp = self.xp
+        edges, edge_offsets = _packed_edges(bin_mapper.bin_edges_)
+        binned = xp.empty((n_rows, n_features), dtype=X_BINNED_DTYPE)
+        if binned.size == 0:
+            return binned, None
+        edges_device, offsets_device = xp.array(edges), xp.array(edge_offsets)
+
+        def launch(chunk, first_row):
+            self._launch("binning", "bin_features",
+                         _grid_stride_blocks(chunk.size, BINNING_THREADS_PER_BLOCK),
+                         BINNING_THREADS_PER_BLOCK, (
+                             chunk, np.int64(chunk.shape[0]), np.int32(n_features),
+                             edges_device, offsets_device, np.int32(bin_mapper.missing_bin),
+                             np.int64(first_row), binned))
+        return binned, launch
 
     @_device_call("re-binning features on the device")
     def rebin(self, data, raw_features, bin_mapper):
@@ -510,18 +523,9 @@ class CudaBackend(Backend):
         xp = self.xp
         self._require(raw_features, X_DTYPE, "raw_features", ndim=2)
         n_rows, n_features = raw_features.shape
-        if n_features != len(bin_mapper.bin_edges_):
-            raise ValueError(f"raw_features has {n_features} features, the BinMapper "
-                             f"{len(bin_mapper.bin_edges_)}.")
-        edges, edge_offsets = _packed_edges(bin_mapper.bin_edges_)
-        binned = xp.empty((n_rows, n_features), dtype=X_BINNED_DTYPE)
+        binned, launch = self._binning_launcher(n_rows, n_features, bin_mapper, "raw_features")
         if binned.size:
-            self._launch("binning", "bin_features",
-                         _grid_stride_blocks(binned.size, BINNING_THREADS_PER_BLOCK),
-                         BINNING_THREADS_PER_BLOCK, (
-                             raw_features, np.int64(n_rows), np.int32(n_features),
-                             xp.array(edges), xp.array(edge_offsets),
-                             np.int32(bin_mapper.missing_bin), np.int64(0), binned))
+            launch(raw_features, 0)
         n_value_bins = np.asarray(bin_mapper.n_value_bins_, dtype=np.int32)
         arrays = {"X_binned": binned, "n_value_bins": xp.array(n_value_bins)}
         return DeviceData(n_rows, n_features, bin_mapper.n_bins, bin_mapper.missing_bin,
