@@ -12,6 +12,17 @@ import numpy as np
 #: Prefix of ``type(a).__module__`` for CuPy arrays (e.g. ``'cupy'`` or
 #: ``'cupy._core.core'``).
 _CUPY_MODULE_PREFIX = "cupy"
+#: ``type(a).__module__`` of the emulation's device arrays.
+_EMULATED_DEVICE_ARRAY_MODULE = "gpuboost.emulation.device_array"
+
+
+def _is_emulated_device_array(array):
+    """True for the CPU emulation's stand-in for ``cupy.ndarray``."""
+    if type(array).__module__ != _EMULATED_DEVICE_ARRAY_MODULE:
+        return False
+    from .emulation.device_array import is_device_array
+
+    return is_device_array(array)
 
 
 def _is_cupy_array(array):
@@ -39,14 +50,18 @@ def get_array_module(*arrays):
     Returns
     -------
     xp : module
-        ``cupy`` when at least one argument is a ``cupy.ndarray``, else
-        ``numpy``.
+        ``cupy`` when at least one argument is a ``cupy.ndarray``; the emulated
+        device namespace for the emulation's device arrays; else ``numpy``.
     """
     for array in arrays:
         if _is_cupy_array(array):
             import cupy
 
             return cupy
+        if _is_emulated_device_array(array):
+            from .emulation.device_array import namespace
+
+            return namespace
     return np
 
 
@@ -56,14 +71,15 @@ def to_numpy(array):
     Parameters
     ----------
     array : array-like
-        A ``cupy.ndarray`` (copied to the host with ``.get()``) or anything
-        ``numpy.asarray`` accepts (returned without a copy when possible).
+        A ``cupy.ndarray`` or an emulated device array (copied to the host with
+        ``.get()``) or anything ``numpy.asarray`` accepts (returned without a
+        copy when possible).
 
     Returns
     -------
     host_array : numpy.ndarray
         Same shape and dtype as ``array``.
     """
-    if _is_cupy_array(array):
+    if _is_cupy_array(array) or _is_emulated_device_array(array):
         return array.get()
     return np.asarray(array)

@@ -1,7 +1,7 @@
 """Tests of the CUDA histogram primitive (gpuboost.backends.cuda_histogram, cuda/histogram.cu).
 
-The kernels run under the CPU emulation (``GPUBOOST_EMULATE_CUDA=1``, xp = numpy)
-and must equal the NumPy backend's histograms exactly, on every path: the
+The kernels run under the CPU emulation (``GPUBOOST_EMULATE_CUDA=1``; inputs and
+outputs are emulated device arrays, which follow CuPy's rules) and must equal the NumPy backend's histograms exactly, on every path: the
 shared-memory kernel with one or several feature groups, several row blocks per
 node, several flush passes per block, and the global-memory fallback.
 """
@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from gpuboost.emulation import emulated_kernels
+from gpuboost.emulation.device_array import namespace as xp
 from gpuboost._cuda_sources import cuda_source_dir
 from gpuboost._dtypes import GRAD_QUANT_MAX, HIST_COUNT, HIST_DTYPE, HIST_GRAD, HIST_HESS
 from gpuboost.backends import cuda_histogram
@@ -31,6 +32,14 @@ def emulated_cuda():
     """Run every test of this module through the CPU emulation of the kernels."""
     with emulated_kernels():
         yield
+
+
+def _build_on_device(X_binned, gradients, hessians, sample_indices, begins, ends, n_bins,
+                     **options):
+    """:func:`build_histograms` on device copies of the host inputs, copied back."""
+    device_arrays = [xp.asarray(array) for array in (X_binned, gradients, hessians,
+                                                     sample_indices)]
+    return xp.asnumpy(build_histograms(xp, *device_arrays, begins, ends, n_bins, **options))
 
 
 def _problem(rng, n_rows, n_features, max_bin, missing_fraction=0.1):
@@ -72,7 +81,7 @@ def test_default_plan_matches_numpy_and_naive(seed):
     X_binned, gradients, hessians = _problem(rng, n_rows, int(rng.integers(2, 7)), max_bin)
     sample_indices = rng.permutation(n_rows).astype(np.int32)
     begins, ends = _segments(rng, n_rows, int(rng.integers(1, 6)))
-    result = build_histograms(np, X_binned, gradients, hessians, sample_indices, begins, ends,
+    result = _build_on_device(X_binned, gradients, hessians, sample_indices, begins, ends,
                               max_bin + 1)
     expected = _reference(X_binned, gradients, hessians, sample_indices, begins, ends,
                           max_bin + 1)
@@ -93,7 +102,7 @@ def test_row_blocks_and_thread_counts(rows_per_block, block_threads):
     X_binned, gradients, hessians = _problem(rng, n_rows, n_features, max_bin)
     sample_indices = rng.permutation(n_rows).astype(np.int32)
     begins, ends = _segments(rng, n_rows, 5)
-    result = build_histograms(np, X_binned, gradients, hessians, sample_indices, begins, ends,
+    result = _build_on_device(X_binned, gradients, hessians, sample_indices, begins, ends,
                               max_bin + 1, rows_per_block=rows_per_block,
                               block_threads=block_threads)
     _assert_histograms_equal(result, _reference(X_binned, gradients, hessians, sample_indices,
@@ -115,7 +124,7 @@ def test_feature_groups_forced_by_a_small_shared_memory_limit(features_per_block
     X_binned, gradients, hessians = _problem(rng, n_rows, n_features, max_bin)
     sample_indices = rng.permutation(n_rows).astype(np.int32)
     begins, ends = _segments(rng, n_rows, 4)
-    result = build_histograms(np, X_binned, gradients, hessians, sample_indices, begins, ends,
+    result = _build_on_device(X_binned, gradients, hessians, sample_indices, begins, ends,
                               n_bins, shared_memory_limit=limit, rows_per_block=17,
                               block_threads=64)
     _assert_histograms_equal(result, _reference(X_binned, gradients, hessians, sample_indices,
@@ -136,7 +145,7 @@ def test_global_memory_fallback(how):
                            options.get("shared_memory_limit", 1 << 20), sm_count=1,
                            force_global=options.get("force_global", False))
     assert not plan.use_shared
-    result = build_histograms(np, X_binned, gradients, hessians, sample_indices, begins, ends,
+    result = _build_on_device(X_binned, gradients, hessians, sample_indices, begins, ends,
                               n_bins, rows_per_block=23, block_threads=48, **options)
     _assert_histograms_equal(result, _reference(X_binned, gradients, hessians, sample_indices,
                                                 begins, ends, n_bins))
@@ -150,7 +159,7 @@ def test_many_nodes_with_empty_and_overlapping_segments():
     begins = rng.integers(0, n_rows + 1, size=60)
     ends = np.minimum(n_rows, begins + rng.integers(0, 12, size=60))
     begins[[0, 17, 59]] = ends[[0, 17, 59]]  # empty first, middle and last nodes
-    result = build_histograms(np, X_binned, gradients, hessians, sample_indices, list(begins),
+    result = _build_on_device(X_binned, gradients, hessians, sample_indices, list(begins),
                               list(ends), max_bin + 1, rows_per_block=4, block_threads=32)
     expected = _reference(X_binned, gradients, hessians, sample_indices, begins, ends,
                           max_bin + 1)
@@ -171,7 +180,7 @@ def test_extreme_values_over_several_flush_passes(sign):
     hessians[::7] = sign * GRAD_QUANT_MAX
     sample_indices = np.arange(n_rows, dtype=np.int32)
     begins, ends = [0, 5], [n_rows, n_rows]
-    result = build_histograms(np, X_binned, gradients, hessians, sample_indices, begins, ends, 4,
+    result = _build_on_device(X_binned, gradients, hessians, sample_indices, begins, ends, 4,
                               rows_per_block=n_rows)
     expected = _reference(X_binned, gradients, hessians, sample_indices, begins, ends, 4)
     _assert_histograms_equal(result, expected)
@@ -184,9 +193,9 @@ def test_no_nodes_no_rows_and_no_features():
     rng = np.random.default_rng(40)
     X_binned, gradients, hessians = _problem(rng, 20, 3, 7)
     sample_indices = np.arange(20, dtype=np.int32)
-    empty = build_histograms(np, X_binned, gradients, hessians, sample_indices, [], [], 8)
+    empty = _build_on_device(X_binned, gradients, hessians, sample_indices, [], [], 8)
     assert empty.shape == (0, 3, 8, 3) and empty.dtype == HIST_DTYPE
-    zero_rows = build_histograms(np, X_binned, gradients, hessians, sample_indices, [4, 9],
+    zero_rows = _build_on_device(X_binned, gradients, hessians, sample_indices, [4, 9],
                                  [4, 9], 8)
     assert zero_rows.shape == (2, 3, 8, 3) and not zero_rows.any()
 
@@ -196,18 +205,18 @@ def test_rejects_wrong_dtypes_and_segments():
     X_binned, gradients, hessians = _problem(rng, 20, 3, 7)
     sample_indices = np.arange(20, dtype=np.int32)
     with pytest.raises(TypeError, match="X_binned"):
-        build_histograms(np, X_binned.astype(np.int32), gradients, hessians, sample_indices,
+        _build_on_device(X_binned.astype(np.int32), gradients, hessians, sample_indices,
                          [0], [20], 8)
     with pytest.raises(TypeError, match="sample_indices"):
-        build_histograms(np, X_binned, gradients, hessians, sample_indices.astype(np.int64),
+        _build_on_device(X_binned, gradients, hessians, sample_indices.astype(np.int64),
                          [0], [20], 8)
     with pytest.raises(ValueError, match="C-contiguous"):
-        build_histograms(np, np.asfortranarray(X_binned), gradients, hessians, sample_indices,
+        _build_on_device(np.asfortranarray(X_binned), gradients, hessians, sample_indices,
                          [0], [20], 8)
     with pytest.raises(ValueError, match="segment"):
-        build_histograms(np, X_binned, gradients, hessians, sample_indices, [5], [21], 8)
+        _build_on_device(X_binned, gradients, hessians, sample_indices, [5], [21], 8)
     with pytest.raises(ValueError, match="block_threads"):
-        build_histograms(np, X_binned, gradients, hessians, sample_indices, [0], [20], 8,
+        _build_on_device(X_binned, gradients, hessians, sample_indices, [0], [20], 8,
                          block_threads=MAX_BLOCK_THREADS + 1)
 
 

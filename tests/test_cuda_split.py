@@ -1,7 +1,7 @@
 """Tests of the CUDA split scan (gpuboost.backends.cuda_split, cuda/split.cu, cuda/gain.cuh).
 
-The kernels run under the CPU emulation (``GPUBOOST_EMULATE_CUDA=1``, xp = numpy)
-and must return exactly the records of :func:`gpuboost.split.find_best_splits`:
+The kernels run under the CPU emulation (``GPUBOOST_EMULATE_CUDA=1``; histograms
+are emulated device arrays, which follow CuPy's rules) and must return exactly the records of :func:`gpuboost.split.find_best_splits`:
 every field equal, gains bit for bit, ties broken the same way.
 """
 import itertools
@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from gpuboost.emulation import emulated_kernels
+from gpuboost.emulation.device_array import namespace as xp
 from gpuboost._cuda_sources import cuda_source_dir
 from gpuboost._dtypes import GRAD_QUANT_MAX, HIST_COUNT, HIST_HESS
 from gpuboost.backends import cuda_split
@@ -51,8 +52,13 @@ def assert_same_records(result, expected):
             np.testing.assert_array_equal(result[name], expected[name], err_msg=name)
 
 
+def _scan_on_device(histograms, *args, **kwargs):
+    """:func:`find_best_splits` on a device copy of the host histograms."""
+    return find_best_splits(xp, xp.asarray(histograms), *args, **kwargs)
+
+
 def both(histograms, scale_g, scale_h, n_value_bins, missing_bin, params, mask=None):
-    result = find_best_splits(np, histograms, scale_g, scale_h, n_value_bins, missing_bin,
+    result = _scan_on_device(histograms, scale_g, scale_h, n_value_bins, missing_bin,
                               params, mask)
     expected = numpy_find_best_splits(histograms, scale_g, scale_h, n_value_bins, missing_bin,
                                       params, mask)
@@ -199,7 +205,7 @@ def test_infinite_gain_means_no_split():
 
 def test_degenerate_batches():
     histograms = np.zeros((0, 3, 8, 3), dtype=np.int64)
-    assert find_best_splits(np, histograms, 1.0, 1.0, np.full(3, 7), 7, SplitParams()).shape == (0,)
+    assert _scan_on_device(histograms, 1.0, 1.0, np.full(3, 7), 7, SplitParams()).shape == (0,)
     rng = np.random.default_rng(500)
     one_bin = rng.integers(-100, 100, size=(2, 3, 2, 3))  # max_bin 1: no candidate bins
     both(one_bin, 1.0, 1.0, np.ones(3, dtype=np.int64), 1, SplitParams())
@@ -213,16 +219,16 @@ def test_device_copy_of_n_value_bins_and_wrong_shapes():
     histograms, scale_g, scale_h, n_value_bins = data_histograms(rng, 2, 3, 7)
     expected = numpy_find_best_splits(histograms, scale_g, scale_h, n_value_bins, 7,
                                       SplitParams())
-    result = find_best_splits(np, histograms, scale_g, scale_h, n_value_bins.astype(np.int32), 7,
+    result = _scan_on_device(histograms, scale_g, scale_h, n_value_bins.astype(np.int32), 7,
                               SplitParams())
     assert_same_records(result, expected)
     with pytest.raises(ValueError, match="n_value_bins"):
-        find_best_splits(np, histograms, scale_g, scale_h, n_value_bins[:2], 7, SplitParams())
+        _scan_on_device(histograms, scale_g, scale_h, n_value_bins[:2], 7, SplitParams())
     with pytest.raises(ValueError, match="feature_mask"):
-        find_best_splits(np, histograms, scale_g, scale_h, n_value_bins, 7, SplitParams(),
+        _scan_on_device(histograms, scale_g, scale_h, n_value_bins, 7, SplitParams(),
                          np.ones((3, 3), dtype=bool))
     with pytest.raises(ValueError, match="shape"):
-        find_best_splits(np, histograms[..., :2], scale_g, scale_h, n_value_bins, 7,
+        _scan_on_device(histograms[..., :2], scale_g, scale_h, n_value_bins, 7,
                          SplitParams())
     assert (expected["feature"] >= 0).any()
 

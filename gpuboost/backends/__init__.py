@@ -41,8 +41,8 @@ def get_backend(device="auto"):
     """The backend for a ``device`` parameter value.
 
     'cpu' -> NumPy. 'cuda' / 'cuda:N' -> CUDA (CuPy kernels; with
-    ``GPUBOOST_EMULATE_CUDA=1`` the same Python code on NumPy arrays with the
-    kernels emulated on the CPU). 'auto' -> CUDA when a real GPU is usable, else
+    ``GPUBOOST_EMULATE_CUDA=1`` the same Python code on emulated device arrays
+    with the kernels emulated on the CPU). 'auto' -> CUDA when a real GPU is usable, else
     NumPy (never the emulation).
 
     Raises

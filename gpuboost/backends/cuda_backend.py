@@ -6,9 +6,11 @@ CUDA kernels loaded through :mod:`gpuboost.backends.cuda_module` (compiled with
 (docs/DESIGN.md). Per round only split records, per-node scalars and the
 finished tree cross between host and device.
 
-With ``GPUBOOST_EMULATE_CUDA=1`` the same Python code runs on NumPy arrays and
-the kernels run in the CPU emulation (:mod:`gpuboost.emulation`): ``xp`` is
-``numpy``, the device context, memory pools and synchronization are no-ops.
+With ``GPUBOOST_EMULATE_CUDA=1`` the same Python code runs on the emulation's
+device arrays and the kernels run in the CPU emulation (:mod:`gpuboost.emulation`):
+``xp`` is :data:`gpuboost.emulation.device_array.namespace` (NumPy computing under
+CuPy's host/device rules); the device context, memory pools and synchronization
+are no-ops.
 
 Primitives and kernels
 ----------------------
@@ -412,10 +414,10 @@ class CudaBackend(Backend):
 
     def to_host(self, array):
         """Device array -> host NumPy array (a copy)."""
-        if self.emulated or isinstance(array, np.ndarray):
+        if isinstance(array, np.ndarray):
             return np.array(array, copy=True)
         with self._device_context():
-            return self._cupy.asnumpy(array)
+            return self.xp.asnumpy(array)
 
     def synchronize(self):
         """Wait for all queued work on the device; raises a pending kernel error."""

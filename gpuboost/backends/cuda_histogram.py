@@ -2,8 +2,8 @@
 
 Builds the same int64 histograms as :func:`gpuboost.histogram.build_histograms`
 (exact integer sums, so equal bit for bit) with one kernel launch for a whole
-batch of nodes. Works with ``xp = cupy`` on a GPU and ``xp = numpy`` under the
-CPU emulation (``GPUBOOST_EMULATE_CUDA=1``).
+batch of nodes. Works with ``xp = cupy`` on a GPU and the emulated device namespace
+under the CPU emulation (``GPUBOOST_EMULATE_CUDA=1``).
 
 Strategy (details in ``cuda/histogram.cu``):
 
@@ -177,7 +177,8 @@ def build_histograms(xp, X_binned, quantized_gradients, quantized_hessians, samp
     Parameters
     ----------
     xp : module
-        ``cupy`` (GPU) or ``numpy`` (emulation); every array argument lives there.
+        ``cupy`` (GPU) or the emulated device namespace; every array argument
+        lives there.
     X_binned : array of shape (n_rows, n_features), uint8, C order
         The binned features **row-major** (``Dataset.X_binned``), the layout this
         kernel needs: rows are gathered through ``sample_indices``, and row-major

@@ -7,7 +7,6 @@ returned kernels share CuPy's calling convention
 ``kernel(grid, block, args, shared_mem=0)``; scalars must be NumPy scalars of
 the C type (``np.int32(n)`` for ``int``).
 """
-import numpy as np
 
 from .._cuda_sources import cuda_source_dir
 
@@ -26,9 +25,12 @@ def emulated():
 
 
 def array_module():
-    """``cupy`` on a GPU, ``numpy`` under emulation."""
+    """``cupy`` on a GPU; under the emulation, the emulated device namespace
+    (:data:`gpuboost.emulation.device_array.namespace`: NumPy computing, CuPy's
+    rules for what crosses between host and device)."""
     if emulated():
-        return np
+        from ..emulation.device_array import namespace
+        return namespace
     import cupy
     return cupy
 
@@ -39,7 +41,7 @@ def _load_module(file_stem):
     options = NVCC_OPTIONS + (f"-I{source_dir}",)
     if emulated():
         from ..emulation import EmulatedModule
-        return EmulatedModule(path=str(path), options=options)
+        return EmulatedModule(path=str(path), options=options, device_arrays_only=True)
     import cupy
     return cupy.RawModule(code=path.read_text(), options=options)
 

@@ -5,7 +5,7 @@ returns, bit for bit (gains included): the kernels recover float64 sums from the
 exact int64 histogram sums and evaluate the formulas of ``cuda/gain.cuh``, which
 mirror ``gpuboost/split.py`` operation by operation (compiled with
 ``--fmad=false``), and break ties in NumPy's argmax order. Works with
-``xp = cupy`` on a GPU and ``xp = numpy`` under the CPU emulation.
+``xp = cupy`` on a GPU and the emulated device namespace under the CPU emulation.
 
 Two launches per batch: one block per (node, feature) scans the feature's bins
 and keeps its best candidate; one block per node picks the best feature. Only
@@ -78,7 +78,7 @@ def find_best_splits(xp, histograms, scale_gradients, scale_hessians, n_value_bi
     Parameters
     ----------
     xp : module
-        ``cupy`` (GPU) or ``numpy`` (emulation).
+        ``cupy`` (GPU) or the emulated device namespace.
     histograms : xp array of shape (n_nodes, n_features, n_bins, 3), int64
         C-contiguous (a copy is made otherwise). ``n_bins <= MAX_BIN_LIMIT + 1``.
     scale_gradients, scale_hessians : float

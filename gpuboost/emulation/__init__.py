@@ -6,7 +6,9 @@ exchanges, atomics), and launched through :class:`EmulatedModule` /
 :class:`EmulatedKernel`, drop-in stand-ins for ``cupy.RawModule`` /
 ``cupy.RawKernel`` that check every argument against the kernel's C
 signature. With ``GPUBOOST_EMULATE_CUDA=1``, ``device='cuda'`` runs the CUDA
-backend on NumPy arrays through this emulation. See docs/EMULATION.md.
+backend through this emulation, on emulated device arrays
+(:mod:`gpuboost.emulation.device_array`) that follow CuPy's rules for what
+crosses between host and device. See docs/EMULATION.md.
 """
 import contextlib
 import os

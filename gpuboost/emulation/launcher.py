@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from .compiler import compile_shared_library
+from .device_array import DeviceArray
 
 __all__ = [
     "EmulatedModule",
@@ -445,6 +446,11 @@ class EmulatedModule:
         Only ``None`` or empty: templated kernels are not supported.
     backend, translate_cucomplex, enable_cooperative_groups, jitify
         Accepted for ``cupy.RawModule`` compatibility; the last three must be false.
+    device_arrays_only : bool
+        Pointer arguments must be emulated device arrays
+        (:class:`gpuboost.emulation.device_array.DeviceArray`), as CuPy's kernels
+        refuse host NumPy arrays; the CUDA backend's modules set this. Otherwise
+        NumPy arrays are accepted too (the emulation's own tests).
 
     Notes
     -----
@@ -455,7 +461,7 @@ class EmulatedModule:
 
     def __init__(self, code=None, path=None, options=(), name_expressions=None, *,
                  backend="nvrtc", translate_cucomplex=False, enable_cooperative_groups=False,
-                 jitify=False):
+                 jitify=False, device_arrays_only=False):
         if (code is None) == (path is None):
             raise TypeError("EmulatedModule needs exactly one of code= and path=")
         if name_expressions:
@@ -469,6 +475,7 @@ class EmulatedModule:
             )
         del backend  # NVRTC or nvcc: irrelevant on the CPU
         self.options = tuple(options)
+        self.device_arrays_only = bool(device_arrays_only)
         self._defines, option_include_dirs = _split_options(self.options)
         source_dirs = []
         if path is not None:
@@ -718,6 +725,13 @@ class EmulatedKernel:
             )
         if kind.is_pointer:
             wanted = "any dtype" if kind.dtype is None else f"dtype {kind.dtype}"
+            if isinstance(value, DeviceArray):
+                value = value._array
+            elif isinstance(value, np.ndarray) and self.module.device_arrays_only:
+                raise TypeError(
+                    f"{self._describe(position)} got a host numpy.ndarray; a kernel takes "
+                    "device arrays (CuPy refuses host arrays). Copy it with xp.asarray(...)"
+                )
             if not isinstance(value, np.ndarray):
                 raise TypeError(
                     f"{self._describe(position)} needs a C-contiguous numpy.ndarray of "
@@ -772,8 +786,9 @@ class EmulatedKernel:
         block : int or tuple of int
             Block size in threads (up to 3 dimensions).
         args : tuple
-            Kernel arguments: ``numpy.ndarray`` for pointers, NumPy scalars of
-            the exact C type for values.
+            Kernel arguments: emulated device arrays (or, unless the module has
+            ``device_arrays_only``, ``numpy.ndarray``) for pointers, NumPy scalars
+            of the exact C type for values.
         shared_mem : int
             Dynamic shared memory per block, in bytes.
 

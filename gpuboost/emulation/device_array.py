@@ -1,0 +1,577 @@
+"""Emulated device arrays: a strict CPU stand-in for ``cupy.ndarray``.
+
+Under the emulation (``GPUBOOST_EMULATE_CUDA=1``) the CUDA backend's arrays are
+:class:`DeviceArray` objects, created and transformed through the
+:data:`namespace` object (the backend's ``xp``), instead of NumPy arrays. Their
+memory is an ordinary NumPy array on the host, but they follow CuPy's rules for
+what may cross between host and device, so that CI, which has no GPU, catches
+the code that would work on NumPy arrays and fail (or silently copy) on CuPy:
+
+* no implicit conversion to NumPy: ``numpy.asarray(device_array)``,
+  ``host_array[device_index]``, ``numpy.array([device_scalar, ...])`` raise
+  TypeError, as ``cupy.ndarray.__array__`` does; ``.get()`` /
+  ``xp.asnumpy`` copy to the host explicitly;
+* no host arrays where CuPy takes device arrays: ufuncs and ``xp`` functions
+  given a ``numpy.ndarray`` raise TypeError (``xp.asarray`` / ``xp.array`` /
+  ``xp.ascontiguousarray`` copy host data to the device explicitly), as do the
+  emulated kernels' pointer arguments;
+* reductions and integer indexing return 0-d device arrays, not NumPy scalars;
+  ``float()``, ``int()``, ``bool()``, ``.item()`` convert (CuPy synchronizes);
+* the ``xp`` namespace lacks the NumPy functions CuPy lacks.
+
+Arithmetic, indexing and functions compute with NumPy on the wrapped arrays,
+so results are NumPy's bit for bit.
+"""
+import numbers
+
+import numpy as np
+from numpy.lib.mixins import NDArrayOperatorsMixin
+
+__all__ = ["DeviceArray", "namespace", "is_device_array", "HOST_ONLY_FUNCTIONS"]
+
+#: NumPy functions CuPy 14 does not provide (``dir(numpy)`` minus ``dir(cupy)``,
+#: callables only); calling them through the emulated ``xp`` raises
+#: AttributeError, as ``cupy.<name>`` would.
+HOST_ONLY_FUNCTIONS = frozenset(
+    "asmatrix block bmat busday_count busday_offset busdaycalendar einsum_path errstate "
+    "frompyfunc fromregex geomspace get_include getbufsize geterr geterrcall "
+    "histogram_bin_edges info insert is_busday isnat matrix matvec memmap nanpercentile "
+    "nanquantile ndenumerate nditer nested_iters polyder polydiv polyint recarray record "
+    "setbufsize seterr seterrcall show_runtime spacing test unstack vecdot vecmat".split()
+)
+#: ``xp`` functions that copy host data (arrays, lists, scalars) to the device
+#: (``cupy.ascontiguousarray`` is not one: it takes device arrays only).
+TRANSFER_FUNCTIONS = frozenset(("array", "asarray", "asanyarray"))
+#: Other ``xp`` functions that accept host arrays (copying them to the device).
+HOST_INPUT_FUNCTIONS = frozenset(("unique",))
+#: ``xp`` functions whose first argument only provides a shape and dtype (CuPy
+#: accepts a NumPy array there).
+LIKE_FUNCTIONS = frozenset(("empty_like", "zeros_like", "ones_like", "full_like"))
+#: Sorts that are always stable in CuPy (radix sort), whatever ``kind`` says.
+STABLE_SORTS = frozenset(("argsort", "sort"))
+#: Ufunc methods CuPy implements, and for which ufuncs (None: all).
+UFUNC_METHODS = {
+    "__call__": None,
+    "outer": None,
+    "reduce": frozenset(("add", "multiply")),
+    "accumulate": frozenset(("add", "multiply")),
+    "reduceat": frozenset(("add",)),
+    "at": frozenset(("add", "subtract", "maximum", "minimum", "bitwise_and", "bitwise_or",
+                     "bitwise_xor")),
+}
+#: dtypes ``ufunc.at`` supports in CuPy 13 and 14 (CuPy 13's ``add.at`` has no int64).
+UFUNC_AT_DTYPES = {
+    "add": frozenset(("int32", "uint32", "uint64", "float16", "float32", "float64")),
+    "subtract": frozenset(("int32", "uint32")),
+    "maximum": frozenset(("int32", "int64", "uint32", "uint64", "float32", "float64")),
+    "minimum": frozenset(("int32", "int64", "uint32", "uint64", "float32", "float64")),
+}
+#: Comparison ufuncs, which accept 0-d NumPy arrays (CuPy takes their ``.item()``).
+COMPARISONS = frozenset(("equal", "not_equal", "less", "less_equal", "greater",
+                         "greater_equal"))
+
+
+def is_device_array(value):
+    """True for a :class:`DeviceArray`."""
+    return isinstance(value, DeviceArray)
+
+
+def _host_array_error(what, value):
+    return TypeError(
+        f"Unsupported type {type(value)} in {what}: a host numpy.ndarray where CuPy takes "
+        "device arrays (emulated device arrays follow CuPy's rules). Copy it to the "
+        "device explicitly with xp.asarray(...) first.")
+
+
+def _unwrap(value, what):
+    """The host memory of device arrays inside ``value`` (recursing into lists and
+    tuples); a host ``numpy.ndarray`` raises TypeError."""
+    if isinstance(value, DeviceArray):
+        return value._array
+    if isinstance(value, np.ndarray):
+        raise _host_array_error(what, value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_unwrap(item, what) for item in value)
+    return value
+
+
+def _wrap(value):
+    """NumPy results as device arrays: arrays, NumPy scalars (as 0-d arrays, as CuPy
+    returns them), and tuples / lists of those."""
+    if isinstance(value, np.ndarray):
+        return DeviceArray(value)
+    if isinstance(value, np.generic):
+        return DeviceArray(np.asarray(value))
+    if isinstance(value, tuple):
+        return tuple(_wrap(item) for item in value)
+    if isinstance(value, list):
+        return [_wrap(item) for item in value]
+    return value
+
+
+def _check_ufunc_operand(value, what):
+    """CuPy ufuncs take device arrays and Python / NumPy scalars only."""
+    if isinstance(value, DeviceArray):
+        return value._array
+    if isinstance(value, np.ndarray):
+        raise _host_array_error(what, value)
+    if isinstance(value, (numbers.Number, np.generic)):
+        return value
+    raise TypeError(f"Unsupported type {type(value)} in {what}: CuPy ufuncs take device "
+                    "arrays and scalars (convert lists with xp.asarray first).")
+
+
+def _index_key(key):
+    """An indexing key: device arrays unwrapped; host integer / boolean arrays and
+    lists are accepted, as CuPy copies them to the device."""
+    if isinstance(key, DeviceArray):
+        return key._array
+    if isinstance(key, tuple):
+        return tuple(_index_key(item) for item in key)
+    return key
+
+
+def _is_advanced_index(key):
+    """Whether an indexing key holds an array or list (NumPy's advanced indexing)."""
+    items = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(item, (DeviceArray, np.ndarray, list)) for item in items)
+
+
+class DeviceArray(NDArrayOperatorsMixin):
+    """An array "on the device" under the CPU emulation (see the module docstring).
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+        Its memory (not copied). Emulated kernels read and write it in place.
+    """
+
+    __slots__ = ("_array", "__weakref__")
+    __hash__ = None
+
+    def __init__(self, array):
+        if not isinstance(array, np.ndarray):
+            raise TypeError(f"DeviceArray wraps a numpy.ndarray, got {type(array).__name__}")
+        self._array = array
+
+    # ---- what crosses to the host ---------------------------------------------
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(
+            "Implicit conversion to a NumPy array is not allowed (an emulated device "
+            "array follows cupy.ndarray). Please use `.get()` or xp.asnumpy(...) to "
+            "construct a NumPy array explicitly.")
+
+    def get(self, stream=None, order="C", out=None):
+        """A NumPy copy on the host (``cupy.ndarray.get``)."""
+        del stream
+        host = np.array(self._array, order=order, copy=True)
+        if out is None:
+            return host
+        out[...] = host
+        return out
+
+    def set(self, array, stream=None):
+        """Copy a host array into this array (``cupy.ndarray.set``)."""
+        del stream
+        if not isinstance(array, np.ndarray):
+            raise TypeError(f"set() takes a numpy.ndarray, got {type(array).__name__}")
+        if array.shape != self._array.shape or array.dtype != self._array.dtype:
+            raise ValueError("set(): shape and dtype must match")
+        self._array[...] = array
+
+    def item(self, *args):
+        return self._array.item(*args)
+
+    def tolist(self):
+        return self._array.tolist()
+
+    def tobytes(self, order="C"):
+        return self._array.tobytes(order=order)
+
+    def __float__(self):
+        return float(self._array)
+
+    def __int__(self):
+        return int(self._array)
+
+    def __bool__(self):
+        return bool(self._array)
+
+    def __complex__(self):
+        return complex(self._array)
+
+    def __len__(self):
+        return len(self._array)
+
+    def __iter__(self):
+        if self._array.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (_wrap(self._array[i]) for i in range(len(self._array)))
+
+    def __repr__(self):
+        return repr(self._array)
+
+    def __str__(self):
+        return str(self._array)
+
+    def __format__(self, spec):
+        return format(self._array, spec)
+
+    def __copy__(self):
+        return DeviceArray(self._array.copy())
+
+    def __deepcopy__(self, memo):
+        return DeviceArray(self._array.copy())
+
+    def __reduce__(self):
+        return (DeviceArray, (self._array.copy(),))
+
+    # ---- attributes -----------------------------------------------------------
+    shape = property(lambda self: self._array.shape)
+    dtype = property(lambda self: self._array.dtype)
+    ndim = property(lambda self: self._array.ndim)
+    size = property(lambda self: self._array.size)
+    nbytes = property(lambda self: self._array.nbytes)
+    itemsize = property(lambda self: self._array.itemsize)
+    strides = property(lambda self: self._array.strides)
+    flags = property(lambda self: _DeviceFlags(self._array.flags))
+    T = property(lambda self: DeviceArray(self._array.T))
+
+    @property
+    def __cuda_array_interface__(self):
+        """As on a ``cupy.ndarray`` (version 3), pointing at the emulated memory."""
+        return {"shape": self._array.shape, "typestr": self._array.dtype.str,
+                "data": (self._array.ctypes.data, not self._array.flags.writeable),
+                "strides": None if self._array.flags.c_contiguous else self._array.strides,
+                "version": 3}
+
+    # ---- indexing -------------------------------------------------------------
+    def __getitem__(self, key):
+        return _wrap(self._array[_index_key(key)])
+
+    def __setitem__(self, key, value):
+        # CuPy: with advanced indices (arrays, lists) the value may be host data,
+        # copied to the device; with basic indices (ints, slices, Ellipsis, None)
+        # only device arrays and scalars (ndarray.fill refuses anything else).
+        if isinstance(value, DeviceArray):
+            value = value._array
+        elif not _is_advanced_index(key) and (
+                isinstance(value, (list, tuple)) or
+                (isinstance(value, np.ndarray) and value.ndim > 0)):
+            raise ValueError(f"non-scalar {type(value).__name__} cannot be assigned to a "
+                             "basic-indexed device array (CuPy: 'non-scalar numpy.ndarray "
+                             "cannot be used for fill'); copy it with xp.asarray(...) first")
+        self._array[_index_key(key)] = value
+
+    # ---- NumPy protocols --------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return _apply_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        # numpy.<name>(device_array, ...) dispatches to xp.<name>, as CuPy's
+        # __array_function__ dispatches to cupy.<name>; NumPy raises TypeError when
+        # there is none.
+        name = func.__name__
+        if name in HOST_ONLY_FUNCTIONS or getattr(np, name, None) is not func:
+            return NotImplemented
+        return getattr(namespace, name)(*args, **kwargs)
+
+    # ---- methods ----------------------------------------------------------------
+    def __getattr__(self, name):
+        # Only called for attributes not defined above: NumPy's ndarray methods,
+        # with device arrays in and out (host arrays refused).
+        if name.startswith("__"):
+            raise AttributeError(name)
+        method = getattr(self._array, name)
+        if not callable(method):
+            return _wrap(method)
+
+        def device_method(*args, **kwargs):
+            what = f"ndarray.{name}()"
+            result = method(*_unwrap(args, what), **_unwrap_kwargs(kwargs, what))
+            if name in ("sort", "fill", "partition", "put"):
+                return result  # in place, returns None
+            return _wrap(result)
+
+        return device_method
+
+    def astype(self, dtype, order="K", casting=None, subok=None, copy=True):
+        if casting is not None or subok is not None:
+            raise TypeError("astype(casting=..., subok=...) is not supported by CuPy")
+        converted = self._array.astype(dtype, order=order, copy=copy)
+        return self if converted is self._array else DeviceArray(converted)
+
+    def argsort(self, axis=-1):
+        """Always stable (CuPy's radix sort); no ``kind`` (CuPy 13's method has none)."""
+        return DeviceArray(self._array.argsort(axis=axis, kind="stable"))
+
+    def sort(self, axis=-1):
+        """In place; no ``kind`` (CuPy 13's method has none)."""
+        self._array.sort(axis=axis, kind="stable")
+
+    def copy(self, order="C"):
+        return DeviceArray(self._array.copy(order=order))
+
+    def view(self, dtype=None):
+        return DeviceArray(self._array.view(dtype) if dtype is not None else self._array.view())
+
+
+class _DeviceFlags:
+    """``cupy.ndarray.flags``: C / F contiguity and ownership only (no ``writeable``,
+    ``aligned``, ...)."""
+
+    __slots__ = ("c_contiguous", "f_contiguous", "owndata")
+    _KEYS = {"C_CONTIGUOUS": "c_contiguous", "F_CONTIGUOUS": "f_contiguous",
+             "OWNDATA": "owndata"}
+
+    def __init__(self, flags):
+        self.c_contiguous = bool(flags.c_contiguous)
+        self.f_contiguous = bool(flags.f_contiguous)
+        self.owndata = bool(flags.owndata)
+
+    def __getitem__(self, key):
+        return getattr(self, self._KEYS[key])
+
+
+def _unwrap_kwargs(kwargs, what):
+    return {key: _unwrap(value, what) for key, value in kwargs.items()}
+
+
+def _apply_ufunc(ufunc, method, inputs, kwargs):
+    name = ufunc.__name__
+    what = name + ("" if method == "__call__" else f".{method}")
+    if method not in UFUNC_METHODS:
+        raise TypeError(f"ufunc method {what} is not in CuPy")
+    supported = UFUNC_METHODS[method]
+    if supported is not None and name not in supported:
+        raise NotImplementedError(f"`cupy_{name}.{method}` is not supported by CuPy")
+    if method == "at":
+        return _ufunc_at(ufunc, what, inputs)
+    if method == "outer":  # CuPy copies host operands of outer to the device
+        inputs = [value._array if isinstance(value, DeviceArray) else value
+                  for value in inputs]
+        return _wrap(ufunc.outer(*inputs, **_unwrap_kwargs(kwargs, what)))
+    if name in COMPARISONS:
+        inputs = [value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value
+                  for value in inputs]
+    operands = [_check_ufunc_operand(value, what) for value in inputs]
+    out = kwargs.pop("out", None)
+    outputs = None
+    if out is not None:
+        outputs = out if isinstance(out, tuple) else (out,)
+        for output in outputs:
+            if not isinstance(output, DeviceArray):
+                raise TypeError(f"{what}: out= must be a device array, got "
+                                f"{type(output).__name__}")
+        kwargs["out"] = tuple(output._array for output in outputs)
+    if "where" in kwargs:
+        kwargs["where"] = _check_ufunc_operand(kwargs["where"], what)
+    result = getattr(ufunc, method)(*operands, **kwargs)
+    if outputs is not None:
+        return outputs[0] if len(outputs) == 1 else outputs
+    return _wrap(result)
+
+
+def _ufunc_at(ufunc, what, inputs):
+    """``xp.<ufunc>.at(target, indices, values)`` within CuPy's limits."""
+    target, indices, *values = inputs
+    if not isinstance(target, DeviceArray):
+        raise TypeError(f"{what} needs a device array to update, got {type(target).__name__}")
+    if not isinstance(indices, (DeviceArray, np.ndarray, slice, numbers.Integral, tuple)):
+        raise TypeError(f"{what}: indices of type {type(indices).__name__} are not accepted by "
+                        "CuPy (use an array)")
+    allowed = UFUNC_AT_DTYPES.get(ufunc.__name__)
+    if allowed is not None and target.dtype.name not in allowed:
+        raise TypeError(f"cupy.{what} does not support dtype {target.dtype} (supported in "
+                        f"CuPy 13 and 14: {', '.join(sorted(allowed))})")
+    values = [value._array if isinstance(value, DeviceArray) else value for value in values]
+    ufunc.at(target._array, _index_key(indices), *values)
+
+
+class _EmulatedUfunc:
+    """A NumPy ufunc that, like a CuPy ufunc, takes device arrays and scalars only."""
+
+    def __init__(self, ufunc):
+        self._ufunc = ufunc
+        self.__name__ = ufunc.__name__
+        self.nin, self.nout = ufunc.nin, ufunc.nout
+
+    def __call__(self, *inputs, **kwargs):
+        return _apply_ufunc(self._ufunc, "__call__", inputs, dict(kwargs))
+
+    def __getattr__(self, method):
+        if method not in UFUNC_METHODS or method == "__call__":
+            raise AttributeError(f"'{self.__name__}' ufunc has no method {method!r} "
+                                 "(not in CuPy)")
+        return lambda *inputs, **kwargs: _apply_ufunc(self._ufunc, method, inputs, dict(kwargs))
+
+    def __repr__(self):
+        return f"<emulated device ufunc {self.__name__!r}>"
+
+
+def _transfer(name):
+    numpy_function = getattr(np, name)
+
+    def transfer(obj, *args, **kwargs):
+        if isinstance(obj, DeviceArray):  # device to device: NumPy's copy / view rules
+            converted = numpy_function(obj._array, *args, **kwargs)
+            return obj if converted is obj._array else DeviceArray(converted)
+        # Host to device: always new memory.
+        host = numpy_function(_host_values(obj, f"xp.{name}()"), *args, **kwargs)
+        return DeviceArray(np.array(host, copy=True))
+
+    transfer.__name__ = name
+    return transfer
+
+
+def _host_values(obj, what):
+    """Host data given to a transfer function: NumPy arrays, scalars, (nested)
+    lists of those. Device arrays inside a list are refused (CuPy cannot build an
+    array from a list of device arrays)."""
+    if isinstance(obj, (list, tuple)):
+        for item in obj:
+            if isinstance(item, DeviceArray):
+                raise TypeError(f"{what}: a list holding device arrays; use xp.stack or "
+                                "xp.concatenate")
+            _host_values(item, what)
+    return obj
+
+
+def _like(name):
+    numpy_function = getattr(np, name)
+
+    def like(prototype, *args, **kwargs):
+        if isinstance(prototype, DeviceArray):
+            prototype = prototype._array
+        return DeviceArray(numpy_function(prototype, *args, **kwargs))
+
+    like.__name__ = name
+    return like
+
+
+def _function(name):
+    numpy_function = getattr(np, name)
+
+    def device_function(*args, **kwargs):
+        what = f"xp.{name}()"
+        return _wrap(numpy_function(*_unwrap(args, what), **_unwrap_kwargs(kwargs, what)))
+
+    device_function.__name__ = name
+    return device_function
+
+
+def _sort(name):
+    numpy_function = getattr(np, name)
+
+    def sort(array, axis=-1, kind=None):
+        if kind not in (None, "stable"):
+            raise ValueError("kind can only be None or 'stable' (CuPy)")
+        return _wrap(numpy_function(_unwrap(array, f"xp.{name}()"), axis=axis, kind="stable"))
+
+    sort.__name__ = name
+    sort.__doc__ = "Always stable, as CuPy's radix sort."
+    return sort
+
+
+def _host_input(name):
+    numpy_function = getattr(np, name)
+
+    def host_input(array, *args, **kwargs):
+        if isinstance(array, DeviceArray):
+            array = array._array
+        return _wrap(numpy_function(array, *args, **_unwrap_kwargs(kwargs, f"xp.{name}()")))
+
+    host_input.__name__ = name
+    return host_input
+
+
+def _lexsort(keys):
+    """``cupy.lexsort``: one 2-D device array of keys, the last row primary."""
+    if not isinstance(keys, DeviceArray) or keys.ndim != 2:
+        raise TypeError("cupy.lexsort takes one 2-D device array of keys (xp.stack them), got "
+                        f"{type(keys).__name__}"
+                        f"{'' if not isinstance(keys, DeviceArray) else f' of ndim {keys.ndim}'}")
+    return DeviceArray(np.lexsort(keys._array))
+
+
+def _partition(array, kth, axis=-1):
+    """``cupy.partition``: ``kth`` a Python int (a NumPy integer is refused)."""
+    if not isinstance(kth, int):
+        raise TypeError(f"cupy.partition needs kth as a Python int, got {type(kth).__name__}")
+    return _wrap(np.partition(_unwrap(array, "xp.partition()"), kth, axis=axis))
+
+
+def _searchsorted(array, values, side="left", sorter=None):
+    """``cupy.searchsorted``: device arrays for ``a`` and (CuPy 13) for ``v``."""
+    for what, value in (("a", array), ("v", values)):
+        if not isinstance(value, DeviceArray):
+            raise NotImplementedError(f"cupy.searchsorted: only device arrays are supported "
+                                      f"for {what} (CuPy 13), got {type(value).__name__}")
+    if sorter is not None:
+        sorter = _unwrap(sorter, "xp.searchsorted()")
+    return DeviceArray(np.searchsorted(array._array, values._array, side=side, sorter=sorter))
+
+
+#: ``xp`` functions with CuPy-specific argument rules.
+SPECIAL_FUNCTIONS = {"lexsort": _lexsort, "partition": _partition,
+                     "searchsorted": _searchsorted}
+
+
+def _asnumpy(array, stream=None, order="C", out=None):
+    """``cupy.asnumpy``: device arrays copied to the host, anything else through
+    ``numpy.asarray``."""
+    del stream
+    if isinstance(array, DeviceArray):
+        return array.get(order=order, out=out)
+    return np.asarray(array, order=order)
+
+
+class _Namespace:
+    """The emulated ``cupy`` module: NumPy's functions on device arrays (see the
+    module docstring); dtypes and constants are NumPy's."""
+
+    __name__ = "cupy"
+    ndarray = DeviceArray
+    asnumpy = staticmethod(_asnumpy)
+
+    def __init__(self):
+        self._cache = {}
+
+    def get_array_module(self, *arrays):
+        return self if any(isinstance(array, DeviceArray) for array in arrays) else np
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        cached = self._cache.get(name)
+        if cached is not None:
+            return cached
+        if name in HOST_ONLY_FUNCTIONS or not hasattr(np, name):
+            raise AttributeError(f"module 'cupy' has no attribute {name!r} (emulated device "
+                                 "namespace: CuPy lacks it)")
+        value = getattr(np, name)
+        if isinstance(value, np.ufunc):
+            value = _EmulatedUfunc(value)
+        elif isinstance(value, type) or not callable(value):
+            pass  # dtypes, classes, constants: NumPy's own
+        elif name in TRANSFER_FUNCTIONS:
+            value = _transfer(name)
+        elif name in LIKE_FUNCTIONS:
+            value = _like(name)
+        elif name in STABLE_SORTS:
+            value = _sort(name)
+        elif name in SPECIAL_FUNCTIONS:
+            value = SPECIAL_FUNCTIONS[name]
+        elif name in HOST_INPUT_FUNCTIONS:
+            value = _host_input(name)
+        else:
+            value = _function(name)
+        self._cache[name] = value
+        return value
+
+    def __repr__(self):
+        return "<emulated device namespace 'cupy'>"
+
+
+#: The ``xp`` of the CUDA backend under the emulation.
+namespace = _Namespace()
