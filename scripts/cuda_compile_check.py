@@ -10,7 +10,11 @@ Each ``.cu`` file is compiled to a cubin for every requested architecture
 Warnings are errors. The script exits with status 1 if any compilation fails
 (2 for usage errors such as a missing nvcc) and prints, per kernel and
 architecture, the registers, static shared memory, spill stores / loads and
-stack frame that ptxas reports. No GPU is needed.
+stack frame that ptxas reports. It also fails when a kernel without
+``__launch_bounds__`` needs more than :data:`MAX_REGISTERS_UNBOUNDED` registers
+per thread, since a block of 1,024 threads of it could not be launched (with
+``__launch_bounds__`` the compiler keeps the kernel within its bound, and the
+CPU emulation refuses launches beyond it). No GPU is needed.
 
 Usage::
 
@@ -45,6 +49,13 @@ NVCC_OPTIONS = (
     "-Xptxas",
     "-v",
 )
+#: 32-bit registers one block may use (sm_80 and sm_90).
+REGISTERS_PER_BLOCK = 64 * 1024
+#: Threads per block the CUDA backend may launch a kernel with when it declares
+#: no __launch_bounds__.
+MAX_THREADS_PER_BLOCK = 1024
+#: Most registers per thread of a kernel without __launch_bounds__.
+MAX_REGISTERS_UNBOUNDED = REGISTERS_PER_BLOCK // MAX_THREADS_PER_BLOCK
 #: Longest time one nvcc run may take, in seconds.
 COMPILE_TIMEOUT_SECONDS = 600
 #: Exit statuses.
@@ -82,6 +93,7 @@ class CompileResult:
     output: str
     seconds: float
     kernels: list = field(default_factory=list)
+    problems: list = field(default_factory=list)
 
     @property
     def ok(self):
@@ -172,6 +184,28 @@ def compile_source(nvcc, source, arch, output_dir):
     return result
 
 
+def launch_bounds(source):
+    """Kernel name -> ``__launch_bounds__`` expression, as the CPU emulation reads them."""
+    sys.path.insert(0, str(REPO_ROOT))
+    try:
+        from gpuboost.emulation.launcher import parse_launch_bounds
+    finally:
+        sys.path.remove(str(REPO_ROOT))
+    return parse_launch_bounds(Path(source).read_text())
+
+
+def register_problems(result):
+    """Kernels of a successful compilation that no 1,024-thread block could run."""
+    bounded = launch_bounds(result.source)
+    return [
+        f"{kernel.kernel} [{kernel.arch}]: {kernel.registers} registers per thread without "
+        f"__launch_bounds__; a block of {MAX_THREADS_PER_BLOCK} threads needs at most "
+        f"{MAX_REGISTERS_UNBOUNDED} (declare __launch_bounds__ and launch smaller blocks)"
+        for kernel in result.kernels
+        if kernel.kernel not in bounded and kernel.registers > MAX_REGISTERS_UNBOUNDED
+    ]
+
+
 def format_table(results):
     """Resource table of every kernel of the successful compilations."""
     header = ("file", "kernel", "arch", "registers", "smem bytes", "spill st", "spill ld",
@@ -229,6 +263,12 @@ def main(argv=None):
             ]
             results = [future.result() for future in futures]
 
+    for result in results:
+        if result.ok:
+            result.problems = register_problems(result)
+            if result.problems:
+                result.returncode = EXIT_COMPILE_FAILED
+                result.output += "".join(f"\n{problem}" for problem in result.problems)
     failures = [result for result in results if not result.ok]
     for result in results:
         if result.ok and not args.quiet:
@@ -239,7 +279,7 @@ def main(argv=None):
     print()
     print(format_table(results))
     print()
-    print(f"{len(results) - len(failures)} of {len(results)} compilations succeeded "
+    print(f"{len(results) - len(failures)} of {len(results)} compilations passed "
           f"({len(sources)} files x {len(args.arch)} architectures)")
     return EXIT_COMPILE_FAILED if failures else EXIT_OK
 

@@ -570,3 +570,76 @@ def test_compile_check_script_fails_on_warnings(tmp_path):
     )
     assert result.returncode == 1, result.stdout + result.stderr
     assert "FAILED" in result.stdout
+
+
+@needs_nvcc
+def test_compile_check_script_fails_on_registers_without_launch_bounds(tmp_path):
+    body = """
+    double acc[40];
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+#pragma unroll
+    for (int k = 0; k < 40; ++k) acc[k] = in[i + k * n];
+    double total = 0.0;
+#pragma unroll
+    for (int k = 0; k < 40; ++k)
+#pragma unroll
+        for (int j = 0; j < 40; ++j) total += acc[k] * acc[(k + j) % 40] / (1.0 + acc[j]);
+    out[i] = total;
+}
+"""
+    unbounded = tmp_path / "unbounded.cu"
+    unbounded.write_text('extern "C" __global__ void heavy(const double* in, double* out, '
+                         'int n) {' + body)
+    bounded = tmp_path / "bounded.cu"
+    bounded.write_text('extern "C" __global__ void __launch_bounds__(256) heavy(const double* '
+                       'in, double* out, int n) {' + body)
+    results = {}
+    for path in (unbounded, bounded):
+        results[path.name] = subprocess.run(
+            [sys.executable, str(COMPILE_CHECK_SCRIPT), str(path), "--arch", "sm_80"],
+            capture_output=True, text=True, check=False)
+    assert results["unbounded.cu"].returncode == 1
+    assert "without __launch_bounds__" in results["unbounded.cu"].stdout
+    assert results["bounded.cu"].returncode == 0, results["bounded.cu"].stdout
+
+
+# ---------------------------------------------------------------------------
+# __launch_bounds__
+# ---------------------------------------------------------------------------
+LAUNCH_BOUNDS_SOURCE = r"""
+#define SMALL_BLOCK 64
+constexpr int kWarps = 3;
+extern "C" __global__ void __launch_bounds__(SMALL_BLOCK) small(int* out) {
+    out[blockIdx.x * blockDim.x + threadIdx.x] = 1;
+}
+extern "C" __global__ void __launch_bounds__(kWarps * 32, 2) warps(int* out) {
+    out[blockIdx.x * blockDim.x + threadIdx.x] = 2;
+}
+extern "C" __global__ void unbounded(int* out) {
+    out[blockIdx.x * blockDim.x + threadIdx.x] = 3;
+}
+"""
+
+
+def test_parse_launch_bounds():
+    assert launcher.parse_launch_bounds(LAUNCH_BOUNDS_SOURCE) == {
+        "small": "SMALL_BLOCK", "warps": "kWarps * 32"}
+
+
+def test_launches_beyond_launch_bounds_fail_as_on_a_gpu():
+    module = EmulatedModule(code=LAUNCH_BOUNDS_SOURCE)
+    small, warps, unbounded = (module.get_function(name)
+                               for name in ("small", "warps", "unbounded"))
+    assert (small.max_threads_per_block, warps.max_threads_per_block,
+            unbounded.max_threads_per_block) == (64, 96, launcher.MAX_THREADS_PER_BLOCK)
+    out = np.zeros(128, dtype=np.int32)
+    small((2,), (64,), (out,))
+    warps((1,), (96,), (out,))
+    assert out[:64].tolist() == [2] * 64 and out[96:].tolist() == [1] * 32
+    with pytest.raises(ValueError, match="__launch_bounds__"):
+        small((1,), (65,), (out,))
+    with pytest.raises(ValueError, match="__launch_bounds__"):
+        warps((1,), (32, 4), (out,))
+    unbounded((1,), (128,), (out,))
+    assert out.tolist() == [3] * 128

@@ -43,6 +43,7 @@ __all__ = [
     "EmulatedKernel",
     "KernelParameter",
     "parse_kernel_signatures",
+    "parse_launch_bounds",
     "EMULATED_ARCH",
     "MAX_THREADS_PER_BLOCK",
     "MAX_BLOCK_DIMS",
@@ -88,6 +89,7 @@ _LAUNCH_KERNEL_FAILED = 1
 _ENTRY_LAUNCH = "gpuboost_emu_launch__"
 _ENTRY_SIGNATURE = "gpuboost_emu_signature__"
 _ENTRY_REGISTER_SHARED = "gpuboost_emu_register_static_shared"
+_ENTRY_MAX_THREADS = "gpuboost_emu_max_threads__"
 _ANONYMOUS_SOURCE_NAME = "<EmulatedModule code>"
 _ENTRY_POINTS_SOURCE_NAME = "<gpuboost emulation entry points>"
 
@@ -239,6 +241,40 @@ def parse_kernel_signatures(source):
             ]
         kernels.setdefault(name, parameters)
     return kernels
+
+
+_LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\(")
+
+
+def parse_launch_bounds(source):
+    """The ``__launch_bounds__`` of the ``extern "C"`` kernels of a CUDA source.
+
+    Parameters
+    ----------
+    source : str
+        CUDA C++ source text (parsed as :func:`parse_kernel_signatures` does).
+
+    Returns
+    -------
+    dict of str to str
+        Kernel name to the C expression of its maximum threads per block (the
+        first argument of ``__launch_bounds__``), for the kernels that declare one.
+    """
+    text = _strip_comments_and_directives(source)
+    kernels = parse_kernel_signatures(source)
+    bounds = {}
+    for match in _GLOBAL.finditer(text):
+        head = _KERNEL_HEAD.match(text, match.start())
+        if head is None or head.group(2) not in kernels:
+            continue
+        found = _LAUNCH_BOUNDS.search(head.group(1))
+        if found is None:
+            continue
+        open_paren = found.end() - 1
+        inner = head.group(1)[open_paren + 1 : _matching_close(head.group(1), open_paren, "(",
+                                                              ")")]
+        bounds.setdefault(head.group(2), _split_top_level(inner)[0].strip())
+    return bounds
 
 
 # ---------------------------------------------------------------------------
@@ -493,6 +529,7 @@ class EmulatedModule:
             str(folder) for folder in _default_include_dirs()
         ]
         self._signatures = parse_kernel_signatures(code)
+        self._launch_bounds = parse_launch_bounds(code)
         self._library = None
         self._static_shared = ()
         self._kernels = {}
@@ -506,6 +543,11 @@ class EmulatedModule:
     def _translation_unit(self):
         entry_points = "".join(
             f"GPUBOOST_EMU_DEFINE_ENTRY_POINTS({name})\n" for name in self._signatures
+        )
+        entry_points += "".join(
+            f"GPUBOOST_EMU_EXPORT long long {_ENTRY_MAX_THREADS}{name}() "
+            f"{{ return (long long)({expression}); }}\n"
+            for name, expression in self._launch_bounds.items()
         )
         return (
             _line_directive(self._display_name)
@@ -595,10 +637,11 @@ class EmulatedKernel:
         Static shared memory of the kernel: its own ``__shared__`` variables plus
         those of every device helper of the module (an upper bound).
     max_threads_per_block : int
-        :data:`MAX_THREADS_PER_BLOCK`.
+        The most threads a block of this kernel may have: the kernel's
+        ``__launch_bounds__`` if it declares one, else :data:`MAX_THREADS_PER_BLOCK`
+        (as ``cupy.RawKernel.max_threads_per_block``). A larger launch fails, as
+        on a GPU.
     """
-
-    max_threads_per_block = MAX_THREADS_PER_BLOCK
 
     def __init__(self, module, name, library):
         self.name = name
@@ -628,6 +671,15 @@ class EmulatedKernel:
                 for position, kind in enumerate(self._types)
             )
         self.shared_size_bytes = module._static_shared_bytes(name)
+        self.max_threads_per_block = MAX_THREADS_PER_BLOCK
+        if name in module._launch_bounds:
+            bound = getattr(library, _ENTRY_MAX_THREADS + name)
+            bound.restype = ctypes.c_longlong
+            self.max_threads_per_block = int(bound())
+            if not 1 <= self.max_threads_per_block <= MAX_THREADS_PER_BLOCK:
+                raise ValueError(
+                    f"kernel {name!r}: __launch_bounds__({module._launch_bounds[name]}) = "
+                    f"{self.max_threads_per_block}, outside 1..{MAX_THREADS_PER_BLOCK}")
         self._max_dynamic_shared_size_bytes = max(
             DEFAULT_MAX_DYNAMIC_SHARED_BYTES - self.shared_size_bytes, 0
         )
@@ -810,6 +862,12 @@ class EmulatedKernel:
             raise ValueError(
                 f"kernel {self.name!r}: block {block_dims} has {threads} threads; at most "
                 f"{MAX_THREADS_PER_BLOCK} per block"
+            )
+        if threads > self.max_threads_per_block:
+            raise ValueError(
+                f"kernel {self.name!r}: block {block_dims} has {threads} threads, more than "
+                f"its __launch_bounds__ ({self.max_threads_per_block}); on a GPU this launch "
+                "fails with cudaErrorLaunchOutOfResources"
             )
         shared_mem = self._check_shared(shared_mem)
         if not isinstance(args, (tuple, list)):
