@@ -81,6 +81,20 @@ class GrownTree:
         self.sample_indices = sample_indices
 
 
+class _HistogramRef:
+    """Row ``row`` of a batch of node histograms ``array`` (n_nodes, n_features, n_bins, 3).
+
+    Nodes refer to rows of the batches they were built or derived in, so that a
+    level's histograms are gathered, subtracted and scanned as whole batches (a
+    few device operations per level, not a few per node).
+    """
+
+    __slots__ = ("array", "row")
+
+    def __init__(self, array, row):
+        self.array, self.row = array, row
+
+
 class _Node:
     __slots__ = ("id", "begin", "end", "depth", "sum_gradients", "sum_hessians", "count",
                  "record", "histogram", "left", "right")
@@ -154,16 +168,41 @@ class TreeGrower:
         self.nodes.append(node)
         return node
 
+    def _gather_histograms(self, references):
+        """One batch array holding the referenced histogram rows, in order.
+
+        The batch itself when the references are all of its rows in order; one
+        gather when they share a batch; one concatenation otherwise.
+        """
+        arrays = {id(reference.array) for reference in references}
+        if len(arrays) == 1:
+            array = references[0].array
+            rows = [reference.row for reference in references]
+            if rows == list(range(int(array.shape[0]))):
+                return array
+            return array[np.asarray(rows, dtype=np.int64)]
+        return self.splitter.stack_histograms(
+            [reference.array[reference.row:reference.row + 1] for reference in references])
+
     def _find_splits(self, nodes):
-        """Set ``node.record`` for every node (all have histograms)."""
+        """Set ``node.record`` for every node (all have histograms).
+
+        The feature masks are drawn in the order of ``nodes`` (the random stream
+        does not depend on how histograms are batched); the scan sees the nodes
+        in the order of their histogram rows, so that a whole batch needs no gather.
+        """
         if not nodes:
             return
-        histograms = nodes[0].histogram if len(nodes) == 1 else \
-            self.splitter.stack_histograms([node.histogram for node in nodes])
         with self.timer.phase("split"):
             mask = self.feature_sampler.mask([node.depth for node in nodes])
-            records = self.splitter.find_best_splits(self, nodes, histograms, mask)
-        for node, record in zip(nodes, records):
+        order = sorted(range(len(nodes)), key=lambda i: (id(nodes[i].histogram.array),
+                                                         nodes[i].histogram.row))
+        ordered = [nodes[i] for i in order]
+        histograms = self._gather_histograms([node.histogram for node in ordered])
+        with self.timer.phase("split"):
+            records = self.splitter.find_best_splits(
+                self, ordered, histograms, None if mask is None else mask[order])
+        for node, record in zip(ordered, records):
             node.record = record
 
     def _build(self, nodes):
@@ -201,10 +240,16 @@ class TreeGrower:
         if smaller:
             built = self._build(smaller)
             with self.timer.phase("histogram"):
+                # The larger siblings by subtraction, all pairs at once; then one
+                # batch [smaller..., larger...] for the split scan.
+                parents_histograms = self._gather_histograms(
+                    [parent.histogram for parent in pairs_needing])
+                larger_histograms = self.splitter.subtract_histograms(parents_histograms, built)
+                level = self.splitter.stack_histograms([built, larger_histograms])
+                n_pairs = len(smaller)
                 for i, (small, large, parent) in enumerate(zip(smaller, larger, pairs_needing)):
-                    small.histogram = built[i:i + 1]
-                    large.histogram = self.splitter.subtract_histograms(parent.histogram,
-                                                                        small.histogram)
+                    small.histogram = _HistogramRef(level, i)
+                    large.histogram = _HistogramRef(level, n_pairs + i)
                     parent.histogram = None
         splittable = [c for c in children if c.histogram is not None and self._can_split(c)]
         self._find_splits(splittable)
@@ -220,7 +265,7 @@ class TreeGrower:
         root = _Node(0, 0, n_samples, 0, (0, 0, n_samples))
         self.nodes = [root]
         self.n_leaves = 1
-        root.histogram = self._build([root])
+        root.histogram = _HistogramRef(self._build([root]), 0)
         self._find_splits([root])
         root.sum_gradients = int(root.record["sum_gradients"])
         root.sum_hessians = int(root.record["sum_hessians"])

@@ -6,7 +6,7 @@ import gpuboost
 from gpuboost._profiling import PhaseTimer
 from gpuboost.backends.numpy_backend import NumpyBackend
 from gpuboost.dataset import Dataset
-from gpuboost.grower import FeatureSampler, TreeGrower
+from gpuboost.grower import FeatureSampler, TreeGrower, _HistogramRef
 from gpuboost.params import validate_params
 from gpuboost.predictor import predict_leaves_binned
 from gpuboost.quantize import dequantize, quantize
@@ -20,12 +20,18 @@ class RecordingBackend(NumpyBackend):
     def __init__(self):
         self.built_segments = []
         self.scans = []
+        self.n_builds = self.n_subtractions = 0
 
     def build_histograms(self, data, quantized_gradients, quantized_hessians, sample_indices,
                          begins, ends):
         self.built_segments += list(zip(begins, ends))
+        self.n_builds += 1
         return super().build_histograms(data, quantized_gradients, quantized_hessians,
                                         sample_indices, begins, ends)
+
+    def subtract_histograms(self, parent, child):
+        self.n_subtractions += 1
+        return super().subtract_histograms(parent, child)
 
     def find_best_splits(self, data, histograms, scale_gradients, scale_hessians, split_params,
                          feature_mask):
@@ -44,8 +50,10 @@ class DirectHistogramGrower(TreeGrower):
     def _find_splits(self, nodes):
         for node in nodes:
             direct = self._build([node])
-            np.testing.assert_array_equal(direct, node.histogram)
-            node.histogram = direct
+            reference = node.histogram
+            np.testing.assert_array_equal(direct,
+                                          reference.array[reference.row:reference.row + 1])
+            node.histogram = _HistogramRef(direct, 0)
             DirectHistogramGrower.n_checked += 1
         super()._find_splits(nodes)
 
@@ -234,6 +242,22 @@ def test_only_the_smaller_child_histogram_is_built(problem):
         smaller = left if left.count <= right.count else right
         assert node is smaller
     assert len(built_nodes) > 5
+
+
+def test_depthwise_growth_batches_each_level(problem):
+    """One histogram build, one sibling subtraction and one split scan per level, however
+    many nodes it has (on a GPU each backend call is a few launches, so per-node calls
+    would make launch latency grow with the tree)."""
+    dataset, gradients = problem
+    backend = RecordingBackend()
+    max_depth = 6
+    grower, _ = grow(dataset, gradients, backend=backend, max_depth=max_depth,
+                     min_child_weight=0.0)
+    depth_reached = max(node.depth for node in grower.nodes)
+    assert depth_reached == max_depth and len(grower.nodes) > 4 * max_depth
+    assert backend.n_builds == max_depth  # the root, then one batch per level but the last
+    assert backend.n_subtractions == max_depth - 1
+    assert len(backend.scans) == max_depth
 
 
 # ---------------------------------------------------------------------------
