@@ -171,15 +171,16 @@ class TreeGrower:
     def _gather_histograms(self, references):
         """One batch array holding the referenced histogram rows, in order.
 
-        The batch itself when the references are all of its rows in order; one
-        gather when they share a batch; one concatenation otherwise.
+        A view of their batch when the rows are consecutive in it (no device
+        operation); one gather when they share a batch; one concatenation otherwise.
         """
         arrays = {id(reference.array) for reference in references}
         if len(arrays) == 1:
             array = references[0].array
             rows = [reference.row for reference in references]
-            if rows == list(range(int(array.shape[0]))):
-                return array
+            if rows == list(range(rows[0], rows[0] + len(rows))):
+                return array if len(rows) == int(array.shape[0]) else \
+                    array[rows[0]:rows[0] + len(rows)]
             return array[np.asarray(rows, dtype=np.int64)]
         return self.splitter.stack_histograms(
             [reference.array[reference.row:reference.row + 1] for reference in references])

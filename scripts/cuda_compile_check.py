@@ -226,15 +226,19 @@ def format_table(results):
     return "\n".join(lines)
 
 
-def main(argv=None):
-    """Command-line entry point; returns the exit status."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_source_arguments(parser, quiet_help):
+    """The arguments both compile checks take: sources, --arch, --quiet."""
     parser.add_argument("paths", nargs="*", default=[str(CUDA_DIR)],
                         help=".cu files or folders of them (default: cuda/)")
     parser.add_argument("--arch", nargs="+", default=list(DEFAULT_ARCHES),
-                        help="architectures (default: %(default)s)")
-    parser.add_argument("--quiet", action="store_true",
-                        help="print only failures and the resource table")
+                        help="architectures, sm_XX (default: %(default)s)")
+    parser.add_argument("--quiet", action="store_true", help=quiet_help)
+
+
+def main(argv=None):
+    """Command-line entry point; returns the exit status."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_source_arguments(parser, "print only failures and the resource table")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="parallel nvcc runs (default: CPU count)")
     parser.add_argument("--nvcc", default=os.environ.get("NVCC", "nvcc"),

@@ -42,10 +42,10 @@ for _folder in (Path(__file__).resolve().parent, Path(__file__).resolve().parent
     sys.path.insert(0, str(_folder))
 from cuda_compile_check import (  # noqa: E402 - after the path set-up above
     CUDA_DIR,
-    DEFAULT_ARCHES,
     EXIT_COMPILE_FAILED,
     EXIT_OK,
     EXIT_USAGE,
+    add_source_arguments,
     collect_sources,
 )
 
@@ -261,13 +261,9 @@ def check_source(library, source, arch):
 def main(argv=None):
     """Command-line entry point; returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("paths", nargs="*", default=[str(CUDA_DIR)],
-                        help=".cu files or folders of them (default: cuda/)")
-    parser.add_argument("--arch", nargs="+", default=list(DEFAULT_ARCHES),
-                        help="architectures, sm_XX (default: %(default)s)")
+    add_source_arguments(parser, "print only failures and totals")
     parser.add_argument("--library", help=f"NVRTC library (default: ${LIBRARY_ENV_VAR}, "
                         "pip's nvidia-cuda-nvrtc, $CUDA_HOME/lib64, the linker path)")
-    parser.add_argument("--quiet", action="store_true", help="print only failures and totals")
     args = parser.parse_args(argv)
 
     bad_arches = [arch for arch in args.arch if not re.fullmatch(r"sm_\d+a?", arch)]

@@ -242,3 +242,31 @@ def test_kernels_of_device_modules_refuse_host_arrays(values):
     host_out = np.empty(5)
     plain((1,), (32,), (values, np.float64(3.0), np.int32(5), host_out))
     np.testing.assert_array_equal(host_out, values * 3.0)
+
+
+# ---- operation counts -------------------------------------------------------------
+def test_count_operations_counts_launches_copies_and_syncs(values):
+    from gpuboost.emulation.device_array import OPERATION_KINDS, count_operations
+
+    module = EmulatedModule(code=KERNEL_SOURCE, device_arrays_only=True)
+    kernel = module.get_function("scale")
+    device = xp.asarray(values)  # not counted: outside the block
+    with count_operations() as counts:
+        out = xp.empty(5)                            # allocation only
+        kernel((1,), (32,), (device, np.float64(2.0), np.int32(5), out))   # kernel
+        total = (out + 1.0).sum()                    # 2 array ops
+        view = out.reshape(5, 1)[1:3].ravel()        # views: nothing
+        gathered = device[np.array([0, 3])]          # gather + index upload
+        host = float(total)                          # to_host (synchronizes)
+        copy = xp.asnumpy(view)                      # to_host
+        xp.asarray(values)                           # to_device
+    assert dict(counts) == {"kernel": 1, "array_op": 3, "to_device": 2, "to_host": 2}
+    assert tuple(counts) == OPERATION_KINDS
+    assert host == float((values * 2 + 1).sum()) and copy.shape == (2,)
+    assert gathered.shape == (2,)
+    with count_operations() as outer:
+        device.sum()
+        with count_operations() as inner:
+            device.max()
+        device.min()
+    assert (outer["array_op"], inner["array_op"]) == (2, 1)

@@ -22,12 +22,49 @@ the code that would work on NumPy arrays and fail (or silently copy) on CuPy:
 Arithmetic, indexing and functions compute with NumPy on the wrapped arrays,
 so results are NumPy's bit for bit.
 """
+import collections
+import contextlib
 import numbers
 
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
-__all__ = ["DeviceArray", "namespace", "is_device_array", "HOST_ONLY_FUNCTIONS"]
+__all__ = ["DeviceArray", "namespace", "is_device_array", "count_operations",
+           "HOST_ONLY_FUNCTIONS", "OPERATION_KINDS"]
+
+#: What :func:`count_operations` counts. ``kernel``: raw kernel launches;
+#: ``array_op``: CuPy-level operations that launch kernels on a GPU (ufuncs,
+#: ``xp`` functions, array methods, advanced indexing, assignments);
+#: ``to_device`` / ``to_host``: copies between host and device (``to_host``
+#: includes ``float()``, ``int()``, ``bool()``, ``.item()``, which synchronize).
+OPERATION_KINDS = ("kernel", "array_op", "to_device", "to_host")
+_counts = None
+
+
+@contextlib.contextmanager
+def count_operations():
+    """Count the device operations run inside the ``with`` block.
+
+    A GPU-independent measure of launch overhead: on a GPU every operation
+    costs a kernel launch or a transfer of a few microseconds whatever its size,
+    and every ``to_host`` waits for the device.
+
+    Yields
+    ------
+    collections.Counter
+        Keyed by :data:`OPERATION_KINDS`; filled as operations run.
+    """
+    global _counts
+    previous, _counts = _counts, collections.Counter({kind: 0 for kind in OPERATION_KINDS})
+    try:
+        yield _counts
+    finally:
+        _counts = previous
+
+
+def _count(kind):
+    if _counts is not None:
+        _counts[kind] += 1
 
 #: NumPy functions CuPy 14 does not provide (``dir(numpy)`` minus ``dir(cupy)``,
 #: callables only); calling them through the emulated ``xp`` raises
@@ -131,6 +168,11 @@ def _index_key(key):
     return key
 
 
+def _has_host_array(key):
+    items = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(item, (np.ndarray, list)) for item in items)
+
+
 def _is_advanced_index(key):
     """Whether an indexing key holds an array or list (NumPy's advanced indexing)."""
     items = key if isinstance(key, tuple) else (key,)
@@ -164,6 +206,7 @@ class DeviceArray(NDArrayOperatorsMixin):
     def get(self, stream=None, order="C", out=None):
         """A NumPy copy on the host (``cupy.ndarray.get``)."""
         del stream
+        _count("to_host")
         host = np.array(self._array, order=order, copy=True)
         if out is None:
             return host
@@ -180,21 +223,27 @@ class DeviceArray(NDArrayOperatorsMixin):
         self._array[...] = array
 
     def item(self, *args):
+        _count("to_host")
         return self._array.item(*args)
 
     def tolist(self):
+        _count("to_host")
         return self._array.tolist()
 
     def tobytes(self, order="C"):
+        _count("to_host")
         return self._array.tobytes(order=order)
 
     def __float__(self):
+        _count("to_host")
         return float(self._array)
 
     def __int__(self):
+        _count("to_host")
         return int(self._array)
 
     def __bool__(self):
+        _count("to_host")
         return bool(self._array)
 
     def __complex__(self):
@@ -247,6 +296,10 @@ class DeviceArray(NDArrayOperatorsMixin):
 
     # ---- indexing -------------------------------------------------------------
     def __getitem__(self, key):
+        if _is_advanced_index(key):  # a gather kernel (basic indices make views)
+            _count("array_op")
+            if _has_host_array(key):
+                _count("to_device")
         return _wrap(self._array[_index_key(key)])
 
     def __setitem__(self, key, value):
@@ -261,6 +314,9 @@ class DeviceArray(NDArrayOperatorsMixin):
             raise ValueError(f"non-scalar {type(value).__name__} cannot be assigned to a "
                              "basic-indexed device array (CuPy: 'non-scalar numpy.ndarray "
                              "cannot be used for fill'); copy it with xp.asarray(...) first")
+        _count("array_op")
+        if _has_host_array(key) or isinstance(value, np.ndarray):
+            _count("to_device")
         self._array[_index_key(key)] = value
 
     # ---- NumPy protocols --------------------------------------------------------
@@ -289,6 +345,7 @@ class DeviceArray(NDArrayOperatorsMixin):
         def device_method(*args, **kwargs):
             what = f"ndarray.{name}()"
             result = method(*_unwrap(args, what), **_unwrap_kwargs(kwargs, what))
+            _count_unless_view(name, result, (self,))
             if name in ("sort", "fill", "partition", "put"):
                 return result  # in place, returns None
             return _wrap(result)
@@ -299,17 +356,23 @@ class DeviceArray(NDArrayOperatorsMixin):
         if casting is not None or subok is not None:
             raise TypeError("astype(casting=..., subok=...) is not supported by CuPy")
         converted = self._array.astype(dtype, order=order, copy=copy)
-        return self if converted is self._array else DeviceArray(converted)
+        if converted is self._array:
+            return self
+        _count("array_op")
+        return DeviceArray(converted)
 
     def argsort(self, axis=-1):
         """Always stable (CuPy's radix sort); no ``kind`` (CuPy 13's method has none)."""
+        _count("array_op")
         return DeviceArray(self._array.argsort(axis=axis, kind="stable"))
 
     def sort(self, axis=-1):
         """In place; no ``kind`` (CuPy 13's method has none)."""
+        _count("array_op")
         self._array.sort(axis=axis, kind="stable")
 
     def copy(self, order="C"):
+        _count("array_op")
         return DeviceArray(self._array.copy(order=order))
 
     def view(self, dtype=None):
@@ -333,11 +396,28 @@ class _DeviceFlags:
         return getattr(self, self._KEYS[key])
 
 
+#: ``xp`` functions that allocate without launching a kernel.
+ALLOCATING_ONLY = frozenset(("empty",))
+
+
+def _count_unless_view(name, result, inputs):
+    """Count an array operation, unless it only made a view of an input (reshape,
+    ravel, slicing, ascontiguousarray of a contiguous array) or only allocated."""
+    if _counts is None or name in ALLOCATING_ONLY:
+        return
+    if isinstance(result, np.ndarray):
+        for value in inputs:
+            if isinstance(value, DeviceArray) and np.may_share_memory(result, value._array):
+                return
+    _count("array_op")
+
+
 def _unwrap_kwargs(kwargs, what):
     return {key: _unwrap(value, what) for key, value in kwargs.items()}
 
 
 def _apply_ufunc(ufunc, method, inputs, kwargs):
+    _count("array_op")
     name = ufunc.__name__
     what = name + ("" if method == "__call__" else f".{method}")
     if method not in UFUNC_METHODS:
@@ -409,19 +489,31 @@ class _EmulatedUfunc:
         return f"<emulated device ufunc {self.__name__!r}>"
 
 
-def _transfer(name):
+def _numpy_backed(name, implementation):
+    """The ``xp`` function ``name``: ``implementation(numpy_function, what, *args,
+    **kwargs)`` with NumPy's function of that name and a label for messages."""
     numpy_function = getattr(np, name)
+    what = f"xp.{name}()"
 
-    def transfer(obj, *args, **kwargs):
-        if isinstance(obj, DeviceArray):  # device to device: NumPy's copy / view rules
-            converted = numpy_function(obj._array, *args, **kwargs)
-            return obj if converted is obj._array else DeviceArray(converted)
-        # Host to device: always new memory.
-        host = numpy_function(_host_values(obj, f"xp.{name}()"), *args, **kwargs)
-        return DeviceArray(np.array(host, copy=True))
+    def function(*args, **kwargs):
+        return implementation(numpy_function, what, *args, **kwargs)
 
-    transfer.__name__ = name
-    return transfer
+    function.__name__ = name
+    return function
+
+
+def _transfer(numpy_function, what, obj, *args, **kwargs):
+    """``xp.array`` / ``xp.asarray``: host data copied to the device."""
+    if isinstance(obj, DeviceArray):  # device to device: NumPy's copy / view rules
+        converted = numpy_function(obj._array, *args, **kwargs)
+        if converted is obj._array:
+            return obj
+        _count("array_op")
+        return DeviceArray(converted)
+    _count("to_device")
+    # Host to device: always new memory.
+    host = numpy_function(_host_values(obj, what), *args, **kwargs)
+    return DeviceArray(np.array(host, copy=True))
 
 
 def _host_values(obj, what):
@@ -437,56 +529,43 @@ def _host_values(obj, what):
     return obj
 
 
-def _like(name):
-    numpy_function = getattr(np, name)
-
-    def like(prototype, *args, **kwargs):
-        if isinstance(prototype, DeviceArray):
-            prototype = prototype._array
-        return DeviceArray(numpy_function(prototype, *args, **kwargs))
-
-    like.__name__ = name
-    return like
+def _like(numpy_function, what, prototype, *args, **kwargs):
+    """``xp.zeros_like`` and friends: the prototype may be a host array."""
+    del what
+    _count("array_op")
+    if isinstance(prototype, DeviceArray):
+        prototype = prototype._array
+    return DeviceArray(numpy_function(prototype, *args, **kwargs))
 
 
-def _function(name):
-    numpy_function = getattr(np, name)
-
-    def device_function(*args, **kwargs):
-        what = f"xp.{name}()"
-        return _wrap(numpy_function(*_unwrap(args, what), **_unwrap_kwargs(kwargs, what)))
-
-    device_function.__name__ = name
-    return device_function
+def _function(numpy_function, what, *args, **kwargs):
+    """Any other ``xp`` function: device arrays in, host arrays refused."""
+    result = numpy_function(*_unwrap(args, what), **_unwrap_kwargs(kwargs, what))
+    _count_unless_view(numpy_function.__name__, result, args)
+    return _wrap(result)
 
 
-def _sort(name):
-    numpy_function = getattr(np, name)
-
-    def sort(array, axis=-1, kind=None):
-        if kind not in (None, "stable"):
-            raise ValueError("kind can only be None or 'stable' (CuPy)")
-        return _wrap(numpy_function(_unwrap(array, f"xp.{name}()"), axis=axis, kind="stable"))
-
-    sort.__name__ = name
-    sort.__doc__ = "Always stable, as CuPy's radix sort."
-    return sort
+def _sort(numpy_function, what, array, axis=-1, kind=None):
+    """``xp.sort`` / ``xp.argsort``: always stable, as CuPy's radix sort."""
+    _count("array_op")
+    if kind not in (None, "stable"):
+        raise ValueError("kind can only be None or 'stable' (CuPy)")
+    return _wrap(numpy_function(_unwrap(array, what), axis=axis, kind="stable"))
 
 
-def _host_input(name):
-    numpy_function = getattr(np, name)
-
-    def host_input(array, *args, **kwargs):
-        if isinstance(array, DeviceArray):
-            array = array._array
-        return _wrap(numpy_function(array, *args, **_unwrap_kwargs(kwargs, f"xp.{name}()")))
-
-    host_input.__name__ = name
-    return host_input
+def _host_input(numpy_function, what, array, *args, **kwargs):
+    """``xp`` functions that copy a host array argument to the device."""
+    _count("array_op")
+    if isinstance(array, DeviceArray):
+        array = array._array
+    else:
+        _count("to_device")
+    return _wrap(numpy_function(array, *args, **_unwrap_kwargs(kwargs, what)))
 
 
 def _lexsort(keys):
     """``cupy.lexsort``: one 2-D device array of keys, the last row primary."""
+    _count("array_op")
     if not isinstance(keys, DeviceArray) or keys.ndim != 2:
         raise TypeError("cupy.lexsort takes one 2-D device array of keys (xp.stack them), got "
                         f"{type(keys).__name__}"
@@ -496,6 +575,7 @@ def _lexsort(keys):
 
 def _partition(array, kth, axis=-1):
     """``cupy.partition``: ``kth`` a Python int (a NumPy integer is refused)."""
+    _count("array_op")
     if not isinstance(kth, int):
         raise TypeError(f"cupy.partition needs kth as a Python int, got {type(kth).__name__}")
     return _wrap(np.partition(_unwrap(array, "xp.partition()"), kth, axis=axis))
@@ -503,6 +583,7 @@ def _partition(array, kth, axis=-1):
 
 def _searchsorted(array, values, side="left", sorter=None):
     """``cupy.searchsorted``: device arrays for ``a`` and (CuPy 13) for ``v``."""
+    _count("array_op")
     for what, value in (("a", array), ("v", values)):
         if not isinstance(value, DeviceArray):
             raise NotImplementedError(f"cupy.searchsorted: only device arrays are supported "
@@ -555,17 +636,17 @@ class _Namespace:
         elif isinstance(value, type) or not callable(value):
             pass  # dtypes, classes, constants: NumPy's own
         elif name in TRANSFER_FUNCTIONS:
-            value = _transfer(name)
+            value = _numpy_backed(name, _transfer)
         elif name in LIKE_FUNCTIONS:
-            value = _like(name)
+            value = _numpy_backed(name, _like)
         elif name in STABLE_SORTS:
-            value = _sort(name)
+            value = _numpy_backed(name, _sort)
         elif name in SPECIAL_FUNCTIONS:
             value = SPECIAL_FUNCTIONS[name]
         elif name in HOST_INPUT_FUNCTIONS:
-            value = _host_input(name)
+            value = _numpy_backed(name, _host_input)
         else:
-            value = _function(name)
+            value = _numpy_backed(name, _function)
         self._cache[name] = value
         return value
 

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from .compiler import compile_shared_library
+from . import device_array
 from .device_array import DeviceArray
 
 __all__ = [
@@ -855,6 +856,7 @@ class EmulatedKernel:
             The kernel failed (``assert``, ``__trap``, misuse of barriers or
             warp intrinsics, a barrier wait past ``GPUBOOST_EMULATION_TIMEOUT``).
         """
+        device_array._count("kernel")
         grid_dims = self._dims(grid, "grid", MAX_GRID_DIMS)
         block_dims = self._dims(block, "block", MAX_BLOCK_DIMS)
         threads = block_dims[0] * block_dims[1] * block_dims[2]
