@@ -101,7 +101,7 @@ from .metric import get_metric
 from .objective import get_objective
 from .params import PARAMETERS, canonical_name, validate_params
 from .tree import Tree
-from .training import record_metrics
+from .training import finish_training, record_metrics
 
 __all__ = ["train_adaboost", "adaboost_params", "samme_score_scale", "find_best_gini_splits",
            "find_best_gini_splits_naive", "ClassTreeGrower", "PERFECT_ROUND_TREE_WEIGHT",
@@ -747,13 +747,9 @@ def train_adaboost(given_params, dtrain, num_boost_round=50, evals=(), obj=None,
         if container.after_iteration(booster, round_index, evals_log) or perfect:
             break
 
-    booster = container.after_training(booster)
+    booster = finish_training(container, booster, evals_log, evals_result, timer, backend,
+                              label="AdaBoost ")
     booster.tree_weights = booster.tree_weights[:booster.num_boosted_rounds()]  # save_best
-    if evals_result is not None:
-        evals_result.clear()
-        evals_result.update(evals_log)
-    if timer.enabled:
-        print(f"[gpuboost] {backend.name} backend AdaBoost phase timings: {timer.report()}")
     return booster
 
 

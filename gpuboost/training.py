@@ -145,6 +145,19 @@ def record_metrics(evals_log, eval_set, prediction, metrics, custom_metric, back
         scores.setdefault(name, []).append(float(value))
 
 
+def finish_training(container, booster, evals_log, evals_result, timer, backend, label=""):
+    """End of a training loop (gradient boosting and AdaBoost): the callbacks'
+    ``after_training``, ``evals_result`` filled from ``evals_log``, and the phase
+    timings printed when enabled. Returns the booster ``after_training`` gives."""
+    booster = container.after_training(booster)
+    if evals_result is not None:
+        evals_result.clear()
+        evals_result.update(evals_log)
+    if timer.enabled:
+        print(f"[gpuboost] {backend.name} backend {label}phase timings: {timer.report()}")
+    return booster
+
+
 def _check_finite_tree(tree, round_index):
     """Raise ValueError when a grown tree holds inf/NaN (float64 overflow of sums)."""
     for name in ("value", "gain", "cover", "threshold"):
@@ -379,10 +392,4 @@ def train(params, dtrain, num_boost_round=100, evals=(), obj=None, custom_metric
             if container.after_iteration(booster, round_index, evals_log):
                 break
 
-        booster = container.after_training(booster)
-        if evals_result is not None:
-            evals_result.clear()
-            evals_result.update(evals_log)
-        if timer.enabled:
-            print(f"[gpuboost] {backend.name} backend phase timings: {timer.report()}")
-        return booster
+        return finish_training(container, booster, evals_log, evals_result, timer, backend)

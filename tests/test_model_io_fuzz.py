@@ -23,11 +23,11 @@ lossguide with feature names and attributes):
 A small fuzz lives in tests/test_model_io.py; this is the big one.
 """
 import builtins
-import contextlib
 import json
 import pickle
-import signal
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -36,6 +36,9 @@ import gpuboost
 from gpuboost.model_io import load_model, model_from_json
 from gpuboost.params import model_params, validate_params
 from gpuboost.tree import TREE_ARRAYS
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timeouts import time_limit  # noqa: E402
 
 #: Cases per model (three models) of each mutation family.
 BYTE_CASES_PER_MODEL = 800
@@ -57,25 +60,6 @@ ODD_VALUES = [None, True, False, -1, 0, 1, 2 ** 31, -2 ** 31 - 1, 2 ** 63, 10 **
 #: Text tokens placed where a JSON value was (they are not Python values).
 ODD_TOKENS = ["NaN", "Infinity", "-Infinity", "1e999", "-1e999", "9" * 5000,
               "[" * DEEP_NESTING + "]" * DEEP_NESTING, "{" * 10 + "}" * 10]
-
-
-class CaseTimeout(Exception):
-    """A single load ran longer than the time bound."""
-
-
-@contextlib.contextmanager
-def time_limit(seconds):
-    """Raise :class:`CaseTimeout` after ``seconds`` (wall clock, main thread)."""
-    def on_alarm(signum, frame):
-        raise CaseTimeout(f"loading took more than {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 # ---- the real models ----------------------------------------------------------------
@@ -162,7 +146,7 @@ def check_case(data, original, X, tmp_path):
     path.write_bytes(data)
     start = time.perf_counter()
     try:
-        with time_limit(CASE_TIME_LIMIT_S):
+        with time_limit(CASE_TIME_LIMIT_S, "loading"):
             loaded = load_model(path)
     except ValueError:
         return "rejected"

@@ -18,9 +18,9 @@ the model must moreover be byte-identical to the NumPy backend's.
 
 The examples are derandomized, so CI runs are reproducible.
 """
-import contextlib
-import signal
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -33,6 +33,9 @@ from gpuboost.emulation import emulated_kernels
 import gpuboost  # noqa: E402
 from gpuboost.binning import BinMapper  # noqa: E402
 from gpuboost.model_io import model_from_json  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timeouts import time_limit  # noqa: E402
 
 #: Examples per test on the NumPy backend, and on the (slow) emulated CUDA backend.
 CPU_EXAMPLES = 100
@@ -64,25 +67,6 @@ OBJECTIVES = ("reg:squarederror", "reg:absoluteerror", "reg:huber", "reg:quantil
               "count:poisson", "reg:gamma", "reg:tweedie", "binary:logistic",
               "binary:exponential", "multi:softprob", "multi:softmax")
 N_CLASSES = 3
-
-
-class ExampleTimeout(Exception):
-    """An example ran longer than :data:`EXAMPLE_TIME_LIMIT_S` (a hang)."""
-
-
-@contextlib.contextmanager
-def time_limit(seconds):
-    """Raise :class:`ExampleTimeout` in the main thread after ``seconds``."""
-    def on_alarm(signum, frame):
-        raise ExampleTimeout(f"training took more than {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 # ---- strategies ---------------------------------------------------------------------
@@ -242,7 +226,7 @@ def assert_sound_model(booster, X):
 
 def check_problem(problem, device):
     X, y, weight, params, benign = problem
-    with time_limit(EXAMPLE_TIME_LIMIT_S):
+    with time_limit(EXAMPLE_TIME_LIMIT_S, "training"):
         booster = train_or_value_error(X, y, weight, dict(params, device=device))
         event("ValueError" if booster is None else "trained")
         if booster is None:
