@@ -37,8 +37,8 @@ if str(REPO_ROOT) not in sys.path:  # use the checkout's gpuboost
 
 import gpuboost  # noqa: E402
 from gpuboost.cli import make_higgs_like  # noqa: E402
-from gpuboost.emulation import emulated_kernels  # noqa: E402
-from gpuboost.emulation.device_array import OPERATION_KINDS, count_operations  # noqa: E402
+from gpuboost.backends.emulation import emulated_kernels  # noqa: E402
+from gpuboost.backends.emulation.device_array import OPERATION_KINDS, count_operations  # noqa: E402
 
 #: Configurations counted: name -> training parameters (device='cuda' is added).
 CONFIGURATIONS = {

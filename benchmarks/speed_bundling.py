@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 import gpuboost
-from gpuboost._profiling import PhaseTimer
+from gpuboost.core.profiling import PhaseTimer
 
 
 def one_hot_data(n_rows, n_categoricals, n_levels, seed):

@@ -4,10 +4,10 @@ The same boosting loop runs on a NumPy backend and a CUDA backend, and both
 produce byte-identical models (docs/DESIGN.md).
 """
 from ._version import __version__
-from .dataset import Dataset
-from .booster import Booster
-from .training import train
-from .callback import TrainingCallback, EarlyStopping, EvaluationMonitor, TrainingCheckPoint
+from .data.dataset import Dataset
+from .model.booster import Booster
+from .boosting.train import train
+from .boosting.callback import (TrainingCallback, EarlyStopping, EvaluationMonitor, TrainingCheckPoint)
 from .backends import cuda_available, release_memory, DeviceUnavailableError
 
 __all__ = ["__version__", "Dataset", "Booster", "train", "TrainingCallback", "EarlyStopping",
@@ -18,6 +18,6 @@ __all__ = ["__version__", "Dataset", "Booster", "train", "TrainingCallback", "Ea
 
 def __getattr__(name):  # scikit-learn API loads lazily (scikit-learn is optional)
     if name in ("GBRegressor", "GBClassifier", "GBRanker", "AdaBoostClassifier"):
-        from . import sklearn as _sklearn_api
+        from .sklearn import estimators as _sklearn_api
         return getattr(_sklearn_api, name)
     raise AttributeError(f"module 'gpuboost' has no attribute {name!r}")

@@ -22,15 +22,15 @@ import time
 
 import numpy as np
 
-from ._dtypes import X_DTYPE
+from .core.dtypes import X_DTYPE
 from ._version import __version__
 from .backends import DeviceUnavailableError, get_backend
-from .booster import Booster
-from .dataset import Dataset
-from .metric import get_metric
-from .model_io import atomic_write_text
+from .model.booster import Booster
+from .data.dataset import Dataset
+from .metrics.base import get_metric
+from .model.model_io import atomic_write_text
 from .params import canonical_name
-from .training import train
+from .boosting.train import train
 
 __all__ = ["main", "make_higgs_like", "read_csv", "parse_param"]
 
@@ -420,7 +420,7 @@ def _training_params(param_texts, dedicated):
 def _cuda_unavailable_reason():
     """Why ``device='auto'`` does not pick CUDA here (a sentence)."""
     from . import backends
-    from .emulation import emulation_enabled
+    from .backends.emulation import emulation_enabled
     if emulation_enabled():
         return ("'auto' never picks the CPU emulation of the CUDA kernels "
                 "(GPUBOOST_EMULATE_CUDA is set); use --device cuda to run it")

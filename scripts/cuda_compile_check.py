@@ -19,7 +19,7 @@ CPU emulation refuses launches beyond it). No GPU is needed.
 Usage::
 
     python scripts/cuda_compile_check.py                 # every cuda/*.cu
-    python scripts/cuda_compile_check.py tests/cuda_samples histogram.cu --quiet
+    python scripts/cuda_compile_check.py tests/backends/emulation/cuda_samples histogram.cu --quiet
 """
 import argparse
 import concurrent.futures
@@ -188,7 +188,7 @@ def launch_bounds(source):
     """Kernel name -> ``__launch_bounds__`` expression, as the CPU emulation reads them."""
     sys.path.insert(0, str(REPO_ROOT))
     try:
-        from gpuboost.emulation.launcher import parse_launch_bounds
+        from gpuboost.backends.emulation.launcher import parse_launch_bounds
     finally:
         sys.path.remove(str(REPO_ROOT))
     return parse_launch_bounds(Path(source).read_text())

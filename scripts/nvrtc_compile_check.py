@@ -196,7 +196,7 @@ def ptx_entries(ptx_text):
 
 def cupy_options(source, arch):
     """The options CuPy passes to NVRTC for ``source`` on ``arch`` (``sm_XX``)."""
-    from gpuboost.backends.cuda_module import NVCC_OPTIONS
+    from gpuboost.backends.cuda.launch import NVCC_OPTIONS
     return (*NVCC_OPTIONS, f"-I{CUDA_DIR}", f"-I{source.parent}", *CUPY_ADDED_OPTIONS,
             f"-arch={arch}")
 
@@ -221,7 +221,7 @@ class NvrtcResult:
 
 def check_source(library, source, arch):
     """Compile ``source`` for ``arch`` as CuPy would and run every check on it."""
-    from gpuboost.emulation import parse_kernel_signatures
+    from gpuboost.backends.emulation import parse_kernel_signatures
 
     start = time.monotonic()
     text = source.read_text()

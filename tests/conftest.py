@@ -1,6 +1,20 @@
-"""Shared small data sets (fixtures only)."""
+"""Shared small data sets (fixtures), and the tests folder on ``sys.path``.
+
+The tests mirror the package (``tests/<subpackage>/test_<module>.py``) and are
+imported in pytest's ``importlib`` mode (pyproject.toml), so test modules of the
+same name in different folders do not clash. The helpers shared by several test
+modules (``_parity``, ``_reference_data``, ``_timeouts``, ``_checkpoint_worker``)
+live in this folder and are imported by name, which this file makes possible.
+"""
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
+
+_TESTS_DIR = str(Path(__file__).resolve().parent)
+if _TESTS_DIR not in sys.path:
+    sys.path.insert(0, _TESTS_DIR)
 
 
 def _features(n_rows, n_features, seed):

@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 # The shared helper sits next to this file; import it whatever pytest's import mode.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _reference_data as ref  # noqa: E402
 
 import gpuboost  # noqa: E402

@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 import gpuboost
-from gpuboost.emulation import emulated_kernels
+from gpuboost.backends.emulation import emulated_kernels
 
 N_ROUNDS = 8
 

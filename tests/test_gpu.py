@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import gpuboost
-from gpuboost.emulation import EMULATE_ENV_VAR
+from gpuboost.backends.emulation import EMULATE_ENV_VAR
 
-from test_cuda_backend import assert_models_match
+from _parity import assert_models_match
 
 pytestmark = pytest.mark.gpu
 
@@ -104,7 +104,7 @@ def test_device_memory_does_not_grow_over_many_fits():
 
 def test_out_of_memory_is_a_clear_error_and_leaves_memory_as_it_was():
     cupy = _gpu_or_skip()
-    from gpuboost.backends.cuda_backend import GpuOutOfMemoryError
+    from gpuboost.backends.cuda.backend import GpuOutOfMemoryError
     X, y = _data(200_000, 16)
     pool = cupy.get_default_memory_pool()
     gpuboost.release_memory()

@@ -4,15 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from gpuboost.params import (
-    ALIASES,
-    PARAMETERS,
-    RUNTIME_ONLY,
-    canonical_name,
-    model_params,
-    parameter_table_markdown,
-    validate_params,
-)
+from gpuboost.params import (ALIASES, PARAMETERS, RUNTIME_ONLY, canonical_name, model_params, parameter_table_markdown, validate_params)
 
 
 def _a_valid_value(param):

@@ -29,12 +29,11 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, event, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from gpuboost.emulation import emulated_kernels
+from gpuboost.backends.emulation import emulated_kernels
 import gpuboost  # noqa: E402
-from gpuboost.binning import BinMapper  # noqa: E402
-from gpuboost.model_io import model_from_json  # noqa: E402
+from gpuboost.data.binning import BinMapper  # noqa: E402
+from gpuboost.model.model_io import model_from_json  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timeouts import time_limit  # noqa: E402
 
 #: Examples per test on the NumPy backend, and on the (slow) emulated CUDA backend.

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuboost.emulation import emulated_kernels
+from gpuboost.backends.emulation import emulated_kernels
 import gpuboost
 from gpuboost.params import PARAMETERS
 

@@ -18,11 +18,12 @@ import weakref
 import numpy as np
 import pytest
 
-from gpuboost.emulation import emulated_kernels
+from gpuboost.backends.emulation import emulated_kernels
 import gpuboost
-from gpuboost.backends import cuda_module, get_backend
-from gpuboost.backends.cuda_backend import GpuOutOfMemoryError, device_bytes_per_row
-from gpuboost.emulation import EMULATE_ENV_VAR
+from gpuboost.backends.cuda import launch as cuda_module
+from gpuboost.backends import get_backend
+from gpuboost.backends.cuda.backend import GpuOutOfMemoryError, device_bytes_per_row
+from gpuboost.backends.emulation import EMULATE_ENV_VAR
 
 #: Fits of the many-fits tests, after WARM_UP_FITS that fill caches and pools.
 N_FITS, WARM_UP_FITS = 100, 10

@@ -1,6 +1,6 @@
 """Backend selection: ``get_backend('auto' | 'cpu' | 'cuda' | 'cuda:N')``."""
 from .base import Backend, DeviceData
-from .numpy_backend import NumpyBackend
+from .numpy.backend import NumpyBackend
 
 __all__ = ["Backend", "DeviceData", "NumpyBackend", "get_backend", "cuda_available",
            "DeviceUnavailableError"]
@@ -15,7 +15,7 @@ class DeviceUnavailableError(RuntimeError):
 
 def _cuda_reason():
     """None when a GPU is usable through CuPy, else why not (str)."""
-    from ..emulation import emulation_enabled
+    from .emulation import emulation_enabled
     if emulation_enabled():
         return None
     try:
@@ -53,7 +53,7 @@ def get_backend(device="auto"):
     if device in (None, "cpu"):
         return _NUMPY_BACKEND
     if device == "auto":
-        from ..emulation import emulation_enabled
+        from .emulation import emulation_enabled
         if not emulation_enabled() and _cuda_reason() is None:
             try:
                 return get_backend("cuda")
@@ -70,7 +70,7 @@ def get_backend(device="auto"):
                                          f"Use device='cpu' or device='auto'.")
         if ordinal not in _CUDA_BACKENDS:
             try:
-                from .cuda_backend import CudaBackend
+                from .cuda.backend import CudaBackend
             except ImportError as error:
                 raise DeviceUnavailableError(
                     f"device={device!r}: the CUDA backend is not available ({error}).") from None

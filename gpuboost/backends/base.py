@@ -12,9 +12,9 @@ import contextlib
 
 import numpy as np
 
-from ..quantize import quantize
-from ..random import row_uniforms
-from .._dtypes import SAMPLE_INDEX_DTYPE
+from ..core.quantize import quantize
+from ..core.random import row_uniforms
+from ..core.dtypes import SAMPLE_INDEX_DTYPE
 
 __all__ = ["Backend", "DeviceData"]
 

@@ -1,0 +1,256 @@
+"""Histogram primitive of the CUDA backend (kernels in ``cuda/histogram.cu``).
+
+Builds the same int64 histograms as :func:`gpuboost.histogram.build_histograms`
+(exact integer sums, so equal bit for bit) with one kernel launch for a whole
+batch of nodes. Works with ``xp = cupy`` on a GPU and the emulated device namespace
+under the CPU emulation (``GPUBOOST_EMULATE_CUDA=1``).
+
+Strategy (details in ``cuda/histogram.cu``):
+
+* each block privatizes the histogram of a *feature group* in shared memory
+  (16 bytes per (feature, bin) cell, native 32-bit atomics, exact) for a chunk
+  of one node's rows, then flushes non-empty cells to global memory;
+* features are split into the fewest groups whose cells fit the device's
+  opt-in shared-memory limit (one group for 28 features x 256 bins on sm_80);
+* when not even one feature's bins fit, a global-memory-atomics kernel is used.
+
+Only per-node bounds and the block prefix (a few integers per node) cross from
+host to device; the result stays on the device.
+"""
+import numpy as np
+
+from ...core.dtypes import (GRAD_QUANT_DTYPE, HIST_DTYPE, HIST_FIELDS, SAMPLE_INDEX_DTYPE, X_BINNED_DTYPE)
+from .launch import emulated, get_kernel
+
+__all__ = ["build_histograms", "HistogramPlan", "plan_histograms", "device_limits",
+           "SHARED_BYTES_PER_CELL", "MAX_BLOCK_THREADS", "MAX_ROWS_PER_PASS"]
+
+#: Kernel file (``cuda/histogram.cu``) and its kernels.
+KERNEL_FILE = "histogram"
+SHARED_KERNEL = "histogram_shared_memory"
+GLOBAL_KERNEL = "histogram_global_memory"
+
+#: Shared-memory bytes of one (feature, bin) cell: four 32-bit words
+#: (``SHARED_WORDS_PER_CELL`` in histogram.cu).
+SHARED_BYTES_PER_CELL = 16
+#: Threads per block (``HISTOGRAM_MAX_BLOCK_THREADS`` in histogram.cu, its
+#: ``__launch_bounds__``). Few blocks fit an SM when the shared histogram is
+#: large, so blocks are large to keep enough warps in flight.
+MAX_BLOCK_THREADS = 1024
+#: Rows a block accumulates before it flushes (``MAX_ROWS_PER_PASS`` in
+#: histogram.cu; only documented here: the kernel loops over passes itself).
+MAX_ROWS_PER_PASS = 1 << 15
+#: Blocks aimed for per streaming multiprocessor and feature group: a few waves,
+#: so that blocks of unequal nodes even out.
+TARGET_BLOCKS_PER_SM = 4
+#: Fewest rows per block: below this, clearing and flushing the block's shared
+#: histogram (up to n_features x n_bins cells) costs more than the rows.
+MIN_ROWS_PER_BLOCK = 1024
+#: Dynamic shared memory a kernel may use without opting in (all CUDA devices).
+DEFAULT_SHARED_BYTES = 48 * 1024
+#: Streaming multiprocessors assumed under the emulation (an A100, sm_80, whose
+#: shared-memory limits the emulator enforces).
+EMULATED_SM_COUNT = 108
+#: Largest gridDim.x.
+MAX_GRID_X = 2 ** 31 - 1
+
+_DEVICE_LIMITS = {}
+
+
+def device_limits():
+    """``(multiprocessor_count, max_shared_bytes_per_block_optin)`` of the device.
+
+    On a GPU, from the current CuPy device (cached per device id); under the
+    emulation, :data:`EMULATED_SM_COUNT` and the emulator's opt-in limit.
+    """
+    if emulated():
+        from ..emulation.launcher import MAX_SHARED_PER_BLOCK_OPTIN_BYTES
+        return EMULATED_SM_COUNT, MAX_SHARED_PER_BLOCK_OPTIN_BYTES
+    import cupy
+    device = cupy.cuda.Device()
+    limits = _DEVICE_LIMITS.get(device.id)
+    if limits is None:
+        attributes = device.attributes
+        limits = (int(attributes["MultiProcessorCount"]),
+                  int(attributes["MaxSharedMemoryPerBlockOptin"]))
+        _DEVICE_LIMITS[device.id] = limits
+    return limits
+
+
+class HistogramPlan:
+    """How one batch is launched (chosen on the host from the segment lengths).
+
+    Attributes
+    ----------
+    use_shared : bool
+        Shared-memory kernel (else the global-memory fallback).
+    features_per_group, n_groups : int
+        Feature tiling of the shared-memory kernel (``n_groups == 1``: no tiling).
+    rows_per_block : int
+    node_first_block : ndarray of shape (n_nodes + 1,), int64
+        Prefix sum of the row blocks of each node.
+    blocks_per_group : int
+        Row blocks of all nodes (``node_first_block[-1]``).
+    shared_bytes : int
+        Dynamic shared memory per block.
+    """
+
+    def __init__(self, use_shared, features_per_group, n_groups, rows_per_block,
+                 node_first_block, shared_bytes):
+        self.use_shared = use_shared
+        self.features_per_group = features_per_group
+        self.n_groups = n_groups
+        self.rows_per_block = rows_per_block
+        self.node_first_block = node_first_block
+        self.blocks_per_group = int(node_first_block[-1])
+        self.shared_bytes = shared_bytes
+
+
+def plan_histograms(lengths, n_features, n_bins, shared_limit, sm_count, rows_per_block=None,
+                    force_global=False):
+    """Choose the kernel, the feature groups and the row blocks of a batch.
+
+    Parameters
+    ----------
+    lengths : ndarray of shape (n_nodes,), int64
+        Rows of each node.
+    n_features, n_bins : int
+    shared_limit : int
+        Dynamic shared bytes a block may use.
+    sm_count : int
+        Streaming multiprocessors of the device.
+    rows_per_block : int, optional
+        Force the rows per block (tests); by default about
+        ``TARGET_BLOCKS_PER_SM`` blocks per SM over the batch, at least
+        ``MIN_ROWS_PER_BLOCK``.
+    force_global : bool
+        Use the global-memory kernel even when the shared one fits (tests).
+
+    Returns
+    -------
+    HistogramPlan
+    """
+    cell_bytes = n_bins * SHARED_BYTES_PER_CELL
+    max_features_per_block = shared_limit // cell_bytes
+    use_shared = max_features_per_block >= 1 and not force_global
+    if use_shared:
+        n_groups = -(-n_features // max_features_per_block)
+        features_per_group = -(-n_features // n_groups)  # balanced groups
+    else:
+        n_groups, features_per_group = 1, n_features
+    if rows_per_block is None:
+        target_blocks = max(1, (sm_count * TARGET_BLOCKS_PER_SM) // n_groups)
+        total_rows = int(lengths.sum())
+        rows_per_block = max(MIN_ROWS_PER_BLOCK, -(-total_rows // target_blocks))
+    rows_per_block = int(rows_per_block)
+    if rows_per_block < 1:
+        raise ValueError(f"rows_per_block must be positive, got {rows_per_block}")
+    blocks = -(-lengths // rows_per_block)
+    node_first_block = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(blocks, out=node_first_block[1:])
+    shared_bytes = features_per_group * cell_bytes if use_shared else 0
+    return HistogramPlan(use_shared, features_per_group, n_groups, rows_per_block,
+                         node_first_block, shared_bytes)
+
+
+def _require(array, dtype, ndim, name):
+    if array.dtype != dtype or array.ndim != ndim:
+        raise TypeError(f"{name} must be a {ndim}-d array of {np.dtype(dtype)}, got "
+                        f"{array.ndim}-d {array.dtype}")
+    if not array.flags.c_contiguous:
+        raise ValueError(f"{name} must be C-contiguous")
+
+
+def _allow_dynamic_shared(kernel, shared_bytes):
+    """Opt the kernel in to ``shared_bytes`` of dynamic shared memory (above 48 KiB)."""
+    if shared_bytes > DEFAULT_SHARED_BYTES - kernel.shared_size_bytes and \
+            kernel.max_dynamic_shared_size_bytes < shared_bytes:
+        kernel.max_dynamic_shared_size_bytes = int(shared_bytes)
+
+
+def build_histograms(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices,
+                     begins, ends, n_bins, *, shared_memory_limit=None, rows_per_block=None,
+                     block_threads=MAX_BLOCK_THREADS, force_global=False):
+    """Histograms of a batch of nodes, on the device, in one kernel launch.
+
+    Parameters
+    ----------
+    xp : module
+        ``cupy`` (GPU) or the emulated device namespace; every array argument
+        lives there.
+    X_binned : array of shape (n_rows, n_features), uint8, C order
+        The binned features **row-major** (``Dataset.X_binned``), the layout this
+        kernel needs: rows are gathered through ``sample_indices``, and row-major
+        lets consecutive threads read consecutive features of one row.
+    quantized_gradients, quantized_hessians : array of shape (n_rows,), int32
+    sample_indices : array of shape (n_samples,), int32
+        The row partition; node ``i`` owns ``sample_indices[begins[i]:ends[i]]``.
+    begins, ends : sequence of int, length n_nodes (host)
+    n_bins : int
+        Histogram width (``max_bin + 1``); every value of ``X_binned`` is below it.
+    shared_memory_limit : int, optional
+        Dynamic shared bytes a block may use; default: the device's opt-in limit
+        (see :func:`device_limits`). Tests pass a small value to force feature
+        tiling or the global-memory kernel.
+    rows_per_block : int, optional
+        Rows per block (see :func:`plan_histograms`).
+    block_threads : int
+        Threads per block, 1 .. :data:`MAX_BLOCK_THREADS`.
+    force_global : bool
+        Use the global-memory kernel.
+
+    Returns
+    -------
+    histograms : array of shape (n_nodes, n_features, n_bins, 3), int64
+        Last axis: (sum_gradients, sum_hessians, count), equal to
+        :func:`gpuboost.histogram.build_histograms`.
+    """
+    _require(X_binned, X_BINNED_DTYPE, 2, "X_binned")
+    _require(quantized_gradients, GRAD_QUANT_DTYPE, 1, "quantized_gradients")
+    _require(quantized_hessians, GRAD_QUANT_DTYPE, 1, "quantized_hessians")
+    _require(sample_indices, SAMPLE_INDEX_DTYPE, 1, "sample_indices")
+    if not 1 <= block_threads <= MAX_BLOCK_THREADS:
+        raise ValueError(f"block_threads must be in [1, {MAX_BLOCK_THREADS}], got {block_threads}")
+    n_features = int(X_binned.shape[1])
+    n_bins = int(n_bins)
+    begins = np.asarray(begins, dtype=np.int64).reshape(-1)
+    ends = np.asarray(ends, dtype=np.int64).reshape(-1)
+    n_nodes = len(begins)
+    if len(ends) != n_nodes:
+        raise ValueError("begins and ends must have the same length")
+    lengths = ends - begins
+    if n_nodes and (lengths.min() < 0 or begins.min() < 0
+                    or ends.max() > sample_indices.shape[0]):
+        raise ValueError("every segment must satisfy 0 <= begin <= end <= len(sample_indices)")
+    histograms = xp.zeros((n_nodes, n_features, n_bins, HIST_FIELDS), dtype=HIST_DTYPE)
+    if n_nodes == 0 or n_features == 0 or int(lengths.sum()) == 0:
+        return histograms
+
+    sm_count, optin_limit = device_limits()
+    kernel = get_kernel(KERNEL_FILE, SHARED_KERNEL)
+    if shared_memory_limit is None:
+        shared_memory_limit = optin_limit - kernel.shared_size_bytes
+    plan = plan_histograms(lengths, n_features, n_bins, int(shared_memory_limit), sm_count,
+                           rows_per_block=rows_per_block, force_global=force_global)
+    n_blocks = plan.blocks_per_group * plan.n_groups
+    if n_blocks > MAX_GRID_X:
+        raise ValueError(f"{n_blocks} blocks exceed the grid limit; raise rows_per_block")
+    # One host-to-device copy: [begins | ends | node_first_block].
+    node_table = xp.asarray(np.concatenate([begins, ends, plan.node_first_block]))
+    node_begins = node_table[:n_nodes]
+    node_ends = node_table[n_nodes:2 * n_nodes]
+    node_first_block = node_table[2 * n_nodes:]
+    common = (X_binned, quantized_gradients, quantized_hessians, sample_indices, node_begins,
+              node_ends, node_first_block, np.int32(n_nodes), np.int32(n_features),
+              np.int32(n_bins))
+    if plan.use_shared:
+        _allow_dynamic_shared(kernel, plan.shared_bytes)
+        kernel((n_blocks,), (int(block_threads),),
+               common + (np.int32(plan.features_per_group), np.int64(plan.blocks_per_group),
+                         np.int64(plan.rows_per_block), histograms),
+               shared_mem=plan.shared_bytes)
+    else:
+        get_kernel(KERNEL_FILE, GLOBAL_KERNEL)(
+            (n_blocks,), (int(block_threads),),
+            common + (np.int64(plan.rows_per_block), histograms))
+    return histograms

@@ -1,0 +1,149 @@
+"""Split-scan primitive of the CUDA backend (kernels in ``cuda/split.cu``).
+
+:func:`find_best_splits` returns exactly what :func:`gpuboost.split.find_best_splits`
+returns, bit for bit (gains included): the kernels recover float64 sums from the
+exact int64 histogram sums and evaluate the formulas of ``cuda/gain.cuh``, which
+mirror ``gpuboost/split.py`` operation by operation (compiled with
+``--fmad=false``), and break ties in NumPy's argmax order. Works with
+``xp = cupy`` on a GPU and the emulated device namespace under the CPU emulation.
+
+Two launches per batch: one block per (node, feature) scans the feature's bins
+and keeps its best candidate; one block per node picks the best feature. Only
+the ``n_nodes`` records (10 int64 words each) are copied to the host.
+"""
+import numpy as np
+
+from ...core.dtypes import HIST_DTYPE, HIST_FIELDS, MAX_BIN_LIMIT
+from ..numpy.split_scan import SPLIT_GAIN_EPS, SPLIT_RECORD_DTYPE, no_split_records
+from .launch import get_kernel
+
+__all__ = ["find_best_splits", "records_from_words", "RECORD_WORDS", "FEATURE_BEST_WORDS"]
+
+#: Kernel file (``cuda/split.cu``) and its kernels.
+KERNEL_FILE = "split"
+SCAN_KERNEL = "split_scan_features"
+SELECT_KERNEL = "split_select_nodes"
+
+#: Most threads of a scan block (``SPLIT_SCAN_MAX_THREADS``): one per bin.
+SCAN_MAX_THREADS = MAX_BIN_LIMIT + 1
+#: Fewest threads of a block (one warp).
+WARP_SIZE = 32
+#: Threads of a select block (``SPLIT_SELECT_MAX_THREADS``), each striding over features.
+SELECT_MAX_THREADS = 256
+#: int64 words of a per-(node, feature) best candidate (``FEATURE_BEST_WORDS``).
+FEATURE_BEST_WORDS = 6
+#: int64 words of a node record (``RECORD_WORDS``), in SPLIT_RECORD_DTYPE's order:
+#: feature, bin, default_left, gain (float64 bits), left sums (3), node sums (3).
+RECORD_WORDS = 10
+_RECORD_FEATURE, _RECORD_BIN, _RECORD_DEFAULT_LEFT, _RECORD_GAIN_BITS = 0, 1, 2, 3
+_RECORD_LEFT_SUMS = 4
+_RECORD_NODE_SUMS = _RECORD_LEFT_SUMS + HIST_FIELDS
+_LEFT_FIELDS = ("left_sum_gradients", "left_sum_hessians", "left_count")
+_NODE_FIELDS = ("sum_gradients", "sum_hessians", "count")
+#: Largest gridDim.x.
+MAX_GRID_X = 2 ** 31 - 1
+
+
+def _power_of_two_at_least(value, lowest, highest):
+    threads = lowest
+    while threads < value:
+        threads *= 2
+    return min(threads, highest)
+
+
+def _to_host(xp, array):
+    if xp is np:
+        return np.asarray(array)
+    return xp.asnumpy(array)
+
+
+def records_from_words(words):
+    """SPLIT_RECORD_DTYPE records from the (n_nodes, RECORD_WORDS) int64 host array."""
+    records = np.zeros(words.shape[0], dtype=SPLIT_RECORD_DTYPE)
+    records["feature"] = words[:, _RECORD_FEATURE]
+    records["bin"] = words[:, _RECORD_BIN]
+    records["default_left"] = words[:, _RECORD_DEFAULT_LEFT] != 0
+    records["gain"] = np.ascontiguousarray(words[:, _RECORD_GAIN_BITS]).view(np.float64)
+    for offset, name in enumerate(_LEFT_FIELDS):
+        records[name] = words[:, _RECORD_LEFT_SUMS + offset]
+    for offset, name in enumerate(_NODE_FIELDS):
+        records[name] = words[:, _RECORD_NODE_SUMS + offset]
+    return records
+
+
+def find_best_splits(xp, histograms, scale_gradients, scale_hessians, n_value_bins, missing_bin,
+                     split_params, feature_mask=None):
+    """Best split of every node of a batch, computed on the device.
+
+    Parameters
+    ----------
+    xp : module
+        ``cupy`` (GPU) or the emulated device namespace.
+    histograms : xp array of shape (n_nodes, n_features, n_bins, 3), int64
+        C-contiguous (a copy is made otherwise). ``n_bins <= MAX_BIN_LIMIT + 1``.
+    scale_gradients, scale_hessians : float
+        Quantization scales of this round's column.
+    n_value_bins : array of shape (n_features,), int
+        Host or xp array (an xp int32 array is used as is, so a backend can keep
+        a device copy; anything else is copied to the device each call).
+    missing_bin : int
+    split_params : gpuboost.split.SplitParams
+    feature_mask : host ndarray of shape (n_nodes, n_features), bool, optional
+        Features allowed at each node; all when None.
+
+    Returns
+    -------
+    records : host ndarray of shape (n_nodes,), SPLIT_RECORD_DTYPE
+        Equal to :func:`gpuboost.split.find_best_splits` field by field.
+    """
+    if histograms.ndim != 4 or histograms.shape[3] != HIST_FIELDS:
+        raise ValueError(f"histograms must have shape (n_nodes, n_features, n_bins, "
+                         f"{HIST_FIELDS}), got {histograms.shape}")
+    n_nodes, n_features, n_bins, _ = (int(size) for size in histograms.shape)
+    missing_bin = int(missing_bin)
+    # As gpuboost.split: no candidate bins (or no node) -> records with zero sums.
+    if n_nodes == 0 or missing_bin - 1 <= 0:
+        return no_split_records(n_nodes)
+    if n_features == 0:
+        raise ValueError("histograms have no feature")
+    if not 0 <= missing_bin < n_bins:
+        raise ValueError(f"missing_bin={missing_bin} is not a bin of {n_bins}-bin histograms")
+    if n_bins > SCAN_MAX_THREADS:
+        raise ValueError(f"at most {SCAN_MAX_THREADS} bins are supported, got {n_bins}")
+    if n_nodes * n_features > MAX_GRID_X:
+        raise ValueError(f"{n_nodes} nodes x {n_features} features exceed the grid limit")
+    histograms = xp.ascontiguousarray(histograms, dtype=HIST_DTYPE)
+    if isinstance(n_value_bins, xp.ndarray) and n_value_bins.dtype == np.int32:
+        value_bins = xp.ascontiguousarray(n_value_bins)
+    else:
+        value_bins = xp.asarray(np.asarray(n_value_bins, dtype=np.int32))
+    if value_bins.shape != (n_features,):
+        raise ValueError(f"n_value_bins must have shape ({n_features},), got {value_bins.shape}")
+    if feature_mask is None:
+        has_mask = np.int32(0)
+        mask = xp.zeros(1, dtype=np.uint8)
+    else:
+        host_mask = np.asarray(feature_mask, dtype=bool)
+        if host_mask.shape != (n_nodes, n_features):
+            raise ValueError(f"feature_mask must have shape ({n_nodes}, {n_features}), got "
+                             f"{host_mask.shape}")
+        has_mask = np.int32(1)
+        mask = xp.asarray(host_mask.astype(np.uint8))
+
+    feature_best = xp.empty((n_nodes * n_features, FEATURE_BEST_WORDS), dtype=np.int64)
+    node_sums = xp.empty((n_nodes, HIST_FIELDS), dtype=np.int64)
+    words = xp.empty((n_nodes, RECORD_WORDS), dtype=np.int64)
+    params = split_params
+    scan_threads = _power_of_two_at_least(n_bins, WARP_SIZE, SCAN_MAX_THREADS)
+    get_kernel(KERNEL_FILE, SCAN_KERNEL)(
+        (n_nodes * n_features,), (scan_threads,),
+        (histograms, value_bins, mask, has_mask, np.int32(n_features), np.int32(n_bins),
+         np.int32(missing_bin), np.float64(scale_gradients), np.float64(scale_hessians),
+         np.float64(params.reg_lambda), np.float64(params.reg_alpha),
+         np.float64(params.max_delta_step), np.float64(params.min_child_weight),
+         np.int64(params.min_data_in_leaf), np.float64(params.gamma),
+         np.float64(SPLIT_GAIN_EPS), feature_best, node_sums))
+    select_threads = _power_of_two_at_least(n_features, WARP_SIZE, SELECT_MAX_THREADS)
+    get_kernel(KERNEL_FILE, SELECT_KERNEL)(
+        (n_nodes,), (select_threads,), (feature_best, node_sums, np.int32(n_features), words))
+    return records_from_words(_to_host(xp, words))

@@ -1,0 +1,289 @@
+"""Split finding: the gain formulas and the NumPy split scan.
+
+The formulas (docs/DESIGN.md, "Gain and leaf value") are written once here and
+used by every backend's host code; the CUDA kernel ``cuda/split.cu`` evaluates the
+same expressions in the same operation order (compiled with ``--fmad=false``), so
+gains are bit-identical. All arithmetic is float64 on values recovered from exact
+integer sums: ``G = sum_quantized_gradients / scale_gradients``.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...core.dtypes import HIST_COUNT, HIST_FIELDS, HIST_GRAD, HIST_HESS
+
+__all__ = ["SplitParams", "SPLIT_RECORD_DTYPE", "SPLIT_GAIN_EPS", "threshold_l1",
+           "leaf_weight", "leaf_score", "split_gain", "find_best_splits",
+           "find_best_splits_naive", "no_split_records"]
+
+#: A split must improve the loss by more than this (XGBoost's kRtEps) and by
+#: more than ``gamma``.
+SPLIT_GAIN_EPS = 1e-6
+#: Candidate cells evaluated at once by the vectorized scan (bounds memory).
+_SCAN_CHUNK_CELLS = 1 << 19
+
+#: One record per node: the best split (``feature == -1`` when none is admissible),
+#: the left child's integer sums, and the node's own integer sums.
+SPLIT_RECORD_DTYPE = np.dtype([
+    ("feature", np.int32),
+    ("bin", np.int32),
+    ("default_left", np.bool_),
+    ("gain", np.float64),
+    ("left_sum_gradients", np.int64),
+    ("left_sum_hessians", np.int64),
+    ("left_count", np.int64),
+    ("sum_gradients", np.int64),
+    ("sum_hessians", np.int64),
+    ("count", np.int64),
+])
+
+
+@dataclass(frozen=True)
+class SplitParams:
+    """Regularization and admissibility parameters of the split scan."""
+
+    reg_lambda: float = 1.0
+    reg_alpha: float = 0.0
+    max_delta_step: float = 0.0
+    min_child_weight: float = 1.0
+    min_data_in_leaf: int = 1
+    gamma: float = 0.0
+
+    @classmethod
+    def from_params(cls, params):
+        """Build from a validated parameter dict (``gpuboost.params``)."""
+        return cls(reg_lambda=float(params["reg_lambda"]), reg_alpha=float(params["reg_alpha"]),
+                   max_delta_step=float(params["max_delta_step"]),
+                   min_child_weight=float(params["min_child_weight"]),
+                   min_data_in_leaf=int(params["min_data_in_leaf"]), gamma=float(params["gamma"]))
+
+
+def _as_float64(values):
+    """``np.float64(values)``, except that a CuPy array stays a CuPy array (so the
+    formulas below also run on the device, e.g. in gpuboost.exact)."""
+    if hasattr(values, "__cuda_array_interface__"):
+        return values.astype(np.float64, copy=False)
+    return np.float64(values)
+
+
+def threshold_l1(sum_gradients, reg_alpha):
+    """L1 soft thresholding ``sign(G) * max(|G| - alpha, 0)`` (float64, elementwise)."""
+    if reg_alpha == 0.0:
+        return sum_gradients
+    return np.sign(sum_gradients) * np.maximum(np.abs(sum_gradients) - reg_alpha, 0.0)
+
+
+def leaf_weight(sum_gradients, sum_hessians, params):
+    """Optimal leaf weight ``-T(G) / (H + lambda)``, clipped by ``max_delta_step``.
+
+    Parameters
+    ----------
+    sum_gradients, sum_hessians : float or ndarray, float64
+    params : SplitParams
+
+    Returns
+    -------
+    weight : float64 or ndarray; 0 where ``H + lambda <= 0``.
+    """
+    thresholded = threshold_l1(_as_float64(sum_gradients), params.reg_alpha)
+    denominator = _as_float64(sum_hessians) + params.reg_lambda
+    with np.errstate(divide="ignore", invalid="ignore"):
+        weight = np.where(denominator > 0.0, -thresholded / denominator, 0.0)
+    if params.max_delta_step > 0.0:
+        weight = np.clip(weight, -params.max_delta_step, params.max_delta_step)
+    return weight
+
+
+def leaf_score(sum_gradients, sum_hessians, params):
+    """Loss reduction of a leaf: ``T(G)^2 / (H + lambda)``.
+
+    With ``max_delta_step > 0`` the score of the clipped weight ``w``:
+    ``-(2 T(G) w + (H + lambda) w^2)``. Zero where ``H + lambda <= 0``.
+    """
+    thresholded = threshold_l1(_as_float64(sum_gradients), params.reg_alpha)
+    denominator = _as_float64(sum_hessians) + params.reg_lambda
+    if params.max_delta_step == 0.0:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(denominator > 0.0, thresholded * thresholded / denominator, 0.0)
+    weight = leaf_weight(sum_gradients, sum_hessians, params)
+    return np.where(denominator > 0.0,
+                    -(2.0 * thresholded * weight + denominator * weight * weight), 0.0)
+
+
+def split_gain(left_g, left_h, right_g, right_h, parent_g, parent_h, params):
+    """``(S(left) + S(right)) - S(parent)`` in this operation order."""
+    return (leaf_score(left_g, left_h, params) + leaf_score(right_g, right_h, params)) \
+        - leaf_score(parent_g, parent_h, params)
+
+
+def _admissible(left_h, left_n, right_h, right_n, gain, params):
+    return ((left_h >= params.min_child_weight) & (right_h >= params.min_child_weight)
+            & (left_n >= params.min_data_in_leaf) & (right_n >= params.min_data_in_leaf)
+            & (gain > params.gamma) & (gain > SPLIT_GAIN_EPS))
+
+
+def no_split_records(n_nodes):
+    """Records of ``n_nodes`` nodes without a split (feature -1, gain -inf, zero sums)."""
+    records = np.zeros(n_nodes, dtype=SPLIT_RECORD_DTYPE)
+    records["feature"] = -1
+    records["bin"] = -1
+    records["gain"] = -np.inf
+    return records
+
+
+def find_best_splits(histograms, scale_gradients, scale_hessians, n_value_bins,
+                     missing_bin, params, feature_mask=None, thread_pool=None):
+    """Best split of every node in a batch (vectorized NumPy scan).
+
+    Parameters
+    ----------
+    histograms : ndarray of shape (n_nodes, n_features, n_bins, 3), int64
+    scale_gradients, scale_hessians : float
+        Quantization scales of this round's column.
+    n_value_bins : ndarray of shape (n_features,), int
+        Value bins per feature; a threshold bin ``b`` is a candidate when
+        ``b <= n_value_bins[f] - 2``.
+    missing_bin : int
+        Index of the missing-value bin (``max_bin``).
+    params : SplitParams
+    feature_mask : ndarray of shape (n_nodes, n_features), bool, optional
+        Features allowed at each node (column sampling); all when None.
+    thread_pool : concurrent.futures.Executor, optional
+        Scans chunks of nodes concurrently (the result does not depend on it).
+
+    Returns
+    -------
+    records : ndarray of shape (n_nodes,), SPLIT_RECORD_DTYPE
+        Ties: lowest feature, then lowest bin, then default-right first. When the
+        chosen feature has no missing rows in the node, missing values go to the
+        larger child (ties left).
+    """
+    n_nodes, n_features, _, _ = histograms.shape
+    records = no_split_records(n_nodes)
+    n_candidates = missing_bin - 1
+    if n_nodes == 0 or n_candidates <= 0:
+        return records
+    # Bins past the widest feature's last candidate can never be chosen: scan only
+    # up to there (keeping one column, so node sums are still reported).
+    n_candidates = max(1, min(n_candidates, int(np.max(n_value_bins)) - 1))
+    nodes_per_chunk = max(1, _SCAN_CHUNK_CELLS // (n_features * n_candidates))
+    candidate_bins = np.arange(n_candidates)
+    bin_is_candidate = candidate_bins[None, :] <= (np.asarray(n_value_bins)[:, None] - 2)
+    def scan(start):
+        stop = min(n_nodes, start + nodes_per_chunk)
+        mask = None if feature_mask is None else feature_mask[start:stop]
+        records[start:stop] = _scan_chunk(histograms[start:stop], scale_gradients,
+                                          scale_hessians, bin_is_candidate, missing_bin, params,
+                                          mask)
+
+    starts = range(0, n_nodes, nodes_per_chunk)
+    if thread_pool is not None and len(starts) > 1:
+        list(thread_pool.map(scan, starts))  # chunks are independent: same records
+    else:
+        for start in starts:
+            scan(start)
+    return records
+
+
+def _scan_chunk(histograms, scale_gradients, scale_hessians, bin_is_candidate, missing_bin,
+                params, feature_mask):
+    n_nodes, n_features = histograms.shape[:2]
+    # One contiguous array per field: (n_nodes, n_features, n_bins).
+    sums = [np.ascontiguousarray(histograms[..., field]) for field in range(HIST_FIELDS)]
+    parent = np.stack([s[:, 0].sum(axis=1) for s in sums], axis=1)  # every row is in one bin of feature 0
+    missing = [s[:, :, missing_bin] for s in sums]  # (n_nodes, n_features) per field
+    n_candidates = bin_is_candidate.shape[1]
+    left_missing_right = [np.cumsum(s[:, :, :n_candidates], axis=2) for s in sums]
+    feature_has_missing = missing[HIST_COUNT] > 0
+    valid = np.broadcast_to(bin_is_candidate[None], left_missing_right[0].shape)
+    if feature_mask is not None:
+        valid = valid & feature_mask[:, :, None]
+    parent_g = parent[:, HIST_GRAD] / scale_gradients
+    parent_h = parent[:, HIST_HESS] / scale_hessians
+    parent_score = leaf_score(parent_g, parent_h, params)[:, None, None]
+    directions = [left_missing_right]
+    if feature_has_missing.any():  # missing-left differs from missing-right only then
+        directions.append([left + m[:, :, None] for left, m in zip(left_missing_right, missing)])
+    gains = []
+    for direction, left in enumerate(directions):
+        right = [parent[:, field, None, None] - left[field] for field in range(HIST_FIELDS)]
+        left_h = left[HIST_HESS] / scale_hessians
+        right_h = right[HIST_HESS] / scale_hessians
+        gain = (leaf_score(left[HIST_GRAD] / scale_gradients, left_h, params)
+                + leaf_score(right[HIST_GRAD] / scale_gradients, right_h, params)) - parent_score
+        ok = valid & _admissible(left_h, left[HIST_COUNT], right_h, right[HIST_COUNT], gain,
+                                 params)
+        if direction == 1:
+            ok = ok & feature_has_missing[:, :, None]
+        gains.append(np.where(ok, gain, -np.inf))
+    if len(gains) == 1:
+        gains.append(np.full_like(gains[0], -np.inf))
+        directions.append(left_missing_right)
+    # Candidate order (feature, bin, direction): argmax takes the first maximum.
+    stacked = np.stack(gains, axis=-1).reshape(n_nodes, -1)
+    best = np.argmax(stacked, axis=1)
+    best_gain = stacked[np.arange(n_nodes), best]
+    n_candidates = left_missing_right[0].shape[2]
+    feature, rest = np.divmod(best, n_candidates * 2)
+    bin_, direction = np.divmod(rest, 2)
+    records = no_split_records(n_nodes)
+    records["sum_gradients"] = parent[:, HIST_GRAD]
+    records["sum_hessians"] = parent[:, HIST_HESS]
+    records["count"] = parent[:, HIST_COUNT]
+    found = np.isfinite(best_gain)
+    nodes = np.flatnonzero(found)
+    f, b, d = feature[found], bin_[found], direction[found]
+    left_sums = [np.where(d == 1, directions[1][field][nodes, f, b],
+                          directions[0][field][nodes, f, b]) for field in range(HIST_FIELDS)]
+    records["feature"][found] = f
+    records["bin"][found] = b
+    records["gain"][found] = best_gain[found]
+    records["left_sum_gradients"][found] = left_sums[HIST_GRAD]
+    records["left_sum_hessians"][found] = left_sums[HIST_HESS]
+    records["left_count"][found] = left_sums[HIST_COUNT]
+    right_count = parent[nodes, HIST_COUNT] - left_sums[HIST_COUNT]
+    larger_left = left_sums[HIST_COUNT] >= right_count
+    records["default_left"][found] = np.where(feature_has_missing[nodes, f], d == 1, larger_left)
+    return records
+
+
+def find_best_splits_naive(histograms, scale_gradients, scale_hessians, n_value_bins,
+                           missing_bin, params, feature_mask=None):
+    """Reference loop version of :func:`find_best_splits` (same contract)."""
+    n_nodes, n_features = histograms.shape[:2]
+    records = no_split_records(n_nodes)
+    for node in range(n_nodes):
+        hist = histograms[node]
+        parent = [int(v) for v in hist[0].sum(axis=0)]
+        for field_name, value in zip(("sum_gradients", "sum_hessians", "count"), parent):
+            records[field_name][node] = value
+        parent_score = float(leaf_score(parent[0] / scale_gradients, parent[1] / scale_hessians, params))
+        best = None
+        for feature in range(n_features):
+            if feature_mask is not None and not feature_mask[node, feature]:
+                continue
+            missing = [int(v) for v in hist[feature, missing_bin]]
+            missing_n = missing[2]
+            running = [0, 0, 0]
+            for bin_ in range(int(n_value_bins[feature]) - 1):
+                running = [running[i] + int(hist[feature, bin_, i]) for i in range(3)]
+                for default_left in ((False, True) if missing_n > 0 else (False,)):
+                    left = [running[i] + (missing[i] if default_left else 0) for i in range(3)]
+                    right = [parent[i] - left[i] for i in range(3)]
+                    lg, lh = left[0] / scale_gradients, left[1] / scale_hessians
+                    rg, rh = right[0] / scale_gradients, right[1] / scale_hessians
+                    gain = (float(leaf_score(lg, lh, params)) + float(leaf_score(rg, rh, params))) \
+                        - parent_score
+                    if not (lh >= params.min_child_weight and rh >= params.min_child_weight
+                            and left[2] >= params.min_data_in_leaf
+                            and right[2] >= params.min_data_in_leaf
+                            and gain > params.gamma and gain > SPLIT_GAIN_EPS):
+                        continue
+                    if best is None or gain > best[0]:
+                        if missing_n == 0:
+                            default_left = left[2] >= right[2]
+                        best = (gain, feature, bin_, default_left, left)
+        if best is not None:
+            gain, feature, bin_, default_left, left = best
+            records[node] = (feature, bin_, default_left, gain, left[0], left[1], left[2], *parent)
+    return records

@@ -1,0 +1,85 @@
+"""Array-module dispatch between NumPy and CuPy.
+
+Backend-agnostic code receives arrays that live either on the host (NumPy) or
+on the device (CuPy) and works through the namespace returned by
+:func:`get_array_module`, using only functions both libraries provide.
+CuPy is imported lazily, and only when a CuPy array is actually passed, so
+that this module works on machines without CuPy.
+"""
+
+import numpy as np
+
+#: Prefix of ``type(a).__module__`` for CuPy arrays (e.g. ``'cupy'`` or
+#: ``'cupy._core.core'``).
+_CUPY_MODULE_PREFIX = "cupy"
+#: ``type(a).__module__`` of the emulation's device arrays.
+_EMULATED_DEVICE_ARRAY_MODULE = "gpuboost.backends.emulation.device_array"
+
+
+def _is_emulated_device_array(array):
+    """True for the CPU emulation's stand-in for ``cupy.ndarray``."""
+    if type(array).__module__ != _EMULATED_DEVICE_ARRAY_MODULE:
+        return False
+    from ..backends.emulation.device_array import is_device_array
+
+    return is_device_array(array)
+
+
+def _is_cupy_array(array):
+    """Return True when ``array`` is a ``cupy.ndarray``.
+
+    The test looks at the type's module name first so that CuPy is never
+    imported for NumPy arrays, Python lists or None.
+    """
+    if not type(array).__module__.startswith(_CUPY_MODULE_PREFIX):
+        return False
+    import cupy
+
+    return isinstance(array, cupy.ndarray)
+
+
+def get_array_module(*arrays):
+    """Return the array namespace (``numpy`` or ``cupy``) of the given arrays.
+
+    Parameters
+    ----------
+    *arrays : array-like or None
+        Arrays of any shape. ``None`` entries and non-array objects (lists,
+        scalars) are ignored.
+
+    Returns
+    -------
+    xp : module
+        ``cupy`` when at least one argument is a ``cupy.ndarray``; the emulated
+        device namespace for the emulation's device arrays; else ``numpy``.
+    """
+    for array in arrays:
+        if _is_cupy_array(array):
+            import cupy
+
+            return cupy
+        if _is_emulated_device_array(array):
+            from ..backends.emulation.device_array import namespace
+
+            return namespace
+    return np
+
+
+def to_numpy(array):
+    """Return ``array`` as a NumPy array on the host.
+
+    Parameters
+    ----------
+    array : array-like
+        A ``cupy.ndarray`` or an emulated device array (copied to the host with
+        ``.get()``) or anything ``numpy.asarray`` accepts (returned without a
+        copy when possible).
+
+    Returns
+    -------
+    host_array : numpy.ndarray
+        Same shape and dtype as ``array``.
+    """
+    if _is_cupy_array(array) or _is_emulated_device_array(array):
+        return array.get()
+    return np.asarray(array)

@@ -1,0 +1,68 @@
+"""Fixed-point quantization of gradients and hessians (array-module agnostic).
+
+The determinism contract (docs/DESIGN.md, "Quantization"): per round and per
+output column, ``scale = GRAD_QUANT_MAX / max|values|`` (1.0 when all values are
+zero) and ``q = rint(values * scale)`` as int32. Every later reduction is an
+exact integer sum, so histograms do not depend on summation order and the NumPy
+and CUDA backends agree bit for bit. Float sums are recovered as
+``sum_q / scale`` (float64 division).
+"""
+import numpy as np
+
+from .dtypes import GRAD_QUANT_DTYPE, GRAD_QUANT_MAX
+
+__all__ = ["quantization_scale", "quantize", "dequantize"]
+
+
+def quantization_scale(max_abs):
+    """Scale mapping ``[-max_abs, max_abs]`` onto ``[-GRAD_QUANT_MAX, GRAD_QUANT_MAX]``.
+
+    Parameters
+    ----------
+    max_abs : float
+        Largest absolute value of the column (host float).
+
+    Returns
+    -------
+    scale : float
+        ``GRAD_QUANT_MAX / max_abs``, or 1.0 when ``max_abs`` is 0 or so small
+        (subnormal) that the ratio overflows; the column then quantizes to zeros.
+    """
+    max_abs = float(max_abs)
+    if not np.isfinite(max_abs):
+        raise ValueError("Gradients or hessians contain NaN or inf; the objective produced "
+                         "non-finite values (check labels, weights and margins).")
+    scale = float(GRAD_QUANT_MAX) / max_abs if max_abs > 0.0 else 1.0
+    if not np.isfinite(scale):
+        # max_abs below GRAD_QUANT_MAX / DBL_MAX (subnormal): the column is
+        # numerically zero; quantizing with scale 1 gives all zeros.
+        return 1.0
+    return scale
+
+
+def quantize(values, xp=np):
+    """Quantize one column of gradients or hessians.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_rows,), float64
+        Gradients or hessians (already multiplied by sample weights).
+    xp : module
+        Array module of ``values`` (numpy or cupy).
+
+    Returns
+    -------
+    quantized : ndarray of shape (n_rows,), int32
+        ``rint(values * scale)``.
+    scale : float
+        The scale used (host float).
+    """
+    max_abs = float(xp.max(xp.abs(values))) if values.size else 0.0
+    scale = quantization_scale(max_abs)
+    quantized = xp.rint(values * scale).astype(GRAD_QUANT_DTYPE)
+    return quantized, scale
+
+
+def dequantize(sum_quantized, scale):
+    """Float value of an integer sum: ``sum_quantized / scale`` (float64)."""
+    return np.float64(sum_quantized) / np.float64(scale)

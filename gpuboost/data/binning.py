@@ -1,0 +1,473 @@
+"""Quantile bin edges and the mapping of raw feature values to bins.
+
+The contract (docs/DESIGN.md, "Binning"): every feature has ``n_value_bins``
+value bins, indices ``0 .. n_value_bins - 1`` (at most ``max_bin``), plus the
+missing bin at index ``max_bin``, the same for every feature. With ``edges`` the
+float64 upper edges of value bins ``0 .. n_value_bins - 2`` (the last value bin
+is open-ended), a non-missing value ``x`` goes to the bin ``b`` such that
+``edges[b - 1] < x <= edges[b]``, which is
+``np.searchsorted(edges, x, side='left')``. NaN goes to the missing bin.
+
+A split "bin <= b goes left" therefore equals the raw split
+"x <= edges[b] goes left" (:meth:`BinMapper.threshold_for_bin`) on any data,
+so binned traversal during training and raw traversal at prediction agree.
+
+Infinite values
+---------------
+All edges are finite. Before the edges are computed, ``+inf`` and ``-inf`` are
+clipped to the largest and smallest finite float64 (``±FLOAT64_MAX``), so
+they count as the distinct values ``±FLOAT64_MAX`` and every quantile is
+finite. When mapping, ``+inf`` is larger than every (finite) edge and lands in
+the last value bin, ``-inf`` lands in bin 0. A feature whose only distinct
+values are, say, ``5.0`` and ``+inf`` has two value bins; ``-inf`` and
+``-FLOAT64_MAX`` (likewise ``+inf`` and ``+FLOAT64_MAX``) always share a bin,
+as no finite edge separates them.
+"""
+import numbers
+
+import numpy as np
+
+from ..core.threads import thread_pool, usable_cores
+from ..core.dtypes import MAX_BIN_LIMIT, X_BINNED_DTYPE, X_DTYPE
+
+__all__ = ["BinMapper", "FLOAT64_MAX", "TRANSFORM_CHUNK_ROWS", "MIN_MAX_BIN"]
+
+#: Smallest allowed ``max_bin``: one bin for values below a split, one above.
+MIN_MAX_BIN = 2
+#: Largest finite float64; infinite feature values are clipped to +/- this
+#: before bin edges are computed, so that every edge is finite.
+FLOAT64_MAX = float(np.finfo(X_DTYPE).max)
+#: Number of rows mapped to bins at a time by :meth:`BinMapper.transform`; the
+#: temporary arrays of one chunk hold ``TRANSFORM_CHUNK_ROWS`` values per feature.
+TRANSFORM_CHUNK_ROWS = 1 << 16
+#: Keys of the dictionary written by :meth:`BinMapper.to_dict`.
+_DICT_KEYS = ("max_bin", "subsample", "seed", "bin_edges")
+
+
+def _is_int(value):
+    """True for Python and NumPy integers, False for bools."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def _validate_max_bin(max_bin):
+    if not _is_int(max_bin) or not MIN_MAX_BIN <= max_bin <= MAX_BIN_LIMIT:
+        raise ValueError(f"max_bin must be an integer in [{MIN_MAX_BIN}, {MAX_BIN_LIMIT}], "
+                         f"got {max_bin!r}.")
+    return int(max_bin)
+
+
+def _validate_non_negative_int(name, value, minimum):
+    if not _is_int(value) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
+    return int(value)
+
+
+def _as_float_matrix(X):
+    """``X`` as a 2-D float64 array (a view when it already is one).
+
+    Accepts boolean, integer and floating arrays (or anything ``np.asarray``
+    turns into one); the full input validation lives in :class:`gpuboost.dataset.Dataset`.
+    """
+    X = np.asarray(X)
+    if X.dtype.kind not in "biuf":
+        raise TypeError(f"X must hold numbers (bool, int or float), got dtype {X.dtype}.")
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D array of shape (n_rows, n_features), got "
+                         f"{X.ndim} dimension(s).")
+    return X.astype(X_DTYPE, copy=False)
+
+
+def _midpoints(lower, upper):
+    """Midpoints of ``lower[i] < upper[i]``, each ``m`` with ``lower <= m < upper``.
+
+    ``lower * 0.5 + upper * 0.5`` cannot overflow. When the two values are
+    adjacent floats the rounded midpoint may equal ``upper``; then ``lower``
+    is used, which still separates the two.
+
+    Parameters
+    ----------
+    lower, upper : ndarray of shape (n,), float64
+        Finite values with ``lower <= upper``.
+
+    Returns
+    -------
+    midpoints : ndarray of shape (n,), float64
+    """
+    midpoints = lower * 0.5 + upper * 0.5
+    inside = (midpoints >= lower) & (midpoints < upper)
+    return np.where(inside, midpoints, lower)
+
+
+def _weighted_averaged_inverted_cdf(values, weights, quantiles):
+    """Weighted quantiles that equal numpy's "averaged_inverted_cdf" on repeated rows.
+
+    With integer weights the result is that of ``np.percentile`` on the values
+    repeated ``weight`` times: at position ``g = total_weight * q`` of the
+    weighted order statistics, the value there, or the average of the two
+    values on either side when ``g`` falls exactly on a boundary between them.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_values,), float64
+        Finite values.
+    weights : ndarray of shape (n_values,), float64
+        Positive weights.
+    quantiles : ndarray of shape (n_quantiles,), float64
+        In (0, 1).
+
+    Returns
+    -------
+    edges : ndarray of shape (n_quantiles,), float64
+        May hold inf or NaN where the average overflows (the caller handles it).
+    lower, upper : ndarray of shape (n_quantiles,), float64
+        The two values averaged (equal when ``g`` is inside one value's weight).
+    """
+    distinct_values, inverse = np.unique(values, return_inverse=True)
+    cumulative = np.cumsum(np.bincount(inverse.ravel(), weights=weights))
+    position = cumulative[-1] * quantiles
+    last = len(distinct_values) - 1
+    lower = distinct_values[np.minimum(np.searchsorted(cumulative, position, side="left"), last)]
+    upper = distinct_values[np.minimum(np.searchsorted(cumulative, position, side="right"), last)]
+    # numpy's averaging (b - (b - a) * 0.5) so that unit weights give identical edges.
+    edges = np.where(lower == upper, lower, upper - (upper - lower) * 0.5)
+    return edges, lower, upper
+
+
+def _find_bin_edges(values, max_bin, weights=None):
+    """Upper edges of the value bins of one feature.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_values,), float64
+        The non-missing values of the feature (on the binning subsample),
+        without NaN; may contain +/-inf.
+    max_bin : int
+        Largest number of value bins.
+    weights : ndarray of shape (n_values,), float64, optional
+        Positive row weights; the quantiles are then weighted (integer
+        weights give the edges of the rows repeated that many times).
+
+    Returns
+    -------
+    edges : ndarray of shape (n_value_bins - 1,), float64
+        Finite, strictly increasing, at most ``max_bin - 1`` of them.
+    """
+    values = np.clip(values, -FLOAT64_MAX, FLOAT64_MAX)
+    distinct_values = np.unique(values)
+    if len(distinct_values) <= max_bin:
+        # One bin per distinct value (none at all when there are no values).
+        return _midpoints(distinct_values[:-1], distinct_values[1:])
+    percentiles = 100.0 * np.arange(1, max_bin) / max_bin
+    if weights is not None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            edges, lower, upper = _weighted_averaged_inverted_cdf(values, weights,
+                                                                  percentiles / 100.0)
+        overflowed = ~np.isfinite(edges)
+        edges[overflowed] = _midpoints(lower[overflowed], upper[overflowed])
+        return np.unique(edges).astype(X_DTYPE, copy=False)
+    # The interpolation overflows (inf or NaN) only when the data span more
+    # than the float64 range; then take the midpoint of the two order
+    # statistics the quantile lies between.
+    with np.errstate(over="ignore", invalid="ignore"):
+        edges = np.percentile(values, percentiles, method="averaged_inverted_cdf")
+    overflowed = ~np.isfinite(edges)
+    if overflowed.any():
+        lower = np.percentile(values, percentiles[overflowed], method="lower")
+        higher = np.percentile(values, percentiles[overflowed], method="higher")
+        edges[overflowed] = _midpoints(lower, higher)
+    return np.unique(edges).astype(X_DTYPE, copy=False)
+
+
+class BinMapper:
+    """Map raw float64 feature values to uint8 bins by per-feature quantiles.
+
+    Parameters
+    ----------
+    max_bin : int, default=255
+        Largest number of value bins per feature, in ``[2, MAX_BIN_LIMIT]``.
+        The missing bin has index ``max_bin``, so histograms have
+        ``max_bin + 1`` columns.
+    subsample : int, default=200_000
+        The edges are computed on at most this many rows: a uniform random
+        subset drawn without replacement (the same rows for every feature), or
+        all rows when the data have no more than ``subsample`` rows.
+    seed : int, default=0
+        Seed of ``numpy.random.default_rng`` drawing the subsample; the same
+        seed gives the same edges.
+
+    Attributes
+    ----------
+    bin_edges_ : list of ndarray of shape (n_value_bins_[f] - 1,), float64
+        Per feature, the finite, strictly increasing upper edges of value bins
+        ``0 .. n_value_bins_[f] - 2``; the last value bin is open-ended.
+    n_value_bins_ : ndarray of shape (n_features_,), int32
+        Number of value bins per feature, between 1 and ``max_bin``.
+    is_constant_ : ndarray of shape (n_features_,), bool
+        True for features with a single value bin (no non-missing value, or
+        a single distinct one); they can never be split.
+    n_features_ : int
+        Number of features seen by :meth:`fit`.
+
+    Notes
+    -----
+    With at most ``max_bin`` distinct non-missing values, every distinct value
+    gets its own bin and the edges are the midpoints between consecutive
+    distinct values. Otherwise the edges are the percentiles
+    ``100 * i / max_bin`` for ``i = 1 .. max_bin - 1`` (numpy method "averaged_inverted_cdf", the definition scikit-learn HGB uses: an edge is
+    a data value, or the mean of two neighbouring ones when the quantile falls between them),
+    with duplicates removed, so a feature may have fewer than ``max_bin``
+    value bins. See the module docstring for infinite values.
+    """
+
+    def __init__(self, max_bin=255, subsample=200_000, seed=0):
+        self.max_bin = _validate_max_bin(max_bin)
+        self.subsample = _validate_non_negative_int("subsample", subsample, minimum=1)
+        self.seed = _validate_non_negative_int("seed", seed, minimum=0)
+
+    @property
+    def missing_bin(self):
+        """Index of the bin of missing values (NaN): ``max_bin``."""
+        return self.max_bin
+
+    @property
+    def n_bins(self):
+        """Histogram width: ``max_bin`` value bins plus the missing bin."""
+        return self.max_bin + 1
+
+    def fit(self, X, sample_weight=None):
+        """Compute the bin edges of every feature.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Raw features, converted to float64; NaN means missing, +/-inf is
+            allowed.
+        sample_weight : array-like of shape (n_rows,), optional
+            Finite, non-negative row weights. Rows of weight 0 do not shape
+            the edges, and the quantiles are weighted, so integer weights give
+            the edges of the rows repeated that many times.
+
+        Returns
+        -------
+        self : BinMapper
+        """
+        X = _as_float_matrix(X)
+        n_rows, n_features = X.shape
+        if n_rows == 0 or n_features == 0:
+            raise ValueError(f"Cannot compute bin edges of an empty array of shape {X.shape}.")
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight, dtype=X_DTYPE)
+            if sample_weight.shape != (n_rows,) or not np.all(np.isfinite(sample_weight)) \
+                    or np.any(sample_weight < 0):
+                raise ValueError(f"sample_weight must hold {n_rows} finite, non-negative "
+                                 f"numbers.")
+        if n_rows > self.subsample:
+            rng = np.random.default_rng(self.seed)
+            subsample_rows = np.sort(rng.choice(n_rows, size=self.subsample, replace=False))
+        else:
+            subsample_rows = np.arange(n_rows)
+        weights = None
+        if sample_weight is not None:
+            weights = sample_weight[subsample_rows]
+            subsample_rows = subsample_rows[weights > 0]
+            weights = weights[weights > 0]
+        def edges_of(feature):
+            column = X[subsample_rows, feature]
+            present = ~np.isnan(column)
+            return _find_bin_edges(column[present], self.max_bin,
+                                   None if weights is None else weights[present])
+
+        # Features are independent: threads give the same edges.
+        pool = thread_pool(usable_cores())
+        features = range(n_features)
+        self._set_edges(list(pool.map(edges_of, features)) if pool is not None
+                        else [edges_of(feature) for feature in features])
+        return self
+
+    def _set_edges(self, bin_edges):
+        self.bin_edges_ = bin_edges
+        self.n_features_ = len(bin_edges)
+        self.n_value_bins_ = np.array([len(edges) + 1 for edges in bin_edges], dtype=np.int32)
+        self.is_constant_ = self.n_value_bins_ == 1
+
+    def _check_fitted(self):
+        if not hasattr(self, "bin_edges_"):
+            raise RuntimeError("This BinMapper is not fitted yet; call fit(X) first.")
+
+    def _check_n_features(self, X):
+        if X.shape[1] != self.n_features_:
+            raise ValueError(f"X has {X.shape[1]} features, but the BinMapper was fitted "
+                             f"with {self.n_features_} features.")
+
+    def transform(self, X):
+        """Map raw feature values to bins.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features_)
+            Raw features, converted to float64.
+
+        Returns
+        -------
+        X_binned : ndarray of shape (n_rows, n_features_), uint8, C order
+            ``np.searchsorted(bin_edges_[f], x, side='left')`` for non-missing
+            ``x`` (+inf: the last value bin, -inf: bin 0), ``missing_bin`` for NaN.
+        """
+        self._check_fitted()
+        X = _as_float_matrix(X)
+        self._check_n_features(X)
+        n_rows = X.shape[0]
+        X_binned = np.empty((n_rows, self.n_features_), dtype=X_BINNED_DTYPE)
+
+        def transform_chunk(start):
+            stop = min(start + TRANSFORM_CHUNK_ROWS, n_rows)
+            for feature, edges in enumerate(self.bin_edges_):
+                column = X[start:stop, feature]
+                bins = np.searchsorted(edges, column, side="left")
+                bins[np.isnan(column)] = self.missing_bin
+                X_binned[start:stop, feature] = bins
+
+        # Row chunks write disjoint slices: threads give the same bins.
+        pool = thread_pool(usable_cores())
+        starts = range(0, n_rows, TRANSFORM_CHUNK_ROWS)
+        if pool is not None and len(starts) > 1:
+            list(pool.map(transform_chunk, starts))
+        else:
+            for start in starts:
+                transform_chunk(start)
+        return X_binned
+
+    def fit_transform(self, X):
+        """:meth:`fit` then :meth:`transform` on the same ``X``."""
+        return self.fit(X).transform(X)
+
+    def transform_naive(self, X):
+        """Reference for :meth:`transform`: one comparison loop per value.
+
+        Slow; meant for tests. A value ``x`` moves up one bin while it is
+        larger than the current bin's upper edge.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features_)
+
+        Returns
+        -------
+        X_binned : ndarray of shape (n_rows, n_features_), uint8
+        """
+        self._check_fitted()
+        X = _as_float_matrix(X)
+        self._check_n_features(X)
+        n_rows, n_features = X.shape
+        X_binned = np.empty((n_rows, n_features), dtype=X_BINNED_DTYPE)
+        for row in range(n_rows):
+            for feature in range(n_features):
+                value = float(X[row, feature])
+                edges = self.bin_edges_[feature]
+                if value != value:  # NaN
+                    bin_index = self.missing_bin
+                else:
+                    bin_index = 0
+                    while bin_index < len(edges) and value > edges[bin_index]:
+                        bin_index += 1
+                X_binned[row, feature] = bin_index
+        return X_binned
+
+    def threshold_for_bin(self, feature, bin):
+        """Raw threshold of the split "bin <= ``bin`` goes left".
+
+        Parameters
+        ----------
+        feature : int
+            Feature index in ``[0, n_features_)``.
+        bin : int
+            A value bin with an upper edge, in ``[0, n_value_bins_[feature] - 2]``.
+
+        Returns
+        -------
+        threshold : float
+            ``bin_edges_[feature][bin]``: ``x <= threshold`` goes left.
+        """
+        self._check_fitted()
+        if not _is_int(feature) or not 0 <= feature < self.n_features_:
+            raise IndexError(f"feature must be in [0, {self.n_features_}), got {feature!r}.")
+        edges = self.bin_edges_[feature]
+        if not _is_int(bin) or not 0 <= bin < len(edges):
+            raise IndexError(f"bin must be in [0, {len(edges)}) for feature {feature} "
+                             f"({len(edges) + 1} value bins; the last has no upper edge), "
+                             f"got {bin!r}.")
+        return float(edges[bin])
+
+    def to_dict(self):
+        """The fitted mapper as a JSON-serializable dict.
+
+        Edges are lists of Python floats; ``json`` writes them with ``repr``,
+        which round-trips every finite float64 exactly.
+
+        Returns
+        -------
+        state : dict
+            Keys ``max_bin``, ``subsample``, ``seed`` (int) and ``bin_edges``
+            (list of n_features lists of float).
+        """
+        self._check_fitted()
+        return {
+            "max_bin": self.max_bin,
+            "subsample": self.subsample,
+            "seed": self.seed,
+            "bin_edges": [edges.tolist() for edges in self.bin_edges_],
+        }
+
+    @classmethod
+    def from_dict(cls, state):
+        """Rebuild a fitted mapper from :meth:`to_dict` output.
+
+        Parameters
+        ----------
+        state : dict
+            As written by :meth:`to_dict`.
+
+        Returns
+        -------
+        bin_mapper : BinMapper
+
+        Raises
+        ------
+        ValueError
+            If a key is missing or the edges break the contract (finite,
+            strictly increasing, at most ``max_bin - 1`` per feature).
+        """
+        if not isinstance(state, dict):
+            raise ValueError(f"BinMapper state must be a dict, got {type(state).__name__}.")
+        missing_keys = [key for key in _DICT_KEYS if key not in state]
+        if missing_keys:
+            raise ValueError(f"BinMapper state lacks the key(s) {missing_keys}.")
+        bin_mapper = cls(max_bin=state["max_bin"], subsample=state["subsample"],
+                         seed=state["seed"])
+        bin_edges_lists = state["bin_edges"]
+        if not isinstance(bin_edges_lists, (list, tuple)) or len(bin_edges_lists) == 0:
+            raise ValueError("BinMapper state: 'bin_edges' must be a non-empty list of lists.")
+        bin_edges = []
+        for feature, edge_list in enumerate(bin_edges_lists):
+            try:
+                edges = np.array(edge_list, dtype=X_DTYPE)
+            except (TypeError, ValueError) as error:
+                raise ValueError(f"BinMapper state: edges of feature {feature} are not "
+                                 f"numbers: {error}") from None
+            if edges.ndim != 1:
+                raise ValueError(f"BinMapper state: edges of feature {feature} must be a "
+                                 f"flat list.")
+            if len(edges) > bin_mapper.max_bin - 1:
+                raise ValueError(f"BinMapper state: feature {feature} has {len(edges)} edges, "
+                                 f"more than max_bin - 1 = {bin_mapper.max_bin - 1}.")
+            if not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
+                raise ValueError(f"BinMapper state: edges of feature {feature} must be finite "
+                                 f"and strictly increasing.")
+            bin_edges.append(edges)
+        bin_mapper._set_edges(bin_edges)
+        return bin_mapper
+
+    def __repr__(self):
+        fitted = f", n_features_={self.n_features_}" if hasattr(self, "bin_edges_") else ""
+        return (f"BinMapper(max_bin={self.max_bin}, subsample={self.subsample}, "
+                f"seed={self.seed}{fitted})")

@@ -1,0 +1,625 @@
+"""Exclusive feature bundling (EFB): histograms over bundles of mutually exclusive features.
+
+In sparse data (one-hot encodings, bag-of-words counts) most features sit at
+their *default bin* (the bin of the value 0.0) in most rows, and many features
+are never away from it in the same row. Such mutually exclusive features can
+share one binned column: the histogram is then built over ``n_bundles`` columns
+instead of ``n_features``, which is where the time of a histogram goes (one
+scatter per row and column). The split scan still sees one histogram per feature.
+
+Layout of a bundle column (uint8, ``MAX_BUNDLE_BINS`` values at most):
+
+* value ``ALL_DEFAULT_VALUE`` (0): every member feature is at its default bin;
+* member ``f`` owns the values ``offset[f] .. offset[f] + n_slots[f] - 1``: its
+  value bins other than the default bin, in increasing bin order, then its missing
+  bin if the training data have missing values of ``f``
+  (``n_slots[f] = n_value_bins[f] - 1 + has_missing[f]``).
+
+Bundles are found greedily, as LightGBM does: features in decreasing order of
+their number of non-default rows join the first bundle (in creation order)
+whose width stays within ``MAX_BUNDLE_BINS`` and whose conflicts (rows where two
+members are away from their default bin) stay within
+``max_conflict_rate * n_rows``; a feature that fits nowhere opens a new bundle.
+With ``max_conflict_rate = 0`` (the default) no row has two non-default members,
+so every per-feature histogram is recovered exactly and the model is the same as
+without bundling, bit for bit.
+
+Expanding a batch of bundle histograms to per-feature histograms is one scatter
+(every non-default bin of a feature is one bundle cell) plus the default bin,
+reconstructed as ``node total - sum of the feature's other bins`` (prefix sums over
+the bundle cells) in exact int64 arithmetic; it uses only ``xp`` operations, so it
+runs on the device with CuPy.
+With conflicts (``max_conflict_rate > 0``) a conflicting row counts for the
+member encoded last and as default for the others; the row partition then uses
+the per-feature bins *decoded* from the bundles, so histograms and partition
+agree (the trees are approximate, as LightGBM's).
+
+Memory trade-off: the row partition and the binned prediction of the training
+rows keep using the per-feature binned matrix (``n_features`` bytes per row),
+which the backends already hold; the bundled matrix adds ``n_bundles`` bytes per
+row (and, with conflicts, the decoded matrix another ``n_features``). Decoding a
+feature's bin from its bundle inside the partition and prediction kernels would
+save the per-feature matrix; that is not done.
+"""
+import numpy as np
+
+from ..core.dtypes import HIST_DTYPE, HIST_FIELDS, X_BINNED_DTYPE
+from ..backends.base import DeviceData
+from ..tree.splitters.hist import HistogramSplitter
+
+__all__ = ["BundleMap", "BundledHistogramSplitter", "bundle_features", "default_bins",
+           "find_bundles", "MAX_BUNDLE_BINS", "ALL_DEFAULT_VALUE", "MAX_BUNDLES_SEARCHED",
+           "SAMPLE_ROWS", "SHAREABLE_MAX_FRACTION"]
+
+#: Values of a bundle column: it is stored as ``X_BINNED_DTYPE`` (uint8).
+MAX_BUNDLE_BINS = int(np.iinfo(X_BINNED_DTYPE).max) + 1
+#: Bundle value of a row whose members are all at their default bin.
+ALL_DEFAULT_VALUE = 0
+#: Most bundles whose rows are compared with one feature's rows while bundling
+#: (bundles that cannot fit by width or by row counts are skipped without a
+#: comparison and do not count). Bounds the greedy search at
+#: ``n_features * MAX_BUNDLES_SEARCHED`` comparisons; a feature that finds no
+#: bundle within it opens a new one.
+MAX_BUNDLES_SEARCHED = 64
+#: Rows of the sample that screens the features of dense input (every
+#: ``n_rows // SAMPLE_ROWS``-th row, so the screening is deterministic).
+SAMPLE_ROWS = 10_000
+#: A dense-input feature away from its default bin in more than this fraction of
+#: the sampled rows gets a bundle of its own (two such features could never share
+#: one without conflicts; bundling them with sparser ones saves little).
+SHAREABLE_MAX_FRACTION = 0.5
+#: Rows scanned at a time for missing values in dense input (bounds the temporary).
+MISSING_SCAN_ROWS = 1 << 16
+
+
+# --------------------------------------------------------------------------- #
+# Non-default rows of each feature
+# --------------------------------------------------------------------------- #
+
+def default_bins(bin_mapper):
+    """Per feature, the bin of the value 0.0 (a feature's *default bin*).
+
+    Parameters
+    ----------
+    bin_mapper : BinMapper
+        Fitted.
+
+    Returns
+    -------
+    default_bins : ndarray of shape (n_features,), int32
+    """
+    return np.array([np.searchsorted(edges, 0.0, side="left") for edges in bin_mapper.bin_edges_],
+                    dtype=np.int32)
+
+
+def _non_default(values, edges, default_bin):
+    """Whether each raw value falls outside bin ``default_bin`` (NaN: always outside).
+
+    Bin ``b`` holds ``edges[b-1] < x <= edges[b]`` (docs/DESIGN.md, "Binning").
+    """
+    inside = ~np.isnan(values)
+    if default_bin > 0:
+        inside &= values > edges[default_bin - 1]
+    if default_bin < len(edges):
+        inside &= values <= edges[default_bin]
+    return ~inside
+
+
+class _NonDefaultRows:
+    """Counts and row sets of the non-default entries of every feature.
+
+    From a CSC matrix only the stored entries are looked at (absent entries are
+    0.0, in the default bin by definition): every count is exact, in O(nnz).
+    From a dense array, a deterministic sample of :data:`SAMPLE_ROWS` evenly spaced
+    rows first marks the features away from their default bin in more than
+    :data:`SHAREABLE_MAX_FRACTION` of the sample as not shareable (kept in bundles
+    of their own, so dense numeric data cost one pass over the sample); only the
+    others are counted over all rows. Row sets are computed on demand.
+    """
+
+    def __init__(self, data, bin_mapper, sparse_columns=None):
+        self.data = data
+        self.bin_mapper = bin_mapper
+        self.sparse_columns = sparse_columns
+        self.default_bins = default_bins(bin_mapper)
+        n_rows = data.shape[0]
+        n_features = len(bin_mapper.bin_edges_)
+        self.counts = np.full(n_features, n_rows, dtype=np.int64)
+        self.shareable = np.ones(n_features, dtype=bool)
+        if sparse_columns is None:
+            step = max(1, n_rows // SAMPLE_ROWS)
+            sample = data[::step]
+            for feature in range(n_features):
+                fraction = np.count_nonzero(self._mask(feature, sample[:, feature])) / len(sample)
+                self.shareable[feature] = fraction <= SHAREABLE_MAX_FRACTION
+            self.has_missing = np.zeros(n_features, dtype=bool)
+            for start in range(0, n_rows, MISSING_SCAN_ROWS):
+                self.has_missing |= np.isnan(data[start:start + MISSING_SCAN_ROWS]).any(axis=0)
+        else:
+            self.has_missing = np.array([bool(np.isnan(self._stored_values(f)).any())
+                                         for f in range(n_features)], dtype=bool)
+        for feature in np.flatnonzero(self.shareable):
+            self.counts[feature] = np.count_nonzero(
+                self._mask(feature, self._stored_values(feature)))
+
+    def _stored_values(self, feature):
+        if self.sparse_columns is None:
+            return self.data[:, feature]
+        columns = self.sparse_columns
+        return columns.data[columns.indptr[feature]:columns.indptr[feature + 1]]
+
+    def _mask(self, feature, values):
+        return _non_default(values, self.bin_mapper.bin_edges_[feature],
+                            int(self.default_bins[feature]))
+
+    def rows(self, feature):
+        """Sorted row ids (int64) where ``feature`` is not at its default bin."""
+        values = self._stored_values(feature)
+        mask = self._mask(feature, values)
+        if self.sparse_columns is None:
+            return np.flatnonzero(mask)
+        columns = self.sparse_columns
+        row_ids = columns.indices[columns.indptr[feature]:columns.indptr[feature + 1]]
+        return np.sort(row_ids[mask].astype(np.int64))
+
+
+# --------------------------------------------------------------------------- #
+# Greedy bundling
+# --------------------------------------------------------------------------- #
+
+class _Bundle:
+    __slots__ = ("members", "width", "conflicts", "count", "rows", "closed")
+
+    def __init__(self, closed=False):
+        self.closed = closed  # no other feature may join
+        self.members = []
+        self.width = 1  # ALL_DEFAULT_VALUE
+        self.conflicts = 0
+        self.count = 0  # rows with a non-default member
+        self.rows = None  # sorted non-default rows, materialized on the first comparison
+
+
+def _common(rows, sorted_rows):
+    """Whether each of ``rows`` (sorted, unique) is in ``sorted_rows`` (sorted, unique),
+    and where it goes in ``sorted_rows``: O(len(rows) log len(sorted_rows))."""
+    positions = np.searchsorted(sorted_rows, rows)
+    if len(sorted_rows) == 0:
+        return np.zeros(len(rows), dtype=bool), positions
+    return sorted_rows[np.minimum(positions, len(sorted_rows) - 1)] == rows, positions
+
+
+def _merge(sorted_rows, rows):
+    """The sorted union of two sorted, unique row sets, in O(len(sorted_rows) + len(rows))."""
+    present, positions = _common(rows, sorted_rows)
+    return np.insert(sorted_rows, positions[~present], rows[~present])
+
+
+def find_bundles(counts, n_slots, rows_of, n_rows, max_conflicts, shareable=None):
+    """Greedy bundling by conflict count (see the module docstring).
+
+    Parameters
+    ----------
+    counts : ndarray of shape (n_features,), int
+        Non-default rows per feature.
+    n_slots : ndarray of shape (n_features,), int
+        Bundle values each feature needs (0: the feature never leaves its default bin).
+    rows_of : callable feature -> sorted int64 ndarray
+        The non-default rows of a feature.
+    n_rows : int
+    max_conflicts : int
+        Most conflicting rows per bundle.
+    shareable : ndarray of shape (n_features,), bool, optional
+        False: the feature gets a bundle of its own that no other feature joins
+        (all True by default).
+
+    Returns
+    -------
+    bundles : list of list of int
+        Member features of every bundle, in the order they joined. Features
+        without slots join the first bundle.
+    n_conflicts : int
+        Conflicting rows over all bundles.
+    """
+    n_features = len(counts)
+    order = np.argsort(-np.asarray(counts, dtype=np.int64), kind="stable")
+    bundles = []
+    row_cache = {}
+
+    def rows(feature):
+        if feature not in row_cache:
+            row_cache[feature] = rows_of(feature)
+        return row_cache[feature]
+
+    without_slots = []
+    for feature in (int(f) for f in order):
+        if n_slots[feature] == 0:
+            without_slots.append(feature)
+            continue
+        chosen = None
+        searched = 0
+        may_share = shareable is None or bool(shareable[feature])
+        for bundle in bundles if may_share else ():
+            if bundle.closed or bundle.width + n_slots[feature] > MAX_BUNDLE_BINS:
+                continue
+            # At least count_a + count_b - n_rows rows overlap.
+            if bundle.count + counts[feature] - n_rows > max_conflicts - bundle.conflicts:
+                continue
+            if searched == MAX_BUNDLES_SEARCHED:
+                break
+            searched += 1
+            if bundle.rows is None:
+                bundle.rows = rows(bundle.members[0])
+            feature_rows = rows(feature)
+            conflicts = int(np.count_nonzero(_common(feature_rows, bundle.rows)[0]))
+            if bundle.conflicts + conflicts <= max_conflicts:
+                chosen = bundle
+                chosen.conflicts += conflicts
+                chosen.rows = _merge(chosen.rows, feature_rows)
+                chosen.count = len(chosen.rows)
+                break
+        if chosen is None:
+            chosen = _Bundle(closed=not may_share)
+            chosen.count = int(counts[feature])
+            bundles.append(chosen)
+        chosen.members.append(feature)
+        chosen.width += int(n_slots[feature])
+        if chosen.rows is not None:  # merged into the bundle's rows: not needed any more
+            row_cache.pop(feature, None)
+    if without_slots:
+        if not bundles:
+            bundles.append(_Bundle())
+        bundles[0].members.extend(without_slots)
+    assert sum(len(b.members) for b in bundles) == n_features
+    return [b.members for b in bundles], sum(b.conflicts for b in bundles)
+
+
+def bundle_features(data, bin_mapper, max_conflict_rate=0.0, sparse_columns=None):
+    """Bundle the features of a Dataset.
+
+    Parameters
+    ----------
+    data : ndarray of shape (n_rows, n_features), float64
+        Raw features (``Dataset.data``).
+    bin_mapper : BinMapper
+        Fitted on ``data``.
+    max_conflict_rate : float, default=0.0
+        Most conflicting rows per bundle, as a fraction of ``n_rows``, in [0, 1).
+    sparse_columns : scipy.sparse CSC matrix, optional
+        The same features as ``data`` in CSC form (when the Dataset was built from
+        a sparse matrix): only its stored entries are examined.
+
+    Returns
+    -------
+    BundleMap
+    """
+    if not 0.0 <= max_conflict_rate < 1.0:
+        raise ValueError(f"max_conflict_rate must be in [0, 1), got {max_conflict_rate!r}.")
+    n_rows = data.shape[0]
+    non_default = _NonDefaultRows(data, bin_mapper, sparse_columns)
+    n_value_bins = np.asarray(bin_mapper.n_value_bins_, dtype=np.int32)
+    n_slots = (n_value_bins - 1 + non_default.has_missing).astype(np.int32)
+    max_conflicts = int(np.floor(max_conflict_rate * n_rows))
+    members, n_conflicts = find_bundles(non_default.counts, n_slots, non_default.rows, n_rows,
+                                        max_conflicts, non_default.shareable)
+    return BundleMap(members, n_slots, non_default.default_bins, n_value_bins,
+                     bin_mapper.missing_bin, n_conflicts, max_conflict_rate)
+
+
+# --------------------------------------------------------------------------- #
+# The bundle map: encode, decode, expand
+# --------------------------------------------------------------------------- #
+
+class BundleMap:
+    """Where every feature lives in the bundled matrix.
+
+    Parameters
+    ----------
+    members : list of list of int
+        Features of every bundle, in encoding order.
+    n_slots : ndarray of shape (n_features,), int
+        Bundle values of every feature (its non-default bins).
+    default_bins : ndarray of shape (n_features,), int
+    n_value_bins : ndarray of shape (n_features,), int
+    missing_bin : int
+    n_conflicts : int, default=0
+        Rows where two members of a bundle are both non-default (summed over bundles).
+    max_conflict_rate : float, default=0.0
+        The setting the bundles were found with.
+
+    Attributes
+    ----------
+    n_features, n_bundles : int
+    feature_bundle, feature_offset, n_slots, default_bins, n_value_bins : ndarray, int32
+        Per feature, shape (n_features,).
+        Feature ``f`` owns values ``feature_offset[f] .. feature_offset[f] + n_slots[f] - 1``
+        of column ``feature_bundle[f]``.
+    bundle_widths : ndarray of shape (n_bundles,), int32
+        Values used by every bundle column, ``1 + sum of its members' slots``.
+    n_bins : int
+        Histogram width of the bundles: the largest bundle width.
+    members : list of ndarray of int32
+    missing_bin, n_conflicts : int
+    max_conflict_rate : float
+    """
+
+    def __init__(self, members, n_slots, default_bins, n_value_bins, missing_bin, n_conflicts=0,
+                 max_conflict_rate=0.0):
+        self.n_slots = np.asarray(n_slots, dtype=np.int32)
+        self.default_bins = np.asarray(default_bins, dtype=np.int32)
+        self.n_value_bins = np.asarray(n_value_bins, dtype=np.int32)
+        self.n_features = len(self.n_slots)
+        self.missing_bin = int(missing_bin)
+        self.n_conflicts = int(n_conflicts)
+        self.max_conflict_rate = float(max_conflict_rate)
+        self.members = [np.asarray(m, dtype=np.int32) for m in members]
+        self.n_bundles = len(self.members)
+        self.feature_bundle = np.full(self.n_features, -1, dtype=np.int32)
+        self.feature_offset = np.zeros(self.n_features, dtype=np.int32)
+        self.bundle_widths = np.zeros(self.n_bundles, dtype=np.int32)
+        for bundle, features in enumerate(self.members):
+            offset = ALL_DEFAULT_VALUE + 1
+            for feature in features:
+                if self.feature_bundle[feature] >= 0:
+                    raise ValueError(f"Feature {feature} is in two bundles.")
+                self.feature_bundle[feature] = bundle
+                self.feature_offset[feature] = offset
+                offset += int(self.n_slots[feature])
+            if offset > MAX_BUNDLE_BINS:
+                raise ValueError(f"Bundle {bundle} needs {offset} values, more than "
+                                 f"{MAX_BUNDLE_BINS}.")
+            self.bundle_widths[bundle] = offset
+        if np.any(self.feature_bundle < 0):
+            raise ValueError("Every feature must belong to a bundle.")
+        self.n_bins = int(self.bundle_widths.max()) if self.n_bundles else 1
+
+    def __repr__(self):
+        return (f"BundleMap(n_features={self.n_features}, n_bundles={self.n_bundles}, "
+                f"n_bins={self.n_bins}, n_conflicts={self.n_conflicts})")
+
+    @property
+    def n_features_with_slots(self):
+        """Features that ever leave their default bin (the others need no histogram column)."""
+        return int(np.count_nonzero(self.n_slots))
+
+    @property
+    def reduces_columns(self):
+        """Whether the bundles are fewer than the features needing a histogram column."""
+        return self.n_bundles < self.n_features_with_slots
+
+    def has_missing_slot(self, feature):
+        """Whether ``feature``'s last slot holds its missing bin."""
+        return bool(self.n_slots[feature] == self.n_value_bins[feature])
+
+    # ---- per-feature slot arithmetic (array-module agnostic) ------------------
+    def _slots_of_bins(self, xp, bins, feature):
+        """Slot of each non-default bin (int32; meaningless at the default bin)."""
+        default = int(self.default_bins[feature])
+        slot = xp.where(bins < default, bins, bins - 1)
+        return xp.where(bins == self.missing_bin, int(self.n_value_bins[feature]) - 1, slot)
+
+    def _bins_of_slots(self, xp, slots, feature):
+        """Bin of each slot in ``[0, n_slots[feature])`` (int32)."""
+        default = int(self.default_bins[feature])
+        bins = xp.where(slots < default, slots, slots + 1)
+        if self.has_missing_slot(feature):
+            bins = xp.where(slots == int(self.n_value_bins[feature]) - 1, self.missing_bin, bins)
+        return bins
+
+    def encode(self, xp, X_binned):
+        """The bundled matrix of a binned matrix.
+
+        Parameters
+        ----------
+        xp : module
+            numpy or cupy; ``X_binned`` lives there.
+        X_binned : array of shape (n_rows, n_features), uint8
+
+        Returns
+        -------
+        X_bundled : array of shape (n_rows, n_bundles), uint8, C order
+            A row where several members of a bundle are non-default (a conflict)
+            holds the value of the member encoded last.
+        """
+        n_rows = X_binned.shape[0]
+        X_bundled = xp.zeros((n_rows, self.n_bundles), dtype=X_BINNED_DTYPE)
+        for bundle, features in enumerate(self.members):
+            column = xp.zeros(n_rows, dtype=np.int32)
+            for feature in (int(f) for f in features):
+                if self.n_slots[feature] == 0:
+                    continue
+                bins = X_binned[:, feature].astype(np.int32)
+                values = self._slots_of_bins(xp, bins, feature) + int(self.feature_offset[feature])
+                column = xp.where(bins != int(self.default_bins[feature]), values, column)
+            X_bundled[:, bundle] = column.astype(X_BINNED_DTYPE)
+        return X_bundled
+
+    def encode_naive(self, X_binned):
+        """Reference loop version of :meth:`encode` (NumPy)."""
+        n_rows = X_binned.shape[0]
+        X_bundled = np.zeros((n_rows, self.n_bundles), dtype=X_BINNED_DTYPE)
+        for bundle, features in enumerate(self.members):
+            for row in range(n_rows):
+                for feature in features:
+                    bin_ = int(X_binned[row, feature])
+                    if bin_ == self.default_bins[feature]:
+                        continue
+                    if bin_ == self.missing_bin:
+                        slot = int(self.n_value_bins[feature]) - 1
+                    else:
+                        slot = bin_ if bin_ < self.default_bins[feature] else bin_ - 1
+                    X_bundled[row, bundle] = self.feature_offset[feature] + slot
+        return X_bundled
+
+    def decode(self, xp, X_bundled):
+        """Per-feature bins of a bundled matrix (the inverse of :meth:`encode` without
+        conflicts; with conflicts, a member overwritten in a row reads as default).
+
+        Returns
+        -------
+        X_binned : array of shape (n_rows, n_features), uint8, C order
+        """
+        n_rows = X_bundled.shape[0]
+        X_binned = xp.empty((n_rows, self.n_features), dtype=X_BINNED_DTYPE)
+        for feature in range(self.n_features):
+            values = X_bundled[:, int(self.feature_bundle[feature])].astype(np.int32)
+            slots = values - int(self.feature_offset[feature])
+            owned = (slots >= 0) & (slots < int(self.n_slots[feature]))
+            bins = self._bins_of_slots(xp, slots, feature)
+            X_binned[:, feature] = xp.where(owned, bins,
+                                            int(self.default_bins[feature])).astype(X_BINNED_DTYPE)
+        return X_binned
+
+    # ---- histograms ----------------------------------------------------------
+    def histogram_expansion(self, n_bins, to_device=np.asarray):
+        """The index arrays of :meth:`expand_histograms`.
+
+        Parameters
+        ----------
+        n_bins : int
+            Width of the per-feature histograms (``max_bin + 1``).
+        to_device : callable, default=numpy.asarray
+            Host array -> array of the module the histograms live in
+            (``backend.to_device``).
+
+        Returns
+        -------
+        expansion : dict of str -> int64 array
+            Over the bundle cells flattened to ``n_bundles * self.n_bins`` and the
+            feature cells flattened to ``n_features * n_bins``:
+            ``source``/``target`` pair every non-default (feature, bin) with its
+            bundle cell; the cells of feature ``f`` are
+            ``range_begin[f] .. range_end[f] - 1``; ``default_target`` is the cell
+            of each feature's default bin.
+        """
+        sources, targets = [], []
+        range_begin = (self.feature_bundle.astype(np.int64) * self.n_bins
+                       + self.feature_offset.astype(np.int64))
+        for feature in range(self.n_features):
+            slots = np.arange(int(self.n_slots[feature]), dtype=np.int64)
+            sources.append(range_begin[feature] + slots)
+            targets.append(feature * n_bins + self._bins_of_slots(np, slots, feature))
+        empty = np.zeros(0, dtype=np.int64)
+        return {name: to_device(np.asarray(values, dtype=np.int64)) for name, values in (
+            ("source", np.concatenate(sources) if sources else empty),
+            ("target", np.concatenate(targets) if targets else empty),
+            ("range_begin", range_begin),
+            ("range_end", range_begin + self.n_slots),
+            ("default_target", np.arange(self.n_features, dtype=np.int64) * n_bins
+             + self.default_bins))}
+
+    def expand_histograms(self, xp, bundle_histograms, expansion, n_bins):
+        """Per-feature histograms from bundle histograms (exact integer arithmetic).
+
+        Parameters
+        ----------
+        xp : module
+        bundle_histograms : array of shape (n_nodes, n_bundles, self.n_bins, 3), int64
+        expansion : dict
+            :meth:`histogram_expansion` on ``xp``.
+        n_bins : int
+            Width of the per-feature histograms.
+
+        Returns
+        -------
+        histograms : array of shape (n_nodes, n_features, n_bins, 3), int64
+            Bin ``b`` of feature ``f`` holds its bundle cell; the default bin holds
+            the node's totals minus the feature's other bins; bins a feature does
+            not have are zero. Costs one scatter of the features' non-default
+            cells and prefix sums over the bundle cells, not a pass over every
+            (feature, bin).
+        """
+        n_nodes = bundle_histograms.shape[0]
+        cells = bundle_histograms.reshape(n_nodes, -1, HIST_FIELDS)
+        histograms = xp.zeros((n_nodes, self.n_features * n_bins, HIST_FIELDS), dtype=HIST_DTYPE)
+        histograms[:, expansion["target"]] = cells[:, expansion["source"]]
+        prefix = xp.zeros((n_nodes, cells.shape[1] + 1, HIST_FIELDS), dtype=HIST_DTYPE)
+        prefix[:, 1:] = xp.cumsum(cells, axis=1)
+        non_default = prefix[:, expansion["range_end"]] - prefix[:, expansion["range_begin"]]
+        totals = bundle_histograms[:, 0].sum(axis=1)  # every row is in one cell of bundle 0
+        histograms[:, expansion["default_target"]] = totals[:, None, :] - non_default
+        return histograms.reshape(n_nodes, self.n_features, n_bins, HIST_FIELDS)
+
+    def expand_histograms_naive(self, bundle_histograms, n_bins):
+        """Reference loop version of :meth:`expand_histograms` (NumPy)."""
+        n_nodes = bundle_histograms.shape[0]
+        histograms = np.zeros((n_nodes, self.n_features, n_bins, HIST_FIELDS), dtype=HIST_DTYPE)
+        for node in range(n_nodes):
+            total = bundle_histograms[node, 0].sum(axis=0)
+            for feature in range(self.n_features):
+                bundle = self.feature_bundle[feature]
+                for slot in range(int(self.n_slots[feature])):
+                    if slot == self.n_value_bins[feature] - 1:
+                        bin_ = self.missing_bin
+                    else:
+                        bin_ = slot if slot < self.default_bins[feature] else slot + 1
+                    histograms[node, feature, bin_] = \
+                        bundle_histograms[node, bundle, self.feature_offset[feature] + slot]
+                default = self.default_bins[feature]
+                histograms[node, feature, default] = total - histograms[node, feature].sum(axis=0)
+        return histograms
+
+
+# --------------------------------------------------------------------------- #
+# The splitter
+# --------------------------------------------------------------------------- #
+
+class BundledHistogramSplitter(HistogramSplitter):
+    """``tree_method='hist'`` with histograms built over feature bundles.
+
+    Histograms of nodes (and the sibling subtraction) are bundle histograms,
+    ``(n_nodes, n_bundles, bundle_map.n_bins, 3)``; they are expanded to per-feature
+    histograms just before the backend's split scan. The device arrays (the
+    bundled matrix, the expansion's index arrays and, with conflicts, the decoded per-feature
+    matrix) are cached in ``data.arrays`` for later trainings on the same Dataset.
+
+    Parameters
+    ----------
+    backend : gpuboost.backends.base.Backend
+    data : DeviceData
+    bundle_map : BundleMap
+        Of the Dataset ``data`` was prepared from.
+    thresholds : callable (feature, bin) -> float
+    """
+
+    #: Key of the cached device arrays in ``DeviceData.arrays``.
+    CACHE_KEY = "feature_bundles"
+
+    def __init__(self, backend, data, bundle_map, thresholds):
+        super().__init__(backend, data, thresholds)
+        self.bundle_map = bundle_map
+        cached = data.arrays.get(self.CACHE_KEY)
+        if cached is None or cached[0] is not bundle_map:
+            cached = (bundle_map,) + self._device_arrays(backend, data, bundle_map)
+            data.arrays[self.CACHE_KEY] = cached
+        # With conflicts, partition and binned prediction read the decoded bins.
+        _, self.bundled_data, self.partition_data, self.expansion = cached
+
+    @staticmethod
+    def _device_arrays(backend, data, bundle_map):
+        xp = backend.xp
+        X_bundled = bundle_map.encode(xp, data.arrays["X_binned"])
+        bundled_data = DeviceData(data.n_rows, bundle_map.n_bundles, bundle_map.n_bins, None,
+                                  None, None, None, backend.binned_layout(X_bundled))
+        partition_data = data
+        if bundle_map.n_conflicts:
+            decoded = bundle_map.decode(xp, X_bundled)
+            arrays = {key: value for key, value in data.arrays.items()
+                      if key != BundledHistogramSplitter.CACHE_KEY}
+            arrays.update(backend.binned_layout(decoded))
+            partition_data = DeviceData(data.n_rows, data.n_features, data.n_bins,
+                                        data.missing_bin, data.n_value_bins, data.label,
+                                        data.weight, arrays)
+        expansion = bundle_map.histogram_expansion(data.n_bins, backend.to_device)
+        return bundled_data, partition_data, expansion
+
+    def build_histograms(self, grower, nodes):
+        """Bundle histograms (n_nodes, n_bundles, bundle_map.n_bins, 3) int64."""
+        return self.backend.build_histograms(
+            self.bundled_data, grower.quantized_gradients, grower.quantized_hessians,
+            grower.sample_indices, [node.begin for node in nodes], [node.end for node in nodes])
+
+    def find_best_splits(self, grower, nodes, histograms, feature_mask):
+        expanded = self.bundle_map.expand_histograms(self.backend.xp, histograms, self.expansion,
+                                                     self.data.n_bins)
+        return super().find_best_splits(grower, nodes, expanded, feature_mask)
+

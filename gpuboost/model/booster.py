@@ -1,0 +1,274 @@
+"""The Booster: a trained ensemble, its prediction, importances and dumps."""
+import numpy as np
+
+from ..backends import get_backend
+from ..objectives.base import get_objective
+
+__all__ = ["Booster"]
+
+IMPORTANCE_TYPES = ("gain", "total_gain", "weight", "cover", "total_cover")
+
+
+class Booster:
+    """A gradient-boosted tree ensemble.
+
+    Built by :func:`gpuboost.train` or :meth:`load_model`. Trees are stored round
+    by round: round ``r`` holds trees ``r * n_outputs .. (r + 1) * n_outputs - 1``,
+    tree ``i`` adding to output ``i % n_outputs``.
+
+    Attributes
+    ----------
+    params : dict
+        Validated training parameters (model-relevant ones are saved).
+    trees : list of Tree
+    n_outputs : int
+        1, or the number of classes.
+    base_margin : ndarray of shape (n_outputs,), float64
+        Initial raw prediction of every row.
+    n_features : int
+    feature_names : list of str
+    best_iteration : int or None
+        Round index of the best evaluation score (early stopping).
+    best_score : float or None
+    tree_weights : list of float or None
+        AdaBoost models (``params['booster'] == 'adaboost'``): the weight of every
+        round (gpuboost.adaboost); None for gradient boosting.
+    """
+
+    def __init__(self, params, n_outputs, base_margin, n_features, feature_names, trees=None,
+                 best_iteration=None, best_score=None, attributes=None, tree_weights=None):
+        self.params = dict(params)
+        self.n_outputs = int(n_outputs)
+        self.base_margin = np.asarray(base_margin, dtype=np.float64).reshape(self.n_outputs)
+        self.n_features = int(n_features)
+        self.feature_names = list(feature_names)
+        self.trees = list(trees or [])
+        self.best_iteration = best_iteration
+        self.best_score = best_score
+        self.attributes = dict(attributes or {})
+        self.tree_weights = None if tree_weights is None else [float(w) for w in tree_weights]
+        self._objective = None
+
+    # ---- basic facts --------------------------------------------------------
+    @property
+    def objective(self):
+        """The objective object (built from ``params``)."""
+        if self._objective is None:
+            self._objective = get_objective(self.params["objective"], self.params)
+        return self._objective
+
+    def num_boosted_rounds(self):
+        """Number of boosting rounds (trees / n_outputs)."""
+        return len(self.trees) // self.n_outputs
+
+    def num_features(self):
+        """Number of features the model expects."""
+        return self.n_features
+
+    def __len__(self):
+        return self.num_boosted_rounds()
+
+    def __eq__(self, other):
+        from .model_io import model_to_json
+        return isinstance(other, Booster) and model_to_json(self) == model_to_json(other)
+
+    def copy(self):
+        """A deep copy."""
+        from .model_io import model_from_json, model_to_json
+        return model_from_json(model_to_json(self))
+
+    # ---- prediction ---------------------------------------------------------
+    def _check_features(self, X):
+        from ..data.dataset import Dataset, _convert_features
+        if isinstance(X, Dataset):
+            data = X.data
+        else:
+            data = _convert_features(X)[0]
+        if data.shape[1] != self.n_features:
+            raise ValueError(f"X has {data.shape[1]} features, but the model was trained with "
+                             f"{self.n_features} features.")
+        return data, (X.get_base_margin() if isinstance(X, Dataset) else None)
+
+    def _tree_range(self, iteration_range):
+        n_rounds = self.num_boosted_rounds()
+        if iteration_range is None or tuple(iteration_range) == (0, 0):
+            end = n_rounds if self.best_iteration is None else self.best_iteration + 1
+            begin = 0
+        else:
+            begin, end = (int(v) for v in iteration_range)
+        if not 0 <= begin <= end <= n_rounds:
+            raise ValueError(f"iteration_range {iteration_range!r} is out of bounds: the model has "
+                             f"{n_rounds} rounds.")
+        return begin * self.n_outputs, end * self.n_outputs
+
+    def _predict_backend(self):
+        device = self.params.get("device", "cpu")
+        return get_backend(device if device != "auto" else "cpu")
+
+    def predict(self, X, output_margin=False, pred_leaf=False, iteration_range=None):
+        """Predict.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features) or Dataset
+            Raw features; NaN is missing.
+        output_margin : bool
+            Return raw margins instead of transformed predictions.
+        pred_leaf : bool
+            Return the leaf index of every row in every tree, shape (n_rows, n_trees).
+        iteration_range : (int, int), optional
+            Rounds ``[begin, end)`` to use. Default: up to the best iteration after
+            early stopping, else all rounds.
+
+        Returns
+        -------
+        ndarray
+            (n_rows,) for single-output models, (n_rows, n_outputs) otherwise
+            (``multi:softmax`` returns class indices of shape (n_rows,)). For AdaBoost
+            models (``tree_weights`` set) the margins are the SAMME scores, and the
+            predictions the link of the scores divided by
+            :func:`gpuboost.adaboost.samme_score_scale` (scikit-learn's probabilities).
+        """
+        data, row_margin = self._check_features(X)
+        first, last = self._tree_range(iteration_range)
+        backend = self._predict_backend()
+        features = backend.prepare_features(data)
+        trees = self.trees[first:last]
+        if pred_leaf:
+            return backend.to_host(backend.predict_forest_leaves(features, trees))
+        n_rows = data.shape[0]
+        if row_margin is not None:
+            margins = np.array(row_margin, dtype=np.float64).reshape(n_rows, self.n_outputs)
+        else:
+            margins = np.broadcast_to(self.base_margin, (n_rows, self.n_outputs)).copy()
+        margins = backend.to_device(margins)
+        outputs = [(first + i) % self.n_outputs for i in range(len(trees))]
+        margins = backend.predict_forest_raw(features, trees, outputs, margins)
+        if output_margin:
+            result = margins
+        else:
+            if self.tree_weights is not None:  # AdaBoost: normalized SAMME scores
+                from ..boosting.adaboost import samme_score_scale
+                margins = margins / samme_score_scale(
+                    self.tree_weights[first // self.n_outputs:last // self.n_outputs],
+                    self.n_outputs)
+            result = self.objective.output(margins if self.n_outputs > 1 else margins[:, 0],
+                                           backend.xp)
+            return backend.to_host(result)
+        result = backend.to_host(result)
+        return result[:, 0] if self.n_outputs == 1 else result
+
+    def inplace_predict(self, X, **kwargs):
+        """Alias of :meth:`predict` (XGBoost compatibility)."""
+        return self.predict(X, **kwargs)
+
+    # ---- introspection ------------------------------------------------------
+    def feature_importance(self, importance_type="gain", iteration_range=None):
+        """Importance of every feature, shape (n_features,) float64.
+
+        Parameters
+        ----------
+        importance_type : {'gain', 'total_gain', 'weight', 'cover', 'total_cover'}
+            'weight': number of splits on the feature. 'total_gain': sum of the split
+            gains. 'gain': Friedman's relative influence — the total gain divided by
+            the number of trees (Friedman 2001, eq. 44-45, squared influence averaged
+            over trees). 'cover' / 'total_cover': mean / total hessian sum of the
+            nodes split on the feature.
+        """
+        if importance_type not in IMPORTANCE_TYPES:
+            raise ValueError(f"importance_type must be one of {list(IMPORTANCE_TYPES)}, got "
+                             f"{importance_type!r}.")
+        first, last = self._tree_range(iteration_range)
+        trees = self.trees[first:last]
+        weight = np.zeros(self.n_features)
+        total_gain = np.zeros(self.n_features)
+        total_cover = np.zeros(self.n_features)
+        for tree in trees:
+            internal = tree.feature >= 0
+            features = tree.feature[internal]
+            weight += np.bincount(features, minlength=self.n_features)
+            total_gain += np.bincount(features, weights=tree.gain[internal],
+                                      minlength=self.n_features)
+            total_cover += np.bincount(features, weights=tree.cover[internal],
+                                       minlength=self.n_features)
+        if importance_type == "weight":
+            return weight
+        if importance_type == "total_gain":
+            return total_gain
+        if importance_type == "gain":
+            return total_gain / max(len(trees), 1)
+        if importance_type == "total_cover":
+            return total_cover
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(weight > 0, total_cover / np.maximum(weight, 1), 0.0)
+
+    def get_score(self, importance_type="weight"):
+        """``{feature_name: importance}`` for features used at least once (XGBoost style)."""
+        values = self.feature_importance(importance_type)
+        used = self.feature_importance("weight") > 0
+        return {name: float(v) for name, v, u in zip(self.feature_names, values, used) if u}
+
+    def dump_model(self, with_stats=True):
+        """Readable text of every tree (a list of str, one per tree)."""
+        return [tree.dump(self.feature_names, with_stats) for tree in self.trees]
+
+    def get_dump(self, with_stats=True):
+        """Alias of :meth:`dump_model`."""
+        return self.dump_model(with_stats)
+
+    def dump_text(self, path=None, with_stats=True):
+        """All trees as one text (``booster[i]:`` headers); written to ``path`` if given."""
+        text = "".join(f"booster[{i}]:\n{dump}\n" for i, dump in enumerate(self.dump_model(with_stats)))
+        if path is not None:
+            from .model_io import atomic_write_text
+            atomic_write_text(path, text)
+        return text
+
+    # ---- persistence --------------------------------------------------------
+    def save_model(self, path):
+        """Write the model as versioned JSON, atomically (see gpuboost.model_io)."""
+        from .model_io import save_model
+        save_model(self, path)
+
+    @classmethod
+    def load_model(cls, path):
+        """Read a model written by :meth:`save_model` (validated; never executes code)."""
+        from .model_io import load_model
+        return load_model(path)
+
+    def save_raw(self):
+        """The model JSON as bytes."""
+        from .model_io import model_to_json
+        return model_to_json(self).encode("utf-8")
+
+    def __getstate__(self):
+        from .model_io import model_to_json
+        return {"model_json": model_to_json(self)}
+
+    def __setstate__(self, state):
+        from .model_io import model_from_json
+        other = model_from_json(state["model_json"])
+        self.__dict__.update(other.__dict__)
+
+    def set_attr(self, **kwargs):
+        """Store string attributes in the model."""
+        for key, value in kwargs.items():
+            if value is None:
+                self.attributes.pop(key, None)
+            else:
+                self.attributes[key] = str(value)
+
+    def attr(self, key):
+        """A stored attribute or None."""
+        return self.attributes.get(key)
+
+    def append_round(self, trees):
+        """Append one round's trees (one per output)."""
+        if len(trees) != self.n_outputs:
+            raise ValueError("a round adds exactly one tree per output")
+        self.trees.extend(trees)
+
+    def __repr__(self):
+        return (f"Booster(objective={self.params.get('objective')!r}, rounds="
+                f"{self.num_boosted_rounds()}, n_features={self.n_features})")
+

@@ -1,0 +1,294 @@
+"""The model file: versioned JSON, validated on load, written atomically.
+
+Format (version 1)::
+
+    {
+      "format": "gpuboost-model",
+      "version": 1,
+      "learner": {
+        "params": {...},                 # model-relevant training parameters
+        "n_outputs": K, "n_features": F, "feature_names": [...],
+        "base_margin": [K floats],
+        "best_iteration": int | null, "best_score": float | null,
+        "attributes": {str: str},
+        "tree_weights": [floats]         # only when params "booster" is "adaboost":
+      },                                 # the weight of every round (gpuboost.adaboost)
+      "trees": [ {"feature": [...], "threshold_bin": [...], "threshold": [...],
+                  "default_left": [0/1...], "left_child": [...], "right_child": [...],
+                  "value": [...], "gain": [...], "cover": [...], "count": [...]}, ... ]
+    }
+
+Floats are written with Python's shortest round-trip repr, so save -> load is
+exact and the same model always gives the same bytes. Loading uses only
+``json.loads`` and explicit validation (never pickle, never eval): every tree
+array has one entry per node, children are in range and form a tree rooted at
+node 0 (each node reached once, no cycles), features are below ``n_features``,
+thresholds and values are finite; no object names a key twice, no key is unknown
+and every key the saver writes is present (``params`` must name the objective).
+Anything else raises ``ValueError``.
+"""
+import json
+import math
+import os
+import tempfile
+
+import numpy as np
+
+from ..params import PARAMETERS, model_params, validate_params
+from ..tree.tree import TREE_ARRAYS, Tree
+
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "model_to_json", "model_from_json", "save_model",
+           "load_model", "atomic_write_text", "validate_tree_dict"]
+
+FORMAT_NAME = "gpuboost-model"
+FORMAT_VERSION = 1
+#: Largest model file read (guards against reading a huge unrelated file).
+MAX_MODEL_BYTES = 1 << 32
+
+
+def model_to_json(booster):
+    """Serialize a Booster to a JSON string (deterministic bytes)."""
+    params = model_params(booster.params)
+    learner = {
+        "params": params,
+        "n_outputs": booster.n_outputs,
+        "n_features": booster.n_features,
+        "feature_names": list(booster.feature_names),
+        "base_margin": [float(v) for v in booster.base_margin],
+        "best_iteration": None if booster.best_iteration is None else int(booster.best_iteration),
+        "best_score": None if booster.best_score is None else float(booster.best_score),
+        "attributes": dict(sorted(booster.attributes.items())),
+    }
+    if booster.tree_weights is not None:
+        learner["tree_weights"] = [float(w) for w in booster.tree_weights]
+    document = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "learner": learner,
+                "trees": [tree.to_dict() for tree in booster.trees]}
+    return json.dumps(document, separators=(",", ":"), allow_nan=False)
+
+
+def atomic_write_text(path, text):
+    """Write ``text`` to ``path`` atomically: a temp file in the same folder, fsync, rename."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def save_model(booster, path):
+    """Write ``booster`` to ``path`` as JSON, atomically."""
+    atomic_write_text(path, model_to_json(booster))
+
+
+def _fail(message):
+    raise ValueError(f"Invalid gpuboost model: {message}")
+
+
+def _require(mapping, key, types, where):
+    if not isinstance(mapping, dict) or key not in mapping:
+        _fail(f"missing {where}{key!r}")
+    value = mapping[key]
+    if not isinstance(value, types) or (types is int and isinstance(value, bool)):
+        _fail(f"{where}{key!r} has the wrong type ({type(value).__name__})")
+    return value
+
+
+def _number_list(values, name, integer, tree_index):
+    if not isinstance(values, list):
+        _fail(f"tree {tree_index}: {name!r} must be a list")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and not isinstance(v, int)):
+            _fail(f"tree {tree_index}: {name!r} holds a non-{'integer' if integer else 'number'} "
+                  f"entry {v!r}")
+        if not integer and not math.isfinite(v):
+            _fail(f"tree {tree_index}: {name!r} holds a non-finite value")
+    return values
+
+
+def validate_tree_dict(data, n_features, tree_index=0):
+    """Check one tree's dict and return the Tree; ValueError on any inconsistency."""
+    if not isinstance(data, dict):
+        _fail(f"tree {tree_index} is not an object")
+    unknown = set(data) - set(TREE_ARRAYS)
+    if unknown:
+        _fail(f"tree {tree_index} has unknown fields {sorted(unknown)}")
+    arrays = {}
+    n_nodes = None
+    int32_max = np.iinfo(np.int32).max
+    for name, dtype in TREE_ARRAYS.items():
+        integer = np.issubdtype(dtype, np.integer) or dtype == np.bool_
+        values = _number_list(_require(data, name, list, f"tree {tree_index} field "),
+                              name, integer, tree_index)
+        if n_nodes is None:
+            n_nodes = len(values)
+            if n_nodes == 0:
+                _fail(f"tree {tree_index} has no nodes")
+        elif len(values) != n_nodes:
+            _fail(f"tree {tree_index}: {name!r} has {len(values)} entries, expected {n_nodes}")
+        if integer and values and (max(values) > int32_max or min(values) < -int32_max) \
+                and name != "count":
+            _fail(f"tree {tree_index}: {name!r} holds an out-of-range integer")
+        if dtype == np.bool_ and any(v not in (0, 1) for v in values):
+            _fail(f"tree {tree_index}: 'default_left' entries must be 0 or 1")
+        arrays[name] = np.asarray(values, dtype=dtype)
+    feature, left, right = arrays["feature"], arrays["left_child"], arrays["right_child"]
+    internal = feature >= 0
+    if np.any(feature < -1) or np.any(feature >= n_features):
+        _fail(f"tree {tree_index}: feature index out of range [0, {n_features})")
+    if np.any(internal & ((left <= 0) | (left >= n_nodes) | (right <= 0) | (right >= n_nodes))):
+        _fail(f"tree {tree_index}: child index out of range")
+    if np.any(~internal & ((left != -1) | (right != -1))):
+        _fail(f"tree {tree_index}: a leaf has children")
+    if np.any(arrays["count"] < 0) or np.any(arrays["threshold_bin"] < 0) \
+            or np.any(arrays["threshold_bin"] > 255):
+        _fail(f"tree {tree_index}: negative count or threshold_bin out of [0, 255]")
+    # Every node reached exactly once from the root: a tree, no cycles, no orphans.
+    seen = np.zeros(n_nodes, dtype=bool)
+    stack = [0]
+    while stack:
+        node = stack.pop()
+        if seen[node]:
+            _fail(f"tree {tree_index}: node {node} is reached twice (cycle or shared child)")
+        seen[node] = True
+        if internal[node]:
+            stack.append(int(left[node]))
+            stack.append(int(right[node]))
+    if not seen.all():
+        _fail(f"tree {tree_index}: nodes {np.flatnonzero(~seen)[:5].tolist()} are unreachable")
+    return Tree(arrays)
+
+
+def model_from_json(text):
+    """Parse and validate a model JSON string; returns a Booster."""
+    try:
+        return _model_from_json(text)
+    except (OverflowError, RecursionError) as error:
+        # e.g. integers beyond float64/int64 in numeric fields, absurd nesting
+        raise ValueError(f"Invalid gpuboost model: {error}") from None
+
+
+#: Keys of the top-level object and of "learner"; any other key is an error (as in trees).
+_DOCUMENT_KEYS = frozenset({"format", "version", "learner", "trees"})
+_LEARNER_KEYS = frozenset({"params", "n_outputs", "n_features", "feature_names", "base_margin",
+                           "best_iteration", "best_score", "attributes", "tree_weights"})
+
+
+def _object_without_duplicate_keys(pairs):
+    """``json.loads`` hook: an object naming a key twice is ambiguous, hence invalid."""
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        keys = [key for key, _ in pairs]
+        duplicate = next(key for key in keys if keys.count(key) > 1)
+        _fail(f"duplicate key {duplicate!r} in an object")
+    return document
+
+
+def _check_keys(mapping, allowed, where):
+    unknown = set(mapping) - allowed
+    if unknown:
+        _fail(f"unknown keys {sorted(unknown)} in {where}")
+
+
+def _model_from_json(text):
+    from .booster import Booster
+    try:
+        document = json.loads(text, object_pairs_hook=_object_without_duplicate_keys)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
+        raise ValueError(f"Invalid gpuboost model: not valid JSON ({error})") from None
+    if not isinstance(document, dict):
+        _fail("top level is not an object")
+    if document.get("format") != FORMAT_NAME:
+        _fail(f"'format' must be {FORMAT_NAME!r}")
+    version = _require(document, "version", int, "")
+    if version != FORMAT_VERSION:
+        _fail(f"unsupported version {version} (this gpuboost reads version {FORMAT_VERSION})")
+    _check_keys(document, _DOCUMENT_KEYS, "the top-level object")
+    learner = _require(document, "learner", dict, "")
+    _check_keys(learner, _LEARNER_KEYS, "'learner'")
+    for key in ("best_iteration", "best_score", "attributes"):  # always written; may be null
+        if key not in learner:
+            _fail(f"missing learner {key!r}")
+    params = _require(learner, "params", dict, "learner ")
+    if not any(key in params for key in ("objective",) + PARAMETERS["objective"].aliases):
+        _fail("learner params lack 'objective' (the default would change the predictions)")
+    try:
+        params = validate_params(params)
+    except ValueError as error:
+        _fail(f"bad params: {error}")
+    n_outputs = _require(learner, "n_outputs", int, "learner ")
+    n_features = _require(learner, "n_features", int, "learner ")
+    if n_outputs < 1 or n_features < 1:
+        _fail("n_outputs and n_features must be positive")
+    objective_name = params["objective"]
+    if isinstance(objective_name, str):
+        from ..objectives.base import get_objective
+        try:
+            expected_outputs = get_objective(objective_name, params).n_outputs()
+        except (ValueError, TypeError) as error:
+            _fail(f"bad objective: {error}")
+        if expected_outputs != n_outputs:
+            _fail(f"n_outputs is {n_outputs} but objective {objective_name!r} "
+                  f"(num_class={params['num_class']}) has {expected_outputs} outputs")
+    names = _require(learner, "feature_names", list, "learner ")
+    if len(names) != n_features or not all(isinstance(n, str) for n in names):
+        _fail("feature_names must be n_features strings")
+    base_margin = _require(learner, "base_margin", list, "learner ")
+    if len(base_margin) != n_outputs or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            for v in base_margin):
+        _fail("base_margin must be n_outputs finite numbers")
+    best_iteration = learner.get("best_iteration")
+    if best_iteration is not None and (not isinstance(best_iteration, int)
+                                       or isinstance(best_iteration, bool) or best_iteration < 0):
+        _fail("best_iteration must be a non-negative integer or null")
+    best_score = learner.get("best_score")
+    if best_score is not None and (not isinstance(best_score, (int, float))
+                                   or isinstance(best_score, bool)
+                                   or not math.isfinite(best_score)):
+        _fail("best_score must be a finite number or null")
+    attributes = learner.get("attributes", {})
+    if not isinstance(attributes, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in attributes.items()):
+        _fail("attributes must map strings to strings")
+    trees_data = _require(document, "trees", list, "")
+    if len(trees_data) % n_outputs:
+        _fail(f"{len(trees_data)} trees is not a whole number of rounds of {n_outputs}")
+    trees = [validate_tree_dict(t, n_features, i) for i, t in enumerate(trees_data)]
+    n_rounds = len(trees) // n_outputs
+    if best_iteration is not None and best_iteration >= max(n_rounds, 1):
+        _fail(f"best_iteration {best_iteration} is beyond the {n_rounds} rounds")
+    tree_weights = learner.get("tree_weights")
+    if (params["booster"] == "adaboost") != (tree_weights is not None):
+        _fail("'tree_weights' must be present exactly when params 'booster' is 'adaboost'")
+    if tree_weights is not None and (
+            not isinstance(tree_weights, list) or len(tree_weights) != n_rounds
+            or not all(isinstance(w, (int, float)) and not isinstance(w, bool)
+                       and math.isfinite(w) and w > 0 for w in tree_weights)):
+        _fail("tree_weights must hold one positive finite number per round")
+    return Booster(params, n_outputs, np.asarray(base_margin, dtype=np.float64), n_features,
+                   names, trees, best_iteration, best_score, attributes, tree_weights)
+
+
+def load_model(path):
+    """Read and validate a model file written by :func:`save_model`."""
+    path = os.fspath(path)
+    size = os.path.getsize(path)
+    if size > MAX_MODEL_BYTES:
+        raise ValueError(f"Invalid gpuboost model: {path} is {size} bytes, larger than any model")
+    with open(path, "rb") as handle:
+        raw = handle.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"Invalid gpuboost model: {path} is not UTF-8 JSON") from None
+    return model_from_json(text)

@@ -1,0 +1,110 @@
+"""The one CPU-vs-CUDA parity helper of the test suite.
+
+Every test that compares the NumPy backend with the CUDA backend (under the CPU
+emulation in CI, on a real GPU in the GPU suite) trains through
+:func:`train_on_both` and compares with :func:`assert_models_match`. The contract
+(docs/DESIGN.md, "Quantization"): byte-identical model files; on a real GPU, for
+objectives that evaluate ``exp``/``log`` on the device (logistic, softmax, ...),
+identical tree structure with leaf values equal to 1e-12 relative
+(``transcendental=True``).
+"""
+import numpy as np
+
+import gpuboost
+from gpuboost.tree.tree import TREE_ARRAYS
+
+__all__ = ["TRANSCENDENTAL_RTOL", "STRUCTURE_ARRAYS", "assert_models_match", "bits",
+           "train_on_both", "assert_predictions_match"]
+
+#: Relative tolerance of leaf values, gains and covers between a CPU and a real-GPU
+#: model of an objective that evaluates exp / log on the device.
+TRANSCENDENTAL_RTOL = 1e-12
+#: Tree arrays that must match exactly even then (the structure).
+STRUCTURE_ARRAYS = ("feature", "threshold_bin", "threshold", "default_left", "left_child",
+                    "right_child", "count")
+
+# ---- the comparison helper (reused by the GPU suite) ---------------------------------
+def _first_difference(trees_a, trees_b):
+    for index, (tree_a, tree_b) in enumerate(zip(trees_a, trees_b)):
+        for name in TREE_ARRAYS:
+            if not np.array_equal(getattr(tree_a, name), getattr(tree_b, name)):
+                return f"tree {index}, array {name!r}"
+    return "model fields outside the trees"
+
+
+def assert_models_match(model_a, model_b, transcendental=False):
+    """Assert that two Boosters are the same model.
+
+    Parameters
+    ----------
+    model_a, model_b : Booster
+    transcendental : bool
+        False: the saved model JSON must be byte-identical (the contract of every
+        objective, and of all objectives under the emulation). True: the contract of
+        objectives evaluating exp / log on a real GPU (binary:logistic, multi:softprob,
+        ...): identical tree structure (features, bins, thresholds, default
+        directions, children, counts) and leaf values, gains, covers and base margin
+        equal to :data:`TRANSCENDENTAL_RTOL` relative.
+    """
+    if not transcendental:
+        raw_a, raw_b = model_a.save_raw(), model_b.save_raw()
+        if raw_a != raw_b:
+            where = _first_difference(model_a.trees, model_b.trees) \
+                if len(model_a.trees) == len(model_b.trees) else "the number of trees"
+            raise AssertionError(f"models differ ({len(raw_a)} vs {len(raw_b)} bytes of JSON); "
+                                 f"first difference: {where}")
+        return
+    assert model_a.n_outputs == model_b.n_outputs, "different numbers of outputs"
+    assert len(model_a.trees) == len(model_b.trees), \
+        f"{len(model_a.trees)} vs {len(model_b.trees)} trees"
+    np.testing.assert_allclose(model_a.base_margin, model_b.base_margin,
+                               rtol=TRANSCENDENTAL_RTOL, atol=0)
+    for index, (tree_a, tree_b) in enumerate(zip(model_a.trees, model_b.trees)):
+        for name in STRUCTURE_ARRAYS:
+            np.testing.assert_array_equal(getattr(tree_a, name), getattr(tree_b, name),
+                                          err_msg=f"tree {index}: {name} differs")
+        for name in ("value", "gain", "cover"):
+            np.testing.assert_allclose(getattr(tree_a, name), getattr(tree_b, name),
+                                       rtol=TRANSCENDENTAL_RTOL, atol=0,
+                                       err_msg=f"tree {index}: {name} differs")
+    assert model_a.best_iteration == model_b.best_iteration
+
+
+def bits(array):
+    """float64 values as int64 bit patterns (distinguishes -0.0 and +0.0, NaN payloads)."""
+    return np.ascontiguousarray(array, dtype=np.float64).view(np.int64)
+
+
+
+
+def train_on_both(params, make_dataset, num_boost_round, devices=("cpu", "cuda"), **train_kwargs):
+    """Train the same model on each device; returns ``{device: Booster}``.
+
+    Parameters
+    ----------
+    params : dict
+        Training parameters without ``device``.
+    make_dataset : callable () -> gpuboost.Dataset
+        Called once per device, so that no device reuses another's cached copies.
+    num_boost_round : int
+    devices : sequence of str
+    **train_kwargs
+        Passed to :func:`gpuboost.train` (``verbose_eval`` defaults to False).
+    """
+    train_kwargs.setdefault("verbose_eval", False)
+    return {device: gpuboost.train(dict(params, device=device), make_dataset(), num_boost_round,
+                                   **train_kwargs)
+            for device in devices}
+
+
+def assert_predictions_match(model_a, model_b, X,
+                             kinds=({}, {"output_margin": True}, {"pred_leaf": True})):
+    """Assert bit-identical predictions of two Boosters on ``X`` for every kind."""
+    for kwargs in kinds:
+        expected = model_a.predict(X, **kwargs)
+        got = model_b.predict(X, **kwargs)
+        assert got.dtype == expected.dtype and got.shape == expected.shape, kwargs
+        if expected.dtype == np.float64:
+            np.testing.assert_array_equal(bits(got), bits(expected), err_msg=str(kwargs))
+        else:
+            np.testing.assert_array_equal(got, expected, err_msg=str(kwargs))

@@ -1,0 +1,256 @@
+"""Tests of the CUDA histogram primitive (gpuboost.backends.cuda_histogram, cuda/histogram.cu).
+
+The kernels run under the CPU emulation (``GPUBOOST_EMULATE_CUDA=1``; inputs and
+outputs are emulated device arrays, which follow CuPy's rules) and must equal the NumPy backend's histograms exactly, on every path: the
+shared-memory kernel with one or several feature groups, several row blocks per
+node, several flush passes per block, and the global-memory fallback.
+"""
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpuboost.backends.emulation import emulated_kernels
+from gpuboost.backends.emulation.device_array import namespace as xp
+from gpuboost.backends.cuda.sources import cuda_source_dir
+from gpuboost.core.dtypes import GRAD_QUANT_MAX, HIST_COUNT, HIST_DTYPE, HIST_GRAD, HIST_HESS
+from gpuboost.backends.cuda import histogram as cuda_histogram
+from gpuboost.backends.cuda.histogram import (MAX_BLOCK_THREADS, MAX_ROWS_PER_PASS, SHARED_BYTES_PER_CELL, build_histograms, plan_histograms)
+from gpuboost.backends.numpy.histogram import build_histograms as numpy_build_histograms
+from gpuboost.backends.numpy.histogram import build_histograms_naive
+
+KERNEL_PATH = Path(cuda_source_dir()) / "histogram.cu"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def emulated_cuda():
+    """Run every test of this module through the CPU emulation of the kernels."""
+    with emulated_kernels():
+        yield
+
+
+def _build_on_device(X_binned, gradients, hessians, sample_indices, begins, ends, n_bins,
+                     **options):
+    """:func:`build_histograms` on device copies of the host inputs, copied back."""
+    device_arrays = [xp.asarray(array) for array in (X_binned, gradients, hessians,
+                                                     sample_indices)]
+    return xp.asnumpy(build_histograms(xp, *device_arrays, begins, ends, n_bins, **options))
+
+
+def _problem(rng, n_rows, n_features, max_bin, missing_fraction=0.1):
+    """Row-major bins with missing values and one constant feature, quantized g and h."""
+    n_value_bins = rng.integers(1, max_bin + 1, size=n_features)
+    X_binned = np.empty((n_rows, n_features), dtype=np.uint8)
+    for feature in range(n_features):
+        X_binned[:, feature] = rng.integers(0, n_value_bins[feature], size=n_rows)
+    X_binned[rng.random((n_rows, n_features)) < missing_fraction] = max_bin
+    X_binned[:, -1] = 0  # a constant feature: every row in one bin
+    gradients = rng.integers(-GRAD_QUANT_MAX, GRAD_QUANT_MAX + 1, size=n_rows).astype(np.int32)
+    hessians = rng.integers(-GRAD_QUANT_MAX, GRAD_QUANT_MAX + 1, size=n_rows).astype(np.int32)
+    return X_binned, gradients, hessians
+
+
+def _segments(rng, n_samples, n_nodes):
+    """Disjoint segments in random node order, some of them empty."""
+    cuts = np.sort(rng.integers(0, n_samples + 1, size=2 * n_nodes))
+    order = rng.permutation(n_nodes)
+    return cuts[0::2][order], cuts[1::2][order]
+
+
+def _reference(X_binned, gradients, hessians, sample_indices, begins, ends, n_bins):
+    return numpy_build_histograms(np.ascontiguousarray(X_binned.T), gradients, hessians,
+                                  sample_indices, begins, ends, n_bins)
+
+
+def _assert_histograms_equal(result, expected):
+    assert result.dtype == HIST_DTYPE
+    assert result.shape == expected.shape
+    np.testing.assert_array_equal(result, expected)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_default_plan_matches_numpy_and_naive(seed):
+    rng = np.random.default_rng(seed)
+    max_bin = int(rng.choice([2, 15, 63]))
+    n_rows = int(rng.integers(50, 300))
+    X_binned, gradients, hessians = _problem(rng, n_rows, int(rng.integers(2, 7)), max_bin)
+    sample_indices = rng.permutation(n_rows).astype(np.int32)
+    begins, ends = _segments(rng, n_rows, int(rng.integers(1, 6)))
+    result = _build_on_device(X_binned, gradients, hessians, sample_indices, begins, ends,
+                              max_bin + 1)
+    expected = _reference(X_binned, gradients, hessians, sample_indices, begins, ends,
+                          max_bin + 1)
+    _assert_histograms_equal(result, expected)
+    naive = build_histograms_naive(X_binned, gradients, hessians, sample_indices, begins, ends,
+                                   max_bin + 1)
+    np.testing.assert_array_equal(result, naive)
+    assert expected[..., HIST_COUNT].sum() > 0  # not vacuous
+
+
+@pytest.mark.parametrize("rows_per_block, block_threads", [
+    (1, 32), (7, 1), (13, 96), (64, 5), (1000, MAX_BLOCK_THREADS)])
+def test_row_blocks_and_thread_counts(rows_per_block, block_threads):
+    """Several blocks per node (one flush each) and block sizes that do not divide
+    the pairs evenly, including fewer threads than features."""
+    rng = np.random.default_rng(rows_per_block)
+    n_rows, n_features, max_bin = 240, 7, 31
+    X_binned, gradients, hessians = _problem(rng, n_rows, n_features, max_bin)
+    sample_indices = rng.permutation(n_rows).astype(np.int32)
+    begins, ends = _segments(rng, n_rows, 5)
+    result = _build_on_device(X_binned, gradients, hessians, sample_indices, begins, ends,
+                              max_bin + 1, rows_per_block=rows_per_block,
+                              block_threads=block_threads)
+    _assert_histograms_equal(result, _reference(X_binned, gradients, hessians, sample_indices,
+                                                begins, ends, max_bin + 1))
+
+
+@pytest.mark.parametrize("features_per_block", [1, 2, 3, 4])
+def test_feature_groups_forced_by_a_small_shared_memory_limit(features_per_block):
+    rng = np.random.default_rng(10 + features_per_block)
+    n_rows, n_features, max_bin = 200, 7, 15
+    n_bins = max_bin + 1
+    limit = features_per_block * n_bins * SHARED_BYTES_PER_CELL
+    lengths = np.array([n_rows], dtype=np.int64)
+    plan = plan_histograms(lengths, n_features, n_bins, limit, sm_count=1)
+    assert plan.use_shared
+    assert plan.n_groups == -(-n_features // features_per_block)
+    assert plan.features_per_group * plan.n_groups >= n_features
+    assert plan.features_per_group <= features_per_block
+    X_binned, gradients, hessians = _problem(rng, n_rows, n_features, max_bin)
+    sample_indices = rng.permutation(n_rows).astype(np.int32)
+    begins, ends = _segments(rng, n_rows, 4)
+    result = _build_on_device(X_binned, gradients, hessians, sample_indices, begins, ends,
+                              n_bins, shared_memory_limit=limit, rows_per_block=17,
+                              block_threads=64)
+    _assert_histograms_equal(result, _reference(X_binned, gradients, hessians, sample_indices,
+                                                begins, ends, n_bins))
+
+
+@pytest.mark.parametrize("how", ["limit_below_one_feature", "forced"])
+def test_global_memory_fallback(how):
+    rng = np.random.default_rng(20)
+    n_rows, n_features, max_bin = 180, 5, 15
+    n_bins = max_bin + 1
+    X_binned, gradients, hessians = _problem(rng, n_rows, n_features, max_bin)
+    sample_indices = rng.permutation(n_rows).astype(np.int32)
+    begins, ends = _segments(rng, n_rows, 4)
+    options = ({"shared_memory_limit": n_bins * SHARED_BYTES_PER_CELL - 1}
+               if how == "limit_below_one_feature" else {"force_global": True})
+    plan = plan_histograms(ends - begins, n_features, n_bins,
+                           options.get("shared_memory_limit", 1 << 20), sm_count=1,
+                           force_global=options.get("force_global", False))
+    assert not plan.use_shared
+    result = _build_on_device(X_binned, gradients, hessians, sample_indices, begins, ends,
+                              n_bins, rows_per_block=23, block_threads=48, **options)
+    _assert_histograms_equal(result, _reference(X_binned, gradients, hessians, sample_indices,
+                                                begins, ends, n_bins))
+
+
+def test_many_nodes_with_empty_and_overlapping_segments():
+    rng = np.random.default_rng(30)
+    n_rows, n_features, max_bin = 150, 3, 7
+    X_binned, gradients, hessians = _problem(rng, n_rows, n_features, max_bin)
+    sample_indices = rng.permutation(n_rows).astype(np.int32)
+    begins = rng.integers(0, n_rows + 1, size=60)
+    ends = np.minimum(n_rows, begins + rng.integers(0, 12, size=60))
+    begins[[0, 17, 59]] = ends[[0, 17, 59]]  # empty first, middle and last nodes
+    result = _build_on_device(X_binned, gradients, hessians, sample_indices, list(begins),
+                              list(ends), max_bin + 1, rows_per_block=4, block_threads=32)
+    expected = _reference(X_binned, gradients, hessians, sample_indices, begins, ends,
+                          max_bin + 1)
+    _assert_histograms_equal(result, expected)
+    assert not expected[[0, 17, 59]].any()
+    assert expected[..., HIST_COUNT].sum() == n_features * (ends - begins).sum()
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_extreme_values_over_several_flush_passes(sign):
+    """Every row at |q| = GRAD_QUANT_MAX in one bin, more rows than one pass holds:
+    the packed shared-memory words reach their documented bounds."""
+    n_rows = 2 * MAX_ROWS_PER_PASS + 5
+    X_binned = np.zeros((n_rows, 1), dtype=np.uint8)
+    X_binned[-3:, 0] = 2  # a few rows elsewhere
+    gradients = np.full(n_rows, sign * GRAD_QUANT_MAX, dtype=np.int32)
+    hessians = np.full(n_rows, -sign * GRAD_QUANT_MAX, dtype=np.int32)
+    hessians[::7] = sign * GRAD_QUANT_MAX
+    sample_indices = np.arange(n_rows, dtype=np.int32)
+    begins, ends = [0, 5], [n_rows, n_rows]
+    result = _build_on_device(X_binned, gradients, hessians, sample_indices, begins, ends, 4,
+                              rows_per_block=n_rows)
+    expected = _reference(X_binned, gradients, hessians, sample_indices, begins, ends, 4)
+    _assert_histograms_equal(result, expected)
+    assert expected[0, 0, 0, HIST_COUNT] > MAX_ROWS_PER_PASS
+    assert abs(int(expected[0, 0, 0, HIST_GRAD])) == (n_rows - 3) * GRAD_QUANT_MAX
+    assert expected[0, 0, 0, HIST_HESS] != 0
+
+
+def test_no_nodes_no_rows_and_no_features():
+    rng = np.random.default_rng(40)
+    X_binned, gradients, hessians = _problem(rng, 20, 3, 7)
+    sample_indices = np.arange(20, dtype=np.int32)
+    empty = _build_on_device(X_binned, gradients, hessians, sample_indices, [], [], 8)
+    assert empty.shape == (0, 3, 8, 3) and empty.dtype == HIST_DTYPE
+    zero_rows = _build_on_device(X_binned, gradients, hessians, sample_indices, [4, 9],
+                                 [4, 9], 8)
+    assert zero_rows.shape == (2, 3, 8, 3) and not zero_rows.any()
+
+
+def test_rejects_wrong_dtypes_and_segments():
+    rng = np.random.default_rng(50)
+    X_binned, gradients, hessians = _problem(rng, 20, 3, 7)
+    sample_indices = np.arange(20, dtype=np.int32)
+    with pytest.raises(TypeError, match="X_binned"):
+        _build_on_device(X_binned.astype(np.int32), gradients, hessians, sample_indices,
+                         [0], [20], 8)
+    with pytest.raises(TypeError, match="sample_indices"):
+        _build_on_device(X_binned, gradients, hessians, sample_indices.astype(np.int64),
+                         [0], [20], 8)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        _build_on_device(np.asfortranarray(X_binned), gradients, hessians, sample_indices,
+                         [0], [20], 8)
+    with pytest.raises(ValueError, match="segment"):
+        _build_on_device(X_binned, gradients, hessians, sample_indices, [5], [21], 8)
+    with pytest.raises(ValueError, match="block_threads"):
+        _build_on_device(X_binned, gradients, hessians, sample_indices, [0], [20], 8,
+                         block_threads=MAX_BLOCK_THREADS + 1)
+
+
+def test_plan_fits_28_features_of_256_bins_in_one_group_on_sm80():
+    """The layout's headline: 28 x 256 cells in one block under sm_80's opt-in limit."""
+    sm80_optin_bytes = 163 * 1024
+    plan = plan_histograms(np.array([10 ** 6], dtype=np.int64), 28, 256, sm80_optin_bytes,
+                           sm_count=108)
+    assert plan.use_shared and plan.n_groups == 1
+    assert plan.shared_bytes == 28 * 256 * SHARED_BYTES_PER_CELL <= sm80_optin_bytes
+    assert plan.blocks_per_group >= 108  # enough blocks to fill the device
+    small = plan_histograms(np.array([10, 0, 3000], dtype=np.int64), 4, 64, sm80_optin_bytes,
+                            sm_count=108)
+    np.testing.assert_array_equal(np.diff(small.node_first_block),
+                                  -(-np.array([10, 0, 3000]) // small.rows_per_block))
+    assert small.rows_per_block >= cuda_histogram.MIN_ROWS_PER_BLOCK
+
+
+def _cu_constant(name):
+    match = re.search(rf"constexpr\s+\w+\s+{name}\s*=\s*([^;]+);", KERNEL_PATH.read_text())
+    assert match, name
+    return match.group(1)
+
+
+def test_python_constants_match_the_kernel_file():
+    assert int(_cu_constant("HISTOGRAM_MAX_BLOCK_THREADS")) == MAX_BLOCK_THREADS
+    assert int(_cu_constant("SHARED_WORDS_PER_CELL")) * 4 == SHARED_BYTES_PER_CELL
+    assert _cu_constant("MAX_ROWS_PER_PASS") == "int64_t{1} << 15"
+    assert MAX_ROWS_PER_PASS == 1 << 15
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_kernel_file_compiles_with_nvcc_without_warnings(arch):
+    command = ["nvcc", "-std=c++17", "--fmad=false", f"-arch={arch}", "-cubin", "-o",
+               "/dev/null", "-Werror", "all-warnings", f"-I{cuda_source_dir()}",
+               str(KERNEL_PATH)]
+    completed = subprocess.run(command, capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stdout + completed.stderr

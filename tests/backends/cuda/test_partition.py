@@ -1,0 +1,136 @@
+"""The CUDA backend's row partition (``cuda/partition.cu``) against the naive reference.
+
+Runs under the CPU emulation of the kernels (``GPUBOOST_EMULATE_CUDA=1``), so it
+needs no GPU; every launch is checked (``check_launches``) and the results must
+equal :func:`gpuboost.partition.partition_rows_naive` exactly.
+"""
+import re
+
+import numpy as np
+import pytest
+
+from gpuboost.backends.emulation import emulated_kernels
+from gpuboost import Dataset
+from gpuboost.backends.cuda.sources import read_cuda_source
+from gpuboost.backends.cuda import backend as cuda_backend
+from gpuboost.backends.numpy.partition import partition_rows_naive
+
+MAX_BIN = 15
+N_ROWS = 3000  # several partition tiles (PARTITION_TILE_ROWS) per large segment
+N_FEATURES = 5
+
+
+@pytest.fixture(scope="module")
+def backend():
+    """A CudaBackend on the emulated kernels, checking every launch."""
+    with emulated_kernels():
+        cuda = cuda_backend.CudaBackend()
+        cuda.check_launches = True
+        yield cuda
+
+
+@pytest.fixture(scope="module")
+def dataset():
+    """Binned data with missing values (feature 1) and a constant column (feature 4)."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(N_ROWS, N_FEATURES))
+    X[rng.random(N_ROWS) < 0.2, 1] = np.nan
+    X[:, 4] = 2.5
+    return Dataset(X, label=rng.normal(size=N_ROWS), max_bin=MAX_BIN)
+
+
+def _run_both(backend, dataset, sample_indices, begins, ends, features, threshold_bins,
+              default_left):
+    """Partition with the CUDA backend and the naive reference; return both results."""
+    data = backend.prepare(dataset)
+    expected = sample_indices.copy()
+    expected_left = partition_rows_naive(dataset.X_binned, expected, begins, ends, features,
+                                         threshold_bins, default_left, dataset.max_bin)
+    device_indices = backend.to_device(sample_indices)
+    left_counts = backend._partition(data, device_indices, begins, ends, features,
+                                     threshold_bins, default_left, return_left_counts=True)
+    backend.synchronize()
+    return (backend.to_host(device_indices), backend.to_host(left_counts), expected,
+            expected_left)
+
+
+def test_partition_matches_naive_reference(backend, dataset):
+    rng = np.random.default_rng(0)
+    sample_indices = np.sort(rng.choice(N_ROWS, size=2600, replace=False)).astype(np.int32)
+    # Segments: multi-tile, empty, one row, all-left (threshold at the top value bin),
+    # missing left and right, on the feature with NaN; positions 2590.. untouched.
+    begins = np.array([0, 1500, 1500, 1501, 1700, 2200, 2500], dtype=np.int64)
+    ends = np.array([1500, 1500, 1501, 1700, 2200, 2500, 2590], dtype=np.int64)
+    features = np.array([0, 2, 1, 1, 1, 3, 4], dtype=np.int64)
+    threshold_bins = np.array([6, 3, 0, 4, 9, MAX_BIN - 2, 0], dtype=np.int64)
+    default_left = np.array([False, True, True, True, False, False, True])
+    got, got_left, expected, expected_left = _run_both(
+        backend, dataset, sample_indices, begins, ends, features, threshold_bins, default_left)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(got_left, expected_left)
+    # The test is not vacuous: rows moved, and both directions occur.
+    assert not np.array_equal(got, sample_indices)
+    assert 0 < expected_left[0] < ends[0] - begins[0]
+    assert 0 < expected_left[4] < ends[4] - begins[4]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_partition_random_batches(backend, dataset, seed):
+    rng = np.random.default_rng(seed)
+    sample_indices = rng.permutation(N_ROWS).astype(np.int32)  # any order is kept stable
+    cuts = np.sort(rng.choice(np.arange(1, N_ROWS), size=9, replace=False))
+    bounds = np.concatenate([[0], cuts, [N_ROWS]])
+    chosen = np.sort(rng.choice(len(bounds) - 1, size=6, replace=False))
+    begins, ends = bounds[chosen], bounds[chosen + 1]
+    features = rng.integers(0, N_FEATURES, size=len(chosen))
+    threshold_bins = rng.integers(0, MAX_BIN - 1, size=len(chosen))
+    default_left = rng.random(len(chosen)) < 0.5
+    got, got_left, expected, expected_left = _run_both(
+        backend, dataset, sample_indices, begins, ends, features, threshold_bins, default_left)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(got_left, expected_left)
+
+
+def test_partition_with_no_rows_is_a_no_op(backend, dataset):
+    sample_indices = np.arange(10, dtype=np.int32)
+    got, got_left, expected, _ = _run_both(backend, dataset, sample_indices, [3], [3], [0],
+                                           [1], [True])
+    np.testing.assert_array_equal(got, sample_indices)
+    np.testing.assert_array_equal(got_left, [0])
+    got, _, _, _ = _run_both(backend, dataset, sample_indices, [], [], [], [], [])
+    np.testing.assert_array_equal(got, sample_indices)
+
+
+@pytest.mark.parametrize("begins, ends, message", [
+    ([0, 5], [6, 9], "overlap"),
+    ([0], [11], "0 <= begin <= end"),
+    ([4], [3], "0 <= begin <= end"),
+])
+def test_partition_rejects_bad_segments(backend, dataset, begins, ends, message):
+    data = backend.prepare(dataset)
+    sample_indices = backend.to_device(np.arange(10, dtype=np.int32))
+    with pytest.raises(ValueError, match=message):
+        backend.partition(data, sample_indices, begins, ends, [0] * len(begins),
+                          [1] * len(begins), [True] * len(begins))
+
+
+def test_partition_rejects_wrong_index_dtype(backend, dataset):
+    data = backend.prepare(dataset)
+    with pytest.raises(TypeError, match="int32"):
+        backend.partition(data, backend.to_device(np.arange(10, dtype=np.int64)), [0], [10],
+                          [0], [1], [True])
+
+
+def test_launch_constants_match_kernel_source():
+    """The Python tile geometry must be the one compiled into partition.cu and leaf.cu."""
+    def constant(source, name):
+        return int(re.search(rf"constexpr int32_t {name} = (\d+);", source).group(1))
+
+    partition = read_cuda_source("partition.cu")
+    assert constant(partition, "kPartitionThreadsPerBlock") == \
+        cuda_backend.PARTITION_THREADS_PER_BLOCK
+    assert constant(partition, "kPartitionItemsPerThread") == \
+        cuda_backend.PARTITION_ITEMS_PER_THREAD
+    leaf = read_cuda_source("leaf.cu")
+    assert constant(leaf, "kLeafThreadsPerBlock") == cuda_backend.LEAF_THREADS_PER_BLOCK
+    assert constant(leaf, "kLeafItemsPerThread") == cuda_backend.LEAF_ITEMS_PER_THREAD

@@ -1,0 +1,258 @@
+"""Tests of the CUDA split scan (gpuboost.backends.cuda_split, cuda/split.cu, cuda/gain.cuh).
+
+The kernels run under the CPU emulation (``GPUBOOST_EMULATE_CUDA=1``; histograms
+are emulated device arrays, which follow CuPy's rules) and must return exactly the records of :func:`gpuboost.split.find_best_splits`:
+every field equal, gains bit for bit, ties broken the same way.
+"""
+import itertools
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpuboost.backends.emulation import emulated_kernels
+from gpuboost.backends.emulation.device_array import namespace as xp
+from gpuboost.backends.cuda.sources import cuda_source_dir
+from gpuboost.core.dtypes import GRAD_QUANT_MAX, HIST_COUNT, HIST_HESS
+from gpuboost.backends.cuda import split_scan as cuda_split
+from gpuboost.backends.cuda.split_scan import find_best_splits
+from gpuboost.backends.numpy.histogram import build_histograms
+from gpuboost.core.quantize import quantize
+from gpuboost.backends.numpy.split_scan import SPLIT_RECORD_DTYPE, SplitParams
+from gpuboost.backends.numpy.split_scan import find_best_splits as numpy_find_best_splits
+
+#: Every SplitParams option on and off (lambda 0 lets H + lambda <= 0 occur).
+PARAM_GRID = [
+    SplitParams(reg_lambda=lam, reg_alpha=alpha, max_delta_step=mds, min_child_weight=mcw,
+                min_data_in_leaf=mdl, gamma=gamma)
+    for lam, alpha, mds, mcw, mdl, gamma in itertools.product(
+        (0.0, 1.0), (0.0, 0.7), (0.0, 0.4), (0.0, 2.0), (1, 5), (0.0, 0.5))
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def emulated_cuda():
+    """Run every test of this module through the CPU emulation of the kernels."""
+    with emulated_kernels():
+        yield
+
+
+def assert_same_records(result, expected):
+    """Every field equal; gains compared bit for bit."""
+    assert result.dtype == expected.dtype == SPLIT_RECORD_DTYPE
+    assert result.shape == expected.shape
+    for name in SPLIT_RECORD_DTYPE.names:
+        if name == "gain":
+            np.testing.assert_array_equal(result[name].view(np.int64),
+                                          expected[name].view(np.int64), err_msg=name)
+        else:
+            np.testing.assert_array_equal(result[name], expected[name], err_msg=name)
+
+
+def _scan_on_device(histograms, *args, **kwargs):
+    """:func:`find_best_splits` on a device copy of the host histograms."""
+    return find_best_splits(xp, xp.asarray(histograms), *args, **kwargs)
+
+
+def both(histograms, scale_g, scale_h, n_value_bins, missing_bin, params, mask=None):
+    result = _scan_on_device(histograms, scale_g, scale_h, n_value_bins, missing_bin,
+                              params, mask)
+    expected = numpy_find_best_splits(histograms, scale_g, scale_h, n_value_bins, missing_bin,
+                                      params, mask)
+    assert_same_records(result, expected)
+    return expected
+
+
+def data_histograms(rng, n_nodes, n_features, max_bin, discrete=False):
+    """Histograms of random binned data, as the grower builds them: missing values in
+    some features, a constant feature, optionally few distinct gradients (many ties)."""
+    n_rows = int(rng.integers(20 * n_nodes, 60 * n_nodes))
+    n_value_bins = rng.integers(2, max_bin + 1, size=n_features)
+    n_value_bins[-1] = 1  # constant feature
+    X_binned = np.empty((n_rows, n_features), dtype=np.uint8)
+    for feature in range(n_features):
+        X_binned[:, feature] = rng.integers(0, n_value_bins[feature], size=n_rows)
+    with_missing = rng.random(n_features) < 0.6
+    X_binned[(rng.random((n_rows, n_features)) < 0.15) & with_missing] = max_bin
+    if discrete:
+        gradients = rng.integers(-2, 3, size=n_rows).astype(np.float64)
+        hessians = rng.choice([0.0, 1.0, 2.0], size=n_rows)
+    else:
+        gradients = rng.normal(size=n_rows) + (X_binned[:, 0] % 3 == 0)
+        hessians = rng.uniform(0.05, 1.0, size=n_rows)
+    quantized_g, scale_g = quantize(gradients)
+    quantized_h, scale_h = quantize(hessians)
+    cuts = np.sort(rng.integers(0, n_rows + 1, size=n_nodes - 1))
+    begins, ends = np.concatenate([[0], cuts]), np.concatenate([cuts, [n_rows]])
+    histograms = build_histograms(np.ascontiguousarray(X_binned.T), quantized_g, quantized_h,
+                                  rng.permutation(n_rows).astype(np.int32), begins, ends,
+                                  max_bin + 1)
+    return histograms, scale_g, scale_h, n_value_bins
+
+
+@pytest.mark.parametrize("index", range(len(PARAM_GRID)))
+def test_every_parameter_combination_on_data_histograms(index):
+    params = PARAM_GRID[index]
+    rng = np.random.default_rng(index)
+    histograms, scale_g, scale_h, n_value_bins = data_histograms(rng, 4, 5, 15)
+    both(histograms, scale_g, scale_h, n_value_bins, 15, params)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_masks_missing_values_and_ties(seed):
+    rng = np.random.default_rng(100 + seed)
+    max_bin = int(rng.choice([3, 15, 31]))
+    n_nodes, n_features = int(rng.integers(1, 7)), int(rng.integers(2, 7))
+    histograms, scale_g, scale_h, n_value_bins = data_histograms(
+        rng, n_nodes, n_features, max_bin, discrete=seed % 2 == 1)
+    mask = rng.random((n_nodes, n_features)) < 0.7
+    params = PARAM_GRID[int(rng.integers(len(PARAM_GRID)))]
+    expected = both(histograms, scale_g, scale_h, n_value_bins, max_bin, SplitParams(), mask)
+    assert (expected["feature"] >= 0).any()  # not vacuous
+    both(histograms, scale_g, scale_h, n_value_bins, max_bin, params, mask)
+    both(histograms, scale_g, scale_h, n_value_bins, max_bin, params,
+         np.zeros((n_nodes, n_features), dtype=bool))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_arbitrary_integer_histograms(seed):
+    """Histograms that no data could give (features disagree on the node total, negative
+    hessians and counts): the parent is feature 0's total, as in NumPy; H + lambda <= 0,
+    signed zeros and NaN gains occur."""
+    rng = np.random.default_rng(200 + seed)
+    n_nodes, n_features, max_bin = 3, 4, 7
+    histograms = rng.integers(-GRAD_QUANT_MAX, GRAD_QUANT_MAX,
+                              size=(n_nodes, n_features, max_bin + 1, 3))
+    histograms[..., HIST_COUNT] = rng.integers(-2, 30, size=histograms.shape[:3])
+    histograms[:, 1, max_bin] = 0  # feature 1 without missing rows
+    histograms[:, :, 0, HIST_HESS] = 0  # left children with H == 0: H + lambda == 0 at lambda 0
+    n_value_bins = np.array([max_bin, 4, 1, max_bin])
+    for params in (SplitParams(reg_lambda=0.0, min_child_weight=-1e30, min_data_in_leaf=-5),
+                   SplitParams(reg_lambda=0.0, reg_alpha=3.0, max_delta_step=0.25,
+                               min_child_weight=-1e30, min_data_in_leaf=-5),
+                   SplitParams()):
+        both(histograms, 2.0 ** 27, 3.0 ** 17, n_value_bins, max_bin, params)
+
+
+def test_gain_equal_to_gamma_is_not_enough():
+    rng = np.random.default_rng(350)
+    histograms, scale_g, scale_h, n_value_bins = data_histograms(rng, 3, 4, 15)
+    best = both(histograms, scale_g, scale_h, n_value_bins, 15, SplitParams())
+    assert best["feature"][0] >= 0
+    gamma = float(best["gain"][0])
+    expected = both(histograms, scale_g, scale_h, n_value_bins, 15, SplitParams(gamma=gamma))
+    assert expected["gain"][0] != gamma  # the candidate whose gain equals gamma lost
+
+
+def test_all_256_bins():
+    rng = np.random.default_rng(300)
+    histograms, scale_g, scale_h, n_value_bins = data_histograms(rng, 2, 3, 255)
+    n_value_bins[0] = 255
+    expected = both(histograms, scale_g, scale_h, n_value_bins, 255, SplitParams())
+    assert (expected["feature"] >= 0).all()
+
+
+def test_duplicate_features_pick_the_lowest():
+    rng = np.random.default_rng(400)
+    histograms, scale_g, scale_h, n_value_bins = data_histograms(rng, 3, 6, 15)
+    best = numpy_find_best_splits(histograms, scale_g, scale_h, n_value_bins, 15,
+                                  SplitParams())["feature"]
+    for node, feature in enumerate(best):  # copy each node's winner into every later feature
+        if feature >= 0:
+            histograms[node, feature + 1:] = histograms[node, feature]
+    n_value_bins[:] = n_value_bins.max()
+    expected = both(histograms, scale_g, scale_h, n_value_bins, 15, SplitParams())
+    np.testing.assert_array_equal(expected["feature"], best)
+    mask = np.ones(histograms.shape[:2], dtype=bool)
+    mask[:, 0] = False
+    both(histograms, scale_g, scale_h, n_value_bins, 15, SplitParams(), mask)
+
+
+def test_empty_bins_and_zero_missing_sums_tie():
+    """Empty bins give equal candidates (lowest bin wins); a missing bin with rows but
+    zero sums makes both directions tie (missing-right wins; default_left False)."""
+    n_bins = 8
+    histograms = np.zeros((2, 2, n_bins, 3), dtype=np.int64)
+    for node in range(2):
+        histograms[node, :, 0] = (-3 * 2 ** 20, 2 ** 20, 4)
+        histograms[node, :, 5] = (3 * 2 ** 20, 2 ** 20, 4)  # bins 1-4 empty: thresholds 0-4 tie
+    histograms[0, :, n_bins - 1] = (0, 0, 3)   # missing rows with zero sums
+    histograms[1, 1, n_bins - 1] = (0, 0, 3)
+    histograms[1, 0, 0, HIST_COUNT] += 3        # node 1: feature 0 holds the missing rows in bin 0
+    n_value_bins = np.array([7, 7])
+    expected = both(histograms, 2.0 ** 20, 2.0 ** 20, n_value_bins, n_bins - 1,
+                    SplitParams(reg_lambda=1.0, min_child_weight=0.0))
+    np.testing.assert_array_equal(expected["feature"], [0, 0])
+    np.testing.assert_array_equal(expected["bin"], [0, 0])
+    np.testing.assert_array_equal(expected["default_left"], [False, True])
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")
+def test_infinite_gain_means_no_split():
+    """NumPy keeps a node without a split when its best gain is +inf (not finite)."""
+    histograms = np.zeros((1, 2, 4, 3), dtype=np.int64)
+    histograms[0, :, 0] = (GRAD_QUANT_MAX, 1, 5)
+    histograms[0, :, 1] = (-GRAD_QUANT_MAX, 1, 5)
+    params = SplitParams(min_child_weight=0.0)
+    finite = both(histograms, 1e-140, 1.0, np.array([3, 3]), 3, params)
+    assert finite["feature"][0] == 0 and np.isfinite(finite["gain"][0])
+    overflowing = both(histograms, 1e-190, 1.0, np.array([3, 3]), 3, params)
+    assert overflowing["feature"][0] == -1 and overflowing["count"][0] == 10
+
+
+def test_degenerate_batches():
+    histograms = np.zeros((0, 3, 8, 3), dtype=np.int64)
+    assert _scan_on_device(histograms, 1.0, 1.0, np.full(3, 7), 7, SplitParams()).shape == (0,)
+    rng = np.random.default_rng(500)
+    one_bin = rng.integers(-100, 100, size=(2, 3, 2, 3))  # max_bin 1: no candidate bins
+    both(one_bin, 1.0, 1.0, np.ones(3, dtype=np.int64), 1, SplitParams())
+    histograms, scale_g, scale_h, n_value_bins = data_histograms(rng, 2, 3, 15)
+    # a missing bin below the last column: the columns above it only count in the parent
+    both(histograms, scale_g, scale_h, np.minimum(n_value_bins, 13), 14, SplitParams())
+
+
+def test_device_copy_of_n_value_bins_and_wrong_shapes():
+    rng = np.random.default_rng(600)
+    histograms, scale_g, scale_h, n_value_bins = data_histograms(rng, 2, 3, 7)
+    expected = numpy_find_best_splits(histograms, scale_g, scale_h, n_value_bins, 7,
+                                      SplitParams())
+    result = _scan_on_device(histograms, scale_g, scale_h, n_value_bins.astype(np.int32), 7,
+                              SplitParams())
+    assert_same_records(result, expected)
+    with pytest.raises(ValueError, match="n_value_bins"):
+        _scan_on_device(histograms, scale_g, scale_h, n_value_bins[:2], 7, SplitParams())
+    with pytest.raises(ValueError, match="feature_mask"):
+        _scan_on_device(histograms, scale_g, scale_h, n_value_bins, 7, SplitParams(),
+                         np.ones((3, 3), dtype=bool))
+    with pytest.raises(ValueError, match="shape"):
+        _scan_on_device(histograms[..., :2], scale_g, scale_h, n_value_bins, 7,
+                         SplitParams())
+    assert (expected["feature"] >= 0).any()
+
+
+def test_python_constants_match_the_kernel_file():
+    source = (Path(cuda_source_dir()) / "split.cu").read_text()
+
+    def constant(name):
+        match = re.search(rf"constexpr\s+\w+\s+{name}\s*=\s*(\d+);", source)
+        assert match, name
+        return int(match.group(1))
+
+    assert constant("SPLIT_SCAN_MAX_THREADS") == cuda_split.SCAN_MAX_THREADS
+    assert constant("SPLIT_SELECT_MAX_THREADS") == cuda_split.SELECT_MAX_THREADS
+    assert constant("FEATURE_BEST_LEFT_SUMS") + 3 == cuda_split.FEATURE_BEST_WORDS
+    assert constant("RECORD_LEFT_SUMS") + 6 == cuda_split.RECORD_WORDS
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_kernel_file_compiles_with_nvcc_without_warnings(arch):
+    """split.cu, and with it gain.cuh."""
+    path = Path(cuda_source_dir()) / "split.cu"
+    command = ["nvcc", "-std=c++17", "--fmad=false", f"-arch={arch}", "-cubin", "-o",
+               "/dev/null", "-Werror", "all-warnings", f"-I{cuda_source_dir()}", str(path)]
+    completed = subprocess.run(command, capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stdout + completed.stderr

@@ -1,0 +1,395 @@
+"""Tests of gpuboost.grower: depthwise and lossguide growth, column sampling, leaf values."""
+import numpy as np
+import pytest
+
+import gpuboost
+from gpuboost.core.profiling import PhaseTimer
+from gpuboost.backends.numpy.backend import NumpyBackend
+from gpuboost.data.dataset import Dataset
+from gpuboost.tree.grower import FeatureSampler, TreeGrower, _HistogramRef
+from gpuboost.params import validate_params
+from gpuboost.backends.numpy.predict import predict_leaves_binned
+from gpuboost.core.quantize import dequantize, quantize
+from gpuboost.core.random import host_rng
+from gpuboost.backends.numpy.split_scan import SplitParams, leaf_weight
+
+
+class RecordingBackend(NumpyBackend):
+    """NumPy backend that records the segments it builds and the masks it scans with."""
+
+    def __init__(self):
+        self.built_segments = []
+        self.scans = []
+        self.n_builds = self.n_subtractions = 0
+
+    def build_histograms(self, data, quantized_gradients, quantized_hessians, sample_indices,
+                         begins, ends):
+        self.built_segments += list(zip(begins, ends))
+        self.n_builds += 1
+        return super().build_histograms(data, quantized_gradients, quantized_hessians,
+                                        sample_indices, begins, ends)
+
+    def subtract_histograms(self, parent, child):
+        self.n_subtractions += 1
+        return super().subtract_histograms(parent, child)
+
+    def find_best_splits(self, data, histograms, scale_gradients, scale_hessians, split_params,
+                         feature_mask):
+        records = super().find_best_splits(data, histograms, scale_gradients, scale_hessians,
+                                           split_params, feature_mask)
+        self.scans.append((None if feature_mask is None else feature_mask.copy(), records))
+        return records
+
+
+class DirectHistogramGrower(TreeGrower):
+    """Builds every node's histogram directly (no subtraction) before the split scan,
+    checking on the way that the subtraction gave exactly the same histogram."""
+
+    n_checked = 0
+
+    def _find_splits(self, nodes):
+        for node in nodes:
+            direct = self._build([node])
+            reference = node.histogram
+            np.testing.assert_array_equal(direct,
+                                          reference.array[reference.row:reference.row + 1])
+            node.histogram = _HistogramRef(direct, 0)
+            DirectHistogramGrower.n_checked += 1
+        super()._find_splits(nodes)
+
+
+def make_problem(X, y, weight=None, max_bin=255):
+    """Dataset and quantized squared-error gradients at margin 0."""
+    dataset = Dataset(X, label=y, weight=weight, max_bin=max_bin)
+    w = np.ones(len(y)) if weight is None else weight
+    quantized_g, scale_g = quantize((0.0 - y) * w)
+    quantized_h, scale_h = quantize(w)
+    return dataset, (quantized_g, quantized_h, scale_g, scale_h)
+
+
+def grow(dataset, gradients, grower_class=TreeGrower, backend=None, sample_indices=None,
+         timer=None, **user_params):
+    params = validate_params({"device": "cpu", **user_params})
+    backend = backend or NumpyBackend()
+    data = backend.prepare(dataset)
+    quantized_g, quantized_h, scale_g, scale_h = gradients
+    if sample_indices is None:
+        sample_indices = np.arange(dataset.n_rows, dtype=np.int32)
+    sampler = FeatureSampler(dataset.n_features, params, host_rng(params["seed"], 0, 0))
+    grower = grower_class(backend, data, quantized_g, quantized_h, scale_g, scale_h,
+                          sample_indices, params, SplitParams.from_params(params), sampler,
+                          dataset.bin_mapper.threshold_for_bin, timer or PhaseTimer())
+    return grower, grower.grow()
+
+
+def node_depths(tree):
+    depths = np.zeros(tree.n_nodes, dtype=int)
+    for node in range(tree.n_nodes):
+        if tree.feature[node] >= 0:
+            depths[tree.left_child[node]] = depths[tree.right_child[node]] = depths[node] + 1
+    return depths
+
+
+@pytest.fixture
+def problem(regression_data):
+    X, y = regression_data
+    return make_problem(X, y)
+
+
+# ---------------------------------------------------------------------------
+# Tree shape limits and node ids
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("max_depth", [1, 2, 4, 7])
+def test_depthwise_respects_max_depth(problem, max_depth):
+    dataset, gradients = problem
+    _, grown = grow(dataset, gradients, max_depth=max_depth, min_child_weight=0.0)
+    assert grown.tree.depth() == max_depth  # the data supports deeper trees
+    assert grown.tree.n_leaves <= 2 ** max_depth
+
+
+@pytest.mark.parametrize("max_leaves", [1, 2, 3, 5, 12])
+def test_depthwise_max_leaves_expands_the_highest_gains_first(problem, max_leaves):
+    dataset, gradients = problem
+    grower, grown = grow(dataset, gradients, max_depth=6, max_leaves=max_leaves,
+                         min_child_weight=0.0)
+    assert grown.tree.n_leaves == max_leaves
+    by_depth = {}
+    for node in grower.nodes:
+        if grower._admissible(node):
+            by_depth.setdefault(node.depth, []).append(node)
+    partly_expanded_levels = 0
+    for nodes in by_depth.values():
+        expanded = [float(n.record["gain"]) for n in nodes if n.left >= 0]
+        skipped = [float(n.record["gain"]) for n in nodes if n.left < 0]
+        if skipped and expanded:
+            assert min(expanded) >= max(skipped)
+            partly_expanded_levels += 1
+    assert partly_expanded_levels > 0 or max_leaves <= 2  # the budget did choose
+
+
+@pytest.mark.parametrize("max_leaves, max_depth", [(2, 6), (7, 6), (16, 3), (40, 0)])
+def test_lossguide_respects_max_leaves_and_max_depth(problem, max_leaves, max_depth):
+    dataset, gradients = problem
+    _, grown = grow(dataset, gradients, grow_policy="lossguide", max_leaves=max_leaves,
+                    max_depth=max_depth, min_child_weight=0.0)
+    assert grown.tree.n_leaves <= max_leaves
+    if max_depth:
+        assert grown.tree.depth() <= max_depth
+    if max_leaves <= 2 ** max_depth or max_depth == 0:
+        assert grown.tree.n_leaves == max_leaves
+
+
+@pytest.mark.parametrize("max_leaves", [4, 10, 25])
+def test_lossguide_expands_the_best_leaf_first(problem, max_leaves):
+    dataset, gradients = problem
+    grower, grown = grow(dataset, gradients, grow_policy="lossguide", max_leaves=max_leaves,
+                         max_depth=0, min_child_weight=0.0)
+    nodes = grower.nodes
+    expansion_order = sorted((n for n in nodes if n.left >= 0), key=lambda n: n.left)
+    frontier = {0}
+    for parent in expansion_order:
+        candidates = [nodes[i] for i in frontier if grower._admissible(nodes[i])]
+        best = max(candidates, key=lambda n: (float(n.record["gain"]), -n.id))
+        assert parent is best
+        frontier.remove(parent.id)
+        frontier |= {parent.left, parent.right}
+    assert grown.tree.n_leaves == len(frontier) == max_leaves
+
+
+@pytest.mark.parametrize("policy", ["depthwise", "lossguide"])
+def test_node_ids_in_expansion_order(problem, policy):
+    dataset, gradients = problem
+    _, grown = grow(dataset, gradients, grow_policy=policy, max_depth=5, max_leaves=20,
+                    min_child_weight=0.0)
+    tree = grown.tree
+    internal = np.flatnonzero(tree.feature >= 0)
+    lefts, rights = tree.left_child[internal], tree.right_child[internal]
+    np.testing.assert_array_equal(rights, lefts + 1)
+    assert (lefts > internal).all()
+    # Children ids are handed out pair by pair, 1, 3, 5, ...
+    np.testing.assert_array_equal(np.sort(lefts), 1 + 2 * np.arange(len(internal)))
+    if policy == "depthwise":
+        depths = node_depths(tree)
+        assert np.all(np.diff(depths) >= 0)  # level order
+        # Within a level, parents are expanded in node-id order.
+        np.testing.assert_array_equal(lefts, np.sort(lefts))
+
+
+def test_single_leaf_when_no_split_is_admissible(problem):
+    dataset, gradients = problem
+    _, grown = grow(dataset, gradients, gamma=1e12, learning_rate=0.5)
+    tree = grown.tree
+    assert tree.n_nodes == 1 and tree.feature[0] == -1
+    quantized_g, quantized_h, scale_g, scale_h = gradients
+    G = dequantize(quantized_g.astype(np.int64).sum(), scale_g)
+    H = dequantize(quantized_h.astype(np.int64).sum(), scale_h)
+    assert tree.value[0] == 0.5 * leaf_weight(G, H, SplitParams())
+    np.testing.assert_array_equal(grown.leaf_nodes, [0])
+
+
+def test_empty_sample(problem):
+    dataset, gradients = problem
+    _, grown = grow(dataset, gradients, sample_indices=np.zeros(0, dtype=np.int32))
+    assert grown.tree.n_nodes == 1 and grown.tree.value[0] == 0.0
+
+
+@pytest.mark.parametrize("min_data_in_leaf, min_child_weight", [(20, 0.0), (1, 15.0)])
+def test_leaves_respect_minimum_size(problem, min_data_in_leaf, min_child_weight):
+    dataset, gradients = problem
+    _, grown = grow(dataset, gradients, max_depth=8, min_data_in_leaf=min_data_in_leaf,
+                    min_child_weight=min_child_weight)
+    tree = grown.tree
+    assert tree.n_leaves > 4
+    assert (tree.count[tree.is_leaf] >= min_data_in_leaf).all()
+    assert (tree.cover[tree.is_leaf] >= min_child_weight).all()
+
+
+# ---------------------------------------------------------------------------
+# Histogram subtraction
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("policy", ["depthwise", "lossguide"])
+def test_subtraction_gives_the_same_tree_as_direct_histograms(regression_data, policy):
+    X, y = regression_data
+    weight = np.random.default_rng(0).uniform(0.2, 2.0, size=len(y))
+    dataset, gradients = make_problem(X, y, weight=weight)
+    params = dict(grow_policy=policy, max_depth=6, max_leaves=30, min_child_weight=0.0,
+                  reg_alpha=0.1)
+    _, reference = grow(dataset, gradients, **params)
+    DirectHistogramGrower.n_checked = 0
+    _, direct = grow(dataset, gradients, grower_class=DirectHistogramGrower, **params)
+    assert DirectHistogramGrower.n_checked > 20
+    assert direct.tree == reference.tree
+    np.testing.assert_array_equal(direct.sample_indices, reference.sample_indices)
+
+
+def test_only_the_smaller_child_histogram_is_built(problem):
+    dataset, gradients = problem
+    backend = RecordingBackend()
+    grower, grown = grow(dataset, gradients, backend=backend, max_depth=5, min_child_weight=0.0)
+    segment_to_node = {(n.begin, n.end): n for n in grower.nodes}
+    assert backend.built_segments[0] == (0, dataset.n_rows)
+    built_nodes = [segment_to_node[tuple(map(int, s))] for s in backend.built_segments[1:]]
+    parents = {n.left: n for n in grower.nodes if n.left >= 0}
+    parents.update({n.right: n for n in grower.nodes if n.left >= 0})
+    seen_parents = set()
+    for node in built_nodes:
+        parent = parents[node.id]
+        assert parent.id not in seen_parents  # one build per pair
+        seen_parents.add(parent.id)
+        left, right = grower.nodes[parent.left], grower.nodes[parent.right]
+        smaller = left if left.count <= right.count else right
+        assert node is smaller
+    assert len(built_nodes) > 5
+
+
+def test_depthwise_growth_batches_each_level(problem):
+    """One histogram build, one sibling subtraction and one split scan per level, however
+    many nodes it has (on a GPU each backend call is a few launches, so per-node calls
+    would make launch latency grow with the tree)."""
+    dataset, gradients = problem
+    backend = RecordingBackend()
+    max_depth = 6
+    grower, _ = grow(dataset, gradients, backend=backend, max_depth=max_depth,
+                     min_child_weight=0.0)
+    depth_reached = max(node.depth for node in grower.nodes)
+    assert depth_reached == max_depth and len(grower.nodes) > 4 * max_depth
+    assert backend.n_builds == max_depth  # the root, then one batch per level but the last
+    assert backend.n_subtractions == max_depth - 1
+    assert len(backend.scans) == max_depth
+
+
+# ---------------------------------------------------------------------------
+# Leaf values and leaf segments
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("params", [
+    dict(learning_rate=0.3),
+    dict(learning_rate=0.7, reg_alpha=0.5, reg_lambda=2.0),
+    dict(learning_rate=1.0, max_delta_step=0.3),
+])
+def test_leaf_value_is_learning_rate_times_leaf_weight(problem, params):
+    dataset, gradients = problem
+    quantized_g, quantized_h, scale_g, scale_h = gradients
+    _, grown = grow(dataset, gradients, max_depth=4, **params)
+    tree = grown.tree
+    split_params = SplitParams.from_params(validate_params(params))
+    for node, begin, end in zip(grown.leaf_nodes, grown.leaf_begins, grown.leaf_ends):
+        rows = grown.sample_indices[begin:end]
+        G = dequantize(quantized_g[rows].astype(np.int64).sum(), scale_g)
+        H = dequantize(quantized_h[rows].astype(np.int64).sum(), scale_h)
+        assert tree.value[node] == params["learning_rate"] * leaf_weight(G, H, split_params)
+        assert tree.cover[node] == H and tree.count[node] == end - begin
+
+
+def test_leaf_segments_partition_the_sample_in_row_order(problem):
+    dataset, gradients = problem
+    sample = np.sort(np.random.default_rng(1).choice(dataset.n_rows, 300, replace=False))
+    _, grown = grow(dataset, gradients, sample_indices=sample.astype(np.int32), max_depth=5)
+    tree = grown.tree
+    assert tree.count[0] == 300
+    order = np.argsort(grown.leaf_begins)
+    np.testing.assert_array_equal(grown.leaf_begins[order][1:], grown.leaf_ends[order][:-1])
+    assert grown.leaf_begins[order][0] == 0 and grown.leaf_ends[order][-1] == 300
+    np.testing.assert_array_equal(np.sort(grown.sample_indices), sample)
+    leaves = predict_leaves_binned(tree, dataset.X_binned, dataset.bin_mapper.missing_bin)
+    for node, begin, end in zip(grown.leaf_nodes, grown.leaf_begins, grown.leaf_ends):
+        rows = grown.sample_indices[begin:end]
+        assert np.all(np.diff(rows) > 0)
+        assert (leaves[rows] == node).all()
+    np.testing.assert_array_equal(np.sort(grown.leaf_nodes), np.flatnonzero(tree.is_leaf))
+
+
+def test_thresholds_come_from_the_bin_edges(problem):
+    dataset, gradients = problem
+    _, grown = grow(dataset, gradients, max_depth=4)
+    tree = grown.tree
+    for node in np.flatnonzero(tree.feature >= 0):
+        assert tree.threshold[node] == dataset.bin_mapper.threshold_for_bin(
+            int(tree.feature[node]), int(tree.threshold_bin[node]))
+        assert tree.gain[node] > 0
+
+
+def test_timer_sees_the_growth_phases(problem):
+    dataset, gradients = problem
+    timer = PhaseTimer(enabled=True)
+    grow(dataset, gradients, timer=timer, max_depth=3)
+    assert {"histogram", "split", "partition"} <= set(timer.seconds)
+
+
+# ---------------------------------------------------------------------------
+# Column sampling
+# ---------------------------------------------------------------------------
+
+def test_feature_sampler_without_sampling_gives_no_mask():
+    params = validate_params({})
+    sampler = FeatureSampler(5, params, host_rng(0))
+    assert sampler.trivial and sampler.mask([0, 1, 2]) is None
+    np.testing.assert_array_equal(sampler.tree_features, np.arange(5))
+
+
+def test_feature_sampler_nests_tree_level_and_node_sets():
+    params = validate_params({"colsample_bytree": 0.8, "colsample_bylevel": 0.6,
+                              "colsample_bynode": 0.5})
+    sampler = FeatureSampler(20, params, host_rng(3, 1, 0))
+    assert len(sampler.tree_features) == 16
+    depths = [0, 1, 1, 2, 2, 2, 2, 1]
+    masks = sampler.mask(depths)
+    assert masks.shape == (8, 20) and masks.dtype == bool
+    for row, depth in zip(masks, depths):
+        level = sampler.level_features[depth]
+        assert len(level) == int(0.6 * 16)
+        assert set(level) <= set(sampler.tree_features)
+        assert row.sum() == int(0.5 * len(level))
+        assert set(np.flatnonzero(row)) <= set(level)
+    # Same generator seed: same draws.
+    again = FeatureSampler(20, params, host_rng(3, 1, 0)).mask(depths)
+    np.testing.assert_array_equal(again, masks)
+
+
+def test_feature_sampler_keeps_at_least_one_feature():
+    params = validate_params({"colsample_bynode": 0.01})
+    masks = FeatureSampler(7, params, host_rng(0)).mask([0, 1, 1])
+    np.testing.assert_array_equal(masks.sum(axis=1), [1, 1, 1])
+
+
+def test_colsample_bytree_tiny_uses_one_feature_per_tree(regression_data):
+    X, y = regression_data
+    booster = gpuboost.train({"device": "cpu", "colsample_bytree": 0.01, "max_depth": 4},
+                             gpuboost.Dataset(X, label=y), num_boost_round=12, verbose_eval=False)
+    used_anywhere = set()
+    for tree in booster.trees:
+        used = set(tree.feature[tree.feature >= 0].tolist())
+        assert len(used) == 1
+        used_anywhere |= used
+    assert len(used_anywhere) > 1  # different trees draw different features
+
+
+def test_colsample_bylevel_tiny_uses_one_feature_per_level(regression_data):
+    X, y = regression_data
+    booster = gpuboost.train({"device": "cpu", "colsample_bylevel": 0.01, "max_depth": 4},
+                             gpuboost.Dataset(X, label=y), num_boost_round=8, verbose_eval=False)
+    levels_with_several_nodes = 0
+    for tree in booster.trees:
+        depths = node_depths(tree)
+        for depth in set(depths[tree.feature >= 0].tolist()):
+            at_depth = (depths == depth) & (tree.feature >= 0)
+            assert len(set(tree.feature[at_depth].tolist())) == 1
+            levels_with_several_nodes += int(at_depth.sum() > 1)
+    assert levels_with_several_nodes > 0
+
+
+def test_colsample_bynode_masks_are_honoured(problem):
+    dataset, gradients = problem
+    backend = RecordingBackend()
+    grow(dataset, gradients, backend=backend, colsample_bynode=0.4, max_depth=5,
+         min_child_weight=0.0)
+    n_split_nodes = 0
+    for mask, records in backend.scans:
+        assert mask is not None
+        np.testing.assert_array_equal(mask.sum(axis=1), 2)  # int(0.4 * 5)
+        found = records["feature"] >= 0
+        assert mask[np.flatnonzero(found), records["feature"][found]].all()
+        n_split_nodes += int(found.sum())
+    assert n_split_nodes > 5
