@@ -8,11 +8,12 @@ from .data.dataset import Dataset
 from .model.booster import Booster
 from .boosting.train import train
 from .boosting.callback import (TrainingCallback, EarlyStopping, EvaluationMonitor, TrainingCheckPoint)
-from .backends import cuda_available, release_memory, DeviceUnavailableError
+from .backends import cuda_available, release_memory
+from .errors import DeviceUnavailableError, GpuOutOfMemoryError
 
 __all__ = ["__version__", "Dataset", "Booster", "train", "TrainingCallback", "EarlyStopping",
            "EvaluationMonitor", "TrainingCheckPoint", "cuda_available", "release_memory",
-           "DeviceUnavailableError", "GBRegressor", "GBClassifier", "GBRanker",
+           "DeviceUnavailableError", "GpuOutOfMemoryError", "GBRegressor", "GBClassifier", "GBRanker",
            "AdaBoostClassifier"]
 
 

@@ -1,16 +1,13 @@
 """Backend selection: ``get_backend('auto' | 'cpu' | 'cuda' | 'cuda:N')``."""
 from .base import Backend, DeviceData
 from .numpy.backend import NumpyBackend
+from ..errors import DeviceUnavailableError
 
 __all__ = ["Backend", "DeviceData", "NumpyBackend", "get_backend", "cuda_available",
            "DeviceUnavailableError"]
 
 _NUMPY_BACKEND = NumpyBackend()
 _CUDA_BACKENDS = {}
-
-
-class DeviceUnavailableError(RuntimeError):
-    """``device='cuda'`` was asked for but no usable GPU (or CuPy) is there."""
 
 
 def _cuda_reason():

@@ -21,10 +21,11 @@ from ..data.dataset import Dataset
 from ..tree.grower import FeatureSampler, TreeGrower
 from ..metrics.base import get_metric
 from ..objectives.base import CUSTOM_OBJECTIVE_NAME, CustomObjective, get_objective
+from ..errors import GpuOutOfMemoryError
 from ..params import validate_params
 from ..core.random import host_rng
 from ..tree.sampling import sample_rows, sampled_row_weights
-from ..backends.numpy.split_scan import SplitParams
+from ..core.gain import SplitParams
 from ..tree.splitters.hist import make_splitter
 from ..core.profiling import PhaseTimer
 
@@ -202,7 +203,6 @@ def _device_memory_restored_on_out_of_memory(train_function):
         except MemoryError as error:
             # backend.guard() (around the boosting loop) has already turned a CUDA
             # out-of-memory error into GpuOutOfMemoryError; free what the call left.
-            from ..backends.cuda.backend import GpuOutOfMemoryError
             if not isinstance(error, GpuOutOfMemoryError):
                 raise
             for dataset, keys in cached_before:

@@ -12,7 +12,7 @@ import heapq
 import numpy as np
 
 from ..core.dtypes import NODE_DTYPE
-from ..backends.numpy.split_scan import leaf_weight
+from ..core.gain import leaf_weight
 from .splitters.hist import HistogramSplitter
 from .tree import Tree
 
@@ -278,13 +278,13 @@ class TreeGrower:
             self._grow_lossguide(root)
         return self._finish()
 
-    def _admissible(self, node):
+    def admissible(self, node):
         return node.record is not None and node.record["feature"] >= 0
 
     def _grow_depthwise(self, root):
         frontier = [root]
         while frontier:
-            candidates = [n for n in frontier if self._admissible(n)]
+            candidates = [n for n in frontier if self.admissible(n)]
             if self.max_leaves:
                 budget = self.max_leaves - self.n_leaves
                 if len(candidates) > budget:
@@ -301,7 +301,7 @@ class TreeGrower:
         heap = []
 
         def push(node):
-            if self._admissible(node):
+            if self.admissible(node):
                 heapq.heappush(heap, (-float(node.record["gain"]), node.id))
 
         push(root)

@@ -19,7 +19,7 @@ from gpuboost.backends.numpy.predict import predict_leaves_binned
 from gpuboost.core.quantize import quantize
 from gpuboost.core.random import host_rng
 from gpuboost.boosting import train as gpuboost_train_module
-from gpuboost.backends.numpy.split_scan import SplitParams
+from gpuboost.core.gain import SplitParams
 from gpuboost.core.profiling import PhaseTimer
 
 sparse = pytest.importorskip("scipy.sparse")

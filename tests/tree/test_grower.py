@@ -11,7 +11,7 @@ from gpuboost.params import validate_params
 from gpuboost.backends.numpy.predict import predict_leaves_binned
 from gpuboost.core.quantize import dequantize, quantize
 from gpuboost.core.random import host_rng
-from gpuboost.backends.numpy.split_scan import SplitParams, leaf_weight
+from gpuboost.core.gain import SplitParams, leaf_weight
 
 
 class RecordingBackend(NumpyBackend):
@@ -116,7 +116,7 @@ def test_depthwise_max_leaves_expands_the_highest_gains_first(problem, max_leave
     assert grown.tree.n_leaves == max_leaves
     by_depth = {}
     for node in grower.nodes:
-        if grower._admissible(node):
+        if grower.admissible(node):
             by_depth.setdefault(node.depth, []).append(node)
     partly_expanded_levels = 0
     for nodes in by_depth.values():
@@ -149,7 +149,7 @@ def test_lossguide_expands_the_best_leaf_first(problem, max_leaves):
     expansion_order = sorted((n for n in nodes if n.left >= 0), key=lambda n: n.left)
     frontier = {0}
     for parent in expansion_order:
-        candidates = [nodes[i] for i in frontier if grower._admissible(nodes[i])]
+        candidates = [nodes[i] for i in frontier if grower.admissible(nodes[i])]
         best = max(candidates, key=lambda n: (float(n.record["gain"]), -n.id))
         assert parent is best
         frontier.remove(parent.id)
@@ -176,7 +176,7 @@ def test_node_ids_in_expansion_order(problem, policy):
         np.testing.assert_array_equal(lefts, np.sort(lefts))
 
 
-def test_single_leaf_when_no_split_is_admissible(problem):
+def test_single_leaf_when_no_split_isadmissible(problem):
     dataset, gradients = problem
     _, grown = grow(dataset, gradients, gamma=1e12, learning_rate=0.5)
     tree = grown.tree

@@ -103,6 +103,7 @@ from . import launch as cuda_module
 from ..base import Backend, DeviceData
 from ...core.dtypes import GRAD_QUANT_DTYPE, SAMPLE_INDEX_DTYPE, X_BINNED_DTYPE, X_DTYPE, Y_DTYPE
 from ...core.profiling import nvtx_range
+from ...errors import DeviceUnavailableError, GpuOutOfMemoryError
 
 __all__ = ["CudaBackend", "GpuOutOfMemoryError", "device_bytes_per_row",
            "CHECK_LAUNCHES_ENV_VAR", "BINNING_CHUNK_BYTES"]
@@ -189,31 +190,6 @@ def device_bytes_per_row(n_features, n_outputs=1, has_weight=False):
         "partition scratch": _BYTES_PARTITION_SCRATCH,
         "temporaries": _BYTES_TEMPORARIES,
     }
-
-
-class GpuOutOfMemoryError(MemoryError):
-    """The GPU ran out of memory inside the CUDA backend.
-
-    Attributes
-    ----------
-    action : str
-        What the backend was doing.
-    requested_bytes : int or None
-        Size of the allocation that failed (when CuPy reported it).
-    bytes_per_row : int or None
-        Device bytes one training row costs (:func:`device_bytes_per_row`), when
-        the training data are known.
-    data_shape : tuple of int or None
-        ``(n_rows, n_features)`` of the training data, when known.
-    """
-
-    def __init__(self, message, action=None, requested_bytes=None, bytes_per_row=None,
-                 data_shape=None):
-        super().__init__(message)
-        self.action = action
-        self.requested_bytes = requested_bytes
-        self.bytes_per_row = bytes_per_row
-        self.data_shape = data_shape
 
 
 def _device_call(action):
@@ -313,7 +289,6 @@ class CudaBackend(Backend):
         self._out_of_memory_errors = (cupy.cuda.memory.OutOfMemoryError,)
         n_devices = cupy.cuda.runtime.getDeviceCount()
         if not 0 <= self.device_ordinal < n_devices:
-            from .. import DeviceUnavailableError
             raise DeviceUnavailableError(
                 f"device='cuda:{self.device_ordinal}' was requested but only {n_devices} CUDA "
                 f"device(s) are visible (ordinals 0..{n_devices - 1}).")

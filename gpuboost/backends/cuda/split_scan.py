@@ -14,7 +14,7 @@ the ``n_nodes`` records (10 int64 words each) are copied to the host.
 import numpy as np
 
 from ...core.dtypes import HIST_DTYPE, HIST_FIELDS, MAX_BIN_LIMIT
-from ..numpy.split_scan import SPLIT_GAIN_EPS, SPLIT_RECORD_DTYPE, no_split_records
+from ...core.gain import SPLIT_GAIN_EPS, SPLIT_RECORD_DTYPE, no_split_records
 from .launch import get_kernel
 
 __all__ = ["find_best_splits", "records_from_words", "RECORD_WORDS", "FEATURE_BEST_WORDS"]

@@ -1,134 +1,19 @@
-"""Split finding: the gain formulas and the NumPy split scan.
+"""The NumPy split scan (+ a naive loop version kept for tests).
 
-The formulas (docs/DESIGN.md, "Gain and leaf value") are written once here and
-used by every backend's host code; the CUDA kernel ``cuda/split.cu`` evaluates the
-same expressions in the same operation order (compiled with ``--fmad=false``), so
-gains are bit-identical. All arithmetic is float64 on values recovered from exact
-integer sums: ``G = sum_quantized_gradients / scale_gradients``.
+The gain formulas and the split record are :mod:`gpuboost.core.gain`'s; this
+module scans node histograms for the best admissible split of every node
+(docs/DESIGN.md, "Gain and leaf value").
 """
-from dataclasses import dataclass
-
 import numpy as np
 
 from ...core.dtypes import HIST_COUNT, HIST_FIELDS, HIST_GRAD, HIST_HESS
+from ...core.gain import (SPLIT_GAIN_EPS, SPLIT_RECORD_DTYPE, admissible, leaf_score,
+                          no_split_records, split_gain)
 
-__all__ = ["SplitParams", "SPLIT_RECORD_DTYPE", "SPLIT_GAIN_EPS", "threshold_l1",
-           "leaf_weight", "leaf_score", "split_gain", "find_best_splits",
-           "find_best_splits_naive", "no_split_records"]
+__all__ = ["find_best_splits", "find_best_splits_naive"]
 
-#: A split must improve the loss by more than this (XGBoost's kRtEps) and by
-#: more than ``gamma``.
-SPLIT_GAIN_EPS = 1e-6
 #: Candidate cells evaluated at once by the vectorized scan (bounds memory).
 _SCAN_CHUNK_CELLS = 1 << 19
-
-#: One record per node: the best split (``feature == -1`` when none is admissible),
-#: the left child's integer sums, and the node's own integer sums.
-SPLIT_RECORD_DTYPE = np.dtype([
-    ("feature", np.int32),
-    ("bin", np.int32),
-    ("default_left", np.bool_),
-    ("gain", np.float64),
-    ("left_sum_gradients", np.int64),
-    ("left_sum_hessians", np.int64),
-    ("left_count", np.int64),
-    ("sum_gradients", np.int64),
-    ("sum_hessians", np.int64),
-    ("count", np.int64),
-])
-
-
-@dataclass(frozen=True)
-class SplitParams:
-    """Regularization and admissibility parameters of the split scan."""
-
-    reg_lambda: float = 1.0
-    reg_alpha: float = 0.0
-    max_delta_step: float = 0.0
-    min_child_weight: float = 1.0
-    min_data_in_leaf: int = 1
-    gamma: float = 0.0
-
-    @classmethod
-    def from_params(cls, params):
-        """Build from a validated parameter dict (``gpuboost.params``)."""
-        return cls(reg_lambda=float(params["reg_lambda"]), reg_alpha=float(params["reg_alpha"]),
-                   max_delta_step=float(params["max_delta_step"]),
-                   min_child_weight=float(params["min_child_weight"]),
-                   min_data_in_leaf=int(params["min_data_in_leaf"]), gamma=float(params["gamma"]))
-
-
-def _as_float64(values):
-    """``np.float64(values)``, except that a CuPy array stays a CuPy array (so the
-    formulas below also run on the device, e.g. in gpuboost.exact)."""
-    if hasattr(values, "__cuda_array_interface__"):
-        return values.astype(np.float64, copy=False)
-    return np.float64(values)
-
-
-def threshold_l1(sum_gradients, reg_alpha):
-    """L1 soft thresholding ``sign(G) * max(|G| - alpha, 0)`` (float64, elementwise)."""
-    if reg_alpha == 0.0:
-        return sum_gradients
-    return np.sign(sum_gradients) * np.maximum(np.abs(sum_gradients) - reg_alpha, 0.0)
-
-
-def leaf_weight(sum_gradients, sum_hessians, params):
-    """Optimal leaf weight ``-T(G) / (H + lambda)``, clipped by ``max_delta_step``.
-
-    Parameters
-    ----------
-    sum_gradients, sum_hessians : float or ndarray, float64
-    params : SplitParams
-
-    Returns
-    -------
-    weight : float64 or ndarray; 0 where ``H + lambda <= 0``.
-    """
-    thresholded = threshold_l1(_as_float64(sum_gradients), params.reg_alpha)
-    denominator = _as_float64(sum_hessians) + params.reg_lambda
-    with np.errstate(divide="ignore", invalid="ignore"):
-        weight = np.where(denominator > 0.0, -thresholded / denominator, 0.0)
-    if params.max_delta_step > 0.0:
-        weight = np.clip(weight, -params.max_delta_step, params.max_delta_step)
-    return weight
-
-
-def leaf_score(sum_gradients, sum_hessians, params):
-    """Loss reduction of a leaf: ``T(G)^2 / (H + lambda)``.
-
-    With ``max_delta_step > 0`` the score of the clipped weight ``w``:
-    ``-(2 T(G) w + (H + lambda) w^2)``. Zero where ``H + lambda <= 0``.
-    """
-    thresholded = threshold_l1(_as_float64(sum_gradients), params.reg_alpha)
-    denominator = _as_float64(sum_hessians) + params.reg_lambda
-    if params.max_delta_step == 0.0:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(denominator > 0.0, thresholded * thresholded / denominator, 0.0)
-    weight = leaf_weight(sum_gradients, sum_hessians, params)
-    return np.where(denominator > 0.0,
-                    -(2.0 * thresholded * weight + denominator * weight * weight), 0.0)
-
-
-def split_gain(left_g, left_h, right_g, right_h, parent_g, parent_h, params):
-    """``(S(left) + S(right)) - S(parent)`` in this operation order."""
-    return (leaf_score(left_g, left_h, params) + leaf_score(right_g, right_h, params)) \
-        - leaf_score(parent_g, parent_h, params)
-
-
-def _admissible(left_h, left_n, right_h, right_n, gain, params):
-    return ((left_h >= params.min_child_weight) & (right_h >= params.min_child_weight)
-            & (left_n >= params.min_data_in_leaf) & (right_n >= params.min_data_in_leaf)
-            & (gain > params.gamma) & (gain > SPLIT_GAIN_EPS))
-
-
-def no_split_records(n_nodes):
-    """Records of ``n_nodes`` nodes without a split (feature -1, gain -inf, zero sums)."""
-    records = np.zeros(n_nodes, dtype=SPLIT_RECORD_DTYPE)
-    records["feature"] = -1
-    records["bin"] = -1
-    records["gain"] = -np.inf
-    return records
 
 
 def find_best_splits(histograms, scale_gradients, scale_hessians, n_value_bins,
@@ -211,7 +96,7 @@ def _scan_chunk(histograms, scale_gradients, scale_hessians, bin_is_candidate, m
         right_h = right[HIST_HESS] / scale_hessians
         gain = (leaf_score(left[HIST_GRAD] / scale_gradients, left_h, params)
                 + leaf_score(right[HIST_GRAD] / scale_gradients, right_h, params)) - parent_score
-        ok = valid & _admissible(left_h, left[HIST_COUNT], right_h, right[HIST_COUNT], gain,
+        ok = valid & admissible(left_h, left[HIST_COUNT], right_h, right[HIST_COUNT], gain,
                                  params)
         if direction == 1:
             ok = ok & feature_has_missing[:, :, None]

@@ -55,7 +55,7 @@ import numpy as np
 
 from ...core.dtypes import HIST_DTYPE
 from ...data.binning import FLOAT64_MAX, _midpoints
-from ...backends.numpy.split_scan import SPLIT_GAIN_EPS, _admissible, leaf_score, no_split_records
+from ...core.gain import SPLIT_GAIN_EPS, admissible, leaf_score, no_split_records
 
 __all__ = ["FeatureRanks", "ExactSplitter", "find_best_splits_exact",
            "find_best_splits_exact_naive", "partition_exact", "partition_exact_naive",
@@ -294,7 +294,7 @@ def find_best_splits_exact(xp, ranks, n_distinct, quantized_gradients, quantized
     gain = (leaf_score(left_g / scale_gradients, left_hessian, params)
             + leaf_score(right_g / scale_gradients, right_hessian, params)) \
         - parent_score[candidate_node]
-    ok = _admissible(left_hessian, left_n, right_hessian, right_n, gain, params)
+    ok = admissible(left_hessian, left_n, right_hessian, right_n, gain, params)
     if feature_mask is not None:
         mask = xp.asarray(np.asarray(feature_mask, dtype=bool).reshape(-1))
         ok &= mask[candidate_segment]

@@ -21,7 +21,7 @@ from gpuboost.backends.cuda import split_scan as cuda_split
 from gpuboost.backends.cuda.split_scan import find_best_splits
 from gpuboost.backends.numpy.histogram import build_histograms
 from gpuboost.core.quantize import quantize
-from gpuboost.backends.numpy.split_scan import SPLIT_RECORD_DTYPE, SplitParams
+from gpuboost.core.gain import SPLIT_RECORD_DTYPE, SplitParams
 from gpuboost.backends.numpy.split_scan import find_best_splits as numpy_find_best_splits
 
 #: Every SplitParams option on and off (lambda 0 lets H + lambda <= 0 occur).

@@ -5,7 +5,8 @@ import pytest
 from gpuboost.backends.numpy.histogram import build_histograms
 from gpuboost.backends.numpy.partition import goes_left, partition_rows, partition_rows_naive
 from gpuboost.core.quantize import quantize
-from gpuboost.backends.numpy.split_scan import SplitParams, find_best_splits
+from gpuboost.core.gain import SplitParams
+from gpuboost.backends.numpy.split_scan import find_best_splits
 
 
 def random_binned(rng, n_rows, n_features, max_bin, missing_fraction=0.15):

@@ -9,7 +9,8 @@ from gpuboost.data.binning import BinMapper
 from gpuboost.backends.numpy.histogram import build_histograms
 from gpuboost.params import validate_params
 from gpuboost.core.quantize import quantize
-from gpuboost.backends.numpy.split_scan import (SPLIT_GAIN_EPS, SPLIT_RECORD_DTYPE, SplitParams, find_best_splits, find_best_splits_naive, leaf_score, leaf_weight, split_gain, threshold_l1)
+from gpuboost.core.gain import SPLIT_GAIN_EPS, SPLIT_RECORD_DTYPE, SplitParams, leaf_score, leaf_weight, split_gain, threshold_l1
+from gpuboost.backends.numpy.split_scan import find_best_splits, find_best_splits_naive
 
 PARAM_GRID = [
     SplitParams(reg_lambda=lam, reg_alpha=alpha, max_delta_step=mds, min_child_weight=mcw,

@@ -13,7 +13,7 @@ from gpuboost.core.dtypes import GRAD_QUANT_MAX
 from gpuboost.backends import get_backend
 from gpuboost.data.binning import FLOAT64_MAX
 from gpuboost.tree.splitters.exact import (MISSING_RANK, FeatureRanks, find_best_splits_exact, find_best_splits_exact_naive, partition_exact, partition_exact_naive)
-from gpuboost.backends.numpy.split_scan import SPLIT_RECORD_DTYPE, SplitParams
+from gpuboost.core.gain import SPLIT_RECORD_DTYPE, SplitParams
 
 
 # ---- ranks --------------------------------------------------------------------------

@@ -1,0 +1,36 @@
+"""The exceptions gpuboost raises beyond the built-in ones, in one place.
+
+Bad input and bad parameters raise ``ValueError`` / ``TypeError`` with a message
+naming the problem; the classes here are for conditions of the machine.
+"""
+
+__all__ = ["DeviceUnavailableError", "GpuOutOfMemoryError"]
+
+
+class DeviceUnavailableError(RuntimeError):
+    """``device='cuda'`` was asked for but no usable GPU (or CuPy) is there."""
+
+
+class GpuOutOfMemoryError(MemoryError):
+    """The GPU ran out of memory inside the CUDA backend.
+
+    Attributes
+    ----------
+    action : str
+        What the backend was doing.
+    requested_bytes : int or None
+        Size of the allocation that failed (when CuPy reported it).
+    bytes_per_row : int or None
+        Device bytes one training row costs (``gpuboost.backends.cuda.memory.device_bytes_per_row``), when
+        the training data are known.
+    data_shape : tuple of int or None
+        ``(n_rows, n_features)`` of the training data, when known.
+    """
+
+    def __init__(self, message, action=None, requested_bytes=None, bytes_per_row=None,
+                 data_shape=None):
+        super().__init__(message)
+        self.action = action
+        self.requested_bytes = requested_bytes
+        self.bytes_per_row = bytes_per_row
+        self.data_shape = data_shape
