@@ -2,7 +2,8 @@
 import numpy as np
 
 from ..base import Backend, DeviceData
-from .histogram import build_histograms, concat_ranges
+from ...core.segments import concat_ranges
+from .histogram import build_histograms
 from ...objectives.base import weighted_quantile
 from .partition import partition_rows
 from .predict import predict_leaves_binned, predict_leaves_raw

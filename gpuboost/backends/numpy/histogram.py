@@ -6,37 +6,15 @@ of node ``i`` are ``sample_indices[begins[i]:ends[i]]``.
 """
 import numpy as np
 
+from ...core.segments import concat_ranges
 from ...core.threads import thread_pool
 from ...core.dtypes import HIST_DTYPE, HIST_FIELDS, HIST_GRAD, HIST_HESS, HIST_COUNT
 
-__all__ = ["concat_ranges", "build_histograms", "build_histograms_naive"]
+__all__ = ["build_histograms", "build_histograms_naive"]
 
 #: Largest joint (node, bin, bin) histogram built for a feature pair (cells); with
 #: 256 bins this admits batches of up to two nodes (1 MiB per field).
 JOINT_HISTOGRAM_MAX_CELLS = 2 * 256 * 256
-
-
-def concat_ranges(begins, ends):
-    """Positions ``begins[0]..ends[0]-1, begins[1]..ends[1]-1, ...`` as one array.
-
-    Parameters
-    ----------
-    begins, ends : ndarray of shape (n_segments,), int
-        Half-open segment bounds.
-
-    Returns
-    -------
-    positions : ndarray of shape (sum(ends - begins),), int64
-    segment_of_position : ndarray of the same shape, int64
-        Index of the segment each position belongs to.
-    """
-    begins = np.asarray(begins, dtype=np.int64)
-    lengths = np.asarray(ends, dtype=np.int64) - begins
-    total = int(lengths.sum())
-    starts_in_output = np.cumsum(lengths) - lengths
-    positions = np.repeat(begins - starts_in_output, lengths) + np.arange(total, dtype=np.int64)
-    segment_of_position = np.repeat(np.arange(len(begins), dtype=np.int64), lengths)
-    return positions, segment_of_position
 
 
 def build_histograms(X_binned_columns, quantized_gradients, quantized_hessians,

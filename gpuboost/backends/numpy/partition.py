@@ -6,7 +6,7 @@ segment and the rows going right the rest, each in their original order.
 """
 import numpy as np
 
-from .histogram import concat_ranges
+from ...core.segments import concat_ranges
 
 __all__ = ["goes_left", "partition_rows", "partition_rows_naive"]
 

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from gpuboost.core.dtypes import GRAD_QUANT_MAX, HIST_COUNT, HIST_DTYPE, HIST_GRAD, HIST_HESS
-from gpuboost.backends.numpy.histogram import (build_histograms, build_histograms_naive, concat_ranges)
+from gpuboost.backends.numpy.histogram import build_histograms, build_histograms_naive
+from gpuboost.core.segments import concat_ranges
 
 
 def _random_problem(rng, n_rows, n_features, max_bin, missing_fraction=0.1):
