@@ -32,7 +32,7 @@ from hypothesis import strategies as st  # noqa: E402
 from gpuboost.backends.emulation import emulated_kernels
 import gpuboost  # noqa: E402
 from gpuboost.data.binning import BinMapper  # noqa: E402
-from gpuboost.model.model_io import model_from_json  # noqa: E402
+from gpuboost import Booster  # noqa: E402
 
 from _timeouts import time_limit  # noqa: E402
 
@@ -220,7 +220,7 @@ def assert_sound_model(booster, X):
     assert np.all(np.isfinite(margins)), "non-finite margin"
     assert prediction.shape[0] == X.shape[0]
     raw = booster.save_raw()  # refuses NaN / inf: a model with them is not a model
-    assert model_from_json(raw.decode("utf-8")).save_raw() == raw
+    assert Booster.from_json(raw.decode("utf-8")).save_raw() == raw
 
 
 def check_problem(problem, device):

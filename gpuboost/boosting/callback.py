@@ -6,6 +6,8 @@ checkpoints.
 """
 import os
 
+from ..metrics import get_metric
+
 __all__ = ["TrainingCallback", "EarlyStopping", "EvaluationMonitor", "TrainingCheckPoint",
            "CallbackContainer"]
 
@@ -76,7 +78,6 @@ class EarlyStopping(TrainingCallback):
                              f"metrics: {list(metrics)}.")
         score = metrics[metric_name][-1]
         if self.maximize is None:
-            from ..metrics.base import get_metric
             self.maximize = get_metric(metric_name).higher_is_better
         improved = self.best_score is None or (
             score > self.best_score + self.min_delta if self.maximize
@@ -163,14 +164,30 @@ class TrainingCheckPoint(TrainingCallback):
 
 
 class CallbackContainer:
-    """Runs a list of callbacks; any True from an ``*_iteration`` hook stops training."""
+    """Runs a list of callbacks; any True from an ``*_iteration`` hook stops training.
 
-    def __init__(self, callbacks):
+    Parameters
+    ----------
+    callbacks : sequence of TrainingCallback
+    evaluate : callable (evals_log) -> None, optional
+        Records the round's metrics into ``evals_log``; called at the start of
+        :meth:`after_iteration`, before the callbacks see the log (XGBoost's
+        container evaluates the same way).
+
+    Attributes
+    ----------
+    history : dict
+        ``evals_log``: ``{data_name: {metric_name: [score per round]}}``.
+    """
+
+    def __init__(self, callbacks, evaluate=None):
         self.callbacks = list(callbacks)
         for callback in self.callbacks:
             if not isinstance(callback, TrainingCallback):
                 raise TypeError(f"callbacks must be TrainingCallback instances, got "
                                 f"{type(callback).__name__}.")
+        self.evaluate = evaluate
+        self.history = {}
 
     def before_training(self, model):
         for callback in self.callbacks:
@@ -182,8 +199,10 @@ class CallbackContainer:
             model = callback.after_training(model)
         return model
 
-    def before_iteration(self, model, epoch, evals_log):
-        return any([c.before_iteration(model, epoch, evals_log) for c in self.callbacks])
+    def before_iteration(self, model, epoch):
+        return any([c.before_iteration(model, epoch, self.history) for c in self.callbacks])
 
-    def after_iteration(self, model, epoch, evals_log):
-        return any([c.after_iteration(model, epoch, evals_log) for c in self.callbacks])
+    def after_iteration(self, model, epoch):
+        if self.evaluate is not None:
+            self.evaluate(self.history)
+        return any([c.after_iteration(model, epoch, self.history) for c in self.callbacks])

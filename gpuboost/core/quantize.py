@@ -11,7 +11,7 @@ import numpy as np
 
 from .dtypes import GRAD_QUANT_DTYPE, GRAD_QUANT_MAX
 
-__all__ = ["quantization_scale", "quantize", "dequantize"]
+__all__ = ["quantization_scale", "quantize", "dequantize", "GradientQuantiser"]
 
 
 def quantization_scale(max_abs):
@@ -66,3 +66,39 @@ def quantize(values, xp=np):
 def dequantize(sum_quantized, scale):
     """Float value of an integer sum: ``sum_quantized / scale`` (float64)."""
     return np.float64(sum_quantized) / np.float64(scale)
+
+
+class GradientQuantiser:
+    """The scales of one tree's quantized gradients and hessians (one value type).
+
+    Parameters
+    ----------
+    scale_gradients, scale_hessians : float
+        From :func:`quantize` of the gradient and of the hessian column.
+
+    Integer sums are turned back into floats only through this object:
+    ``G = sum_q / scale_gradients``, ``H = sum_q / scale_hessians`` (float64
+    division, docs/DESIGN.md "Quantization").
+    """
+
+    __slots__ = ("scale_gradients", "scale_hessians")
+
+    def __init__(self, scale_gradients, scale_hessians):
+        self.scale_gradients = float(scale_gradients)
+        self.scale_hessians = float(scale_hessians)
+
+    def gradients(self, sums):
+        """Float64 gradient sums of integer sums (scalar or array)."""
+        return np.asarray(sums, dtype=np.float64) / self.scale_gradients
+
+    def hessians(self, sums):
+        """Float64 hessian sums of integer sums (scalar or array)."""
+        return np.asarray(sums, dtype=np.float64) / self.scale_hessians
+
+    def __eq__(self, other):
+        return isinstance(other, GradientQuantiser) and \
+            (self.scale_gradients, self.scale_hessians) == \
+            (other.scale_gradients, other.scale_hessians)
+
+    def __repr__(self):
+        return f"GradientQuantiser({self.scale_gradients!r}, {self.scale_hessians!r})"

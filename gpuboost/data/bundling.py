@@ -44,10 +44,8 @@ save the per-feature matrix; that is not done.
 import numpy as np
 
 from ..core.dtypes import HIST_DTYPE, HIST_FIELDS, X_BINNED_DTYPE
-from ..backends.base import DeviceData
-from ..tree.splitters.hist import HistogramSplitter
 
-__all__ = ["BundleMap", "BundledHistogramSplitter", "bundle_features", "default_bins",
+__all__ = ["BundleMap", "bundle_features", "default_bins",
            "find_bundles", "MAX_BUNDLE_BINS", "ALL_DEFAULT_VALUE", "MAX_BUNDLES_SEARCHED",
            "SAMPLE_ROWS", "SHAREABLE_MAX_FRACTION"]
 
@@ -557,69 +555,3 @@ class BundleMap:
                 default = self.default_bins[feature]
                 histograms[node, feature, default] = total - histograms[node, feature].sum(axis=0)
         return histograms
-
-
-# --------------------------------------------------------------------------- #
-# The splitter
-# --------------------------------------------------------------------------- #
-
-class BundledHistogramSplitter(HistogramSplitter):
-    """``tree_method='hist'`` with histograms built over feature bundles.
-
-    Histograms of nodes (and the sibling subtraction) are bundle histograms,
-    ``(n_nodes, n_bundles, bundle_map.n_bins, 3)``; they are expanded to per-feature
-    histograms just before the backend's split scan. The device arrays (the
-    bundled matrix, the expansion's index arrays and, with conflicts, the decoded per-feature
-    matrix) are cached in ``data.arrays`` for later trainings on the same Dataset.
-
-    Parameters
-    ----------
-    backend : gpuboost.backends.base.Backend
-    data : DeviceData
-    bundle_map : BundleMap
-        Of the Dataset ``data`` was prepared from.
-    thresholds : callable (feature, bin) -> float
-    """
-
-    #: Key of the cached device arrays in ``DeviceData.arrays``.
-    CACHE_KEY = "feature_bundles"
-
-    def __init__(self, backend, data, bundle_map, thresholds):
-        super().__init__(backend, data, thresholds)
-        self.bundle_map = bundle_map
-        cached = data.arrays.get(self.CACHE_KEY)
-        if cached is None or cached[0] is not bundle_map:
-            cached = (bundle_map,) + self._device_arrays(backend, data, bundle_map)
-            data.arrays[self.CACHE_KEY] = cached
-        # With conflicts, partition and binned prediction read the decoded bins.
-        _, self.bundled_data, self.partition_data, self.expansion = cached
-
-    @staticmethod
-    def _device_arrays(backend, data, bundle_map):
-        xp = backend.xp
-        X_bundled = bundle_map.encode(xp, data.arrays["X_binned"])
-        bundled_data = DeviceData(data.n_rows, bundle_map.n_bundles, bundle_map.n_bins, None,
-                                  None, None, None, backend.binned_layout(X_bundled))
-        partition_data = data
-        if bundle_map.n_conflicts:
-            decoded = bundle_map.decode(xp, X_bundled)
-            arrays = {key: value for key, value in data.arrays.items()
-                      if key != BundledHistogramSplitter.CACHE_KEY}
-            arrays.update(backend.binned_layout(decoded))
-            partition_data = DeviceData(data.n_rows, data.n_features, data.n_bins,
-                                        data.missing_bin, data.n_value_bins, data.label,
-                                        data.weight, arrays)
-        expansion = bundle_map.histogram_expansion(data.n_bins, backend.to_device)
-        return bundled_data, partition_data, expansion
-
-    def build_histograms(self, grower, nodes):
-        """Bundle histograms (n_nodes, n_bundles, bundle_map.n_bins, 3) int64."""
-        return self.backend.build_histograms(
-            self.bundled_data, grower.quantized_gradients, grower.quantized_hessians,
-            grower.sample_indices, [node.begin for node in nodes], [node.end for node in nodes])
-
-    def find_best_splits(self, grower, nodes, histograms, feature_mask):
-        expanded = self.bundle_map.expand_histograms(self.backend.xp, histograms, self.expansion,
-                                                     self.data.n_bins)
-        return super().find_best_splits(grower, nodes, expanded, feature_mask)
-

@@ -1,12 +1,40 @@
-"""The Booster: a trained ensemble, its prediction, importances and dumps."""
+"""The Booster: a trained ensemble, its prediction, importances, dumps and files."""
+import math
+
 import numpy as np
 
 from ..backends import get_backend
-from ..objectives.base import get_objective
+from ..data.dataset import Dataset, _convert_features
+from ..objectives import get_objective
+from . import model_io
 
-__all__ = ["Booster"]
+__all__ = ["Booster", "samme_score_scale"]
 
 IMPORTANCE_TYPES = ("gain", "total_gain", "weight", "cover", "total_cover")
+
+
+def samme_score_scale(tree_weights, n_outputs):
+    """Divisor of the SAMME scores before the probability link.
+
+    Parameters
+    ----------
+    tree_weights : sequence of float
+        The weights ``c`` of the rounds used.
+    n_outputs : int
+        1 (two classes) or the number of classes ``K``.
+
+    Returns
+    -------
+    float
+        ``sum(c) * (K - 1)**2 / K`` with ``K = 2`` for one output (see
+        gpuboost.boosting.adaboost), ``sum(c)`` summed exactly (``math.fsum``); 1.0 when
+        no round is used.
+    """
+    total = math.fsum(float(w) for w in tree_weights)
+    if total <= 0.0:
+        return 1.0
+    n_classes = 2 if n_outputs == 1 else n_outputs
+    return total * ((n_classes - 1) * (n_classes - 1)) / n_classes
 
 
 class Booster:
@@ -69,17 +97,14 @@ class Booster:
         return self.num_boosted_rounds()
 
     def __eq__(self, other):
-        from .model_io import model_to_json
-        return isinstance(other, Booster) and model_to_json(self) == model_to_json(other)
+        return isinstance(other, Booster) and self.to_json() == other.to_json()
 
     def copy(self):
         """A deep copy."""
-        from .model_io import model_from_json, model_to_json
-        return model_from_json(model_to_json(self))
+        return Booster.from_json(self.to_json())
 
     # ---- prediction ---------------------------------------------------------
     def _check_features(self, X):
-        from ..data.dataset import Dataset, _convert_features
         if isinstance(X, Dataset):
             data = X.data
         else:
@@ -127,7 +152,7 @@ class Booster:
             (``multi:softmax`` returns class indices of shape (n_rows,)). For AdaBoost
             models (``tree_weights`` set) the margins are the SAMME scores, and the
             predictions the link of the scores divided by
-            :func:`gpuboost.adaboost.samme_score_scale` (scikit-learn's probabilities).
+            :func:`samme_score_scale` (scikit-learn's probabilities).
         """
         data, row_margin = self._check_features(X)
         first, last = self._tree_range(iteration_range)
@@ -148,7 +173,6 @@ class Booster:
             result = margins
         else:
             if self.tree_weights is not None:  # AdaBoost: normalized SAMME scores
-                from ..boosting.adaboost import samme_score_scale
                 margins = margins / samme_score_scale(
                     self.tree_weights[first // self.n_outputs:last // self.n_outputs],
                     self.n_outputs)
@@ -220,34 +244,45 @@ class Booster:
         """All trees as one text (``booster[i]:`` headers); written to ``path`` if given."""
         text = "".join(f"booster[{i}]:\n{dump}\n" for i, dump in enumerate(self.dump_model(with_stats)))
         if path is not None:
-            from .model_io import atomic_write_text
-            atomic_write_text(path, text)
+            model_io.atomic_write_text(path, text)
         return text
 
     # ---- persistence --------------------------------------------------------
+    def _state(self):
+        """The model state gpuboost.model.model_io serializes."""
+        return {"params": self.params, "n_outputs": self.n_outputs,
+                "base_margin": self.base_margin, "n_features": self.n_features,
+                "feature_names": self.feature_names, "trees": self.trees,
+                "best_iteration": self.best_iteration, "best_score": self.best_score,
+                "attributes": self.attributes, "tree_weights": self.tree_weights}
+
+    def to_json(self):
+        """The model file's text (versioned JSON, deterministic; gpuboost.model.model_io)."""
+        return model_io.to_json(self._state())
+
+    @classmethod
+    def from_json(cls, text):
+        """A Booster from a model file's text (validated; never executes code)."""
+        return cls(**model_io.from_json(text))
+
     def save_model(self, path):
-        """Write the model as versioned JSON, atomically (see gpuboost.model_io)."""
-        from .model_io import save_model
-        save_model(self, path)
+        """Write the model as versioned JSON, atomically (see gpuboost.model.model_io)."""
+        model_io.atomic_write_text(path, self.to_json())
 
     @classmethod
     def load_model(cls, path):
         """Read a model written by :meth:`save_model` (validated; never executes code)."""
-        from .model_io import load_model
-        return load_model(path)
+        return cls.from_json(model_io.read_model_text(path))
 
     def save_raw(self):
         """The model JSON as bytes."""
-        from .model_io import model_to_json
-        return model_to_json(self).encode("utf-8")
+        return self.to_json().encode("utf-8")
 
     def __getstate__(self):
-        from .model_io import model_to_json
-        return {"model_json": model_to_json(self)}
+        return {"model_json": self.to_json()}
 
     def __setstate__(self, state):
-        from .model_io import model_from_json
-        other = model_from_json(state["model_json"])
+        other = Booster.from_json(state["model_json"])
         self.__dict__.update(other.__dict__)
 
     def set_attr(self, **kwargs):

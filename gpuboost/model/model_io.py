@@ -1,4 +1,11 @@
-"""The model file: versioned JSON, validated on load, written atomically.
+"""The model file: versioned JSON <-> a plain model state, validated on load.
+
+This module knows the format and nothing of the Booster: :func:`to_json` takes a
+*state* (a dict of the Booster's constructor arguments: ``params``, ``n_outputs``,
+``n_features``, ``feature_names``, ``base_margin``, ``trees``, ``best_iteration``,
+``best_score``, ``attributes``, ``tree_weights``) and :func:`from_json` returns one;
+:class:`gpuboost.model.booster.Booster` builds itself from it. Files are written
+atomically (:func:`atomic_write_text`).
 
 Format (version 1)::
 
@@ -34,11 +41,12 @@ import tempfile
 
 import numpy as np
 
+from ..objectives import get_objective
 from ..params import PARAMETERS, model_params, validate_params
 from ..tree.tree import TREE_ARRAYS, Tree
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "model_to_json", "model_from_json", "save_model",
-           "load_model", "atomic_write_text", "validate_tree_dict"]
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "to_json", "from_json", "read_model_text",
+           "atomic_write_text", "validate_tree_dict"]
 
 FORMAT_NAME = "gpuboost-model"
 FORMAT_VERSION = 1
@@ -46,23 +54,23 @@ FORMAT_VERSION = 1
 MAX_MODEL_BYTES = 1 << 32
 
 
-def model_to_json(booster):
-    """Serialize a Booster to a JSON string (deterministic bytes)."""
-    params = model_params(booster.params)
+def to_json(state):
+    """Serialize a model state (see the module docstring) to JSON (deterministic bytes)."""
+    best_iteration, best_score = state["best_iteration"], state["best_score"]
     learner = {
-        "params": params,
-        "n_outputs": booster.n_outputs,
-        "n_features": booster.n_features,
-        "feature_names": list(booster.feature_names),
-        "base_margin": [float(v) for v in booster.base_margin],
-        "best_iteration": None if booster.best_iteration is None else int(booster.best_iteration),
-        "best_score": None if booster.best_score is None else float(booster.best_score),
-        "attributes": dict(sorted(booster.attributes.items())),
+        "params": model_params(state["params"]),
+        "n_outputs": int(state["n_outputs"]),
+        "n_features": int(state["n_features"]),
+        "feature_names": list(state["feature_names"]),
+        "base_margin": [float(v) for v in state["base_margin"]],
+        "best_iteration": None if best_iteration is None else int(best_iteration),
+        "best_score": None if best_score is None else float(best_score),
+        "attributes": dict(sorted(state["attributes"].items())),
     }
-    if booster.tree_weights is not None:
-        learner["tree_weights"] = [float(w) for w in booster.tree_weights]
+    if state["tree_weights"] is not None:
+        learner["tree_weights"] = [float(w) for w in state["tree_weights"]]
     document = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "learner": learner,
-                "trees": [tree.to_dict() for tree in booster.trees]}
+                "trees": [tree.to_dict() for tree in state["trees"]]}
     return json.dumps(document, separators=(",", ":"), allow_nan=False)
 
 
@@ -83,11 +91,6 @@ def atomic_write_text(path, text):
         except OSError:
             pass
         raise
-
-
-def save_model(booster, path):
-    """Write ``booster`` to ``path`` as JSON, atomically."""
-    atomic_write_text(path, model_to_json(booster))
 
 
 def _fail(message):
@@ -168,10 +171,11 @@ def validate_tree_dict(data, n_features, tree_index=0):
     return Tree(arrays)
 
 
-def model_from_json(text):
-    """Parse and validate a model JSON string; returns a Booster."""
+def from_json(text):
+    """Parse and validate a model JSON string; returns the model state (a dict of the
+    Booster's constructor arguments)."""
     try:
-        return _model_from_json(text)
+        return _state_from_json(text)
     except (OverflowError, RecursionError) as error:
         # e.g. integers beyond float64/int64 in numeric fields, absurd nesting
         raise ValueError(f"Invalid gpuboost model: {error}") from None
@@ -199,8 +203,7 @@ def _check_keys(mapping, allowed, where):
         _fail(f"unknown keys {sorted(unknown)} in {where}")
 
 
-def _model_from_json(text):
-    from .booster import Booster
+def _state_from_json(text):
     try:
         document = json.loads(text, object_pairs_hook=_object_without_duplicate_keys)
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
@@ -231,7 +234,6 @@ def _model_from_json(text):
         _fail("n_outputs and n_features must be positive")
     objective_name = params["objective"]
     if isinstance(objective_name, str):
-        from ..objectives.base import get_objective
         try:
             expected_outputs = get_objective(objective_name, params).n_outputs()
         except (ValueError, TypeError) as error:
@@ -275,12 +277,14 @@ def _model_from_json(text):
             or not all(isinstance(w, (int, float)) and not isinstance(w, bool)
                        and math.isfinite(w) and w > 0 for w in tree_weights)):
         _fail("tree_weights must hold one positive finite number per round")
-    return Booster(params, n_outputs, np.asarray(base_margin, dtype=np.float64), n_features,
-                   names, trees, best_iteration, best_score, attributes, tree_weights)
+    return {"params": params, "n_outputs": n_outputs,
+            "base_margin": np.asarray(base_margin, dtype=np.float64), "n_features": n_features,
+            "feature_names": names, "trees": trees, "best_iteration": best_iteration,
+            "best_score": best_score, "attributes": attributes, "tree_weights": tree_weights}
 
 
-def load_model(path):
-    """Read and validate a model file written by :func:`save_model`."""
+def read_model_text(path):
+    """The text of a model file (at most :data:`MAX_MODEL_BYTES`, UTF-8)."""
     path = os.fspath(path)
     size = os.path.getsize(path)
     if size > MAX_MODEL_BYTES:
@@ -291,4 +295,4 @@ def load_model(path):
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError(f"Invalid gpuboost model: {path} is not UTF-8 JSON") from None
-    return model_from_json(text)
+    return text

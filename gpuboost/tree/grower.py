@@ -1,64 +1,54 @@
-"""Backend-agnostic tree growth: depthwise and lossguide.
+"""Backend-agnostic tree growth: one grower for every splitter and both policies.
 
-Both policies share one step, :meth:`TreeGrower._expand` (docs/DESIGN.md,
-"Growth"): partition the chosen nodes' rows, build the histogram of each node's
-smaller child, derive its sibling by subtraction, and find the best split of
-every new child. Only split records and per-node integer sums reach the host;
-leaf values are computed on the host from those exact sums, identically for
-every backend.
+The loop (XGBoost's ``UpdateTree``)::
+
+    push the root (histogram, best split)
+    while the driver pops a batch of nodes to expand:
+        apply their splits: partition their rows, build the smaller children's
+        histograms, derive their siblings by subtraction, evaluate every new child
+        push the children
+
+:meth:`TreeGrower._expand` is that step (docs/DESIGN.md, "Growth"); a *driver*
+(:class:`DepthwiseDriver`, :class:`LossguideDriver`) is the policy and knows
+nothing but records and node ids; a *splitter* (gpuboost.tree.splitters) owns
+histograms, split search, partition and node values. Only split records and
+per-node integer sums reach the host; leaf values are computed on the host from
+those exact sums, identically for every backend.
+
+The row partition of a tree, for a node split into ``left`` and ``right``::
+
+    sample_indices   [ .... node's segment [begin, end) ....  ]
+                                  |  stable partition
+                                  v
+                     [ left [begin, begin + n_left) | right [begin + n_left, end) ]
+
+each child keeping increasing row order (docs/DESIGN.md, "Row partition").
 """
 import heapq
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..core.dtypes import NODE_DTYPE
-from ..core.gain import leaf_weight
-from .splitters.hist import HistogramSplitter
 from .tree import Tree
 
-__all__ = ["TreeGrower", "GrownTree", "FeatureSampler"]
+__all__ = ["TreeGrower", "GrownTree", "GrowthPolicy", "DepthwiseDriver", "LossguideDriver",
+           "DRIVERS"]
 
 
-class FeatureSampler:
-    """Column sampling by tree, by level and by node (XGBoost semantics).
+@dataclass(frozen=True)
+class GrowthPolicy:
+    """Which nodes a tree expands: ``grow_policy``, ``max_depth`` (0: none),
+    ``max_leaves`` (0: none)."""
 
-    Parameters
-    ----------
-    n_features : int
-    params : dict
-        Validated parameters (``colsample_bytree``, ``colsample_bylevel``,
-        ``colsample_bynode``).
-    rng : numpy.random.Generator
-        Host generator for this tree; draws happen in node-expansion order, which
-        is deterministic, so both backends draw the same features.
-    """
+    grow_policy: str = "depthwise"
+    max_depth: int = 6
+    max_leaves: int = 0
 
-    def __init__(self, n_features, params, rng):
-        self.n_features = n_features
-        self.by_level = params["colsample_bylevel"]
-        self.by_node = params["colsample_bynode"]
-        self.rng = rng
-        self.tree_features = self._choose(np.arange(n_features), params["colsample_bytree"])
-        self.level_features = {}
-        self.trivial = (len(self.tree_features) == n_features and self.by_level >= 1.0
-                        and self.by_node >= 1.0)
-
-    def _choose(self, features, fraction):
-        if fraction >= 1.0:
-            return features
-        n_chosen = max(1, int(fraction * len(features)))
-        return np.sort(self.rng.choice(features, size=n_chosen, replace=False))
-
-    def mask(self, depths):
-        """Allowed features per node, shape (n_nodes, n_features) bool, or None (all)."""
-        if self.trivial:
-            return None
-        masks = np.zeros((len(depths), self.n_features), dtype=bool)
-        for i, depth in enumerate(depths):
-            if depth not in self.level_features:
-                self.level_features[depth] = self._choose(self.tree_features, self.by_level)
-            masks[i, self._choose(self.level_features[depth], self.by_node)] = True
-        return masks
+    @classmethod
+    def from_params(cls, params):
+        """From validated training parameters (gpuboost.params)."""
+        return cls(params["grow_policy"], params["max_depth"], params["max_leaves"])
 
 
 class GrownTree:
@@ -71,18 +61,21 @@ class GrownTree:
     leaf_begins, leaf_ends : ndarray of shape (n_leaves,), int
         Each leaf's segment of ``sample_indices``.
     sample_indices : backend array of shape (n_samples,), int32
+    node_sums : ndarray of shape (n_nodes, n_sums), int64
+        Every node's integer sums (gradient and hessian, or one per class).
     """
 
-    def __init__(self, tree, leaf_nodes, leaf_begins, leaf_ends, sample_indices):
+    def __init__(self, tree, leaf_nodes, leaf_begins, leaf_ends, sample_indices, node_sums):
         self.tree = tree
         self.leaf_nodes = leaf_nodes
         self.leaf_begins = leaf_begins
         self.leaf_ends = leaf_ends
         self.sample_indices = sample_indices
+        self.node_sums = node_sums
 
 
 class _HistogramRef:
-    """Row ``row`` of a batch of node histograms ``array`` (n_nodes, n_features, n_bins, 3).
+    """Row ``row`` of a batch of node histograms ``array`` (first axis: the node).
 
     Nodes refer to rows of the batches they were built or derived in, so that a
     level's histograms are gathered, subtracted and scanned as whole batches (a
@@ -96,77 +89,133 @@ class _HistogramRef:
 
 
 class _Node:
-    __slots__ = ("id", "begin", "end", "depth", "sum_gradients", "sum_hessians", "count",
-                 "record", "histogram", "left", "right")
+    __slots__ = ("id", "begin", "end", "depth", "sums", "count", "record", "split",
+                 "histogram", "left", "right")
 
-    def __init__(self, node_id, begin, end, depth, sums):
+    def __init__(self, node_id, begin, end, depth, sums, count):
         self.id = node_id
         self.begin, self.end, self.depth = begin, end, depth
-        self.sum_gradients, self.sum_hessians, self.count = (int(v) for v in sums)
+        self.sums, self.count = sums, count
         self.record = None
+        self.split = None
         self.histogram = None
         self.left = self.right = -1
 
+    @property
+    def admissible(self):
+        """Whether the node has a split to apply."""
+        return self.split is not None and self.split.feature >= 0
 
-class TreeGrower:
-    """Grow one tree from quantized gradients.
+
+class DepthwiseDriver:
+    """Level by level: every admissible node of a level, in node-id order; if
+    ``max_leaves`` would be exceeded, the highest-gain nodes first (ties: lowest id).
 
     Parameters
     ----------
-    backend : gpuboost.backends.base.Backend
-    data : DeviceData
-        The training data as the backend holds it.
-    quantized_gradients, quantized_hessians : backend arrays of shape (n_rows,), int32
-    scale_gradients, scale_hessians : float
-    sample_indices : backend array of shape (n_samples,), int32
-        Rows used for this tree (modified in place: it becomes the row partition).
-    params : dict
-        Validated parameters.
-    split_params : gpuboost.split.SplitParams
-    feature_sampler : FeatureSampler
-    thresholds : callable (feature, bin) -> float
-        Raw threshold of a binned split (``BinMapper.threshold_for_bin``).
-    timer : gpuboost._profiling.PhaseTimer
-    splitter : splitter, optional
-        How node statistics, splits and partitions are computed (gpuboost.splitter);
-        default: a :class:`~gpuboost.splitter.HistogramSplitter` on ``data`` and
-        ``thresholds``.
+    max_leaves : int
+        0: no limit.
+    gain_of : callable (node) -> float
     """
 
-    def __init__(self, backend, data, quantized_gradients, quantized_hessians, scale_gradients,
-                 scale_hessians, sample_indices, params, split_params, feature_sampler,
-                 thresholds, timer, splitter=None):
-        self.backend = backend
-        self.data = data
-        self.quantized_gradients = quantized_gradients
-        self.quantized_hessians = quantized_hessians
-        self.scale_gradients = scale_gradients
-        self.scale_hessians = scale_hessians
-        self.sample_indices = sample_indices
-        self.max_depth = params["max_depth"]
-        self.max_leaves = params["max_leaves"]
-        self.grow_policy = params["grow_policy"]
-        self.learning_rate = params["learning_rate"]
-        self.split_params = split_params
+    def __init__(self, max_leaves, gain_of):
+        self.max_leaves = max_leaves
+        self.gain_of = gain_of
+        self.frontier = []
+
+    def push(self, nodes):
+        """The next level."""
+        self.frontier = list(nodes)
+
+    def pop(self, n_leaves):
+        """``(nodes to expand now, nodes that will never be expanded)``."""
+        frontier, self.frontier = self.frontier, []
+        batch = [node for node in frontier if node.admissible]
+        if self.max_leaves:
+            budget = self.max_leaves - n_leaves
+            if len(batch) > budget:
+                best = sorted(batch, key=lambda node: (-self.gain_of(node), node.id))[:budget]
+                batch = sorted(best, key=lambda node: node.id)
+        chosen = {node.id for node in batch}
+        return batch, [node for node in frontier if node.id not in chosen]
+
+
+class LossguideDriver:
+    """Best leaf first (largest gain; ties: lowest node id), one leaf per step.
+
+    Parameters
+    ----------
+    max_leaves : int
+        0: no limit.
+    gain_of : callable (node) -> float
+    """
+
+    def __init__(self, max_leaves, gain_of):
+        self.max_leaves = max_leaves
+        self.gain_of = gain_of
+        self.heap = []
+        self.waiting = {}
+
+    def push(self, nodes):
+        """Candidates (the admissible ones wait in the heap)."""
+        for node in nodes:
+            if node.admissible:
+                heapq.heappush(self.heap, (-float(self.gain_of(node)), node.id))
+                self.waiting[node.id] = node
+
+    def pop(self, n_leaves):
+        """``(nodes to expand now, nodes that will never be expanded)``."""
+        if not self.heap or (self.max_leaves and n_leaves >= self.max_leaves):
+            dropped, self.waiting, self.heap = list(self.waiting.values()), {}, []
+            return [], dropped
+        _, node_id = heapq.heappop(self.heap)
+        return [self.waiting.pop(node_id)], []
+
+
+#: ``grow_policy`` -> driver class.
+DRIVERS = {"depthwise": DepthwiseDriver, "lossguide": LossguideDriver}
+
+
+class TreeGrower:
+    """Grow one tree.
+
+    Parameters
+    ----------
+    splitter : gpuboost.tree.splitters.Splitter
+        How node statistics, splits, partitions and node values are computed.
+    tree_input : gpuboost.tree.splitters.TreeInput
+        This tree's quantized gradients (or class columns), scales, rows and split
+        parameters; ``tree_input.sample_indices`` becomes the row partition.
+    policy : GrowthPolicy
+    feature_sampler : gpuboost.tree.feature_sampler.FeatureSampler
+    timer : gpuboost.core.profiling.PhaseTimer
+    """
+
+    def __init__(self, splitter, tree_input, policy, feature_sampler, timer):
+        self.splitter = splitter
+        self.tree_input = tree_input
+        self.policy = policy
         self.feature_sampler = feature_sampler
-        self.thresholds = thresholds
-        self.splitter = splitter if splitter is not None else \
-            HistogramSplitter(backend, data, thresholds)
         self.timer = timer
         self.nodes = []
         self.n_leaves = 0
 
+    @property
+    def sample_indices(self):
+        return self.tree_input.sample_indices
+
     # ---- helpers ------------------------------------------------------------
     def _can_split(self, node):
-        params = self.split_params
-        return ((self.max_depth == 0 or node.depth < self.max_depth)
-                and node.count >= 2 * params.min_data_in_leaf
-                and node.sum_hessians / self.scale_hessians >= 2 * params.min_child_weight)
+        return ((self.policy.max_depth == 0 or node.depth < self.policy.max_depth)
+                and self.splitter.can_split(self.tree_input, node.sums, node.count))
 
-    def _new_node(self, begin, end, depth, sums):
-        node = _Node(len(self.nodes), begin, end, depth, sums)
+    def _new_node(self, begin, end, depth, sums, count):
+        node = _Node(len(self.nodes), begin, end, depth, sums, count)
         self.nodes.append(node)
         return node
+
+    def _gain(self, node):
+        return self.splitter.record_gain(self.tree_input, node.record)
 
     def _gather_histograms(self, references):
         """One batch array holding the referenced histogram rows, in order.
@@ -186,7 +235,7 @@ class TreeGrower:
             [reference.array[reference.row:reference.row + 1] for reference in references])
 
     def _find_splits(self, nodes):
-        """Set ``node.record`` for every node (all have histograms).
+        """Set ``node.record`` and ``node.split`` for every node (all have histograms).
 
         The feature masks are drawn in the order of ``nodes`` (the random stream
         does not depend on how histograms are batched); the scan sees the nodes
@@ -202,32 +251,34 @@ class TreeGrower:
         histograms = self._gather_histograms([node.histogram for node in ordered])
         with self.timer.phase("split"):
             records = self.splitter.find_best_splits(
-                self, ordered, histograms, None if mask is None else mask[order])
+                self.tree_input, ordered, histograms, None if mask is None else mask[order])
         for node, record in zip(ordered, records):
             node.record = record
+            node.split = self.splitter.split_of(record)
 
     def _build(self, nodes):
         """Histograms of ``nodes`` as one batch; returns the batch array."""
         with self.timer.phase("histogram"):
-            return self.splitter.build_histograms(self, nodes)
+            return self.splitter.build_histograms(self.tree_input, nodes)
 
     # ---- the shared step ----------------------------------------------------
     def _expand(self, parents):
-        """Split ``parents`` (each with an admissible record); return the new children."""
-        records = [p.record for p in parents]
+        """Split ``parents`` (each admissible); return the new children."""
         with self.timer.phase("partition"):
-            self.splitter.partition(self, np.array([p.begin for p in parents], dtype=np.int64),
-                                    np.array([p.end for p in parents], dtype=np.int64), records)
+            self.splitter.partition(self.tree_input,
+                                    np.array([p.begin for p in parents], dtype=np.int64),
+                                    np.array([p.end for p in parents], dtype=np.int64),
+                                    [p.record for p in parents])
         children = []
         smaller, larger, pairs_needing = [], [], []
-        for parent, record in zip(parents, records):
-            n_left = int(record["left_count"])
-            left_sums = (int(record["left_sum_gradients"]), int(record["left_sum_hessians"]),
-                         n_left)
-            right_sums = (parent.sum_gradients - left_sums[0], parent.sum_hessians - left_sums[1],
-                          parent.count - n_left)
-            left = self._new_node(parent.begin, parent.begin + n_left, parent.depth + 1, left_sums)
-            right = self._new_node(parent.begin + n_left, parent.end, parent.depth + 1, right_sums)
+        for parent in parents:
+            split = parent.split
+            n_left = split.left_count
+            right_sums = tuple(total - left for total, left in zip(parent.sums, split.left_sums))
+            left = self._new_node(parent.begin, parent.begin + n_left, parent.depth + 1,
+                                  split.left_sums, n_left)
+            right = self._new_node(parent.begin + n_left, parent.end, parent.depth + 1,
+                                   right_sums, parent.count - n_left)
             parent.left, parent.right = left.id, right.id
             self.n_leaves += 1
             children += [left, right]
@@ -259,67 +310,34 @@ class TreeGrower:
                 child.histogram = None
         return children
 
-    # ---- policies -----------------------------------------------------------
+    # ---- the loop -----------------------------------------------------------
     def grow(self):
         """Grow the tree; returns a :class:`GrownTree`."""
         n_samples = int(self.sample_indices.shape[0])
-        root = _Node(0, 0, n_samples, 0, (0, 0, n_samples))
+        root = _Node(0, 0, n_samples, 0, (), n_samples)
         self.nodes = [root]
         self.n_leaves = 1
         root.histogram = _HistogramRef(self._build([root]), 0)
         self._find_splits([root])
-        root.sum_gradients = int(root.record["sum_gradients"])
-        root.sum_hessians = int(root.record["sum_hessians"])
+        root.sums = self.splitter.record_sums(root.record)[0]
         if not self._can_split(root):
-            root.record = None
-        if self.grow_policy == "depthwise":
-            self._grow_depthwise(root)
-        else:
-            self._grow_lossguide(root)
-        return self._finish()
-
-    def admissible(self, node):
-        return node.record is not None and node.record["feature"] >= 0
-
-    def _grow_depthwise(self, root):
-        frontier = [root]
-        while frontier:
-            candidates = [n for n in frontier if self.admissible(n)]
-            if self.max_leaves:
-                budget = self.max_leaves - self.n_leaves
-                if len(candidates) > budget:
-                    best = sorted(candidates, key=lambda n: (-n.record["gain"], n.id))[:budget]
-                    candidates = sorted(best, key=lambda n: n.id)
-            for node in frontier:
-                if node not in candidates:
-                    node.histogram = None
-            if not candidates:
+            root.record = root.split = None
+        driver = DRIVERS[self.policy.grow_policy](self.policy.max_leaves, self._gain)
+        driver.push([root])
+        while True:
+            batch, dropped = driver.pop(self.n_leaves)
+            for node in dropped:
+                node.histogram = None
+            if not batch:
                 break
-            frontier = self._expand(candidates)
-
-    def _grow_lossguide(self, root):
-        heap = []
-
-        def push(node):
-            if self.admissible(node):
-                heapq.heappush(heap, (-float(node.record["gain"]), node.id))
-
-        push(root)
-        while heap and (not self.max_leaves or self.n_leaves < self.max_leaves):
-            _, node_id = heapq.heappop(heap)
-            for child in self._expand([self.nodes[node_id]]):
-                push(child)
-        for node in self.nodes:
-            node.histogram = None
+            driver.push(self._expand(batch))
+        return self._finish()
 
     # ---- the finished tree --------------------------------------------------
     def _finish(self):
         n_nodes = len(self.nodes)
-        sum_g = np.array([n.sum_gradients for n in self.nodes], dtype=np.float64)
-        sum_h = np.array([n.sum_hessians for n in self.nodes], dtype=np.float64)
-        gradients = sum_g / self.scale_gradients
-        hessians = sum_h / self.scale_hessians
-        values = self.learning_rate * leaf_weight(gradients, hessians, self.split_params)
+        sums = np.array([node.sums for node in self.nodes], dtype=np.int64)
+        values, cover = self.splitter.node_values(self.tree_input, sums)
         feature = np.full(n_nodes, -1, dtype=NODE_DTYPE)
         threshold_bin = np.zeros(n_nodes, dtype=np.int32)
         threshold = np.zeros(n_nodes, dtype=np.float64)
@@ -328,21 +346,23 @@ class TreeGrower:
         left_child = np.full(n_nodes, -1, dtype=NODE_DTYPE)
         right_child = np.full(n_nodes, -1, dtype=NODE_DTYPE)
         for node in self.nodes:
+            node.histogram = None
             if node.left < 0:
                 continue
-            record = node.record
-            feature[node.id] = record["feature"]
+            split = node.split
+            feature[node.id] = split.feature
             threshold[node.id], threshold_bin[node.id] = self.splitter.split_threshold(
-                int(record["feature"]), int(record["bin"]))
-            default_left[node.id] = record["default_left"]
-            gain[node.id] = record["gain"]
+                split.feature, split.bin)
+            default_left[node.id] = split.default_left
+            gain[node.id] = self.splitter.record_gain(self.tree_input, node.record)
             left_child[node.id], right_child[node.id] = node.left, node.right
         tree = Tree({
             "feature": feature, "threshold_bin": threshold_bin, "threshold": threshold,
             "default_left": default_left, "left_child": left_child, "right_child": right_child,
-            "value": values, "gain": gain, "cover": hessians,
+            "value": values, "gain": gain, "cover": cover,
             "count": np.array([n.count for n in self.nodes], dtype=np.int64)})
         leaves = [n for n in self.nodes if n.left < 0]
         return GrownTree(tree, np.array([n.id for n in leaves], dtype=np.int64),
                          np.array([n.begin for n in leaves], dtype=np.int64),
-                         np.array([n.end for n in leaves], dtype=np.int64), self.sample_indices)
+                         np.array([n.end for n in leaves], dtype=np.int64), self.sample_indices,
+                         sums)

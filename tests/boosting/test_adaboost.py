@@ -10,8 +10,9 @@ import pytest
 from gpuboost.backends.emulation import emulated_kernels
 import gpuboost
 from gpuboost import Dataset
-from gpuboost.boosting.adaboost import (PERFECT_ROUND_TREE_WEIGHT, adaboost_params, find_best_gini_splits, find_best_gini_splits_naive, samme_score_scale)
-from gpuboost.model.model_io import model_from_json
+from gpuboost.boosting.adaboost import PERFECT_ROUND_TREE_WEIGHT, adaboost_params
+from gpuboost.model.booster import samme_score_scale
+from gpuboost.tree.splitters.gini import find_best_gini_splits, find_best_gini_splits_naive
 
 sklearn_ensemble = pytest.importorskip("sklearn.ensemble")
 sklearn_tree = pytest.importorskip("sklearn.tree")
@@ -243,7 +244,7 @@ def test_evaluation_and_early_stopping_keep_the_model_consistent():
     assert results["test"]["error"][booster.best_iteration] == pytest.approx(
         np.mean(_predicted_classes(booster, X_test) != y_test))
     assert results["train"]["error"][-1] < results["train"]["error"][0]
-    assert model_from_json(booster.save_raw().decode()) == booster
+    assert gpuboost.Booster.from_json(booster.save_raw().decode()) == booster
 
 
 def test_model_round_trip(tmp_path):
@@ -265,7 +266,7 @@ def test_model_round_trip(tmp_path):
         else:
             bad["learner"]["tree_weights"] = tree_weights
         with pytest.raises(ValueError, match="tree_weights"):
-            model_from_json(json.dumps(bad))
+            gpuboost.Booster.from_json(json.dumps(bad))
 
 
 # ---- CPU / CUDA parity (emulated kernels) ------------------------------------------------

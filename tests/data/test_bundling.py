@@ -11,12 +11,15 @@ import gpuboost
 from gpuboost import Dataset
 from gpuboost.core.dtypes import GRAD_QUANT_MAX
 from gpuboost.backends import NumpyBackend, get_backend
-from gpuboost.data.bundling import (MAX_BUNDLE_BINS, BundleMap, BundledHistogramSplitter, bundle_features, default_bins, find_bundles)
-from gpuboost.tree.grower import FeatureSampler, TreeGrower
+from gpuboost.data.bundling import (MAX_BUNDLE_BINS, BundleMap, bundle_features, default_bins,
+                                    find_bundles)
+from gpuboost.tree.feature_sampler import FeatureSampler
+from gpuboost.tree.grower import GrowthPolicy, TreeGrower
+from gpuboost.tree.splitters import BundledHistogramSplitter, TreeInput
 from gpuboost.backends.numpy.histogram import build_histograms, build_histograms_naive
 from gpuboost.params import validate_params
 from gpuboost.backends.numpy.predict import predict_leaves_binned
-from gpuboost.core.quantize import quantize
+from gpuboost.core.quantize import GradientQuantiser, quantize
 from gpuboost.core.random import host_rng
 from gpuboost.boosting import train as gpuboost_train_module
 from gpuboost.core.gain import SplitParams
@@ -304,10 +307,12 @@ def test_conflicting_bundles_partition_as_their_histograms_say():
     quantized_g, scale_g = quantize(0.0 - y)
     quantized_h, scale_h = quantize(np.ones_like(y))
     sample_indices = np.arange(dataset.n_rows, dtype=np.int32)
-    grower = TreeGrower(backend, data, quantized_g, quantized_h, scale_g, scale_h,
-                        sample_indices, params, SplitParams.from_params(params),
+    tree_input = TreeInput(quantized_g, quantized_h, GradientQuantiser(scale_g, scale_h),
+                           sample_indices, SplitParams.from_params(params),
+                           params["learning_rate"])
+    grower = TreeGrower(splitter, tree_input, GrowthPolicy.from_params(params),
                         FeatureSampler(dataset.n_features, params, host_rng(0, 0, 0)),
-                        dataset.bin_mapper.threshold_for_bin, PhaseTimer(), splitter=splitter)
+                        PhaseTimer())
     grown = grower.grow()
     tree = grown.tree
     assert tree.n_leaves >= 8

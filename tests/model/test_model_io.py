@@ -7,7 +7,8 @@ import pytest
 
 import gpuboost
 from gpuboost.model.booster import Booster
-from gpuboost.model.model_io import (FORMAT_NAME, FORMAT_VERSION, atomic_write_text, load_model, model_from_json, model_to_json, save_model, validate_tree_dict)
+from gpuboost import Booster
+from gpuboost.model.model_io import FORMAT_NAME, FORMAT_VERSION, atomic_write_text, validate_tree_dict
 from gpuboost.params import RUNTIME_ONLY
 from gpuboost.tree.tree import TREE_ARRAYS
 
@@ -26,17 +27,17 @@ def booster(regression_data):
 
 @pytest.fixture
 def document(booster):
-    return json.loads(model_to_json(booster))
+    return json.loads(booster.to_json())
 
 
 def load_document(document):
-    return model_from_json(json.dumps(document))
+    return Booster.from_json(json.dumps(document))
 
 
 def assert_invalid(text_or_document, match=None):
     text = text_or_document if isinstance(text_or_document, str) else json.dumps(text_or_document)
     with pytest.raises(ValueError, match=match):
-        model_from_json(text)
+        Booster.from_json(text)
 
 
 # ---------------------------------------------------------------------------
@@ -46,9 +47,9 @@ def assert_invalid(text_or_document, match=None):
 def test_save_load_save_is_byte_identical(booster, tmp_path, regression_data):
     X, _ = regression_data
     first, second = tmp_path / "a.json", tmp_path / "b.json"
-    save_model(booster, first)
-    loaded = load_model(first)
-    save_model(loaded, second)
+    booster.save_model(first)
+    loaded = Booster.load_model(first)
+    loaded.save_model(second)
     assert first.read_bytes() == second.read_bytes() == booster.save_raw()
     assert loaded == booster
     np.testing.assert_array_equal(loaded.predict(X), booster.predict(X))
@@ -74,11 +75,11 @@ def test_round_trip_of_multiclass_model_with_best_iteration(multiclass_data, tmp
     assert booster.best_iteration is not None
     path = tmp_path / "model.json"
     booster.save_model(path)
-    loaded = load_model(path)
+    loaded = Booster.load_model(path)
     assert loaded.best_iteration == booster.best_iteration
     assert loaded.best_score == booster.best_score
     assert loaded.params["eval_metric"] == ["mlogloss", "merror"]
-    assert model_to_json(loaded) == model_to_json(booster)
+    assert loaded.to_json() == booster.to_json()
     np.testing.assert_array_equal(loaded.predict(X), booster.predict(X))
 
 
@@ -93,8 +94,8 @@ def test_document_layout(document):
 
 
 def test_serialization_is_deterministic_and_compact(booster):
-    text = model_to_json(booster)
-    assert text == model_to_json(booster.copy())
+    text = booster.to_json()
+    assert text == booster.copy().to_json()
     assert ": " not in text and ", " not in text
     assert "NaN" not in text and "Infinity" not in text
 
@@ -103,7 +104,7 @@ def test_floats_round_trip_exactly(booster):
     booster.trees[0].value[1] = 0.1 + 0.2
     booster.trees[0].threshold[0] = np.nextafter(1.0, 2.0)
     booster.base_margin[0] = 1e-300
-    loaded = model_from_json(model_to_json(booster))
+    loaded = Booster.from_json(booster.to_json())
     assert loaded.trees[0].value[1] == 0.1 + 0.2
     assert loaded.trees[0].threshold[0] == np.nextafter(1.0, 2.0)
     assert loaded.base_margin[0] == 1e-300
@@ -161,7 +162,7 @@ def test_truncated_files_raise_value_error(booster, tmp_path):
     for offset in offsets:
         path.write_bytes(raw[:offset])
         with pytest.raises(ValueError, match="Invalid gpuboost model"):
-            load_model(path)
+            Booster.load_model(path)
 
 
 def test_flipped_bytes(booster, tmp_path):
@@ -173,7 +174,7 @@ def test_flipped_bytes(booster, tmp_path):
         corrupted[position] = value
         path.write_bytes(bytes(corrupted))
         with pytest.raises(ValueError):
-            load_model(path)
+            Booster.load_model(path)
 
 
 @pytest.mark.parametrize("text", ["", "garbage", "[]", "null", "1", '"gpuboost-model"',
@@ -235,7 +236,7 @@ def test_feature_index_out_of_range(document, feature):
 @pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity", "1e999"])
 @pytest.mark.parametrize("field", ["threshold", "value", "gain", "cover"])
 def test_non_finite_numbers(booster, field, token):
-    text = model_to_json(booster)
+    text = booster.to_json()
     document = json.loads(text)
     original = json.dumps(document["trees"][0][field], separators=(",", ":"))
     values = list(document["trees"][0][field])
@@ -248,7 +249,7 @@ def test_non_finite_numbers(booster, field, token):
 
 @pytest.mark.parametrize("token", ["NaN", "Infinity"])
 def test_non_finite_base_margin(booster, token):
-    text = model_to_json(booster)
+    text = booster.to_json()
     document = json.loads(text)
     value = json.dumps(document["learner"]["base_margin"])
     text = text.replace(f'"base_margin":{value.replace(" ", "")}', f'"base_margin":[{token}]')
@@ -316,12 +317,12 @@ def test_validate_tree_dict_returns_the_tree(booster):
 
 def test_missing_file_is_an_os_error(tmp_path):
     with pytest.raises(OSError):
-        load_model(tmp_path / "absent.json")
+        Booster.load_model(tmp_path / "absent.json")
 
 
 @pytest.mark.parametrize("where", ["threshold", "value", "count", "base_margin"])
 def test_huge_integers_raise_value_error(booster, where):
-    document = json.loads(model_to_json(booster))
+    document = json.loads(booster.to_json())
     if where == "base_margin":
         document["learner"]["base_margin"][0] = 10 ** 400
     else:
@@ -331,7 +332,7 @@ def test_huge_integers_raise_value_error(booster, where):
 
 @pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity"])
 def test_non_finite_best_score(booster, token):
-    text = model_to_json(booster).replace('"best_score":null', f'"best_score":{token}')
+    text = booster.to_json().replace('"best_score":null', f'"best_score":{token}')
     assert token in text
     assert_invalid(text, match="best_score")
 
@@ -381,14 +382,14 @@ def test_random_mutations_load_identically_or_raise_value_error(booster, tmp_pat
         mutated = mutate(raw, rng)
         path.write_bytes(mutated)
         try:
-            loaded = load_model(path)
+            loaded = Booster.load_model(path)
         except ValueError:
             outcomes["rejected"] += 1
             continue
         outcomes["loaded"] += 1
         # Whatever loads is a valid model: it serializes and reloads to itself ...
-        again = model_from_json(model_to_json(loaded))
-        assert model_to_json(again) == model_to_json(loaded)
+        again = Booster.from_json(loaded.to_json())
+        assert again.to_json() == loaded.to_json()
         # ... and equals the original when the mutation did not change the document.
         if json.loads(mutated) == original_document:
             assert loaded.save_raw() == raw

@@ -1,6 +1,6 @@
 """Fuzzing the model loader: thousands of corrupted real model files.
 
-The contract of :func:`gpuboost.model_io.load_model`: a file either loads to
+The contract of :meth:`gpuboost.Booster.load_model`: a file either loads to
 exactly the model it describes, or raises ``ValueError``, within a time bound,
 and loading never executes code. "Exactly the model it describes" is checked
 independently of the loader: the loaded model re-saves to the document that
@@ -33,7 +33,8 @@ import numpy as np
 import pytest
 
 import gpuboost
-from gpuboost.model.model_io import load_model, model_from_json
+from gpuboost import Booster
+from gpuboost.model import model_io
 from gpuboost.params import model_params, validate_params
 from gpuboost.tree.tree import TREE_ARRAYS
 
@@ -146,7 +147,7 @@ def check_case(data, original, X, tmp_path):
     start = time.perf_counter()
     try:
         with time_limit(CASE_TIME_LIMIT_S, "loading"):
-            loaded = load_model(path)
+            loaded = Booster.load_model(path)
     except ValueError:
         return "rejected"
     assert time.perf_counter() - start < CASE_TIME_LIMIT_S
@@ -155,7 +156,7 @@ def check_case(data, original, X, tmp_path):
     assert _exact(json.loads(resaved)) == _exact(_normalized(json.loads(data))), \
         "the loader changed the model"
     # ... a fixpoint ...
-    assert model_from_json(resaved.decode("utf-8")).save_raw() == resaved
+    assert Booster.from_json(resaved.decode("utf-8")).save_raw() == resaved
     # ... the original when the corruption did not change the document ...
     if _exact(json.loads(data)) == _exact(json.loads(original)):
         assert resaved == original
@@ -342,7 +343,7 @@ def test_swapped_children_load_as_the_swapped_tree(models):
     document = json.loads(raw)
     tree = document["trees"][0]
     tree["left_child"][0], tree["right_child"][0] = tree["right_child"][0], tree["left_child"][0]
-    loaded = model_from_json(json.dumps(document))
+    loaded = Booster.from_json(json.dumps(document))
     assert loaded.trees[0].left_child[0] == tree["left_child"][0]
     assert loaded.save_raw() != raw
 
@@ -356,7 +357,7 @@ def test_non_finite_tokens_are_rejected_anywhere(models, token):
         while text[end] not in ",]}":
             end += 1
         with pytest.raises(ValueError):
-            model_from_json(text[:start] + token + text[end:])
+            Booster.from_json(text[:start] + token + text[end:])
 
 
 def test_duplicate_keys_are_rejected(models):
@@ -364,9 +365,9 @@ def test_duplicate_keys_are_rejected(models):
     text = raw.decode("utf-8")
     trees = text[text.index('"trees":'):-1]
     with pytest.raises(ValueError, match="duplicate"):
-        model_from_json(text[:-1] + "," + trees + "}")
+        Booster.from_json(text[:-1] + "," + trees + "}")
     with pytest.raises(ValueError, match="duplicate"):
-        model_from_json(text.replace('"version":1', '"version":1,"version":1'))
+        Booster.from_json(text.replace('"version":1', '"version":1,"version":1'))
 
 
 @pytest.mark.parametrize("key", ["best_iteration", "best_score", "attributes"])
@@ -374,7 +375,7 @@ def test_learner_keys_the_saver_writes_are_required(models, key):
     document = json.loads(models["multiclass"][0])
     del document["learner"][key]
     with pytest.raises(ValueError, match=key):
-        model_from_json(json.dumps(document))
+        Booster.from_json(json.dumps(document))
 
 
 def test_objective_is_required(models):
@@ -382,7 +383,7 @@ def test_objective_is_required(models):
     document = json.loads(models["binary"][0])
     del document["learner"]["params"]["objective"]
     with pytest.raises(ValueError, match="objective"):
-        model_from_json(json.dumps(document))
+        Booster.from_json(json.dumps(document))
 
 
 @pytest.mark.parametrize("where", ["top", "learner"])
@@ -390,7 +391,7 @@ def test_unknown_keys_are_rejected(models, where):
     document = json.loads(models["regression"][0])
     (document if where == "top" else document["learner"])["categories"] = []
     with pytest.raises(ValueError, match="unknown"):
-        model_from_json(json.dumps(document))
+        Booster.from_json(json.dumps(document))
 
 
 def test_deep_nesting_and_huge_numbers_fail_fast(models, tmp_path):
@@ -442,7 +443,7 @@ def test_pickle_payloads_are_value_errors_and_never_run(models, tmp_path,
     for payload in payloads:
         path.write_bytes(payload)
         with pytest.raises(ValueError):
-            load_model(path)
+            Booster.load_model(path)
     assert EXECUTED == []
 
 
@@ -454,7 +455,7 @@ def test_reduce_strings_in_data_fields_are_only_data(models, tmp_path, code_exec
     text = json.dumps(document, separators=(",", ":"))
     path = tmp_path / "model.json"
     path.write_text(text, encoding="utf-8")
-    loaded = load_model(path)
+    loaded = Booster.load_model(path)
     assert loaded.feature_names == ["__reduce__", "os.system", "__import__('os')"]
     assert loaded.save_raw() == text.encode("utf-8")
     assert EXECUTED == []
@@ -464,7 +465,7 @@ def test_valid_models_load_without_executing_code(models, tmp_path, code_executi
     for raw, X in models.values():
         path = tmp_path / "model.json"
         path.write_bytes(raw)
-        assert load_model(path).save_raw() == raw
+        assert Booster.load_model(path).save_raw() == raw
 
 
 def test_a_file_larger_than_any_model_is_refused_before_reading(tmp_path, monkeypatch):
@@ -477,5 +478,5 @@ def test_a_file_larger_than_any_model_is_refused_before_reading(tmp_path, monkey
     monkeypatch.setattr(model_io, "open", lambda *args, **kwargs: opened.append(args),
                         raising=False)
     with pytest.raises(ValueError, match="larger"):
-        load_model(path)
+        Booster.load_model(path)
     assert opened == []

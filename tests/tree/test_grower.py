@@ -1,4 +1,4 @@
-"""Tests of gpuboost.grower: depthwise and lossguide growth, column sampling, leaf values."""
+"""Tests of gpuboost.tree.grower: depthwise and lossguide growth, column sampling, leaf values."""
 import numpy as np
 import pytest
 
@@ -6,10 +6,12 @@ import gpuboost
 from gpuboost.core.profiling import PhaseTimer
 from gpuboost.backends.numpy.backend import NumpyBackend
 from gpuboost.data.dataset import Dataset
-from gpuboost.tree.grower import FeatureSampler, TreeGrower, _HistogramRef
+from gpuboost.tree.feature_sampler import FeatureSampler
+from gpuboost.tree.grower import GrowthPolicy, TreeGrower, _HistogramRef
+from gpuboost.tree.splitters import HistogramSplitter, TreeInput
 from gpuboost.params import validate_params
 from gpuboost.backends.numpy.predict import predict_leaves_binned
-from gpuboost.core.quantize import dequantize, quantize
+from gpuboost.core.quantize import GradientQuantiser, dequantize, quantize
 from gpuboost.core.random import host_rng
 from gpuboost.core.gain import SplitParams, leaf_weight
 
@@ -76,9 +78,12 @@ def grow(dataset, gradients, grower_class=TreeGrower, backend=None, sample_indic
     if sample_indices is None:
         sample_indices = np.arange(dataset.n_rows, dtype=np.int32)
     sampler = FeatureSampler(dataset.n_features, params, host_rng(params["seed"], 0, 0))
-    grower = grower_class(backend, data, quantized_g, quantized_h, scale_g, scale_h,
-                          sample_indices, params, SplitParams.from_params(params), sampler,
-                          dataset.bin_mapper.threshold_for_bin, timer or PhaseTimer())
+    tree_input = TreeInput(quantized_g, quantized_h, GradientQuantiser(scale_g, scale_h),
+                           sample_indices, SplitParams.from_params(params),
+                           params["learning_rate"])
+    splitter = HistogramSplitter(backend, data, dataset.bin_mapper.threshold_for_bin)
+    grower = grower_class(splitter, tree_input, GrowthPolicy.from_params(params), sampler,
+                          timer or PhaseTimer())
     return grower, grower.grow()
 
 
@@ -116,7 +121,7 @@ def test_depthwise_max_leaves_expands_the_highest_gains_first(problem, max_leave
     assert grown.tree.n_leaves == max_leaves
     by_depth = {}
     for node in grower.nodes:
-        if grower.admissible(node):
+        if node.admissible:
             by_depth.setdefault(node.depth, []).append(node)
     partly_expanded_levels = 0
     for nodes in by_depth.values():
@@ -149,7 +154,7 @@ def test_lossguide_expands_the_best_leaf_first(problem, max_leaves):
     expansion_order = sorted((n for n in nodes if n.left >= 0), key=lambda n: n.left)
     frontier = {0}
     for parent in expansion_order:
-        candidates = [nodes[i] for i in frontier if grower.admissible(nodes[i])]
+        candidates = [nodes[i] for i in frontier if nodes[i].admissible]
         best = max(candidates, key=lambda n: (float(n.record["gain"]), -n.id))
         assert parent is best
         frontier.remove(parent.id)

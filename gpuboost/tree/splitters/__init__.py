@@ -1,0 +1,52 @@
+"""Split-finding strategies of the tree grower (interface: :mod:`.base`).
+
+:func:`make_splitter` picks the strategy of a training run from its parameters.
+"""
+from .base import NodeSegment, Split, Splitter, TreeInput
+from .bundled import BundledHistogramSplitter
+from .exact import ExactSplitter
+from .gini import GiniSplitter
+from .hist import GradientRecords, HistogramSplitter
+
+__all__ = ["Splitter", "TreeInput", "Split", "NodeSegment", "HistogramSplitter",
+           "BundledHistogramSplitter", "ExactSplitter", "GiniSplitter", "GradientRecords",
+           "make_splitter", "HISTOGRAM_METHODS_WITH_BUNDLING"]
+
+#: ``tree_method`` values whose bins are the Dataset's own, so that exclusive
+#: feature bundles found on them hold for every tree ('approx' re-bins per tree).
+HISTOGRAM_METHODS_WITH_BUNDLING = ("hist", "auto")
+
+
+def make_splitter(params, backend, data, dataset):
+    """The splitter of a gradient-boosting training run, or None for one per tree.
+
+    Parameters
+    ----------
+    params : dict
+        Validated parameters: ``tree_method``, ``enable_bundle``, ``max_conflict_rate``.
+    backend : gpuboost.backends.base.Backend
+    data : DeviceData
+        ``backend.prepare(dataset)``.
+    dataset : Dataset
+        The training data.
+
+    Returns
+    -------
+    Splitter or None
+        ``tree_method='exact'``: an :class:`ExactSplitter`. ``tree_method='hist'`` with
+        ``enable_bundle``, when the bundles are fewer than the features that need a
+        histogram column: a :class:`BundledHistogramSplitter`. ``tree_method='approx'``:
+        None, as its bins (hence its :class:`HistogramSplitter`) change every tree.
+        Otherwise a :class:`HistogramSplitter` on ``data``.
+    """
+    method = params.get("tree_method", "hist")
+    if method == "exact":
+        return ExactSplitter(backend, dataset)
+    if method == "approx":
+        return None
+    if method in HISTOGRAM_METHODS_WITH_BUNDLING and params.get("enable_bundle", False):
+        bundle_map = dataset.bundle_map(params.get("max_conflict_rate", 0.0))
+        if bundle_map.reduces_columns:
+            return BundledHistogramSplitter(backend, data, bundle_map,
+                                            dataset.bin_mapper.threshold_for_bin)
+    return HistogramSplitter(backend, data, dataset.bin_mapper.threshold_for_bin)

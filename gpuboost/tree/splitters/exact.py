@@ -13,7 +13,7 @@ does), and ``rank(x)`` the index of ``x`` among them. The candidate thresholds
 are ``t_r = midpoint(d_r, d_{r+1})`` for ``r = 0 .. m-2`` (``x <= t_r`` goes left,
 so on training rows ``x <= t_r`` iff ``rank(x) <= r``). At a node, every ``r``
 is evaluated with missing values sent right and, if the node has missing values
-of the feature, left, using the gain formulas of :mod:`gpuboost.split` on exact
+of the feature, left, using the gain formulas of :mod:`gpuboost.core.gain` on exact
 integer sums of the quantized gradients; the best candidate has the maximum gain,
 ties broken by lowest feature, lowest ``r``, missing-right first; without missing
 values of the feature, missing values go to the larger child (ties left). This is
@@ -37,7 +37,7 @@ int64 key, missing values last within their segment), int64 cumulative sums of
 the quantized gradients and hessians in sorted order (segment sums are
 differences of the running sums: exact, and exact even if a running sum wraps
 around int64, since two's-complement differences are modular), gains of every
-candidate with :func:`gpuboost.split.leaf_score`, and the best candidate per node
+candidate with :func:`gpuboost.core.gain.leaf_score`, and the best candidate per node
 by stable sorts (node, then gain descending, then the tie order). Only the
 per-node records reach the host. The row partition compares ranks
 (``rank <= r``) and scatters rows stably with a running count of the left rows.
@@ -56,6 +56,7 @@ import numpy as np
 from ...core.dtypes import HIST_DTYPE
 from ...data.binning import FLOAT64_MAX, _midpoints
 from ...core.gain import SPLIT_GAIN_EPS, admissible, leaf_score, no_split_records
+from .hist import GradientRecords
 
 __all__ = ["FeatureRanks", "ExactSplitter", "find_best_splits_exact",
            "find_best_splits_exact_naive", "partition_exact", "partition_exact_naive",
@@ -180,7 +181,7 @@ def find_best_splits_exact(xp, ranks, n_distinct, quantized_gradients, quantized
         Node ``i`` owns ``sample_indices[begins[i]:ends[i]]``.
     begins, ends : host sequences of int, length n_nodes
     scale_gradients, scale_hessians : float
-    params : gpuboost.split.SplitParams
+    params : gpuboost.core.gain.SplitParams
     feature_mask : host ndarray of shape (n_nodes, n_features), bool, optional
 
     Returns
@@ -455,8 +456,8 @@ def partition_exact_naive(ranks, sample_indices, begins, ends, features, thresho
 # The splitter
 # --------------------------------------------------------------------------- #
 
-class ExactSplitter:
-    """The splitter of ``tree_method='exact'`` (interface: gpuboost.splitter).
+class ExactSplitter(GradientRecords):
+    """The splitter of ``tree_method='exact'`` (interface: gpuboost.tree.splitters.base).
 
     Keeps no per-node statistics: the "histogram" of a node is an empty
     placeholder of shape (1, 0) and every split search reads the node's rows.
@@ -478,26 +479,26 @@ class ExactSplitter:
         self._raw_features = None
 
     # ---- node statistics -----------------------------------------------------
-    def build_histograms(self, grower, nodes):
+    def build_histograms(self, tree, nodes):
         """Empty placeholders, shape (n_nodes, 0) (exact keeps no node statistics)."""
         return np.zeros((len(nodes), 0), dtype=HIST_DTYPE)
 
     def subtract_histograms(self, parent, child):
         return np.zeros_like(child)
 
-    def stack_histograms(self, histograms):
-        return np.concatenate(histograms, axis=0)
+    def stack_histograms(self, batches):
+        return np.concatenate(batches, axis=0)
 
     # ---- splits --------------------------------------------------------------
-    def find_best_splits(self, grower, nodes, histograms, feature_mask):
+    def find_best_splits(self, tree, nodes, histograms, feature_mask):
         return find_best_splits_exact(
-            self.backend.xp, self.ranks, self.feature_ranks.n_distinct,
-            grower.quantized_gradients, grower.quantized_hessians, grower.sample_indices,
-            [node.begin for node in nodes], [node.end for node in nodes],
-            grower.scale_gradients, grower.scale_hessians, grower.split_params, feature_mask)
+            self.backend.xp, self.ranks, self.feature_ranks.n_distinct, tree.gradients,
+            tree.hessians, tree.sample_indices, [node.begin for node in nodes],
+            [node.end for node in nodes], tree.quantiser.scale_gradients,
+            tree.quantiser.scale_hessians, tree.split_params, feature_mask)
 
-    def partition(self, grower, begins, ends, records):
-        partition_exact(self.backend.xp, self.ranks, grower.sample_indices, begins, ends,
+    def partition(self, tree, begins, ends, records):
+        partition_exact(self.backend.xp, self.ranks, tree.sample_indices, begins, ends,
                         [r["feature"] for r in records], [r["bin"] for r in records],
                         [r["default_left"] for r in records])
 

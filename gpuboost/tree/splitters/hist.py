@@ -1,44 +1,48 @@
-"""Split-finding strategies: how the grower gets node statistics, best splits and partitions.
+"""``tree_method='hist'``: split finding on histograms of the binned features.
 
-:class:`~gpuboost.grower.TreeGrower` owns the growth policy (which nodes to
-expand, node ids, the smaller-child/subtraction schedule, leaf values); a
-*splitter* owns the four steps that depend on how candidate splits are
-represented:
-
-* ``build_histograms(grower, nodes)``: the statistics of a batch of nodes
-  (an array whose first axis is the node), with ``subtract_histograms`` and
-  ``stack_histograms`` for the sibling trick and batching;
-* ``find_best_splits(grower, nodes, histograms, feature_mask)``: one
-  ``SPLIT_RECORD_DTYPE`` record per node (docs/DESIGN.md, "Gain and leaf value");
-* ``partition(grower, begins, ends, records)``: the stable row partition of the
-  split nodes;
-* ``split_threshold(feature, bin)``: the ``(threshold, threshold_bin)`` a
-  record's ``(feature, bin)`` stores in the Tree;
-
-plus ``predict_training_rows(tree)``, the leaf values of every training row (the
-prediction update when rows were subsampled).
-
-Strategies:
-
-* :class:`HistogramSplitter` (here): ``tree_method='hist'``, the backend's
-  histogram, split-scan and partition primitives on the binned features.
-* :class:`gpuboost.bundling.BundledHistogramSplitter`: the same on exclusive
-  feature bundles (``enable_bundle``).
-* :class:`gpuboost.exact.ExactSplitter`: ``tree_method='exact'``, sorted scans
-  over every distinct value.
-
-:func:`make_splitter` picks one from the training parameters.
+The backend's histogram, split-scan and partition primitives on the Dataset's bins
+(docs/DESIGN.md, "Gain and leaf value", "Row partition"). Node sums are the
+integer sums of the quantized gradients and hessians, ``(G_q, H_q)``.
 """
 import numpy as np
 
-__all__ = ["HistogramSplitter", "make_splitter", "HISTOGRAM_METHODS_WITH_BUNDLING"]
+from ...core.gain import leaf_weight
+from .base import Split
 
-#: ``tree_method`` values whose bins are the Dataset's own, so that exclusive
-#: feature bundles found on them hold for every tree ('approx' re-bins per tree).
-HISTOGRAM_METHODS_WITH_BUNDLING = ("hist", "auto")
+__all__ = ["GradientRecords", "HistogramSplitter"]
 
 
-class HistogramSplitter:
+class GradientRecords:
+    """The part of the splitter interface shared by every gradient-tree splitter
+    (``hist``, bundled ``hist``, ``exact``): records are ``SPLIT_RECORD_DTYPE`` rows
+    (gpuboost.core.gain) and node sums the integer sums ``(G_q, H_q)``."""
+
+    def split_of(self, record):
+        return Split(int(record["feature"]), int(record["bin"]), bool(record["default_left"]),
+                     (int(record["left_sum_gradients"]), int(record["left_sum_hessians"])),
+                     int(record["left_count"]))
+
+    def record_sums(self, record):
+        return (int(record["sum_gradients"]), int(record["sum_hessians"])), int(record["count"])
+
+    def record_gain(self, tree, record):
+        return record["gain"]
+
+    def can_split(self, tree, sums, count):
+        """At least ``2 * min_data_in_leaf`` rows and ``2 * min_child_weight`` hessian."""
+        params = tree.split_params
+        return (count >= 2 * params.min_data_in_leaf
+                and sums[1] / tree.quantiser.scale_hessians >= 2 * params.min_child_weight)
+
+    def node_values(self, tree, sums):
+        """Leaf values ``learning_rate * w(G, H)`` and covers ``H`` of every node."""
+        sums = np.asarray(sums, dtype=np.int64).reshape(-1, 2)
+        gradients = tree.quantiser.gradients(sums[:, 0])
+        hessians = tree.quantiser.hessians(sums[:, 1])
+        return tree.learning_rate * leaf_weight(gradients, hessians, tree.split_params), hessians
+
+
+class HistogramSplitter(GradientRecords):
     """Split finding on histograms of the binned features (``tree_method='hist'``).
 
     Parameters
@@ -58,32 +62,33 @@ class HistogramSplitter:
         self.thresholds = thresholds
 
     # ---- node statistics -----------------------------------------------------
-    def build_histograms(self, grower, nodes):
+    def build_histograms(self, tree, nodes):
         """Histograms (n_nodes, n_features, n_bins, 3) int64 of ``nodes`` (one batch)."""
         return self.backend.build_histograms(
-            self.data, grower.quantized_gradients, grower.quantized_hessians,
-            grower.sample_indices, [node.begin for node in nodes], [node.end for node in nodes])
+            self.data, tree.gradients, tree.hessians, tree.sample_indices,
+            [node.begin for node in nodes], [node.end for node in nodes])
 
     def subtract_histograms(self, parent, child):
         """The sibling's histogram ``parent - child`` (exact)."""
         return self.backend.subtract_histograms(parent, child)
 
-    def stack_histograms(self, histograms):
+    def stack_histograms(self, batches):
         """Concatenate node histograms along the node axis."""
-        return self.backend.stack_histograms(histograms)
+        return self.backend.stack_histograms(batches)
 
     # ---- splits --------------------------------------------------------------
-    def find_best_splits(self, grower, nodes, histograms, feature_mask):
+    def find_best_splits(self, tree, nodes, histograms, feature_mask):
         """Host ``SPLIT_RECORD_DTYPE`` records, one per node of ``nodes``."""
-        return self.backend.find_best_splits(self.data, histograms, grower.scale_gradients,
-                                             grower.scale_hessians, grower.split_params,
+        return self.backend.find_best_splits(self.data, histograms,
+                                             tree.quantiser.scale_gradients,
+                                             tree.quantiser.scale_hessians, tree.split_params,
                                              feature_mask)
 
-    def partition(self, grower, begins, ends, records):
-        """Split the segments ``[begins[i], ends[i])`` of ``grower.sample_indices``
+    def partition(self, tree, begins, ends, records):
+        """Split the segments ``[begins[i], ends[i])`` of ``tree.sample_indices``
         by ``records[i]`` (in place, stable)."""
         self.backend.partition(
-            self.partition_data, grower.sample_indices, begins, ends,
+            self.partition_data, tree.sample_indices, begins, ends,
             np.array([r["feature"] for r in records], dtype=np.int64),
             np.array([r["bin"] for r in records], dtype=np.int64),
             np.array([r["default_left"] for r in records], dtype=bool))
@@ -96,39 +101,3 @@ class HistogramSplitter:
     def predict_training_rows(self, tree):
         """Leaf value of every training row (backend array of shape (n_rows,), float64)."""
         return self.backend.predict_tree_binned(self.partition_data, tree)
-
-
-def make_splitter(params, backend, data, dataset):
-    """The splitter of a training run, or None for the grower's default.
-
-    Parameters
-    ----------
-    params : dict
-        Validated parameters: ``tree_method``, ``enable_bundle``, ``max_conflict_rate``.
-    backend : gpuboost.backends.base.Backend
-    data : DeviceData
-        ``backend.prepare(dataset)``.
-    dataset : Dataset
-        The training data.
-
-    Returns
-    -------
-    ExactSplitter, BundledHistogramSplitter or None
-        ``tree_method='exact'``: an :class:`~gpuboost.exact.ExactSplitter`.
-        ``tree_method='hist'`` with ``enable_bundle``, when the bundles are fewer
-        than the features that need a histogram column: a
-        :class:`~gpuboost.bundling.BundledHistogramSplitter`. Otherwise None: the
-        grower builds a :class:`HistogramSplitter` on the data of each tree (which
-        ``tree_method='approx'`` re-bins per tree, so it never bundles).
-    """
-    method = params.get("tree_method", "hist")
-    if method == "exact":
-        from .exact import ExactSplitter
-        return ExactSplitter(backend, dataset)
-    if method in HISTOGRAM_METHODS_WITH_BUNDLING and params.get("enable_bundle", False):
-        bundle_map = dataset.bundle_map(params.get("max_conflict_rate", 0.0))
-        if bundle_map.reduces_columns:
-            from ...data.bundling import BundledHistogramSplitter
-            return BundledHistogramSplitter(backend, data, bundle_map,
-                                            dataset.bin_mapper.threshold_for_bin)
-    return None

@@ -1,15 +1,14 @@
-"""Tests of gpuboost.splitter: the histogram strategy and the choice of strategy."""
+"""Tests of gpuboost.tree.splitters: the histogram strategy and the choice of strategy."""
 import numpy as np
 import pytest
 
 import gpuboost
 from gpuboost import Dataset
 from gpuboost.backends import NumpyBackend
-from gpuboost.data.bundling import BundledHistogramSplitter
-from gpuboost.tree.splitters.exact import ExactSplitter
+from gpuboost.tree.splitters import (BundledHistogramSplitter, ExactSplitter, HistogramSplitter,
+                                     make_splitter)
 from gpuboost.params import validate_params
 from gpuboost.backends.numpy.predict import predict_leaves_raw
-from gpuboost.tree.splitters.hist import HistogramSplitter, make_splitter
 
 
 def _one_hot_and_dense(n_rows=200, seed=0):
@@ -21,7 +20,7 @@ def _one_hot_and_dense(n_rows=200, seed=0):
 
 @pytest.mark.parametrize("user_params, expected", [
     ({}, BundledHistogramSplitter),
-    ({"enable_bundle": False}, type(None)),
+    ({"enable_bundle": False}, HistogramSplitter),
     ({"tree_method": "approx"}, type(None)),  # bins change every tree: never bundled
     ({"tree_method": "exact"}, ExactSplitter),
     ({"tree_method": "exact", "enable_bundle": True}, ExactSplitter),
@@ -39,8 +38,8 @@ def test_no_bundles_when_they_do_not_reduce_columns():
     rng = np.random.default_rng(1)
     dataset = Dataset(rng.normal(size=(100, 4)), label=rng.normal(size=100))
     backend = NumpyBackend()
-    assert make_splitter(validate_params({"device": "cpu"}), backend, backend.prepare(dataset),
-                         dataset) is None
+    assert type(make_splitter(validate_params({"device": "cpu"}), backend,
+                              backend.prepare(dataset), dataset)) is HistogramSplitter
 
 
 def test_histogram_splitter_thresholds_and_training_predictions():

@@ -1,0 +1,229 @@
+"""Gradient boosting (``booster='gbtree'``): the setup and the round step.
+
+One round, per output column (docs/DESIGN.md, "One round, top to bottom"):
+objective -> gradients/hessians -> row sampling (gpuboost.tree.sampling) ->
+quantization -> for ``tree_method='approx'``, re-binning (gpuboost.tree.approx) ->
+tree growth (histograms, split scan, partition: gpuboost.tree.grower) -> leaf
+values (optionally refit) -> prediction update. Backend-agnostic: every per-row
+array lives on the backend (``backend.xp``) and only split records and the
+finished tree reach the host.
+"""
+import numpy as np
+
+from ..core.gain import SplitParams
+from ..core.quantize import GradientQuantiser
+from ..core.random import host_rng
+from ..model.booster import Booster
+from ..objectives import CUSTOM_OBJECTIVE_NAME, CustomObjective, get_objective
+from ..params import validate_params
+from ..tree.approx import ApproxRebinner
+from ..tree.feature_sampler import FeatureSampler
+from ..tree.grower import GrowthPolicy, TreeGrower
+from ..tree.sampling import sample_rows, sampled_row_weights
+from ..tree.splitters import HistogramSplitter, TreeInput, make_splitter
+from .loop import EvalSet, check_evals, make_timer, metrics_of, record_metrics
+
+__all__ = ["GBTreeLearner", "ROW_STREAMS_PER_ROUND"]
+
+#: Random streams: row sampling uses stream ``round * ROW_STREAMS_PER_ROUND + output``.
+ROW_STREAMS_PER_ROUND = 1 << 16
+
+
+def _initial_margins(booster, dataset, init_model):
+    """Host float64 (n_rows, n_outputs): base_margin of the Dataset, else the init
+    model's margins over all its rounds, else the booster's base margin."""
+    n_rows = dataset.n_rows
+    if dataset.base_margin is not None:
+        margins = np.asarray(dataset.base_margin, dtype=np.float64)
+        if margins.size != n_rows * booster.n_outputs:
+            raise ValueError(f"base_margin has {margins.size} values; expected n_rows * n_outputs "
+                             f"= {n_rows} * {booster.n_outputs}.")
+        return margins.reshape(n_rows, booster.n_outputs).copy()
+    if init_model is not None and init_model.trees:
+        margins = init_model.predict(dataset.data, output_margin=True,
+                                     iteration_range=(0, init_model.num_boosted_rounds()))
+        return np.asarray(margins, dtype=np.float64).reshape(n_rows, booster.n_outputs)
+    return np.broadcast_to(booster.base_margin, (n_rows, booster.n_outputs)).copy()
+
+
+def _make_booster(params, objective, dtrain, init_model):
+    """A new Booster, or a copy of ``init_model`` to continue; and the init model."""
+    n_outputs = objective.n_outputs()
+    if init_model is not None:
+        if not isinstance(init_model, Booster):
+            init_model = Booster.load_model(init_model)
+        if init_model.tree_weights is not None:
+            raise ValueError("init_model is an AdaBoost model (booster='adaboost'); gradient "
+                             "boosting cannot continue it.")
+        if init_model.n_features != dtrain.n_features:
+            raise ValueError(f"init_model has {init_model.n_features} features, dtrain has "
+                             f"{dtrain.n_features}.")
+        if init_model.n_outputs != n_outputs:
+            raise ValueError(f"init_model has {init_model.n_outputs} outputs, the objective "
+                             f"needs {n_outputs}.")
+        booster = init_model.copy()
+        booster.params = params
+        booster._objective = None
+        booster.best_iteration = booster.best_score = None  # stale: new rounds follow
+        return booster, init_model
+    if params["base_score"] is not None:
+        base_margin = objective.base_score_to_margin(params["base_score"])
+    else:
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            base_margin = objective.base_margin(dtrain.label, dtrain.weight)
+    if not np.all(np.isfinite(base_margin)):
+        raise ValueError(f"The initial prediction (base margin) {np.asarray(base_margin).tolist()} "
+                         f"is not finite: the labels or weights overflow float64 in the "
+                         f"objective's optimal constant, or base_score is outside the "
+                         f"objective's range. Rescale labels or weights, or pass base_score.")
+    return Booster(params, n_outputs, base_margin, dtrain.n_features, dtrain.feature_names), None
+
+
+def _check_finite_tree(tree, round_index):
+    """Raise ValueError when a grown tree holds inf/NaN (float64 overflow of sums)."""
+    for name in ("value", "gain", "cover", "threshold"):
+        values = getattr(tree, name)
+        if not np.all(np.isfinite(values)):
+            raise ValueError(
+                f"Round {round_index}: the tree's {name!r} overflowed float64 (inf or NaN). "
+                f"Sums of weighted gradients or hessians exceed the float64 range: scale "
+                f"the sample weights or labels down.")
+
+
+class GBTreeLearner:
+    """Gradient boosting: the setup of a run and its round step (see the module docstring).
+
+    Parameters
+    ----------
+    given_params : dict
+        The user's parameters (validated here).
+    dtrain : Dataset
+    evals : sequence of (Dataset, str)
+    obj : callable or None
+        Custom objective ``obj(raw_margin, dtrain) -> (grad, hess)``.
+    custom_metric : callable or None
+    init_model : Booster or path or None
+    backend : Backend
+    """
+
+    label = ""
+    done = False
+
+    def __init__(self, given_params, dtrain, evals, obj, custom_metric, init_model, backend):
+        params = validate_params(given_params)
+        if obj is not None:
+            params["objective"] = obj
+        if callable(params["objective"]):
+            objective = CustomObjective(params["objective"], n_outputs=max(1, params["num_class"]))
+            params["objective"] = CUSTOM_OBJECTIVE_NAME
+        else:
+            objective = get_objective(params["objective"], params)
+        objective.check_labels(dtrain.label)
+        evals = check_evals(evals, dtrain)
+        for dataset, _ in evals:
+            if dataset is not dtrain:
+                objective.check_labels(dataset.label)
+        self.params, self.dtrain, self.backend, self.objective = params, dtrain, backend, objective
+        self.custom_metric = custom_metric
+        booster, init_model = _make_booster(params, objective, dtrain, init_model)
+        booster._objective = objective
+        self.booster = booster
+        self.start_round = booster.num_boosted_rounds()
+        self.timer = make_timer(params, backend)
+
+        self.data = backend.prepare(dtrain)
+        self.margins = backend.to_device(_initial_margins(booster, dtrain, init_model))
+        self.eval_sets = [
+            EvalSet(backend, dataset, name, self.margins if dataset is dtrain else
+                    backend.to_device(_initial_margins(booster, dataset, init_model)),
+                    dataset is dtrain)
+            for dataset, name in evals]
+        self.metrics = metrics_of(params, objective.default_metric)
+        self.split_params = SplitParams.from_params(params)
+        self.policy = GrowthPolicy.from_params(params)
+        self.rebinner = ApproxRebinner(backend, dtrain, dtrain.bin_mapper.max_bin) \
+            if params["tree_method"] == "approx" else None
+        # tree_method='exact' or feature bundles; None ('approx'): one per tree.
+        self.splitter = make_splitter(params, backend, self.data, dtrain)
+
+    def update(self, round_index):
+        """Grow one round's trees (one per output) and update the margins."""
+        backend, xp, timer = self.backend, self.backend.xp, self.timer
+        n_outputs = self.booster.n_outputs
+        label, weight = self.data.label, self.data.weight
+        with timer.phase("gradients"):
+            margin_view = self.margins[:, 0] if n_outputs == 1 else self.margins
+            self.objective.begin_round(backend, label, margin_view, weight)
+            gradients, hessians = self.objective.gradients(label, margin_view, weight, xp,
+                                                           dataset=self.dtrain)
+            if n_outputs == 1:
+                gradients, hessians = gradients.reshape(-1, 1), hessians.reshape(-1, 1)
+        trees = []  # a plain loop: a comprehension's closure would keep the arrays of a
+        for output in range(n_outputs):  # failed round alive (test_resources.py)
+            trees.append(self._grow(round_index, output,
+                                    xp.ascontiguousarray(gradients[:, output]),
+                                    xp.ascontiguousarray(hessians[:, output])))
+        self.booster.append_round(trees)
+        return True
+
+    def _grow(self, round_index, output, column_g, column_h):
+        """One tree of one output: sample, quantize, grow, refit, update the margins."""
+        backend, xp, timer, params = self.backend, self.backend.xp, self.timer, self.params
+        with timer.phase("sample"):  # gpuboost.tree.sampling: bagging, GOSS, gradient-based
+            sample_indices, multipliers = sample_rows(
+                backend, params, column_g, column_h, params["seed"],
+                round_index * ROW_STREAMS_PER_ROUND + output)
+            if multipliers is not None:  # before quantization: integer sums stay exact
+                column_g, column_h = column_g * multipliers, column_h * multipliers
+        with timer.phase("quantize"):
+            quantized_g, scale_g = backend.quantize(column_g)
+            quantized_h, scale_h = backend.quantize(column_h)
+        splitter = self.splitter
+        if self.rebinner is not None:  # tree_method='approx': this tree's own bins
+            with timer.phase("sketch"):
+                tree_data, thresholds = self.rebinner.rebin(self.data, quantized_h,
+                                                            sample_indices)
+            splitter = HistogramSplitter(backend, tree_data, thresholds)
+        tree_input = TreeInput(quantized_g, quantized_h, GradientQuantiser(scale_g, scale_h),
+                               sample_indices, self.split_params, params["learning_rate"])
+        sampler = FeatureSampler(self.dtrain.n_features, params,
+                                 host_rng(params["seed"], round_index, output))
+        grown = TreeGrower(splitter, tree_input, self.policy, sampler, timer).grow()
+        tree = grown.tree
+        if self.objective.has_leaf_refit:
+            with timer.phase("leaf_values"):
+                # Leaves without rows or without weight keep their Newton value (0).
+                has_weight = tree.cover[grown.leaf_nodes] > 0
+                leaves = grown.leaf_nodes[has_weight]
+                if len(leaves):
+                    refit = self.objective.refit_leaf_values(
+                        backend, self.data.label, xp.ascontiguousarray(self.margins[:, output]),
+                        sampled_row_weights(self.data.weight, multipliers), grown.sample_indices,
+                        grown.leaf_begins[has_weight], grown.leaf_ends[has_weight])
+                    tree.value[leaves] = params["learning_rate"] * refit
+        with timer.phase("predict_update"):
+            if grown.sample_indices.shape[0] == self.dtrain.n_rows:  # every row is in a leaf
+                backend.add_leaf_values(self.margins, output, grown.sample_indices,
+                                        grown.leaf_begins, grown.leaf_ends,
+                                        tree.value[grown.leaf_nodes])
+            else:
+                self.margins[:, output] += splitter.predict_training_rows(tree)
+            for eval_set in self.eval_sets:
+                if not eval_set.is_train:
+                    eval_set.margins[:, output] += backend.predict_tree_raw(eval_set.features,
+                                                                            tree)
+        _check_finite_tree(tree, round_index)
+        return tree
+
+    def evaluate(self, evals_log):
+        """Record every metric of every evaluation set for the round just grown."""
+        xp = self.backend.xp
+        with self.timer.phase("metric"):
+            for eval_set in self.eval_sets:
+                margins = eval_set.margins[:, 0] if self.booster.n_outputs == 1 \
+                    else eval_set.margins
+                record_metrics(evals_log, eval_set, self.objective.mean(margins, xp),
+                               self.metrics, self.custom_metric, self.backend)
+
+    def after_training(self, booster):
+        return booster

@@ -1,0 +1,183 @@
+"""The boosting loop and its scaffolding, shared by every model family.
+
+:func:`run` is the loop (XGBoost's ``train``)::
+
+    booster = callbacks.before_training(learner.booster)
+    for round in rounds:
+        if callbacks.before_iteration(...): stop
+        learner.update(round)                      # one round: the family's step
+        if callbacks.after_iteration(...): stop    # evaluates the eval sets first
+    callbacks.after_training(booster)
+
+A *learner* (:class:`gpuboost.boosting.gbtree.GBTreeLearner`,
+:class:`gpuboost.boosting.adaboost.AdaBoostLearner`) owns a family's setup and
+round step; everything else here is the same for both: checking the training
+data and the evaluation sets, the evaluation sets' running margins, metrics
+recorded into ``evals_log``, the callback list (printing, early stopping), the
+phase timer and the end of training.
+"""
+import numpy as np
+
+from ..core.profiling import PhaseTimer
+from ..data.dataset import Dataset
+from ..metrics import get_metric
+from .callback import CallbackContainer, EarlyStopping, EvaluationMonitor
+
+__all__ = ["VERBOSITY_TIMINGS", "EvalSet", "check_dtrain", "check_num_boost_round",
+           "check_evals", "record_metrics", "metrics_of", "make_timer", "make_callbacks", "run"]
+
+#: Verbosity from which per-phase timings are measured and printed.
+VERBOSITY_TIMINGS = 2
+
+
+class EvalSet:
+    """An evaluation set's raw features, labels and running margins on the backend.
+
+    Attributes
+    ----------
+    dataset : Dataset
+    name : str
+    is_train : bool
+        The training Dataset itself (its margins are the training margins; its raw
+        features are never copied).
+    features : backend array of shape (n_rows, n_features), float64, or None
+        ``backend.prepare_features`` of the raw features (None for the training set).
+    label, weight : backend arrays of shape (n_rows,), float64 (weight may be None)
+    margins : backend array of shape (n_rows, n_outputs), float64
+    """
+
+    def __init__(self, backend, dataset, name, margins, is_train):
+        self.dataset = dataset
+        self.name = name
+        self.is_train = is_train
+        self.features = None if is_train else backend.prepare_features(dataset.data)
+        self.margins = margins
+        self.label = backend.to_device(dataset.label)
+        self.weight = None if dataset.weight is None else backend.to_device(dataset.weight)
+
+
+def check_dtrain(dtrain):
+    """Raise unless ``dtrain`` is a Dataset with labels."""
+    if not isinstance(dtrain, Dataset):
+        raise TypeError(f"dtrain must be a gpuboost.Dataset, got {type(dtrain).__name__}.")
+    if dtrain.label is None:
+        raise ValueError("dtrain has no label: pass label= to Dataset.")
+
+
+def check_num_boost_round(num_boost_round):
+    """Raise unless ``num_boost_round`` is a non-negative integer."""
+    if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) \
+            or num_boost_round < 0:
+        raise ValueError(f"num_boost_round must be a non-negative integer, got {num_boost_round!r}.")
+
+
+def check_evals(evals, dtrain):
+    """The ``(Dataset, name)`` pairs of ``evals``, checked: unique names, labels, the
+    training data's number of features."""
+    checked = []
+    names = set()
+    for item in evals:
+        if not (isinstance(item, (tuple, list)) and len(item) == 2
+                and isinstance(item[0], Dataset) and isinstance(item[1], str)):
+            raise TypeError("evals must be a list of (Dataset, name) pairs.")
+        dataset, name = item
+        if name in names:
+            raise ValueError(f"Evaluation set name {name!r} is used twice.")
+        names.add(name)
+        if dataset.label is None:
+            raise ValueError(f"Evaluation set {name!r} has no label.")
+        if dataset.n_features != dtrain.n_features:
+            raise ValueError(f"Evaluation set {name!r} has {dataset.n_features} features, dtrain "
+                             f"has {dtrain.n_features}.")
+        checked.append((dataset, name))
+    return checked
+
+
+def record_metrics(evals_log, eval_set, prediction, metrics, custom_metric, backend):
+    """Append every metric of one evaluation set to ``evals_log[eval_set.name]``.
+
+    Parameters
+    ----------
+    evals_log : dict
+        ``{set_name: {metric_name: [score per round]}}``, updated in place.
+    eval_set : EvalSet
+    prediction : backend array
+        Predictions in the objective's mean space.
+    metrics : list of gpuboost.metrics.Metric
+    custom_metric : callable or None
+        ``custom_metric(host_prediction, dataset) -> (name, value)``.
+    backend : Backend
+    """
+    scores = evals_log.setdefault(eval_set.name, {})
+    for metric in metrics:
+        value = metric(eval_set.label, prediction, eval_set.weight, eval_set.dataset.group)
+        scores.setdefault(metric.name, []).append(float(value))
+    if custom_metric is not None:
+        name, value = custom_metric(backend.to_host(prediction), eval_set.dataset)
+        if name in (metric.name for metric in metrics):
+            raise ValueError(f"custom_metric returned the name {name!r}, which is also a "
+                             f"built-in metric being evaluated; rename it.")
+        scores.setdefault(name, []).append(float(value))
+
+
+def metrics_of(params, default_metric):
+    """The Metric objects of ``params['eval_metric']`` (default: ``default_metric``)."""
+    return [get_metric(name) for name in (params["eval_metric"] or [default_metric])]
+
+
+def make_timer(params, backend):
+    """The phase timer of a run: enabled from ``verbosity >= VERBOSITY_TIMINGS``."""
+    return PhaseTimer(enabled=params["verbosity"] >= VERBOSITY_TIMINGS,
+                      synchronize=backend.synchronize)
+
+
+def make_callbacks(callbacks, has_eval_sets, verbose_eval, early_stopping_rounds,
+                   custom_metric, evaluate):
+    """The callback container of a run: the user's callbacks, then the evaluation
+    printer (``verbose_eval``) and early stopping (``early_stopping_rounds``).
+
+    ``evaluate(evals_log)`` records the round's metrics; the container calls it
+    before the callbacks' ``after_iteration``.
+    """
+    callback_list = list(callbacks)
+    if verbose_eval and has_eval_sets:
+        callback_list.append(EvaluationMonitor(period=1 if verbose_eval is True else verbose_eval))
+    if early_stopping_rounds is not None:
+        callback_list.append(EarlyStopping(  # a custom metric is watched: lower is better
+            early_stopping_rounds, maximize=False if custom_metric is not None else None))
+    return CallbackContainer(callback_list, evaluate=evaluate if has_eval_sets else None)
+
+
+def run(learner, container, num_boost_round, evals_result, timer, backend):
+    """The boosting loop (see the module docstring); returns the trained Booster.
+
+    Parameters
+    ----------
+    learner : GBTreeLearner or AdaBoostLearner
+        ``booster``, ``start_round``, ``update(round) -> bool`` (False: the round
+        was discarded and training ends at once), ``done`` (no further round),
+        ``after_training(booster) -> booster``, ``label`` (for the timings line).
+    container : CallbackContainer
+    num_boost_round : int
+    evals_result : dict or None
+        Filled with ``{set_name: {metric: [score per round]}}``.
+    timer : PhaseTimer
+    backend : Backend
+    """
+    booster = container.before_training(learner.booster)
+    start = learner.start_round
+    for round_index in range(start, start + num_boost_round):
+        if container.before_iteration(booster, round_index):
+            break
+        if not learner.update(round_index):
+            break
+        if container.after_iteration(booster, round_index) or learner.done:
+            break
+    booster = learner.after_training(container.after_training(booster))
+    if evals_result is not None:
+        evals_result.clear()
+        evals_result.update(container.history)
+    if timer.enabled:
+        print(f"[gpuboost] {backend.name} backend {learner.label}phase timings: "
+              f"{timer.report()}")
+    return booster
