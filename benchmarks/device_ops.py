@@ -15,7 +15,7 @@ counts them with :func:`gpuboost.emulation.device_array.count_operations`:
   includes ``float()``, ``int()``, ``bool()``, ``.item()``: each synchronizes).
 
 Counts depend on the tree shape, not on the machine: they are figures to track,
-not timings. Data: HIGGS-shaped synthetic (``gpuboost.cli.make_higgs_like``),
+not timings. Data: HIGGS-shaped synthetic (``gpuboost.datasets.make_higgs_like``),
 ``--rows`` rows (default 20,000) x 28 features; 255 bins. Per round is
 ``(count(1 + rounds) - count(1)) / rounds`` for ``--rounds`` (default 5) on one
 Dataset, so data preparation and the first round's set-up cancel out.
@@ -36,7 +36,7 @@ if str(REPO_ROOT) not in sys.path:  # use the checkout's gpuboost
     sys.path.insert(0, str(REPO_ROOT))
 
 import gpuboost  # noqa: E402
-from gpuboost.cli import make_higgs_like  # noqa: E402
+from gpuboost.datasets import make_higgs_like  # noqa: E402
 from gpuboost.backends.emulation import emulated_kernels  # noqa: E402
 from gpuboost.backends.emulation.device_array import OPERATION_KINDS, count_operations  # noqa: E402
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """GPU benchmark: gpuboost device='cuda' against XGBoost 3.x device='cuda'.
 
-Data: HIGGS-shaped dense synthetic data from ``gpuboost.cli.make_higgs_like``
+Data: HIGGS-shaped dense synthetic data from ``gpuboost.datasets.make_higgs_like``
 (falls back to :func:`_fallback_higgs_like` when that generator is missing), float32,
 at the sizes 1M x 28, 10M x 28 and 1M x 200 (training rows; ``--test-rows`` more rows,
 default 100k, are generated after them for the test AUC). Binary logistic, depth 8,
@@ -104,7 +104,7 @@ MIB = 1 << 20
 # data
 # --------------------------------------------------------------------------- #
 def _fallback_higgs_like(n_rows, n_features=28, seed=0, chunk_rows=1 << 20):
-    """HIGGS-shaped data when ``gpuboost.cli.make_higgs_like`` is missing: log-normal
+    """HIGGS-shaped data when ``gpuboost.datasets.make_higgs_like`` is missing: log-normal
     momenta, normal pseudorapidities, uniform angles, 3-valued b-tags and pair
     masses, label ~ Bernoulli(sigmoid(nonlinear score)); columns beyond 28 are noise.
     Generated in chunks with streams ``(seed, chunk)``; float32."""
@@ -152,14 +152,14 @@ def _fallback_higgs_like(n_rows, n_features=28, seed=0, chunk_rows=1 << 20):
 def generate(n_rows, n_features, seed=0):
     """(X float32, y float32, generator name)."""
     try:
-        from gpuboost.cli import make_higgs_like
+        from gpuboost.datasets import make_higgs_like
     except ImportError:
         X, y = _fallback_higgs_like(n_rows, n_features, seed)
         return X, y, "benchmarks/gpu_bench.py:_fallback_higgs_like"
     X, y = make_higgs_like(n_rows, n_features=n_features, seed=seed)
     X32 = np.ascontiguousarray(X, dtype=np.float32)
     del X
-    return X32, np.asarray(y, dtype=np.float32), "gpuboost.cli.make_higgs_like"
+    return X32, np.asarray(y, dtype=np.float32), "gpuboost.datasets.make_higgs_like"
 
 
 def parse_sizes(text):

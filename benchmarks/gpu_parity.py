@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """CPU/GPU parity at scale: the same training on device='cpu' and device='cuda'.
 
-HIGGS-like data (``gpuboost.cli.make_higgs_like``, 28 features, 5% of feature 3
+HIGGS-like data (``gpuboost.datasets.make_higgs_like``, 28 features, 5% of feature 3
 set to NaN so that the missing bin is exercised), ``--rows`` rows (default 1M),
 depth 8, 255 value bins, learning rate 0.1, ``--rounds`` rounds (default 20), for
 two objectives:
@@ -45,7 +45,7 @@ MISSING_FRACTION = 0.05
 
 def make_data(rows, seed=0):
     try:
-        from gpuboost.cli import make_higgs_like
+        from gpuboost.datasets import make_higgs_like
         X, y = make_higgs_like(rows, seed=seed)
     except ImportError:  # the CLI generator is not there: gpu_bench's fallback
         sys.path.insert(0, str(Path(__file__).resolve().parent))

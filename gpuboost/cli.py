@@ -16,7 +16,6 @@ CSV files have a header line; an empty field (or ``NA``, ``NaN``, ``null``,
 ``gpuboost: error: ...`` on stderr with exit status 2, without a traceback.
 """
 import argparse
-import csv
 import sys
 import time
 
@@ -27,12 +26,14 @@ from ._version import __version__
 from .backends import DeviceUnavailableError, get_backend
 from .model.booster import Booster
 from .data.dataset import Dataset
+from .data.io import read_csv
+from .datasets import make_higgs_like
 from .metrics.base import get_metric
 from .model.model_io import atomic_write_text
 from .params import canonical_name
 from .boosting.train import train
 
-__all__ = ["main", "make_higgs_like", "read_csv", "parse_param"]
+__all__ = ["main", "parse_param"]
 
 #: Exit status of a run that failed on bad input (as argparse's usage errors).
 EXIT_ERROR = 2
@@ -57,49 +58,6 @@ PROGRESS_PERIOD = 10
 #: would drive early stopping).
 DEMO_METRICS = ("logloss", "auc")
 
-# -- the HIGGS-like generator -------------------------------------------------- #
-#: Rows generated per random stream; chunk ``i`` always uses stream ``(seed, i)``,
-#: so a data set is the same for a seed whatever its total size (prefixes agree).
-GENERATOR_CHUNK_ROWS = 1 << 16
-#: Features of the HIGGS layout: 21 low-level (kinematic) then 7 high-level (masses).
-HIGGS_LOW_LEVEL_FEATURES = 21
-HIGGS_HIGH_LEVEL_FEATURES = 7
-HIGGS_FEATURES = HIGGS_LOW_LEVEL_FEATURES + HIGGS_HIGH_LEVEL_FEATURES
-N_JETS = 4
-#: Pseudorapidities are normal with this spread (jets wider than the lepton),
-#: clipped to the detector acceptance |eta| <= ETA_LIMIT.
-LEPTON_ETA_SCALE = 1.0
-JET_ETA_SCALE = 1.2
-ETA_LIMIT = 2.5
-#: Transverse momenta are log-normal: positive and right-skewed.
-LEPTON_PT_LOG_SCALE = 0.5
-MISSING_ENERGY_LOG_SCALE = 0.6
-JET_PT_LOG_SCALE = 0.5
-#: Leading jet log-momentum and the drop from one jet to the next.
-LEADING_JET_LOG_PT = 0.2
-JET_LOG_PT_STEP = 0.15
-#: b-tag values and their probabilities (HIGGS has three distinct values).
-BTAG_VALUES = (0.0, 1.1, 2.2)
-BTAG_PROBABILITIES = (0.6, 0.2, 0.2)
-#: The signal score: resonance bumps in log-mass (center, width, weight) of the
-#: b-jet pair and of the two leading jets, plus b-tag, angle and W-mass terms.
-BB_RESONANCE = (1.6, 0.35, 2.0)
-JJ_RESONANCE = (2.0, 0.35, 1.5)
-BTAG_WEIGHT = 0.5
-LEPTON_MISSING_ANGLE_WEIGHT = 0.7
-#: The angle term counts only for leptons with a transverse momentum above this.
-HARD_LEPTON_PT = 1.0
-LV_MASS_WEIGHT = 0.5
-LV_MASS_CENTER = 1.2
-#: Scale of the centered score before the logistic link; the labels are drawn
-#: from Bernoulli(sigmoid(score)), so the best possible test AUC is about 0.84.
-SIGNAL_SCALE = 1.6
-#: The score is centered by this constant (its approximate median), so the
-#: classes are about balanced.
-SIGNAL_SCORE_CENTER = 1.7
-
-#: Field values read as missing (compared after strip() and lower()).
-MISSING_MARKERS = frozenset({"", "na", "n/a", "nan", "null", "none", "?"})
 #: Header of the predictions of a single-output model; multi-output models
 #: get PREDICTION_COLUMN + "_<k>".
 PREDICTION_COLUMN = "prediction"
@@ -108,190 +66,8 @@ DEFAULT_FEATURE_PREFIX = "f"
 
 
 # --------------------------------------------------------------------------- #
-# HIGGS-like synthetic data
-# --------------------------------------------------------------------------- #
-
-def _particle(rng, n_rows, log_pt_mean, log_pt_scale, eta_scale):
-    """(pt, eta, phi) of ``n_rows`` massless particles."""
-    pt = rng.lognormal(log_pt_mean, log_pt_scale, n_rows)
-    eta = np.clip(rng.normal(0.0, eta_scale, n_rows), -ETA_LIMIT, ETA_LIMIT)
-    phi = rng.uniform(-np.pi, np.pi, n_rows)
-    return pt, eta, phi
-
-
-def _four_momentum(pt, eta, phi):
-    """(E, px, py, pz) of a massless particle: ``pt cosh(eta)``, ``pt cos(phi)``,
-    ``pt sin(phi)``, ``pt sinh(eta)``."""
-    return np.stack([pt * np.cosh(eta), pt * np.cos(phi), pt * np.sin(phi), pt * np.sinh(eta)])
-
-
-def _invariant_mass(four_momenta):
-    """Invariant mass ``sqrt(E**2 - px**2 - py**2 - pz**2)`` of a sum of four-momenta."""
-    energy, px, py, pz = sum(four_momenta)
-    return np.sqrt(np.maximum(energy * energy - px * px - py * py - pz * pz, 0.0))
-
-
-def _log_mass_bump(mass, center, width):
-    """A resonance peak: ``exp(-((log(mass) - log(center)) / width)**2)``."""
-    with np.errstate(divide="ignore"):
-        return np.exp(-((np.log(mass) - np.log(center)) / width) ** 2)
-
-
-def _higgs_like_chunk(rng, n_rows):
-    """One chunk: features (n_rows, HIGGS_FEATURES) and labels (n_rows,)."""
-    lepton = _particle(rng, n_rows, 0.0, LEPTON_PT_LOG_SCALE, LEPTON_ETA_SCALE)
-    missing_energy = rng.lognormal(0.0, MISSING_ENERGY_LOG_SCALE, n_rows)
-    missing_phi = rng.uniform(-np.pi, np.pi, n_rows)
-    # Missing energy is transverse: a particle at eta = 0 for the masses.
-    missing = (missing_energy, np.zeros(n_rows), missing_phi)
-    jets, btags = [], []
-    for jet_index in range(N_JETS):
-        jets.append(_particle(rng, n_rows, LEADING_JET_LOG_PT - JET_LOG_PT_STEP * jet_index,
-                              JET_PT_LOG_SCALE, JET_ETA_SCALE))
-        btags.append(rng.choice(BTAG_VALUES, p=BTAG_PROBABILITIES, size=n_rows))
-
-    lepton_p, missing_p = _four_momentum(*lepton), _four_momentum(*missing)
-    jet_p = [_four_momentum(*jet) for jet in jets]
-    mass_jj = _invariant_mass(jet_p[:2])
-    mass_jjj = _invariant_mass(jet_p[:3])
-    mass_lv = _invariant_mass([lepton_p, missing_p])
-    mass_jlv = _invariant_mass([jet_p[0], lepton_p, missing_p])
-    mass_bb = _invariant_mass(jet_p[2:])
-    mass_wbb = _invariant_mass(jet_p)
-    mass_wwbb = _invariant_mass(jet_p + [lepton_p, missing_p])
-
-    score = (BB_RESONANCE[2] * _log_mass_bump(mass_bb, *BB_RESONANCE[:2])
-             + JJ_RESONANCE[2] * _log_mass_bump(mass_jj, *JJ_RESONANCE[:2])
-             + BTAG_WEIGHT * (btags[2] + btags[3]) / max(BTAG_VALUES)
-             + LEPTON_MISSING_ANGLE_WEIGHT * np.cos(lepton[2] - missing_phi)
-             * (lepton[0] > HARD_LEPTON_PT)
-             + LV_MASS_WEIGHT * np.tanh(mass_lv - LV_MASS_CENTER))
-    logit = SIGNAL_SCALE * (score - SIGNAL_SCORE_CENTER)
-    label = rng.random(n_rows) < 1.0 / (1.0 + np.exp(-logit))
-
-    columns = [*lepton, missing_energy, missing_phi]
-    for jet, btag in zip(jets, btags):
-        columns.extend([*jet, btag])
-    columns.extend([mass_jj, mass_jjj, mass_lv, mass_jlv, mass_bb, mass_wbb, mass_wwbb])
-    return np.column_stack(columns), label
-
-
-def make_higgs_like(n_rows, n_features=HIGGS_FEATURES, seed=0):
-    """A synthetic binary classification data set shaped like HIGGS.
-
-    The first 21 columns are "low-level" kinematics of a lepton, the missing
-    energy and four jets (log-normal transverse momenta, clipped normal
-    pseudorapidities, angles uniform in [-pi, pi], three-valued b-tags); the
-    next 7 are "high-level" invariant masses of particle groups. The label is
-    drawn from ``Bernoulli(sigmoid(score))`` with a nonlinear score (mass
-    resonances, b-tags, an angle interaction), so the classes overlap: the
-    best achievable AUC is about 0.84. With ``n_features < 28`` the first
-    columns are kept; beyond 28, pure-noise standard normal columns follow.
-
-    Rows are generated in chunks of ``GENERATOR_CHUNK_ROWS``, each from its own
-    random stream ``(seed, chunk index)``: row ``i`` depends only on ``seed``
-    and ``n_features`` (a larger data set extends a smaller one), and the
-    memory used beyond the output is that of one chunk.
-
-    Parameters
-    ----------
-    n_rows : int
-    n_features : int, default=28
-    seed : int, default=0
-
-    Returns
-    -------
-    X : ndarray of shape (n_rows, n_features), float64
-    y : ndarray of shape (n_rows,), float64 in {0, 1}
-    """
-    if n_rows < 1 or n_features < 1:
-        raise ValueError(f"need at least one row and one feature, got n_rows={n_rows}, "
-                         f"n_features={n_features}.")
-    if seed < 0:
-        raise ValueError(f"seed must be >= 0, got {seed}.")
-    X = np.empty((n_rows, n_features), dtype=X_DTYPE)
-    y = np.empty(n_rows, dtype=X_DTYPE)
-    kept = min(n_features, HIGGS_FEATURES)
-    for chunk_index, begin in enumerate(range(0, n_rows, GENERATOR_CHUNK_ROWS)):
-        end = min(begin + GENERATOR_CHUNK_ROWS, n_rows)
-        rng = np.random.default_rng([seed, chunk_index])
-        # Always a whole chunk, cut afterwards: row i is the same for every n_rows > i.
-        features, label = _higgs_like_chunk(rng, GENERATOR_CHUNK_ROWS)
-        n_chunk = end - begin
-        X[begin:end, :kept] = features[:n_chunk, :kept]
-        if n_features > kept:
-            noise = rng.standard_normal((GENERATOR_CHUNK_ROWS, n_features - kept))
-            X[begin:end, kept:] = noise[:n_chunk]
-        y[begin:end] = label[:n_chunk]
-    return X, y
-
-
-# --------------------------------------------------------------------------- #
 # CSV input and output
 # --------------------------------------------------------------------------- #
-
-def read_csv(path):
-    """Read a numeric CSV file with a header line.
-
-    Parameters
-    ----------
-    path : str
-
-    Returns
-    -------
-    names : list of str
-        The header fields (stripped).
-    values : ndarray of shape (n_rows, n_columns), float64
-        NaN where a field is empty or a missing marker (``NA``, ``NaN``,
-        ``null``, ``none``, ``n/a``, ``?``).
-
-    Raises
-    ------
-    ValueError
-        No header, no data row, a row with the wrong number of fields (with
-        its line number) or a field that is not a number (with its line and
-        column).
-    """
-    with open(path, newline="", encoding="utf-8") as handle:
-        reader = csv.reader(handle)
-        header = next(reader, None)
-        if not header:
-            raise ValueError(f"{path} is empty: expected a header line with column names.")
-        names = [name.strip() for name in header]
-        rows = []
-        for row in reader:
-            if not row:
-                continue  # blank line
-            if len(row) != len(names):
-                raise ValueError(f"{path}, line {reader.line_num}: {len(row)} fields, but the "
-                                 f"header has {len(names)}.")
-            rows.append(row)
-    if not rows:
-        raise ValueError(f"{path} has a header but no data rows.")
-    fields = np.char.lower(np.char.strip(np.array(rows, dtype=str)))
-    missing = np.isin(fields, list(MISSING_MARKERS))
-    fields[missing] = "nan"
-    try:
-        values = fields.astype(X_DTYPE)
-    except ValueError:
-        _raise_first_bad_field(path, rows, names, missing)
-    return names, values
-
-
-def _raise_first_bad_field(path, rows, names, missing):
-    """Raise a ValueError naming the first field that is not a number."""
-    for row_index, row in enumerate(rows):
-        for column, text in enumerate(row):
-            if missing[row_index, column]:
-                continue
-            try:
-                float(text)
-            except ValueError:
-                raise ValueError(
-                    f"{path}, data row {row_index + 1}, column {names[column]!r}: {text!r} is "
-                    f"not a number (use an empty field for a missing value).") from None
-    raise ValueError(f"{path}: a field is not a number.")  # pragma: no cover - not reached
-
 
 def _split_label(path, names, values, label_column, required):
     """Remove the label column; returns (feature names, features, label or None)."""

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import gpuboost
-from gpuboost import cli
-from gpuboost.cli import main, make_higgs_like, parse_param, read_csv
+from gpuboost.cli import main, parse_param
+from gpuboost.datasets import make_higgs_like
 
 
 def write_csv(path, names, rows):
@@ -76,41 +76,6 @@ def test_demo_rejects_tiny_data(capsys):
     code, _, err = run(capsys, ["demo", "--rows", 10])
     assert code == 2
     assert err.startswith("gpuboost: error:") and "--rows" in err
-
-
-def test_higgs_like_data_is_deterministic_and_chunked():
-    n_rows = cli.GENERATOR_CHUNK_ROWS + 1000  # two chunks
-    X, y = make_higgs_like(n_rows, seed=3)
-    assert X.shape == (n_rows, 28) and X.dtype == np.float64 and X.flags.c_contiguous
-    X_again, y_again = make_higgs_like(n_rows, seed=3)
-    np.testing.assert_array_equal(X, X_again)
-    np.testing.assert_array_equal(y, y_again)
-    X_prefix, y_prefix = make_higgs_like(500, seed=3)
-    np.testing.assert_array_equal(X[:500], X_prefix)
-    np.testing.assert_array_equal(y[:500], y_prefix)
-    X_other, _ = make_higgs_like(500, seed=4)
-    assert not np.array_equal(X_other, X_prefix)
-    assert set(np.unique(y)) == {0.0, 1.0}
-    assert 0.4 < y.mean() < 0.6
-    assert np.all(np.isfinite(X))
-    # Momenta positive, angles in [-pi, pi], three b-tag values, masses >= 0.
-    lepton_pt, lepton_phi, jet_btag = X[:, 0], X[:, 2], X[:, 8]
-    assert np.all(lepton_pt > 0)
-    assert np.all(np.abs(lepton_phi) <= np.pi)
-    assert set(np.unique(jet_btag)) == set(cli.BTAG_VALUES)
-    assert np.all(X[:, cli.HIGGS_LOW_LEVEL_FEATURES:] >= 0)
-
-
-def test_higgs_like_feature_counts():
-    X_small, y_small = make_higgs_like(200, n_features=5, seed=0)
-    X_full, y_full = make_higgs_like(200, seed=0)
-    np.testing.assert_array_equal(X_small, X_full[:, :5])
-    np.testing.assert_array_equal(y_small, y_full)
-    X_wide, _ = make_higgs_like(200, n_features=30, seed=0)
-    np.testing.assert_array_equal(X_wide[:, :28], X_full)
-    assert X_wide.shape == (200, 30)
-    with pytest.raises(ValueError):
-        make_higgs_like(0)
 
 
 # --------------------------------------------------------------------------- #
@@ -288,19 +253,3 @@ def test_parse_param(text, expected):
     key, value = parse_param(text)
     assert (key, value) == expected
     assert type(value) is type(expected[1])
-
-
-def test_read_csv_missing_values(tmp_path):
-    path = tmp_path / "values.csv"
-    path.write_text(" x , y \n1,\nNA,2.5\n nan ,?\n\n")
-    names, values = read_csv(path)
-    assert names == ["x", "y"]
-    np.testing.assert_array_equal(values, [[1.0, np.nan], [np.nan, 2.5], [np.nan, np.nan]])
-    empty = tmp_path / "empty.csv"
-    empty.write_text("")
-    with pytest.raises(ValueError, match="header"):
-        read_csv(empty)
-    header_only = tmp_path / "header.csv"
-    header_only.write_text("a,b\n")
-    with pytest.raises(ValueError, match="no data rows"):
-        read_csv(header_only)

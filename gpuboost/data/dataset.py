@@ -6,268 +6,16 @@ margins and raw-feature prediction) and their bins (docs/DESIGN.md, "Binning")
 as uint8. A validation Dataset built with ``reference=train_dataset`` reuses the
 training bin edges, so its bins mean the same thresholds.
 
-The module also holds two small text loaders: :func:`load_svmlight` (libsvm /
-svmlight format) and :func:`load_query_file` (one query size per line).
+Inputs are converted and checked by :mod:`gpuboost.data.convert`; the text
+loaders :func:`load_svmlight` and :func:`load_query_file` live in
+:mod:`gpuboost.data.io` (re-exported here).
 """
-import numbers
-import sys
 
-import numpy as np
-
-from ..core.dtypes import MAX_ROWS, X_DTYPE, Y_DTYPE
 from .binning import BinMapper
+from .convert import (check_base_margin, check_feature_names, check_group, check_label, check_weight, convert_features, sparse_columns, DEFAULT_FEATURE_NAME_PREFIX)
+from .io import load_query_file, load_svmlight
 
 __all__ = ["Dataset", "load_svmlight", "load_query_file"]
-
-#: dtype of query (group) sizes and query ids.
-GROUP_DTYPE = np.int64
-#: NumPy dtype kinds accepted as numbers: bool, signed and unsigned int, float.
-_NUMERIC_KINDS = "biuf"
-#: Prefix of default feature names: "f0", "f1", ...
-_DEFAULT_FEATURE_NAME_PREFIX = "f"
-#: Comment marker of svmlight and query files: the rest of the line is ignored.
-_COMMENT_MARKER = "#"
-#: Prefix of the optional query-id token of an svmlight line ("qid:3").
-_QID_PREFIX = "qid:"
-
-
-# --------------------------------------------------------------------------- #
-# Conversion and validation helpers
-# --------------------------------------------------------------------------- #
-
-def _loaded_module(name):
-    """The module ``name`` if the program already imported it, else None.
-
-    A pandas DataFrame or a scipy.sparse matrix can only exist once its
-    library is imported, so the optional libraries never need importing here.
-    """
-    return sys.modules.get(name)
-
-
-def _frame_to_array(frame, pandas):
-    """Numeric pandas DataFrame -> (2-D float64 array, column names as str)."""
-    types = pandas.api.types
-    for column, dtype in frame.dtypes.items():
-        is_number = types.is_numeric_dtype(dtype) and not types.is_complex_dtype(dtype)
-        if not is_number or isinstance(dtype, pandas.CategoricalDtype):
-            raise TypeError(f"Column {column!r} has dtype {dtype}, which is not numeric. "
-                            f"Categorical support is not there yet: encode the column as "
-                            f"numbers (e.g. category codes) first.")
-    # Nullable extension dtypes (Int64, Float64, boolean) hold pd.NA: missing -> NaN.
-    array = frame.to_numpy(dtype=X_DTYPE, na_value=np.nan)
-    return array, [str(column) for column in frame.columns]
-
-
-def _check_numeric_dtype(name, array):
-    if array.dtype.kind not in _NUMERIC_KINDS:
-        raise TypeError(f"{name} must hold numbers (bool, int or float), got dtype "
-                        f"{array.dtype}.")
-
-
-def _convert_features(X):
-    """Validate ``X`` and return it as a C-contiguous 2-D float64 array.
-
-    Returns
-    -------
-    data : ndarray of shape (n_rows, n_features), float64, C order
-        ``X`` itself when it already is one (no copy).
-    column_names : list of str or None
-        The column names of a pandas DataFrame.
-    """
-    pandas = _loaded_module("pandas")
-    sparse = _loaded_module("scipy.sparse")
-    column_names = None
-    if isinstance(X, (str, bytes)):
-        raise TypeError(f"X must be a 2-D array of numbers, got {type(X).__name__}.")
-    if pandas is not None and isinstance(X, pandas.DataFrame):
-        _check_shape(X.shape)
-        X, column_names = _frame_to_array(X, pandas)
-    elif sparse is not None and sparse.issparse(X):
-        # Densified: absent entries are 0.0 (not missing). The Dataset keeps a
-        # CSC copy too, for exclusive feature bundling (gpuboost.bundling).
-        _check_numeric_dtype("X", X)
-        _check_shape(X.shape)
-        X = X.astype(X_DTYPE).toarray()
-    else:
-        X = np.asarray(X)
-        _check_numeric_dtype("X", X)
-        _check_shape(X.shape)
-    return np.ascontiguousarray(X, dtype=X_DTYPE), column_names
-
-
-def _sparse_columns(X):
-    """A canonical float64 CSC copy of a scipy.sparse ``X`` (already validated by
-    :func:`_convert_features`), or None when ``X`` is not sparse."""
-    sparse = _loaded_module("scipy.sparse")
-    if sparse is None or not sparse.issparse(X):
-        return None
-    columns = sparse.csc_matrix(X, dtype=X_DTYPE, copy=True)
-    columns.sum_duplicates()  # also sorts the row indices
-    return columns
-
-
-def _check_shape(shape):
-    if len(shape) == 1:
-        raise ValueError(f"X must be 2-D (n_rows, n_features), got a 1-D array of length "
-                         f"{shape[0]}. Use X.reshape(-1, 1) for a single feature or "
-                         f"X.reshape(1, -1) for a single row.")
-    if len(shape) != 2:
-        raise ValueError(f"X must be 2-D (n_rows, n_features), got {len(shape)} dimension(s).")
-    n_rows, n_features = shape
-    if n_rows == 0 or n_features == 0:
-        raise ValueError(f"X is empty: shape {tuple(shape)}; need at least one row and "
-                         f"one feature.")
-    if n_rows > MAX_ROWS:
-        raise ValueError(f"X has {n_rows} rows, more than the {MAX_ROWS} a Dataset can hold.")
-
-
-def _as_array(values):
-    """``np.asarray``, except that pandas nullable numbers give float64 with NaN for NA."""
-    pandas = _loaded_module("pandas")
-    if (pandas is not None and isinstance(values, pandas.Series)
-            and isinstance(values.dtype, pandas.api.extensions.ExtensionDtype)
-            and pandas.api.types.is_numeric_dtype(values.dtype)):
-        return values.to_numpy(dtype=X_DTYPE, na_value=np.nan)
-    return np.asarray(values)
-
-
-def _as_vector(name, values, n_rows):
-    """``values`` as an array of shape (n_rows,) of its own dtype; (n_rows, 1) is flattened."""
-    values = _as_array(values)
-    _check_numeric_dtype(name, values)
-    if values.ndim == 2 and values.shape[1] == 1:
-        values = values[:, 0]
-    if values.ndim != 1:
-        raise ValueError(f"{name} must be 1-D of shape (n_rows,), got shape {values.shape}.")
-    if len(values) != n_rows:
-        raise ValueError(f"{name} has {len(values)} values, but X has {n_rows} rows.")
-    return values
-
-
-def _check_finite(name, values):
-    """Raise ValueError naming the first NaN or infinite entry of ``values``."""
-    non_finite = ~np.isfinite(values)
-    if non_finite.any():
-        position = np.unravel_index(int(np.argmax(non_finite)), values.shape)
-        value = values[position]
-        problem = "NaN" if np.isnan(value) else ("+inf" if value > 0 else "-inf")
-        where = f"row {position[0]}" + (f", column {position[1]}" if len(position) == 2 else "")
-        raise ValueError(f"{name} contains {problem} at {where}; it must be finite.")
-
-
-def _check_label(label, n_rows):
-    if label is None:
-        return None
-    label = np.array(_as_vector("label", label, n_rows), dtype=Y_DTYPE)
-    _check_finite("label", label)
-    return label
-
-
-def _check_weight(weight, n_rows):
-    if weight is None:
-        return None
-    weight = np.array(_as_vector("weight", weight, n_rows), dtype=Y_DTYPE)
-    _check_finite("weight", weight)
-    negative = weight < 0
-    if negative.any():
-        row = int(np.argmax(negative))
-        raise ValueError(f"weight contains a negative value ({weight[row]!r}) at row {row}; "
-                         f"weights must be >= 0.")
-    if not (weight > 0).any():
-        raise ValueError("All weights are zero; at least one row needs a positive weight.")
-    return weight
-
-
-def _as_integer_vector(name, values):
-    """``values`` (1-D, or (n, 1)) as int64, rejecting non-integral numbers."""
-    values = _as_array(values)
-    if values.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must hold integers, got dtype {values.dtype}.")
-    if values.ndim == 2 and values.shape[1] == 1:
-        values = values[:, 0]
-    if values.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {values.shape}.")
-    if values.dtype.kind == "f":
-        integral = np.isfinite(values) & (values == np.round(values))
-        if not integral.all():
-            index = int(np.argmin(integral))
-            raise ValueError(f"{name} must hold integers, got {values[index]!r} at index {index}.")
-    return values.astype(GROUP_DTYPE)
-
-
-def _group_sizes_from_qid(qid, n_rows):
-    """Query sizes from per-row query ids that form contiguous runs."""
-    qid = _as_integer_vector("qid", qid)
-    if len(qid) != n_rows:
-        raise ValueError(f"qid has {len(qid)} values, but X has {n_rows} rows.")
-    run_starts = np.concatenate([[0], np.flatnonzero(qid[1:] != qid[:-1]) + 1])
-    run_qids = qid[run_starts]
-    order = np.argsort(run_qids, kind="stable")
-    # Runs equal to the previous run in sorted order repeat an earlier query.
-    repeated_runs = order[1:][run_qids[order][1:] == run_qids[order][:-1]]
-    if len(repeated_runs):
-        row = int(run_starts[repeated_runs.min()])
-        raise ValueError(f"qid {int(qid[row])} reappears at row {row} after rows of another "
-                         f"query; the rows of each query must be contiguous (sort the data "
-                         f"by qid).")
-    return np.diff(np.append(run_starts, n_rows)).astype(GROUP_DTYPE)
-
-
-def _check_group(group, qid, n_rows):
-    if group is not None and qid is not None:
-        raise ValueError("Give either group (query sizes) or qid (per-row query ids), not both.")
-    if qid is not None:
-        return _group_sizes_from_qid(qid, n_rows)
-    if group is None:
-        return None
-    sizes = _as_integer_vector("group", group)
-    if len(sizes) == 0:
-        raise ValueError("group is empty; give one size per query.")
-    non_positive = sizes <= 0
-    if non_positive.any():
-        index = int(np.argmax(non_positive))
-        raise ValueError(f"group sizes must be positive, got {int(sizes[index])} at index {index}.")
-    total = int(sizes.sum())
-    if total != n_rows:
-        raise ValueError(f"group sizes sum to {total}, but X has {n_rows} rows.")
-    return sizes
-
-
-def _check_base_margin(base_margin, n_rows):
-    if base_margin is None:
-        return None
-    base_margin = _as_array(base_margin)
-    _check_numeric_dtype("base_margin", base_margin)
-    if base_margin.ndim not in (1, 2) or (base_margin.ndim == 2 and base_margin.shape[1] == 0):
-        raise ValueError(f"base_margin must have shape (n_rows,) or (n_rows, n_outputs), "
-                         f"got {base_margin.shape}.")
-    if base_margin.shape[0] != n_rows:
-        raise ValueError(f"base_margin has {base_margin.shape[0]} rows, but X has {n_rows} rows.")
-    base_margin = np.array(base_margin, dtype=Y_DTYPE, order="C")
-    _check_finite("base_margin", base_margin)
-    return base_margin
-
-
-def _check_feature_names(feature_names, n_features):
-    if isinstance(feature_names, (str, bytes)):
-        raise ValueError("feature_names must be a list of strings, got a single string.")
-    try:
-        feature_names = list(feature_names)
-    except TypeError:
-        raise ValueError(f"feature_names must be a list of strings, got "
-                         f"{type(feature_names).__name__}.") from None
-    if len(feature_names) != n_features:
-        raise ValueError(f"feature_names has {len(feature_names)} names, but X has "
-                         f"{n_features} features.")
-    for name in feature_names:
-        if not isinstance(name, str):
-            raise ValueError(f"feature_names must be strings, got {name!r}.")
-    seen = set()
-    for name in feature_names:
-        if name in seen:
-            raise ValueError(f"feature_names must be unique; {name!r} appears twice.")
-        seen.add(name)
-    return [str(name) for name in feature_names]
 
 
 # --------------------------------------------------------------------------- #
@@ -347,10 +95,10 @@ class Dataset:
         #: Free for backends to cache device copies, keyed by their own names;
         #: cleared whenever a field changes.
         self._backend_cache = {}
-        data, column_names = _convert_features(X)
+        data, column_names = convert_features(X)
         self.data = data
         #: CSC copy of a sparse X (None otherwise) and bundle maps by conflict rate.
-        self._sparse_columns = _sparse_columns(X)
+        self._sparse_columns = sparse_columns(X)
         self._bundle_maps = {}
         self.n_rows, self.n_features = data.shape
 
@@ -358,12 +106,12 @@ class Dataset:
         if feature_names is None:
             feature_names = column_names
         if feature_names is not None:
-            feature_names = _check_feature_names(feature_names, self.n_features)
+            feature_names = check_feature_names(feature_names, self.n_features)
         if reference is not None:
             feature_names, names_are_explicit = self._check_reference(
                 reference, feature_names, names_are_explicit)
         if feature_names is None:
-            feature_names = [f"{_DEFAULT_FEATURE_NAME_PREFIX}{index}"
+            feature_names = [f"{DEFAULT_FEATURE_NAME_PREFIX}{index}"
                              for index in range(self.n_features)]
         self.feature_names = feature_names
         self._feature_names_are_explicit = names_are_explicit
@@ -452,12 +200,12 @@ class Dataset:
 
     def set_label(self, label):
         """Set (or with None, remove) the label; validated as in the constructor."""
-        self._label = _check_label(label, self.n_rows)
+        self._label = check_label(label, self.n_rows)
         self._backend_cache.clear()
 
     def set_weight(self, weight):
         """Set (or with None, remove) the row weights; validated as in the constructor."""
-        self._weight = _check_weight(weight, self.n_rows)
+        self._weight = check_weight(weight, self.n_rows)
         self._backend_cache.clear()
 
     def set_group(self, group, *, qid=None):
@@ -465,12 +213,12 @@ class Dataset:
 
         With both None the Dataset has no queries.
         """
-        self._group = _check_group(group, qid, self.n_rows)
+        self._group = check_group(group, qid, self.n_rows)
         self._backend_cache.clear()
 
     def set_base_margin(self, base_margin):
         """Set (or with None, remove) the initial margins; validated as in the constructor."""
-        self._base_margin = _check_base_margin(base_margin, self.n_rows)
+        self._base_margin = check_base_margin(base_margin, self.n_rows)
         self._backend_cache.clear()
 
     def get_label(self):
@@ -507,153 +255,3 @@ class Dataset:
         with_fields = f", with {', '.join(fields)}" if fields else ""
         return (f"Dataset(n_rows={self.n_rows}, n_features={self.n_features}, "
                 f"max_bin={self.max_bin}{with_fields})")
-
-
-# --------------------------------------------------------------------------- #
-# Text loaders
-# --------------------------------------------------------------------------- #
-
-def _parse_error(path, line_number, problem):
-    return ValueError(f"{path}, line {line_number}: {problem}")
-
-
-def _parse_int(text, path, line_number, what):
-    try:
-        return int(text)
-    except ValueError:
-        raise _parse_error(path, line_number, f"{what} {text!r} is not an integer.") from None
-
-
-def _parse_float(text, path, line_number, what):
-    try:
-        return float(text)
-    except ValueError:
-        raise _parse_error(path, line_number, f"{what} {text!r} is not a number.") from None
-
-
-def load_svmlight(path, n_features=None, *, zero_based="auto", return_qid=False):
-    """Read a libsvm / svmlight text file into a dense matrix.
-
-    Every non-blank line is ``label [qid:Q] index:value index:value ...``;
-    text after ``#`` is a comment. Absent entries are 0.0 (not missing);
-    an explicit ``nan`` value is missing.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-    n_features : int, default=None
-        Number of columns; default: the largest index + 1. Must exceed every index.
-    zero_based : {"auto", True, False}, default="auto"
-        Whether feature indices start at 0. "auto": 0-based when some index is
-        0, else 1-based. A 0-based file that never uses feature 0 is then read
-        as 1-based (its columns shift by one); pass True for such files.
-    return_qid : bool, default=False
-        Also return the per-row query ids (every line must then have ``qid:``).
-
-    Returns
-    -------
-    X : ndarray of shape (n_rows, n_features), float64
-    y : ndarray of shape (n_rows,), float64
-    qid : ndarray of shape (n_rows,), int64
-        Only with ``return_qid=True``.
-
-    Raises
-    ------
-    ValueError
-        On a malformed line (the message gives the line number), an index
-        out of range, or a file without data.
-    """
-    if zero_based not in ("auto", True, False):
-        raise ValueError(f"zero_based must be 'auto', True or False, got {zero_based!r}.")
-    labels, qids, rows, columns, values = [], [], [], [], []
-    first_zero_index_line = None
-    with open(path, encoding="utf-8") as file:
-        for line_number, line in enumerate(file, start=1):
-            tokens = line.split(_COMMENT_MARKER, 1)[0].split()
-            if not tokens:
-                continue
-            row = len(labels)
-            labels.append(_parse_float(tokens[0], path, line_number, "label"))
-            tokens = tokens[1:]
-            if tokens and tokens[0].startswith(_QID_PREFIX):
-                qids.append(_parse_int(tokens[0][len(_QID_PREFIX):], path, line_number, "qid"))
-                tokens = tokens[1:]
-            elif return_qid:
-                raise _parse_error(path, line_number, "no 'qid:' after the label.")
-            indices_on_line = set()
-            for token in tokens:
-                index_text, separator, value_text = token.partition(":")
-                if not separator:
-                    raise _parse_error(path, line_number,
-                                       f"expected 'index:value', got {token!r}.")
-                index = _parse_int(index_text, path, line_number, "feature index")
-                if index < 0:
-                    raise _parse_error(path, line_number, f"negative feature index {index}.")
-                if index in indices_on_line:
-                    raise _parse_error(path, line_number, f"feature index {index} appears twice.")
-                indices_on_line.add(index)
-                if index == 0 and first_zero_index_line is None:
-                    first_zero_index_line = line_number
-                rows.append(row)
-                columns.append(index)
-                values.append(_parse_float(value_text, path, line_number, "value"))
-    if not labels:
-        raise ValueError(f"{path}: no data lines.")
-
-    columns = np.array(columns, dtype=np.int64)
-    if zero_based == "auto":
-        zero_based = first_zero_index_line is not None
-    elif not zero_based and first_zero_index_line is not None:
-        raise _parse_error(path, first_zero_index_line,
-                           "feature index 0 in a file read as 1-based (zero_based=False).")
-    if not zero_based:
-        columns -= 1
-    n_features_seen = int(columns.max()) + 1 if len(columns) else 0
-    if n_features is None:
-        n_features = n_features_seen
-    elif not isinstance(n_features, numbers.Integral) or n_features < n_features_seen:
-        raise ValueError(f"n_features={n_features!r} is too small or not an integer: "
-                         f"{path} has {n_features_seen} features.")
-    X = np.zeros((len(labels), n_features), dtype=X_DTYPE)
-    X[np.array(rows, dtype=np.int64), columns] = np.array(values, dtype=X_DTYPE)
-    y = np.array(labels, dtype=Y_DTYPE)
-    if return_qid:
-        return X, y, np.array(qids, dtype=GROUP_DTYPE)
-    return X, y
-
-
-def load_query_file(path):
-    """Read query sizes, one positive integer per line (LightGBM ``.query`` files).
-
-    Blank lines and text after ``#`` are ignored.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-
-    Returns
-    -------
-    group : ndarray of shape (n_queries,), int64
-
-    Raises
-    ------
-    ValueError
-        On a line that is not one positive integer (with its line number),
-        or a file without sizes.
-    """
-    sizes = []
-    with open(path, encoding="utf-8") as file:
-        for line_number, line in enumerate(file, start=1):
-            tokens = line.split(_COMMENT_MARKER, 1)[0].split()
-            if not tokens:
-                continue
-            if len(tokens) != 1:
-                raise _parse_error(path, line_number,
-                                   f"expected one query size, got {len(tokens)} fields.")
-            size = _parse_int(tokens[0], path, line_number, "query size")
-            if size <= 0:
-                raise _parse_error(path, line_number, f"query size {size} is not positive.")
-            sizes.append(size)
-    if not sizes:
-        raise ValueError(f"{path}: no query sizes.")
-    return np.array(sizes, dtype=GROUP_DTYPE)

@@ -4,7 +4,8 @@ import math
 import numpy as np
 
 from ..backends import get_backend
-from ..data.dataset import Dataset, _convert_features
+from ..data.convert import convert_features
+from ..data.dataset import Dataset
 from ..objectives import get_objective
 from . import model_io
 
@@ -108,7 +109,7 @@ class Booster:
         if isinstance(X, Dataset):
             data = X.data
         else:
-            data = _convert_features(X)[0]
+            data = convert_features(X)[0]
         if data.shape[1] != self.n_features:
             raise ValueError(f"X has {data.shape[1]} features, but the model was trained with "
                              f"{self.n_features} features.")

@@ -25,7 +25,8 @@ import warnings
 import numpy as np
 
 from ..core.dtypes import X_DTYPE, Y_DTYPE
-from ..data.dataset import Dataset, _as_array, _check_group, _convert_features
+from ..data.convert import as_array, check_group, convert_features
+from ..data.dataset import Dataset
 from ..metrics.base import get_metric
 from ..objectives.base import OBJECTIVES, get_objective
 from ..params import canonical_name, validate_params
@@ -229,7 +230,7 @@ def _as_feature_matrix(X):
             array = np.asarray(array, dtype=X_DTYPE)
         X = array
     _check_matrix_shape(np.shape(X))
-    return _convert_features(X)[0]
+    return convert_features(X)[0]
 
 
 def _check_matrix_shape(shape):
@@ -256,7 +257,7 @@ def _as_target_vector(y, estimator_name):
     """``y`` as a 1-D array of its own dtype; a column vector is raveled with a warning."""
     if y is None:
         raise ValueError(f"{estimator_name} requires y to be passed, but the target y is None.")
-    y = _as_array(y)  # pandas nullable numbers -> float64 with NaN
+    y = as_array(y)  # pandas nullable numbers -> float64 with NaN
     if y.ndim == 2 and y.shape[1] == 1:
         warnings.warn("A column-vector y was passed when a 1d array was expected. Please change "
                       "the shape of y to (n_samples,), for example using ravel().",
@@ -1143,7 +1144,7 @@ class GBRanker(_GBModel):
                              f"qid.")
         predictions = self.predict(X)
         label = _as_numeric_target(y, name)
-        query_sizes = _check_group(group, qid, len(predictions))
+        query_sizes = check_group(group, qid, len(predictions))
         return float(get_metric(RANKING_SCORE_METRIC)(label, predictions, group=query_sizes))
 
 

@@ -41,6 +41,7 @@ device, and at most ``2 * max_bin`` values plus two scalars come to the host.
 """
 import numpy as np
 
+from ..core.array import to_numpy
 from ..core.dtypes import GRAD_QUANT_MAX, SAMPLE_INDEX_DTYPE, X_DTYPE
 from ..data.binning import FLOAT64_MAX, BinMapper, _midpoints
 
@@ -66,12 +67,6 @@ def _average(lower, upper):
     overflowed = ~np.isfinite(averages)
     averages[overflowed] = _midpoints(lower[overflowed], upper[overflowed])
     return averages
-
-
-def _as_host(xp, array):
-    if hasattr(xp, "asnumpy"):
-        return xp.asnumpy(array)
-    return np.asarray(array)
 
 
 def weighted_edges(xp, values, weights, max_bin):
@@ -115,7 +110,7 @@ def sorted_weighted_edges(xp, sorted_values, sorted_weights, max_bin):
     distinct = sorted_values[run_ends]
     n_distinct = int(distinct.shape[0])
     if n_distinct <= max_bin:
-        distinct = _as_host(xp, distinct)
+        distinct = to_numpy(distinct)
         return _midpoints(distinct[:-1], distinct[1:]).astype(X_DTYPE, copy=False)
     cumulative = xp.cumsum(sorted_weights)[run_ends]
     total = int(cumulative[-1])
@@ -126,9 +121,9 @@ def sorted_weighted_edges(xp, sorted_values, sorted_weights, max_bin):
     targets = xp.arange(1, max_bin, dtype=xp.int64) * total
     positions = xp.searchsorted(scaled, targets, side="left")
     between = (scaled[positions] == targets) & (positions < n_distinct - 1)
-    lower = _as_host(xp, distinct[positions])
-    upper = _as_host(xp, distinct[xp.minimum(positions + 1, n_distinct - 1)])
-    between = _as_host(xp, between)
+    lower = to_numpy(distinct[positions])
+    upper = to_numpy(distinct[xp.minimum(positions + 1, n_distinct - 1)])
+    between = to_numpy(between)
     edges = np.where(between, _average(lower, upper), lower)
     return np.unique(edges).astype(X_DTYPE, copy=False)
 

@@ -2,9 +2,10 @@
 import numpy as np
 import pytest
 
-from gpuboost.data import dataset as dataset_module
+from gpuboost.data import convert as convert_module
 from gpuboost.core.dtypes import X_BINNED_DTYPE
-from gpuboost.data.dataset import Dataset, load_query_file, load_svmlight
+from gpuboost.data.dataset import Dataset
+from gpuboost.data.io import load_query_file, load_svmlight
 
 
 @pytest.fixture
@@ -101,7 +102,7 @@ def test_bad_features(bad, error, message):
 
 
 def test_too_many_rows(monkeypatch):
-    monkeypatch.setattr(dataset_module, "MAX_ROWS", 5)
+    monkeypatch.setattr(convert_module, "MAX_ROWS", 5)
     Dataset(np.zeros((5, 1)))
     with pytest.raises(ValueError, match="6 rows"):
         Dataset(np.zeros((6, 1)))

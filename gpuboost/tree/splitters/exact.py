@@ -53,8 +53,10 @@ rows updates the margins by raw prediction.
 """
 import numpy as np
 
+from ...core.array import to_numpy
 from ...core.dtypes import HIST_DTYPE
 from ...data.binning import FLOAT64_MAX, _midpoints
+from ...core.segments import offsets
 from ...core.gain import SPLIT_GAIN_EPS, admissible, leaf_score, no_split_records
 from .hist import GradientRecords
 
@@ -119,12 +121,6 @@ class FeatureRanks:
 # Helpers
 # --------------------------------------------------------------------------- #
 
-def _to_host(array):
-    """Device (CuPy) or host array -> NumPy."""
-    getter = getattr(array, "get", None)
-    return np.asarray(getter() if callable(getter) else array)
-
-
 def _segments(begins, ends):
     """Host int64 ``begins``, ``ends``, and each segment's start and end in the
     concatenation of all segments."""
@@ -133,8 +129,8 @@ def _segments(begins, ends):
     lengths = ends - begins
     if np.any(lengths < 0):
         raise ValueError("Segments must satisfy begin <= end.")
-    out_ends = np.cumsum(lengths)
-    return begins, ends, out_ends - lengths, out_ends
+    bounds = offsets(lengths)
+    return begins, ends, bounds[:-1], bounds[1:]
 
 
 def _segment_positions(xp, begins, out_starts, out_ends):
@@ -209,8 +205,8 @@ def find_best_splits_exact(xp, ranks, n_distinct, quantized_gradients, quantized
     node_g = cumulative_g[node_table[1]] - cumulative_g[node_table[0]]
     node_h = cumulative_h[node_table[1]] - cumulative_h[node_table[0]]
     node_n = xp.asarray(lengths)
-    records["sum_gradients"] = _to_host(node_g)
-    records["sum_hessians"] = _to_host(node_h)
+    records["sum_gradients"] = to_numpy(node_g)
+    records["sum_hessians"] = to_numpy(node_h)
     records["count"] = lengths
     parent_score = leaf_score(node_g / scale_gradients, node_h / scale_hessians, params)
 
@@ -313,12 +309,12 @@ def find_best_splits_exact(xp, ranks, n_distinct, quantized_gradients, quantized
     ranked_nodes = candidate_node[ranked]
     first = xp.searchsorted(ranked_nodes, xp.arange(n_nodes), side="left")
     best = ranked[xp.minimum(first, ranked.shape[0] - 1)]
-    found = _to_host((first < ranked.shape[0]) & (candidate_node[best] == xp.arange(n_nodes)))
-    fields = {name: _to_host(values[best]) for name, values in (
+    found = to_numpy((first < ranked.shape[0]) & (candidate_node[best] == xp.arange(n_nodes)))
+    fields = {name: to_numpy(values[best]) for name, values in (
         ("feature", candidate_feature), ("bin", candidate_bin), ("direction", candidate_direction),
         ("gain", gain), ("left_g", left_g), ("left_h", left_h), ("left_n", left_n),
         ("segment", candidate_segment))}
-    node_has_missing = _to_host(n_missing)[fields["segment"]] > 0
+    node_has_missing = to_numpy(n_missing)[fields["segment"]] > 0
     nodes = np.flatnonzero(found)
     records["feature"][nodes] = fields["feature"][nodes]
     records["bin"][nodes] = fields["bin"][nodes]
@@ -433,7 +429,7 @@ def partition_exact(xp, ranks, sample_indices, begins, ends, features, threshold
         left, segment_begins[segment] + lefts_in_segment - 1,
         segment_begins[segment] + n_left[segment] + offset_in_segment - lefts_in_segment)
     sample_indices[destination] = rows
-    return _to_host(n_left)
+    return to_numpy(n_left)
 
 
 def partition_exact_naive(ranks, sample_indices, begins, ends, features, threshold_ranks,

@@ -1,0 +1,255 @@
+"""Input conversion and validation: features, labels, weights, groups, names.
+
+Every public entry point (``Dataset``, ``Booster.predict``, the scikit-learn
+estimators, the CLI) converts and checks its inputs here, so that bad input gets
+the same clear error everywhere.
+"""
+import sys
+
+import numpy as np
+
+from ..core.dtypes import MAX_ROWS, X_DTYPE, Y_DTYPE
+
+__all__ = ["as_array", "as_integer_vector", "as_vector", "check_base_margin", "check_feature_names", "check_finite", "check_group", "check_label", "check_numeric_dtype", "check_shape", "check_weight", "convert_features", "frame_to_array", "group_sizes_from_qid", "loaded_module", "sparse_columns", "GROUP_DTYPE"]
+
+#: dtype of query (group) sizes and query ids.
+GROUP_DTYPE = np.int64
+#: NumPy dtype kinds accepted as numbers: bool, signed and unsigned int, float.
+_NUMERIC_KINDS = "biuf"
+#: Prefix of default feature names: "f0", "f1", ...
+DEFAULT_FEATURE_NAME_PREFIX = "f"
+
+
+def loaded_module(name):
+    """The module ``name`` if the program already imported it, else None.
+
+    A pandas DataFrame or a scipy.sparse matrix can only exist once its
+    library is imported, so the optional libraries never need importing here.
+    """
+    return sys.modules.get(name)
+
+
+def frame_to_array(frame, pandas):
+    """Numeric pandas DataFrame -> (2-D float64 array, column names as str)."""
+    types = pandas.api.types
+    for column, dtype in frame.dtypes.items():
+        is_number = types.is_numeric_dtype(dtype) and not types.is_complex_dtype(dtype)
+        if not is_number or isinstance(dtype, pandas.CategoricalDtype):
+            raise TypeError(f"Column {column!r} has dtype {dtype}, which is not numeric. "
+                            f"Categorical support is not there yet: encode the column as "
+                            f"numbers (e.g. category codes) first.")
+    # Nullable extension dtypes (Int64, Float64, boolean) hold pd.NA: missing -> NaN.
+    array = frame.to_numpy(dtype=X_DTYPE, na_value=np.nan)
+    return array, [str(column) for column in frame.columns]
+
+
+def check_numeric_dtype(name, array):
+    if array.dtype.kind not in _NUMERIC_KINDS:
+        raise TypeError(f"{name} must hold numbers (bool, int or float), got dtype "
+                        f"{array.dtype}.")
+
+
+def convert_features(X):
+    """Validate ``X`` and return it as a C-contiguous 2-D float64 array.
+
+    Returns
+    -------
+    data : ndarray of shape (n_rows, n_features), float64, C order
+        ``X`` itself when it already is one (no copy).
+    column_names : list of str or None
+        The column names of a pandas DataFrame.
+    """
+    pandas = loaded_module("pandas")
+    sparse = loaded_module("scipy.sparse")
+    column_names = None
+    if isinstance(X, (str, bytes)):
+        raise TypeError(f"X must be a 2-D array of numbers, got {type(X).__name__}.")
+    if pandas is not None and isinstance(X, pandas.DataFrame):
+        check_shape(X.shape)
+        X, column_names = frame_to_array(X, pandas)
+    elif sparse is not None and sparse.issparse(X):
+        # Densified: absent entries are 0.0 (not missing). The Dataset keeps a
+        # CSC copy too, for exclusive feature bundling (gpuboost.bundling).
+        check_numeric_dtype("X", X)
+        check_shape(X.shape)
+        X = X.astype(X_DTYPE).toarray()
+    else:
+        X = np.asarray(X)
+        check_numeric_dtype("X", X)
+        check_shape(X.shape)
+    return np.ascontiguousarray(X, dtype=X_DTYPE), column_names
+
+
+def sparse_columns(X):
+    """A canonical float64 CSC copy of a scipy.sparse ``X`` (already validated by
+    :func:`convert_features`), or None when ``X`` is not sparse."""
+    sparse = loaded_module("scipy.sparse")
+    if sparse is None or not sparse.issparse(X):
+        return None
+    columns = sparse.csc_matrix(X, dtype=X_DTYPE, copy=True)
+    columns.sum_duplicates()  # also sorts the row indices
+    return columns
+
+
+def check_shape(shape):
+    if len(shape) == 1:
+        raise ValueError(f"X must be 2-D (n_rows, n_features), got a 1-D array of length "
+                         f"{shape[0]}. Use X.reshape(-1, 1) for a single feature or "
+                         f"X.reshape(1, -1) for a single row.")
+    if len(shape) != 2:
+        raise ValueError(f"X must be 2-D (n_rows, n_features), got {len(shape)} dimension(s).")
+    n_rows, n_features = shape
+    if n_rows == 0 or n_features == 0:
+        raise ValueError(f"X is empty: shape {tuple(shape)}; need at least one row and "
+                         f"one feature.")
+    if n_rows > MAX_ROWS:
+        raise ValueError(f"X has {n_rows} rows, more than the {MAX_ROWS} a Dataset can hold.")
+
+
+def as_array(values):
+    """``np.asarray``, except that pandas nullable numbers give float64 with NaN for NA."""
+    pandas = loaded_module("pandas")
+    if (pandas is not None and isinstance(values, pandas.Series)
+            and isinstance(values.dtype, pandas.api.extensions.ExtensionDtype)
+            and pandas.api.types.is_numeric_dtype(values.dtype)):
+        return values.to_numpy(dtype=X_DTYPE, na_value=np.nan)
+    return np.asarray(values)
+
+
+def as_vector(name, values, n_rows):
+    """``values`` as an array of shape (n_rows,) of its own dtype; (n_rows, 1) is flattened."""
+    values = as_array(values)
+    check_numeric_dtype(name, values)
+    if values.ndim == 2 and values.shape[1] == 1:
+        values = values[:, 0]
+    if values.ndim != 1:
+        raise ValueError(f"{name} must be 1-D of shape (n_rows,), got shape {values.shape}.")
+    if len(values) != n_rows:
+        raise ValueError(f"{name} has {len(values)} values, but X has {n_rows} rows.")
+    return values
+
+
+def check_finite(name, values):
+    """Raise ValueError naming the first NaN or infinite entry of ``values``."""
+    non_finite = ~np.isfinite(values)
+    if non_finite.any():
+        position = np.unravel_index(int(np.argmax(non_finite)), values.shape)
+        value = values[position]
+        problem = "NaN" if np.isnan(value) else ("+inf" if value > 0 else "-inf")
+        where = f"row {position[0]}" + (f", column {position[1]}" if len(position) == 2 else "")
+        raise ValueError(f"{name} contains {problem} at {where}; it must be finite.")
+
+
+def check_label(label, n_rows):
+    if label is None:
+        return None
+    label = np.array(as_vector("label", label, n_rows), dtype=Y_DTYPE)
+    check_finite("label", label)
+    return label
+
+
+def check_weight(weight, n_rows):
+    if weight is None:
+        return None
+    weight = np.array(as_vector("weight", weight, n_rows), dtype=Y_DTYPE)
+    check_finite("weight", weight)
+    negative = weight < 0
+    if negative.any():
+        row = int(np.argmax(negative))
+        raise ValueError(f"weight contains a negative value ({weight[row]!r}) at row {row}; "
+                         f"weights must be >= 0.")
+    if not (weight > 0).any():
+        raise ValueError("All weights are zero; at least one row needs a positive weight.")
+    return weight
+
+
+def as_integer_vector(name, values):
+    """``values`` (1-D, or (n, 1)) as int64, rejecting non-integral numbers."""
+    values = as_array(values)
+    if values.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold integers, got dtype {values.dtype}.")
+    if values.ndim == 2 and values.shape[1] == 1:
+        values = values[:, 0]
+    if values.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {values.shape}.")
+    if values.dtype.kind == "f":
+        integral = np.isfinite(values) & (values == np.round(values))
+        if not integral.all():
+            index = int(np.argmin(integral))
+            raise ValueError(f"{name} must hold integers, got {values[index]!r} at index {index}.")
+    return values.astype(GROUP_DTYPE)
+
+
+def group_sizes_from_qid(qid, n_rows):
+    """Query sizes from per-row query ids that form contiguous runs."""
+    qid = as_integer_vector("qid", qid)
+    if len(qid) != n_rows:
+        raise ValueError(f"qid has {len(qid)} values, but X has {n_rows} rows.")
+    run_starts = np.concatenate([[0], np.flatnonzero(qid[1:] != qid[:-1]) + 1])
+    run_qids = qid[run_starts]
+    order = np.argsort(run_qids, kind="stable")
+    # Runs equal to the previous run in sorted order repeat an earlier query.
+    repeated_runs = order[1:][run_qids[order][1:] == run_qids[order][:-1]]
+    if len(repeated_runs):
+        row = int(run_starts[repeated_runs.min()])
+        raise ValueError(f"qid {int(qid[row])} reappears at row {row} after rows of another "
+                         f"query; the rows of each query must be contiguous (sort the data "
+                         f"by qid).")
+    return np.diff(np.append(run_starts, n_rows)).astype(GROUP_DTYPE)
+
+
+def check_group(group, qid, n_rows):
+    if group is not None and qid is not None:
+        raise ValueError("Give either group (query sizes) or qid (per-row query ids), not both.")
+    if qid is not None:
+        return group_sizes_from_qid(qid, n_rows)
+    if group is None:
+        return None
+    sizes = as_integer_vector("group", group)
+    if len(sizes) == 0:
+        raise ValueError("group is empty; give one size per query.")
+    non_positive = sizes <= 0
+    if non_positive.any():
+        index = int(np.argmax(non_positive))
+        raise ValueError(f"group sizes must be positive, got {int(sizes[index])} at index {index}.")
+    total = int(sizes.sum())
+    if total != n_rows:
+        raise ValueError(f"group sizes sum to {total}, but X has {n_rows} rows.")
+    return sizes
+
+
+def check_base_margin(base_margin, n_rows):
+    if base_margin is None:
+        return None
+    base_margin = as_array(base_margin)
+    check_numeric_dtype("base_margin", base_margin)
+    if base_margin.ndim not in (1, 2) or (base_margin.ndim == 2 and base_margin.shape[1] == 0):
+        raise ValueError(f"base_margin must have shape (n_rows,) or (n_rows, n_outputs), "
+                         f"got {base_margin.shape}.")
+    if base_margin.shape[0] != n_rows:
+        raise ValueError(f"base_margin has {base_margin.shape[0]} rows, but X has {n_rows} rows.")
+    base_margin = np.array(base_margin, dtype=Y_DTYPE, order="C")
+    check_finite("base_margin", base_margin)
+    return base_margin
+
+
+def check_feature_names(feature_names, n_features):
+    if isinstance(feature_names, (str, bytes)):
+        raise ValueError("feature_names must be a list of strings, got a single string.")
+    try:
+        feature_names = list(feature_names)
+    except TypeError:
+        raise ValueError(f"feature_names must be a list of strings, got "
+                         f"{type(feature_names).__name__}.") from None
+    if len(feature_names) != n_features:
+        raise ValueError(f"feature_names has {len(feature_names)} names, but X has "
+                         f"{n_features} features.")
+    for name in feature_names:
+        if not isinstance(name, str):
+            raise ValueError(f"feature_names must be strings, got {name!r}.")
+    seen = set()
+    for name in feature_names:
+        if name in seen:
+            raise ValueError(f"feature_names must be unique; {name!r} appears twice.")
+        seen.add(name)
+    return [str(name) for name in feature_names]
