@@ -7,7 +7,7 @@ from ..backends import get_backend
 from ..data.convert import convert_features
 from ..data.dataset import Dataset
 from ..objectives import get_objective
-from . import model_io
+from .model_io import atomic_write_text, read_model_text, state_from_json, state_to_json
 
 __all__ = ["Booster", "samme_score_scale"]
 
@@ -245,7 +245,7 @@ class Booster:
         """All trees as one text (``booster[i]:`` headers); written to ``path`` if given."""
         text = "".join(f"booster[{i}]:\n{dump}\n" for i, dump in enumerate(self.dump_model(with_stats)))
         if path is not None:
-            model_io.atomic_write_text(path, text)
+            atomic_write_text(path, text)
         return text
 
     # ---- persistence --------------------------------------------------------
@@ -259,21 +259,21 @@ class Booster:
 
     def to_json(self):
         """The model file's text (versioned JSON, deterministic; gpuboost.model.model_io)."""
-        return model_io.to_json(self._state())
+        return state_to_json(self._state())
 
     @classmethod
     def from_json(cls, text):
         """A Booster from a model file's text (validated; never executes code)."""
-        return cls(**model_io.from_json(text))
+        return cls(**state_from_json(text))
 
     def save_model(self, path):
         """Write the model as versioned JSON, atomically (see gpuboost.model.model_io)."""
-        model_io.atomic_write_text(path, self.to_json())
+        atomic_write_text(path, self.to_json())
 
     @classmethod
     def load_model(cls, path):
         """Read a model written by :meth:`save_model` (validated; never executes code)."""
-        return cls.from_json(model_io.read_model_text(path))
+        return cls.from_json(read_model_text(path))
 
     def save_raw(self):
         """The model JSON as bytes."""

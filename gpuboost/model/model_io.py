@@ -1,9 +1,9 @@
 """The model file: versioned JSON <-> a plain model state, validated on load.
 
-This module knows the format and nothing of the Booster: :func:`to_json` takes a
+This module knows the format and nothing of the Booster: :func:`state_to_json` takes a
 *state* (a dict of the Booster's constructor arguments: ``params``, ``n_outputs``,
 ``n_features``, ``feature_names``, ``base_margin``, ``trees``, ``best_iteration``,
-``best_score``, ``attributes``, ``tree_weights``) and :func:`from_json` returns one;
+``best_score``, ``attributes``, ``tree_weights``) and :func:`state_from_json` returns one;
 :class:`gpuboost.model.booster.Booster` builds itself from it. Files are written
 atomically (:func:`atomic_write_text`).
 
@@ -45,7 +45,7 @@ from ..objectives import get_objective
 from ..params import PARAMETERS, model_params, validate_params
 from ..tree.tree import TREE_ARRAYS, Tree
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "to_json", "from_json", "read_model_text",
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "state_to_json", "state_from_json", "read_model_text",
            "atomic_write_text", "validate_tree_dict"]
 
 FORMAT_NAME = "gpuboost-model"
@@ -54,7 +54,7 @@ FORMAT_VERSION = 1
 MAX_MODEL_BYTES = 1 << 32
 
 
-def to_json(state):
+def state_to_json(state):
     """Serialize a model state (see the module docstring) to JSON (deterministic bytes)."""
     best_iteration, best_score = state["best_iteration"], state["best_score"]
     learner = {
@@ -171,7 +171,7 @@ def validate_tree_dict(data, n_features, tree_index=0):
     return Tree(arrays)
 
 
-def from_json(text):
+def state_from_json(text):
     """Parse and validate a model JSON string; returns the model state (a dict of the
     Booster's constructor arguments)."""
     try:

@@ -1,0 +1,5 @@
+"""Compatibility: ``gpuboost.dataset`` moved to :mod:`gpuboost.data.dataset`
+(the package layout of docs/DESIGN.md); this module re-exports its public names."""
+from .data.dataset import Dataset, load_svmlight, load_query_file
+
+__all__ = ["Dataset", "load_svmlight", "load_query_file"]
