@@ -5,15 +5,21 @@ family's setup and round step are a *learner*'s: gradient boosting
 (:mod:`gpuboost.boosting.gbtree`) or SAMME AdaBoost (:mod:`gpuboost.boosting.adaboost`,
 ``booster='adaboost'``).
 """
+from __future__ import annotations
+
 import functools
 import inspect
+import os
 import traceback
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..backends import get_backend
 from ..data.dataset import Dataset
 from ..errors import GpuOutOfMemoryError
+from ..model.booster import Booster
 from ..params import validate_params
 from .adaboost import AdaBoostLearner
+from .callback import TrainingCallback
 from .gbtree import ROW_STREAMS_PER_ROUND, GBTreeLearner
 from .loop import check_dtrain, check_num_boost_round, make_callbacks, run
 
@@ -68,9 +74,12 @@ def _device_memory_restored_on_out_of_memory(train_function):
 
 
 @_device_memory_restored_on_out_of_memory
-def train(params, dtrain, num_boost_round=100, evals=(), obj=None, custom_metric=None,
-          early_stopping_rounds=None, evals_result=None, verbose_eval=True, callbacks=(),
-          init_model=None):
+def train(params: Optional[Dict[str, Any]], dtrain: Dataset, num_boost_round: int = 100,
+          evals: Sequence[Tuple[Dataset, str]] = (), obj: Optional[Callable] = None,
+          custom_metric: Optional[Callable] = None, early_stopping_rounds: Optional[int] = None,
+          evals_result: Optional[Dict[str, Dict[str, List[float]]]] = None,
+          verbose_eval: Union[bool, int] = True, callbacks: Sequence[TrainingCallback] = (),
+          init_model: Union[Booster, str, "os.PathLike[str]", None] = None) -> Booster:
     """Train a gradient-boosted tree model.
 
     Parameters

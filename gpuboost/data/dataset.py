@@ -10,9 +10,16 @@ Inputs are converted and checked by :mod:`gpuboost.data.convert`; the text
 loaders :func:`load_svmlight` and :func:`load_query_file` live in
 :mod:`gpuboost.data.io` (re-exported here).
 """
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike
 
 from .binning import BinMapper
-from .convert import (check_base_margin, check_feature_names, check_group, check_label, check_weight, convert_features, sparse_columns, DEFAULT_FEATURE_NAME_PREFIX)
+from .convert import (DEFAULT_FEATURE_NAME_PREFIX, check_base_margin, check_feature_names,
+                      check_group, check_label, check_weight, convert_features, sparse_columns)
 from .io import load_query_file, load_svmlight
 
 __all__ = ["Dataset", "load_svmlight", "load_query_file"]
@@ -89,9 +96,12 @@ class Dataset:
         Any shape, length, value or consistency problem; the message names it.
     """
 
-    def __init__(self, X, label=None, weight=None, group=None, base_margin=None,
-                 feature_names=None, max_bin=255, reference=None, *, qid=None,
-                 binning_subsample=200_000, seed=0):
+    def __init__(self, X: ArrayLike, label: Optional[ArrayLike] = None,
+                 weight: Optional[ArrayLike] = None, group: Optional[ArrayLike] = None,
+                 base_margin: Optional[ArrayLike] = None,
+                 feature_names: Optional[Sequence[str]] = None, max_bin: int = 255,
+                 reference: Optional[Dataset] = None, *, qid: Optional[ArrayLike] = None,
+                 binning_subsample: int = 200_000, seed: int = 0) -> None:
         #: Free for backends to cache device copies, keyed by their own names;
         #: cleared whenever a field changes.
         self._backend_cache = {}
@@ -188,27 +198,28 @@ class Dataset:
         """Largest number of value bins; the missing bin has this index."""
         return self.bin_mapper.max_bin
 
-    def num_row(self):
+    def num_row(self) -> int:
         """Number of rows."""
         return self.n_rows
 
-    def num_col(self):
+    def num_col(self) -> int:
         """Number of features."""
         return self.n_features
 
     # -- row metadata -------------------------------------------------------- #
 
-    def set_label(self, label):
+    def set_label(self, label: Optional[ArrayLike]) -> None:
         """Set (or with None, remove) the label; validated as in the constructor."""
         self._label = check_label(label, self.n_rows)
         self._backend_cache.clear()
 
-    def set_weight(self, weight):
+    def set_weight(self, weight: Optional[ArrayLike]) -> None:
         """Set (or with None, remove) the row weights; validated as in the constructor."""
         self._weight = check_weight(weight, self.n_rows)
         self._backend_cache.clear()
 
-    def set_group(self, group, *, qid=None):
+    def set_group(self, group: Optional[ArrayLike], *,
+                  qid: Optional[ArrayLike] = None) -> None:
         """Set the query sizes ``group``, or derive them from per-row ``qid``.
 
         With both None the Dataset has no queries.
@@ -216,24 +227,24 @@ class Dataset:
         self._group = check_group(group, qid, self.n_rows)
         self._backend_cache.clear()
 
-    def set_base_margin(self, base_margin):
+    def set_base_margin(self, base_margin: Optional[ArrayLike]) -> None:
         """Set (or with None, remove) the initial margins; validated as in the constructor."""
         self._base_margin = check_base_margin(base_margin, self.n_rows)
         self._backend_cache.clear()
 
-    def get_label(self):
+    def get_label(self) -> Optional[np.ndarray]:
         """Labels, ndarray of shape (n_rows,), float64, or None."""
         return self._label
 
-    def get_weight(self):
+    def get_weight(self) -> Optional[np.ndarray]:
         """Row weights, ndarray of shape (n_rows,), float64, or None."""
         return self._weight
 
-    def get_group(self):
+    def get_group(self) -> Optional[np.ndarray]:
         """Query sizes, ndarray of shape (n_queries,), int64, or None."""
         return self._group
 
-    def get_base_margin(self):
+    def get_base_margin(self) -> Optional[np.ndarray]:
         """Initial margins, ndarray of shape (n_rows,) or (n_rows, n_outputs), or None."""
         return self._base_margin
 

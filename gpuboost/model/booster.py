@@ -1,7 +1,12 @@
 """The Booster: a trained ensemble, its prediction, importances, dumps and files."""
+from __future__ import annotations
+
 import math
+import os
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..backends import get_backend
 from ..data.convert import convert_features
@@ -10,6 +15,9 @@ from ..objectives import get_objective
 from .model_io import atomic_write_text, read_model_text, state_from_json, state_to_json
 
 __all__ = ["Booster", "samme_score_scale"]
+
+#: A file system path.
+PathLike = Union[str, "os.PathLike[str]"]
 
 IMPORTANCE_TYPES = ("gain", "total_gain", "weight", "cover", "total_cover")
 
@@ -86,11 +94,11 @@ class Booster:
             self._objective = get_objective(self.params["objective"], self.params)
         return self._objective
 
-    def num_boosted_rounds(self):
+    def num_boosted_rounds(self) -> int:
         """Number of boosting rounds (trees / n_outputs)."""
         return len(self.trees) // self.n_outputs
 
-    def num_features(self):
+    def num_features(self) -> int:
         """Number of features the model expects."""
         return self.n_features
 
@@ -100,7 +108,7 @@ class Booster:
     def __eq__(self, other):
         return isinstance(other, Booster) and self.to_json() == other.to_json()
 
-    def copy(self):
+    def copy(self) -> Booster:
         """A deep copy."""
         return Booster.from_json(self.to_json())
 
@@ -131,7 +139,9 @@ class Booster:
         device = self.params.get("device", "cpu")
         return get_backend(device if device != "auto" else "cpu")
 
-    def predict(self, X, output_margin=False, pred_leaf=False, iteration_range=None):
+    def predict(self, X: Union[ArrayLike, Dataset], output_margin: bool = False,
+                pred_leaf: bool = False,
+                iteration_range: Optional[Tuple[int, int]] = None) -> np.ndarray:
         """Predict.
 
         Parameters
@@ -183,12 +193,13 @@ class Booster:
         result = backend.to_host(result)
         return result[:, 0] if self.n_outputs == 1 else result
 
-    def inplace_predict(self, X, **kwargs):
+    def inplace_predict(self, X: Union[ArrayLike, Dataset], **kwargs: Any) -> np.ndarray:
         """Alias of :meth:`predict` (XGBoost compatibility)."""
         return self.predict(X, **kwargs)
 
     # ---- introspection ------------------------------------------------------
-    def feature_importance(self, importance_type="gain", iteration_range=None):
+    def feature_importance(self, importance_type: str = "gain",
+                           iteration_range: Optional[Tuple[int, int]] = None) -> np.ndarray:
         """Importance of every feature, shape (n_features,) float64.
 
         Parameters
@@ -227,21 +238,21 @@ class Booster:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(weight > 0, total_cover / np.maximum(weight, 1), 0.0)
 
-    def get_score(self, importance_type="weight"):
+    def get_score(self, importance_type: str = "weight") -> Dict[str, float]:
         """``{feature_name: importance}`` for features used at least once (XGBoost style)."""
         values = self.feature_importance(importance_type)
         used = self.feature_importance("weight") > 0
         return {name: float(v) for name, v, u in zip(self.feature_names, values, used) if u}
 
-    def dump_model(self, with_stats=True):
+    def dump_model(self, with_stats: bool = True) -> List[str]:
         """Readable text of every tree (a list of str, one per tree)."""
         return [tree.dump(self.feature_names, with_stats) for tree in self.trees]
 
-    def get_dump(self, with_stats=True):
+    def get_dump(self, with_stats: bool = True) -> List[str]:
         """Alias of :meth:`dump_model`."""
         return self.dump_model(with_stats)
 
-    def dump_text(self, path=None, with_stats=True):
+    def dump_text(self, path: Optional[PathLike] = None, with_stats: bool = True) -> str:
         """All trees as one text (``booster[i]:`` headers); written to ``path`` if given."""
         text = "".join(f"booster[{i}]:\n{dump}\n" for i, dump in enumerate(self.dump_model(with_stats)))
         if path is not None:
@@ -257,25 +268,25 @@ class Booster:
                 "best_iteration": self.best_iteration, "best_score": self.best_score,
                 "attributes": self.attributes, "tree_weights": self.tree_weights}
 
-    def to_json(self):
+    def to_json(self) -> str:
         """The model file's text (versioned JSON, deterministic; gpuboost.model.model_io)."""
         return state_to_json(self._state())
 
     @classmethod
-    def from_json(cls, text):
+    def from_json(cls, text: str) -> Booster:
         """A Booster from a model file's text (validated; never executes code)."""
         return cls(**state_from_json(text))
 
-    def save_model(self, path):
+    def save_model(self, path: PathLike) -> None:
         """Write the model as versioned JSON, atomically (see gpuboost.model.model_io)."""
         atomic_write_text(path, self.to_json())
 
     @classmethod
-    def load_model(cls, path):
+    def load_model(cls, path: PathLike) -> Booster:
         """Read a model written by :meth:`save_model` (validated; never executes code)."""
         return cls.from_json(read_model_text(path))
 
-    def save_raw(self):
+    def save_raw(self) -> bytes:
         """The model JSON as bytes."""
         return self.to_json().encode("utf-8")
 
@@ -286,7 +297,7 @@ class Booster:
         other = Booster.from_json(state["model_json"])
         self.__dict__.update(other.__dict__)
 
-    def set_attr(self, **kwargs):
+    def set_attr(self, **kwargs: Any) -> None:
         """Store string attributes in the model."""
         for key, value in kwargs.items():
             if value is None:
@@ -294,7 +305,7 @@ class Booster:
             else:
                 self.attributes[key] = str(value)
 
-    def attr(self, key):
+    def attr(self, key: str) -> Optional[str]:
         """A stored attribute or None."""
         return self.attributes.get(key)
 

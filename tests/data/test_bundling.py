@@ -21,7 +21,8 @@ from gpuboost.params import validate_params
 from gpuboost.backends.numpy.predict import predict_leaves_binned
 from gpuboost.core.quantize import GradientQuantiser, quantize
 from gpuboost.core.random import host_rng
-from gpuboost.boosting import train as gpuboost_train_module
+import importlib
+gpuboost_train_module = importlib.import_module("gpuboost.boosting.train")  # (the package exports the function)
 from gpuboost.core.gain import SplitParams
 from gpuboost.core.profiling import PhaseTimer
 
