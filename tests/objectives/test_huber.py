@@ -9,7 +9,8 @@ from gpuboost.backends.emulation import emulated_kernels
 import gpuboost
 from gpuboost import Dataset
 from gpuboost.backends import NumpyBackend
-from gpuboost.objectives.base import HuberError, get_objective, weighted_quantile
+from gpuboost.core.quantile import weighted_quantile
+from gpuboost.objectives.base import HuberError, get_objective
 from gpuboost.params import validate_params
 
 #: How much closer to the exact minimum of a leaf's Huber loss Friedman's one-step
