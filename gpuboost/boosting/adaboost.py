@@ -98,7 +98,7 @@ from ..model.booster import Booster
 from .callback import CallbackContainer, EarlyStopping, EvaluationMonitor
 from ..data.dataset import Dataset
 from ..metrics.base import get_metric
-from ..objectives.base import get_objective
+from ..objectives import get_objective
 from ..params import PARAMETERS, canonical_name, validate_params
 from ..tree.tree import Tree
 from .train import finish_training, record_metrics

@@ -20,7 +20,7 @@ from .callback import CallbackContainer, EarlyStopping, EvaluationMonitor
 from ..data.dataset import Dataset
 from ..tree.grower import FeatureSampler, TreeGrower
 from ..metrics.base import get_metric
-from ..objectives.base import CUSTOM_OBJECTIVE_NAME, CustomObjective, get_objective
+from ..objectives import CUSTOM_OBJECTIVE_NAME, CustomObjective, get_objective
 from ..errors import GpuOutOfMemoryError
 from ..params import validate_params
 from ..core.random import host_rng

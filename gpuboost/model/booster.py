@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..backends import get_backend
-from ..objectives.base import get_objective
+from ..objectives import get_objective
 
 __all__ = ["Booster"]
 

@@ -231,7 +231,7 @@ def _model_from_json(text):
         _fail("n_outputs and n_features must be positive")
     objective_name = params["objective"]
     if isinstance(objective_name, str):
-        from ..objectives.base import get_objective
+        from ..objectives import get_objective
         try:
             expected_outputs = get_objective(objective_name, params).n_outputs()
         except (ValueError, TypeError) as error:

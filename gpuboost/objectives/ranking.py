@@ -464,7 +464,7 @@ class PairwiseRank(_LambdaRankObjective):
         return 1.0
 
 
-#: name -> class, merged into gpuboost.objective's factory.
+#: The ranking family by name (gpuboost.objectives.registry lists the same classes).
 RANKING_OBJECTIVE_CLASSES = {cls.name: cls for cls in (NDCGLambdaRank, MAPLambdaRank,
                                                         PairwiseRank)}
 

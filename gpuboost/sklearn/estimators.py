@@ -27,7 +27,7 @@ import numpy as np
 from ..core.dtypes import X_DTYPE, Y_DTYPE
 from ..data.dataset import Dataset, _as_array, _check_group, _convert_features
 from ..metrics.base import get_metric
-from ..objectives.base import OBJECTIVES, get_objective
+from ..objectives import CUSTOM_OBJECTIVE_NAME, OBJECTIVES, get_objective
 from ..params import canonical_name, validate_params
 from ..boosting.train import train
 
@@ -64,8 +64,6 @@ RANKING_SCORE_METRIC = "ndcg"
 BINARY_PREFIX = "binary:"
 MULTICLASS_PREFIX = "multi:"
 RANKING_PREFIX = "rank:"
-#: ``params["objective"]`` of a Booster trained with a callable objective.
-CUSTOM_OBJECTIVE_NAME = "custom"
 
 
 # --------------------------------------------------------------------------- #

@@ -6,7 +6,7 @@ import gpuboost
 from gpuboost import Dataset, train
 from gpuboost.backends import DeviceUnavailableError
 from gpuboost.core.quantile import weighted_quantile
-from gpuboost.objectives.base import OBJECTIVES
+from gpuboost.objectives import OBJECTIVES
 from gpuboost.core.random import row_uniforms
 from gpuboost.boosting.train import ROW_STREAMS_PER_ROUND
 

@@ -10,7 +10,8 @@ import gpuboost
 from gpuboost import Dataset
 from gpuboost.backends import NumpyBackend
 from gpuboost.core.quantile import weighted_quantile
-from gpuboost.objectives.base import HuberError, get_objective
+from gpuboost.objectives import get_objective
+from gpuboost.objectives.regression import HuberError
 from gpuboost.params import validate_params
 
 #: How much closer to the exact minimum of a leaf's Huber loss Friedman's one-step

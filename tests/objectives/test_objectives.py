@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuboost.core.dtypes import Y_DTYPE
-from gpuboost.objectives.base import (OBJECTIVES, CustomObjective, Objective, get_objective)
+from gpuboost.objectives import OBJECTIVES, CustomObjective, Objective, get_objective
 
 N_SAMPLES = 40
 NUM_CLASS = 4
