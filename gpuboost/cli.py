@@ -27,7 +27,7 @@ from ._version import __version__
 from .backends import DeviceUnavailableError, get_backend
 from .model.booster import Booster
 from .data.dataset import Dataset
-from .metrics.base import get_metric
+from .metrics import get_metric
 from .model.model_io import atomic_write_text
 from .params import canonical_name
 from .boosting.train import train

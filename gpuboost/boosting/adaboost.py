@@ -97,7 +97,7 @@ from ..backends import get_backend
 from ..model.booster import Booster
 from .callback import CallbackContainer, EarlyStopping, EvaluationMonitor
 from ..data.dataset import Dataset
-from ..metrics.base import get_metric
+from ..metrics import get_metric
 from ..objectives import get_objective
 from ..params import PARAMETERS, canonical_name, validate_params
 from ..tree.tree import Tree

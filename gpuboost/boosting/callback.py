@@ -76,7 +76,7 @@ class EarlyStopping(TrainingCallback):
                              f"metrics: {list(metrics)}.")
         score = metrics[metric_name][-1]
         if self.maximize is None:
-            from ..metrics.base import get_metric
+            from ..metrics import get_metric
             self.maximize = get_metric(metric_name).higher_is_better
         improved = self.best_score is None or (
             score > self.best_score + self.min_delta if self.maximize

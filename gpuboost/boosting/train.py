@@ -19,7 +19,7 @@ from ..model.booster import Booster
 from .callback import CallbackContainer, EarlyStopping, EvaluationMonitor
 from ..data.dataset import Dataset
 from ..tree.grower import FeatureSampler, TreeGrower
-from ..metrics.base import get_metric
+from ..metrics import get_metric
 from ..objectives import CUSTOM_OBJECTIVE_NAME, CustomObjective, get_objective
 from ..errors import GpuOutOfMemoryError
 from ..params import validate_params

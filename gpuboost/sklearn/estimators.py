@@ -26,7 +26,7 @@ import numpy as np
 
 from ..core.dtypes import X_DTYPE, Y_DTYPE
 from ..data.dataset import Dataset, _as_array, _check_group, _convert_features
-from ..metrics.base import get_metric
+from ..metrics import get_metric
 from ..objectives import CUSTOM_OBJECTIVE_NAME, OBJECTIVES, get_objective
 from ..params import canonical_name, validate_params
 from ..boosting.train import train

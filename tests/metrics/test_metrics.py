@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuboost.core.array import get_array_module, to_numpy
-from gpuboost.metrics.base import (DEFAULT_ERROR_THRESHOLD, LOGLOSS_EPS, NDCG, Metric, MeanAveragePrecision, TweedieNegLogLik, evaluate, get_metric)
+from gpuboost.metrics import (DEFAULT_ERROR_THRESHOLD, LOGLOSS_EPS, NDCG, Metric, MeanAveragePrecision, TweedieNegLogLik, evaluate, get_metric)
 
 N_SAMPLES = 300
 N_CLASSES = 4

@@ -14,7 +14,7 @@ import gpuboost
 from gpuboost import Dataset
 from gpuboost.objectives import ranking
 from gpuboost.data.dataset import load_query_file, load_svmlight
-from gpuboost.metrics.base import get_metric
+from gpuboost.metrics import get_metric
 from gpuboost.objectives import OBJECTIVES, get_objective
 from gpuboost.objectives.ranking import (RANKING_OBJECTIVE_CLASSES, ideal_dcg, lambdarank_gradients_naive)
 
