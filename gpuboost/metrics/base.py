@@ -60,7 +60,7 @@ import numpy as np
 from ..core.array import get_array_module
 from ..core.dtypes import Y_DTYPE
 
-__all__ = ["Metric", "PARAMETER_SEPARATOR"]
+__all__ = ["Metric", "PARAMETER_SEPARATOR", "metric_name"]
 
 #: Separates a metric's base name from its parameter: ``ndcg@5``.
 PARAMETER_SEPARATOR = "@"
@@ -128,6 +128,27 @@ def _weighted_mean(xp, values, weight):
     if weight is None:
         return xp.mean(values)
     return xp.sum(weight * values) / xp.sum(weight)
+
+
+def metric_name(base_name, parameter=None):
+    """Canonical name of a metric: ``base_name`` or ``base_name@parameter``.
+
+    Parameters
+    ----------
+    base_name : str
+        ``'error'``, ``'pinball'``, ``'ndcg'``, ...
+    parameter : int, float or None, default=None
+        Written as an integer for an int (``'ndcg@5'``), else as
+        ``repr(float(parameter))`` (``'pinball@0.9'``, ``'tweedie-nloglik@1.0'``);
+        None gives the plain base name.
+
+    Returns
+    -------
+    name : str
+    """
+    if parameter is None:
+        return base_name
+    return base_name + PARAMETER_SEPARATOR + _format_parameter(parameter)
 
 
 def _format_parameter(value):

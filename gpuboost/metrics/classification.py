@@ -8,9 +8,8 @@ See :mod:`gpuboost.metrics.base` for the conventions.
 import math
 
 from ..core.dtypes import Y_DTYPE
-from .base import (PARAMETER_SEPARATOR, Metric, _as_sample_weight,
-                   _as_single_output_predictions, _format_parameter, _PointwiseMetric,
-                   _weighted_mean)
+from .base import (Metric, _as_sample_weight, _as_single_output_predictions, _PointwiseMetric,
+                   _weighted_mean, metric_name)
 
 __all__ = [
     "LogLoss",
@@ -77,9 +76,8 @@ class BinaryError(_PointwiseMetric):
         if not math.isfinite(threshold):
             raise ValueError(f"error threshold must be finite, got {threshold}")
         self.threshold = threshold
-        self.name = "error"
-        if threshold != DEFAULT_ERROR_THRESHOLD:
-            self.name += PARAMETER_SEPARATOR + _format_parameter(threshold)
+        self.name = metric_name(
+            "error", None if threshold == DEFAULT_ERROR_THRESHOLD else threshold)
 
     def _pointwise_loss(self, xp, y, pred):
         return xp.where(pred > self.threshold, 1.0 - y, y)

@@ -10,7 +10,8 @@ import math
 import numpy as np
 
 from ..core.dtypes import Y_DTYPE
-from .base import PARAMETER_SEPARATOR, _format_parameter, _PointwiseMetric
+from ..params import PARAMETERS
+from .base import _PointwiseMetric, metric_name
 
 __all__ = [
     "RootMeanSquaredError",
@@ -28,12 +29,16 @@ __all__ = [
 #: Expected values are clipped below at this value before the logarithm or the
 #: division in ``poisson-nloglik``, ``gamma-nloglik`` and ``tweedie-nloglik``.
 MIN_EXPECTED_VALUE = 1e-16
-#: Tweedie variance power ``rho`` of plain ``tweedie-nloglik``.
-DEFAULT_TWEEDIE_VARIANCE_POWER = 1.5
-#: Allowed range ``[min, max)`` of the Tweedie variance power.
-TWEEDIE_VARIANCE_POWER_RANGE = (1.0, 2.0)
-#: Quantile ``alpha`` of plain ``pinball``.
-DEFAULT_PINBALL_ALPHA = 0.5
+#: Tweedie variance power ``rho`` of plain ``tweedie-nloglik``: the default of
+#: the parameter ``tweedie_variance_power`` (:data:`gpuboost.params.PARAMETERS`).
+DEFAULT_TWEEDIE_VARIANCE_POWER = PARAMETERS["tweedie_variance_power"].default
+#: Allowed range ``[min, max)`` of the Tweedie variance power (the parameter
+#: table's range of ``tweedie_variance_power``).
+TWEEDIE_VARIANCE_POWER_RANGE = (PARAMETERS["tweedie_variance_power"].low,
+                                PARAMETERS["tweedie_variance_power"].high)
+#: Quantile ``alpha`` of plain ``pinball``: the default of the parameter
+#: ``quantile_alpha`` (the level of ``reg:quantile``, whose metric this is).
+DEFAULT_PINBALL_ALPHA = PARAMETERS["quantile_alpha"].default
 
 
 def _log_gamma(xp, values):
@@ -93,7 +98,7 @@ class PinballLoss(_PointwiseMetric):
         if not 0.0 < alpha < 1.0:
             raise ValueError(f"pinball alpha must satisfy 0 < alpha < 1, got {alpha}")
         self.alpha = alpha
-        self.name = "pinball" + PARAMETER_SEPARATOR + _format_parameter(alpha)
+        self.name = metric_name("pinball", alpha)
 
     def _pointwise_loss(self, xp, y, pred):
         residual = y - pred
@@ -157,9 +162,7 @@ class TweedieNegLogLik(_PointwiseMetric):
                 f"{variance_power}"
             )
         self.variance_power = variance_power
-        self.name = (
-            "tweedie-nloglik" + PARAMETER_SEPARATOR + _format_parameter(variance_power)
-        )
+        self.name = metric_name("tweedie-nloglik", variance_power)
 
     def _pointwise_loss(self, xp, y, pred):
         expected = xp.maximum(pred, MIN_EXPECTED_VALUE)

@@ -1,18 +1,52 @@
 """Ranking metrics: ``ndcg`` and ``map`` (optionally ``@k``), computed on the host.
 
 See :mod:`gpuboost.metrics.base` for the conventions (queries, query weights,
-ties).
+ties). This module also owns the NDCG gains and position discounts, which the
+LambdaMART objectives (:mod:`gpuboost.objectives.ranking`) use as well.
 """
 import numpy as np
 
 from ..core.array import to_numpy
 from ..core.dtypes import Y_DTYPE
-from .base import PARAMETER_SEPARATOR, Metric, _as_single_output_predictions, _format_parameter
+from ..core.segments import offsets
+from .base import Metric, _as_single_output_predictions, metric_name
 
-__all__ = ["NDCG", "MeanAveragePrecision"]
+__all__ = ["NDCG", "MeanAveragePrecision", "ndcg_gains", "position_discounts"]
 
-#: dtype of query offsets (cumulative query sizes) in ranking metrics.
+#: Integer dtype of query sizes and hit counts in ranking metrics (that of the
+#: query offsets, :func:`gpuboost.core.segments.offsets`).
 _QUERY_OFFSET_DTYPE = np.int64
+
+
+def ndcg_gains(labels):
+    """NDCG gains ``2**label - 1`` of relevance labels (host).
+
+    Parameters
+    ----------
+    labels : array-like of any shape
+        Relevance labels.
+
+    Returns
+    -------
+    gains : ndarray of the shape of ``labels``, float64
+    """
+    return np.exp2(np.asarray(labels, dtype=np.float64)) - 1.0
+
+
+def position_discounts(n_positions):
+    """NDCG discounts ``1 / log2(rank + 1)`` of the first ``n_positions`` ranks (host).
+
+    Parameters
+    ----------
+    n_positions : int
+
+    Returns
+    -------
+    discounts : ndarray of shape (n_positions,), float64
+        ``discounts[p] = 1 / log2(p + 2)`` for the 0-based position ``p``
+        (rank ``p + 1``).
+    """
+    return 1.0 / np.log2(np.arange(n_positions, dtype=np.float64) + 2.0)
 
 
 class _RankingMetric(Metric):
@@ -35,9 +69,7 @@ class _RankingMetric(Metric):
                 )
             k = int(k)
         self.k = k
-        self.name = self._base_name
-        if k is not None:
-            self.name += PARAMETER_SEPARATOR + _format_parameter(k)
+        self.name = metric_name(self._base_name, k)
 
     def _evaluate(self, xp, y, pred, weight, group):
         n_samples = y.shape[0]
@@ -49,8 +81,7 @@ class _RankingMetric(Metric):
             raise ValueError(f"{self._base_name} needs non-negative relevance labels")
 
         n_queries = group_sizes.shape[0]
-        query_offsets = np.zeros(n_queries + 1, dtype=_QUERY_OFFSET_DTYPE)
-        np.cumsum(group_sizes, out=query_offsets[1:])
+        query_offsets = offsets(group_sizes)
         query_of_row = np.repeat(np.arange(n_queries), group_sizes)
         # Rows are contiguous per query, so sorting by (query, -score) with a
         # stable sort ranks each query by decreasing score, ties in row order.
@@ -156,16 +187,17 @@ class NDCG(_RankingMetric):
         self, labels, ranked_rows, positions, in_top_k, query_of_row, query_offsets
     ):
         n_queries = query_offsets.shape[0] - 1
-        discount = np.where(in_top_k, 1.0 / np.log2(positions + 2.0), 0.0)
+        discounts = position_discounts(int(positions.max()) + 1)
+        discount = np.where(in_top_k, discounts[positions], 0.0)
         dcg = np.bincount(
             query_of_row,
-            weights=_exponential_gain(labels[ranked_rows]) * discount,
+            weights=ndcg_gains(labels[ranked_rows]) * discount,
             minlength=n_queries,
         )
         ideal_rows = np.lexsort((-labels, query_of_row))
         ideal_dcg = np.bincount(
             query_of_row,
-            weights=_exponential_gain(labels[ideal_rows]) * discount,
+            weights=ndcg_gains(labels[ideal_rows]) * discount,
             minlength=n_queries,
         )
         has_gain = ideal_dcg > 0
@@ -209,8 +241,3 @@ class MeanAveragePrecision(_RankingMetric):
         return np.where(
             has_relevant, precision_sum / np.where(has_relevant, n_counted, 1.0), 1.0
         )
-
-
-def _exponential_gain(relevance):
-    """NDCG gain ``2**relevance - 1``, ndarray of the same shape."""
-    return np.exp2(relevance) - 1.0

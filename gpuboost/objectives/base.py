@@ -66,11 +66,6 @@ def _host_label_and_weight(y, weight, who):
     return y, check_host_weights(weight, y.shape[0], who)
 
 
-def _format_level(value):
-    """Format a metric parameter (``pinball@0.9``, ``tweedie-nloglik@1.5``)."""
-    return repr(float(value))
-
-
 # ---------------------------------------------------------------------------
 # Array-module helpers (row data)
 # ---------------------------------------------------------------------------

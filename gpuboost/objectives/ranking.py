@@ -19,8 +19,9 @@ swapped positions:
 
 * ``rank:ndcg``: ``|delta| = |gain_i - gain_j| * |discount_i - discount_j| / IDCG``
   with ``gain = 2**label - 1``, ``discount(position p) = 1 / log2(p + 2)``
-  (positions from 0) and ``IDCG`` the ideal DCG of the query's top
-  ``lambdarank_truncation_level`` positions (the normalization of NDCG);
+  (positions from 0; both defined in :mod:`gpuboost.metrics.ranking`) and
+  ``IDCG`` the ideal DCG of the query's top ``lambdarank_truncation_level``
+  positions (the normalization of NDCG);
 * ``rank:map``: the exact change of the query's average precision
   (``label > 0`` is relevant), computed in closed form from running hit
   counts (pairs of two relevant or two irrelevant documents have ``delta = 0``);
@@ -62,13 +63,17 @@ import numbers
 import numpy as np
 
 from ..core.dtypes import Y_DTYPE
+from ..core.segments import offsets
+from ..metrics.ranking import ndcg_gains, position_discounts
+from ..params import PARAMETERS
 from .base import Objective, _apply_weight, _IdentityLinkMixin, _sigmoid
 
 __all__ = ["NDCGLambdaRank", "MAPLambdaRank", "PairwiseRank", "RANKING_OBJECTIVE_CLASSES",
            "DEFAULT_TRUNCATION_LEVEL", "RANK_SIGMOID", "lambdarank_gradients_naive"]
 
-#: Default of ``lambdarank_truncation_level`` (LightGBM's default).
-DEFAULT_TRUNCATION_LEVEL = 30
+#: Default of ``lambdarank_truncation_level`` (LightGBM's), read from its owner,
+#: the parameter table (:data:`gpuboost.params.PARAMETERS`).
+DEFAULT_TRUNCATION_LEVEL = PARAMETERS["lambdarank_truncation_level"].default
 #: Steepness ``sigma`` of the pairwise logistic loss.
 RANK_SIGMOID = 1.0
 #: Largest magnitude of a pair term in fixed point. A row sums at most
@@ -91,22 +96,6 @@ _FIXED_POINT_DTYPE = np.int64
 # Host helpers
 # ---------------------------------------------------------------------------
 
-def position_discounts(n_positions):
-    """NDCG discounts ``1 / log2(p + 2)`` of positions ``p = 0 .. n - 1`` (host float64)."""
-    return 1.0 / np.log2(np.arange(n_positions, dtype=np.float64) + 2.0)
-
-
-def ndcg_gains(labels):
-    """NDCG gains ``2**label - 1`` (host float64)."""
-    return np.exp2(np.asarray(labels, dtype=np.float64)) - 1.0
-
-
-def _query_offsets(group):
-    offsets = np.zeros(len(group) + 1, dtype=np.int64)
-    np.cumsum(group, out=offsets[1:])
-    return offsets
-
-
 def ideal_dcg(labels, group, truncation_level):
     """Ideal DCG of every query over its top ``truncation_level`` positions (host).
 
@@ -122,10 +111,10 @@ def ideal_dcg(labels, group, truncation_level):
         Summed position by position in rank order.
     """
     labels = np.asarray(labels, dtype=np.float64)
-    offsets = _query_offsets(group)
+    query_offsets = offsets(group)
     query_of_row = np.repeat(np.arange(len(group)), group)
     ideal_labels = labels[np.lexsort((-labels, query_of_row))]
-    positions = np.arange(len(labels)) - offsets[query_of_row]
+    positions = np.arange(len(labels)) - query_offsets[query_of_row]
     longest = int(np.max(group, initial=0))
     discounts = position_discounts(longest)
     out = np.zeros(len(group), dtype=np.float64)
@@ -185,7 +174,7 @@ class QueryLayout:
             raise ValueError(f"a query has {int(group.max())} documents; at most "
                              f"{MAX_QUERY_SIZE} are supported.")
         self.n_rows = n_rows
-        offsets = _query_offsets(group)
+        query_offsets = offsets(group)
         idcg = ideal_dcg(labels, group, truncation_level)
         relevant = np.bincount(np.repeat(np.arange(len(group)), group),
                                weights=(labels > 0).astype(np.float64), minlength=len(group))
@@ -208,18 +197,18 @@ class QueryLayout:
                     break
                 length = next_length
                 stop += 1
-            self.chunks.append(self._chunk(order[start:stop], length, offsets, group, labels,
+            self.chunks.append(self._chunk(order[start:stop], length, query_offsets, group, labels,
                                            idcg, relevant, truncation_level, to_device))
             start = stop
 
     @staticmethod
-    def _chunk(queries, length, offsets, group, labels, idcg, relevant, truncation_level,
+    def _chunk(queries, length, query_offsets, group, labels, idcg, relevant, truncation_level,
                to_device):
         n_queries = len(queries)
         n_rows = len(labels)
         positions = np.arange(length)
         valid = positions[None, :] < group[queries][:, None]
-        rows = np.where(valid, offsets[queries][:, None] + positions[None, :], n_rows)
+        rows = np.where(valid, query_offsets[queries][:, None] + positions[None, :], n_rows)
         padded_labels = np.where(valid, np.append(labels, 0.0)[rows], 0.0)
         chunk = _Chunk()
         chunk.length = length

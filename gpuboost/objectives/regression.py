@@ -15,8 +15,9 @@ import numpy as np
 
 from ..core.dtypes import Y_DTYPE
 from ..core.quantile import weighted_quantile
-from .base import (Objective, _format_level, _host_label_and_weight, _IdentityLinkMixin,
-                   _LogLinkMixin)
+from ..metrics.base import metric_name
+from ..params import PARAMETERS
+from .base import Objective, _host_label_and_weight, _IdentityLinkMixin, _LogLinkMixin
 
 __all__ = ["SquaredError", "AbsoluteError", "HuberError", "QuantileError", "PoissonLoss",
            "GammaLoss", "TweedieLoss", "POISSON_MAX_DELTA_STEP", "DEFAULT_HUBER_DELTA",
@@ -28,12 +29,15 @@ __all__ = ["SquaredError", "AbsoluteError", "HuberError", "QuantileError", "Pois
 #: ``exp(-POISSON_MAX_DELTA_STEP)``.
 POISSON_MAX_DELTA_STEP = 0.7
 
-#: Default parameter values (XGBoost's).
-DEFAULT_HUBER_DELTA = 1.0
-DEFAULT_QUANTILE_ALPHA = 0.5
-DEFAULT_TWEEDIE_VARIANCE_POWER = 1.5
-#: Inclusive lower and exclusive upper bound of ``tweedie_variance_power``.
-TWEEDIE_VARIANCE_POWER_RANGE = (1.0, 2.0)
+#: Default parameter values, read from their owner, the parameter table
+#: (:data:`gpuboost.params.PARAMETERS`; XGBoost's values).
+DEFAULT_HUBER_DELTA = PARAMETERS["huber_delta"].default
+DEFAULT_QUANTILE_ALPHA = PARAMETERS["quantile_alpha"].default
+DEFAULT_TWEEDIE_VARIANCE_POWER = PARAMETERS["tweedie_variance_power"].default
+#: Inclusive lower and exclusive upper bound of ``tweedie_variance_power``
+#: (the parameter table's range).
+TWEEDIE_VARIANCE_POWER_RANGE = (PARAMETERS["tweedie_variance_power"].low,
+                                PARAMETERS["tweedie_variance_power"].high)
 
 
 # ---------------------------------------------------------------------------
@@ -222,7 +226,7 @@ class QuantileError(_IdentityLinkMixin, Objective):
                 f"got {quantile_alpha!r}")
         self.quantile_alpha = float(quantile_alpha)
         self.refit_alpha = self.quantile_alpha
-        self.default_metric = f"pinball@{_format_level(self.quantile_alpha)}"
+        self.default_metric = metric_name("pinball", self.quantile_alpha)
 
     @classmethod
     def from_params(cls, params):
@@ -333,8 +337,7 @@ class TweedieLoss(_LogLinkMixin, Objective):
                 f"objective {self.name!r}: tweedie_variance_power must be in "
                 f"[{low}, {high}), got {tweedie_variance_power!r}")
         self.tweedie_variance_power = float(tweedie_variance_power)
-        self.default_metric = (
-            f"tweedie-nloglik@{_format_level(self.tweedie_variance_power)}")
+        self.default_metric = metric_name("tweedie-nloglik", self.tweedie_variance_power)
 
     @classmethod
     def from_params(cls, params):
