@@ -758,5 +758,5 @@ def _evaluate(eval_sets, booster, objective, metrics, custom_metric, backend, ev
     score_scale = samme_score_scale(booster.tree_weights, booster.n_outputs)
     for eval_set in eval_sets:
         scores = eval_set.scores[:, 0] if booster.n_outputs == 1 else eval_set.scores
-        record_metrics(evals_log, eval_set, objective.mean(scores / score_scale, backend.xp),
+        record_metrics(evals_log, eval_set, objective.mean(backend.xp, scores / score_scale),
                        metrics, custom_metric, backend)

@@ -332,7 +332,7 @@ def train(params, dtrain, num_boost_round=100, evals=(), obj=None, custom_metric
             with timer.phase("gradients"):
                 margin_view = raw[:, 0] if n_outputs == 1 else raw
                 objective.begin_round(backend, label, margin_view, weight)
-                gradients, hessians = objective.gradients(label, margin_view, weight, xp, dataset=dtrain)
+                gradients, hessians = objective.gradients(xp, label, margin_view, weight, dataset=dtrain)
                 if n_outputs == 1:
                     gradients, hessians = gradients.reshape(-1, 1), hessians.reshape(-1, 1)
             trees = []
@@ -387,7 +387,7 @@ def train(params, dtrain, num_boost_round=100, evals=(), obj=None, custom_metric
                 with timer.phase("metric"):
                     for eval_set in eval_sets:
                         margins = eval_set.margins[:, 0] if n_outputs == 1 else eval_set.margins
-                        record_metrics(evals_log, eval_set, objective.mean(margins, xp),
+                        record_metrics(evals_log, eval_set, objective.mean(xp, margins),
                                        metrics, custom_metric, backend)
             if container.after_iteration(booster, round_index, evals_log):
                 break

@@ -14,7 +14,7 @@ and :mod:`gpuboost.objectives.registry` builds them by name.
 
 Every objective is backend agnostic: the per-row computations (``gradients``,
 ``output``, ``mean``, ``refit_residuals``) take the array module ``xp``
-(``numpy`` or ``cupy``) as an argument and use only functions both modules
+(``numpy`` or ``cupy``) as their first argument and use only functions both modules
 provide, with no Python loop over rows. The one-off computations that run once
 per training (``check_labels``, ``base_margin``, ``base_score_to_margin``) run
 on the host with NumPy.
@@ -70,7 +70,7 @@ def _host_label_and_weight(y, weight, who):
 # Array-module helpers (row data)
 # ---------------------------------------------------------------------------
 
-def _sigmoid(x, xp):
+def _sigmoid(xp, x):
     """``1 / (1 + exp(-x))`` without overflow, using ``exp`` only.
 
     ``e = exp(-|x|)`` is in ``(0, 1]``; the result is ``1 / (1 + e)`` for
@@ -81,7 +81,7 @@ def _sigmoid(x, xp):
     return xp.where(x >= 0, 1.0 / one_plus_e, e / one_plus_e)
 
 
-def _softmax(raw, xp):
+def _softmax(xp, raw):
     """Row-wise softmax of ``raw`` (n, K) without overflow.
 
     The row maximum is subtracted before ``exp``, so every exponent is
@@ -97,7 +97,7 @@ def _softmax(raw, xp):
     return exp_shifted / row_sum[:, None]
 
 
-def _apply_weight(grad, hess, weight, xp):
+def _apply_weight(xp, grad, hess, weight):
     """Return ``(grad * weight, hess * weight)``, or the inputs if None."""
     if weight is None:
         return grad, hess
@@ -208,11 +208,13 @@ class Objective:
 
     # -- gradients ---------------------------------------------------------
 
-    def gradients(self, y, raw, weight, xp, dataset=None):
+    def gradients(self, xp, y, raw, weight, dataset=None):
         """Gradient and hessian of the loss with respect to the margins.
 
         Parameters
         ----------
+        xp : module
+            The array module (``numpy`` or ``cupy``).
         y : array of shape (n_samples,)
             Labels (an ``xp`` array).
         raw : array of shape (n_samples,) or (n_samples, n_outputs)
@@ -220,8 +222,6 @@ class Objective:
         weight : array of shape (n_samples,) or None
             Sample weights; if given, gradient and hessian are multiplied by
             them.
-        xp : module
-            The array module (``numpy`` or ``cupy``).
         dataset : object, optional
             Passed through to a custom objective; ignored otherwise.
 
@@ -232,8 +232,8 @@ class Objective:
         y = xp.asarray(y, dtype=Y_DTYPE)
         raw = xp.asarray(raw, dtype=Y_DTYPE)
         self._check_raw_shape(y, raw)
-        grad, hess = self._gradients(y, raw, xp)
-        return _apply_weight(grad, hess, weight, xp)
+        grad, hess = self._gradients(xp, y, raw)
+        return _apply_weight(xp, grad, hess, weight)
 
     def _check_raw_shape(self, y, raw):
         n_outputs = self.n_outputs()
@@ -244,7 +244,7 @@ class Objective:
                 f"objective {self.name!r}: raw predictions must have shape "
                 f"{expected}, got {raw.shape}")
 
-    def _gradients(self, y, raw, xp):
+    def _gradients(self, xp, y, raw):
         """Unweighted ``(grad, hess)`` for valid float64 ``xp`` arrays."""
         raise NotImplementedError
 
@@ -304,13 +304,14 @@ class Objective:
 
     # -- transforms --------------------------------------------------------
 
-    def output(self, raw, xp):
+    def output(self, xp, raw):
         """Transform margins to what ``Booster.predict`` returns.
 
         Parameters
         ----------
-        raw : array of shape (n_samples,) or (n_samples, n_outputs)
         xp : module
+            The array module (``numpy`` or ``cupy``).
+        raw : array of shape (n_samples,) or (n_samples, n_outputs)
 
         Returns
         -------
@@ -319,15 +320,15 @@ class Objective:
         """
         return xp.asarray(raw, dtype=Y_DTYPE)
 
-    def mean(self, raw, xp):
+    def mean(self, xp, raw):
         """Transform margins to the space evaluation metrics use.
 
         The same as :meth:`output` except for ``multi:softmax`` (which
         returns probabilities here and class indices from ``output``).
         """
-        return self.output(raw, xp)
+        return self.output(xp, raw)
 
-    def refit_residuals(self, y, raw, xp):
+    def refit_residuals(self, xp, y, raw):
         """Residuals ``y - raw`` of shape (n_samples,) for the leaf refit."""
         return xp.asarray(y, dtype=Y_DTYPE) - xp.asarray(raw, dtype=Y_DTYPE)
 
@@ -378,7 +379,7 @@ class Objective:
         -------
         values : ndarray of shape (n_leaves,), float64 (host)
         """
-        residuals = self.refit_residuals(y, raw, backend.xp)
+        residuals = self.refit_residuals(backend.xp, y, raw)
         return backend.segment_weighted_quantile(residuals, weight, sample_indices, begins,
                                                  ends, self.refit_alpha)
 
@@ -394,7 +395,7 @@ class _IdentityLinkMixin:
 class _LogLinkMixin:
     """Log link: prediction ``exp(F)``; base margin ``log(weighted mean)``."""
 
-    def output(self, raw, xp):
+    def output(self, xp, raw):
         return xp.exp(xp.asarray(raw, dtype=Y_DTYPE))
 
     def base_margin(self, y, weight):

@@ -66,8 +66,8 @@ class LogisticLoss(Objective):
         if bad.any():
             self._label_error("labels must be in [0, 1]", y, bad)
 
-    def _gradients(self, y, raw, xp):
-        probability = _sigmoid(raw, xp)
+    def _gradients(self, xp, y, raw):
+        probability = _sigmoid(xp, raw)
         hess = xp.maximum(probability * (1.0 - probability), HESSIAN_FLOOR)
         return probability - y, hess
 
@@ -81,8 +81,8 @@ class LogisticLoss(Objective):
         return np.array([np.log(probability / (1.0 - probability))],
                         dtype=Y_DTYPE)
 
-    def output(self, raw, xp):
-        return _sigmoid(xp.asarray(raw, dtype=Y_DTYPE), xp)
+    def output(self, xp, raw):
+        return _sigmoid(xp, xp.asarray(raw, dtype=Y_DTYPE))
 
 
 class ExponentialLoss(Objective):
@@ -102,7 +102,7 @@ class ExponentialLoss(Objective):
         if bad.any():
             self._label_error("labels must be 0 or 1", y, bad)
 
-    def _gradients(self, y, raw, xp):
+    def _gradients(self, xp, y, raw):
         sign = 2.0 * y - 1.0
         exp_loss = xp.exp(-sign * raw)
         return -sign * exp_loss, exp_loss
@@ -117,8 +117,8 @@ class ExponentialLoss(Objective):
         return np.array([0.5 * np.log(probability / (1.0 - probability))],
                         dtype=Y_DTYPE)
 
-    def output(self, raw, xp):
-        return _sigmoid(2.0 * xp.asarray(raw, dtype=Y_DTYPE), xp)
+    def output(self, xp, raw):
+        return _sigmoid(xp, 2.0 * xp.asarray(raw, dtype=Y_DTYPE))
 
 
 # ---------------------------------------------------------------------------
@@ -187,8 +187,8 @@ class SoftmaxLoss(Objective):
                 f"labels must be in [0, num_class) = [0, {self.num_class})",
                 y, bad)
 
-    def _gradients(self, y, raw, xp):
-        probability = _softmax(raw, xp)
+    def _gradients(self, xp, y, raw):
+        probability = _softmax(xp, raw)
         classes = xp.arange(self.num_class, dtype=Y_DTYPE)
         one_hot = (y[:, None] == classes[None, :]).astype(Y_DTYPE)
         hess = xp.maximum(
@@ -213,8 +213,8 @@ class SoftmaxLoss(Objective):
         value = self._check_base_score(base_score, lambda v: True, "finite")
         return np.full(self.num_class, value, dtype=Y_DTYPE)
 
-    def output(self, raw, xp):
-        return _softmax(xp.asarray(raw, dtype=Y_DTYPE), xp)
+    def output(self, xp, raw):
+        return _softmax(xp, xp.asarray(raw, dtype=Y_DTYPE))
 
 
 class SoftmaxClassLoss(SoftmaxLoss):
@@ -227,9 +227,9 @@ class SoftmaxClassLoss(SoftmaxLoss):
 
     name = "multi:softmax"
 
-    def output(self, raw, xp):
+    def output(self, xp, raw):
         raw = xp.asarray(raw, dtype=Y_DTYPE)
         return xp.argmax(raw, axis=1).astype(Y_DTYPE)
 
-    def mean(self, raw, xp):
-        return _softmax(xp.asarray(raw, dtype=Y_DTYPE), xp)
+    def mean(self, xp, raw):
+        return _softmax(xp, xp.asarray(raw, dtype=Y_DTYPE))

@@ -79,7 +79,7 @@ class CustomObjective(_IdentityLinkMixin, Objective):
     def get_params(self):
         return {"func": self.func, "n_outputs": self._n_outputs}
 
-    def gradients(self, y, raw, weight, xp, dataset=None):
+    def gradients(self, xp, y, raw, weight, dataset=None):
         """Call ``func(raw_as_numpy, dataset)`` and validate its result.
 
         ``y`` and ``weight`` are not used (see the class docstring).

@@ -276,7 +276,7 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
 
     # -- gradients ---------------------------------------------------------
 
-    def _query_layout(self, dataset, xp):
+    def _query_layout(self, xp, dataset):
         group = None if dataset is None else dataset.group
         if group is None:
             raise ValueError(f"objective {self.name!r} needs the queries of the training data: "
@@ -290,18 +290,18 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
             self._layout = layout
         return self._layout
 
-    def gradients(self, y, raw, weight, xp, dataset=None):
+    def gradients(self, xp, y, raw, weight, dataset=None):
         """Lambda gradients and hessians of every row.
 
         Parameters
         ----------
+        xp : module
         y : array of shape (n_rows,)
             Relevance labels; they must equal ``dataset.label``, from which the
             per-query constants are computed (once, on the host).
         raw : array of shape (n_rows,)
             Current scores.
         weight : array of shape (n_rows,) or None
-        xp : module
         dataset : Dataset
             Provides ``group`` (query sizes) and ``label``.
 
@@ -312,7 +312,7 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
         y = xp.asarray(y, dtype=Y_DTYPE)
         raw = xp.asarray(raw, dtype=Y_DTYPE)
         self._check_raw_shape(y, raw)
-        layout = self._query_layout(dataset, xp)
+        layout = self._query_layout(xp, dataset)
         if layout.n_rows != y.shape[0]:
             raise ValueError(f"objective {self.name!r}: {y.shape[0]} labels, but the dataset's "
                              f"queries hold {layout.n_rows} rows")
@@ -321,12 +321,12 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
         grad = xp.zeros(layout.n_rows + 1, dtype=Y_DTYPE)
         hess = xp.zeros(layout.n_rows + 1, dtype=Y_DTYPE)
         for chunk in layout.chunks:
-            rows, chunk_grad, chunk_hess = self._chunk_gradients(chunk, layout, scores, xp)
+            rows, chunk_grad, chunk_hess = self._chunk_gradients(xp, chunk, layout, scores)
             grad[rows] = chunk_grad
             hess[rows] = chunk_hess
-        return _apply_weight(grad[:-1], hess[:-1], weight, xp)
+        return _apply_weight(xp, grad[:-1], hess[:-1], weight)
 
-    def _chunk_gradients(self, chunk, layout, scores, xp):
+    def _chunk_gradients(self, xp, chunk, layout, scores):
         """Sorted row ids and their gradients / hessians, each (n_queries, length)."""
         n_queries, length = chunk.valid.shape
         top = chunk.top
@@ -349,8 +349,8 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
         score_i = ranked.scores[:, :top, None]
         score_j = ranked.scores[:, None, :]
         high_minus_low = xp.where(i_is_high, score_i - score_j, score_j - score_i)
-        rho = _sigmoid(-RANK_SIGMOID * high_minus_low, xp)
-        delta = self._pair_deltas(ranked, chunk, layout, top, xp)
+        rho = _sigmoid(xp, -RANK_SIGMOID * high_minus_low)
+        delta = self._pair_deltas(xp, ranked, chunk, layout, top)
         lambdas = xp.where(in_pair, RANK_SIGMOID * rho * delta, 0.0)
         pair_hessians = xp.where(in_pair, (RANK_SIGMOID * RANK_SIGMOID) * rho * (1.0 - rho)
                                  * delta, 0.0)
@@ -367,7 +367,7 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
         return (ranked.rows, grad_fixed.astype(Y_DTYPE) / grad_scale,
                 hess_fixed.astype(Y_DTYPE) / hess_scale)
 
-    def _pair_deltas(self, ranked, chunk, layout, top, xp):
+    def _pair_deltas(self, xp, ranked, chunk, layout, top):
         """``|delta|`` of every (i < top, j) pair, shape broadcastable to (n, top, length)."""
         raise NotImplementedError
 
@@ -393,7 +393,7 @@ class NDCGLambdaRank(_LambdaRankObjective):
             self._label_error("relevance labels must be below 1024 (gain 2**label - 1)", y,
                               bad)
 
-    def _pair_deltas(self, ranked, chunk, layout, top, xp):
+    def _pair_deltas(self, xp, ranked, chunk, layout, top):
         length = ranked.labels.shape[1]
         discounts = layout.discounts[:length]
         gain_gap = xp.abs(ranked.gains[:, :top, None] - ranked.gains[:, None, :])
@@ -417,7 +417,7 @@ class MAPLambdaRank(_LambdaRankObjective):
     name = "rank:map"
     default_metric = "map"
 
-    def _pair_deltas(self, ranked, chunk, layout, top, xp):
+    def _pair_deltas(self, xp, ranked, chunk, layout, top):
         length = ranked.labels.shape[1]
         relevant = ranked.valid & (ranked.labels > 0)
         hits = xp.cumsum(relevant.astype(_FIXED_POINT_DTYPE), axis=1).astype(Y_DTYPE)
@@ -449,7 +449,7 @@ class PairwiseRank(_LambdaRankObjective):
     name = "rank:pairwise"
     default_metric = "ndcg"
 
-    def _pair_deltas(self, ranked, chunk, layout, top, xp):
+    def _pair_deltas(self, xp, ranked, chunk, layout, top):
         return 1.0
 
 

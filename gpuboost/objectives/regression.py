@@ -53,7 +53,7 @@ class SquaredError(_IdentityLinkMixin, Objective):
     name = "reg:squarederror"
     default_metric = "rmse"
 
-    def _gradients(self, y, raw, xp):
+    def _gradients(self, xp, y, raw):
         return raw - y, xp.ones_like(raw)
 
     def base_margin(self, y, weight):
@@ -74,7 +74,7 @@ class AbsoluteError(_IdentityLinkMixin, Objective):
     default_metric = "mae"
     refit_alpha = 0.5
 
-    def _gradients(self, y, raw, xp):
+    def _gradients(self, xp, y, raw):
         return xp.sign(raw - y), xp.ones_like(raw)
 
     def base_margin(self, y, weight):
@@ -165,21 +165,21 @@ class HuberError(_IdentityLinkMixin, Objective):
             self.round_delta = self.huber_delta
             return
         xp = backend.xp
-        absolute_residuals = xp.ascontiguousarray(xp.abs(self.refit_residuals(y, raw, xp)))
+        absolute_residuals = xp.ascontiguousarray(xp.abs(self.refit_residuals(xp, y, raw)))
         n_rows = int(absolute_residuals.shape[0])
         all_rows = xp.arange(n_rows, dtype=np.int32)
         self.round_delta = float(backend.segment_weighted_quantile(
             absolute_residuals, weight, all_rows, np.array([0]), np.array([n_rows]),
             self.huber_alpha)[0])
 
-    def _gradients(self, y, raw, xp):
+    def _gradients(self, xp, y, raw):
         grad = xp.clip(raw - y, -self.round_delta, self.round_delta)
         return grad, xp.ones_like(raw)
 
     def refit_leaf_values(self, backend, y, raw, weight, sample_indices, begins, ends):
         """Friedman's one-step Huber leaf values (see the class docstring)."""
         xp = backend.xp
-        residuals = xp.ascontiguousarray(self.refit_residuals(y, raw, xp))
+        residuals = xp.ascontiguousarray(self.refit_residuals(xp, y, raw))
         medians = backend.segment_weighted_quantile(residuals, weight, sample_indices, begins,
                                                     ends, 0.5)
         leaf_median_of_row = xp.zeros((residuals.shape[0], 1), dtype=Y_DTYPE)
@@ -236,7 +236,7 @@ class QuantileError(_IdentityLinkMixin, Objective):
     def get_params(self):
         return {"quantile_alpha": self.quantile_alpha}
 
-    def _gradients(self, y, raw, xp):
+    def _gradients(self, xp, y, raw):
         grad = xp.where(raw >= y, 1.0 - self.quantile_alpha,
                         -self.quantile_alpha)
         return grad, xp.ones_like(raw)
@@ -284,7 +284,7 @@ class PoissonLoss(_LogLinkMixin, Objective):
         if bad.any():
             self._label_error("labels must be non-negative", y, bad)
 
-    def _gradients(self, y, raw, xp):
+    def _gradients(self, xp, y, raw):
         return xp.exp(raw) - y, xp.exp(raw + self.max_delta_step)
 
 
@@ -305,7 +305,7 @@ class GammaLoss(_LogLinkMixin, Objective):
         if bad.any():
             self._label_error("labels must be positive (> 0)", y, bad)
 
-    def _gradients(self, y, raw, xp):
+    def _gradients(self, xp, y, raw):
         scaled_label = y * xp.exp(-raw)
         return 1.0 - scaled_label, scaled_label
 
@@ -353,7 +353,7 @@ class TweedieLoss(_LogLinkMixin, Objective):
         if bad.any():
             self._label_error("labels must be non-negative", y, bad)
 
-    def _gradients(self, y, raw, xp):
+    def _gradients(self, xp, y, raw):
         rho = self.tweedie_variance_power
         exp_one = xp.exp((1.0 - rho) * raw)
         exp_two = xp.exp((2.0 - rho) * raw)

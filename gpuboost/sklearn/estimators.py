@@ -833,7 +833,7 @@ class GBRegressor(_RegressorMixin, _GBModel):
         margins = self._predict_margins(X, iteration_range, base_margin)
         if output_margin or self._uses_custom_objective():
             return margins
-        return self.booster_.objective.output(margins, np)
+        return self.booster_.objective.output(np, margins)
 
 
 # --------------------------------------------------------------------------- #
@@ -981,7 +981,7 @@ class GBClassifier(_ClassifierMixin, _GBModel):
                                           {"num_class": margins.shape[1]})
         else:
             objective = self.booster_.objective
-        probabilities = np.asarray(objective.mean(margins, np), dtype=Y_DTYPE)
+        probabilities = np.asarray(objective.mean(np, margins), dtype=Y_DTYPE)
         if probabilities.ndim == 1:
             return np.column_stack([1.0 - probabilities, probabilities])
         return probabilities
@@ -1116,7 +1116,7 @@ class GBRanker(_GBModel):
         margins = self._predict_margins(X, iteration_range, base_margin)
         if output_margin:
             return margins
-        return self.booster_.objective.output(margins, np)
+        return self.booster_.objective.output(np, margins)
 
     def score(self, X, y, group=None, qid=None):
         """Mean NDCG over the queries of ``X`` (all positions).

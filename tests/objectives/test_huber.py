@@ -105,7 +105,7 @@ def test_huber_alpha_sets_delta_to_the_quantile_of_absolute_residuals(weighted):
                                                             "huber_alpha": 0.8}))
     objective.begin_round(NumpyBackend(), y, margins, weights)
     assert objective.round_delta == weighted_quantile(np.abs(y - margins), weights, 0.8)
-    grad, _ = objective.gradients(y, margins, weights, np)
+    grad, _ = objective.gradients(np, y, margins, weights)
     unweighted = grad if weights is None else grad / weights
     np.testing.assert_allclose(np.abs(unweighted).max(), objective.round_delta)
     fixed = HuberError(huber_delta=0.25)

@@ -143,7 +143,7 @@ def test_smooth_gradients_match_finite_differences(name):
     loss, hessian_factor = SMOOTH_CASES[name]
     y = make_labels(name, rng)
     raw = make_raw(objective, rng)
-    grad, hess = objective.gradients(y, raw, None, np)
+    grad, hess = objective.gradients(np, y, raw, None)
     assert grad.dtype == Y_DTYPE and hess.dtype == Y_DTYPE
     assert grad.shape == raw.shape and hess.shape == raw.shape
     np.testing.assert_allclose(
@@ -161,7 +161,7 @@ def test_tweedie_gradients_for_several_powers(rho):
     y = rng.gamma(2.0, 1.5, N_SAMPLES)
     y[:5] = 0.0
     raw = rng.normal(0, 1, N_SAMPLES)
-    grad, hess = objective.gradients(y, raw, None, np)
+    grad, hess = objective.gradients(np, y, raw, None)
     np.testing.assert_allclose(
         grad, central_difference(loss, y, raw, FD_STEP), rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(
@@ -179,7 +179,7 @@ def test_nonsmooth_gradients_match_finite_differences(name):
     residual = np.abs(raw - y)
     away_from_kinks = ((residual > KINK_MARGIN)
                        & (np.abs(residual - HUBER_DELTA) > KINK_MARGIN))
-    grad, hess = objective.gradients(y, raw, None, np)
+    grad, hess = objective.gradients(np, y, raw, None)
     np.testing.assert_allclose(
         grad[away_from_kinks],
         central_difference(loss, y, raw, FD_STEP)[away_from_kinks],
@@ -193,13 +193,13 @@ def test_gradients_at_kinks_follow_documented_conventions():
     y = np.array([1.0, 2.0, -3.0])
     raw = y.copy()
     absolute = get_objective("reg:absoluteerror", {})
-    grad, _ = absolute.gradients(y, raw, None, np)
+    grad, _ = absolute.gradients(np, y, raw, None)
     np.testing.assert_array_equal(grad, [0.0, 0.0, 0.0])
     quantile = get_objective("reg:quantile", {"quantile_alpha": 0.25})
-    grad, _ = quantile.gradients(y, raw, None, np)
+    grad, _ = quantile.gradients(np, y, raw, None)
     np.testing.assert_array_equal(grad, [0.75, 0.75, 0.75])
     grad, _ = get_objective("reg:huber", {"huber_delta": 1.0}).gradients(
-        y, y + np.array([5.0, -5.0, 0.5]), None, np)
+        np, y, y + np.array([5.0, -5.0, 0.5]), None)
     np.testing.assert_array_equal(grad, [1.0, -1.0, 0.5])
 
 
@@ -209,7 +209,7 @@ def test_softmax_gradients_match_finite_differences(name):
     objective = get_objective(name, PARAMS)
     y = make_labels(name, rng)
     raw = make_raw(objective, rng)
-    grad, hess = objective.gradients(y, raw, None, np)
+    grad, hess = objective.gradients(np, y, raw, None)
     assert grad.shape == (N_SAMPLES, NUM_CLASS) == hess.shape
     for k in range(NUM_CLASS):
         def loss_of_column(labels, column, k=k):
@@ -240,8 +240,8 @@ def test_weights_scale_gradient_and_hessian(name):
     # Ranking objectives need the queries (gpuboost.ranking; tests/test_ranking.py).
     dataset = types.SimpleNamespace(label=y, group=np.array([N_SAMPLES // 4] * 4)) \
         if name.startswith("rank:") else None
-    grad, hess = objective.gradients(y, raw, None, np, dataset=dataset)
-    weighted_grad, weighted_hess = objective.gradients(y, raw, weight, np, dataset=dataset)
+    grad, hess = objective.gradients(np, y, raw, None, dataset=dataset)
+    weighted_grad, weighted_hess = objective.gradients(np, y, raw, weight, dataset=dataset)
     factor = weight if raw.ndim == 1 else weight[:, None]
     np.testing.assert_array_equal(weighted_grad, grad * factor)
     np.testing.assert_array_equal(weighted_hess, hess * factor)
@@ -251,16 +251,16 @@ def test_gradients_reject_wrong_raw_shape():
     y = np.zeros(5)
     with pytest.raises(ValueError, match="shape"):
         get_objective("reg:squarederror", {}).gradients(
-            y, np.zeros((5, 2)), None, np)
+            np, y, np.zeros((5, 2)), None)
     with pytest.raises(ValueError, match="shape"):
         get_objective("multi:softprob", {"num_class": 3}).gradients(
-            y, np.zeros(5), None, np)
+            np, y, np.zeros(5), None)
 
 
 def test_logistic_hessian_floor():
     objective = get_objective("binary:logistic", {})
-    grad, hess = objective.gradients(np.array([1.0, 0.0]),
-                                     np.array([800.0, -800.0]), None, np)
+    grad, hess = objective.gradients(np, np.array([1.0, 0.0]),
+                                     np.array([800.0, -800.0]), None)
     np.testing.assert_array_equal(grad, [0.0, 0.0])
     np.testing.assert_array_equal(hess, [HESSIAN_FLOOR, HESSIAN_FLOOR])
 
@@ -458,7 +458,7 @@ def test_base_score_to_margin(name, base_score, expected):
     # output() inverts the link (the probability space of logistic, the mean
     # of log-link objectives).
     if objective.n_outputs() == 1:
-        np.testing.assert_allclose(objective.output(margin, np), [base_score])
+        np.testing.assert_allclose(objective.output(np, margin), [base_score])
 
 
 @pytest.mark.parametrize("name, base_score", [
@@ -482,8 +482,8 @@ def test_output_and_mean_shapes_and_ranges(name):
     rng = np.random.default_rng(7)
     objective = get_objective(name, PARAMS)
     raw = make_raw(objective, rng) * 5
-    output = objective.output(raw, np)
-    mean = objective.mean(raw, np)
+    output = objective.output(np, raw)
+    mean = objective.mean(np, raw)
     assert output.dtype == Y_DTYPE and mean.dtype == Y_DTYPE
     if name == "multi:softmax":
         assert output.shape == (N_SAMPLES,)
@@ -515,13 +515,13 @@ def test_sigmoid_stable_for_huge_margins():
     raw = np.array([-HUGE_MARGIN, -800.0, 0.0, 800.0, HUGE_MARGIN])
     with np.errstate(over="raise", invalid="raise", divide="raise"):
         for name in ("binary:logistic", "binary:exponential"):
-            probability = get_objective(name, {}).output(raw, np)
+            probability = get_objective(name, {}).output(np, raw)
             np.testing.assert_array_equal(probability[[0, 1]], [0.0, 0.0])
             np.testing.assert_array_equal(probability[[2]], [0.5])
             np.testing.assert_array_equal(probability[[3, 4]], [1.0, 1.0])
         y = np.array([0.0, 1.0, 0.5, 0.0, 1.0])
         grad, hess = get_objective("binary:logistic", {}).gradients(
-            y, raw, None, np)
+            np, y, raw, None)
     assert np.isfinite(grad).all() and (hess >= HESSIAN_FLOOR).all()
 
 
@@ -532,9 +532,9 @@ def test_softmax_stable_for_huge_margins(name):
                     [-HUGE_MARGIN, -HUGE_MARGIN, -HUGE_MARGIN],
                     [HUGE_MARGIN, HUGE_MARGIN, -HUGE_MARGIN]])
     with np.errstate(over="raise", invalid="raise", divide="raise"):
-        probability = objective.mean(raw, np)
-        grad, hess = objective.gradients(np.array([1.0, 0.0, 2.0]), raw,
-                                         None, np)
+        probability = objective.mean(np, raw)
+        grad, hess = objective.gradients(np, np.array([1.0, 0.0, 2.0]), raw,
+                                         None)
     expected = np.array([[1.0, 0.0, 0.0],
                          [1 / 3, 1 / 3, 1 / 3],
                          [0.5, 0.5, 0.0]])
@@ -551,7 +551,7 @@ def test_refit_alpha_and_residuals():
         if name not in ("reg:absoluteerror", "reg:quantile"):
             assert get_objective(name, PARAMS).refit_alpha is None
     residuals = get_objective("reg:absoluteerror", {}).refit_residuals(
-        np.array([3.0, 1.0]), np.array([1.0, 1.5]), np)
+        np, np.array([3.0, 1.0]), np.array([1.0, 1.5]))
     np.testing.assert_array_equal(residuals, [2.0, -0.5])
 
 
@@ -595,7 +595,7 @@ def test_custom_objective_passes_margins_and_dataset():
     assert isinstance(objective, CustomObjective)
     raw = np.array([0.0, 0.0, 1.0])
     weight = np.array([5.0, 5.0, 5.0])
-    grad, hess = objective.gradients(dataset["label"], raw, weight, np,
+    grad, hess = objective.gradients(np, dataset["label"], raw, weight,
                                      dataset=dataset)
     assert seen[0][1] is dataset
     np.testing.assert_array_equal(seen[0][0], raw)
@@ -603,7 +603,7 @@ def test_custom_objective_passes_margins_and_dataset():
     np.testing.assert_array_equal(grad, [-1.0, -2.0, -2.0])
     np.testing.assert_array_equal(hess, [1.0, 1.0, 1.0])
     assert grad.dtype == Y_DTYPE
-    np.testing.assert_array_equal(objective.output(raw, np), raw)
+    np.testing.assert_array_equal(objective.output(np, raw), raw)
     np.testing.assert_array_equal(objective.base_margin(raw, None), [0.0])
 
 
@@ -616,7 +616,7 @@ def test_custom_objective_multiclass_flat_result_is_reshaped():
 
     objective = get_objective(func, {"num_class": k})
     assert objective.n_outputs() == k
-    grad, hess = objective.gradients(np.zeros(n), np.zeros((n, k)), None, np)
+    grad, hess = objective.gradients(np, np.zeros(n), np.zeros((n, k)), None)
     np.testing.assert_array_equal(grad, flat.reshape(n, k))
     np.testing.assert_array_equal(hess, flat.reshape(n, k) + 1)
     assert grad.dtype == Y_DTYPE and hess.dtype == Y_DTYPE
@@ -635,14 +635,14 @@ def test_custom_objective_multiclass_flat_result_is_reshaped():
 def test_custom_objective_validates_result(result, message):
     objective = CustomObjective(lambda raw, dataset: result)
     with pytest.raises(ValueError, match=message):
-        objective.gradients(np.zeros(3), np.zeros(3), None, np)
+        objective.gradients(np, np.zeros(3), np.zeros(3), None)
 
 
 def test_custom_objective_multiclass_rejects_wrong_flat_size():
     objective = CustomObjective(
         lambda raw, dataset: (np.zeros(5), np.ones(6)), n_outputs=2)
     with pytest.raises(ValueError, match=r"grad of shape \(5,\)"):
-        objective.gradients(np.zeros(3), np.zeros((3, 2)), None, np)
+        objective.gradients(np, np.zeros(3), np.zeros((3, 2)), None)
 
 
 # ---------------------------------------------------------------------------

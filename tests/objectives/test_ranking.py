@@ -45,7 +45,7 @@ def _queries(seed, sizes, n_grades=4):
 def _gradients(name, labels, scores, group, truncation_level, weight=None):
     objective = RANKING_OBJECTIVE_CLASSES[name](truncation_level)
     dataset = types.SimpleNamespace(label=labels, group=group)
-    return objective.gradients(labels, scores, weight, np, dataset=dataset)
+    return objective.gradients(np, labels, scores, weight, dataset=dataset)
 
 
 def _assert_close(actual, expected):
@@ -142,7 +142,7 @@ def test_errors():
     objective = get_objective("rank:ndcg")
     labels, scores, group = _queries(4, [4, 4])
     with pytest.raises(ValueError, match="group"):
-        objective.gradients(labels, scores, None, np,
+        objective.gradients(np, labels, scores, None,
                             dataset=types.SimpleNamespace(label=labels, group=None))
     with pytest.raises(ValueError, match="non-negative"):
         objective.check_labels(np.array([1.0, -1.0]))
@@ -177,7 +177,7 @@ def test_training_improves_ndcg(name):
     assert ndcg[-1] > ndcg[0] + 0.02
     scores = booster.predict(X)
     assert get_metric("ndcg@5")(y, scores, group=group) == pytest.approx(ndcg[-1])
-    assert booster.objective.output(np.array([1.5]), np)[0] == 1.5  # identity link
+    assert booster.objective.output(np, np.array([1.5]))[0] == 1.5  # identity link
 
 
 def test_default_metric_and_model_round_trip(tmp_path):
