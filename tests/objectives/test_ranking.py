@@ -1,10 +1,8 @@
-"""Ranking objectives (gpuboost.ranking): lambda gradients against a naive per-query
-pair loop, accuracy on LightGBM's rank example, CPU/CUDA parity (emulation), group
-and qid inputs, and the scikit-learn ranker."""
+"""Ranking objectives (gpuboost.objectives.ranking): lambda gradients against a naive
+per-query pair loop, accuracy on LightGBM's rank example, CPU/CUDA parity (emulation),
+group and qid inputs, and the scikit-learn ranker."""
 import json
-import sys
 import types
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,7 +14,9 @@ from gpuboost.objectives import ranking
 from gpuboost.data.dataset import load_query_file, load_svmlight
 from gpuboost.metrics import get_metric
 from gpuboost.objectives import OBJECTIVES, get_objective
-from gpuboost.objectives.ranking import (RANKING_OBJECTIVE_CLASSES, ideal_dcg, lambdarank_gradients_naive)
+from gpuboost.metrics import ranking as ranking_metrics
+from gpuboost.objectives.ranking import (RANKING_OBJECTIVE_CLASSES, ideal_dcg,
+                                         lambdarank_gradients_naive)
 
 import _reference_data as ref  # noqa: E402
 
@@ -126,6 +126,12 @@ def test_ideal_dcg_is_truncated():
     np.testing.assert_allclose(ideal_dcg(labels, group, 2), [7.0 * discount[0] + 1.0 * discount[1],
                                                              3.0 * discount[0] + 1.0 * discount[1]])
     np.testing.assert_allclose(ideal_dcg(labels, group, 1), [7.0, 3.0])
+
+
+def test_gains_and_discounts_are_the_ndcg_metric_s():
+    """One definition of the NDCG gains and discounts, shared with the metric."""
+    assert ranking.ndcg_gains is ranking_metrics.ndcg_gains
+    assert ranking.position_discounts is ranking_metrics.position_discounts
 
 
 def test_objectives_are_registered_with_their_parameter():
