@@ -129,7 +129,7 @@ def record_metrics(evals_log, eval_set, prediction, metrics, custom_metric, back
     eval_set : object with ``name``, ``label``, ``weight`` and ``dataset``
     prediction : backend array
         Predictions in the objective's mean space.
-    metrics : list of gpuboost.metric.Metric
+    metrics : list of gpuboost.metrics.Metric
     custom_metric : callable or None
         ``custom_metric(host_prediction, dataset) -> (name, value)``.
     backend : Backend

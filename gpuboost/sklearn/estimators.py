@@ -695,7 +695,7 @@ _COMMON_PARAMETERS_DOC = """
     random_state : int, RandomState, Generator or None, default=0
         Seed of every random choice; None means 0.
     objective : str or callable, default=None
-        Training objective (see ``gpuboost.objective.OBJECTIVES``); None picks
+        Training objective (see ``gpuboost.objectives.OBJECTIVES``); None picks
         the estimator's default. {objective_doc}
     eval_metric : str or list of str, default=None
         Metrics computed on ``eval_set``; default: the objective's. The last
@@ -1025,7 +1025,7 @@ class GBRanker(_GBModel):
     NDCG over the queries.
 """ + _COMMON_PARAMETERS_DOC.format(
         objective_doc="Default 'rank:ndcg' (LambdaMART); also 'rank:map', "
-                      "'rank:pairwise' (gpuboost.ranking) or a pointwise objective such "
+                      "'rank:pairwise' (gpuboost.objectives.ranking) or a pointwise objective such "
                       "as 'reg:squarederror'.")
         + _COMMON_ATTRIBUTES_DOC + """
     Notes

@@ -1,4 +1,4 @@
-"""Tests of reg:huber as Friedman's M-regression (gpuboost.objective.HuberError):
+"""Tests of reg:huber as Friedman's M-regression (gpuboost.objectives.regression.HuberError):
 the per-leaf line search, the adaptive threshold (huber_alpha), training with them
 and CPU/CUDA parity under the emulation."""
 import numpy as np
