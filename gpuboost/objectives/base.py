@@ -57,7 +57,22 @@ LOG_LINK_MEAN_FLOOR = 1e-7
 # ---------------------------------------------------------------------------
 
 def _host_label_and_weight(y, weight, who):
-    """Return ``(y, weight)`` as validated float64 host arrays."""
+    """Return labels and weights as validated float64 host arrays.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Labels; must be a non-empty 1-D array.
+    weight : array-like of shape (n_samples,) or None
+        Sample weights (see :func:`gpuboost.core.quantile.check_host_weights`).
+    who : str
+        Name used in error messages (the objective's name).
+
+    Returns
+    -------
+    y, weight : ndarray of shape (n_samples,), float64
+        ``weight`` is all ones when None was given.
+    """
     y = np.asarray(y, dtype=Y_DTYPE)
     if y.ndim != 1 or y.shape[0] == 0:
         raise ValueError(
@@ -75,6 +90,16 @@ def _sigmoid(xp, x):
 
     ``e = exp(-|x|)`` is in ``(0, 1]``; the result is ``1 / (1 + e)`` for
     ``x >= 0`` and ``e / (1 + e)`` for ``x < 0``.
+
+    Parameters
+    ----------
+    xp : module
+        The array module (``numpy`` or ``cupy``).
+    x : array of any shape, float64
+
+    Returns
+    -------
+    array of the shape of ``x``, float64, in ``[0, 1]``
     """
     e = xp.exp(-xp.abs(x))
     one_plus_e = 1.0 + e
@@ -88,6 +113,17 @@ def _softmax(xp, raw):
     ``<= 0`` and the largest term of each row is exactly 1. The row sum is
     accumulated left to right in class order (a loop over the K classes,
     not over rows), so that both backends add in the same order.
+
+    Parameters
+    ----------
+    xp : module
+        The array module (``numpy`` or ``cupy``).
+    raw : array of shape (n_samples, n_classes), float64
+
+    Returns
+    -------
+    array of shape (n_samples, n_classes), float64
+        Each row sums to 1 (up to rounding).
     """
     shifted = raw - xp.max(raw, axis=1, keepdims=True)
     exp_shifted = xp.exp(shifted)
@@ -98,7 +134,20 @@ def _softmax(xp, raw):
 
 
 def _apply_weight(xp, grad, hess, weight):
-    """Return ``(grad * weight, hess * weight)``, or the inputs if None."""
+    """Return ``(grad * weight, hess * weight)``, or the inputs if ``weight`` is None.
+
+    Parameters
+    ----------
+    xp : module
+        The array module (``numpy`` or ``cupy``).
+    grad, hess : arrays of shape (n_samples,) or (n_samples, n_outputs)
+    weight : array of shape (n_samples,) or None
+        Row weights, broadcast over the outputs of a row.
+
+    Returns
+    -------
+    grad, hess : arrays of the shape of the inputs
+    """
     if weight is None:
         return grad, hess
     weight = xp.asarray(weight, dtype=Y_DTYPE)
@@ -117,7 +166,8 @@ class Objective:
     Subclasses set the class attributes below and implement ``_gradients``
     (unweighted gradient and hessian), ``base_margin``,
     ``base_score_to_margin`` and, if the link is not the identity,
-    ``output``.
+    ``output``; those with parameters override :meth:`from_params`, which
+    :func:`gpuboost.objectives.registry.get_objective` calls.
 
     Attributes
     ----------
