@@ -13,7 +13,7 @@ gpuboost's ``nthread`` does not change its results).
 Per data set the libraries run back to back in this one process, so their times
 can be compared as ratios. ``time`` is the wall time of building the library's
 data structure (binning included) plus training; prediction is not timed. All
-test metrics are computed with ``gpuboost.metric`` on each library's
+test metrics are computed with ``gpuboost.metrics`` on each library's
 predictions, so the definitions are identical.
 
 Per data set the script says whether gpuboost's test metric is at least as good

@@ -309,7 +309,7 @@ def _load(data_prefix, n_train):
 
 
 def _auc(y, p):
-    from gpuboost.metrics.base import get_metric
+    from gpuboost.metrics import get_metric
     return get_metric("auc")(np.asarray(y, np.float64), np.asarray(p, np.float64))
 
 

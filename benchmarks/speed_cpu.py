@@ -60,7 +60,7 @@ def make_data(rows, test_rows, seed=0):
 
 
 def auc(y, p):
-    from gpuboost.metrics.base import get_metric
+    from gpuboost.metrics import get_metric
     return get_metric("auc")(np.asarray(y, np.float64), np.asarray(p, np.float64))
 
 

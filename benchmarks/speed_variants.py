@@ -66,7 +66,7 @@ def make_data(rows, test_rows, seed=0):
 
 def run_variant(gpuboost, dtrain, X_test, y_test, params, rounds, repeats, phases):
     """Median train seconds, test AUC, and (with phases) the phase report."""
-    from gpuboost.metrics.base import get_metric
+    from gpuboost.metrics import get_metric
     seconds = []
     booster = None
     for _ in range(repeats):

@@ -7,7 +7,7 @@
 // tiles [first_tile[s], first_tile[s + 1]) and a block takes one tile, as in
 // partition.cu.
 //
-// Weighted quantile (gpuboost.objective.weighted_quantile, per segment):
+// Weighted quantile (gpuboost.core.quantile.weighted_quantile, per segment):
 // values sorted ascending with a stable sort, cumulative weight in sorted order
 // accumulated sequentially in float64 (as np.cumsum), result = the first sorted
 // value whose cumulative weight is >= alpha * total. cuda_backend.py gathers and

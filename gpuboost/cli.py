@@ -28,7 +28,7 @@ from .model.booster import Booster
 from .data.dataset import Dataset
 from .data.io import read_csv
 from .datasets import make_higgs_like
-from .metrics.base import get_metric
+from .metrics import get_metric
 from .model.model_io import atomic_write_text
 from .params import canonical_name
 from .boosting.train import train

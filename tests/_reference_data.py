@@ -168,7 +168,7 @@ def evaluate(task, y, pred):
     ``pred``: probabilities of class 1 (binary), values (regression) or class
     probabilities of shape (n, n_classes) (multiclass).
     """
-    from gpuboost.metrics.base import get_metric
+    from gpuboost.metrics import get_metric
     y = np.asarray(y, dtype=np.float64)
     pred = np.asarray(pred, dtype=np.float64)
     out = {}

@@ -11,8 +11,6 @@ multiclass mlogloss <= 1.31705.
 Skipped when the data folder (``<repo>/../shared/data/lightgbm-examples``, or
 ``$GPUBOOST_REFERENCE_DATA``) is absent.
 """
-import sys
-from pathlib import Path
 
 import pytest
 

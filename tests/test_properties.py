@@ -18,9 +18,7 @@ the model must moreover be byte-identical to the NumPy backend's.
 
 The examples are derandomized, so CI runs are reproducible.
 """
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest

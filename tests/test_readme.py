@@ -1,7 +1,7 @@
 """The README's generated parts stay in step with the code."""
 from pathlib import Path
 
-from gpuboost.objectives.base import OBJECTIVES
+from gpuboost.objectives import OBJECTIVES
 from gpuboost.params import parameter_table_markdown
 
 README = Path(__file__).resolve().parents[1] / "README.md"

@@ -328,7 +328,7 @@ class AdaBoostLearner:
             for eval_set in self.eval_sets:
                 scores = eval_set.margins[:, 0] if booster.n_outputs == 1 else eval_set.margins
                 record_metrics(evals_log, eval_set,
-                               self.objective.mean(scores / score_scale, self.backend.xp),
+                               self.objective.mean(self.backend.xp, scores / score_scale),
                                self.metrics, self.custom_metric, self.backend)
 
     def after_training(self, booster):

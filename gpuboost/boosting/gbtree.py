@@ -154,7 +154,7 @@ class GBTreeLearner:
         with timer.phase("gradients"):
             margin_view = self.margins[:, 0] if n_outputs == 1 else self.margins
             self.objective.begin_round(backend, label, margin_view, weight)
-            gradients, hessians = self.objective.gradients(label, margin_view, weight, xp,
+            gradients, hessians = self.objective.gradients(xp, label, margin_view, weight,
                                                            dataset=self.dtrain)
             if n_outputs == 1:
                 gradients, hessians = gradients.reshape(-1, 1), hessians.reshape(-1, 1)
@@ -222,7 +222,7 @@ class GBTreeLearner:
             for eval_set in self.eval_sets:
                 margins = eval_set.margins[:, 0] if self.booster.n_outputs == 1 \
                     else eval_set.margins
-                record_metrics(evals_log, eval_set, self.objective.mean(margins, xp),
+                record_metrics(evals_log, eval_set, self.objective.mean(xp, margins),
                                self.metrics, self.custom_metric, self.backend)
 
     def after_training(self, booster):

@@ -1,4 +1,40 @@
-"""Evaluation metrics."""
-from .base import Metric, evaluate, get_metric
+"""Evaluation metrics, by family, and the registry that builds them by name.
 
-__all__ = ["Metric", "get_metric", "evaluate"]
+* :mod:`.base`: the :class:`Metric` interface and the shared input checks;
+* :mod:`.pointwise`, :mod:`.classification`, :mod:`.ranking`: the metrics;
+* :mod:`.registry`: :func:`get_metric`, :func:`evaluate` and the name table.
+"""
+from .base import PARAMETER_SEPARATOR, Metric
+from .classification import (DEFAULT_ERROR_THRESHOLD, LOGLOSS_EPS, ROCAUC, BinaryError, LogLoss,
+                             MultiError, MultiLogLoss)
+from .pointwise import (DEFAULT_PINBALL_ALPHA, DEFAULT_TWEEDIE_VARIANCE_POWER, MIN_EXPECTED_VALUE,
+                        TWEEDIE_VARIANCE_POWER_RANGE, GammaNegLogLik, MeanAbsoluteError,
+                        PinballLoss, PoissonNegLogLik, RootMeanSquaredError, TweedieNegLogLik)
+from .ranking import NDCG, MeanAveragePrecision
+from .registry import evaluate, get_metric
+
+__all__ = [
+    "Metric",
+    "RootMeanSquaredError",
+    "MeanAbsoluteError",
+    "LogLoss",
+    "BinaryError",
+    "ROCAUC",
+    "MultiLogLoss",
+    "MultiError",
+    "PoissonNegLogLik",
+    "GammaNegLogLik",
+    "TweedieNegLogLik",
+    "PinballLoss",
+    "NDCG",
+    "MeanAveragePrecision",
+    "get_metric",
+    "evaluate",
+    "LOGLOSS_EPS",
+    "MIN_EXPECTED_VALUE",
+    "DEFAULT_ERROR_THRESHOLD",
+    "DEFAULT_TWEEDIE_VARIANCE_POWER",
+    "DEFAULT_PINBALL_ALPHA",
+    "TWEEDIE_VARIANCE_POWER_RANGE",
+    "PARAMETER_SEPARATOR",
+]

@@ -187,8 +187,8 @@ class Booster:
                 margins = margins / samme_score_scale(
                     self.tree_weights[first // self.n_outputs:last // self.n_outputs],
                     self.n_outputs)
-            result = self.objective.output(margins if self.n_outputs > 1 else margins[:, 0],
-                                           backend.xp)
+            result = self.objective.output(backend.xp,
+                                           margins if self.n_outputs > 1 else margins[:, 0])
             return backend.to_host(result)
         result = backend.to_host(result)
         return result[:, 0] if self.n_outputs == 1 else result

@@ -19,8 +19,9 @@ swapped positions:
 
 * ``rank:ndcg``: ``|delta| = |gain_i - gain_j| * |discount_i - discount_j| / IDCG``
   with ``gain = 2**label - 1``, ``discount(position p) = 1 / log2(p + 2)``
-  (positions from 0) and ``IDCG`` the ideal DCG of the query's top
-  ``lambdarank_truncation_level`` positions (the normalization of NDCG);
+  (positions from 0; both defined in :mod:`gpuboost.metrics.ranking`) and
+  ``IDCG`` the ideal DCG of the query's top ``lambdarank_truncation_level``
+  positions (the normalization of NDCG);
 * ``rank:map``: the exact change of the query's average precision
   (``label > 0`` is relevant), computed in closed form from running hit
   counts (pairs of two relevant or two irrelevant documents have ``delta = 0``);
@@ -62,13 +63,17 @@ import numbers
 import numpy as np
 
 from ..core.dtypes import Y_DTYPE
+from ..core.segments import offsets
+from ..metrics.ranking import ndcg_gains, position_discounts
+from ..params import PARAMETERS
 from .base import Objective, _apply_weight, _IdentityLinkMixin, _sigmoid
 
 __all__ = ["NDCGLambdaRank", "MAPLambdaRank", "PairwiseRank", "RANKING_OBJECTIVE_CLASSES",
            "DEFAULT_TRUNCATION_LEVEL", "RANK_SIGMOID", "lambdarank_gradients_naive"]
 
-#: Default of ``lambdarank_truncation_level`` (LightGBM's default).
-DEFAULT_TRUNCATION_LEVEL = 30
+#: Default of ``lambdarank_truncation_level`` (LightGBM's), read from its owner,
+#: the parameter table (:data:`gpuboost.params.PARAMETERS`).
+DEFAULT_TRUNCATION_LEVEL = PARAMETERS["lambdarank_truncation_level"].default
 #: Steepness ``sigma`` of the pairwise logistic loss.
 RANK_SIGMOID = 1.0
 #: Largest magnitude of a pair term in fixed point. A row sums at most
@@ -91,22 +96,6 @@ _FIXED_POINT_DTYPE = np.int64
 # Host helpers
 # ---------------------------------------------------------------------------
 
-def position_discounts(n_positions):
-    """NDCG discounts ``1 / log2(p + 2)`` of positions ``p = 0 .. n - 1`` (host float64)."""
-    return 1.0 / np.log2(np.arange(n_positions, dtype=np.float64) + 2.0)
-
-
-def ndcg_gains(labels):
-    """NDCG gains ``2**label - 1`` (host float64)."""
-    return np.exp2(np.asarray(labels, dtype=np.float64)) - 1.0
-
-
-def _query_offsets(group):
-    offsets = np.zeros(len(group) + 1, dtype=np.int64)
-    np.cumsum(group, out=offsets[1:])
-    return offsets
-
-
 def ideal_dcg(labels, group, truncation_level):
     """Ideal DCG of every query over its top ``truncation_level`` positions (host).
 
@@ -122,10 +111,10 @@ def ideal_dcg(labels, group, truncation_level):
         Summed position by position in rank order.
     """
     labels = np.asarray(labels, dtype=np.float64)
-    offsets = _query_offsets(group)
+    query_offsets = offsets(group)
     query_of_row = np.repeat(np.arange(len(group)), group)
     ideal_labels = labels[np.lexsort((-labels, query_of_row))]
-    positions = np.arange(len(labels)) - offsets[query_of_row]
+    positions = np.arange(len(labels)) - query_offsets[query_of_row]
     longest = int(np.max(group, initial=0))
     discounts = position_discounts(longest)
     out = np.zeros(len(group), dtype=np.float64)
@@ -185,7 +174,7 @@ class QueryLayout:
             raise ValueError(f"a query has {int(group.max())} documents; at most "
                              f"{MAX_QUERY_SIZE} are supported.")
         self.n_rows = n_rows
-        offsets = _query_offsets(group)
+        query_offsets = offsets(group)
         idcg = ideal_dcg(labels, group, truncation_level)
         relevant = np.bincount(np.repeat(np.arange(len(group)), group),
                                weights=(labels > 0).astype(np.float64), minlength=len(group))
@@ -208,18 +197,18 @@ class QueryLayout:
                     break
                 length = next_length
                 stop += 1
-            self.chunks.append(self._chunk(order[start:stop], length, offsets, group, labels,
+            self.chunks.append(self._chunk(order[start:stop], length, query_offsets, group, labels,
                                            idcg, relevant, truncation_level, to_device))
             start = stop
 
     @staticmethod
-    def _chunk(queries, length, offsets, group, labels, idcg, relevant, truncation_level,
+    def _chunk(queries, length, query_offsets, group, labels, idcg, relevant, truncation_level,
                to_device):
         n_queries = len(queries)
         n_rows = len(labels)
         positions = np.arange(length)
         valid = positions[None, :] < group[queries][:, None]
-        rows = np.where(valid, offsets[queries][:, None] + positions[None, :], n_rows)
+        rows = np.where(valid, query_offsets[queries][:, None] + positions[None, :], n_rows)
         padded_labels = np.where(valid, np.append(labels, 0.0)[rows], 0.0)
         chunk = _Chunk()
         chunk.length = length
@@ -287,7 +276,7 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
 
     # -- gradients ---------------------------------------------------------
 
-    def _query_layout(self, dataset, xp):
+    def _query_layout(self, xp, dataset):
         group = None if dataset is None else dataset.group
         if group is None:
             raise ValueError(f"objective {self.name!r} needs the queries of the training data: "
@@ -301,18 +290,18 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
             self._layout = layout
         return self._layout
 
-    def gradients(self, y, raw, weight, xp, dataset=None):
+    def gradients(self, xp, y, raw, weight, dataset=None):
         """Lambda gradients and hessians of every row.
 
         Parameters
         ----------
+        xp : module
         y : array of shape (n_rows,)
             Relevance labels; they must equal ``dataset.label``, from which the
             per-query constants are computed (once, on the host).
         raw : array of shape (n_rows,)
             Current scores.
         weight : array of shape (n_rows,) or None
-        xp : module
         dataset : Dataset
             Provides ``group`` (query sizes) and ``label``.
 
@@ -323,7 +312,7 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
         y = xp.asarray(y, dtype=Y_DTYPE)
         raw = xp.asarray(raw, dtype=Y_DTYPE)
         self._check_raw_shape(y, raw)
-        layout = self._query_layout(dataset, xp)
+        layout = self._query_layout(xp, dataset)
         if layout.n_rows != y.shape[0]:
             raise ValueError(f"objective {self.name!r}: {y.shape[0]} labels, but the dataset's "
                              f"queries hold {layout.n_rows} rows")
@@ -332,12 +321,12 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
         grad = xp.zeros(layout.n_rows + 1, dtype=Y_DTYPE)
         hess = xp.zeros(layout.n_rows + 1, dtype=Y_DTYPE)
         for chunk in layout.chunks:
-            rows, chunk_grad, chunk_hess = self._chunk_gradients(chunk, layout, scores, xp)
+            rows, chunk_grad, chunk_hess = self._chunk_gradients(xp, chunk, layout, scores)
             grad[rows] = chunk_grad
             hess[rows] = chunk_hess
-        return _apply_weight(grad[:-1], hess[:-1], weight, xp)
+        return _apply_weight(xp, grad[:-1], hess[:-1], weight)
 
-    def _chunk_gradients(self, chunk, layout, scores, xp):
+    def _chunk_gradients(self, xp, chunk, layout, scores):
         """Sorted row ids and their gradients / hessians, each (n_queries, length)."""
         n_queries, length = chunk.valid.shape
         top = chunk.top
@@ -360,8 +349,8 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
         score_i = ranked.scores[:, :top, None]
         score_j = ranked.scores[:, None, :]
         high_minus_low = xp.where(i_is_high, score_i - score_j, score_j - score_i)
-        rho = _sigmoid(-RANK_SIGMOID * high_minus_low, xp)
-        delta = self._pair_deltas(ranked, chunk, layout, top, xp)
+        rho = _sigmoid(xp, -RANK_SIGMOID * high_minus_low)
+        delta = self._pair_deltas(xp, ranked, chunk, layout, top)
         lambdas = xp.where(in_pair, RANK_SIGMOID * rho * delta, 0.0)
         pair_hessians = xp.where(in_pair, (RANK_SIGMOID * RANK_SIGMOID) * rho * (1.0 - rho)
                                  * delta, 0.0)
@@ -378,7 +367,7 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
         return (ranked.rows, grad_fixed.astype(Y_DTYPE) / grad_scale,
                 hess_fixed.astype(Y_DTYPE) / hess_scale)
 
-    def _pair_deltas(self, ranked, chunk, layout, top, xp):
+    def _pair_deltas(self, xp, ranked, chunk, layout, top):
         """``|delta|`` of every (i < top, j) pair, shape broadcastable to (n, top, length)."""
         raise NotImplementedError
 
@@ -404,7 +393,7 @@ class NDCGLambdaRank(_LambdaRankObjective):
             self._label_error("relevance labels must be below 1024 (gain 2**label - 1)", y,
                               bad)
 
-    def _pair_deltas(self, ranked, chunk, layout, top, xp):
+    def _pair_deltas(self, xp, ranked, chunk, layout, top):
         length = ranked.labels.shape[1]
         discounts = layout.discounts[:length]
         gain_gap = xp.abs(ranked.gains[:, :top, None] - ranked.gains[:, None, :])
@@ -428,7 +417,7 @@ class MAPLambdaRank(_LambdaRankObjective):
     name = "rank:map"
     default_metric = "map"
 
-    def _pair_deltas(self, ranked, chunk, layout, top, xp):
+    def _pair_deltas(self, xp, ranked, chunk, layout, top):
         length = ranked.labels.shape[1]
         relevant = ranked.valid & (ranked.labels > 0)
         hits = xp.cumsum(relevant.astype(_FIXED_POINT_DTYPE), axis=1).astype(Y_DTYPE)
@@ -460,11 +449,11 @@ class PairwiseRank(_LambdaRankObjective):
     name = "rank:pairwise"
     default_metric = "ndcg"
 
-    def _pair_deltas(self, ranked, chunk, layout, top, xp):
+    def _pair_deltas(self, xp, ranked, chunk, layout, top):
         return 1.0
 
 
-#: name -> class, merged into gpuboost.objective's factory.
+#: The ranking family by name (gpuboost.objectives.registry lists the same classes).
 RANKING_OBJECTIVE_CLASSES = {cls.name: cls for cls in (NDCGLambdaRank, MAPLambdaRank,
                                                         PairwiseRank)}
 

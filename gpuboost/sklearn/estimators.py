@@ -27,8 +27,8 @@ import numpy as np
 from ..core.dtypes import X_DTYPE, Y_DTYPE
 from ..data.convert import as_array, check_group, convert_features
 from ..data.dataset import Dataset
-from ..metrics.base import get_metric
-from ..objectives.base import OBJECTIVES, get_objective
+from ..metrics import get_metric
+from ..objectives import CUSTOM_OBJECTIVE_NAME, OBJECTIVES, get_objective
 from ..params import canonical_name, validate_params
 from ..boosting.train import train
 
@@ -65,8 +65,6 @@ RANKING_SCORE_METRIC = "ndcg"
 BINARY_PREFIX = "binary:"
 MULTICLASS_PREFIX = "multi:"
 RANKING_PREFIX = "rank:"
-#: ``params["objective"]`` of a Booster trained with a callable objective.
-CUSTOM_OBJECTIVE_NAME = "custom"
 
 
 # --------------------------------------------------------------------------- #
@@ -698,7 +696,7 @@ _COMMON_PARAMETERS_DOC = """
     random_state : int, RandomState, Generator or None, default=0
         Seed of every random choice; None means 0.
     objective : str or callable, default=None
-        Training objective (see ``gpuboost.objective.OBJECTIVES``); None picks
+        Training objective (see ``gpuboost.objectives.OBJECTIVES``); None picks
         the estimator's default. {objective_doc}
     eval_metric : str or list of str, default=None
         Metrics computed on ``eval_set``; default: the objective's. The last
@@ -836,7 +834,7 @@ class GBRegressor(_RegressorMixin, _GBModel):
         margins = self._predict_margins(X, iteration_range, base_margin)
         if output_margin or self._uses_custom_objective():
             return margins
-        return self.booster_.objective.output(margins, np)
+        return self.booster_.objective.output(np, margins)
 
 
 # --------------------------------------------------------------------------- #
@@ -984,7 +982,7 @@ class GBClassifier(_ClassifierMixin, _GBModel):
                                           {"num_class": margins.shape[1]})
         else:
             objective = self.booster_.objective
-        probabilities = np.asarray(objective.mean(margins, np), dtype=Y_DTYPE)
+        probabilities = np.asarray(objective.mean(np, margins), dtype=Y_DTYPE)
         if probabilities.ndim == 1:
             return np.column_stack([1.0 - probabilities, probabilities])
         return probabilities
@@ -1028,7 +1026,7 @@ class GBRanker(_GBModel):
     NDCG over the queries.
 """ + _COMMON_PARAMETERS_DOC.format(
         objective_doc="Default 'rank:ndcg' (LambdaMART); also 'rank:map', "
-                      "'rank:pairwise' (gpuboost.ranking) or a pointwise objective such "
+                      "'rank:pairwise' (gpuboost.objectives.ranking) or a pointwise objective such "
                       "as 'reg:squarederror'.")
         + _COMMON_ATTRIBUTES_DOC + """
     Notes
@@ -1119,7 +1117,7 @@ class GBRanker(_GBModel):
         margins = self._predict_margins(X, iteration_range, base_margin)
         if output_margin:
             return margins
-        return self.booster_.objective.output(margins, np)
+        return self.booster_.objective.output(np, margins)
 
     def score(self, X, y, group=None, qid=None):
         """Mean NDCG over the queries of ``X`` (all positions).

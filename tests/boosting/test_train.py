@@ -5,7 +5,8 @@ import pytest
 import gpuboost
 from gpuboost import Dataset, train
 from gpuboost.backends import DeviceUnavailableError
-from gpuboost.objectives.base import OBJECTIVES, weighted_quantile
+from gpuboost.core.quantile import weighted_quantile
+from gpuboost.objectives import OBJECTIVES
 from gpuboost.core.random import row_uniforms
 from gpuboost.boosting.train import ROW_STREAMS_PER_ROUND
 

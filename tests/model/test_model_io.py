@@ -7,7 +7,6 @@ import pytest
 
 import gpuboost
 from gpuboost.model.booster import Booster
-from gpuboost import Booster
 from gpuboost.model.model_io import FORMAT_NAME, FORMAT_VERSION, atomic_write_text, validate_tree_dict
 from gpuboost.params import RUNTIME_ONLY
 from gpuboost.tree.tree import TREE_ARRAYS

@@ -25,9 +25,7 @@ A small fuzz lives in tests/test_model_io.py; this is the big one.
 import builtins
 import json
 import pickle
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -469,7 +467,6 @@ def test_valid_models_load_without_executing_code(models, tmp_path, code_executi
 
 
 def test_a_file_larger_than_any_model_is_refused_before_reading(tmp_path, monkeypatch):
-    from gpuboost.model import model_io
     path = tmp_path / "big.json"
     path.write_bytes(b" " * 2048)
     monkeypatch.setattr(model_io, "MAX_MODEL_BYTES", 1024)

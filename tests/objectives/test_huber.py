@@ -1,4 +1,4 @@
-"""Tests of reg:huber as Friedman's M-regression (gpuboost.objective.HuberError):
+"""Tests of reg:huber as Friedman's M-regression (gpuboost.objectives.regression.HuberError):
 the per-leaf line search, the adaptive threshold (huber_alpha), training with them
 and CPU/CUDA parity under the emulation."""
 import numpy as np
@@ -9,7 +9,9 @@ from gpuboost.backends.emulation import emulated_kernels
 import gpuboost
 from gpuboost import Dataset
 from gpuboost.backends import NumpyBackend
-from gpuboost.objectives.base import HuberError, get_objective, weighted_quantile
+from gpuboost.core.quantile import weighted_quantile
+from gpuboost.objectives import get_objective
+from gpuboost.objectives.regression import HuberError
 from gpuboost.params import validate_params
 
 #: How much closer to the exact minimum of a leaf's Huber loss Friedman's one-step
@@ -103,7 +105,7 @@ def test_huber_alpha_sets_delta_to_the_quantile_of_absolute_residuals(weighted):
                                                             "huber_alpha": 0.8}))
     objective.begin_round(NumpyBackend(), y, margins, weights)
     assert objective.round_delta == weighted_quantile(np.abs(y - margins), weights, 0.8)
-    grad, _ = objective.gradients(y, margins, weights, np)
+    grad, _ = objective.gradients(np, y, margins, weights)
     unweighted = grad if weights is None else grad / weights
     np.testing.assert_allclose(np.abs(unweighted).max(), objective.round_delta)
     fixed = HuberError(huber_delta=0.25)

@@ -1,10 +1,8 @@
-"""Ranking objectives (gpuboost.ranking): lambda gradients against a naive per-query
-pair loop, accuracy on LightGBM's rank example, CPU/CUDA parity (emulation), group
-and qid inputs, and the scikit-learn ranker."""
+"""Ranking objectives (gpuboost.objectives.ranking): lambda gradients against a naive
+per-query pair loop, accuracy on LightGBM's rank example, CPU/CUDA parity (emulation),
+group and qid inputs, and the scikit-learn ranker."""
 import json
-import sys
 import types
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,9 +12,11 @@ import gpuboost
 from gpuboost import Dataset
 from gpuboost.objectives import ranking
 from gpuboost.data.io import load_query_file, load_svmlight
-from gpuboost.metrics.base import get_metric
-from gpuboost.objectives.base import OBJECTIVES, get_objective
-from gpuboost.objectives.ranking import (RANKING_OBJECTIVE_CLASSES, ideal_dcg, lambdarank_gradients_naive)
+from gpuboost.metrics import get_metric
+from gpuboost.objectives import OBJECTIVES, get_objective
+from gpuboost.metrics import ranking as ranking_metrics
+from gpuboost.objectives.ranking import (RANKING_OBJECTIVE_CLASSES, ideal_dcg,
+                                         lambdarank_gradients_naive)
 
 import _reference_data as ref  # noqa: E402
 
@@ -45,7 +45,7 @@ def _queries(seed, sizes, n_grades=4):
 def _gradients(name, labels, scores, group, truncation_level, weight=None):
     objective = RANKING_OBJECTIVE_CLASSES[name](truncation_level)
     dataset = types.SimpleNamespace(label=labels, group=group)
-    return objective.gradients(labels, scores, weight, np, dataset=dataset)
+    return objective.gradients(np, labels, scores, weight, dataset=dataset)
 
 
 def _assert_close(actual, expected):
@@ -128,6 +128,12 @@ def test_ideal_dcg_is_truncated():
     np.testing.assert_allclose(ideal_dcg(labels, group, 1), [7.0, 3.0])
 
 
+def test_gains_and_discounts_are_the_ndcg_metric_s():
+    """One definition of the NDCG gains and discounts, shared with the metric."""
+    assert ranking.ndcg_gains is ranking_metrics.ndcg_gains
+    assert ranking.position_discounts is ranking_metrics.position_discounts
+
+
 def test_objectives_are_registered_with_their_parameter():
     for name in RANK_OBJECTIVES:
         assert name in OBJECTIVES
@@ -142,7 +148,7 @@ def test_errors():
     objective = get_objective("rank:ndcg")
     labels, scores, group = _queries(4, [4, 4])
     with pytest.raises(ValueError, match="group"):
-        objective.gradients(labels, scores, None, np,
+        objective.gradients(np, labels, scores, None,
                             dataset=types.SimpleNamespace(label=labels, group=None))
     with pytest.raises(ValueError, match="non-negative"):
         objective.check_labels(np.array([1.0, -1.0]))
@@ -177,7 +183,7 @@ def test_training_improves_ndcg(name):
     assert ndcg[-1] > ndcg[0] + 0.02
     scores = booster.predict(X)
     assert get_metric("ndcg@5")(y, scores, group=group) == pytest.approx(ndcg[-1])
-    assert booster.objective.output(np.array([1.5]), np)[0] == 1.5  # identity link
+    assert booster.objective.output(np, np.array([1.5]))[0] == 1.5  # identity link
 
 
 def test_default_metric_and_model_round_trip(tmp_path):

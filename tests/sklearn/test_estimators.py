@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import gpuboost
-from gpuboost.metrics.base import get_metric
-from gpuboost.objectives.base import OBJECTIVES
+from gpuboost.metrics import get_metric
+from gpuboost.objectives import OBJECTIVES
 from gpuboost.sklearn.estimators import GBClassifier, GBRanker, GBRegressor, NotFittedError
 
 sklearn = pytest.importorskip("sklearn")

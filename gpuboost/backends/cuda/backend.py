@@ -645,7 +645,7 @@ class CudaBackend(Backend):
 
     @_device_call("computing leaf quantiles")
     def segment_weighted_quantile(self, values, weights, sample_indices, begins, ends, alpha):
-        """Per segment, ``gpuboost.objective.weighted_quantile`` of its rows' values.
+        """Per segment, ``gpuboost.core.quantile.weighted_quantile`` of its rows' values.
 
         See the module docstring for how the float64 cumulative weights are made to
         round exactly as NumPy's.

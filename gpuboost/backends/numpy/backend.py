@@ -4,7 +4,7 @@ import numpy as np
 from ..base import Backend, DeviceData
 from ...core.segments import concat_ranges
 from .histogram import build_histograms
-from ...objectives.base import weighted_quantile
+from ...core.quantile import weighted_quantile
 from .partition import partition_rows
 from .predict import predict_leaves_binned, predict_leaves_raw
 from .segment_reduce import segment_sums

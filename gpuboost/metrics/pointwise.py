@@ -1,0 +1,175 @@
+"""Pointwise regression metrics: ``rmse``, ``mae``, ``pinball`` and the
+negative log-likelihoods ``poisson-nloglik``, ``gamma-nloglik``, ``tweedie-nloglik``.
+
+Each is the weighted mean of a per-row loss of one-dimensional predictions
+(raw values, or expected values for the likelihoods); see
+:mod:`gpuboost.metrics.base` for the conventions.
+"""
+import math
+
+import numpy as np
+
+from ..core.dtypes import Y_DTYPE
+from ..params import PARAMETERS
+from .base import _PointwiseMetric, metric_name
+
+__all__ = [
+    "RootMeanSquaredError",
+    "MeanAbsoluteError",
+    "PinballLoss",
+    "PoissonNegLogLik",
+    "GammaNegLogLik",
+    "TweedieNegLogLik",
+    "MIN_EXPECTED_VALUE",
+    "DEFAULT_TWEEDIE_VARIANCE_POWER",
+    "TWEEDIE_VARIANCE_POWER_RANGE",
+    "DEFAULT_PINBALL_ALPHA",
+]
+
+#: Expected values are clipped below at this value before the logarithm or the
+#: division in ``poisson-nloglik``, ``gamma-nloglik`` and ``tweedie-nloglik``.
+MIN_EXPECTED_VALUE = 1e-16
+#: Tweedie variance power ``rho`` of plain ``tweedie-nloglik``: the default of
+#: the parameter ``tweedie_variance_power`` (:data:`gpuboost.params.PARAMETERS`).
+DEFAULT_TWEEDIE_VARIANCE_POWER = PARAMETERS["tweedie_variance_power"].default
+#: Allowed range ``[min, max)`` of the Tweedie variance power (the parameter
+#: table's range of ``tweedie_variance_power``).
+TWEEDIE_VARIANCE_POWER_RANGE = (PARAMETERS["tweedie_variance_power"].low,
+                                PARAMETERS["tweedie_variance_power"].high)
+#: Quantile ``alpha`` of plain ``pinball``: the default of the parameter
+#: ``quantile_alpha`` (the level of ``reg:quantile``, whose metric this is).
+DEFAULT_PINBALL_ALPHA = PARAMETERS["quantile_alpha"].default
+
+
+def _log_gamma(xp, values):
+    """Element-wise ``log(Gamma(values))`` with the array module ``xp``.
+
+    NumPy and CuPy have no common log-gamma function; this uses
+    ``cupyx.scipy.special.gammaln`` for CuPy arrays, ``scipy.special.gammaln``
+    for NumPy arrays when SciPy is installed, and ``math.lgamma`` element by
+    element otherwise.
+    """
+    if xp is not np:
+        from cupyx.scipy.special import gammaln
+
+        return gammaln(values)
+    try:
+        from scipy.special import gammaln
+    except ImportError:
+        return np.vectorize(math.lgamma, otypes=[Y_DTYPE])(values)
+    return gammaln(values)
+
+
+class RootMeanSquaredError(_PointwiseMetric):
+    """``rmse``: ``sqrt(sum(w * (y - pred)**2) / sum(w))``; ``pred`` raw."""
+
+    name = "rmse"
+
+    def _pointwise_loss(self, xp, y, pred):
+        return (y - pred) ** 2
+
+    def _finalize(self, xp, mean_loss):
+        return xp.sqrt(mean_loss)
+
+
+class MeanAbsoluteError(_PointwiseMetric):
+    """``mae``: weighted mean of ``|y - pred|``; ``pred`` raw."""
+
+    name = "mae"
+
+    def _pointwise_loss(self, xp, y, pred):
+        return xp.abs(y - pred)
+
+
+class PinballLoss(_PointwiseMetric):
+    """``pinball`` / ``pinball@alpha``: quantile (pinball) loss.
+
+    Per-row loss ``alpha * (y - pred)`` when ``y >= pred`` and
+    ``(1 - alpha) * (pred - y)`` otherwise; ``pred`` raw.
+
+    Parameters
+    ----------
+    alpha : float, default=DEFAULT_PINBALL_ALPHA
+        Target quantile, ``0 < alpha < 1``.
+    """
+
+    def __init__(self, alpha=DEFAULT_PINBALL_ALPHA):
+        alpha = float(alpha)
+        if not 0.0 < alpha < 1.0:
+            raise ValueError(f"pinball alpha must satisfy 0 < alpha < 1, got {alpha}")
+        self.alpha = alpha
+        self.name = metric_name("pinball", alpha)
+
+    def _pointwise_loss(self, xp, y, pred):
+        residual = y - pred
+        return xp.where(
+            residual >= 0, self.alpha * residual, (self.alpha - 1.0) * residual
+        )
+
+
+class PoissonNegLogLik(_PointwiseMetric):
+    """``poisson-nloglik``: Poisson negative log-likelihood.
+
+    Per-row loss ``lgamma(y + 1) + mu - y * log(mu)`` with the expected value
+    ``mu = max(pred, MIN_EXPECTED_VALUE)``. ``lgamma`` comes from
+    ``cupyx.scipy.special`` for CuPy arrays and from SciPy (or ``math.lgamma``
+    row by row when SciPy is missing) for NumPy arrays.
+    """
+
+    name = "poisson-nloglik"
+
+    def _pointwise_loss(self, xp, y, pred):
+        expected = xp.maximum(pred, MIN_EXPECTED_VALUE)
+        return _log_gamma(xp, y + 1.0) + expected - y * xp.log(expected)
+
+
+class GammaNegLogLik(_PointwiseMetric):
+    """``gamma-nloglik``: gamma negative log-likelihood with dispersion 1.
+
+    Per-row loss ``y / mu + log(mu)`` with ``mu = max(pred,
+    MIN_EXPECTED_VALUE)``; with unit dispersion the label-only term of the
+    exponential-family form vanishes (XGBoost's definition).
+    """
+
+    name = "gamma-nloglik"
+
+    def _pointwise_loss(self, xp, y, pred):
+        expected = xp.maximum(pred, MIN_EXPECTED_VALUE)
+        return y / expected + xp.log(expected)
+
+
+class TweedieNegLogLik(_PointwiseMetric):
+    """``tweedie-nloglik`` / ``tweedie-nloglik@rho``: Tweedie negative log-likelihood.
+
+    Per-row loss, up to a label-only term (XGBoost's definition),
+    ``-y * mu**(1 - rho) / (1 - rho) + mu**(2 - rho) / (2 - rho)`` with
+    ``mu = max(pred, MIN_EXPECTED_VALUE)``. At ``rho = 1`` the first term
+    diverges by the label-only constant ``y / (1 - rho)``; its limit with
+    that constant dropped, ``mu - y * log(mu)``, is used.
+
+    Parameters
+    ----------
+    variance_power : float, default=DEFAULT_TWEEDIE_VARIANCE_POWER
+        ``rho``, in ``TWEEDIE_VARIANCE_POWER_RANGE`` = [1, 2).
+    """
+
+    def __init__(self, variance_power=DEFAULT_TWEEDIE_VARIANCE_POWER):
+        variance_power = float(variance_power)
+        low, high = TWEEDIE_VARIANCE_POWER_RANGE
+        if not low <= variance_power < high:
+            raise ValueError(
+                f"tweedie variance power must be in [{low}, {high}), got "
+                f"{variance_power}"
+            )
+        self.variance_power = variance_power
+        self.name = metric_name("tweedie-nloglik", variance_power)
+
+    def _pointwise_loss(self, xp, y, pred):
+        expected = xp.maximum(pred, MIN_EXPECTED_VALUE)
+        log_expected = xp.log(expected)
+        rho = self.variance_power
+        if rho == TWEEDIE_VARIANCE_POWER_RANGE[0]:
+            return expected - y * log_expected
+        first = y * xp.exp((1.0 - rho) * log_expected) / (1.0 - rho)
+        second = xp.exp((2.0 - rho) * log_expected) / (2.0 - rho)
+        return second - first

@@ -1,0 +1,235 @@
+"""Classification objectives: ``binary:logistic``, ``binary:exponential``, ``multi:*``.
+
+Predictions are probabilities (``multi:softmax`` predicts class indices from
+``output`` and probabilities from ``mean``). The interface and the conventions
+shared by every objective are in :mod:`gpuboost.objectives.base`.
+"""
+import numbers
+
+import numpy as np
+
+from ..core.dtypes import Y_DTYPE
+from .base import Objective, _host_label_and_weight, _sigmoid, _softmax
+
+__all__ = ["LogisticLoss", "ExponentialLoss", "SoftmaxLoss", "SoftmaxClassLoss",
+           "HESSIAN_FLOOR", "MULTICLASS_HESSIAN_FACTOR", "PROBABILITY_CLIP", "MIN_NUM_CLASS"]
+
+#: Lower bound on the hessian of ``binary:logistic`` and ``multi:*`` (as in
+#: XGBoost), so that saturated rows still have a positive hessian.
+HESSIAN_FLOOR = 1e-16
+#: Multiclass hessian ``MULTICLASS_HESSIAN_FACTOR * p * (1 - p)``: 1.0 takes the
+#: exact diagonal of the softmax cross-entropy's hessian (scikit-learn HGB's
+#: choice). XGBoost uses 2.0, an upper bound that halves the Newton step; on the
+#: reference multiclass data (100 rounds, eta 0.1) that left test mlogloss at
+#: 1.3755 against 1.2827 with the exact diagonal.
+MULTICLASS_HESSIAN_FACTOR = 1.0
+#: Probabilities (weighted label means, class priors) are clipped to
+#: ``[PROBABILITY_CLIP, 1 - PROBABILITY_CLIP]`` before the inverse link is
+#: applied in ``base_margin``, so that a pure label set gives a finite margin.
+PROBABILITY_CLIP = 1e-7
+#: Smallest ``num_class`` of the multiclass objectives.
+MIN_NUM_CLASS = 2
+
+
+# ---------------------------------------------------------------------------
+# Binary classification
+# ---------------------------------------------------------------------------
+
+def _clipped_weighted_mean(y, weight, who):
+    """Weighted label mean clipped into ``[PROBABILITY_CLIP, 1 - CLIP]``."""
+    y, weight = _host_label_and_weight(y, weight, who)
+    probability = np.sum(weight * y) / np.sum(weight)
+    return float(np.clip(probability, PROBABILITY_CLIP,
+                         1.0 - PROBABILITY_CLIP))
+
+
+def _check_probability(objective, base_score):
+    return objective._check_base_score(
+        base_score, lambda v: 0.0 < v < 1.0, "in the open interval (0, 1)")
+
+
+class LogisticLoss(Objective):
+    """``binary:logistic``: cross-entropy with the sigmoid link.
+
+    Loss ``log(1 + exp(F)) - y * F`` with labels in ``[0, 1]`` (fractional
+    labels allowed, as in XGBoost); with ``p = sigmoid(F)``:
+    ``grad = p - y``, ``hess = max(p * (1 - p), HESSIAN_FLOOR)``.
+    Prediction: ``p``. Base margin: log-odds of the weighted label mean,
+    clipped to ``[PROBABILITY_CLIP, 1 - PROBABILITY_CLIP]``.
+    """
+
+    name = "binary:logistic"
+    default_metric = "logloss"
+
+    def _check_label_domain(self, y):
+        bad = (y < 0) | (y > 1)
+        if bad.any():
+            self._label_error("labels must be in [0, 1]", y, bad)
+
+    def _gradients(self, xp, y, raw):
+        probability = _sigmoid(xp, raw)
+        hess = xp.maximum(probability * (1.0 - probability), HESSIAN_FLOOR)
+        return probability - y, hess
+
+    def base_margin(self, y, weight):
+        probability = _clipped_weighted_mean(y, weight, self.name)
+        return np.array([np.log(probability / (1.0 - probability))],
+                        dtype=Y_DTYPE)
+
+    def base_score_to_margin(self, base_score):
+        probability = _check_probability(self, base_score)
+        return np.array([np.log(probability / (1.0 - probability))],
+                        dtype=Y_DTYPE)
+
+    def output(self, xp, raw):
+        return _sigmoid(xp, xp.asarray(raw, dtype=Y_DTYPE))
+
+
+class ExponentialLoss(Objective):
+    """``binary:exponential``: the AdaBoost loss ``exp(-(2y - 1) F)``.
+
+    Labels are 0 or 1; with ``s = 2y - 1`` and ``e = exp(-s F)``:
+    ``grad = -s e``, ``hess = e``. Prediction: the probability
+    ``1 / (1 + exp(-2F))``. Base margin: half the log-odds of the weighted
+    label mean (clipped as for ``binary:logistic``), the exact minimizer.
+    """
+
+    name = "binary:exponential"
+    default_metric = "logloss"
+
+    def _check_label_domain(self, y):
+        bad = (y != 0) & (y != 1)
+        if bad.any():
+            self._label_error("labels must be 0 or 1", y, bad)
+
+    def _gradients(self, xp, y, raw):
+        sign = 2.0 * y - 1.0
+        exp_loss = xp.exp(-sign * raw)
+        return -sign * exp_loss, exp_loss
+
+    def base_margin(self, y, weight):
+        probability = _clipped_weighted_mean(y, weight, self.name)
+        return np.array([0.5 * np.log(probability / (1.0 - probability))],
+                        dtype=Y_DTYPE)
+
+    def base_score_to_margin(self, base_score):
+        probability = _check_probability(self, base_score)
+        return np.array([0.5 * np.log(probability / (1.0 - probability))],
+                        dtype=Y_DTYPE)
+
+    def output(self, xp, raw):
+        return _sigmoid(xp, 2.0 * xp.asarray(raw, dtype=Y_DTYPE))
+
+
+# ---------------------------------------------------------------------------
+# Multiclass
+# ---------------------------------------------------------------------------
+
+class SoftmaxLoss(Objective):
+    """``multi:softprob``: softmax cross-entropy over ``num_class`` classes.
+
+    Labels are class indices ``0 .. num_class - 1`` (stored as float64).
+    Loss ``-log p_y`` with ``p = softmax(F)`` row-wise; for class ``k``:
+    ``grad_k = p_k - [y == k]``,
+    ``hess_k = max(MULTICLASS_HESSIAN_FACTOR * p_k * (1 - p_k),
+    HESSIAN_FLOOR)`` (the diagonal of the softmax hessian).
+    Prediction: the probabilities, shape (n_samples, num_class).
+    Base margin: log of the weighted class priors (clipped to
+    ``[PROBABILITY_CLIP, 1]``), centered to mean 0.
+
+    Parameters
+    ----------
+    num_class : int
+        Number of classes, at least 2.
+    """
+
+    name = "multi:softprob"
+    default_metric = "mlogloss"
+
+    def __init__(self, num_class):
+        if (isinstance(num_class, bool)
+                or not isinstance(num_class, numbers.Integral)
+                or num_class < MIN_NUM_CLASS):
+            raise ValueError(
+                f"objective {self.name!r}: num_class must be an integer >= "
+                f"{MIN_NUM_CLASS}, got {num_class!r}")
+        self.num_class = int(num_class)
+
+    @classmethod
+    def from_params(cls, params):
+        """Build from validated parameters (``num_class``, required).
+
+        Raises
+        ------
+        ValueError
+            If ``num_class`` is missing or below ``MIN_NUM_CLASS``.
+        """
+        num_class = params.get("num_class")
+        if num_class is None:
+            raise ValueError(
+                f"objective {cls.name!r} requires the parameter num_class "
+                f"(an integer >= {MIN_NUM_CLASS})")
+        return cls(num_class=num_class)
+
+    def n_outputs(self):
+        return self.num_class
+
+    def get_params(self):
+        return {"num_class": self.num_class}
+
+    def _check_label_domain(self, y):
+        bad = y != np.floor(y)
+        if bad.any():
+            self._label_error("labels must be integer class indices", y, bad)
+        bad = (y < 0) | (y >= self.num_class)
+        if bad.any():
+            self._label_error(
+                f"labels must be in [0, num_class) = [0, {self.num_class})",
+                y, bad)
+
+    def _gradients(self, xp, y, raw):
+        probability = _softmax(xp, raw)
+        classes = xp.arange(self.num_class, dtype=Y_DTYPE)
+        one_hot = (y[:, None] == classes[None, :]).astype(Y_DTYPE)
+        hess = xp.maximum(
+            MULTICLASS_HESSIAN_FACTOR * probability * (1.0 - probability),
+            HESSIAN_FLOOR)
+        return probability - one_hot, hess
+
+    def base_margin(self, y, weight):
+        y, weight = _host_label_and_weight(y, weight, self.name)
+        class_weight = np.bincount(y.astype(np.intp), weights=weight,
+                                   minlength=self.num_class)
+        priors = np.clip(class_weight / np.sum(weight), PROBABILITY_CLIP, 1.0)
+        log_priors = np.log(priors)
+        return (log_priors - np.mean(log_priors)).astype(Y_DTYPE)
+
+    def base_score_to_margin(self, base_score):
+        """``base_score`` added to every class margin (XGBoost semantics).
+
+        A shift common to all classes leaves the probabilities unchanged
+        (uniform), so any finite value is accepted and used as the margin.
+        """
+        value = self._check_base_score(base_score, lambda v: True, "finite")
+        return np.full(self.num_class, value, dtype=Y_DTYPE)
+
+    def output(self, xp, raw):
+        return _softmax(xp, xp.asarray(raw, dtype=Y_DTYPE))
+
+
+class SoftmaxClassLoss(SoftmaxLoss):
+    """``multi:softmax``: as ``multi:softprob``, predicting class indices.
+
+    :meth:`output` returns the index of the largest margin of each row
+    (lowest index on ties) as float64, shape (n_samples,); :meth:`mean`
+    returns the probabilities, shape (n_samples, num_class).
+    """
+
+    name = "multi:softmax"
+
+    def output(self, xp, raw):
+        raw = xp.asarray(raw, dtype=Y_DTYPE)
+        return xp.argmax(raw, axis=1).astype(Y_DTYPE)
+
+    def mean(self, xp, raw):
+        return _softmax(xp, xp.asarray(raw, dtype=Y_DTYPE))
