@@ -8,13 +8,16 @@ objectives that evaluate ``exp``/``log`` on the device (logistic, softmax, ...),
 identical tree structure with leaf values equal to 1e-12 relative
 (``transcendental=True``).
 """
+import collections
+import json
+
 import numpy as np
 
 import gpuboost
 from gpuboost.tree.tree import TREE_ARRAYS
 
 __all__ = ["TRANSCENDENTAL_RTOL", "STRUCTURE_ARRAYS", "assert_models_match", "bits",
-           "train_on_both", "assert_predictions_match"]
+           "ParityRun", "train_on_both", "assert_runs_match", "assert_predictions_match"]
 
 #: Relative tolerance of leaf values, gains and covers between a CPU and a real-GPU
 #: model of an objective that evaluates exp / log on the device.
@@ -77,8 +80,13 @@ def bits(array):
 
 
 
-def train_on_both(params, make_dataset, num_boost_round, devices=("cpu", "cuda"), **train_kwargs):
-    """Train the same model on each device; returns ``{device: Booster}``.
+#: One device's run of :func:`train_on_both`.
+ParityRun = collections.namedtuple("ParityRun", ["model", "dataset", "evals_result"])
+
+
+def train_on_both(params, make_dataset, num_boost_round, devices=("cpu", "cuda"),
+                  evaluate_train=False, **train_kwargs):
+    """Train the same model on each device; returns ``{device: ParityRun}``.
 
     Parameters
     ----------
@@ -88,13 +96,31 @@ def train_on_both(params, make_dataset, num_boost_round, devices=("cpu", "cuda")
         Called once per device, so that no device reuses another's cached copies.
     num_boost_round : int
     devices : sequence of str
+    evaluate_train : bool
+        Evaluate the training Dataset every round (``ParityRun.evals_result``).
     **train_kwargs
         Passed to :func:`gpuboost.train` (``verbose_eval`` defaults to False).
     """
     train_kwargs.setdefault("verbose_eval", False)
-    return {device: gpuboost.train(dict(params, device=device), make_dataset(), num_boost_round,
-                                   **train_kwargs)
-            for device in devices}
+    runs = {}
+    for device in devices:
+        dataset = make_dataset()
+        evals_result = {}
+        evals = [(dataset, "train")] if evaluate_train else ()
+        model = gpuboost.train(dict(params, device=device), dataset, num_boost_round,
+                               evals=evals, evals_result=evals_result, **train_kwargs)
+        runs[device] = ParityRun(model, dataset, evals_result)
+    return runs
+
+
+def assert_runs_match(runs, transcendental=False):
+    """:func:`assert_models_match` of every run against the first, and (without
+    ``transcendental``) identical evaluation results."""
+    first, *others = runs.values()
+    for run in others:
+        assert_models_match(first.model, run.model, transcendental=transcendental)
+        if not transcendental:
+            assert json.dumps(first.evals_result) == json.dumps(run.evals_result)
 
 
 def assert_predictions_match(model_a, model_b, X,

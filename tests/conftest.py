@@ -13,6 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gpuboost.backends import get_backend
+from gpuboost.backends.emulation import emulated_kernels
+
 _TESTS_DIR = str(Path(__file__).resolve().parent)
 if _TESTS_DIR not in sys.path:
     sys.path.insert(0, _TESTS_DIR)
@@ -48,3 +51,10 @@ def multiclass_data():
     X, rng = _features(450, 4, seed=3)
     score = X[:, 0] + 0.2 * rng.normal(size=450)
     return X, np.digitize(score, [-0.4, 0.4]).astype(np.float64)
+
+
+@pytest.fixture
+def emulated_cuda():
+    """The CUDA backend on the CPU emulation of its kernels (``device='cuda'`` inside)."""
+    with emulated_kernels():
+        yield get_backend("cuda")

@@ -7,12 +7,13 @@ import json
 import numpy as np
 import pytest
 
-from gpuboost.backends.emulation import emulated_kernels
 import gpuboost
 from gpuboost import Dataset
 from gpuboost.boosting.adaboost import PERFECT_ROUND_TREE_WEIGHT, adaboost_params
 from gpuboost.model.booster import samme_score_scale
 from gpuboost.tree.splitters.gini import find_best_gini_splits, find_best_gini_splits_naive
+
+from _parity import assert_runs_match, train_on_both
 
 sklearn_ensemble = pytest.importorskip("sklearn.ensemble")
 sklearn_tree = pytest.importorskip("sklearn.tree")
@@ -270,33 +271,21 @@ def test_model_round_trip(tmp_path):
 
 
 # ---- CPU / CUDA parity (emulated kernels) ------------------------------------------------
-@pytest.fixture
-def emulation(monkeypatch):
-    with emulated_kernels():
-        yield
-
-
 @pytest.mark.parametrize("n_classes, max_depth", [(2, 3), (3, 2)])
-def test_cpu_and_cuda_models_are_identical(n_classes, max_depth, emulation):
+def test_cpu_and_cuda_models_are_identical(n_classes, max_depth, emulated_cuda):
     rng = np.random.default_rng(9)
     X = rng.normal(size=(300, 4))
     X[rng.random(300) < 0.15, 1] = np.nan
     signal = X[:, 0] + np.where(np.isnan(X[:, 1]), 0.8, X[:, 1]) + 0.5 * rng.normal(size=300)
     y = np.digitize(signal, [-0.5, 0.6][:n_classes - 1]).astype(np.float64)
     weight = rng.uniform(0.5, 1.5, 300)
-    models, results = {}, {}
-    for device in ("cpu", "cuda"):
-        dtrain = Dataset(X, label=y, weight=weight, max_bin=31)
-        results[device] = {}
-        models[device] = gpuboost.train(
-            {"booster": "adaboost", "device": device, "max_depth": max_depth,
-             "num_class": n_classes if n_classes > 2 else 0},
-            dtrain, 4, evals=[(dtrain, "train")], evals_result=results[device],
-            verbose_eval=False)
-        if device == "cuda":  # the CUDA backend bins on the device, never on the host
-            assert dtrain._X_binned is None
-    assert models["cpu"].save_raw() == models["cuda"].save_raw()
-    assert json.dumps(results["cpu"]) == json.dumps(results["cuda"])
+    runs = train_on_both({"booster": "adaboost", "max_depth": max_depth,
+                          "num_class": n_classes if n_classes > 2 else 0},
+                         lambda: Dataset(X, label=y, weight=weight, max_bin=31), 4,
+                         evaluate_train=True)
+    assert_runs_match(runs)
+    assert runs["cuda"].dataset._X_binned is None  # the CUDA backend bins on the device
+    models = {device: run.model for device, run in runs.items()}
     assert models["cpu"].num_boosted_rounds() == 4
     assert max(tree.depth() for tree in models["cpu"].trees) == max_depth
     assert any(tree.default_left.any() for tree in models["cpu"].trees)  # missing values used

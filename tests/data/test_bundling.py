@@ -6,11 +6,10 @@ import json
 import numpy as np
 import pytest
 
-from gpuboost.backends.emulation import emulated_kernels
 import gpuboost
 from gpuboost import Dataset
 from gpuboost.core.dtypes import GRAD_QUANT_MAX
-from gpuboost.backends import NumpyBackend, get_backend
+from gpuboost.backends import NumpyBackend
 from gpuboost.data.bundling import (MAX_BUNDLE_BINS, BundleMap, bundle_features, default_bins,
                                     find_bundles)
 from gpuboost.tree.feature_sampler import FeatureSampler
@@ -25,6 +24,8 @@ import importlib
 gpuboost_train_module = importlib.import_module("gpuboost.boosting.train")  # (the package exports the function)
 from gpuboost.core.gain import SplitParams
 from gpuboost.core.profiling import PhaseTimer
+
+from _parity import assert_runs_match, train_on_both
 
 sparse = pytest.importorskip("scipy.sparse")
 
@@ -340,12 +341,6 @@ def test_bundled_splitter_caches_its_device_arrays():
 
 
 # ---- both backends (CUDA kernels under the CPU emulation) ---------------------------
-@pytest.fixture
-def emulated_cuda(monkeypatch):
-    with emulated_kernels():
-        yield get_backend("cuda")
-
-
 @pytest.mark.parametrize("params", [
     {},
     {"subsample": 0.8, "max_conflict_rate": 0.1, "grow_policy": "lossguide", "max_leaves": 6,
@@ -355,15 +350,12 @@ def test_cpu_and_cuda_train_the_same_bundled_model(emulated_cuda, params):
     X, categories, y = one_hot(240, 4, 8, seed=4)
     dense = X.toarray()
     dense[:, 0] = np.where(categories[:, 3] > 3, 2.0 + categories[:, 3], 0.0)  # conflicts
-    models = {}
-    for device in ("cpu", "cuda"):
-        dataset = Dataset(sparse.csr_matrix(dense), label=y)
-        assert dataset.bundle_map(params.get("max_conflict_rate", 0.0)).reduces_columns
-        models[device] = gpuboost.train(dict({"device": device, "max_depth": 3}, **params),
-                                        dataset, num_boost_round=2, verbose_eval=False)
-        if device == "cuda":
-            assert dataset._X_binned is None, "bundling binned the data on the host"
-            cached = dataset._backend_cache["cuda"].arrays[BundledHistogramSplitter.CACHE_KEY]
-            assert cached[1].n_features == dataset.bundle_map(
-                params.get("max_conflict_rate", 0.0)).n_bundles
-    assert models["cpu"].save_raw() == models["cuda"].save_raw()
+    runs = train_on_both(dict({"max_depth": 3}, **params),
+                         lambda: Dataset(sparse.csr_matrix(dense), label=y), 2)
+    assert_runs_match(runs)
+    bundle_map = runs["cuda"].dataset.bundle_map(params.get("max_conflict_rate", 0.0))
+    assert bundle_map.reduces_columns
+    assert runs["cuda"].dataset._X_binned is None, "bundling binned the data on the host"
+    cached = runs["cuda"].dataset._backend_cache["cuda"].arrays[
+        BundledHistogramSplitter.CACHE_KEY]
+    assert cached[1].n_features == bundle_map.n_bundles

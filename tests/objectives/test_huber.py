@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-from gpuboost.backends.emulation import emulated_kernels
 import gpuboost
 from gpuboost import Dataset
 from gpuboost.backends import NumpyBackend
@@ -13,6 +12,8 @@ from gpuboost.core.quantile import weighted_quantile
 from gpuboost.objectives import get_objective
 from gpuboost.objectives.regression import HuberError
 from gpuboost.params import validate_params
+
+from _parity import assert_runs_match, train_on_both
 
 #: How much closer to the exact minimum of a leaf's Huber loss Friedman's one-step
 #: value must be than the leaf's median (fraction of the median's excess loss).
@@ -164,22 +165,18 @@ def test_huber_is_robust_to_outliers(regression_data):
 
 
 # ---- CPU / CUDA parity (emulated kernels) ----------------------------------------------------
-@pytest.fixture
-def emulation(monkeypatch):
-    with emulated_kernels():
-        yield
-
-
 @pytest.mark.parametrize("params, weighted", [
     ({"huber_delta": 0.7}, False),
     ({"huber_alpha": 0.85}, True),
     ({"huber_alpha": 0.9, "data_sample_strategy": "goss", "top_rate": 0.3, "other_rate": 0.3},
      True),
 ], ids=["fixed_delta", "adaptive_weighted", "adaptive_goss_weighted"])
-def test_cpu_and_cuda_give_identical_huber_models(emulation, regression_data, params, weighted):
+def test_cpu_and_cuda_give_identical_huber_models(emulated_cuda, regression_data, params,
+                                                  weighted):
     X, y = regression_data
     weight = np.random.default_rng(5).uniform(0.2, 2.0, size=len(y)) if weighted else None
-    cpu = _fit(params, X, y, rounds=3, weight=weight, device="cpu")
-    cuda = _fit(params, X, y, rounds=3, weight=weight, device="cuda")
-    assert cpu.save_raw() == cuda.save_raw()
-    assert sum(tree.n_leaves for tree in cpu.trees) > 2 * len(cpu.trees)
+    runs = train_on_both({"objective": "reg:huber", "max_depth": 3, "learning_rate": 0.5,
+                          **params}, lambda: Dataset(X, label=y, weight=weight), 3)
+    assert_runs_match(runs)
+    trees = runs["cpu"].model.trees
+    assert sum(tree.n_leaves for tree in trees) > 2 * len(trees)

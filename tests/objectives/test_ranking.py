@@ -1,13 +1,11 @@
 """Ranking objectives (gpuboost.objectives.ranking): lambda gradients against a naive
 per-query pair loop, accuracy on LightGBM's rank example, CPU/CUDA parity (emulation),
 group and qid inputs, and the scikit-learn ranker."""
-import json
 import types
 
 import numpy as np
 import pytest
 
-from gpuboost.backends.emulation import emulated_kernels
 import gpuboost
 from gpuboost import Dataset
 from gpuboost.objectives import ranking
@@ -18,7 +16,8 @@ from gpuboost.metrics import ranking as ranking_metrics
 from gpuboost.objectives.ranking import (RANKING_OBJECTIVE_CLASSES, ideal_dcg,
                                          lambdarank_gradients_naive)
 
-import _reference_data as ref  # noqa: E402
+import _reference_data as ref
+from _parity import assert_runs_match, train_on_both  # noqa: E402
 
 RANK_OBJECTIVES = list(RANKING_OBJECTIVE_CLASSES)
 #: The fixed-point pair sums round at 2**-40 of the largest pair term.
@@ -230,28 +229,15 @@ def test_ranker_estimator_fits_every_ranking_objective():
 
 
 # ---- CPU / CUDA parity (emulated kernels) ------------------------------------------
-@pytest.fixture
-def emulation(monkeypatch):
-    with emulated_kernels():
-        yield
-
-
 @pytest.mark.parametrize("name", RANK_OBJECTIVES)
-def test_cpu_and_cuda_models_are_identical(name, emulation):
+def test_cpu_and_cuda_models_are_identical(name, emulated_cuda):
     X, y, group = _ranking_data(30, seed=9)
-    models, results = {}, {}
-    for device in ("cpu", "cuda"):
-        dtrain = Dataset(X, label=y, group=group, max_bin=31)
-        results[device] = {}
-        models[device] = gpuboost.train(
-            {"objective": name, "max_depth": 3, "lambdarank_truncation_level": 5,
-             "device": device}, dtrain, num_boost_round=3, evals=[(dtrain, "train")],
-            evals_result=results[device], verbose_eval=False)
-        if device == "cuda":  # the CUDA backend bins on the device, never on the host
-            assert dtrain._X_binned is None
-    assert models["cpu"].save_raw() == models["cuda"].save_raw()
-    assert json.dumps(results["cpu"]) == json.dumps(results["cuda"])
-    assert sum(tree.n_leaves for tree in models["cpu"].trees) > 3
+    runs = train_on_both({"objective": name, "max_depth": 3, "lambdarank_truncation_level": 5},
+                         lambda: Dataset(X, label=y, group=group, max_bin=31), 3,
+                         evaluate_train=True)
+    assert_runs_match(runs)
+    assert runs["cuda"].dataset._X_binned is None  # the CUDA backend bins on the device
+    assert sum(tree.n_leaves for tree in runs["cpu"].model.trees) > 3
 
 
 # ---- accuracy on LightGBM's rank example --------------------------------------------

@@ -3,7 +3,6 @@ per-tree re-binning on both backends, and training with it."""
 import numpy as np
 import pytest
 
-from gpuboost.backends.emulation import emulated_kernels
 import gpuboost
 from gpuboost import Dataset
 from gpuboost.tree.approx import (INT64_SAFE_BITS, ApproxRebinner, sketch_bin_mapper, weight_shift, weighted_edges, weighted_edges_naive)
@@ -11,6 +10,8 @@ from gpuboost.backends import NumpyBackend
 from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.data.binning import FLOAT64_MAX, BinMapper
 from gpuboost.tree.tree import TREE_ARRAYS
+
+from _parity import assert_predictions_match, assert_runs_match, train_on_both
 
 MAX_BIN = 16
 
@@ -98,12 +99,6 @@ def test_weight_shift_keeps_the_products_in_int64():
 
 
 # ---- re-binning on both backends ----------------------------------------------------------
-@pytest.fixture
-def emulation(monkeypatch):
-    with emulated_kernels():
-        yield
-
-
 def _messy(n_rows, seed):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n_rows, 4))
@@ -113,7 +108,7 @@ def _messy(n_rows, seed):
     return X, rng
 
 
-def test_rebin_equals_the_mappers_transform_on_both_backends(emulation):
+def test_rebin_equals_the_mappers_transform_on_both_backends(emulated_cuda):
     X, rng = _messy(300, 5)
     dataset = Dataset(X, label=np.zeros(300), max_bin=MAX_BIN)
     hessians = rng.integers(0, 1 << 30, size=300).astype(np.int32)
@@ -203,11 +198,11 @@ def test_approx_re_sketches_on_continuous_data_and_learns(binary_data):
     ({"objective": "binary:logistic", "tree_method": "approx", "data_sample_strategy": "goss",
       "top_rate": 0.3, "other_rate": 0.3}, False),
 ], ids=["logistic", "weighted_sampled_lossguide", "goss"])
-def test_cpu_and_cuda_give_identical_approx_models(emulation, regression_data, binary_data, params,
-                                                   weighted):
+def test_cpu_and_cuda_give_identical_approx_models(emulated_cuda, regression_data, binary_data,
+                                                   params, weighted):
     X, y = binary_data if params["objective"] == "binary:logistic" else regression_data
     weight = np.random.default_rng(8).uniform(0.5, 2.0, size=len(y)) if weighted else None
-    cpu = _train(X, y, params, device="cpu", rounds=3, weight=weight)
-    cuda = _train(X, y, params, device="cuda", rounds=3, weight=weight)
-    assert cpu.save_raw() == cuda.save_raw()
-    np.testing.assert_array_equal(cpu.predict(X), cuda.predict(X))
+    runs = train_on_both({"max_depth": 4, "max_bin": MAX_BIN, **params},
+                         lambda: Dataset(X, label=y, weight=weight, max_bin=MAX_BIN), 3)
+    assert_runs_match(runs)
+    assert_predictions_match(runs["cpu"].model, runs["cuda"].model, X)

@@ -3,7 +3,6 @@ their parameters, training with them, and CPU/CUDA parity under the emulation.""
 import numpy as np
 import pytest
 
-from gpuboost.backends.emulation import emulated_kernels
 import gpuboost
 from gpuboost import Dataset
 from gpuboost.backends import NumpyBackend
@@ -11,6 +10,8 @@ from gpuboost.params import validate_params
 from gpuboost.core.random import row_uniforms
 from gpuboost.tree.sampling import (goss_sample, goss_sample_naive, goss_top_count, gradient_based_probabilities, gradient_based_probabilities_naive, gradient_based_sample, gradient_based_target, sample_rows, sampled_row_weights)
 from gpuboost.boosting.train import ROW_STREAMS_PER_ROUND
+
+from _parity import assert_runs_match, train_on_both
 
 SEED, STREAM = 7, 3
 
@@ -211,23 +212,16 @@ def test_goss_with_multiclass_samples_every_class_on_its_own_gradients(multiclas
 
 
 # ---- CPU / CUDA parity (emulated kernels) -------------------------------------------------
-@pytest.fixture
-def emulation(monkeypatch):
-    with emulated_kernels():
-        yield
-
-
 @pytest.mark.parametrize("params, weighted", [
     (GOSS, False),
     ({**GOSS, "objective": "reg:quantile", "quantile_alpha": 0.3}, True),
     ({**GOSS, "objective": "multi:softprob", "num_class": 3}, False),
     (GRADIENT_BASED, True),
 ], ids=["goss", "goss_quantile_weighted", "goss_multiclass", "gradient_based_weighted"])
-def test_cpu_and_cuda_give_identical_models(emulation, regression_data, multiclass_data, params,
-                                            weighted):
+def test_cpu_and_cuda_give_identical_models(emulated_cuda, regression_data, multiclass_data,
+                                            params, weighted):
     X, y = multiclass_data if params.get("num_class") else regression_data
     weight = np.random.default_rng(9).uniform(0.2, 2.0, size=len(y)) if weighted else None
-    cpu = _fit(params, X, y, rounds=3, weight=weight, device="cpu")
-    cuda = _fit(params, X, y, rounds=3, weight=weight, device="cuda")
-    assert cpu.save_raw() == cuda.save_raw()
-    assert cpu.trees[0].count[0] < len(y)
+    runs = train_on_both({"max_depth": 3, **params}, lambda: Dataset(X, label=y, weight=weight), 3)
+    assert_runs_match(runs)
+    assert runs["cpu"].model.trees[0].count[0] < len(y)

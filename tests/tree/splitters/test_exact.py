@@ -6,14 +6,14 @@ import json
 import numpy as np
 import pytest
 
-from gpuboost.backends.emulation import emulated_kernels
 import gpuboost
 from gpuboost import Dataset
 from gpuboost.core.dtypes import GRAD_QUANT_MAX
-from gpuboost.backends import get_backend
 from gpuboost.data.binning import FLOAT64_MAX
 from gpuboost.tree.splitters.exact import (MISSING_RANK, FeatureRanks, find_best_splits_exact, find_best_splits_exact_naive, partition_exact, partition_exact_naive)
 from gpuboost.core.gain import SPLIT_RECORD_DTYPE, SplitParams
+
+from _parity import assert_runs_match, train_on_both
 
 
 # ---- ranks --------------------------------------------------------------------------
@@ -230,12 +230,6 @@ def test_exact_model_round_trips_with_many_distinct_values(tmp_path):
 
 
 # ---- both backends (CUDA kernels under the CPU emulation) ---------------------------
-@pytest.fixture
-def emulated_cuda(monkeypatch):
-    with emulated_kernels():
-        yield get_backend("cuda")
-
-
 @pytest.mark.parametrize("params", [
     {"max_depth": 4},
     {"grow_policy": "lossguide", "max_leaves": 7, "max_depth": 0, "subsample": 0.8,
@@ -244,7 +238,5 @@ def emulated_cuda(monkeypatch):
 def test_cpu_and_cuda_train_the_same_exact_model(emulated_cuda, params):
     X, y = few_distinct_values(200, seed=2)
     X[:, 4] = np.random.default_rng(3).normal(size=200)  # 200 distinct values
-    models = {device: gpuboost.train(dict(params, device=device, tree_method="exact"),
-                                     Dataset(X, label=y), num_boost_round=3, verbose_eval=False)
-              for device in ("cpu", "cuda")}
-    assert models["cpu"].save_raw() == models["cuda"].save_raw()
+    assert_runs_match(train_on_both(dict(params, tree_method="exact"),
+                                    lambda: Dataset(X, label=y), 3))
