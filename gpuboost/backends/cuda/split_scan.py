@@ -1,4 +1,4 @@
-"""Split-scan primitive of the CUDA backend (kernels in ``cuda/split.cu``).
+"""Split-scan primitive of the CUDA backend (kernels in ``cuda/split_scan.cu``).
 
 :func:`find_best_splits` returns exactly what :func:`gpuboost.split.find_best_splits`
 returns, bit for bit (gains included): the kernels recover float64 sums from the
@@ -19,8 +19,8 @@ from .launch import get_kernel
 
 __all__ = ["find_best_splits", "records_from_words", "RECORD_WORDS", "FEATURE_BEST_WORDS"]
 
-#: Kernel file (``cuda/split.cu``) and its kernels.
-KERNEL_FILE = "split"
+#: Kernel file (``cuda/split_scan.cu``) and its kernels.
+KERNEL_FILE = "split_scan"
 SCAN_KERNEL = "split_scan_features"
 SELECT_KERNEL = "split_select_nodes"
 

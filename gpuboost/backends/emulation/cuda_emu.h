@@ -1359,7 +1359,7 @@ inline unsigned __reduce_xor_sync(unsigned mask, unsigned value) {
 
 // ---------------------------------------------------------------------------
 // Atomic functions: exactly CUDA's overload set (for example there is no
-// atomicAdd on long long; gpuboost_common.cuh has gpuboost_atomic_add_int64).
+// atomicAdd on long long; common.cuh has gpuboost_atomic_add_int64).
 // ---------------------------------------------------------------------------
 inline int atomicAdd(int* address, int value) { return gpuboost_emu::atomic_add(address, value); }
 inline unsigned int atomicAdd(unsigned int* address, unsigned int value) {

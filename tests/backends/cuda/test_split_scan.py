@@ -1,4 +1,4 @@
-"""Tests of the CUDA split scan (gpuboost.backends.cuda_split, cuda/split.cu, cuda/gain.cuh).
+"""Tests of the CUDA split scan (gpuboost.backends.cuda_split, cuda/split_scan.cu, cuda/gain.cuh).
 
 The kernels run under the CPU emulation (``GPUBOOST_EMULATE_CUDA=1``; histograms
 are emulated device arrays, which follow CuPy's rules) and must return exactly the records of :func:`gpuboost.split.find_best_splits`:
@@ -234,7 +234,7 @@ def test_device_copy_of_n_value_bins_and_wrong_shapes():
 
 
 def test_python_constants_match_the_kernel_file():
-    source = (Path(cuda_source_dir()) / "split.cu").read_text()
+    source = (Path(cuda_source_dir()) / "split_scan.cu").read_text()
 
     def constant(name):
         match = re.search(rf"constexpr\s+\w+\s+{name}\s*=\s*(\d+);", source)
@@ -250,8 +250,8 @@ def test_python_constants_match_the_kernel_file():
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_kernel_file_compiles_with_nvcc_without_warnings(arch):
-    """split.cu, and with it gain.cuh."""
-    path = Path(cuda_source_dir()) / "split.cu"
+    """split_scan.cu, and with it gain.cuh."""
+    path = Path(cuda_source_dir()) / "split_scan.cu"
     command = ["nvcc", "-std=c++17", "--fmad=false", f"-arch={arch}", "-cubin", "-o",
                "/dev/null", "-Werror", "all-warnings", f"-I{cuda_source_dir()}", str(path)]
     completed = subprocess.run(command, capture_output=True, text=True)

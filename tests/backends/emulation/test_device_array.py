@@ -17,7 +17,7 @@ from gpuboost.backends.emulation.device_array import DeviceArray, is_device_arra
 from gpuboost.backends.emulation.device_array import namespace as xp
 
 KERNEL_SOURCE = r"""
-#include "gpuboost_common.cuh"
+#include "common.cuh"
 extern "C" __global__ void scale(const double* values, double factor, int n, double* out) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = values[i] * factor;

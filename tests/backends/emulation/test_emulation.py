@@ -1,7 +1,7 @@
 """Tests of the CPU emulation of CUDA kernels (gpuboost.emulation).
 
 The sample kernels live in tests/backends/emulation/cuda_samples/*.cu; they include
-gpuboost_common.cuh and also compile with nvcc (checked by the last tests
+common.cuh and also compile with nvcc (checked by the last tests
 when nvcc is on PATH).
 """
 import concurrent.futures
@@ -229,7 +229,7 @@ def test_shared_memory_is_poisoned_before_each_block(reductions):
 
 def test_partial_warp_ballot_counts_existing_lanes_only():
     module = EmulatedModule(code=r"""
-        #include "gpuboost_common.cuh"
+        #include "common.cuh"
         extern "C" __global__ void count_lanes(unsigned int* ballots) {
           const unsigned int ballot = __ballot_sync(GPUBOOST_FULL_WARP_MASK, 1);
           if (threadIdx.x % warpSize == 0) ballots[threadIdx.x / warpSize] = ballot;
@@ -410,7 +410,7 @@ def test_dynamic_shared_memory_above_48_kib_needs_opt_in(reductions):
 
 def test_static_shared_memory_is_measured_and_limited():
     module = EmulatedModule(code=r"""
-        #include "gpuboost_common.cuh"
+        #include "common.cuh"
         GPUBOOST_DEVICE_INLINE double helper_sum(double value) {
           __shared__ double helper_buffer[8];
           helper_buffer[threadIdx.x % 8] = value;
@@ -461,7 +461,7 @@ def test_module_needs_exactly_one_of_code_and_path():
 def test_define_options_reach_the_source(monkeypatch, tmp_path):
     monkeypatch.setenv("GPUBOOST_EMULATION_CACHE", str(tmp_path))
     code = r"""
-        #include "gpuboost_common.cuh"
+        #include "common.cuh"
         extern "C" __global__ void fill(int* out) { out[threadIdx.x] = FILL_VALUE; }
     """
     out = np.zeros(4, np.int32)

@@ -1,5 +1,5 @@
 // Sample kernels for tests/test_emulation.py: block and warp reductions.
-#include "gpuboost_common.cuh"
+#include "common.cuh"
 
 //: Largest block the static-shared reduction supports.
 #define MAX_REDUCTION_BLOCK 256
