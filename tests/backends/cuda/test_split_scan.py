@@ -83,8 +83,8 @@ def data_histograms(rng, n_nodes, n_features, max_bin, discrete=False):
     else:
         gradients = rng.normal(size=n_rows) + (X_binned[:, 0] % 3 == 0)
         hessians = rng.uniform(0.05, 1.0, size=n_rows)
-    quantized_g, scale_g = quantize(gradients)
-    quantized_h, scale_h = quantize(hessians)
+    quantized_g, scale_g = quantize(np, gradients)
+    quantized_h, scale_h = quantize(np, hessians)
     cuts = np.sort(rng.integers(0, n_rows + 1, size=n_nodes - 1))
     begins, ends = np.concatenate([[0], cuts]), np.concatenate([cuts, [n_rows]])
     histograms = build_histograms(np.ascontiguousarray(X_binned.T), quantized_g, quantized_h,

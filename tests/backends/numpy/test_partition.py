@@ -122,8 +122,8 @@ def test_counts_equal_the_split_records_left_count(seed):
     n_rows, n_features, max_bin = 600, 4, 15
     X_binned = random_binned(rng, n_rows, n_features, max_bin, missing_fraction=0.2)
     gradients = np.where(X_binned[:, seed % n_features] < 7, -1.0, 1.0) + rng.normal(size=n_rows)
-    quantized_g, scale_g = quantize(gradients)
-    quantized_h, scale_h = quantize(rng.uniform(0.5, 1.0, size=n_rows))
+    quantized_g, scale_g = quantize(np, gradients)
+    quantized_h, scale_h = quantize(np, rng.uniform(0.5, 1.0, size=n_rows))
     sample_indices = np.sort(rng.choice(n_rows, size=500, replace=False)).astype(np.int32)
     begins, ends = np.array([0, 140, 300]), np.array([140, 300, 500])
     histograms = build_histograms(np.ascontiguousarray(X_binned.T), quantized_g, quantized_h,
