@@ -15,7 +15,7 @@ the emulated device (:data:`EMULATED_ARCH`). Failures inside the kernel
 (``assert``, ``__trap``, misuse of warp intrinsics) raise ``RuntimeError``.
 
 How a launch runs: the module's source is compiled once by g++ (see
-:mod:`gpuboost.emulation.compiler`) together with a generated entry point per
+:mod:`gpuboost.backends.emulation.compiler`) together with a generated entry point per
 kernel, called through ctypes (the GIL is released meanwhile). A launch runs
 on a few OS worker threads (one per core, ``GPUBOOST_EMULATION_WORKERS``),
 each owning some warps of the block whose threads are fibers switched at
@@ -35,9 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..cuda.sources import cuda_source_dir
 from .compiler import compile_shared_library
-from . import device_array
-from .device_array import DeviceArray
+from .device_array import DeviceArray, record_kernel_launch
 
 __all__ = [
     "EmulatedModule",
@@ -425,12 +425,11 @@ def emulation_worker_count():
 
 
 def _default_include_dirs():
+    """The kernel folder (``cuda/``, for ``common.cuh``), when it exists."""
     try:
-        from ..cuda.sources import cuda_source_dir
         return [cuda_source_dir()]
-    except (ImportError, FileNotFoundError):
-        checkout_cuda = Path(__file__).resolve().parents[2] / "cuda"
-        return [checkout_cuda] if checkout_cuda.is_dir() else []
+    except FileNotFoundError:
+        return []
 
 
 def _split_options(options):
@@ -485,7 +484,7 @@ class EmulatedModule:
         Accepted for ``cupy.RawModule`` compatibility; the last three must be false.
     device_arrays_only : bool
         Pointer arguments must be emulated device arrays
-        (:class:`gpuboost.emulation.device_array.DeviceArray`), as CuPy's kernels
+        (:class:`gpuboost.backends.emulation.device_array.DeviceArray`), as CuPy's kernels
         refuse host NumPy arrays; the CUDA backend's modules set this. Otherwise
         NumPy arrays are accepted too (the emulation's own tests).
 
@@ -608,7 +607,7 @@ class EmulatedModule:
         ------
         LookupError
             If the source has no such ``extern "C"`` kernel.
-        gpuboost.emulation.compiler.EmulationCompileError
+        gpuboost.backends.emulation.compiler.EmulationCompileError
             If g++ rejects the source.
         """
         kernel = self._kernels.get(name)
@@ -856,7 +855,7 @@ class EmulatedKernel:
             The kernel failed (``assert``, ``__trap``, misuse of barriers or
             warp intrinsics, a barrier wait past ``GPUBOOST_EMULATION_TIMEOUT``).
         """
-        device_array._count("kernel")
+        record_kernel_launch()
         grid_dims = self._dims(grid, "grid", MAX_GRID_DIMS)
         block_dims = self._dims(block, "block", MAX_BLOCK_DIMS)
         threads = block_dims[0] * block_dims[1] * block_dims[2]

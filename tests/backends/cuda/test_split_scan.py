@@ -1,8 +1,10 @@
-"""Tests of the CUDA split scan (gpuboost.backends.cuda_split, cuda/split_scan.cu, cuda/gain.cuh).
+"""Tests of the CUDA split scan (gpuboost.backends.cuda.split_scan, cuda/split_scan.cu,
+cuda/gain.cuh).
 
 The kernels run under the CPU emulation (``GPUBOOST_EMULATE_CUDA=1``; histograms
-are emulated device arrays, which follow CuPy's rules) and must return exactly the records of :func:`gpuboost.split.find_best_splits`:
-every field equal, gains bit for bit, ties broken the same way.
+are emulated device arrays, which follow CuPy's rules) and must return exactly the
+records of :func:`gpuboost.backends.numpy.split_scan.find_best_splits`: every field
+equal, gains bit for bit, ties broken the same way.
 """
 import itertools
 import re
@@ -18,6 +20,7 @@ from gpuboost.backends.emulation.device_array import namespace as xp
 from gpuboost.backends.cuda.sources import cuda_source_dir
 from gpuboost.core.dtypes import GRAD_QUANT_MAX, HIST_COUNT, HIST_HESS
 from gpuboost.backends.cuda import split_scan as cuda_split
+from gpuboost.backends.cuda.launch import EMULATED, KernelLauncher
 from gpuboost.backends.cuda.split_scan import find_best_splits
 from gpuboost.backends.numpy.histogram import build_histograms
 from gpuboost.core.quantize import quantize
@@ -54,7 +57,8 @@ def assert_same_records(result, expected):
 
 def _scan_on_device(histograms, *args, **kwargs):
     """:func:`find_best_splits` on a device copy of the host histograms."""
-    return find_best_splits(xp, xp.asarray(histograms), *args, **kwargs)
+    launcher = KernelLauncher(EMULATED, check_launches=True)
+    return find_best_splits(xp, launcher, xp.asarray(histograms), *args, **kwargs)
 
 
 def both(histograms, scale_g, scale_h, n_value_bins, missing_bin, params, mask=None):

@@ -1,4 +1,4 @@
-"""Tests of the emulated device arrays (gpuboost.emulation.device_array).
+"""Tests of the emulated device arrays (gpuboost.backends.emulation.device_array).
 
 They must refuse what CuPy refuses (implicit host conversion, host arrays where
 device arrays are needed, NumPy functions CuPy lacks) and otherwise compute

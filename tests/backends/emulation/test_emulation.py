@@ -1,4 +1,4 @@
-"""Tests of the CPU emulation of CUDA kernels (gpuboost.emulation).
+"""Tests of the CPU emulation of CUDA kernels (gpuboost.backends.emulation).
 
 The sample kernels live in tests/backends/emulation/cuda_samples/*.cu; they include
 common.cuh and also compile with nvcc (checked by the last tests
@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpuboost.backends.emulation import (EmulatedKernel, EmulatedModule, EmulationCompileError, emulation_enabled, parse_kernel_signatures)
+from gpuboost.backends.emulation import (EmulatedKernel, EmulatedModule, EmulationCompileError,
+                                         emulation_enabled, parse_kernel_signatures)
 from gpuboost.backends.emulation import launcher
 
 REPO_ROOT = Path(__file__).resolve().parents[3]

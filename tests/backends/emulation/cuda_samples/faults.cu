@@ -1,4 +1,4 @@
-// Sample kernels for tests/test_emulation.py: kernels that fail, and must
+// Sample kernels for tests/backends/emulation/test_emulation.py: kernels that fail, and must
 // fail as a RuntimeError under emulation rather than crash.
 #include "common.cuh"
 

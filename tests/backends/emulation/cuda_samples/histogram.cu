@@ -1,4 +1,4 @@
-// Sample kernel for tests/test_emulation.py: shared-memory histogram with
+// Sample kernel for tests/backends/emulation/test_emulation.py: shared-memory histogram with
 // 32-bit and 64-bit atomics.
 #include "common.cuh"
 

@@ -1,4 +1,4 @@
-// Sample kernels for tests/test_emulation.py: block and warp reductions.
+// Sample kernels for tests/backends/emulation/test_emulation.py: block and warp reductions.
 #include "common.cuh"
 
 //: Largest block the static-shared reduction supports.

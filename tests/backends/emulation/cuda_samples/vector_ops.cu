@@ -1,4 +1,4 @@
-// Sample kernels for tests/test_emulation.py: element-wise work and indexing.
+// Sample kernels for tests/backends/emulation/test_emulation.py: element-wise work and indexing.
 #include "common.cuh"
 
 //: Values written per thread by record_indices.
