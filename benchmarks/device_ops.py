@@ -5,7 +5,7 @@ On a GPU every kernel launch, CuPy operation and host-device copy costs a few
 microseconds whatever its size, and every copy to the host waits for the device,
 so at a million rows these fixed costs are a large share of a round. This script
 runs the CUDA backend under the CPU emulation (``GPUBOOST_EMULATE_CUDA=1``) and
-counts them with :func:`gpuboost.emulation.device_array.count_operations`:
+counts them with :func:`gpuboost.backends.emulation.device_array.count_operations`:
 
 * ``kernel``: raw kernel launches (``cuda/*.cu``);
 * ``array_op``: CuPy-level operations that launch kernels (ufuncs, ``xp``

@@ -1,6 +1,6 @@
 // binning.cu -- map raw float64 feature values to uint8 bins on the device.
 //
-// The contract is gpuboost/binning.py (BinMapper.transform) and docs/DESIGN.md
+// The contract is gpuboost/data/binning.py (BinMapper.transform) and docs/DESIGN.md
 // ("Binning"): a non-missing value x of feature f goes to the first bin b whose
 // upper edge satisfies edges_f[b] >= x, i.e. the number of edges strictly below
 // x, which is np.searchsorted(edges_f, x, side='left'); +inf lands in the last
@@ -9,10 +9,7 @@
 // The edges of all features are concatenated into one float64 array; feature f
 // owns edges[edge_offsets[f] .. edge_offsets[f + 1]) (strictly increasing, at
 // most MAX_BIN_LIMIT - 1 = 254 of them).
-#include "gpuboost_common.cuh"
-
-//: True for NaN (IEEE: NaN is the only value unequal to itself).
-GPUBOOST_DEVICE_INLINE bool binning_is_nan(double value) { return value != value; }
+#include "common.cuh"
 
 //: Number of the n_edges sorted edges that are strictly below value (value is not NaN):
 //: the lower bound of value, as np.searchsorted(edges, value, side='left').
@@ -40,7 +37,7 @@ GPUBOOST_DEVICE_INLINE int32_t binning_lower_bound(const double* edges, int32_t 
 // Grid-stride loop over the n_rows * n_features elements of the chunk in memory
 // order: a block covers blockDim.x consecutive elements per step (coalesced reads
 // and writes), a thread bins one element (row, feature) per step. Any 1-D launch
-// shape works (cuda_backend.py: BINNING_THREADS_PER_BLOCK).
+// shape works (backends/cuda/binning.py: BINNING_THREADS_PER_BLOCK).
 extern "C" __global__ void bin_features(
     const double* features, int64_t n_rows, int32_t n_features, const double* edges,
     const int64_t* edge_offsets, int32_t missing_bin, int64_t first_output_row, uint8_t* binned) {
@@ -52,7 +49,7 @@ extern "C" __global__ void bin_features(
     const int32_t feature = static_cast<int32_t>(element % n_features);
     const double value = features[element];
     int32_t bin = missing_bin;
-    if (!binning_is_nan(value)) {
+    if (!gpuboost_is_nan(value)) {
       const int64_t first_edge = edge_offsets[feature];
       const int32_t n_edges = static_cast<int32_t>(edge_offsets[feature + 1] - first_edge);
       bin = binning_lower_bound(edges + first_edge, n_edges, value);

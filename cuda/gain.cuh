@@ -1,6 +1,6 @@
-// gain.cuh -- the gain and leaf-weight formulas of gpuboost/split.py as device functions.
+// gain.cuh -- the gain and leaf-weight formulas of gpuboost/core/gain.py as device functions.
 //
-// Every function mirrors its NumPy counterpart in gpuboost/split.py operation by
+// Every function mirrors its NumPy counterpart in gpuboost/core/gain.py operation by
 // operation (docs/DESIGN.md, "Gain and leaf value"); kernels that use them are
 // compiled with --fmad=false, so no multiply-add is contracted and every float64
 // result is bit-identical to NumPy's, signed zeros included. Comparisons are
@@ -9,9 +9,9 @@
 #ifndef GPUBOOST_GAIN_CUH
 #define GPUBOOST_GAIN_CUH
 
-#include "gpuboost_common.cuh"
+#include "common.cuh"
 
-//: Regularization and admissibility parameters (gpuboost.split.SplitParams), plus the
+//: Regularization and admissibility parameters (gpuboost.core.gain.SplitParams), plus the
 //: gain threshold SPLIT_GAIN_EPS, passed to kernels as float64 / int64 scalars.
 struct GainParams {
   double reg_lambda;
@@ -33,9 +33,6 @@ GPUBOOST_DEVICE_INLINE int64_t gain_double_to_bits(double value) {
   return static_cast<int64_t>(__double_as_longlong(value));
 }
 
-//: True for NaN (IEEE: NaN is the only value unequal to itself).
-GPUBOOST_DEVICE_INLINE bool gain_is_nan(double value) { return value != value; }
-
 //: True for finite values (inf - inf and NaN - NaN are NaN), as np.isfinite.
 GPUBOOST_DEVICE_INLINE bool gain_is_finite(double value) { return value - value == 0.0; }
 
@@ -49,7 +46,7 @@ GPUBOOST_DEVICE_INLINE double gain_numpy_sign(double value) {
 
 //: np.maximum(value, 0.0): NaN propagates; when equal (zeros) the second operand.
 GPUBOOST_DEVICE_INLINE double gain_numpy_maximum_zero(double value) {
-  if (gain_is_nan(value)) return value;
+  if (gpuboost_is_nan(value)) return value;
   return value > 0.0 ? value : 0.0;
 }
 
@@ -62,7 +59,7 @@ GPUBOOST_DEVICE_INLINE double gain_threshold_l1(double sum_gradients, double reg
 
 //: np.clip(value, -bound, bound) (NaN propagates).
 GPUBOOST_DEVICE_INLINE double gain_clip(double value, double bound) {
-  if (gain_is_nan(value)) return value;
+  if (gpuboost_is_nan(value)) return value;
   const double at_least_low = value > -bound ? value : -bound;
   return at_least_low < bound ? at_least_low : bound;
 }
@@ -100,7 +97,7 @@ GPUBOOST_DEVICE_INLINE double gain_split(double left_g, double left_h, double ri
          parent_score;
 }
 
-//: The admissibility rule of gpuboost.split._admissible (NaN gains are never admissible).
+//: The admissibility rule of gpuboost.core.gain.admissible (NaN gains are never admissible).
 GPUBOOST_DEVICE_INLINE bool gain_admissible(double left_h, int64_t left_count, double right_h,
                                             int64_t right_count, double gain,
                                             const GainParams& params) {

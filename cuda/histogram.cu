@@ -1,4 +1,5 @@
-// histogram.cu -- per-node gradient / hessian / count histograms (gpuboost.histogram).
+// histogram.cu -- per-node gradient / hessian / count histograms
+// (gpuboost.backends.numpy.histogram).
 //
 // For a batch of nodes, node i owning rows sample_indices[begins[i]:ends[i]], build
 //     histograms[node, feature, bin, :] = (sum of quantized gradients,
@@ -35,11 +36,11 @@
 // do not fit, the host splits the features into groups that do (grid dimension above).
 // Global-memory kernel: the fallback when not even one feature's bins fit in shared
 // memory: every (row, feature) pair adds straight to global memory.
-#include "gpuboost_common.cuh"
+#include "common.cuh"
 
 //: Threads per block of both kernels (the host launches with at most this many).
 constexpr int HISTOGRAM_MAX_BLOCK_THREADS = 1024;
-//: Fields of a histogram cell and their order (gpuboost._dtypes).
+//: Fields of a histogram cell and their order (gpuboost.core.dtypes).
 constexpr int HISTOGRAM_FIELDS = 3;
 constexpr int HISTOGRAM_GRADIENT = 0;
 constexpr int HISTOGRAM_HESSIAN = 1;
@@ -53,7 +54,7 @@ constexpr int WORD_HESSIAN_HIGH_COUNT = 3;
 //: Bits of the low word of a 64-bit sum.
 constexpr int LOW_WORD_BITS = 32;
 constexpr uint32_t LOW_WORD_MAX = 0xffffffffu;
-//: Largest magnitude of a quantized gradient / hessian (gpuboost._dtypes.GRAD_QUANT_MAX).
+//: Largest magnitude of a quantized gradient / hessian (gpuboost.core.dtypes.GRAD_QUANT_MAX).
 constexpr int64_t GRAD_QUANT_MAX = int64_t{1} << 30;
 //: Rows accumulated in shared memory before a flush. With at most 2^15 rows a cell's
 //: hessian sum S satisfies |S| <= 2^15 * 2^30 = 2^45, so its high word floor(S / 2^32)

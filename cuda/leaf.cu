@@ -4,42 +4,27 @@
 // Leaves are segments [begin_s, end_s) of sample_indices (docs/DESIGN.md, "Row
 // partition"). The segment-parallel kernels cut every segment into tiles of
 // kLeafTileRows positions (a tile never straddles two segments): segment s owns
-// tiles [first_tile[s], first_tile[s + 1]) and a block takes one tile, as in
-// partition.cu.
+// tiles [first_tile[s], first_tile[s + 1]) and a block takes one tile (segments.cuh),
+// as in partition.cu.
 //
 // Weighted quantile (gpuboost.core.quantile.weighted_quantile, per segment):
 // values sorted ascending with a stable sort, cumulative weight in sorted order
 // accumulated sequentially in float64 (as np.cumsum), result = the first sorted
-// value whose cumulative weight is >= alpha * total. cuda_backend.py gathers and
-// sorts on the device (stable sorts by value, then by segment); the kernel
+// value whose cumulative weight is >= alpha * total. backends/cuda/leaf.py gathers
+// and sorts on the device (stable sorts by value, then by segment); the kernel
 // select_segment_quantiles then scans each segment with one thread, because only
 // a sequential sum rounds exactly as np.cumsum does. With unit weights the
 // cumulative weights are the integers 1, 2, ..., n (exact in float64), so the
 // thread binary-searches them instead.
-#include "gpuboost_common.cuh"
+#include "common.cuh"
+#include "segments.cuh"
 
-//: Threads per block of the tiled kernels (cuda_backend.py: LEAF_THREADS_PER_BLOCK).
+//: Threads per block of the tiled kernels (backends/cuda/leaf.py: LEAF_THREADS_PER_BLOCK).
 constexpr int32_t kLeafThreadsPerBlock = 128;
-//: Positions each thread handles per tile (cuda_backend.py: LEAF_ITEMS_PER_THREAD).
+//: Positions each thread handles per tile (backends/cuda/leaf.py: LEAF_ITEMS_PER_THREAD).
 constexpr int32_t kLeafItemsPerThread = 8;
 //: Positions per tile.
 constexpr int32_t kLeafTileRows = kLeafThreadsPerBlock * kLeafItemsPerThread;
-
-//: The segment that owns `tile`: the largest s with first_tile[s] <= tile.
-GPUBOOST_DEVICE_INLINE int32_t leaf_segment_of_tile(const int64_t* first_tile, int32_t n_segments,
-                                                    int64_t tile) {
-  int32_t low = 0;              // first_tile[low] <= tile
-  int32_t high = n_segments;    // first_tile[high] > tile
-  while (high - low > 1) {
-    const int32_t middle = low + (high - low) / 2;
-    if (first_tile[middle] <= tile) {
-      low = middle;
-    } else {
-      high = middle;
-    }
-  }
-  return low;
-}
 
 // add_leaf_values: raw[sample_indices[p], output] += segment_values[s] for every
 // position p of every segment s. grid = one block per tile; a thread handles
@@ -52,7 +37,7 @@ add_leaf_values(
     const int64_t* first_tile, int32_t n_segments, const double* segment_values, int32_t n_outputs,
     int32_t output, double* raw) {
   const int64_t tile = blockIdx.x;
-  const int32_t segment = leaf_segment_of_tile(first_tile, n_segments, tile);
+  const int32_t segment = gpuboost_segment_of_tile(first_tile, n_segments, tile);
   const int64_t tile_begin =
       segment_begins[segment] + (tile - first_tile[segment]) * kLeafTileRows;
   const int64_t segment_end = segment_ends[segment];
@@ -78,7 +63,7 @@ gather_segment_rows(
     const int64_t* first_tile, const int64_t* output_offsets, int32_t n_segments, int32_t* rows,
     int32_t* segment_of) {
   const int64_t tile = blockIdx.x;
-  const int32_t segment = leaf_segment_of_tile(first_tile, n_segments, tile);
+  const int32_t segment = gpuboost_segment_of_tile(first_tile, n_segments, tile);
   const int64_t segment_begin = segment_begins[segment];
   const int64_t tile_begin = segment_begin + (tile - first_tile[segment]) * kLeafTileRows;
   const int64_t segment_end = segment_ends[segment];
@@ -94,7 +79,7 @@ gather_segment_rows(
 }
 
 // select_segment_quantiles: one thread per segment; a block holds blockDim.x
-// consecutive segments (any 1-D launch shape works; cuda_backend.py:
+// consecutive segments (any 1-D launch shape works; backends/cuda/leaf.py:
 // QUANTILE_THREADS_PER_BLOCK). Segment s owns sorted_values[o_s .. o_{s+1})
 // (o = output_offsets, non-empty segments), sorted ascending and stably, and the
 // matching sorted_weights when has_weights != 0 (unit weights otherwise; then

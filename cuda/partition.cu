@@ -1,6 +1,6 @@
 // partition.cu -- stable row partition of several nodes' segments at once.
 //
-// Contract (docs/DESIGN.md, "Row partition"; reference gpuboost/partition.py):
+// Contract (docs/DESIGN.md, "Row partition"; reference gpuboost/backends/numpy/partition.py):
 // node i owns positions [begin_i, end_i) of sample_indices; after the split the
 // rows going left (bin <= threshold_bin, or bin == missing_bin when default_left)
 // fill the first positions of the segment and the others the rest, both in their
@@ -8,9 +8,9 @@
 //
 // Two launches per batch of nodes, with no host round trip in between:
 //   1. partition_flag_tiles: every segment is cut into tiles of
-//      kPartitionTileRows positions (a tile never straddles two segments); a
-//      block takes one tile, saves its rows to `saved_rows`, stores the go-left
-//      flag of every position and the tile's number of left rows.
+//      kPartitionTileRows positions (a tile never straddles two segments,
+//      segments.cuh); a block takes one tile, saves its rows to `saved_rows`,
+//      stores the go-left flag of every position and the tile's number of left rows.
 //   2. (host side, on the device) an inclusive cumulative sum of the per-tile
 //      left counts over all tiles (int64).
 //   3. partition_scatter_tiles: a block takes one tile again, ranks its left and
@@ -24,11 +24,12 @@
 // first_tile (n_segments + 1 entries: segment s owns tiles
 // [first_tile[s], first_tile[s + 1]); empty segments own none), and the split of
 // each segment (feature, threshold_bin, default_left).
-#include "gpuboost_common.cuh"
+#include "common.cuh"
+#include "segments.cuh"
 
-//: Threads per block of both kernels (cuda_backend.py: PARTITION_THREADS_PER_BLOCK).
+//: Threads per block of both kernels (backends/cuda/partition.py: PARTITION_THREADS_PER_BLOCK).
 constexpr int32_t kPartitionThreadsPerBlock = 128;
-//: Positions each thread handles per tile (cuda_backend.py: PARTITION_ITEMS_PER_THREAD).
+//: Positions each thread handles per tile (backends/cuda/partition.py: PARTITION_ITEMS_PER_THREAD).
 constexpr int32_t kPartitionItemsPerThread = 8;
 //: Positions per tile.
 constexpr int32_t kPartitionTileRows = kPartitionThreadsPerBlock * kPartitionItemsPerThread;
@@ -40,24 +41,6 @@ static_assert(kPartitionThreadsPerBlock % kPartitionWarpSize == 0,
               "the block scan needs whole warps");
 static_assert(kPartitionWarpsPerBlock <= kPartitionWarpSize,
               "the block scan scans the warp totals with one warp");
-
-//: The segment that owns `tile`: the largest s with first_tile[s] <= tile
-//: (first_tile is non-decreasing, first_tile[0] == 0 and first_tile[n_segments]
-//: is the number of tiles, which is larger than any tile index).
-GPUBOOST_DEVICE_INLINE int32_t partition_segment_of_tile(const int64_t* first_tile,
-                                                         int32_t n_segments, int64_t tile) {
-  int32_t low = 0;              // first_tile[low] <= tile
-  int32_t high = n_segments;    // first_tile[high] > tile
-  while (high - low > 1) {
-    const int32_t middle = low + (high - low) / 2;
-    if (first_tile[middle] <= tile) {
-      low = middle;
-    } else {
-      high = middle;
-    }
-  }
-  return low;
-}
 
 //: Inclusive prefix sum of `value` over the lanes of the calling warp.
 GPUBOOST_DEVICE_INLINE int32_t partition_warp_inclusive_scan(int32_t value) {
@@ -121,7 +104,7 @@ partition_flag_tiles(
     const int64_t* split_default_left, int32_t n_segments, int32_t missing_bin,
     int32_t* saved_rows, uint8_t* goes_left, int32_t* tile_left_counts) {
   const int64_t tile = blockIdx.x;
-  const int32_t segment = partition_segment_of_tile(first_tile, n_segments, tile);
+  const int32_t segment = gpuboost_segment_of_tile(first_tile, n_segments, tile);
   int64_t tile_begin;
   int64_t tile_end;
   partition_tile_bounds(segment_begins, segment_ends, first_tile, segment, tile, &tile_begin,
@@ -162,7 +145,7 @@ partition_scatter_tiles(
     const int64_t* tile_left_inclusive, const int64_t* segment_begins, const int64_t* segment_ends,
     const int64_t* first_tile, int32_t n_segments, int32_t* sample_indices) {
   const int64_t tile = blockIdx.x;
-  const int32_t segment = partition_segment_of_tile(first_tile, n_segments, tile);
+  const int32_t segment = gpuboost_segment_of_tile(first_tile, n_segments, tile);
   int64_t tile_begin;
   int64_t tile_end;
   partition_tile_bounds(segment_begins, segment_ends, first_tile, segment, tile, &tile_begin,

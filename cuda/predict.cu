@@ -1,6 +1,6 @@
 // predict.cu -- tree traversal on raw float64 features and on binned features.
 //
-// Contract (gpuboost/predictor.py, gpuboost/tree.py): node 0 is the root, a node
+// Contract (gpuboost/backends/numpy/predict.py, gpuboost/tree/tree.py): node 0 is the root, a node
 // is a leaf when feature < 0; otherwise raw traversal sends x <= threshold left
 // and NaN along default_left, binned traversal sends bin <= threshold_bin left
 // and missing_bin along default_left.
@@ -11,16 +11,16 @@
 //   node_ints   (5, n_nodes) int32 rows: feature, left_child, right_child,
 //               threshold_bin, default_left (0 or 1)
 //   node_floats (2, n_nodes) float64 rows: threshold, value
-// (cuda_backend.py packs them, NODE_INT_ROWS / NODE_FLOAT_ROWS; the row indices
+// (backends/cuda/predict.py packs them, NODE_INT_ROWS / NODE_FLOAT_ROWS; the row indices
 // are the constants below), with `stride` = the number of packed nodes.
 // A traversal takes at most n_nodes steps, so a malformed tree cannot hang the GPU.
 //
 // Every kernel is a grid-stride loop with one thread per row; a block covers
 // blockDim.x consecutive rows per step. Any 1-D launch shape works
-// (cuda_backend.py: PREDICT_THREADS_PER_BLOCK). The forest kernel walks the trees in
+// (backends/cuda/predict.py: PREDICT_THREADS_PER_BLOCK). The forest kernel walks the trees in
 // order, so each margin receives the trees' values in tree order, exactly as the
 // NumPy backend adds them (compiled with --fmad=false; only additions are done).
-#include "gpuboost_common.cuh"
+#include "common.cuh"
 
 //: Rows of node_ints.
 constexpr int32_t kNodeFeature = 0;
@@ -61,16 +61,13 @@ GPUBOOST_DEVICE_INLINE TreeView predict_tree_view(const int32_t* node_ints,
   return tree;
 }
 
-//: True for NaN (IEEE: NaN is the only value unequal to itself).
-GPUBOOST_DEVICE_INLINE bool predict_is_nan(double value) { return value != value; }
-
 //: Leaf reached by one row of raw features (`row` points at its n_features values).
 GPUBOOST_DEVICE_INLINE int32_t predict_leaf_raw(const TreeView& tree, const double* row) {
   int32_t node = 0;
   for (int64_t step = 0; step < tree.n_nodes && tree.feature[node] >= 0; ++step) {
     const double value = row[tree.feature[node]];
-    const bool left = predict_is_nan(value) ? tree.default_left[node] != 0
-                                            : value <= tree.threshold[node];
+    const bool left = gpuboost_is_nan(value) ? tree.default_left[node] != 0
+                                             : value <= tree.threshold[node];
     node = left ? tree.left_child[node] : tree.right_child[node];
   }
   return node;

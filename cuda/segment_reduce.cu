@@ -1,6 +1,6 @@
 // segment_reduce.cu -- per-segment float64 sums in a fixed sequential order.
 //
-// The contract is gpuboost/segment_reduce.py (segment_sums): segment s is the
+// The contract is gpuboost/backends/numpy/segment_reduce.py (segment_sums): segment s is the
 // positions [begin_s, end_s) of sample_indices (a leaf of the row partition,
 // docs/DESIGN.md "Row partition"), and its sum is accumulated in float64 from
 // +0.0 in increasing position order:
@@ -12,10 +12,10 @@
 // for per-leaf sums (a tree has at most a few thousand leaves), not for large
 // reductions. Compiled with --fmad=false like every kernel (there is no multiply
 // here, so no contraction could happen anyway).
-#include "gpuboost_common.cuh"
+#include "common.cuh"
 
 // segment_sequential_sums: one thread per segment; a block holds blockDim.x
-// consecutive segments (any 1-D launch shape works; cuda_backend.py:
+// consecutive segments (any 1-D launch shape works; backends/cuda/segment_reduce.py:
 // SEGMENT_SUM_THREADS_PER_BLOCK).
 //   values          (n_rows,) float64, indexed by row id
 //   sample_indices  (n_positions,) int32

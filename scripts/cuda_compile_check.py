@@ -35,7 +35,7 @@ from pathlib import Path
 
 #: Repository root (this script lives in <root>/scripts).
 REPO_ROOT = Path(__file__).resolve().parent.parent
-#: Folder of the project's kernels and of gpuboost_common.cuh.
+#: Folder of the project's kernels and of common.cuh.
 CUDA_DIR = REPO_ROOT / "cuda"
 #: Architectures compiled unless --arch is given.
 DEFAULT_ARCHES = ("sm_80", "sm_90")

@@ -8,7 +8,7 @@ This script reproduces that compilation without a GPU, through the NVRTC
 library alone (``pip install nvidia-cuda-nvrtc`` provides it), and checks:
 
 * every file compiles to a cubin for each architecture (default sm_80, sm_90)
-  with the project's options (:data:`gpuboost.backends.cuda_module.NVCC_OPTIONS`)
+  with the project's options (:data:`gpuboost.backends.cuda.launch.NVCC_OPTIONS`)
   plus those CuPy's compiler adds (:data:`CUPY_ADDED_OPTIONS`);
 * NVRTC prints no warning;
 * the PTX exports exactly the ``extern "C" __global__`` kernels that the CPU

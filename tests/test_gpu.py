@@ -2,7 +2,7 @@
 
 Run on a GPU machine with ``python -m pytest -q -m gpu`` (``benchmarks/gpu_check.sh``
 does). Under the CPU emulation the same backend code is covered by
-``tests/test_cuda_*.py`` in every CI run; these tests add what only hardware shows:
+``tests/backends/cuda/`` in every CI run; these tests add what only hardware shows:
 NVRTC compilation, real launches (checked after every launch), CuPy's array
 semantics, the CPU/GPU model contract and device memory behaviour.
 """
@@ -104,7 +104,7 @@ def test_device_memory_does_not_grow_over_many_fits():
 
 def test_out_of_memory_is_a_clear_error_and_leaves_memory_as_it_was():
     cupy = _gpu_or_skip()
-    from gpuboost.backends.cuda.backend import GpuOutOfMemoryError
+    from gpuboost.errors import GpuOutOfMemoryError
     X, y = _data(200_000, 16)
     pool = cupy.get_default_memory_pool()
     gpuboost.release_memory()

@@ -1,7 +1,7 @@
 """Resource faults: GPU out-of-memory during training, and memory over many fits.
 
 * An out-of-memory error anywhere in a training run on the CUDA backend raises
-  :class:`~gpuboost.backends.cuda_backend.GpuOutOfMemoryError` naming the sizes,
+  :class:`~gpuboost.errors.GpuOutOfMemoryError` naming the sizes,
   and leaves device memory as it was before the call: no array allocated by the
   failed call stays alive, even while the caller holds the exception, and the
   backend keeps working. Under the emulation (no CuPy) the backend's array
@@ -18,12 +18,11 @@ import weakref
 import numpy as np
 import pytest
 
-from gpuboost.backends.emulation import emulated_kernels
 import gpuboost
-from gpuboost.backends.cuda import launch as cuda_module
 from gpuboost.backends import get_backend
-from gpuboost.backends.cuda.backend import GpuOutOfMemoryError, device_bytes_per_row
-from gpuboost.backends.emulation import EMULATE_ENV_VAR
+from gpuboost.backends.cuda.memory import device_bytes_per_row
+from gpuboost.backends.emulation import EMULATE_ENV_VAR, emulated_kernels
+from gpuboost.errors import GpuOutOfMemoryError
 
 #: Fits of the many-fits tests, after WARM_UP_FITS that fill caches and pools.
 N_FITS, WARM_UP_FITS = 100, 10
@@ -221,8 +220,7 @@ def test_many_emulated_cuda_fits_do_not_grow_host_memory(emulated_cuda):
 
 # ---- the GPU suite (python -m pytest -m gpu) ---------------------------------------
 def _cupy_or_skip(monkeypatch):
-    monkeypatch.delenv(EMULATE_ENV_VAR, raising=False)
-    cuda_module.clear_cache()
+    monkeypatch.delenv(EMULATE_ENV_VAR, raising=False)  # the CuPy backend, not the emulated one
     cupy = pytest.importorskip("cupy")
     if not gpuboost.cuda_available():
         pytest.skip("no usable CUDA device")

@@ -1,18 +1,29 @@
-"""Backend selection: ``get_backend('auto' | 'cpu' | 'cuda' | 'cuda:N')``."""
-from .base import Backend, DeviceData
-from .numpy.backend import NumpyBackend
-from ..errors import DeviceUnavailableError
+"""Backend selection: ``get_backend('auto' | 'cpu' | 'cuda' | 'cuda:N')``.
 
-__all__ = ["Backend", "DeviceData", "NumpyBackend", "get_backend", "cuda_available",
-           "DeviceUnavailableError"]
+``numpy/`` and ``cuda/`` hold one module per primitive with the same names
+(``binning``, ``histogram``, ``split_scan``, ``partition``, ``leaf``,
+``segment_reduce``, ``predict``); ``emulation/`` runs the CUDA kernels on the CPU.
+Importing this package never imports CuPy.
+"""
+from __future__ import annotations
+
+from ..errors import DeviceUnavailableError
+from .base import Backend, DeviceData
+from .cuda import CudaBackend
+from .emulation import emulation_enabled
+from .numpy import NumpyBackend
+
+__all__ = ["Backend", "DeviceData", "NumpyBackend", "CudaBackend", "get_backend",
+           "cuda_available", "release_memory", "DeviceUnavailableError"]
 
 _NUMPY_BACKEND = NumpyBackend()
-_CUDA_BACKENDS = {}
+#: (emulated, device ordinal) -> CudaBackend: one per mode, so that switching the
+#: emulation on or off (gpuboost.backends.emulation.emulated_kernels) takes effect.
+_CUDA_BACKENDS: dict[tuple[bool, int], CudaBackend] = {}
 
 
-def _cuda_reason():
+def _cuda_reason() -> str | None:
     """None when a GPU is usable through CuPy, else why not (str)."""
-    from .emulation import emulation_enabled
     if emulation_enabled():
         return None
     try:
@@ -29,12 +40,12 @@ def _cuda_reason():
     return None
 
 
-def cuda_available():
+def cuda_available() -> bool:
     """Whether ``device='cuda'`` can run here (a GPU via CuPy, or the CPU emulation)."""
     return _cuda_reason() is None
 
 
-def get_backend(device="auto"):
+def get_backend(device: str | None = "auto") -> Backend:
     """The backend for a ``device`` parameter value.
 
     'cpu' -> NumPy. 'cuda' / 'cuda:N' -> CUDA (CuPy kernels; with
@@ -50,7 +61,6 @@ def get_backend(device="auto"):
     if device in (None, "cpu"):
         return _NUMPY_BACKEND
     if device == "auto":
-        from .emulation import emulation_enabled
         if not emulation_enabled() and _cuda_reason() is None:
             try:
                 return get_backend("cuda")
@@ -65,18 +75,14 @@ def get_backend(device="auto"):
         if reason is not None:
             raise DeviceUnavailableError(f"device={device!r} was requested but {reason}. "
                                          f"Use device='cpu' or device='auto'.")
-        if ordinal not in _CUDA_BACKENDS:
-            try:
-                from .cuda.backend import CudaBackend
-            except ImportError as error:
-                raise DeviceUnavailableError(
-                    f"device={device!r}: the CUDA backend is not available ({error}).") from None
-            _CUDA_BACKENDS[ordinal] = CudaBackend(ordinal)
-        return _CUDA_BACKENDS[ordinal]
+        key = (emulation_enabled(), ordinal)
+        if key not in _CUDA_BACKENDS:
+            _CUDA_BACKENDS[key] = CudaBackend(ordinal)
+        return _CUDA_BACKENDS[key]
     raise ValueError(f"Unknown device {device!r}: use 'auto', 'cpu', 'cuda' or 'cuda:N'.")
 
 
-def release_memory():
+def release_memory() -> None:
     """Free pooled device memory of every CUDA backend created in this process."""
     for backend in _CUDA_BACKENDS.values():
         backend.release_memory()

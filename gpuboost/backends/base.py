@@ -8,15 +8,29 @@ backend must return bit-identical results (docs/DESIGN.md).
 Host/device traffic per round is limited to split records (a few KB), small
 per-node scalars and the finished tree; no per-row data crosses.
 """
+from __future__ import annotations
+
 import contextlib
+from collections.abc import Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..core.array import ArrayLike
+from ..core.dtypes import SAMPLE_INDEX_DTYPE
 from ..core.quantize import quantize
 from ..core.random import row_uniforms
-from ..core.dtypes import SAMPLE_INDEX_DTYPE
+
+if TYPE_CHECKING:  # annotations only
+    from ..core.gain import SplitParams
+    from ..data.binning import BinMapper
+    from ..tree.tree import Tree
 
 __all__ = ["Backend", "DeviceData"]
+
+#: A gpuboost.data.Dataset (not imported: the data package imports this module).
+DatasetLike = Any
 
 
 class DeviceData:
@@ -34,8 +48,9 @@ class DeviceData:
         Backend-specific layouts of the binned features and anything else cached.
     """
 
-    def __init__(self, n_rows, n_features, n_bins, missing_bin, n_value_bins, label, weight,
-                 arrays):
+    def __init__(self, n_rows: int, n_features: int, n_bins: int, missing_bin: int | None,
+                 n_value_bins: np.ndarray | None, label: ArrayLike | None,
+                 weight: ArrayLike | None, arrays: dict[str, ArrayLike]) -> None:
         self.n_rows = n_rows
         self.n_features = n_features
         self.n_bins = n_bins
@@ -47,38 +62,43 @@ class DeviceData:
 
 
 class Backend:
-    """Base class; subclasses implement the primitives marked abstract."""
+    """Base class; subclasses implement the primitives marked abstract.
+
+    ``begins``, ``ends`` (host int sequences) name segments ``[begin, end)`` of
+    ``sample_indices`` (docs/DESIGN.md, "Row partition"); every other array argument
+    and result is a backend array (``ArrayLike``) unless documented as host.
+    """
 
     #: 'numpy' or 'cuda'
-    name = None
+    name: str | None = None
     #: the array module (numpy or cupy)
-    xp = np
+    xp: ModuleType = np
 
-    def configure(self, params):
+    def configure(self, params: dict[str, Any]) -> None:
         """Take run-time settings (e.g. ``nthread``) from validated params."""
 
-    def guard(self, action):
+    def guard(self, action: str) -> contextlib.AbstractContextManager[None]:
         """Context manager around a whole operation (e.g. training): on a GPU it
         selects the device and turns an out-of-memory error into a clear one."""
         return contextlib.nullcontext()
 
     # ---- memory -----------------------------------------------------------
-    def to_device(self, array):
+    def to_device(self, array: np.ndarray) -> ArrayLike:
         """Host NumPy array -> backend array."""
         return self.xp.asarray(array)
 
-    def to_host(self, array):
+    def to_host(self, array: ArrayLike) -> np.ndarray:
         """Backend array -> host NumPy array."""
         return np.asarray(array)
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         """Wait for queued device work (for timings)."""
 
-    def release_memory(self):
+    def release_memory(self) -> None:
         """Free pooled device memory."""
 
     # ---- data -------------------------------------------------------------
-    def prepare(self, dataset):
+    def prepare(self, dataset: DatasetLike) -> DeviceData:
         """Device copies of a Dataset, cached on it (``dataset._backend_cache``)."""
         cached = dataset._backend_cache.get(self.name)
         if cached is None:
@@ -86,88 +106,102 @@ class Backend:
             dataset._backend_cache[self.name] = cached
         return cached
 
-    def _prepare(self, dataset):  # pragma: no cover - abstract
+    def _prepare(self, dataset: DatasetLike) -> DeviceData:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def binned_layout(self, X_binned):  # pragma: no cover - abstract
+    def binned_layout(self, X_binned: ArrayLike) -> dict[str, ArrayLike]:  # pragma: no cover
         """The ``DeviceData.arrays`` entries the histogram, partition and binned
         prediction primitives read, for a row-major uint8 binned matrix already on
         the backend (as ``_prepare`` lays out the Dataset's bins; used for derived
-        matrices such as feature bundles, gpuboost.bundling)."""
+        matrices such as feature bundles, gpuboost.data.bundling)."""
         raise NotImplementedError
 
-    def prepare_features(self, X):
+    def prepare_features(self, X: np.ndarray) -> ArrayLike:
         """Raw float64 features (host, C order) -> the layout ``predict_*_raw`` takes."""
         return self.to_device(X)
 
     # ---- one round --------------------------------------------------------
-    def quantize(self, values):
-        """Quantize one column: ``(int32 array, scale)`` (see gpuboost.quantize)."""
-        return quantize(values, self.xp)
+    def quantize(self, values: ArrayLike) -> tuple[ArrayLike, float]:
+        """Quantize one column: ``(int32 array, scale)`` (see gpuboost.core.quantize)."""
+        return quantize(self.xp, values)
 
-    def row_sample(self, n_rows, seed, stream, fraction):
-        """Sample indices of the rows kept for one tree (all rows when fraction == 1).
+    def row_sample(self, n_rows: int, seed: int, stream: int, fraction: float) -> ArrayLike:
+        """Sample indices (int32) of the rows kept for one tree (all rows when
+        fraction == 1).
 
-        Row ``i`` is kept when ``row_uniforms(seed, stream, n_rows)[i] < fraction``.
+        Row ``i`` is kept when ``row_uniforms(xp, seed, stream, n_rows)[i] < fraction``.
         """
         xp = self.xp
         if fraction >= 1.0:
             return xp.arange(n_rows, dtype=SAMPLE_INDEX_DTYPE)
-        uniforms = row_uniforms(seed, stream, n_rows, xp=xp)
+        uniforms = row_uniforms(xp, seed, stream, n_rows)
         return xp.flatnonzero(uniforms < fraction).astype(SAMPLE_INDEX_DTYPE)
 
-    def build_histograms(self, data, quantized_gradients, quantized_hessians, sample_indices,
-                         begins, ends):  # pragma: no cover - abstract
+    def build_histograms(self, data: DeviceData, quantized_gradients: ArrayLike,
+                         quantized_hessians: ArrayLike, sample_indices: ArrayLike,
+                         begins: Sequence[int],
+                         ends: Sequence[int]) -> ArrayLike:  # pragma: no cover - abstract
         """Histograms (n_nodes, n_features, n_bins, 3) int64 of the nodes' segments."""
         raise NotImplementedError
 
-    def subtract_histograms(self, parent, child):
+    def subtract_histograms(self, parent: ArrayLike, child: ArrayLike) -> ArrayLike:
         """Sibling histogram ``parent - child`` (exact)."""
         return parent - child
 
-    def stack_histograms(self, histograms):
+    def stack_histograms(self, histograms: Sequence[ArrayLike]) -> ArrayLike:
         """Concatenate node histograms along the node axis."""
         return self.xp.concatenate(histograms, axis=0)
 
-    def find_best_splits(self, data, histograms, scale_gradients, scale_hessians, split_params,
-                         feature_mask):  # pragma: no cover - abstract
-        """Host ``SPLIT_RECORD_DTYPE`` records, one per node (see gpuboost.split)."""
+    def find_best_splits(self, data: DeviceData, histograms: ArrayLike, scale_gradients: float,
+                         scale_hessians: float, split_params: SplitParams,
+                         feature_mask: np.ndarray | None
+                         ) -> np.ndarray:  # pragma: no cover - abstract
+        """Host ``SPLIT_RECORD_DTYPE`` records, one per node (see gpuboost.core.gain)."""
         raise NotImplementedError
 
-    def partition(self, data, sample_indices, begins, ends, features, threshold_bins,
-                  default_left):  # pragma: no cover - abstract
+    def partition(self, data: DeviceData, sample_indices: ArrayLike, begins: Sequence[int],
+                  ends: Sequence[int], features: Sequence[int], threshold_bins: Sequence[int],
+                  default_left: Sequence[bool]) -> None:  # pragma: no cover - abstract
         """Stable in-place split of the listed segments of ``sample_indices``."""
         raise NotImplementedError
 
-    def add_leaf_values(self, raw, output, sample_indices, begins, ends, values):
+    def add_leaf_values(self, raw: ArrayLike, output: int, sample_indices: ArrayLike,
+                        begins: Sequence[int], ends: Sequence[int],
+                        values: Sequence[float]) -> None:
         """``raw[sample_indices[begin:end], output] += value`` for every leaf segment (in place)."""
         raise NotImplementedError  # pragma: no cover - abstract
 
-    def segment_weighted_quantile(self, values, weights, sample_indices, begins, ends,
-                                  alpha):  # pragma: no cover - abstract
+    def segment_weighted_quantile(self, values: ArrayLike, weights: ArrayLike | None,
+                                  sample_indices: ArrayLike, begins: Sequence[int],
+                                  ends: Sequence[int],
+                                  alpha: float) -> np.ndarray:  # pragma: no cover - abstract
         """Per segment, the lower weighted ``alpha``-quantile of ``values`` (host float64)."""
         raise NotImplementedError
 
-    def segment_sums(self, values, sample_indices, begins, ends):  # pragma: no cover - abstract
+    def segment_sums(self, values: ArrayLike, sample_indices: ArrayLike, begins: Sequence[int],
+                     ends: Sequence[int]) -> np.ndarray:  # pragma: no cover - abstract
         """Per segment, the sequential float64 sum of ``values[sample_indices[p]]`` in
-        position order from +0.0 (host float64; see gpuboost.segment_reduce)."""
+        position order from +0.0 (host float64; see gpuboost.backends.numpy.segment_reduce)."""
         raise NotImplementedError
 
-    def rebin(self, data, raw_features, bin_mapper):  # pragma: no cover - abstract
+    def rebin(self, data: DeviceData, raw_features: ArrayLike,
+              bin_mapper: BinMapper) -> DeviceData:  # pragma: no cover - abstract
         """A new DeviceData: ``data`` (labels, weights kept) with its features re-binned
         from ``raw_features`` (from prepare_features) by the fitted ``bin_mapper``
         (the same ``max_bin``), as ``bin_mapper.transform`` would (tree_method='approx')."""
         raise NotImplementedError
 
-    def predict_tree_binned(self, data, tree):  # pragma: no cover - abstract
-        """Leaf value of every training row, traversing on binned features."""
+    def predict_tree_binned(self, data: DeviceData,
+                            tree: Tree) -> ArrayLike:  # pragma: no cover - abstract
+        """Leaf value (float64) of every training row, traversing on binned features."""
         raise NotImplementedError
 
-    def predict_tree_raw(self, X, tree):  # pragma: no cover - abstract
-        """Leaf value of every row of raw features ``X`` (from prepare_features)."""
+    def predict_tree_raw(self, X: ArrayLike, tree: Tree) -> ArrayLike:  # pragma: no cover
+        """Leaf value (float64) of every row of raw features ``X`` (from prepare_features)."""
         raise NotImplementedError
 
-    def predict_forest_raw(self, X, trees, tree_outputs, margins):  # pragma: no cover - abstract
+    def predict_forest_raw(self, X: ArrayLike, trees: Sequence[Tree], tree_outputs: Sequence[int],
+                           margins: ArrayLike) -> ArrayLike:  # pragma: no cover - abstract
         """Add every tree's leaf value to ``margins[:, tree_output]`` (in place), tree by
         tree in order, so the float sums equal the training-time updates; returns margins.
 
@@ -175,6 +209,7 @@ class Backend:
         """
         raise NotImplementedError
 
-    def predict_forest_leaves(self, X, trees):  # pragma: no cover - abstract
+    def predict_forest_leaves(self, X: ArrayLike,
+                              trees: Sequence[Tree]) -> ArrayLike:  # pragma: no cover - abstract
         """Leaf index of every row in every tree, shape (n_rows, n_trees) int32."""
         raise NotImplementedError

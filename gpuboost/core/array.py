@@ -7,7 +7,13 @@ CuPy is imported lazily, and only when a CuPy array is actually passed, so
 that this module works on machines without CuPy.
 """
 
+from typing import Any
+
 import numpy as np
+
+#: A backend array: ``numpy.ndarray``, ``cupy.ndarray`` or an emulated device array
+#: (for type hints of array-module-generic code; not checked at run time).
+ArrayLike = Any
 
 #: Prefix of ``type(a).__module__`` for CuPy arrays (e.g. ``'cupy'`` or
 #: ``'cupy._core.core'``).

@@ -40,15 +40,15 @@ def quantization_scale(max_abs):
     return scale
 
 
-def quantize(values, xp=np):
+def quantize(xp, values):
     """Quantize one column of gradients or hessians.
 
     Parameters
     ----------
-    values : ndarray of shape (n_rows,), float64
-        Gradients or hessians (already multiplied by sample weights).
     xp : module
         Array module of ``values`` (numpy or cupy).
+    values : ndarray of shape (n_rows,), float64
+        Gradients or hessians (already multiplied by sample weights).
 
     Returns
     -------

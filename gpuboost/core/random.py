@@ -106,17 +106,17 @@ def _as_uint64_int(value, what):
     return as_int
 
 
-def splitmix64(x, xp=np):
+def splitmix64(xp, x):
     """One SplitMix64 step from state ``x``, elementwise (arithmetic mod 2**64).
 
     Parameters
     ----------
+    xp : module
+        Array module (``numpy`` or ``cupy``).
     x : array_like of uint64
         Generator states; converted with ``xp.asarray(x, dtype=xp.uint64)``.
         Pass unsigned values (negative Python ints are not accepted by the
         conversion).
-    xp : module, default numpy
-        Array module (``numpy`` or ``cupy``).
 
     Returns
     -------
@@ -136,7 +136,7 @@ def splitmix64(x, xp=np):
 
 def _splitmix64_scalar(value):
     """:func:`splitmix64` of one Python int, computed with NumPy on the host."""
-    return int(splitmix64(np.array([value], dtype=np.uint64))[0])
+    return int(splitmix64(np, np.array([value], dtype=np.uint64))[0])
 
 
 def stream_key(seed, stream):
@@ -165,21 +165,23 @@ def stream_key(seed, stream):
     return _splitmix64_scalar(_splitmix64_scalar(seed) ^ stream)
 
 
-def _uniforms_from_rows(key, rows, xp):
+def _uniforms_from_rows(xp, key, rows):
     """Uniforms in [0, 1) of the row ids ``rows`` (integer array) of stream ``key``."""
     # 1-d view for the same reason as in splitmix64.
     rows_uint64 = rows.reshape(-1).astype(xp.uint64)
     row_keys = rows_uint64 * SPLITMIX64_GAMMA + np.uint64(key)
-    bits = splitmix64(row_keys, xp)
+    bits = splitmix64(xp, row_keys)
     uniforms = (bits >> UNIFORM_DISCARDED_BITS).astype(xp.float64) * UNIFORM_SCALE
     return uniforms.reshape(rows.shape)
 
 
-def row_uniforms(seed, stream, n_rows, xp=np):
+def row_uniforms(xp, seed, stream, n_rows):
     """One uniform number in [0, 1) for every row ``0 .. n_rows-1``.
 
     Parameters
     ----------
+    xp : module
+        Array module (``numpy`` or ``cupy``); the result lives on its device.
     seed : int
         User seed, in ``[0, 2**64)``.
     stream : int
@@ -187,8 +189,6 @@ def row_uniforms(seed, stream, n_rows, xp=np):
         numbers.
     n_rows : int
         Number of rows (>= 0).
-    xp : module, default numpy
-        Array module (``numpy`` or ``cupy``); the result lives on its device.
 
     Returns
     -------
@@ -200,18 +200,20 @@ def row_uniforms(seed, stream, n_rows, xp=np):
     if n_rows < 0:
         raise ValueError(f"n_rows must be >= 0, got {n_rows}")
     key = stream_key(seed, stream)
-    return _uniforms_from_rows(key, xp.arange(n_rows, dtype=xp.uint64), xp)
+    return _uniforms_from_rows(xp, key, xp.arange(n_rows, dtype=xp.uint64))
 
 
-def row_uniforms_at(seed, stream, row_indices, xp=np):
+def row_uniforms_at(xp, seed, stream, row_indices):
     """The numbers of :func:`row_uniforms` for a subset of rows.
 
-    ``row_uniforms_at(s, t, idx, xp)`` equals ``row_uniforms(s, t, n, xp)[idx]``
+    ``row_uniforms_at(xp, s, t, idx)`` equals ``row_uniforms(xp, s, t, n)[idx]``
     for any ``n > max(idx)``: a row's number depends on its row id only, not on
     its position in ``row_indices``.
 
     Parameters
     ----------
+    xp : module
+        Array module (``numpy`` or ``cupy``).
     seed : int
         User seed, in ``[0, 2**64)``.
     stream : int
@@ -220,8 +222,6 @@ def row_uniforms_at(seed, stream, row_indices, xp=np):
         Row ids (any integer dtype, e.g. the int32 sample indices), on the
         device of ``xp``. They must be non-negative; this is not checked, to
         avoid a device synchronisation.
-    xp : module, default numpy
-        Array module (``numpy`` or ``cupy``).
 
     Returns
     -------
@@ -242,7 +242,7 @@ def row_uniforms_at(seed, stream, row_indices, xp=np):
                 f"row_indices must have an integer dtype, got {row_indices.dtype}"
             )
     key = stream_key(seed, stream)
-    return _uniforms_from_rows(key, row_indices, xp)
+    return _uniforms_from_rows(xp, key, row_indices)
 
 
 def _seed_sequence_entropy(values):

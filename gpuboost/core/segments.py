@@ -75,7 +75,7 @@ def checked_segments(begins, ends, n_positions, disjoint=False):
     if begins.shape != ends.shape:
         raise ValueError(f"begins and ends differ in length ({len(begins)} vs {len(ends)}).")
     if np.any(begins < 0) or np.any(ends < begins) or np.any(ends > n_positions):
-        raise ValueError(f"Segments must satisfy 0 <= begin <= end <= {n_positions}.")
+        raise ValueError(f"Every segment must satisfy 0 <= begin <= end <= {n_positions}.")
     if disjoint:
         non_empty = ends > begins
         order = np.argsort(begins[non_empty], kind="stable")

@@ -159,7 +159,7 @@ def goss_sample(xp, gradients, seed, stream, top_rate, other_rate):
     n_rows = int(gradients.shape[0])
     is_top = goss_top_rows(xp, xp.abs(gradients), goss_top_count(n_rows, top_rate))
     other_probability = float(other_rate) / (1.0 - float(top_rate))
-    uniforms = row_uniforms(seed, stream, n_rows, xp=xp)
+    uniforms = row_uniforms(xp, seed, stream, n_rows)
     is_other = ~is_top & (uniforms < other_probability)
     other_multiplier = (1.0 - float(top_rate)) / float(other_rate)
     multipliers = xp.where(is_top, 1.0, xp.where(is_other, other_multiplier,
@@ -175,7 +175,7 @@ def goss_sample_naive(gradients, seed, stream, top_rate, other_rate):
     n_top = goss_top_count(n_rows, top_rate)
     ranked = sorted(range(n_rows), key=lambda row: (-abs(float(gradients[row])), row))
     top = set(ranked[:n_top])
-    uniforms = row_uniforms(seed, stream, n_rows)
+    uniforms = row_uniforms(np, seed, stream, n_rows)
     other_probability = other_rate / (1.0 - top_rate)
     rows, multipliers = [], np.zeros(n_rows)
     for row in range(n_rows):
@@ -199,7 +199,7 @@ def gradient_based_target(n_rows, fraction):
 def _quantized_magnitudes(xp, gradients, hessians, reg_lambda):
     """``rint(sqrt(g**2 + reg_lambda * h**2) * scale)`` as int64 (see the module docstring)."""
     magnitude = xp.sqrt(gradients * gradients + float(reg_lambda) * (hessians * hessians))
-    levels, _ = quantize(magnitude, xp)
+    levels, _ = quantize(xp, magnitude)
     return levels.astype(xp.int64)
 
 
@@ -244,7 +244,7 @@ def gradient_based_sample(xp, gradients, hessians, seed, stream, fraction, reg_l
     """
     n_rows = int(gradients.shape[0])
     probabilities = gradient_based_probabilities(xp, gradients, hessians, fraction, reg_lambda)
-    uniforms = row_uniforms(seed, stream, n_rows, xp=xp)
+    uniforms = row_uniforms(xp, seed, stream, n_rows)
     kept = uniforms < probabilities
     inverse = 1.0 / xp.where(kept, probabilities, 1.0)
     multipliers = xp.where(kept, inverse, DROPPED_MULTIPLIER)

@@ -134,7 +134,7 @@ def test_subsample_grows_each_tree_on_the_hashed_rows(regression_data):
     X, y = regression_data
     booster = fit({"subsample": 0.6, "seed": 11}, Dataset(X, label=y), 3)
     for round_index, tree in enumerate(booster.trees):
-        kept = row_uniforms(11, round_index * ROW_STREAMS_PER_ROUND, len(y)) < 0.6
+        kept = row_uniforms(np, 11, round_index * ROW_STREAMS_PER_ROUND, len(y)) < 0.6
         assert tree.count[0] == kept.sum() < len(y)
 
 

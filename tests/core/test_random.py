@@ -44,13 +44,13 @@ def random_uint64_values(count, seed=12345):
 
 
 def test_splitmix64_known_value():
-    assert int(gb_random.splitmix64(np.array([0], dtype=np.uint64))[0]) == SPLITMIX64_OF_ZERO
+    assert int(gb_random.splitmix64(np, np.array([0], dtype=np.uint64))[0]) == SPLITMIX64_OF_ZERO
     assert reference_splitmix64(0) == SPLITMIX64_OF_ZERO
 
 
 def test_splitmix64_matches_python_reference():
     values = EDGE_UINT64_VALUES + random_uint64_values(2000)
-    result = gb_random.splitmix64(np.array(values, dtype=np.uint64))
+    result = gb_random.splitmix64(np, np.array(values, dtype=np.uint64))
     assert result.dtype == np.uint64
     assert [int(v) for v in result] == [reference_splitmix64(v) for v in values]
 
@@ -60,7 +60,7 @@ def test_splitmix64_keeps_shape_without_overflow_warnings(shape):
     values = np.full(shape, 2**64 - 1, dtype=np.uint64)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        result = gb_random.splitmix64(values)
+        result = gb_random.splitmix64(np, values)
     assert result.shape == shape
     assert result.dtype == np.uint64
     assert all(int(v) == reference_splitmix64(2**64 - 1) for v in result.reshape(-1))
@@ -69,7 +69,7 @@ def test_splitmix64_keeps_shape_without_overflow_warnings(shape):
 def test_splitmix64_is_injective_on_sample():
     values = np.array(random_uint64_values(5000, seed=99) + EDGE_UINT64_VALUES, dtype=np.uint64)
     values = np.unique(values)
-    assert np.unique(gb_random.splitmix64(values)).size == values.size
+    assert np.unique(gb_random.splitmix64(np, values)).size == values.size
 
 
 @pytest.mark.parametrize("seed, stream", SEED_STREAM_PAIRS)
@@ -81,7 +81,7 @@ def test_stream_key_matches_reference(seed, stream):
 @pytest.mark.parametrize("seed, stream", SEED_STREAM_PAIRS)
 def test_row_uniforms_match_reference_formula(seed, stream):
     n_rows = 300
-    uniforms = gb_random.row_uniforms(seed, stream, n_rows)
+    uniforms = gb_random.row_uniforms(np, seed, stream, n_rows)
     expected = [reference_row_uniform(seed, stream, row) for row in range(n_rows)]
     # Bit-for-bit equality, not closeness.
     assert uniforms.tolist() == expected
@@ -89,12 +89,12 @@ def test_row_uniforms_match_reference_formula(seed, stream):
 
 def test_row_uniforms_at_large_row_ids_match_reference():
     rows = np.array([0, 2**31 - 1, 2**32 + 17, 2**53 + 1, 2**63, 2**64 - 1], dtype=np.uint64)
-    uniforms = gb_random.row_uniforms_at(3, 4, rows)
+    uniforms = gb_random.row_uniforms_at(np, 3, 4, rows)
     assert uniforms.tolist() == [reference_row_uniform(3, 4, int(r)) for r in rows]
 
 
 def test_row_uniforms_range_dtype_and_shape():
-    uniforms = gb_random.row_uniforms(2024, 1, 100_000)
+    uniforms = gb_random.row_uniforms(np, 2024, 1, 100_000)
     assert uniforms.dtype == np.float64
     assert uniforms.shape == (100_000,)
     assert np.all(uniforms >= 0.0)
@@ -105,31 +105,31 @@ def test_row_uniforms_range_dtype_and_shape():
 
 
 def test_row_uniforms_empty():
-    assert gb_random.row_uniforms(1, 2, 0).shape == (0,)
-    assert gb_random.row_uniforms_at(1, 2, np.array([], dtype=np.int32)).shape == (0,)
-    assert gb_random.row_uniforms_at(1, 2, []).shape == (0,)
+    assert gb_random.row_uniforms(np, 1, 2, 0).shape == (0,)
+    assert gb_random.row_uniforms_at(np, 1, 2, np.array([], dtype=np.int32)).shape == (0,)
+    assert gb_random.row_uniforms_at(np, 1, 2, []).shape == (0,)
 
 
 def test_row_uniforms_deterministic():
-    first = gb_random.row_uniforms(7, 3, 10_000)
-    second = gb_random.row_uniforms(7, 3, 10_000)
+    first = gb_random.row_uniforms(np, 7, 3, 10_000)
+    second = gb_random.row_uniforms(np, 7, 3, 10_000)
     np.testing.assert_array_equal(first, second)
 
 
 def test_different_seeds_and_streams_differ():
     n_rows = 10_000
-    base = gb_random.row_uniforms(7, 3, n_rows)
+    base = gb_random.row_uniforms(np, 7, 3, n_rows)
     for seed, stream in [(8, 3), (7, 4), (3, 7), (7 + 2**32, 3)]:
-        other = gb_random.row_uniforms(seed, stream, n_rows)
+        other = gb_random.row_uniforms(np, seed, stream, n_rows)
         # Equal 53-bit values by chance are practically impossible.
         assert np.count_nonzero(other == base) == 0, (seed, stream)
 
 
 def test_streams_are_uncorrelated():
     n_rows = 100_000
-    base = gb_random.row_uniforms(11, 0, n_rows)
+    base = gb_random.row_uniforms(np, 11, 0, n_rows)
     for stream in (1, 2, 1000):
-        other = gb_random.row_uniforms(11, stream, n_rows)
+        other = gb_random.row_uniforms(np, 11, stream, n_rows)
         correlation = np.corrcoef(base, other)[0, 1]
         assert abs(correlation) < SIGMA_BOUND / math.sqrt(n_rows), stream
     # Consecutive rows of one stream are uncorrelated too.
@@ -140,21 +140,21 @@ def test_streams_are_uncorrelated():
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32, np.uint64])
 def test_row_uniforms_at_equals_full_indexed(dtype):
     n_rows = 5000
-    full = gb_random.row_uniforms(5, 9, n_rows)
+    full = gb_random.row_uniforms(np, 5, 9, n_rows)
     generator = np.random.default_rng(0)
     # Unordered, with duplicates, and including the first and last rows.
     indices = np.concatenate([generator.integers(0, n_rows, size=1000), [0, n_rows - 1]])
     indices = indices.astype(dtype)
-    np.testing.assert_array_equal(gb_random.row_uniforms_at(5, 9, indices), full[indices])
+    np.testing.assert_array_equal(gb_random.row_uniforms_at(np, 5, 9, indices), full[indices])
 
 
 def test_row_uniforms_at_keeps_shape():
-    full = gb_random.row_uniforms(5, 9, 12)
+    full = gb_random.row_uniforms(np, 5, 9, 12)
     indices = np.arange(12, dtype=np.int32).reshape(3, 4)[:, ::-1]
-    result = gb_random.row_uniforms_at(5, 9, indices)
+    result = gb_random.row_uniforms_at(np, 5, 9, indices)
     assert result.shape == (3, 4)
     np.testing.assert_array_equal(result, full[indices])
-    assert float(gb_random.row_uniforms_at(5, 9, 3)) == full[3]
+    assert float(gb_random.row_uniforms_at(np, 5, 9, 3)) == full[3]
 
 
 def test_uniformity_bucket_counts():
@@ -164,7 +164,7 @@ def test_uniformity_bucket_counts():
     expected = n_rows * bucket_probability
     sigma = math.sqrt(n_rows * bucket_probability * (1.0 - bucket_probability))
     for seed, stream in [(0, 0), (123, 45)]:
-        uniforms = gb_random.row_uniforms(seed, stream, n_rows)
+        uniforms = gb_random.row_uniforms(np, seed, stream, n_rows)
         counts = np.bincount((uniforms * n_buckets).astype(np.int64), minlength=n_buckets)
         assert counts.size == n_buckets
         assert np.all(np.abs(counts - expected) < SIGMA_BOUND * sigma), counts
@@ -181,7 +181,7 @@ def test_uniformity_bucket_counts():
 def test_low_bits_are_uniform():
     """The finest-grained bits of the output are not stuck."""
     n_rows = 100_000
-    uniforms = gb_random.row_uniforms(77, 1, n_rows)
+    uniforms = gb_random.row_uniforms(np, 77, 1, n_rows)
     lowest_bit = (uniforms * 2.0 ** gb_random.FLOAT64_MANTISSA_BITS).astype(np.uint64) & np.uint64(1)
     ones = int(lowest_bit.sum())
     assert abs(ones - n_rows / 2) < SIGMA_BOUND * math.sqrt(n_rows / 4)
@@ -218,8 +218,8 @@ def test_host_rng_is_pcg64_of_documented_entropy():
 
 def test_accepts_numpy_integers():
     np.testing.assert_array_equal(
-        gb_random.row_uniforms(np.int64(5), np.uint32(2), np.int64(10)),
-        gb_random.row_uniforms(5, 2, 10),
+        gb_random.row_uniforms(np, np.int64(5), np.uint32(2), np.int64(10)),
+        gb_random.row_uniforms(np, 5, 2, 10),
     )
     gb_random.host_rng(np.uint64(2**64 - 1), np.int32(3))
 
@@ -229,9 +229,9 @@ def test_accepts_numpy_integers():
 ])
 def test_invalid_seed_or_stream_rejected(bad_value, error):
     with pytest.raises(error):
-        gb_random.row_uniforms(bad_value, 0, 3)
+        gb_random.row_uniforms(np, bad_value, 0, 3)
     with pytest.raises(error):
-        gb_random.row_uniforms(0, bad_value, 3)
+        gb_random.row_uniforms(np, 0, bad_value, 3)
     with pytest.raises(error):
         gb_random.host_rng(bad_value)
     with pytest.raises(error):
@@ -240,11 +240,11 @@ def test_invalid_seed_or_stream_rejected(bad_value, error):
 
 def test_invalid_row_arguments_rejected():
     with pytest.raises(ValueError):
-        gb_random.row_uniforms(0, 0, -1)
+        gb_random.row_uniforms(np, 0, 0, -1)
     with pytest.raises(TypeError):
-        gb_random.row_uniforms(0, 0, 2.0)
+        gb_random.row_uniforms(np, 0, 0, 2.0)
     with pytest.raises(TypeError):
-        gb_random.row_uniforms_at(0, 0, np.array([0.0, 1.0]))
+        gb_random.row_uniforms_at(np, 0, 0, np.array([0.0, 1.0]))
 
 
 def _cupy_or_skip():
@@ -263,16 +263,16 @@ def test_cupy_matches_numpy_bit_for_bit():
     cupy = _cupy_or_skip()
     n_rows = 100_003
     for seed, stream in SEED_STREAM_PAIRS:
-        on_host = gb_random.row_uniforms(seed, stream, n_rows)
-        on_device = gb_random.row_uniforms(seed, stream, n_rows, xp=cupy)
+        on_host = gb_random.row_uniforms(np, seed, stream, n_rows)
+        on_device = gb_random.row_uniforms(cupy, seed, stream, n_rows)
         np.testing.assert_array_equal(cupy.asnumpy(on_device), on_host)
     indices = np.random.default_rng(1).integers(0, n_rows, 4096).astype(np.int32)
     np.testing.assert_array_equal(
-        cupy.asnumpy(gb_random.row_uniforms_at(3, 4, cupy.asarray(indices), xp=cupy)),
-        gb_random.row_uniforms_at(3, 4, indices),
+        cupy.asnumpy(gb_random.row_uniforms_at(cupy, 3, 4, cupy.asarray(indices))),
+        gb_random.row_uniforms_at(np, 3, 4, indices),
     )
     values = np.array(EDGE_UINT64_VALUES + random_uint64_values(1000), dtype=np.uint64)
     np.testing.assert_array_equal(
-        cupy.asnumpy(gb_random.splitmix64(cupy.asarray(values), xp=cupy)),
-        gb_random.splitmix64(values),
+        cupy.asnumpy(gb_random.splitmix64(cupy, cupy.asarray(values))),
+        gb_random.splitmix64(np, values),
     )

@@ -64,8 +64,8 @@ def make_problem(X, y, weight=None, max_bin=255):
     """Dataset and quantized squared-error gradients at margin 0."""
     dataset = Dataset(X, label=y, weight=weight, max_bin=max_bin)
     w = np.ones(len(y)) if weight is None else weight
-    quantized_g, scale_g = quantize((0.0 - y) * w)
-    quantized_h, scale_h = quantize(w)
+    quantized_g, scale_g = quantize(np, (0.0 - y) * w)
+    quantized_h, scale_h = quantize(np, w)
     return dataset, (quantized_g, quantized_h, scale_g, scale_h)
 
 

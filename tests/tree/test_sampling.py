@@ -38,7 +38,7 @@ def test_bagging_is_the_backend_row_sample(subsample):
                                        hessians, SEED, STREAM)
     assert multipliers is None
     np.testing.assert_array_equal(indices, backend.row_sample(500, SEED, STREAM, subsample))
-    expected = np.flatnonzero(row_uniforms(SEED, STREAM, 500) < subsample) if subsample < 1 \
+    expected = np.flatnonzero(row_uniforms(np, SEED, STREAM, 500) < subsample) if subsample < 1 \
         else np.arange(500)
     np.testing.assert_array_equal(indices, expected)
 
@@ -118,7 +118,7 @@ def test_gradient_based_keeps_rows_below_their_probability_weighted_by_its_inver
     indices, multipliers = gradient_based_sample(np, gradients, hessians, SEED, STREAM, 0.25,
                                                  1.0)
     probabilities = gradient_based_probabilities(np, gradients, hessians, 0.25, 1.0)
-    kept = row_uniforms(SEED, STREAM, 800) < probabilities
+    kept = row_uniforms(np, SEED, STREAM, 800) < probabilities
     np.testing.assert_array_equal(indices, np.flatnonzero(kept))
     np.testing.assert_array_equal(multipliers[kept], 1.0 / probabilities[kept])
     np.testing.assert_array_equal(multipliers[~kept], 0.0)

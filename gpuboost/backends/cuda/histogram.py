@@ -1,9 +1,10 @@
 """Histogram primitive of the CUDA backend (kernels in ``cuda/histogram.cu``).
 
-Builds the same int64 histograms as :func:`gpuboost.histogram.build_histograms`
-(exact integer sums, so equal bit for bit) with one kernel launch for a whole
-batch of nodes. Works with ``xp = cupy`` on a GPU and the emulated device namespace
-under the CPU emulation (``GPUBOOST_EMULATE_CUDA=1``).
+Builds the same int64 histograms as
+:func:`gpuboost.backends.numpy.histogram.build_histograms` (exact integer sums, so
+equal bit for bit) with one kernel launch for a whole batch of nodes. Works with
+``xp = cupy`` on a GPU and the emulated device namespace under the CPU emulation
+(``GPUBOOST_EMULATE_CUDA=1``).
 
 Strategy (details in ``cuda/histogram.cu``):
 
@@ -19,8 +20,11 @@ host to device; the result stays on the device.
 """
 import numpy as np
 
-from ...core.dtypes import (GRAD_QUANT_DTYPE, HIST_DTYPE, HIST_FIELDS, SAMPLE_INDEX_DTYPE, X_BINNED_DTYPE)
-from .launch import emulated, get_kernel
+from ...core.dtypes import (GRAD_QUANT_DTYPE, HIST_DTYPE, HIST_FIELDS, SAMPLE_INDEX_DTYPE,
+                            X_BINNED_DTYPE)
+from ...core.segments import checked_segments, offsets
+from ..emulation.launcher import MAX_SHARED_PER_BLOCK_OPTIN_BYTES
+from .launch import EMULATED, MAX_GRID_X, ceil_div, require_array
 
 __all__ = ["build_histograms", "HistogramPlan", "plan_histograms", "device_limits",
            "SHARED_BYTES_PER_CELL", "MAX_BLOCK_THREADS", "MAX_ROWS_PER_PASS"]
@@ -51,20 +55,17 @@ DEFAULT_SHARED_BYTES = 48 * 1024
 #: Streaming multiprocessors assumed under the emulation (an A100, sm_80, whose
 #: shared-memory limits the emulator enforces).
 EMULATED_SM_COUNT = 108
-#: Largest gridDim.x.
-MAX_GRID_X = 2 ** 31 - 1
 
 _DEVICE_LIMITS = {}
 
 
-def device_limits():
+def device_limits(mode):
     """``(multiprocessor_count, max_shared_bytes_per_block_optin)`` of the device.
 
-    On a GPU, from the current CuPy device (cached per device id); under the
-    emulation, :data:`EMULATED_SM_COUNT` and the emulator's opt-in limit.
+    On a GPU (``mode='cupy'``), from the current CuPy device (cached per device id);
+    under the emulation, :data:`EMULATED_SM_COUNT` and the emulator's opt-in limit.
     """
-    if emulated():
-        from ..emulation.launcher import MAX_SHARED_PER_BLOCK_OPTIN_BYTES
+    if mode == EMULATED:
         return EMULATED_SM_COUNT, MAX_SHARED_PER_BLOCK_OPTIN_BYTES
     import cupy
     device = cupy.cuda.Device()
@@ -134,31 +135,21 @@ def plan_histograms(lengths, n_features, n_bins, shared_limit, sm_count, rows_pe
     max_features_per_block = shared_limit // cell_bytes
     use_shared = max_features_per_block >= 1 and not force_global
     if use_shared:
-        n_groups = -(-n_features // max_features_per_block)
-        features_per_group = -(-n_features // n_groups)  # balanced groups
+        n_groups = ceil_div(n_features, max_features_per_block)
+        features_per_group = ceil_div(n_features, n_groups)  # balanced groups
     else:
         n_groups, features_per_group = 1, n_features
     if rows_per_block is None:
         target_blocks = max(1, (sm_count * TARGET_BLOCKS_PER_SM) // n_groups)
         total_rows = int(lengths.sum())
-        rows_per_block = max(MIN_ROWS_PER_BLOCK, -(-total_rows // target_blocks))
+        rows_per_block = max(MIN_ROWS_PER_BLOCK, ceil_div(total_rows, target_blocks))
     rows_per_block = int(rows_per_block)
     if rows_per_block < 1:
         raise ValueError(f"rows_per_block must be positive, got {rows_per_block}")
-    blocks = -(-lengths // rows_per_block)
-    node_first_block = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(blocks, out=node_first_block[1:])
+    node_first_block = offsets(ceil_div(lengths, rows_per_block))
     shared_bytes = features_per_group * cell_bytes if use_shared else 0
     return HistogramPlan(use_shared, features_per_group, n_groups, rows_per_block,
                          node_first_block, shared_bytes)
-
-
-def _require(array, dtype, ndim, name):
-    if array.dtype != dtype or array.ndim != ndim:
-        raise TypeError(f"{name} must be a {ndim}-d array of {np.dtype(dtype)}, got "
-                        f"{array.ndim}-d {array.dtype}")
-    if not array.flags.c_contiguous:
-        raise ValueError(f"{name} must be C-contiguous")
 
 
 def _allow_dynamic_shared(kernel, shared_bytes):
@@ -168,9 +159,9 @@ def _allow_dynamic_shared(kernel, shared_bytes):
         kernel.max_dynamic_shared_size_bytes = int(shared_bytes)
 
 
-def build_histograms(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices,
-                     begins, ends, n_bins, *, shared_memory_limit=None, rows_per_block=None,
-                     block_threads=MAX_BLOCK_THREADS, force_global=False):
+def build_histograms(xp, launcher, X_binned, quantized_gradients, quantized_hessians,
+                     sample_indices, begins, ends, n_bins, *, shared_memory_limit=None,
+                     rows_per_block=None, block_threads=MAX_BLOCK_THREADS, force_global=False):
     """Histograms of a batch of nodes, on the device, in one kernel launch.
 
     Parameters
@@ -178,14 +169,16 @@ def build_histograms(xp, X_binned, quantized_gradients, quantized_hessians, samp
     xp : module
         ``cupy`` (GPU) or the emulated device namespace; every array argument
         lives there.
-    X_binned : array of shape (n_rows, n_features), uint8, C order
+    launcher : gpuboost.backends.cuda.launch.KernelLauncher
+    X_binned : array of shape (n_rows, n_features), uint8, C order  # IN
         The binned features **row-major** (``Dataset.X_binned``), the layout this
         kernel needs: rows are gathered through ``sample_indices``, and row-major
         lets consecutive threads read consecutive features of one row.
-    quantized_gradients, quantized_hessians : array of shape (n_rows,), int32
-    sample_indices : array of shape (n_samples,), int32
+    quantized_gradients, quantized_hessians : array of shape (n_rows,), int32  # IN
+    sample_indices : array of shape (n_samples,), int32  # IN
         The row partition; node ``i`` owns ``sample_indices[begins[i]:ends[i]]``.
     begins, ends : sequence of int, length n_nodes (host)
+        Segments inside ``[0, n_samples]``; they may overlap.
     n_bins : int
         Histogram width (``max_bin + 1``); every value of ``X_binned`` is below it.
     shared_memory_limit : int, optional
@@ -201,33 +194,28 @@ def build_histograms(xp, X_binned, quantized_gradients, quantized_hessians, samp
 
     Returns
     -------
-    histograms : array of shape (n_nodes, n_features, n_bins, 3), int64
+    histograms : array of shape (n_nodes, n_features, n_bins, 3), int64  # OUT
         Last axis: (sum_gradients, sum_hessians, count), equal to
-        :func:`gpuboost.histogram.build_histograms`.
+        :func:`gpuboost.backends.numpy.histogram.build_histograms`.
     """
-    _require(X_binned, X_BINNED_DTYPE, 2, "X_binned")
-    _require(quantized_gradients, GRAD_QUANT_DTYPE, 1, "quantized_gradients")
-    _require(quantized_hessians, GRAD_QUANT_DTYPE, 1, "quantized_hessians")
-    _require(sample_indices, SAMPLE_INDEX_DTYPE, 1, "sample_indices")
+    require_array(xp, X_binned, X_BINNED_DTYPE, "X_binned", ndim=2)
+    require_array(xp, quantized_gradients, GRAD_QUANT_DTYPE, "quantized_gradients", ndim=1)
+    require_array(xp, quantized_hessians, GRAD_QUANT_DTYPE, "quantized_hessians", ndim=1)
+    require_array(xp, sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
     if not 1 <= block_threads <= MAX_BLOCK_THREADS:
-        raise ValueError(f"block_threads must be in [1, {MAX_BLOCK_THREADS}], got {block_threads}")
+        raise ValueError(f"block_threads must be in [1, {MAX_BLOCK_THREADS}], got "
+                         f"{block_threads}")
     n_features = int(X_binned.shape[1])
     n_bins = int(n_bins)
-    begins = np.asarray(begins, dtype=np.int64).reshape(-1)
-    ends = np.asarray(ends, dtype=np.int64).reshape(-1)
+    begins, ends = checked_segments(begins, ends, sample_indices.shape[0])
     n_nodes = len(begins)
-    if len(ends) != n_nodes:
-        raise ValueError("begins and ends must have the same length")
     lengths = ends - begins
-    if n_nodes and (lengths.min() < 0 or begins.min() < 0
-                    or ends.max() > sample_indices.shape[0]):
-        raise ValueError("every segment must satisfy 0 <= begin <= end <= len(sample_indices)")
     histograms = xp.zeros((n_nodes, n_features, n_bins, HIST_FIELDS), dtype=HIST_DTYPE)
     if n_nodes == 0 or n_features == 0 or int(lengths.sum()) == 0:
         return histograms
 
-    sm_count, optin_limit = device_limits()
-    kernel = get_kernel(KERNEL_FILE, SHARED_KERNEL)
+    sm_count, optin_limit = device_limits(launcher.mode)
+    kernel = launcher.kernel(KERNEL_FILE, SHARED_KERNEL)
     if shared_memory_limit is None:
         shared_memory_limit = optin_limit - kernel.shared_size_bytes
     plan = plan_histograms(lengths, n_features, n_bins, int(shared_memory_limit), sm_count,
@@ -245,12 +233,11 @@ def build_histograms(xp, X_binned, quantized_gradients, quantized_hessians, samp
               np.int32(n_bins))
     if plan.use_shared:
         _allow_dynamic_shared(kernel, plan.shared_bytes)
-        kernel((n_blocks,), (int(block_threads),),
-               common + (np.int32(plan.features_per_group), np.int64(plan.blocks_per_group),
-                         np.int64(plan.rows_per_block), histograms),
-               shared_mem=plan.shared_bytes)
+        launcher(KERNEL_FILE, SHARED_KERNEL, n_blocks, block_threads,
+                 common + (np.int32(plan.features_per_group), np.int64(plan.blocks_per_group),
+                           np.int64(plan.rows_per_block), histograms),
+                 shared_mem=plan.shared_bytes)
     else:
-        get_kernel(KERNEL_FILE, GLOBAL_KERNEL)(
-            (n_blocks,), (int(block_threads),),
-            common + (np.int64(plan.rows_per_block), histograms))
+        launcher(KERNEL_FILE, GLOBAL_KERNEL, n_blocks, block_threads,
+                 common + (np.int64(plan.rows_per_block), histograms))
     return histograms

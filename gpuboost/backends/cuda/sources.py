@@ -60,7 +60,7 @@ def list_cuda_sources():
     Returns
     -------
     list of str
-        Names such as ``"histogram.cu"`` or ``"gpuboost_common.cuh"``.
+        Names such as ``"histogram.cu"`` or ``"common.cuh"``.
     """
     return sorted(
         path.name

@@ -1,9 +1,10 @@
-"""Split-scan primitive of the CUDA backend (kernels in ``cuda/split.cu``).
+"""Split-scan primitive of the CUDA backend (kernels in ``cuda/split_scan.cu``).
 
-:func:`find_best_splits` returns exactly what :func:`gpuboost.split.find_best_splits`
-returns, bit for bit (gains included): the kernels recover float64 sums from the
-exact int64 histogram sums and evaluate the formulas of ``cuda/gain.cuh``, which
-mirror ``gpuboost/split.py`` operation by operation (compiled with
+:func:`find_best_splits` returns exactly what
+:func:`gpuboost.backends.numpy.split_scan.find_best_splits` returns, bit for bit (gains
+included): the kernels recover float64 sums from the exact int64 histogram sums and
+evaluate the formulas of ``cuda/gain.cuh``, which mirror ``gpuboost/core/gain.py``
+operation by operation (compiled with
 ``--fmad=false``), and break ties in NumPy's argmax order. Works with
 ``xp = cupy`` on a GPU and the emulated device namespace under the CPU emulation.
 
@@ -13,14 +14,15 @@ the ``n_nodes`` records (10 int64 words each) are copied to the host.
 """
 import numpy as np
 
+from ...core.array import to_numpy
 from ...core.dtypes import HIST_DTYPE, HIST_FIELDS, MAX_BIN_LIMIT
 from ...core.gain import SPLIT_GAIN_EPS, SPLIT_RECORD_DTYPE, no_split_records
-from .launch import get_kernel
+from .launch import MAX_GRID_X
 
 __all__ = ["find_best_splits", "records_from_words", "RECORD_WORDS", "FEATURE_BEST_WORDS"]
 
-#: Kernel file (``cuda/split.cu``) and its kernels.
-KERNEL_FILE = "split"
+#: Kernel file (``cuda/split_scan.cu``) and its kernels.
+KERNEL_FILE = "split_scan"
 SCAN_KERNEL = "split_scan_features"
 SELECT_KERNEL = "split_select_nodes"
 
@@ -40,8 +42,6 @@ _RECORD_LEFT_SUMS = 4
 _RECORD_NODE_SUMS = _RECORD_LEFT_SUMS + HIST_FIELDS
 _LEFT_FIELDS = ("left_sum_gradients", "left_sum_hessians", "left_count")
 _NODE_FIELDS = ("sum_gradients", "sum_hessians", "count")
-#: Largest gridDim.x.
-MAX_GRID_X = 2 ** 31 - 1
 
 
 def _power_of_two_at_least(value, lowest, highest):
@@ -49,12 +49,6 @@ def _power_of_two_at_least(value, lowest, highest):
     while threads < value:
         threads *= 2
     return min(threads, highest)
-
-
-def _to_host(xp, array):
-    if xp is np:
-        return np.asarray(array)
-    return xp.asnumpy(array)
 
 
 def records_from_words(words):
@@ -71,15 +65,16 @@ def records_from_words(words):
     return records
 
 
-def find_best_splits(xp, histograms, scale_gradients, scale_hessians, n_value_bins, missing_bin,
-                     split_params, feature_mask=None):
+def find_best_splits(xp, launcher, histograms, scale_gradients, scale_hessians, n_value_bins,
+                     missing_bin, split_params, feature_mask=None):
     """Best split of every node of a batch, computed on the device.
 
     Parameters
     ----------
     xp : module
         ``cupy`` (GPU) or the emulated device namespace.
-    histograms : xp array of shape (n_nodes, n_features, n_bins, 3), int64
+    launcher : gpuboost.backends.cuda.launch.KernelLauncher
+    histograms : xp array of shape (n_nodes, n_features, n_bins, 3), int64  # IN
         C-contiguous (a copy is made otherwise). ``n_bins <= MAX_BIN_LIMIT + 1``.
     scale_gradients, scale_hessians : float
         Quantization scales of this round's column.
@@ -87,21 +82,22 @@ def find_best_splits(xp, histograms, scale_gradients, scale_hessians, n_value_bi
         Host or xp array (an xp int32 array is used as is, so a backend can keep
         a device copy; anything else is copied to the device each call).
     missing_bin : int
-    split_params : gpuboost.split.SplitParams
+    split_params : gpuboost.core.gain.SplitParams
     feature_mask : host ndarray of shape (n_nodes, n_features), bool, optional
         Features allowed at each node; all when None.
 
     Returns
     -------
-    records : host ndarray of shape (n_nodes,), SPLIT_RECORD_DTYPE
-        Equal to :func:`gpuboost.split.find_best_splits` field by field.
+    records : host ndarray of shape (n_nodes,), SPLIT_RECORD_DTYPE  # OUT
+        Equal to :func:`gpuboost.backends.numpy.split_scan.find_best_splits` field by
+        field.
     """
     if histograms.ndim != 4 or histograms.shape[3] != HIST_FIELDS:
         raise ValueError(f"histograms must have shape (n_nodes, n_features, n_bins, "
                          f"{HIST_FIELDS}), got {histograms.shape}")
     n_nodes, n_features, n_bins, _ = (int(size) for size in histograms.shape)
     missing_bin = int(missing_bin)
-    # As gpuboost.split: no candidate bins (or no node) -> records with zero sums.
+    # As the NumPy split scan: no candidate bins (or no node) -> records with zero sums.
     if n_nodes == 0 or missing_bin - 1 <= 0:
         return no_split_records(n_nodes)
     if n_features == 0:
@@ -135,15 +131,14 @@ def find_best_splits(xp, histograms, scale_gradients, scale_hessians, n_value_bi
     words = xp.empty((n_nodes, RECORD_WORDS), dtype=np.int64)
     params = split_params
     scan_threads = _power_of_two_at_least(n_bins, WARP_SIZE, SCAN_MAX_THREADS)
-    get_kernel(KERNEL_FILE, SCAN_KERNEL)(
-        (n_nodes * n_features,), (scan_threads,),
-        (histograms, value_bins, mask, has_mask, np.int32(n_features), np.int32(n_bins),
-         np.int32(missing_bin), np.float64(scale_gradients), np.float64(scale_hessians),
-         np.float64(params.reg_lambda), np.float64(params.reg_alpha),
-         np.float64(params.max_delta_step), np.float64(params.min_child_weight),
-         np.int64(params.min_data_in_leaf), np.float64(params.gamma),
-         np.float64(SPLIT_GAIN_EPS), feature_best, node_sums))
+    launcher(KERNEL_FILE, SCAN_KERNEL, n_nodes * n_features, scan_threads, (
+        histograms, value_bins, mask, has_mask, np.int32(n_features), np.int32(n_bins),
+        np.int32(missing_bin), np.float64(scale_gradients), np.float64(scale_hessians),
+        np.float64(params.reg_lambda), np.float64(params.reg_alpha),
+        np.float64(params.max_delta_step), np.float64(params.min_child_weight),
+        np.int64(params.min_data_in_leaf), np.float64(params.gamma),
+        np.float64(SPLIT_GAIN_EPS), feature_best, node_sums))
     select_threads = _power_of_two_at_least(n_features, WARP_SIZE, SELECT_MAX_THREADS)
-    get_kernel(KERNEL_FILE, SELECT_KERNEL)(
-        (n_nodes,), (select_threads,), (feature_best, node_sums, np.int32(n_features), words))
-    return records_from_words(_to_host(xp, words))
+    launcher(KERNEL_FILE, SELECT_KERNEL, n_nodes, select_threads,
+             (feature_best, node_sums, np.int32(n_features), words))
+    return records_from_words(to_numpy(words))

@@ -7,7 +7,7 @@ exchanges, atomics), and launched through :class:`EmulatedModule` /
 ``cupy.RawKernel`` that check every argument against the kernel's C
 signature. With ``GPUBOOST_EMULATE_CUDA=1``, ``device='cuda'`` runs the CUDA
 backend through this emulation, on emulated device arrays
-(:mod:`gpuboost.emulation.device_array`) that follow CuPy's rules for what
+(:mod:`gpuboost.backends.emulation.device_array`) that follow CuPy's rules for what
 crosses between host and device. See docs/EMULATION.md.
 """
 import contextlib
@@ -47,14 +47,14 @@ def emulation_enabled():
 def emulated_kernels():
     """Run ``device='cuda'`` through the CPU emulation inside the ``with`` block.
 
-    Sets ``GPUBOOST_EMULATE_CUDA=1`` (restoring the previous value afterwards) and
-    forgets compiled kernel modules on entry and exit, so the switch takes effect
-    at once. Used by the test suite.
+    Sets ``GPUBOOST_EMULATE_CUDA=1`` and restores the previous value afterwards. The
+    switch takes effect at once: ``gpuboost.backends.get_backend`` keeps one CUDA backend
+    per mode, and compiled kernels are cached per mode
+    (:mod:`gpuboost.backends.cuda.launch`), so nothing needs to be forgotten. Used by
+    the test suite.
     """
-    from ..cuda import launch as cuda_module
     previous = os.environ.get(EMULATE_ENV_VAR)
     os.environ[EMULATE_ENV_VAR] = "1"
-    cuda_module.clear_cache()
     try:
         yield
     finally:
@@ -62,4 +62,3 @@ def emulated_kernels():
             os.environ.pop(EMULATE_ENV_VAR, None)
         else:
             os.environ[EMULATE_ENV_VAR] = previous
-        cuda_module.clear_cache()

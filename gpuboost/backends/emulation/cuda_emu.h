@@ -1,6 +1,6 @@
 // cuda_emu.h -- run CUDA kernel sources on the CPU with g++ (see docs/EMULATION.md).
 //
-// gpuboost.emulation compiles a `cuda/*.cu` file with
+// gpuboost.backends.emulation compiles a `cuda/*.cu` file with
 //     g++ -std=c++20 -DGPUBOOST_EMULATION -include cuda_emu.h -x c++ file.cu
 // This header turns the CUDA dialect used by the kernels into plain C++:
 //
@@ -29,7 +29,7 @@
 #define GPUBOOST_CUDA_EMU_H
 
 #ifndef GPUBOOST_EMULATION
-#error "cuda_emu.h is the g++ emulation of CUDA; build through gpuboost.emulation (-DGPUBOOST_EMULATION)"
+#error "cuda_emu.h is the g++ emulation of CUDA; build through gpuboost.backends.emulation"
 #endif
 
 // ---------------------------------------------------------------------------
@@ -1359,7 +1359,7 @@ inline unsigned __reduce_xor_sync(unsigned mask, unsigned value) {
 
 // ---------------------------------------------------------------------------
 // Atomic functions: exactly CUDA's overload set (for example there is no
-// atomicAdd on long long; gpuboost_common.cuh has gpuboost_atomic_add_int64).
+// atomicAdd on long long; common.cuh has gpuboost_atomic_add_int64).
 // ---------------------------------------------------------------------------
 inline int atomicAdd(int* address, int value) { return gpuboost_emu::atomic_add(address, value); }
 inline unsigned int atomicAdd(unsigned int* address, unsigned int value) {

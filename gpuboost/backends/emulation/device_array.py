@@ -66,6 +66,12 @@ def _count(kind):
     if _counts is not None:
         _counts[kind] += 1
 
+
+def record_kernel_launch():
+    """Count one raw kernel launch (called by the emulated kernels, see
+    :func:`count_operations`)."""
+    _count("kernel")
+
 #: NumPy functions CuPy 14 does not provide (``dir(numpy)`` minus ``dir(cupy)``,
 #: callables only); calling them through the emulated ``xp`` raises
 #: AttributeError, as ``cupy.<name>`` would.

@@ -15,7 +15,7 @@ the emulated device (:data:`EMULATED_ARCH`). Failures inside the kernel
 (``assert``, ``__trap``, misuse of warp intrinsics) raise ``RuntimeError``.
 
 How a launch runs: the module's source is compiled once by g++ (see
-:mod:`gpuboost.emulation.compiler`) together with a generated entry point per
+:mod:`gpuboost.backends.emulation.compiler`) together with a generated entry point per
 kernel, called through ctypes (the GIL is released meanwhile). A launch runs
 on a few OS worker threads (one per core, ``GPUBOOST_EMULATION_WORKERS``),
 each owning some warps of the block whose threads are fibers switched at
@@ -36,8 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from .compiler import compile_shared_library
-from . import device_array
-from .device_array import DeviceArray
+from .device_array import DeviceArray, record_kernel_launch
 
 __all__ = [
     "EmulatedModule",
@@ -424,15 +423,6 @@ def emulation_worker_count():
     return min(max(value, 0), MAX_WORKERS)
 
 
-def _default_include_dirs():
-    try:
-        from ..cuda.sources import cuda_source_dir
-        return [cuda_source_dir()]
-    except (ImportError, FileNotFoundError):
-        checkout_cuda = Path(__file__).resolve().parents[2] / "cuda"
-        return [checkout_cuda] if checkout_cuda.is_dir() else []
-
-
 def _split_options(options):
     """Keep ``-D`` and ``-I`` (either spelling) of nvcc / NVRTC options."""
     if isinstance(options, str):
@@ -485,7 +475,7 @@ class EmulatedModule:
         Accepted for ``cupy.RawModule`` compatibility; the last three must be false.
     device_arrays_only : bool
         Pointer arguments must be emulated device arrays
-        (:class:`gpuboost.emulation.device_array.DeviceArray`), as CuPy's kernels
+        (:class:`gpuboost.backends.emulation.device_array.DeviceArray`), as CuPy's kernels
         refuse host NumPy arrays; the CUDA backend's modules set this. Otherwise
         NumPy arrays are accepted too (the emulation's own tests).
 
@@ -526,9 +516,9 @@ class EmulatedModule:
         self.code = code
         self.path = path
         self._display_name = str(path) if path is not None else _ANONYMOUS_SOURCE_NAME
-        self._include_dirs = source_dirs + option_include_dirs + [
-            str(folder) for folder in _default_include_dirs()
-        ]
+        # As for CuPy's RawModule, headers are found next to the source file and in the
+        # folders of the -I options (the CUDA backend passes the kernel folder).
+        self._include_dirs = source_dirs + option_include_dirs
         self._signatures = parse_kernel_signatures(code)
         self._launch_bounds = parse_launch_bounds(code)
         self._library = None
@@ -608,7 +598,7 @@ class EmulatedModule:
         ------
         LookupError
             If the source has no such ``extern "C"`` kernel.
-        gpuboost.emulation.compiler.EmulationCompileError
+        gpuboost.backends.emulation.compiler.EmulationCompileError
             If g++ rejects the source.
         """
         kernel = self._kernels.get(name)
@@ -856,7 +846,7 @@ class EmulatedKernel:
             The kernel failed (``assert``, ``__trap``, misuse of barriers or
             warp intrinsics, a barrier wait past ``GPUBOOST_EMULATION_TIMEOUT``).
         """
-        device_array._count("kernel")
+        record_kernel_launch()
         grid_dims = self._dims(grid, "grid", MAX_GRID_DIMS)
         block_dims = self._dims(block, "block", MAX_BLOCK_DIMS)
         threads = block_dims[0] * block_dims[1] * block_dims[2]

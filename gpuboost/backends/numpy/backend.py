@@ -1,28 +1,33 @@
-"""The NumPy backend: the reference implementation of every primitive."""
+"""The NumPy backend: the reference implementation of every primitive.
+
+:class:`NumpyBackend` only delegates to one module per primitive (the same names as
+the CUDA backend's modules and the kernel files ``cuda/*.cu``): :mod:`.binning`,
+:mod:`.histogram`, :mod:`.split_scan`, :mod:`.partition`, :mod:`.leaf`,
+:mod:`.segment_reduce`, :mod:`.predict`.
+"""
 import numpy as np
 
+from ...core.threads import thread_pool, usable_cores
 from ..base import Backend, DeviceData
-from ...core.segments import concat_ranges
+from .binning import bin_features, binned_layout
 from .histogram import build_histograms
-from ...core.quantile import weighted_quantile
-from .partition import partition_rows
-from .predict import predict_leaves_binned, predict_leaves_raw
+from .leaf import add_leaf_values, segment_weighted_quantile
+from .partition import partition_rows_threaded
+from .predict import (predict_forest_leaves, predict_forest_raw, predict_tree_binned,
+                      predict_tree_raw)
 from .segment_reduce import segment_sums
 from .split_scan import find_best_splits
-from ...core.threads import thread_pool, usable_cores
-
-#: Partitions of fewer rows run on one thread (thread hand-off costs more).
-PARALLEL_PARTITION_MIN_ROWS = 1 << 16
 
 __all__ = ["NumpyBackend"]
 
 
 class NumpyBackend(Backend):
-    """Primitives in vectorized NumPy (see gpuboost.histogram, .split, .partition)."""
+    """Primitives in vectorized NumPy (see the module docstring)."""
 
     name = "numpy"
     xp = np
-    #: Threads of the histogram feature loop; set from ``nthread`` by configure().
+    #: Threads of the histogram, split-scan and partition loops; set from ``nthread``
+    #: by configure() (results do not depend on it).
     n_threads = 1
 
     def configure(self, params):
@@ -31,19 +36,20 @@ class NumpyBackend(Backend):
 
     def _prepare(self, dataset):
         mapper = dataset.bin_mapper
-        arrays = {
-            "X_binned": dataset.X_binned,
-            # Feature-major copy: gathering one feature's bins for a row set is contiguous.
-            "X_binned_columns": np.ascontiguousarray(dataset.X_binned.T),
-        }
         return DeviceData(dataset.n_rows, dataset.n_features, mapper.n_bins, mapper.missing_bin,
-                          np.asarray(mapper.n_value_bins_), dataset.label, dataset.weight, arrays)
+                          np.asarray(mapper.n_value_bins_), dataset.label, dataset.weight,
+                          binned_layout(dataset.X_binned))
 
     def binned_layout(self, X_binned):
-        return {"X_binned": X_binned, "X_binned_columns": np.ascontiguousarray(X_binned.T)}
+        return binned_layout(X_binned)
 
     def prepare_features(self, X):
         return np.ascontiguousarray(X, dtype=np.float64)
+
+    def rebin(self, data, raw_features, bin_mapper):
+        return DeviceData(data.n_rows, data.n_features, bin_mapper.n_bins, bin_mapper.missing_bin,
+                          np.asarray(bin_mapper.n_value_bins_), data.label, data.weight,
+                          binned_layout(bin_features(raw_features, bin_mapper)))
 
     def build_histograms(self, data, quantized_gradients, quantized_hessians, sample_indices,
                          begins, ends):
@@ -59,57 +65,27 @@ class NumpyBackend(Backend):
 
     def partition(self, data, sample_indices, begins, ends, features, threshold_bins,
                   default_left):
-        columns = data.arrays["X_binned_columns"]
-        pool = thread_pool(self.n_threads)
-        n_rows = int(np.sum(np.asarray(ends) - np.asarray(begins)))
-        if pool is None or len(begins) < 2 or n_rows < PARALLEL_PARTITION_MIN_ROWS:
-            partition_rows(columns, sample_indices, begins, ends, features, threshold_bins,
-                           default_left, data.missing_bin)
-            return
-        # Node segments are disjoint: split the nodes into groups of similar row
-        # counts and partition the groups concurrently.
-        lengths = np.asarray(ends) - np.asarray(begins)
-        group_of_node = np.minimum(np.cumsum(lengths) - lengths, n_rows - 1) * self.n_threads // n_rows
-        groups = [np.flatnonzero(group_of_node == g) for g in range(self.n_threads)]
-        list(pool.map(lambda nodes: partition_rows(
-            columns, sample_indices, begins[nodes], ends[nodes], features[nodes],
-            threshold_bins[nodes], default_left[nodes], data.missing_bin),
-            [nodes for nodes in groups if len(nodes)]))
+        partition_rows_threaded(data.arrays["X_binned_columns"], sample_indices, begins, ends,
+                                features, threshold_bins, default_left, data.missing_bin,
+                                self.n_threads)
 
     def add_leaf_values(self, raw, output, sample_indices, begins, ends, values):
-        positions, segment = concat_ranges(begins, ends)
-        raw[sample_indices[positions], output] += np.asarray(values, dtype=np.float64)[segment]
+        add_leaf_values(raw, output, sample_indices, begins, ends, values)
+
+    def segment_weighted_quantile(self, values, weights, sample_indices, begins, ends, alpha):
+        return segment_weighted_quantile(values, weights, sample_indices, begins, ends, alpha)
 
     def segment_sums(self, values, sample_indices, begins, ends):
         return segment_sums(values, sample_indices, begins, ends)
 
-    def rebin(self, data, raw_features, bin_mapper):
-        X_binned = bin_mapper.transform(raw_features)
-        arrays = {"X_binned": X_binned, "X_binned_columns": np.ascontiguousarray(X_binned.T)}
-        return DeviceData(data.n_rows, data.n_features, bin_mapper.n_bins, bin_mapper.missing_bin,
-                          np.asarray(bin_mapper.n_value_bins_), data.label, data.weight, arrays)
-
-    def segment_weighted_quantile(self, values, weights, sample_indices, begins, ends, alpha):
-        out = np.empty(len(begins), dtype=np.float64)
-        for i, (begin, end) in enumerate(zip(begins, ends)):
-            rows = sample_indices[begin:end]
-            out[i] = weighted_quantile(values[rows], None if weights is None else weights[rows],
-                                       alpha)
-        return out
-
     def predict_tree_binned(self, data, tree):
-        return tree.value[predict_leaves_binned(tree, data.arrays["X_binned"], data.missing_bin)]
+        return predict_tree_binned(data.arrays["X_binned"], data.missing_bin, tree)
 
     def predict_tree_raw(self, X, tree):
-        return tree.value[predict_leaves_raw(tree, X)]
-
-    def predict_forest_leaves(self, X, trees):
-        out = np.empty((X.shape[0], len(trees)), dtype=np.int32)
-        for i, tree in enumerate(trees):
-            out[:, i] = predict_leaves_raw(tree, X)
-        return out
+        return predict_tree_raw(X, tree)
 
     def predict_forest_raw(self, X, trees, tree_outputs, margins):
-        for tree, output in zip(trees, tree_outputs):
-            margins[:, output] += tree.value[predict_leaves_raw(tree, X)]
-        return margins
+        return predict_forest_raw(X, trees, tree_outputs, margins)
+
+    def predict_forest_leaves(self, X, trees):
+        return predict_forest_leaves(X, trees)

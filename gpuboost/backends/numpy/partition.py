@@ -3,12 +3,18 @@
 Node ``i`` owns ``sample_indices[begin:end]`` (docs/DESIGN.md, "Row partition").
 Splitting is stable: the rows going left take the first positions of the
 segment and the rows going right the rest, each in their original order.
+CUDA version: ``cuda/partition.cu``.
 """
 import numpy as np
 
 from ...core.segments import concat_ranges
+from ...core.threads import thread_pool
 
-__all__ = ["goes_left", "partition_rows", "partition_rows_naive"]
+__all__ = ["goes_left", "partition_rows", "partition_rows_threaded", "partition_rows_naive",
+           "PARALLEL_PARTITION_MIN_ROWS"]
+
+#: Partitions of fewer rows run on one thread (thread hand-off costs more).
+PARALLEL_PARTITION_MIN_ROWS = 1 << 16
 
 
 def goes_left(bins, threshold_bin, default_left, missing_bin):
@@ -25,8 +31,8 @@ def partition_rows(X_binned_columns, sample_indices, begins, ends, features, thr
 
     Parameters
     ----------
-    X_binned_columns : ndarray of shape (n_features, n_rows), uint8
-    sample_indices : ndarray of shape (n_samples,), int32
+    X_binned_columns : ndarray of shape (n_features, n_rows), uint8  # IN
+    sample_indices : ndarray of shape (n_samples,), int32  # IN, OUT
         Modified in place: every listed segment is reordered.
     begins, ends : ndarray of shape (n_nodes,), int
         The segments of the nodes being split (disjoint).
@@ -36,7 +42,7 @@ def partition_rows(X_binned_columns, sample_indices, begins, ends, features, thr
 
     Returns
     -------
-    n_left : ndarray of shape (n_nodes,), int64
+    n_left : ndarray of shape (n_nodes,), int64  # OUT
         Rows sent to each node's left child.
     """
     n_nodes = len(begins)
@@ -76,6 +82,31 @@ def partition_rows(X_binned_columns, sample_indices, begins, ends, features, thr
     n_left = np.empty(n_nodes, dtype=np.int64)
     n_left[order] = n_left_sorted
     return n_left
+
+
+def partition_rows_threaded(X_binned_columns, sample_indices, begins, ends, features,
+                            threshold_bins, default_left, missing_bin, n_threads):
+    """:func:`partition_rows` with the nodes split among ``n_threads`` threads.
+
+    Node segments are disjoint, so groups of nodes of similar row counts are partitioned
+    concurrently; the result does not depend on ``n_threads``. Batches of fewer than
+    :data:`PARALLEL_PARTITION_MIN_ROWS` rows, or of one node, run on the calling thread.
+    Same parameters as :func:`partition_rows` (``begins`` .. ``default_left`` as
+    ndarrays), plus ``n_threads`` (int); returns nothing.
+    """
+    pool = thread_pool(n_threads)
+    n_rows = int(np.sum(np.asarray(ends) - np.asarray(begins)))
+    if pool is None or len(begins) < 2 or n_rows < PARALLEL_PARTITION_MIN_ROWS:
+        partition_rows(X_binned_columns, sample_indices, begins, ends, features,
+                       threshold_bins, default_left, missing_bin)
+        return
+    lengths = np.asarray(ends) - np.asarray(begins)
+    group_of_node = np.minimum(np.cumsum(lengths) - lengths, n_rows - 1) * n_threads // n_rows
+    groups = [np.flatnonzero(group_of_node == g) for g in range(n_threads)]
+    list(pool.map(lambda nodes: partition_rows(
+        X_binned_columns, sample_indices, begins[nodes], ends[nodes], features[nodes],
+        threshold_bins[nodes], default_left[nodes], missing_bin),
+        [nodes for nodes in groups if len(nodes)]))
 
 
 def partition_rows_naive(X_binned, sample_indices, begins, ends, features, threshold_bins,

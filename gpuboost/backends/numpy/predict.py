@@ -3,13 +3,17 @@
 Raw traversal: ``x <= threshold`` goes left, NaN follows ``default_left``.
 Binned traversal: ``bin <= threshold_bin`` goes left, the missing bin follows
 ``default_left``. On training data the two agree (docs/DESIGN.md, "Binning").
+The backend's primitives (:func:`predict_tree_binned`, :func:`predict_tree_raw`,
+:func:`predict_forest_raw`, :func:`predict_forest_leaves`; CUDA version:
+``cuda/predict.cu``) are built on the leaf-index traversals.
 """
 import numpy as np
 
 from .partition import goes_left
 
 __all__ = ["predict_leaves_raw", "predict_leaves_binned", "predict_leaves_naive",
-           "ROWS_PER_CHUNK"]
+           "predict_tree_binned", "predict_tree_raw", "predict_forest_raw",
+           "predict_forest_leaves", "ROWS_PER_CHUNK"]
 
 #: Rows traversed together (keeps the working set in cache).
 ROWS_PER_CHUNK = 1 << 16
@@ -75,6 +79,56 @@ def predict_leaves_binned(tree, X_binned, missing_bin):
 
         out[start:start + len(chunk)] = _traverse(
             tree, lambda rows, features: chunk[rows, features], len(chunk), go_left)
+    return out
+
+
+def predict_tree_binned(X_binned, missing_bin, tree):
+    """Leaf value of every row, traversing on binned features.
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_rows, n_features), uint8  # IN
+    missing_bin : int
+    tree : Tree
+
+    Returns
+    -------
+    values : ndarray of shape (n_rows,), float64  # OUT
+    """
+    return tree.value[predict_leaves_binned(tree, X_binned, missing_bin)]
+
+
+def predict_tree_raw(X, tree):
+    """Leaf value of every row of raw features ``X`` (n_rows, n_features) float64."""
+    return tree.value[predict_leaves_raw(tree, X)]
+
+
+def predict_forest_raw(X, trees, tree_outputs, margins):
+    """Add every tree's leaf value to ``margins[:, tree_output]``, tree by tree in order.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_features), float64, C order  # IN
+    trees : sequence of Tree
+    tree_outputs : sequence of int, shape (n_trees,)
+        The margin column of every tree.
+    margins : ndarray of shape (n_rows, n_outputs), float64  # IN, OUT
+        Updated in place.
+
+    Returns
+    -------
+    margins : ndarray  # OUT
+    """
+    for tree, output in zip(trees, tree_outputs):
+        margins[:, output] += tree.value[predict_leaves_raw(tree, X)]
+    return margins
+
+
+def predict_forest_leaves(X, trees):
+    """Leaf index of every row in every tree, shape (n_rows, n_trees) int32."""
+    out = np.empty((X.shape[0], len(trees)), dtype=np.int32)
+    for i, tree in enumerate(trees):
+        out[:, i] = predict_leaves_raw(tree, X)
     return out
 
 

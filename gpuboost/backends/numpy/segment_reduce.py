@@ -16,18 +16,9 @@ give the same bits.
 """
 import numpy as np
 
+from ...core.segments import checked_segments
+
 __all__ = ["segment_sums", "segment_sums_naive"]
-
-
-def _checked_segments(sample_indices, begins, ends):
-    begins = np.asarray(begins, dtype=np.int64).reshape(-1)
-    ends = np.asarray(ends, dtype=np.int64).reshape(-1)
-    if begins.shape != ends.shape:
-        raise ValueError(f"begins and ends differ in length ({len(begins)} vs {len(ends)}).")
-    n_positions = len(sample_indices)
-    if np.any(begins < 0) or np.any(ends < begins) or np.any(ends > n_positions):
-        raise ValueError(f"Segments must satisfy 0 <= begin <= end <= {n_positions}.")
-    return begins, ends
 
 
 def segment_sums(values, sample_indices, begins, ends):
@@ -35,16 +26,16 @@ def segment_sums(values, sample_indices, begins, ends):
 
     Parameters
     ----------
-    values : ndarray of shape (n_rows,), float64
-    sample_indices : ndarray of shape (n_positions,), int32
+    values : ndarray of shape (n_rows,), float64  # IN
+    sample_indices : ndarray of shape (n_positions,), int32  # IN
     begins, ends : array-like of int, shape (n_segments,)
 
     Returns
     -------
-    sums : ndarray of shape (n_segments,), float64
+    sums : ndarray of shape (n_segments,), float64  # OUT
     """
     values = np.asarray(values, dtype=np.float64)
-    begins, ends = _checked_segments(sample_indices, begins, ends)
+    begins, ends = checked_segments(begins, ends, len(sample_indices))
     sums = np.zeros(len(begins), dtype=np.float64)
     for segment, (begin, end) in enumerate(zip(begins, ends)):
         if end > begin:

@@ -7,8 +7,7 @@ module scans node histograms for the best admissible split of every node
 import numpy as np
 
 from ...core.dtypes import HIST_COUNT, HIST_FIELDS, HIST_GRAD, HIST_HESS
-from ...core.gain import (SPLIT_GAIN_EPS, SPLIT_RECORD_DTYPE, admissible, leaf_score,
-                          no_split_records, split_gain)
+from ...core.gain import SPLIT_GAIN_EPS, admissible, leaf_score, no_split_records
 
 __all__ = ["find_best_splits", "find_best_splits_naive"]
 
@@ -75,7 +74,8 @@ def _scan_chunk(histograms, scale_gradients, scale_hessians, bin_is_candidate, m
     n_nodes, n_features = histograms.shape[:2]
     # One contiguous array per field: (n_nodes, n_features, n_bins).
     sums = [np.ascontiguousarray(histograms[..., field]) for field in range(HIST_FIELDS)]
-    parent = np.stack([s[:, 0].sum(axis=1) for s in sums], axis=1)  # every row is in one bin of feature 0
+    # Every row is in one bin of feature 0.
+    parent = np.stack([s[:, 0].sum(axis=1) for s in sums], axis=1)
     missing = [s[:, :, missing_bin] for s in sums]  # (n_nodes, n_features) per field
     n_candidates = bin_is_candidate.shape[1]
     left_missing_right = [np.cumsum(s[:, :, :n_candidates], axis=2) for s in sums]
@@ -142,7 +142,8 @@ def find_best_splits_naive(histograms, scale_gradients, scale_hessians, n_value_
         parent = [int(v) for v in hist[0].sum(axis=0)]
         for field_name, value in zip(("sum_gradients", "sum_hessians", "count"), parent):
             records[field_name][node] = value
-        parent_score = float(leaf_score(parent[0] / scale_gradients, parent[1] / scale_hessians, params))
+        parent_score = float(leaf_score(parent[0] / scale_gradients,
+                                        parent[1] / scale_hessians, params))
         best = None
         for feature in range(n_features):
             if feature_mask is not None and not feature_mask[node, feature]:

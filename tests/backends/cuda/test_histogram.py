@@ -1,9 +1,11 @@
-"""Tests of the CUDA histogram primitive (gpuboost.backends.cuda_histogram, cuda/histogram.cu).
+"""Tests of the CUDA histogram primitive (gpuboost.backends.cuda.histogram,
+cuda/histogram.cu).
 
 The kernels run under the CPU emulation (``GPUBOOST_EMULATE_CUDA=1``; inputs and
-outputs are emulated device arrays, which follow CuPy's rules) and must equal the NumPy backend's histograms exactly, on every path: the
-shared-memory kernel with one or several feature groups, several row blocks per
-node, several flush passes per block, and the global-memory fallback.
+outputs are emulated device arrays, which follow CuPy's rules) and must equal the NumPy
+backend's histograms exactly, on every path: the shared-memory kernel with one or
+several feature groups, several row blocks per node, several flush passes per block,
+and the global-memory fallback.
 """
 import re
 import shutil
@@ -18,7 +20,10 @@ from gpuboost.backends.emulation.device_array import namespace as xp
 from gpuboost.backends.cuda.sources import cuda_source_dir
 from gpuboost.core.dtypes import GRAD_QUANT_MAX, HIST_COUNT, HIST_DTYPE, HIST_GRAD, HIST_HESS
 from gpuboost.backends.cuda import histogram as cuda_histogram
-from gpuboost.backends.cuda.histogram import (MAX_BLOCK_THREADS, MAX_ROWS_PER_PASS, SHARED_BYTES_PER_CELL, build_histograms, plan_histograms)
+from gpuboost.backends.cuda.histogram import (MAX_BLOCK_THREADS, MAX_ROWS_PER_PASS,
+                                               SHARED_BYTES_PER_CELL, build_histograms,
+                                               plan_histograms)
+from gpuboost.backends.cuda.launch import EMULATED, KernelLauncher
 from gpuboost.backends.numpy.histogram import build_histograms as numpy_build_histograms
 from gpuboost.backends.numpy.histogram import build_histograms_naive
 
@@ -37,7 +42,9 @@ def _build_on_device(X_binned, gradients, hessians, sample_indices, begins, ends
     """:func:`build_histograms` on device copies of the host inputs, copied back."""
     device_arrays = [xp.asarray(array) for array in (X_binned, gradients, hessians,
                                                      sample_indices)]
-    return xp.asnumpy(build_histograms(xp, *device_arrays, begins, ends, n_bins, **options))
+    launcher = KernelLauncher(EMULATED, check_launches=True)
+    return xp.asnumpy(build_histograms(xp, launcher, *device_arrays, begins, ends, n_bins,
+                                       **options))
 
 
 def _problem(rng, n_rows, n_features, max_bin, missing_fraction=0.1):

@@ -1,18 +1,20 @@
-"""The CUDA backend's row partition (``cuda/partition.cu``) against the naive reference.
+"""The CUDA backend's row partition (gpuboost.backends.cuda.partition,
+``cuda/partition.cu``) against the naive reference.
 
 Runs under the CPU emulation of the kernels (``GPUBOOST_EMULATE_CUDA=1``), so it
 needs no GPU; every launch is checked (``check_launches``) and the results must
-equal :func:`gpuboost.partition.partition_rows_naive` exactly.
+equal :func:`gpuboost.backends.numpy.partition.partition_rows_naive` exactly.
 """
 import re
 
 import numpy as np
 import pytest
 
-from gpuboost.backends.emulation import emulated_kernels
 from gpuboost import Dataset
+from gpuboost.backends.cuda import partition as cuda_partition
+from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.cuda.sources import read_cuda_source
-from gpuboost.backends.cuda import backend as cuda_backend
+from gpuboost.backends.emulation import emulated_kernels
 from gpuboost.backends.numpy.partition import partition_rows_naive
 
 MAX_BIN = 15
@@ -24,7 +26,7 @@ N_FEATURES = 5
 def backend():
     """A CudaBackend on the emulated kernels, checking every launch."""
     with emulated_kernels():
-        cuda = cuda_backend.CudaBackend()
+        cuda = CudaBackend()
         cuda.check_launches = True
         yield cuda
 
@@ -47,8 +49,9 @@ def _run_both(backend, dataset, sample_indices, begins, ends, features, threshol
     expected_left = partition_rows_naive(dataset.X_binned, expected, begins, ends, features,
                                          threshold_bins, default_left, dataset.max_bin)
     device_indices = backend.to_device(sample_indices)
-    left_counts = backend._partition(data, device_indices, begins, ends, features,
-                                     threshold_bins, default_left, return_left_counts=True)
+    left_counts = cuda_partition.partition_rows(
+        backend.xp, backend.launcher, data.arrays["X_binned"], device_indices, begins, ends,
+        features, threshold_bins, default_left, data.missing_bin, return_left_counts=True)
     backend.synchronize()
     return (backend.to_host(device_indices), backend.to_host(left_counts), expected,
             expected_left)
@@ -122,15 +125,13 @@ def test_partition_rejects_wrong_index_dtype(backend, dataset):
 
 
 def test_launch_constants_match_kernel_source():
-    """The Python tile geometry must be the one compiled into partition.cu and leaf.cu."""
+    """The Python tile geometry must be the one compiled into partition.cu (leaf.cu:
+    test_leaf.py)."""
     def constant(source, name):
         return int(re.search(rf"constexpr int32_t {name} = (\d+);", source).group(1))
 
     partition = read_cuda_source("partition.cu")
     assert constant(partition, "kPartitionThreadsPerBlock") == \
-        cuda_backend.PARTITION_THREADS_PER_BLOCK
+        cuda_partition.PARTITION_THREADS_PER_BLOCK
     assert constant(partition, "kPartitionItemsPerThread") == \
-        cuda_backend.PARTITION_ITEMS_PER_THREAD
-    leaf = read_cuda_source("leaf.cu")
-    assert constant(leaf, "kLeafThreadsPerBlock") == cuda_backend.LEAF_THREADS_PER_BLOCK
-    assert constant(leaf, "kLeafItemsPerThread") == cuda_backend.LEAF_ITEMS_PER_THREAD
+        cuda_partition.PARTITION_ITEMS_PER_THREAD

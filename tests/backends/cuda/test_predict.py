@@ -6,13 +6,13 @@ launch is checked. Results must equal the NumPy backend's bit for bit.
 import numpy as np
 import pytest
 
-from gpuboost.backends.emulation import emulated_kernels
 import gpuboost
 from gpuboost import Dataset
-from gpuboost.backends.cuda.sources import read_cuda_source
 from gpuboost.backends import NumpyBackend
-from gpuboost.backends.cuda import backend as cuda_backend
+from gpuboost.backends.cuda import predict as cuda_predict
 from gpuboost.backends.cuda.backend import CudaBackend
+from gpuboost.backends.cuda.sources import read_cuda_source
+from gpuboost.backends.emulation import emulated_kernels
 from gpuboost.tree.tree import Tree
 
 N_ROWS = 300
@@ -159,11 +159,11 @@ def test_feature_count_mismatch_raises(backend, regression_model):
 
 
 def test_node_table_layout_matches_kernel_source():
-    """cuda_backend packs the node arrays in the row order predict.cu reads them."""
+    """backends/cuda/predict.py packs the node arrays in the row order predict.cu reads."""
     source = read_cuda_source("predict.cu")
-    for row, name in enumerate(cuda_backend.NODE_INT_ROWS):
+    for row, name in enumerate(cuda_predict.NODE_INT_ROWS):
         constant = "kNode" + "".join(part.capitalize() for part in name.split("_"))
         assert f"constexpr int32_t {constant} = {row};" in source, constant
-    for row, name in enumerate(cuda_backend.NODE_FLOAT_ROWS):
+    for row, name in enumerate(cuda_predict.NODE_FLOAT_ROWS):
         constant = "kNode" + "".join(part.capitalize() for part in name.split("_"))
         assert f"constexpr int32_t {constant} = {row};" in source, constant

@@ -1,8 +1,10 @@
-"""Tests of the CUDA split scan (gpuboost.backends.cuda_split, cuda/split.cu, cuda/gain.cuh).
+"""Tests of the CUDA split scan (gpuboost.backends.cuda.split_scan, cuda/split_scan.cu,
+cuda/gain.cuh).
 
 The kernels run under the CPU emulation (``GPUBOOST_EMULATE_CUDA=1``; histograms
-are emulated device arrays, which follow CuPy's rules) and must return exactly the records of :func:`gpuboost.split.find_best_splits`:
-every field equal, gains bit for bit, ties broken the same way.
+are emulated device arrays, which follow CuPy's rules) and must return exactly the
+records of :func:`gpuboost.backends.numpy.split_scan.find_best_splits`: every field
+equal, gains bit for bit, ties broken the same way.
 """
 import itertools
 import re
@@ -18,6 +20,7 @@ from gpuboost.backends.emulation.device_array import namespace as xp
 from gpuboost.backends.cuda.sources import cuda_source_dir
 from gpuboost.core.dtypes import GRAD_QUANT_MAX, HIST_COUNT, HIST_HESS
 from gpuboost.backends.cuda import split_scan as cuda_split
+from gpuboost.backends.cuda.launch import EMULATED, KernelLauncher
 from gpuboost.backends.cuda.split_scan import find_best_splits
 from gpuboost.backends.numpy.histogram import build_histograms
 from gpuboost.core.quantize import quantize
@@ -54,7 +57,8 @@ def assert_same_records(result, expected):
 
 def _scan_on_device(histograms, *args, **kwargs):
     """:func:`find_best_splits` on a device copy of the host histograms."""
-    return find_best_splits(xp, xp.asarray(histograms), *args, **kwargs)
+    launcher = KernelLauncher(EMULATED, check_launches=True)
+    return find_best_splits(xp, launcher, xp.asarray(histograms), *args, **kwargs)
 
 
 def both(histograms, scale_g, scale_h, n_value_bins, missing_bin, params, mask=None):
@@ -83,8 +87,8 @@ def data_histograms(rng, n_nodes, n_features, max_bin, discrete=False):
     else:
         gradients = rng.normal(size=n_rows) + (X_binned[:, 0] % 3 == 0)
         hessians = rng.uniform(0.05, 1.0, size=n_rows)
-    quantized_g, scale_g = quantize(gradients)
-    quantized_h, scale_h = quantize(hessians)
+    quantized_g, scale_g = quantize(np, gradients)
+    quantized_h, scale_h = quantize(np, hessians)
     cuts = np.sort(rng.integers(0, n_rows + 1, size=n_nodes - 1))
     begins, ends = np.concatenate([[0], cuts]), np.concatenate([cuts, [n_rows]])
     histograms = build_histograms(np.ascontiguousarray(X_binned.T), quantized_g, quantized_h,
@@ -234,7 +238,7 @@ def test_device_copy_of_n_value_bins_and_wrong_shapes():
 
 
 def test_python_constants_match_the_kernel_file():
-    source = (Path(cuda_source_dir()) / "split.cu").read_text()
+    source = (Path(cuda_source_dir()) / "split_scan.cu").read_text()
 
     def constant(name):
         match = re.search(rf"constexpr\s+\w+\s+{name}\s*=\s*(\d+);", source)
@@ -250,8 +254,8 @@ def test_python_constants_match_the_kernel_file():
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_kernel_file_compiles_with_nvcc_without_warnings(arch):
-    """split.cu, and with it gain.cuh."""
-    path = Path(cuda_source_dir()) / "split.cu"
+    """split_scan.cu, and with it gain.cuh."""
+    path = Path(cuda_source_dir()) / "split_scan.cu"
     command = ["nvcc", "-std=c++17", "--fmad=false", f"-arch={arch}", "-cubin", "-o",
                "/dev/null", "-Werror", "all-warnings", f"-I{cuda_source_dir()}", str(path)]
     completed = subprocess.run(command, capture_output=True, text=True)

@@ -1,4 +1,4 @@
-"""Tests of the emulated device arrays (gpuboost.emulation.device_array).
+"""Tests of the emulated device arrays (gpuboost.backends.emulation.device_array).
 
 They must refuse what CuPy refuses (implicit host conversion, host arrays where
 device arrays are needed, NumPy functions CuPy lacks) and otherwise compute
@@ -7,6 +7,7 @@ exactly what NumPy computes.
 import copy
 import pickle
 import weakref
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,8 +17,10 @@ from gpuboost.backends.emulation import EmulatedModule
 from gpuboost.backends.emulation.device_array import DeviceArray, is_device_array
 from gpuboost.backends.emulation.device_array import namespace as xp
 
+#: The kernel includes the project's common.cuh.
+KERNEL_INCLUDE = (f"-I{Path(__file__).resolve().parents[3] / 'cuda'}",)
 KERNEL_SOURCE = r"""
-#include "gpuboost_common.cuh"
+#include "common.cuh"
 extern "C" __global__ void scale(const double* values, double factor, int n, double* out) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = values[i] * factor;
@@ -227,7 +230,7 @@ def test_array_protocols(values):
 
 # ---- kernels ----------------------------------------------------------------------
 def test_kernels_of_device_modules_refuse_host_arrays(values):
-    module = EmulatedModule(code=KERNEL_SOURCE, device_arrays_only=True)
+    module = EmulatedModule(code=KERNEL_SOURCE, device_arrays_only=True, options=KERNEL_INCLUDE)
     kernel = module.get_function("scale")
     out = xp.empty(5)
     kernel((1,), (32,), (xp.asarray(values), np.float64(2.0), np.int32(5), out))
@@ -238,7 +241,7 @@ def test_kernels_of_device_modules_refuse_host_arrays(values):
         kernel((1,), (32,), (xp.asarray(values), xp.asarray(np.float64(2.0)), np.int32(5),
                              out))
     # Modules of the emulation's own tests still take NumPy arrays.
-    plain = EmulatedModule(code=KERNEL_SOURCE).get_function("scale")
+    plain = EmulatedModule(code=KERNEL_SOURCE, options=KERNEL_INCLUDE).get_function("scale")
     host_out = np.empty(5)
     plain((1,), (32,), (values, np.float64(3.0), np.int32(5), host_out))
     np.testing.assert_array_equal(host_out, values * 3.0)
@@ -248,7 +251,7 @@ def test_kernels_of_device_modules_refuse_host_arrays(values):
 def test_count_operations_counts_launches_copies_and_syncs(values):
     from gpuboost.backends.emulation.device_array import OPERATION_KINDS, count_operations
 
-    module = EmulatedModule(code=KERNEL_SOURCE, device_arrays_only=True)
+    module = EmulatedModule(code=KERNEL_SOURCE, device_arrays_only=True, options=KERNEL_INCLUDE)
     kernel = module.get_function("scale")
     device = xp.asarray(values)  # not counted: outside the block
     with count_operations() as counts:

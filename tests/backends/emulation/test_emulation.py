@@ -1,7 +1,7 @@
-"""Tests of the CPU emulation of CUDA kernels (gpuboost.emulation).
+"""Tests of the CPU emulation of CUDA kernels (gpuboost.backends.emulation).
 
 The sample kernels live in tests/backends/emulation/cuda_samples/*.cu; they include
-gpuboost_common.cuh and also compile with nvcc (checked by the last tests
+common.cuh and also compile with nvcc (checked by the last tests
 when nvcc is on PATH).
 """
 import concurrent.futures
@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpuboost.backends.emulation import (EmulatedKernel, EmulatedModule, EmulationCompileError, emulation_enabled, parse_kernel_signatures)
+from gpuboost.backends.emulation import (EmulatedKernel, EmulatedModule, EmulationCompileError,
+                                         emulation_enabled, parse_kernel_signatures)
 from gpuboost.backends.emulation import launcher
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -34,8 +35,12 @@ PROJECT_OPTIONS = ("--fmad=false", "-std=c++17", f"-I{CUDA_DIR}")
 UCONTEXT_OPTIONS = ("-DGPUBOOST_EMU_USE_UCONTEXT",)
 
 
+#: The samples include the project's common.cuh (an include path, as CuPy would need).
+SAMPLE_INCLUDE = (f"-I{CUDA_DIR}",)
+
+
 def _sample_module(name, options=()):
-    return EmulatedModule(path=SAMPLES_DIR / f"{name}.cu", options=options)
+    return EmulatedModule(path=SAMPLES_DIR / f"{name}.cu", options=SAMPLE_INCLUDE + tuple(options))
 
 
 def _build(module):
@@ -50,7 +55,8 @@ def _build(module):
 @pytest.fixture(scope="module", autouse=True)
 def _compile_modules_in_parallel():
     """Fill the compilation cache for every module of this file concurrently."""
-    modules = [EmulatedModule(path=path) for path in sorted(SAMPLES_DIR.glob("*.cu"))]
+    modules = [EmulatedModule(path=path, options=SAMPLE_INCLUDE)
+               for path in sorted(SAMPLES_DIR.glob("*.cu"))]
     modules.append(_sample_module("reductions", options=UCONTEXT_OPTIONS))
     modules += [EmulatedModule(path=path, options=PROJECT_OPTIONS)
                 for path in sorted(CUDA_DIR.glob("*.cu"))]
@@ -228,8 +234,8 @@ def test_shared_memory_is_poisoned_before_each_block(reductions):
 
 
 def test_partial_warp_ballot_counts_existing_lanes_only():
-    module = EmulatedModule(code=r"""
-        #include "gpuboost_common.cuh"
+    module = EmulatedModule(options=SAMPLE_INCLUDE, code=r"""
+        #include "common.cuh"
         extern "C" __global__ void count_lanes(unsigned int* ballots) {
           const unsigned int ballot = __ballot_sync(GPUBOOST_FULL_WARP_MASK, 1);
           if (threadIdx.x % warpSize == 0) ballots[threadIdx.x / warpSize] = ballot;
@@ -409,8 +415,8 @@ def test_dynamic_shared_memory_above_48_kib_needs_opt_in(reductions):
 
 
 def test_static_shared_memory_is_measured_and_limited():
-    module = EmulatedModule(code=r"""
-        #include "gpuboost_common.cuh"
+    module = EmulatedModule(options=SAMPLE_INCLUDE, code=r"""
+        #include "common.cuh"
         GPUBOOST_DEVICE_INLINE double helper_sum(double value) {
           __shared__ double helper_buffer[8];
           helper_buffer[threadIdx.x % 8] = value;
@@ -461,16 +467,16 @@ def test_module_needs_exactly_one_of_code_and_path():
 def test_define_options_reach_the_source(monkeypatch, tmp_path):
     monkeypatch.setenv("GPUBOOST_EMULATION_CACHE", str(tmp_path))
     code = r"""
-        #include "gpuboost_common.cuh"
+        #include "common.cuh"
         extern "C" __global__ void fill(int* out) { out[threadIdx.x] = FILL_VALUE; }
     """
     out = np.zeros(4, np.int32)
     EmulatedModule(code=code, options=("--fmad=false", "-std=c++17", "-DFILL_VALUE=7")
-                   ).get_function("fill")((1,), (4,), (out,))
+                   + SAMPLE_INCLUDE).get_function("fill")((1,), (4,), (out,))
     np.testing.assert_array_equal(out, 7)
     assert len(list(tmp_path.glob("*.so"))) == 1
     # same source and options: the cached library is reused, nothing is rebuilt
-    EmulatedModule(code=code, options=("-D", "FILL_VALUE=7")).get_function("fill")
+    EmulatedModule(code=code, options=("-D", "FILL_VALUE=7") + SAMPLE_INCLUDE).get_function("fill")
     assert len(list(tmp_path.glob("*.so"))) == 1
     assert not list(tmp_path.glob("*.tmp"))
 

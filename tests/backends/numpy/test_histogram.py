@@ -1,4 +1,5 @@
-"""Tests of gpuboost.histogram: the vectorized primitive against its naive loop."""
+"""Tests of gpuboost.backends.numpy.histogram: the vectorized primitive against its naive
+loop."""
 import numpy as np
 import pytest
 

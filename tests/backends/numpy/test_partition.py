@@ -1,9 +1,12 @@
-"""Tests of gpuboost.partition: the stable row partition against its naive loop."""
+"""Tests of gpuboost.backends.numpy.partition: the stable row partition against its naive
+loop."""
 import numpy as np
 import pytest
 
 from gpuboost.backends.numpy.histogram import build_histograms
-from gpuboost.backends.numpy.partition import goes_left, partition_rows, partition_rows_naive
+from gpuboost.backends.numpy import partition as partition_module
+from gpuboost.backends.numpy.partition import (goes_left, partition_rows, partition_rows_naive,
+                                               partition_rows_threaded)
 from gpuboost.core.quantize import quantize
 from gpuboost.core.gain import SplitParams
 from gpuboost.backends.numpy.split_scan import find_best_splits
@@ -122,8 +125,8 @@ def test_counts_equal_the_split_records_left_count(seed):
     n_rows, n_features, max_bin = 600, 4, 15
     X_binned = random_binned(rng, n_rows, n_features, max_bin, missing_fraction=0.2)
     gradients = np.where(X_binned[:, seed % n_features] < 7, -1.0, 1.0) + rng.normal(size=n_rows)
-    quantized_g, scale_g = quantize(gradients)
-    quantized_h, scale_h = quantize(rng.uniform(0.5, 1.0, size=n_rows))
+    quantized_g, scale_g = quantize(np, gradients)
+    quantized_h, scale_h = quantize(np, rng.uniform(0.5, 1.0, size=n_rows))
     sample_indices = np.sort(rng.choice(n_rows, size=500, replace=False)).astype(np.int32)
     begins, ends = np.array([0, 140, 300]), np.array([140, 300, 500])
     histograms = build_histograms(np.ascontiguousarray(X_binned.T), quantized_g, quantized_h,
@@ -138,3 +141,25 @@ def test_counts_equal_the_split_records_left_count(seed):
         left_rows = result[begin:begin + n_left[node]]
         assert quantized_g[left_rows].astype(np.int64).sum() == records["left_sum_gradients"][node]
         assert quantized_h[left_rows].astype(np.int64).sum() == records["left_sum_hessians"][node]
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_threaded_partition_matches_naive(monkeypatch, n_threads):
+    """The nodes split among threads give the single-thread result."""
+    monkeypatch.setattr(partition_module, "PARALLEL_PARTITION_MIN_ROWS", 16)
+    rng = np.random.default_rng(40 + n_threads)
+    n_rows, max_bin = 600, 15
+    X_binned = random_binned(rng, n_rows, 3, max_bin)
+    sample_indices = rng.permutation(n_rows).astype(np.int32)
+    begins, ends = disjoint_segments(rng, n_rows, 7)
+    features = rng.integers(0, 3, size=7)
+    thresholds = rng.integers(0, max_bin - 1, size=7)
+    default_left = rng.random(7) < 0.5
+    expected = sample_indices.copy()
+    partition_rows_naive(X_binned, expected, begins, ends, features, thresholds, default_left,
+                         max_bin)
+    got = sample_indices.copy()
+    partition_rows_threaded(np.ascontiguousarray(X_binned.T), got, begins, ends, features,
+                            thresholds, default_left, max_bin, n_threads)
+    np.testing.assert_array_equal(got, expected)
+    assert not np.array_equal(got, sample_indices)

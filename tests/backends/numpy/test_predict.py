@@ -1,10 +1,13 @@
-"""Tests of gpuboost.predictor: raw, binned and naive traversal agree."""
+"""Tests of gpuboost.backends.numpy.predict: raw, binned and naive traversal agree."""
 import numpy as np
 import pytest
 
 import gpuboost
 from gpuboost.backends.numpy import predict as predictor_module
-from gpuboost.backends.numpy.predict import (predict_leaves_binned, predict_leaves_naive, predict_leaves_raw)
+from gpuboost.backends.numpy.predict import (predict_forest_leaves, predict_forest_raw,
+                                             predict_leaves_binned, predict_leaves_naive,
+                                             predict_leaves_raw, predict_tree_binned,
+                                             predict_tree_raw)
 from gpuboost.tree.tree import Tree
 
 MISSING_BIN = 255
@@ -134,3 +137,25 @@ def test_traversal_on_deep_trees(regression_data, policy):
         np.testing.assert_array_equal(
             predict_leaves_raw(tree, dataset.data),
             predict_leaves_binned(tree, dataset.X_binned, dataset.bin_mapper.missing_bin))
+
+
+def test_tree_and_forest_primitives_are_built_on_the_traversals(regression_data):
+    """predict_tree_* are the leaf values of the traversals; the forest adds the trees'
+    values to each tree's margin column in tree order."""
+    X, y = regression_data
+    dataset, trees = trained_trees(X, y)
+    X_binned, missing_bin = dataset.X_binned, dataset.bin_mapper.missing_bin
+    outputs = [0, 1, 0, 1]
+    margins = np.full((len(X), 2), 0.5)
+    expected = margins.copy()
+    for tree, output in zip(trees, outputs):
+        values = predict_tree_raw(X, tree)
+        np.testing.assert_array_equal(values, tree.value[predict_leaves_naive(tree, X=X)])
+        np.testing.assert_array_equal(predict_tree_binned(X_binned, missing_bin, tree), values)
+        expected[:, output] += values
+    assert predict_forest_raw(X, trees, outputs, margins) is margins
+    np.testing.assert_array_equal(margins, expected)
+    leaves = predict_forest_leaves(X, trees)
+    assert leaves.shape == (len(X), len(trees)) and leaves.dtype == np.int32
+    for index, tree in enumerate(trees):
+        np.testing.assert_array_equal(leaves[:, index], predict_leaves_raw(tree, X))

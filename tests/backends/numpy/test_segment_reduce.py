@@ -1,11 +1,8 @@
-"""Tests of gpuboost.segment_reduce (sequential per-segment sums) and its CUDA kernel
-``cuda/segment_reduce.cu`` under the CPU emulation."""
+"""Tests of gpuboost.backends.numpy.segment_reduce (sequential per-segment sums); the
+CUDA kernel ``cuda/segment_reduce.cu``: tests/backends/cuda/test_segment_reduce.py."""
 import numpy as np
 import pytest
 
-from gpuboost.backends.emulation import emulated_kernels
-from gpuboost.backends import NumpyBackend
-from gpuboost.backends.cuda.backend import SEGMENT_SUM_THREADS_PER_BLOCK, CudaBackend
 from gpuboost.backends.numpy.segment_reduce import segment_sums, segment_sums_naive
 
 
@@ -52,33 +49,3 @@ def test_all_zero_and_signed_zero_segments_sum_to_plus_zero():
 def test_bad_segments_raise(begins, ends):
     with pytest.raises(ValueError):
         segment_sums(np.zeros(4), np.arange(4, dtype=np.int32), begins, ends)
-
-
-@pytest.fixture(scope="module")
-def cuda_backend():
-    """A CudaBackend on the emulated kernels, checking every launch."""
-    with emulated_kernels():
-        backend = CudaBackend()
-        backend.check_launches = True
-        yield backend
-
-
-@pytest.mark.parametrize("n_segments", [7, SEGMENT_SUM_THREADS_PER_BLOCK + 3])
-def test_cuda_kernel_matches_numpy_bit_for_bit(cuda_backend, n_segments):
-    values, sample_indices, begins, ends = _case(2 + n_segments, n_segments=n_segments)
-    expected = NumpyBackend().segment_sums(values, sample_indices, begins, ends)
-    got = cuda_backend.segment_sums(cuda_backend.to_device(values),
-                                    cuda_backend.to_device(sample_indices), begins, ends)
-    assert isinstance(got, np.ndarray) and got.dtype == np.float64
-    np.testing.assert_array_equal(_bits(got), _bits(expected))
-
-
-def test_cuda_segment_sums_checks_inputs(cuda_backend):
-    values = cuda_backend.to_device(np.ones(4))
-    indices = cuda_backend.to_device(np.arange(4, dtype=np.int32))
-    assert cuda_backend.segment_sums(values, indices, [], []).shape == (0,)
-    with pytest.raises(TypeError, match="values"):
-        cuda_backend.segment_sums(cuda_backend.to_device(np.ones(4, dtype=np.float32)), indices,
-                                  [0], [4])
-    with pytest.raises(ValueError, match="overlap"):
-        cuda_backend.segment_sums(values, indices, [0, 1], [3, 4])

@@ -1,4 +1,5 @@
-"""Tests of gpuboost.split: gain formulas and the split scan against its naive loop."""
+"""Tests of gpuboost.backends.numpy.split_scan (and the gain formulas of gpuboost.core.gain):
+the split scan against its naive loop."""
 import itertools
 
 import numpy as np
@@ -9,7 +10,8 @@ from gpuboost.data.binning import BinMapper
 from gpuboost.backends.numpy.histogram import build_histograms
 from gpuboost.params import validate_params
 from gpuboost.core.quantize import quantize
-from gpuboost.core.gain import SPLIT_GAIN_EPS, SPLIT_RECORD_DTYPE, SplitParams, leaf_score, leaf_weight, split_gain, threshold_l1
+from gpuboost.core.gain import (SPLIT_GAIN_EPS, SPLIT_RECORD_DTYPE, SplitParams, leaf_score,
+                                leaf_weight, split_gain, threshold_l1)
 from gpuboost.backends.numpy.split_scan import find_best_splits, find_best_splits_naive
 
 PARAM_GRID = [
@@ -56,8 +58,8 @@ def random_histograms(rng, n_nodes, n_features, max_bin, discrete_gradients=Fals
     else:
         gradients = rng.normal(size=n_rows) + (X_binned[:, 0] % 3 == 0)
         hessians = rng.uniform(0.05, 1.0, size=n_rows)
-    quantized_g, scale_g = quantize(gradients)
-    quantized_h, scale_h = quantize(hessians)
+    quantized_g, scale_g = quantize(np, gradients)
+    quantized_h, scale_h = quantize(np, hessians)
     cuts = np.sort(rng.integers(0, n_rows + 1, size=n_nodes - 1))
     begins = np.concatenate([[0], cuts])
     ends = np.concatenate([cuts, [n_rows]])
@@ -299,8 +301,8 @@ def test_duplicate_columns_lowest_feature_wins():
     noise = rng.integers(0, max_bin, size=n_rows)
     X_binned = np.stack([noise, informative, noise[::-1], informative], axis=1).astype(np.uint8)
     gradients = np.where(informative < 6, -1.0, 1.0) + 0.1 * rng.normal(size=n_rows)
-    quantized_g, scale_g = quantize(gradients)
-    quantized_h, scale_h = quantize(np.ones(n_rows))
+    quantized_g, scale_g = quantize(np, gradients)
+    quantized_h, scale_h = quantize(np, np.ones(n_rows))
     histograms = build_histograms(np.ascontiguousarray(X_binned.T), quantized_g, quantized_h,
                                   np.arange(n_rows, dtype=np.int32), [0], [n_rows], max_bin + 1)
     n_value_bins = np.full(4, max_bin)
@@ -355,8 +357,8 @@ def test_step_function_split_found_at_the_step():
     y = np.where(X[:, 1] <= step, 1.0, 3.0)
     mapper = BinMapper(max_bin=64).fit(X)
     X_binned = mapper.transform(X)
-    quantized_g, scale_g = quantize(0.0 - y)  # squared error at margin 0
-    quantized_h, scale_h = quantize(np.ones(n_rows))
+    quantized_g, scale_g = quantize(np, 0.0 - y)  # squared error at margin 0
+    quantized_h, scale_h = quantize(np, np.ones(n_rows))
     histograms = build_histograms(np.ascontiguousarray(X_binned.T), quantized_g, quantized_h,
                                   np.arange(n_rows, dtype=np.int32), [0], [n_rows],
                                   mapper.n_bins)

@@ -1,6 +1,6 @@
-// Sample kernels for tests/test_emulation.py: kernels that fail, and must
+// Sample kernels for tests/backends/emulation/test_emulation.py: kernels that fail, and must
 // fail as a RuntimeError under emulation rather than crash.
-#include "gpuboost_common.cuh"
+#include "common.cuh"
 
 extern "C" __global__ void assert_positive(const int* __restrict__ values, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -1,6 +1,6 @@
-// Sample kernel for tests/test_emulation.py: shared-memory histogram with
+// Sample kernel for tests/backends/emulation/test_emulation.py: shared-memory histogram with
 // 32-bit and 64-bit atomics.
-#include "gpuboost_common.cuh"
+#include "common.cuh"
 
 //: Bins of the sample histogram (uint8 keys).
 #define SAMPLE_BINS 256

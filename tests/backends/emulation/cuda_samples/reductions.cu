@@ -1,5 +1,5 @@
-// Sample kernels for tests/test_emulation.py: block and warp reductions.
-#include "gpuboost_common.cuh"
+// Sample kernels for tests/backends/emulation/test_emulation.py: block and warp reductions.
+#include "common.cuh"
 
 //: Largest block the static-shared reduction supports.
 #define MAX_REDUCTION_BLOCK 256

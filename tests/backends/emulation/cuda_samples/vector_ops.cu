@@ -1,5 +1,5 @@
-// Sample kernels for tests/test_emulation.py: element-wise work and indexing.
-#include "gpuboost_common.cuh"
+// Sample kernels for tests/backends/emulation/test_emulation.py: element-wise work and indexing.
+#include "common.cuh"
 
 //: Values written per thread by record_indices.
 #define INDEX_RECORD_FIELDS 12

@@ -1,4 +1,4 @@
-// gpuboost_common.cuh -- included first by every kernel file in cuda/.
+// common.cuh -- included first by every kernel file in cuda/.
 //
 // The same kernel sources are compiled three ways, and this header is clean
 // under all of them:
@@ -84,9 +84,13 @@ GPUBOOST_DEVICE_INLINE int64_t gpuboost_atomic_add_int64(int64_t* address, int64
 }
 
 // ===========================================================================
-// Shared device helpers (gain formulas, ...) go below this line.
-// Keep them GPUBOOST_DEVICE_INLINE, free of C++ standard headers, and mirror
-// the scalar formulas of gpuboost/split.py in the same operation order.
+// Shared device helpers go below this line (larger families have their own
+// header: gain.cuh for the gain formulas, segments.cuh for segment tiles).
+// Keep them GPUBOOST_DEVICE_INLINE and free of C++ standard headers.
 // ===========================================================================
+
+//: True for NaN (IEEE: NaN is the only value unequal to itself), as np.isnan;
+//: no <cmath> isnan (NVRTC has no standard headers).
+GPUBOOST_DEVICE_INLINE bool gpuboost_is_nan(double value) { return value != value; }
 
 #endif  // GPUBOOST_COMMON_CUH

@@ -1,4 +1,5 @@
-// split.cu -- best split of every node of a batch (gpuboost.split.find_best_splits).
+// split_scan.cu -- best split of every node of a batch
+// (gpuboost.backends.numpy.split_scan.find_best_splits).
 //
 // Two kernels:
 //   1. split_scan_features: one block per (node, feature). An exact int64 prefix scan of
@@ -15,16 +16,16 @@
 //
 // Layouts: histograms (n_nodes, n_features, n_bins, 3) int64, C order; the missing bin is
 // `missing_bin`, candidate bins are 0 .. missing_bin - 2 and b <= n_value_bins[f] - 2.
-#include "gpuboost_common.cuh"
+#include "common.cuh"
 #include "gain.cuh"
 
 //: Threads of a split_scan_features block: at most one per histogram bin
-//: (gpuboost._dtypes.MAX_BIN_LIMIT + 1 bins). The host launches a power of two
+//: (gpuboost.core.dtypes.MAX_BIN_LIMIT + 1 bins). The host launches a power of two
 //: >= n_bins, at most this many.
 constexpr int SPLIT_SCAN_MAX_THREADS = 256;
 //: Threads of a split_select_nodes block (a power of two; each strides over features).
 constexpr int SPLIT_SELECT_MAX_THREADS = 256;
-//: Fields of a histogram cell and their order (gpuboost._dtypes).
+//: Fields of a histogram cell and their order (gpuboost.core.dtypes).
 constexpr int HISTOGRAM_FIELDS = 3;
 constexpr int HISTOGRAM_GRADIENT = 0;
 constexpr int HISTOGRAM_HESSIAN = 1;

@@ -1,0 +1,128 @@
+"""Binning primitive of the CUDA backend (kernel ``bin_features`` of ``cuda/binning.cu``).
+
+Raw float64 features are binned on the device, equal to ``BinMapper.transform``
+(gpuboost.data.binning; NumPy version: :mod:`gpuboost.backends.numpy.binning`): one
+thread per element in a grid-stride loop, a binary search over the feature's edges.
+The Dataset's host copy ``X_binned`` is never computed. The edges of all features are
+concatenated into one array copied to the device once per call.
+"""
+import numpy as np
+
+from ...core.dtypes import X_BINNED_DTYPE, X_DTYPE
+from ...core.profiling import nvtx_range
+from ...core.segments import offsets
+from .launch import grid_stride_blocks, require_array
+
+__all__ = ["bin_features", "bin_device_features", "packed_edges", "BINNING_THREADS_PER_BLOCK",
+           "BINNING_CHUNK_BYTES"]
+
+#: Kernel file (``cuda/binning.cu``) and its kernel.
+KERNEL_FILE = "binning"
+KERNEL = "bin_features"
+#: Threads per block of ``bin_features`` (any 1-D launch shape works).
+BINNING_THREADS_PER_BLOCK = 256
+#: Largest chunk of raw float64 features copied to the device at once for binning.
+BINNING_CHUNK_BYTES = 256 * 1024 * 1024
+
+
+def packed_edges(bin_edges):
+    """All features' bin edges concatenated, and the offsets of each feature's edges.
+
+    Parameters
+    ----------
+    bin_edges : list of ndarray of float64
+        ``BinMapper.bin_edges_``, one array per feature.
+
+    Returns
+    -------
+    edges : ndarray of shape (n_edges + 1,), float64
+        One spare entry keeps the array non-empty when no feature has an edge.
+    edge_offsets : ndarray of shape (n_features + 1,), int64
+        Feature ``f`` owns ``edges[edge_offsets[f]:edge_offsets[f + 1]]``.
+    """
+    edge_offsets = offsets([len(edges) for edges in bin_edges])
+    edges = np.zeros(int(edge_offsets[-1]) + 1, dtype=X_DTYPE)
+    if edge_offsets[-1]:
+        edges[:-1] = np.concatenate(bin_edges)
+    return edges, edge_offsets
+
+
+def _binning_launcher(xp, launcher, n_rows, n_features, bin_mapper, what):
+    """The output array of ``cuda/binning.cu`` and a function binning a chunk of rows
+    into it: ``launch(features_chunk, first_row)``. Edges are copied to the device once."""
+    if n_features != len(bin_mapper.bin_edges_):
+        raise ValueError(f"{what} has {n_features} features, the BinMapper "
+                         f"{len(bin_mapper.bin_edges_)}.")
+    edges, edge_offsets = packed_edges(bin_mapper.bin_edges_)
+    binned = xp.empty((n_rows, n_features), dtype=X_BINNED_DTYPE)
+    if binned.size == 0:
+        return binned, None
+    edges_device, offsets_device = xp.array(edges), xp.array(edge_offsets)
+
+    def launch(chunk, first_row):
+        launcher(KERNEL_FILE, KERNEL,
+                 grid_stride_blocks(chunk.size, BINNING_THREADS_PER_BLOCK),
+                 BINNING_THREADS_PER_BLOCK, (
+                     chunk, np.int64(chunk.shape[0]), np.int32(n_features), edges_device,
+                     offsets_device, np.int32(bin_mapper.missing_bin), np.int64(first_row),
+                     binned))
+    return binned, launch
+
+
+def bin_features(xp, launcher, data, bin_mapper):
+    """Bin host features on the device, copying them in chunks of at most
+    :data:`BINNING_CHUNK_BYTES`.
+
+    Parameters
+    ----------
+    xp : module
+        ``cupy`` or the emulated device namespace.
+    launcher : gpuboost.backends.cuda.launch.KernelLauncher
+    data : ndarray of shape (n_rows, n_features), float64 (host)  # IN
+    bin_mapper : BinMapper
+        Fitted.
+
+    Returns
+    -------
+    binned : xp array of shape (n_rows, n_features), uint8, C order  # OUT
+        Equal to ``bin_mapper.transform(data)``.
+    """
+    data = np.ascontiguousarray(data, dtype=X_DTYPE)
+    n_rows, n_features = data.shape
+    binned, launch = _binning_launcher(xp, launcher, n_rows, n_features, bin_mapper, "data")
+    if binned.size == 0:
+        return binned
+    chunk_rows = max(1, BINNING_CHUNK_BYTES // (n_features * data.itemsize))
+    with nvtx_range("binning"):
+        for start in range(0, n_rows, chunk_rows):
+            stop = min(start + chunk_rows, n_rows)
+            chunk = xp.array(data[start:stop])
+            launch(chunk, start)
+            del chunk
+    return binned
+
+
+def bin_device_features(xp, launcher, raw_features, bin_mapper):
+    """Bin features already on the device, in one launch (tree_method='approx' re-bins
+    the training data for every tree).
+
+    Parameters
+    ----------
+    xp : module
+    launcher : gpuboost.backends.cuda.launch.KernelLauncher
+    raw_features : xp array of shape (n_rows, n_features), float64, C order  # IN
+    bin_mapper : BinMapper
+        Fitted.
+
+    Returns
+    -------
+    binned : xp array of shape (n_rows, n_features), uint8, C order  # OUT
+        Equal to ``bin_mapper.transform`` of the features.
+    """
+    require_array(xp, raw_features, X_DTYPE, "raw_features", ndim=2)
+    n_rows, n_features = raw_features.shape
+    binned, launch = _binning_launcher(xp, launcher, n_rows, n_features, bin_mapper,
+                                       "raw_features")
+    if binned.size:
+        launch(raw_features, 0)
+    return binned

@@ -1,0 +1,139 @@
+"""Leaf primitives of the CUDA backend (kernels in ``cuda/leaf.cu``): adding leaf values
+to the rows' margins, and the weighted quantile of every leaf's values (leaf refit of
+quantile objectives). NumPy versions: :mod:`gpuboost.backends.numpy.leaf`.
+
+Weighted quantile: the cumulative weights must round exactly as NumPy's sequential
+``np.cumsum`` in sorted order, which no parallel scan does. The rows of every leaf are
+therefore gathered and sorted on the device (a stable sort by value, ``-0.0``
+canonicalized to ``+0.0`` so that a radix sort orders ties as NumPy's comparison sort
+does, then a stable sort by leaf), and one thread per leaf sums the sorted weights
+sequentially. With unit weights the cumulative weights are exact integers and the
+thread binary-searches them instead. The sequential pass costs O(rows of the largest
+leaf) per tree, only for quantile objectives with sample weights.
+"""
+import numpy as np
+
+from ...core.array import to_numpy
+from ...core.dtypes import SAMPLE_INDEX_DTYPE, Y_DTYPE
+from ...core.segments import checked_segments, offsets
+from .launch import ceil_div, require_array, segment_table, segment_tiles
+
+__all__ = ["add_leaf_values", "segment_weighted_quantile", "LEAF_THREADS_PER_BLOCK",
+           "LEAF_ITEMS_PER_THREAD", "LEAF_TILE_ROWS", "QUANTILE_THREADS_PER_BLOCK"]
+
+#: Kernel file (``cuda/leaf.cu``) and its kernels.
+KERNEL_FILE = "leaf"
+ADD_KERNEL = "add_leaf_values"
+GATHER_KERNEL = "gather_segment_rows"
+QUANTILE_KERNEL = "select_segment_quantiles"
+# The tile geometry of the tiled kernels is compiled into leaf.cu and must equal the
+# constants named there (tests/backends/cuda/test_leaf.py checks it).
+#: Threads per block of the tiled kernels (leaf.cu: kLeafThreadsPerBlock).
+LEAF_THREADS_PER_BLOCK = 128
+#: Positions per thread and tile (leaf.cu: kLeafItemsPerThread).
+LEAF_ITEMS_PER_THREAD = 8
+#: Positions per tile.
+LEAF_TILE_ROWS = LEAF_THREADS_PER_BLOCK * LEAF_ITEMS_PER_THREAD
+#: Threads (one per leaf) per block of ``select_segment_quantiles`` (any block size).
+QUANTILE_THREADS_PER_BLOCK = 128
+
+
+def add_leaf_values(xp, launcher, raw, output, sample_indices, begins, ends, values):
+    """``raw[sample_indices[begin:end], output] += value`` for every leaf segment.
+
+    One thread per position. Each row must appear at most once in the segments (true
+    of a row partition).
+
+    Parameters
+    ----------
+    xp : module
+    launcher : gpuboost.backends.cuda.launch.KernelLauncher
+    raw : xp array of shape (n_rows, n_outputs), float64, C order  # IN, OUT
+    output : int
+        The column of ``raw`` to update.
+    sample_indices : xp array of shape (n_positions,), int32  # IN
+    begins, ends : sequence of int, shape (n_segments,) (host)
+        Disjoint leaf segments.
+    values : sequence of float, shape (n_segments,) (host)
+        The value of every leaf.
+    """
+    require_array(xp, raw, Y_DTYPE, "raw", ndim=2)
+    require_array(xp, sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
+    begins, ends = checked_segments(begins, ends, sample_indices.shape[0], disjoint=True)
+    values = np.asarray(values, dtype=np.float64).reshape(-1)
+    if len(values) != len(begins):
+        raise ValueError("values needs one entry per segment.")
+    n_outputs = raw.shape[1]
+    if not 0 <= int(output) < n_outputs:
+        raise ValueError(f"output must be in [0, {n_outputs}), got {output!r}.")
+    first_tile, n_tiles = segment_tiles(begins, ends, LEAF_TILE_ROWS)
+    if n_tiles == 0:
+        return
+    table = segment_table(xp, [begins, ends, first_tile])
+    launcher(KERNEL_FILE, ADD_KERNEL, n_tiles, LEAF_THREADS_PER_BLOCK, (
+        sample_indices, table[0], table[1], table[2], np.int32(len(begins)),
+        xp.array(values), np.int32(n_outputs), np.int32(output), raw))
+
+
+def segment_weighted_quantile(xp, launcher, values, weights, sample_indices, begins, ends,
+                              alpha):
+    """Per segment, ``gpuboost.core.quantile.weighted_quantile`` of its rows' values
+    (see the module docstring for how the cumulative weights round as NumPy's).
+
+    Parameters
+    ----------
+    xp : module
+    launcher : gpuboost.backends.cuda.launch.KernelLauncher
+    values : xp array of shape (n_rows,), float64  # IN
+    weights : xp array of shape (n_rows,), float64, or None  # IN
+    sample_indices : xp array of shape (n_positions,), int32  # IN
+    begins, ends : sequence of int, shape (n_segments,) (host)
+        Disjoint, non-empty leaf segments.
+    alpha : float
+        In ``[0, 1]``.
+
+    Returns
+    -------
+    quantiles : ndarray of shape (n_segments,), float64 (host)  # OUT
+    """
+    alpha = float(alpha)
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"weighted_quantile: alpha must be in [0, 1], got {alpha!r}")
+    require_array(xp, sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
+    begins, ends = checked_segments(begins, ends, sample_indices.shape[0], disjoint=True)
+    n_segments = len(begins)
+    if n_segments == 0:
+        return np.zeros(0, dtype=np.float64)
+    lengths = ends - begins
+    if np.any(lengths == 0):
+        raise ValueError("weighted_quantile: values must be a non-empty 1-D array, got "
+                         "shape (0,)")
+    output_offsets = offsets(lengths)
+    n_gathered = int(output_offsets[-1])
+    first_tile, n_tiles = segment_tiles(begins, ends, LEAF_TILE_ROWS)
+    table = segment_table(xp, [begins, ends, first_tile, output_offsets])
+    rows = xp.empty(n_gathered, dtype=SAMPLE_INDEX_DTYPE)
+    segment_of = xp.empty(n_gathered, dtype=np.int32)
+    launcher(KERNEL_FILE, GATHER_KERNEL, n_tiles, LEAF_THREADS_PER_BLOCK, (
+        sample_indices, table[0], table[1], table[2], table[3], np.int32(n_segments), rows,
+        segment_of))
+    gathered = xp.asarray(values, dtype=Y_DTYPE)[rows]
+    if bool(xp.isnan(gathered).any()):
+        raise ValueError("weighted_quantile: values contain NaN")
+    # Stable sort by value, then stable sort by segment: within each segment the
+    # values ascend and ties keep their order, as NumPy's stable argsort. Adding
+    # +0.0 turns -0.0 into +0.0 so that a radix sort sees the ties NumPy sees.
+    order = xp.argsort(gathered + 0.0, kind="stable")
+    order = order[xp.argsort(segment_of[order], kind="stable")]
+    sorted_values = xp.ascontiguousarray(gathered[order])
+    if weights is None:
+        sorted_weights, has_weights = sorted_values, 0  # not read by the kernel
+    else:
+        sorted_weights = xp.ascontiguousarray(xp.asarray(weights, dtype=Y_DTYPE)[rows][order])
+        has_weights = 1
+    quantiles = xp.empty(n_segments, dtype=np.float64)
+    launcher(KERNEL_FILE, QUANTILE_KERNEL, ceil_div(n_segments, QUANTILE_THREADS_PER_BLOCK),
+             QUANTILE_THREADS_PER_BLOCK, (
+                 sorted_values, sorted_weights, np.int32(has_weights), table[3],
+                 np.int32(n_segments), np.float64(alpha), quantiles))
+    return to_numpy(quantiles)

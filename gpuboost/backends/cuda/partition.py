@@ -1,0 +1,94 @@
+"""Row-partition primitive of the CUDA backend (kernels in ``cuda/partition.cu``).
+
+The same stable in-place split as
+:func:`gpuboost.backends.numpy.partition.partition_rows` (docs/DESIGN.md, "Row
+partition"): per-tile go-left flags and counts, a device cumulative sum of the
+counts, then a stable scatter (a block-wide scan per tile). One small host-to-device
+copy of the segment table per batch of nodes, no device-to-host copy.
+"""
+import numpy as np
+
+from ...core.dtypes import SAMPLE_INDEX_DTYPE, X_BINNED_DTYPE
+from ...core.segments import checked_segments
+from .launch import require_array, segment_table, segment_tiles
+
+__all__ = ["partition_rows", "PARTITION_THREADS_PER_BLOCK", "PARTITION_ITEMS_PER_THREAD",
+           "PARTITION_TILE_ROWS"]
+
+#: Kernel file (``cuda/partition.cu``) and its kernels.
+KERNEL_FILE = "partition"
+FLAG_KERNEL = "partition_flag_tiles"
+SCATTER_KERNEL = "partition_scatter_tiles"
+# The tile geometry is compiled into partition.cu and must equal the constants named
+# there (tests/backends/cuda/test_partition.py checks it).
+#: Threads per block of both kernels (partition.cu: kPartitionThreadsPerBlock).
+PARTITION_THREADS_PER_BLOCK = 128
+#: Positions per thread and tile (partition.cu: kPartitionItemsPerThread).
+PARTITION_ITEMS_PER_THREAD = 8
+#: Positions per tile.
+PARTITION_TILE_ROWS = PARTITION_THREADS_PER_BLOCK * PARTITION_ITEMS_PER_THREAD
+
+
+def partition_rows(xp, launcher, X_binned, sample_indices, begins, ends, features,
+                   threshold_bins, default_left, missing_bin, *, return_left_counts=False):
+    """Split several nodes' segments at once, stably and in place.
+
+    Parameters
+    ----------
+    xp : module
+        ``cupy`` or the emulated device namespace.
+    launcher : gpuboost.backends.cuda.launch.KernelLauncher
+    X_binned : xp array of shape (n_rows, n_features), uint8, C order  # IN
+    sample_indices : xp array of shape (n_positions,), int32  # IN, OUT
+        Every listed segment is reordered: its rows going left first, then the others,
+        each in their original order.
+    begins, ends : sequence of int, shape (n_nodes,) (host)
+        The segments of the nodes being split (disjoint).
+    features, threshold_bins : sequence of int, shape (n_nodes,) (host)
+    default_left : sequence of bool, shape (n_nodes,) (host)
+    missing_bin : int
+    return_left_counts : bool
+        Also return the rows sent left per segment (for tests; training knows them from
+        the split records).
+
+    Returns
+    -------
+    left_counts : xp array of shape (n_nodes,), int64, or None  # OUT
+        Only with ``return_left_counts``.
+    """
+    require_array(xp, X_binned, X_BINNED_DTYPE, "X_binned", ndim=2)
+    require_array(xp, sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
+    n_features = X_binned.shape[1]
+    begins, ends = checked_segments(begins, ends, sample_indices.shape[0], disjoint=True)
+    n_segments = len(begins)
+    features = np.asarray(features, dtype=np.int64).reshape(-1)
+    threshold_bins = np.asarray(threshold_bins, dtype=np.int64).reshape(-1)
+    default_left = np.asarray(default_left, dtype=bool).reshape(-1).astype(np.int64)
+    if not (len(features) == len(threshold_bins) == len(default_left) == n_segments):
+        raise ValueError("features, threshold_bins and default_left need one entry per "
+                         "segment.")
+    if np.any(features < 0) or np.any(features >= n_features):
+        raise ValueError(f"Split features must be in [0, {n_features}).")
+    first_tile, n_tiles = segment_tiles(begins, ends, PARTITION_TILE_ROWS)
+    if n_tiles == 0:
+        return xp.zeros(n_segments, dtype=np.int64) if return_left_counts else None
+    segment_begins, segment_ends, segment_first_tile, split_features, split_bins, \
+        split_default_left = segment_table(xp, [begins, ends, first_tile, features,
+                                                threshold_bins, default_left])
+    n_positions = sample_indices.shape[0]
+    saved_rows = xp.empty(n_positions, dtype=SAMPLE_INDEX_DTYPE)
+    goes_left = xp.empty(n_positions, dtype=np.uint8)
+    tile_left_counts = xp.empty(n_tiles, dtype=np.int32)
+    launcher(KERNEL_FILE, FLAG_KERNEL, n_tiles, PARTITION_THREADS_PER_BLOCK, (
+        X_binned, np.int32(n_features), sample_indices, segment_begins, segment_ends,
+        segment_first_tile, split_features, split_bins, split_default_left,
+        np.int32(n_segments), np.int32(missing_bin), saved_rows, goes_left, tile_left_counts))
+    tile_left_inclusive = xp.cumsum(tile_left_counts, dtype=np.int64)
+    launcher(KERNEL_FILE, SCATTER_KERNEL, n_tiles, PARTITION_THREADS_PER_BLOCK, (
+        saved_rows, goes_left, tile_left_counts, tile_left_inclusive, segment_begins,
+        segment_ends, segment_first_tile, np.int32(n_segments), sample_indices))
+    if not return_left_counts:
+        return None
+    inclusive = xp.concatenate([xp.zeros(1, dtype=np.int64), tile_left_inclusive])
+    first = xp.array(first_tile)
+    return inclusive[first[1:]] - inclusive[first[:-1]]
