@@ -19,6 +19,6 @@ __all__ = ["__version__", "Dataset", "Booster", "train", "TrainingCallback", "Ea
 
 def __getattr__(name):  # scikit-learn API loads lazily (scikit-learn is optional)
     if name in ("GBRegressor", "GBClassifier", "GBRanker", "AdaBoostClassifier"):
-        from .sklearn import estimators as _sklearn_api
+        from . import sklearn as _sklearn_api
         return getattr(_sklearn_api, name)
     raise AttributeError(f"module 'gpuboost' has no attribute {name!r}")

@@ -1,7 +1,10 @@
 """The scikit-learn style estimators (scikit-learn optional): ``GBRegressor``,
-``GBClassifier``, ``GBRanker``, ``AdaBoostClassifier`` (:mod:`.estimators`)."""
-from .estimators import (SKLEARN_INSTALLED, AdaBoostClassifier, GBClassifier, GBRanker,
-                         GBRegressor, NotFittedError)
+``GBClassifier``, ``GBRanker`` (:mod:`.estimators`, on the shared :mod:`.base`) and
+``AdaBoostClassifier`` (:mod:`.adaboost`); :mod:`.compat` supplies scikit-learn's
+base classes or stand-ins, :mod:`.validation` the input checks."""
+from .adaboost import AdaBoostClassifier
+from .compat import SKLEARN_INSTALLED, NotFittedError
+from .estimators import GBClassifier, GBRanker, GBRegressor
 
 __all__ = ["GBRegressor", "GBClassifier", "GBRanker", "AdaBoostClassifier", "NotFittedError",
            "SKLEARN_INSTALLED"]

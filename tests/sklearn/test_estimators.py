@@ -10,7 +10,7 @@ import pytest
 import gpuboost
 from gpuboost.metrics import get_metric
 from gpuboost.objectives import OBJECTIVES
-from gpuboost.sklearn.estimators import GBClassifier, GBRanker, GBRegressor, NotFittedError
+from gpuboost.sklearn import GBClassifier, GBRanker, GBRegressor, NotFittedError
 
 sklearn = pytest.importorskip("sklearn")
 from sklearn.base import clone  # noqa: E402

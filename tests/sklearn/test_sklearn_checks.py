@@ -14,9 +14,9 @@ import pytest
 pytest.importorskip("sklearn")
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
-from gpuboost.sklearn import estimators as gpuboost_sklearn  # noqa: E402
+import gpuboost.sklearn as gpuboost_sklearn  # noqa: E402
 from gpuboost.objectives import OBJECTIVES  # noqa: E402
-from gpuboost.sklearn.estimators import GBClassifier, GBRanker, GBRegressor  # noqa: E402
+from gpuboost.sklearn import GBClassifier, GBRanker, GBRegressor  # noqa: E402
 
 #: Few, shallow trees keep the ~60 checks per estimator within seconds.
 CHECK_PARAMS = {"n_estimators": 10, "max_depth": 3, "device": "cpu", "verbosity": 0}

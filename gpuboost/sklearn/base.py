@@ -1,0 +1,453 @@
+"""The shared estimator: hyperparameters, ``fit`` on gpuboost.train, fitted attributes."""
+import warnings
+
+import numpy as np
+
+from ..boosting.train import train
+from ..data.dataset import Dataset
+from ..objectives import CUSTOM_OBJECTIVE_NAME
+from ..params import canonical_name, validate_params
+from .compat import BaseEstimator as _BaseEstimator
+from .compat import NotFittedError
+from .validation import (as_feature_matrix, as_seed, check_positive_int, column_names,
+                         per_eval_set)
+
+#: Prefix of the names of the evaluation sets in ``evals_result_``: "validation_0", ...
+EVAL_SET_NAME_PREFIX = "validation_"
+#: Probability of the positive class above which a binary classifier predicts it.
+BINARY_DECISION_THRESHOLD = 0.5
+#: Smallest number of classes a classifier is trained on.
+MIN_CLASSES = 2
+#: Number of unseen labels an error message shows.
+MAX_LABELS_SHOWN = 10
+#: Default objective of each estimator (the classifier's depends on the class count).
+DEFAULT_REGRESSION_OBJECTIVE = "reg:squarederror"
+DEFAULT_BINARY_OBJECTIVE = "binary:logistic"
+DEFAULT_MULTICLASS_OBJECTIVE = "multi:softprob"
+DEFAULT_RANKING_OBJECTIVE = "rank:ndcg"
+#: Metric of ``GBRanker.score`` and its default evaluation metric.
+RANKING_SCORE_METRIC = "ndcg"
+#: Objective name prefixes of the task families.
+BINARY_PREFIX = "binary:"
+MULTICLASS_PREFIX = "multi:"
+RANKING_PREFIX = "rank:"
+
+
+
+#: Estimator arguments passed to the training parameters, with their gpuboost names.
+_ESTIMATOR_TO_TRAINING_PARAM = {
+    "max_depth": "max_depth",
+    "max_leaves": "max_leaves",
+    "max_bin": "max_bin",
+    "grow_policy": "grow_policy",
+    "learning_rate": "learning_rate",
+    "min_child_weight": "min_child_weight",
+    "min_data_in_leaf": "min_data_in_leaf",
+    "reg_lambda": "reg_lambda",
+    "reg_alpha": "reg_alpha",
+    "gamma": "gamma",
+    "max_delta_step": "max_delta_step",
+    "subsample": "subsample",
+    "colsample_bytree": "colsample_bytree",
+    "colsample_bylevel": "colsample_bylevel",
+    "colsample_bynode": "colsample_bynode",
+    "random_state": "seed",
+    "objective": "objective",
+    "eval_metric": "eval_metric",
+    "device": "device",
+    "verbosity": "verbosity",
+    "n_jobs": "nthread",
+}
+#: gpuboost parameter name -> the estimator argument that sets it.
+_TRAINING_PARAM_TO_ESTIMATOR = {param: argument
+                                for argument, param in _ESTIMATOR_TO_TRAINING_PARAM.items()}
+
+
+class BaseGBModel(_BaseEstimator):
+    """Shared implementation of the gpuboost estimators (see :class:`GBRegressor`)."""
+
+    #: Training parameters the estimator sets itself (not accepted as extra keywords).
+    _managed_params = frozenset()
+
+    def __init__(self, *, n_estimators=100, max_depth=6, max_leaves=0, max_bin=255,
+                 grow_policy="depthwise", learning_rate=0.3, min_child_weight=1.0,
+                 min_data_in_leaf=1, reg_lambda=1.0, reg_alpha=0.0, gamma=0.0,
+                 max_delta_step=0.0, subsample=1.0, colsample_bytree=1.0,
+                 colsample_bylevel=1.0, colsample_bynode=1.0, random_state=0, objective=None,
+                 eval_metric=None, early_stopping_rounds=None, device="auto", verbosity=1,
+                 n_jobs=None, **kwargs):
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.max_leaves = max_leaves
+        self.max_bin = max_bin
+        self.grow_policy = grow_policy
+        self.learning_rate = learning_rate
+        self.min_child_weight = min_child_weight
+        self.min_data_in_leaf = min_data_in_leaf
+        self.reg_lambda = reg_lambda
+        self.reg_alpha = reg_alpha
+        self.gamma = gamma
+        self.max_delta_step = max_delta_step
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.colsample_bylevel = colsample_bylevel
+        self.colsample_bynode = colsample_bynode
+        self.random_state = random_state
+        self.objective = objective
+        self.eval_metric = eval_metric
+        self.early_stopping_rounds = early_stopping_rounds
+        self.device = device
+        self.verbosity = verbosity
+        self.n_jobs = n_jobs
+        self._extra_params = dict(kwargs)
+
+    # -- parameters -------------------------------------------------------- #
+
+    def get_params(self, deep=True):
+        """Get the parameters of this estimator, extra keyword parameters included.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Unused (no nested estimators).
+
+        Returns
+        -------
+        dict
+        """
+        params = super().get_params(deep=deep)
+        params.update(getattr(self, "_extra_params", {}))
+        return params
+
+    def set_params(self, **params):
+        """Set parameters; names that are not constructor arguments become extra parameters.
+
+        Like the constructor, this validates nothing: an extra name that is
+        not a gpuboost training parameter (or alias) raises ValueError at ``fit``.
+
+        Returns
+        -------
+        self
+        """
+        explicit = set(super().get_params(deep=False))
+        extra = {key: value for key, value in params.items() if key not in explicit}
+        super().set_params(**{key: value for key, value in params.items() if key in explicit})
+        if not hasattr(self, "_extra_params"):
+            self._extra_params = {}
+        self._extra_params.update(extra)
+        return self
+
+    def _default_objective(self, n_classes):
+        """Objective used when ``objective`` is None."""
+        raise NotImplementedError
+
+    def _training_params(self):
+        """The gpuboost training parameters of the current hyperparameters, validated.
+
+        The objective (and ``num_class``) are filled in by the subclass.
+        """
+        params = {}
+        for argument, name in _ESTIMATOR_TO_TRAINING_PARAM.items():
+            value = getattr(self, argument)
+            if argument == "random_state":
+                value = as_seed(value)
+            if value is None and argument in ("n_jobs", "eval_metric", "objective"):
+                continue
+            params[name] = value
+        for key, value in self._extra_params.items():
+            name = canonical_name(key)
+            if name in _TRAINING_PARAM_TO_ESTIMATOR:
+                what = f"an alias of {name!r}, which is " if key != name else ""
+                raise ValueError(
+                    f"Parameter {key!r} is {what}set by the "
+                    f"{_TRAINING_PARAM_TO_ESTIMATOR[name]!r} argument of {type(self).__name__}; "
+                    f"use that argument instead.")
+            if name in self._managed_params:
+                raise ValueError(f"Parameter {key!r} is set by {type(self).__name__} itself "
+                                 f"(from the training data); do not pass it.")
+            params[key] = value
+        return params
+
+    # -- fitting ----------------------------------------------------------- #
+
+    def _validate_features(self, X, *, reset):
+        """Convert ``X``; at fit (``reset``) record ``n_features_in_`` and the names."""
+        names = column_names(X)
+        if not reset:
+            self._check_feature_names(names)
+        data = as_feature_matrix(X)
+        if reset:
+            self.n_features_in_ = data.shape[1]
+            if names is not None:
+                self.feature_names_in_ = np.asarray(names, dtype=object)
+            elif hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+        elif data.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {data.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_in_} features as input.")
+        return data
+
+    def _check_feature_names(self, names):
+        """Compare the column names of a predict-time ``X`` with those seen at fit."""
+        fitted_names = getattr(self, "feature_names_in_", None)
+        estimator_name = type(self).__name__
+        if fitted_names is None and names is None:
+            return
+        if fitted_names is None:
+            warnings.warn(f"X has feature names, but {estimator_name} was fitted without "
+                          f"feature names", UserWarning, stacklevel=4)
+            return
+        if names is None:
+            warnings.warn(f"X does not have valid feature names, but {estimator_name} was "
+                          f"fitted with feature names", UserWarning, stacklevel=4)
+            return
+        fitted_names = list(fitted_names)
+        if names == fitted_names:
+            return
+        message = "The feature names should match those that were passed during fit.\n"
+        unseen = sorted(set(names) - set(fitted_names))
+        missing = sorted(set(fitted_names) - set(names))
+        if not unseen and not missing:
+            message += "Feature names must be in the same order as they were in fit.\n"
+        if unseen:
+            message += "Feature names unseen at fit time:\n" + "".join(
+                f"- {name}\n" for name in unseen)
+        if missing:
+            message += "Feature names seen at fit time, yet now missing:\n" + "".join(
+                f"- {name}\n" for name in missing)
+        raise ValueError(message)
+
+    def _eval_datasets(self, dtrain, eval_set, eval_labels, sample_weight_eval_set,
+                       base_margin_eval_set, eval_groups=None, eval_qids=None):
+        """Build ``(Dataset, name)`` pairs of the evaluation sets."""
+        n_sets = len(eval_set)
+        weights = per_eval_set(sample_weight_eval_set, n_sets, "sample_weight_eval_set")
+        margins = per_eval_set(base_margin_eval_set, n_sets, "base_margin_eval_set")
+        groups = per_eval_set(eval_groups, n_sets, "eval_group")
+        qids = per_eval_set(eval_qids, n_sets, "eval_qid")
+        evals = []
+        for index, ((X_eval, _), label) in enumerate(zip(eval_set, eval_labels)):
+            data = self._validate_features(X_eval, reset=False)
+            dataset = Dataset(data, label=label, weight=weights[index], group=groups[index],
+                              qid=qids[index], base_margin=margins[index], reference=dtrain)
+            evals.append((dataset, f"{EVAL_SET_NAME_PREFIX}{index}"))
+        return evals
+
+    @staticmethod
+    def _check_eval_set(eval_set):
+        """``eval_set`` as a list of (X, y) pairs."""
+        if eval_set is None:
+            return []
+        if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(
+                eval_set[0], tuple):
+            raise ValueError("eval_set must be a list of (X, y) pairs, e.g. "
+                             "eval_set=[(X_valid, y_valid)], not a single pair.")
+        eval_set = list(eval_set)
+        for item in eval_set:
+            if not (isinstance(item, (tuple, list)) and len(item) == 2):
+                raise ValueError("eval_set must be a list of (X, y) pairs.")
+        return eval_set
+
+    def _fit_booster(self, X, label, params, *, sample_weight, base_margin, eval_set,
+                     eval_labels, sample_weight_eval_set, base_margin_eval_set, verbose,
+                     init_model, obj=None, group=None, qid=None, eval_groups=None,
+                     eval_qids=None):
+        """Validate everything, train, and set the fitted attributes; returns self."""
+        n_estimators = check_positive_int(self.n_estimators, "n_estimators")
+        early_stopping_rounds = check_positive_int(self.early_stopping_rounds,
+                                                    "early_stopping_rounds", allow_none=True)
+        if early_stopping_rounds is not None and not eval_set:
+            raise ValueError("early_stopping_rounds needs at least one evaluation set: pass "
+                             "eval_set=[(X_valid, y_valid)] to fit.")
+        params = validate_params(params)
+        if params["booster"] == "adaboost" and type(self).__name__ != "AdaBoostClassifier":
+            raise ValueError(f"{type(self).__name__} trains gradient-boosted trees; for "
+                             f"booster='adaboost' use gpuboost.AdaBoostClassifier.")
+        feature_names = (None if getattr(self, "feature_names_in_", None) is None
+                         else list(self.feature_names_in_))
+        dtrain = Dataset(X, label=label, weight=sample_weight, group=group, qid=qid,
+                         base_margin=base_margin, feature_names=feature_names,
+                         max_bin=params["max_bin"], seed=params["seed"])
+        evals = self._eval_datasets(dtrain, eval_set, eval_labels, sample_weight_eval_set,
+                                    base_margin_eval_set, eval_groups, eval_qids)
+        if isinstance(init_model, BaseGBModel):
+            init_model = init_model.get_booster()
+        evals_result = {}
+        self.booster_ = train(params, dtrain, num_boost_round=n_estimators, evals=evals,
+                              obj=obj, early_stopping_rounds=early_stopping_rounds,
+                              evals_result=evals_result, verbose_eval=verbose,
+                              init_model=init_model)
+        self.evals_result_ = evals_result
+        return self
+
+    # -- fitted state ------------------------------------------------------ #
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "booster_")
+
+    def _check_is_fitted(self):
+        if not hasattr(self, "booster_"):
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call "
+                                 f"'fit' with appropriate arguments before using this "
+                                 f"estimator.")
+
+    def get_booster(self):
+        """The trained :class:`~gpuboost.Booster`.
+
+        Returns
+        -------
+        Booster
+        """
+        self._check_is_fitted()
+        return self.booster_
+
+    def evals_result(self):
+        """Evaluation history: ``{"validation_<i>": {metric: [score per round]}}``.
+
+        Returns
+        -------
+        dict
+            Empty when ``fit`` had no ``eval_set``.
+        """
+        self._check_is_fitted()
+        return self.evals_result_
+
+    @property
+    def best_iteration(self):
+        """Round index of the best evaluation score (early stopping), else None."""
+        return self.get_booster().best_iteration
+
+    @property
+    def best_score(self):
+        """Best evaluation score (early stopping), else None."""
+        return self.get_booster().best_score
+
+    @property
+    def feature_importances_(self):
+        """Normalized 'gain' importance of every feature, shape (n_features_in_,).
+
+        Sums to 1, or all zeros when the model has no split.
+        """
+        importance = self.get_booster().feature_importance("gain")
+        total = importance.sum()
+        if total > 0:
+            return importance / total
+        return np.zeros_like(importance)
+
+    def _uses_custom_objective(self):
+        """Whether the model was trained with a callable objective (margins have no link)."""
+        return self.get_booster().params.get("objective") == CUSTOM_OBJECTIVE_NAME
+
+    def _predict_margins(self, X, iteration_range, base_margin):
+        """Raw margins of the model: (n_samples,) or (n_samples, n_outputs)."""
+        self._check_is_fitted()
+        data = self._validate_features(X, reset=False)
+        if base_margin is not None:
+            data = Dataset(data, base_margin=base_margin)
+        return self.booster_.predict(data, output_margin=True, iteration_range=iteration_range)
+
+    def apply(self, X, iteration_range=None):
+        """Index of the leaf every sample reaches in every tree.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        iteration_range : (int, int), default=None
+            Rounds ``[begin, end)`` to use; default all (up to the best
+            iteration after early stopping).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_trees), int32
+        """
+        self._check_is_fitted()
+        data = self._validate_features(X, reset=False)
+        return self.booster_.predict(data, pred_leaf=True, iteration_range=iteration_range)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True  # densified (absent entries are 0.0, not missing)
+        return tags
+
+    def _more_tags(self):  # scikit-learn < 1.6
+        return {"allow_nan": True}
+
+
+COMMON_PARAMETERS_DOC = """
+    Parameters
+    ----------
+    n_estimators : int, default=100
+        Number of boosting rounds.
+    max_depth : int, default=6
+        Maximum tree depth; 0 means no limit (lossguide only).
+    max_leaves : int, default=0
+        Maximum number of leaves per tree; 0 means no limit.
+    max_bin : int, default=255
+        Value bins per feature (2 to 255).
+    grow_policy : {{'depthwise', 'lossguide'}}, default='depthwise'
+    learning_rate : float, default=0.3
+    min_child_weight : float, default=1.0
+        Minimum sum of hessians in a child.
+    min_data_in_leaf : int, default=1
+        Minimum number of rows in a child.
+    reg_lambda : float, default=1.0
+        L2 regularization of leaf values.
+    reg_alpha : float, default=0.0
+        L1 regularization of leaf values.
+    gamma : float, default=0.0
+        Minimum gain of a split.
+    max_delta_step : float, default=0.0
+        Clip leaf values to this magnitude (0 = off).
+    subsample : float, default=1.0
+        Fraction of rows sampled for each tree.
+    colsample_bytree, colsample_bylevel, colsample_bynode : float, default=1.0
+        Fractions of features sampled per tree, per depth and per node.
+    random_state : int, RandomState, Generator or None, default=0
+        Seed of every random choice; None means 0.
+    objective : str or callable, default=None
+        Training objective (see ``gpuboost.objectives.OBJECTIVES``); None picks
+        the estimator's default. {objective_doc}
+    eval_metric : str or list of str, default=None
+        Metrics computed on ``eval_set``; default: the objective's. The last
+        one drives early stopping.
+    early_stopping_rounds : int, default=None
+        Stop when the last metric on the last ``eval_set`` has not improved
+        for this many rounds (needs ``eval_set``). Predictions then use the
+        rounds up to ``best_iteration``.
+    device : {{'auto', 'cpu', 'cuda', 'cuda:N'}}, default='auto'
+    verbosity : int, default=1
+        0 silent, 1 warnings, 2 info, 3 debug.
+    n_jobs : int, default=None
+        Accepted for compatibility (gpuboost's ``nthread``).
+    **kwargs
+        Any other gpuboost training parameter (e.g. ``base_score``,
+        ``huber_delta``); validated at ``fit``.
+"""
+
+COMMON_ATTRIBUTES_DOC = """
+    Attributes
+    ----------
+    booster_ : Booster
+        The trained model (also ``get_booster()``).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when ``X`` was a DataFrame with string column names.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Normalized 'gain' importance.
+    evals_result_ : dict
+        ``{"validation_<i>": {metric: [score per round]}}`` (also ``evals_result()``).
+    best_iteration, best_score
+        Set by early stopping, else None.
+"""
+
+
+def sklearn_objective(func):
+    """Adapt ``func(y_true, raw_margin) -> (grad, hess)`` to :func:`gpuboost.train`'s ``obj``."""
+
+    def objective(raw_margin, dataset):
+        return func(dataset.get_label(), raw_margin)
+
+    return objective
+
+
