@@ -137,7 +137,7 @@ PARAMETERS = {p.name: p for p in [
        low=0.0, high=1.0, high_open=True),
     _P("booster", "gbtree", "str",
        "model family: 'gbtree' (gradient boosting) or 'adaboost' (discrete SAMME AdaBoost "
-       "classifier, gpuboost.adaboost: learning_rate defaults to 1.0 and max_depth to 1 there)",
+       "classifier, gpuboost.boosting.adaboost: learning_rate defaults to 1.0 and max_depth to 1 there)",
        choices=("gbtree", "adaboost")),
     _P("device", "auto", "str", "'auto' (GPU when usable, else CPU), 'cpu' or 'cuda' ('cuda:0' accepted)",
        choices=("auto", "cpu", "cuda", "gpu")),

@@ -66,7 +66,7 @@ def _as_float_matrix(X):
     """``X`` as a 2-D float64 array (a view when it already is one).
 
     Accepts boolean, integer and floating arrays (or anything ``np.asarray``
-    turns into one); the full input validation lives in :class:`gpuboost.dataset.Dataset`.
+    turns into one); the full input validation lives in :class:`gpuboost.data.dataset.Dataset`.
     """
     X = np.asarray(X)
     if X.dtype.kind not in "biuf":

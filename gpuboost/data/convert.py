@@ -69,7 +69,7 @@ def convert_features(X):
         X, column_names = frame_to_array(X, pandas)
     elif sparse is not None and sparse.issparse(X):
         # Densified: absent entries are 0.0 (not missing). The Dataset keeps a
-        # CSC copy too, for exclusive feature bundling (gpuboost.bundling).
+        # CSC copy too, for exclusive feature bundling (gpuboost.data.bundling).
         check_numeric_dtype("X", X)
         check_shape(X.shape)
         X = X.astype(X_DTYPE).toarray()

@@ -56,7 +56,7 @@ class Dataset:
         ``n_features`` unique names; default ``['f0', 'f1', ...]``, or the
         columns of a DataFrame.
     max_bin : int, default=255
-        Largest number of value bins per feature (see :class:`~gpuboost.binning.BinMapper`).
+        Largest number of value bins per feature (see :class:`~gpuboost.data.binning.BinMapper`).
         Ignored with ``reference``, whose value is used.
     reference : Dataset, default=None
         A Dataset (usually the training set) whose fitted ``bin_mapper`` is
@@ -68,7 +68,7 @@ class Dataset:
         Per-row query ids, an alternative to ``group``: each query's rows must
         form one contiguous run. Converted to query sizes.
     binning_subsample : int, default=200_000
-        Number of rows the bin edges are computed on (see :class:`~gpuboost.binning.BinMapper`).
+        Number of rows the bin edges are computed on (see :class:`~gpuboost.data.binning.BinMapper`).
     seed : int, default=0
         Seed of the binning subsample.
 
@@ -173,7 +173,7 @@ class Dataset:
 
         Features whose non-default bins (bins other than that of 0.0) share at most
         ``max_conflict_rate * n_rows`` rows per bundle share one binned column
-        (see :mod:`gpuboost.bundling`). From a sparse X only its stored entries
+        (see :mod:`gpuboost.data.bundling`). From a sparse X only its stored entries
         are examined.
 
         Parameters
@@ -184,7 +184,7 @@ class Dataset:
 
         Returns
         -------
-        gpuboost.bundling.BundleMap
+        gpuboost.data.bundling.BundleMap
         """
         key = float(max_conflict_rate)
         if key not in self._bundle_maps:

@@ -69,7 +69,7 @@ class Booster:
     best_score : float or None
     tree_weights : list of float or None
         AdaBoost models (``params['booster'] == 'adaboost'``): the weight of every
-        round (gpuboost.adaboost); None for gradient boosting.
+        round (gpuboost.boosting.adaboost); None for gradient boosting.
     """
 
     def __init__(self, params, n_outputs, base_margin, n_features, feature_names, trees=None,

@@ -19,7 +19,7 @@ Format (version 1)::
         "best_iteration": int | null, "best_score": float | null,
         "attributes": {str: str},
         "tree_weights": [floats]         # only when params "booster" is "adaboost":
-      },                                 # the weight of every round (gpuboost.adaboost)
+      },                                 # the weight of every round (gpuboost.boosting.adaboost)
       "trees": [ {"feature": [...], "threshold_bin": [...], "threshold": [...],
                   "default_left": [0/1...], "left_child": [...], "right_child": [...],
                   "value": [...], "gain": [...], "cover": [...], "count": [...]}, ... ]

@@ -27,7 +27,7 @@ class AdaBoostClassifier(_ClassifierMixin, _BaseEstimator):
     The algorithm of scikit-learn's ``AdaBoostClassifier`` (SAMME, its only
     algorithm since scikit-learn 1.6) with Gini classification trees of depth
     ``max_depth`` as weak learners, trained by :func:`gpuboost.train` with
-    ``booster='adaboost'`` on either backend (see :mod:`gpuboost.adaboost`).
+    ``booster='adaboost'`` on either backend (see :mod:`gpuboost.boosting.adaboost`).
     Labels may be of any sortable type; NaN features are missing values.
 
     Parameters

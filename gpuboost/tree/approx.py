@@ -2,10 +2,10 @@
 hessian-weighted quantiles (XGBoost's approximate method).
 
 With ``tree_method='hist'`` the bins are fixed once per Dataset
-(gpuboost.binning). With ``'approx'`` every tree (every round and output
+(gpuboost.data.binning). With ``'approx'`` every tree (every round and output
 column) gets new edges, computed from the raw training features of the tree's
 sampled rows, each row weighted by its *quantized* hessian (after the
-row-sampling multipliers, see gpuboost.sampling); the training features are
+row-sampling multipliers, see gpuboost.tree.sampling); the training features are
 re-binned with those edges (``backend.rebin``) and the tree is grown on them, its
 raw thresholds taken from the same edges. Predictions use raw thresholds, so a
 model mixes trees of different edges freely.
@@ -14,23 +14,23 @@ The edges of one feature (the definition; :func:`weighted_edges_naive` spells it
 out with loops)
 -----------------------------------------------------------------------------
 Take the feature's non-missing values over the tree's sampled rows, ``±inf``
-clipped to ``±FLOAT64_MAX`` (as gpuboost.binning), and the rows' weights
+clipped to ``±FLOAT64_MAX`` (as gpuboost.data.binning), and the rows' weights
 ``w = max(quantized_hessian, 0) >> shift`` (int64; ``shift`` is 0 unless the
 weight total times ``max_bin`` could overflow int64, see :func:`weight_shift`).
 If all weights are 0, every row weighs 1.
 
 * With at most ``max_bin`` distinct values ``d_0 < d_1 < ...``: the midpoints of
-  consecutive distinct values (exactly gpuboost.binning's rule, so on such data
+  consecutive distinct values (exactly gpuboost.data.binning's rule, so on such data
   'approx' and 'hist' build the same bins and grow the same trees).
 * Otherwise, the hessian-weighted version of NumPy's ``averaged_inverted_cdf``
-  percentiles that gpuboost.binning uses: let ``W_j`` be the total weight of the
+  percentiles that gpuboost.data.binning uses: let ``W_j`` be the total weight of the
   values ``<= d_j`` and ``W`` the total. For ``i = 1 .. max_bin - 1``, let ``j``
   be the smallest index with ``W_j * max_bin >= i * W`` (an exact int64
   comparison). The edge is the average of ``d_j`` and ``d_{j+1}`` when
   ``W_j * max_bin == i * W`` and ``j`` is not the last index (the quantile falls
   exactly between two values), else ``d_j``. The average is NumPy's
-  ``b - (b - a) * 0.5`` (with gpuboost.binning's overflow-safe midpoint where
-  that overflows), as in gpuboost.binning. Duplicates are removed. With unit
+  ``b - (b - a) * 0.5`` (with gpuboost.data.binning's overflow-safe midpoint where
+  that overflows), as in gpuboost.data.binning. Duplicates are removed. With unit
   weights this is the averaged inverted CDF.
 
 Only distinct values and cumulative weights *at the end of each run of equal

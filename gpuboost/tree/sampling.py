@@ -36,7 +36,7 @@ Strategies
     with probability ``p = min(1, v / u)``, weighted by ``1 / p``, where ``u`` is
     chosen so that ``sum(p) = m = max(1, floor(subsample * n))``. To make ``u``
     exact and identical on every backend, the magnitudes are quantized to
-    integers ``q`` (``gpuboost.quantize.quantize``: ``q = rint(v * 2**30 /
+    integers ``q`` (``gpuboost.core.quantize.quantize``: ``q = rint(v * 2**30 /
     max v)``) and ``u`` is solved in integer arithmetic: with ``q`` sorted in
     descending order and ``S_k = q_k + q_{k+1} + ...`` (int64), the number of
     rows certain to be kept is the smallest ``k`` with ``q_k * (m - k) <= S_k``,
@@ -45,7 +45,7 @@ Strategies
     never kept. With ``subsample == 1`` every row is kept with multiplier 1,
     as XGBoost's formula gives.
 
-Per-row randomness is :func:`gpuboost.random.row_uniforms` of ``(seed,
+Per-row randomness is :func:`gpuboost.core.random.row_uniforms` of ``(seed,
 stream)`` (the same stream for all strategies, which exclude one another), and
 every step is an elementwise ``xp`` operation, a sort or an integer cumulative
 sum, so NumPy and CuPy give the same rows and the same multipliers. Only two
@@ -79,7 +79,7 @@ def sample_rows(backend, params, gradients, hessians, seed, stream):
         This tree's column (already multiplied by the sample weights).
     seed : int
     stream : int
-        Random stream of this tree (see :func:`gpuboost.random.row_uniforms`).
+        Random stream of this tree (see :func:`gpuboost.core.random.row_uniforms`).
 
     Returns
     -------

@@ -89,7 +89,7 @@ class Tree:
 
     @classmethod
     def from_dict(cls, data):
-        """Inverse of :meth:`to_dict` (validation is done by ``gpuboost.model_io``)."""
+        """Inverse of :meth:`to_dict` (validation is done by ``gpuboost.model.model_io``)."""
         return cls({name: np.asarray(data[name]) for name in TREE_ARRAYS})
 
     def __eq__(self, other):

@@ -1,4 +1,4 @@
-"""AdaBoost (SAMME, gpuboost.adaboost): agreement with scikit-learn's
+"""AdaBoost (SAMME, gpuboost.boosting.adaboost): agreement with scikit-learn's
 AdaBoostClassifier, the Gini split scan against its naive loop, perfect and
 worse-than-chance rounds, CPU/CUDA parity (emulation), the model file, and the
 scikit-learn style estimator."""

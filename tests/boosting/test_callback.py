@@ -1,4 +1,4 @@
-"""Tests of gpuboost.callback: early stopping, evaluation printing, checkpoints, the protocol."""
+"""Tests of gpuboost.boosting.callback: early stopping, evaluation printing, checkpoints, the protocol."""
 import os
 
 import pytest

@@ -16,8 +16,6 @@ from pathlib import Path
 import pytest
 
 import gpuboost
-from gpuboost.backends.cuda import launch as cuda_module
-from gpuboost.backends.emulation import EMULATE_ENV_VAR
 
 import _checkpoint_worker as worker
 
@@ -169,23 +167,18 @@ def test_interval_must_be_positive(tmp_path):
         gpuboost.TrainingCheckPoint(tmp_path, interval=0)
 
 
-def test_resume_on_emulated_cuda(tmp_path, monkeypatch):
-    monkeypatch.setenv(EMULATE_ENV_VAR, "1")
-    cuda_module.clear_cache()
-    try:
-        rounds, interval = 4, 2
-        dataset_rows = 120
-        params = dict(worker.PARAMS, device="cuda")
-        dataset = worker.make_dataset(n_rows=dataset_rows, n_features=4)
-        checkpoint = gpuboost.TrainingCheckPoint(tmp_path, interval=interval)
-        copies = tmp_path / "copies"
-        copies.mkdir()
-        reference = gpuboost.train(params, dataset, num_boost_round=rounds,
-                                   callbacks=[checkpoint, CheckpointSpy(checkpoint.path, copies)])
-        resumed = gpuboost.train(params, dataset, num_boost_round=rounds - interval,
-                                 init_model=gpuboost.Booster.load_model(copies / "2.json"))
-        assert resumed.save_raw() == reference.save_raw()
-        on_cpu = gpuboost.train(dict(params, device="cpu"), dataset, num_boost_round=rounds)
-        assert on_cpu.save_raw() == reference.save_raw()
-    finally:
-        cuda_module.clear_cache()
+def test_resume_on_emulated_cuda(tmp_path, emulated_cuda):
+    rounds, interval = 4, 2
+    dataset_rows = 120
+    params = dict(worker.PARAMS, device="cuda")
+    dataset = worker.make_dataset(n_rows=dataset_rows, n_features=4)
+    checkpoint = gpuboost.TrainingCheckPoint(tmp_path, interval=interval)
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    reference = gpuboost.train(params, dataset, num_boost_round=rounds,
+                               callbacks=[checkpoint, CheckpointSpy(checkpoint.path, copies)])
+    resumed = gpuboost.train(params, dataset, num_boost_round=rounds - interval,
+                             init_model=gpuboost.Booster.load_model(copies / "2.json"))
+    assert resumed.save_raw() == reference.save_raw()
+    on_cpu = gpuboost.train(dict(params, device="cpu"), dataset, num_boost_round=rounds)
+    assert on_cpu.save_raw() == reference.save_raw()

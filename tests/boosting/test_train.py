@@ -1,4 +1,4 @@
-"""Tests of gpuboost.training: the boosting loop end to end on the NumPy backend."""
+"""Tests of gpuboost.boosting.train: the boosting loop end to end on the NumPy backend."""
 import numpy as np
 import pytest
 

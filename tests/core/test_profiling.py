@@ -1,4 +1,4 @@
-"""Tests of gpuboost._profiling: per-phase timers and the verbose timing line."""
+"""Tests of gpuboost.core.profiling: per-phase timers and the verbose timing line."""
 import itertools
 import re
 

@@ -1,4 +1,4 @@
-"""Tests of gpuboost.quantize: the fixed-point determinism contract."""
+"""Tests of gpuboost.core.quantize: the fixed-point determinism contract."""
 import numpy as np
 import pytest
 

@@ -1,4 +1,4 @@
-"""Tests for gpuboost.random: the counter-based RNG shared by NumPy and CuPy."""
+"""Tests for gpuboost.core.random: the counter-based RNG shared by NumPy and CuPy."""
 import math
 import warnings
 

@@ -1,4 +1,4 @@
-"""Tests of gpuboost.binning: bin edges, the bin mapping and its contracts."""
+"""Tests of gpuboost.data.binning: bin edges, the bin mapping and its contracts."""
 import json
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Tests of gpuboost.bundling: exclusive feature bundling (bundles, encoding, histogram
+"""Tests of gpuboost.data.bundling: exclusive feature bundling (bundles, encoding, histogram
 expansion) and training with bundles (identical models, fewer histogram columns, both
 backends)."""
 import json

@@ -1,4 +1,4 @@
-"""Tests of gpuboost.dataset: input conversion, validation, reference reuse, loaders."""
+"""Tests of gpuboost.data.dataset: input conversion, validation, reference reuse, loaders."""
 import numpy as np
 import pytest
 

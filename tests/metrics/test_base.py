@@ -47,17 +47,6 @@ def test_lists_are_accepted(rng):
 # ---------------------------------------------------------------------------
 
 
-def test_get_array_module_numpy_without_importing_cupy():
-    assert get_array_module(np.zeros(2), None, [1, 2], 3.0) is np
-    assert get_array_module() is np
-
-
-def test_to_numpy():
-    host = np.arange(3.0)
-    assert to_numpy(host) is host
-    np.testing.assert_array_equal(to_numpy([1, 2]), np.array([1, 2]))
-
-
 @pytest.mark.gpu
 def test_cupy_arrays_match_numpy():
     cupy = pytest.importorskip("cupy")

@@ -1,4 +1,4 @@
-"""Tests of gpuboost.booster: prediction, importances, dumps, copies and pickling."""
+"""Tests of gpuboost.model.booster: prediction, importances, dumps, copies and pickling."""
 import pickle
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Tests of gpuboost.model_io: the versioned JSON format, validation and atomic writes."""
+"""Tests of gpuboost.model.model_io: the versioned JSON format, validation and atomic writes."""
 import json
 import os
 

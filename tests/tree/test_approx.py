@@ -1,4 +1,4 @@
-"""Tests of gpuboost.approx (tree_method='approx'): the hessian-weighted edges, the
+"""Tests of gpuboost.tree.approx (tree_method='approx'): the hessian-weighted edges, the
 per-tree re-binning on both backends, and training with it."""
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Tests of gpuboost.sampling: bagging (unchanged), GOSS and gradient-based sampling,
+"""Tests of gpuboost.tree.sampling: bagging (unchanged), GOSS and gradient-based sampling,
 their parameters, training with them, and CPU/CUDA parity under the emulation."""
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Tests of gpuboost.exact: ranks, the exact split scan and partition against their naive
+"""Tests of gpuboost.tree.splitters.exact: ranks, the exact split scan and partition against their naive
 loops, tree_method='exact' against 'hist' (identical trees on few distinct values), its
 optimality on continuous data, and CPU/CUDA parity (kernels under the CPU emulation)."""
 import json
