@@ -32,6 +32,7 @@ Usage::
 
 ``--strict``: exit status 1 when gpuboost misses REFERENCE.md's bar on any task.
 """
+
 import argparse
 import datetime
 import json
@@ -49,8 +50,12 @@ for _path in (REPO_ROOT / "tests", REPO_ROOT):
 import _reference_data as ref  # noqa: E402
 
 LIBRARIES = ("gpuboost", "xgboost", "lightgbm", "sklearn")
-_MODULES = {"gpuboost": "gpuboost", "xgboost": "xgboost", "lightgbm": "lightgbm",
-            "sklearn": "sklearn"}
+_MODULES = {
+    "gpuboost": "gpuboost",
+    "xgboost": "xgboost",
+    "lightgbm": "lightgbm",
+    "sklearn": "sklearn",
+}
 
 
 def library_version(name):
@@ -66,15 +71,18 @@ def _thread_limit(n_threads):
     """Context manager limiting OpenMP/BLAS threads (threadpoolctl when installed)."""
     try:
         from threadpoolctl import threadpool_limits
+
         return threadpool_limits(limits=n_threads)
     except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
         import contextlib
+
         return contextlib.nullcontext()
 
 
 # ---- one library: fit (timed) and predict ----------------------------------------
 def run_gpuboost(task, X_train, y_train, X_test, n_threads):
     import gpuboost
+
     start = time.perf_counter()
     dtrain = gpuboost.Dataset(X_train, label=y_train)
     params = dict(ref.gpuboost_params(task), nthread=n_threads)  # runtime-only parameter
@@ -85,6 +93,7 @@ def run_gpuboost(task, X_train, y_train, X_test, n_threads):
 
 def run_xgboost(task, X_train, y_train, X_test, n_threads):
     import xgboost as xgb
+
     start = time.perf_counter()
     dtrain = xgb.DMatrix(X_train, label=y_train, nthread=n_threads)
     booster = xgb.train(ref.xgboost_params(task, n_threads), dtrain, ref.N_ROUNDS)
@@ -94,6 +103,7 @@ def run_xgboost(task, X_train, y_train, X_test, n_threads):
 
 def run_lightgbm(task, X_train, y_train, X_test, n_threads):
     import lightgbm as lgb
+
     params = ref.lightgbm_params(task, n_threads)
     start = time.perf_counter()
     dtrain = lgb.Dataset(X_train, label=y_train, params=params)
@@ -117,8 +127,12 @@ def run_sklearn(task, X_train, y_train, X_test, n_threads):
     return seconds, pred
 
 
-RUNNERS = {"gpuboost": run_gpuboost, "xgboost": run_xgboost, "lightgbm": run_lightgbm,
-           "sklearn": run_sklearn}
+RUNNERS = {
+    "gpuboost": run_gpuboost,
+    "xgboost": run_xgboost,
+    "lightgbm": run_lightgbm,
+    "sklearn": run_sklearn,
+}
 
 
 # ---- comparison ---------------------------------------------------------------------
@@ -132,22 +146,33 @@ def compare(task, results):
         run_median = ref.peer_median(peers, metric)
         reference_median = ref.REFERENCE_MEDIAN[task][metric]
         value = None if ours is None else ours[metric]
-        rows.append({
-            "metric": metric, "gpuboost": value, "n_peers": len(peers),
-            "peer_median_this_run": run_median,
-            "ok_vs_run_median": (None if value is None or run_median is None
-                                 else ref.is_at_least_as_good(metric, value, run_median)),
-            "reference_median": reference_median,
-            "ok_vs_reference_median": (None if value is None
-                                       else ref.is_at_least_as_good(metric, value,
-                                                                    reference_median)),
-        })
+        rows.append(
+            {
+                "metric": metric,
+                "gpuboost": value,
+                "n_peers": len(peers),
+                "peer_median_this_run": run_median,
+                "ok_vs_run_median": (
+                    None
+                    if value is None or run_median is None
+                    else ref.is_at_least_as_good(metric, value, run_median)
+                ),
+                "reference_median": reference_median,
+                "ok_vs_reference_median": (
+                    None
+                    if value is None
+                    else ref.is_at_least_as_good(metric, value, reference_median)
+                ),
+            }
+        )
     return rows
 
 
 def _fmt_metrics(figures):
-    return ", ".join(f"{name} {value:.5f}" if name != "accuracy" else f"{name} {value:.3f}"
-                     for name, value in figures.items())
+    return ", ".join(
+        f"{name} {value:.5f}" if name != "accuracy" else f"{name} {value:.3f}"
+        for name, value in figures.items()
+    )
 
 
 def _verdict(flag):
@@ -156,16 +181,30 @@ def _verdict(flag):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", default=None,
-                        help=f"folder of the LightGBM example files (default {ref.DEFAULT_DATA_DIR})")
-    parser.add_argument("--tasks", default=",".join(ref.TASKS),
-                        help="comma-separated subset of binary,regression,multiclass")
-    parser.add_argument("--libs", default=",".join(LIBRARIES),
-                        help="comma-separated subset of " + ",".join(LIBRARIES))
-    parser.add_argument("--threads", type=int, default=2, help="threads of every library (default 2)")
+    parser.add_argument(
+        "--data-dir",
+        default=None,
+        help=f"folder of the LightGBM example files (default {ref.DEFAULT_DATA_DIR})",
+    )
+    parser.add_argument(
+        "--tasks",
+        default=",".join(ref.TASKS),
+        help="comma-separated subset of binary,regression,multiclass",
+    )
+    parser.add_argument(
+        "--libs",
+        default=",".join(LIBRARIES),
+        help="comma-separated subset of " + ",".join(LIBRARIES),
+    )
+    parser.add_argument(
+        "--threads", type=int, default=2, help="threads of every library (default 2)"
+    )
     parser.add_argument("--json", default=None, help="write the results to this JSON file")
-    parser.add_argument("--strict", action="store_true",
-                        help="exit 1 when gpuboost misses REFERENCE.md's bar on a task")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when gpuboost misses REFERENCE.md's bar on a task",
+    )
     args = parser.parse_args(argv)
 
     tasks = [t for t in args.tasks.split(",") if t]
@@ -178,8 +217,10 @@ def main(argv=None):
             parser.error(f"unknown library {name!r}")
     folder = ref.data_dir(args.data_dir)
     if not all(ref.data_available(t, folder) for t in tasks):
-        print(f"error: the LightGBM example files are not in {folder} (use --data-dir)",
-              file=sys.stderr)
+        print(
+            f"error: the LightGBM example files are not in {folder} (use --data-dir)",
+            file=sys.stderr,
+        )
         return 2
 
     versions = {}
@@ -192,8 +233,10 @@ def main(argv=None):
     for note in notes:
         print(f"note: {note}")
 
-    print(f"# accuracy on {folder} ({ref.N_ROUNDS} rounds, lr {ref.LEARNING_RATE}, depth "
-          f"{ref.MAX_DEPTH}, 256 bins, {args.threads} threads)")
+    print(
+        f"# accuracy on {folder} ({ref.N_ROUNDS} rounds, lr {ref.LEARNING_RATE}, depth "
+        f"{ref.MAX_DEPTH}, 256 bins, {args.threads} threads)"
+    )
     print("# versions: " + ", ".join(f"{k} {v}" for k, v in versions.items() if v))
     rows = []
     comparisons = {}
@@ -204,8 +247,15 @@ def main(argv=None):
             seconds, pred = RUNNERS[lib](task, X_train, y_train, X_test, args.threads)
             metrics = ref.evaluate(task, y_test, pred)
             figures[lib] = metrics
-            rows.append({"data": task, "library": lib, "seconds": seconds, "metrics": metrics,
-                         "load_avg_1min_after": _load_average()})
+            rows.append(
+                {
+                    "data": task,
+                    "library": lib,
+                    "seconds": seconds,
+                    "metrics": metrics,
+                    "load_avg_1min_after": _load_average(),
+                }
+            )
             print(f"  {task:<10} {lib:<9} {seconds:8.2f} s  {_fmt_metrics(metrics)}", flush=True)
         comparisons[task] = compare(task, figures)
 
@@ -214,40 +264,61 @@ def main(argv=None):
     print("| data | library | time s | test metrics |")
     print("|---|---|---|---|")
     for row in rows:
-        print(f"| {row['data']} | {row['library']} | {row['seconds']:.2f} | "
-              f"{_fmt_metrics(row['metrics'])} |")
+        print(
+            f"| {row['data']} | {row['library']} | {row['seconds']:.2f} | "
+            f"{_fmt_metrics(row['metrics'])} |"
+        )
     print()
-    print("| data | metric | gpuboost | peer median (this run, n) | at least as good | "
-          "REFERENCE.md median | at least as good |")
+    print(
+        "| data | metric | gpuboost | peer median (this run, n) | at least as good | "
+        "REFERENCE.md median | at least as good |"
+    )
     print("|---|---|---|---|---|---|---|")
     missed_bar = False
     for task, checks in comparisons.items():
         for c in checks:
             value = "n/a" if c["gpuboost"] is None else f"{c['gpuboost']:.5f}"
-            run_median = ("n/a" if c["peer_median_this_run"] is None
-                          else f"{c['peer_median_this_run']:.5f}")
-            print(f"| {task} | {c['metric']} | {value} | {run_median} ({c['n_peers']}) | "
-                  f"{_verdict(c['ok_vs_run_median'])} | {c['reference_median']:.5f} | "
-                  f"{_verdict(c['ok_vs_reference_median'])} |")
+            run_median = (
+                "n/a" if c["peer_median_this_run"] is None else f"{c['peer_median_this_run']:.5f}"
+            )
+            print(
+                f"| {task} | {c['metric']} | {value} | {run_median} ({c['n_peers']}) | "
+                f"{_verdict(c['ok_vs_run_median'])} | {c['reference_median']:.5f} | "
+                f"{_verdict(c['ok_vs_reference_median'])} |"
+            )
             if c["ok_vs_reference_median"] is False:
                 missed_bar = True
             if c["n_peers"] < 3:
-                notes.append(f"{task}: only {c['n_peers']} peer(s) measured in this run; "
-                             f"see the REFERENCE.md median column")
+                notes.append(
+                    f"{task}: only {c['n_peers']} peer(s) measured in this run; "
+                    f"see the REFERENCE.md median column"
+                )
     load = _load_average()
-    notes.append(f"times are single runs on a shared machine ({os.cpu_count()} CPUs, 1-minute "
-                 f"load average {'n/a' if load is None else f'{load:.1f}'} at the end): "
-                 f"compare them only as ratios within one run")
+    notes.append(
+        f"times are single runs on a shared machine ({os.cpu_count()} CPUs, 1-minute "
+        f"load average {'n/a' if load is None else f'{load:.1f}'} at the end): "
+        f"compare them only as ratios within one run"
+    )
     for note in dict.fromkeys(notes):
         print(f"note: {note}")
 
     if args.json:
-        out = {"script": "benchmarks/accuracy.py", "command": " ".join([sys.executable] + sys.argv),
-               "date": datetime.datetime.now().isoformat(timespec="seconds"),
-               "machine": {"nproc": os.cpu_count(), "cpu": _cpu_model(),
-                           "python": platform.python_version()},
-               "data_dir": str(folder), "threads": args.threads, "versions": versions,
-               "rows": rows, "comparisons": comparisons, "notes": list(dict.fromkeys(notes))}
+        out = {
+            "script": "benchmarks/accuracy.py",
+            "command": " ".join([sys.executable] + sys.argv),
+            "date": datetime.datetime.now().isoformat(timespec="seconds"),
+            "machine": {
+                "nproc": os.cpu_count(),
+                "cpu": _cpu_model(),
+                "python": platform.python_version(),
+            },
+            "data_dir": str(folder),
+            "threads": args.threads,
+            "versions": versions,
+            "rows": rows,
+            "comparisons": comparisons,
+            "notes": list(dict.fromkeys(notes)),
+        }
         Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
         print(f"wrote {args.json}")
     return 1 if (args.strict and missed_bar) else 0

@@ -24,6 +24,7 @@ Usage::
 
     python benchmarks/device_ops.py [--rows 20000] [--rounds 5] [--json out.json]
 """
+
 import argparse
 import datetime
 import json
@@ -36,9 +37,9 @@ if str(REPO_ROOT) not in sys.path:  # use the checkout's gpuboost
     sys.path.insert(0, str(REPO_ROOT))
 
 import gpuboost  # noqa: E402
-from gpuboost.datasets import make_higgs_like  # noqa: E402
 from gpuboost.backends.emulation import emulated_kernels  # noqa: E402
 from gpuboost.backends.emulation.device_array import OPERATION_KINDS, count_operations  # noqa: E402
+from gpuboost.datasets import make_higgs_like  # noqa: E402
 
 #: Configurations counted: name -> training parameters (device='cuda' is added).
 CONFIGURATIONS = {
@@ -46,8 +47,9 @@ CONFIGURATIONS = {
     "binary depth 6": dict(objective="binary:logistic", max_depth=6),
     "regression depth 8": dict(objective="reg:squarederror", max_depth=8),
     "multiclass (3) depth 6": dict(objective="multi:softprob", num_class=3, max_depth=6),
-    "lossguide 255 leaves": dict(objective="binary:logistic", grow_policy="lossguide",
-                                 max_leaves=255, max_depth=0),
+    "lossguide 255 leaves": dict(
+        objective="binary:logistic", grow_policy="lossguide", max_leaves=255, max_depth=0
+    ),
 }
 
 
@@ -75,12 +77,17 @@ def main(argv=None):
     results = {}
     with emulated_kernels():
         for name, params in CONFIGURATIONS.items():
-            labels = y if params["objective"] != "multi:softprob" else \
-                (X[:, 0] > 0).astype(float) + (X[:, 1] > 0.5)
+            labels = (
+                y
+                if params["objective"] != "multi:softprob"
+                else (X[:, 0] > 0).astype(float) + (X[:, 1] > 0.5)
+            )
             results[name] = count_per_round(X, labels, params, args.rounds)
 
-    print(f"# device operations per round, CUDA backend under the emulation: {args.rows:,} x "
-          f"{X.shape[1]}, 255 bins, per round over {args.rounds} rounds after the first")
+    print(
+        f"# device operations per round, CUDA backend under the emulation: {args.rows:,} x "
+        f"{X.shape[1]}, 255 bins, per round over {args.rounds} rounds after the first"
+    )
     header = ["configuration", *OPERATION_KINDS, "total"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
@@ -88,10 +95,19 @@ def main(argv=None):
         cells = [f"{counts[kind]:.1f}" for kind in OPERATION_KINDS]
         print(f"| {name} | " + " | ".join(cells) + f" | {sum(counts.values()):.1f} |")
     if args.json:
-        Path(args.json).write_text(json.dumps({
-            "rows": args.rows, "rounds": args.rounds, "counts_per_round": results,
-            "date": datetime.date.today().isoformat(), "machine": platform.platform(),
-            "command": " ".join(sys.argv)}, indent=2))
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "rows": args.rows,
+                    "rounds": args.rounds,
+                    "counts_per_round": results,
+                    "date": datetime.date.today().isoformat(),
+                    "machine": platform.platform(),
+                    "command": " ".join(sys.argv),
+                },
+                indent=2,
+            )
+        )
     return 0
 
 

@@ -65,6 +65,7 @@ Usage::
                                    [--rounds 100] [--libs gpuboost,xgboost] [--json out.json]
     python benchmarks/gpu_bench.py --dry-run
 """
+
 import argparse
 import datetime
 import gc
@@ -88,12 +89,12 @@ DEFAULT_SIZES = "1000000x28,10000000x28,1000000x200"
 QUICK_SIZES = "1000000x28"
 DRY_RUN_SIZES = "20000x28,20000x200"
 LEARNING_RATE = 0.1
-MAX_BIN = 255            # value bins; + 1 missing bin = 256 = XGBoost's max_bin
+MAX_BIN = 255  # value bins; + 1 missing bin = 256 = XGBoost's max_bin
 HIST_BINS = MAX_BIN + 1
-HIST_ENTRY_BYTES = 24    # (sum_g, sum_h, count) as int64
-GRAD_PAIR_BYTES = 8      # quantized gradient + hessian, int32 each
-INDEX_BYTES = 4          # int32 row index
-BIN_BYTES = 1            # uint8 bin
+HIST_ENTRY_BYTES = 24  # (sum_g, sum_h, count) as int64
+GRAD_PAIR_BYTES = 8  # quantized gradient + hessian, int32 each
+INDEX_BYTES = 4  # int32 row index
+BIN_BYTES = 1  # uint8 bin
 SPEEDUP_TARGET = 1.5
 AUC_TOLERANCE = 0.001
 FLOOR_TARGET = 3.0
@@ -125,20 +126,33 @@ def _fallback_higgs_like(n_rows, n_features=28, seed=0, chunk_rows=1 << 20):
             if i >= 2:
                 cols.append(rng.choice([0.0, 1.1, 2.2], p=[0.6, 0.2, 0.2], size=m))
 
-        def mass(idx):
+        def mass(idx, pts=pts, etas=etas, phis=phis):
             e = sum(pts[k] * np.cosh(etas[k]) for k in idx)
             px = sum(pts[k] * np.cos(phis[k]) for k in idx)
             py = sum(pts[k] * np.sin(phis[k]) for k in idx)
             pz = sum(pts[k] * np.sinh(etas[k]) for k in idx)
             return np.sqrt(np.maximum(e * e - px * px - py * py - pz * pz, 0.0))
-        masses = [mass(i) for i in ([2, 3], [2, 3, 4], [0, 1], [2, 0, 1], [4, 5],
-                                    [2, 3, 4, 5], [0, 1, 2, 3, 4, 5])]
+
+        masses = [
+            mass(i)
+            for i in (
+                [2, 3],
+                [2, 3, 4],
+                [0, 1],
+                [2, 0, 1],
+                [4, 5],
+                [2, 3, 4, 5],
+                [0, 1, 2, 3, 4, 5],
+            )
+        ]
         cols.extend(masses)
         with np.errstate(divide="ignore"):
-            score = (2.0 * np.exp(-((np.log(masses[4]) - np.log(1.6)) / 0.35) ** 2)
-                     + 1.5 * np.exp(-((np.log(masses[0]) - np.log(2.0)) / 0.35) ** 2)
-                     + 0.7 * np.cos(phis[0] - phis[1]) * (pts[0] > 1.0)
-                     + 0.5 * np.tanh(masses[2] - 1.2))
+            score = (
+                2.0 * np.exp(-(((np.log(masses[4]) - np.log(1.6)) / 0.35) ** 2))
+                + 1.5 * np.exp(-(((np.log(masses[0]) - np.log(2.0)) / 0.35) ** 2))
+                + 0.7 * np.cos(phis[0] - phis[1]) * (pts[0] > 1.0)
+                + 0.5 * np.tanh(masses[2] - 1.2)
+            )
         label = rng.random(m) < 1.0 / (1.0 + np.exp(-1.6 * (score - 1.2)))
         block = np.column_stack(cols)
         kept = min(n_features, block.shape[1])
@@ -172,8 +186,12 @@ def parse_sizes(text):
 
 def size_label(rows, features):
     def short(n):
-        return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else (
-            f"{n // 1000}k" if n % 1000 == 0 else str(n))
+        return (
+            f"{n // 1_000_000}M"
+            if n % 1_000_000 == 0
+            else (f"{n // 1000}k" if n % 1000 == 0 else str(n))
+        )
+
     return f"{short(rows)} x {features}"
 
 
@@ -191,6 +209,7 @@ class MemGetInfoSampler:
         self._thread = None
         try:
             import cupy
+
             self._runtime = cupy.cuda.runtime
             self._device = cupy.cuda.Device().id
         except Exception:
@@ -204,6 +223,7 @@ class MemGetInfoSampler:
 
     def _loop(self):
         import cupy
+
         cupy.cuda.Device(self._device).use()
         while not self._stop.is_set():
             used = self.used_now()
@@ -259,6 +279,7 @@ def _pool_peak_hook():
 def _synchronize(device):
     if device.startswith("cuda"):
         import cupy
+
         cupy.cuda.runtime.deviceSynchronize()
 
 
@@ -277,8 +298,9 @@ def floor_bytes(trees, n_features, max_depth):
     for tree in trees:
         n_nodes = tree.n_nodes
         depth = np.zeros(n_nodes, dtype=np.int64)
-        totals["histogram_rows"] += float(tree.count[0]) * (n_features * BIN_BYTES
-                                                            + GRAD_PAIR_BYTES)
+        totals["histogram_rows"] += float(tree.count[0]) * (
+            n_features * BIN_BYTES + GRAD_PAIR_BYTES
+        )
         totals["histogram_tables"] += hist_bytes
         for node in range(n_nodes):  # children have larger ids than their parent
             if tree.feature[node] < 0:
@@ -289,8 +311,9 @@ def floor_bytes(trees, n_features, max_depth):
             totals["partition"] += rows * (INDEX_BYTES + BIN_BYTES + INDEX_BYTES)
             if depth[left] < max_depth:
                 smaller = float(min(tree.count[left], tree.count[right]))
-                totals["histogram_rows"] += smaller * (n_features * BIN_BYTES + INDEX_BYTES
-                                                       + GRAD_PAIR_BYTES)
+                totals["histogram_rows"] += smaller * (
+                    n_features * BIN_BYTES + INDEX_BYTES + GRAD_PAIR_BYTES
+                )
                 totals["histogram_tables"] += hist_bytes + 3 * hist_bytes
     n = max(1, len(trees))
     out = {key: value / n for key, value in totals.items()}
@@ -304,28 +327,42 @@ def floor_bytes(trees, n_features, max_depth):
 def _load(data_prefix, n_train):
     X = np.load(f"{data_prefix}_X.npy", mmap_mode="r")
     y = np.load(f"{data_prefix}_y.npy", mmap_mode="r")
-    return (np.ascontiguousarray(X[:n_train]), np.ascontiguousarray(y[:n_train]),
-            np.ascontiguousarray(X[n_train:]), np.ascontiguousarray(y[n_train:]))
+    return (
+        np.ascontiguousarray(X[:n_train]),
+        np.ascontiguousarray(y[:n_train]),
+        np.ascontiguousarray(X[n_train:]),
+        np.ascontiguousarray(y[n_train:]),
+    )
 
 
 def _auc(y, p):
     from gpuboost.metrics import get_metric
+
     return get_metric("auc")(np.asarray(y, np.float64), np.asarray(p, np.float64))
 
 
 def worker_gpuboost(cfg):
     import gpuboost
     from gpuboost.backends import get_backend
+
     device = cfg["device"]
     X_tr, y_tr, X_te, y_te = _load(cfg["data_prefix"], cfg["n_train"])
-    params = {"objective": "binary:logistic", "learning_rate": LEARNING_RATE,
-              "max_depth": cfg["depth"], "max_bin": MAX_BIN, "reg_lambda": 1.0,
-              "min_child_weight": 1.0, "device": device, "verbosity": 0}
+    params = {
+        "objective": "binary:logistic",
+        "learning_rate": LEARNING_RATE,
+        "max_depth": cfg["depth"],
+        "max_bin": MAX_BIN,
+        "reg_lambda": 1.0,
+        "min_child_weight": 1.0,
+        "device": device,
+        "verbosity": 0,
+    }
     if not device.startswith("cuda"):
         params["nthread"] = cfg.get("threads") or 0
     sampler = MemGetInfoSampler()
     if device.startswith("cuda"):
         import cupy
+
         cupy.zeros(1)  # create the context before the baseline (as for XGBoost)
     used_before = sampler.used_now()
     backend = get_backend(device)
@@ -362,41 +399,56 @@ def worker_gpuboost(cfg):
     warmup_s = time.perf_counter() - start
     timer = RoundTimer()
     start = time.perf_counter()
-    booster = gpuboost.train(params, dtrain, cfg["rounds"], verbose_eval=False,
-                             callbacks=[timer])
+    booster = gpuboost.train(params, dtrain, cfg["rounds"], verbose_eval=False, callbacks=[timer])
     _synchronize(device)
     train_s = time.perf_counter() - start
     auc = _auc(y_te, booster.predict(X_te))
-    result = {"library": "gpuboost", "version": gpuboost.__version__, "device": device,
-              "dataset_s": dataset_s, "warmup_s": warmup_s, "construct_s": dataset_s + warmup_s,
-              "train_s": train_s, "ms_per_round": 1000 * train_s / cfg["rounds"],
-              "median_round_ms": 1000 * float(np.median(timer.times)),
-              "test_auc": auc,
-              "peak_mem_mib": (None if used_before is None
-                               else _mib(sampler.peak_used - used_before)),
-              "pool_peak_used_mib": None if hook is None else _mib(hook.peak_used),
-              "pool_peak_total_mib": None if hook is None else _mib(hook.peak_total),
-              "floor_bytes": floor_bytes(booster.trees, X_tr.shape[1], cfg["depth"]),
-              "leaves_per_tree": float(np.mean([t.n_leaves for t in booster.trees]))}
+    result = {
+        "library": "gpuboost",
+        "version": gpuboost.__version__,
+        "device": device,
+        "dataset_s": dataset_s,
+        "warmup_s": warmup_s,
+        "construct_s": dataset_s + warmup_s,
+        "train_s": train_s,
+        "ms_per_round": 1000 * train_s / cfg["rounds"],
+        "median_round_ms": 1000 * float(np.median(timer.times)),
+        "test_auc": auc,
+        "peak_mem_mib": (None if used_before is None else _mib(sampler.peak_used - used_before)),
+        "pool_peak_used_mib": None if hook is None else _mib(hook.peak_used),
+        "pool_peak_total_mib": None if hook is None else _mib(hook.peak_total),
+        "floor_bytes": floor_bytes(booster.trees, X_tr.shape[1], cfg["depth"]),
+        "leaves_per_tree": float(np.mean([t.n_leaves for t in booster.trees])),
+    }
     if cfg.get("phases"):
         import contextlib
         import io
+
         captured = io.StringIO()
         with contextlib.redirect_stdout(captured):
-            gpuboost.train(dict(params, verbosity=2), dtrain, min(cfg["rounds"], 20),
-                           verbose_eval=False)
+            gpuboost.train(
+                dict(params, verbosity=2), dtrain, min(cfg["rounds"], 20), verbose_eval=False
+            )
         result["phases"] = captured.getvalue().strip()
     return result
 
 
 def worker_xgboost(cfg):
     import xgboost as xgb
+
     device = cfg["device"]
     X_tr, y_tr, X_te, y_te = _load(cfg["data_prefix"], cfg["n_train"])
-    params = {"objective": "binary:logistic", "tree_method": "hist", "device": device,
-              "max_bin": MAX_BIN + 1, "learning_rate": LEARNING_RATE,
-              "max_depth": cfg["depth"], "reg_lambda": 1.0, "min_child_weight": 1.0,
-              "verbosity": 0}
+    params = {
+        "objective": "binary:logistic",
+        "tree_method": "hist",
+        "device": device,
+        "max_bin": MAX_BIN + 1,
+        "learning_rate": LEARNING_RATE,
+        "max_depth": cfg["depth"],
+        "reg_lambda": 1.0,
+        "min_child_weight": 1.0,
+        "verbosity": 0,
+    }
     if not device.startswith("cuda"):
         params["nthread"] = cfg.get("threads") or 0
 
@@ -421,6 +473,7 @@ def worker_xgboost(cfg):
     on_gpu = device.startswith("cuda")
     if on_gpu:
         import cupy
+
         cupy.zeros(1)  # create the context before the baseline
         used_before = sampler.used_now()
         X_in, y_in = cupy.asarray(X_tr), cupy.asarray(y_tr)
@@ -432,8 +485,7 @@ def worker_xgboost(cfg):
     with sampler:
         dtrain = xgb.QuantileDMatrix(X_in, label=y_in, max_bin=MAX_BIN + 1)
         _synchronize(device)
-    peak_construct = (None if used_before is None
-                      else sampler.peak_used - used_before - used_inputs)
+    peak_construct = None if used_before is None else sampler.peak_used - used_before - used_inputs
     del X_in, y_in
     if on_gpu:
         cupy.get_default_memory_pool().free_all_blocks()
@@ -453,21 +505,30 @@ def worker_xgboost(cfg):
     # XGBoost silently falls back to the CPU when it sees no GPU: check what it used.
     device_used = json.loads(booster.save_config())["learner"]["generic_param"].get("device")
     if on_gpu and not str(device_used).startswith("cuda"):
-        raise RuntimeError(f"XGBoost trained on {device_used!r}, not on the GPU "
-                           f"(build_info USE_CUDA={xgb.build_info().get('USE_CUDA')})")
+        raise RuntimeError(
+            f"XGBoost trained on {device_used!r}, not on the GPU "
+            f"(build_info USE_CUDA={xgb.build_info().get('USE_CUDA')})"
+        )
     if on_gpu:
         import cupy
+
         pred = cupy.asnumpy(booster.inplace_predict(cupy.asarray(X_te)))
     else:
         pred = booster.inplace_predict(X_te)
-    return {"library": "xgboost", "version": xgb.__version__, "device": device,
-            "device_used": device_used,
-            "dataset_s": dataset_s, "warmup_s": warmup_s, "construct_s": dataset_s + warmup_s,
-            "train_s": train_s, "ms_per_round": 1000 * train_s / cfg["rounds"],
-            "median_round_ms": 1000 * float(np.median(timer.times)),
-            "test_auc": _auc(y_te, pred),
-            "peak_mem_mib": (None if peak_train is None
-                             else _mib(max(peak_construct, peak_train)))}
+    return {
+        "library": "xgboost",
+        "version": xgb.__version__,
+        "device": device,
+        "device_used": device_used,
+        "dataset_s": dataset_s,
+        "warmup_s": warmup_s,
+        "construct_s": dataset_s + warmup_s,
+        "train_s": train_s,
+        "ms_per_round": 1000 * train_s / cfg["rounds"],
+        "median_round_ms": 1000 * float(np.median(timer.times)),
+        "test_auc": _auc(y_te, pred),
+        "peak_mem_mib": (None if peak_train is None else _mib(max(peak_construct, peak_train))),
+    }
 
 
 def worker_bandwidth(cfg):
@@ -476,6 +537,7 @@ def worker_bandwidth(cfg):
     reps = cfg["bandwidth_reps"]
     if cfg["device"].startswith("cuda"):
         import cupy
+
         src = cupy.ones(n_bytes, dtype=cupy.uint8)
         dst = cupy.empty_like(src)
         stream = cupy.cuda.get_current_stream()
@@ -503,13 +565,17 @@ def worker_bandwidth(cfg):
         method = f"host numpy copy of {n_bytes / 1e9:.3f} GB (dry run)"
         ok = bool(dst[-1] == 1)
     bandwidths = [2.0 * n_bytes / t for t in times]
-    return {"device_name": _device_name() if cfg["device"].startswith("cuda") else None,
-            "method": method, "reps": reps, "best_bytes_per_s": max(bandwidths),
-            "median_bytes_per_s": float(np.median(bandwidths)), "copy_ok": ok}
+    return {
+        "device_name": _device_name() if cfg["device"].startswith("cuda") else None,
+        "method": method,
+        "reps": reps,
+        "best_bytes_per_s": max(bandwidths),
+        "median_bytes_per_s": float(np.median(bandwidths)),
+        "copy_ok": ok,
+    }
 
 
-WORKERS = {"gpuboost": worker_gpuboost, "xgboost": worker_xgboost,
-           "bandwidth": worker_bandwidth}
+WORKERS = {"gpuboost": worker_gpuboost, "xgboost": worker_xgboost, "bandwidth": worker_bandwidth}
 
 
 def run_worker(name, cfg, timeout):
@@ -518,8 +584,16 @@ def run_worker(name, cfg, timeout):
         cfg_path = Path(tmp) / "cfg.json"
         out_path = Path(tmp) / "result.json"
         cfg_path.write_text(json.dumps(cfg))
-        command = [sys.executable, str(Path(__file__).resolve()), "--worker", name,
-                   "--worker-config", str(cfg_path), "--worker-result", str(out_path)]
+        command = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--worker",
+            name,
+            "--worker-config",
+            str(cfg_path),
+            "--worker-result",
+            str(out_path),
+        ]
         start = time.perf_counter()
         try:
             proc = subprocess.run(command, timeout=timeout)
@@ -527,8 +601,7 @@ def run_worker(name, cfg, timeout):
             return {"error": f"timed out after {timeout} s"}
         seconds = time.perf_counter() - start
         if not out_path.exists():
-            return {"error": f"worker exited with status {proc.returncode}",
-                    "process_s": seconds}
+            return {"error": f"worker exited with status {proc.returncode}", "process_s": seconds}
         result = json.loads(out_path.read_text())
         if proc.returncode != 0 and "error" not in result:
             result["error"] = f"worker exited with status {proc.returncode}"
@@ -542,6 +615,7 @@ def worker_main(name, cfg_path, out_path):
         result = WORKERS[name](cfg)
     except Exception as error:  # report the reason to the parent, traceback on stderr
         import traceback
+
         traceback.print_exc()
         Path(out_path).write_text(json.dumps({"error": f"{type(error).__name__}: {error}"}))
         return 1
@@ -559,6 +633,7 @@ def _f(value, fmt):
 def _device_name():
     try:
         import cupy
+
         props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
         name = props["name"]
         return name.decode() if isinstance(name, bytes) else str(name)
@@ -568,11 +643,15 @@ def _device_name():
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default=None,
-                        help=f"comma-separated ROWSxFEATURES (default {DEFAULT_SIZES})")
+    parser.add_argument(
+        "--sizes", default=None, help=f"comma-separated ROWSxFEATURES (default {DEFAULT_SIZES})"
+    )
     parser.add_argument("--quick", action="store_true", help=f"only {QUICK_SIZES}")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="tiny data on the CPU (device='cpu'): exercises the code paths")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="tiny data on the CPU (device='cpu'): exercises the code paths",
+    )
     parser.add_argument("--test-rows", type=int, default=None, help="default 100000")
     parser.add_argument("--rounds", type=int, default=None, help="default 100")
     parser.add_argument("--warmup-rounds", type=int, default=None, help="default 5")
@@ -582,15 +661,24 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--bandwidth-gb", type=float, default=None, help="default 1.0")
     parser.add_argument("--bandwidth-reps", type=int, default=5)
-    parser.add_argument("--phases", action="store_true",
-                        help="also print gpuboost's per-phase timings (verbosity=2, 20 rounds)")
-    parser.add_argument("--data-dir", default=None,
-                        help="where the generated .npy files go (default a temporary folder)")
+    parser.add_argument(
+        "--phases",
+        action="store_true",
+        help="also print gpuboost's per-phase timings (verbosity=2, 20 rounds)",
+    )
+    parser.add_argument(
+        "--data-dir",
+        default=None,
+        help="where the generated .npy files go (default a temporary folder)",
+    )
     parser.add_argument("--worker-timeout", type=int, default=1800)
     parser.add_argument("--threads", type=int, default=2, help="XGBoost threads with --dry-run")
     parser.add_argument("--json", default=None)
-    parser.add_argument("--strict", action="store_true",
-                        help="exit status 3 when a target is missed (default: 0 once it ran)")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit status 3 when a target is missed (default: 0 once it ran)",
+    )
     parser.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
     parser.add_argument("--worker-config", help=argparse.SUPPRESS)
     parser.add_argument("--worker-result", help=argparse.SUPPRESS)
@@ -599,8 +687,9 @@ def main(argv=None):
         return worker_main(args.worker, args.worker_config, args.worker_result)
 
     dry = args.dry_run
-    sizes = parse_sizes(args.sizes or (DRY_RUN_SIZES if dry else
-                                       QUICK_SIZES if args.quick else DEFAULT_SIZES))
+    sizes = parse_sizes(
+        args.sizes or (DRY_RUN_SIZES if dry else QUICK_SIZES if args.quick else DEFAULT_SIZES)
+    )
     test_rows = args.test_rows or (2000 if dry else 100_000)
     rounds = args.rounds or (5 if dry else 100)
     warmup_rounds = args.warmup_rounds or (1 if dry else 5)
@@ -620,20 +709,31 @@ def main(argv=None):
         try:
             import cupy  # noqa: F401
         except Exception as error:
-            print(f"error: device={device!r} needs CuPy ({error}); use --dry-run on a CPU",
-                  file=sys.stderr)
+            print(
+                f"error: device={device!r} needs CuPy ({error}); use --dry-run on a CPU",
+                file=sys.stderr,
+            )
             return 2
     for note in notes:
         print(f"note: {note}", flush=True)
 
-    print(f"# gpu_bench: device={device}, depth {args.depth}, 256 bins, {rounds} rounds "
-          f"(+{warmup_rounds} warm-up), sizes {[size_label(*s) for s in sizes]}, "
-          f"{test_rows} test rows", flush=True)
+    print(
+        f"# gpu_bench: device={device}, depth {args.depth}, 256 bins, {rounds} rounds "
+        f"(+{warmup_rounds} warm-up), sizes {[size_label(*s) for s in sizes]}, "
+        f"{test_rows} test rows",
+        flush=True,
+    )
 
-    base_cfg = {"device": device, "depth": args.depth, "rounds": rounds,
-                "warmup_rounds": warmup_rounds, "threads": args.threads,
-                "bandwidth_gb": bandwidth_gb, "bandwidth_reps": args.bandwidth_reps,
-                "phases": args.phases}
+    base_cfg = {
+        "device": device,
+        "depth": args.depth,
+        "rounds": rounds,
+        "warmup_rounds": warmup_rounds,
+        "threads": args.threads,
+        "bandwidth_gb": bandwidth_gb,
+        "bandwidth_reps": args.bandwidth_reps,
+        "phases": args.phases,
+    }
     bandwidth = run_worker("bandwidth", base_cfg, args.worker_timeout)
     device_name = None
     if "error" in bandwidth:
@@ -644,9 +744,12 @@ def main(argv=None):
         device_name = bandwidth.get("device_name")
         if device_name:
             print(f"# GPU: {device_name}", flush=True)
-        print(f"# bandwidth: {bandwidth['method']}, {bandwidth['reps']} reps: best "
-              f"{best_bw / 1e9:.1f} GB/s, median {bandwidth['median_bytes_per_s'] / 1e9:.1f} GB/s "
-              f"(read + write)", flush=True)
+        print(
+            f"# bandwidth: {bandwidth['method']}, {bandwidth['reps']} reps: best "
+            f"{best_bw / 1e9:.1f} GB/s, median {bandwidth['median_bytes_per_s'] / 1e9:.1f} GB/s "
+            f"(read + write)",
+            flush=True,
+        )
 
     results = []
     with tempfile.TemporaryDirectory(dir=args.data_dir) as data_dir:
@@ -659,21 +762,27 @@ def main(argv=None):
             np.save(f"{prefix}_y.npy", y)
             del X, y
             gc.collect()
-            print(f"# {label}: generated with {generator} in {time.perf_counter() - start:.1f} s",
-                  flush=True)
+            print(
+                f"# {label}: generated with {generator} in {time.perf_counter() - start:.1f} s",
+                flush=True,
+            )
             for lib in libs:
                 cfg = dict(base_cfg, data_prefix=prefix, n_train=n_train)
                 result = run_worker(lib, cfg, args.worker_timeout)
-                result.update({"size": label, "rows": n_train, "features": n_features,
-                               "library": lib})
+                result.update(
+                    {"size": label, "rows": n_train, "features": n_features, "library": lib}
+                )
                 if "error" in result:
                     print(f"  {label:<10} {lib:<9} FAILED: {result['error']}", flush=True)
                 else:
-                    print(f"  {label:<10} {lib:<9} train {result['train_s']:8.2f} s, "
-                          f"{result['ms_per_round']:8.2f} ms/round (median "
-                          f"{result['median_round_ms']:.2f}), peak "
-                          f"{_f(result['peak_mem_mib'], '.0f')} MiB, auc "
-                          f"{result['test_auc']:.5f}", flush=True)
+                    print(
+                        f"  {label:<10} {lib:<9} train {result['train_s']:8.2f} s, "
+                        f"{result['ms_per_round']:8.2f} ms/round (median "
+                        f"{result['median_round_ms']:.2f}), peak "
+                        f"{_f(result['peak_mem_mib'], '.0f')} MiB, auc "
+                        f"{result['test_auc']:.5f}",
+                        flush=True,
+                    )
                     if result.get("phases"):
                         print(f"    {result['phases']}", flush=True)
                 results.append(result)
@@ -682,41 +791,65 @@ def main(argv=None):
 
     # ---- tables ----
     print()
-    print("| data | library | construct s | train s | ms/round | median round ms | "
-          "peak device MiB | test AUC |")
+    print(
+        "| data | library | construct s | train s | ms/round | median round ms | "
+        "peak device MiB | test AUC |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for r in results:
         if "error" in r:
             print(f"| {r['size']} | {r['library']} | FAILED: {r['error']} | | | | | |")
             continue
-        print(f"| {r['size']} | {r['library']} | {r['construct_s']:.2f} | {r['train_s']:.2f} | "
-              f"{r['ms_per_round']:.2f} | {r['median_round_ms']:.2f} | "
-              f"{_f(r['peak_mem_mib'], '.0f')} | {r['test_auc']:.5f} |")
+        print(
+            f"| {r['size']} | {r['library']} | {r['construct_s']:.2f} | {r['train_s']:.2f} | "
+            f"{r['ms_per_round']:.2f} | {r['median_round_ms']:.2f} | "
+            f"{_f(r['peak_mem_mib'], '.0f')} | {r['test_auc']:.5f} |"
+        )
     pool = [r for r in results if r.get("pool_peak_total_mib") is not None]
     if pool:
-        print("\ngpuboost CuPy pool high-water (MiB): " + "; ".join(
-            f"{r['size']}: used {r['pool_peak_used_mib']:.0f}, reserved "
-            f"{r['pool_peak_total_mib']:.0f}" for r in pool))
+        print(
+            "\ngpuboost CuPy pool high-water (MiB): "
+            + "; ".join(
+                f"{r['size']}: used {r['pool_peak_used_mib']:.0f}, reserved "
+                f"{r['pool_peak_total_mib']:.0f}"
+                for r in pool
+            )
+        )
 
     print()
-    print("| data | gpuboost ms/round | xgboost ms/round | speedup | AUC gpuboost - xgboost | "
-          f"{SPEEDUP_TARGET}x target | floor MB/round | floor ms | gpuboost / floor | "
-          f"{FLOOR_TARGET}x target |")
+    print(
+        "| data | gpuboost ms/round | xgboost ms/round | speedup | AUC gpuboost - xgboost | "
+        f"{SPEEDUP_TARGET}x target | floor MB/round | floor ms | gpuboost / floor | "
+        f"{FLOOR_TARGET}x target |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     summary = []
     any_fail = False
     for n_train, n_features in sizes:
         label = size_label(n_train, n_features)
-        ours = next((r for r in results if r["size"] == label and r["library"] == "gpuboost"
-                     and "error" not in r), None)
-        peer = next((r for r in results if r["size"] == label and r["library"] == "xgboost"
-                     and "error" not in r), None)
+        ours = next(
+            (
+                r
+                for r in results
+                if r["size"] == label and r["library"] == "gpuboost" and "error" not in r
+            ),
+            None,
+        )
+        peer = next(
+            (
+                r
+                for r in results
+                if r["size"] == label and r["library"] == "xgboost" and "error" not in r
+            ),
+            None,
+        )
         row = {"size": label}
         if ours is not None and peer is not None:
             row["speedup"] = peer["ms_per_round"] / ours["ms_per_round"]
             row["auc_diff"] = ours["test_auc"] - peer["test_auc"]
-            row["speed_target_met"] = (row["speedup"] >= SPEEDUP_TARGET
-                                       and row["auc_diff"] >= -AUC_TOLERANCE)
+            row["speed_target_met"] = (
+                row["speedup"] >= SPEEDUP_TARGET and row["auc_diff"] >= -AUC_TOLERANCE
+            )
         if ours is not None and best_bw:
             row["floor_bytes"] = ours["floor_bytes"]["total"]
             row["floor_ms"] = 1000 * row["floor_bytes"] / best_bw
@@ -727,33 +860,54 @@ def main(argv=None):
                 any_fail = True
         summary.append(row)
 
-        def verdict(key):
+        def verdict(key, row=row):
             return {True: "PASS", False: "FAIL", None: "n/a"}[row.get(key)]
-        print(f"| {label} | {_f(ours and ours['ms_per_round'], '.2f')} | "
-              f"{_f(peer and peer['ms_per_round'], '.2f')} | {_f(row.get('speedup'), '.2f')}"
-              f"{'x' if row.get('speedup') is not None else ''} | "
-              f"{_f(row.get('auc_diff'), '+.5f')} | {verdict('speed_target_met')} | "
-              f"{_f(row.get('floor_bytes') and row['floor_bytes'] / 1e6, '.0f')} | "
-              f"{_f(row.get('floor_ms'), '.3f')} | {_f(row.get('floor_ratio'), '.1f')}"
-              f"{'x' if row.get('floor_ratio') is not None else ''} | "
-              f"{verdict('floor_target_met')} |")
+
+        print(
+            f"| {label} | {_f(ours and ours['ms_per_round'], '.2f')} | "
+            f"{_f(peer and peer['ms_per_round'], '.2f')} | {_f(row.get('speedup'), '.2f')}"
+            f"{'x' if row.get('speedup') is not None else ''} | "
+            f"{_f(row.get('auc_diff'), '+.5f')} | {verdict('speed_target_met')} | "
+            f"{_f(row.get('floor_bytes') and row['floor_bytes'] / 1e6, '.0f')} | "
+            f"{_f(row.get('floor_ms'), '.3f')} | {_f(row.get('floor_ratio'), '.1f')}"
+            f"{'x' if row.get('floor_ratio') is not None else ''} | "
+            f"{verdict('floor_target_met')} |"
+        )
     floors = [r for r in results if r.get("floor_bytes")]
     if floors:
-        print("\nfloor breakdown per round (MB): " + "; ".join(
-            f"{r['size']}: histogram rows {r['floor_bytes']['histogram_rows'] / 1e6:.0f}, "
-            f"histogram tables {r['floor_bytes']['histogram_tables'] / 1e6:.0f}, "
-            f"partition {r['floor_bytes']['partition'] / 1e6:.0f}" for r in floors))
+        print(
+            "\nfloor breakdown per round (MB): "
+            + "; ".join(
+                f"{r['size']}: histogram rows {r['floor_bytes']['histogram_rows'] / 1e6:.0f}, "
+                f"histogram tables {r['floor_bytes']['histogram_tables'] / 1e6:.0f}, "
+                f"partition {r['floor_bytes']['partition'] / 1e6:.0f}"
+                for r in floors
+            )
+        )
     if dry:
         print("note: dry run on the CPU: figures exercise the code only, not the targets")
 
     if args.json:
-        out = {"script": "benchmarks/gpu_bench.py", "argv": sys.argv[1:],
-               "date": datetime.datetime.now().isoformat(timespec="seconds"),
-               "machine": {"nproc": os.cpu_count(), "gpu": device_name,
-                           "python": platform.python_version()},
-               "device": device, "rounds": rounds, "warmup_rounds": warmup_rounds,
-               "depth": args.depth, "test_rows": test_rows, "bandwidth": bandwidth,
-               "results": results, "summary": summary, "notes": notes, "dry_run": dry}
+        out = {
+            "script": "benchmarks/gpu_bench.py",
+            "argv": sys.argv[1:],
+            "date": datetime.datetime.now().isoformat(timespec="seconds"),
+            "machine": {
+                "nproc": os.cpu_count(),
+                "gpu": device_name,
+                "python": platform.python_version(),
+            },
+            "device": device,
+            "rounds": rounds,
+            "warmup_rounds": warmup_rounds,
+            "depth": args.depth,
+            "test_rows": test_rows,
+            "bandwidth": bandwidth,
+            "results": results,
+            "summary": summary,
+            "notes": notes,
+            "dry_run": dry,
+        }
         Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
         print(f"wrote {args.json}")
     failed_runs = any("error" in r for r in results) or "error" in bandwidth
@@ -761,9 +915,12 @@ def main(argv=None):
     def overall(key):
         flags = [row.get(key) for row in summary if row.get(key) is not None]
         return "n/a" if not flags else ("PASS" if all(flags) else "FAIL")
+
     # One machine-readable line, read by benchmarks/gpu_check.sh.
-    print(f"TARGETS: speed {overall('speed_target_met')}, floor {overall('floor_target_met')}"
-          f"{' (dry run)' if dry else ''}{'; some runs FAILED' if failed_runs else ''}")
+    print(
+        f"TARGETS: speed {overall('speed_target_met')}, floor {overall('floor_target_met')}"
+        f"{' (dry run)' if dry else ''}{'; some runs FAILED' if failed_runs else ''}"
+    )
     if failed_runs:
         return 1
     return 3 if (args.strict and any_fail and not dry) else 0

@@ -21,6 +21,7 @@ Usage::
     python benchmarks/gpu_parity.py [--rows 1000000] [--rounds 20] [--depth 8]
                                     [--devices cpu,cuda] [--json out.json]
 """
+
 import argparse
 import json
 import sys
@@ -36,8 +37,15 @@ import numpy as np  # noqa: E402
 import gpuboost  # noqa: E402
 
 OBJECTIVES = ("reg:squarederror", "binary:logistic")
-STRUCTURE_ARRAYS = ("feature", "threshold_bin", "threshold", "default_left", "left_child",
-                    "right_child", "count")
+STRUCTURE_ARRAYS = (
+    "feature",
+    "threshold_bin",
+    "threshold",
+    "default_left",
+    "left_child",
+    "right_child",
+    "count",
+)
 LEAF_TOLERANCE = 1e-12
 MISSING_FEATURE = 3
 MISSING_FRACTION = 0.05
@@ -46,10 +54,12 @@ MISSING_FRACTION = 0.05
 def make_data(rows, seed=0):
     try:
         from gpuboost.datasets import make_higgs_like
+
         X, y = make_higgs_like(rows, seed=seed)
     except ImportError:  # the CLI generator is not there: gpu_bench's fallback
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from gpu_bench import _fallback_higgs_like
+
         X, y = _fallback_higgs_like(rows, 28, seed)
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -73,7 +83,8 @@ def compare(model_a, model_b, exact):
     structure_ok = True
     for index, (a, b) in enumerate(zip(model_a.trees, model_b.trees)):
         if a.n_nodes != b.n_nodes or not all(
-                np.array_equal(getattr(a, n), getattr(b, n)) for n in STRUCTURE_ARRAYS):
+            np.array_equal(getattr(a, n), getattr(b, n)) for n in STRUCTURE_ARRAYS
+        ):
             structure_ok = False
             details.setdefault("first_structure_difference_tree", index)
             continue
@@ -85,11 +96,17 @@ def compare(model_a, model_b, exact):
     details["base_margin_diff"] = float(np.max(np.abs(model_a.base_margin - model_b.base_margin)))
     if exact:
         return False, details
-    passed = (structure_ok and max_diff["value"] <= LEAF_TOLERANCE
-              and details["base_margin_diff"] <= LEAF_TOLERANCE)
+    passed = (
+        structure_ok
+        and max_diff["value"] <= LEAF_TOLERANCE
+        and details["base_margin_diff"] <= LEAF_TOLERANCE
+    )
     if not passed and "reason" not in details:
-        details["reason"] = ("structure differs" if not structure_ok
-                             else f"leaf values differ by {max_diff['value']:.3g}")
+        details["reason"] = (
+            "structure differs"
+            if not structure_ok
+            else f"leaf values differ by {max_diff['value']:.3g}"
+        )
     return passed, details
 
 
@@ -98,8 +115,9 @@ def main(argv=None):
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--depth", type=int, default=8)
-    parser.add_argument("--devices", default="cpu,cuda",
-                        help="the two devices compared (default cpu,cuda)")
+    parser.add_argument(
+        "--devices", default="cpu,cuda", help="the two devices compared (default cpu,cuda)"
+    )
     parser.add_argument("--objectives", default=",".join(OBJECTIVES))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default=None)
@@ -109,41 +127,72 @@ def main(argv=None):
 
     start = time.perf_counter()
     X, label = make_data(args.rows, args.seed)
-    print(f"# parity {device_a} vs {device_b}: {args.rows} x {X.shape[1]} rows (5% NaN in "
-          f"feature {MISSING_FEATURE}), depth {args.depth}, {args.rounds} rounds; data in "
-          f"{time.perf_counter() - start:.1f} s", flush=True)
-    targets = {"reg:squarederror": label + 0.25 * np.log1p(np.abs(X[:, 0])),
-               "binary:logistic": label}
+    print(
+        f"# parity {device_a} vs {device_b}: {args.rows} x {X.shape[1]} rows (5% NaN in "
+        f"feature {MISSING_FEATURE}), depth {args.depth}, {args.rounds} rounds; data in "
+        f"{time.perf_counter() - start:.1f} s",
+        flush=True,
+    )
+    targets = {
+        "reg:squarederror": label + 0.25 * np.log1p(np.abs(X[:, 0])),
+        "binary:logistic": label,
+    }
     results = []
     for objective in objectives:
         exact = objective == "reg:squarederror"
-        params = {"objective": objective, "learning_rate": 0.1, "max_depth": args.depth,
-                  "max_bin": 255, "reg_lambda": 1.0, "min_child_weight": 1.0, "verbosity": 0}
+        params = {
+            "objective": objective,
+            "learning_rate": 0.1,
+            "max_depth": args.depth,
+            "max_bin": 255,
+            "reg_lambda": 1.0,
+            "min_child_weight": 1.0,
+            "verbosity": 0,
+        }
         models, seconds = [], []
         row = {"objective": objective}
         try:
             for device in (device_a, device_b):
                 dtrain = gpuboost.Dataset(X, label=targets[objective])
                 begin = time.perf_counter()
-                models.append(gpuboost.train(dict(params, device=device), dtrain, args.rounds,
-                                             verbose_eval=False))
+                models.append(
+                    gpuboost.train(
+                        dict(params, device=device), dtrain, args.rounds, verbose_eval=False
+                    )
+                )
                 seconds.append((device, time.perf_counter() - begin))
             passed, details = compare(*models, exact=exact)
             row.update(passed=passed, details=details, seconds=seconds)
         except Exception as error:  # report and go on with the next objective
-            row.update(passed=False, details={"reason": f"{type(error).__name__}: {error}"},
-                       seconds=seconds)
+            row.update(
+                passed=False,
+                details={"reason": f"{type(error).__name__}: {error}"},
+                seconds=seconds,
+            )
         results.append(row)
         rule = "identical bytes" if exact else f"structure + leaf values within {LEAF_TOLERANCE}"
         times = ", ".join(f"{device} {value:.1f} s" for device, value in seconds)
-        print(f"{objective:<18} {'PASS' if row['passed'] else 'FAIL'} ({rule}; {times}) "
-              f"{json.dumps(row['details'])}", flush=True)
+        print(
+            f"{objective:<18} {'PASS' if row['passed'] else 'FAIL'} ({rule}; {times}) "
+            f"{json.dumps(row['details'])}",
+            flush=True,
+        )
     all_passed = all(r["passed"] for r in results)
     print(f"PARITY: {'PASS' if all_passed else 'FAIL'}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"rows": args.rows, "rounds": args.rounds,
-                                               "depth": args.depth, "devices": [device_a, device_b],
-                                               "results": results}, indent=2) + "\n")
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "rows": args.rows,
+                    "rounds": args.rounds,
+                    "depth": args.depth,
+                    "devices": [device_a, device_b],
+                    "results": results,
+                },
+                indent=2,
+            )
+            + "\n"
+        )
     return 0 if all_passed else 1
 
 

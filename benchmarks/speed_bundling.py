@@ -8,6 +8,7 @@ compare them only as ratios within one run.
 
     python benchmarks/speed_bundling.py --rows 100000 --categoricals 10 --levels 30 --rounds 10
 """
+
 import argparse
 import json
 import time
@@ -21,12 +22,14 @@ from gpuboost.core.profiling import PhaseTimer
 def one_hot_data(n_rows, n_categoricals, n_levels, seed):
     """CSR one-hot matrix (n_rows, n_categoricals * n_levels) and a regression label."""
     import scipy.sparse
+
     rng = np.random.default_rng(seed)
     codes = rng.integers(0, n_levels, size=(n_rows, n_categoricals))
     columns = (codes + np.arange(n_categoricals) * n_levels).ravel()
     rows = np.repeat(np.arange(n_rows), n_categoricals)
-    X = scipy.sparse.csr_matrix((np.ones(len(rows)), (rows, columns)),
-                                shape=(n_rows, n_categoricals * n_levels))
+    X = scipy.sparse.csr_matrix(
+        (np.ones(len(rows)), (rows, columns)), shape=(n_rows, n_categoricals * n_levels)
+    )
     effects = rng.normal(size=(n_categoricals, n_levels))
     y = effects[np.arange(n_categoricals), codes].sum(axis=1) + 0.1 * rng.normal(size=n_rows)
     return X, y
@@ -35,8 +38,13 @@ def one_hot_data(n_rows, n_categoricals, n_levels, seed):
 def run(X, y, enable_bundle, rounds, depth):
     """Train once; returns (seconds, histogram seconds, model bytes, histogram columns)."""
     dataset = gpuboost.Dataset(X, label=y)
-    params = {"device": "cpu", "max_depth": depth, "learning_rate": 0.1,
-              "enable_bundle": enable_bundle, "verbosity": 2}
+    params = {
+        "device": "cpu",
+        "max_depth": depth,
+        "learning_rate": 0.1,
+        "enable_bundle": enable_bundle,
+        "verbosity": 2,
+    }
     timings = {}
     original_report = PhaseTimer.report
 
@@ -67,8 +75,10 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     X, y = one_hot_data(args.rows, args.categoricals, args.levels, args.seed)
-    print(f"# one-hot CSR {X.shape[0]} x {X.shape[1]} ({args.categoricals} variables x "
-          f"{args.levels} levels), depth {args.depth}, {args.rounds} rounds, device='cpu'")
+    print(
+        f"# one-hot CSR {X.shape[0]} x {X.shape[1]} ({args.categoricals} variables x "
+        f"{args.levels} levels), depth {args.depth}, {args.rounds} rounds, device='cpu'"
+    )
     results = {}
     print("| enable_bundle | histogram columns | train s | histogram phase s |")
     print("|---|---|---|---|")

@@ -26,6 +26,7 @@ Usage::
                                    [--libs gpuboost,xgboost,lightgbm,sklearn]
                                    [--json out.json]
 """
+
 import argparse
 import contextlib
 import datetime
@@ -51,16 +52,22 @@ MAX_BIN = 255  # value bins (+1 missing bin) = XGBoost's 256
 def make_data(rows, test_rows, seed=0):
     """REFERENCE.md's speed data: make_classification, float32; (X_tr, y_tr, X_te, y_te)."""
     from sklearn.datasets import make_classification
-    X, y = make_classification(n_samples=rows + test_rows, n_features=28, n_informative=14,
-                               n_redundant=7, random_state=seed)
+
+    X, y = make_classification(
+        n_samples=rows + test_rows,
+        n_features=28,
+        n_informative=14,
+        n_redundant=7,
+        random_state=seed,
+    )
     X = X.astype(np.float32)
     y = y.astype(np.float64)
-    return (np.ascontiguousarray(X[:rows]), y[:rows], np.ascontiguousarray(X[rows:]),
-            y[rows:])
+    return (np.ascontiguousarray(X[:rows]), y[:rows], np.ascontiguousarray(X[rows:]), y[rows:])
 
 
 def auc(y, p):
     from gpuboost.metrics import get_metric
+
     return get_metric("auc")(np.asarray(y, np.float64), np.asarray(p, np.float64))
 
 
@@ -74,11 +81,19 @@ def library_version(name):
 # ---- runners: return (construct_s, train_s, predictions, extra) -----------------------
 def run_gpuboost(data, depth, rounds, threads, phases):
     import gpuboost
+
     X_tr, y_tr, X_te, _ = data
-    params = {"objective": "binary:logistic", "learning_rate": LEARNING_RATE,
-              "max_depth": depth, "max_bin": MAX_BIN, "reg_lambda": 1.0,
-              "min_child_weight": 1.0, "device": "cpu", "nthread": threads,
-              "verbosity": 2 if phases else 0}
+    params = {
+        "objective": "binary:logistic",
+        "learning_rate": LEARNING_RATE,
+        "max_depth": depth,
+        "max_bin": MAX_BIN,
+        "reg_lambda": 1.0,
+        "min_child_weight": 1.0,
+        "device": "cpu",
+        "nthread": threads,
+        "verbosity": 2 if phases else 0,
+    }
     start = time.perf_counter()
     dtrain = gpuboost.Dataset(X_tr, label=y_tr)
     construct = time.perf_counter() - start
@@ -95,10 +110,19 @@ def run_gpuboost(data, depth, rounds, threads, phases):
 
 def run_xgboost(data, depth, rounds, threads, phases):
     import xgboost as xgb
+
     X_tr, y_tr, X_te, _ = data
-    params = {"objective": "binary:logistic", "tree_method": "hist", "max_bin": MAX_BIN + 1,
-              "learning_rate": LEARNING_RATE, "max_depth": depth, "reg_lambda": 1.0,
-              "min_child_weight": 1.0, "nthread": threads, "verbosity": 0}
+    params = {
+        "objective": "binary:logistic",
+        "tree_method": "hist",
+        "max_bin": MAX_BIN + 1,
+        "learning_rate": LEARNING_RATE,
+        "max_depth": depth,
+        "reg_lambda": 1.0,
+        "min_child_weight": 1.0,
+        "nthread": threads,
+        "verbosity": 0,
+    }
     start = time.perf_counter()
     dtrain = xgb.QuantileDMatrix(X_tr, label=y_tr, max_bin=MAX_BIN + 1, nthread=threads)
     construct = time.perf_counter() - start
@@ -110,11 +134,20 @@ def run_xgboost(data, depth, rounds, threads, phases):
 
 def run_lightgbm(data, depth, rounds, threads, phases):
     import lightgbm as lgb
+
     X_tr, y_tr, X_te, _ = data
-    params = {"objective": "binary", "learning_rate": LEARNING_RATE, "max_depth": depth,
-              "num_leaves": 2 ** depth, "max_bin": MAX_BIN, "lambda_l2": 1.0,
-              "min_data_in_leaf": 1, "min_sum_hessian_in_leaf": 1.0, "num_threads": threads,
-              "verbose": -1}
+    params = {
+        "objective": "binary",
+        "learning_rate": LEARNING_RATE,
+        "max_depth": depth,
+        "num_leaves": 2**depth,
+        "max_bin": MAX_BIN,
+        "lambda_l2": 1.0,
+        "min_data_in_leaf": 1,
+        "min_sum_hessian_in_leaf": 1.0,
+        "num_threads": threads,
+        "verbose": -1,
+    }
     start = time.perf_counter()
     dtrain = lgb.Dataset(X_tr, label=y_tr, params=params)
     dtrain.construct()
@@ -127,19 +160,30 @@ def run_lightgbm(data, depth, rounds, threads, phases):
 
 def run_sklearn(data, depth, rounds, threads, phases):
     from sklearn.ensemble import HistGradientBoostingClassifier
+
     X_tr, y_tr, X_te, _ = data
     model = HistGradientBoostingClassifier(
-        max_iter=rounds, learning_rate=LEARNING_RATE, max_depth=depth,
-        max_leaf_nodes=2 ** depth, min_samples_leaf=1, l2_regularization=1.0,
-        max_bins=MAX_BIN, early_stopping=False)
+        max_iter=rounds,
+        learning_rate=LEARNING_RATE,
+        max_depth=depth,
+        max_leaf_nodes=2**depth,
+        min_samples_leaf=1,
+        l2_regularization=1.0,
+        max_bins=MAX_BIN,
+        early_stopping=False,
+    )
     start = time.perf_counter()
     model.fit(X_tr, y_tr)
     train = time.perf_counter() - start
     return 0.0, train, model.predict_proba(X_te)[:, 1], {"note": "binning inside fit"}
 
 
-RUNNERS = {"gpuboost": run_gpuboost, "xgboost": run_xgboost, "lightgbm": run_lightgbm,
-           "sklearn": run_sklearn}
+RUNNERS = {
+    "gpuboost": run_gpuboost,
+    "xgboost": run_xgboost,
+    "lightgbm": run_lightgbm,
+    "sklearn": run_sklearn,
+}
 
 
 def _load_average():
@@ -167,14 +211,18 @@ def cpu_model():
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000, help="training rows (default 1M)")
-    parser.add_argument("--test-rows", type=int, default=None,
-                        help="test rows (default rows // 10)")
+    parser.add_argument(
+        "--test-rows", type=int, default=None, help="test rows (default rows // 10)"
+    )
     parser.add_argument("--rounds", type=int, default=100)
     parser.add_argument("--depth", type=int, default=8)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--libs", default=",".join(LIBRARIES))
-    parser.add_argument("--phases", action="store_true",
-                        help="run gpuboost with verbosity=2 and print its per-phase timings")
+    parser.add_argument(
+        "--phases",
+        action="store_true",
+        help="run gpuboost with verbosity=2 and print its per-phase timings",
+    )
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
     test_rows = args.test_rows if args.test_rows is not None else max(1, args.rows // 10)
@@ -184,8 +232,10 @@ def main(argv=None):
             parser.error(f"unknown library {lib!r}")
     versions = {lib: library_version(lib) for lib in libs}
     if library_version("sklearn") is None:
-        print("error: scikit-learn is needed to generate the data (make_classification)",
-              file=sys.stderr)
+        print(
+            "error: scikit-learn is needed to generate the data (make_classification)",
+            file=sys.stderr,
+        )
         return 2
     notes = [f"{lib} is not installed: skipped" for lib in libs if versions[lib] is None]
     for note in notes:
@@ -194,13 +244,17 @@ def main(argv=None):
 
     try:
         from threadpoolctl import threadpool_limits
+
         limiter = threadpool_limits(limits=args.threads)
     except ImportError:  # pragma: no cover
         limiter = contextlib.nullcontext()
 
-    print(f"# speed: make_classification {args.rows} train + {test_rows} test rows x 28, "
-          f"depth {args.depth}, {args.rounds} rounds, {args.threads} threads; "
-          f"{os.cpu_count()} CPUs ({cpu_model()})", flush=True)
+    print(
+        f"# speed: make_classification {args.rows} train + {test_rows} test rows x 28, "
+        f"depth {args.depth}, {args.rounds} rounds, {args.threads} threads; "
+        f"{os.cpu_count()} CPUs ({cpu_model()})",
+        flush=True,
+    )
     start = time.perf_counter()
     data = make_data(args.rows, test_rows)
     print(f"# data generated in {time.perf_counter() - start:.1f} s", flush=True)
@@ -210,54 +264,84 @@ def main(argv=None):
     with limiter:
         for lib in available:
             load_before = _load_average()
-            construct, train, pred, extra = RUNNERS[lib](data, args.depth, args.rounds,
-                                                         args.threads, args.phases)
-            row = {"library": lib, "load_avg_1min_before": load_before,
-                   "load_avg_1min_after": _load_average(),
-                   "construct_s": construct, "train_s": train,
-                   "total_s": construct + train, "ms_per_round": 1000.0 * train / args.rounds,
-                   "test_auc": auc(data[3], pred), **extra}
+            construct, train, pred, extra = RUNNERS[lib](
+                data, args.depth, args.rounds, args.threads, args.phases
+            )
+            row = {
+                "library": lib,
+                "load_avg_1min_before": load_before,
+                "load_avg_1min_after": _load_average(),
+                "construct_s": construct,
+                "train_s": train,
+                "total_s": construct + train,
+                "ms_per_round": 1000.0 * train / args.rounds,
+                "test_auc": auc(data[3], pred),
+                **extra,
+            }
             rows.append(row)
-            print(f"  {lib:<9} total {row['total_s']:8.2f} s (data {construct:6.2f} s, train "
-                  f"{train:8.2f} s, {row['ms_per_round']:8.1f} ms/round)  auc "
-                  f"{row['test_auc']:.5f}  (load average {_fmt_load(load_before)} before, "
-                  f"{_fmt_load(row['load_avg_1min_after'])} after)", flush=True)
+            print(
+                f"  {lib:<9} total {row['total_s']:8.2f} s (data {construct:6.2f} s, train "
+                f"{train:8.2f} s, {row['ms_per_round']:8.1f} ms/round)  auc "
+                f"{row['test_auc']:.5f}  (load average {_fmt_load(load_before)} before, "
+                f"{_fmt_load(row['load_avg_1min_after'])} after)",
+                flush=True,
+            )
 
     ours = next((r for r in rows if r["library"] == "gpuboost"), None)
     print()
-    print("| library | total s | data s | train s | ms/round | test auc | gpuboost/peer (total) "
-          "| gpuboost/peer (ms/round) |")
+    print(
+        "| library | total s | data s | train s | ms/round | test auc | gpuboost/peer (total) "
+        "| gpuboost/peer (ms/round) |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for row in rows:
         if ours is not None and row is not ours:
             row["ratio_gpuboost_over_peer_total"] = ours["total_s"] / row["total_s"]
             row["ratio_gpuboost_over_peer_per_round"] = ours["ms_per_round"] / row["ms_per_round"]
-            ratio = (f"{row['ratio_gpuboost_over_peer_total']:.2f}x | "
-                     f"{row['ratio_gpuboost_over_peer_per_round']:.2f}x")
+            ratio = (
+                f"{row['ratio_gpuboost_over_peer_total']:.2f}x | "
+                f"{row['ratio_gpuboost_over_peer_per_round']:.2f}x"
+            )
         else:
             ratio = "- | -"
-        print(f"| {row['library']} | {row['total_s']:.2f} | {row['construct_s']:.2f} | "
-              f"{row['train_s']:.2f} | {row['ms_per_round']:.1f} | {row['test_auc']:.5f} | "
-              f"{ratio} |")
+        print(
+            f"| {row['library']} | {row['total_s']:.2f} | {row['construct_s']:.2f} | "
+            f"{row['train_s']:.2f} | {row['ms_per_round']:.1f} | {row['test_auc']:.5f} | "
+            f"{ratio} |"
+        )
     sk = next((r for r in rows if r["library"] == "sklearn"), None)
     if ours is not None and sk is not None:
         ratio = sk["ratio_gpuboost_over_peer_total"]
-        print(f"\nissue-2 bar (gpuboost at most 5x scikit-learn HGB, total time): {ratio:.2f}x -> "
-              f"{'PASS' if ratio <= 5.0 else 'FAIL'}")
+        print(
+            f"\nissue-2 bar (gpuboost at most 5x scikit-learn HGB, total time): {ratio:.2f}x -> "
+            f"{'PASS' if ratio <= 5.0 else 'FAIL'}"
+        )
     if ours is not None and ours.get("phases"):
         print(f"gpuboost phases: {ours['phases']}")
-    print(f"note: single run on a shared machine ({os.cpu_count()} CPUs; 1-minute load "
-          f"averages above): compare times only as ratios within this run")
+    print(
+        f"note: single run on a shared machine ({os.cpu_count()} CPUs; 1-minute load "
+        f"averages above): compare times only as ratios within this run"
+    )
 
     if args.json:
-        out = {"script": "benchmarks/speed_cpu.py",
-               "command": " ".join(["python"] + [sys.argv[0]] + sys.argv[1:]),
-               "date": datetime.datetime.now().isoformat(timespec="seconds"),
-               "machine": {"nproc": os.cpu_count(), "cpu": cpu_model(),
-                           "python": platform.python_version()},
-               "rows": args.rows, "test_rows": test_rows, "rounds": args.rounds,
-               "depth": args.depth, "threads": args.threads, "versions": versions,
-               "results": rows, "notes": notes}
+        out = {
+            "script": "benchmarks/speed_cpu.py",
+            "command": " ".join(["python"] + [sys.argv[0]] + sys.argv[1:]),
+            "date": datetime.datetime.now().isoformat(timespec="seconds"),
+            "machine": {
+                "nproc": os.cpu_count(),
+                "cpu": cpu_model(),
+                "python": platform.python_version(),
+            },
+            "rows": args.rows,
+            "test_rows": test_rows,
+            "rounds": args.rounds,
+            "depth": args.depth,
+            "threads": args.threads,
+            "versions": versions,
+            "results": rows,
+            "notes": notes,
+        }
         Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
         print(f"wrote {args.json}")
     return 0

@@ -23,6 +23,7 @@ Usage::
     python benchmarks/speed_variants.py [--rows 200000] [--rounds 20] [--repeats 3]
                                         [--variants hist,goss,approx] [--json out.json]
 """
+
 import argparse
 import contextlib
 import datetime
@@ -42,8 +43,14 @@ if str(REPO_ROOT) not in sys.path:  # use the checkout's gpuboost
 import numpy as np  # noqa: E402
 
 #: Parameters common to every variant.
-BASE_PARAMS = {"objective": "binary:logistic", "learning_rate": 0.1, "max_depth": 6,
-               "max_bin": 255, "device": "cpu", "verbosity": 0}
+BASE_PARAMS = {
+    "objective": "binary:logistic",
+    "learning_rate": 0.1,
+    "max_depth": 6,
+    "max_bin": 255,
+    "device": "cpu",
+    "verbosity": 0,
+}
 #: name -> parameters added to BASE_PARAMS.
 VARIANTS = {
     "hist": {},
@@ -57,16 +64,27 @@ VARIANTS = {
 def make_data(rows, test_rows, seed=0):
     """(X_train, y_train, X_test, y_test) of make_classification, float32 features."""
     from sklearn.datasets import make_classification
-    X, y = make_classification(n_samples=rows + test_rows, n_features=28, n_informative=14,
-                               n_redundant=7, random_state=seed)
+
+    X, y = make_classification(
+        n_samples=rows + test_rows,
+        n_features=28,
+        n_informative=14,
+        n_redundant=7,
+        random_state=seed,
+    )
     X = X.astype(np.float32)
-    return (np.ascontiguousarray(X[:rows]), y[:rows].astype(np.float64),
-            np.ascontiguousarray(X[rows:]), y[rows:].astype(np.float64))
+    return (
+        np.ascontiguousarray(X[:rows]),
+        y[:rows].astype(np.float64),
+        np.ascontiguousarray(X[rows:]),
+        y[rows:].astype(np.float64),
+    )
 
 
 def run_variant(gpuboost, dtrain, X_test, y_test, params, rounds, repeats, phases):
     """Median train seconds, test AUC, and (with phases) the phase report."""
     from gpuboost.metrics import get_metric
+
     seconds = []
     booster = None
     for _ in range(repeats):
@@ -78,8 +96,9 @@ def run_variant(gpuboost, dtrain, X_test, y_test, params, rounds, repeats, phase
     if phases:
         captured = io.StringIO()
         with contextlib.redirect_stdout(captured):
-            gpuboost.train({**params, "verbosity": 2}, dtrain, num_boost_round=rounds,
-                           verbose_eval=False)
+            gpuboost.train(
+                {**params, "verbosity": 2}, dtrain, num_boost_round=rounds, verbose_eval=False
+            )
         report = captured.getvalue().strip()
     return statistics.median(seconds), auc, report
 
@@ -100,20 +119,28 @@ def main(argv=None):
         parser.error(f"unknown variants {unknown}; choose from {list(VARIANTS)}")
 
     import gpuboost
+
     X_train, y_train, X_test, y_test = make_data(args.rows, args.test_rows)
     dtrain = gpuboost.Dataset(X_train, label=y_train, max_bin=BASE_PARAMS["max_bin"])
-    dtrain.X_binned  # bin once, outside the timings (the CPU backend uses the host bins)
+    _ = dtrain.X_binned  # bin once, outside the timings (the CPU backend uses the host bins)
     results = {}
     for name in names:
         params = {**BASE_PARAMS, **VARIANTS[name]}
-        seconds, auc, report = run_variant(gpuboost, dtrain, X_test, y_test, params,
-                                           args.rounds, args.repeats, args.phases)
-        results[name] = {"params": VARIANTS[name], "train_s": seconds, "test_auc": auc,
-                         "phases": report}
+        seconds, auc, report = run_variant(
+            gpuboost, dtrain, X_test, y_test, params, args.rounds, args.repeats, args.phases
+        )
+        results[name] = {
+            "params": VARIANTS[name],
+            "train_s": seconds,
+            "test_auc": auc,
+            "phases": report,
+        }
     baseline = results.get("hist", {}).get("train_s")
-    print(f"{args.rows:,} rows x 28 features, {args.rounds} rounds, depth 6, device='cpu', "
-          f"median of {args.repeats}; {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cores")
+    print(
+        f"{args.rows:,} rows x 28 features, {args.rounds} rounds, depth 6, device='cpu', "
+        f"median of {args.repeats}; {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} cores"
+    )
     print(f"{'variant':<16} {'train s':>8} {'vs hist':>8} {'test AUC':>9}")
     for name, result in results.items():
         ratio = f"{result['train_s'] / baseline:.2f}x" if baseline else "-"
@@ -121,11 +148,21 @@ def main(argv=None):
         if result["phases"]:
             print(f"    {result['phases']}")
     if args.json:
-        args.json.write_text(json.dumps({
-            "date": datetime.datetime.now().isoformat(timespec="seconds"),
-            "rows": args.rows, "rounds": args.rounds, "repeats": args.repeats,
-            "cores": os.cpu_count(), "python": platform.python_version(),
-            "numpy": np.__version__, "results": results}, indent=2))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "date": datetime.datetime.now().isoformat(timespec="seconds"),
+                    "rows": args.rows,
+                    "rounds": args.rounds,
+                    "repeats": args.repeats,
+                    "cores": os.cpu_count(),
+                    "python": platform.python_version(),
+                    "numpy": np.__version__,
+                    "results": results,
+                },
+                indent=2,
+            )
+        )
     return results
 
 

@@ -3,22 +3,43 @@
 The same boosting loop runs on a NumPy backend and a CUDA backend, and both
 produce byte-identical models (docs/DESIGN.md).
 """
-from ._version import __version__
-from .data.dataset import Dataset
-from .model.booster import Booster
-from .boosting.train import train
-from .boosting.callback import (TrainingCallback, EarlyStopping, EvaluationMonitor, TrainingCheckPoint)
-from .backends import cuda_available, release_memory
-from .errors import DeviceUnavailableError, GpuOutOfMemoryError
 
-__all__ = ["__version__", "Dataset", "Booster", "train", "TrainingCallback", "EarlyStopping",
-           "EvaluationMonitor", "TrainingCheckPoint", "cuda_available", "release_memory",
-           "DeviceUnavailableError", "GpuOutOfMemoryError", "GBRegressor", "GBClassifier", "GBRanker",
-           "AdaBoostClassifier"]
+from ._version import __version__
+from .backends import cuda_available, release_memory
+from .boosting.callback import (
+    EarlyStopping,
+    EvaluationMonitor,
+    TrainingCallback,
+    TrainingCheckPoint,
+)
+from .boosting.train import train
+from .data.dataset import Dataset
+from .errors import DeviceUnavailableError, GpuOutOfMemoryError
+from .model.booster import Booster
+
+__all__ = [
+    "__version__",
+    "Dataset",
+    "Booster",
+    "train",
+    "TrainingCallback",
+    "EarlyStopping",
+    "EvaluationMonitor",
+    "TrainingCheckPoint",
+    "cuda_available",
+    "release_memory",
+    "DeviceUnavailableError",
+    "GpuOutOfMemoryError",
+    "GBRegressor",
+    "GBClassifier",
+    "GBRanker",
+    "AdaBoostClassifier",
+]
 
 
 def __getattr__(name):  # scikit-learn API loads lazily (scikit-learn is optional)
     if name in ("GBRegressor", "GBClassifier", "GBRanker", "AdaBoostClassifier"):
         from . import sklearn as _sklearn_api
+
         return getattr(_sklearn_api, name)
     raise AttributeError(f"module 'gpuboost' has no attribute {name!r}")

@@ -1,5 +1,18 @@
 """Compatibility: ``gpuboost.callback`` moved to :mod:`gpuboost.boosting.callback`
 (the package layout of docs/DESIGN.md); this module re-exports its public names."""
-from .boosting.callback import TrainingCallback, EarlyStopping, EvaluationMonitor, TrainingCheckPoint, CallbackContainer
 
-__all__ = ["TrainingCallback", "EarlyStopping", "EvaluationMonitor", "TrainingCheckPoint", "CallbackContainer"]
+from .boosting.callback import (
+    CallbackContainer,
+    EarlyStopping,
+    EvaluationMonitor,
+    TrainingCallback,
+    TrainingCheckPoint,
+)
+
+__all__ = [
+    "TrainingCallback",
+    "EarlyStopping",
+    "EvaluationMonitor",
+    "TrainingCheckPoint",
+    "CallbackContainer",
+]

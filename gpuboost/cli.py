@@ -15,23 +15,24 @@ CSV files have a header line; an empty field (or ``NA``, ``NaN``, ``null``,
 ``?``) is a missing value. Errors in the input are reported as
 ``gpuboost: error: ...`` on stderr with exit status 2, without a traceback.
 """
+
 import argparse
 import sys
 import time
 
 import numpy as np
 
-from .core.dtypes import X_DTYPE
 from ._version import __version__
 from .backends import DeviceUnavailableError, get_backend
-from .model.booster import Booster
+from .boosting.train import train
+from .core.dtypes import X_DTYPE
 from .data.dataset import Dataset
 from .data.io import read_csv
 from .datasets import make_higgs_like
 from .metrics import get_metric
+from .model.booster import Booster
 from .model.model_io import atomic_write_text
 from .params import canonical_name
-from .boosting.train import train
 
 __all__ = ["main", "parse_param"]
 
@@ -69,6 +70,7 @@ DEFAULT_FEATURE_PREFIX = "f"
 # CSV input and output
 # --------------------------------------------------------------------------- #
 
+
 def _split_label(path, names, values, label_column, required):
     """Remove the label column; returns (feature names, features, label or None)."""
     if label_column is None:
@@ -78,10 +80,11 @@ def _split_label(path, names, values, label_column, required):
     if label_column not in names:
         if not required:
             return names, values, None
-        raise ValueError(f"label column {label_column!r} is not in {path}; its columns are: "
-                         f"{', '.join(names)}.")
+        raise ValueError(
+            f"label column {label_column!r} is not in {path}; its columns are: {', '.join(names)}."
+        )
     index = names.index(label_column)
-    feature_names = names[:index] + names[index + 1:]
+    feature_names = names[:index] + names[index + 1 :]
     features = np.ascontiguousarray(np.delete(values, index, axis=1))
     return feature_names, features, values[:, index].copy()
 
@@ -93,16 +96,21 @@ def _select_model_features(path, names, features, model_names, label_column):
     if not missing:
         unused = [name for name in names if name not in set(model_names)]
         if unused:
-            print(f"gpuboost: note: ignoring columns of {path} the model does not use: "
-                  f"{', '.join(unused)}", file=sys.stderr)
+            print(
+                f"gpuboost: note: ignoring columns of {path} the model does not use: "
+                f"{', '.join(unused)}",
+                file=sys.stderr,
+            )
         order = [positions[name] for name in model_names]
         return np.ascontiguousarray(features[:, order])
     default_names = [f"{DEFAULT_FEATURE_PREFIX}{index}" for index in range(len(model_names))]
     if model_names == default_names and len(names) == len(model_names):
         return features  # a model trained without feature names: columns by position
     hint = "" if label_column else " (pass --label-column if the file has a label column)"
-    raise ValueError(f"{path} lacks the model's feature columns: {', '.join(missing)}. It has: "
-                     f"{', '.join(names)}{hint}.")
+    raise ValueError(
+        f"{path} lacks the model's feature columns: {', '.join(missing)}. It has: "
+        f"{', '.join(names)}{hint}."
+    )
 
 
 def _format_predictions(predictions):
@@ -121,6 +129,7 @@ def _format_predictions(predictions):
 # --------------------------------------------------------------------------- #
 # --param parsing
 # --------------------------------------------------------------------------- #
+
 
 def _parse_scalar(text):
     """An int, float, bool or None from its text; else the stripped text."""
@@ -175,16 +184,19 @@ def _training_params(param_texts, dedicated):
         key, value = parse_param(text)
         name = canonical_name(key)
         if name in given_as:
-            raise ValueError(f"parameter {name!r} given twice (--param {given_as[name]} and "
-                             f"--param {key}).")
+            raise ValueError(
+                f"parameter {name!r} given twice (--param {given_as[name]} and --param {key})."
+            )
         params[key] = value
         given_as[name] = key
     for name, value in dedicated.items():
         if value is None:
             continue
         if name in given_as:
-            raise ValueError(f"parameter {name!r} given twice (--{name.replace('_', '-')} and "
-                             f"--param {given_as[name]}=...).")
+            raise ValueError(
+                f"parameter {name!r} given twice (--{name.replace('_', '-')} and "
+                f"--param {given_as[name]}=...)."
+            )
         params[name] = value
     return params
 
@@ -193,13 +205,17 @@ def _training_params(param_texts, dedicated):
 # Devices
 # --------------------------------------------------------------------------- #
 
+
 def _cuda_unavailable_reason():
     """Why ``device='auto'`` does not pick CUDA here (a sentence)."""
     from . import backends
     from .backends.emulation import emulation_enabled
+
     if emulation_enabled():
-        return ("'auto' never picks the CPU emulation of the CUDA kernels "
-                "(GPUBOOST_EMULATE_CUDA is set); use --device cuda to run it")
+        return (
+            "'auto' never picks the CPU emulation of the CUDA kernels "
+            "(GPUBOOST_EMULATE_CUDA is set); use --device cuda to run it"
+        )
     reason = backends._cuda_reason()
     return reason or "the CUDA backend is not usable"
 
@@ -218,6 +234,7 @@ def _device_description(device):
 # Subcommands
 # --------------------------------------------------------------------------- #
 
+
 def _run_demo(args):
     if args.rows < DEMO_MIN_ROWS:
         raise ValueError(f"--rows must be at least {DEMO_MIN_ROWS}, got {args.rows}.")
@@ -226,28 +243,42 @@ def _run_demo(args):
     _, device_line = _device_description(args.device)
     print(f"gpuboost {__version__} demo: HIGGS-like synthetic binary classification")
     print(device_line)
-    print(f"settings: rows={args.rows} features={args.features} rounds={args.rounds} "
-          f"max_depth={args.max_depth} learning_rate={args.learning_rate} seed={args.seed}")
+    print(
+        f"settings: rows={args.rows} features={args.features} rounds={args.rounds} "
+        f"max_depth={args.max_depth} learning_rate={args.learning_rate} seed={args.seed}"
+    )
 
     start = time.perf_counter()
     X, y = make_higgs_like(args.rows, args.features, args.seed)
     n_test = max(1, int(round(args.rows * DEMO_TEST_FRACTION)))
     n_train = args.rows - n_test
-    print(f"data: {X.shape[0]} rows x {X.shape[1]} features ({n_train} train, {n_test} test, "
-          f"{y.mean():.1%} positive), generated in {time.perf_counter() - start:.1f} s")
+    print(
+        f"data: {X.shape[0]} rows x {X.shape[1]} features ({n_train} train, {n_test} test, "
+        f"{y.mean():.1%} positive), generated in {time.perf_counter() - start:.1f} s"
+    )
 
     start = time.perf_counter()
     dtrain = Dataset(X[:n_train], label=y[:n_train], seed=args.seed)
     dtest = Dataset(X[n_train:], label=y[n_train:], reference=dtrain)
-    dtrain.X_binned  # bin now, so the training time below is training only
+    _ = dtrain.X_binned  # bin now, so the training time below is training only
     print(f"binned in {time.perf_counter() - start:.1f} s")
 
-    params = {"objective": "binary:logistic", "eval_metric": list(DEMO_METRICS),
-              "max_depth": args.max_depth, "learning_rate": args.learning_rate,
-              "seed": args.seed, "device": args.device}
+    params = {
+        "objective": "binary:logistic",
+        "eval_metric": list(DEMO_METRICS),
+        "max_depth": args.max_depth,
+        "learning_rate": args.learning_rate,
+        "seed": args.seed,
+        "device": args.device,
+    }
     start = time.perf_counter()
-    booster = train(params, dtrain, num_boost_round=args.rounds, evals=[(dtest, "test")],
-                    verbose_eval=PROGRESS_PERIOD)
+    booster = train(
+        params,
+        dtrain,
+        num_boost_round=args.rounds,
+        evals=[(dtest, "test")],
+        verbose_eval=PROGRESS_PERIOD,
+    )
     elapsed = time.perf_counter() - start
 
     probability = booster.predict(dtest.data)
@@ -265,21 +296,22 @@ def _run_train(args):
     if args.rounds < 0:
         raise ValueError(f"--rounds must be >= 0, got {args.rounds}.")
     names, values = read_csv(args.data)
-    feature_names, features, label = _split_label(args.data, names, values, args.label_column,
-                                                  required=True)
+    feature_names, features, label = _split_label(
+        args.data, names, values, args.label_column, required=True
+    )
     if not feature_names:
         raise ValueError(f"{args.data} has no feature columns besides the label.")
-    params = _training_params(args.param, {"objective": args.objective,
-                                           "device": args.device})
+    params = _training_params(args.param, {"objective": args.objective, "device": args.device})
     dtrain = Dataset(features, label=label, feature_names=feature_names)
     evals = [(dtrain, "train")]
     if args.valid is not None:
         valid_names, valid_values = read_csv(args.valid)
         valid_feature_names, valid_features, valid_label = _split_label(
-            args.valid, valid_names, valid_values, args.label_column, required=True)
-        valid_features = _select_model_features(args.valid, valid_feature_names,
-                                                valid_features, feature_names,
-                                                args.label_column)
+            args.valid, valid_names, valid_values, args.label_column, required=True
+        )
+        valid_features = _select_model_features(
+            args.valid, valid_feature_names, valid_features, feature_names, args.label_column
+        )
         evals.append((Dataset(valid_features, label=valid_label, reference=dtrain), "valid"))
     elif args.early_stopping_rounds is not None:
         raise ValueError("--early-stopping-rounds needs a validation file: pass --valid.")
@@ -287,13 +319,21 @@ def _run_train(args):
     print(device_line)
     print(f"data: {dtrain.n_rows} rows x {dtrain.n_features} features from {args.data}")
     start = time.perf_counter()
-    booster = train(params, dtrain, num_boost_round=args.rounds, evals=evals,
-                    early_stopping_rounds=args.early_stopping_rounds,
-                    verbose_eval=PROGRESS_PERIOD)
+    booster = train(
+        params,
+        dtrain,
+        num_boost_round=args.rounds,
+        evals=evals,
+        early_stopping_rounds=args.early_stopping_rounds,
+        verbose_eval=PROGRESS_PERIOD,
+    )
     elapsed = time.perf_counter() - start
     booster.save_model(args.model_out)
-    best = "" if booster.best_iteration is None else (
-        f", best iteration {booster.best_iteration} (score {booster.best_score:.6g})")
+    best = (
+        ""
+        if booster.best_iteration is None
+        else (f", best iteration {booster.best_iteration} (score {booster.best_score:.6g})")
+    )
     print(f"trained {booster.num_boosted_rounds()} rounds in {elapsed:.1f} s{best}")
     print(f"model written to {args.model_out}")
     return 0
@@ -302,10 +342,12 @@ def _run_train(args):
 def _run_predict(args):
     booster = Booster.load_model(args.model)
     names, values = read_csv(args.data)
-    feature_names, features, _ = _split_label(args.data, names, values, args.label_column,
-                                              required=False)
-    features = _select_model_features(args.data, feature_names, features,
-                                      booster.feature_names, args.label_column)
+    feature_names, features, _ = _split_label(
+        args.data, names, values, args.label_column, required=False
+    )
+    features = _select_model_features(
+        args.data, feature_names, features, booster.feature_names, args.label_column
+    )
     predictions = booster.predict(features, output_margin=args.output_margin)
     text = _format_predictions(predictions)
     if args.output is None:
@@ -320,62 +362,91 @@ def _run_predict(args):
 # Parser and entry point
 # --------------------------------------------------------------------------- #
 
+
 def _build_parser():
     parser = argparse.ArgumentParser(
-        prog="gpuboost", description="Gradient-boosted decision trees on GPUs and CPUs.")
+        prog="gpuboost", description="Gradient-boosted decision trees on GPUs and CPUs."
+    )
     parser.add_argument("--version", action="version", version=f"gpuboost {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     device_help = "'auto' (a GPU when usable, else the CPU), 'cpu', 'cuda' or 'cuda:N'"
 
     demo = commands.add_parser(
-        "demo", help="train on HIGGS-like synthetic data and report speed and accuracy",
+        "demo",
+        help="train on HIGGS-like synthetic data and report speed and accuracy",
         description="Generate a HIGGS-like synthetic binary classification data set "
-                    "(90%% train, 10%% test), train on it and report test AUC, logloss, "
-                    "accuracy and training speed.")
+        "(90%% train, 10%% test), train on it and report test AUC, logloss, "
+        "accuracy and training speed.",
+    )
     demo.add_argument("--rows", type=int, default=DEMO_ROWS, help="rows (default %(default)s)")
-    demo.add_argument("--features", type=int, default=DEMO_FEATURES,
-                      help="features; 28 as in HIGGS, extra ones are noise (default %(default)s)")
-    demo.add_argument("--rounds", type=int, default=DEMO_ROUNDS,
-                      help="boosting rounds (default %(default)s)")
+    demo.add_argument(
+        "--features",
+        type=int,
+        default=DEMO_FEATURES,
+        help="features; 28 as in HIGGS, extra ones are noise (default %(default)s)",
+    )
+    demo.add_argument(
+        "--rounds", type=int, default=DEMO_ROUNDS, help="boosting rounds (default %(default)s)"
+    )
     demo.add_argument("--device", default="auto", help=f"{device_help} (default %(default)s)")
-    demo.add_argument("--max-depth", type=int, default=DEMO_MAX_DEPTH,
-                      help="tree depth (default %(default)s)")
-    demo.add_argument("--learning-rate", type=float, default=DEMO_LEARNING_RATE,
-                      help="learning rate (default %(default)s)")
+    demo.add_argument(
+        "--max-depth", type=int, default=DEMO_MAX_DEPTH, help="tree depth (default %(default)s)"
+    )
+    demo.add_argument(
+        "--learning-rate",
+        type=float,
+        default=DEMO_LEARNING_RATE,
+        help="learning rate (default %(default)s)",
+    )
     demo.add_argument("--seed", type=int, default=0, help="data and training seed")
     demo.set_defaults(handler=_run_demo)
 
     train_parser = commands.add_parser(
-        "train", help="train a model on a CSV file",
+        "train",
+        help="train a model on a CSV file",
         description="Train on a CSV file with a header; the label column is given by name, "
-                    "every other column is a feature. Empty fields are missing values.")
+        "every other column is a feature. Empty fields are missing values.",
+    )
     train_parser.add_argument("--data", required=True, help="training CSV file")
     train_parser.add_argument("--label-column", required=True, help="name of the label column")
     train_parser.add_argument("--valid", help="validation CSV file (same columns)")
-    train_parser.add_argument("--objective", help="objective, e.g. binary:logistic "
-                                                  "(default reg:squarederror)")
-    train_parser.add_argument("--rounds", type=int, default=DEMO_ROUNDS,
-                              help="boosting rounds (default %(default)s)")
-    train_parser.add_argument("--param", action="append", metavar="KEY=VALUE",
-                              help="training parameter, repeatable (e.g. max_depth=3, "
-                                   "eval_metric=auc,logloss)")
-    train_parser.add_argument("--model-out", default="model.json",
-                              help="model file to write (default %(default)s)")
+    train_parser.add_argument(
+        "--objective", help="objective, e.g. binary:logistic (default reg:squarederror)"
+    )
+    train_parser.add_argument(
+        "--rounds", type=int, default=DEMO_ROUNDS, help="boosting rounds (default %(default)s)"
+    )
+    train_parser.add_argument(
+        "--param",
+        action="append",
+        metavar="KEY=VALUE",
+        help="training parameter, repeatable (e.g. max_depth=3, eval_metric=auc,logloss)",
+    )
+    train_parser.add_argument(
+        "--model-out", default="model.json", help="model file to write (default %(default)s)"
+    )
     train_parser.add_argument("--device", help=f"{device_help} (default auto)")
-    train_parser.add_argument("--early-stopping-rounds", type=int,
-                              help="stop when the last metric on --valid has not improved "
-                                   "for this many rounds")
+    train_parser.add_argument(
+        "--early-stopping-rounds",
+        type=int,
+        help="stop when the last metric on --valid has not improved for this many rounds",
+    )
     train_parser.set_defaults(handler=_run_train)
 
     predict = commands.add_parser(
-        "predict", help="predict a CSV file with a saved model",
+        "predict",
+        help="predict a CSV file with a saved model",
         description="Predict with a model written by 'gpuboost train' (or Booster.save_model). "
-                    "Feature columns are matched to the model's feature names.")
+        "Feature columns are matched to the model's feature names.",
+    )
     predict.add_argument("--model", required=True, help="model JSON file")
     predict.add_argument("--data", required=True, help="CSV file with a header")
     predict.add_argument("--output", help="CSV file to write (default: standard output)")
-    predict.add_argument("--output-margin", action="store_true",
-                         help="raw margins instead of transformed predictions")
+    predict.add_argument(
+        "--output-margin",
+        action="store_true",
+        help="raw margins instead of transformed predictions",
+    )
     predict.add_argument("--label-column", help="a label column to drop if present")
     predict.set_defaults(handler=_run_predict)
     return parser

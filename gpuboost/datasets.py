@@ -1,5 +1,6 @@
 """Synthetic data sets: ``make_higgs_like`` (the data of ``gpuboost demo`` and of the
 benchmarks)."""
+
 import numpy as np
 
 from .core.dtypes import X_DTYPE
@@ -70,7 +71,7 @@ def _invariant_mass(four_momenta):
 def _log_mass_bump(mass, center, width):
     """A resonance peak: ``exp(-((log(mass) - log(center)) / width)**2)``."""
     with np.errstate(divide="ignore"):
-        return np.exp(-((np.log(mass) - np.log(center)) / width) ** 2)
+        return np.exp(-(((np.log(mass) - np.log(center)) / width) ** 2))
 
 
 def _higgs_like_chunk(rng, n_rows):
@@ -82,8 +83,15 @@ def _higgs_like_chunk(rng, n_rows):
     missing = (missing_energy, np.zeros(n_rows), missing_phi)
     jets, btags = [], []
     for jet_index in range(N_JETS):
-        jets.append(_particle(rng, n_rows, LEADING_JET_LOG_PT - JET_LOG_PT_STEP * jet_index,
-                              JET_PT_LOG_SCALE, JET_ETA_SCALE))
+        jets.append(
+            _particle(
+                rng,
+                n_rows,
+                LEADING_JET_LOG_PT - JET_LOG_PT_STEP * jet_index,
+                JET_PT_LOG_SCALE,
+                JET_ETA_SCALE,
+            )
+        )
         btags.append(rng.choice(BTAG_VALUES, p=BTAG_PROBABILITIES, size=n_rows))
 
     lepton_p, missing_p = _four_momentum(*lepton), _four_momentum(*missing)
@@ -96,12 +104,15 @@ def _higgs_like_chunk(rng, n_rows):
     mass_wbb = _invariant_mass(jet_p)
     mass_wwbb = _invariant_mass(jet_p + [lepton_p, missing_p])
 
-    score = (BB_RESONANCE[2] * _log_mass_bump(mass_bb, *BB_RESONANCE[:2])
-             + JJ_RESONANCE[2] * _log_mass_bump(mass_jj, *JJ_RESONANCE[:2])
-             + BTAG_WEIGHT * (btags[2] + btags[3]) / max(BTAG_VALUES)
-             + LEPTON_MISSING_ANGLE_WEIGHT * np.cos(lepton[2] - missing_phi)
-             * (lepton[0] > HARD_LEPTON_PT)
-             + LV_MASS_WEIGHT * np.tanh(mass_lv - LV_MASS_CENTER))
+    score = (
+        BB_RESONANCE[2] * _log_mass_bump(mass_bb, *BB_RESONANCE[:2])
+        + JJ_RESONANCE[2] * _log_mass_bump(mass_jj, *JJ_RESONANCE[:2])
+        + BTAG_WEIGHT * (btags[2] + btags[3]) / max(BTAG_VALUES)
+        + LEPTON_MISSING_ANGLE_WEIGHT
+        * np.cos(lepton[2] - missing_phi)
+        * (lepton[0] > HARD_LEPTON_PT)
+        + LV_MASS_WEIGHT * np.tanh(mass_lv - LV_MASS_CENTER)
+    )
     logit = SIGNAL_SCALE * (score - SIGNAL_SCORE_CENTER)
     label = rng.random(n_rows) < 1.0 / (1.0 + np.exp(-logit))
 
@@ -141,8 +152,9 @@ def make_higgs_like(n_rows, n_features=HIGGS_FEATURES, seed=0):
     y : ndarray of shape (n_rows,), float64 in {0, 1}
     """
     if n_rows < 1 or n_features < 1:
-        raise ValueError(f"need at least one row and one feature, got n_rows={n_rows}, "
-                         f"n_features={n_features}.")
+        raise ValueError(
+            f"need at least one row and one feature, got n_rows={n_rows}, n_features={n_features}."
+        )
     if seed < 0:
         raise ValueError(f"seed must be >= 0, got {seed}.")
     X = np.empty((n_rows, n_features), dtype=X_DTYPE)

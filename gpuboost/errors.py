@@ -21,14 +21,16 @@ class GpuOutOfMemoryError(MemoryError):
     requested_bytes : int or None
         Size of the allocation that failed (when CuPy reported it).
     bytes_per_row : int or None
-        Device bytes one training row costs (``gpuboost.backends.cuda.memory.device_bytes_per_row``), when
-        the training data are known.
+        Device bytes one training row costs
+        (``gpuboost.backends.cuda.memory.device_bytes_per_row``), when the training data
+        are known.
     data_shape : tuple of int or None
         ``(n_rows, n_features)`` of the training data, when known.
     """
 
-    def __init__(self, message, action=None, requested_bytes=None, bytes_per_row=None,
-                 data_shape=None):
+    def __init__(
+        self, message, action=None, requested_bytes=None, bytes_per_row=None, data_shape=None
+    ):
         super().__init__(message)
         self.action = action
         self.requested_bytes = requested_bytes

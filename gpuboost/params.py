@@ -7,6 +7,7 @@ canonical names and raises ``ValueError`` naming any unknown parameter or any
 value out of range. The README's parameter table is generated from this module
 (``python -m gpuboost.params``).
 """
+
 import math
 import numbers
 from dataclasses import dataclass, field
@@ -52,100 +53,320 @@ class Parameter:
 
 
 _P = Parameter
-PARAMETERS = {p.name: p for p in [
-    _P("objective", "reg:squarederror", "any",
-       "learning task (see Objectives) or a callable (raw_margin, dataset) -> (grad, hess)",
-       aliases=("objective_type", "app", "application", "loss")),
-    _P("eval_metric", None, "metric",
-       "metric name or list of names; default depends on the objective",
-       aliases=("metric", "metrics")),
-    _P("learning_rate", 0.3, "float", "shrinkage applied to every leaf value",
-       low=0.0, low_open=True, aliases=("eta", "shrinkage_rate")),
-    _P("max_depth", 6, "int", "maximum tree depth; 0 = no limit (lossguide only)",
-       low=0, aliases=("max_tree_depth",)),
-    _P("max_leaves", 0, "int", "maximum number of leaves per tree; 0 = no limit",
-       low=0, aliases=("num_leaves", "max_leaf_nodes", "num_leaf")),
-    _P("max_bin", 255, "int", "value bins per feature (one more bin holds missing values)",
-       low=2, high=255, aliases=("max_bins",)),
-    _P("grow_policy", "depthwise", "str", "'depthwise' (level by level) or 'lossguide' (best leaf first)",
-       choices=("depthwise", "lossguide")),
-    _P("min_child_weight", 1.0, "float", "minimum sum of hessians in a child",
-       low=0.0, aliases=("min_sum_hessian_in_leaf", "min_sum_hessian", "min_hessian")),
-    _P("min_data_in_leaf", 1, "int", "minimum number of rows in a child",
-       low=1, aliases=("min_child_samples", "min_samples_leaf", "min_data_per_leaf", "min_data")),
-    _P("reg_lambda", 1.0, "float", "L2 regularization of leaf values",
-       low=0.0, aliases=("lambda", "lambda_l2", "l2_regularization", "reg_l2")),
-    _P("reg_alpha", 0.0, "float", "L1 regularization of leaf values (soft thresholding)",
-       low=0.0, aliases=("alpha", "lambda_l1", "reg_l1")),
-    _P("gamma", 0.0, "float", "minimum gain to make a split",
-       low=0.0, aliases=("min_split_loss", "min_split_gain", "min_gain_to_split")),
-    _P("max_delta_step", 0.0, "float", "clip leaf weights to this magnitude (0 = off)",
-       low=0.0, aliases=("max_delta",)),
-    _P("subsample", 1.0, "float", "fraction of rows sampled for each tree",
-       low=0.0, high=1.0, low_open=True, aliases=("bagging_fraction", "sub_row")),
-    _P("sampling_method", "uniform", "str",
-       "how subsample draws rows: 'uniform', or 'gradient_based' (XGBoost: kept with "
-       "probability proportional to sqrt(g² + reg_lambda·h²), weighted by its inverse)",
-       choices=("uniform", "gradient_based")),
-    _P("data_sample_strategy", "bagging", "str",
-       "'bagging' (subsample / sampling_method) or 'goss' (LightGBM's gradient-based "
-       "one-side sampling: top_rate, other_rate)", choices=("bagging", "goss")),
-    _P("top_rate", 0.2, "float", "GOSS: fraction of rows kept for the largest |gradient|",
-       low=0.0, high=1.0, high_open=True),
-    _P("other_rate", 0.1, "float",
-       "GOSS: fraction of all rows drawn from the others, up-weighted by "
-       "(1 - top_rate) / other_rate; top_rate + other_rate <= 1",
-       low=0.0, high=1.0, low_open=True),
-    _P("colsample_bytree", 1.0, "float", "fraction of features sampled for each tree",
-       low=0.0, high=1.0, low_open=True, aliases=("feature_fraction", "sub_feature")),
-    _P("colsample_bylevel", 1.0, "float", "fraction of the tree's features sampled per depth",
-       low=0.0, high=1.0, low_open=True),
-    _P("colsample_bynode", 1.0, "float", "fraction of the level's features sampled per node",
-       low=0.0, high=1.0, low_open=True, aliases=("feature_fraction_bynode",)),
-    _P("seed", 0, "int", "seed of every random choice (row and column sampling, binning sample)",
-       low=0, aliases=("random_state", "random_seed", "seed_value")),
-    _P("base_score", None, "float",
-       "initial prediction in output space (default: the objective's optimal constant)"),
-    _P("num_class", 0, "int", "number of classes for multi:softmax / multi:softprob",
-       low=0, aliases=("num_classes",)),
-    _P("huber_delta", 1.0, "float", "transition point of reg:huber",
-       low=0.0, low_open=True, aliases=("huber_slope",)),
-    _P("huber_alpha", None, "float",
-       "reg:huber: if set, the transition point is re-estimated every round as this "
-       "quantile of |residuals| (Friedman's M-regression); None = huber_delta",
-       low=0.0, high=1.0, low_open=True, high_open=True),
-    _P("quantile_alpha", 0.5, "float", "quantile level of reg:quantile",
-       low=0.0, high=1.0, low_open=True, high_open=True),
-    _P("tweedie_variance_power", 1.5, "float", "variance power of reg:tweedie",
-       low=1.0, high=2.0, high_open=True),
-    _P("lambdarank_truncation_level", 30, "int",
-       "rank:*: pairs are formed between each of the top this many documents of a query "
-       "(by current score) and every document ranked below it",
-       low=1, aliases=("lambdarank_num_pair_per_sample",)),
-    _P("tree_method", "hist", "str", "split finding: 'hist' (quantized histograms), "
-       "'approx' (bins re-sketched every tree from hessian-weighted quantiles), "
-       "'exact' (every distinct value is a candidate; sorted scans, O(n log n) per node: "
-       "for small data)",
-       choices=("hist", "auto", "approx", "exact")),
-    _P("enable_bundle", True, "bool",
-       "exclusive feature bundling (hist): features never non-zero in the same row share "
-       "one histogram column; used only when it leaves fewer columns",
-       aliases=("is_enable_bundle",)),
-    _P("max_conflict_rate", 0.0, "float",
-       "feature bundling: rows of a bundle where two members are non-zero, as a fraction "
-       "of all rows; 0 = exact (the same model as without bundling)",
-       low=0.0, high=1.0, high_open=True),
-    _P("booster", "gbtree", "str",
-       "model family: 'gbtree' (gradient boosting) or 'adaboost' (discrete SAMME AdaBoost "
-       "classifier, gpuboost.boosting.adaboost: learning_rate defaults to 1.0 and max_depth to 1 there)",
-       choices=("gbtree", "adaboost")),
-    _P("device", "auto", "str", "'auto' (GPU when usable, else CPU), 'cpu' or 'cuda' ('cuda:0' accepted)",
-       choices=("auto", "cpu", "cuda", "gpu")),
-    _P("verbosity", 1, "int", "0 silent, 1 warnings, 2 info (per-phase timings), 3 debug",
-       low=0, high=3, aliases=("verbose",)),
-    _P("nthread", 0, "int", "threads of the NumPy backend (histograms, partition, split scan); 0 or -1 = all cores; results do not depend on it",
-       low=-1, aliases=("n_jobs", "num_threads", "num_thread")),
-]}
+PARAMETERS = {
+    p.name: p
+    for p in [
+        _P(
+            "objective",
+            "reg:squarederror",
+            "any",
+            "learning task (see Objectives) or a callable (raw_margin, dataset) -> (grad, hess)",
+            aliases=("objective_type", "app", "application", "loss"),
+        ),
+        _P(
+            "eval_metric",
+            None,
+            "metric",
+            "metric name or list of names; default depends on the objective",
+            aliases=("metric", "metrics"),
+        ),
+        _P(
+            "learning_rate",
+            0.3,
+            "float",
+            "shrinkage applied to every leaf value",
+            low=0.0,
+            low_open=True,
+            aliases=("eta", "shrinkage_rate"),
+        ),
+        _P(
+            "max_depth",
+            6,
+            "int",
+            "maximum tree depth; 0 = no limit (lossguide only)",
+            low=0,
+            aliases=("max_tree_depth",),
+        ),
+        _P(
+            "max_leaves",
+            0,
+            "int",
+            "maximum number of leaves per tree; 0 = no limit",
+            low=0,
+            aliases=("num_leaves", "max_leaf_nodes", "num_leaf"),
+        ),
+        _P(
+            "max_bin",
+            255,
+            "int",
+            "value bins per feature (one more bin holds missing values)",
+            low=2,
+            high=255,
+            aliases=("max_bins",),
+        ),
+        _P(
+            "grow_policy",
+            "depthwise",
+            "str",
+            "'depthwise' (level by level) or 'lossguide' (best leaf first)",
+            choices=("depthwise", "lossguide"),
+        ),
+        _P(
+            "min_child_weight",
+            1.0,
+            "float",
+            "minimum sum of hessians in a child",
+            low=0.0,
+            aliases=("min_sum_hessian_in_leaf", "min_sum_hessian", "min_hessian"),
+        ),
+        _P(
+            "min_data_in_leaf",
+            1,
+            "int",
+            "minimum number of rows in a child",
+            low=1,
+            aliases=("min_child_samples", "min_samples_leaf", "min_data_per_leaf", "min_data"),
+        ),
+        _P(
+            "reg_lambda",
+            1.0,
+            "float",
+            "L2 regularization of leaf values",
+            low=0.0,
+            aliases=("lambda", "lambda_l2", "l2_regularization", "reg_l2"),
+        ),
+        _P(
+            "reg_alpha",
+            0.0,
+            "float",
+            "L1 regularization of leaf values (soft thresholding)",
+            low=0.0,
+            aliases=("alpha", "lambda_l1", "reg_l1"),
+        ),
+        _P(
+            "gamma",
+            0.0,
+            "float",
+            "minimum gain to make a split",
+            low=0.0,
+            aliases=("min_split_loss", "min_split_gain", "min_gain_to_split"),
+        ),
+        _P(
+            "max_delta_step",
+            0.0,
+            "float",
+            "clip leaf weights to this magnitude (0 = off)",
+            low=0.0,
+            aliases=("max_delta",),
+        ),
+        _P(
+            "subsample",
+            1.0,
+            "float",
+            "fraction of rows sampled for each tree",
+            low=0.0,
+            high=1.0,
+            low_open=True,
+            aliases=("bagging_fraction", "sub_row"),
+        ),
+        _P(
+            "sampling_method",
+            "uniform",
+            "str",
+            "how subsample draws rows: 'uniform', or 'gradient_based' (XGBoost: kept with "
+            "probability proportional to sqrt(g² + reg_lambda·h²), weighted by its inverse)",
+            choices=("uniform", "gradient_based"),
+        ),
+        _P(
+            "data_sample_strategy",
+            "bagging",
+            "str",
+            "'bagging' (subsample / sampling_method) or 'goss' (LightGBM's gradient-based "
+            "one-side sampling: top_rate, other_rate)",
+            choices=("bagging", "goss"),
+        ),
+        _P(
+            "top_rate",
+            0.2,
+            "float",
+            "GOSS: fraction of rows kept for the largest |gradient|",
+            low=0.0,
+            high=1.0,
+            high_open=True,
+        ),
+        _P(
+            "other_rate",
+            0.1,
+            "float",
+            "GOSS: fraction of all rows drawn from the others, up-weighted by "
+            "(1 - top_rate) / other_rate; top_rate + other_rate <= 1",
+            low=0.0,
+            high=1.0,
+            low_open=True,
+        ),
+        _P(
+            "colsample_bytree",
+            1.0,
+            "float",
+            "fraction of features sampled for each tree",
+            low=0.0,
+            high=1.0,
+            low_open=True,
+            aliases=("feature_fraction", "sub_feature"),
+        ),
+        _P(
+            "colsample_bylevel",
+            1.0,
+            "float",
+            "fraction of the tree's features sampled per depth",
+            low=0.0,
+            high=1.0,
+            low_open=True,
+        ),
+        _P(
+            "colsample_bynode",
+            1.0,
+            "float",
+            "fraction of the level's features sampled per node",
+            low=0.0,
+            high=1.0,
+            low_open=True,
+            aliases=("feature_fraction_bynode",),
+        ),
+        _P(
+            "seed",
+            0,
+            "int",
+            "seed of every random choice (row and column sampling, binning sample)",
+            low=0,
+            aliases=("random_state", "random_seed", "seed_value"),
+        ),
+        _P(
+            "base_score",
+            None,
+            "float",
+            "initial prediction in output space (default: the objective's optimal constant)",
+        ),
+        _P(
+            "num_class",
+            0,
+            "int",
+            "number of classes for multi:softmax / multi:softprob",
+            low=0,
+            aliases=("num_classes",),
+        ),
+        _P(
+            "huber_delta",
+            1.0,
+            "float",
+            "transition point of reg:huber",
+            low=0.0,
+            low_open=True,
+            aliases=("huber_slope",),
+        ),
+        _P(
+            "huber_alpha",
+            None,
+            "float",
+            "reg:huber: if set, the transition point is re-estimated every round as this "
+            "quantile of |residuals| (Friedman's M-regression); None = huber_delta",
+            low=0.0,
+            high=1.0,
+            low_open=True,
+            high_open=True,
+        ),
+        _P(
+            "quantile_alpha",
+            0.5,
+            "float",
+            "quantile level of reg:quantile",
+            low=0.0,
+            high=1.0,
+            low_open=True,
+            high_open=True,
+        ),
+        _P(
+            "tweedie_variance_power",
+            1.5,
+            "float",
+            "variance power of reg:tweedie",
+            low=1.0,
+            high=2.0,
+            high_open=True,
+        ),
+        _P(
+            "lambdarank_truncation_level",
+            30,
+            "int",
+            "rank:*: pairs are formed between each of the top this many documents of a query "
+            "(by current score) and every document ranked below it",
+            low=1,
+            aliases=("lambdarank_num_pair_per_sample",),
+        ),
+        _P(
+            "tree_method",
+            "hist",
+            "str",
+            "split finding: 'hist' (quantized histograms), "
+            "'approx' (bins re-sketched every tree from hessian-weighted quantiles), "
+            "'exact' (every distinct value is a candidate; sorted scans, O(n log n) per node: "
+            "for small data)",
+            choices=("hist", "auto", "approx", "exact"),
+        ),
+        _P(
+            "enable_bundle",
+            True,
+            "bool",
+            "exclusive feature bundling (hist): features never non-zero in the same row share "
+            "one histogram column; used only when it leaves fewer columns",
+            aliases=("is_enable_bundle",),
+        ),
+        _P(
+            "max_conflict_rate",
+            0.0,
+            "float",
+            "feature bundling: rows of a bundle where two members are non-zero, as a fraction "
+            "of all rows; 0 = exact (the same model as without bundling)",
+            low=0.0,
+            high=1.0,
+            high_open=True,
+        ),
+        _P(
+            "booster",
+            "gbtree",
+            "str",
+            "model family: 'gbtree' (gradient boosting) or 'adaboost' (discrete SAMME AdaBoost "
+            "classifier, gpuboost.boosting.adaboost: learning_rate defaults to 1.0 and "
+            "max_depth to 1 there)",
+            choices=("gbtree", "adaboost"),
+        ),
+        _P(
+            "device",
+            "auto",
+            "str",
+            "'auto' (GPU when usable, else CPU), 'cpu' or 'cuda' ('cuda:0' accepted)",
+            choices=("auto", "cpu", "cuda", "gpu"),
+        ),
+        _P(
+            "verbosity",
+            1,
+            "int",
+            "0 silent, 1 warnings, 2 info (per-phase timings), 3 debug",
+            low=0,
+            high=3,
+            aliases=("verbose",),
+        ),
+        _P(
+            "nthread",
+            0,
+            "int",
+            "threads of the NumPy backend (histograms, partition, split scan); 0 or -1 = all "
+            "cores; results do not depend on it",
+            low=-1,
+            aliases=("n_jobs", "num_threads", "num_thread"),
+        ),
+    ]
+}
 
 #: alias -> canonical name
 ALIASES = {}
@@ -164,11 +385,9 @@ def canonical_name(name):
         return name
     if name in ALIASES:
         return ALIASES[name]
-    close = sorted(n for n in list(PARAMETERS) + list(ALIASES)
-                   if n[:3] == str(name)[:3])
+    close = sorted(n for n in list(PARAMETERS) + list(ALIASES) if n[:3] == str(name)[:3])
     hint = f" Did you mean one of {close}?" if close else ""
-    raise ValueError(f"Unknown parameter {name!r}.{hint} Valid parameters: "
-                     f"{sorted(PARAMETERS)}.")
+    raise ValueError(f"Unknown parameter {name!r}.{hint} Valid parameters: {sorted(PARAMETERS)}.")
 
 
 def _check_value(param, value):
@@ -186,17 +405,23 @@ def _check_value(param, value):
             return [value]
         if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
             return list(value)
-        raise ValueError(f"Parameter {name!r} must be a metric name or a list of names, got {value!r}.")
+        raise ValueError(
+            f"Parameter {name!r} must be a metric name or a list of names, got {value!r}."
+        )
     if param.kind == "str":
         if not isinstance(value, str):
             raise ValueError(f"Parameter {name!r} must be a string, got {value!r}.")
         if name == "device" and (value.startswith("cuda:") or value.startswith("gpu:")):
             ordinal = value.split(":", 1)[1]
             if not ordinal.isdigit():
-                raise ValueError(f"Parameter 'device' must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {value!r}.")
+                raise ValueError(
+                    f"Parameter 'device' must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {value!r}."
+                )
             return value
         if param.choices and value not in param.choices:
-            raise ValueError(f"Parameter {name!r} must be one of {list(param.choices)}, got {value!r}.")
+            raise ValueError(
+                f"Parameter {name!r} must be one of {list(param.choices)}, got {value!r}."
+            )
         return value
     if param.kind == "bool":
         if not isinstance(value, (bool, np.bool_)):
@@ -223,12 +448,16 @@ def _check_value(param, value):
             raise ValueError(f"Parameter {name!r} must be finite, got {value!r}.")
     if param.low is not None:
         if value < param.low or (param.low_open and value == param.low):
-            raise ValueError(f"Parameter {name!r} = {value!r} is out of range: must be "
-                             f"{'>' if param.low_open else '>='} {param.low}.")
+            raise ValueError(
+                f"Parameter {name!r} = {value!r} is out of range: must be "
+                f"{'>' if param.low_open else '>='} {param.low}."
+            )
     if param.high is not None:
         if value > param.high or (param.high_open and value == param.high):
-            raise ValueError(f"Parameter {name!r} = {value!r} is out of range: must be "
-                             f"{'<' if param.high_open else '<='} {param.high}.")
+            raise ValueError(
+                f"Parameter {name!r} = {value!r} is out of range: must be "
+                f"{'<' if param.high_open else '<='} {param.high}."
+            )
     return value
 
 
@@ -262,24 +491,35 @@ def validate_params(params):
         given_as[name] = key
     out = {}
     for name, param in PARAMETERS.items():
-        out[name] = resolved[name] if name in resolved else (
-            list(param.default) if isinstance(param.default, list) else param.default)
+        out[name] = (
+            resolved[name]
+            if name in resolved
+            else (list(param.default) if isinstance(param.default, list) else param.default)
+        )
     if out["device"] == "gpu":
         out["device"] = "cuda"
     objective = out["objective"]
     if isinstance(objective, str) and objective.startswith("multi:"):
         if out["num_class"] < 2:
-            raise ValueError(f"Objective {objective!r} needs 'num_class' >= 2, got {out['num_class']}.")
+            raise ValueError(
+                f"Objective {objective!r} needs 'num_class' >= 2, got {out['num_class']}."
+            )
     if out["data_sample_strategy"] == "goss":
         if out["top_rate"] + out["other_rate"] > 1.0:
-            raise ValueError(f"GOSS needs top_rate + other_rate <= 1, got {out['top_rate']} + "
-                             f"{out['other_rate']}.")
+            raise ValueError(
+                f"GOSS needs top_rate + other_rate <= 1, got {out['top_rate']} + "
+                f"{out['other_rate']}."
+            )
         if out["subsample"] < 1.0 or out["sampling_method"] != "uniform":
-            raise ValueError("data_sample_strategy='goss' samples rows by itself (top_rate, "
-                             "other_rate); leave subsample at 1 and sampling_method 'uniform'.")
+            raise ValueError(
+                "data_sample_strategy='goss' samples rows by itself (top_rate, "
+                "other_rate); leave subsample at 1 and sampling_method 'uniform'."
+            )
     if out["grow_policy"] == "depthwise" and out["max_depth"] == 0 and out["max_leaves"] == 0:
-        raise ValueError("grow_policy='depthwise' needs max_depth > 0 or max_leaves > 0 "
-                         "(both are 0: the tree would be unbounded).")
+        raise ValueError(
+            "grow_policy='depthwise' needs max_depth > 0 or max_leaves > 0 "
+            "(both are 0: the tree would be unbounded)."
+        )
     return out
 
 
@@ -300,8 +540,10 @@ def parameter_table_markdown():
             rng = f"{lo} x {hi}".strip()
         else:
             rng = ""
-        lines.append(f"| `{p.name}` | {', '.join(f'`{a}`' for a in p.aliases)} | "
-                     f"`{p.default!r}` | {rng} | {p.doc} |")
+        lines.append(
+            f"| `{p.name}` | {', '.join(f'`{a}`' for a in p.aliases)} | "
+            f"`{p.default!r}` | {rng} | {p.doc} |"
+        )
     return "\n".join(lines)
 
 

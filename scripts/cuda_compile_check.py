@@ -21,6 +21,7 @@ Usage::
     python scripts/cuda_compile_check.py                 # every cuda/*.cu
     python scripts/cuda_compile_check.py tests/backends/emulation/cuda_samples histogram.cu --quiet
 """
+
 import argparse
 import concurrent.futures
 import os
@@ -208,16 +209,31 @@ def register_problems(result):
 
 def format_table(results):
     """Resource table of every kernel of the successful compilations."""
-    header = ("file", "kernel", "arch", "registers", "smem bytes", "spill st", "spill ld",
-              "stack bytes")
+    header = (
+        "file",
+        "kernel",
+        "arch",
+        "registers",
+        "smem bytes",
+        "spill st",
+        "spill ld",
+        "stack bytes",
+    )
     rows = []
     for result in results:
         for kernel in result.kernels:
-            rows.append((
-                result.source.name, kernel.kernel, kernel.arch, str(kernel.registers),
-                str(kernel.shared_bytes), str(kernel.spill_store_bytes),
-                str(kernel.spill_load_bytes), str(kernel.stack_bytes),
-            ))
+            rows.append(
+                (
+                    result.source.name,
+                    kernel.kernel,
+                    kernel.arch,
+                    str(kernel.registers),
+                    str(kernel.shared_bytes),
+                    str(kernel.spill_store_bytes),
+                    str(kernel.spill_load_bytes),
+                    str(kernel.stack_bytes),
+                )
+            )
     rows.sort()
     widths = [max(len(row[column]) for row in [header, *rows]) for column in range(len(header))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(header, widths))]
@@ -228,10 +244,18 @@ def format_table(results):
 
 def add_source_arguments(parser, quiet_help):
     """The arguments both compile checks take: sources, --arch, --quiet."""
-    parser.add_argument("paths", nargs="*", default=[str(CUDA_DIR)],
-                        help=".cu files or folders of them (default: cuda/)")
-    parser.add_argument("--arch", nargs="+", default=list(DEFAULT_ARCHES),
-                        help="architectures, sm_XX (default: %(default)s)")
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        default=[str(CUDA_DIR)],
+        help=".cu files or folders of them (default: cuda/)",
+    )
+    parser.add_argument(
+        "--arch",
+        nargs="+",
+        default=list(DEFAULT_ARCHES),
+        help="architectures, sm_XX (default: %(default)s)",
+    )
     parser.add_argument("--quiet", action="store_true", help=quiet_help)
 
 
@@ -239,10 +263,17 @@ def main(argv=None):
     """Command-line entry point; returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_source_arguments(parser, "print only failures and the resource table")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
-                        help="parallel nvcc runs (default: CPU count)")
-    parser.add_argument("--nvcc", default=os.environ.get("NVCC", "nvcc"),
-                        help="nvcc executable (default: $NVCC or nvcc)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="parallel nvcc runs (default: CPU count)",
+    )
+    parser.add_argument(
+        "--nvcc",
+        default=os.environ.get("NVCC", "nvcc"),
+        help="nvcc executable (default: $NVCC or nvcc)",
+    )
     args = parser.parse_args(argv)
 
     nvcc = shutil.which(args.nvcc)
@@ -283,8 +314,10 @@ def main(argv=None):
     print()
     print(format_table(results))
     print()
-    print(f"{len(results) - len(failures)} of {len(results)} compilations passed "
-          f"({len(sources)} files x {len(args.arch)} architectures)")
+    print(
+        f"{len(results) - len(failures)} of {len(results)} compilations passed "
+        f"({len(sources)} files x {len(args.arch)} architectures)"
+    )
     return EXIT_COMPILE_FAILED if failures else EXIT_OK
 
 

@@ -25,6 +25,7 @@ Usage::
     python scripts/nvrtc_compile_check.py --arch sm_90 --quiet
     python scripts/nvrtc_compile_check.py --library /path/to/libnvrtc.so.13
 """
+
 import argparse
 import ctypes
 import ctypes.util
@@ -87,8 +88,9 @@ def _candidate_libraries(explicit=None):
             candidates += sorted(glob.glob(os.path.join(entry or ".", pattern)), reverse=True)
     for variable in ("CUDA_HOME", "CUDA_PATH"):
         if os.environ.get(variable):
-            candidates += sorted(glob.glob(os.path.join(os.environ[variable], "lib64",
-                                                        "libnvrtc.so*")), reverse=True)
+            candidates += sorted(
+                glob.glob(os.path.join(os.environ[variable], "lib64", "libnvrtc.so*")), reverse=True
+            )
     found = ctypes.util.find_library("nvrtc")
     if found:
         candidates.append(found)
@@ -123,17 +125,18 @@ def load_nvrtc(explicit=None):
         library.nvrtcGetErrorString.restype = ctypes.c_char_p
         return library, path
     raise NvrtcLibraryNotFound(
-        "no NVRTC library found (tried: " + ("; ".join(tried) or "nothing on sys.path, "
-        "CUDA_HOME or the linker path") + "). Install one with "
+        "no NVRTC library found (tried: "
+        + ("; ".join(tried) or "nothing on sys.path, CUDA_HOME or the linker path")
+        + "). Install one with "
         "'pip install nvidia-cuda-nvrtc' or name it with --library or "
-        f"${LIBRARY_ENV_VAR}.")
+        f"${LIBRARY_ENV_VAR}."
+    )
 
 
 def nvrtc_version(library):
     """``(major, minor)`` of the loaded NVRTC."""
     major, minor = ctypes.c_int(), ctypes.c_int()
-    _check(library, library.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor)),
-           "nvrtcVersion")
+    _check(library, library.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor)), "nvrtcVersion")
     return major.value, minor.value
 
 
@@ -144,8 +147,11 @@ def _check(library, status, call):
 
 def _program_output(library, program, kind):
     size = ctypes.c_size_t()
-    _check(library, getattr(library, f"nvrtcGet{kind}Size")(program, ctypes.byref(size)),
-           f"nvrtcGet{kind}Size")
+    _check(
+        library,
+        getattr(library, f"nvrtcGet{kind}Size")(program, ctypes.byref(size)),
+        f"nvrtcGet{kind}Size",
+    )
     buffer = ctypes.create_string_buffer(size.value)
     _check(library, getattr(library, f"nvrtcGet{kind}")(program, buffer), f"nvrtcGet{kind}")
     return buffer.raw[: size.value]
@@ -172,15 +178,23 @@ def nvrtc_compile(library, source_text, name, options, output):
         The cubin or PTX; empty when the compilation failed.
     """
     program = ctypes.c_void_p()
-    _check(library, library.nvrtcCreateProgram(ctypes.byref(program), source_text.encode(),
-                                               name.encode(), 0, None, None),
-           "nvrtcCreateProgram")
+    _check(
+        library,
+        library.nvrtcCreateProgram(
+            ctypes.byref(program), source_text.encode(), name.encode(), 0, None, None
+        ),
+        "nvrtcCreateProgram",
+    )
     try:
         encoded = [option.encode() for option in options]
         array = (ctypes.c_char_p * len(encoded))(*encoded)
         status = library.nvrtcCompileProgram(program, len(encoded), array)
-        log = _program_output(library, program, "ProgramLog").rstrip(b"\0").decode(
-            errors="replace").strip()
+        log = (
+            _program_output(library, program, "ProgramLog")
+            .rstrip(b"\0")
+            .decode(errors="replace")
+            .strip()
+        )
         if status != NVRTC_SUCCESS:
             return False, log, b""
         return True, log, _program_output(library, program, output)
@@ -190,15 +204,23 @@ def nvrtc_compile(library, source_text, name, options, output):
 
 def ptx_entries(ptx_text):
     """Kernel name -> parameter count, from PTX ``.entry`` directives."""
-    return {match.group(1): len(_PTX_PARAMETER.findall(match.group(2)))
-            for match in _PTX_ENTRY.finditer(ptx_text)}
+    return {
+        match.group(1): len(_PTX_PARAMETER.findall(match.group(2)))
+        for match in _PTX_ENTRY.finditer(ptx_text)
+    }
 
 
 def cupy_options(source, arch):
     """The options CuPy passes to NVRTC for ``source`` on ``arch`` (``sm_XX``)."""
     from gpuboost.backends.cuda.launch import NVCC_OPTIONS
-    return (*NVCC_OPTIONS, f"-I{CUDA_DIR}", f"-I{source.parent}", *CUPY_ADDED_OPTIONS,
-            f"-arch={arch}")
+
+    return (
+        *NVCC_OPTIONS,
+        f"-I{CUDA_DIR}",
+        f"-I{source.parent}",
+        *CUPY_ADDED_OPTIONS,
+        f"-arch={arch}",
+    )
 
 
 @dataclass
@@ -234,8 +256,10 @@ def check_source(library, source, arch):
     elif _WARNING.search(log):
         result.problems.append("NVRTC printed warnings")
     result.cubin_bytes = len(cubin)
-    ptx_options = tuple(option if not option.startswith("-arch=") else
-                        "-arch=compute_" + arch.split("_", 1)[1] for option in options)
+    ptx_options = tuple(
+        option if not option.startswith("-arch=") else "-arch=compute_" + arch.split("_", 1)[1]
+        for option in options
+    )
     ok_ptx, ptx_log, ptx = nvrtc_compile(library, text, source.name, ptx_options, "PTX")
     if not ok_ptx:
         if ok:
@@ -243,17 +267,20 @@ def check_source(library, source, arch):
             result.log += "\n" + ptx_log
     else:
         result.kernels = ptx_entries(ptx.rstrip(b"\0").decode())
-        declared = {name: len(parameters)
-                    for name, parameters in parse_kernel_signatures(text).items()}
+        declared = {
+            name: len(parameters) for name, parameters in parse_kernel_signatures(text).items()
+        }
         if set(result.kernels) != set(declared):
             result.problems.append(
                 f"exported kernels {sorted(result.kernels)} differ from the "
-                f"extern \"C\" __global__ kernels of the source {sorted(declared)}")
+                f'extern "C" __global__ kernels of the source {sorted(declared)}'
+            )
         for name in sorted(set(result.kernels) & set(declared)):
             if result.kernels[name] != declared[name]:
                 result.problems.append(
                     f"{name}: {result.kernels[name]} parameters in the PTX, "
-                    f"{declared[name]} in the source as the emulation parses it")
+                    f"{declared[name]} in the source as the emulation parses it"
+                )
     result.seconds = time.monotonic() - start
     return result
 
@@ -262,8 +289,11 @@ def main(argv=None):
     """Command-line entry point; returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_source_arguments(parser, "print only failures and totals")
-    parser.add_argument("--library", help=f"NVRTC library (default: ${LIBRARY_ENV_VAR}, "
-                        "pip's nvidia-cuda-nvrtc, $CUDA_HOME/lib64, the linker path)")
+    parser.add_argument(
+        "--library",
+        help=f"NVRTC library (default: ${LIBRARY_ENV_VAR}, "
+        "pip's nvidia-cuda-nvrtc, $CUDA_HOME/lib64, the linker path)",
+    )
     args = parser.parse_args(argv)
 
     bad_arches = [arch for arch in args.arch if not re.fullmatch(r"sm_\d+a?", arch)]
@@ -282,15 +312,19 @@ def main(argv=None):
     results = [check_source(library, source, arch) for source in sources for arch in args.arch]
     for result in results:
         if result.ok and not args.quiet:
-            print(f"ok      {result.source.name} [{result.arch}] {len(result.kernels)} kernels, "
-                  f"cubin {result.cubin_bytes} bytes ({result.seconds:.1f} s)")
+            print(
+                f"ok      {result.source.name} [{result.arch}] {len(result.kernels)} kernels, "
+                f"cubin {result.cubin_bytes} bytes ({result.seconds:.1f} s)"
+            )
         elif not result.ok:
             print(f"FAILED  {result.source} [{result.arch}]: {'; '.join(result.problems)}")
             print(f"  options: {' '.join(result.options)}")
             print("\n".join(f"  | {line}" for line in result.log.splitlines()))
     failures = [result for result in results if not result.ok]
-    print(f"{len(results) - len(failures)} of {len(results)} NVRTC compilations passed "
-          f"({len(sources)} files x {len(args.arch)} architectures)")
+    print(
+        f"{len(results) - len(failures)} of {len(results)} NVRTC compilations passed "
+        f"({len(sources)} files x {len(args.arch)} architectures)"
+    )
     return EXIT_COMPILE_FAILED if failures else EXIT_OK
 
 

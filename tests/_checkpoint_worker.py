@@ -10,6 +10,7 @@ remaining rounds with ``init_model``. The final model is written to
     python tests/_checkpoint_worker.py --checkpoint-dir DIR --output model.json \
         [--rounds 40] [--interval 5] [--sleep 0.05] [--resume] [--device cpu]
 """
+
 import argparse
 import os
 import sys
@@ -21,9 +22,17 @@ import gpuboost
 
 #: Training parameters: row and column sampling on, so resuming must restore the
 #: random streams of the right rounds, not just the trees.
-PARAMS = {"objective": "binary:logistic", "max_depth": 4, "learning_rate": 0.2,
-          "subsample": 0.7, "colsample_bytree": 0.8, "colsample_bynode": 0.8, "seed": 3,
-          "max_bin": 63, "verbosity": 0}
+PARAMS = {
+    "objective": "binary:logistic",
+    "max_depth": 4,
+    "learning_rate": 0.2,
+    "subsample": 0.7,
+    "colsample_bytree": 0.8,
+    "colsample_bynode": 0.8,
+    "seed": 3,
+    "max_bin": 63,
+    "verbosity": 0,
+}
 #: File stem of the checkpoint (``<dir>/<CHECKPOINT_NAME>.json``).
 CHECKPOINT_NAME = "checkpoint"
 
@@ -59,13 +68,18 @@ def run(checkpoint_dir, output, rounds, interval, sleep_seconds, resume, device)
     if resume and os.path.exists(checkpoint_path(checkpoint_dir)):
         init_model = gpuboost.Booster.load_model(checkpoint_path(checkpoint_dir))
     done = 0 if init_model is None else init_model.num_boosted_rounds()
-    callbacks = [gpuboost.TrainingCheckPoint(checkpoint_dir, name=CHECKPOINT_NAME,
-                                             interval=interval)]
+    callbacks = [
+        gpuboost.TrainingCheckPoint(checkpoint_dir, name=CHECKPOINT_NAME, interval=interval)
+    ]
     if sleep_seconds > 0:
         callbacks.append(SlowRounds(sleep_seconds))
-    booster = gpuboost.train(dict(PARAMS, device=device), make_dataset(),
-                             num_boost_round=rounds - done, callbacks=callbacks,
-                             init_model=init_model)
+    booster = gpuboost.train(
+        dict(PARAMS, device=device),
+        make_dataset(),
+        num_boost_round=rounds - done,
+        callbacks=callbacks,
+        init_model=init_model,
+    )
     booster.save_model(output)
     return booster
 
@@ -80,8 +94,15 @@ def main(argv=None):
     parser.add_argument("--resume", action="store_true")
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args(argv)
-    run(args.checkpoint_dir, args.output, args.rounds, args.interval, args.sleep, args.resume,
-        args.device)
+    run(
+        args.checkpoint_dir,
+        args.output,
+        args.rounds,
+        args.interval,
+        args.sleep,
+        args.resume,
+        args.device,
+    )
     return 0
 
 

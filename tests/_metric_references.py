@@ -28,9 +28,7 @@ def _weighted_mean_loop(losses, weight):
 
 
 def naive_rmse(y, pred, weight):
-    return math.sqrt(
-        _weighted_mean_loop([(a - b) ** 2 for a, b in zip(y, pred)], weight)
-    )
+    return math.sqrt(_weighted_mean_loop([(a - b) ** 2 for a, b in zip(y, pred)], weight))
 
 
 def naive_mae(y, pred, weight):
@@ -47,9 +45,7 @@ def naive_logloss(y, pred, weight):
 
 def naive_error(threshold):
     def error(y, pred, weight):
-        mistakes = [
-            float((proba > threshold) != (label == 1)) for label, proba in zip(y, pred)
-        ]
+        mistakes = [float((proba > threshold) != (label == 1)) for label, proba in zip(y, pred)]
         return _weighted_mean_loop(mistakes, weight)
 
     return error
@@ -61,16 +57,13 @@ def naive_poisson(y, pred, weight):
 
 
 def naive_gamma(y, pred, weight):
-    return _weighted_mean_loop(
-        [a / mu + math.log(mu) for a, mu in zip(y, pred)], weight
-    )
+    return _weighted_mean_loop([a / mu + math.log(mu) for a, mu in zip(y, pred)], weight)
 
 
 def naive_tweedie(rho):
     def tweedie(y, pred, weight):
         losses = [
-            -a * mu ** (1 - rho) / (1 - rho) + mu ** (2 - rho) / (2 - rho)
-            for a, mu in zip(y, pred)
+            -a * mu ** (1 - rho) / (1 - rho) + mu ** (2 - rho) / (2 - rho) for a, mu in zip(y, pred)
         ]
         return _weighted_mean_loop(losses, weight)
 
@@ -79,10 +72,7 @@ def naive_tweedie(rho):
 
 def naive_pinball(alpha):
     def pinball(y, pred, weight):
-        losses = [
-            alpha * (a - q) if a >= q else (1 - alpha) * (q - a)
-            for a, q in zip(y, pred)
-        ]
+        losses = [alpha * (a - q) if a >= q else (1 - alpha) * (q - a) for a, q in zip(y, pred)]
         return _weighted_mean_loop(losses, weight)
 
     return pinball
@@ -133,9 +123,7 @@ def naive_ndcg_query(labels, scores, k):
     k = len(labels) if k is None else k
 
     def dcg(ranked):
-        return sum(
-            (2**rel - 1) / math.log2(rank + 1) for rank, rel in enumerate(ranked[:k], 1)
-        )
+        return sum((2**rel - 1) / math.log2(rank + 1) for rank, rel in enumerate(ranked[:k], 1))
 
     ideal = dcg(sorted(labels, reverse=True))
     return 1.0 if ideal == 0 else dcg(_ranked_labels(labels, scores)) / ideal
@@ -160,9 +148,7 @@ def naive_ranking(query_metric, k):
         scores, start = [], 0
         for size in group:
             scores.append(
-                query_metric(
-                    list(y[start : start + size]), list(pred[start : start + size]), k
-                )
+                query_metric(list(y[start : start + size]), list(pred[start : start + size]), k)
             )
             start += size
         return _weighted_mean_loop(scores, query_weight)
@@ -221,7 +207,5 @@ def assert_matches_naive_loop(rng, name, make_data, reference, weighted):
     weight = _weights_or_none(rng, weighted)
     value = get_metric(name)(y, pred, weight=weight)
     assert type(value) is float
-    expected = reference(
-        list(y), [list(row) if np.ndim(row) else row for row in pred], weight
-    )
+    expected = reference(list(y), [list(row) if np.ndim(row) else row for row in pred], weight)
     assert value == pytest.approx(expected, rel=RELATIVE_TOLERANCE)

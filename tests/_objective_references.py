@@ -1,5 +1,6 @@
 """Reference losses and data of the objective tests (tests/objectives/), written
 independently of gpuboost.objectives."""
+
 import numpy as np
 
 from gpuboost.core.dtypes import Y_DTYPE
@@ -8,9 +9,9 @@ N_SAMPLES = 40
 NUM_CLASS = 4
 HUBER_DELTA = 0.7
 QUANTILE_ALPHA = 0.3
-FD_STEP = 1e-4          # finite difference step for gradients
-FD_STEP_SECOND = 1e-3   # finite difference step for hessians
-KINK_MARGIN = 1e-2      # keep |raw - y| and |raw - y| - delta away from 0
+FD_STEP = 1e-4  # finite difference step for gradients
+FD_STEP_SECOND = 1e-3  # finite difference step for hessians
+KINK_MARGIN = 1e-2  # keep |raw - y| and |raw - y| - delta away from 0
 # Conventions (XGBoost floor and poisson step; exact softmax diagonal), restated to pin them down.
 HESSIAN_FLOOR = 1e-16
 MULTICLASS_HESSIAN_FACTOR = 1.0  # the exact diagonal of the softmax hessian
@@ -20,6 +21,7 @@ POISSON_MAX_DELTA_STEP = 0.7
 # ---------------------------------------------------------------------------
 # Reference losses (per row), written independently of the module.
 # ---------------------------------------------------------------------------
+
 
 def squared_loss(y, f):
     return 0.5 * (f - y) ** 2
@@ -31,7 +33,7 @@ def absolute_loss(y, f):
 
 def huber_loss(y, f, delta=HUBER_DELTA):
     r = np.abs(f - y)
-    return np.where(r <= delta, 0.5 * r ** 2, delta * (r - 0.5 * delta))
+    return np.where(r <= delta, 0.5 * r**2, delta * (r - 0.5 * delta))
 
 
 def pinball_loss(y, f, alpha=QUANTILE_ALPHA):
@@ -59,8 +61,8 @@ def make_tweedie_loss(rho):
     def tweedie_loss(y, f):
         if rho == 1.0:
             return poisson_loss(y, f)
-        return (-y * np.exp((1 - rho) * f) / (1 - rho)
-                + np.exp((2 - rho) * f) / (2 - rho))
+        return -y * np.exp((1 - rho) * f) / (1 - rho) + np.exp((2 - rho) * f) / (2 - rho)
+
     return tweedie_loss
 
 
@@ -93,8 +95,12 @@ def make_raw(objective, rng, n=N_SAMPLES):
     return rng.normal(0, 1, shape)
 
 
-PARAMS = {"num_class": NUM_CLASS, "huber_delta": HUBER_DELTA,
-          "quantile_alpha": QUANTILE_ALPHA, "tweedie_variance_power": 1.5}
+PARAMS = {
+    "num_class": NUM_CLASS,
+    "huber_delta": HUBER_DELTA,
+    "quantile_alpha": QUANTILE_ALPHA,
+    "tweedie_variance_power": 1.5,
+}
 
 # name -> (reference loss, hessian = factor * second derivative of the loss,
 #          or None when the hessian is the constant 1 instead)
@@ -115,13 +121,21 @@ NONSMOOTH_CASES = {
 
 def central_difference(loss, y, f, step):
     """Fourth-order central first difference of ``loss`` in ``f``."""
-    return (-loss(y, f + 2 * step) + 8 * loss(y, f + step)
-            - 8 * loss(y, f - step) + loss(y, f - 2 * step)) / (12 * step)
+    return (
+        -loss(y, f + 2 * step)
+        + 8 * loss(y, f + step)
+        - 8 * loss(y, f - step)
+        + loss(y, f - 2 * step)
+    ) / (12 * step)
 
 
 def second_difference(loss, y, f, step):
     """Fourth-order central second difference of ``loss`` in ``f``."""
-    numerator = (-loss(y, f + 2 * step) + 16 * loss(y, f + step)
-                 - 30 * loss(y, f) + 16 * loss(y, f - step)
-                 - loss(y, f - 2 * step))
-    return numerator / (12 * step ** 2)
+    numerator = (
+        -loss(y, f + 2 * step)
+        + 16 * loss(y, f + step)
+        - 30 * loss(y, f)
+        + 16 * loss(y, f - step)
+        - loss(y, f - 2 * step)
+    )
+    return numerator / (12 * step**2)

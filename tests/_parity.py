@@ -8,6 +8,7 @@ objectives that evaluate ``exp``/``log`` on the device (logistic, softmax, ...),
 identical tree structure with leaf values equal to 1e-12 relative
 (``transcendental=True``).
 """
+
 import collections
 import json
 
@@ -16,15 +17,31 @@ import numpy as np
 import gpuboost
 from gpuboost.tree.tree import TREE_ARRAYS
 
-__all__ = ["TRANSCENDENTAL_RTOL", "STRUCTURE_ARRAYS", "assert_models_match", "bits",
-           "ParityRun", "train_on_both", "assert_runs_match", "assert_predictions_match"]
+__all__ = [
+    "TRANSCENDENTAL_RTOL",
+    "STRUCTURE_ARRAYS",
+    "assert_models_match",
+    "bits",
+    "ParityRun",
+    "train_on_both",
+    "assert_runs_match",
+    "assert_predictions_match",
+]
 
 #: Relative tolerance of leaf values, gains and covers between a CPU and a real-GPU
 #: model of an objective that evaluates exp / log on the device.
 TRANSCENDENTAL_RTOL = 1e-12
 #: Tree arrays that must match exactly even then (the structure).
-STRUCTURE_ARRAYS = ("feature", "threshold_bin", "threshold", "default_left", "left_child",
-                    "right_child", "count")
+STRUCTURE_ARRAYS = (
+    "feature",
+    "threshold_bin",
+    "threshold",
+    "default_left",
+    "left_child",
+    "right_child",
+    "count",
+)
+
 
 # ---- the comparison helper (reused by the GPU suite) ---------------------------------
 def _first_difference(trees_a, trees_b):
@@ -52,24 +69,38 @@ def assert_models_match(model_a, model_b, transcendental=False):
     if not transcendental:
         raw_a, raw_b = model_a.save_raw(), model_b.save_raw()
         if raw_a != raw_b:
-            where = _first_difference(model_a.trees, model_b.trees) \
-                if len(model_a.trees) == len(model_b.trees) else "the number of trees"
-            raise AssertionError(f"models differ ({len(raw_a)} vs {len(raw_b)} bytes of JSON); "
-                                 f"first difference: {where}")
+            where = (
+                _first_difference(model_a.trees, model_b.trees)
+                if len(model_a.trees) == len(model_b.trees)
+                else "the number of trees"
+            )
+            raise AssertionError(
+                f"models differ ({len(raw_a)} vs {len(raw_b)} bytes of JSON); "
+                f"first difference: {where}"
+            )
         return
     assert model_a.n_outputs == model_b.n_outputs, "different numbers of outputs"
-    assert len(model_a.trees) == len(model_b.trees), \
+    assert len(model_a.trees) == len(model_b.trees), (
         f"{len(model_a.trees)} vs {len(model_b.trees)} trees"
-    np.testing.assert_allclose(model_a.base_margin, model_b.base_margin,
-                               rtol=TRANSCENDENTAL_RTOL, atol=0)
+    )
+    np.testing.assert_allclose(
+        model_a.base_margin, model_b.base_margin, rtol=TRANSCENDENTAL_RTOL, atol=0
+    )
     for index, (tree_a, tree_b) in enumerate(zip(model_a.trees, model_b.trees)):
         for name in STRUCTURE_ARRAYS:
-            np.testing.assert_array_equal(getattr(tree_a, name), getattr(tree_b, name),
-                                          err_msg=f"tree {index}: {name} differs")
+            np.testing.assert_array_equal(
+                getattr(tree_a, name),
+                getattr(tree_b, name),
+                err_msg=f"tree {index}: {name} differs",
+            )
         for name in ("value", "gain", "cover"):
-            np.testing.assert_allclose(getattr(tree_a, name), getattr(tree_b, name),
-                                       rtol=TRANSCENDENTAL_RTOL, atol=0,
-                                       err_msg=f"tree {index}: {name} differs")
+            np.testing.assert_allclose(
+                getattr(tree_a, name),
+                getattr(tree_b, name),
+                rtol=TRANSCENDENTAL_RTOL,
+                atol=0,
+                err_msg=f"tree {index}: {name} differs",
+            )
     assert model_a.best_iteration == model_b.best_iteration
 
 
@@ -78,14 +109,18 @@ def bits(array):
     return np.ascontiguousarray(array, dtype=np.float64).view(np.int64)
 
 
-
-
 #: One device's run of :func:`train_on_both`.
 ParityRun = collections.namedtuple("ParityRun", ["model", "dataset", "evals_result"])
 
 
-def train_on_both(params, make_dataset, num_boost_round, devices=("cpu", "cuda"),
-                  evaluate_train=False, **train_kwargs):
+def train_on_both(
+    params,
+    make_dataset,
+    num_boost_round,
+    devices=("cpu", "cuda"),
+    evaluate_train=False,
+    **train_kwargs,
+):
     """Train the same model on each device; returns ``{device: ParityRun}``.
 
     Parameters
@@ -107,8 +142,14 @@ def train_on_both(params, make_dataset, num_boost_round, devices=("cpu", "cuda")
         dataset = make_dataset()
         evals_result = {}
         evals = [(dataset, "train")] if evaluate_train else ()
-        model = gpuboost.train(dict(params, device=device), dataset, num_boost_round,
-                               evals=evals, evals_result=evals_result, **train_kwargs)
+        model = gpuboost.train(
+            dict(params, device=device),
+            dataset,
+            num_boost_round,
+            evals=evals,
+            evals_result=evals_result,
+            **train_kwargs,
+        )
         runs[device] = ParityRun(model, dataset, evals_result)
     return runs
 
@@ -123,8 +164,9 @@ def assert_runs_match(runs, transcendental=False):
             assert json.dumps(first.evals_result) == json.dumps(run.evals_result)
 
 
-def assert_predictions_match(model_a, model_b, X,
-                             kinds=({}, {"output_margin": True}, {"pred_leaf": True})):
+def assert_predictions_match(
+    model_a, model_b, X, kinds=({}, {"output_margin": True}, {"pred_leaf": True})
+):
     """Assert bit-identical predictions of two Boosters on ``X`` for every kind."""
     for kwargs in kinds:
         expected = model_a.predict(X, **kwargs)

@@ -15,16 +15,32 @@ hessian 1; LightGBM num_leaves=64, min_data_in_leaf=1, min_sum_hessian_in_leaf=1
 scikit-learn max_leaf_nodes=64, min_samples_leaf=1, l2_regularization=1,
 early_stopping=False.
 """
+
 import os
 import statistics
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["REPO_ROOT", "DEFAULT_DATA_DIR", "TASKS", "N_ROUNDS", "REFERENCE_FIGURES",
-           "REFERENCE_MEDIAN", "HIGHER_IS_BETTER", "data_dir", "data_available", "load_task",
-           "gpuboost_params", "xgboost_params", "lightgbm_params", "sklearn_estimator",
-           "evaluate", "is_at_least_as_good", "peer_median"]
+__all__ = [
+    "REPO_ROOT",
+    "DEFAULT_DATA_DIR",
+    "TASKS",
+    "N_ROUNDS",
+    "REFERENCE_FIGURES",
+    "REFERENCE_MEDIAN",
+    "HIGHER_IS_BETTER",
+    "data_dir",
+    "data_available",
+    "load_task",
+    "gpuboost_params",
+    "xgboost_params",
+    "lightgbm_params",
+    "sklearn_estimator",
+    "evaluate",
+    "is_at_least_as_good",
+    "peer_median",
+]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 #: ``<repo>/../shared/data/lightgbm-examples``
@@ -45,30 +61,54 @@ NUM_LEAVES = 64
 #: name -> task description. ``metrics``: the test metrics reported (gpuboost's
 #: metric names); ``bar``: the metrics compared against the peers.
 TASKS = {
-    "binary": {"files": ("binary.train", "binary.test"), "objective": "binary:logistic",
-               "num_class": 0, "metrics": ("auc", "logloss"), "bar": ("auc", "logloss")},
-    "regression": {"files": ("regression.train", "regression.test"),
-                   "objective": "reg:squarederror", "num_class": 0, "metrics": ("rmse",),
-                   "bar": ("rmse",)},
-    "multiclass": {"files": ("multiclass.train", "multiclass.test"),
-                   "objective": "multi:softprob", "num_class": 5,
-                   "metrics": ("mlogloss", "accuracy"), "bar": ("mlogloss",)},
+    "binary": {
+        "files": ("binary.train", "binary.test"),
+        "objective": "binary:logistic",
+        "num_class": 0,
+        "metrics": ("auc", "logloss"),
+        "bar": ("auc", "logloss"),
+    },
+    "regression": {
+        "files": ("regression.train", "regression.test"),
+        "objective": "reg:squarederror",
+        "num_class": 0,
+        "metrics": ("rmse",),
+        "bar": ("rmse",),
+    },
+    "multiclass": {
+        "files": ("multiclass.train", "multiclass.test"),
+        "objective": "multi:softprob",
+        "num_class": 5,
+        "metrics": ("mlogloss", "accuracy"),
+        "bar": ("mlogloss",),
+    },
 }
 
-HIGHER_IS_BETTER = {"auc": True, "accuracy": True, "logloss": False, "rmse": False,
-                    "mlogloss": False}
+HIGHER_IS_BETTER = {
+    "auc": True,
+    "accuracy": True,
+    "logloss": False,
+    "rmse": False,
+    "mlogloss": False,
+}
 
 #: REFERENCE.md's peer table (xgboost-cpu 3.2.0, lightgbm 4.7.0, scikit-learn 1.9.1).
 REFERENCE_FIGURES = {
-    "binary": {"xgboost": {"auc": 0.82355, "logloss": 0.51302},
-               "lightgbm": {"auc": 0.83129, "logloss": 0.50550},
-               "sklearn": {"auc": 0.82592, "logloss": 0.51109}},
-    "regression": {"xgboost": {"rmse": 0.42010},
-                   "lightgbm": {"rmse": 0.41488},
-                   "sklearn": {"rmse": 0.41253}},
-    "multiclass": {"xgboost": {"mlogloss": 1.37520, "accuracy": 0.394},
-                   "lightgbm": {"mlogloss": 1.31705, "accuracy": 0.406},
-                   "sklearn": {"mlogloss": 1.30350, "accuracy": 0.420}},
+    "binary": {
+        "xgboost": {"auc": 0.82355, "logloss": 0.51302},
+        "lightgbm": {"auc": 0.83129, "logloss": 0.50550},
+        "sklearn": {"auc": 0.82592, "logloss": 0.51109},
+    },
+    "regression": {
+        "xgboost": {"rmse": 0.42010},
+        "lightgbm": {"rmse": 0.41488},
+        "sklearn": {"rmse": 0.41253},
+    },
+    "multiclass": {
+        "xgboost": {"mlogloss": 1.37520, "accuracy": 0.394},
+        "lightgbm": {"mlogloss": 1.31705, "accuracy": 0.406},
+        "sklearn": {"mlogloss": 1.30350, "accuracy": 0.420},
+    },
 }
 
 #: The accuracy bar: the median of the three peers, as REFERENCE.md states it.
@@ -113,9 +153,16 @@ def load_task(task, directory=None):
 def gpuboost_params(task, device="cpu"):
     """gpuboost ``train`` params of ``task``."""
     spec = TASKS[task]
-    params = {"objective": spec["objective"], "learning_rate": LEARNING_RATE,
-              "max_depth": MAX_DEPTH, "max_bin": MAX_BIN, "reg_lambda": REG_LAMBDA,
-              "min_child_weight": MIN_CHILD_WEIGHT, "device": device, "verbosity": 0}
+    params = {
+        "objective": spec["objective"],
+        "learning_rate": LEARNING_RATE,
+        "max_depth": MAX_DEPTH,
+        "max_bin": MAX_BIN,
+        "reg_lambda": REG_LAMBDA,
+        "min_child_weight": MIN_CHILD_WEIGHT,
+        "device": device,
+        "verbosity": 0,
+    }
     if spec["num_class"]:
         params["num_class"] = spec["num_class"]
     return params
@@ -124,26 +171,44 @@ def gpuboost_params(task, device="cpu"):
 def xgboost_params(task, n_threads=2):
     """``xgboost.train`` params of ``task`` (hist, 256 bins = 255 + XGBoost's own)."""
     spec = TASKS[task]
-    params = {"objective": spec["objective"], "tree_method": "hist", "max_bin": MAX_BIN + 1,
-              "learning_rate": LEARNING_RATE, "max_depth": MAX_DEPTH, "reg_lambda": REG_LAMBDA,
-              "min_child_weight": MIN_CHILD_WEIGHT, "nthread": n_threads, "verbosity": 0}
+    params = {
+        "objective": spec["objective"],
+        "tree_method": "hist",
+        "max_bin": MAX_BIN + 1,
+        "learning_rate": LEARNING_RATE,
+        "max_depth": MAX_DEPTH,
+        "reg_lambda": REG_LAMBDA,
+        "min_child_weight": MIN_CHILD_WEIGHT,
+        "nthread": n_threads,
+        "verbosity": 0,
+    }
     if spec["num_class"]:
         params["num_class"] = spec["num_class"]
     return params
 
 
-_LIGHTGBM_OBJECTIVES = {"binary:logistic": "binary", "reg:squarederror": "regression",
-                        "multi:softprob": "multiclass"}
+_LIGHTGBM_OBJECTIVES = {
+    "binary:logistic": "binary",
+    "reg:squarederror": "regression",
+    "multi:softprob": "multiclass",
+}
 
 
 def lightgbm_params(task, n_threads=2):
     """``lightgbm.train`` params of ``task``."""
     spec = TASKS[task]
-    params = {"objective": _LIGHTGBM_OBJECTIVES[spec["objective"]],
-              "learning_rate": LEARNING_RATE, "max_depth": MAX_DEPTH, "num_leaves": NUM_LEAVES,
-              "max_bin": MAX_BIN, "lambda_l2": REG_LAMBDA, "min_data_in_leaf": 1,
-              "min_sum_hessian_in_leaf": MIN_CHILD_WEIGHT, "num_threads": n_threads,
-              "verbose": -1}
+    params = {
+        "objective": _LIGHTGBM_OBJECTIVES[spec["objective"]],
+        "learning_rate": LEARNING_RATE,
+        "max_depth": MAX_DEPTH,
+        "num_leaves": NUM_LEAVES,
+        "max_bin": MAX_BIN,
+        "lambda_l2": REG_LAMBDA,
+        "min_data_in_leaf": 1,
+        "min_sum_hessian_in_leaf": MIN_CHILD_WEIGHT,
+        "num_threads": n_threads,
+        "verbose": -1,
+    }
     if spec["num_class"]:
         params["num_class"] = spec["num_class"]
     return params
@@ -153,9 +218,17 @@ def sklearn_estimator(task):
     """An unfitted HistGradientBoosting estimator of ``task`` (threads: set by the caller
     with threadpoolctl / OMP_NUM_THREADS)."""
     from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
-    common = {"max_iter": N_ROUNDS, "learning_rate": LEARNING_RATE, "max_depth": MAX_DEPTH,
-              "max_leaf_nodes": NUM_LEAVES, "min_samples_leaf": 1,
-              "l2_regularization": REG_LAMBDA, "max_bins": MAX_BIN, "early_stopping": False}
+
+    common = {
+        "max_iter": N_ROUNDS,
+        "learning_rate": LEARNING_RATE,
+        "max_depth": MAX_DEPTH,
+        "max_leaf_nodes": NUM_LEAVES,
+        "min_samples_leaf": 1,
+        "l2_regularization": REG_LAMBDA,
+        "max_bins": MAX_BIN,
+        "early_stopping": False,
+    }
     if TASKS[task]["objective"] == "reg:squarederror":
         return HistGradientBoostingRegressor(**common)
     return HistGradientBoostingClassifier(**common)
@@ -169,6 +242,7 @@ def evaluate(task, y, pred):
     probabilities of shape (n, n_classes) (multiclass).
     """
     from gpuboost.metrics import get_metric
+
     y = np.asarray(y, dtype=np.float64)
     pred = np.asarray(pred, dtype=np.float64)
     out = {}

@@ -1,5 +1,6 @@
 """A wall-clock bound for one test case (main thread, SIGALRM), shared by the fuzz and
 property tests so that a hang fails the case instead of stalling the suite."""
+
 import contextlib
 import signal
 
@@ -11,6 +12,7 @@ class TimeLimitExceeded(Exception):
 @contextlib.contextmanager
 def time_limit(seconds, what="the case"):
     """Raise :class:`TimeLimitExceeded` in the main thread after ``seconds`` (float)."""
+
     def on_alarm(signum, frame):
         raise TimeLimitExceeded(f"{what} took more than {seconds} s")
 

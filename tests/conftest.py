@@ -7,6 +7,7 @@ modules (``_parity``, ``_reference_data``, ``_timeouts``, ``_checkpoint_worker``
 ``_objective_references``, ``_metric_references``) live in this folder and are
 imported by name, which this file makes possible.
 """
+
 import sys
 from pathlib import Path
 
@@ -32,8 +33,12 @@ def _features(n_rows, n_features, seed):
 def regression_data():
     """(X, y): 400 rows, 5 features (feature 1 has NaN), y depends on features 0-2."""
     X, rng = _features(400, 5, seed=1)
-    y = 2.0 * X[:, 0] + np.where(np.isnan(X[:, 1]), 1.5, np.sin(X[:, 1])) \
-        + 0.5 * (X[:, 2] > 0.3) + 0.1 * rng.normal(size=400)
+    y = (
+        2.0 * X[:, 0]
+        + np.where(np.isnan(X[:, 1]), 1.5, np.sin(X[:, 1]))
+        + 0.5 * (X[:, 2] > 0.3)
+        + 0.1 * rng.normal(size=400)
+    )
     return X, y
 
 

@@ -12,12 +12,11 @@ Skipped when the data folder (``<repo>/../shared/data/lightgbm-examples``, or
 ``$GPUBOOST_REFERENCE_DATA``) is absent.
 """
 
+# The shared helper sits next to this file; import it whatever pytest's import mode.
+import _reference_data as ref
 import pytest
 
-# The shared helper sits next to this file; import it whatever pytest's import mode.
-import _reference_data as ref  # noqa: E402
-
-import gpuboost  # noqa: E402
+import gpuboost
 
 
 def _train_and_evaluate(task):
@@ -25,8 +24,9 @@ def _train_and_evaluate(task):
         pytest.skip(f"reference data not found in {ref.data_dir()}")
     X_train, y_train, X_test, y_test = ref.load_task(task)
     dtrain = gpuboost.Dataset(X_train, label=y_train)
-    booster = gpuboost.train(ref.gpuboost_params(task, device="cpu"), dtrain, ref.N_ROUNDS,
-                             verbose_eval=False)
+    booster = gpuboost.train(
+        ref.gpuboost_params(task, device="cpu"), dtrain, ref.N_ROUNDS, verbose_eval=False
+    )
     assert booster.num_boosted_rounds() == ref.N_ROUNDS
     return ref.evaluate(task, y_test, booster.predict(X_test))
 
@@ -36,7 +36,8 @@ def _assert_bar(task, metrics):
         direction = ">=" if ref.HIGHER_IS_BETTER[metric] else "<="
         assert ref.is_at_least_as_good(metric, metrics[metric], bar), (
             f"{task}: test {metric} {metrics[metric]:.5f} misses the peer median bar "
-            f"({direction} {bar}); all metrics: {metrics}")
+            f"({direction} {bar}); all metrics: {metrics}"
+        )
 
 
 def test_binary_matches_peer_median():

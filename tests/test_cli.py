@@ -1,4 +1,5 @@
 """Tests of gpuboost.cli: the ``gpuboost`` console command."""
+
 import csv
 import os
 
@@ -16,13 +17,19 @@ def write_csv(path, names, rows):
         writer = csv.writer(handle)
         writer.writerow(names)
         for row in rows:
-            writer.writerow(["" if value is None or (isinstance(value, float) and np.isnan(value))
-                             else repr(float(value)) for value in row])
+            writer.writerow(
+                [
+                    ""
+                    if value is None or (isinstance(value, float) and np.isnan(value))
+                    else repr(float(value))
+                    for value in row
+                ]
+            )
 
 
 def read_predictions(path_or_text, from_text=False):
     """Header and float values of a predictions CSV."""
-    lines = (path_or_text if from_text else open(path_or_text, encoding="utf-8").read())
+    lines = path_or_text if from_text else open(path_or_text, encoding="utf-8").read()
     rows = list(csv.reader(lines.splitlines()))
     return rows[0], np.array([[float(v) for v in row] for row in rows[1:]])
 
@@ -35,8 +42,9 @@ def table(tmp_path):
     X[::7, 1] = np.nan
     y = X[:, 0] * 2.0 + np.nan_to_num(X[:, 1]) + 0.1 * rng.normal(size=300)
     path = tmp_path / "train.csv"
-    write_csv(path, ["a", "label", "b", "c"],
-              [[X[i, 0], y[i], X[i, 1], X[i, 2]] for i in range(len(y))])
+    write_csv(
+        path, ["a", "label", "b", "c"], [[X[i, 0], y[i], X[i, 1], X[i, 2]] for i in range(len(y))]
+    )
     return path, X, y
 
 
@@ -50,6 +58,7 @@ def run(capsys, argv):
 # --------------------------------------------------------------------------- #
 # demo and the generator
 # --------------------------------------------------------------------------- #
+
 
 def test_demo_small_run(capsys):
     code, out, err = run(capsys, ["demo", "--rows", 3000, "--rounds", 5, "--device", "cpu"])
@@ -82,12 +91,28 @@ def test_demo_rejects_tiny_data(capsys):
 # train and predict
 # --------------------------------------------------------------------------- #
 
+
 def test_train_predict_round_trip(tmp_path, capsys, table):
     path, X, _ = table
     model_path = tmp_path / "model.json"
-    code, out, err = run(capsys, ["train", "--data", path, "--label-column", "label",
-                                  "--rounds", 5, "--param", "max_depth=3",
-                                  "--model-out", model_path, "--device", "cpu"])
+    code, out, err = run(
+        capsys,
+        [
+            "train",
+            "--data",
+            path,
+            "--label-column",
+            "label",
+            "--rounds",
+            5,
+            "--param",
+            "max_depth=3",
+            "--model-out",
+            model_path,
+            "--device",
+            "cpu",
+        ],
+    )
     assert code == 0, err
     assert "model written to" in out
     booster = gpuboost.Booster.load_model(model_path)
@@ -97,16 +122,39 @@ def test_train_predict_round_trip(tmp_path, capsys, table):
     expected = booster.predict(X)
 
     output_path = tmp_path / "predictions.csv"
-    code, _, err = run(capsys, ["predict", "--model", model_path, "--data", path,
-                                "--label-column", "label", "--output", output_path])
+    code, _, err = run(
+        capsys,
+        [
+            "predict",
+            "--model",
+            model_path,
+            "--data",
+            path,
+            "--label-column",
+            "label",
+            "--output",
+            output_path,
+        ],
+    )
     assert code == 0, err
     header, predictions = read_predictions(output_path)
     assert header == ["prediction"]
     np.testing.assert_array_equal(predictions[:, 0], expected)
 
     # To standard output; margins; for regression margins equal predictions.
-    code, out, err = run(capsys, ["predict", "--model", model_path, "--data", path,
-                                  "--label-column", "label", "--output-margin"])
+    code, out, err = run(
+        capsys,
+        [
+            "predict",
+            "--model",
+            model_path,
+            "--data",
+            path,
+            "--label-column",
+            "label",
+            "--output-margin",
+        ],
+    )
     assert code == 0, err
     _, margins = read_predictions(out, from_text=True)
     np.testing.assert_array_equal(margins[:, 0], booster.predict(X, output_margin=True))
@@ -115,14 +163,33 @@ def test_train_predict_round_trip(tmp_path, capsys, table):
 def test_predict_matches_columns_by_name(tmp_path, capsys, table):
     path, X, _ = table
     model_path = tmp_path / "model.json"
-    assert main(["train", "--data", str(path), "--label-column", "label", "--rounds", "3",
-                 "--model-out", str(model_path), "--device", "cpu"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--data",
+                str(path),
+                "--label-column",
+                "label",
+                "--rounds",
+                "3",
+                "--model-out",
+                str(model_path),
+                "--device",
+                "cpu",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     booster = gpuboost.Booster.load_model(model_path)
     # Columns reordered, no label, an extra id column: matched by name.
     shuffled = tmp_path / "shuffled.csv"
-    write_csv(shuffled, ["c", "id", "a", "b"],
-              [[X[i, 2], float(i), X[i, 0], X[i, 1]] for i in range(len(X))])
+    write_csv(
+        shuffled,
+        ["c", "id", "a", "b"],
+        [[X[i, 2], float(i), X[i, 0], X[i, 1]] for i in range(len(X))],
+    )
     code, out, err = run(capsys, ["predict", "--model", model_path, "--data", shuffled])
     assert code == 0, err
     assert "ignoring columns" in err and "id" in err
@@ -143,11 +210,32 @@ def test_binary_training_with_validation_and_early_stopping(tmp_path, capsys):
     write_csv(train_path, names, np.column_stack([X[:1500], y[:1500]]).tolist())
     write_csv(valid_path, names, np.column_stack([X[1500:], y[1500:]]).tolist())
     model_path = tmp_path / "model.json"
-    code, out, err = run(capsys, [
-        "train", "--data", train_path, "--valid", valid_path, "--label-column", "target",
-        "--objective", "binary:logistic", "--param", "eval_metric=logloss,auc",
-        "--param", "learning_rate=0.5", "--rounds", 200, "--early-stopping-rounds", 3,
-        "--model-out", model_path, "--device", "cpu"])
+    code, out, err = run(
+        capsys,
+        [
+            "train",
+            "--data",
+            train_path,
+            "--valid",
+            valid_path,
+            "--label-column",
+            "target",
+            "--objective",
+            "binary:logistic",
+            "--param",
+            "eval_metric=logloss,auc",
+            "--param",
+            "learning_rate=0.5",
+            "--rounds",
+            200,
+            "--early-stopping-rounds",
+            3,
+            "--model-out",
+            model_path,
+            "--device",
+            "cpu",
+        ],
+    )
     assert code == 0, err
     assert "valid-auc" in out and "best iteration" in out
     booster = gpuboost.Booster.load_model(model_path)
@@ -164,12 +252,32 @@ def test_multiclass_predictions_have_one_column_per_class(tmp_path, capsys):
     path = tmp_path / "train.csv"
     write_csv(path, ["u", "v", "y"], np.column_stack([X, y]).tolist())
     model_path = tmp_path / "model.json"
-    assert main(["train", "--data", str(path), "--label-column", "y", "--rounds", "3",
-                 "--objective", "multi:softprob", "--param", "num_class=3",
-                 "--model-out", str(model_path), "--device", "cpu"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--data",
+                str(path),
+                "--label-column",
+                "y",
+                "--rounds",
+                "3",
+                "--objective",
+                "multi:softprob",
+                "--param",
+                "num_class=3",
+                "--model-out",
+                str(model_path),
+                "--device",
+                "cpu",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
-    code, out, err = run(capsys, ["predict", "--model", model_path, "--data", path,
-                                  "--label-column", "y"])
+    code, out, err = run(
+        capsys, ["predict", "--model", model_path, "--data", path, "--label-column", "y"]
+    )
     assert code == 0, err
     header, predictions = read_predictions(out, from_text=True)
     assert header == ["prediction_0", "prediction_1", "prediction_2"]
@@ -179,6 +287,7 @@ def test_multiclass_predictions_have_one_column_per_class(tmp_path, capsys):
 # --------------------------------------------------------------------------- #
 # Errors
 # --------------------------------------------------------------------------- #
+
 
 def test_bad_label_column_exits_2_with_clear_message(capsys, table):
     path, _, _ = table
@@ -211,21 +320,36 @@ def test_input_errors_exit_2(tmp_path, capsys, table):
     ragged.write_text("a,b,label\n1,2,3\n4,5\n")
     code, _, err = run(capsys, ["train", "--data", ragged, "--label-column", "label"])
     assert code == 2 and "line 3" in err
-    code, _, err = run(capsys, ["train", "--data", tmp_path / "absent.csv",
-                                "--label-column", "label"])
+    code, _, err = run(
+        capsys, ["train", "--data", tmp_path / "absent.csv", "--label-column", "label"]
+    )
     assert code == 2 and "absent.csv" in err
-    code, _, err = run(capsys, ["train", "--data", path, "--label-column", "label",
-                                "--early-stopping-rounds", 2])
+    code, _, err = run(
+        capsys, ["train", "--data", path, "--label-column", "label", "--early-stopping-rounds", 2]
+    )
     assert code == 2 and "--valid" in err
-    code, _, err = run(capsys, ["train", "--data", path, "--label-column", "label",
-                                "--param", "max_depth"])
+    code, _, err = run(
+        capsys, ["train", "--data", path, "--label-column", "label", "--param", "max_depth"]
+    )
     assert code == 2 and "key=value" in err
-    code, _, err = run(capsys, ["train", "--data", path, "--label-column", "label",
-                                "--objective", "reg:absoluteerror",
-                                "--param", "objective=reg:squarederror"])
+    code, _, err = run(
+        capsys,
+        [
+            "train",
+            "--data",
+            path,
+            "--label-column",
+            "label",
+            "--objective",
+            "reg:absoluteerror",
+            "--param",
+            "objective=reg:squarederror",
+        ],
+    )
     assert code == 2 and "given twice" in err
-    code, _, err = run(capsys, ["train", "--data", path, "--label-column", "label",
-                                "--param", "no_such_param=1"])
+    code, _, err = run(
+        capsys, ["train", "--data", path, "--label-column", "label", "--param", "no_such_param=1"]
+    )
     assert code == 2 and "no_such_param" in err
     code, _, err = run(capsys, ["train", "--data", path])  # argparse usage error
     assert code == 2 and "--label-column" in err
@@ -241,14 +365,18 @@ def test_version(capsys):
 # Helpers
 # --------------------------------------------------------------------------- #
 
-@pytest.mark.parametrize("text, expected", [
-    ("max_depth=3", ("max_depth", 3)),
-    ("learning_rate=0.05", ("learning_rate", 0.05)),
-    ("objective=binary:logistic", ("objective", "binary:logistic")),
-    ("eval_metric=auc,logloss", ("eval_metric", ["auc", "logloss"])),
-    (" base_score = 1e-3 ", ("base_score", 0.001)),
-    ("flag=true", ("flag", True)),
-])
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("max_depth=3", ("max_depth", 3)),
+        ("learning_rate=0.05", ("learning_rate", 0.05)),
+        ("objective=binary:logistic", ("objective", "binary:logistic")),
+        ("eval_metric=auc,logloss", ("eval_metric", ["auc", "logloss"])),
+        (" base_score = 1e-3 ", ("base_score", 0.001)),
+        ("flag=true", ("flag", True)),
+    ],
+)
 def test_parse_param(text, expected):
     key, value = parse_param(text)
     assert (key, value) == expected

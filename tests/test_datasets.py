@@ -1,4 +1,5 @@
 """Tests of gpuboost.datasets: the HIGGS-like generator."""
+
 import numpy as np
 import pytest
 
@@ -26,7 +27,7 @@ def test_higgs_like_data_is_deterministic_and_chunked():
     assert np.all(lepton_pt > 0)
     assert np.all(np.abs(lepton_phi) <= np.pi)
     assert set(np.unique(jet_btag)) == set(datasets.BTAG_VALUES)
-    assert np.all(X[:, datasets.HIGGS_LOW_LEVEL_FEATURES:] >= 0)
+    assert np.all(X[:, datasets.HIGGS_LOW_LEVEL_FEATURES :] >= 0)
 
 
 def test_higgs_like_feature_counts():

@@ -6,15 +6,15 @@ does). Under the CPU emulation the same backend code is covered by
 NVRTC compilation, real launches (checked after every launch), CuPy's array
 semantics, the CPU/GPU model contract and device memory behaviour.
 """
+
 import os
 
 import numpy as np
 import pytest
+from _parity import assert_models_match
 
 import gpuboost
 from gpuboost.backends.emulation import EMULATE_ENV_VAR
-
-from _parity import assert_models_match
 
 pytestmark = pytest.mark.gpu
 
@@ -37,6 +37,7 @@ def checked_launches(monkeypatch):
     _gpu_or_skip()
     monkeypatch.setenv("GPUBOOST_CUDA_CHECK_LAUNCHES", "1")
     from gpuboost.backends import _CUDA_BACKENDS
+
     for backend in _CUDA_BACKENDS.values():
         backend.check_launches = True
     yield
@@ -52,8 +53,17 @@ def _data(n_rows=20_000, n_features=12, seed=0):
 
 PARAMS = [
     ({"objective": "reg:squarederror"}, False),
-    ({"objective": "reg:squarederror", "grow_policy": "lossguide", "max_leaves": 31,
-      "max_depth": 0, "subsample": 0.7, "colsample_bynode": 0.6}, False),
+    (
+        {
+            "objective": "reg:squarederror",
+            "grow_policy": "lossguide",
+            "max_leaves": 31,
+            "max_depth": 0,
+            "subsample": 0.7,
+            "colsample_bynode": 0.6,
+        },
+        False,
+    ),
     ({"objective": "reg:quantile", "quantile_alpha": 0.3}, False),
     ({"objective": "reg:huber"}, False),
     ({"objective": "reg:squarederror", "data_sample_strategy": "goss"}, False),
@@ -63,8 +73,9 @@ PARAMS = [
 ]
 
 
-@pytest.mark.parametrize("params, transcendental", PARAMS,
-                         ids=[str(sorted(p.items())) for p, _ in PARAMS])
+@pytest.mark.parametrize(
+    "params, transcendental", PARAMS, ids=[str(sorted(p.items())) for p, _ in PARAMS]
+)
 def test_cpu_and_gpu_train_the_same_model(params, transcendental):
     X, signal = _data()
     if params["objective"] == "binary:logistic":
@@ -76,12 +87,16 @@ def test_cpu_and_gpu_train_the_same_model(params, transcendental):
     models = {}
     for device in ("cpu", "cuda"):
         dataset = gpuboost.Dataset(X, label=y)
-        models[device] = gpuboost.train({**params, "device": device, "max_depth":
-                                         params.get("max_depth", 6), "seed": 3},
-                                        dataset, 10, verbose_eval=False)
+        models[device] = gpuboost.train(
+            {**params, "device": device, "max_depth": params.get("max_depth", 6), "seed": 3},
+            dataset,
+            10,
+            verbose_eval=False,
+        )
     assert_models_match(models["cpu"], models["cuda"], transcendental=transcendental)
-    np.testing.assert_allclose(models["cpu"].predict(X), models["cuda"].predict(X),
-                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        models["cpu"].predict(X), models["cuda"].predict(X), rtol=1e-12, atol=1e-12
+    )
 
 
 def test_device_memory_does_not_grow_over_many_fits():
@@ -90,8 +105,9 @@ def test_device_memory_does_not_grow_over_many_fits():
     pool = cupy.get_default_memory_pool()
 
     def fit():
-        gpuboost.train({"device": "cuda", "max_depth": 4}, gpuboost.Dataset(X, label=y), 5,
-                       verbose_eval=False)
+        gpuboost.train(
+            {"device": "cuda", "max_depth": 4}, gpuboost.Dataset(X, label=y), 5, verbose_eval=False
+        )
         gpuboost.release_memory()
 
     for _ in range(3):  # warm-up: compiled modules, pool
@@ -105,6 +121,7 @@ def test_device_memory_does_not_grow_over_many_fits():
 def test_out_of_memory_is_a_clear_error_and_leaves_memory_as_it_was():
     cupy = _gpu_or_skip()
     from gpuboost.errors import GpuOutOfMemoryError
+
     X, y = _data(200_000, 16)
     pool = cupy.get_default_memory_pool()
     gpuboost.release_memory()
@@ -112,11 +129,14 @@ def test_out_of_memory_is_a_clear_error_and_leaves_memory_as_it_was():
     pool.set_limit(size=2 << 20)  # far below what 200k x 16 needs
     try:
         with pytest.raises(GpuOutOfMemoryError, match="bytes"):
-            gpuboost.train({"device": "cuda"}, gpuboost.Dataset(X, label=y), 2,
-                           verbose_eval=False)
+            gpuboost.train({"device": "cuda"}, gpuboost.Dataset(X, label=y), 2, verbose_eval=False)
     finally:
         pool.set_limit(size=0)
     assert pool.used_bytes() == before
     # The backend still works afterwards.
-    gpuboost.train({"device": "cuda", "max_depth": 3}, gpuboost.Dataset(X[:1000], label=y[:1000]),
-                   2, verbose_eval=False)
+    gpuboost.train(
+        {"device": "cuda", "max_depth": 3},
+        gpuboost.Dataset(X[:1000], label=y[:1000]),
+        2,
+        verbose_eval=False,
+    )

@@ -1,7 +1,7 @@
 """The package layout: every subpackage is packaged, and the old module paths users may
 import still work (thin re-exports, docs/DESIGN.md "Layout")."""
-import importlib
 
+import importlib
 from pathlib import Path
 
 import pytest
@@ -12,26 +12,32 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 #: Old module path -> (new module path, names it must re-export).
 MOVED = {
-    "gpuboost.callback": ("gpuboost.boosting.callback",
-                          ["TrainingCallback", "EarlyStopping", "EvaluationMonitor",
-                           "TrainingCheckPoint"]),
+    "gpuboost.callback": (
+        "gpuboost.boosting.callback",
+        ["TrainingCallback", "EarlyStopping", "EvaluationMonitor", "TrainingCheckPoint"],
+    ),
     "gpuboost.dataset": ("gpuboost.data.dataset", ["Dataset", "load_svmlight", "load_query_file"]),
     "gpuboost.booster": ("gpuboost.model.booster", ["Booster"]),
     "gpuboost.training": ("gpuboost.boosting.train", ["train"]),
     "gpuboost.model_io": ("gpuboost.model.model_io", ["atomic_write_text", "FORMAT_VERSION"]),
     "gpuboost.objective": ("gpuboost.objectives", ["get_objective", "OBJECTIVES", "Objective"]),
     "gpuboost.metric": ("gpuboost.metrics", ["get_metric", "evaluate", "Metric"]),
-    "gpuboost.emulation": ("gpuboost.backends.emulation",
-                           ["emulated_kernels", "emulation_enabled", "EMULATE_ENV_VAR"]),
+    "gpuboost.emulation": (
+        "gpuboost.backends.emulation",
+        ["emulated_kernels", "emulation_enabled", "EMULATE_ENV_VAR"],
+    ),
     "gpuboost.tree": ("gpuboost.tree.tree", ["Tree", "TREE_ARRAYS"]),
 }
 
 
 def test_every_subpackage_is_packaged():
-    listed = set(tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
-                 ["tool"]["setuptools"]["packages"])
-    found = {".".join(path.parent.relative_to(REPO_ROOT).parts)
-             for path in (REPO_ROOT / "gpuboost").rglob("__init__.py")}
+    listed = set(
+        tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    found = {
+        ".".join(path.parent.relative_to(REPO_ROOT).parts)
+        for path in (REPO_ROOT / "gpuboost").rglob("__init__.py")
+    }
     assert found - listed == set(), "add these subpackages to pyproject.toml"
     assert listed - found == {"gpuboost._cuda"}  # the kernel folder, mapped from cuda/
 
@@ -48,6 +54,15 @@ def test_readme_imports():
     import gpuboost
     from gpuboost import GBClassifier, GBRanker, GBRegressor  # noqa: F401
     from gpuboost.dataset import load_query_file, load_svmlight  # noqa: F401
-    for name in ("train", "Dataset", "Booster", "TrainingCheckPoint", "cuda_available",
-                 "release_memory", "DeviceUnavailableError", "GpuOutOfMemoryError"):
+
+    for name in (
+        "train",
+        "Dataset",
+        "Booster",
+        "TrainingCheckPoint",
+        "cuda_available",
+        "release_memory",
+        "DeviceUnavailableError",
+        "GpuOutOfMemoryError",
+    ):
         assert hasattr(gpuboost, name), name

@@ -1,10 +1,19 @@
 """Tests of gpuboost.params: the parameter table, aliases, defaults and validation."""
+
 import math
 
 import numpy as np
 import pytest
 
-from gpuboost.params import (ALIASES, PARAMETERS, RUNTIME_ONLY, canonical_name, model_params, parameter_table_markdown, validate_params)
+from gpuboost.params import (
+    ALIASES,
+    PARAMETERS,
+    RUNTIME_ONLY,
+    canonical_name,
+    model_params,
+    parameter_table_markdown,
+    validate_params,
+)
 
 
 def _a_valid_value(param):
@@ -80,66 +89,76 @@ def test_unknown_parameter_is_named():
         validate_params({"max_dept": 3})
 
 
-@pytest.mark.parametrize("params", [
-    {"eta": 0.1, "learning_rate": 0.2},
-    {"eta": 0.1, "shrinkage_rate": 0.1},
-    {"lambda": 1.0, "reg_lambda": 1.0},
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"eta": 0.1, "learning_rate": 0.2},
+        {"eta": 0.1, "shrinkage_rate": 0.1},
+        {"lambda": 1.0, "reg_lambda": 1.0},
+    ],
+)
 def test_parameter_given_twice_raises(params):
     with pytest.raises(ValueError, match="given twice"):
         validate_params(params)
 
 
-@pytest.mark.parametrize("name, value", [
-    ("learning_rate", 0.0),
-    ("learning_rate", -0.1),
-    ("max_depth", -1),
-    ("max_bin", 1),
-    ("max_bin", 256),
-    ("subsample", 0.0),
-    ("subsample", 1.5),
-    ("colsample_bytree", 0.0),
-    ("colsample_bynode", 1.01),
-    ("min_data_in_leaf", 0),
-    ("quantile_alpha", 1.0),
-    ("quantile_alpha", 0.0),
-    ("tweedie_variance_power", 2.0),
-    ("tweedie_variance_power", 0.5),
-    ("verbosity", 4),
-    ("nthread", -2),
-    ("reg_lambda", -1.0),
-    ("huber_delta", 0.0),
-])
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("learning_rate", 0.0),
+        ("learning_rate", -0.1),
+        ("max_depth", -1),
+        ("max_bin", 1),
+        ("max_bin", 256),
+        ("subsample", 0.0),
+        ("subsample", 1.5),
+        ("colsample_bytree", 0.0),
+        ("colsample_bynode", 1.01),
+        ("min_data_in_leaf", 0),
+        ("quantile_alpha", 1.0),
+        ("quantile_alpha", 0.0),
+        ("tweedie_variance_power", 2.0),
+        ("tweedie_variance_power", 0.5),
+        ("verbosity", 4),
+        ("nthread", -2),
+        ("reg_lambda", -1.0),
+        ("huber_delta", 0.0),
+    ],
+)
 def test_out_of_range_value_is_named(name, value):
     with pytest.raises(ValueError, match=f"'{name}'.*out of range"):
         validate_params({name: value})
 
 
-@pytest.mark.parametrize("name, value", [
-    ("learning_rate", math.inf),
-    ("learning_rate", math.nan),
-    ("learning_rate", "0.1"),
-    ("learning_rate", True),
-    ("max_depth", 2.5),
-    ("max_depth", "3"),
-    ("max_depth", math.nan),
-    ("grow_policy", "bestfirst"),
-    ("grow_policy", 1),
-    ("device", "tpu"),
-    ("device", "cuda:x"),
-    ("objective", 3),
-    ("eval_metric", 3),
-    ("eval_metric", ["rmse", 1]),
-    ("reg_alpha", None),
-])
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("learning_rate", math.inf),
+        ("learning_rate", math.nan),
+        ("learning_rate", "0.1"),
+        ("learning_rate", True),
+        ("max_depth", 2.5),
+        ("max_depth", "3"),
+        ("max_depth", math.nan),
+        ("grow_policy", "bestfirst"),
+        ("grow_policy", 1),
+        ("device", "tpu"),
+        ("device", "cuda:x"),
+        ("objective", 3),
+        ("eval_metric", 3),
+        ("eval_metric", ["rmse", 1]),
+        ("reg_alpha", None),
+    ],
+)
 def test_wrong_type_or_choice_is_named(name, value):
     with pytest.raises(ValueError, match=f"'{name}'"):
         validate_params({name: value})
 
 
 def test_numeric_conversions():
-    params = validate_params({"max_depth": 4.0, "learning_rate": 1, "seed": np.int64(3),
-                              "reg_alpha": np.float32(0.5)})
+    params = validate_params(
+        {"max_depth": 4.0, "learning_rate": 1, "seed": np.int64(3), "reg_alpha": np.float32(0.5)}
+    )
     assert params["max_depth"] == 4 and type(params["max_depth"]) is int
     assert params["learning_rate"] == 1.0 and type(params["learning_rate"]) is float
     assert params["seed"] == 3 and type(params["seed"]) is int
@@ -147,8 +166,16 @@ def test_numeric_conversions():
 
 
 def test_inclusive_bounds_are_accepted():
-    params = validate_params({"subsample": 1.0, "max_bin": 255, "min_child_weight": 0.0,
-                              "tweedie_variance_power": 1.0, "verbosity": 3, "nthread": -1})
+    params = validate_params(
+        {
+            "subsample": 1.0,
+            "max_bin": 255,
+            "min_child_weight": 0.0,
+            "tweedie_variance_power": 1.0,
+            "verbosity": 3,
+            "nthread": -1,
+        }
+    )
     assert params["max_bin"] == 255 and params["tweedie_variance_power"] == 1.0
 
 
@@ -193,8 +220,9 @@ def test_validate_does_not_modify_its_input():
 
 
 def test_model_params_drops_runtime_only_ones_and_callables():
-    params = validate_params({"device": "cpu", "verbosity": 0, "nthread": 2,
-                              "objective": lambda m, d: (m, m)})
+    params = validate_params(
+        {"device": "cpu", "verbosity": 0, "nthread": 2, "objective": lambda m, d: (m, m)}
+    )
     kept = model_params(params)
     assert RUNTIME_ONLY == {"device", "verbosity", "nthread"}
     assert not set(kept) & RUNTIME_ONLY

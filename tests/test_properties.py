@@ -18,21 +18,21 @@ the model must moreover be byte-identical to the NumPy backend's.
 
 The examples are derandomized, so CI runs are reproducible.
 """
+
 import warnings
 
 import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
+from _timeouts import time_limit  # noqa: E402
 from hypothesis import HealthCheck, event, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from gpuboost.backends.emulation import emulated_kernels
 import gpuboost  # noqa: E402
-from gpuboost.data.binning import BinMapper  # noqa: E402
 from gpuboost import Booster  # noqa: E402
-
-from _timeouts import time_limit  # noqa: E402
+from gpuboost.backends.emulation import emulated_kernels  # noqa: E402
+from gpuboost.data.binning import BinMapper  # noqa: E402
 
 #: Examples per test on the NumPy backend, and on the (slow) emulated CUDA backend.
 CPU_EXAMPLES = 100
@@ -53,16 +53,35 @@ HUGE_VALUES = (1e300, -1e300, np.finfo(np.float64).max, -np.finfo(np.float64).ma
 TINY_VALUES = (5e-324, -5e-324, 1e-310, 2.2250738585072014e-308, 0.0, -0.0)
 INFINITE_VALUES = (np.inf, -np.inf)
 #: Data patterns a strategy applies (each possibly several times).
-PATTERNS = ("nan_column", "nan_row", "scattered_nan", "constant_column", "duplicate_column",
-            "duplicate_row", "huge_values", "tiny_values", "infinite_values",
-            "infinite_column")
+PATTERNS = (
+    "nan_column",
+    "nan_row",
+    "scattered_nan",
+    "constant_column",
+    "duplicate_column",
+    "duplicate_row",
+    "huge_values",
+    "tiny_values",
+    "infinite_values",
+    "infinite_column",
+)
 DTYPES = ("float64", "float32", "int64", "int32", "int8", "uint8", "bool")
 LAYOUTS = ("C", "F", "strided_rows", "strided_columns", "reversed")
 WEIGHT_KINDS = ("none", "some_zero", "tiny", "huge", "mixed_extremes", "all_zero")
 #: Objectives and how their labels are drawn.
-OBJECTIVES = ("reg:squarederror", "reg:absoluteerror", "reg:huber", "reg:quantile",
-              "count:poisson", "reg:gamma", "reg:tweedie", "binary:logistic",
-              "binary:exponential", "multi:softprob", "multi:softmax")
+OBJECTIVES = (
+    "reg:squarederror",
+    "reg:absoluteerror",
+    "reg:huber",
+    "reg:quantile",
+    "count:poisson",
+    "reg:gamma",
+    "reg:tweedie",
+    "binary:logistic",
+    "binary:exponential",
+    "multi:softprob",
+    "multi:softmax",
+)
 N_CLASSES = 3
 
 
@@ -160,9 +179,10 @@ def _weights(kind, n_rows, rng):
 def training_problems(draw, max_rows, max_features, max_cells):
     """(X, y, weight, params, benign) of a random, often odd, training problem."""
     n_rows = draw(st.one_of(st.integers(1, 4), st.integers(1, max_rows)))
-    n_features = draw(st.one_of(st.integers(1, 3),
-                                st.integers(1, max(1, min(max_features, max_cells // n_rows)))))
-    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    n_features = draw(
+        st.one_of(st.integers(1, 3), st.integers(1, max(1, min(max_features, max_cells // n_rows))))
+    )
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     X = rng.normal(size=(n_rows, n_features)) * draw(st.sampled_from([1e-3, 1.0, 1e3]))
     for pattern in draw(st.lists(st.sampled_from(PATTERNS), max_size=4)):
         _apply_pattern(X, pattern, rng)
@@ -233,8 +253,12 @@ def check_problem(problem, device):
     return booster
 
 
-@settings(max_examples=CPU_EXAMPLES, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=CPU_EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(problem=training_problems(CPU_MAX_ROWS, CPU_MAX_FEATURES, CPU_MAX_CELLS))
 def test_numpy_backend_trains_or_raises_value_error(problem):
     check_problem(problem, "cpu")
@@ -247,9 +271,16 @@ def emulated_cuda():
         yield
 
 
-@settings(max_examples=CUDA_EXAMPLES, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                 HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=CUDA_EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
+)
 @given(problem=training_problems(CUDA_MAX_ROWS, CUDA_MAX_FEATURES, CUDA_MAX_ROWS))
 def test_emulated_cuda_backend_trains_or_raises_value_error(emulated_cuda, problem):
     on_cuda = check_problem(problem, "cuda")
@@ -263,20 +294,28 @@ def test_emulated_cuda_backend_trains_or_raises_value_error(emulated_cuda, probl
 def test_all_zero_weights_and_overflowing_labels_are_value_errors():
     X = np.arange(12.0).reshape(6, 2)
     with pytest.raises(ValueError, match="weights are zero"):
-        gpuboost.train({"device": "cpu"}, gpuboost.Dataset(X, label=np.ones(6),
-                                                           weight=np.zeros(6)), 2)
+        gpuboost.train(
+            {"device": "cpu"}, gpuboost.Dataset(X, label=np.ones(6), weight=np.zeros(6)), 2
+        )
     # The weighted mean of labels 3 under weight 1e308 overflows: a clear error, not a
     # model whose every prediction is inf.
     for objective in ("reg:gamma", "reg:squarederror", "count:poisson"):
         with pytest.raises(ValueError, match="not finite"):
-            gpuboost.train({"device": "cpu", "objective": objective, "verbosity": 0},
-                           gpuboost.Dataset(X[:1], label=[3.0], weight=[1e308]), 2)
+            gpuboost.train(
+                {"device": "cpu", "objective": objective, "verbosity": 0},
+                gpuboost.Dataset(X[:1], label=[3.0], weight=[1e308]),
+                2,
+            )
 
 
 # ---- weighted bin edges ----------------------------------------------------------
 @settings(max_examples=60, deadline=None, derandomize=True)
-@given(seed=st.integers(0, 2 ** 32 - 1), n_rows=st.integers(1, 400),
-       max_bin=st.sampled_from([2, 3, 7, 32, 255]), rounding=st.sampled_from([None, 0, 1]))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_rows=st.integers(1, 400),
+    max_bin=st.sampled_from([2, 3, 7, 32, 255]),
+    rounding=st.sampled_from([None, 0, 1]),
+)
 def test_integer_weights_give_the_bin_edges_of_repeated_rows(seed, n_rows, max_bin, rounding):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n_rows, 3)) * 100
@@ -299,7 +338,8 @@ def test_zero_weight_rows_do_not_shape_the_bin_edges():
     weight = np.array([1.0, 1.0, 1.0, 0.0])
     dataset = gpuboost.Dataset(X, label=np.zeros(4), weight=weight)
     np.testing.assert_array_equal(dataset.bin_mapper.bin_edges_[0], [0.5, 1.5])
-    np.testing.assert_array_equal(gpuboost.Dataset(X, label=np.zeros(4)).bin_mapper.bin_edges_[0],
-                                  [0.5, 1.5, 51.0])
+    np.testing.assert_array_equal(
+        gpuboost.Dataset(X, label=np.zeros(4)).bin_mapper.bin_edges_[0], [0.5, 1.5, 51.0]
+    )
     with pytest.raises(ValueError, match="non-negative"):
         BinMapper().fit(X, sample_weight=-weight)

@@ -1,4 +1,5 @@
 """The README's generated parts stay in step with the code."""
+
 from pathlib import Path
 
 from gpuboost.objectives import OBJECTIVES

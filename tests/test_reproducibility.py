@@ -7,6 +7,7 @@ sampling (bagging, GOSS, gradient-based where available), column sampling at
 every level and both growth policies; on the NumPy backend and on the CUDA
 backend under the CPU emulation.
 """
+
 import json
 import os
 import subprocess
@@ -16,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuboost.backends.emulation import emulated_kernels
 import gpuboost
+from gpuboost.backends.emulation import emulated_kernels
 from gpuboost.params import PARAMETERS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -28,25 +29,39 @@ SPLIT_ROUND = 3
 SUBPROCESS_TIMEOUT_S = 120
 
 #: Parameters shared by every configuration (randomness at every level is on).
-BASE_PARAMS = {"device": "cpu", "verbosity": 0, "max_depth": 4, "learning_rate": 0.3,
-               "max_bin": 63, "seed": 11, "colsample_bytree": 0.8, "colsample_bylevel": 0.8,
-               "colsample_bynode": 0.8}
+BASE_PARAMS = {
+    "device": "cpu",
+    "verbosity": 0,
+    "max_depth": 4,
+    "learning_rate": 0.3,
+    "max_bin": 63,
+    "seed": 11,
+    "colsample_bytree": 0.8,
+    "colsample_bylevel": 0.8,
+    "colsample_bynode": 0.8,
+}
 
 
 def _configurations():
     """name -> params of every sampling strategy this gpuboost has."""
     configurations = {
         "bagging": {"subsample": 0.7},
-        "lossguide": {"subsample": 0.6, "grow_policy": "lossguide", "max_leaves": 9,
-                      "max_depth": 0},
+        "lossguide": {
+            "subsample": 0.6,
+            "grow_policy": "lossguide",
+            "max_leaves": 9,
+            "max_depth": 0,
+        },
         "multiclass": {"objective": "multi:softprob", "num_class": 3, "subsample": 0.8},
     }
     if "data_sample_strategy" in PARAMETERS:
-        configurations["goss"] = {"data_sample_strategy": "goss", "top_rate": 0.2,
-                                  "other_rate": 0.3}
+        configurations["goss"] = {
+            "data_sample_strategy": "goss",
+            "top_rate": 0.2,
+            "other_rate": 0.3,
+        }
     if "sampling_method" in PARAMETERS:
-        configurations["gradient_based"] = {"sampling_method": "gradient_based",
-                                            "subsample": 0.5}
+        configurations["gradient_based"] = {"sampling_method": "gradient_based", "subsample": 0.5}
     return {name: dict(BASE_PARAMS, **params) for name, params in configurations.items()}
 
 
@@ -93,11 +108,17 @@ def train(params, n_rounds=N_ROUNDS, init_model=None, data=None):
 
 def trained_in_subprocess(params, path, env_changes):
     env = dict(os.environ, **env_changes)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + (
-        [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    )
     completed = subprocess.run(
         [sys.executable, "-c", WORKER_SOURCE, json.dumps(params), str(path), str(N_ROUNDS)],
-        capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S, cwd=REPO_ROOT, env=env)
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_TIMEOUT_S,
+        cwd=REPO_ROOT,
+        env=env,
+    )
     assert completed.returncode == 0, completed.stderr
     return path.read_bytes()
 
@@ -122,10 +143,10 @@ def test_the_seed_matters(reference_models):
 @pytest.mark.parametrize("name", sorted(CONFIGURATIONS))
 def test_separate_processes_give_the_same_bytes(name, reference_models, tmp_path):
     # Different hash seeds (dict / set order) and thread settings in each process.
-    for index, env_changes in enumerate([{"PYTHONHASHSEED": "1", "OMP_NUM_THREADS": "1"},
-                                         {"PYTHONHASHSEED": "2"}]):
-        model = trained_in_subprocess(CONFIGURATIONS[name], tmp_path / f"{index}.json",
-                                      env_changes)
+    for index, env_changes in enumerate(
+        [{"PYTHONHASHSEED": "1", "OMP_NUM_THREADS": "1"}, {"PYTHONHASHSEED": "2"}]
+    ):
+        model = trained_in_subprocess(CONFIGURATIONS[name], tmp_path / f"{index}.json", env_changes)
         assert model == reference_models[name], env_changes
 
 
@@ -138,10 +159,20 @@ def test_nthread_does_not_change_the_model(nthread, reference_models):
 
 def test_n_jobs_of_the_estimators_does_not_change_the_model():
     X, y, _, weight = make_data()
-    models = [gpuboost.GBRegressor(n_estimators=N_ROUNDS, n_jobs=n_jobs, subsample=0.7,
-                                   colsample_bynode=0.8, random_state=3, device="cpu")
-              .fit(X, y, sample_weight=weight).get_booster().save_raw()
-              for n_jobs in (None, 1, 2, -1)]
+    models = [
+        gpuboost.GBRegressor(
+            n_estimators=N_ROUNDS,
+            n_jobs=n_jobs,
+            subsample=0.7,
+            colsample_bynode=0.8,
+            random_state=3,
+            device="cpu",
+        )
+        .fit(X, y, sample_weight=weight)
+        .get_booster()
+        .save_raw()
+        for n_jobs in (None, 1, 2, -1)
+    ]
     assert len(set(models)) == 1
 
 
@@ -171,8 +202,9 @@ CUDA_DATA_SHAPE = {"n_rows": 80, "n_features": 4}
 CUDA_ROUNDS = 4
 
 
-@pytest.mark.parametrize("name", ["bagging", "multiclass"] + (
-    ["goss"] if "goss" in CONFIGURATIONS else []))
+@pytest.mark.parametrize(
+    "name", ["bagging", "multiclass"] + (["goss"] if "goss" in CONFIGURATIONS else [])
+)
 def test_emulated_cuda_runs_and_resumes_reproducibly(emulated_cuda, name, tmp_path):
     data = make_data(**CUDA_DATA_SHAPE)
     params = dict(CONFIGURATIONS[name], device="cuda")

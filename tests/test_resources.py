@@ -11,6 +11,7 @@
 * 100 consecutive fits in one process do not grow host memory (RSS, Python
   objects) beyond a small bound; on a GPU, nor CuPy's pool.
 """
+
 import gc
 import os
 import weakref
@@ -30,15 +31,29 @@ N_FITS, WARM_UP_FITS = 100, 10
 N_EMULATED_FITS = 30
 #: Largest growth of the resident set over N_FITS fits. The many-fits data (2000 x 10
 #: float64, 160 kB) make a leak of one copy of X per fit grow it by 16 MB.
-MAX_RSS_GROWTH_BYTES = 8 * 2 ** 20
+MAX_RSS_GROWTH_BYTES = 8 * 2**20
 #: Largest growth of the number of objects tracked by Python's garbage collector.
 MAX_OBJECT_GROWTH = 2_000
 #: Largest growth of the bytes in use in CuPy's pool over N_FITS fits (GPU suite).
-MAX_DEVICE_GROWTH_BYTES = 2 ** 20
+MAX_DEVICE_GROWTH_BYTES = 2**20
 #: Allocation names wrapped by the failing array module.
-ALLOCATING_FUNCTIONS = ("empty", "zeros", "ones", "full", "empty_like", "zeros_like",
-                        "ones_like", "full_like", "array", "ascontiguousarray", "arange",
-                        "concatenate", "cumsum", "argsort", "take")
+ALLOCATING_FUNCTIONS = (
+    "empty",
+    "zeros",
+    "ones",
+    "full",
+    "empty_like",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "array",
+    "ascontiguousarray",
+    "arange",
+    "concatenate",
+    "cumsum",
+    "argsort",
+    "take",
+)
 
 
 class EmulatedCupyOutOfMemoryError(MemoryError):
@@ -73,12 +88,13 @@ class FailingArrayModule:
             self.n_allocations += 1
             if self.n_allocations == self.fail_at:
                 raise EmulatedCupyOutOfMemoryError(
-                    "Out of memory allocating 1,234,567,936 bytes (allocated so far: "
-                    "8,192 bytes).")
+                    "Out of memory allocating 1,234,567,936 bytes (allocated so far: 8,192 bytes)."
+                )
             result = attribute(*args, **kwargs)
             if isinstance(result, self._xp.ndarray):
                 self.allocated.append(weakref.ref(result))
             return result
+
         return allocating
 
     def alive(self):
@@ -111,15 +127,17 @@ def _count_allocations(backend, monkeypatch, X, y):
     return counter.n_allocations
 
 
-def test_out_of_memory_anywhere_in_training_is_clear_and_frees_everything(emulated_cuda,
-                                                                          monkeypatch):
+def test_out_of_memory_anywhere_in_training_is_clear_and_frees_everything(
+    emulated_cuda, monkeypatch
+):
     backend = emulated_cuda
     monkeypatch.setattr(backend, "_out_of_memory_errors", (EmulatedCupyOutOfMemoryError,))
     X, y = _data()
     n_allocations = _count_allocations(backend, monkeypatch, X, y)
     assert n_allocations > 10
-    expected_model = gpuboost.train(dict(PARAMS, device="cpu"), gpuboost.Dataset(X, label=y),
-                                    N_ROUNDS).save_raw()
+    expected_model = gpuboost.train(
+        dict(PARAMS, device="cpu"), gpuboost.Dataset(X, label=y), N_ROUNDS
+    ).save_raw()
     per_row = sum(device_bytes_per_row(X.shape[1]).values())
     # The first allocation (copying the data), some in the middle, the last one.
     for fail_at in sorted({1, 2, 3, n_allocations // 3, n_allocations // 2, n_allocations}):
@@ -132,9 +150,13 @@ def test_out_of_memory_anywhere_in_training_is_clear_and_frees_everything(emulat
         error = caught.value
         message = str(error)
         assert isinstance(error, MemoryError)
-        for expected in ("CUDA out of memory", "1,234,567,936 bytes requested",
-                         f"{X.shape[0]:,} rows x {X.shape[1]} features",
-                         f"{per_row} bytes per row", "device='cpu'"):
+        for expected in (
+            "CUDA out of memory",
+            "1,234,567,936 bytes requested",
+            f"{X.shape[0]:,} rows x {X.shape[1]} features",
+            f"{per_row} bytes per row",
+            "device='cpu'",
+        ):
             assert expected in message, (fail_at, expected, message)
         assert isinstance(error.__cause__, EmulatedCupyOutOfMemoryError)
         # Device memory as before the call, although the exception is still held:
@@ -184,12 +206,18 @@ def _fit_many(n_fits, device, X, y):
     prediction and a save) and the scikit-learn API."""
     for index in range(n_fits):
         if index % 2:
-            gpuboost.GBRegressor(n_estimators=N_ROUNDS, device=device, verbosity=0,
-                                 max_depth=3).fit(X, y).predict(X)
+            gpuboost.GBRegressor(
+                n_estimators=N_ROUNDS, device=device, verbosity=0, max_depth=3
+            ).fit(X, y).predict(X)
             continue
         dataset = gpuboost.Dataset(X, label=y)
-        booster = gpuboost.train(dict(PARAMS, device=device, seed=index % 3), dataset, N_ROUNDS,
-                                 evals=[(dataset, "train")], verbose_eval=False)
+        booster = gpuboost.train(
+            dict(PARAMS, device=device, seed=index % 3),
+            dataset,
+            N_ROUNDS,
+            evals=[(dataset, "train")],
+            verbose_eval=False,
+        )
         booster.predict(X)
         booster.save_raw()
 
@@ -236,7 +264,7 @@ def test_gpu_out_of_memory_restores_device_memory(monkeypatch):
     gc.collect()
     used_before = pool.used_bytes()
     limit_before = pool.get_limit()
-    pool.set_limit(size=used_before + 2 ** 20)  # far less than the data need
+    pool.set_limit(size=used_before + 2**20)  # far less than the data need
     try:
         with pytest.raises(GpuOutOfMemoryError) as caught:
             gpuboost.train(dict(PARAMS, device="cuda"), dataset, N_ROUNDS)

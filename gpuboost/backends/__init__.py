@@ -5,6 +5,7 @@
 ``segment_reduce``, ``predict``); ``emulation/`` runs the CUDA kernels on the CPU.
 Importing this package never imports CuPy.
 """
+
 from __future__ import annotations
 
 from ..errors import DeviceUnavailableError
@@ -13,8 +14,16 @@ from .cuda import CudaBackend
 from .emulation import emulation_enabled
 from .numpy import NumpyBackend
 
-__all__ = ["Backend", "DeviceData", "NumpyBackend", "CudaBackend", "get_backend",
-           "cuda_available", "release_memory", "DeviceUnavailableError"]
+__all__ = [
+    "Backend",
+    "DeviceData",
+    "NumpyBackend",
+    "CudaBackend",
+    "get_backend",
+    "cuda_available",
+    "release_memory",
+    "DeviceUnavailableError",
+]
 
 _NUMPY_BACKEND = NumpyBackend()
 #: (emulated, device ordinal) -> CudaBackend: one per mode, so that switching the
@@ -29,8 +38,10 @@ def _cuda_reason() -> str | None:
     try:
         import cupy
     except Exception as error:  # ImportError, or a broken CUDA install
-        return (f"CuPy is not importable ({type(error).__name__}: {error}); install the GPU "
-                f"extra: pip install 'gpuboost[cuda12]' (or cuda13)")
+        return (
+            f"CuPy is not importable ({type(error).__name__}: {error}); install the GPU "
+            f"extra: pip install 'gpuboost[cuda12]' (or cuda13)"
+        )
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as error:
@@ -73,8 +84,9 @@ def get_backend(device: str | None = "auto") -> Backend:
         ordinal = int(device.split(":", 1)[1]) if ":" in device else 0
         reason = _cuda_reason()
         if reason is not None:
-            raise DeviceUnavailableError(f"device={device!r} was requested but {reason}. "
-                                         f"Use device='cpu' or device='auto'.")
+            raise DeviceUnavailableError(
+                f"device={device!r} was requested but {reason}. Use device='cpu' or device='auto'."
+            )
         key = (emulation_enabled(), ordinal)
         if key not in _CUDA_BACKENDS:
             _CUDA_BACKENDS[key] = CudaBackend(ordinal)

@@ -8,6 +8,7 @@ backend must return bit-identical results (docs/DESIGN.md).
 Host/device traffic per round is limited to split records (a few KB), small
 per-node scalars and the finished tree; no per-row data crosses.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -48,9 +49,17 @@ class DeviceData:
         Backend-specific layouts of the binned features and anything else cached.
     """
 
-    def __init__(self, n_rows: int, n_features: int, n_bins: int, missing_bin: int | None,
-                 n_value_bins: np.ndarray | None, label: ArrayLike | None,
-                 weight: ArrayLike | None, arrays: dict[str, ArrayLike]) -> None:
+    def __init__(
+        self,
+        n_rows: int,
+        n_features: int,
+        n_bins: int,
+        missing_bin: int | None,
+        n_value_bins: np.ndarray | None,
+        label: ArrayLike | None,
+        weight: ArrayLike | None,
+        arrays: dict[str, ArrayLike],
+    ) -> None:
         self.n_rows = n_rows
         self.n_features = n_features
         self.n_bins = n_bins
@@ -137,10 +146,15 @@ class Backend:
         uniforms = row_uniforms(xp, seed, stream, n_rows)
         return xp.flatnonzero(uniforms < fraction).astype(SAMPLE_INDEX_DTYPE)
 
-    def build_histograms(self, data: DeviceData, quantized_gradients: ArrayLike,
-                         quantized_hessians: ArrayLike, sample_indices: ArrayLike,
-                         begins: Sequence[int],
-                         ends: Sequence[int]) -> ArrayLike:  # pragma: no cover - abstract
+    def build_histograms(
+        self,
+        data: DeviceData,
+        quantized_gradients: ArrayLike,
+        quantized_hessians: ArrayLike,
+        sample_indices: ArrayLike,
+        begins: Sequence[int],
+        ends: Sequence[int],
+    ) -> ArrayLike:  # pragma: no cover - abstract
         """Histograms (n_nodes, n_features, n_bins, 3) int64 of the nodes' segments."""
         raise NotImplementedError
 
@@ -152,47 +166,77 @@ class Backend:
         """Concatenate node histograms along the node axis."""
         return self.xp.concatenate(histograms, axis=0)
 
-    def find_best_splits(self, data: DeviceData, histograms: ArrayLike, scale_gradients: float,
-                         scale_hessians: float, split_params: SplitParams,
-                         feature_mask: np.ndarray | None
-                         ) -> np.ndarray:  # pragma: no cover - abstract
+    def find_best_splits(
+        self,
+        data: DeviceData,
+        histograms: ArrayLike,
+        scale_gradients: float,
+        scale_hessians: float,
+        split_params: SplitParams,
+        feature_mask: np.ndarray | None,
+    ) -> np.ndarray:  # pragma: no cover - abstract
         """Host ``SPLIT_RECORD_DTYPE`` records, one per node (see gpuboost.core.gain)."""
         raise NotImplementedError
 
-    def partition(self, data: DeviceData, sample_indices: ArrayLike, begins: Sequence[int],
-                  ends: Sequence[int], features: Sequence[int], threshold_bins: Sequence[int],
-                  default_left: Sequence[bool]) -> None:  # pragma: no cover - abstract
+    def partition(
+        self,
+        data: DeviceData,
+        sample_indices: ArrayLike,
+        begins: Sequence[int],
+        ends: Sequence[int],
+        features: Sequence[int],
+        threshold_bins: Sequence[int],
+        default_left: Sequence[bool],
+    ) -> None:  # pragma: no cover - abstract
         """Stable in-place split of the listed segments of ``sample_indices``."""
         raise NotImplementedError
 
-    def add_leaf_values(self, raw: ArrayLike, output: int, sample_indices: ArrayLike,
-                        begins: Sequence[int], ends: Sequence[int],
-                        values: Sequence[float]) -> None:
+    def add_leaf_values(
+        self,
+        raw: ArrayLike,
+        output: int,
+        sample_indices: ArrayLike,
+        begins: Sequence[int],
+        ends: Sequence[int],
+        values: Sequence[float],
+    ) -> None:
         """``raw[sample_indices[begin:end], output] += value`` for every leaf segment (in place)."""
         raise NotImplementedError  # pragma: no cover - abstract
 
-    def segment_weighted_quantile(self, values: ArrayLike, weights: ArrayLike | None,
-                                  sample_indices: ArrayLike, begins: Sequence[int],
-                                  ends: Sequence[int],
-                                  alpha: float) -> np.ndarray:  # pragma: no cover - abstract
+    def segment_weighted_quantile(
+        self,
+        values: ArrayLike,
+        weights: ArrayLike | None,
+        sample_indices: ArrayLike,
+        begins: Sequence[int],
+        ends: Sequence[int],
+        alpha: float,
+    ) -> np.ndarray:  # pragma: no cover - abstract
         """Per segment, the lower weighted ``alpha``-quantile of ``values`` (host float64)."""
         raise NotImplementedError
 
-    def segment_sums(self, values: ArrayLike, sample_indices: ArrayLike, begins: Sequence[int],
-                     ends: Sequence[int]) -> np.ndarray:  # pragma: no cover - abstract
+    def segment_sums(
+        self,
+        values: ArrayLike,
+        sample_indices: ArrayLike,
+        begins: Sequence[int],
+        ends: Sequence[int],
+    ) -> np.ndarray:  # pragma: no cover - abstract
         """Per segment, the sequential float64 sum of ``values[sample_indices[p]]`` in
         position order from +0.0 (host float64; see gpuboost.backends.numpy.segment_reduce)."""
         raise NotImplementedError
 
-    def rebin(self, data: DeviceData, raw_features: ArrayLike,
-              bin_mapper: BinMapper) -> DeviceData:  # pragma: no cover - abstract
+    def rebin(
+        self, data: DeviceData, raw_features: ArrayLike, bin_mapper: BinMapper
+    ) -> DeviceData:  # pragma: no cover - abstract
         """A new DeviceData: ``data`` (labels, weights kept) with its features re-binned
         from ``raw_features`` (from prepare_features) by the fitted ``bin_mapper``
         (the same ``max_bin``), as ``bin_mapper.transform`` would (tree_method='approx')."""
         raise NotImplementedError
 
-    def predict_tree_binned(self, data: DeviceData,
-                            tree: Tree) -> ArrayLike:  # pragma: no cover - abstract
+    def predict_tree_binned(
+        self, data: DeviceData, tree: Tree
+    ) -> ArrayLike:  # pragma: no cover - abstract
         """Leaf value (float64) of every training row, traversing on binned features."""
         raise NotImplementedError
 
@@ -200,8 +244,9 @@ class Backend:
         """Leaf value (float64) of every row of raw features ``X`` (from prepare_features)."""
         raise NotImplementedError
 
-    def predict_forest_raw(self, X: ArrayLike, trees: Sequence[Tree], tree_outputs: Sequence[int],
-                           margins: ArrayLike) -> ArrayLike:  # pragma: no cover - abstract
+    def predict_forest_raw(
+        self, X: ArrayLike, trees: Sequence[Tree], tree_outputs: Sequence[int], margins: ArrayLike
+    ) -> ArrayLike:  # pragma: no cover - abstract
         """Add every tree's leaf value to ``margins[:, tree_output]`` (in place), tree by
         tree in order, so the float sums equal the training-time updates; returns margins.
 
@@ -209,7 +254,8 @@ class Backend:
         """
         raise NotImplementedError
 
-    def predict_forest_leaves(self, X: ArrayLike,
-                              trees: Sequence[Tree]) -> ArrayLike:  # pragma: no cover - abstract
+    def predict_forest_leaves(
+        self, X: ArrayLike, trees: Sequence[Tree]
+    ) -> ArrayLike:  # pragma: no cover - abstract
         """Leaf index of every row in every tree, shape (n_rows, n_trees) int32."""
         raise NotImplementedError

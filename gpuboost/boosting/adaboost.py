@@ -70,6 +70,7 @@ at least 1), ``min_data_in_leaf``, ``num_class``, ``eval_metric`` (default
 non-default value raises ``ValueError``. Not supported: ``init_model``, a
 custom objective (``obj``), ``base_margin``.
 """
+
 import math
 
 import numpy as np
@@ -87,8 +88,14 @@ from ..tree.splitters import GiniSplitter, TreeInput
 from ..tree.tree import TREE_ARRAYS, Tree
 from .loop import EvalSet, check_evals, make_timer, metrics_of, record_metrics
 
-__all__ = ["AdaBoostLearner", "adaboost_params", "samme_score_scale",
-           "PERFECT_ROUND_TREE_WEIGHT", "ADABOOST_PARAMETERS", "ADABOOST_DEFAULTS"]
+__all__ = [
+    "AdaBoostLearner",
+    "adaboost_params",
+    "samme_score_scale",
+    "PERFECT_ROUND_TREE_WEIGHT",
+    "ADABOOST_PARAMETERS",
+    "ADABOOST_DEFAULTS",
+]
 
 #: The ``booster`` parameter value that selects this module.
 ADABOOST = "adaboost"
@@ -96,9 +103,23 @@ ADABOOST = "adaboost"
 #: (scikit-learn's value).
 PERFECT_ROUND_TREE_WEIGHT = 1.0
 #: Training parameters the SAMME loop uses (others must keep their defaults).
-ADABOOST_PARAMETERS = frozenset({
-    "booster", "objective", "num_class", "eval_metric", "learning_rate", "max_depth",
-    "min_data_in_leaf", "max_bin", "seed", "device", "verbosity", "nthread", "tree_method"})
+ADABOOST_PARAMETERS = frozenset(
+    {
+        "booster",
+        "objective",
+        "num_class",
+        "eval_metric",
+        "learning_rate",
+        "max_depth",
+        "min_data_in_leaf",
+        "max_bin",
+        "seed",
+        "device",
+        "verbosity",
+        "nthread",
+        "tree_method",
+    }
+)
 #: Defaults that differ from gradient boosting's (scikit-learn's AdaBoostClassifier).
 ADABOOST_DEFAULTS = {"learning_rate": 1.0, "max_depth": 1}
 #: ``tree_method`` values the weak learner implements (quantized histograms).
@@ -115,6 +136,7 @@ MULTICLASS_METRIC = "merror"
 # ---------------------------------------------------------------------------
 # Parameters and the score scale
 # ---------------------------------------------------------------------------
+
 
 def adaboost_params(given_params):
     """Validate parameters for ``booster='adaboost'``; apply its defaults.
@@ -139,32 +161,44 @@ def adaboost_params(given_params):
     given_params = dict(given_params or {})
     given_names = {canonical_name(key) for key in given_params}
     params = validate_params(given_params)
-    unused = sorted(name for name in given_names if name not in ADABOOST_PARAMETERS
-                    and params[name] != PARAMETERS[name].default)
+    unused = sorted(
+        name
+        for name in given_names
+        if name not in ADABOOST_PARAMETERS and params[name] != PARAMETERS[name].default
+    )
     if unused:
-        raise ValueError(f"booster='adaboost' does not use the parameters {unused}; remove them "
-                         f"(it uses {sorted(ADABOOST_PARAMETERS)}).")
+        raise ValueError(
+            f"booster='adaboost' does not use the parameters {unused}; remove them "
+            f"(it uses {sorted(ADABOOST_PARAMETERS)})."
+        )
     for name, value in ADABOOST_DEFAULTS.items():
         if name not in given_names:
             params[name] = value
     params["booster"] = ADABOOST
     if params["tree_method"] not in HISTOGRAM_TREE_METHODS:
-        raise ValueError(f"booster='adaboost' grows histogram trees: tree_method must be one of "
-                         f"{list(HISTOGRAM_TREE_METHODS)}, got {params['tree_method']!r}.")
+        raise ValueError(
+            f"booster='adaboost' grows histogram trees: tree_method must be one of "
+            f"{list(HISTOGRAM_TREE_METHODS)}, got {params['tree_method']!r}."
+        )
     if params["max_depth"] < 1:
-        raise ValueError(f"booster='adaboost' grows depth-limited trees: max_depth must be >= 1, "
-                         f"got {params['max_depth']}.")
+        raise ValueError(
+            f"booster='adaboost' grows depth-limited trees: max_depth must be >= 1, "
+            f"got {params['max_depth']}."
+        )
     if "objective" not in given_names:
-        params["objective"] = MULTICLASS_OBJECTIVE if params["num_class"] > 2 \
-            else BINARY_OBJECTIVE
+        params["objective"] = MULTICLASS_OBJECTIVE if params["num_class"] > 2 else BINARY_OBJECTIVE
     objective = params["objective"]
     if objective not in ADABOOST_OBJECTIVES:
-        raise ValueError(f"booster='adaboost' trains a classifier: objective must be one of "
-                         f"{list(ADABOOST_OBJECTIVES)} (the link of its probabilities), got "
-                         f"{objective!r}.")
+        raise ValueError(
+            f"booster='adaboost' trains a classifier: objective must be one of "
+            f"{list(ADABOOST_OBJECTIVES)} (the link of its probabilities), got "
+            f"{objective!r}."
+        )
     if objective == BINARY_OBJECTIVE and params["num_class"] > 2:
-        raise ValueError(f"objective {BINARY_OBJECTIVE!r} has two classes, but num_class is "
-                         f"{params['num_class']}; use {MULTICLASS_OBJECTIVE!r}.")
+        raise ValueError(
+            f"objective {BINARY_OBJECTIVE!r} has two classes, but num_class is "
+            f"{params['num_class']}; use {MULTICLASS_OBJECTIVE!r}."
+        )
     return params
 
 
@@ -175,6 +209,7 @@ def _n_classes(n_outputs):
 # ---------------------------------------------------------------------------
 # The SAMME round
 # ---------------------------------------------------------------------------
+
 
 def _with_values(tree, values):
     """A copy of ``tree`` (its structure, gain, cover and count) with per-node ``values``."""
@@ -187,15 +222,18 @@ def _output_trees(tree, node_class, tree_weight, n_outputs):
     """The round's trees: one per output (see "The model" in the module docstring)."""
     if n_outputs == 1:
         return [_with_values(tree, np.where(node_class == 1, tree_weight, -tree_weight))]
-    return [_with_values(tree, np.where(node_class == k, tree_weight, 0.0))
-            for k in range(n_outputs)]
+    return [
+        _with_values(tree, np.where(node_class == k, tree_weight, 0.0)) for k in range(n_outputs)
+    ]
 
 
 def _check_labels(label, n_classes):
     bad = (label != np.floor(label)) | (label < 0) | (label >= n_classes)
     if np.any(bad):
-        raise ValueError(f"booster='adaboost' with {n_classes} classes needs labels in "
-                         f"{{0, ..., {n_classes - 1}}}; found e.g. {float(label[bad][0])!r}.")
+        raise ValueError(
+            f"booster='adaboost' with {n_classes} classes needs labels in "
+            f"{{0, ..., {n_classes - 1}}}; found e.g. {float(label[bad][0])!r}."
+        )
 
 
 class AdaBoostLearner:
@@ -240,8 +278,10 @@ class AdaBoostLearner:
         for dataset, name in [(dtrain, "dtrain")] + evals:
             _check_labels(dataset.label, self.n_classes)
             if dataset.base_margin is not None:
-                raise ValueError(f"booster='adaboost' does not take a base_margin (evaluation "
-                                 f"set {name!r} has one).")
+                raise ValueError(
+                    f"booster='adaboost' does not take a base_margin (evaluation "
+                    f"set {name!r} has one)."
+                )
         self.params, self.dtrain, self.backend, self.objective = params, dtrain, backend, objective
         self.custom_metric = custom_metric
         self.timer = make_timer(params, backend)
@@ -249,12 +289,25 @@ class AdaBoostLearner:
         self.label_device = backend.to_device(dtrain.label)
         initial = np.ones(dtrain.n_rows) if dtrain.weight is None else dtrain.weight
         self.row_weights = backend.to_device(initial / np.max(initial))
-        self.booster = Booster(params, n_outputs, np.zeros(n_outputs), dtrain.n_features,
-                               dtrain.feature_names, tree_weights=[])
+        self.booster = Booster(
+            params,
+            n_outputs,
+            np.zeros(n_outputs),
+            dtrain.n_features,
+            dtrain.feature_names,
+            tree_weights=[],
+        )
         self.booster._objective = objective
-        self.eval_sets = [EvalSet(backend, dataset, name, backend.to_device(
-            np.zeros((dataset.n_rows, n_outputs), dtype=Y_DTYPE)), dataset is dtrain)
-            for dataset, name in evals]
+        self.eval_sets = [
+            EvalSet(
+                backend,
+                dataset,
+                name,
+                backend.to_device(np.zeros((dataset.n_rows, n_outputs), dtype=Y_DTYPE)),
+                dataset is dtrain,
+            )
+            for dataset, name in evals
+        ]
         self.metrics = metrics_of(params, BINARY_METRIC if n_outputs == 1 else MULTICLASS_METRIC)
         self.splitter = GiniSplitter(backend, self.data, dtrain.bin_mapper.threshold_for_bin)
         self.split_params = SplitParams.from_params(params)
@@ -269,13 +322,22 @@ class AdaBoostLearner:
             quantized, scale = self.backend.quantize(self.row_weights)
             class_columns = []  # a plain loop, no closure holding device arrays
             for k in range(self.n_classes):
-                class_columns.append(xp.where(self.label_device == self.class_values[k],
-                                              quantized, 0).astype(GRAD_QUANT_DTYPE))
-        tree_input = TreeInput(None, None, GradientQuantiser(scale, scale),
-                               xp.arange(self.data.n_rows, dtype=np.int32), self.split_params,
-                               class_columns=tuple(class_columns))
-        sampler = FeatureSampler(self.dtrain.n_features, self.params,
-                                 host_rng(self.params["seed"], round_index, 0))
+                class_columns.append(
+                    xp.where(self.label_device == self.class_values[k], quantized, 0).astype(
+                        GRAD_QUANT_DTYPE
+                    )
+                )
+        tree_input = TreeInput(
+            None,
+            None,
+            GradientQuantiser(scale, scale),
+            xp.arange(self.data.n_rows, dtype=np.int32),
+            self.split_params,
+            class_columns=tuple(class_columns),
+        )
+        sampler = FeatureSampler(
+            self.dtrain.n_features, self.params, host_rng(self.params["seed"], round_index, 0)
+        )
         grown = TreeGrower(self.splitter, tree_input, self.policy, sampler, self.timer).grow()
         return grown, np.argmax(grown.node_sums, axis=1)
 
@@ -293,13 +355,16 @@ class AdaBoostLearner:
             tree_weight = PERFECT_ROUND_TREE_WEIGHT
         elif error >= 1.0 - 1.0 / self.n_classes:
             if not booster.trees:
-                raise ValueError(f"The first AdaBoost tree is no better than chance (weighted "
-                                 f"error {error:.6g} >= 1 - 1/{self.n_classes}); the ensemble "
-                                 f"cannot be fit.")
+                raise ValueError(
+                    f"The first AdaBoost tree is no better than chance (weighted "
+                    f"error {error:.6g} >= 1 - 1/{self.n_classes}); the ensemble "
+                    f"cannot be fit."
+                )
             return False
         else:
             tree_weight = self.params["learning_rate"] * (
-                math.log((1.0 - error) / error) + math.log(self.n_classes - 1.0))
+                math.log((1.0 - error) / error) + math.log(self.n_classes - 1.0)
+            )
         structure = grown.tree
         trees = _output_trees(structure, node_class, tree_weight, booster.n_outputs)
         booster.append_round(trees)
@@ -312,10 +377,14 @@ class AdaBoostLearner:
                         eval_set.margins[:, output] += backend.predict_tree_binned(self.data, tree)
                     else:
                         eval_set.margins[:, output] += backend.predict_tree_raw(
-                            eval_set.features, tree)
+                            eval_set.features, tree
+                        )
             if not perfect:
-                boosted = xp.where(predicted != self.label_device,
-                                   self.row_weights * math.exp(tree_weight), self.row_weights)
+                boosted = xp.where(
+                    predicted != self.label_device,
+                    self.row_weights * math.exp(tree_weight),
+                    self.row_weights,
+                )
                 self.row_weights = boosted / xp.max(boosted)
         self.done = perfect
         return True
@@ -327,10 +396,15 @@ class AdaBoostLearner:
             score_scale = samme_score_scale(booster.tree_weights, booster.n_outputs)
             for eval_set in self.eval_sets:
                 scores = eval_set.margins[:, 0] if booster.n_outputs == 1 else eval_set.margins
-                record_metrics(evals_log, eval_set,
-                               self.objective.mean(self.backend.xp, scores / score_scale),
-                               self.metrics, self.custom_metric, self.backend)
+                record_metrics(
+                    evals_log,
+                    eval_set,
+                    self.objective.mean(self.backend.xp, scores / score_scale),
+                    self.metrics,
+                    self.custom_metric,
+                    self.backend,
+                )
 
     def after_training(self, booster):
-        booster.tree_weights = booster.tree_weights[:booster.num_boosted_rounds()]  # save_best
+        booster.tree_weights = booster.tree_weights[: booster.num_boosted_rounds()]  # save_best
         return booster

@@ -4,12 +4,18 @@ checkpoints.
 ``evals_log`` is ``{data_name: {metric_name: [score per round]}}``. A callback's
 ``after_iteration`` returns True to stop training.
 """
+
 import os
 
 from ..metrics import get_metric
 
-__all__ = ["TrainingCallback", "EarlyStopping", "EvaluationMonitor", "TrainingCheckPoint",
-           "CallbackContainer"]
+__all__ = [
+    "TrainingCallback",
+    "EarlyStopping",
+    "EvaluationMonitor",
+    "TrainingCheckPoint",
+    "CallbackContainer",
+]
 
 
 class TrainingCallback:
@@ -49,8 +55,15 @@ class EarlyStopping(TrainingCallback):
         Truncate the model to the best round at the end.
     """
 
-    def __init__(self, rounds, metric_name=None, data_name=None, maximize=None, min_delta=0.0,
-                 save_best=False):
+    def __init__(
+        self,
+        rounds,
+        metric_name=None,
+        data_name=None,
+        maximize=None,
+        min_delta=0.0,
+        save_best=False,
+    ):
         if int(rounds) < 1:
             raise ValueError(f"early_stopping_rounds must be >= 1, got {rounds!r}.")
         if min_delta < 0:
@@ -69,19 +82,24 @@ class EarlyStopping(TrainingCallback):
             raise ValueError("Early stopping needs at least one evaluation set in `evals`.")
         data_name = self.data_name or list(evals_log)[-1]
         if data_name not in evals_log:
-            raise ValueError(f"Early stopping data {data_name!r} is not among the evaluation "
-                             f"sets {list(evals_log)}.")
+            raise ValueError(
+                f"Early stopping data {data_name!r} is not among the evaluation "
+                f"sets {list(evals_log)}."
+            )
         metrics = evals_log[data_name]
         metric_name = self.metric_name or list(metrics)[-1]
         if metric_name not in metrics:
-            raise ValueError(f"Early stopping metric {metric_name!r} is not evaluated; "
-                             f"metrics: {list(metrics)}.")
+            raise ValueError(
+                f"Early stopping metric {metric_name!r} is not evaluated; metrics: {list(metrics)}."
+            )
         score = metrics[metric_name][-1]
         if self.maximize is None:
             self.maximize = get_metric(metric_name).higher_is_better
         improved = self.best_score is None or (
-            score > self.best_score + self.min_delta if self.maximize
-            else score < self.best_score - self.min_delta)
+            score > self.best_score + self.min_delta
+            if self.maximize
+            else score < self.best_score - self.min_delta
+        )
         if improved:
             self.best_score = score
             self.best_iteration = epoch
@@ -91,7 +109,7 @@ class EarlyStopping(TrainingCallback):
 
     def after_training(self, model):
         if self.save_best and self.best_iteration is not None:
-            model.trees = model.trees[:(self.best_iteration + 1) * model.n_outputs]
+            model.trees = model.trees[: (self.best_iteration + 1) * model.n_outputs]
         return model
 
 
@@ -184,8 +202,9 @@ class CallbackContainer:
         self.callbacks = list(callbacks)
         for callback in self.callbacks:
             if not isinstance(callback, TrainingCallback):
-                raise TypeError(f"callbacks must be TrainingCallback instances, got "
-                                f"{type(callback).__name__}.")
+                raise TypeError(
+                    f"callbacks must be TrainingCallback instances, got {type(callback).__name__}."
+                )
         self.evaluate = evaluate
         self.history = {}
 

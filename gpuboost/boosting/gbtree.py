@@ -8,6 +8,7 @@ values (optionally refit) -> prediction update. Backend-agnostic: every per-row
 array lives on the backend (``backend.xp``) and only split records and the
 finished tree reach the host.
 """
+
 import numpy as np
 
 from ..core.gain import SplitParams
@@ -36,12 +37,15 @@ def _initial_margins(booster, dataset, init_model):
     if dataset.base_margin is not None:
         margins = np.asarray(dataset.base_margin, dtype=np.float64)
         if margins.size != n_rows * booster.n_outputs:
-            raise ValueError(f"base_margin has {margins.size} values; expected n_rows * n_outputs "
-                             f"= {n_rows} * {booster.n_outputs}.")
+            raise ValueError(
+                f"base_margin has {margins.size} values; expected n_rows * n_outputs "
+                f"= {n_rows} * {booster.n_outputs}."
+            )
         return margins.reshape(n_rows, booster.n_outputs).copy()
     if init_model is not None and init_model.trees:
-        margins = init_model.predict(dataset.data, output_margin=True,
-                                     iteration_range=(0, init_model.num_boosted_rounds()))
+        margins = init_model.predict(
+            dataset.data, output_margin=True, iteration_range=(0, init_model.num_boosted_rounds())
+        )
         return np.asarray(margins, dtype=np.float64).reshape(n_rows, booster.n_outputs)
     return np.broadcast_to(booster.base_margin, (n_rows, booster.n_outputs)).copy()
 
@@ -53,14 +57,18 @@ def _make_booster(params, objective, dtrain, init_model):
         if not isinstance(init_model, Booster):
             init_model = Booster.load_model(init_model)
         if init_model.tree_weights is not None:
-            raise ValueError("init_model is an AdaBoost model (booster='adaboost'); gradient "
-                             "boosting cannot continue it.")
+            raise ValueError(
+                "init_model is an AdaBoost model (booster='adaboost'); gradient "
+                "boosting cannot continue it."
+            )
         if init_model.n_features != dtrain.n_features:
-            raise ValueError(f"init_model has {init_model.n_features} features, dtrain has "
-                             f"{dtrain.n_features}.")
+            raise ValueError(
+                f"init_model has {init_model.n_features} features, dtrain has {dtrain.n_features}."
+            )
         if init_model.n_outputs != n_outputs:
-            raise ValueError(f"init_model has {init_model.n_outputs} outputs, the objective "
-                             f"needs {n_outputs}.")
+            raise ValueError(
+                f"init_model has {init_model.n_outputs} outputs, the objective needs {n_outputs}."
+            )
         booster = init_model.copy()
         booster.params = params
         booster._objective = None
@@ -72,10 +80,12 @@ def _make_booster(params, objective, dtrain, init_model):
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             base_margin = objective.base_margin(dtrain.label, dtrain.weight)
     if not np.all(np.isfinite(base_margin)):
-        raise ValueError(f"The initial prediction (base margin) {np.asarray(base_margin).tolist()} "
-                         f"is not finite: the labels or weights overflow float64 in the "
-                         f"objective's optimal constant, or base_score is outside the "
-                         f"objective's range. Rescale labels or weights, or pass base_score.")
+        raise ValueError(
+            f"The initial prediction (base margin) {np.asarray(base_margin).tolist()} "
+            f"is not finite: the labels or weights overflow float64 in the "
+            f"objective's optimal constant, or base_score is outside the "
+            f"objective's range. Rescale labels or weights, or pass base_score."
+        )
     return Booster(params, n_outputs, base_margin, dtrain.n_features, dtrain.feature_names), None
 
 
@@ -87,7 +97,8 @@ def _check_finite_tree(tree, round_index):
             raise ValueError(
                 f"Round {round_index}: the tree's {name!r} overflowed float64 (inf or NaN). "
                 f"Sums of weighted gradients or hessians exceed the float64 range: scale "
-                f"the sample weights or labels down.")
+                f"the sample weights or labels down."
+            )
 
 
 class GBTreeLearner:
@@ -134,15 +145,25 @@ class GBTreeLearner:
         self.data = backend.prepare(dtrain)
         self.margins = backend.to_device(_initial_margins(booster, dtrain, init_model))
         self.eval_sets = [
-            EvalSet(backend, dataset, name, self.margins if dataset is dtrain else
-                    backend.to_device(_initial_margins(booster, dataset, init_model)),
-                    dataset is dtrain)
-            for dataset, name in evals]
+            EvalSet(
+                backend,
+                dataset,
+                name,
+                self.margins
+                if dataset is dtrain
+                else backend.to_device(_initial_margins(booster, dataset, init_model)),
+                dataset is dtrain,
+            )
+            for dataset, name in evals
+        ]
         self.metrics = metrics_of(params, objective.default_metric)
         self.split_params = SplitParams.from_params(params)
         self.policy = GrowthPolicy.from_params(params)
-        self.rebinner = ApproxRebinner(backend, dtrain, dtrain.bin_mapper.max_bin) \
-            if params["tree_method"] == "approx" else None
+        self.rebinner = (
+            ApproxRebinner(backend, dtrain, dtrain.bin_mapper.max_bin)
+            if params["tree_method"] == "approx"
+            else None
+        )
         # tree_method='exact' or feature bundles; None ('approx'): one per tree.
         self.splitter = make_splitter(params, backend, self.data, dtrain)
 
@@ -154,15 +175,21 @@ class GBTreeLearner:
         with timer.phase("gradients"):
             margin_view = self.margins[:, 0] if n_outputs == 1 else self.margins
             self.objective.begin_round(backend, label, margin_view, weight)
-            gradients, hessians = self.objective.gradients(xp, label, margin_view, weight,
-                                                           dataset=self.dtrain)
+            gradients, hessians = self.objective.gradients(
+                xp, label, margin_view, weight, dataset=self.dtrain
+            )
             if n_outputs == 1:
                 gradients, hessians = gradients.reshape(-1, 1), hessians.reshape(-1, 1)
         trees = []  # a plain loop: a comprehension's closure would keep the arrays of a
         for output in range(n_outputs):  # failed round alive (test_resources.py)
-            trees.append(self._grow(round_index, output,
-                                    xp.ascontiguousarray(gradients[:, output]),
-                                    xp.ascontiguousarray(hessians[:, output])))
+            trees.append(
+                self._grow(
+                    round_index,
+                    output,
+                    xp.ascontiguousarray(gradients[:, output]),
+                    xp.ascontiguousarray(hessians[:, output]),
+                )
+            )
         self.booster.append_round(trees)
         return True
 
@@ -171,8 +198,13 @@ class GBTreeLearner:
         backend, xp, timer, params = self.backend, self.backend.xp, self.timer, self.params
         with timer.phase("sample"):  # gpuboost.tree.sampling: bagging, GOSS, gradient-based
             sample_indices, multipliers = sample_rows(
-                backend, params, column_g, column_h, params["seed"],
-                round_index * ROW_STREAMS_PER_ROUND + output)
+                backend,
+                params,
+                column_g,
+                column_h,
+                params["seed"],
+                round_index * ROW_STREAMS_PER_ROUND + output,
+            )
             if multipliers is not None:  # before quantization: integer sums stay exact
                 column_g, column_h = column_g * multipliers, column_h * multipliers
         with timer.phase("quantize"):
@@ -181,13 +213,19 @@ class GBTreeLearner:
         splitter = self.splitter
         if self.rebinner is not None:  # tree_method='approx': this tree's own bins
             with timer.phase("sketch"):
-                tree_data, thresholds = self.rebinner.rebin(self.data, quantized_h,
-                                                            sample_indices)
+                tree_data, thresholds = self.rebinner.rebin(self.data, quantized_h, sample_indices)
             splitter = HistogramSplitter(backend, tree_data, thresholds)
-        tree_input = TreeInput(quantized_g, quantized_h, GradientQuantiser(scale_g, scale_h),
-                               sample_indices, self.split_params, params["learning_rate"])
-        sampler = FeatureSampler(self.dtrain.n_features, params,
-                                 host_rng(params["seed"], round_index, output))
+        tree_input = TreeInput(
+            quantized_g,
+            quantized_h,
+            GradientQuantiser(scale_g, scale_h),
+            sample_indices,
+            self.split_params,
+            params["learning_rate"],
+        )
+        sampler = FeatureSampler(
+            self.dtrain.n_features, params, host_rng(params["seed"], round_index, output)
+        )
         grown = TreeGrower(splitter, tree_input, self.policy, sampler, timer).grow()
         tree = grown.tree
         if self.objective.has_leaf_refit:
@@ -197,21 +235,30 @@ class GBTreeLearner:
                 leaves = grown.leaf_nodes[has_weight]
                 if len(leaves):
                     refit = self.objective.refit_leaf_values(
-                        backend, self.data.label, xp.ascontiguousarray(self.margins[:, output]),
-                        sampled_row_weights(self.data.weight, multipliers), grown.sample_indices,
-                        grown.leaf_begins[has_weight], grown.leaf_ends[has_weight])
+                        backend,
+                        self.data.label,
+                        xp.ascontiguousarray(self.margins[:, output]),
+                        sampled_row_weights(self.data.weight, multipliers),
+                        grown.sample_indices,
+                        grown.leaf_begins[has_weight],
+                        grown.leaf_ends[has_weight],
+                    )
                     tree.value[leaves] = params["learning_rate"] * refit
         with timer.phase("predict_update"):
             if grown.sample_indices.shape[0] == self.dtrain.n_rows:  # every row is in a leaf
-                backend.add_leaf_values(self.margins, output, grown.sample_indices,
-                                        grown.leaf_begins, grown.leaf_ends,
-                                        tree.value[grown.leaf_nodes])
+                backend.add_leaf_values(
+                    self.margins,
+                    output,
+                    grown.sample_indices,
+                    grown.leaf_begins,
+                    grown.leaf_ends,
+                    tree.value[grown.leaf_nodes],
+                )
             else:
                 self.margins[:, output] += splitter.predict_training_rows(tree)
             for eval_set in self.eval_sets:
                 if not eval_set.is_train:
-                    eval_set.margins[:, output] += backend.predict_tree_raw(eval_set.features,
-                                                                            tree)
+                    eval_set.margins[:, output] += backend.predict_tree_raw(eval_set.features, tree)
         _check_finite_tree(tree, round_index)
         return tree
 
@@ -220,10 +267,17 @@ class GBTreeLearner:
         xp = self.backend.xp
         with self.timer.phase("metric"):
             for eval_set in self.eval_sets:
-                margins = eval_set.margins[:, 0] if self.booster.n_outputs == 1 \
-                    else eval_set.margins
-                record_metrics(evals_log, eval_set, self.objective.mean(xp, margins),
-                               self.metrics, self.custom_metric, self.backend)
+                margins = (
+                    eval_set.margins[:, 0] if self.booster.n_outputs == 1 else eval_set.margins
+                )
+                record_metrics(
+                    evals_log,
+                    eval_set,
+                    self.objective.mean(xp, margins),
+                    self.metrics,
+                    self.custom_metric,
+                    self.backend,
+                )
 
     def after_training(self, booster):
         return booster

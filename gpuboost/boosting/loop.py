@@ -16,6 +16,7 @@ data and the evaluation sets, the evaluation sets' running margins, metrics
 recorded into ``evals_log``, the callback list (printing, early stopping), the
 phase timer and the end of training.
 """
+
 import numpy as np
 
 from ..core.profiling import PhaseTimer
@@ -23,8 +24,18 @@ from ..data.dataset import Dataset
 from ..metrics import get_metric
 from .callback import CallbackContainer, EarlyStopping, EvaluationMonitor
 
-__all__ = ["VERBOSITY_TIMINGS", "EvalSet", "check_dtrain", "check_num_boost_round",
-           "check_evals", "record_metrics", "metrics_of", "make_timer", "make_callbacks", "run"]
+__all__ = [
+    "VERBOSITY_TIMINGS",
+    "EvalSet",
+    "check_dtrain",
+    "check_num_boost_round",
+    "check_evals",
+    "record_metrics",
+    "metrics_of",
+    "make_timer",
+    "make_callbacks",
+    "run",
+]
 
 #: Verbosity from which per-phase timings are measured and printed.
 VERBOSITY_TIMINGS = 2
@@ -66,9 +77,14 @@ def check_dtrain(dtrain):
 
 def check_num_boost_round(num_boost_round):
     """Raise unless ``num_boost_round`` is a non-negative integer."""
-    if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) \
-            or num_boost_round < 0:
-        raise ValueError(f"num_boost_round must be a non-negative integer, got {num_boost_round!r}.")
+    if (
+        isinstance(num_boost_round, bool)
+        or not isinstance(num_boost_round, (int, np.integer))
+        or num_boost_round < 0
+    ):
+        raise ValueError(
+            f"num_boost_round must be a non-negative integer, got {num_boost_round!r}."
+        )
 
 
 def check_evals(evals, dtrain):
@@ -77,8 +93,12 @@ def check_evals(evals, dtrain):
     checked = []
     names = set()
     for item in evals:
-        if not (isinstance(item, (tuple, list)) and len(item) == 2
-                and isinstance(item[0], Dataset) and isinstance(item[1], str)):
+        if not (
+            isinstance(item, (tuple, list))
+            and len(item) == 2
+            and isinstance(item[0], Dataset)
+            and isinstance(item[1], str)
+        ):
             raise TypeError("evals must be a list of (Dataset, name) pairs.")
         dataset, name = item
         if name in names:
@@ -87,8 +107,10 @@ def check_evals(evals, dtrain):
         if dataset.label is None:
             raise ValueError(f"Evaluation set {name!r} has no label.")
         if dataset.n_features != dtrain.n_features:
-            raise ValueError(f"Evaluation set {name!r} has {dataset.n_features} features, dtrain "
-                             f"has {dtrain.n_features}.")
+            raise ValueError(
+                f"Evaluation set {name!r} has {dataset.n_features} features, dtrain "
+                f"has {dtrain.n_features}."
+            )
         checked.append((dataset, name))
     return checked
 
@@ -115,8 +137,10 @@ def record_metrics(evals_log, eval_set, prediction, metrics, custom_metric, back
     if custom_metric is not None:
         name, value = custom_metric(backend.to_host(prediction), eval_set.dataset)
         if name in (metric.name for metric in metrics):
-            raise ValueError(f"custom_metric returned the name {name!r}, which is also a "
-                             f"built-in metric being evaluated; rename it.")
+            raise ValueError(
+                f"custom_metric returned the name {name!r}, which is also a "
+                f"built-in metric being evaluated; rename it."
+            )
         scores.setdefault(name, []).append(float(value))
 
 
@@ -127,12 +151,14 @@ def metrics_of(params, default_metric):
 
 def make_timer(params, backend):
     """The phase timer of a run: enabled from ``verbosity >= VERBOSITY_TIMINGS``."""
-    return PhaseTimer(enabled=params["verbosity"] >= VERBOSITY_TIMINGS,
-                      synchronize=backend.synchronize)
+    return PhaseTimer(
+        enabled=params["verbosity"] >= VERBOSITY_TIMINGS, synchronize=backend.synchronize
+    )
 
 
-def make_callbacks(callbacks, has_eval_sets, verbose_eval, early_stopping_rounds,
-                   custom_metric, evaluate):
+def make_callbacks(
+    callbacks, has_eval_sets, verbose_eval, early_stopping_rounds, custom_metric, evaluate
+):
     """The callback container of a run: the user's callbacks, then the evaluation
     printer (``verbose_eval``) and early stopping (``early_stopping_rounds``).
 
@@ -143,8 +169,11 @@ def make_callbacks(callbacks, has_eval_sets, verbose_eval, early_stopping_rounds
     if verbose_eval and has_eval_sets:
         callback_list.append(EvaluationMonitor(period=1 if verbose_eval is True else verbose_eval))
     if early_stopping_rounds is not None:
-        callback_list.append(EarlyStopping(  # a custom metric is watched: lower is better
-            early_stopping_rounds, maximize=False if custom_metric is not None else None))
+        callback_list.append(
+            EarlyStopping(  # a custom metric is watched: lower is better
+                early_stopping_rounds, maximize=False if custom_metric is not None else None
+            )
+        )
     return CallbackContainer(callback_list, evaluate=evaluate if has_eval_sets else None)
 
 
@@ -178,6 +207,5 @@ def run(learner, container, num_boost_round, evals_result, timer, backend):
         evals_result.clear()
         evals_result.update(container.history)
     if timer.enabled:
-        print(f"[gpuboost] {backend.name} backend {learner.label}phase timings: "
-              f"{timer.report()}")
+        print(f"[gpuboost] {backend.name} backend {learner.label}phase timings: {timer.report()}")
     return booster

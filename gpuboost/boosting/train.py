@@ -5,6 +5,7 @@ family's setup and round step are a *learner*'s: gradient boosting
 (:mod:`gpuboost.boosting.gbtree`) or SAMME AdaBoost (:mod:`gpuboost.boosting.adaboost`,
 ``booster='adaboost'``).
 """
+
 from __future__ import annotations
 
 import functools
@@ -53,10 +54,16 @@ def _device_memory_restored_on_out_of_memory(train_function):
     def wrapper(*args, **kwargs):
         arguments = signature.bind(*args, **kwargs).arguments
         evals = arguments.get("evals", ())
-        datasets = [arguments["dtrain"]] + ([item[0] for item in evals if isinstance(
-            item, (tuple, list)) and item] if isinstance(evals, (tuple, list)) else [])
-        cached_before = [(dataset, set(dataset._backend_cache)) for dataset in datasets
-                         if isinstance(dataset, Dataset)]
+        datasets = [arguments["dtrain"]] + (
+            [item[0] for item in evals if isinstance(item, (tuple, list)) and item]
+            if isinstance(evals, (tuple, list))
+            else []
+        )
+        cached_before = [
+            (dataset, set(dataset._backend_cache))
+            for dataset in datasets
+            if isinstance(dataset, Dataset)
+        ]
         try:
             return train_function(*args, **kwargs)
         except MemoryError as error:
@@ -70,16 +77,24 @@ def _device_memory_restored_on_out_of_memory(train_function):
             _clear_finished_frames(error)
             get_backend(validate_params(arguments["params"])["device"]).release_memory()
             raise
+
     return wrapper
 
 
 @_device_memory_restored_on_out_of_memory
-def train(params: Optional[Dict[str, Any]], dtrain: Dataset, num_boost_round: int = 100,
-          evals: Sequence[Tuple[Dataset, str]] = (), obj: Optional[Callable] = None,
-          custom_metric: Optional[Callable] = None, early_stopping_rounds: Optional[int] = None,
-          evals_result: Optional[Dict[str, Dict[str, List[float]]]] = None,
-          verbose_eval: Union[bool, int] = True, callbacks: Sequence[TrainingCallback] = (),
-          init_model: Union[Booster, str, "os.PathLike[str]", None] = None) -> Booster:
+def train(
+    params: Optional[Dict[str, Any]],
+    dtrain: Dataset,
+    num_boost_round: int = 100,
+    evals: Sequence[Tuple[Dataset, str]] = (),
+    obj: Optional[Callable] = None,
+    custom_metric: Optional[Callable] = None,
+    early_stopping_rounds: Optional[int] = None,
+    evals_result: Optional[Dict[str, Dict[str, List[float]]]] = None,
+    verbose_eval: Union[bool, int] = True,
+    callbacks: Sequence[TrainingCallback] = (),
+    init_model: Union[Booster, str, "os.PathLike[str]", None] = None,
+) -> Booster:
     """Train a gradient-boosted tree model.
 
     Parameters
@@ -127,8 +142,15 @@ def train(params: Optional[Dict[str, Any]], dtrain: Dataset, num_boost_round: in
     backend = get_backend(params["device"])
     backend.configure(params)
     with backend.guard("training"):
-        learner = LEARNERS[params["booster"]](given_params, dtrain, evals, obj, custom_metric,
-                                              init_model, backend)
-        container = make_callbacks(callbacks, bool(learner.eval_sets), verbose_eval,
-                                   early_stopping_rounds, custom_metric, learner.evaluate)
+        learner = LEARNERS[params["booster"]](
+            given_params, dtrain, evals, obj, custom_metric, init_model, backend
+        )
+        container = make_callbacks(
+            callbacks,
+            bool(learner.eval_sets),
+            verbose_eval,
+            early_stopping_rounds,
+            custom_metric,
+            learner.evaluate,
+        )
         return run(learner, container, num_boost_round, evals_result, learner.timer, backend)

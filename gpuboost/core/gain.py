@@ -6,30 +6,42 @@ the same expressions in the same operation order (``cuda/gain.cuh``, compiled wi
 ``--fmad=false``), so gains are bit-identical. All arithmetic is float64 on values
 recovered from exact integer sums: ``G = sum_quantized_gradients / scale_gradients``.
 """
+
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SplitParams", "SPLIT_RECORD_DTYPE", "SPLIT_GAIN_EPS", "threshold_l1",
-           "leaf_weight", "leaf_score", "split_gain", "admissible", "no_split_records"]
+__all__ = [
+    "SplitParams",
+    "SPLIT_RECORD_DTYPE",
+    "SPLIT_GAIN_EPS",
+    "threshold_l1",
+    "leaf_weight",
+    "leaf_score",
+    "split_gain",
+    "admissible",
+    "no_split_records",
+]
 
 #: A split must improve the loss by more than this (XGBoost's kRtEps) and by
 #: more than ``gamma``.
 SPLIT_GAIN_EPS = 1e-6
 #: One record per node: the best split (``feature == -1`` when none is admissible),
 #: the left child's integer sums, and the node's own integer sums.
-SPLIT_RECORD_DTYPE = np.dtype([
-    ("feature", np.int32),
-    ("bin", np.int32),
-    ("default_left", np.bool_),
-    ("gain", np.float64),
-    ("left_sum_gradients", np.int64),
-    ("left_sum_hessians", np.int64),
-    ("left_count", np.int64),
-    ("sum_gradients", np.int64),
-    ("sum_hessians", np.int64),
-    ("count", np.int64),
-])
+SPLIT_RECORD_DTYPE = np.dtype(
+    [
+        ("feature", np.int32),
+        ("bin", np.int32),
+        ("default_left", np.bool_),
+        ("gain", np.float64),
+        ("left_sum_gradients", np.int64),
+        ("left_sum_hessians", np.int64),
+        ("left_count", np.int64),
+        ("sum_gradients", np.int64),
+        ("sum_hessians", np.int64),
+        ("count", np.int64),
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -46,10 +58,14 @@ class SplitParams:
     @classmethod
     def from_params(cls, params):
         """Build from a validated parameter dict (``gpuboost.params``)."""
-        return cls(reg_lambda=float(params["reg_lambda"]), reg_alpha=float(params["reg_alpha"]),
-                   max_delta_step=float(params["max_delta_step"]),
-                   min_child_weight=float(params["min_child_weight"]),
-                   min_data_in_leaf=int(params["min_data_in_leaf"]), gamma=float(params["gamma"]))
+        return cls(
+            reg_lambda=float(params["reg_lambda"]),
+            reg_alpha=float(params["reg_alpha"]),
+            max_delta_step=float(params["max_delta_step"]),
+            min_child_weight=float(params["min_child_weight"]),
+            min_data_in_leaf=int(params["min_data_in_leaf"]),
+            gamma=float(params["gamma"]),
+        )
 
 
 def _as_float64(values):
@@ -100,23 +116,30 @@ def leaf_score(sum_gradients, sum_hessians, params):
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(denominator > 0.0, thresholded * thresholded / denominator, 0.0)
     weight = leaf_weight(sum_gradients, sum_hessians, params)
-    return np.where(denominator > 0.0,
-                    -(2.0 * thresholded * weight + denominator * weight * weight), 0.0)
+    return np.where(
+        denominator > 0.0, -(2.0 * thresholded * weight + denominator * weight * weight), 0.0
+    )
 
 
 def split_gain(left_g, left_h, right_g, right_h, parent_g, parent_h, params):
     """``(S(left) + S(right)) - S(parent)`` in this operation order."""
-    return (leaf_score(left_g, left_h, params) + leaf_score(right_g, right_h, params)) \
-        - leaf_score(parent_g, parent_h, params)
+    return (leaf_score(left_g, left_h, params) + leaf_score(right_g, right_h, params)) - leaf_score(
+        parent_g, parent_h, params
+    )
 
 
 def admissible(left_h, left_n, right_h, right_n, gain, params):
     """Whether a candidate split is admissible (docs/DESIGN.md, "Gain and leaf value"):
     both children have ``H >= min_child_weight`` and ``count >= min_data_in_leaf``,
     and ``gain > gamma`` and ``gain > SPLIT_GAIN_EPS`` (elementwise)."""
-    return ((left_h >= params.min_child_weight) & (right_h >= params.min_child_weight)
-            & (left_n >= params.min_data_in_leaf) & (right_n >= params.min_data_in_leaf)
-            & (gain > params.gamma) & (gain > SPLIT_GAIN_EPS))
+    return (
+        (left_h >= params.min_child_weight)
+        & (right_h >= params.min_child_weight)
+        & (left_n >= params.min_data_in_leaf)
+        & (right_n >= params.min_data_in_leaf)
+        & (gain > params.gamma)
+        & (gain > SPLIT_GAIN_EPS)
+    )
 
 
 def no_split_records(n_nodes):

@@ -5,6 +5,7 @@ is installed; a no-op otherwise) and, when the timer is enabled, adds the wall
 time of the block to ``timer.seconds[name]`` after synchronizing the backend so
 that GPU work is attributed to the phase that queued it.
 """
+
 import time
 from collections import defaultdict
 from contextlib import contextmanager
@@ -12,8 +13,18 @@ from contextlib import contextmanager
 __all__ = ["PhaseTimer", "nvtx_range", "PHASES"]
 
 #: Phases reported in verbose mode, in report order.
-PHASES = ("gradients", "sample", "quantize", "sketch", "histogram", "split", "partition",
-          "leaf_values", "predict_update", "metric")
+PHASES = (
+    "gradients",
+    "sample",
+    "quantize",
+    "sketch",
+    "histogram",
+    "split",
+    "partition",
+    "leaf_values",
+    "predict_update",
+    "metric",
+)
 
 try:  # pragma: no cover - depends on the environment
     import nvtx as _nvtx
@@ -64,6 +75,7 @@ class PhaseTimer:
 
     def report(self):
         """One line: ``histogram 1.234s, split 0.100s, ...`` in :data:`PHASES` order."""
-        names = [p for p in PHASES if p in self.seconds] + \
-            [p for p in self.seconds if p not in PHASES]
+        names = [p for p in PHASES if p in self.seconds] + [
+            p for p in self.seconds if p not in PHASES
+        ]
         return ", ".join(f"{name} {self.seconds[name]:.3f}s" for name in names)

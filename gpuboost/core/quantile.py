@@ -5,6 +5,7 @@ The leaf refit of ``reg:absoluteerror``, ``reg:quantile`` and ``reg:huber``
 ``segment_weighted_quantile`` (NumPy: a loop over this function; CUDA:
 ``cuda/leaf.cu``) all compute :func:`weighted_quantile`.
 """
+
 import numpy as np
 
 from .dtypes import Y_DTYPE
@@ -48,13 +49,12 @@ def weighted_quantile(values, weights, alpha):
     values = np.asarray(values, dtype=Y_DTYPE)
     if values.ndim != 1 or values.shape[0] == 0:
         raise ValueError(
-            "weighted_quantile: values must be a non-empty 1-D array, got "
-            f"shape {values.shape}")
+            f"weighted_quantile: values must be a non-empty 1-D array, got shape {values.shape}"
+        )
     if np.isnan(values).any():
         raise ValueError("weighted_quantile: values contain NaN")
     if not 0.0 <= alpha <= 1.0:
-        raise ValueError(
-            f"weighted_quantile: alpha must be in [0, 1], got {alpha!r}")
+        raise ValueError(f"weighted_quantile: alpha must be in [0, 1], got {alpha!r}")
     weights = check_host_weights(weights, values.shape[0], "weighted_quantile")
     order = np.argsort(values, kind="stable")
     cumulative_weight = np.cumsum(weights[order])
@@ -88,9 +88,7 @@ def check_host_weights(weights, n_samples, who):
         return np.ones(n_samples, dtype=Y_DTYPE)
     weights = np.asarray(weights, dtype=Y_DTYPE)
     if weights.shape != (n_samples,):
-        raise ValueError(
-            f"{who}: weights must have shape ({n_samples},), got "
-            f"{weights.shape}")
+        raise ValueError(f"{who}: weights must have shape ({n_samples},), got {weights.shape}")
     if not np.isfinite(weights).all():
         raise ValueError(f"{who}: weights contain NaN or infinite values")
     if (weights < 0).any():

@@ -7,6 +7,7 @@ exact integer sum, so histograms do not depend on summation order and the NumPy
 and CUDA backends agree bit for bit. Float sums are recovered as
 ``sum_q / scale`` (float64 division).
 """
+
 import numpy as np
 
 from .dtypes import GRAD_QUANT_DTYPE, GRAD_QUANT_MAX
@@ -30,8 +31,10 @@ def quantization_scale(max_abs):
     """
     max_abs = float(max_abs)
     if not np.isfinite(max_abs):
-        raise ValueError("Gradients or hessians contain NaN or inf; the objective produced "
-                         "non-finite values (check labels, weights and margins).")
+        raise ValueError(
+            "Gradients or hessians contain NaN or inf; the objective produced "
+            "non-finite values (check labels, weights and margins)."
+        )
     scale = float(GRAD_QUANT_MAX) / max_abs if max_abs > 0.0 else 1.0
     if not np.isfinite(scale):
         # max_abs below GRAD_QUANT_MAX / DBL_MAX (subnormal): the column is
@@ -96,9 +99,10 @@ class GradientQuantiser:
         return np.asarray(sums, dtype=np.float64) / self.scale_hessians
 
     def __eq__(self, other):
-        return isinstance(other, GradientQuantiser) and \
-            (self.scale_gradients, self.scale_hessians) == \
-            (other.scale_gradients, other.scale_hessians)
+        return isinstance(other, GradientQuantiser) and (
+            self.scale_gradients,
+            self.scale_hessians,
+        ) == (other.scale_gradients, other.scale_hessians)
 
     def __repr__(self):
         return f"GradientQuantiser({self.scale_gradients!r}, {self.scale_hessians!r})"

@@ -42,6 +42,7 @@ Array code here uses only operations CuPy also supports on ``uint64`` arrays
 (``asarray``, ``arange``, ``astype``, ``+``, ``*``, ``^``, ``>>``), and every
 constant is an ``np.uint64`` so that no operand is promoted to another type.
 """
+
 import operator
 
 import numpy as np
@@ -64,13 +65,13 @@ UINT64_BITS = 64
 #: Shift that keeps the top 53 of the 64 hash bits.
 UNIFORM_DISCARDED_BITS = np.uint64(UINT64_BITS - FLOAT64_MANTISSA_BITS)
 #: 2**-53: scales a 53-bit integer into [0, 1) exactly.
-UNIFORM_SCALE = float(2.0 ** -FLOAT64_MANTISSA_BITS)
+UNIFORM_SCALE = float(2.0**-FLOAT64_MANTISSA_BITS)
 
 #: Seeds, stream ids and keys are unsigned 64-bit integers.
-UINT64_LIMIT = 2 ** UINT64_BITS
+UINT64_LIMIT = 2**UINT64_BITS
 #: Host seeds are fed to ``numpy.random.SeedSequence`` as 32-bit words.
 UINT32_BITS = 32
-UINT32_MASK = 2 ** UINT32_BITS - 1
+UINT32_MASK = 2**UINT32_BITS - 1
 
 
 def _as_uint64_int(value, what):
@@ -238,9 +239,7 @@ def row_uniforms_at(xp, seed, stream, row_indices):
         if row_indices.size == 0:
             row_indices = row_indices.astype(xp.int64)
         else:
-            raise TypeError(
-                f"row_indices must have an integer dtype, got {row_indices.dtype}"
-            )
+            raise TypeError(f"row_indices must have an integer dtype, got {row_indices.dtype}")
     key = stream_key(seed, stream)
     return _uniforms_from_rows(xp, key, row_indices)
 

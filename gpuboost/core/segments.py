@@ -4,6 +4,7 @@ A node owns a segment of the row partition (docs/DESIGN.md, "Row partition"), a
 query owns a segment of the ranking rows, a tree owns a segment of the packed node
 table. Every backend and module builds and checks segments with these helpers.
 """
+
 import numpy as np
 
 __all__ = ["offsets", "concat_ranges", "checked_segments"]

@@ -6,6 +6,7 @@ elementwise operations on large arrays, so independent pieces of a primitive
 parallel on threads. Every such piece writes its own slice of the output and all
 sums are exact integers, so results never depend on the number of threads.
 """
+
 import os
 from concurrent.futures import ThreadPoolExecutor
 

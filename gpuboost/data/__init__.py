@@ -1,5 +1,6 @@
 """Input data: the ``Dataset``, conversion and checks of user inputs, quantile binning,
 exclusive feature bundling and the text loaders."""
+
 from .dataset import Dataset
 from .io import load_query_file, load_svmlight, read_csv
 

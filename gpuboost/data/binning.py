@@ -23,12 +23,13 @@ values are, say, ``5.0`` and ``+inf`` has two value bins; ``-inf`` and
 ``-FLOAT64_MAX`` (likewise ``+inf`` and ``+FLOAT64_MAX``) always share a bin,
 as no finite edge separates them.
 """
+
 import numbers
 
 import numpy as np
 
-from ..core.threads import thread_pool, usable_cores
 from ..core.dtypes import MAX_BIN_LIMIT, X_BINNED_DTYPE, X_DTYPE
+from ..core.threads import thread_pool, usable_cores
 
 __all__ = ["BinMapper", "FLOAT64_MAX", "TRANSFORM_CHUNK_ROWS", "MIN_MAX_BIN"]
 
@@ -51,8 +52,9 @@ def _is_int(value):
 
 def _validate_max_bin(max_bin):
     if not _is_int(max_bin) or not MIN_MAX_BIN <= max_bin <= MAX_BIN_LIMIT:
-        raise ValueError(f"max_bin must be an integer in [{MIN_MAX_BIN}, {MAX_BIN_LIMIT}], "
-                         f"got {max_bin!r}.")
+        raise ValueError(
+            f"max_bin must be an integer in [{MIN_MAX_BIN}, {MAX_BIN_LIMIT}], got {max_bin!r}."
+        )
     return int(max_bin)
 
 
@@ -72,8 +74,9 @@ def _as_float_matrix(X):
     if X.dtype.kind not in "biuf":
         raise TypeError(f"X must hold numbers (bool, int or float), got dtype {X.dtype}.")
     if X.ndim != 2:
-        raise ValueError(f"X must be a 2-D array of shape (n_rows, n_features), got "
-                         f"{X.ndim} dimension(s).")
+        raise ValueError(
+            f"X must be a 2-D array of shape (n_rows, n_features), got {X.ndim} dimension(s)."
+        )
     return X.astype(X_DTYPE, copy=False)
 
 
@@ -160,8 +163,9 @@ def _find_bin_edges(values, max_bin, weights=None):
     percentiles = 100.0 * np.arange(1, max_bin) / max_bin
     if weights is not None:
         with np.errstate(over="ignore", invalid="ignore"):
-            edges, lower, upper = _weighted_averaged_inverted_cdf(values, weights,
-                                                                  percentiles / 100.0)
+            edges, lower, upper = _weighted_averaged_inverted_cdf(
+                values, weights, percentiles / 100.0
+            )
         overflowed = ~np.isfinite(edges)
         edges[overflowed] = _midpoints(lower[overflowed], upper[overflowed])
         return np.unique(edges).astype(X_DTYPE, copy=False)
@@ -213,7 +217,8 @@ class BinMapper:
     With at most ``max_bin`` distinct non-missing values, every distinct value
     gets its own bin and the edges are the midpoints between consecutive
     distinct values. Otherwise the edges are the percentiles
-    ``100 * i / max_bin`` for ``i = 1 .. max_bin - 1`` (numpy method "averaged_inverted_cdf", the definition scikit-learn HGB uses: an edge is
+    ``100 * i / max_bin`` for ``i = 1 .. max_bin - 1`` (numpy method
+    "averaged_inverted_cdf", the definition scikit-learn HGB uses: an edge is
     a data value, or the mean of two neighbouring ones when the quantile falls between them),
     with duplicates removed, so a feature may have fewer than ``max_bin``
     value bins. See the module docstring for infinite values.
@@ -257,10 +262,12 @@ class BinMapper:
             raise ValueError(f"Cannot compute bin edges of an empty array of shape {X.shape}.")
         if sample_weight is not None:
             sample_weight = np.asarray(sample_weight, dtype=X_DTYPE)
-            if sample_weight.shape != (n_rows,) or not np.all(np.isfinite(sample_weight)) \
-                    or np.any(sample_weight < 0):
-                raise ValueError(f"sample_weight must hold {n_rows} finite, non-negative "
-                                 f"numbers.")
+            if (
+                sample_weight.shape != (n_rows,)
+                or not np.all(np.isfinite(sample_weight))
+                or np.any(sample_weight < 0)
+            ):
+                raise ValueError(f"sample_weight must hold {n_rows} finite, non-negative numbers.")
         if n_rows > self.subsample:
             rng = np.random.default_rng(self.seed)
             subsample_rows = np.sort(rng.choice(n_rows, size=self.subsample, replace=False))
@@ -271,17 +278,22 @@ class BinMapper:
             weights = sample_weight[subsample_rows]
             subsample_rows = subsample_rows[weights > 0]
             weights = weights[weights > 0]
+
         def edges_of(feature):
             column = X[subsample_rows, feature]
             present = ~np.isnan(column)
-            return _find_bin_edges(column[present], self.max_bin,
-                                   None if weights is None else weights[present])
+            return _find_bin_edges(
+                column[present], self.max_bin, None if weights is None else weights[present]
+            )
 
         # Features are independent: threads give the same edges.
         pool = thread_pool(usable_cores())
         features = range(n_features)
-        self._set_edges(list(pool.map(edges_of, features)) if pool is not None
-                        else [edges_of(feature) for feature in features])
+        self._set_edges(
+            list(pool.map(edges_of, features))
+            if pool is not None
+            else [edges_of(feature) for feature in features]
+        )
         return self
 
     def _set_edges(self, bin_edges):
@@ -296,8 +308,10 @@ class BinMapper:
 
     def _check_n_features(self, X):
         if X.shape[1] != self.n_features_:
-            raise ValueError(f"X has {X.shape[1]} features, but the BinMapper was fitted "
-                             f"with {self.n_features_} features.")
+            raise ValueError(
+                f"X has {X.shape[1]} features, but the BinMapper was fitted "
+                f"with {self.n_features_} features."
+            )
 
     def transform(self, X):
         """Map raw feature values to bins.
@@ -393,9 +407,11 @@ class BinMapper:
             raise IndexError(f"feature must be in [0, {self.n_features_}), got {feature!r}.")
         edges = self.bin_edges_[feature]
         if not _is_int(bin) or not 0 <= bin < len(edges):
-            raise IndexError(f"bin must be in [0, {len(edges)}) for feature {feature} "
-                             f"({len(edges) + 1} value bins; the last has no upper edge), "
-                             f"got {bin!r}.")
+            raise IndexError(
+                f"bin must be in [0, {len(edges)}) for feature {feature} "
+                f"({len(edges) + 1} value bins; the last has no upper edge), "
+                f"got {bin!r}."
+            )
         return float(edges[bin])
 
     def to_dict(self):
@@ -442,8 +458,7 @@ class BinMapper:
         missing_keys = [key for key in _DICT_KEYS if key not in state]
         if missing_keys:
             raise ValueError(f"BinMapper state lacks the key(s) {missing_keys}.")
-        bin_mapper = cls(max_bin=state["max_bin"], subsample=state["subsample"],
-                         seed=state["seed"])
+        bin_mapper = cls(max_bin=state["max_bin"], subsample=state["subsample"], seed=state["seed"])
         bin_edges_lists = state["bin_edges"]
         if not isinstance(bin_edges_lists, (list, tuple)) or len(bin_edges_lists) == 0:
             raise ValueError("BinMapper state: 'bin_edges' must be a non-empty list of lists.")
@@ -452,22 +467,30 @@ class BinMapper:
             try:
                 edges = np.array(edge_list, dtype=X_DTYPE)
             except (TypeError, ValueError) as error:
-                raise ValueError(f"BinMapper state: edges of feature {feature} are not "
-                                 f"numbers: {error}") from None
+                raise ValueError(
+                    f"BinMapper state: edges of feature {feature} are not numbers: {error}"
+                ) from None
             if edges.ndim != 1:
-                raise ValueError(f"BinMapper state: edges of feature {feature} must be a "
-                                 f"flat list.")
+                raise ValueError(
+                    f"BinMapper state: edges of feature {feature} must be a flat list."
+                )
             if len(edges) > bin_mapper.max_bin - 1:
-                raise ValueError(f"BinMapper state: feature {feature} has {len(edges)} edges, "
-                                 f"more than max_bin - 1 = {bin_mapper.max_bin - 1}.")
+                raise ValueError(
+                    f"BinMapper state: feature {feature} has {len(edges)} edges, "
+                    f"more than max_bin - 1 = {bin_mapper.max_bin - 1}."
+                )
             if not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
-                raise ValueError(f"BinMapper state: edges of feature {feature} must be finite "
-                                 f"and strictly increasing.")
+                raise ValueError(
+                    f"BinMapper state: edges of feature {feature} must be finite "
+                    f"and strictly increasing."
+                )
             bin_edges.append(edges)
         bin_mapper._set_edges(bin_edges)
         return bin_mapper
 
     def __repr__(self):
         fitted = f", n_features_={self.n_features_}" if hasattr(self, "bin_edges_") else ""
-        return (f"BinMapper(max_bin={self.max_bin}, subsample={self.subsample}, "
-                f"seed={self.seed}{fitted})")
+        return (
+            f"BinMapper(max_bin={self.max_bin}, subsample={self.subsample}, "
+            f"seed={self.seed}{fitted})"
+        )

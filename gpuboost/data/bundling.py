@@ -41,13 +41,22 @@ row (and, with conflicts, the decoded matrix another ``n_features``). Decoding a
 feature's bin from its bundle inside the partition and prediction kernels would
 save the per-feature matrix; that is not done.
 """
+
 import numpy as np
 
 from ..core.dtypes import HIST_DTYPE, HIST_FIELDS, X_BINNED_DTYPE
 
-__all__ = ["BundleMap", "bundle_features", "default_bins",
-           "find_bundles", "MAX_BUNDLE_BINS", "ALL_DEFAULT_VALUE", "MAX_BUNDLES_SEARCHED",
-           "SAMPLE_ROWS", "SHAREABLE_MAX_FRACTION"]
+__all__ = [
+    "BundleMap",
+    "bundle_features",
+    "default_bins",
+    "find_bundles",
+    "MAX_BUNDLE_BINS",
+    "ALL_DEFAULT_VALUE",
+    "MAX_BUNDLES_SEARCHED",
+    "SAMPLE_ROWS",
+    "SHAREABLE_MAX_FRACTION",
+]
 
 #: Values of a bundle column: it is stored as ``X_BINNED_DTYPE`` (uint8).
 MAX_BUNDLE_BINS = int(np.iinfo(X_BINNED_DTYPE).max) + 1
@@ -74,6 +83,7 @@ MISSING_SCAN_ROWS = 1 << 16
 # Non-default rows of each feature
 # --------------------------------------------------------------------------- #
 
+
 def default_bins(bin_mapper):
     """Per feature, the bin of the value 0.0 (a feature's *default bin*).
 
@@ -86,8 +96,10 @@ def default_bins(bin_mapper):
     -------
     default_bins : ndarray of shape (n_features,), int32
     """
-    return np.array([np.searchsorted(edges, 0.0, side="left") for edges in bin_mapper.bin_edges_],
-                    dtype=np.int32)
+    return np.array(
+        [np.searchsorted(edges, 0.0, side="left") for edges in bin_mapper.bin_edges_],
+        dtype=np.int32,
+    )
 
 
 def _non_default(values, edges, default_bin):
@@ -132,23 +144,27 @@ class _NonDefaultRows:
                 self.shareable[feature] = fraction <= SHAREABLE_MAX_FRACTION
             self.has_missing = np.zeros(n_features, dtype=bool)
             for start in range(0, n_rows, MISSING_SCAN_ROWS):
-                self.has_missing |= np.isnan(data[start:start + MISSING_SCAN_ROWS]).any(axis=0)
+                self.has_missing |= np.isnan(data[start : start + MISSING_SCAN_ROWS]).any(axis=0)
         else:
-            self.has_missing = np.array([bool(np.isnan(self._stored_values(f)).any())
-                                         for f in range(n_features)], dtype=bool)
+            self.has_missing = np.array(
+                [bool(np.isnan(self._stored_values(f)).any()) for f in range(n_features)],
+                dtype=bool,
+            )
         for feature in np.flatnonzero(self.shareable):
             self.counts[feature] = np.count_nonzero(
-                self._mask(feature, self._stored_values(feature)))
+                self._mask(feature, self._stored_values(feature))
+            )
 
     def _stored_values(self, feature):
         if self.sparse_columns is None:
             return self.data[:, feature]
         columns = self.sparse_columns
-        return columns.data[columns.indptr[feature]:columns.indptr[feature + 1]]
+        return columns.data[columns.indptr[feature] : columns.indptr[feature + 1]]
 
     def _mask(self, feature, values):
-        return _non_default(values, self.bin_mapper.bin_edges_[feature],
-                            int(self.default_bins[feature]))
+        return _non_default(
+            values, self.bin_mapper.bin_edges_[feature], int(self.default_bins[feature])
+        )
 
     def rows(self, feature):
         """Sorted row ids (int64) where ``feature`` is not at its default bin."""
@@ -157,13 +173,14 @@ class _NonDefaultRows:
         if self.sparse_columns is None:
             return np.flatnonzero(mask)
         columns = self.sparse_columns
-        row_ids = columns.indices[columns.indptr[feature]:columns.indptr[feature + 1]]
+        row_ids = columns.indices[columns.indptr[feature] : columns.indptr[feature + 1]]
         return np.sort(row_ids[mask].astype(np.int64))
 
 
 # --------------------------------------------------------------------------- #
 # Greedy bundling
 # --------------------------------------------------------------------------- #
+
 
 class _Bundle:
     __slots__ = ("members", "width", "conflicts", "count", "rows", "closed")
@@ -297,15 +314,24 @@ def bundle_features(data, bin_mapper, max_conflict_rate=0.0, sparse_columns=None
     n_value_bins = np.asarray(bin_mapper.n_value_bins_, dtype=np.int32)
     n_slots = (n_value_bins - 1 + non_default.has_missing).astype(np.int32)
     max_conflicts = int(np.floor(max_conflict_rate * n_rows))
-    members, n_conflicts = find_bundles(non_default.counts, n_slots, non_default.rows, n_rows,
-                                        max_conflicts, non_default.shareable)
-    return BundleMap(members, n_slots, non_default.default_bins, n_value_bins,
-                     bin_mapper.missing_bin, n_conflicts, max_conflict_rate)
+    members, n_conflicts = find_bundles(
+        non_default.counts, n_slots, non_default.rows, n_rows, max_conflicts, non_default.shareable
+    )
+    return BundleMap(
+        members,
+        n_slots,
+        non_default.default_bins,
+        n_value_bins,
+        bin_mapper.missing_bin,
+        n_conflicts,
+        max_conflict_rate,
+    )
 
 
 # --------------------------------------------------------------------------- #
 # The bundle map: encode, decode, expand
 # --------------------------------------------------------------------------- #
+
 
 class BundleMap:
     """Where every feature lives in the bundled matrix.
@@ -340,8 +366,16 @@ class BundleMap:
     max_conflict_rate : float
     """
 
-    def __init__(self, members, n_slots, default_bins, n_value_bins, missing_bin, n_conflicts=0,
-                 max_conflict_rate=0.0):
+    def __init__(
+        self,
+        members,
+        n_slots,
+        default_bins,
+        n_value_bins,
+        missing_bin,
+        n_conflicts=0,
+        max_conflict_rate=0.0,
+    ):
         self.n_slots = np.asarray(n_slots, dtype=np.int32)
         self.default_bins = np.asarray(default_bins, dtype=np.int32)
         self.n_value_bins = np.asarray(n_value_bins, dtype=np.int32)
@@ -363,16 +397,19 @@ class BundleMap:
                 self.feature_offset[feature] = offset
                 offset += int(self.n_slots[feature])
             if offset > MAX_BUNDLE_BINS:
-                raise ValueError(f"Bundle {bundle} needs {offset} values, more than "
-                                 f"{MAX_BUNDLE_BINS}.")
+                raise ValueError(
+                    f"Bundle {bundle} needs {offset} values, more than {MAX_BUNDLE_BINS}."
+                )
             self.bundle_widths[bundle] = offset
         if np.any(self.feature_bundle < 0):
             raise ValueError("Every feature must belong to a bundle.")
         self.n_bins = int(self.bundle_widths.max()) if self.n_bundles else 1
 
     def __repr__(self):
-        return (f"BundleMap(n_features={self.n_features}, n_bundles={self.n_bundles}, "
-                f"n_bins={self.n_bins}, n_conflicts={self.n_conflicts})")
+        return (
+            f"BundleMap(n_features={self.n_features}, n_bundles={self.n_bundles}, "
+            f"n_bins={self.n_bins}, n_conflicts={self.n_conflicts})"
+        )
 
     @property
     def n_features_with_slots(self):
@@ -463,8 +500,9 @@ class BundleMap:
             slots = values - int(self.feature_offset[feature])
             owned = (slots >= 0) & (slots < int(self.n_slots[feature]))
             bins = self._bins_of_slots(xp, slots, feature)
-            X_binned[:, feature] = xp.where(owned, bins,
-                                            int(self.default_bins[feature])).astype(X_BINNED_DTYPE)
+            X_binned[:, feature] = xp.where(owned, bins, int(self.default_bins[feature])).astype(
+                X_BINNED_DTYPE
+            )
         return X_binned
 
     # ---- histograms ----------------------------------------------------------
@@ -490,20 +528,27 @@ class BundleMap:
             of each feature's default bin.
         """
         sources, targets = [], []
-        range_begin = (self.feature_bundle.astype(np.int64) * self.n_bins
-                       + self.feature_offset.astype(np.int64))
+        range_begin = self.feature_bundle.astype(
+            np.int64
+        ) * self.n_bins + self.feature_offset.astype(np.int64)
         for feature in range(self.n_features):
             slots = np.arange(int(self.n_slots[feature]), dtype=np.int64)
             sources.append(range_begin[feature] + slots)
             targets.append(feature * n_bins + self._bins_of_slots(np, slots, feature))
         empty = np.zeros(0, dtype=np.int64)
-        return {name: to_device(np.asarray(values, dtype=np.int64)) for name, values in (
-            ("source", np.concatenate(sources) if sources else empty),
-            ("target", np.concatenate(targets) if targets else empty),
-            ("range_begin", range_begin),
-            ("range_end", range_begin + self.n_slots),
-            ("default_target", np.arange(self.n_features, dtype=np.int64) * n_bins
-             + self.default_bins))}
+        return {
+            name: to_device(np.asarray(values, dtype=np.int64))
+            for name, values in (
+                ("source", np.concatenate(sources) if sources else empty),
+                ("target", np.concatenate(targets) if targets else empty),
+                ("range_begin", range_begin),
+                ("range_end", range_begin + self.n_slots),
+                (
+                    "default_target",
+                    np.arange(self.n_features, dtype=np.int64) * n_bins + self.default_bins,
+                ),
+            )
+        }
 
     def expand_histograms(self, xp, bundle_histograms, expansion, n_bins):
         """Per-feature histograms from bundle histograms (exact integer arithmetic).
@@ -550,8 +595,9 @@ class BundleMap:
                         bin_ = self.missing_bin
                     else:
                         bin_ = slot if slot < self.default_bins[feature] else slot + 1
-                    histograms[node, feature, bin_] = \
-                        bundle_histograms[node, bundle, self.feature_offset[feature] + slot]
+                    histograms[node, feature, bin_] = bundle_histograms[
+                        node, bundle, self.feature_offset[feature] + slot
+                    ]
                 default = self.default_bins[feature]
                 histograms[node, feature, default] = total - histograms[node, feature].sum(axis=0)
         return histograms

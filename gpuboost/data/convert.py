@@ -4,13 +4,32 @@ Every public entry point (``Dataset``, ``Booster.predict``, the scikit-learn
 estimators, the CLI) converts and checks its inputs here, so that bad input gets
 the same clear error everywhere.
 """
+
 import sys
 
 import numpy as np
 
 from ..core.dtypes import MAX_ROWS, X_DTYPE, Y_DTYPE
 
-__all__ = ["as_array", "as_integer_vector", "as_vector", "check_base_margin", "check_feature_names", "check_finite", "check_group", "check_label", "check_numeric_dtype", "check_shape", "check_weight", "convert_features", "frame_to_array", "group_sizes_from_qid", "loaded_module", "sparse_columns", "GROUP_DTYPE"]
+__all__ = [
+    "as_array",
+    "as_integer_vector",
+    "as_vector",
+    "check_base_margin",
+    "check_feature_names",
+    "check_finite",
+    "check_group",
+    "check_label",
+    "check_numeric_dtype",
+    "check_shape",
+    "check_weight",
+    "convert_features",
+    "frame_to_array",
+    "group_sizes_from_qid",
+    "loaded_module",
+    "sparse_columns",
+    "GROUP_DTYPE",
+]
 
 #: dtype of query (group) sizes and query ids.
 GROUP_DTYPE = np.int64
@@ -35,9 +54,11 @@ def frame_to_array(frame, pandas):
     for column, dtype in frame.dtypes.items():
         is_number = types.is_numeric_dtype(dtype) and not types.is_complex_dtype(dtype)
         if not is_number or isinstance(dtype, pandas.CategoricalDtype):
-            raise TypeError(f"Column {column!r} has dtype {dtype}, which is not numeric. "
-                            f"Categorical support is not there yet: encode the column as "
-                            f"numbers (e.g. category codes) first.")
+            raise TypeError(
+                f"Column {column!r} has dtype {dtype}, which is not numeric. "
+                f"Categorical support is not there yet: encode the column as "
+                f"numbers (e.g. category codes) first."
+            )
     # Nullable extension dtypes (Int64, Float64, boolean) hold pd.NA: missing -> NaN.
     array = frame.to_numpy(dtype=X_DTYPE, na_value=np.nan)
     return array, [str(column) for column in frame.columns]
@@ -45,8 +66,7 @@ def frame_to_array(frame, pandas):
 
 def check_numeric_dtype(name, array):
     if array.dtype.kind not in _NUMERIC_KINDS:
-        raise TypeError(f"{name} must hold numbers (bool, int or float), got dtype "
-                        f"{array.dtype}.")
+        raise TypeError(f"{name} must hold numbers (bool, int or float), got dtype {array.dtype}.")
 
 
 def convert_features(X):
@@ -93,15 +113,18 @@ def sparse_columns(X):
 
 def check_shape(shape):
     if len(shape) == 1:
-        raise ValueError(f"X must be 2-D (n_rows, n_features), got a 1-D array of length "
-                         f"{shape[0]}. Use X.reshape(-1, 1) for a single feature or "
-                         f"X.reshape(1, -1) for a single row.")
+        raise ValueError(
+            f"X must be 2-D (n_rows, n_features), got a 1-D array of length "
+            f"{shape[0]}. Use X.reshape(-1, 1) for a single feature or "
+            f"X.reshape(1, -1) for a single row."
+        )
     if len(shape) != 2:
         raise ValueError(f"X must be 2-D (n_rows, n_features), got {len(shape)} dimension(s).")
     n_rows, n_features = shape
     if n_rows == 0 or n_features == 0:
-        raise ValueError(f"X is empty: shape {tuple(shape)}; need at least one row and "
-                         f"one feature.")
+        raise ValueError(
+            f"X is empty: shape {tuple(shape)}; need at least one row and one feature."
+        )
     if n_rows > MAX_ROWS:
         raise ValueError(f"X has {n_rows} rows, more than the {MAX_ROWS} a Dataset can hold.")
 
@@ -109,9 +132,12 @@ def check_shape(shape):
 def as_array(values):
     """``np.asarray``, except that pandas nullable numbers give float64 with NaN for NA."""
     pandas = loaded_module("pandas")
-    if (pandas is not None and isinstance(values, pandas.Series)
-            and isinstance(values.dtype, pandas.api.extensions.ExtensionDtype)
-            and pandas.api.types.is_numeric_dtype(values.dtype)):
+    if (
+        pandas is not None
+        and isinstance(values, pandas.Series)
+        and isinstance(values.dtype, pandas.api.extensions.ExtensionDtype)
+        and pandas.api.types.is_numeric_dtype(values.dtype)
+    ):
         return values.to_numpy(dtype=X_DTYPE, na_value=np.nan)
     return np.asarray(values)
 
@@ -156,8 +182,10 @@ def check_weight(weight, n_rows):
     negative = weight < 0
     if negative.any():
         row = int(np.argmax(negative))
-        raise ValueError(f"weight contains a negative value ({weight[row]!r}) at row {row}; "
-                         f"weights must be >= 0.")
+        raise ValueError(
+            f"weight contains a negative value ({weight[row]!r}) at row {row}; "
+            f"weights must be >= 0."
+        )
     if not (weight > 0).any():
         raise ValueError("All weights are zero; at least one row needs a positive weight.")
     return weight
@@ -192,9 +220,11 @@ def group_sizes_from_qid(qid, n_rows):
     repeated_runs = order[1:][run_qids[order][1:] == run_qids[order][:-1]]
     if len(repeated_runs):
         row = int(run_starts[repeated_runs.min()])
-        raise ValueError(f"qid {int(qid[row])} reappears at row {row} after rows of another "
-                         f"query; the rows of each query must be contiguous (sort the data "
-                         f"by qid).")
+        raise ValueError(
+            f"qid {int(qid[row])} reappears at row {row} after rows of another "
+            f"query; the rows of each query must be contiguous (sort the data "
+            f"by qid)."
+        )
     return np.diff(np.append(run_starts, n_rows)).astype(GROUP_DTYPE)
 
 
@@ -224,8 +254,10 @@ def check_base_margin(base_margin, n_rows):
     base_margin = as_array(base_margin)
     check_numeric_dtype("base_margin", base_margin)
     if base_margin.ndim not in (1, 2) or (base_margin.ndim == 2 and base_margin.shape[1] == 0):
-        raise ValueError(f"base_margin must have shape (n_rows,) or (n_rows, n_outputs), "
-                         f"got {base_margin.shape}.")
+        raise ValueError(
+            f"base_margin must have shape (n_rows,) or (n_rows, n_outputs), "
+            f"got {base_margin.shape}."
+        )
     if base_margin.shape[0] != n_rows:
         raise ValueError(f"base_margin has {base_margin.shape[0]} rows, but X has {n_rows} rows.")
     base_margin = np.array(base_margin, dtype=Y_DTYPE, order="C")
@@ -239,11 +271,13 @@ def check_feature_names(feature_names, n_features):
     try:
         feature_names = list(feature_names)
     except TypeError:
-        raise ValueError(f"feature_names must be a list of strings, got "
-                         f"{type(feature_names).__name__}.") from None
+        raise ValueError(
+            f"feature_names must be a list of strings, got {type(feature_names).__name__}."
+        ) from None
     if len(feature_names) != n_features:
-        raise ValueError(f"feature_names has {len(feature_names)} names, but X has "
-                         f"{n_features} features.")
+        raise ValueError(
+            f"feature_names has {len(feature_names)} names, but X has {n_features} features."
+        )
     for name in feature_names:
         if not isinstance(name, str):
             raise ValueError(f"feature_names must be strings, got {name!r}.")

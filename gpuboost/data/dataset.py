@@ -10,6 +10,7 @@ Inputs are converted and checked by :mod:`gpuboost.data.convert`; the text
 loaders :func:`load_svmlight` and :func:`load_query_file` live in
 :mod:`gpuboost.data.io` (re-exported here).
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -18,8 +19,16 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .binning import BinMapper
-from .convert import (DEFAULT_FEATURE_NAME_PREFIX, check_base_margin, check_feature_names,
-                      check_group, check_label, check_weight, convert_features, sparse_columns)
+from .convert import (
+    DEFAULT_FEATURE_NAME_PREFIX,
+    check_base_margin,
+    check_feature_names,
+    check_group,
+    check_label,
+    check_weight,
+    convert_features,
+    sparse_columns,
+)
 from .io import load_query_file, load_svmlight
 
 __all__ = ["Dataset", "load_svmlight", "load_query_file"]
@@ -28,6 +37,7 @@ __all__ = ["Dataset", "load_svmlight", "load_query_file"]
 # --------------------------------------------------------------------------- #
 # Dataset
 # --------------------------------------------------------------------------- #
+
 
 class Dataset:
     """Training or evaluation data: raw and binned features plus row metadata.
@@ -68,7 +78,8 @@ class Dataset:
         Per-row query ids, an alternative to ``group``: each query's rows must
         form one contiguous run. Converted to query sizes.
     binning_subsample : int, default=200_000
-        Number of rows the bin edges are computed on (see :class:`~gpuboost.data.binning.BinMapper`).
+        Number of rows the bin edges are computed on (see
+        :class:`~gpuboost.data.binning.BinMapper`).
     seed : int, default=0
         Seed of the binning subsample.
 
@@ -96,12 +107,21 @@ class Dataset:
         Any shape, length, value or consistency problem; the message names it.
     """
 
-    def __init__(self, X: ArrayLike, label: Optional[ArrayLike] = None,
-                 weight: Optional[ArrayLike] = None, group: Optional[ArrayLike] = None,
-                 base_margin: Optional[ArrayLike] = None,
-                 feature_names: Optional[Sequence[str]] = None, max_bin: int = 255,
-                 reference: Optional[Dataset] = None, *, qid: Optional[ArrayLike] = None,
-                 binning_subsample: int = 200_000, seed: int = 0) -> None:
+    def __init__(
+        self,
+        X: ArrayLike,
+        label: Optional[ArrayLike] = None,
+        weight: Optional[ArrayLike] = None,
+        group: Optional[ArrayLike] = None,
+        base_margin: Optional[ArrayLike] = None,
+        feature_names: Optional[Sequence[str]] = None,
+        max_bin: int = 255,
+        reference: Optional[Dataset] = None,
+        *,
+        qid: Optional[ArrayLike] = None,
+        binning_subsample: int = 200_000,
+        seed: int = 0,
+    ) -> None:
         #: Free for backends to cache device copies, keyed by their own names;
         #: cleared whenever a field changes.
         self._backend_cache = {}
@@ -119,10 +139,12 @@ class Dataset:
             feature_names = check_feature_names(feature_names, self.n_features)
         if reference is not None:
             feature_names, names_are_explicit = self._check_reference(
-                reference, feature_names, names_are_explicit)
+                reference, feature_names, names_are_explicit
+            )
         if feature_names is None:
-            feature_names = [f"{DEFAULT_FEATURE_NAME_PREFIX}{index}"
-                             for index in range(self.n_features)]
+            feature_names = [
+                f"{DEFAULT_FEATURE_NAME_PREFIX}{index}" for index in range(self.n_features)
+            ]
         self.feature_names = feature_names
         self._feature_names_are_explicit = names_are_explicit
 
@@ -136,8 +158,9 @@ class Dataset:
             self.bin_mapper = reference.bin_mapper
         else:
             # Rows of weight 0 do not shape the bin edges; quantiles are weighted.
-            self.bin_mapper = BinMapper(max_bin=max_bin, subsample=binning_subsample,
-                                        seed=seed).fit(data, sample_weight=self._weight)
+            self.bin_mapper = BinMapper(
+                max_bin=max_bin, subsample=binning_subsample, seed=seed
+            ).fit(data, sample_weight=self._weight)
         self._X_binned = None
 
     def _check_reference(self, reference, feature_names, names_are_explicit):
@@ -145,14 +168,18 @@ class Dataset:
         if not isinstance(reference, Dataset):
             raise TypeError(f"reference must be a Dataset, got {type(reference).__name__}.")
         if reference.n_features != self.n_features:
-            raise ValueError(f"X has {self.n_features} features, but the reference Dataset "
-                             f"has {reference.n_features}.")
+            raise ValueError(
+                f"X has {self.n_features} features, but the reference Dataset "
+                f"has {reference.n_features}."
+            )
         if reference._feature_names_are_explicit:
             if not names_are_explicit:
                 return list(reference.feature_names), True
             if feature_names != reference.feature_names:
-                raise ValueError(f"feature_names {feature_names} differ from those of the "
-                                 f"reference Dataset {reference.feature_names}.")
+                raise ValueError(
+                    f"feature_names {feature_names} differ from those of the "
+                    f"reference Dataset {reference.feature_names}."
+                )
         return feature_names, names_are_explicit
 
     # -- sizes --------------------------------------------------------------- #
@@ -189,8 +216,10 @@ class Dataset:
         key = float(max_conflict_rate)
         if key not in self._bundle_maps:
             from .bundling import bundle_features
-            self._bundle_maps[key] = bundle_features(self.data, self.bin_mapper, key,
-                                                     sparse_columns=self._sparse_columns)
+
+            self._bundle_maps[key] = bundle_features(
+                self.data, self.bin_mapper, key, sparse_columns=self._sparse_columns
+            )
         return self._bundle_maps[key]
 
     @property
@@ -218,8 +247,7 @@ class Dataset:
         self._weight = check_weight(weight, self.n_rows)
         self._backend_cache.clear()
 
-    def set_group(self, group: Optional[ArrayLike], *,
-                  qid: Optional[ArrayLike] = None) -> None:
+    def set_group(self, group: Optional[ArrayLike], *, qid: Optional[ArrayLike] = None) -> None:
         """Set the query sizes ``group``, or derive them from per-row ``qid``.
 
         With both None the Dataset has no queries.
@@ -264,5 +292,7 @@ class Dataset:
         if self._base_margin is not None:
             fields.append(f"base_margin {self._base_margin.shape}")
         with_fields = f", with {', '.join(fields)}" if fields else ""
-        return (f"Dataset(n_rows={self.n_rows}, n_features={self.n_features}, "
-                f"max_bin={self.max_bin}{with_fields})")
+        return (
+            f"Dataset(n_rows={self.n_rows}, n_features={self.n_features}, "
+            f"max_bin={self.max_bin}{with_fields})"
+        )

@@ -1,5 +1,6 @@
 """Text loaders: CSV files with a header, svmlight / libsvm files, query files (one
 query size per line)."""
+
 import csv
 import numbers
 
@@ -81,7 +82,7 @@ def load_svmlight(path, n_features=None, *, zero_based="auto", return_qid=False)
             labels.append(_parse_float(tokens[0], path, line_number, "label"))
             tokens = tokens[1:]
             if tokens and tokens[0].startswith(_QID_PREFIX):
-                qids.append(_parse_int(tokens[0][len(_QID_PREFIX):], path, line_number, "qid"))
+                qids.append(_parse_int(tokens[0][len(_QID_PREFIX) :], path, line_number, "qid"))
                 tokens = tokens[1:]
             elif return_qid:
                 raise _parse_error(path, line_number, "no 'qid:' after the label.")
@@ -89,8 +90,7 @@ def load_svmlight(path, n_features=None, *, zero_based="auto", return_qid=False)
             for token in tokens:
                 index_text, separator, value_text = token.partition(":")
                 if not separator:
-                    raise _parse_error(path, line_number,
-                                       f"expected 'index:value', got {token!r}.")
+                    raise _parse_error(path, line_number, f"expected 'index:value', got {token!r}.")
                 index = _parse_int(index_text, path, line_number, "feature index")
                 if index < 0:
                     raise _parse_error(path, line_number, f"negative feature index {index}.")
@@ -109,16 +109,21 @@ def load_svmlight(path, n_features=None, *, zero_based="auto", return_qid=False)
     if zero_based == "auto":
         zero_based = first_zero_index_line is not None
     elif not zero_based and first_zero_index_line is not None:
-        raise _parse_error(path, first_zero_index_line,
-                           "feature index 0 in a file read as 1-based (zero_based=False).")
+        raise _parse_error(
+            path,
+            first_zero_index_line,
+            "feature index 0 in a file read as 1-based (zero_based=False).",
+        )
     if not zero_based:
         columns -= 1
     n_features_seen = int(columns.max()) + 1 if len(columns) else 0
     if n_features is None:
         n_features = n_features_seen
     elif not isinstance(n_features, numbers.Integral) or n_features < n_features_seen:
-        raise ValueError(f"n_features={n_features!r} is too small or not an integer: "
-                         f"{path} has {n_features_seen} features.")
+        raise ValueError(
+            f"n_features={n_features!r} is too small or not an integer: "
+            f"{path} has {n_features_seen} features."
+        )
     X = np.zeros((len(labels), n_features), dtype=X_DTYPE)
     X[np.array(rows, dtype=np.int64), columns] = np.array(values, dtype=X_DTYPE)
     y = np.array(labels, dtype=Y_DTYPE)
@@ -153,8 +158,9 @@ def load_query_file(path):
             if not tokens:
                 continue
             if len(tokens) != 1:
-                raise _parse_error(path, line_number,
-                                   f"expected one query size, got {len(tokens)} fields.")
+                raise _parse_error(
+                    path, line_number, f"expected one query size, got {len(tokens)} fields."
+                )
             size = _parse_int(tokens[0], path, line_number, "query size")
             if size <= 0:
                 raise _parse_error(path, line_number, f"query size {size} is not positive.")
@@ -197,8 +203,10 @@ def read_csv(path):
             if not row:
                 continue  # blank line
             if len(row) != len(names):
-                raise ValueError(f"{path}, line {reader.line_num}: {len(row)} fields, but the "
-                                 f"header has {len(names)}.")
+                raise ValueError(
+                    f"{path}, line {reader.line_num}: {len(row)} fields, but the "
+                    f"header has {len(names)}."
+                )
             rows.append(row)
     if not rows:
         raise ValueError(f"{path} has a header but no data rows.")
@@ -223,5 +231,6 @@ def _raise_first_bad_field(path, rows, names, missing):
             except ValueError:
                 raise ValueError(
                     f"{path}, data row {row_index + 1}, column {names[column]!r}: {text!r} is "
-                    f"not a number (use an empty field for a missing value).") from None
+                    f"not a number (use an empty field for a missing value)."
+                ) from None
     raise ValueError(f"{path}: a field is not a number.")  # pragma: no cover - not reached

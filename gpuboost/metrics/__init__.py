@@ -4,12 +4,29 @@
 * :mod:`.pointwise`, :mod:`.classification`, :mod:`.ranking`: the metrics;
 * :mod:`.registry`: :func:`get_metric`, :func:`evaluate` and the name table.
 """
+
 from .base import PARAMETER_SEPARATOR, Metric
-from .classification import (DEFAULT_ERROR_THRESHOLD, LOGLOSS_EPS, ROCAUC, BinaryError, LogLoss,
-                             MultiError, MultiLogLoss)
-from .pointwise import (DEFAULT_PINBALL_ALPHA, DEFAULT_TWEEDIE_VARIANCE_POWER, MIN_EXPECTED_VALUE,
-                        TWEEDIE_VARIANCE_POWER_RANGE, GammaNegLogLik, MeanAbsoluteError,
-                        PinballLoss, PoissonNegLogLik, RootMeanSquaredError, TweedieNegLogLik)
+from .classification import (
+    DEFAULT_ERROR_THRESHOLD,
+    LOGLOSS_EPS,
+    ROCAUC,
+    BinaryError,
+    LogLoss,
+    MultiError,
+    MultiLogLoss,
+)
+from .pointwise import (
+    DEFAULT_PINBALL_ALPHA,
+    DEFAULT_TWEEDIE_VARIANCE_POWER,
+    MIN_EXPECTED_VALUE,
+    TWEEDIE_VARIANCE_POWER_RANGE,
+    GammaNegLogLik,
+    MeanAbsoluteError,
+    PinballLoss,
+    PoissonNegLogLik,
+    RootMeanSquaredError,
+    TweedieNegLogLik,
+)
 from .ranking import NDCG, MeanAveragePrecision
 from .registry import evaluate, get_metric
 

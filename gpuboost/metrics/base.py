@@ -87,9 +87,7 @@ def _as_single_output_predictions(xp, pred, n_samples):
     if pred.ndim == 2 and pred.shape[1] == 1:
         pred = pred[:, 0]
     if pred.shape != (n_samples,):
-        raise ValueError(
-            f"pred must have shape ({n_samples},) to match y, got shape {pred.shape}"
-        )
+        raise ValueError(f"pred must have shape ({n_samples},) to match y, got shape {pred.shape}")
     return pred
 
 
@@ -103,8 +101,7 @@ def _as_sample_weight(xp, weight, n_samples):
     weight = xp.asarray(weight, dtype=Y_DTYPE)
     if weight.shape != (n_samples,):
         raise ValueError(
-            f"weight must have shape ({n_samples},) to match y, got shape "
-            f"{weight.shape}"
+            f"weight must have shape ({n_samples},) to match y, got shape {weight.shape}"
         )
     if bool(xp.any(weight < 0)):
         raise ValueError("weights must be non-negative")

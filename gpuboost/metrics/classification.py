@@ -5,11 +5,18 @@ Binary metrics take probabilities of the positive class, shape (n_samples,);
 multiclass metrics take class probabilities, shape (n_samples, n_classes).
 See :mod:`gpuboost.metrics.base` for the conventions.
 """
+
 import math
 
 from ..core.dtypes import Y_DTYPE
-from .base import (Metric, _as_sample_weight, _as_single_output_predictions, _PointwiseMetric,
-                   _weighted_mean, metric_name)
+from .base import (
+    Metric,
+    _as_sample_weight,
+    _as_single_output_predictions,
+    _PointwiseMetric,
+    _weighted_mean,
+    metric_name,
+)
 
 __all__ = [
     "LogLoss",
@@ -77,7 +84,8 @@ class BinaryError(_PointwiseMetric):
             raise ValueError(f"error threshold must be finite, got {threshold}")
         self.threshold = threshold
         self.name = metric_name(
-            "error", None if threshold == DEFAULT_ERROR_THRESHOLD else threshold)
+            "error", None if threshold == DEFAULT_ERROR_THRESHOLD else threshold
+        )
 
     def _pointwise_loss(self, xp, y, pred):
         return xp.where(pred > self.threshold, 1.0 - y, y)
@@ -116,15 +124,12 @@ class ROCAUC(Metric):
             return float("nan")
 
         # Last row of every run of equal predictions: one point of the curve.
-        is_run_end = xp.concatenate(
-            [sorted_pred[1:] != sorted_pred[:-1], xp.ones(1, dtype=bool)]
-        )
+        is_run_end = xp.concatenate([sorted_pred[1:] != sorted_pred[:-1], xp.ones(1, dtype=bool)])
         zero = xp.zeros(1, dtype=Y_DTYPE)
         true_positive = xp.concatenate([zero, cumulative_positive[is_run_end]])
         false_positive = xp.concatenate([zero, cumulative_negative[is_run_end]])
         twice_area = xp.sum(
-            (false_positive[1:] - false_positive[:-1])
-            * (true_positive[1:] + true_positive[:-1])
+            (false_positive[1:] - false_positive[:-1]) * (true_positive[1:] + true_positive[:-1])
         )
         return twice_area / (2.0 * total_positive * total_negative)
 

@@ -5,6 +5,7 @@ Each is the weighted mean of a per-row loss of one-dimensional predictions
 (raw values, or expected values for the likelihoods); see
 :mod:`gpuboost.metrics.base` for the conventions.
 """
+
 import math
 
 import numpy as np
@@ -34,8 +35,10 @@ MIN_EXPECTED_VALUE = 1e-16
 DEFAULT_TWEEDIE_VARIANCE_POWER = PARAMETERS["tweedie_variance_power"].default
 #: Allowed range ``[min, max)`` of the Tweedie variance power (the parameter
 #: table's range of ``tweedie_variance_power``).
-TWEEDIE_VARIANCE_POWER_RANGE = (PARAMETERS["tweedie_variance_power"].low,
-                                PARAMETERS["tweedie_variance_power"].high)
+TWEEDIE_VARIANCE_POWER_RANGE = (
+    PARAMETERS["tweedie_variance_power"].low,
+    PARAMETERS["tweedie_variance_power"].high,
+)
 #: Quantile ``alpha`` of plain ``pinball``: the default of the parameter
 #: ``quantile_alpha`` (the level of ``reg:quantile``, whose metric this is).
 DEFAULT_PINBALL_ALPHA = PARAMETERS["quantile_alpha"].default
@@ -102,9 +105,7 @@ class PinballLoss(_PointwiseMetric):
 
     def _pointwise_loss(self, xp, y, pred):
         residual = y - pred
-        return xp.where(
-            residual >= 0, self.alpha * residual, (self.alpha - 1.0) * residual
-        )
+        return xp.where(residual >= 0, self.alpha * residual, (self.alpha - 1.0) * residual)
 
 
 class PoissonNegLogLik(_PointwiseMetric):
@@ -158,8 +159,7 @@ class TweedieNegLogLik(_PointwiseMetric):
         low, high = TWEEDIE_VARIANCE_POWER_RANGE
         if not low <= variance_power < high:
             raise ValueError(
-                f"tweedie variance power must be in [{low}, {high}), got "
-                f"{variance_power}"
+                f"tweedie variance power must be in [{low}, {high}), got {variance_power}"
             )
         self.variance_power = variance_power
         self.name = metric_name("tweedie-nloglik", variance_power)

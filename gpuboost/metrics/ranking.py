@@ -4,6 +4,7 @@ See :mod:`gpuboost.metrics.base` for the conventions (queries, query weights,
 ties). This module also owns the NDCG gains and position discounts, which the
 LambdaMART objectives (:mod:`gpuboost.objectives.ranking`) use as well.
 """
+
 import numpy as np
 
 from ..core.array import to_numpy
@@ -64,9 +65,7 @@ class _RankingMetric(Metric):
     def __init__(self, k=None):
         if k is not None:
             if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-                raise ValueError(
-                    f"{self._base_name}@k needs an integer k >= 1, got {k!r}"
-                )
+                raise ValueError(f"{self._base_name}@k needs an integer k >= 1, got {k!r}")
             k = int(k)
         self.k = k
         self.name = metric_name(self._base_name, k)
@@ -99,9 +98,7 @@ class _RankingMetric(Metric):
             return per_query.mean()
         return np.sum(query_weight * per_query) / np.sum(query_weight)
 
-    def _score_queries(
-        self, labels, ranked_rows, positions, in_top_k, query_of_row, query_offsets
-    ):
+    def _score_queries(self, labels, ranked_rows, positions, in_top_k, query_of_row, query_offsets):
         """Per-query scores, ndarray of shape (n_queries,).
 
         Parameters
@@ -121,14 +118,10 @@ class _RankingMetric(Metric):
     def _check_group(self, group, n_samples):
         """Return query sizes as an int64 array of shape (n_groups,)."""
         if group is None:
-            raise ValueError(
-                f"ranking metric '{self.name}' needs group (the query sizes)"
-            )
+            raise ValueError(f"ranking metric '{self.name}' needs group (the query sizes)")
         group_sizes = to_numpy(group)
         if group_sizes.ndim != 1:
-            raise ValueError(
-                f"group must have shape (n_groups,), got shape {group_sizes.shape}"
-            )
+            raise ValueError(f"group must have shape (n_groups,), got shape {group_sizes.shape}")
         if group_sizes.dtype.kind not in "iu":
             if not np.all(group_sizes == np.floor(group_sizes)):
                 raise ValueError("group sizes must be integers")
@@ -154,9 +147,7 @@ class _RankingMetric(Metric):
         n_queries = group_sizes.shape[0]
         if weight.shape == (n_queries,):
             if np.any(weight < 0) or not np.sum(weight) > 0:
-                raise ValueError(
-                    "query weights must be non-negative with a positive sum"
-                )
+                raise ValueError("query weights must be non-negative with a positive sum")
             return weight
         if weight.shape == (n_samples,):
             return None
@@ -183,9 +174,7 @@ class NDCG(_RankingMetric):
 
     _base_name = "ndcg"
 
-    def _score_queries(
-        self, labels, ranked_rows, positions, in_top_k, query_of_row, query_offsets
-    ):
+    def _score_queries(self, labels, ranked_rows, positions, in_top_k, query_of_row, query_offsets):
         n_queries = query_offsets.shape[0] - 1
         discounts = position_discounts(int(positions.max()) + 1)
         discount = np.where(in_top_k, discounts[positions], 0.0)
@@ -221,9 +210,7 @@ class MeanAveragePrecision(_RankingMetric):
 
     _base_name = "map"
 
-    def _score_queries(
-        self, labels, ranked_rows, positions, in_top_k, query_of_row, query_offsets
-    ):
+    def _score_queries(self, labels, ranked_rows, positions, in_top_k, query_of_row, query_offsets):
         n_queries = query_offsets.shape[0] - 1
         is_relevant = (labels[ranked_rows] > 0).astype(_QUERY_OFFSET_DTYPE)
         cumulative_hits = np.cumsum(is_relevant)
@@ -238,6 +225,4 @@ class MeanAveragePrecision(_RankingMetric):
         n_relevant = np.bincount(query_of_row, weights=is_relevant, minlength=n_queries)
         n_counted = n_relevant if self.k is None else np.minimum(n_relevant, self.k)
         has_relevant = n_relevant > 0
-        return np.where(
-            has_relevant, precision_sum / np.where(has_relevant, n_counted, 1.0), 1.0
-        )
+        return np.where(has_relevant, precision_sum / np.where(has_relevant, n_counted, 1.0), 1.0)

@@ -4,12 +4,19 @@ A name may carry a parameter after ``@`` (``error@0.7``, ``ndcg@5``,
 ``tweedie-nloglik@1.2``); the table says which metrics take one and how the
 text after ``@`` is parsed.
 """
+
 import math
 
 from .base import PARAMETER_SEPARATOR, Metric
 from .classification import ROCAUC, BinaryError, LogLoss, MultiError, MultiLogLoss
-from .pointwise import (GammaNegLogLik, MeanAbsoluteError, PinballLoss, PoissonNegLogLik,
-                        RootMeanSquaredError, TweedieNegLogLik)
+from .pointwise import (
+    GammaNegLogLik,
+    MeanAbsoluteError,
+    PinballLoss,
+    PoissonNegLogLik,
+    RootMeanSquaredError,
+    TweedieNegLogLik,
+)
 from .ranking import NDCG, MeanAveragePrecision
 
 __all__ = ["get_metric", "evaluate"]
@@ -20,8 +27,7 @@ def _parse_float(base_name, text):
         value = float(text)
     except ValueError:
         raise ValueError(
-            f"metric '{base_name}' needs a number after '{PARAMETER_SEPARATOR}', "
-            f"got {text!r}"
+            f"metric '{base_name}' needs a number after '{PARAMETER_SEPARATOR}', got {text!r}"
         ) from None
     if not math.isfinite(value):
         raise ValueError(f"metric '{base_name}' needs a finite parameter, got {text!r}")

@@ -1,4 +1,5 @@
 """The Booster: a trained ensemble, its prediction, importances, dumps and files."""
+
 from __future__ import annotations
 
 import math
@@ -72,8 +73,19 @@ class Booster:
         round (gpuboost.boosting.adaboost); None for gradient boosting.
     """
 
-    def __init__(self, params, n_outputs, base_margin, n_features, feature_names, trees=None,
-                 best_iteration=None, best_score=None, attributes=None, tree_weights=None):
+    def __init__(
+        self,
+        params,
+        n_outputs,
+        base_margin,
+        n_features,
+        feature_names,
+        trees=None,
+        best_iteration=None,
+        best_score=None,
+        attributes=None,
+        tree_weights=None,
+    ):
         self.params = dict(params)
         self.n_outputs = int(n_outputs)
         self.base_margin = np.asarray(base_margin, dtype=np.float64).reshape(self.n_outputs)
@@ -119,8 +131,10 @@ class Booster:
         else:
             data = convert_features(X)[0]
         if data.shape[1] != self.n_features:
-            raise ValueError(f"X has {data.shape[1]} features, but the model was trained with "
-                             f"{self.n_features} features.")
+            raise ValueError(
+                f"X has {data.shape[1]} features, but the model was trained with "
+                f"{self.n_features} features."
+            )
         return data, (X.get_base_margin() if isinstance(X, Dataset) else None)
 
     def _tree_range(self, iteration_range):
@@ -131,17 +145,23 @@ class Booster:
         else:
             begin, end = (int(v) for v in iteration_range)
         if not 0 <= begin <= end <= n_rounds:
-            raise ValueError(f"iteration_range {iteration_range!r} is out of bounds: the model has "
-                             f"{n_rounds} rounds.")
+            raise ValueError(
+                f"iteration_range {iteration_range!r} is out of bounds: the model has "
+                f"{n_rounds} rounds."
+            )
         return begin * self.n_outputs, end * self.n_outputs
 
     def _predict_backend(self):
         device = self.params.get("device", "cpu")
         return get_backend(device if device != "auto" else "cpu")
 
-    def predict(self, X: Union[ArrayLike, Dataset], output_margin: bool = False,
-                pred_leaf: bool = False,
-                iteration_range: Optional[Tuple[int, int]] = None) -> np.ndarray:
+    def predict(
+        self,
+        X: Union[ArrayLike, Dataset],
+        output_margin: bool = False,
+        pred_leaf: bool = False,
+        iteration_range: Optional[Tuple[int, int]] = None,
+    ) -> np.ndarray:
         """Predict.
 
         Parameters
@@ -185,10 +205,12 @@ class Booster:
         else:
             if self.tree_weights is not None:  # AdaBoost: normalized SAMME scores
                 margins = margins / samme_score_scale(
-                    self.tree_weights[first // self.n_outputs:last // self.n_outputs],
-                    self.n_outputs)
-            result = self.objective.output(backend.xp,
-                                           margins if self.n_outputs > 1 else margins[:, 0])
+                    self.tree_weights[first // self.n_outputs : last // self.n_outputs],
+                    self.n_outputs,
+                )
+            result = self.objective.output(
+                backend.xp, margins if self.n_outputs > 1 else margins[:, 0]
+            )
             return backend.to_host(result)
         result = backend.to_host(result)
         return result[:, 0] if self.n_outputs == 1 else result
@@ -198,8 +220,9 @@ class Booster:
         return self.predict(X, **kwargs)
 
     # ---- introspection ------------------------------------------------------
-    def feature_importance(self, importance_type: str = "gain",
-                           iteration_range: Optional[Tuple[int, int]] = None) -> np.ndarray:
+    def feature_importance(
+        self, importance_type: str = "gain", iteration_range: Optional[Tuple[int, int]] = None
+    ) -> np.ndarray:
         """Importance of every feature, shape (n_features,) float64.
 
         Parameters
@@ -212,8 +235,9 @@ class Booster:
             nodes split on the feature.
         """
         if importance_type not in IMPORTANCE_TYPES:
-            raise ValueError(f"importance_type must be one of {list(IMPORTANCE_TYPES)}, got "
-                             f"{importance_type!r}.")
+            raise ValueError(
+                f"importance_type must be one of {list(IMPORTANCE_TYPES)}, got {importance_type!r}."
+            )
         first, last = self._tree_range(iteration_range)
         trees = self.trees[first:last]
         weight = np.zeros(self.n_features)
@@ -223,10 +247,12 @@ class Booster:
             internal = tree.feature >= 0
             features = tree.feature[internal]
             weight += np.bincount(features, minlength=self.n_features)
-            total_gain += np.bincount(features, weights=tree.gain[internal],
-                                      minlength=self.n_features)
-            total_cover += np.bincount(features, weights=tree.cover[internal],
-                                       minlength=self.n_features)
+            total_gain += np.bincount(
+                features, weights=tree.gain[internal], minlength=self.n_features
+            )
+            total_cover += np.bincount(
+                features, weights=tree.cover[internal], minlength=self.n_features
+            )
         if importance_type == "weight":
             return weight
         if importance_type == "total_gain":
@@ -254,7 +280,9 @@ class Booster:
 
     def dump_text(self, path: Optional[PathLike] = None, with_stats: bool = True) -> str:
         """All trees as one text (``booster[i]:`` headers); written to ``path`` if given."""
-        text = "".join(f"booster[{i}]:\n{dump}\n" for i, dump in enumerate(self.dump_model(with_stats)))
+        text = "".join(
+            f"booster[{i}]:\n{dump}\n" for i, dump in enumerate(self.dump_model(with_stats))
+        )
         if path is not None:
             atomic_write_text(path, text)
         return text
@@ -262,11 +290,18 @@ class Booster:
     # ---- persistence --------------------------------------------------------
     def _state(self):
         """The model state gpuboost.model.model_io serializes."""
-        return {"params": self.params, "n_outputs": self.n_outputs,
-                "base_margin": self.base_margin, "n_features": self.n_features,
-                "feature_names": self.feature_names, "trees": self.trees,
-                "best_iteration": self.best_iteration, "best_score": self.best_score,
-                "attributes": self.attributes, "tree_weights": self.tree_weights}
+        return {
+            "params": self.params,
+            "n_outputs": self.n_outputs,
+            "base_margin": self.base_margin,
+            "n_features": self.n_features,
+            "feature_names": self.feature_names,
+            "trees": self.trees,
+            "best_iteration": self.best_iteration,
+            "best_score": self.best_score,
+            "attributes": self.attributes,
+            "tree_weights": self.tree_weights,
+        }
 
     def to_json(self) -> str:
         """The model file's text (versioned JSON, deterministic; gpuboost.model.model_io)."""
@@ -316,6 +351,7 @@ class Booster:
         self.trees.extend(trees)
 
     def __repr__(self):
-        return (f"Booster(objective={self.params.get('objective')!r}, rounds="
-                f"{self.num_boosted_rounds()}, n_features={self.n_features})")
-
+        return (
+            f"Booster(objective={self.params.get('objective')!r}, rounds="
+            f"{self.num_boosted_rounds()}, n_features={self.n_features})"
+        )

@@ -34,6 +34,7 @@ thresholds and values are finite; no object names a key twice, no key is unknown
 and every key the saver writes is present (``params`` must name the objective).
 Anything else raises ``ValueError``.
 """
+
 import json
 import math
 import os
@@ -45,8 +46,15 @@ from ..objectives import get_objective
 from ..params import PARAMETERS, model_params, validate_params
 from ..tree.tree import TREE_ARRAYS, Tree
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "state_to_json", "state_from_json", "read_model_text",
-           "atomic_write_text", "validate_tree_dict"]
+__all__ = [
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "state_to_json",
+    "state_from_json",
+    "read_model_text",
+    "atomic_write_text",
+    "validate_tree_dict",
+]
 
 FORMAT_NAME = "gpuboost-model"
 FORMAT_VERSION = 1
@@ -69,8 +77,12 @@ def state_to_json(state):
     }
     if state["tree_weights"] is not None:
         learner["tree_weights"] = [float(w) for w in state["tree_weights"]]
-    document = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "learner": learner,
-                "trees": [tree.to_dict() for tree in state["trees"]]}
+    document = {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "learner": learner,
+        "trees": [tree.to_dict() for tree in state["trees"]],
+    }
     return json.dumps(document, separators=(",", ":"), allow_nan=False)
 
 
@@ -110,9 +122,15 @@ def _number_list(values, name, integer, tree_index):
     if not isinstance(values, list):
         _fail(f"tree {tree_index}: {name!r} must be a list")
     for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and not isinstance(v, int)):
-            _fail(f"tree {tree_index}: {name!r} holds a non-{'integer' if integer else 'number'} "
-                  f"entry {v!r}")
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, (int, float))
+            or (integer and not isinstance(v, int))
+        ):
+            _fail(
+                f"tree {tree_index}: {name!r} holds a non-{'integer' if integer else 'number'} "
+                f"entry {v!r}"
+            )
         if not integer and not math.isfinite(v):
             _fail(f"tree {tree_index}: {name!r} holds a non-finite value")
     return values
@@ -130,16 +148,21 @@ def validate_tree_dict(data, n_features, tree_index=0):
     int32_max = np.iinfo(np.int32).max
     for name, dtype in TREE_ARRAYS.items():
         integer = np.issubdtype(dtype, np.integer) or dtype == np.bool_
-        values = _number_list(_require(data, name, list, f"tree {tree_index} field "),
-                              name, integer, tree_index)
+        values = _number_list(
+            _require(data, name, list, f"tree {tree_index} field "), name, integer, tree_index
+        )
         if n_nodes is None:
             n_nodes = len(values)
             if n_nodes == 0:
                 _fail(f"tree {tree_index} has no nodes")
         elif len(values) != n_nodes:
             _fail(f"tree {tree_index}: {name!r} has {len(values)} entries, expected {n_nodes}")
-        if integer and values and (max(values) > int32_max or min(values) < -int32_max) \
-                and name != "count":
+        if (
+            integer
+            and values
+            and (max(values) > int32_max or min(values) < -int32_max)
+            and name != "count"
+        ):
             _fail(f"tree {tree_index}: {name!r} holds an out-of-range integer")
         if dtype == np.bool_ and any(v not in (0, 1) for v in values):
             _fail(f"tree {tree_index}: 'default_left' entries must be 0 or 1")
@@ -152,8 +175,11 @@ def validate_tree_dict(data, n_features, tree_index=0):
         _fail(f"tree {tree_index}: child index out of range")
     if np.any(~internal & ((left != -1) | (right != -1))):
         _fail(f"tree {tree_index}: a leaf has children")
-    if np.any(arrays["count"] < 0) or np.any(arrays["threshold_bin"] < 0) \
-            or np.any(arrays["threshold_bin"] > 255):
+    if (
+        np.any(arrays["count"] < 0)
+        or np.any(arrays["threshold_bin"] < 0)
+        or np.any(arrays["threshold_bin"] > 255)
+    ):
         _fail(f"tree {tree_index}: negative count or threshold_bin out of [0, 255]")
     # Every node reached exactly once from the root: a tree, no cycles, no orphans.
     seen = np.zeros(n_nodes, dtype=bool)
@@ -183,8 +209,19 @@ def state_from_json(text):
 
 #: Keys of the top-level object and of "learner"; any other key is an error (as in trees).
 _DOCUMENT_KEYS = frozenset({"format", "version", "learner", "trees"})
-_LEARNER_KEYS = frozenset({"params", "n_outputs", "n_features", "feature_names", "base_margin",
-                           "best_iteration", "best_score", "attributes", "tree_weights"})
+_LEARNER_KEYS = frozenset(
+    {
+        "params",
+        "n_outputs",
+        "n_features",
+        "feature_names",
+        "base_margin",
+        "best_iteration",
+        "best_score",
+        "attributes",
+        "tree_weights",
+    }
+)
 
 
 def _object_without_duplicate_keys(pairs):
@@ -239,28 +276,37 @@ def _state_from_json(text):
         except (ValueError, TypeError) as error:
             _fail(f"bad objective: {error}")
         if expected_outputs != n_outputs:
-            _fail(f"n_outputs is {n_outputs} but objective {objective_name!r} "
-                  f"(num_class={params['num_class']}) has {expected_outputs} outputs")
+            _fail(
+                f"n_outputs is {n_outputs} but objective {objective_name!r} "
+                f"(num_class={params['num_class']}) has {expected_outputs} outputs"
+            )
     names = _require(learner, "feature_names", list, "learner ")
     if len(names) != n_features or not all(isinstance(n, str) for n in names):
         _fail("feature_names must be n_features strings")
     base_margin = _require(learner, "base_margin", list, "learner ")
     if len(base_margin) != n_outputs or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-            for v in base_margin):
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        for v in base_margin
+    ):
         _fail("base_margin must be n_outputs finite numbers")
     best_iteration = learner.get("best_iteration")
-    if best_iteration is not None and (not isinstance(best_iteration, int)
-                                       or isinstance(best_iteration, bool) or best_iteration < 0):
+    if best_iteration is not None and (
+        not isinstance(best_iteration, int)
+        or isinstance(best_iteration, bool)
+        or best_iteration < 0
+    ):
         _fail("best_iteration must be a non-negative integer or null")
     best_score = learner.get("best_score")
-    if best_score is not None and (not isinstance(best_score, (int, float))
-                                   or isinstance(best_score, bool)
-                                   or not math.isfinite(best_score)):
+    if best_score is not None and (
+        not isinstance(best_score, (int, float))
+        or isinstance(best_score, bool)
+        or not math.isfinite(best_score)
+    ):
         _fail("best_score must be a finite number or null")
     attributes = learner.get("attributes", {})
     if not isinstance(attributes, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in attributes.items()):
+        isinstance(k, str) and isinstance(v, str) for k, v in attributes.items()
+    ):
         _fail("attributes must map strings to strings")
     trees_data = _require(document, "trees", list, "")
     if len(trees_data) % n_outputs:
@@ -273,14 +319,26 @@ def _state_from_json(text):
     if (params["booster"] == "adaboost") != (tree_weights is not None):
         _fail("'tree_weights' must be present exactly when params 'booster' is 'adaboost'")
     if tree_weights is not None and (
-            not isinstance(tree_weights, list) or len(tree_weights) != n_rounds
-            or not all(isinstance(w, (int, float)) and not isinstance(w, bool)
-                       and math.isfinite(w) and w > 0 for w in tree_weights)):
+        not isinstance(tree_weights, list)
+        or len(tree_weights) != n_rounds
+        or not all(
+            isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w) and w > 0
+            for w in tree_weights
+        )
+    ):
         _fail("tree_weights must hold one positive finite number per round")
-    return {"params": params, "n_outputs": n_outputs,
-            "base_margin": np.asarray(base_margin, dtype=np.float64), "n_features": n_features,
-            "feature_names": names, "trees": trees, "best_iteration": best_iteration,
-            "best_score": best_score, "attributes": attributes, "tree_weights": tree_weights}
+    return {
+        "params": params,
+        "n_outputs": n_outputs,
+        "base_margin": np.asarray(base_margin, dtype=np.float64),
+        "n_features": n_features,
+        "feature_names": names,
+        "trees": trees,
+        "best_iteration": best_iteration,
+        "best_score": best_score,
+        "attributes": attributes,
+        "tree_weights": tree_weights,
+    }
 
 
 def read_model_text(path):

@@ -40,6 +40,7 @@ exponential term (``binary:exponential``, ``count:poisson``, ``reg:gamma``,
 ``reg:tweedie``) overflow to ``inf`` for margins beyond roughly +-700. The
 sigmoid and the softmax are written so that they never overflow.
 """
+
 import numpy as np
 
 from ..core.dtypes import Y_DTYPE
@@ -55,6 +56,7 @@ LOG_LINK_MEAN_FLOOR = 1e-7
 # ---------------------------------------------------------------------------
 # Host helpers
 # ---------------------------------------------------------------------------
+
 
 def _host_label_and_weight(y, weight, who):
     """Return labels and weights as validated float64 host arrays.
@@ -75,15 +77,14 @@ def _host_label_and_weight(y, weight, who):
     """
     y = np.asarray(y, dtype=Y_DTYPE)
     if y.ndim != 1 or y.shape[0] == 0:
-        raise ValueError(
-            f"{who}: labels must be a non-empty 1-D array, got shape "
-            f"{y.shape}")
+        raise ValueError(f"{who}: labels must be a non-empty 1-D array, got shape {y.shape}")
     return y, check_host_weights(weight, y.shape[0], who)
 
 
 # ---------------------------------------------------------------------------
 # Array-module helpers (row data)
 # ---------------------------------------------------------------------------
+
 
 def _sigmoid(xp, x):
     """``1 / (1 + exp(-x))`` without overflow, using ``exp`` only.
@@ -160,6 +161,7 @@ def _apply_weight(xp, grad, hess, weight):
 # Base class
 # ---------------------------------------------------------------------------
 
+
 class Objective:
     """Base class of the training objectives.
 
@@ -213,8 +215,7 @@ class Objective:
         return {}
 
     def __repr__(self):
-        params = ", ".join(f"{key}={value!r}"
-                           for key, value in self.get_params().items())
+        params = ", ".join(f"{key}={value!r}" for key, value in self.get_params().items())
         return f"{type(self).__name__}({params})"
 
     # -- labels ------------------------------------------------------------
@@ -236,13 +237,13 @@ class Objective:
         y = np.asarray(y, dtype=Y_DTYPE)
         if y.ndim != 1:
             raise ValueError(
-                f"objective {self.name!r}: labels must be a 1-D array, got "
-                f"shape {y.shape}")
+                f"objective {self.name!r}: labels must be a 1-D array, got shape {y.shape}"
+            )
         if not np.isfinite(y).all():
             n_bad = int((~np.isfinite(y)).sum())
             raise ValueError(
-                f"objective {self.name!r}: labels contain {n_bad} NaN or "
-                "infinite value(s)")
+                f"objective {self.name!r}: labels contain {n_bad} NaN or infinite value(s)"
+            )
         self._check_label_domain(y)
 
     def _check_label_domain(self, y):
@@ -253,8 +254,8 @@ class Objective:
         n_bad = int(bad.sum())
         example = float(y[bad][0])
         raise ValueError(
-            f"objective {self.name!r}: {problem}; found {n_bad} invalid "
-            f"label(s), e.g. {example!r}")
+            f"objective {self.name!r}: {problem}; found {n_bad} invalid label(s), e.g. {example!r}"
+        )
 
     # -- gradients ---------------------------------------------------------
 
@@ -287,12 +288,12 @@ class Objective:
 
     def _check_raw_shape(self, y, raw):
         n_outputs = self.n_outputs()
-        expected = ((y.shape[0],) if n_outputs == 1
-                    else (y.shape[0], n_outputs))
+        expected = (y.shape[0],) if n_outputs == 1 else (y.shape[0], n_outputs)
         if raw.shape != expected:
             raise ValueError(
                 f"objective {self.name!r}: raw predictions must have shape "
-                f"{expected}, got {raw.shape}")
+                f"{expected}, got {raw.shape}"
+            )
 
     def _gradients(self, xp, y, raw):
         """Unweighted ``(grad, hess)`` for valid float64 ``xp`` arrays."""
@@ -344,12 +345,12 @@ class Objective:
             value = float(base_score)
         except (TypeError, ValueError):
             raise ValueError(
-                f"objective {self.name!r}: base_score must be a number, got "
-                f"{base_score!r}") from None
+                f"objective {self.name!r}: base_score must be a number, got {base_score!r}"
+            ) from None
         if not (np.isfinite(value) and condition(value)):
             raise ValueError(
-                f"objective {self.name!r}: base_score must be {domain}, got "
-                f"{base_score!r}")
+                f"objective {self.name!r}: base_score must be {domain}, got {base_score!r}"
+            )
         return value
 
     # -- transforms --------------------------------------------------------
@@ -430,8 +431,9 @@ class Objective:
         values : ndarray of shape (n_leaves,), float64 (host)
         """
         residuals = self.refit_residuals(backend.xp, y, raw)
-        return backend.segment_weighted_quantile(residuals, weight, sample_indices, begins,
-                                                 ends, self.refit_alpha)
+        return backend.segment_weighted_quantile(
+            residuals, weight, sample_indices, begins, ends, self.refit_alpha
+        )
 
 
 class _IdentityLinkMixin:
@@ -455,6 +457,5 @@ class _LogLinkMixin:
         return np.array([np.log(weighted_mean)], dtype=Y_DTYPE)
 
     def base_score_to_margin(self, base_score):
-        value = self._check_base_score(base_score, lambda v: v > 0,
-                                       "positive and finite")
+        value = self._check_base_score(base_score, lambda v: v > 0, "positive and finite")
         return np.array([np.log(value)], dtype=Y_DTYPE)

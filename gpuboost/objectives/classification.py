@@ -4,6 +4,7 @@ Predictions are probabilities (``multi:softmax`` predicts class indices from
 ``output`` and probabilities from ``mean``). The interface and the conventions
 shared by every objective are in :mod:`gpuboost.objectives.base`.
 """
+
 import numbers
 
 import numpy as np
@@ -11,8 +12,16 @@ import numpy as np
 from ..core.dtypes import Y_DTYPE
 from .base import Objective, _host_label_and_weight, _sigmoid, _softmax
 
-__all__ = ["LogisticLoss", "ExponentialLoss", "SoftmaxLoss", "SoftmaxClassLoss",
-           "HESSIAN_FLOOR", "MULTICLASS_HESSIAN_FACTOR", "PROBABILITY_CLIP", "MIN_NUM_CLASS"]
+__all__ = [
+    "LogisticLoss",
+    "ExponentialLoss",
+    "SoftmaxLoss",
+    "SoftmaxClassLoss",
+    "HESSIAN_FLOOR",
+    "MULTICLASS_HESSIAN_FACTOR",
+    "PROBABILITY_CLIP",
+    "MIN_NUM_CLASS",
+]
 
 #: Lower bound on the hessian of ``binary:logistic`` and ``multi:*`` (as in
 #: XGBoost), so that saturated rows still have a positive hessian.
@@ -35,17 +44,18 @@ MIN_NUM_CLASS = 2
 # Binary classification
 # ---------------------------------------------------------------------------
 
+
 def _clipped_weighted_mean(y, weight, who):
     """Weighted label mean clipped into ``[PROBABILITY_CLIP, 1 - CLIP]``."""
     y, weight = _host_label_and_weight(y, weight, who)
     probability = np.sum(weight * y) / np.sum(weight)
-    return float(np.clip(probability, PROBABILITY_CLIP,
-                         1.0 - PROBABILITY_CLIP))
+    return float(np.clip(probability, PROBABILITY_CLIP, 1.0 - PROBABILITY_CLIP))
 
 
 def _check_probability(objective, base_score):
     return objective._check_base_score(
-        base_score, lambda v: 0.0 < v < 1.0, "in the open interval (0, 1)")
+        base_score, lambda v: 0.0 < v < 1.0, "in the open interval (0, 1)"
+    )
 
 
 class LogisticLoss(Objective):
@@ -73,13 +83,11 @@ class LogisticLoss(Objective):
 
     def base_margin(self, y, weight):
         probability = _clipped_weighted_mean(y, weight, self.name)
-        return np.array([np.log(probability / (1.0 - probability))],
-                        dtype=Y_DTYPE)
+        return np.array([np.log(probability / (1.0 - probability))], dtype=Y_DTYPE)
 
     def base_score_to_margin(self, base_score):
         probability = _check_probability(self, base_score)
-        return np.array([np.log(probability / (1.0 - probability))],
-                        dtype=Y_DTYPE)
+        return np.array([np.log(probability / (1.0 - probability))], dtype=Y_DTYPE)
 
     def output(self, xp, raw):
         return _sigmoid(xp, xp.asarray(raw, dtype=Y_DTYPE))
@@ -109,13 +117,11 @@ class ExponentialLoss(Objective):
 
     def base_margin(self, y, weight):
         probability = _clipped_weighted_mean(y, weight, self.name)
-        return np.array([0.5 * np.log(probability / (1.0 - probability))],
-                        dtype=Y_DTYPE)
+        return np.array([0.5 * np.log(probability / (1.0 - probability))], dtype=Y_DTYPE)
 
     def base_score_to_margin(self, base_score):
         probability = _check_probability(self, base_score)
-        return np.array([0.5 * np.log(probability / (1.0 - probability))],
-                        dtype=Y_DTYPE)
+        return np.array([0.5 * np.log(probability / (1.0 - probability))], dtype=Y_DTYPE)
 
     def output(self, xp, raw):
         return _sigmoid(xp, 2.0 * xp.asarray(raw, dtype=Y_DTYPE))
@@ -124,6 +130,7 @@ class ExponentialLoss(Objective):
 # ---------------------------------------------------------------------------
 # Multiclass
 # ---------------------------------------------------------------------------
+
 
 class SoftmaxLoss(Objective):
     """``multi:softprob``: softmax cross-entropy over ``num_class`` classes.
@@ -147,12 +154,15 @@ class SoftmaxLoss(Objective):
     default_metric = "mlogloss"
 
     def __init__(self, num_class):
-        if (isinstance(num_class, bool)
-                or not isinstance(num_class, numbers.Integral)
-                or num_class < MIN_NUM_CLASS):
+        if (
+            isinstance(num_class, bool)
+            or not isinstance(num_class, numbers.Integral)
+            or num_class < MIN_NUM_CLASS
+        ):
             raise ValueError(
                 f"objective {self.name!r}: num_class must be an integer >= "
-                f"{MIN_NUM_CLASS}, got {num_class!r}")
+                f"{MIN_NUM_CLASS}, got {num_class!r}"
+            )
         self.num_class = int(num_class)
 
     @classmethod
@@ -168,7 +178,8 @@ class SoftmaxLoss(Objective):
         if num_class is None:
             raise ValueError(
                 f"objective {cls.name!r} requires the parameter num_class "
-                f"(an integer >= {MIN_NUM_CLASS})")
+                f"(an integer >= {MIN_NUM_CLASS})"
+            )
         return cls(num_class=num_class)
 
     def n_outputs(self):
@@ -183,23 +194,20 @@ class SoftmaxLoss(Objective):
             self._label_error("labels must be integer class indices", y, bad)
         bad = (y < 0) | (y >= self.num_class)
         if bad.any():
-            self._label_error(
-                f"labels must be in [0, num_class) = [0, {self.num_class})",
-                y, bad)
+            self._label_error(f"labels must be in [0, num_class) = [0, {self.num_class})", y, bad)
 
     def _gradients(self, xp, y, raw):
         probability = _softmax(xp, raw)
         classes = xp.arange(self.num_class, dtype=Y_DTYPE)
         one_hot = (y[:, None] == classes[None, :]).astype(Y_DTYPE)
         hess = xp.maximum(
-            MULTICLASS_HESSIAN_FACTOR * probability * (1.0 - probability),
-            HESSIAN_FLOOR)
+            MULTICLASS_HESSIAN_FACTOR * probability * (1.0 - probability), HESSIAN_FLOOR
+        )
         return probability - one_hot, hess
 
     def base_margin(self, y, weight):
         y, weight = _host_label_and_weight(y, weight, self.name)
-        class_weight = np.bincount(y.astype(np.intp), weights=weight,
-                                   minlength=self.num_class)
+        class_weight = np.bincount(y.astype(np.intp), weights=weight, minlength=self.num_class)
         priors = np.clip(class_weight / np.sum(weight), PROBABILITY_CLIP, 1.0)
         log_priors = np.log(priors)
         return (log_priors - np.mean(log_priors)).astype(Y_DTYPE)

@@ -1,4 +1,5 @@
 """A user objective: a callable ``func(raw_margin, dataset) -> (grad, hess)``."""
+
 import numbers
 
 import numpy as np
@@ -41,14 +42,15 @@ class CustomObjective(_IdentityLinkMixin, Objective):
 
     def __init__(self, func, n_outputs=1):
         if func is not None and not callable(func):
-            raise TypeError(
-                f"CustomObjective: func must be callable, got {func!r}")
-        if (isinstance(n_outputs, bool)
-                or not isinstance(n_outputs, numbers.Integral)
-                or n_outputs < 1):
+            raise TypeError(f"CustomObjective: func must be callable, got {func!r}")
+        if (
+            isinstance(n_outputs, bool)
+            or not isinstance(n_outputs, numbers.Integral)
+            or n_outputs < 1
+        ):
             raise ValueError(
-                "CustomObjective: n_outputs must be a positive integer, got "
-                f"{n_outputs!r}")
+                f"CustomObjective: n_outputs must be a positive integer, got {n_outputs!r}"
+            )
         self.func = func
         self._n_outputs = int(n_outputs)
 
@@ -98,12 +100,13 @@ class CustomObjective(_IdentityLinkMixin, Objective):
         if self.func is None:
             raise ValueError(
                 "this model was trained with a custom objective, which is not "
-                "saved in the model file; pass obj= to train() to continue training")
+                "saved in the model file; pass obj= to train() to continue training"
+            )
         result = self.func(to_numpy(raw), dataset)
         if not isinstance(result, (tuple, list)) or len(result) != 2:
             raise ValueError(
-                "custom objective must return a pair (grad, hess), got "
-                f"{type(result).__name__}")
+                f"custom objective must return a pair (grad, hess), got {type(result).__name__}"
+            )
         grad = self._validated(result[0], "grad", raw.shape)
         hess = self._validated(result[1], "hess", raw.shape)
         return xp.asarray(grad), xp.asarray(hess)
@@ -113,14 +116,14 @@ class CustomObjective(_IdentityLinkMixin, Objective):
         """Return ``values`` as a float64 host array of shape ``raw_shape``."""
         if np.iscomplexobj(values):
             raise ValueError(
-                f"custom objective returned a complex {what}; real values "
-                "are required")
+                f"custom objective returned a complex {what}; real values are required"
+            )
         try:
             values = np.asarray(values, dtype=Y_DTYPE)
         except (TypeError, ValueError) as error:
             raise ValueError(
-                f"custom objective returned a {what} that cannot be "
-                f"converted to float64: {error}") from None
+                f"custom objective returned a {what} that cannot be converted to float64: {error}"
+            ) from None
         flat_size = int(np.prod(raw_shape))
         if values.shape != raw_shape:
             if len(raw_shape) == 2 and values.shape == (flat_size,):
@@ -130,12 +133,10 @@ class CustomObjective(_IdentityLinkMixin, Objective):
                 if len(raw_shape) == 2:
                     expected += f" or ({flat_size},)"
                 raise ValueError(
-                    f"custom objective returned {what} of shape "
-                    f"{values.shape}; expected {expected}")
+                    f"custom objective returned {what} of shape {values.shape}; expected {expected}"
+                )
         if not np.isfinite(values).all():
-            raise ValueError(
-                f"custom objective returned a {what} with NaN or infinite "
-                "values")
+            raise ValueError(f"custom objective returned a {what} with NaN or infinite values")
         return values
 
     def base_margin(self, y, weight):

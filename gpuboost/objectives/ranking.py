@@ -58,6 +58,7 @@ host. The only transcendental functions on row data are ``exp`` (the
 sigmoid); as for ``binary:logistic``, a real GPU may differ from NumPy in
 their last bits.
 """
+
 import numbers
 
 import numpy as np
@@ -68,8 +69,15 @@ from ..metrics.ranking import ndcg_gains, position_discounts
 from ..params import PARAMETERS
 from .base import Objective, _apply_weight, _IdentityLinkMixin, _sigmoid
 
-__all__ = ["NDCGLambdaRank", "MAPLambdaRank", "PairwiseRank", "RANKING_OBJECTIVE_CLASSES",
-           "DEFAULT_TRUNCATION_LEVEL", "RANK_SIGMOID", "lambdarank_gradients_naive"]
+__all__ = [
+    "NDCGLambdaRank",
+    "MAPLambdaRank",
+    "PairwiseRank",
+    "RANKING_OBJECTIVE_CLASSES",
+    "DEFAULT_TRUNCATION_LEVEL",
+    "RANK_SIGMOID",
+    "lambdarank_gradients_naive",
+]
 
 #: Default of ``lambdarank_truncation_level`` (LightGBM's), read from its owner,
 #: the parameter table (:data:`gpuboost.params.PARAMETERS`).
@@ -78,12 +86,12 @@ DEFAULT_TRUNCATION_LEVEL = PARAMETERS["lambdarank_truncation_level"].default
 RANK_SIGMOID = 1.0
 #: Largest magnitude of a pair term in fixed point. A row sums at most
 #: ``MAX_QUERY_SIZE`` terms, so sums stay below ``2**62`` (exact in int64).
-PAIR_FIXED_POINT_MAX = 2 ** 40
+PAIR_FIXED_POINT_MAX = 2**40
 #: Largest number of documents in one query.
-MAX_QUERY_SIZE = 2 ** 22
+MAX_QUERY_SIZE = 2**22
 #: Fixed-point unit of the reciprocal ranks ``1 / (p + 1)`` summed along a ranking
 #: (average precision): a query's sum is below ``(1 + ln MAX_QUERY_SIZE) * 2**48 < 2**53``.
-RECIPROCAL_RANK_FIXED_POINT_ONE = 2 ** 48
+RECIPROCAL_RANK_FIXED_POINT_ONE = 2**48
 #: Padded pair cells ``(queries x truncation x length)`` of one chunk; bounds the
 #: memory of the pair tensors (about 100 bytes a cell at the peak). A single
 #: query larger than this still forms a chunk of its own.
@@ -95,6 +103,7 @@ _FIXED_POINT_DTYPE = np.int64
 # ---------------------------------------------------------------------------
 # Host helpers
 # ---------------------------------------------------------------------------
+
 
 def ideal_dcg(labels, group, truncation_level):
     """Ideal DCG of every query over its top ``truncation_level`` positions (host).
@@ -120,14 +129,16 @@ def ideal_dcg(labels, group, truncation_level):
     out = np.zeros(len(group), dtype=np.float64)
     for position in range(min(truncation_level, longest)):
         at_position = positions == position  # at most one row per query
-        out[query_of_row[at_position]] += (ndcg_gains(ideal_labels[at_position])
-                                           * discounts[position])
+        out[query_of_row[at_position]] += (
+            ndcg_gains(ideal_labels[at_position]) * discounts[position]
+        )
     return out
 
 
 # ---------------------------------------------------------------------------
 # Query layout: chunks of padded queries
 # ---------------------------------------------------------------------------
+
 
 class _Chunk:
     """Queries of similar size padded to ``length`` (device arrays unless noted).
@@ -168,20 +179,26 @@ class QueryLayout:
         group = np.asarray(group, dtype=np.int64)
         n_rows = len(labels)
         if int(group.sum()) != n_rows:
-            raise ValueError(f"query sizes sum to {int(group.sum())}, but there are {n_rows} "
-                             f"labels.")
+            raise ValueError(
+                f"query sizes sum to {int(group.sum())}, but there are {n_rows} labels."
+            )
         if len(group) and int(group.max()) > MAX_QUERY_SIZE:
-            raise ValueError(f"a query has {int(group.max())} documents; at most "
-                             f"{MAX_QUERY_SIZE} are supported.")
+            raise ValueError(
+                f"a query has {int(group.max())} documents; at most {MAX_QUERY_SIZE} are supported."
+            )
         self.n_rows = n_rows
         query_offsets = offsets(group)
         idcg = ideal_dcg(labels, group, truncation_level)
-        relevant = np.bincount(np.repeat(np.arange(len(group)), group),
-                               weights=(labels > 0).astype(np.float64), minlength=len(group))
+        relevant = np.bincount(
+            np.repeat(np.arange(len(group)), group),
+            weights=(labels > 0).astype(np.float64),
+            minlength=len(group),
+        )
         longest = max(int(group.max(initial=1)), 1)
         self.discounts = to_device(position_discounts(longest))
-        reciprocal = np.rint(RECIPROCAL_RANK_FIXED_POINT_ONE
-                             / np.arange(1, longest + 1, dtype=np.float64))
+        reciprocal = np.rint(
+            RECIPROCAL_RANK_FIXED_POINT_ONE / np.arange(1, longest + 1, dtype=np.float64)
+        )
         self.reciprocal_ranks = to_device(reciprocal.astype(_FIXED_POINT_DTYPE))
         self.chunks = []
         # Queries by increasing size, so that a chunk pads little.
@@ -197,13 +214,25 @@ class QueryLayout:
                     break
                 length = next_length
                 stop += 1
-            self.chunks.append(self._chunk(order[start:stop], length, query_offsets, group, labels,
-                                           idcg, relevant, truncation_level, to_device))
+            self.chunks.append(
+                self._chunk(
+                    order[start:stop],
+                    length,
+                    query_offsets,
+                    group,
+                    labels,
+                    idcg,
+                    relevant,
+                    truncation_level,
+                    to_device,
+                )
+            )
             start = stop
 
     @staticmethod
-    def _chunk(queries, length, query_offsets, group, labels, idcg, relevant, truncation_level,
-               to_device):
+    def _chunk(
+        queries, length, query_offsets, group, labels, idcg, relevant, truncation_level, to_device
+    ):
         n_queries = len(queries)
         n_rows = len(labels)
         positions = np.arange(length)
@@ -219,8 +248,9 @@ class QueryLayout:
         chunk.gains = to_device(np.where(valid, ndcg_gains(padded_labels), 0.0))
         chunk.relevant_count = to_device(relevant[queries])
         query_idcg = idcg[queries]
-        chunk.inverse_ideal_dcg = to_device(np.where(query_idcg > 0, 1.0 / np.where(
-            query_idcg > 0, query_idcg, 1.0), 0.0))
+        chunk.inverse_ideal_dcg = to_device(
+            np.where(query_idcg > 0, 1.0 / np.where(query_idcg > 0, query_idcg, 1.0), 0.0)
+        )
         chunk.position_key = to_device(np.tile(positions.astype(np.float64), n_queries))
         chunk.query_key = to_device(np.repeat(np.arange(n_queries, dtype=np.float64), length))
         return chunk
@@ -229,6 +259,7 @@ class QueryLayout:
 # ---------------------------------------------------------------------------
 # Objectives
 # ---------------------------------------------------------------------------
+
 
 def _fixed_point_scale(max_abs):
     """Scale of the pair terms of one chunk (1.0 when all are zero)."""
@@ -249,11 +280,15 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
     default_metric = "ndcg"
 
     def __init__(self, lambdarank_truncation_level=DEFAULT_TRUNCATION_LEVEL):
-        if (isinstance(lambdarank_truncation_level, bool)
-                or not isinstance(lambdarank_truncation_level, numbers.Integral)
-                or lambdarank_truncation_level < 1):
-            raise ValueError(f"objective {self.name!r}: lambdarank_truncation_level must be a "
-                             f"positive integer, got {lambdarank_truncation_level!r}")
+        if (
+            isinstance(lambdarank_truncation_level, bool)
+            or not isinstance(lambdarank_truncation_level, numbers.Integral)
+            or lambdarank_truncation_level < 1
+        ):
+            raise ValueError(
+                f"objective {self.name!r}: lambdarank_truncation_level must be a "
+                f"positive integer, got {lambdarank_truncation_level!r}"
+            )
         self.truncation_level = int(lambdarank_truncation_level)
         self._layout_key = None
         self._layout = None
@@ -279,8 +314,10 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
     def _query_layout(self, xp, dataset):
         group = None if dataset is None else dataset.group
         if group is None:
-            raise ValueError(f"objective {self.name!r} needs the queries of the training data: "
-                             f"pass group= (query sizes) or qid= to the Dataset.")
+            raise ValueError(
+                f"objective {self.name!r} needs the queries of the training data: "
+                f"pass group= (query sizes) or qid= to the Dataset."
+            )
         label = dataset.label
         key = (id(label), id(group), xp.__name__)
         if self._layout_key is None or self._layout_key[0] != key:
@@ -314,8 +351,10 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
         self._check_raw_shape(y, raw)
         layout = self._query_layout(xp, dataset)
         if layout.n_rows != y.shape[0]:
-            raise ValueError(f"objective {self.name!r}: {y.shape[0]} labels, but the dataset's "
-                             f"queries hold {layout.n_rows} rows")
+            raise ValueError(
+                f"objective {self.name!r}: {y.shape[0]} labels, but the dataset's "
+                f"queries hold {layout.n_rows} rows"
+            )
         # One extra slot: padding positions read and write the dummy row n_rows.
         scores = xp.concatenate([raw, xp.zeros(1, dtype=Y_DTYPE)])
         grad = xp.zeros(layout.n_rows + 1, dtype=Y_DTYPE)
@@ -336,15 +375,22 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
         order = xp.lexsort(xp.stack([chunk.position_key, sort_key.ravel(), chunk.query_key]))
         order = order.reshape(n_queries, length)
         ranked = _Ranked(
-            rows=chunk.rows.ravel()[order], valid=chunk.valid.ravel()[order],
-            scores=padded_scores.ravel()[order], labels=chunk.labels.ravel()[order],
-            gains=chunk.gains.ravel()[order])
+            rows=chunk.rows.ravel()[order],
+            valid=chunk.valid.ravel()[order],
+            scores=padded_scores.ravel()[order],
+            labels=chunk.labels.ravel()[order],
+            gains=chunk.gains.ravel()[order],
+        )
         label_i = ranked.labels[:, :top, None]
         label_j = ranked.labels[:, None, :]
         position_i = xp.arange(top)[None, :, None]
         position_j = xp.arange(length)[None, None, :]
-        in_pair = (ranked.valid[:, :top, None] & ranked.valid[:, None, :]
-                   & (position_j > position_i) & (label_i != label_j))
+        in_pair = (
+            ranked.valid[:, :top, None]
+            & ranked.valid[:, None, :]
+            & (position_j > position_i)
+            & (label_i != label_j)
+        )
         i_is_high = label_i > label_j
         score_i = ranked.scores[:, :top, None]
         score_j = ranked.scores[:, None, :]
@@ -352,8 +398,9 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
         rho = _sigmoid(xp, -RANK_SIGMOID * high_minus_low)
         delta = self._pair_deltas(xp, ranked, chunk, layout, top)
         lambdas = xp.where(in_pair, RANK_SIGMOID * rho * delta, 0.0)
-        pair_hessians = xp.where(in_pair, (RANK_SIGMOID * RANK_SIGMOID) * rho * (1.0 - rho)
-                                 * delta, 0.0)
+        pair_hessians = xp.where(
+            in_pair, (RANK_SIGMOID * RANK_SIGMOID) * rho * (1.0 - rho) * delta, 0.0
+        )
         grad_scale = _fixed_point_scale(xp.max(lambdas))
         hess_scale = _fixed_point_scale(xp.max(pair_hessians))
         fixed_lambdas = xp.rint(lambdas * grad_scale).astype(_FIXED_POINT_DTYPE)
@@ -364,8 +411,11 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
         grad_fixed[:, :top] += xp.sum(toward_i, axis=2)
         hess_fixed = xp.sum(fixed_hessians, axis=1)
         hess_fixed[:, :top] += xp.sum(fixed_hessians, axis=2)
-        return (ranked.rows, grad_fixed.astype(Y_DTYPE) / grad_scale,
-                hess_fixed.astype(Y_DTYPE) / hess_scale)
+        return (
+            ranked.rows,
+            grad_fixed.astype(Y_DTYPE) / grad_scale,
+            hess_fixed.astype(Y_DTYPE) / hess_scale,
+        )
 
     def _pair_deltas(self, xp, ranked, chunk, layout, top):
         """``|delta|`` of every (i < top, j) pair, shape broadcastable to (n, top, length)."""
@@ -390,8 +440,7 @@ class NDCGLambdaRank(_LambdaRankObjective):
         super()._check_label_domain(y)
         bad = ~np.isfinite(np.exp2(y))
         if bad.any():
-            self._label_error("relevance labels must be below 1024 (gain 2**label - 1)", y,
-                              bad)
+            self._label_error("relevance labels must be below 1024 (gain 2**label - 1)", y, bad)
 
     def _pair_deltas(self, xp, ranked, chunk, layout, top):
         length = ranked.labels.shape[1]
@@ -425,10 +474,15 @@ class MAPLambdaRank(_LambdaRankObjective):
         reciprocal_sums = xp.cumsum(reciprocal.astype(_FIXED_POINT_DTYPE), axis=1)
         # Sum over relevant positions m with i < m < j: sums[j - 1] - sums[i] (exact).
         sums_before_j = xp.concatenate(
-            [xp.zeros((reciprocal_sums.shape[0], 1), dtype=_FIXED_POINT_DTYPE),
-             reciprocal_sums[:, :-1]], axis=1)
+            [
+                xp.zeros((reciprocal_sums.shape[0], 1), dtype=_FIXED_POINT_DTYPE),
+                reciprocal_sums[:, :-1],
+            ],
+            axis=1,
+        )
         between = (sums_before_j[:, None, :] - reciprocal_sums[:, :top, None]).astype(
-            Y_DTYPE) / RECIPROCAL_RANK_FIXED_POINT_ONE
+            Y_DTYPE
+        ) / RECIPROCAL_RANK_FIXED_POINT_ONE
         rank_i = xp.arange(1, top + 1, dtype=Y_DTYPE)[None, :, None]
         rank_j = xp.arange(1, length + 1, dtype=Y_DTYPE)[None, None, :]
         hits_i = hits[:, :top, None]
@@ -437,8 +491,9 @@ class MAPLambdaRank(_LambdaRankObjective):
         relevant_j = relevant[:, None, :]
         down = hits_j / rank_j - hits_i / rank_i - between
         up = (hits_i + 1.0) / rank_i - hits_j / rank_j + between
-        change = xp.where(relevant_i & ~relevant_j, down,
-                          xp.where(~relevant_i & relevant_j, up, 0.0))
+        change = xp.where(
+            relevant_i & ~relevant_j, down, xp.where(~relevant_i & relevant_j, up, 0.0)
+        )
         count = chunk.relevant_count[:, None, None]
         return xp.abs(change) / xp.where(count > 0, count, 1.0)
 
@@ -454,13 +509,13 @@ class PairwiseRank(_LambdaRankObjective):
 
 
 #: The ranking family by name (gpuboost.objectives.registry lists the same classes).
-RANKING_OBJECTIVE_CLASSES = {cls.name: cls for cls in (NDCGLambdaRank, MAPLambdaRank,
-                                                        PairwiseRank)}
+RANKING_OBJECTIVE_CLASSES = {cls.name: cls for cls in (NDCGLambdaRank, MAPLambdaRank, PairwiseRank)}
 
 
 # ---------------------------------------------------------------------------
 # Naive reference (tests)
 # ---------------------------------------------------------------------------
+
 
 def _dcg(gains_in_rank_order):
     return sum(g / np.log2(p + 2.0) for p, g in enumerate(gains_in_rank_order))
@@ -479,8 +534,9 @@ def _average_precision(relevant_in_rank_order):
     return total / n_relevant
 
 
-def lambdarank_gradients_naive(objective_name, labels, scores, group,
-                               truncation_level=DEFAULT_TRUNCATION_LEVEL, weight=None):
+def lambdarank_gradients_naive(
+    objective_name, labels, scores, group, truncation_level=DEFAULT_TRUNCATION_LEVEL, weight=None
+):
     """Reference loop version of the ranking gradients (same contract).
 
     Swap weights are computed by swapping the two documents and recomputing the
@@ -500,7 +556,7 @@ def lambdarank_gradients_naive(objective_name, labels, scores, group,
         start += int(size)
         ranking = sorted(rows, key=lambda row: (-scores[row], row))
         ideal = sorted((labels[row] for row in rows), reverse=True)[:truncation_level]
-        idcg = _dcg([2.0 ** label - 1.0 for label in ideal])
+        idcg = _dcg([2.0**label - 1.0 for label in ideal])
         for i in range(min(truncation_level, len(ranking))):
             for j in range(i + 1, len(ranking)):
                 row_i, row_j = ranking[i], ranking[j]
@@ -513,8 +569,10 @@ def lambdarank_gradients_naive(objective_name, labels, scores, group,
                     after = _dcg([2.0 ** labels[r] - 1.0 for r in swapped])
                     delta = abs(after - before) / idcg if idcg > 0 else 0.0
                 elif objective_name == "rank:map":
-                    delta = abs(_average_precision([labels[r] > 0 for r in swapped])
-                                - _average_precision([labels[r] > 0 for r in ranking]))
+                    delta = abs(
+                        _average_precision([labels[r] > 0 for r in swapped])
+                        - _average_precision([labels[r] > 0 for r in ranking])
+                    )
                 else:
                     delta = 1.0
                 high, low = (row_i, row_j) if labels[row_i] > labels[row_j] else (row_j, row_i)

@@ -4,21 +4,39 @@ Each objective class declares its name (``cls.name``) and builds itself from
 validated parameters (``cls.from_params(params)``); this module only maps names
 to the classes of the family modules.
 """
+
 from .base import Objective
 from .classification import ExponentialLoss, LogisticLoss, SoftmaxClassLoss, SoftmaxLoss
 from .custom import CUSTOM_OBJECTIVE_NAME, CustomObjective
 from .ranking import MAPLambdaRank, NDCGLambdaRank, PairwiseRank
-from .regression import (AbsoluteError, GammaLoss, HuberError, PoissonLoss, QuantileError,
-                         SquaredError, TweedieLoss)
+from .regression import (
+    AbsoluteError,
+    GammaLoss,
+    HuberError,
+    PoissonLoss,
+    QuantileError,
+    SquaredError,
+    TweedieLoss,
+)
 
 __all__ = ["get_objective", "OBJECTIVES"]
 
 #: The built-in objective classes, in the order of :data:`OBJECTIVES`.
 _OBJECTIVE_CLASSES = (
-    SquaredError, AbsoluteError, HuberError, QuantileError,
-    LogisticLoss, ExponentialLoss, SoftmaxClassLoss, SoftmaxLoss,
-    PoissonLoss, GammaLoss, TweedieLoss,
-    NDCGLambdaRank, MAPLambdaRank, PairwiseRank,
+    SquaredError,
+    AbsoluteError,
+    HuberError,
+    QuantileError,
+    LogisticLoss,
+    ExponentialLoss,
+    SoftmaxClassLoss,
+    SoftmaxLoss,
+    PoissonLoss,
+    GammaLoss,
+    TweedieLoss,
+    NDCGLambdaRank,
+    MAPLambdaRank,
+    PairwiseRank,
 )
 #: name -> objective class.
 _CLASS_BY_NAME = {cls.name: cls for cls in _OBJECTIVE_CLASSES}
@@ -66,11 +84,12 @@ def get_objective(name_or_callable, params=None):
         if objective_class is None:
             raise ValueError(
                 f"unknown objective {name_or_callable!r}; valid objectives are: "
-                f"{', '.join(OBJECTIVES)}")
+                f"{', '.join(OBJECTIVES)}"
+            )
         return objective_class.from_params(params)
     if callable(name_or_callable) or name_or_callable == CUSTOM_OBJECTIVE_NAME:
         func = name_or_callable if callable(name_or_callable) else None
         return CustomObjective.from_params(params, func=func)
     raise TypeError(
-        "objective must be a string or a callable, got "
-        f"{type(name_or_callable).__name__}")
+        f"objective must be a string or a callable, got {type(name_or_callable).__name__}"
+    )

@@ -9,6 +9,7 @@ objectives (``count:poisson``, ``reg:gamma``, ``reg:tweedie``) predict
 ``exp(margin)``. The interface and the conventions shared by every objective
 are in :mod:`gpuboost.objectives.base`.
 """
+
 import numbers
 
 import numpy as np
@@ -19,10 +20,20 @@ from ..metrics.base import metric_name
 from ..params import PARAMETERS
 from .base import Objective, _host_label_and_weight, _IdentityLinkMixin, _LogLinkMixin
 
-__all__ = ["SquaredError", "AbsoluteError", "HuberError", "QuantileError", "PoissonLoss",
-           "GammaLoss", "TweedieLoss", "POISSON_MAX_DELTA_STEP", "DEFAULT_HUBER_DELTA",
-           "DEFAULT_QUANTILE_ALPHA", "DEFAULT_TWEEDIE_VARIANCE_POWER",
-           "TWEEDIE_VARIANCE_POWER_RANGE"]
+__all__ = [
+    "SquaredError",
+    "AbsoluteError",
+    "HuberError",
+    "QuantileError",
+    "PoissonLoss",
+    "GammaLoss",
+    "TweedieLoss",
+    "POISSON_MAX_DELTA_STEP",
+    "DEFAULT_HUBER_DELTA",
+    "DEFAULT_QUANTILE_ALPHA",
+    "DEFAULT_TWEEDIE_VARIANCE_POWER",
+    "TWEEDIE_VARIANCE_POWER_RANGE",
+]
 
 #: XGBoost's default ``max_delta_step`` of ``count:poisson``: the hessian is
 #: ``exp(F + POISSON_MAX_DELTA_STEP)``, which damps the Newton step by
@@ -36,13 +47,16 @@ DEFAULT_QUANTILE_ALPHA = PARAMETERS["quantile_alpha"].default
 DEFAULT_TWEEDIE_VARIANCE_POWER = PARAMETERS["tweedie_variance_power"].default
 #: Inclusive lower and exclusive upper bound of ``tweedie_variance_power``
 #: (the parameter table's range).
-TWEEDIE_VARIANCE_POWER_RANGE = (PARAMETERS["tweedie_variance_power"].low,
-                                PARAMETERS["tweedie_variance_power"].high)
+TWEEDIE_VARIANCE_POWER_RANGE = (
+    PARAMETERS["tweedie_variance_power"].low,
+    PARAMETERS["tweedie_variance_power"].high,
+)
 
 
 # ---------------------------------------------------------------------------
 # Identity link
 # ---------------------------------------------------------------------------
+
 
 class SquaredError(_IdentityLinkMixin, Objective):
     """``reg:squarederror``: loss ``(F - y)**2 / 2``.
@@ -79,8 +93,7 @@ class AbsoluteError(_IdentityLinkMixin, Objective):
 
     def base_margin(self, y, weight):
         y, weight = _host_label_and_weight(y, weight, self.name)
-        return np.array([weighted_quantile(y, weight, self.refit_alpha)],
-                        dtype=Y_DTYPE)
+        return np.array([weighted_quantile(y, weight, self.refit_alpha)], dtype=Y_DTYPE)
 
 
 class HuberError(_IdentityLinkMixin, Objective):
@@ -130,17 +143,24 @@ class HuberError(_IdentityLinkMixin, Objective):
     default_metric = "rmse"
 
     def __init__(self, huber_delta=DEFAULT_HUBER_DELTA, huber_alpha=None):
-        if (not isinstance(huber_delta, numbers.Real)
-                or not np.isfinite(huber_delta) or huber_delta <= 0):
+        if (
+            not isinstance(huber_delta, numbers.Real)
+            or not np.isfinite(huber_delta)
+            or huber_delta <= 0
+        ):
             raise ValueError(
                 f"objective {self.name!r}: huber_delta must be a positive "
-                f"finite number, got {huber_delta!r}")
+                f"finite number, got {huber_delta!r}"
+            )
         if huber_alpha is not None and (
-                isinstance(huber_alpha, bool) or not isinstance(huber_alpha, numbers.Real)
-                or not 0.0 < huber_alpha < 1.0):
+            isinstance(huber_alpha, bool)
+            or not isinstance(huber_alpha, numbers.Real)
+            or not 0.0 < huber_alpha < 1.0
+        ):
             raise ValueError(
                 f"objective {self.name!r}: huber_alpha must be None or in (0, 1), "
-                f"got {huber_alpha!r}")
+                f"got {huber_alpha!r}"
+            )
         self.huber_delta = float(huber_delta)
         self.huber_alpha = None if huber_alpha is None else float(huber_alpha)
         self.round_delta = self.huber_delta
@@ -148,8 +168,10 @@ class HuberError(_IdentityLinkMixin, Objective):
     @classmethod
     def from_params(cls, params):
         """Build from validated parameters (``huber_delta``, ``huber_alpha``)."""
-        return cls(huber_delta=params.get("huber_delta", DEFAULT_HUBER_DELTA),
-                   huber_alpha=params.get("huber_alpha"))
+        return cls(
+            huber_delta=params.get("huber_delta", DEFAULT_HUBER_DELTA),
+            huber_alpha=params.get("huber_alpha"),
+        )
 
     def get_params(self):
         return {"huber_delta": self.huber_delta, "huber_alpha": self.huber_alpha}
@@ -168,9 +190,16 @@ class HuberError(_IdentityLinkMixin, Objective):
         absolute_residuals = xp.ascontiguousarray(xp.abs(self.refit_residuals(xp, y, raw)))
         n_rows = int(absolute_residuals.shape[0])
         all_rows = xp.arange(n_rows, dtype=np.int32)
-        self.round_delta = float(backend.segment_weighted_quantile(
-            absolute_residuals, weight, all_rows, np.array([0]), np.array([n_rows]),
-            self.huber_alpha)[0])
+        self.round_delta = float(
+            backend.segment_weighted_quantile(
+                absolute_residuals,
+                weight,
+                all_rows,
+                np.array([0]),
+                np.array([n_rows]),
+                self.huber_alpha,
+            )[0]
+        )
 
     def _gradients(self, xp, y, raw):
         grad = xp.clip(raw - y, -self.round_delta, self.round_delta)
@@ -180,8 +209,9 @@ class HuberError(_IdentityLinkMixin, Objective):
         """Friedman's one-step Huber leaf values (see the class docstring)."""
         xp = backend.xp
         residuals = xp.ascontiguousarray(self.refit_residuals(xp, y, raw))
-        medians = backend.segment_weighted_quantile(residuals, weight, sample_indices, begins,
-                                                    ends, 0.5)
+        medians = backend.segment_weighted_quantile(
+            residuals, weight, sample_indices, begins, ends, 0.5
+        )
         leaf_median_of_row = xp.zeros((residuals.shape[0], 1), dtype=Y_DTYPE)
         backend.add_leaf_values(leaf_median_of_row, 0, sample_indices, begins, ends, medians)
         deviations = residuals - leaf_median_of_row[:, 0]
@@ -219,11 +249,10 @@ class QuantileError(_IdentityLinkMixin, Objective):
     name = "reg:quantile"
 
     def __init__(self, quantile_alpha=DEFAULT_QUANTILE_ALPHA):
-        if (not isinstance(quantile_alpha, numbers.Real)
-                or not 0.0 < quantile_alpha < 1.0):
+        if not isinstance(quantile_alpha, numbers.Real) or not 0.0 < quantile_alpha < 1.0:
             raise ValueError(
-                f"objective {self.name!r}: quantile_alpha must be in (0, 1), "
-                f"got {quantile_alpha!r}")
+                f"objective {self.name!r}: quantile_alpha must be in (0, 1), got {quantile_alpha!r}"
+            )
         self.quantile_alpha = float(quantile_alpha)
         self.refit_alpha = self.quantile_alpha
         self.default_metric = metric_name("pinball", self.quantile_alpha)
@@ -237,19 +266,18 @@ class QuantileError(_IdentityLinkMixin, Objective):
         return {"quantile_alpha": self.quantile_alpha}
 
     def _gradients(self, xp, y, raw):
-        grad = xp.where(raw >= y, 1.0 - self.quantile_alpha,
-                        -self.quantile_alpha)
+        grad = xp.where(raw >= y, 1.0 - self.quantile_alpha, -self.quantile_alpha)
         return grad, xp.ones_like(raw)
 
     def base_margin(self, y, weight):
         y, weight = _host_label_and_weight(y, weight, self.name)
-        return np.array([weighted_quantile(y, weight, self.quantile_alpha)],
-                        dtype=Y_DTYPE)
+        return np.array([weighted_quantile(y, weight, self.quantile_alpha)], dtype=Y_DTYPE)
 
 
 # ---------------------------------------------------------------------------
 # Log-link regression
 # ---------------------------------------------------------------------------
+
 
 class PoissonLoss(_LogLinkMixin, Objective):
     """``count:poisson``: Poisson negative log-likelihood, log link.
@@ -269,11 +297,15 @@ class PoissonLoss(_LogLinkMixin, Objective):
     default_metric = "poisson-nloglik"
 
     def __init__(self, max_delta_step=POISSON_MAX_DELTA_STEP):
-        if (not isinstance(max_delta_step, numbers.Real)
-                or not np.isfinite(max_delta_step) or max_delta_step < 0):
+        if (
+            not isinstance(max_delta_step, numbers.Real)
+            or not np.isfinite(max_delta_step)
+            or max_delta_step < 0
+        ):
             raise ValueError(
                 f"objective {self.name!r}: max_delta_step must be a "
-                f"non-negative finite number, got {max_delta_step!r}")
+                f"non-negative finite number, got {max_delta_step!r}"
+            )
         self.max_delta_step = float(max_delta_step)
 
     def get_params(self):
@@ -331,19 +363,25 @@ class TweedieLoss(_LogLinkMixin, Objective):
 
     def __init__(self, tweedie_variance_power=DEFAULT_TWEEDIE_VARIANCE_POWER):
         low, high = TWEEDIE_VARIANCE_POWER_RANGE
-        if (not isinstance(tweedie_variance_power, numbers.Real)
-                or not low <= tweedie_variance_power < high):
+        if (
+            not isinstance(tweedie_variance_power, numbers.Real)
+            or not low <= tweedie_variance_power < high
+        ):
             raise ValueError(
                 f"objective {self.name!r}: tweedie_variance_power must be in "
-                f"[{low}, {high}), got {tweedie_variance_power!r}")
+                f"[{low}, {high}), got {tweedie_variance_power!r}"
+            )
         self.tweedie_variance_power = float(tweedie_variance_power)
         self.default_metric = metric_name("tweedie-nloglik", self.tweedie_variance_power)
 
     @classmethod
     def from_params(cls, params):
         """Build from validated parameters (``tweedie_variance_power``)."""
-        return cls(tweedie_variance_power=params.get(
-            "tweedie_variance_power", DEFAULT_TWEEDIE_VARIANCE_POWER))
+        return cls(
+            tweedie_variance_power=params.get(
+                "tweedie_variance_power", DEFAULT_TWEEDIE_VARIANCE_POWER
+            )
+        )
 
     def get_params(self):
         return {"tweedie_variance_power": self.tweedie_variance_power}

@@ -2,9 +2,16 @@
 ``GBClassifier``, ``GBRanker`` (:mod:`.estimators`, on the shared :mod:`.base`) and
 ``AdaBoostClassifier`` (:mod:`.adaboost`); :mod:`.compat` supplies scikit-learn's
 base classes or stand-ins, :mod:`.validation` the input checks."""
+
 from .adaboost import AdaBoostClassifier
 from .compat import SKLEARN_INSTALLED, NotFittedError
 from .estimators import GBClassifier, GBRanker, GBRegressor
 
-__all__ = ["GBRegressor", "GBClassifier", "GBRanker", "AdaBoostClassifier", "NotFittedError",
-           "SKLEARN_INSTALLED"]
+__all__ = [
+    "GBRegressor",
+    "GBClassifier",
+    "GBRanker",
+    "AdaBoostClassifier",
+    "NotFittedError",
+    "SKLEARN_INSTALLED",
+]

@@ -1,4 +1,5 @@
 """``AdaBoostClassifier``: SAMME AdaBoost in the scikit-learn API (gpuboost.boosting.adaboost)."""
+
 import math
 
 import numpy as np
@@ -11,8 +12,13 @@ from .base import MIN_CLASSES
 from .compat import BaseEstimator as _BaseEstimator
 from .compat import ClassifierMixin as _ClassifierMixin
 from .compat import NotFittedError
-from .validation import (as_feature_matrix, as_target_vector, check_positive_int, column_names,
-                         has_missing_labels)
+from .validation import (
+    as_feature_matrix,
+    as_target_vector,
+    check_positive_int,
+    column_names,
+    has_missing_labels,
+)
 
 __all__ = ["AdaBoostClassifier"]
 
@@ -20,6 +26,7 @@ __all__ = ["AdaBoostClassifier"]
 # --------------------------------------------------------------------------- #
 # AdaBoost
 # --------------------------------------------------------------------------- #
+
 
 class AdaBoostClassifier(_ClassifierMixin, _BaseEstimator):
     """Discrete AdaBoost (SAMME) on gpuboost's histogram trees (scikit-learn API).
@@ -70,8 +77,16 @@ class AdaBoostClassifier(_ClassifierMixin, _BaseEstimator):
     (2,)
     """
 
-    def __init__(self, n_estimators=50, learning_rate=1.0, max_depth=1, min_data_in_leaf=1,
-                 max_bin=255, device="auto", verbosity=1):
+    def __init__(
+        self,
+        n_estimators=50,
+        learning_rate=1.0,
+        max_depth=1,
+        min_data_in_leaf=1,
+        max_bin=255,
+        device="auto",
+        verbosity=1,
+    ):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
@@ -87,12 +102,13 @@ class AdaBoostClassifier(_ClassifierMixin, _BaseEstimator):
         if has_missing_labels(y):
             raise ValueError("y contains missing or infinite (NaN, inf or None) labels.")
         if y.dtype.kind == "f" and not np.all(y == np.round(y)):
-            raise ValueError(f"Unknown label type: continuous. {name} needs discrete class "
-                             f"labels.")
+            raise ValueError(f"Unknown label type: continuous. {name} needs discrete class labels.")
         classes, encoded = np.unique(y, return_inverse=True)
         if len(classes) < MIN_CLASSES:
-            raise ValueError(f"{name} needs samples of at least {MIN_CLASSES} classes, but the "
-                             f"data contains only one class: {classes[0]!r}.")
+            raise ValueError(
+                f"{name} needs samples of at least {MIN_CLASSES} classes, but the "
+                f"data contains only one class: {classes[0]!r}."
+            )
         self.classes_ = classes
         self.n_classes_ = len(classes)
         return encoded.reshape(-1).astype(Y_DTYPE)
@@ -115,13 +131,24 @@ class AdaBoostClassifier(_ClassifierMixin, _BaseEstimator):
         names = column_names(X)
         data = as_feature_matrix(X)
         label = self._encode_classes(y)
-        params = {"booster": "adaboost", "learning_rate": self.learning_rate,
-                  "max_depth": self.max_depth, "min_data_in_leaf": self.min_data_in_leaf,
-                  "max_bin": self.max_bin, "device": self.device, "verbosity": self.verbosity}
+        params = {
+            "booster": "adaboost",
+            "learning_rate": self.learning_rate,
+            "max_depth": self.max_depth,
+            "min_data_in_leaf": self.min_data_in_leaf,
+            "max_bin": self.max_bin,
+            "device": self.device,
+            "verbosity": self.verbosity,
+        }
         if self.n_classes_ > MIN_CLASSES:
             params["num_class"] = self.n_classes_
-        dtrain = Dataset(data, label=label, weight=sample_weight, feature_names=names,
-                         max_bin=validate_params(params)["max_bin"])
+        dtrain = Dataset(
+            data,
+            label=label,
+            weight=sample_weight,
+            feature_names=names,
+            max_bin=validate_params(params)["max_bin"],
+        )
         self.booster_ = train(params, dtrain, num_boost_round=n_estimators, verbose_eval=False)
         self.n_features_in_ = data.shape[1]
         self.estimator_weights_ = np.asarray(self.booster_.tree_weights, dtype=Y_DTYPE)
@@ -133,17 +160,21 @@ class AdaBoostClassifier(_ClassifierMixin, _BaseEstimator):
     def get_booster(self):
         """The trained :class:`~gpuboost.Booster`."""
         if not hasattr(self, "booster_"):
-            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call "
-                                 f"'fit' with appropriate arguments before using this "
-                                 f"estimator.")
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet. Call "
+                f"'fit' with appropriate arguments before using this "
+                f"estimator."
+            )
         return self.booster_
 
     def _checked_features(self, X):
         self.get_booster()
         data = as_feature_matrix(X)
         if data.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {data.shape[1]} features, but {type(self).__name__} is "
-                             f"expecting {self.n_features_in_} features as input.")
+            raise ValueError(
+                f"X has {data.shape[1]} features, but {type(self).__name__} is "
+                f"expecting {self.n_features_in_} features as input."
+            )
         return data
 
     def decision_function(self, X):
@@ -211,8 +242,9 @@ class AdaBoostClassifier(_ClassifierMixin, _BaseEstimator):
         for round_index, tree_weight in enumerate(booster.tree_weights):
             tree = booster.trees[round_index * booster.n_outputs]  # the outputs share the splits
             internal = tree.feature >= 0
-            gains = np.bincount(tree.feature[internal], weights=tree.gain[internal],
-                                minlength=self.n_features_in_)
+            gains = np.bincount(
+                tree.feature[internal], weights=tree.gain[internal], minlength=self.n_features_in_
+            )
             if gains.sum() > 0:
                 importance += tree_weight * gains / gains.sum()
         total = importance.sum()

@@ -1,4 +1,5 @@
 """The shared estimator: hyperparameters, ``fit`` on gpuboost.train, fitted attributes."""
+
 import warnings
 
 import numpy as np
@@ -9,8 +10,7 @@ from ..objectives import CUSTOM_OBJECTIVE_NAME
 from ..params import canonical_name, validate_params
 from .compat import BaseEstimator as _BaseEstimator
 from .compat import NotFittedError
-from .validation import (as_feature_matrix, as_seed, check_positive_int, column_names,
-                         per_eval_set)
+from .validation import as_feature_matrix, as_seed, check_positive_int, column_names, per_eval_set
 
 #: Prefix of the names of the evaluation sets in ``evals_result_``: "validation_0", ...
 EVAL_SET_NAME_PREFIX = "validation_"
@@ -31,7 +31,6 @@ RANKING_SCORE_METRIC = "ndcg"
 BINARY_PREFIX = "binary:"
 MULTICLASS_PREFIX = "multi:"
 RANKING_PREFIX = "rank:"
-
 
 
 #: Estimator arguments passed to the training parameters, with their gpuboost names.
@@ -59,8 +58,9 @@ _ESTIMATOR_TO_TRAINING_PARAM = {
     "n_jobs": "nthread",
 }
 #: gpuboost parameter name -> the estimator argument that sets it.
-_TRAINING_PARAM_TO_ESTIMATOR = {param: argument
-                                for argument, param in _ESTIMATOR_TO_TRAINING_PARAM.items()}
+_TRAINING_PARAM_TO_ESTIMATOR = {
+    param: argument for argument, param in _ESTIMATOR_TO_TRAINING_PARAM.items()
+}
 
 
 class BaseGBModel(_BaseEstimator):
@@ -69,13 +69,34 @@ class BaseGBModel(_BaseEstimator):
     #: Training parameters the estimator sets itself (not accepted as extra keywords).
     _managed_params = frozenset()
 
-    def __init__(self, *, n_estimators=100, max_depth=6, max_leaves=0, max_bin=255,
-                 grow_policy="depthwise", learning_rate=0.3, min_child_weight=1.0,
-                 min_data_in_leaf=1, reg_lambda=1.0, reg_alpha=0.0, gamma=0.0,
-                 max_delta_step=0.0, subsample=1.0, colsample_bytree=1.0,
-                 colsample_bylevel=1.0, colsample_bynode=1.0, random_state=0, objective=None,
-                 eval_metric=None, early_stopping_rounds=None, device="auto", verbosity=1,
-                 n_jobs=None, **kwargs):
+    def __init__(
+        self,
+        *,
+        n_estimators=100,
+        max_depth=6,
+        max_leaves=0,
+        max_bin=255,
+        grow_policy="depthwise",
+        learning_rate=0.3,
+        min_child_weight=1.0,
+        min_data_in_leaf=1,
+        reg_lambda=1.0,
+        reg_alpha=0.0,
+        gamma=0.0,
+        max_delta_step=0.0,
+        subsample=1.0,
+        colsample_bytree=1.0,
+        colsample_bylevel=1.0,
+        colsample_bynode=1.0,
+        random_state=0,
+        objective=None,
+        eval_metric=None,
+        early_stopping_rounds=None,
+        device="auto",
+        verbosity=1,
+        n_jobs=None,
+        **kwargs,
+    ):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.max_leaves = max_leaves
@@ -161,10 +182,13 @@ class BaseGBModel(_BaseEstimator):
                 raise ValueError(
                     f"Parameter {key!r} is {what}set by the "
                     f"{_TRAINING_PARAM_TO_ESTIMATOR[name]!r} argument of {type(self).__name__}; "
-                    f"use that argument instead.")
+                    f"use that argument instead."
+                )
             if name in self._managed_params:
-                raise ValueError(f"Parameter {key!r} is set by {type(self).__name__} itself "
-                                 f"(from the training data); do not pass it.")
+                raise ValueError(
+                    f"Parameter {key!r} is set by {type(self).__name__} itself "
+                    f"(from the training data); do not pass it."
+                )
             params[key] = value
         return params
 
@@ -183,8 +207,10 @@ class BaseGBModel(_BaseEstimator):
             elif hasattr(self, "feature_names_in_"):
                 del self.feature_names_in_
         elif data.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {data.shape[1]} features, but {type(self).__name__} is "
-                             f"expecting {self.n_features_in_} features as input.")
+            raise ValueError(
+                f"X has {data.shape[1]} features, but {type(self).__name__} is "
+                f"expecting {self.n_features_in_} features as input."
+            )
         return data
 
     def _check_feature_names(self, names):
@@ -194,12 +220,19 @@ class BaseGBModel(_BaseEstimator):
         if fitted_names is None and names is None:
             return
         if fitted_names is None:
-            warnings.warn(f"X has feature names, but {estimator_name} was fitted without "
-                          f"feature names", UserWarning, stacklevel=4)
+            warnings.warn(
+                f"X has feature names, but {estimator_name} was fitted without feature names",
+                UserWarning,
+                stacklevel=4,
+            )
             return
         if names is None:
-            warnings.warn(f"X does not have valid feature names, but {estimator_name} was "
-                          f"fitted with feature names", UserWarning, stacklevel=4)
+            warnings.warn(
+                f"X does not have valid feature names, but {estimator_name} was "
+                f"fitted with feature names",
+                UserWarning,
+                stacklevel=4,
+            )
             return
         fitted_names = list(fitted_names)
         if names == fitted_names:
@@ -211,14 +244,24 @@ class BaseGBModel(_BaseEstimator):
             message += "Feature names must be in the same order as they were in fit.\n"
         if unseen:
             message += "Feature names unseen at fit time:\n" + "".join(
-                f"- {name}\n" for name in unseen)
+                f"- {name}\n" for name in unseen
+            )
         if missing:
             message += "Feature names seen at fit time, yet now missing:\n" + "".join(
-                f"- {name}\n" for name in missing)
+                f"- {name}\n" for name in missing
+            )
         raise ValueError(message)
 
-    def _eval_datasets(self, dtrain, eval_set, eval_labels, sample_weight_eval_set,
-                       base_margin_eval_set, eval_groups=None, eval_qids=None):
+    def _eval_datasets(
+        self,
+        dtrain,
+        eval_set,
+        eval_labels,
+        sample_weight_eval_set,
+        base_margin_eval_set,
+        eval_groups=None,
+        eval_qids=None,
+    ):
         """Build ``(Dataset, name)`` pairs of the evaluation sets."""
         n_sets = len(eval_set)
         weights = per_eval_set(sample_weight_eval_set, n_sets, "sample_weight_eval_set")
@@ -228,8 +271,15 @@ class BaseGBModel(_BaseEstimator):
         evals = []
         for index, ((X_eval, _), label) in enumerate(zip(eval_set, eval_labels)):
             data = self._validate_features(X_eval, reset=False)
-            dataset = Dataset(data, label=label, weight=weights[index], group=groups[index],
-                              qid=qids[index], base_margin=margins[index], reference=dtrain)
+            dataset = Dataset(
+                data,
+                label=label,
+                weight=weights[index],
+                group=groups[index],
+                qid=qids[index],
+                base_margin=margins[index],
+                reference=dtrain,
+            )
             evals.append((dataset, f"{EVAL_SET_NAME_PREFIX}{index}"))
         return evals
 
@@ -238,45 +288,96 @@ class BaseGBModel(_BaseEstimator):
         """``eval_set`` as a list of (X, y) pairs."""
         if eval_set is None:
             return []
-        if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(
-                eval_set[0], tuple):
-            raise ValueError("eval_set must be a list of (X, y) pairs, e.g. "
-                             "eval_set=[(X_valid, y_valid)], not a single pair.")
+        if (
+            isinstance(eval_set, tuple)
+            and len(eval_set) == 2
+            and not isinstance(eval_set[0], tuple)
+        ):
+            raise ValueError(
+                "eval_set must be a list of (X, y) pairs, e.g. "
+                "eval_set=[(X_valid, y_valid)], not a single pair."
+            )
         eval_set = list(eval_set)
         for item in eval_set:
             if not (isinstance(item, (tuple, list)) and len(item) == 2):
                 raise ValueError("eval_set must be a list of (X, y) pairs.")
         return eval_set
 
-    def _fit_booster(self, X, label, params, *, sample_weight, base_margin, eval_set,
-                     eval_labels, sample_weight_eval_set, base_margin_eval_set, verbose,
-                     init_model, obj=None, group=None, qid=None, eval_groups=None,
-                     eval_qids=None):
+    def _fit_booster(
+        self,
+        X,
+        label,
+        params,
+        *,
+        sample_weight,
+        base_margin,
+        eval_set,
+        eval_labels,
+        sample_weight_eval_set,
+        base_margin_eval_set,
+        verbose,
+        init_model,
+        obj=None,
+        group=None,
+        qid=None,
+        eval_groups=None,
+        eval_qids=None,
+    ):
         """Validate everything, train, and set the fitted attributes; returns self."""
         n_estimators = check_positive_int(self.n_estimators, "n_estimators")
-        early_stopping_rounds = check_positive_int(self.early_stopping_rounds,
-                                                    "early_stopping_rounds", allow_none=True)
+        early_stopping_rounds = check_positive_int(
+            self.early_stopping_rounds, "early_stopping_rounds", allow_none=True
+        )
         if early_stopping_rounds is not None and not eval_set:
-            raise ValueError("early_stopping_rounds needs at least one evaluation set: pass "
-                             "eval_set=[(X_valid, y_valid)] to fit.")
+            raise ValueError(
+                "early_stopping_rounds needs at least one evaluation set: pass "
+                "eval_set=[(X_valid, y_valid)] to fit."
+            )
         params = validate_params(params)
         if params["booster"] == "adaboost" and type(self).__name__ != "AdaBoostClassifier":
-            raise ValueError(f"{type(self).__name__} trains gradient-boosted trees; for "
-                             f"booster='adaboost' use gpuboost.AdaBoostClassifier.")
-        feature_names = (None if getattr(self, "feature_names_in_", None) is None
-                         else list(self.feature_names_in_))
-        dtrain = Dataset(X, label=label, weight=sample_weight, group=group, qid=qid,
-                         base_margin=base_margin, feature_names=feature_names,
-                         max_bin=params["max_bin"], seed=params["seed"])
-        evals = self._eval_datasets(dtrain, eval_set, eval_labels, sample_weight_eval_set,
-                                    base_margin_eval_set, eval_groups, eval_qids)
+            raise ValueError(
+                f"{type(self).__name__} trains gradient-boosted trees; for "
+                f"booster='adaboost' use gpuboost.AdaBoostClassifier."
+            )
+        feature_names = (
+            None
+            if getattr(self, "feature_names_in_", None) is None
+            else list(self.feature_names_in_)
+        )
+        dtrain = Dataset(
+            X,
+            label=label,
+            weight=sample_weight,
+            group=group,
+            qid=qid,
+            base_margin=base_margin,
+            feature_names=feature_names,
+            max_bin=params["max_bin"],
+            seed=params["seed"],
+        )
+        evals = self._eval_datasets(
+            dtrain,
+            eval_set,
+            eval_labels,
+            sample_weight_eval_set,
+            base_margin_eval_set,
+            eval_groups,
+            eval_qids,
+        )
         if isinstance(init_model, BaseGBModel):
             init_model = init_model.get_booster()
         evals_result = {}
-        self.booster_ = train(params, dtrain, num_boost_round=n_estimators, evals=evals,
-                              obj=obj, early_stopping_rounds=early_stopping_rounds,
-                              evals_result=evals_result, verbose_eval=verbose,
-                              init_model=init_model)
+        self.booster_ = train(
+            params,
+            dtrain,
+            num_boost_round=n_estimators,
+            evals=evals,
+            obj=obj,
+            early_stopping_rounds=early_stopping_rounds,
+            evals_result=evals_result,
+            verbose_eval=verbose,
+            init_model=init_model,
+        )
         self.evals_result_ = evals_result
         return self
 
@@ -287,9 +388,11 @@ class BaseGBModel(_BaseEstimator):
 
     def _check_is_fitted(self):
         if not hasattr(self, "booster_"):
-            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call "
-                                 f"'fit' with appropriate arguments before using this "
-                                 f"estimator.")
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet. Call "
+                f"'fit' with appropriate arguments before using this "
+                f"estimator."
+            )
 
     def get_booster(self):
         """The trained :class:`~gpuboost.Booster`.
@@ -449,5 +552,3 @@ def sklearn_objective(func):
         return func(dataset.get_label(), raw_margin)
 
     return objective
-
-

@@ -1,5 +1,6 @@
 """scikit-learn compatibility: its base classes when it is installed, small local
 stand-ins (``get_params``, ``set_params``, ``score``, ``NotFittedError``) otherwise."""
+
 import inspect
 
 import numpy as np
@@ -11,13 +12,20 @@ try:
     from sklearn.base import ClassifierMixin as _ClassifierMixin
     from sklearn.base import RegressorMixin as _RegressorMixin
     from sklearn.exceptions import DataConversionWarning, NotFittedError
+
     SKLEARN_INSTALLED = True
 except ImportError:  # scikit-learn is optional
     SKLEARN_INSTALLED = False
 
 
-__all__ = ["SKLEARN_INSTALLED", "NotFittedError", "DataConversionWarning", "BaseEstimator",
-           "ClassifierMixin", "RegressorMixin"]
+__all__ = [
+    "SKLEARN_INSTALLED",
+    "NotFittedError",
+    "DataConversionWarning",
+    "BaseEstimator",
+    "ClassifierMixin",
+    "RegressorMixin",
+]
 
 
 def _same_value(value, default):
@@ -32,8 +40,9 @@ def _r2_score(y_true, y_pred, sample_weight=None):
     """Coefficient of determination; 1.0 (perfect) or 0.0 when ``y_true`` is constant."""
     y_true = np.asarray(y_true, dtype=Y_DTYPE).ravel()
     y_pred = np.asarray(y_pred, dtype=Y_DTYPE).ravel()
-    weight = np.ones_like(y_true) if sample_weight is None else np.asarray(sample_weight,
-                                                                           dtype=Y_DTYPE)
+    weight = (
+        np.ones_like(y_true) if sample_weight is None else np.asarray(sample_weight, dtype=Y_DTYPE)
+    )
     residual = np.sum(weight * (y_true - y_pred) ** 2)
     total = np.sum(weight * (y_true - np.average(y_true, weights=weight)) ** 2)
     if total == 0:
@@ -60,10 +69,12 @@ if not SKLEARN_INSTALLED:
         def _get_param_names(cls):
             """Names of the explicit ``__init__`` arguments, sorted."""
             signature = inspect.signature(cls.__init__)
-            return sorted(parameter.name for parameter in signature.parameters.values()
-                          if parameter.name != "self"
-                          and parameter.kind not in (parameter.VAR_KEYWORD,
-                                                     parameter.VAR_POSITIONAL))
+            return sorted(
+                parameter.name
+                for parameter in signature.parameters.values()
+                if parameter.name != "self"
+                and parameter.kind not in (parameter.VAR_KEYWORD, parameter.VAR_POSITIONAL)
+            )
 
         def get_params(self, deep=True):
             """Get the parameters of this estimator.
@@ -90,15 +101,18 @@ if not SKLEARN_INSTALLED:
             valid = self._get_param_names()
             for key, value in params.items():
                 if key not in valid:
-                    raise ValueError(f"Invalid parameter {key!r} for estimator "
-                                     f"{type(self).__name__}. Valid parameters are: {valid}.")
+                    raise ValueError(
+                        f"Invalid parameter {key!r} for estimator "
+                        f"{type(self).__name__}. Valid parameters are: {valid}."
+                    )
                 setattr(self, key, value)
             return self
 
         def __repr__(self):
             signature = inspect.signature(type(self).__init__)
-            defaults = {parameter.name: parameter.default
-                        for parameter in signature.parameters.values()}
+            defaults = {
+                parameter.name: parameter.default for parameter in signature.parameters.values()
+            }
             changed = []
             for key, value in self.get_params(deep=False).items():
                 default = defaults.get(key, inspect.Parameter.empty)

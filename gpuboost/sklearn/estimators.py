@@ -16,19 +16,32 @@ scikit-learn spellings are ``n_estimators`` (boosting rounds),
 parameter of :mod:`gpuboost.params` can be passed as an extra keyword
 argument; it is stored, returned by ``get_params`` and validated at ``fit``.
 """
+
 import numpy as np
 
 from ..core.dtypes import Y_DTYPE
-from ..objectives import OBJECTIVES, get_objective
 from ..data.convert import check_group
 from ..metrics import get_metric
-from .base import (BINARY_DECISION_THRESHOLD, BINARY_PREFIX, COMMON_ATTRIBUTES_DOC,
-                   COMMON_PARAMETERS_DOC, DEFAULT_BINARY_OBJECTIVE, DEFAULT_MULTICLASS_OBJECTIVE,
-                   DEFAULT_RANKING_OBJECTIVE, DEFAULT_REGRESSION_OBJECTIVE, MAX_LABELS_SHOWN,
-                   MIN_CLASSES, MULTICLASS_PREFIX, RANKING_PREFIX, RANKING_SCORE_METRIC,
-                   BaseGBModel, sklearn_objective)
+from ..objectives import OBJECTIVES, get_objective
+from .base import (
+    BINARY_DECISION_THRESHOLD,
+    BINARY_PREFIX,
+    COMMON_ATTRIBUTES_DOC,
+    COMMON_PARAMETERS_DOC,
+    DEFAULT_BINARY_OBJECTIVE,
+    DEFAULT_MULTICLASS_OBJECTIVE,
+    DEFAULT_RANKING_OBJECTIVE,
+    DEFAULT_REGRESSION_OBJECTIVE,
+    MAX_LABELS_SHOWN,
+    MIN_CLASSES,
+    MULTICLASS_PREFIX,
+    RANKING_PREFIX,
+    RANKING_SCORE_METRIC,
+    BaseGBModel,
+    sklearn_objective,
+)
+from .compat import SKLEARN_INSTALLED, NotFittedError
 from .compat import ClassifierMixin as _ClassifierMixin
-from .compat import NotFittedError, SKLEARN_INSTALLED
 from .compat import RegressorMixin as _RegressorMixin
 from .validation import as_numeric_target, as_target_vector, has_missing_labels
 
@@ -39,13 +52,18 @@ __all__ = ["GBRegressor", "GBClassifier", "GBRanker", "NotFittedError", "SKLEARN
 # Regressor
 # --------------------------------------------------------------------------- #
 
+
 class GBRegressor(_RegressorMixin, BaseGBModel):
-    __doc__ = ("""Gradient-boosted trees for regression (scikit-learn API).
-""" + COMMON_PARAMETERS_DOC.format(
-        objective_doc="Default 'reg:squarederror'. A callable ``objective(y_true, "
-                      "raw_margin) -> (grad, hess)`` is a custom objective; predictions "
-                      "are then raw margins.")
-        + COMMON_ATTRIBUTES_DOC + """
+    __doc__ = (
+        """Gradient-boosted trees for regression (scikit-learn API).
+"""
+        + COMMON_PARAMETERS_DOC.format(
+            objective_doc="Default 'reg:squarederror'. A callable ``objective(y_true, "
+            "raw_margin) -> (grad, hess)`` is a custom objective; predictions "
+            "are then raw margins."
+        )
+        + COMMON_ATTRIBUTES_DOC
+        + """
     Examples
     --------
     >>> import numpy as np
@@ -54,10 +72,21 @@ class GBRegressor(_RegressorMixin, BaseGBModel):
     >>> model = GBRegressor(n_estimators=10, device="cpu").fit(X, X[:, 0])
     >>> model.predict(X[:2]).shape
     (2,)
-""")
+"""
+    )
 
-    def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
-            verbose=False, init_model=None, base_margin=None, base_margin_eval_set=None):
+    def fit(
+        self,
+        X,
+        y,
+        sample_weight=None,
+        eval_set=None,
+        sample_weight_eval_set=None,
+        verbose=False,
+        init_model=None,
+        base_margin=None,
+        base_margin_eval_set=None,
+    ):
         """Train the model.
 
         Parameters
@@ -98,14 +127,24 @@ class GBRegressor(_RegressorMixin, BaseGBModel):
         else:
             params.setdefault("objective", DEFAULT_REGRESSION_OBJECTIVE)
             if str(params["objective"]).startswith(MULTICLASS_PREFIX):
-                raise ValueError(f"{name} cannot use the multiclass objective "
-                                 f"{params['objective']!r}; use GBClassifier.")
-        return self._fit_booster(data, label, params, sample_weight=sample_weight,
-                                 base_margin=base_margin, eval_set=eval_set,
-                                 eval_labels=eval_labels,
-                                 sample_weight_eval_set=sample_weight_eval_set,
-                                 base_margin_eval_set=base_margin_eval_set, verbose=verbose,
-                                 init_model=init_model, obj=obj)
+                raise ValueError(
+                    f"{name} cannot use the multiclass objective "
+                    f"{params['objective']!r}; use GBClassifier."
+                )
+        return self._fit_booster(
+            data,
+            label,
+            params,
+            sample_weight=sample_weight,
+            base_margin=base_margin,
+            eval_set=eval_set,
+            eval_labels=eval_labels,
+            sample_weight_eval_set=sample_weight_eval_set,
+            base_margin_eval_set=base_margin_eval_set,
+            verbose=verbose,
+            init_model=init_model,
+            obj=obj,
+        )
 
     def predict(self, X, output_margin=False, iteration_range=None, base_margin=None):
         """Predict targets.
@@ -135,20 +174,26 @@ class GBRegressor(_RegressorMixin, BaseGBModel):
 # Classifier
 # --------------------------------------------------------------------------- #
 
+
 class GBClassifier(_ClassifierMixin, BaseGBModel):
-    __doc__ = ("""Gradient-boosted trees for binary and multiclass classification.
+    __doc__ = (
+        """Gradient-boosted trees for binary and multiclass classification.
 
     Labels may be of any sortable type (ints, floats, strings, bools); they are
     encoded to ``0 .. n_classes_ - 1`` in the order of ``classes_``.
-""" + COMMON_PARAMETERS_DOC.format(
-        objective_doc="Default 'binary:logistic' for two classes, 'multi:softprob' "
-                      "for more. A callable ``objective(y_encoded, raw_margin) -> "
-                      "(grad, hess)`` is a custom objective; probabilities are then the "
-                      "sigmoid (binary) or softmax of the margins.")
-        + COMMON_ATTRIBUTES_DOC + """    classes_ : ndarray of shape (n_classes_,)
+"""
+        + COMMON_PARAMETERS_DOC.format(
+            objective_doc="Default 'binary:logistic' for two classes, 'multi:softprob' "
+            "for more. A callable ``objective(y_encoded, raw_margin) -> "
+            "(grad, hess)`` is a custom objective; probabilities are then the "
+            "sigmoid (binary) or softmax of the margins."
+        )
+        + COMMON_ATTRIBUTES_DOC
+        + """    classes_ : ndarray of shape (n_classes_,)
         The class labels, sorted.
     n_classes_ : int
-""")
+"""
+    )
 
     _managed_params = frozenset({"num_class"})
 
@@ -165,8 +210,10 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
         unseen = self.classes_[positions] != y
         if np.any(unseen):
             examples = list(dict.fromkeys(np.asarray(y)[unseen].tolist()))[:MAX_LABELS_SHOWN]
-            raise ValueError(f"{what} has labels not seen in training, e.g. {examples}; the "
-                             f"classes are {self.classes_.tolist()}.")
+            raise ValueError(
+                f"{what} has labels not seen in training, e.g. {examples}; the "
+                f"classes are {self.classes_.tolist()}."
+            )
         return positions.astype(Y_DTYPE)
 
     def _fit_classes(self, y):
@@ -174,20 +221,27 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
         name = type(self).__name__
         y = as_target_vector(y, name)
         if has_missing_labels(y):
-            raise ValueError("y contains missing or infinite (NaN, inf or None) labels; every "
-                             "sample needs a class label.")
+            raise ValueError(
+                "y contains missing or infinite (NaN, inf or None) labels; every "
+                "sample needs a class label."
+            )
         if y.dtype.kind == "f" and not np.all(y == np.round(y)):
-            raise ValueError(f"Unknown label type: continuous. {name} needs discrete class "
-                             f"labels (ints, strings, or integral floats); for a continuous "
-                             f"target use GBRegressor.")
+            raise ValueError(
+                f"Unknown label type: continuous. {name} needs discrete class "
+                f"labels (ints, strings, or integral floats); for a continuous "
+                f"target use GBRegressor."
+            )
         try:
             classes, encoded = np.unique(y, return_inverse=True)
         except TypeError as error:
-            raise TypeError(f"The labels of y cannot be sorted ({error}); use labels of one "
-                            f"type.") from None
+            raise TypeError(
+                f"The labels of y cannot be sorted ({error}); use labels of one type."
+            ) from None
         if len(classes) < MIN_CLASSES:
-            raise ValueError(f"{name} needs samples of at least {MIN_CLASSES} classes in the "
-                             f"data, but the data contains only one class: {classes[0]!r}.")
+            raise ValueError(
+                f"{name} needs samples of at least {MIN_CLASSES} classes in the "
+                f"data, but the data contains only one class: {classes[0]!r}."
+            )
         self.classes_ = classes
         self.n_classes_ = len(classes)
         return encoded.reshape(-1).astype(Y_DTYPE)
@@ -208,16 +262,30 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
         if objective.startswith(MULTICLASS_PREFIX):
             params["num_class"] = self.n_classes_
         elif not objective.startswith(BINARY_PREFIX):
-            raise ValueError(f"{name} needs a classification objective ('binary:*' or "
-                             f"'multi:*'), got {objective!r}.")
+            raise ValueError(
+                f"{name} needs a classification objective ('binary:*' or "
+                f"'multi:*'), got {objective!r}."
+            )
         elif multiclass:
-            raise ValueError(f"The binary objective {objective!r} cannot fit "
-                             f"{self.n_classes_} classes; use {DEFAULT_MULTICLASS_OBJECTIVE!r} "
-                             f"or objective=None.")
+            raise ValueError(
+                f"The binary objective {objective!r} cannot fit "
+                f"{self.n_classes_} classes; use {DEFAULT_MULTICLASS_OBJECTIVE!r} "
+                f"or objective=None."
+            )
         return None
 
-    def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
-            verbose=False, init_model=None, base_margin=None, base_margin_eval_set=None):
+    def fit(
+        self,
+        X,
+        y,
+        sample_weight=None,
+        eval_set=None,
+        sample_weight_eval_set=None,
+        verbose=False,
+        init_model=None,
+        base_margin=None,
+        base_margin_eval_set=None,
+    ):
         """Train the model.
 
         Parameters
@@ -242,16 +310,26 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
         data = self._validate_features(X, reset=True)
         label = self._fit_classes(y)
         eval_set = self._check_eval_set(eval_set)
-        eval_labels = [self._encode_labels(y_eval, f"eval_set[{index}]")
-                       for index, (_, y_eval) in enumerate(eval_set)]
+        eval_labels = [
+            self._encode_labels(y_eval, f"eval_set[{index}]")
+            for index, (_, y_eval) in enumerate(eval_set)
+        ]
         params = self._training_params()
         obj = self._classification_objective(params)
-        return self._fit_booster(data, label, params, sample_weight=sample_weight,
-                                 base_margin=base_margin, eval_set=eval_set,
-                                 eval_labels=eval_labels,
-                                 sample_weight_eval_set=sample_weight_eval_set,
-                                 base_margin_eval_set=base_margin_eval_set, verbose=verbose,
-                                 init_model=init_model, obj=obj)
+        return self._fit_booster(
+            data,
+            label,
+            params,
+            sample_weight=sample_weight,
+            base_margin=base_margin,
+            eval_set=eval_set,
+            eval_labels=eval_labels,
+            sample_weight_eval_set=sample_weight_eval_set,
+            base_margin_eval_set=base_margin_eval_set,
+            verbose=verbose,
+            init_model=init_model,
+            obj=obj,
+        )
 
     def predict_proba(self, X, iteration_range=None, base_margin=None):
         """Class probabilities.
@@ -272,8 +350,9 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
             if margins.ndim == 1:
                 objective = get_objective(DEFAULT_BINARY_OBJECTIVE)
             else:
-                objective = get_objective(DEFAULT_MULTICLASS_OBJECTIVE,
-                                          {"num_class": margins.shape[1]})
+                objective = get_objective(
+                    DEFAULT_MULTICLASS_OBJECTIVE, {"num_class": margins.shape[1]}
+                )
         else:
             objective = self.booster_.objective
         probabilities = np.asarray(objective.mean(np, margins), dtype=Y_DTYPE)
@@ -312,22 +391,28 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
 # Ranker
 # --------------------------------------------------------------------------- #
 
+
 class GBRanker(BaseGBModel):
-    __doc__ = ("""Gradient-boosted trees for learning to rank.
+    __doc__ = (
+        """Gradient-boosted trees for learning to rank.
 
     Rows come in queries: ``fit`` takes ``group`` (query sizes) or ``qid``
     (per-row query ids, each query's rows contiguous). ``score`` is the mean
     NDCG over the queries.
-""" + COMMON_PARAMETERS_DOC.format(
-        objective_doc="Default 'rank:ndcg' (LambdaMART); also 'rank:map', "
-                      "'rank:pairwise' (gpuboost.objectives.ranking) or a pointwise objective such "
-                      "as 'reg:squarederror'.")
-        + COMMON_ATTRIBUTES_DOC + """
+"""
+        + COMMON_PARAMETERS_DOC.format(
+            objective_doc="Default 'rank:ndcg' (LambdaMART); also 'rank:map', "
+            "'rank:pairwise' (gpuboost.objectives.ranking) or a pointwise objective such "
+            "as 'reg:squarederror'."
+        )
+        + COMMON_ATTRIBUTES_DOC
+        + """
     Notes
     -----
     ``sample_weight`` holds one weight per row. ``eval_metric`` defaults to
     'ndcg'.
-""")
+"""
+    )
 
     def _ranking_objective(self, params):
         """Fill in the objective; ValueError for unavailable ranking objectives."""
@@ -342,12 +427,26 @@ class GBRanker(BaseGBModel):
         if objective.startswith(RANKING_PREFIX) and objective not in OBJECTIVES:
             raise ValueError(
                 f"Unknown ranking objective {objective!r} (available objectives: "
-                f"{', '.join(OBJECTIVES)}).")
+                f"{', '.join(OBJECTIVES)})."
+            )
         params.setdefault("eval_metric", RANKING_SCORE_METRIC)
 
-    def fit(self, X, y, group=None, qid=None, sample_weight=None, eval_set=None,
-            eval_group=None, eval_qid=None, sample_weight_eval_set=None, verbose=False,
-            init_model=None, base_margin=None, base_margin_eval_set=None):
+    def fit(
+        self,
+        X,
+        y,
+        group=None,
+        qid=None,
+        sample_weight=None,
+        eval_set=None,
+        eval_group=None,
+        eval_qid=None,
+        sample_weight_eval_set=None,
+        verbose=False,
+        init_model=None,
+        base_margin=None,
+        base_margin_eval_set=None,
+    ):
         """Train the model.
 
         Parameters
@@ -375,24 +474,38 @@ class GBRanker(BaseGBModel):
         """
         name = type(self).__name__
         if (group is None) == (qid is None):
-            raise ValueError(f"{name}.fit needs the queries: pass exactly one of group (query "
-                             f"sizes) and qid (per-row query ids).")
+            raise ValueError(
+                f"{name}.fit needs the queries: pass exactly one of group (query "
+                f"sizes) and qid (per-row query ids)."
+            )
         eval_set = self._check_eval_set(eval_set)
         if eval_set and (eval_group is None) == (eval_qid is None):
-            raise ValueError("With eval_set, pass exactly one of eval_group and eval_qid (the "
-                             "queries of each evaluation set).")
+            raise ValueError(
+                "With eval_set, pass exactly one of eval_group and eval_qid (the "
+                "queries of each evaluation set)."
+            )
         params = self._training_params()
         self._ranking_objective(params)
         data = self._validate_features(X, reset=True)
         label = as_numeric_target(y, name)
         eval_labels = [as_numeric_target(y_eval, name) for _, y_eval in eval_set]
-        return self._fit_booster(data, label, params, sample_weight=sample_weight,
-                                 base_margin=base_margin, eval_set=eval_set,
-                                 eval_labels=eval_labels,
-                                 sample_weight_eval_set=sample_weight_eval_set,
-                                 base_margin_eval_set=base_margin_eval_set, verbose=verbose,
-                                 init_model=init_model, group=group, qid=qid,
-                                 eval_groups=eval_group, eval_qids=eval_qid)
+        return self._fit_booster(
+            data,
+            label,
+            params,
+            sample_weight=sample_weight,
+            base_margin=base_margin,
+            eval_set=eval_set,
+            eval_labels=eval_labels,
+            sample_weight_eval_set=sample_weight_eval_set,
+            base_margin_eval_set=base_margin_eval_set,
+            verbose=verbose,
+            init_model=init_model,
+            group=group,
+            qid=qid,
+            eval_groups=eval_group,
+            eval_qids=eval_qid,
+        )
 
     def predict(self, X, output_margin=False, iteration_range=None, base_margin=None):
         """Ranking scores (higher ranks first).
@@ -432,11 +545,8 @@ class GBRanker(BaseGBModel):
         """
         name = type(self).__name__
         if (group is None) == (qid is None):
-            raise ValueError(f"{name}.score needs the queries: pass exactly one of group and "
-                             f"qid.")
+            raise ValueError(f"{name}.score needs the queries: pass exactly one of group and qid.")
         predictions = self.predict(X)
         label = as_numeric_target(y, name)
         query_sizes = check_group(group, qid, len(predictions))
         return float(get_metric(RANKING_SCORE_METRIC)(label, predictions, group=query_sizes))
-
-

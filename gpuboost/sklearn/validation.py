@@ -1,4 +1,5 @@
 """Input checks of the scikit-learn estimators: features, targets, seeds, eval sets."""
+
 import numbers
 import sys
 import warnings
@@ -47,15 +48,20 @@ def as_feature_matrix(X):
 def check_matrix_shape(shape):
     """ValueError (in scikit-learn's wording) for a 1-D or empty ``X``."""
     if len(shape) == 1:
-        raise ValueError(f"Expected a 2-D array for X, got a 1-D array of length {shape[0]}. "
-                         f"Reshape your data either using X.reshape(-1, 1) if your data has a "
-                         f"single feature or X.reshape(1, -1) if it contains a single sample.")
+        raise ValueError(
+            f"Expected a 2-D array for X, got a 1-D array of length {shape[0]}. "
+            f"Reshape your data either using X.reshape(-1, 1) if your data has a "
+            f"single feature or X.reshape(1, -1) if it contains a single sample."
+        )
     if len(shape) == 2 and shape[0] == 0:
-        raise ValueError(f"Found array with 0 sample(s) (shape={tuple(shape)}) while a minimum "
-                         f"of 1 is required.")
+        raise ValueError(
+            f"Found array with 0 sample(s) (shape={tuple(shape)}) while a minimum of 1 is required."
+        )
     if len(shape) == 2 and shape[1] == 0:
-        raise ValueError(f"Found array with 0 feature(s) (shape={tuple(shape)}) while a minimum "
-                         f"of 1 is required.")
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={tuple(shape)}) while a minimum "
+            f"of 1 is required."
+        )
 
 
 def is_sparse(X):
@@ -70,13 +76,18 @@ def as_target_vector(y, estimator_name):
         raise ValueError(f"{estimator_name} requires y to be passed, but the target y is None.")
     y = as_array(y)  # pandas nullable numbers -> float64 with NaN
     if y.ndim == 2 and y.shape[1] == 1:
-        warnings.warn("A column-vector y was passed when a 1d array was expected. Please change "
-                      "the shape of y to (n_samples,), for example using ravel().",
-                      DataConversionWarning, stacklevel=3)
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected. Please change "
+            "the shape of y to (n_samples,), for example using ravel().",
+            DataConversionWarning,
+            stacklevel=3,
+        )
         y = y[:, 0]
     if y.ndim != 1:
-        raise ValueError(f"y should be a 1d array of shape (n_samples,), got an array of shape "
-                         f"{y.shape} instead; {estimator_name} supports a single target.")
+        raise ValueError(
+            f"y should be a 1d array of shape (n_samples,), got an array of shape "
+            f"{y.shape} instead; {estimator_name} supports a single target."
+        )
     return y
 
 
@@ -87,8 +98,10 @@ def as_numeric_target(y, estimator_name):
         try:
             y = y.astype(Y_DTYPE)
         except (TypeError, ValueError):
-            raise ValueError(f"{estimator_name} needs numeric targets; y holds values that are "
-                             f"not numbers (dtype object).") from None
+            raise ValueError(
+                f"{estimator_name} needs numeric targets; y holds values that are "
+                f"not numbers (dtype object)."
+            ) from None
     if y.dtype.kind not in "biuf":
         raise ValueError(f"{estimator_name} needs numeric targets, got y of dtype {y.dtype}.")
     return y.astype(Y_DTYPE)
@@ -118,8 +131,9 @@ def check_positive_int(value, name, allow_none=False):
     if allow_none and value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer{' or None' if allow_none else ''}, "
-                         f"got {value!r}.")
+        raise ValueError(
+            f"{name} must be a positive integer{' or None' if allow_none else ''}, got {value!r}."
+        )
     return int(value)
 
 
@@ -131,5 +145,3 @@ def per_eval_set(values, n_eval_sets, name):
     if len(values) != n_eval_sets:
         raise ValueError(f"{name} has {len(values)} entries, but eval_set has {n_eval_sets}.")
     return values
-
-

@@ -39,14 +39,21 @@ values; cumulative sums of integers are exact. Hence NumPy and CuPy give the
 same edges. Per tree and feature, a sort of the sampled rows runs on the
 device, and at most ``2 * max_bin`` values plus two scalars come to the host.
 """
+
 import numpy as np
 
 from ..core.array import to_numpy
 from ..core.dtypes import GRAD_QUANT_MAX, SAMPLE_INDEX_DTYPE, X_DTYPE
 from ..data.binning import FLOAT64_MAX, BinMapper, _midpoints
 
-__all__ = ["weighted_edges", "sorted_weighted_edges", "weighted_edges_naive", "weight_shift",
-           "sketch_bin_mapper", "ApproxRebinner"]
+__all__ = [
+    "weighted_edges",
+    "sorted_weighted_edges",
+    "weighted_edges_naive",
+    "weight_shift",
+    "sketch_bin_mapper",
+    "ApproxRebinner",
+]
 
 #: int64 products must stay below ``2**INT64_SAFE_BITS``.
 INT64_SAFE_BITS = 62
@@ -105,8 +112,9 @@ def sorted_weighted_edges(xp, sorted_values, sorted_weights, max_bin):
     n_values = int(sorted_values.shape[0])
     if n_values == 0:
         return np.zeros(0, dtype=X_DTYPE)
-    run_ends = xp.flatnonzero(xp.concatenate([sorted_values[1:] != sorted_values[:-1],
-                                              xp.ones(1, dtype=bool)]))
+    run_ends = xp.flatnonzero(
+        xp.concatenate([sorted_values[1:] != sorted_values[:-1], xp.ones(1, dtype=bool)])
+    )
     distinct = sorted_values[run_ends]
     n_distinct = int(distinct.shape[0])
     if n_distinct <= max_bin:
@@ -130,8 +138,11 @@ def sorted_weighted_edges(xp, sorted_values, sorted_weights, max_bin):
 
 def weighted_edges_naive(values, weights, max_bin):
     """Reference for :func:`weighted_edges`: Python loops over host values."""
-    pairs = [(min(max(float(v), -FLOAT64_MAX), FLOAT64_MAX), int(w))
-             for v, w in zip(values, weights) if v == v]
+    pairs = [
+        (min(max(float(v), -FLOAT64_MAX), FLOAT64_MAX), int(w))
+        for v, w in zip(values, weights)
+        if v == v
+    ]
     if not pairs:
         return np.zeros(0, dtype=X_DTYPE)
     distinct = sorted(set(value for value, _ in pairs))
@@ -184,8 +195,10 @@ def sketch_bin_mapper(xp, raw_features, quantized_hessians, sample_indices, max_
     n_features = raw_features.shape[1]
     shift = weight_shift(raw_features.shape[0], max_bin)
     weights = xp.maximum(quantized_hessians[sample_indices].astype(xp.int64), 0) >> shift
-    edges = [weighted_edges(xp, raw_features[sample_indices, feature], weights, max_bin)
-             for feature in range(n_features)]
+    edges = [
+        weighted_edges(xp, raw_features[sample_indices, feature], weights, max_bin)
+        for feature in range(n_features)
+    ]
     mapper = BinMapper(max_bin=max_bin)
     mapper._set_edges(edges)
     return mapper

@@ -1,4 +1,5 @@
 """Column sampling by tree, by level and by node (XGBoost semantics)."""
+
 import numpy as np
 
 __all__ = ["FeatureSampler"]
@@ -25,8 +26,9 @@ class FeatureSampler:
         self.rng = rng
         self.tree_features = self._choose(np.arange(n_features), params["colsample_bytree"])
         self.level_features = {}
-        self.trivial = (len(self.tree_features) == n_features and self.by_level >= 1.0
-                        and self.by_node >= 1.0)
+        self.trivial = (
+            len(self.tree_features) == n_features and self.by_level >= 1.0 and self.by_node >= 1.0
+        )
 
     def _choose(self, features, fraction):
         if fraction >= 1.0:

@@ -24,6 +24,7 @@ The row partition of a tree, for a node split into ``left`` and ``right``::
 
 each child keeping increasing row order (docs/DESIGN.md, "Row partition").
 """
+
 import heapq
 from dataclasses import dataclass
 
@@ -32,8 +33,14 @@ import numpy as np
 from ..core.dtypes import NODE_DTYPE
 from .tree import Tree
 
-__all__ = ["TreeGrower", "GrownTree", "GrowthPolicy", "DepthwiseDriver", "LossguideDriver",
-           "DRIVERS"]
+__all__ = [
+    "TreeGrower",
+    "GrownTree",
+    "GrowthPolicy",
+    "DepthwiseDriver",
+    "LossguideDriver",
+    "DRIVERS",
+]
 
 
 @dataclass(frozen=True)
@@ -89,8 +96,19 @@ class _HistogramRef:
 
 
 class _Node:
-    __slots__ = ("id", "begin", "end", "depth", "sums", "count", "record", "split",
-                 "histogram", "left", "right")
+    __slots__ = (
+        "id",
+        "begin",
+        "end",
+        "depth",
+        "sums",
+        "count",
+        "record",
+        "split",
+        "histogram",
+        "left",
+        "right",
+    )
 
     def __init__(self, node_id, begin, end, depth, sums, count):
         self.id = node_id
@@ -206,8 +224,9 @@ class TreeGrower:
 
     # ---- helpers ------------------------------------------------------------
     def _can_split(self, node):
-        return ((self.policy.max_depth == 0 or node.depth < self.policy.max_depth)
-                and self.splitter.can_split(self.tree_input, node.sums, node.count))
+        return (
+            self.policy.max_depth == 0 or node.depth < self.policy.max_depth
+        ) and self.splitter.can_split(self.tree_input, node.sums, node.count)
 
     def _new_node(self, begin, end, depth, sums, count):
         node = _Node(len(self.nodes), begin, end, depth, sums, count)
@@ -228,11 +247,15 @@ class TreeGrower:
             array = references[0].array
             rows = [reference.row for reference in references]
             if rows == list(range(rows[0], rows[0] + len(rows))):
-                return array if len(rows) == int(array.shape[0]) else \
-                    array[rows[0]:rows[0] + len(rows)]
+                return (
+                    array
+                    if len(rows) == int(array.shape[0])
+                    else array[rows[0] : rows[0] + len(rows)]
+                )
             return array[np.asarray(rows, dtype=np.int64)]
         return self.splitter.stack_histograms(
-            [reference.array[reference.row:reference.row + 1] for reference in references])
+            [reference.array[reference.row : reference.row + 1] for reference in references]
+        )
 
     def _find_splits(self, nodes):
         """Set ``node.record`` and ``node.split`` for every node (all have histograms).
@@ -245,13 +268,15 @@ class TreeGrower:
             return
         with self.timer.phase("split"):
             mask = self.feature_sampler.mask([node.depth for node in nodes])
-        order = sorted(range(len(nodes)), key=lambda i: (id(nodes[i].histogram.array),
-                                                         nodes[i].histogram.row))
+        order = sorted(
+            range(len(nodes)), key=lambda i: (id(nodes[i].histogram.array), nodes[i].histogram.row)
+        )
         ordered = [nodes[i] for i in order]
         histograms = self._gather_histograms([node.histogram for node in ordered])
         with self.timer.phase("split"):
             records = self.splitter.find_best_splits(
-                self.tree_input, ordered, histograms, None if mask is None else mask[order])
+                self.tree_input, ordered, histograms, None if mask is None else mask[order]
+            )
         for node, record in zip(ordered, records):
             node.record = record
             node.split = self.splitter.split_of(record)
@@ -265,20 +290,28 @@ class TreeGrower:
     def _expand(self, parents):
         """Split ``parents`` (each admissible); return the new children."""
         with self.timer.phase("partition"):
-            self.splitter.partition(self.tree_input,
-                                    np.array([p.begin for p in parents], dtype=np.int64),
-                                    np.array([p.end for p in parents], dtype=np.int64),
-                                    [p.record for p in parents])
+            self.splitter.partition(
+                self.tree_input,
+                np.array([p.begin for p in parents], dtype=np.int64),
+                np.array([p.end for p in parents], dtype=np.int64),
+                [p.record for p in parents],
+            )
         children = []
         smaller, larger, pairs_needing = [], [], []
         for parent in parents:
             split = parent.split
             n_left = split.left_count
             right_sums = tuple(total - left for total, left in zip(parent.sums, split.left_sums))
-            left = self._new_node(parent.begin, parent.begin + n_left, parent.depth + 1,
-                                  split.left_sums, n_left)
-            right = self._new_node(parent.begin + n_left, parent.end, parent.depth + 1,
-                                   right_sums, parent.count - n_left)
+            left = self._new_node(
+                parent.begin, parent.begin + n_left, parent.depth + 1, split.left_sums, n_left
+            )
+            right = self._new_node(
+                parent.begin + n_left,
+                parent.end,
+                parent.depth + 1,
+                right_sums,
+                parent.count - n_left,
+            )
             parent.left, parent.right = left.id, right.id
             self.n_leaves += 1
             children += [left, right]
@@ -295,7 +328,8 @@ class TreeGrower:
                 # The larger siblings by subtraction, all pairs at once; then one
                 # batch [smaller..., larger...] for the split scan.
                 parents_histograms = self._gather_histograms(
-                    [parent.histogram for parent in pairs_needing])
+                    [parent.histogram for parent in pairs_needing]
+                )
                 larger_histograms = self.splitter.subtract_histograms(parents_histograms, built)
                 level = self.splitter.stack_histograms([built, larger_histograms])
                 n_pairs = len(smaller)
@@ -352,17 +386,31 @@ class TreeGrower:
             split = node.split
             feature[node.id] = split.feature
             threshold[node.id], threshold_bin[node.id] = self.splitter.split_threshold(
-                split.feature, split.bin)
+                split.feature, split.bin
+            )
             default_left[node.id] = split.default_left
             gain[node.id] = self.splitter.record_gain(self.tree_input, node.record)
             left_child[node.id], right_child[node.id] = node.left, node.right
-        tree = Tree({
-            "feature": feature, "threshold_bin": threshold_bin, "threshold": threshold,
-            "default_left": default_left, "left_child": left_child, "right_child": right_child,
-            "value": values, "gain": gain, "cover": cover,
-            "count": np.array([n.count for n in self.nodes], dtype=np.int64)})
+        tree = Tree(
+            {
+                "feature": feature,
+                "threshold_bin": threshold_bin,
+                "threshold": threshold,
+                "default_left": default_left,
+                "left_child": left_child,
+                "right_child": right_child,
+                "value": values,
+                "gain": gain,
+                "cover": cover,
+                "count": np.array([n.count for n in self.nodes], dtype=np.int64),
+            }
+        )
         leaves = [n for n in self.nodes if n.left < 0]
-        return GrownTree(tree, np.array([n.id for n in leaves], dtype=np.int64),
-                         np.array([n.begin for n in leaves], dtype=np.int64),
-                         np.array([n.end for n in leaves], dtype=np.int64), self.sample_indices,
-                         sums)
+        return GrownTree(
+            tree,
+            np.array([n.id for n in leaves], dtype=np.int64),
+            np.array([n.begin for n in leaves], dtype=np.int64),
+            np.array([n.end for n in leaves], dtype=np.int64),
+            self.sample_indices,
+            sums,
+        )

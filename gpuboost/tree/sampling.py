@@ -51,16 +51,23 @@ every step is an elementwise ``xp`` operation, a sort or an integer cumulative
 sum, so NumPy and CuPy give the same rows and the same multipliers. Only two
 scalars per tree cross from the device to the host (gradient-based sampling).
 """
+
 import numpy as np
 
 from ..core.dtypes import SAMPLE_INDEX_DTYPE
 from ..core.quantize import quantize
 from ..core.random import row_uniforms
 
-__all__ = ["sample_rows", "sampled_row_weights", "goss_sample", "goss_top_rows",
-           "gradient_based_sample",
-           "goss_sample_naive", "gradient_based_probabilities",
-           "gradient_based_probabilities_naive"]
+__all__ = [
+    "sample_rows",
+    "sampled_row_weights",
+    "goss_sample",
+    "goss_top_rows",
+    "gradient_based_sample",
+    "goss_sample_naive",
+    "gradient_based_probabilities",
+    "gradient_based_probabilities_naive",
+]
 
 #: Multiplier of the rows that are not sampled.
 DROPPED_MULTIPLIER = 0.0
@@ -91,11 +98,13 @@ def sample_rows(backend, params, gradients, hessians, seed, stream):
     """
     n_rows = int(gradients.shape[0])
     if params["data_sample_strategy"] == "goss":
-        return goss_sample(backend.xp, gradients, seed, stream, params["top_rate"],
-                           params["other_rate"])
+        return goss_sample(
+            backend.xp, gradients, seed, stream, params["top_rate"], params["other_rate"]
+        )
     if params["sampling_method"] == "gradient_based" and params["subsample"] < 1.0:
-        return gradient_based_sample(backend.xp, gradients, hessians, seed, stream,
-                                     params["subsample"], params["reg_lambda"])
+        return gradient_based_sample(
+            backend.xp, gradients, hessians, seed, stream, params["subsample"], params["reg_lambda"]
+        )
     return backend.row_sample(n_rows, seed, stream, params["subsample"]), None
 
 
@@ -162,8 +171,7 @@ def goss_sample(xp, gradients, seed, stream, top_rate, other_rate):
     uniforms = row_uniforms(xp, seed, stream, n_rows)
     is_other = ~is_top & (uniforms < other_probability)
     other_multiplier = (1.0 - float(top_rate)) / float(other_rate)
-    multipliers = xp.where(is_top, 1.0, xp.where(is_other, other_multiplier,
-                                                 DROPPED_MULTIPLIER))
+    multipliers = xp.where(is_top, 1.0, xp.where(is_other, other_multiplier, DROPPED_MULTIPLIER))
     sample_indices = xp.flatnonzero(is_top | is_other).astype(SAMPLE_INDEX_DTYPE)
     return sample_indices, multipliers
 
@@ -266,8 +274,7 @@ def gradient_based_probabilities_naive(gradients, hessians, fraction, reg_lambda
             break
     if remaining_sum == 0:
         return np.array([1.0 if level > 0 else 0.0 for level in levels])
-    return np.array([min(1.0, float(level * slots) / float(remaining_sum))
-                     for level in levels])
+    return np.array([min(1.0, float(level * slots) / float(remaining_sum)) for level in levels])
 
 
 def sampled_row_weights(weight, multipliers):

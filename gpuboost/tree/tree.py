@@ -8,6 +8,7 @@ rate applied) for every node (internal nodes keep the value they would have as a
 leaf). Room is left for categorical splits: a future ``split_type`` array and
 category bitsets per node, with the format version bumped.
 """
+
 import numpy as np
 
 from ..core.dtypes import NODE_DTYPE
@@ -94,7 +95,8 @@ class Tree:
 
     def __eq__(self, other):
         return isinstance(other, Tree) and all(
-            np.array_equal(getattr(self, n), getattr(other, n)) for n in TREE_ARRAYS)
+            np.array_equal(getattr(self, n), getattr(other, n)) for n in TREE_ARRAYS
+        )
 
     def dump(self, feature_names=None, with_stats=True):
         """Readable text of the tree, one node per line, indented by depth.
@@ -119,10 +121,14 @@ class Tree:
             left, right = int(self.left_child[node]), int(self.right_child[node])
             missing = left if self.default_left[node] else right
             if with_stats:
-                stats = (f",gain={float(self.gain[node])!r},cover={float(self.cover[node])!r},"
-                         f"count={int(self.count[node])}")
-            lines.append(f"{indent}{node}:[{name}<={float(self.threshold[node])!r}] "
-                         f"yes={left},no={right},missing={missing}{stats}")
+                stats = (
+                    f",gain={float(self.gain[node])!r},cover={float(self.cover[node])!r},"
+                    f"count={int(self.count[node])}"
+                )
+            lines.append(
+                f"{indent}{node}:[{name}<={float(self.threshold[node])!r}] "
+                f"yes={left},no={right},missing={missing}{stats}"
+            )
             stack.append((right, depth + 1))
             stack.append((left, depth + 1))
         return "\n".join(lines)

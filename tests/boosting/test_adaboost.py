@@ -2,18 +2,18 @@
 AdaBoostClassifier, the Gini split scan against its naive loop, perfect and
 worse-than-chance rounds, CPU/CUDA parity (emulation), the model file, and the
 scikit-learn style estimator."""
+
 import json
 
 import numpy as np
 import pytest
+from _parity import assert_runs_match, train_on_both
 
 import gpuboost
 from gpuboost import Dataset
 from gpuboost.boosting.adaboost import PERFECT_ROUND_TREE_WEIGHT, adaboost_params
 from gpuboost.model.booster import samme_score_scale
 from gpuboost.tree.splitters.gini import find_best_gini_splits, find_best_gini_splits_naive
-
-from _parity import assert_runs_match, train_on_both
 
 sklearn_ensemble = pytest.importorskip("sklearn.ensemble")
 sklearn_tree = pytest.importorskip("sklearn.tree")
@@ -31,8 +31,13 @@ BINNED_ERROR_TOLERANCE = 0.03
 
 def _classification(n_classes, seed, decimals=None):
     X, y = sklearn_datasets.make_classification(
-        n_samples=2 * N_TRAIN, n_features=10, n_informative=5, n_redundant=2,
-        n_classes=n_classes, random_state=seed)
+        n_samples=2 * N_TRAIN,
+        n_features=10,
+        n_informative=5,
+        n_redundant=2,
+        n_classes=n_classes,
+        random_state=seed,
+    )
     if decimals is not None:
         # At most 255 distinct values a feature: the bins are the midpoints between
         # values, exactly the thresholds scikit-learn's trees consider.
@@ -42,8 +47,10 @@ def _classification(n_classes, seed, decimals=None):
 
 def _sklearn_adaboost(X, y, n_rounds=N_ROUNDS, max_depth=1, sample_weight=None):
     model = sklearn_ensemble.AdaBoostClassifier(
-        sklearn_tree.DecisionTreeClassifier(max_depth=max_depth), n_estimators=n_rounds,
-        random_state=0)
+        sklearn_tree.DecisionTreeClassifier(max_depth=max_depth),
+        n_estimators=n_rounds,
+        random_state=0,
+    )
     return model.fit(X, y, sample_weight=sample_weight)
 
 
@@ -91,8 +98,11 @@ def test_deeper_trees_and_sample_weights_match_sklearn():
     weight = np.random.default_rng(3).uniform(0.5, 2.0, len(y))
     booster = _train(X, y, 3, rounds=10, weight=weight, max_depth=3, learning_rate=0.5)
     reference = sklearn_ensemble.AdaBoostClassifier(
-        sklearn_tree.DecisionTreeClassifier(max_depth=3), n_estimators=10, learning_rate=0.5,
-        random_state=0).fit(X, y, sample_weight=weight)
+        sklearn_tree.DecisionTreeClassifier(max_depth=3),
+        n_estimators=10,
+        learning_rate=0.5,
+        random_state=0,
+    ).fit(X, y, sample_weight=weight)
     np.testing.assert_allclose(booster.tree_weights, reference.estimator_weights_, rtol=1e-6)
     # The same partitions of the training rows. Below the root scikit-learn puts a
     # threshold halfway between the values present in the node, gpuboost at its
@@ -134,17 +144,20 @@ def test_gini_scan_matches_naive_loop(n_classes):
         counts[:, 1, 0] = counts[:, 0].sum(axis=1)
         n_value_bins = np.array([8, 1, 5])
         for min_data_in_leaf in (1, 5):
-            fast = find_best_gini_splits(class_sums, counts, n_value_bins, n_bins - 1,
-                                         min_data_in_leaf)
-            naive = find_best_gini_splits_naive(class_sums, counts, n_value_bins, n_bins - 1,
-                                                min_data_in_leaf)
+            fast = find_best_gini_splits(
+                class_sums, counts, n_value_bins, n_bins - 1, min_data_in_leaf
+            )
+            naive = find_best_gini_splits_naive(
+                class_sums, counts, n_value_bins, n_bins - 1, min_data_in_leaf
+            )
             for got, expected in zip(fast, naive):
                 for key in ("feature", "bin", "default_left", "left_count"):
                     assert got[key] == expected[key], (key, got, expected)
                 assert got["gain"] == pytest.approx(expected["gain"], rel=1e-12)
                 if expected["feature"] >= 0:
-                    np.testing.assert_array_equal(got["left_class_sums"],
-                                                  expected["left_class_sums"])
+                    np.testing.assert_array_equal(
+                        got["left_class_sums"], expected["left_class_sums"]
+                    )
                     assert got["feature"] != 1
             assert fast[0]["feature"] == -1
             assert any(record["feature"] >= 0 for record in fast)
@@ -188,15 +201,18 @@ def test_adaboost_defaults_and_parameter_checks():
     params = adaboost_params({"booster": "adaboost"})
     assert params["learning_rate"] == 1.0 and params["max_depth"] == 1
     assert params["objective"] == "binary:logistic"
-    assert adaboost_params({"booster": "adaboost", "num_class": 4})["objective"] \
-        == "multi:softprob"
-    assert adaboost_params({"booster": "adaboost", "eta": 0.5, "max_depth": 2})[
-        "learning_rate"] == 0.5
+    assert adaboost_params({"booster": "adaboost", "num_class": 4})["objective"] == "multi:softprob"
+    assert (
+        adaboost_params({"booster": "adaboost", "eta": 0.5, "max_depth": 2})["learning_rate"] == 0.5
+    )
     assert adaboost_params({"booster": "adaboost", "reg_lambda": 1.0})["booster"] == "adaboost"
-    for bad, match in (({"reg_lambda": 3.0}, "does not use"), ({"max_depth": 0}, "max_depth"),
-                       ({"objective": "reg:squarederror"}, "objective"),
-                       ({"objective": "binary:logistic", "num_class": 3}, "num_class"),
-                       ({"tree_method": "approx"}, "tree_method")):
+    for bad, match in (
+        ({"reg_lambda": 3.0}, "does not use"),
+        ({"max_depth": 0}, "max_depth"),
+        ({"objective": "reg:squarederror"}, "objective"),
+        ({"objective": "binary:logistic", "num_class": 3}, "num_class"),
+        ({"tree_method": "approx"}, "tree_method"),
+    ):
         with pytest.raises(ValueError, match=match):
             adaboost_params(dict(bad, booster="adaboost"))
 
@@ -213,8 +229,9 @@ def test_invalid_inputs_raise():
     with pytest.raises(ValueError, match="AdaBoost"):  # gradient boosting cannot continue it
         gpuboost.train({}, Dataset(X[:100], label=y[:100]), 2, init_model=booster)
     with pytest.raises(ValueError, match="base_margin"):
-        gpuboost.train({"booster": "adaboost"},
-                       Dataset(X, label=y, base_margin=np.zeros(len(y))), 2)
+        gpuboost.train(
+            {"booster": "adaboost"}, Dataset(X, label=y, base_margin=np.zeros(len(y))), 2
+        )
 
 
 # ---- prediction, evaluation, the model file ----------------------------------------------
@@ -222,8 +239,9 @@ def test_iteration_range_equals_a_shorter_training():
     X, y, X_test, _ = _classification(3, seed=6, decimals=1)
     full = _train(X, y, 3, rounds=12)
     short = _train(X, y, 3, rounds=5)
-    np.testing.assert_array_equal(full.predict(X_test, iteration_range=(0, 5)),
-                                  short.predict(X_test))
+    np.testing.assert_array_equal(
+        full.predict(X_test, iteration_range=(0, 5)), short.predict(X_test)
+    )
     margins = full.predict(X_test, output_margin=True)
     expected = samme_score_scale(full.tree_weights, 3)
     np.testing.assert_allclose(np.sum(full.tree_weights) * 4 / 3, expected)
@@ -234,16 +252,22 @@ def test_evaluation_and_early_stopping_keep_the_model_consistent():
     X, y, X_test, y_test = _classification(2, seed=7)
     dtrain, dtest = Dataset(X, label=y), Dataset(X_test, label=y_test)
     results = {}
-    booster = gpuboost.train({"booster": "adaboost", "device": "cpu", "max_depth": 3},
-                             dtrain, 200, evals=[(dtrain, "train"), (dtest, "test")],
-                             evals_result=results, early_stopping_rounds=3,
-                             callbacks=[gpuboost.EarlyStopping(3, save_best=True)],
-                             verbose_eval=False)
+    booster = gpuboost.train(
+        {"booster": "adaboost", "device": "cpu", "max_depth": 3},
+        dtrain,
+        200,
+        evals=[(dtrain, "train"), (dtest, "test")],
+        evals_result=results,
+        early_stopping_rounds=3,
+        callbacks=[gpuboost.EarlyStopping(3, save_best=True)],
+        verbose_eval=False,
+    )
     assert list(results["test"]) == ["error"]
     n_rounds = booster.num_boosted_rounds()
     assert n_rounds < 200 and len(booster.tree_weights) == n_rounds
     assert results["test"]["error"][booster.best_iteration] == pytest.approx(
-        np.mean(_predicted_classes(booster, X_test) != y_test))
+        np.mean(_predicted_classes(booster, X_test) != y_test)
+    )
     assert results["train"]["error"][-1] < results["train"]["error"][0]
     assert gpuboost.Booster.from_json(booster.save_raw().decode()) == booster
 
@@ -277,12 +301,18 @@ def test_cpu_and_cuda_models_are_identical(n_classes, max_depth, emulated_cuda):
     X = rng.normal(size=(300, 4))
     X[rng.random(300) < 0.15, 1] = np.nan
     signal = X[:, 0] + np.where(np.isnan(X[:, 1]), 0.8, X[:, 1]) + 0.5 * rng.normal(size=300)
-    y = np.digitize(signal, [-0.5, 0.6][:n_classes - 1]).astype(np.float64)
+    y = np.digitize(signal, [-0.5, 0.6][: n_classes - 1]).astype(np.float64)
     weight = rng.uniform(0.5, 1.5, 300)
-    runs = train_on_both({"booster": "adaboost", "max_depth": max_depth,
-                          "num_class": n_classes if n_classes > 2 else 0},
-                         lambda: Dataset(X, label=y, weight=weight, max_bin=31), 4,
-                         evaluate_train=True)
+    runs = train_on_both(
+        {
+            "booster": "adaboost",
+            "max_depth": max_depth,
+            "num_class": n_classes if n_classes > 2 else 0,
+        },
+        lambda: Dataset(X, label=y, weight=weight, max_bin=31),
+        4,
+        evaluate_train=True,
+    )
     assert_runs_match(runs)
     assert runs["cuda"].dataset._X_binned is None  # the CUDA backend bins on the device
     models = {device: run.model for device, run in runs.items()}
@@ -300,21 +330,24 @@ def test_estimator_matches_sklearn(n_classes):
     reference = _sklearn_adaboost(X, labels, n_rounds=20)
     np.testing.assert_array_equal(model.classes_, reference.classes_)
     np.testing.assert_array_equal(model.predict(X_test), reference.predict(X_test))
-    np.testing.assert_allclose(model.decision_function(X_test),
-                               reference.decision_function(X_test), atol=1e-6)
-    np.testing.assert_allclose(model.predict_proba(X_test), reference.predict_proba(X_test),
-                               atol=1e-6)
-    np.testing.assert_allclose(model.estimator_weights_, reference.estimator_weights_,
-                               rtol=1e-6)
-    np.testing.assert_allclose(model.feature_importances_, reference.feature_importances_,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        model.decision_function(X_test), reference.decision_function(X_test), atol=1e-6
+    )
+    np.testing.assert_allclose(
+        model.predict_proba(X_test), reference.predict_proba(X_test), atol=1e-6
+    )
+    np.testing.assert_allclose(model.estimator_weights_, reference.estimator_weights_, rtol=1e-6)
+    np.testing.assert_allclose(
+        model.feature_importances_, reference.feature_importances_, atol=1e-6
+    )
     assert model.score(X_test, reference.predict(X_test)) == 1.0
 
 
 def test_estimator_api():
     X, y, _, _ = _classification(2, seed=11, decimals=1)
-    model = gpuboost.AdaBoostClassifier(n_estimators=5, max_depth=2, learning_rate=0.5,
-                                        device="cpu")
+    model = gpuboost.AdaBoostClassifier(
+        n_estimators=5, max_depth=2, learning_rate=0.5, device="cpu"
+    )
     clone = sklearn_base.clone(model)
     assert clone.get_params() == model.get_params()
     with pytest.raises(Exception, match="not fitted"):
@@ -331,7 +364,8 @@ def test_estimator_api():
 def _scikit_learn_checks():
     checks = pytest.importorskip("sklearn.utils.estimator_checks")
     return checks.parametrize_with_checks(
-        [gpuboost.AdaBoostClassifier(n_estimators=10, device="cpu", verbosity=0)])
+        [gpuboost.AdaBoostClassifier(n_estimators=10, device="cpu", verbosity=0)]
+    )
 
 
 @_scikit_learn_checks()

@@ -1,11 +1,19 @@
-"""Tests of gpuboost.boosting.callback: early stopping, evaluation printing, checkpoints, the protocol."""
+"""Tests of gpuboost.boosting.callback: early stopping, evaluation printing, checkpoints,
+the protocol."""
+
 import os
 
 import pytest
 
 import gpuboost
 from gpuboost import Dataset
-from gpuboost.boosting.callback import (CallbackContainer, EarlyStopping, EvaluationMonitor, TrainingCallback, TrainingCheckPoint)
+from gpuboost.boosting.callback import (
+    CallbackContainer,
+    EarlyStopping,
+    EvaluationMonitor,
+    TrainingCallback,
+    TrainingCheckPoint,
+)
 
 
 class FakeModel:
@@ -26,8 +34,9 @@ def run_early_stopping(callback, scores, data_name="valid", metric_name="rmse"):
 
 def fit(dataset, rounds, **kwargs):
     kwargs.setdefault("verbose_eval", False)
-    return gpuboost.train({"device": "cpu", "max_depth": 3}, dataset, num_boost_round=rounds,
-                          **kwargs)
+    return gpuboost.train(
+        {"device": "cpu", "max_depth": 3}, dataset, num_boost_round=rounds, **kwargs
+    )
 
 
 @pytest.fixture
@@ -40,6 +49,7 @@ def datasets(regression_data):
 # ---------------------------------------------------------------------------
 # EarlyStopping
 # ---------------------------------------------------------------------------
+
 
 def test_early_stopping_minimizes():
     stopped, model = run_early_stopping(EarlyStopping(3), [5.0, 4.0, 4.5, 4.2, 4.1, 3.0])
@@ -56,8 +66,9 @@ def test_early_stopping_maximizes():
 def test_direction_defaults_from_the_metric():
     stopped, model = run_early_stopping(EarlyStopping(2), [0.6, 0.8, 0.7, 0.75], metric_name="auc")
     assert stopped == 3 and model.best_iteration == 1
-    stopped, model = run_early_stopping(EarlyStopping(2), [0.6, 0.8, 0.7, 0.75],
-                                        metric_name="logloss")
+    stopped, model = run_early_stopping(
+        EarlyStopping(2), [0.6, 0.8, 0.7, 0.75], metric_name="logloss"
+    )
     assert stopped == 2 and model.best_iteration == 0
 
 
@@ -88,11 +99,14 @@ def test_watched_set_and_metric():
     assert model.best_score == 4.0
 
 
-@pytest.mark.parametrize("kwargs, log, match", [
-    ({}, {}, "evaluation set"),
-    ({"data_name": "test"}, {"valid": {"rmse": [1.0]}}, "'test'"),
-    ({"metric_name": "auc"}, {"valid": {"rmse": [1.0]}}, "'auc'"),
-])
+@pytest.mark.parametrize(
+    "kwargs, log, match",
+    [
+        ({}, {}, "evaluation set"),
+        ({"data_name": "test"}, {"valid": {"rmse": [1.0]}}, "'test'"),
+        ({"metric_name": "auc"}, {"valid": {"rmse": [1.0]}}, "'auc'"),
+    ],
+)
 def test_early_stopping_errors(kwargs, log, match):
     with pytest.raises(ValueError, match=match):
         EarlyStopping(2, **kwargs).after_iteration(FakeModel(), 0, log)
@@ -108,20 +122,26 @@ def test_invalid_early_stopping_arguments():
 def test_save_best_truncates_the_model(datasets):
     train_set, valid_set = datasets
     result = {}
-    booster = fit(train_set, 200, evals=[(valid_set, "valid")], evals_result=result,
-                  callbacks=[EarlyStopping(3, save_best=True)])
+    booster = fit(
+        train_set,
+        200,
+        evals=[(valid_set, "valid")],
+        evals_result=result,
+        callbacks=[EarlyStopping(3, save_best=True)],
+    )
     best = booster.best_iteration
     assert len(result["valid"]["rmse"]) == best + 4
     assert booster.num_boosted_rounds() == best + 1
     assert booster.best_score == min(result["valid"]["rmse"])
     without = fit(train_set, 200, evals=[(valid_set, "valid")], callbacks=[EarlyStopping(3)])
     assert without.num_boosted_rounds() == best + 4
-    assert without.trees[:best + 1] == booster.trees
+    assert without.trees[: best + 1] == booster.trees
 
 
 # ---------------------------------------------------------------------------
 # EvaluationMonitor
 # ---------------------------------------------------------------------------
+
 
 def test_evaluation_monitor_period_prints_the_last_round():
     lines = []
@@ -167,6 +187,7 @@ def test_evaluation_monitor_in_training(datasets, capsys):
 # TrainingCheckPoint
 # ---------------------------------------------------------------------------
 
+
 class CheckpointReader(TrainingCallback):
     """Records the rounds of the checkpoint file after every round."""
 
@@ -175,8 +196,11 @@ class CheckpointReader(TrainingCallback):
         self.rounds_on_disk = []
 
     def after_iteration(self, model, epoch, evals_log):
-        rounds = gpuboost.Booster.load_model(self.path).num_boosted_rounds() \
-            if os.path.exists(self.path) else None
+        rounds = (
+            gpuboost.Booster.load_model(self.path).num_boosted_rounds()
+            if os.path.exists(self.path)
+            else None
+        )
         self.rounds_on_disk.append(rounds)
         return False
 
@@ -203,6 +227,7 @@ def test_checkpoint_interval_must_be_positive(tmp_path):
 # ---------------------------------------------------------------------------
 # The protocol
 # ---------------------------------------------------------------------------
+
 
 class Recorder(TrainingCallback):
     def __init__(self, stop_after=None, stop_before=None):
@@ -231,8 +256,16 @@ def test_custom_callback_stops_after_an_iteration(datasets):
     recorder = Recorder(stop_after=2)
     booster = fit(train_set, 10, callbacks=[recorder])
     assert booster.num_boosted_rounds() == 3
-    assert recorder.events == ["before_training", ("before", 0), ("after", 0, 1), ("before", 1),
-                               ("after", 1, 2), ("before", 2), ("after", 2, 3), "after_training"]
+    assert recorder.events == [
+        "before_training",
+        ("before", 0),
+        ("after", 0, 1),
+        ("before", 1),
+        ("after", 1, 2),
+        ("before", 2),
+        ("after", 2, 3),
+        "after_training",
+    ]
 
 
 def test_custom_callback_stops_before_an_iteration(datasets):

@@ -5,6 +5,7 @@ waits until it has written a checkpoint, kills it with SIGKILL in the middle of
 training, resumes from the checkpoint in a new process, and compares the final
 model file byte for byte with an uninterrupted run.
 """
+
 import os
 import shutil
 import signal
@@ -13,11 +14,10 @@ import sys
 import time
 from pathlib import Path
 
+import _checkpoint_worker as worker
 import pytest
 
 import gpuboost
-
-import _checkpoint_worker as worker
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 WORKER = REPO_ROOT / "tests" / "_checkpoint_worker.py"
@@ -31,15 +31,26 @@ ROUNDS, INTERVAL = 9, 3
 
 
 def _worker_command(checkpoint_dir, output, *extra):
-    return [sys.executable, str(WORKER), "--checkpoint-dir", str(checkpoint_dir),
-            "--output", str(output), "--rounds", str(KILL_ROUNDS),
-            "--interval", str(KILL_INTERVAL), *extra]
+    return [
+        sys.executable,
+        str(WORKER),
+        "--checkpoint-dir",
+        str(checkpoint_dir),
+        "--output",
+        str(output),
+        "--rounds",
+        str(KILL_ROUNDS),
+        "--interval",
+        str(KILL_INTERVAL),
+        *extra,
+    ]
 
 
 def _worker_env():
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + (
-        [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    )
     return env
 
 
@@ -47,9 +58,14 @@ def _worker_env():
 def uninterrupted_model(tmp_path_factory):
     """Model bytes of the whole run, in one process, without killing it."""
     folder = tmp_path_factory.mktemp("uninterrupted")
-    completed = subprocess.run(_worker_command(folder / "checkpoints", folder / "model.json"),
-                               capture_output=True, text=True, timeout=WORKER_TIMEOUT_S,
-                               env=_worker_env(), cwd=REPO_ROOT)
+    completed = subprocess.run(
+        _worker_command(folder / "checkpoints", folder / "model.json"),
+        capture_output=True,
+        text=True,
+        timeout=WORKER_TIMEOUT_S,
+        env=_worker_env(),
+        cwd=REPO_ROOT,
+    )
     assert completed.returncode == 0, completed.stderr
     return (folder / "model.json").read_bytes()
 
@@ -57,9 +73,13 @@ def uninterrupted_model(tmp_path_factory):
 def test_killed_run_resumes_to_the_uninterrupted_model(tmp_path, uninterrupted_model):
     checkpoints, output = tmp_path / "checkpoints", tmp_path / "model.json"
     checkpoint = Path(worker.checkpoint_path(checkpoints))
-    process = subprocess.Popen(_worker_command(checkpoints, output, "--sleep", str(KILL_SLEEP_S)),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               env=_worker_env(), cwd=REPO_ROOT)
+    process = subprocess.Popen(
+        _worker_command(checkpoints, output, "--sleep", str(KILL_SLEEP_S)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=_worker_env(),
+        cwd=REPO_ROOT,
+    )
     try:
         deadline = time.monotonic() + CHECKPOINT_WAIT_S
         while not checkpoint.exists():
@@ -79,9 +99,14 @@ def test_killed_run_resumes_to_the_uninterrupted_model(tmp_path, uninterrupted_m
     assert saved.num_boosted_rounds() % KILL_INTERVAL == 0
     assert 0 < saved.num_boosted_rounds() < KILL_ROUNDS
 
-    resumed = subprocess.run(_worker_command(checkpoints, output, "--resume"),
-                             capture_output=True, text=True, timeout=WORKER_TIMEOUT_S,
-                             env=_worker_env(), cwd=REPO_ROOT)
+    resumed = subprocess.run(
+        _worker_command(checkpoints, output, "--resume"),
+        capture_output=True,
+        text=True,
+        timeout=WORKER_TIMEOUT_S,
+        env=_worker_env(),
+        cwd=REPO_ROOT,
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert output.read_bytes() == uninterrupted_model
     # The last checkpoint is the final model.
@@ -108,9 +133,13 @@ class CheckpointSpy(gpuboost.TrainingCallback):
 
 
 def _train(tmp_path, rounds, callbacks=(), init_model=None, device="cpu"):
-    return gpuboost.train(dict(worker.PARAMS, device=device), worker.make_dataset(n_rows=500),
-                          num_boost_round=rounds, callbacks=list(callbacks),
-                          init_model=init_model)
+    return gpuboost.train(
+        dict(worker.PARAMS, device=device),
+        worker.make_dataset(n_rows=500),
+        num_boost_round=rounds,
+        callbacks=list(callbacks),
+        init_model=init_model,
+    )
 
 
 def test_a_checkpoint_every_k_rounds_and_at_the_end(tmp_path):
@@ -134,8 +163,9 @@ def test_resuming_from_any_checkpoint_gives_the_uninterrupted_model(tmp_path):
     resumable = sorted(int(name.split(".")[0]) for name in os.listdir(copies))
     assert resumable == list(range(INTERVAL, ROUNDS + 1, INTERVAL))
     for done in resumable[:-1]:
-        resumed = _train(tmp_path, ROUNDS - done,
-                         init_model=gpuboost.Booster.load_model(copies / f"{done}.json"))
+        resumed = _train(
+            tmp_path, ROUNDS - done, init_model=gpuboost.Booster.load_model(copies / f"{done}.json")
+        )
         assert resumed.save_raw() == reference.save_raw(), done
 
 
@@ -175,10 +205,18 @@ def test_resume_on_emulated_cuda(tmp_path, emulated_cuda):
     checkpoint = gpuboost.TrainingCheckPoint(tmp_path, interval=interval)
     copies = tmp_path / "copies"
     copies.mkdir()
-    reference = gpuboost.train(params, dataset, num_boost_round=rounds,
-                               callbacks=[checkpoint, CheckpointSpy(checkpoint.path, copies)])
-    resumed = gpuboost.train(params, dataset, num_boost_round=rounds - interval,
-                             init_model=gpuboost.Booster.load_model(copies / "2.json"))
+    reference = gpuboost.train(
+        params,
+        dataset,
+        num_boost_round=rounds,
+        callbacks=[checkpoint, CheckpointSpy(checkpoint.path, copies)],
+    )
+    resumed = gpuboost.train(
+        params,
+        dataset,
+        num_boost_round=rounds - interval,
+        init_model=gpuboost.Booster.load_model(copies / "2.json"),
+    )
     assert resumed.save_raw() == reference.save_raw()
     on_cpu = gpuboost.train(dict(params, device="cpu"), dataset, num_boost_round=rounds)
     assert on_cpu.save_raw() == reference.save_raw()

@@ -1,14 +1,15 @@
 """Tests of gpuboost.boosting.train: the boosting loop end to end on the NumPy backend."""
+
 import numpy as np
 import pytest
 
 import gpuboost
 from gpuboost import Dataset, train
 from gpuboost.backends import DeviceUnavailableError
-from gpuboost.core.quantile import weighted_quantile
-from gpuboost.objectives import OBJECTIVES
-from gpuboost.core.random import row_uniforms
 from gpuboost.boosting.train import ROW_STREAMS_PER_ROUND
+from gpuboost.core.quantile import weighted_quantile
+from gpuboost.core.random import row_uniforms
+from gpuboost.objectives import OBJECTIVES
 
 CPU = {"device": "cpu"}
 
@@ -19,8 +20,14 @@ def fit(params, dataset, rounds, **kwargs):
 
 
 def split_structure(tree):
-    return (tree.feature.tolist(), tree.threshold_bin.tolist(), tree.threshold.tolist(),
-            tree.default_left.tolist(), tree.left_child.tolist(), tree.right_child.tolist())
+    return (
+        tree.feature.tolist(),
+        tree.threshold_bin.tolist(),
+        tree.threshold.tolist(),
+        tree.default_left.tolist(),
+        tree.left_child.tolist(),
+        tree.right_child.tolist(),
+    )
 
 
 def rmse(y, prediction):
@@ -39,11 +46,15 @@ def regression_sets(regression_data):
 # Determinism and learning
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("params", [
-    {},
-    {"subsample": 0.7, "colsample_bytree": 0.8, "colsample_bynode": 0.6, "seed": 3},
-    {"grow_policy": "lossguide", "max_leaves": 12, "max_depth": 0, "colsample_bylevel": 0.5},
-])
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"subsample": 0.7, "colsample_bytree": 0.8, "colsample_bynode": 0.6, "seed": 3},
+        {"grow_policy": "lossguide", "max_leaves": 12, "max_depth": 0, "colsample_bylevel": 0.5},
+    ],
+)
 def test_same_params_give_identical_bytes(regression_data, params):
     X, y = regression_data
     first = fit(params, Dataset(X, label=y), 8)
@@ -54,16 +65,22 @@ def test_same_params_give_identical_bytes(regression_data, params):
 def test_seed_changes_a_sampled_model(regression_data):
     X, y = regression_data
     params = {"subsample": 0.5}
-    assert fit({**params, "seed": 1}, Dataset(X, label=y), 3).save_raw() != \
-        fit({**params, "seed": 2}, Dataset(X, label=y), 3).save_raw()
+    assert (
+        fit({**params, "seed": 1}, Dataset(X, label=y), 3).save_raw()
+        != fit({**params, "seed": 2}, Dataset(X, label=y), 3).save_raw()
+    )
 
 
 def test_regression_learns(regression_sets):
     train_set, valid_set = regression_sets
     result = {}
-    booster = fit({"max_depth": 3}, train_set, 30, evals=[(train_set, "train"),
-                                                          (valid_set, "valid")],
-                  evals_result=result)
+    booster = fit(
+        {"max_depth": 3},
+        train_set,
+        30,
+        evals=[(train_set, "train"), (valid_set, "valid")],
+        evals_result=result,
+    )
     for name in ("train", "valid"):
         scores = result[name]["rmse"]
         assert len(scores) == 30
@@ -76,8 +93,13 @@ def test_binary_learns(binary_data):
     X, y = binary_data
     dataset = Dataset(X, label=y)
     result = {}
-    booster = fit({"objective": "binary:logistic", "eval_metric": ["logloss", "error"]},
-                  dataset, 20, evals=[(dataset, "train")], evals_result=result)
+    booster = fit(
+        {"objective": "binary:logistic", "eval_metric": ["logloss", "error"]},
+        dataset,
+        20,
+        evals=[(dataset, "train")],
+        evals_result=result,
+    )
     assert result["train"]["logloss"][-1] < 0.5 * result["train"]["logloss"][0]
     assert result["train"]["error"][-1] < 0.05
     accuracy = np.mean((booster.predict(X) > 0.5) == y)
@@ -88,9 +110,13 @@ def test_multiclass_learns(multiclass_data):
     X, y = multiclass_data
     dataset = Dataset(X, label=y)
     result = {}
-    booster = fit({"objective": "multi:softprob", "num_class": 3,
-                   "eval_metric": ["mlogloss", "merror"]}, dataset, 15,
-                  evals=[(dataset, "train")], evals_result=result)
+    booster = fit(
+        {"objective": "multi:softprob", "num_class": 3, "eval_metric": ["mlogloss", "merror"]},
+        dataset,
+        15,
+        evals=[(dataset, "train")],
+        evals_result=result,
+    )
     assert result["train"]["mlogloss"][-1] < 0.5 * result["train"]["mlogloss"][0]
     assert len(booster.trees) == 45
     probability = booster.predict(X)
@@ -100,9 +126,13 @@ def test_multiclass_learns(multiclass_data):
 def test_evals_result_matches_the_predictions(regression_sets):
     train_set, valid_set = regression_sets
     result = {"stale": {}}
-    booster = fit({"max_depth": 2}, train_set, 5, evals=[(train_set, "train"),
-                                                         (valid_set, "valid")],
-                  evals_result=result)
+    booster = fit(
+        {"max_depth": 2},
+        train_set,
+        5,
+        evals=[(train_set, "train"), (valid_set, "valid")],
+        evals_result=result,
+    )
     assert list(result) == ["train", "valid"]
     for name, dataset in (("train", train_set), ("valid", valid_set)):
         assert list(result[name]) == ["rmse"]
@@ -120,8 +150,9 @@ def test_zero_rounds_give_the_base_margin(regression_data):
 
 def test_multiclass_trees_add_to_their_own_output(multiclass_data):
     X, y = multiclass_data
-    booster = fit({"objective": "multi:softprob", "num_class": 3, "max_depth": 2},
-                  Dataset(X, label=y), 2)
+    booster = fit(
+        {"objective": "multi:softprob", "num_class": 3, "max_depth": 2}, Dataset(X, label=y), 2
+    )
     margin = booster.predict(X, output_margin=True)
     leaves = booster.predict(X, pred_leaf=True)
     expected = np.tile(booster.base_margin, (len(X), 1))
@@ -141,6 +172,7 @@ def test_subsample_grows_each_tree_on_the_hashed_rows(regression_data):
 # ---------------------------------------------------------------------------
 # Weights, base scores and margins
 # ---------------------------------------------------------------------------
+
 
 def test_weight_two_equals_duplicated_rows(regression_data):
     X, y = regression_data
@@ -163,8 +195,7 @@ def test_integer_weights_approximate_duplicated_rows(regression_data):
     repeat = weight.astype(int)
     params = {"max_depth": 3}
     weighted = fit(params, Dataset(X, label=y, weight=weight), 5)
-    duplicated = fit(params, Dataset(np.repeat(X, repeat, axis=0),
-                                     label=np.repeat(y, repeat)), 5)
+    duplicated = fit(params, Dataset(np.repeat(X, repeat, axis=0), label=np.repeat(y, repeat)), 5)
     np.testing.assert_allclose(weighted.base_margin, duplicated.base_margin, rtol=1e-12)
     for a, b in zip(weighted.trees, duplicated.trees):
         assert split_structure(a) == split_structure(b)
@@ -175,16 +206,21 @@ def test_integer_weights_approximate_duplicated_rows(regression_data):
 def test_weights_change_the_model(regression_data):
     X, y = regression_data
     weight = np.where(X[:, 0] > 0, 10.0, 0.1)
-    assert fit({}, Dataset(X, label=y, weight=weight), 3).save_raw() != \
-        fit({}, Dataset(X, label=y), 3).save_raw()
+    assert (
+        fit({}, Dataset(X, label=y, weight=weight), 3).save_raw()
+        != fit({}, Dataset(X, label=y), 3).save_raw()
+    )
 
 
 def test_base_score(regression_data, binary_data):
     X, y = regression_data
     assert fit({}, Dataset(X, label=y), 1).base_margin[0] == pytest.approx(y.mean(), rel=1e-12)
     assert fit({"base_score": 3.0}, Dataset(X, label=y), 1).base_margin[0] == 3.0
-    booster = fit({"base_score": 0.8, "objective": "binary:logistic"},
-                  Dataset(binary_data[0], label=binary_data[1]), 0)
+    booster = fit(
+        {"base_score": 0.8, "objective": "binary:logistic"},
+        Dataset(binary_data[0], label=binary_data[1]),
+        0,
+    )
     assert booster.base_margin[0] == pytest.approx(np.log(0.8 / 0.2), rel=1e-12)
     np.testing.assert_allclose(booster.predict(binary_data[0]), 0.8, rtol=1e-12)
 
@@ -207,52 +243,74 @@ def test_dataset_base_margin_is_the_starting_point(regression_data):
 def test_base_margin_of_an_eval_set_is_used(regression_sets):
     train_set, valid_set = regression_sets
     offset = np.full(valid_set.n_rows, 5.0)
-    shifted = Dataset(valid_set.data, label=valid_set.label + 5.0, base_margin=offset,
-                      reference=train_set)
+    shifted = Dataset(
+        valid_set.data, label=valid_set.label + 5.0, base_margin=offset, reference=train_set
+    )
     result = {}
-    fit({"base_score": 0.0}, train_set, 3, evals=[(valid_set, "plain"), (shifted, "shifted")],
-        evals_result=result)
+    fit(
+        {"base_score": 0.0},
+        train_set,
+        3,
+        evals=[(valid_set, "plain"), (shifted, "shifted")],
+        evals_result=result,
+    )
     np.testing.assert_allclose(result["shifted"]["rmse"], result["plain"]["rmse"], rtol=1e-9)
 
 
 def test_wrong_base_margin_size_raises(regression_data):
     X, y = regression_data
     with pytest.raises(ValueError, match="base_margin"):
-        fit({"objective": "multi:softprob", "num_class": 3},
-            Dataset(X, label=(y > 0).astype(float), base_margin=np.zeros(len(y))), 1)
+        fit(
+            {"objective": "multi:softprob", "num_class": 3},
+            Dataset(X, label=(y > 0).astype(float), base_margin=np.zeros(len(y))),
+            1,
+        )
 
 
 # ---------------------------------------------------------------------------
 # Refit of leaf values (absolute error, quantile)
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("objective, params, alpha", [
-    ("reg:absoluteerror", {}, 0.5),
-    ("reg:quantile", {"quantile_alpha": 0.2}, 0.2),
-    ("reg:quantile", {"quantile_alpha": 0.9}, 0.9),
-])
+
+@pytest.mark.parametrize(
+    "objective, params, alpha",
+    [
+        ("reg:absoluteerror", {}, 0.5),
+        ("reg:quantile", {"quantile_alpha": 0.2}, 0.2),
+        ("reg:quantile", {"quantile_alpha": 0.9}, 0.9),
+    ],
+)
 @pytest.mark.parametrize("weighted", [False, True])
-def test_refit_leaf_values_are_weighted_quantiles_of_residuals(regression_data, objective,
-                                                               params, alpha, weighted):
+def test_refit_leaf_values_are_weighted_quantiles_of_residuals(
+    regression_data, objective, params, alpha, weighted
+):
     X, y = regression_data
     weight = np.random.default_rng(8).uniform(0.5, 2.0, size=len(y)) if weighted else None
-    booster = fit({"objective": objective, "max_depth": 3, "learning_rate": 0.5, **params},
-                  Dataset(X, label=y, weight=weight), 3)
+    booster = fit(
+        {"objective": objective, "max_depth": 3, "learning_rate": 0.5, **params},
+        Dataset(X, label=y, weight=weight),
+        3,
+    )
     leaves = booster.predict(X, pred_leaf=True)
     for round_index, tree in enumerate(booster.trees):
-        margin = booster.base_margin[0] if round_index == 0 else \
-            booster.predict(X, output_margin=True, iteration_range=(0, round_index))
+        margin = (
+            booster.base_margin[0]
+            if round_index == 0
+            else booster.predict(X, output_margin=True, iteration_range=(0, round_index))
+        )
         residuals = y - margin
         for leaf in np.flatnonzero(tree.is_leaf):
             rows = leaves[:, round_index] == leaf
-            quantile = weighted_quantile(residuals[rows], None if weight is None else weight[rows],
-                                         alpha)
+            quantile = weighted_quantile(
+                residuals[rows], None if weight is None else weight[rows], alpha
+            )
             assert tree.value[leaf] == 0.5 * quantile
 
 
 # ---------------------------------------------------------------------------
 # Objectives
 # ---------------------------------------------------------------------------
+
 
 def labels_for(objective, X):
     signal = X[:, 0] + 0.5 * X[:, 2]
@@ -274,8 +332,13 @@ def test_every_objective_trains_and_improves(regression_data, objective):
     y, extra = labels_for(objective, X)
     dataset = Dataset(X, label=y)
     result = {}
-    booster = fit({"objective": objective, "max_depth": 3, **extra}, dataset, 8,
-                  evals=[(dataset, "train")], evals_result=result)
+    booster = fit(
+        {"objective": objective, "max_depth": 3, **extra},
+        dataset,
+        8,
+        evals=[(dataset, "train")],
+        evals_result=result,
+    )
     (scores,) = result["train"].values()
     assert scores[-1] < scores[0]
     prediction = booster.predict(X)
@@ -287,23 +350,32 @@ def test_every_objective_trains_and_improves(regression_data, objective):
 # Early stopping, printing, custom objective and metric
 # ---------------------------------------------------------------------------
 
+
 def test_early_stopping(regression_sets):
     train_set, valid_set = regression_sets
-    noisy_valid = Dataset(valid_set.data, label=valid_set.label
-                          + np.random.default_rng(5).normal(size=valid_set.n_rows) * 2,
-                          reference=train_set)
+    noisy_valid = Dataset(
+        valid_set.data,
+        label=valid_set.label + np.random.default_rng(5).normal(size=valid_set.n_rows) * 2,
+        reference=train_set,
+    )
     result = {}
-    booster = fit({"learning_rate": 1.0, "max_depth": 6, "min_child_weight": 0.0}, train_set,
-                  200, evals=[(train_set, "train"), (noisy_valid, "valid")],
-                  early_stopping_rounds=3, evals_result=result)
+    booster = fit(
+        {"learning_rate": 1.0, "max_depth": 6, "min_child_weight": 0.0},
+        train_set,
+        200,
+        evals=[(train_set, "train"), (noisy_valid, "valid")],
+        early_stopping_rounds=3,
+        evals_result=result,
+    )
     scores = result["valid"]["rmse"]
     best = booster.best_iteration
     assert booster.num_boosted_rounds() == len(scores) == best + 4 < 200
     assert booster.best_score == scores[best] == min(scores)
-    assert min(scores[best + 1:]) >= scores[best]
+    assert min(scores[best + 1 :]) >= scores[best]
     X = noisy_valid.data
-    np.testing.assert_array_equal(booster.predict(X),
-                                  booster.predict(X, iteration_range=(0, best + 1)))
+    np.testing.assert_array_equal(
+        booster.predict(X), booster.predict(X, iteration_range=(0, best + 1))
+    )
 
 
 def test_early_stopping_maximizes_auc(binary_data):
@@ -311,9 +383,14 @@ def test_early_stopping_maximizes_auc(binary_data):
     train_set = Dataset(X[:250], label=y[:250])
     valid_set = Dataset(X[250:], label=1 - y[250:], reference=train_set)  # gets worse
     result = {}
-    booster = fit({"objective": "binary:logistic", "eval_metric": ["logloss", "auc"]},
-                  train_set, 50, evals=[(valid_set, "valid")], early_stopping_rounds=2,
-                  evals_result=result)
+    booster = fit(
+        {"objective": "binary:logistic", "eval_metric": ["logloss", "auc"]},
+        train_set,
+        50,
+        evals=[(valid_set, "valid")],
+        early_stopping_rounds=2,
+        evals_result=result,
+    )
     auc = result["valid"]["auc"]
     assert booster.best_score == max(auc) == auc[booster.best_iteration]
     assert len(auc) == booster.best_iteration + 3
@@ -328,13 +405,21 @@ def test_early_stopping_needs_an_eval_set(regression_data):
 def test_verbose_eval_prints_xgboost_style_lines(regression_sets, capsys):
     train_set, valid_set = regression_sets
     result = {}
-    fit({}, train_set, 3, evals=[(train_set, "train"), (valid_set, "valid")],
-        verbose_eval=True, evals_result=result)
+    fit(
+        {},
+        train_set,
+        3,
+        evals=[(train_set, "train"), (valid_set, "valid")],
+        verbose_eval=True,
+        evals_result=result,
+    )
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3
     for epoch, line in enumerate(lines):
-        assert line == (f"[{epoch}]\ttrain-rmse:{result['train']['rmse'][epoch]:.5f}"
-                        f"\tvalid-rmse:{result['valid']['rmse'][epoch]:.5f}")
+        assert line == (
+            f"[{epoch}]\ttrain-rmse:{result['train']['rmse'][epoch]:.5f}"
+            f"\tvalid-rmse:{result['valid']['rmse'][epoch]:.5f}"
+        )
 
 
 def test_verbose_eval_period_and_silence(regression_sets, capsys):
@@ -376,8 +461,9 @@ def test_custom_objective_with_several_outputs(multiclass_data):
         onehot = np.eye(n_classes)[dataset.get_label().astype(int)]
         return probability - onehot, np.maximum(2 * probability * (1 - probability), 1e-16)
 
-    booster = fit({"num_class": n_classes, "max_depth": 3}, Dataset(X, label=y), 5,
-                  obj=softmax_loss)
+    booster = fit(
+        {"num_class": n_classes, "max_depth": 3}, Dataset(X, label=y), 5, obj=softmax_loss
+    )
     assert booster.n_outputs == 3 and len(booster.trees) == 15
     margin = booster.predict(X, output_margin=True)
     assert np.mean(np.argmax(margin, axis=1) == y) > 0.85
@@ -393,9 +479,14 @@ def test_custom_metric(regression_sets):
         return "my-mae", float(np.mean(np.abs(prediction - dataset.get_label())))
 
     result = {}
-    fit({"eval_metric": ["rmse", "mae"]}, train_set, 4,
-        evals=[(train_set, "train"), (valid_set, "valid")], custom_metric=mean_absolute_error,
-        evals_result=result)
+    fit(
+        {"eval_metric": ["rmse", "mae"]},
+        train_set,
+        4,
+        evals=[(train_set, "train"), (valid_set, "valid")],
+        custom_metric=mean_absolute_error,
+        evals_result=result,
+    )
     for name in ("train", "valid"):
         assert list(result[name]) == ["rmse", "mae", "my-mae"]
         np.testing.assert_allclose(result[name]["my-mae"], result[name]["mae"], rtol=1e-12)
@@ -410,8 +501,14 @@ def test_custom_metric_drives_early_stopping(regression_sets):
         return "stalls", 1.0 if rounds_metric.calls > 2 else 2.0 - rounds_metric.calls
 
     rounds_metric.calls = 0
-    booster = fit({}, train_set, 50, evals=[(valid_set, "valid")], custom_metric=rounds_metric,
-                  early_stopping_rounds=2)
+    booster = fit(
+        {},
+        train_set,
+        50,
+        evals=[(valid_set, "valid")],
+        custom_metric=rounds_metric,
+        early_stopping_rounds=2,
+    )
     assert booster.best_iteration == 1 and booster.num_boosted_rounds() == 4
 
 
@@ -419,11 +516,15 @@ def test_custom_metric_drives_early_stopping(regression_sets):
 # Continued training
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("params", [
-    {},
-    {"subsample": 0.7, "colsample_bytree": 0.7, "colsample_bynode": 0.6, "seed": 5},
-    {"grow_policy": "lossguide", "max_leaves": 8, "subsample": 0.8},
-])
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"subsample": 0.7, "colsample_bytree": 0.7, "colsample_bynode": 0.6, "seed": 5},
+        {"grow_policy": "lossguide", "max_leaves": 8, "subsample": 0.8},
+    ],
+)
 def test_continued_training_equals_uninterrupted(regression_data, tmp_path, params):
     X, y = regression_data
     uninterrupted = fit(params, Dataset(X, label=y), 20)
@@ -439,8 +540,13 @@ def test_continued_training_equals_uninterrupted(regression_data, tmp_path, para
 
 def test_continued_multiclass_training_equals_uninterrupted(multiclass_data):
     X, y = multiclass_data
-    params = {"objective": "multi:softprob", "num_class": 3, "max_depth": 3, "subsample": 0.8,
-              "colsample_bylevel": 0.5}
+    params = {
+        "objective": "multi:softprob",
+        "num_class": 3,
+        "max_depth": 3,
+        "subsample": 0.8,
+        "colsample_bylevel": 0.5,
+    }
     uninterrupted = fit(params, Dataset(X, label=y), 6)
     first = fit(params, Dataset(X, label=y), 3)
     continued = fit(params, Dataset(X, label=y), 3, init_model=first.copy())
@@ -461,22 +567,29 @@ def test_continued_training_evaluates_from_the_init_model(regression_sets):
 
 def test_continuing_an_early_stopped_model_uses_the_new_rounds(regression_sets):
     train_set, valid_set = regression_sets
-    stopped = fit({"learning_rate": 1.0, "max_depth": 6, "min_child_weight": 0.0}, train_set,
-                  100, evals=[(valid_set, "valid")], early_stopping_rounds=2)
+    stopped = fit(
+        {"learning_rate": 1.0, "max_depth": 6, "min_child_weight": 0.0},
+        train_set,
+        100,
+        evals=[(valid_set, "valid")],
+        early_stopping_rounds=2,
+    )
     assert stopped.best_iteration is not None
     continued = fit({}, train_set, 3, init_model=stopped)
     assert continued.num_boosted_rounds() == stopped.num_boosted_rounds() + 3
     assert continued.best_iteration is None and continued.best_score is None
     X = valid_set.data
     np.testing.assert_array_equal(
-        continued.predict(X), continued.predict(X, iteration_range=(0, len(continued))))
+        continued.predict(X), continued.predict(X, iteration_range=(0, len(continued)))
+    )
     assert stopped.best_iteration is not None  # the init model keeps its own
 
 
 def test_refit_objective_with_an_empty_row_sample(regression_data):
     X, y = regression_data
-    booster = fit({"objective": "reg:quantile", "subsample": 0.001}, Dataset(X[:100],
-                                                                          label=y[:100]), 3)
+    booster = fit(
+        {"objective": "reg:quantile", "subsample": 0.001}, Dataset(X[:100], label=y[:100]), 3
+    )
     assert booster.num_boosted_rounds() == 3
 
 
@@ -487,13 +600,18 @@ def test_init_model_must_match(regression_data, multiclass_data):
         fit({}, Dataset(X[:, :4], label=y), 2, init_model=first)
     Xm, ym = multiclass_data
     with pytest.raises(ValueError, match="outputs"):
-        fit({"objective": "multi:softprob", "num_class": 3}, Dataset(Xm[:, :4].copy(), label=ym),
-            2, init_model=fit({}, Dataset(Xm, label=ym), 1))
+        fit(
+            {"objective": "multi:softprob", "num_class": 3},
+            Dataset(Xm[:, :4].copy(), label=ym),
+            2,
+            init_model=fit({}, Dataset(Xm, label=ym), 1),
+        )
 
 
 # ---------------------------------------------------------------------------
 # Parameter and input errors
 # ---------------------------------------------------------------------------
+
 
 def test_unknown_parameter_is_named(regression_data):
     X, y = regression_data
@@ -501,8 +619,9 @@ def test_unknown_parameter_is_named(regression_data):
         fit({"max_dpth": 3}, Dataset(X, label=y), 1)
 
 
-@pytest.mark.parametrize("name, value", [("learning_rate", -0.1), ("subsample", 2.0),
-                                         ("max_bin", 300), ("eta", 0.0)])
+@pytest.mark.parametrize(
+    "name, value", [("learning_rate", -0.1), ("subsample", 2.0), ("max_bin", 300), ("eta", 0.0)]
+)
 def test_out_of_range_value_is_named(regression_data, name, value):
     X, y = regression_data
     with pytest.raises(ValueError, match="learning_rate|subsample|max_bin"):
@@ -560,15 +679,18 @@ def test_bad_eval_sets(regression_data):
         fit({}, dataset, 1, evals=[("a", dataset)])
 
 
-@pytest.mark.parametrize("objective, labels, extra", [
-    ("binary:logistic", [0, 1, 2], {}),
-    ("binary:exponential", [0, 0.5, 1], {}),
-    ("multi:softprob", [0, 1, 3], {"num_class": 3}),
-    ("multi:softmax", [0, 1.5, 2], {"num_class": 3}),
-    ("count:poisson", [0, -1, 2], {}),
-    ("reg:gamma", [1, 0, 2], {}),
-    ("reg:tweedie", [1, -0.5, 2], {}),
-])
+@pytest.mark.parametrize(
+    "objective, labels, extra",
+    [
+        ("binary:logistic", [0, 1, 2], {}),
+        ("binary:exponential", [0, 0.5, 1], {}),
+        ("multi:softprob", [0, 1, 3], {"num_class": 3}),
+        ("multi:softmax", [0, 1.5, 2], {"num_class": 3}),
+        ("count:poisson", [0, -1, 2], {}),
+        ("reg:gamma", [1, 0, 2], {}),
+        ("reg:tweedie", [1, -0.5, 2], {}),
+    ],
+)
 def test_labels_outside_the_objective_domain(objective, labels, extra):
     X = np.arange(30.0).reshape(-1, 1)
     y = np.resize(np.asarray(labels, dtype=float), 30)
@@ -577,8 +699,12 @@ def test_labels_outside_the_objective_domain(objective, labels, extra):
     # Bad labels in an evaluation set are caught too.
     good = np.resize(np.asarray(labels[:1], dtype=float), 30)
     with pytest.raises(ValueError, match="label"):
-        fit({"objective": objective, **extra}, Dataset(X, label=good), 1,
-            evals=[(Dataset(X, label=y), "bad")])
+        fit(
+            {"objective": objective, **extra},
+            Dataset(X, label=good),
+            1,
+            evals=[(Dataset(X, label=y), "bad")],
+        )
 
 
 def test_non_finite_gradients_raise(regression_data):

@@ -1,4 +1,5 @@
 """Tests of gpuboost.core.array: array-module dispatch and host copies."""
+
 import numpy as np
 
 from gpuboost.core.array import get_array_module, to_numpy

@@ -1,4 +1,5 @@
 """Tests of gpuboost.core.gain: the gain and leaf-value formulas and SplitParams."""
+
 import numpy as np
 
 from gpuboost.core.gain import SplitParams, leaf_score, leaf_weight, split_gain, threshold_l1
@@ -21,17 +22,17 @@ def test_leaf_weight_and_score_by_hand():
 
 def test_alpha_soft_thresholds_the_gradient_sum():
     params = SplitParams(reg_lambda=1.0, reg_alpha=1.0)
-    assert leaf_weight(4.0, 3.0, params) == -0.75       # -(4 - 1) / (3 + 1)
-    assert leaf_score(4.0, 3.0, params) == 2.25         # 3**2 / 4
-    assert leaf_weight(-5.0, 3.0, params) == 1.0        # -(-5 + 1) / 4
-    assert leaf_weight(0.5, 3.0, params) == 0.0          # |G| <= alpha
+    assert leaf_weight(4.0, 3.0, params) == -0.75  # -(4 - 1) / (3 + 1)
+    assert leaf_score(4.0, 3.0, params) == 2.25  # 3**2 / 4
+    assert leaf_weight(-5.0, 3.0, params) == 1.0  # -(-5 + 1) / 4
+    assert leaf_weight(0.5, 3.0, params) == 0.0  # |G| <= alpha
     assert leaf_score(-0.5, 3.0, params) == 0.0
 
 
 def test_max_delta_step_clips_the_weight_and_scores_the_clipped_weight():
     params = SplitParams(reg_lambda=1.0, max_delta_step=0.5)
-    assert leaf_weight(4.0, 3.0, params) == -0.5         # -1 clipped
-    assert leaf_score(4.0, 3.0, params) == 3.0           # -(2*4*(-0.5) + 4*0.25)
+    assert leaf_weight(4.0, 3.0, params) == -0.5  # -1 clipped
+    assert leaf_score(4.0, 3.0, params) == 3.0  # -(2*4*(-0.5) + 4*0.25)
     assert leaf_weight(-8.0, 3.0, params) == 0.5
     # Unclipped weights score as without max_delta_step.
     assert leaf_weight(1.0, 3.0, params) == -0.25
@@ -67,8 +68,16 @@ def test_split_gain_by_hand():
 
 
 def test_split_params_from_validated_params():
-    params = validate_params({"lambda": 2, "alpha": 0.5, "max_delta_step": 0.7,
-                              "min_child_weight": 3, "min_data_in_leaf": 4, "gamma": 0.1})
+    params = validate_params(
+        {
+            "lambda": 2,
+            "alpha": 0.5,
+            "max_delta_step": 0.7,
+            "min_child_weight": 3,
+            "min_data_in_leaf": 4,
+            "gamma": 0.1,
+        }
+    )
     split_params = SplitParams.from_params(params)
     assert split_params == SplitParams(2.0, 0.5, 0.7, 3.0, 4, 0.1)
     assert SplitParams.from_params(validate_params({})) == SplitParams()

@@ -1,4 +1,5 @@
 """Tests of gpuboost.core.profiling: per-phase timers and the verbose timing line."""
+
 import itertools
 import re
 
@@ -50,8 +51,9 @@ def test_report_follows_the_phase_order(fake_clock):
     for name in ("metric", "custom_b", "histogram", "gradients", "custom_a"):
         with timer.phase(name):
             pass
-    assert timer.report() == ("gradients 1.000s, histogram 1.000s, metric 1.000s, "
-                              "custom_b 1.000s, custom_a 1.000s")
+    assert timer.report() == (
+        "gradients 1.000s, histogram 1.000s, metric 1.000s, custom_b 1.000s, custom_a 1.000s"
+    )
 
 
 def test_phases_are_listed_once():
@@ -68,28 +70,46 @@ def test_nvtx_range_is_a_context_manager():
 def test_verbosity_2_prints_the_phase_timings(regression_data, capsys):
     X, y = regression_data
     dataset = gpuboost.Dataset(X, label=y)
-    gpuboost.train({"device": "cpu", "verbosity": 2}, dataset, 2, evals=[(dataset, "train")],
-                   verbose_eval=False)
+    gpuboost.train(
+        {"device": "cpu", "verbosity": 2},
+        dataset,
+        2,
+        evals=[(dataset, "train")],
+        verbose_eval=False,
+    )
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 1
     match = re.fullmatch(r"\[gpuboost\] numpy backend phase timings: (.*)", lines[0])
     assert match
     names = [part.split(" ")[0] for part in match.group(1).split(", ")]
-    assert names == ["gradients", "sample", "quantize", "histogram", "split", "partition",
-                     "predict_update", "metric"]
+    assert names == [
+        "gradients",
+        "sample",
+        "quantize",
+        "histogram",
+        "split",
+        "partition",
+        "predict_update",
+        "metric",
+    ]
     for part in match.group(1).split(", "):
         assert re.fullmatch(r"\w+ \d+\.\d{3}s", part)
 
 
 def test_refit_objectives_time_the_leaf_values(regression_data, capsys):
     X, y = regression_data
-    gpuboost.train({"device": "cpu", "verbosity": 2, "objective": "reg:absoluteerror"},
-                   gpuboost.Dataset(X, label=y), 1, verbose_eval=False)
+    gpuboost.train(
+        {"device": "cpu", "verbosity": 2, "objective": "reg:absoluteerror"},
+        gpuboost.Dataset(X, label=y),
+        1,
+        verbose_eval=False,
+    )
     assert "leaf_values" in capsys.readouterr().out
 
 
 def test_lower_verbosity_prints_no_timings(regression_data, capsys):
     X, y = regression_data
-    gpuboost.train({"device": "cpu", "verbosity": 1}, gpuboost.Dataset(X, label=y), 2,
-                   verbose_eval=False)
+    gpuboost.train(
+        {"device": "cpu", "verbosity": 1}, gpuboost.Dataset(X, label=y), 2, verbose_eval=False
+    )
     assert capsys.readouterr().out == ""

@@ -1,4 +1,5 @@
 """Tests of gpuboost.core.quantize: the fixed-point determinism contract."""
+
 import numpy as np
 import pytest
 
@@ -21,8 +22,10 @@ def test_output_dtype_and_bounds():
     quantized, scale = quantize(np, values)
     assert quantized.dtype == GRAD_QUANT_DTYPE and quantized.shape == values.shape
     assert np.abs(quantized).max() == GRAD_QUANT_MAX
-    assert int(quantized[np.argmax(np.abs(values))]) == np.sign(values[np.argmax(np.abs(values))]) \
-        * GRAD_QUANT_MAX
+    assert (
+        int(quantized[np.argmax(np.abs(values))])
+        == np.sign(values[np.argmax(np.abs(values))]) * GRAD_QUANT_MAX
+    )
 
 
 def test_zero_column():
@@ -63,8 +66,9 @@ def test_integer_sums_do_not_depend_on_row_order():
         assert quantized[order].astype(np.int64).cumsum()[-1] == total
         # Float sums of the same values do depend on the order; the recovered
         # value of the integer sum does not.
-        assert dequantize(quantized[order].astype(np.int64).sum(), scale) == \
-            dequantize(total, scale)
+        assert dequantize(quantized[order].astype(np.int64).sum(), scale) == dequantize(
+            total, scale
+        )
 
 
 def test_dequantized_sums_are_close_to_float_sums():

@@ -1,4 +1,5 @@
 """Tests for gpuboost.core.random: the counter-based RNG shared by NumPy and CuPy."""
+
 import math
 import warnings
 
@@ -11,11 +12,29 @@ UINT64_MASK = (1 << 64) - 1
 #: Published first output of SplitMix64 seeded with state 0.
 SPLITMIX64_OF_ZERO = 0xE220A8397B1DCDAF
 #: Values at the edges of the uint64 range and of its 32-bit halves.
-EDGE_UINT64_VALUES = [0, 1, 2, 2**31 - 1, 2**31, 2**32 - 1, 2**32,
-                      2**53, 2**63 - 1, 2**63, 2**64 - 2, 2**64 - 1]
+EDGE_UINT64_VALUES = [
+    0,
+    1,
+    2,
+    2**31 - 1,
+    2**31,
+    2**32 - 1,
+    2**32,
+    2**53,
+    2**63 - 1,
+    2**63,
+    2**64 - 2,
+    2**64 - 1,
+]
 #: (seed, stream) pairs covering small, typical and extreme values.
-SEED_STREAM_PAIRS = [(0, 0), (0, 1), (1, 0), (42, 7), (2**32 + 5, 2**40 + 3),
-                     (2**64 - 1, 2**64 - 1)]
+SEED_STREAM_PAIRS = [
+    (0, 0),
+    (0, 1),
+    (1, 0),
+    (42, 7),
+    (2**32 + 5, 2**40 + 3),
+    (2**64 - 1, 2**64 - 1),
+]
 #: How many standard deviations a statistic may stray before a test fails.
 SIGMA_BOUND = 5.0
 
@@ -33,7 +52,7 @@ def reference_row_uniform(seed, stream, row):
     key = reference_splitmix64(reference_splitmix64(seed) ^ stream)
     row_key = (key + row * 0x9E3779B97F4A7C15) & UINT64_MASK
     bits = reference_splitmix64(row_key)
-    return float(bits >> 11) * 2.0 ** -53
+    return float(bits >> 11) * 2.0**-53
 
 
 def random_uint64_values(count, seed=12345):
@@ -182,7 +201,7 @@ def test_low_bits_are_uniform():
     """The finest-grained bits of the output are not stuck."""
     n_rows = 100_000
     uniforms = gb_random.row_uniforms(np, 77, 1, n_rows)
-    lowest_bit = (uniforms * 2.0 ** gb_random.FLOAT64_MANTISSA_BITS).astype(np.uint64) & np.uint64(1)
+    lowest_bit = (uniforms * 2.0**gb_random.FLOAT64_MANTISSA_BITS).astype(np.uint64) & np.uint64(1)
     ones = int(lowest_bit.sum())
     assert abs(ones - n_rows / 2) < SIGMA_BOUND * math.sqrt(n_rows / 4)
 
@@ -194,12 +213,15 @@ def test_host_rng_deterministic_and_independent():
         assert not np.array_equal(draws, gb_random.host_rng(*other).random(100)), other
 
 
-@pytest.mark.parametrize("first, second", [
-    ((3, 1, 2), (3, 1, 2, 0)),   # trailing zero
-    ((2**32,), (0, 1)),          # a 64-bit value vs. two 32-bit words
-    ((0,), (0, 0)),
-    ((5, 2**32 + 1), (5, 1, 1)),
-])
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        ((3, 1, 2), (3, 1, 2, 0)),  # trailing zero
+        ((2**32,), (0, 1)),  # a 64-bit value vs. two 32-bit words
+        ((0,), (0, 0)),
+        ((5, 2**32 + 1), (5, 1, 1)),
+    ],
+)
 def test_host_rng_tuples_that_plain_seed_sequence_confuses(first, second):
     """Plain ``SeedSequence(tuple)`` maps these pairs to the same generator."""
     draws_first = gb_random.host_rng(*first).integers(0, 2**62, 20)
@@ -224,9 +246,16 @@ def test_accepts_numpy_integers():
     gb_random.host_rng(np.uint64(2**64 - 1), np.int32(3))
 
 
-@pytest.mark.parametrize("bad_value, error", [
-    (-1, ValueError), (2**64, ValueError), (1.5, TypeError), (True, TypeError), ("1", TypeError),
-])
+@pytest.mark.parametrize(
+    "bad_value, error",
+    [
+        (-1, ValueError),
+        (2**64, ValueError),
+        (1.5, TypeError),
+        (True, TypeError),
+        ("1", TypeError),
+    ],
+)
 def test_invalid_seed_or_stream_rejected(bad_value, error):
     with pytest.raises(error):
         gb_random.row_uniforms(np, bad_value, 0, 3)

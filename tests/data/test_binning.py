@@ -1,4 +1,5 @@
 """Tests of gpuboost.data.binning: bin edges, the bin mapping and its contracts."""
+
 import json
 
 import numpy as np
@@ -7,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from gpuboost.data import binning
 from gpuboost.core.dtypes import MAX_BIN_LIMIT, X_BINNED_DTYPE
+from gpuboost.data import binning
 from gpuboost.data.binning import FLOAT64_MAX, BinMapper
 
 
@@ -38,13 +39,15 @@ def _assert_split_contract(bin_mapper, X):
             threshold = bin_mapper.threshold_for_bin(feature, bin_index)
             goes_left_binned = X_binned[:, feature] <= bin_index
             goes_left_raw = X[:, feature] <= threshold
-            np.testing.assert_array_equal(goes_left_binned, goes_left_raw,
-                                          err_msg=f"feature {feature}, bin {bin_index}")
+            np.testing.assert_array_equal(
+                goes_left_binned, goes_left_raw, err_msg=f"feature {feature}, bin {bin_index}"
+            )
 
 
 # --------------------------------------------------------------------------- #
 # transform == transform_naive
 # --------------------------------------------------------------------------- #
+
 
 @pytest.mark.parametrize("max_bin", [2, 7, 255])
 @pytest.mark.parametrize("n_distinct", [None, 3, 40])
@@ -76,9 +79,14 @@ _float_or_special = st.one_of(
 
 
 @settings(max_examples=60, deadline=None)
-@given(X=hnp.arrays(np.float64, hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=12),
-                    elements=_float_or_special),
-       max_bin=st.integers(2, 6))
+@given(
+    X=hnp.arrays(
+        np.float64,
+        hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=12),
+        elements=_float_or_special,
+    ),
+    max_bin=st.integers(2, 6),
+)
 def test_transform_matches_naive_and_split_contract_property(X, max_bin):
     bin_mapper = BinMapper(max_bin=max_bin).fit(X)
     for edges in bin_mapper.bin_edges_:
@@ -93,14 +101,16 @@ def test_transform_matches_naive_and_split_contract_property(X, max_bin):
 # Edges
 # --------------------------------------------------------------------------- #
 
+
 def test_few_distinct_values_get_one_bin_each_with_midpoint_edges():
     column = np.array([3.0, 1.0, 2.0, np.nan, 1.0, 3.0, 10.0, 2.0])
     bin_mapper = BinMapper(max_bin=4).fit(column.reshape(-1, 1))
     np.testing.assert_array_equal(bin_mapper.bin_edges_[0], [1.5, 2.5, 6.5])
     assert bin_mapper.n_value_bins_[0] == 4
     assert not bin_mapper.is_constant_[0]
-    np.testing.assert_array_equal(bin_mapper.transform(column.reshape(-1, 1))[:, 0],
-                                  [2, 0, 1, 4, 0, 2, 3, 1])
+    np.testing.assert_array_equal(
+        bin_mapper.transform(column.reshape(-1, 1))[:, 0], [2, 0, 1, 4, 0, 2, 3, 1]
+    )
 
 
 def test_adjacent_floats_get_separate_bins():
@@ -176,15 +186,20 @@ def test_infinite_values_get_end_bins_and_edges_stay_finite():
     assert np.all(np.isfinite(edges))
     assert bin_mapper.n_value_bins_[0] == 5  # -inf, 0, 1, 2, +inf
     last_value_bin = bin_mapper.n_value_bins_[0] - 1
-    np.testing.assert_array_equal(bin_mapper.transform(column.reshape(-1, 1))[:, 0],
-                                  [last_value_bin, 0, 1, 2, 3, last_value_bin, 8])
+    np.testing.assert_array_equal(
+        bin_mapper.transform(column.reshape(-1, 1))[:, 0],
+        [last_value_bin, 0, 1, 2, 3, last_value_bin, 8],
+    )
     _assert_split_contract(bin_mapper, column.reshape(-1, 1))
 
 
-@pytest.mark.parametrize("column", [
-    [np.inf, np.inf, np.nan],  # only +inf: constant
-    [-np.inf, -FLOAT64_MAX],  # no finite edge between them: one bin
-])
+@pytest.mark.parametrize(
+    "column",
+    [
+        [np.inf, np.inf, np.nan],  # only +inf: constant
+        [-np.inf, -FLOAT64_MAX],  # no finite edge between them: one bin
+    ],
+)
 def test_infinite_only_columns_are_constant(column):
     bin_mapper = BinMapper().fit(np.array(column).reshape(-1, 1))
     assert bin_mapper.is_constant_[0]
@@ -203,16 +218,19 @@ def test_percentile_edges_of_data_spanning_the_float64_range_are_finite():
 # The train / valid consistency contract
 # --------------------------------------------------------------------------- #
 
+
 @pytest.mark.parametrize("max_bin", [2, 3, 5, 255])
 def test_binned_split_equals_raw_threshold_split(max_bin):
     rng = np.random.default_rng(max_bin)
-    X = np.column_stack([
-        rng.normal(size=60),  # continuous
-        rng.integers(0, 4, size=60).astype(float),  # few distinct values
-        np.where(rng.random(60) < 0.5, np.nan, rng.normal(size=60)),  # half missing
-        rng.choice([-np.inf, -1.0, 0.0, 1.0, np.inf, np.nan], size=60),
-        np.full(60, 2.0),  # constant
-    ])
+    X = np.column_stack(
+        [
+            rng.normal(size=60),  # continuous
+            rng.integers(0, 4, size=60).astype(float),  # few distinct values
+            np.where(rng.random(60) < 0.5, np.nan, rng.normal(size=60)),  # half missing
+            rng.choice([-np.inf, -1.0, 0.0, 1.0, np.inf, np.nan], size=60),
+            np.full(60, 2.0),  # constant
+        ]
+    )
     bin_mapper = BinMapper(max_bin=max_bin).fit(X)
     _assert_split_contract(bin_mapper, X)
     # The contract follows from the mapping itself, so it holds on unseen data too.
@@ -235,6 +253,7 @@ def test_threshold_for_bin_returns_the_edge():
 # Subsampling
 # --------------------------------------------------------------------------- #
 
+
 def test_subsample_is_deterministic_per_seed():
     X = np.random.default_rng(3).normal(size=(3000, 2))
     edges_a = BinMapper(max_bin=32, subsample=500, seed=7).fit(X).bin_edges_
@@ -253,7 +272,9 @@ def test_subsample_caps_the_rows_used_and_is_shared_by_features():
     # Same rows for every feature: identical columns give identical edges.
     np.testing.assert_array_equal(bin_mapper.bin_edges_[0], bin_mapper.bin_edges_[1])
     rows = np.random.default_rng(seed).choice(n_rows, size=subsample, replace=False)
-    expected = np.percentile(column[rows], 100.0 * np.arange(1, 16) / 16, method="averaged_inverted_cdf")
+    expected = np.percentile(
+        column[rows], 100.0 * np.arange(1, 16) / 16, method="averaged_inverted_cdf"
+    )
     np.testing.assert_array_equal(bin_mapper.bin_edges_[0], expected)
     # All rows: the edges differ from those of the subsample.
     full = BinMapper(max_bin=16, subsample=n_rows, seed=seed).fit(X)
@@ -274,6 +295,7 @@ def test_default_subsample_is_200k():
 # --------------------------------------------------------------------------- #
 # Parameters and errors
 # --------------------------------------------------------------------------- #
+
 
 @pytest.mark.parametrize("max_bin", [0, 1, MAX_BIN_LIMIT + 1, -5, 2.5, 255.0, "255", None, True])
 def test_invalid_max_bin(max_bin):
@@ -317,6 +339,7 @@ def test_fit_rejects_empty_input():
 # Serialization
 # --------------------------------------------------------------------------- #
 
+
 def test_to_dict_from_dict_round_trip_is_exact():
     X = _messy_matrix(500, 4, seed=2)
     X[:, 1] = X[:, 1] / 3.0  # edges with long decimal expansions
@@ -333,14 +356,20 @@ def test_to_dict_from_dict_round_trip_is_exact():
     np.testing.assert_array_equal(restored.transform(X), bin_mapper.transform(X))
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda state: state.pop("bin_edges"), "bin_edges"),
-    (lambda state: state.__setitem__("max_bin", 300), "max_bin"),
-    (lambda state: state["bin_edges"][0].reverse(), "increasing"),
-    (lambda state: state["bin_edges"][0].__setitem__(-1, float("inf")), "finite"),
-    (lambda state: state["bin_edges"].__setitem__(0, [float(i) for i in range(10)]), "more than"),
-    (lambda state: state["bin_edges"].__setitem__(0, ["a"]), "not numbers"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda state: state.pop("bin_edges"), "bin_edges"),
+        (lambda state: state.__setitem__("max_bin", 300), "max_bin"),
+        (lambda state: state["bin_edges"][0].reverse(), "increasing"),
+        (lambda state: state["bin_edges"][0].__setitem__(-1, float("inf")), "finite"),
+        (
+            lambda state: state["bin_edges"].__setitem__(0, [float(i) for i in range(10)]),
+            "more than",
+        ),
+        (lambda state: state["bin_edges"].__setitem__(0, ["a"]), "not numbers"),
+    ],
+)
 def test_from_dict_rejects_bad_state(change, message):
     X = np.arange(40.0).reshape(20, 2)
     state = BinMapper(max_bin=4).fit(X).to_dict()

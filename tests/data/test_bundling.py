@@ -1,31 +1,38 @@
 """Tests of gpuboost.data.bundling: exclusive feature bundling (bundles, encoding, histogram
 expansion) and training with bundles (identical models, fewer histogram columns, both
 backends)."""
+
+import importlib
 import json
 
 import numpy as np
 import pytest
+from _parity import assert_runs_match, train_on_both
 
 import gpuboost
 from gpuboost import Dataset
-from gpuboost.core.dtypes import GRAD_QUANT_MAX
 from gpuboost.backends import NumpyBackend
-from gpuboost.data.bundling import (MAX_BUNDLE_BINS, BundleMap, bundle_features, default_bins,
-                                    find_bundles)
+from gpuboost.backends.numpy.histogram import build_histograms, build_histograms_naive
+from gpuboost.backends.numpy.predict import predict_leaves_binned
+from gpuboost.core.dtypes import GRAD_QUANT_MAX
+from gpuboost.core.gain import SplitParams
+from gpuboost.core.profiling import PhaseTimer
+from gpuboost.core.quantize import GradientQuantiser, quantize
+from gpuboost.core.random import host_rng
+from gpuboost.data.bundling import (
+    MAX_BUNDLE_BINS,
+    BundleMap,
+    bundle_features,
+    default_bins,
+    find_bundles,
+)
+from gpuboost.params import validate_params
 from gpuboost.tree.feature_sampler import FeatureSampler
 from gpuboost.tree.grower import GrowthPolicy, TreeGrower
 from gpuboost.tree.splitters import BundledHistogramSplitter, TreeInput
-from gpuboost.backends.numpy.histogram import build_histograms, build_histograms_naive
-from gpuboost.params import validate_params
-from gpuboost.backends.numpy.predict import predict_leaves_binned
-from gpuboost.core.quantize import GradientQuantiser, quantize
-from gpuboost.core.random import host_rng
-import importlib
-gpuboost_train_module = importlib.import_module("gpuboost.boosting.train")  # (the package exports the function)
-from gpuboost.core.gain import SplitParams
-from gpuboost.core.profiling import PhaseTimer
 
-from _parity import assert_runs_match, train_on_both
+# The module, not the function the package exports under the same name.
+gpuboost_train_module = importlib.import_module("gpuboost.boosting.train")
 
 sparse = pytest.importorskip("scipy.sparse")
 
@@ -38,10 +45,15 @@ def one_hot(n_rows, n_variables, n_levels, seed):
     categories = rng.integers(0, n_levels, size=(n_rows, n_variables))
     rows = np.repeat(np.arange(n_rows), n_variables)
     columns = (np.arange(n_variables) * n_levels + categories).ravel()
-    X = sparse.csr_matrix((np.ones(n_rows * n_variables), (rows, columns)),
-                          shape=(n_rows, n_variables * n_levels))
-    y = (1.0 * (categories[:, 0] % 3 == 0) + 0.5 * (categories[:, 1] < n_levels // 3)
-         - 0.7 * (categories[:, 2] == 1) + 0.1 * rng.normal(size=n_rows))
+    X = sparse.csr_matrix(
+        (np.ones(n_rows * n_variables), (rows, columns)), shape=(n_rows, n_variables * n_levels)
+    )
+    y = (
+        1.0 * (categories[:, 0] % 3 == 0)
+        + 0.5 * (categories[:, 1] < n_levels // 3)
+        - 0.7 * (categories[:, 2] == 1)
+        + 0.1 * rng.normal(size=n_rows)
+    )
     return X, categories, y
 
 
@@ -57,7 +69,8 @@ def sparse_mixed(n_rows, n_features, density, seed, group_size=4):
         chosen = rng.integers(0, len(members) + 1, size=n_rows)  # len(members): none
         active = chosen < len(members)
         X[np.flatnonzero(active), members[chosen[active]]] = np.round(
-            rng.normal(scale=2.0, size=np.count_nonzero(active)), 1)
+            rng.normal(scale=2.0, size=np.count_nonzero(active)), 1
+        )
     noise = rng.random((n_rows, n_features)) < density / 10
     X[noise] = rng.normal(size=np.count_nonzero(noise))
     X[(X != 0) & (rng.random((n_rows, n_features)) < 0.1)] = np.nan
@@ -80,8 +93,13 @@ def test_default_bin_is_the_bin_of_zero():
 
 
 def test_find_bundles_first_fit_in_decreasing_count_order():
-    rows = {0: np.array([0, 1, 2, 3]), 1: np.array([4, 5]), 2: np.array([1, 6]),
-            3: np.array([7]), 4: np.array([], dtype=np.int64)}
+    rows = {
+        0: np.array([0, 1, 2, 3]),
+        1: np.array([4, 5]),
+        2: np.array([1, 6]),
+        3: np.array([7]),
+        4: np.array([], dtype=np.int64),
+    }
     counts = np.array([len(rows[f]) for f in range(5)])
     n_slots = np.array([1, 1, 1, 1, 0])
     bundles, n_conflicts = find_bundles(counts, n_slots, rows.__getitem__, 8, max_conflicts=0)
@@ -96,6 +114,7 @@ def test_find_bundles_first_fit_in_decreasing_count_order():
 @pytest.mark.parametrize("seed", range(4))
 def test_row_set_merge_and_overlap(seed):
     from gpuboost.data.bundling import _common, _merge
+
     rng = np.random.default_rng(seed)
     a = np.unique(rng.integers(0, 50, size=int(rng.integers(0, 30))))
     b = np.unique(rng.integers(0, 50, size=int(rng.integers(0, 30))))
@@ -106,8 +125,9 @@ def test_row_set_merge_and_overlap(seed):
 def test_features_that_may_not_share_get_closed_bundles():
     rows = {0: np.array([0, 1, 2]), 1: np.array([3]), 2: np.array([4])}
     counts, n_slots = np.array([3, 1, 1]), np.array([1, 1, 1])
-    bundles, _ = find_bundles(counts, n_slots, rows.__getitem__, 5, 0,
-                              shareable=np.array([False, True, True]))
+    bundles, _ = find_bundles(
+        counts, n_slots, rows.__getitem__, 5, 0, shareable=np.array([False, True, True])
+    )
     assert bundles == [[0], [1, 2]]
 
 
@@ -121,8 +141,7 @@ def test_dense_input_keeps_mostly_non_default_features_alone():
     X[700:, 1] = 2.0
     X[::2, 2] = -1.0  # overlaps both
     assert [list(m) for m in Dataset(X).bundle_map().members] == [[0], [2], [1]]
-    assert [list(m) for m in Dataset(sparse.csr_matrix(X)).bundle_map().members] == \
-        [[0, 1], [2]]
+    assert [list(m) for m in Dataset(sparse.csr_matrix(X)).bundle_map().members] == [[0, 1], [2]]
 
 
 def test_bundle_width_stays_within_the_bin_limit():
@@ -155,8 +174,13 @@ def test_sparse_and_dense_inputs_give_the_same_bundles(layout):
     if layout == "coo_with_duplicates":
         # Half of every value stored twice: duplicates are summed, as in toarray().
         coo = sparse.coo_matrix(np.nan_to_num(X, nan=0.0))
-        matrix = sparse.coo_matrix((np.concatenate([coo.data / 2, coo.data / 2]),
-                                    (np.tile(coo.row, 2), np.tile(coo.col, 2))), shape=X.shape)
+        matrix = sparse.coo_matrix(
+            (
+                np.concatenate([coo.data / 2, coo.data / 2]),
+                (np.tile(coo.row, 2), np.tile(coo.col, 2)),
+            ),
+            shape=X.shape,
+        )
         X = matrix.toarray()
     else:
         matrix = getattr(sparse, f"{layout}_matrix")(X)
@@ -223,19 +247,28 @@ def test_expanded_bundle_histograms_equal_per_feature_histograms(max_conflict_ra
     hessians = rng.integers(0, GRAD_QUANT_MAX + 1, size=300).astype(np.int32)
     sample_indices = rng.permutation(300).astype(np.int32)
     begins, ends = [0, 40, 41, 200], [40, 41, 200, 200]
-    bundle_histograms = build_histograms(np.ascontiguousarray(X_bundled.T), gradients, hessians,
-                                         sample_indices, begins, ends, bundle_map.n_bins)
+    bundle_histograms = build_histograms(
+        np.ascontiguousarray(X_bundled.T),
+        gradients,
+        hessians,
+        sample_indices,
+        begins,
+        ends,
+        bundle_map.n_bins,
+    )
     n_bins = dataset.bin_mapper.n_bins
-    expanded = bundle_map.expand_histograms(np, bundle_histograms,
-                                            bundle_map.histogram_expansion(n_bins), n_bins)
-    np.testing.assert_array_equal(expanded,
-                                  bundle_map.expand_histograms_naive(bundle_histograms, n_bins))
+    expanded = bundle_map.expand_histograms(
+        np, bundle_histograms, bundle_map.histogram_expansion(n_bins), n_bins
+    )
+    np.testing.assert_array_equal(
+        expanded, bundle_map.expand_histograms_naive(bundle_histograms, n_bins)
+    )
     # Without conflicts the per-feature histograms themselves; with conflicts those of
     # the decoded bins, which the partition uses.
-    per_feature = dataset.X_binned if max_conflict_rate == 0.0 else \
-        bundle_map.decode(np, X_bundled)
-    direct = build_histograms_naive(per_feature, gradients, hessians, sample_indices, begins,
-                                    ends, n_bins)
+    per_feature = dataset.X_binned if max_conflict_rate == 0.0 else bundle_map.decode(np, X_bundled)
+    direct = build_histograms_naive(
+        per_feature, gradients, hessians, sample_indices, begins, ends, n_bins
+    )
     np.testing.assert_array_equal(expanded, direct)
 
 
@@ -262,8 +295,12 @@ def _model_document(booster):
 def _train(X, y, params, rounds, backend=None, monkeypatch=None):
     if backend is not None:
         monkeypatch.setattr(gpuboost_train_module, "get_backend", lambda device: backend)
-    return gpuboost.train(dict({"device": "cpu", "max_depth": 4}, **params), Dataset(X, label=y),
-                          num_boost_round=rounds, verbose_eval=False)
+    return gpuboost.train(
+        dict({"device": "cpu", "max_depth": 4}, **params),
+        Dataset(X, label=y),
+        num_boost_round=rounds,
+        verbose_eval=False,
+    )
 
 
 @pytest.mark.parametrize("layout", ["csr", "csc"])
@@ -284,8 +321,14 @@ def test_bundled_training_options(monkeypatch):
     """Lossguide, column and row sampling, NaN and features that are never zero."""
     X = sparse_mixed(500, 14, density=0.15, seed=13)
     y = np.nan_to_num(X[:, 1]) + 2.0 * (np.nan_to_num(X[:, 2]) > 0) + X[:, 0] * 0.1
-    params = {"grow_policy": "lossguide", "max_leaves": 9, "max_depth": 0, "subsample": 0.8,
-              "colsample_bynode": 0.7, "max_bin": 31}
+    params = {
+        "grow_policy": "lossguide",
+        "max_leaves": 9,
+        "max_depth": 0,
+        "subsample": 0.8,
+        "colsample_bynode": 0.7,
+        "max_bin": 31,
+    }
     assert Dataset(X, max_bin=31).bundle_map().reduces_columns
     models = [_train(X, y, dict(params, enable_bundle=flag), 5) for flag in (True, False)]
     assert _model_document(models[0]) == _model_document(models[1])
@@ -301,20 +344,30 @@ def test_conflicting_bundles_partition_as_their_histograms_say():
     assert bundle_map.n_conflicts > 0
     backend = NumpyBackend()
     data = backend.prepare(dataset)
-    splitter = BundledHistogramSplitter(backend, data, bundle_map,
-                                        dataset.bin_mapper.threshold_for_bin)
+    splitter = BundledHistogramSplitter(
+        backend, data, bundle_map, dataset.bin_mapper.threshold_for_bin
+    )
     decoded = splitter.partition_data.arrays["X_binned"]
     assert np.any(decoded != dataset.X_binned)
     params = validate_params({"device": "cpu", "max_depth": 5, "max_conflict_rate": 0.1})
     quantized_g, scale_g = quantize(np, 0.0 - y)
     quantized_h, scale_h = quantize(np, np.ones_like(y))
     sample_indices = np.arange(dataset.n_rows, dtype=np.int32)
-    tree_input = TreeInput(quantized_g, quantized_h, GradientQuantiser(scale_g, scale_h),
-                           sample_indices, SplitParams.from_params(params),
-                           params["learning_rate"])
-    grower = TreeGrower(splitter, tree_input, GrowthPolicy.from_params(params),
-                        FeatureSampler(dataset.n_features, params, host_rng(0, 0, 0)),
-                        PhaseTimer())
+    tree_input = TreeInput(
+        quantized_g,
+        quantized_h,
+        GradientQuantiser(scale_g, scale_h),
+        sample_indices,
+        SplitParams.from_params(params),
+        params["learning_rate"],
+    )
+    grower = TreeGrower(
+        splitter,
+        tree_input,
+        GrowthPolicy.from_params(params),
+        FeatureSampler(dataset.n_features, params, host_rng(0, 0, 0)),
+        PhaseTimer(),
+    )
     grown = grower.grow()
     tree = grown.tree
     assert tree.n_leaves >= 8
@@ -330,32 +383,44 @@ def test_bundled_splitter_caches_its_device_arrays():
     dataset = Dataset(X, label=y)
     backend = NumpyBackend()
     data = backend.prepare(dataset)
-    first = BundledHistogramSplitter(backend, data, dataset.bundle_map(),
-                                     dataset.bin_mapper.threshold_for_bin)
-    second = BundledHistogramSplitter(backend, data, dataset.bundle_map(),
-                                      dataset.bin_mapper.threshold_for_bin)
+    first = BundledHistogramSplitter(
+        backend, data, dataset.bundle_map(), dataset.bin_mapper.threshold_for_bin
+    )
+    second = BundledHistogramSplitter(
+        backend, data, dataset.bundle_map(), dataset.bin_mapper.threshold_for_bin
+    )
     assert second.bundled_data is first.bundled_data
     assert first.partition_data is data  # no conflicts: the Dataset's own bins
-    np.testing.assert_array_equal(first.bundled_data.arrays["X_binned"],
-                                  dataset.bundle_map().encode_naive(dataset.X_binned))
+    np.testing.assert_array_equal(
+        first.bundled_data.arrays["X_binned"], dataset.bundle_map().encode_naive(dataset.X_binned)
+    )
 
 
 # ---- both backends (CUDA kernels under the CPU emulation) ---------------------------
-@pytest.mark.parametrize("params", [
-    {},
-    {"subsample": 0.8, "max_conflict_rate": 0.1, "grow_policy": "lossguide", "max_leaves": 6,
-     "max_depth": 0},
-], ids=["exact_bundles", "conflicts_lossguide_sampled"])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {
+            "subsample": 0.8,
+            "max_conflict_rate": 0.1,
+            "grow_policy": "lossguide",
+            "max_leaves": 6,
+            "max_depth": 0,
+        },
+    ],
+    ids=["exact_bundles", "conflicts_lossguide_sampled"],
+)
 def test_cpu_and_cuda_train_the_same_bundled_model(emulated_cuda, params):
     X, categories, y = one_hot(240, 4, 8, seed=4)
     dense = X.toarray()
     dense[:, 0] = np.where(categories[:, 3] > 3, 2.0 + categories[:, 3], 0.0)  # conflicts
-    runs = train_on_both(dict({"max_depth": 3}, **params),
-                         lambda: Dataset(sparse.csr_matrix(dense), label=y), 2)
+    runs = train_on_both(
+        dict({"max_depth": 3}, **params), lambda: Dataset(sparse.csr_matrix(dense), label=y), 2
+    )
     assert_runs_match(runs)
     bundle_map = runs["cuda"].dataset.bundle_map(params.get("max_conflict_rate", 0.0))
     assert bundle_map.reduces_columns
     assert runs["cuda"].dataset._X_binned is None, "bundling binned the data on the host"
-    cached = runs["cuda"].dataset._backend_cache["cuda"].arrays[
-        BundledHistogramSplitter.CACHE_KEY]
+    cached = runs["cuda"].dataset._backend_cache["cuda"].arrays[BundledHistogramSplitter.CACHE_KEY]
     assert cached[1].n_features == bundle_map.n_bundles

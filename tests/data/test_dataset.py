@@ -1,9 +1,10 @@
 """Tests of gpuboost.data.dataset: input conversion, validation, reference reuse, loaders."""
+
 import numpy as np
 import pytest
 
-from gpuboost.data import convert as convert_module
 from gpuboost.core.dtypes import X_BINNED_DTYPE
+from gpuboost.data import convert as convert_module
 from gpuboost.data.dataset import Dataset
 from gpuboost.data.io import load_query_file, load_svmlight
 
@@ -20,6 +21,7 @@ def X():
 # --------------------------------------------------------------------------- #
 # Features
 # --------------------------------------------------------------------------- #
+
 
 def test_basic_attributes(X):
     label = np.arange(40.0)
@@ -42,10 +44,14 @@ def test_float64_c_input_is_not_copied(X):
     assert ds.data is X
 
 
-@pytest.mark.parametrize("make_input", [
-    lambda X: np.asfortranarray(X),
-    lambda X: X.tolist(),
-], ids=["fortran", "list"])
+@pytest.mark.parametrize(
+    "make_input",
+    [
+        lambda X: np.asfortranarray(X),
+        lambda X: X.tolist(),
+    ],
+    ids=["fortran", "list"],
+)
 def test_layouts_give_the_same_data_and_bins(X, make_input):
     expected = Dataset(X, max_bin=16)
     ds = Dataset(make_input(X.copy()), max_bin=16)
@@ -86,16 +92,19 @@ def test_array_protocol_object():
     np.testing.assert_array_equal(Dataset(Wrapper(X)).data, X)
 
 
-@pytest.mark.parametrize("bad, error, message", [
-    (np.array([[1, "a"]], dtype=object), TypeError, "numbers"),
-    (np.array([["a", "b"]]), TypeError, "numbers"),
-    (np.array([[1 + 2j]]), TypeError, "numbers"),
-    ("abc", TypeError, "2-D"),
-    (np.arange(5.0), ValueError, r"reshape\(-1, 1\)"),
-    (np.zeros((0, 3)), ValueError, "empty"),
-    (np.zeros((3, 0)), ValueError, "empty"),
-    (np.zeros((2, 2, 2)), ValueError, "3 dimension"),
-])
+@pytest.mark.parametrize(
+    "bad, error, message",
+    [
+        (np.array([[1, "a"]], dtype=object), TypeError, "numbers"),
+        (np.array([["a", "b"]]), TypeError, "numbers"),
+        (np.array([[1 + 2j]]), TypeError, "numbers"),
+        ("abc", TypeError, "2-D"),
+        (np.arange(5.0), ValueError, r"reshape\(-1, 1\)"),
+        (np.zeros((0, 3)), ValueError, "empty"),
+        (np.zeros((3, 0)), ValueError, "empty"),
+        (np.zeros((2, 2, 2)), ValueError, "3 dimension"),
+    ],
+)
 def test_bad_features(bad, error, message):
     with pytest.raises(error, match=message):
         Dataset(bad)
@@ -120,17 +129,21 @@ def test_nan_and_inf_features_are_allowed():
 # Label, weight, group, base margin
 # --------------------------------------------------------------------------- #
 
+
 def test_label_shapes_and_types(X):
     ds = Dataset(X, label=np.arange(40, dtype=np.int32).reshape(-1, 1))
     assert ds.label.dtype == np.float64 and ds.label.shape == (40,)
     assert Dataset(X, label=[True, False] * 20).label.dtype == np.float64
 
 
-@pytest.mark.parametrize("position, value, message", [
-    (7, np.nan, "label contains NaN at row 7"),
-    (3, np.inf, r"label contains \+inf at row 3"),
-    (0, -np.inf, "label contains -inf at row 0"),
-])
+@pytest.mark.parametrize(
+    "position, value, message",
+    [
+        (7, np.nan, "label contains NaN at row 7"),
+        (3, np.inf, r"label contains \+inf at row 3"),
+        (0, -np.inf, "label contains -inf at row 0"),
+    ],
+)
 def test_label_non_finite(X, position, value, message):
     label = np.zeros(40)
     label[position] = value
@@ -148,11 +161,14 @@ def test_label_length_and_shape(X):
         Dataset(X, label=np.array(["a"] * 40))
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda w: w.__setitem__(4, -1.0), "negative.*row 4"),
-    (lambda w: w.__setitem__(2, np.nan), "weight contains NaN at row 2"),
-    (lambda w: w.__setitem__(slice(None), 0.0), "zero"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda w: w.__setitem__(4, -1.0), "negative.*row 4"),
+        (lambda w: w.__setitem__(2, np.nan), "weight contains NaN at row 2"),
+        (lambda w: w.__setitem__(slice(None), 0.0), "zero"),
+    ],
+)
 def test_bad_weight(X, change, message):
     weight = np.ones(40)
     change(weight)
@@ -176,15 +192,18 @@ def test_group_sizes(X):
     np.testing.assert_array_equal(Dataset(X, group=np.array([20.0, 20.0])).group, [20, 20])
 
 
-@pytest.mark.parametrize("group, error, message", [
-    ([10, 20], ValueError, "sum to 30.*40 rows"),
-    ([40, 0], ValueError, "positive"),
-    ([-5, 45], ValueError, "positive"),
-    ([20.5, 19.5], ValueError, "integers"),
-    ([], ValueError, "empty"),
-    ([[20, 20], [0, 0]], ValueError, "1-D"),
-    (["20", "20"], TypeError, "integers"),
-])
+@pytest.mark.parametrize(
+    "group, error, message",
+    [
+        ([10, 20], ValueError, "sum to 30.*40 rows"),
+        ([40, 0], ValueError, "positive"),
+        ([-5, 45], ValueError, "positive"),
+        ([20.5, 19.5], ValueError, "integers"),
+        ([], ValueError, "empty"),
+        ([[20, 20], [0, 0]], ValueError, "1-D"),
+        (["20", "20"], TypeError, "integers"),
+    ],
+)
 def test_bad_group(X, group, error, message):
     with pytest.raises(error, match=message):
         Dataset(X, group=group)
@@ -231,8 +250,12 @@ def test_bad_base_margin(X):
 
 def test_setters_validate_and_clear_the_backend_cache(X):
     ds = Dataset(X)
-    setters = [(ds.set_label, np.ones(40)), (ds.set_weight, np.ones(40)),
-               (ds.set_group, [40]), (ds.set_base_margin, np.zeros(40))]
+    setters = [
+        (ds.set_label, np.ones(40)),
+        (ds.set_weight, np.ones(40)),
+        (ds.set_group, [40]),
+        (ds.set_base_margin, np.zeros(40)),
+    ]
     for setter, value in setters:
         ds._backend_cache["device_copy"] = object()
         setter(value)
@@ -253,13 +276,17 @@ def test_setters_validate_and_clear_the_backend_cache(X):
 # Feature names and reference
 # --------------------------------------------------------------------------- #
 
-@pytest.mark.parametrize("names, message", [
-    (["a", "b"], "2 names.*3 features"),
-    (["a", "b", "a"], "unique"),
-    (["a", "b", 3], "strings"),
-    ("abc", "single string"),
-    (5, "list of strings"),
-])
+
+@pytest.mark.parametrize(
+    "names, message",
+    [
+        (["a", "b"], "2 names.*3 features"),
+        (["a", "b", "a"], "unique"),
+        (["a", "b", 3], "strings"),
+        ("abc", "single string"),
+        (5, "list of strings"),
+    ],
+)
 def test_bad_feature_names(X, names, message):
     with pytest.raises(ValueError, match=message):
         Dataset(X, feature_names=names)
@@ -306,6 +333,7 @@ def test_invalid_max_bin_is_reported(X):
 # pandas and scipy.sparse
 # --------------------------------------------------------------------------- #
 
+
 def test_pandas_dataframe(X):
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame(X, columns=["age", "height", "score"])
@@ -327,11 +355,15 @@ def test_pandas_nullable_label_with_missing_value_is_rejected(X):
         Dataset(X, label=label)
 
 
-@pytest.mark.parametrize("column", [
-    lambda pd: pd.Categorical(["a", "b"] * 20),
-    lambda pd: ["a", "b"] * 20,
-    lambda pd: pd.date_range("2020-01-01", periods=40),
-], ids=["categorical", "strings", "datetime"])
+@pytest.mark.parametrize(
+    "column",
+    [
+        lambda pd: pd.Categorical(["a", "b"] * 20),
+        lambda pd: ["a", "b"] * 20,
+        lambda pd: pd.date_range("2020-01-01", periods=40),
+    ],
+    ids=["categorical", "strings", "datetime"],
+)
 def test_pandas_non_numeric_column(X, column):
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame(X, columns=["a", "b", "c"])
@@ -368,6 +400,7 @@ def test_scipy_sparse_is_densified_with_zeros():
 # Loaders
 # --------------------------------------------------------------------------- #
 
+
 def _write(tmp_path, text, name="data.txt"):
     path = tmp_path / name
     path.write_text(text)
@@ -375,11 +408,7 @@ def _write(tmp_path, text, name="data.txt"):
 
 
 def test_load_svmlight_one_based(tmp_path):
-    path = _write(tmp_path, "# header comment\n"
-                            "1 1:0.5 3:-2\n"
-                            "\n"
-                            "0 2:1e3  # trailing comment\n"
-                            "-1.5\n")
+    path = _write(tmp_path, "# header comment\n1 1:0.5 3:-2\n\n0 2:1e3  # trailing comment\n-1.5\n")
     X, y = load_svmlight(path)
     np.testing.assert_array_equal(X, [[0.5, 0.0, -2.0], [0.0, 1000.0, 0.0], [0.0, 0.0, 0.0]])
     np.testing.assert_array_equal(y, [1.0, 0.0, -1.5])
@@ -415,14 +444,17 @@ def test_load_svmlight_qid(tmp_path):
         load_svmlight(_write(tmp_path, "1 qid:1 1:1\n1 1:1\n", "noqid.txt"), return_qid=True)
 
 
-@pytest.mark.parametrize("bad_line, message", [
-    ("abc 1:2", "label 'abc'"),
-    ("1 1:2 3", "index:value"),
-    ("1 x:2", "feature index 'x'"),
-    ("1 1:2 1:3", "appears twice"),
-    ("1 -1:2", "negative"),
-    ("1 2:y", "value 'y'"),
-])
+@pytest.mark.parametrize(
+    "bad_line, message",
+    [
+        ("abc 1:2", "label 'abc'"),
+        ("1 1:2 3", "index:value"),
+        ("1 x:2", "feature index 'x'"),
+        ("1 1:2 1:3", "appears twice"),
+        ("1 -1:2", "negative"),
+        ("1 2:y", "value 'y'"),
+    ],
+)
 def test_load_svmlight_malformed_line(tmp_path, bad_line, message):
     path = _write(tmp_path, f"1 1:1\n0 2:1\n{bad_line}\n")
     with pytest.raises(ValueError, match=f"line 3: .*{message}"):
@@ -440,12 +472,15 @@ def test_load_query_file(tmp_path):
     np.testing.assert_array_equal(group, [3, 2, 1])
 
 
-@pytest.mark.parametrize("text, message", [
-    ("3\n2.5\n", "line 2.*not an integer"),
-    ("3\n0\n", "line 2.*not positive"),
-    ("3 4\n", "line 1.*one query size"),
-    ("\n", "no query sizes"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("3\n2.5\n", "line 2.*not an integer"),
+        ("3\n0\n", "line 2.*not positive"),
+        ("3 4\n", "line 1.*one query size"),
+        ("\n", "no query sizes"),
+    ],
+)
 def test_load_query_file_errors(tmp_path, text, message):
     with pytest.raises(ValueError, match=message):
         load_query_file(_write(tmp_path, text))

@@ -1,7 +1,8 @@
 """Tests of gpuboost.data.io: the CSV reader (the svmlight and query-file loaders are
 tested with the Dataset, tests/data/test_dataset.py)."""
-import pytest
+
 import numpy as np
+import pytest
 
 from gpuboost.data.io import read_csv
 

@@ -1,4 +1,5 @@
 """The random generator fixture of the metric tests."""
+
 import numpy as np
 import pytest
 

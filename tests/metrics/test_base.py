@@ -3,8 +3,8 @@ the array-module helpers it dispatches on (gpuboost.core.array)."""
 
 import numpy as np
 import pytest
-
 from _metric_references import _binary_data, _multiclass_data, _ranking_data, _weights_or_none
+
 from gpuboost.core.array import get_array_module, to_numpy
 from gpuboost.metrics import get_metric
 
@@ -37,9 +37,7 @@ def test_column_predictions_accepted():
 
 
 def test_lists_are_accepted(rng):
-    assert get_metric("mae")(
-        [1.0, 2.0], [2.0, 4.0], weight=[1.0, 3.0]
-    ) == pytest.approx(7 / 4)
+    assert get_metric("mae")([1.0, 2.0], [2.0, 4.0], weight=[1.0, 3.0]) == pytest.approx(7 / 4)
 
 
 # ---------------------------------------------------------------------------
@@ -65,9 +63,7 @@ def test_cupy_arrays_match_numpy():
         "pinball@0.3",
         "poisson-nloglik",
     ):
-        assert get_metric(name)(*device) == pytest.approx(
-            get_metric(name)(y, pred, weight)
-        )
+        assert get_metric(name)(*device) == pytest.approx(get_metric(name)(y, pred, weight))
     y, proba = _multiclass_data(rng)
     for name in ("mlogloss", "merror"):
         assert get_metric(name)(cupy.asarray(y), cupy.asarray(proba)) == pytest.approx(
@@ -75,6 +71,6 @@ def test_cupy_arrays_match_numpy():
         )
     y, pred, group = _ranking_data(rng)
     for name in ("ndcg@3", "map"):
-        assert get_metric(name)(
-            cupy.asarray(y), cupy.asarray(pred), group=group
-        ) == pytest.approx(get_metric(name)(y, pred, group=group))
+        assert get_metric(name)(cupy.asarray(y), cupy.asarray(pred), group=group) == pytest.approx(
+            get_metric(name)(y, pred, group=group)
+        )

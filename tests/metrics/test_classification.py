@@ -5,12 +5,22 @@ import math
 
 import numpy as np
 import pytest
+from _metric_references import (
+    N_CLASSES,
+    _binary_data,
+    _multiclass_data,
+    _regression_data,
+    _weights_or_none,
+    assert_matches_naive_loop,
+    naive_auc,
+    naive_error,
+    naive_logloss,
+    naive_merror,
+    naive_mlogloss,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _metric_references import (N_CLASSES, _binary_data, _multiclass_data, _regression_data,
-                                _weights_or_none, assert_matches_naive_loop, naive_auc,
-                                naive_error, naive_logloss, naive_merror, naive_mlogloss)
 from gpuboost.metrics import DEFAULT_ERROR_THRESHOLD, LOGLOSS_EPS, get_metric
 
 CLASSIFICATION_CASES = [
@@ -32,15 +42,11 @@ def test_metric_matches_naive_loop(rng, name, make_data, reference, weighted):
 
 def test_logloss_clips_probabilities():
     logloss = get_metric("logloss")
-    assert logloss(np.array([1.0]), np.array([0.0])) == pytest.approx(
-        -math.log(LOGLOSS_EPS)
-    )
+    assert logloss(np.array([1.0]), np.array([0.0])) == pytest.approx(-math.log(LOGLOSS_EPS))
     # 1 - LOGLOSS_EPS is rounded in float64, hence the explicit expression
     expected = -math.log(1.0 - (1.0 - LOGLOSS_EPS))
     assert logloss(np.array([0.0]), np.array([1.0])) == pytest.approx(expected)
-    assert math.isfinite(
-        get_metric("mlogloss")(np.array([0.0]), np.array([[0.0, 1.0]]))
-    )
+    assert math.isfinite(get_metric("mlogloss")(np.array([0.0]), np.array([[0.0, 1.0]])))
 
 
 # ---------------------------------------------------------------------------
@@ -55,9 +61,7 @@ def test_against_sklearn(rng, weighted):
     _regression_data(rng)  # drawn first, as in the pointwise half: the same data follow
 
     y, pred = _binary_data(rng)
-    interior = (pred > 0) & (
-        pred < 1
-    )  # sklearn clips extreme probabilities differently
+    interior = (pred > 0) & (pred < 1)  # sklearn clips extreme probabilities differently
     w = None if weight is None else weight[interior]
     assert get_metric("logloss")(y[interior], pred[interior], w) == pytest.approx(
         sklearn_metrics.log_loss(y[interior], pred[interior], sample_weight=w)
@@ -71,13 +75,10 @@ def test_against_sklearn(rng, weighted):
 
     y, proba = _multiclass_data(rng)
     assert get_metric("mlogloss")(y, proba, weight) == pytest.approx(
-        sklearn_metrics.log_loss(
-            y, proba, sample_weight=weight, labels=range(N_CLASSES)
-        )
+        sklearn_metrics.log_loss(y, proba, sample_weight=weight, labels=range(N_CLASSES))
     )
     assert get_metric("merror")(y, proba, weight) == pytest.approx(
-        1
-        - sklearn_metrics.accuracy_score(y, proba.argmax(axis=1), sample_weight=weight)
+        1 - sklearn_metrics.accuracy_score(y, proba.argmax(axis=1), sample_weight=weight)
     )
 
 
@@ -93,18 +94,14 @@ def test_auc_hand_computed_with_ties():
     assert get_metric("auc")(y, pred) == pytest.approx(3.5 / 4)
     # weight 3 on the tied positive: pairs with it count 3 times
     weight = np.array([1.0, 3.0, 1.0, 1.0])
-    assert get_metric("auc")(y, pred, weight) == pytest.approx(
-        (3 * 0.5 + 3 + 2) / (4 * 2)
-    )
+    assert get_metric("auc")(y, pred, weight) == pytest.approx((3 * 0.5 + 3 + 2) / (4 * 2))
 
 
 def test_auc_with_one_class_is_nan():
     assert math.isnan(get_metric("auc")(np.ones(5), np.linspace(0, 1, 5)))
     # a class present only with zero weight counts as absent
     y = np.array([0.0, 1.0, 1.0])
-    assert math.isnan(
-        get_metric("auc")(y, np.array([0.1, 0.2, 0.3]), np.array([0.0, 1.0, 1.0]))
-    )
+    assert math.isnan(get_metric("auc")(y, np.array([0.1, 0.2, 0.3]), np.array([0.0, 1.0, 1.0])))
 
 
 def test_auc_rejects_labels_outside_unit_interval():
@@ -142,6 +139,4 @@ def test_error_threshold_parsing():
     assert metric(y, pred) == 0.5
     # at 0.5: predicted 1, 1, 1, 1 -> mistakes on rows 2 and 3
     assert get_metric("error")(y, pred) == 0.5
-    assert (
-        get_metric("error@0.65")(np.array([1.0]), np.array([0.65])) == 1.0
-    )  # strictly greater
+    assert get_metric("error@0.65")(np.array([1.0]), np.array([0.65])) == 1.0  # strictly greater

@@ -6,11 +6,21 @@ import sys
 
 import numpy as np
 import pytest
+from _metric_references import (
+    _gamma_data,
+    _positive_data,
+    _regression_data,
+    _weighted_mean_loop,
+    _weights_or_none,
+    assert_matches_naive_loop,
+    naive_gamma,
+    naive_mae,
+    naive_pinball,
+    naive_poisson,
+    naive_rmse,
+    naive_tweedie,
+)
 
-from _metric_references import (_gamma_data, _positive_data,
-                                _regression_data, _weighted_mean_loop, _weights_or_none,
-                                assert_matches_naive_loop, naive_gamma, naive_mae,
-                                naive_pinball, naive_poisson, naive_rmse, naive_tweedie)
 from gpuboost.metrics import TweedieNegLogLik, get_metric
 
 POINTWISE_CASES = [
@@ -48,9 +58,7 @@ def test_poisson_log_gamma_without_scipy(rng, monkeypatch):
 def test_tweedie_at_variance_power_one_is_poisson_without_label_term(rng):
     y, pred = _positive_data(rng)
     weight = _weights_or_none(rng, True)
-    expected = _weighted_mean_loop(
-        [mu - a * math.log(mu) for a, mu in zip(y, pred)], weight
-    )
+    expected = _weighted_mean_loop([mu - a * math.log(mu) for a, mu in zip(y, pred)], weight)
     assert get_metric("tweedie-nloglik@1")(y, pred, weight) == pytest.approx(expected)
     # continuity: close to rho = 1, the loss differs only by the label term y / (1 - rho)
     rho = 1.0 + 1e-7
@@ -78,9 +86,7 @@ def test_against_sklearn(rng, weighted):
     )
     for alpha in (0.1, 0.5, 0.9):
         assert get_metric(f"pinball@{alpha}")(y, pred, weight) == pytest.approx(
-            sklearn_metrics.mean_pinball_loss(
-                y, pred, alpha=alpha, sample_weight=weight
-            )
+            sklearn_metrics.mean_pinball_loss(y, pred, alpha=alpha, sample_weight=weight)
         )
 
 
@@ -96,9 +102,7 @@ def test_likelihoods_against_sklearn_deviances(rng, weighted):
     y, mu = _positive_data(rng)
     y_log_y = np.where(y > 0, y * np.log(np.where(y > 0, y, 1.0)), 0.0)
     log_factorial = [math.lgamma(a + 1) for a in y]
-    poisson_deviance = sklearn_metrics.mean_poisson_deviance(
-        y, mu, sample_weight=weight
-    )
+    poisson_deviance = sklearn_metrics.mean_poisson_deviance(y, mu, sample_weight=weight)
     assert get_metric("poisson-nloglik")(y, mu, weight) == pytest.approx(
         poisson_deviance / 2 + mean(log_factorial - y_log_y + y)
     )

@@ -5,9 +5,15 @@ import math
 
 import numpy as np
 import pytest
+from _metric_references import (
+    RELATIVE_TOLERANCE,
+    _ranking_data,
+    _weights_or_none,
+    naive_map_query,
+    naive_ndcg_query,
+    naive_ranking,
+)
 
-from _metric_references import (RELATIVE_TOLERANCE, _ranking_data, _weights_or_none,
-                                naive_map_query, naive_ndcg_query, naive_ranking)
 from gpuboost.metrics import NDCG, MeanAveragePrecision, get_metric
 from gpuboost.metrics.ranking import ndcg_gains, position_discounts
 
@@ -18,9 +24,7 @@ from gpuboost.metrics.ranking import ndcg_gains, position_discounts
     "metric_class, query_metric",
     [(NDCG, naive_ndcg_query), (MeanAveragePrecision, naive_map_query)],
 )
-def test_ranking_metric_matches_naive_loop(
-    rng, metric_class, query_metric, k, weighted
-):
+def test_ranking_metric_matches_naive_loop(rng, metric_class, query_metric, k, weighted):
     y, pred, group = _ranking_data(rng)
     query_weight = _weights_or_none(rng, weighted, n_samples=len(group))
     value = metric_class(k)(y, pred, weight=query_weight, group=group)
@@ -45,9 +49,7 @@ def test_ndcg_hand_computed():
     assert get_metric("ndcg")(labels, pred, group=group) == pytest.approx(
         _dcg(0, 7, 3, 1) / _dcg(7, 3, 1, 0)
     )
-    assert get_metric("ndcg@2")(labels, pred, group=group) == pytest.approx(
-        _dcg(0, 7) / _dcg(7, 3)
-    )
+    assert get_metric("ndcg@2")(labels, pred, group=group) == pytest.approx(_dcg(0, 7) / _dcg(7, 3))
     assert get_metric("ndcg@1")(labels, pred, group=group) == 0.0
     # k beyond the query size is the same as all positions
     assert get_metric("ndcg@10")(labels, pred, group=group) == pytest.approx(
@@ -80,16 +82,10 @@ def test_ndcg_query_without_relevance_counts_as_one():
 
 def test_map_hand_computed():
     labels = np.array([1.0, 0.0, 1.0, 0.0, 0.0, 2.0])
-    pred = np.array(
-        [6.0, 5.0, 4.0, 3.0, 2.0, 1.0]
-    )  # already ranked; hits at ranks 1, 3, 6
+    pred = np.array([6.0, 5.0, 4.0, 3.0, 2.0, 1.0])  # already ranked; hits at ranks 1, 3, 6
     group = [6]
-    assert get_metric("map")(labels, pred, group=group) == pytest.approx(
-        (1 + 2 / 3 + 3 / 6) / 3
-    )
-    assert get_metric("map@3")(labels, pred, group=group) == pytest.approx(
-        (1 + 2 / 3) / 3
-    )
+    assert get_metric("map")(labels, pred, group=group) == pytest.approx((1 + 2 / 3 + 3 / 6) / 3)
+    assert get_metric("map@3")(labels, pred, group=group) == pytest.approx((1 + 2 / 3) / 3)
     assert get_metric("map@2")(labels, pred, group=group) == pytest.approx(1 / 2)
     assert get_metric("map@1")(labels, pred, group=group) == 1.0
 
@@ -98,9 +94,7 @@ def test_map_ties_and_query_without_relevant_document():
     labels = np.array([0.0, 1.0, 0.0, 0.0])
     pred = np.array([1.0, 1.0, 7.0, 3.0])
     # query 1: tie, first row (irrelevant) ranked first -> AP = 1/2; query 2: none -> 1
-    assert get_metric("map")(labels, pred, group=[2, 2]) == pytest.approx(
-        (0.5 + 1.0) / 2
-    )
+    assert get_metric("map")(labels, pred, group=[2, 2]) == pytest.approx((0.5 + 1.0) / 2)
 
 
 def test_ranking_query_weights(rng):
@@ -119,9 +113,7 @@ def test_ranking_query_weights(rng):
     )
     # per-row weights are ignored for ranking metrics
     row_weight = rng.uniform(0.5, 2.0, size=labels.shape[0])
-    assert ndcg(labels, pred, weight=row_weight, group=group) == pytest.approx(
-        np.mean(per_query)
-    )
+    assert ndcg(labels, pred, weight=row_weight, group=group) == pytest.approx(np.mean(per_query))
     with pytest.raises(ValueError, match="one entry per query"):
         ndcg(labels, pred, weight=np.ones(4), group=group)
 
@@ -143,8 +135,9 @@ def test_gains_and_discounts_follow_the_definitions():
     np.testing.assert_array_equal(ndcg_gains(np.array([[1.0], [4.0]])), [[1.0], [15.0]])
     discounts = position_discounts(4)
     assert discounts.shape == (4,) and discounts.dtype == np.float64
-    np.testing.assert_allclose(discounts, [1.0 / math.log2(rank + 1) for rank in range(1, 5)],
-                               rtol=1e-15)
+    np.testing.assert_allclose(
+        discounts, [1.0 / math.log2(rank + 1) for rank in range(1, 5)], rtol=1e-15
+    )
     assert position_discounts(0).shape == (0,)
 
 

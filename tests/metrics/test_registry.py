@@ -2,8 +2,8 @@
 and evaluate()."""
 
 import pytest
-
 from _metric_references import _binary_data, _weights_or_none
+
 from gpuboost.metrics import NDCG, Metric, evaluate, get_metric
 
 

@@ -1,20 +1,24 @@
 """Tests of gpuboost.model.booster: prediction, importances, dumps, copies and pickling."""
+
 import pickle
 
 import numpy as np
 import pytest
 
 import gpuboost
-from gpuboost.model.booster import Booster
 from gpuboost.backends.numpy.predict import predict_leaves_raw
+from gpuboost.model.booster import Booster
 
 N_ROUNDS = 6
 
 
 def train(X, y, n_rounds=N_ROUNDS, **params):
-    return gpuboost.train({"device": "cpu", "max_depth": 3, **params},
-                          gpuboost.Dataset(X, label=y), num_boost_round=n_rounds,
-                          verbose_eval=False)
+    return gpuboost.train(
+        {"device": "cpu", "max_depth": 3, **params},
+        gpuboost.Dataset(X, label=y),
+        num_boost_round=n_rounds,
+        verbose_eval=False,
+    )
 
 
 @pytest.fixture
@@ -39,6 +43,7 @@ def manual_margins(booster, X, first_round=0, last_round=None):
 # ---------------------------------------------------------------------------
 # Prediction
 # ---------------------------------------------------------------------------
+
 
 def test_basic_facts(regression_booster, softprob_booster):
     assert regression_booster.num_boosted_rounds() == len(regression_booster) == N_ROUNDS
@@ -79,8 +84,9 @@ def test_multiclass_prediction_shapes(softprob_booster, multiclass_data):
     softmax = train(X, y, objective="multi:softmax", num_class=3)
     classes = softmax.predict(X)
     assert classes.shape == (len(X),)
-    np.testing.assert_array_equal(classes, np.argmax(softmax.predict(X, output_margin=True),
-                                                      axis=1))
+    np.testing.assert_array_equal(
+        classes, np.argmax(softmax.predict(X, output_margin=True), axis=1)
+    )
 
 
 def test_pred_leaf(softprob_booster, multiclass_data):
@@ -104,8 +110,9 @@ def test_full_iteration_range_equals_default(regression_booster, regression_data
     X, _ = regression_data
     default = regression_booster.predict(X)
     np.testing.assert_array_equal(regression_booster.predict(X, iteration_range=(0, 0)), default)
-    np.testing.assert_array_equal(regression_booster.predict(X, iteration_range=(0, N_ROUNDS)),
-                                  default)
+    np.testing.assert_array_equal(
+        regression_booster.predict(X, iteration_range=(0, N_ROUNDS)), default
+    )
 
 
 @pytest.mark.parametrize("iteration_range", [(0, N_ROUNDS + 1), (-1, 2), (4, 2), (7, 7)])
@@ -118,10 +125,12 @@ def test_iteration_range_out_of_bounds(regression_booster, regression_data, iter
 def test_best_iteration_is_the_default_end(regression_booster, regression_data):
     X, _ = regression_data
     regression_booster.best_iteration = 2
-    np.testing.assert_array_equal(regression_booster.predict(X),
-                                  regression_booster.predict(X, iteration_range=(0, 3)))
-    assert not np.array_equal(regression_booster.predict(X),
-                              regression_booster.predict(X, iteration_range=(0, N_ROUNDS)))
+    np.testing.assert_array_equal(
+        regression_booster.predict(X), regression_booster.predict(X, iteration_range=(0, 3))
+    )
+    assert not np.array_equal(
+        regression_booster.predict(X), regression_booster.predict(X, iteration_range=(0, N_ROUNDS))
+    )
 
 
 def test_wrong_feature_count_raises(regression_booster, regression_data):
@@ -156,6 +165,7 @@ def test_dataset_base_margin_replaces_the_base_score(regression_booster, regress
 # Importances and dumps
 # ---------------------------------------------------------------------------
 
+
 def test_feature_importance_types(regression_booster):
     trees = regression_booster.trees
     weight = np.zeros(5)
@@ -172,8 +182,9 @@ def test_feature_importance_types(regression_booster):
     np.testing.assert_allclose(importance("gain"), total_gain / len(trees), rtol=1e-12)
     np.testing.assert_allclose(importance("total_cover"), total_cover, rtol=1e-12)
     used = weight > 0
-    np.testing.assert_allclose(importance("cover")[used], total_cover[used] / weight[used],
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        importance("cover")[used], total_cover[used] / weight[used], rtol=1e-12
+    )
     assert (importance("cover")[~used] == 0).all()
     assert weight.sum() == sum(t.n_nodes - t.n_leaves for t in trees)
     assert importance().shape == (5,)
@@ -184,7 +195,8 @@ def test_feature_importance_over_an_iteration_range(regression_booster):
     first = regression_booster.trees[0]
     expected = np.bincount(first.feature[first.feature >= 0], minlength=5)
     np.testing.assert_array_equal(
-        regression_booster.feature_importance("weight", iteration_range=(0, 1)), expected)
+        regression_booster.feature_importance("weight", iteration_range=(0, 1)), expected
+    )
 
 
 def test_unknown_importance_type(regression_booster):
@@ -195,10 +207,12 @@ def test_unknown_importance_type(regression_booster):
 def test_get_score_names_only_used_features(regression_data):
     X, y = regression_data
     names = ["a", "b", "c", "d", "e"]
-    booster = gpuboost.train({"device": "cpu", "max_depth": 2},
-                             gpuboost.Dataset(X[:, :5], label=X[:, 0] * 3,
-                                              feature_names=names),
-                             num_boost_round=3, verbose_eval=False)
+    booster = gpuboost.train(
+        {"device": "cpu", "max_depth": 2},
+        gpuboost.Dataset(X[:, :5], label=X[:, 0] * 3, feature_names=names),
+        num_boost_round=3,
+        verbose_eval=False,
+    )
     score = booster.get_score()
     assert set(score) == {"a"}
     assert score["a"] == booster.feature_importance("weight")[0] > 0
@@ -214,8 +228,10 @@ def test_dump_model_contains_every_split(regression_booster):
         assert len(lines) == tree.n_nodes
         for node in range(tree.n_nodes):
             if tree.feature[node] >= 0:
-                expected = (f"{node}:[f{tree.feature[node]}<={float(tree.threshold[node])!r}] "
-                            f"yes={tree.left_child[node]},no={tree.right_child[node]}")
+                expected = (
+                    f"{node}:[f{tree.feature[node]}<={float(tree.threshold[node])!r}] "
+                    f"yes={tree.left_child[node]},no={tree.right_child[node]}"
+                )
             else:
                 expected = f"{node}:leaf={float(tree.value[node])!r}"
             assert sum(line.strip().startswith(expected) for line in lines) == 1
@@ -234,6 +250,7 @@ def test_dump_text_headers_and_file(regression_booster, tmp_path):
 # ---------------------------------------------------------------------------
 # Copies, pickling, attributes
 # ---------------------------------------------------------------------------
+
 
 def test_pickle_round_trip(softprob_booster, multiclass_data):
     X, _ = multiclass_data
@@ -280,19 +297,20 @@ def test_empty_booster_predicts_its_base_margin(regression_data):
 
 
 def test_custom_objective_booster_predicts_margins_after_copy_pickle_and_load(
-        regression_data, tmp_path):
+    regression_data, tmp_path
+):
     X, y = regression_data
 
     def squared_error(margin, dataset):
         return margin - dataset.get_label(), np.ones_like(margin)
 
-    booster = gpuboost.train({"device": "cpu"}, gpuboost.Dataset(X, label=y), 3,
-                             obj=squared_error, verbose_eval=False)
+    booster = gpuboost.train(
+        {"device": "cpu"}, gpuboost.Dataset(X, label=y), 3, obj=squared_error, verbose_eval=False
+    )
     expected = booster.predict(X)
     np.testing.assert_array_equal(expected, booster.predict(X, output_margin=True))
     path = tmp_path / "custom.json"
     booster.save_model(path)
-    for restored in (booster.copy(), pickle.loads(pickle.dumps(booster)),
-                     Booster.load_model(path)):
+    for restored in (booster.copy(), pickle.loads(pickle.dumps(booster)), Booster.load_model(path)):
         assert restored.params["objective"] == "custom"
         np.testing.assert_array_equal(restored.predict(X), expected)

@@ -1,4 +1,5 @@
 """Tests of gpuboost.model.model_io: the versioned JSON format, validation and atomic writes."""
+
 import json
 import os
 
@@ -7,7 +8,12 @@ import pytest
 
 import gpuboost
 from gpuboost.model.booster import Booster
-from gpuboost.model.model_io import FORMAT_NAME, FORMAT_VERSION, atomic_write_text, validate_tree_dict
+from gpuboost.model.model_io import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    atomic_write_text,
+    validate_tree_dict,
+)
 from gpuboost.params import RUNTIME_ONLY
 from gpuboost.tree.tree import TREE_ARRAYS
 
@@ -17,9 +23,12 @@ N_FUZZ_MUTATIONS = 300
 @pytest.fixture
 def booster(regression_data):
     X, y = regression_data
-    booster = gpuboost.train({"device": "cpu", "max_depth": 3, "verbosity": 0},
-                             gpuboost.Dataset(X, label=y), num_boost_round=4,
-                             verbose_eval=False)
+    booster = gpuboost.train(
+        {"device": "cpu", "max_depth": 3, "verbosity": 0},
+        gpuboost.Dataset(X, label=y),
+        num_boost_round=4,
+        verbose_eval=False,
+    )
     booster.set_attr(purpose="test")
     return booster
 
@@ -42,6 +51,7 @@ def assert_invalid(text_or_document, match=None):
 # ---------------------------------------------------------------------------
 # Round trips
 # ---------------------------------------------------------------------------
+
 
 def test_save_load_save_is_byte_identical(booster, tmp_path, regression_data):
     X, _ = regression_data
@@ -67,10 +77,19 @@ def test_booster_methods_use_the_format(booster, tmp_path):
 def test_round_trip_of_multiclass_model_with_best_iteration(multiclass_data, tmp_path):
     X, y = multiclass_data
     dataset = gpuboost.Dataset(X, label=y)
-    booster = gpuboost.train({"device": "cpu", "objective": "multi:softprob", "num_class": 3,
-                              "eval_metric": ["mlogloss", "merror"]}, dataset,
-                             num_boost_round=5, evals=[(dataset, "train")], verbose_eval=False,
-                             early_stopping_rounds=2)
+    booster = gpuboost.train(
+        {
+            "device": "cpu",
+            "objective": "multi:softprob",
+            "num_class": 3,
+            "eval_metric": ["mlogloss", "merror"],
+        },
+        dataset,
+        num_boost_round=5,
+        evals=[(dataset, "train")],
+        verbose_eval=False,
+        early_stopping_rounds=2,
+    )
     assert booster.best_iteration is not None
     path = tmp_path / "model.json"
     booster.save_model(path)
@@ -113,6 +132,7 @@ def test_floats_round_trip_exactly(booster):
 # Atomic writes
 # ---------------------------------------------------------------------------
 
+
 def test_atomic_write_leaves_no_temp_file(tmp_path):
     path = tmp_path / "out.txt"
     atomic_write_text(path, "first")
@@ -121,8 +141,9 @@ def test_atomic_write_leaves_no_temp_file(tmp_path):
     assert os.listdir(tmp_path) == ["out.txt"]
 
 
-def test_failed_replace_keeps_the_original_and_removes_the_temp_file(booster, tmp_path,
-                                                                     monkeypatch):
+def test_failed_replace_keeps_the_original_and_removes_the_temp_file(
+    booster, tmp_path, monkeypatch
+):
     path = tmp_path / "model.json"
     path.write_text("original content", encoding="utf-8")
 
@@ -154,6 +175,7 @@ def test_failed_write_keeps_the_original(tmp_path, monkeypatch):
 # Corrupt files
 # ---------------------------------------------------------------------------
 
+
 def test_truncated_files_raise_value_error(booster, tmp_path):
     raw = booster.save_raw()
     path = tmp_path / "model.json"
@@ -167,8 +189,12 @@ def test_truncated_files_raise_value_error(booster, tmp_path):
 def test_flipped_bytes(booster, tmp_path):
     raw = bytearray(booster.save_raw())
     path = tmp_path / "model.json"
-    for position, value in [(0, ord("[")), (5, 0xFF), (len(raw) - 1, ord("]")),
-                            (raw.index(b'"trees"') + 1, ord("x"))]:
+    for position, value in [
+        (0, ord("[")),
+        (5, 0xFF),
+        (len(raw) - 1, ord("]")),
+        (raw.index(b'"trees"') + 1, ord("x")),
+    ]:
         corrupted = bytearray(raw)
         corrupted[position] = value
         path.write_bytes(bytes(corrupted))
@@ -176,8 +202,9 @@ def test_flipped_bytes(booster, tmp_path):
             Booster.load_model(path)
 
 
-@pytest.mark.parametrize("text", ["", "garbage", "[]", "null", "1", '"gpuboost-model"',
-                                  "[" * 100_000])
+@pytest.mark.parametrize(
+    "text", ["", "garbage", "[]", "null", "1", '"gpuboost-model"', "[" * 100_000]
+)
 def test_not_a_model_object(text):
     assert_invalid(text, match="Invalid gpuboost model")
 
@@ -264,11 +291,22 @@ def test_unknown_and_missing_tree_fields(document):
     assert_invalid(document, match="'cover'")
 
 
-@pytest.mark.parametrize("field, value", [
-    ("feature", "0"), ("feature", 1.5), ("feature", True), ("default_left", 2),
-    ("default_left", True), ("threshold", "0.5"), ("threshold_bin", 256), ("threshold_bin", -1),
-    ("count", -3), ("value", None), ("left_child", 2**40),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("feature", "0"),
+        ("feature", 1.5),
+        ("feature", True),
+        ("default_left", 2),
+        ("default_left", True),
+        ("threshold", "0.5"),
+        ("threshold_bin", 256),
+        ("threshold_bin", -1),
+        ("count", -3),
+        ("value", None),
+        ("left_child", 2**40),
+    ],
+)
 def test_bad_tree_entries(document, field, value):
     document["trees"][0][field][0] = value
     assert_invalid(document)
@@ -285,14 +323,30 @@ def test_tree_array_lengths(document):
     assert_invalid(document, match="not an object")
 
 
-@pytest.mark.parametrize("key, value", [
-    ("n_features", 0), ("n_features", 4), ("n_features", "5"), ("n_outputs", 0),
-    ("n_outputs", 3), ("feature_names", ["a"] * 4), ("feature_names", [1, 2, 3, 4, 5]),
-    ("base_margin", [0.0, 0.0]), ("base_margin", ["0"]), ("base_margin", [True]),
-    ("best_iteration", 4), ("best_iteration", -1), ("best_iteration", 1.0),
-    ("best_score", "good"), ("attributes", {"a": 1}), ("attributes", []),
-    ("params", {"max_dept": 3}), ("params", {"learning_rate": -1}), ("params", []),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("n_features", 0),
+        ("n_features", 4),
+        ("n_features", "5"),
+        ("n_outputs", 0),
+        ("n_outputs", 3),
+        ("feature_names", ["a"] * 4),
+        ("feature_names", [1, 2, 3, 4, 5]),
+        ("base_margin", [0.0, 0.0]),
+        ("base_margin", ["0"]),
+        ("base_margin", [True]),
+        ("best_iteration", 4),
+        ("best_iteration", -1),
+        ("best_iteration", 1.0),
+        ("best_score", "good"),
+        ("attributes", {"a": 1}),
+        ("attributes", []),
+        ("params", {"max_dept": 3}),
+        ("params", {"learning_rate": -1}),
+        ("params", []),
+    ],
+)
 def test_bad_learner_entries(document, key, value):
     document["learner"][key] = value
     assert_invalid(document)
@@ -323,9 +377,9 @@ def test_missing_file_is_an_os_error(tmp_path):
 def test_huge_integers_raise_value_error(booster, where):
     document = json.loads(booster.to_json())
     if where == "base_margin":
-        document["learner"]["base_margin"][0] = 10 ** 400
+        document["learner"]["base_margin"][0] = 10**400
     else:
-        document["trees"][0][where][0] = 10 ** 400
+        document["trees"][0][where][0] = 10**400
     assert_invalid(document, match="Invalid gpuboost model")
 
 
@@ -345,27 +399,28 @@ def test_n_outputs_must_match_the_objective(document):
 # Fuzzing
 # ---------------------------------------------------------------------------
 
+
 def mutate(raw, rng):
     """One random corruption of the bytes ``raw``."""
     data = bytearray(raw)
     kind = int(rng.integers(0, 7))
     position = int(rng.integers(0, len(data)))
-    if kind == 0:      # flip one bit
+    if kind == 0:  # flip one bit
         data[position] ^= 1 << int(rng.integers(0, 8))
-    elif kind == 1:    # replace a byte by a JSON-significant character
+    elif kind == 1:  # replace a byte by a JSON-significant character
         data[position] = rng.choice(list(b'{}[],:"-.0123456789eEn '))
-    elif kind == 2:    # delete a short slice
-        del data[position:position + int(rng.integers(1, 20))]
-    elif kind == 3:    # duplicate a short slice
-        chunk = data[position:position + int(rng.integers(1, 20))]
+    elif kind == 2:  # delete a short slice
+        del data[position : position + int(rng.integers(1, 20))]
+    elif kind == 3:  # duplicate a short slice
+        chunk = data[position : position + int(rng.integers(1, 20))]
         data[position:position] = chunk
-    elif kind == 4:    # change a digit
+    elif kind == 4:  # change a digit
         digits = [i for i, b in enumerate(data) if chr(b).isdigit()]
         data[digits[int(rng.integers(0, len(digits)))]] = ord(str(int(rng.integers(0, 10))))
-    elif kind == 5:    # swap two bytes
+    elif kind == 5:  # swap two bytes
         other = int(rng.integers(0, len(data)))
         data[position], data[other] = data[other], data[position]
-    else:              # insert a token
+    else:  # insert a token
         token = rng.choice([b"-1", b"0", b"1e5", b"null", b"true", b'"x"', b"[]", b"{}", b","])
         data[position:position] = token
     return bytes(data)

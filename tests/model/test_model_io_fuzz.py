@@ -22,6 +22,7 @@ lossguide with feature names and attributes):
 
 A small fuzz lives in tests/test_model_io.py; this is the big one.
 """
+
 import builtins
 import json
 import pickle
@@ -29,14 +30,13 @@ import time
 
 import numpy as np
 import pytest
+from _timeouts import time_limit
 
 import gpuboost
 from gpuboost import Booster
 from gpuboost.model import model_io
 from gpuboost.params import model_params, validate_params
 from gpuboost.tree.tree import TREE_ARRAYS
-
-from _timeouts import time_limit  # noqa: E402
 
 #: Cases per model (three models) of each mutation family.
 BYTE_CASES_PER_MODEL = 800
@@ -48,16 +48,63 @@ DEEP_NESTING = 100_000
 #: Bytes that change the meaning of JSON text.
 JSON_BYTES = b'{}[],:"-+.0123456789eEnNtfIa \\\x00'
 #: Tokens inserted into the text or set as values.
-TOKENS = [b"-1", b"0", b"1e5", b"1e400", b"-1e400", b"null", b"true", b"false", b'"x"', b"[]",
-          b"{}", b",", b"NaN", b"Infinity", b"-Infinity", b"2147483648", b"99999999999999999999",
-          b'"__reduce__"', b"\xff\xfe", b"\x00"]
+TOKENS = [
+    b"-1",
+    b"0",
+    b"1e5",
+    b"1e400",
+    b"-1e400",
+    b"null",
+    b"true",
+    b"false",
+    b'"x"',
+    b"[]",
+    b"{}",
+    b",",
+    b"NaN",
+    b"Infinity",
+    b"-Infinity",
+    b"2147483648",
+    b"99999999999999999999",
+    b'"__reduce__"',
+    b"\xff\xfe",
+    b"\x00",
+]
 #: Values a structure-level mutation may put anywhere.
-ODD_VALUES = [None, True, False, -1, 0, 1, 2 ** 31, -2 ** 31 - 1, 2 ** 63, 10 ** 30, -10 ** 400,
-              0.5, 1e308, -0.0, "0", "__reduce__", "cos\nsystem\n(S'echo hi'\ntR.", [], {},
-              [[[[]]]], {"__reduce__": ["os.system", ["echo hi"]]}]
+ODD_VALUES = [
+    None,
+    True,
+    False,
+    -1,
+    0,
+    1,
+    2**31,
+    -(2**31) - 1,
+    2**63,
+    10**30,
+    -(10**400),
+    0.5,
+    1e308,
+    -0.0,
+    "0",
+    "__reduce__",
+    "cos\nsystem\n(S'echo hi'\ntR.",
+    [],
+    {},
+    [[[[]]]],
+    {"__reduce__": ["os.system", ["echo hi"]]},
+]
 #: Text tokens placed where a JSON value was (they are not Python values).
-ODD_TOKENS = ["NaN", "Infinity", "-Infinity", "1e999", "-1e999", "9" * 5000,
-              "[" * DEEP_NESTING + "]" * DEEP_NESTING, "{" * 10 + "}" * 10]
+ODD_TOKENS = [
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "1e999",
+    "-1e999",
+    "9" * 5000,
+    "[" * DEEP_NESTING + "]" * DEEP_NESTING,
+    "{" * 10 + "}" * 10,
+]
 
 
 # ---- the real models ----------------------------------------------------------------
@@ -71,28 +118,49 @@ def _features(n_rows, n_features, seed):
 def _regression_model():
     X, rng = _features(300, 4, 1)
     y = np.nan_to_num(X[:, 0], nan=2.0) + np.isnan(X[:, 1]) + 0.1 * rng.normal(size=300)
-    return gpuboost.train({"device": "cpu", "max_depth": 3, "verbosity": 0},
-                          gpuboost.Dataset(X, label=y), num_boost_round=4), X
+    return gpuboost.train(
+        {"device": "cpu", "max_depth": 3, "verbosity": 0},
+        gpuboost.Dataset(X, label=y),
+        num_boost_round=4,
+    ), X
 
 
 def _multiclass_model():
     X, rng = _features(300, 3, 2)
     y = np.digitize(np.nan_to_num(X[:, 0]) + 0.3 * rng.normal(size=300), [-0.5, 0.5])
     dataset = gpuboost.Dataset(X, label=y.astype(float))
-    booster = gpuboost.train({"device": "cpu", "objective": "multi:softprob", "num_class": 3,
-                              "max_depth": 2, "verbosity": 0}, dataset, num_boost_round=6,
-                             evals=[(dataset, "train")], early_stopping_rounds=2,
-                             verbose_eval=False)
+    booster = gpuboost.train(
+        {
+            "device": "cpu",
+            "objective": "multi:softprob",
+            "num_class": 3,
+            "max_depth": 2,
+            "verbosity": 0,
+        },
+        dataset,
+        num_boost_round=6,
+        evals=[(dataset, "train")],
+        early_stopping_rounds=2,
+        verbose_eval=False,
+    )
     return booster, X
 
 
 def _binary_model():
     X, rng = _features(300, 3, 3)
     y = (np.nan_to_num(X[:, 1]) > 0.2).astype(float)
-    booster = gpuboost.train({"device": "cpu", "objective": "binary:logistic", "max_leaves": 4,
-                              "grow_policy": "lossguide", "max_depth": 0, "verbosity": 0},
-                             gpuboost.Dataset(X, label=y, feature_names=["a", "b", "c"]),
-                             num_boost_round=3)
+    booster = gpuboost.train(
+        {
+            "device": "cpu",
+            "objective": "binary:logistic",
+            "max_leaves": 4,
+            "grow_policy": "lossguide",
+            "max_depth": 0,
+            "verbosity": 0,
+        },
+        gpuboost.Dataset(X, label=y, feature_names=["a", "b", "c"]),
+        num_boost_round=3,
+    )
     booster.set_attr(note="fuzz \u00e9\u4e2d", run="7")
     return booster, X
 
@@ -100,13 +168,18 @@ def _binary_model():
 @pytest.fixture(scope="module")
 def models():
     """name -> (original bytes, data to predict on)."""
-    built = {"regression": _regression_model(), "multiclass": _multiclass_model(),
-             "binary": _binary_model()}
+    built = {
+        "regression": _regression_model(),
+        "multiclass": _multiclass_model(),
+        "binary": _binary_model(),
+    }
     out = {name: (booster.save_raw(), X) for name, (booster, X) in built.items()}
     # The corruptions need every field they aim at to be there.
     assert json.loads(out["multiclass"][0])["learner"]["best_iteration"] is not None
-    assert any(0 in tree["default_left"] and 1 in tree["default_left"]
-               for tree in json.loads(out["regression"][0])["trees"])
+    assert any(
+        0 in tree["default_left"] and 1 in tree["default_left"]
+        for tree in json.loads(out["regression"][0])["trees"]
+    )
     return out
 
 
@@ -151,8 +224,9 @@ def check_case(data, original, X, tmp_path):
     assert time.perf_counter() - start < CASE_TIME_LIMIT_S
     resaved = loaded.save_raw()
     # Exactly the model the file describes: nothing repaired, dropped or defaulted ...
-    assert _exact(json.loads(resaved)) == _exact(_normalized(json.loads(data))), \
+    assert _exact(json.loads(resaved)) == _exact(_normalized(json.loads(data))), (
         "the loader changed the model"
+    )
     # ... a fixpoint ...
     assert Booster.from_json(resaved.decode("utf-8")).save_raw() == resaved
     # ... the original when the corruption did not change the document ...
@@ -173,34 +247,34 @@ def mutate_bytes(raw, other, rng):
     kind = int(rng.integers(0, 10))
     position = int(rng.integers(0, len(data)))
     length = int(rng.integers(1, 40))
-    if kind == 0:      # flip one bit
+    if kind == 0:  # flip one bit
         data[position] ^= 1 << int(rng.integers(0, 8))
-    elif kind == 1:    # a JSON-significant byte
+    elif kind == 1:  # a JSON-significant byte
         data[position] = JSON_BYTES[int(rng.integers(0, len(JSON_BYTES)))]
-    elif kind == 2:    # delete a slice
-        del data[position:position + length]
-    elif kind == 3:    # duplicate a slice
-        data[position:position] = data[position:position + length]
-    elif kind == 4:    # truncate
+    elif kind == 2:  # delete a slice
+        del data[position : position + length]
+    elif kind == 3:  # duplicate a slice
+        data[position:position] = data[position : position + length]
+    elif kind == 4:  # truncate
         del data[position:]
-    elif kind == 5:    # change a digit
+    elif kind == 5:  # change a digit
         digits = [i for i, b in enumerate(data) if 48 <= b <= 57]
         data[digits[int(rng.integers(0, len(digits)))]] = 48 + int(rng.integers(0, 10))
-    elif kind == 6:    # swap two slices
+    elif kind == 6:  # swap two slices
         other_position = int(rng.integers(0, len(data)))
         a, b = sorted((position, other_position))
-        chunk_a, chunk_b = data[a:a + length], data[b:b + length]
+        chunk_a, chunk_b = data[a : a + length], data[b : b + length]
         if a + length <= b:
-            data[b:b + length] = chunk_a
-            data[a:a + length] = chunk_b
-    elif kind == 7:    # insert a token
+            data[b : b + length] = chunk_a
+            data[a : a + length] = chunk_b
+    elif kind == 7:  # insert a token
         token = TOKENS[int(rng.integers(0, len(TOKENS)))]
         data[position:position] = token
-    elif kind == 8:    # splice: a slice of another model replaces a slice of this one
+    elif kind == 8:  # splice: a slice of another model replaces a slice of this one
         start = int(rng.integers(0, len(other)))
-        data[position:position + length] = other[start:start + int(rng.integers(1, 400))]
-    else:              # random bytes
-        data[position:position + length] = rng.integers(0, 256, length, dtype=np.uint8).tobytes()
+        data[position : position + length] = other[start : start + int(rng.integers(1, 400))]
+    else:  # random bytes
+        data[position : position + length] = rng.integers(0, 256, length, dtype=np.uint8).tobytes()
     return bytes(data)
 
 
@@ -261,60 +335,70 @@ def mutate_structure(document, rng):
     internal = _internal_nodes(tree)
     kind = int(rng.integers(0, 12))
     placeholder = None
-    if kind == 0 and internal:     # swap the children of a node (a valid, different tree)
+    if kind == 0 and internal:  # swap the children of a node (a valid, different tree)
         node = internal[int(rng.integers(0, len(internal)))]
-        tree["left_child"][node], tree["right_child"][node] = \
-            tree["right_child"][node], tree["left_child"][node]
-    elif kind == 1 and internal:   # a child points to an ancestor, itself, or the root
+        tree["left_child"][node], tree["right_child"][node] = (
+            tree["right_child"][node],
+            tree["left_child"][node],
+        )
+    elif kind == 1 and internal:  # a child points to an ancestor, itself, or the root
         node = internal[int(rng.integers(0, len(internal)))]
         targets = _ancestors(tree, node) + [node, 0]
         side = "left_child" if rng.random() < 0.5 else "right_child"
         tree[side][node] = targets[int(rng.integers(0, len(targets)))]
-    elif kind == 2:                # an odd value anywhere
+    elif kind == 2:  # an odd value anywhere
         paths = [path for path, _ in _paths(document) if path]
         path = paths[int(rng.integers(0, len(paths)))]
         _set(document, path, ODD_VALUES[int(rng.integers(0, len(ODD_VALUES)))])
-    elif kind == 3:                # an odd token anywhere (NaN, huge numbers, deep nesting)
+    elif kind == 3:  # an odd token anywhere (NaN, huge numbers, deep nesting)
         paths = [path for path, _ in _paths(document) if path]
         placeholder = "\u2603PLACEHOLDER\u2603"
         _set(document, paths[int(rng.integers(0, len(paths)))], placeholder)
-    elif kind == 4:                # delete a key
+    elif kind == 4:  # delete a key
         paths = [path for path, value in _paths(document) if path and isinstance(path[-1], str)]
         path = paths[int(rng.integers(0, len(paths)))]
         target = document
         for key in path[:-1]:
             target = target[key]
         del target[path[-1]]
-    elif kind == 5:                # add an unknown key to an object
+    elif kind == 5:  # add an unknown key to an object
         objects = [value for _, value in _paths(document) if isinstance(value, dict)]
         objects[int(rng.integers(0, len(objects)))]["__reduce__"] = ["os.system", "echo hi"]
-    elif kind == 6:                # out-of-range index in a tree array
+    elif kind == 6:  # out-of-range index in a tree array
         name = ["feature", "left_child", "right_child", "threshold_bin"][int(rng.integers(0, 4))]
         node = int(rng.integers(0, len(tree[name])))
-        tree[name][node] = int(rng.choice([-2, len(tree["feature"]), 256, 2 ** 31, 2 ** 40]))
-    elif kind == 7:                # drop or add a node in one array (shape mismatch)
+        tree[name][node] = int(rng.choice([-2, len(tree["feature"]), 256, 2**31, 2**40]))
+    elif kind == 7:  # drop or add a node in one array (shape mismatch)
         name = list(TREE_ARRAYS)[int(rng.integers(0, len(TREE_ARRAYS)))]
         if rng.random() < 0.5:
             tree[name].pop()
         else:
             tree[name].append(tree[name][0])
-    elif kind == 8:                # remove or duplicate a whole tree
+    elif kind == 8:  # remove or duplicate a whole tree
         if rng.random() < 0.5:
             trees.pop(int(rng.integers(0, len(trees))))
         else:
             trees.append(json.loads(json.dumps(tree)))
-    elif kind == 9:                # a leaf becomes internal, or an internal node a leaf
+    elif kind == 9:  # a leaf becomes internal, or an internal node a leaf
         node = int(rng.integers(0, len(tree["feature"])))
         tree["feature"][node] = 0 if tree["feature"][node] < 0 else -1
-    elif kind == 10:               # learner facts changed
+    elif kind == 10:  # learner facts changed
         key = ["n_outputs", "n_features", "best_iteration", "version"][int(rng.integers(0, 4))]
         container = document if key == "version" else document["learner"]
         container[key] = int(rng.choice([-1, 0, 2, 3, 5, 1000]))
-    else:                          # a param changed to another valid-looking value
+    else:  # a param changed to another valid-looking value
         params = document["learner"]["params"]
         key = ["objective", "num_class", "max_bin", "learning_rate"][int(rng.integers(0, 4))]
-        params[key] = ["reg:squarederror", "multi:softprob", "binary:logistic", 0, 2, 3,
-                       "rank:none", 1.5][int(rng.integers(0, 8))]
+        params[key] = [
+            "reg:squarederror",
+            "multi:softprob",
+            "binary:logistic",
+            0,
+            2,
+            3,
+            "rank:none",
+            1.5,
+        ][int(rng.integers(0, 8))]
     text = json.dumps(document, separators=(",", ":"))
     if placeholder is not None:
         token = ODD_TOKENS[int(rng.integers(0, len(ODD_TOKENS)))]
@@ -361,7 +445,7 @@ def test_non_finite_tokens_are_rejected_anywhere(models, token):
 def test_duplicate_keys_are_rejected(models):
     raw, _ = models["regression"]
     text = raw.decode("utf-8")
-    trees = text[text.index('"trees":'):-1]
+    trees = text[text.index('"trees":') : -1]
     with pytest.raises(ValueError, match="duplicate"):
         Booster.from_json(text[:-1] + "," + trees + "}")
     with pytest.raises(ValueError, match="duplicate"):
@@ -395,8 +479,13 @@ def test_unknown_keys_are_rejected(models, where):
 def test_deep_nesting_and_huge_numbers_fail_fast(models, tmp_path):
     raw, X = models["regression"]
     text = raw.decode("utf-8")
-    for replacement in ("[" * DEEP_NESTING, "[" * DEEP_NESTING + "]" * DEEP_NESTING,
-                        "9" * 100_000, "1" + "0" * 400, "-" + "9" * 4000 + ".5e99999"):
+    for replacement in (
+        "[" * DEEP_NESTING,
+        "[" * DEEP_NESTING + "]" * DEEP_NESTING,
+        "9" * 100_000,
+        "1" + "0" * 400,
+        "-" + "9" * 4000 + ".5e99999",
+    ):
         changed = text.replace('"base_margin":[', '"base_margin":[' + replacement + ",", 1)
         assert check_case(changed.encode("utf-8"), raw, X, tmp_path) == "rejected"
 
@@ -418,6 +507,7 @@ def _record_execution(message):
 @pytest.fixture
 def code_execution_forbidden(monkeypatch):
     """eval, exec, compile and every unpickler raise while the test runs."""
+
     def forbidden(*args, **kwargs):
         raise AssertionError("the loader tried to execute code")
 
@@ -429,8 +519,7 @@ def code_execution_forbidden(monkeypatch):
     EXECUTED.clear()
 
 
-def test_pickle_payloads_are_value_errors_and_never_run(models, tmp_path,
-                                                        code_execution_forbidden):
+def test_pickle_payloads_are_value_errors_and_never_run(models, tmp_path, code_execution_forbidden):
     raw, _ = models["regression"]
     payloads = [pickle.dumps(_Exploit(), protocol=protocol) for protocol in (0, 2, 5)]
     payloads.append(pickle.dumps(gpuboost.Booster))  # a class reference
@@ -460,7 +549,7 @@ def test_reduce_strings_in_data_fields_are_only_data(models, tmp_path, code_exec
 
 
 def test_valid_models_load_without_executing_code(models, tmp_path, code_execution_forbidden):
-    for raw, X in models.values():
+    for raw, _ in models.values():
         path = tmp_path / "model.json"
         path.write_bytes(raw)
         assert Booster.load_model(path).save_raw() == raw
@@ -472,8 +561,9 @@ def test_a_file_larger_than_any_model_is_refused_before_reading(tmp_path, monkey
     monkeypatch.setattr(model_io, "MAX_MODEL_BYTES", 1024)
     opened = []
     # The loader's module-level name ``open`` (builtins' open) records any call.
-    monkeypatch.setattr(model_io, "open", lambda *args, **kwargs: opened.append(args),
-                        raising=False)
+    monkeypatch.setattr(
+        model_io, "open", lambda *args, **kwargs: opened.append(args), raising=False
+    )
     with pytest.raises(ValueError, match="larger"):
         Booster.load_model(path)
     assert opened == []

@@ -1,21 +1,32 @@
 """The Objective contract (gpuboost.objectives.base), checked on every built-in
 objective with xp = numpy: gradients against finite differences, weights, shapes,
 base margins, label checks, base_score and the output transforms."""
+
 import types
 
 import numpy as np
 import pytest
+from _objective_references import (
+    FD_STEP,
+    FD_STEP_SECOND,
+    N_SAMPLES,
+    NONSMOOTH_CASES,
+    NUM_CLASS,
+    PARAMS,
+    SMOOTH_CASES,
+    central_difference,
+    make_labels,
+    make_raw,
+    second_difference,
+)
 
-from _objective_references import (FD_STEP, FD_STEP_SECOND, N_SAMPLES, NUM_CLASS,
-                                   NONSMOOTH_CASES, PARAMS, SMOOTH_CASES, central_difference,
-                                   make_labels, make_raw, second_difference)
 from gpuboost.core.dtypes import Y_DTYPE
 from gpuboost.objectives import OBJECTIVES, get_objective
-
 
 # ---------------------------------------------------------------------------
 # Gradients and hessians
 # ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", sorted(SMOOTH_CASES))
 def test_smooth_gradients_match_finite_differences(name):
@@ -28,10 +39,11 @@ def test_smooth_gradients_match_finite_differences(name):
     assert grad.dtype == Y_DTYPE and hess.dtype == Y_DTYPE
     assert grad.shape == raw.shape and hess.shape == raw.shape
     np.testing.assert_allclose(
-        grad, central_difference(loss, y, raw, FD_STEP), rtol=1e-7, atol=1e-9)
+        grad, central_difference(loss, y, raw, FD_STEP), rtol=1e-7, atol=1e-9
+    )
     np.testing.assert_allclose(
-        hess, hessian_factor * second_difference(loss, y, raw, FD_STEP_SECOND),
-        rtol=1e-6, atol=1e-8)
+        hess, hessian_factor * second_difference(loss, y, raw, FD_STEP_SECOND), rtol=1e-6, atol=1e-8
+    )
 
 
 @pytest.mark.parametrize("name", OBJECTIVES)
@@ -43,8 +55,11 @@ def test_weights_scale_gradient_and_hessian(name):
     weight = rng.uniform(0, 3, N_SAMPLES)
     weight[0] = 0.0
     # Ranking objectives need the queries (gpuboost.objectives.ranking; test_ranking.py).
-    dataset = types.SimpleNamespace(label=y, group=np.array([N_SAMPLES // 4] * 4)) \
-        if name.startswith("rank:") else None
+    dataset = (
+        types.SimpleNamespace(label=y, group=np.array([N_SAMPLES // 4] * 4))
+        if name.startswith("rank:")
+        else None
+    )
     grad, hess = objective.gradients(np, y, raw, None, dataset=dataset)
     weighted_grad, weighted_hess = objective.gradients(np, y, raw, weight, dataset=dataset)
     factor = weight if raw.ndim == 1 else weight[:, None]
@@ -55,11 +70,9 @@ def test_weights_scale_gradient_and_hessian(name):
 def test_gradients_reject_wrong_raw_shape():
     y = np.zeros(5)
     with pytest.raises(ValueError, match="shape"):
-        get_objective("reg:squarederror", {}).gradients(
-            np, y, np.zeros((5, 2)), None)
+        get_objective("reg:squarederror", {}).gradients(np, y, np.zeros((5, 2)), None)
     with pytest.raises(ValueError, match="shape"):
-        get_objective("multi:softprob", {"num_class": 3}).gradients(
-            np, y, np.zeros(5), None)
+        get_objective("multi:softprob", {"num_class": 3}).gradients(np, y, np.zeros(5), None)
 
 
 # ---------------------------------------------------------------------------
@@ -76,15 +89,13 @@ def constant_loss(loss, y, weight, constant):
 
 def assert_grid_minimum(loss, y, weight, margin):
     """The weighted loss at ``margin`` is not above any point of a grid."""
-    grid = np.linspace(margin - GRID_HALF_WIDTH, margin + GRID_HALF_WIDTH,
-                       GRID_POINTS)
+    grid = np.linspace(margin - GRID_HALF_WIDTH, margin + GRID_HALF_WIDTH, GRID_POINTS)
     at_margin = constant_loss(loss, y, weight, margin)
     grid_losses = [constant_loss(loss, y, weight, c) for c in grid]
     assert at_margin <= min(grid_losses) + 1e-9 * max(1.0, abs(at_margin))
 
 
-@pytest.mark.parametrize("name", sorted(
-    set(SMOOTH_CASES) | {"reg:absoluteerror", "reg:quantile"}))
+@pytest.mark.parametrize("name", sorted(set(SMOOTH_CASES) | {"reg:absoluteerror", "reg:quantile"}))
 def test_base_margin_minimizes_weighted_constant_loss(name):
     rng = np.random.default_rng(5)
     objective = get_objective(name, PARAMS)
@@ -101,9 +112,10 @@ def test_base_margin_minimizes_weighted_constant_loss(name):
         assert_grid_minimum(loss, y, unit, margin[0])
 
 
-@pytest.mark.parametrize("name", ["binary:logistic", "binary:exponential",
-                                  "count:poisson", "reg:tweedie",
-                                  "multi:softprob"])
+@pytest.mark.parametrize(
+    "name",
+    ["binary:logistic", "binary:exponential", "count:poisson", "reg:tweedie", "multi:softprob"],
+)
 def test_base_margin_finite_for_degenerate_labels(name):
     objective = get_objective(name, PARAMS)
     y = np.zeros(10)
@@ -127,6 +139,7 @@ def test_base_margin_rejects_bad_weights():
 # check_labels
 # ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", OBJECTIVES)
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_check_labels_rejects_non_finite(name, bad):
@@ -136,34 +149,40 @@ def test_check_labels_rejects_non_finite(name, bad):
         objective.check_labels(y)
 
 
-@pytest.mark.parametrize("name, labels, problem", [
-    ("count:poisson", [1.0, -0.5], "non-negative"),
-    ("reg:tweedie", [0.0, -2.0], "non-negative"),
-    ("reg:gamma", [1.0, 0.0], "positive"),
-    ("reg:gamma", [1.0, -1.0], "positive"),
-    ("binary:logistic", [0.0, 1.5], r"in \[0, 1\]"),
-    ("binary:logistic", [-0.1, 1.0], r"in \[0, 1\]"),
-    ("binary:exponential", [0.0, 0.5], "0 or 1"),
-    ("binary:exponential", [2.0, 1.0], "0 or 1"),
-    ("multi:softprob", [0.0, 1.5], "integer"),
-    ("multi:softmax", [0.0, float(NUM_CLASS)], "num_class"),
-    ("multi:softprob", [-1.0, 0.0], "num_class"),
-])
+@pytest.mark.parametrize(
+    "name, labels, problem",
+    [
+        ("count:poisson", [1.0, -0.5], "non-negative"),
+        ("reg:tweedie", [0.0, -2.0], "non-negative"),
+        ("reg:gamma", [1.0, 0.0], "positive"),
+        ("reg:gamma", [1.0, -1.0], "positive"),
+        ("binary:logistic", [0.0, 1.5], r"in \[0, 1\]"),
+        ("binary:logistic", [-0.1, 1.0], r"in \[0, 1\]"),
+        ("binary:exponential", [0.0, 0.5], "0 or 1"),
+        ("binary:exponential", [2.0, 1.0], "0 or 1"),
+        ("multi:softprob", [0.0, 1.5], "integer"),
+        ("multi:softmax", [0.0, float(NUM_CLASS)], "num_class"),
+        ("multi:softprob", [-1.0, 0.0], "num_class"),
+    ],
+)
 def test_check_labels_rejects_out_of_domain(name, labels, problem):
     objective = get_objective(name, PARAMS)
     with pytest.raises(ValueError, match=f"{name}.*{problem}"):
         objective.check_labels(np.array(labels))
 
 
-@pytest.mark.parametrize("name, labels", [
-    ("reg:squarederror", [-5.0, 0.0, 3.5]),
-    ("count:poisson", [0.0, 3.0]),
-    ("reg:tweedie", [0.0, 0.5]),
-    ("reg:gamma", [1e-9, 2.0]),
-    ("binary:logistic", [0.0, 0.3, 1.0]),
-    ("binary:exponential", [0.0, 1.0]),
-    ("multi:softprob", [0.0, 3.0, 2.0]),
-])
+@pytest.mark.parametrize(
+    "name, labels",
+    [
+        ("reg:squarederror", [-5.0, 0.0, 3.5]),
+        ("count:poisson", [0.0, 3.0]),
+        ("reg:tweedie", [0.0, 0.5]),
+        ("reg:gamma", [1e-9, 2.0]),
+        ("binary:logistic", [0.0, 0.3, 1.0]),
+        ("binary:exponential", [0.0, 1.0]),
+        ("multi:softprob", [0.0, 3.0, 2.0]),
+    ],
+)
 def test_check_labels_accepts_valid(name, labels):
     get_objective(name, PARAMS).check_labels(np.array(labels))
 
@@ -172,17 +191,21 @@ def test_check_labels_accepts_valid(name, labels):
 # base_score_to_margin
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name, base_score, expected", [
-    ("reg:squarederror", -2.5, [-2.5]),
-    ("reg:quantile", 3.0, [3.0]),
-    ("binary:logistic", 0.5, [0.0]),
-    ("binary:logistic", 0.75, [np.log(3.0)]),
-    ("binary:exponential", 0.75, [0.5 * np.log(3.0)]),
-    ("count:poisson", 1.0, [0.0]),
-    ("reg:gamma", np.e, [1.0]),
-    ("reg:tweedie", 2.0, [np.log(2.0)]),
-    ("multi:softprob", 0.5, [0.5] * NUM_CLASS),
-])
+
+@pytest.mark.parametrize(
+    "name, base_score, expected",
+    [
+        ("reg:squarederror", -2.5, [-2.5]),
+        ("reg:quantile", 3.0, [3.0]),
+        ("binary:logistic", 0.5, [0.0]),
+        ("binary:logistic", 0.75, [np.log(3.0)]),
+        ("binary:exponential", 0.75, [0.5 * np.log(3.0)]),
+        ("count:poisson", 1.0, [0.0]),
+        ("reg:gamma", np.e, [1.0]),
+        ("reg:tweedie", 2.0, [np.log(2.0)]),
+        ("multi:softprob", 0.5, [0.5] * NUM_CLASS),
+    ],
+)
 def test_base_score_to_margin(name, base_score, expected):
     objective = get_objective(name, PARAMS)
     margin = objective.base_score_to_margin(base_score)
@@ -195,13 +218,20 @@ def test_base_score_to_margin(name, base_score, expected):
         np.testing.assert_allclose(objective.output(np, margin), [base_score])
 
 
-@pytest.mark.parametrize("name, base_score", [
-    ("binary:logistic", 0.0), ("binary:logistic", 1.0),
-    ("binary:exponential", 1.2), ("count:poisson", 0.0),
-    ("reg:gamma", -1.0), ("reg:tweedie", 0.0),
-    ("reg:squarederror", np.nan), ("reg:squarederror", np.inf),
-    ("reg:squarederror", "abc"),
-])
+@pytest.mark.parametrize(
+    "name, base_score",
+    [
+        ("binary:logistic", 0.0),
+        ("binary:logistic", 1.0),
+        ("binary:exponential", 1.2),
+        ("count:poisson", 0.0),
+        ("reg:gamma", -1.0),
+        ("reg:tweedie", 0.0),
+        ("reg:squarederror", np.nan),
+        ("reg:squarederror", np.inf),
+        ("reg:squarederror", "abc"),
+    ],
+)
 def test_base_score_to_margin_rejects_out_of_domain(name, base_score):
     with pytest.raises(ValueError, match=f"{name}.*base_score"):
         get_objective(name, PARAMS).base_score_to_margin(base_score)
@@ -210,6 +240,7 @@ def test_base_score_to_margin_rejects_out_of_domain(name, base_score):
 # ---------------------------------------------------------------------------
 # output / mean
 # ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", OBJECTIVES)
 def test_output_and_mean_shapes_and_ranges(name):
@@ -234,8 +265,7 @@ def test_output_and_mean_shapes_and_ranges(name):
     elif name == "binary:logistic":
         np.testing.assert_allclose(mean, 1 / (1 + np.exp(-raw)), rtol=1e-14)
     elif name == "binary:exponential":
-        np.testing.assert_allclose(mean, 1 / (1 + np.exp(-2 * raw)),
-                                   rtol=1e-14)
+        np.testing.assert_allclose(mean, 1 / (1 + np.exp(-2 * raw)), rtol=1e-14)
     elif name in ("count:poisson", "reg:gamma", "reg:tweedie"):
         np.testing.assert_allclose(mean, np.exp(raw), rtol=1e-15)
     else:
@@ -244,18 +274,24 @@ def test_output_and_mean_shapes_and_ranges(name):
 
 def test_default_metrics_and_outputs():
     expected = {
-        "reg:squarederror": "rmse", "reg:absoluteerror": "mae",
-        "reg:huber": "rmse", "reg:quantile": "pinball@0.3",
-        "binary:logistic": "logloss", "binary:exponential": "logloss",
-        "multi:softmax": "mlogloss", "multi:softprob": "mlogloss",
-        "count:poisson": "poisson-nloglik", "reg:gamma": "gamma-nloglik",
+        "reg:squarederror": "rmse",
+        "reg:absoluteerror": "mae",
+        "reg:huber": "rmse",
+        "reg:quantile": "pinball@0.3",
+        "binary:logistic": "logloss",
+        "binary:exponential": "logloss",
+        "multi:softmax": "mlogloss",
+        "multi:softprob": "mlogloss",
+        "count:poisson": "poisson-nloglik",
+        "reg:gamma": "gamma-nloglik",
         "reg:tweedie": "tweedie-nloglik@1.5",
-        "rank:ndcg": "ndcg", "rank:map": "map", "rank:pairwise": "ndcg",
+        "rank:ndcg": "ndcg",
+        "rank:map": "map",
+        "rank:pairwise": "ndcg",
     }
     assert set(expected) == set(OBJECTIVES)
     for name, metric in expected.items():
         objective = get_objective(name, PARAMS)
         assert objective.name == name
         assert objective.default_metric == metric
-        assert objective.n_outputs() == (
-            NUM_CLASS if name.startswith("multi:") else 1)
+        assert objective.n_outputs() == (NUM_CLASS if name.startswith("multi:") else 1)

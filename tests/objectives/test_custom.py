@@ -1,4 +1,5 @@
 """CustomObjective (gpuboost.objectives.custom): a user callable's gradients."""
+
 import numpy as np
 import pytest
 
@@ -23,8 +24,7 @@ def test_custom_objective_passes_margins_and_dataset():
     assert isinstance(objective, CustomObjective)
     raw = np.array([0.0, 0.0, 1.0])
     weight = np.array([5.0, 5.0, 5.0])
-    grad, hess = objective.gradients(np, dataset["label"], raw, weight,
-                                     dataset=dataset)
+    grad, hess = objective.gradients(np, dataset["label"], raw, weight, dataset=dataset)
     assert seen[0][1] is dataset
     np.testing.assert_array_equal(seen[0][0], raw)
     # Weights are not applied to custom gradients (XGBoost semantics).
@@ -50,16 +50,19 @@ def test_custom_objective_multiclass_flat_result_is_reshaped():
     assert grad.dtype == Y_DTYPE and hess.dtype == Y_DTYPE
 
 
-@pytest.mark.parametrize("result, message", [
-    ((np.zeros(3), np.ones(4)), "hess of shape"),
-    ((np.zeros((3, 1)), np.ones(3)), "grad of shape"),
-    ((np.array([0.0, np.nan, 0.0]), np.ones(3)), "grad with NaN"),
-    ((np.zeros(3), np.array([1.0, np.inf, 1.0])), "hess with NaN or infinite"),
-    ((np.array(["a", "b", "c"]), np.ones(3)), "float64"),
-    ((np.zeros(3, dtype=complex), np.ones(3)), "complex"),
-    (np.zeros(3), "pair"),
-    ((np.zeros(3),), "pair"),
-])
+@pytest.mark.parametrize(
+    "result, message",
+    [
+        ((np.zeros(3), np.ones(4)), "hess of shape"),
+        ((np.zeros((3, 1)), np.ones(3)), "grad of shape"),
+        ((np.array([0.0, np.nan, 0.0]), np.ones(3)), "grad with NaN"),
+        ((np.zeros(3), np.array([1.0, np.inf, 1.0])), "hess with NaN or infinite"),
+        ((np.array(["a", "b", "c"]), np.ones(3)), "float64"),
+        ((np.zeros(3, dtype=complex), np.ones(3)), "complex"),
+        (np.zeros(3), "pair"),
+        ((np.zeros(3),), "pair"),
+    ],
+)
 def test_custom_objective_validates_result(result, message):
     objective = CustomObjective(lambda raw, dataset: result)
     with pytest.raises(ValueError, match=message):
@@ -67,7 +70,6 @@ def test_custom_objective_validates_result(result, message):
 
 
 def test_custom_objective_multiclass_rejects_wrong_flat_size():
-    objective = CustomObjective(
-        lambda raw, dataset: (np.zeros(5), np.ones(6)), n_outputs=2)
+    objective = CustomObjective(lambda raw, dataset: (np.zeros(5), np.ones(6)), n_outputs=2)
     with pytest.raises(ValueError, match=r"grad of shape \(5,\)"):
         objective.gradients(np, np.zeros(3), np.zeros((3, 2)), None)

@@ -1,23 +1,25 @@
 """Ranking objectives (gpuboost.objectives.ranking): lambda gradients against a naive
 per-query pair loop, accuracy on LightGBM's rank example, CPU/CUDA parity (emulation),
 group and qid inputs, and the scikit-learn ranker."""
+
 import types
 
+import _reference_data as ref
 import numpy as np
 import pytest
+from _parity import assert_runs_match, train_on_both
 
 import gpuboost
 from gpuboost import Dataset
-from gpuboost.objectives import ranking
 from gpuboost.data.io import load_query_file, load_svmlight
 from gpuboost.metrics import get_metric
-from gpuboost.objectives import OBJECTIVES, get_objective
 from gpuboost.metrics import ranking as ranking_metrics
-from gpuboost.objectives.ranking import (RANKING_OBJECTIVE_CLASSES, ideal_dcg,
-                                         lambdarank_gradients_naive)
-
-import _reference_data as ref
-from _parity import assert_runs_match, train_on_both  # noqa: E402
+from gpuboost.objectives import OBJECTIVES, get_objective, ranking
+from gpuboost.objectives.ranking import (
+    RANKING_OBJECTIVE_CLASSES,
+    ideal_dcg,
+    lambdarank_gradients_naive,
+)
 
 RANK_OBJECTIVES = list(RANKING_OBJECTIVE_CLASSES)
 #: The fixed-point pair sums round at 2**-40 of the largest pair term.
@@ -26,9 +28,15 @@ GRADIENT_RTOL = 1e-9
 #: REFERENCE.md: LightGBM lambdarank, learning rate 0.1, num_leaves 31, min_data_in_leaf 50,
 #: min_sum_hessian_in_leaf 5, 100 rounds, on rank.train / rank.test.
 LIGHTGBM_NDCG = {1: 0.5937, 3: 0.6467, 5: 0.6703}
-RANK_PARAMS = {"objective": "rank:ndcg", "grow_policy": "lossguide", "max_leaves": 31,
-               "max_depth": 0, "min_data_in_leaf": 50, "min_child_weight": 5.0,
-               "learning_rate": 0.1}
+RANK_PARAMS = {
+    "objective": "rank:ndcg",
+    "grow_policy": "lossguide",
+    "max_leaves": 31,
+    "max_depth": 0,
+    "min_data_in_leaf": 50,
+    "min_child_weight": 5.0,
+    "learning_rate": 0.1,
+}
 RANK_ROUNDS = 100
 
 
@@ -60,8 +68,9 @@ def test_gradients_match_naive_pair_loop(name, truncation_level):
     labels[5] = 2.0  # a query of one document: no pairs
     labels[6:18] = 1.0  # a query whose labels are all equal: no pairs
     grad, hess = _gradients(name, labels, scores, group, truncation_level)
-    grad_naive, hess_naive = lambdarank_gradients_naive(name, labels, scores, group,
-                                                        truncation_level)
+    grad_naive, hess_naive = lambdarank_gradients_naive(
+        name, labels, scores, group, truncation_level
+    )
     _assert_close(grad, grad_naive)
     _assert_close(hess, hess_naive)
     assert np.count_nonzero(grad_naive) >= 10  # not vacuous
@@ -122,8 +131,10 @@ def test_ideal_dcg_is_truncated():
     labels = np.array([0.0, 3.0, 1.0, 2.0, 1.0])
     group = np.array([3, 2])
     discount = 1.0 / np.log2(np.arange(2, 5))
-    np.testing.assert_allclose(ideal_dcg(labels, group, 2), [7.0 * discount[0] + 1.0 * discount[1],
-                                                             3.0 * discount[0] + 1.0 * discount[1]])
+    np.testing.assert_allclose(
+        ideal_dcg(labels, group, 2),
+        [7.0 * discount[0] + 1.0 * discount[1], 3.0 * discount[0] + 1.0 * discount[1]],
+    )
     np.testing.assert_allclose(ideal_dcg(labels, group, 1), [7.0, 3.0])
 
 
@@ -139,23 +150,29 @@ def test_objectives_are_registered_with_their_parameter():
         objective = get_objective(name, {"lambdarank_truncation_level": 7})
         assert objective.truncation_level == 7
         assert objective.get_params() == {"lambdarank_truncation_level": 7}
-    assert gpuboost.params.validate_params(
-        {"lambdarank_num_pair_per_sample": 4})["lambdarank_truncation_level"] == 4
+    assert (
+        gpuboost.params.validate_params({"lambdarank_num_pair_per_sample": 4})[
+            "lambdarank_truncation_level"
+        ]
+        == 4
+    )
 
 
 def test_errors():
     objective = get_objective("rank:ndcg")
     labels, scores, group = _queries(4, [4, 4])
     with pytest.raises(ValueError, match="group"):
-        objective.gradients(np, labels, scores, None,
-                            dataset=types.SimpleNamespace(label=labels, group=None))
+        objective.gradients(
+            np, labels, scores, None, dataset=types.SimpleNamespace(label=labels, group=None)
+        )
     with pytest.raises(ValueError, match="non-negative"):
         objective.check_labels(np.array([1.0, -1.0]))
     with pytest.raises(ValueError, match="lambdarank_truncation_level"):
         ranking.NDCGLambdaRank(0)
     with pytest.raises(ValueError, match="group|qid"):
-        gpuboost.train({"objective": "rank:ndcg"}, Dataset(np.zeros((8, 1)), label=labels),
-                       num_boost_round=1)
+        gpuboost.train(
+            {"objective": "rank:ndcg"}, Dataset(np.zeros((8, 1)), label=labels), num_boost_round=1
+        )
 
 
 # ---- training ---------------------------------------------------------------------
@@ -174,10 +191,20 @@ def test_training_improves_ndcg(name):
     X, y, group = _ranking_data(60, seed=5)
     dtrain = Dataset(X, label=y, group=group)
     results = {}
-    booster = gpuboost.train({"objective": name, "max_depth": 3, "learning_rate": 0.3,
-                              "device": "cpu", "eval_metric": ["ndcg@5", "map"]},
-                             dtrain, num_boost_round=15, evals=[(dtrain, "train")],
-                             evals_result=results, verbose_eval=False)
+    booster = gpuboost.train(
+        {
+            "objective": name,
+            "max_depth": 3,
+            "learning_rate": 0.3,
+            "device": "cpu",
+            "eval_metric": ["ndcg@5", "map"],
+        },
+        dtrain,
+        num_boost_round=15,
+        evals=[(dtrain, "train")],
+        evals_result=results,
+        verbose_eval=False,
+    )
     ndcg = results["train"]["ndcg@5"]
     assert ndcg[-1] > ndcg[0] + 0.02
     scores = booster.predict(X)
@@ -189,9 +216,19 @@ def test_default_metric_and_model_round_trip(tmp_path):
     X, y, group = _ranking_data(20, seed=6)
     dtrain = Dataset(X, label=y, group=group)
     results = {}
-    booster = gpuboost.train({"objective": "rank:map", "lambdarank_truncation_level": 4,
-                              "max_depth": 2, "device": "cpu"}, dtrain, num_boost_round=3,
-                             evals=[(dtrain, "train")], evals_result=results, verbose_eval=False)
+    booster = gpuboost.train(
+        {
+            "objective": "rank:map",
+            "lambdarank_truncation_level": 4,
+            "max_depth": 2,
+            "device": "cpu",
+        },
+        dtrain,
+        num_boost_round=3,
+        evals=[(dtrain, "train")],
+        evals_result=results,
+        verbose_eval=False,
+    )
     assert list(results["train"]) == ["map"]
     path = tmp_path / "rank.json"
     booster.save_model(path)
@@ -216,8 +253,9 @@ def test_ranker_estimator_fits_every_ranking_objective():
     X, y, group = _ranking_data(40, seed=8)
     qid = np.repeat(np.arange(len(group)), group)
     for name in RANK_OBJECTIVES:
-        ranker = gpuboost.GBRanker(objective=name, n_estimators=10, max_depth=3,
-                                   learning_rate=0.3, device="cpu")
+        ranker = gpuboost.GBRanker(
+            objective=name, n_estimators=10, max_depth=3, learning_rate=0.3, device="cpu"
+        )
         ranker.fit(X, y, qid=qid, eval_set=[(X, y)], eval_qid=[qid])
         assert ranker.booster_.params["objective"] == name
         assert ranker.score(X, y, group=group) > 0.8
@@ -232,9 +270,12 @@ def test_ranker_estimator_fits_every_ranking_objective():
 @pytest.mark.parametrize("name", RANK_OBJECTIVES)
 def test_cpu_and_cuda_models_are_identical(name, emulated_cuda):
     X, y, group = _ranking_data(30, seed=9)
-    runs = train_on_both({"objective": name, "max_depth": 3, "lambdarank_truncation_level": 5},
-                         lambda: Dataset(X, label=y, group=group, max_bin=31), 3,
-                         evaluate_train=True)
+    runs = train_on_both(
+        {"objective": name, "max_depth": 3, "lambdarank_truncation_level": 5},
+        lambda: Dataset(X, label=y, group=group, max_bin=31),
+        3,
+        evaluate_train=True,
+    )
     assert_runs_match(runs)
     assert runs["cuda"].dataset._X_binned is None  # the CUDA backend bins on the device
     assert sum(tree.n_leaves for tree in runs["cpu"].model.trees) > 3
@@ -243,18 +284,19 @@ def test_cpu_and_cuda_models_are_identical(name, emulated_cuda):
 # ---- accuracy on LightGBM's rank example --------------------------------------------
 def test_ndcg_at_least_lightgbm_lambdarank():
     folder = ref.data_dir()
-    files = [folder / name for name in ("rank.train", "rank.train.query", "rank.test",
-                                        "rank.test.query")]
+    files = [
+        folder / name for name in ("rank.train", "rank.train.query", "rank.test", "rank.test.query")
+    ]
     if not all(path.exists() for path in files):
         pytest.skip(f"rank.* example files not found in {folder}")
     X_train, y_train = load_svmlight(files[0])
     X_test, y_test = load_svmlight(files[2], n_features=X_train.shape[1])
     group_train, group_test = load_query_file(files[1]), load_query_file(files[3])
     dtrain = Dataset(X_train, label=y_train, group=group_train)
-    booster = gpuboost.train(dict(RANK_PARAMS, device="cpu"), dtrain, RANK_ROUNDS,
-                             verbose_eval=False)
+    booster = gpuboost.train(
+        dict(RANK_PARAMS, device="cpu"), dtrain, RANK_ROUNDS, verbose_eval=False
+    )
     scores = booster.predict(X_test)
-    ndcg = {k: get_metric(f"ndcg@{k}")(y_test, scores, group=group_test)
-            for k in LIGHTGBM_NDCG}
+    ndcg = {k: get_metric(f"ndcg@{k}")(y_test, scores, group=group_test) for k in LIGHTGBM_NDCG}
     for k, bar in LIGHTGBM_NDCG.items():
         assert ndcg[k] >= bar, f"NDCG@{k} {ndcg[k]:.4f} < LightGBM's {bar}; all: {ndcg}"

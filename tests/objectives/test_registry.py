@@ -1,8 +1,14 @@
 """The objective registry (gpuboost.objectives.registry): names, parameters, errors."""
+
 import pytest
 
-from gpuboost.objectives import (CUSTOM_OBJECTIVE_NAME, OBJECTIVES, CustomObjective, Objective,
-                                 get_objective)
+from gpuboost.objectives import (
+    CUSTOM_OBJECTIVE_NAME,
+    OBJECTIVES,
+    CustomObjective,
+    Objective,
+    get_objective,
+)
 from gpuboost.params import PARAMETERS, validate_params
 
 
@@ -13,16 +19,19 @@ def test_get_objective_unknown_name_lists_valid_names():
         assert name in str(info.value)
 
 
-@pytest.mark.parametrize("name, params, message", [
-    ("multi:softprob", {}, "num_class"),
-    ("multi:softmax", {"num_class": 1}, "num_class"),
-    ("multi:softmax", {"num_class": 2.5}, "num_class"),
-    ("reg:huber", {"huber_delta": 0.0}, "huber_delta"),
-    ("reg:quantile", {"quantile_alpha": 1.0}, "quantile_alpha"),
-    ("reg:quantile", {"quantile_alpha": 0.0}, "quantile_alpha"),
-    ("reg:tweedie", {"tweedie_variance_power": 2.0}, "tweedie_variance_power"),
-    ("reg:tweedie", {"tweedie_variance_power": 0.9}, "tweedie_variance_power"),
-])
+@pytest.mark.parametrize(
+    "name, params, message",
+    [
+        ("multi:softprob", {}, "num_class"),
+        ("multi:softmax", {"num_class": 1}, "num_class"),
+        ("multi:softmax", {"num_class": 2.5}, "num_class"),
+        ("reg:huber", {"huber_delta": 0.0}, "huber_delta"),
+        ("reg:quantile", {"quantile_alpha": 1.0}, "quantile_alpha"),
+        ("reg:quantile", {"quantile_alpha": 0.0}, "quantile_alpha"),
+        ("reg:tweedie", {"tweedie_variance_power": 2.0}, "tweedie_variance_power"),
+        ("reg:tweedie", {"tweedie_variance_power": 0.9}, "tweedie_variance_power"),
+    ],
+)
 def test_get_objective_invalid_parameters(name, params, message):
     with pytest.raises(ValueError, match=message):
         get_objective(name, params)
@@ -46,15 +55,31 @@ def test_get_objective_defaults_and_passthrough():
 
 #: The names, in the order of OBJECTIVES (the error message lists them in it).
 EXPECTED_OBJECTIVES = (
-    "reg:squarederror", "reg:absoluteerror", "reg:huber", "reg:quantile",
-    "binary:logistic", "binary:exponential", "multi:softmax", "multi:softprob",
-    "count:poisson", "reg:gamma", "reg:tweedie", "rank:ndcg", "rank:map", "rank:pairwise",
+    "reg:squarederror",
+    "reg:absoluteerror",
+    "reg:huber",
+    "reg:quantile",
+    "binary:logistic",
+    "binary:exponential",
+    "multi:softmax",
+    "multi:softprob",
+    "count:poisson",
+    "reg:gamma",
+    "reg:tweedie",
+    "rank:ndcg",
+    "rank:map",
+    "rank:pairwise",
 )
 
 
 #: Objective parameters whose default the parameter table owns.
-TABLE_OWNED_DEFAULTS = ("huber_delta", "huber_alpha", "quantile_alpha", "tweedie_variance_power",
-                        "lambdarank_truncation_level")
+TABLE_OWNED_DEFAULTS = (
+    "huber_delta",
+    "huber_alpha",
+    "quantile_alpha",
+    "tweedie_variance_power",
+    "lambdarank_truncation_level",
+)
 
 
 def test_objectives_names_and_order():
@@ -63,8 +88,9 @@ def test_objectives_names_and_order():
 
 @pytest.mark.parametrize("name", OBJECTIVES)
 def test_registry_builds_every_objective_from_validated_params(name):
-    params = validate_params({"objective": name,
-                              "num_class": 3 if name.startswith("multi:") else 0})
+    params = validate_params(
+        {"objective": name, "num_class": 3 if name.startswith("multi:") else 0}
+    )
     objective = get_objective(name, params)
     assert isinstance(objective, Objective)
     assert objective.name == name
@@ -81,8 +107,8 @@ def test_unknown_name_error_message_is_unchanged():
     with pytest.raises(ValueError) as info:
         get_objective("reg:linear", {})
     assert str(info.value) == (
-        "unknown objective 'reg:linear'; valid objectives are: "
-        + ", ".join(EXPECTED_OBJECTIVES))
+        "unknown objective 'reg:linear'; valid objectives are: " + ", ".join(EXPECTED_OBJECTIVES)
+    )
 
 
 def test_custom_by_callable_and_by_name():

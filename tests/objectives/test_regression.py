@@ -1,18 +1,28 @@
 """Regression objectives (gpuboost.objectives.regression) with xp = numpy: Tweedie
 powers, the non-smooth losses and their conventions at kinks, base margins, and the
 leaf-refit settings. (Friedman's Huber leaf values: test_huber.py.)"""
+
 import numpy as np
 import pytest
+from _objective_references import (
+    FD_STEP,
+    FD_STEP_SECOND,
+    HUBER_DELTA,
+    KINK_MARGIN,
+    N_SAMPLES,
+    NONSMOOTH_CASES,
+    PARAMS,
+    central_difference,
+    make_tweedie_loss,
+    second_difference,
+)
 
-from _objective_references import (FD_STEP, FD_STEP_SECOND, HUBER_DELTA, KINK_MARGIN,
-                                   N_SAMPLES, NONSMOOTH_CASES, PARAMS, central_difference,
-                                   make_tweedie_loss, second_difference)
 from gpuboost.objectives import OBJECTIVES, get_objective
-
 
 # ---------------------------------------------------------------------------
 # Gradients and hessians
 # ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("rho", [1.0, 1.2, 1.8])
 def test_tweedie_gradients_for_several_powers(rho):
@@ -24,10 +34,11 @@ def test_tweedie_gradients_for_several_powers(rho):
     raw = rng.normal(0, 1, N_SAMPLES)
     grad, hess = objective.gradients(np, y, raw, None)
     np.testing.assert_allclose(
-        grad, central_difference(loss, y, raw, FD_STEP), rtol=1e-7, atol=1e-9)
+        grad, central_difference(loss, y, raw, FD_STEP), rtol=1e-7, atol=1e-9
+    )
     np.testing.assert_allclose(
-        hess, second_difference(loss, y, raw, FD_STEP_SECOND),
-        rtol=1e-6, atol=1e-8)
+        hess, second_difference(loss, y, raw, FD_STEP_SECOND), rtol=1e-6, atol=1e-8
+    )
 
 
 @pytest.mark.parametrize("name", sorted(NONSMOOTH_CASES))
@@ -38,13 +49,14 @@ def test_nonsmooth_gradients_match_finite_differences(name):
     y = rng.normal(0, 2, N_SAMPLES)
     raw = rng.normal(0, 2, N_SAMPLES)
     residual = np.abs(raw - y)
-    away_from_kinks = ((residual > KINK_MARGIN)
-                       & (np.abs(residual - HUBER_DELTA) > KINK_MARGIN))
+    away_from_kinks = (residual > KINK_MARGIN) & (np.abs(residual - HUBER_DELTA) > KINK_MARGIN)
     grad, hess = objective.gradients(np, y, raw, None)
     np.testing.assert_allclose(
         grad[away_from_kinks],
         central_difference(loss, y, raw, FD_STEP)[away_from_kinks],
-        rtol=1e-7, atol=1e-9)
+        rtol=1e-7,
+        atol=1e-9,
+    )
     # The hessian is the constant 1 (these losses have none, or a piecewise
     # one that Friedman's Huber treats as 1).
     np.testing.assert_array_equal(hess, np.ones(N_SAMPLES))
@@ -60,13 +72,15 @@ def test_gradients_at_kinks_follow_documented_conventions():
     grad, _ = quantile.gradients(np, y, raw, None)
     np.testing.assert_array_equal(grad, [0.75, 0.75, 0.75])
     grad, _ = get_objective("reg:huber", {"huber_delta": 1.0}).gradients(
-        np, y, y + np.array([5.0, -5.0, 0.5]), None)
+        np, y, y + np.array([5.0, -5.0, 0.5]), None
+    )
     np.testing.assert_array_equal(grad, [1.0, -1.0, 0.5])
 
 
 # ---------------------------------------------------------------------------
 # Base margin
 # ---------------------------------------------------------------------------
+
 
 def test_base_margin_squared_error_is_weighted_mean():
     y = np.array([1.0, 2.0, 10.0])
@@ -99,13 +113,14 @@ def test_base_margin_absolute_and_quantile_use_lower_quantile():
 # Leaf refit
 # ---------------------------------------------------------------------------
 
+
 def test_refit_alpha_and_residuals():
     assert get_objective("reg:absoluteerror", {}).refit_alpha == 0.5
-    assert get_objective(
-        "reg:quantile", {"quantile_alpha": 0.9}).refit_alpha == 0.9
+    assert get_objective("reg:quantile", {"quantile_alpha": 0.9}).refit_alpha == 0.9
     for name in OBJECTIVES:
         if name not in ("reg:absoluteerror", "reg:quantile"):
             assert get_objective(name, PARAMS).refit_alpha is None
     residuals = get_objective("reg:absoluteerror", {}).refit_residuals(
-        np, np.array([3.0, 1.0]), np.array([1.0, 1.5]))
+        np, np.array([3.0, 1.0]), np.array([1.0, 1.5])
+    )
     np.testing.assert_array_equal(residuals, [2.0, -0.5])

@@ -1,4 +1,5 @@
 """Tests of gpuboost.sklearn: GBRegressor, GBClassifier, GBRanker."""
+
 import pickle
 import subprocess
 import sys
@@ -24,8 +25,7 @@ FEW_ROUNDS = 10
 
 @pytest.fixture(scope="module")
 def regression_data():
-    X, y = make_regression(n_samples=600, n_features=6, n_informative=4, noise=5.0,
-                           random_state=0)
+    X, y = make_regression(n_samples=600, n_features=6, n_informative=4, noise=5.0, random_state=0)
     return X[:450], y[:450], X[450:], y[450:]
 
 
@@ -37,14 +37,21 @@ def binary_data():
 
 @pytest.fixture(scope="module")
 def multiclass_data():
-    X, y = make_classification(n_samples=600, n_features=6, n_informative=4, n_classes=3,
-                               n_clusters_per_class=1, random_state=0)
+    X, y = make_classification(
+        n_samples=600,
+        n_features=6,
+        n_informative=4,
+        n_classes=3,
+        n_clusters_per_class=1,
+        random_state=0,
+    )
     return X, y
 
 
 # --------------------------------------------------------------------------- #
 # Regression
 # --------------------------------------------------------------------------- #
+
 
 def test_regressor_fits_make_regression(regression_data):
     X_train, y_train, X_test, y_test = regression_data
@@ -61,8 +68,10 @@ def test_predict_equals_booster_predict(regression_data):
     X_train, y_train, X_test, _ = regression_data
     model = GBRegressor(n_estimators=FEW_ROUNDS).fit(X_train, y_train)
     np.testing.assert_array_equal(model.predict(X_test), model.booster_.predict(X_test))
-    np.testing.assert_array_equal(model.predict(X_test, iteration_range=(0, 3)),
-                                  model.booster_.predict(X_test, iteration_range=(0, 3)))
+    np.testing.assert_array_equal(
+        model.predict(X_test, iteration_range=(0, 3)),
+        model.booster_.predict(X_test, iteration_range=(0, 3)),
+    )
 
 
 def squared_error(y_true, raw_margin):
@@ -124,11 +133,13 @@ def test_base_margin_is_used_in_fit_and_predict(regression_data):
     X_train, y_train, X_test, _ = regression_data
     offset = 100.0
     model = GBRegressor(n_estimators=FEW_ROUNDS).fit(
-        X_train, y_train + offset, base_margin=np.full(len(X_train), offset))
+        X_train, y_train + offset, base_margin=np.full(len(X_train), offset)
+    )
     with_margin = model.predict(X_test, base_margin=np.full(len(X_test), offset))
     without_margin = model.predict(X_test)
-    np.testing.assert_allclose(with_margin - without_margin,
-                               offset - model.booster_.base_margin[0], rtol=1e-9)
+    np.testing.assert_allclose(
+        with_margin - without_margin, offset - model.booster_.base_margin[0], rtol=1e-9
+    )
 
 
 def test_init_model_continues_training(regression_data):
@@ -143,6 +154,7 @@ def test_init_model_continues_training(regression_data):
 # Classification
 # --------------------------------------------------------------------------- #
 
+
 def test_binary_classifier_fits_make_classification(binary_data):
     X_train, y_train, X_test, y_test = binary_data
     model = GBClassifier(n_estimators=30, max_depth=3).fit(X_train, y_train)
@@ -151,8 +163,9 @@ def test_binary_classifier_fits_make_classification(binary_data):
     assert probabilities.shape == (len(X_test), 2)
     np.testing.assert_allclose(probabilities.sum(axis=1), 1.0)
     assert roc_auc_score(y_test, probabilities[:, 1]) > 0.9
-    np.testing.assert_array_equal(model.predict(X_test),
-                                  model.classes_[(probabilities[:, 1] > 0.5).astype(int)])
+    np.testing.assert_array_equal(
+        model.predict(X_test), model.classes_[(probabilities[:, 1] > 0.5).astype(int)]
+    )
     assert model.n_classes_ == 2
     assert model.predict(X_test, output_margin=True).shape == (len(X_test),)
 
@@ -178,12 +191,16 @@ def test_multi_softmax_still_gives_probabilities(multiclass_data):
     np.testing.assert_array_equal(softmax.predict(X), softprob.predict(X))
 
 
-@pytest.mark.parametrize("labels", [
-    np.array(["cat", "dog", "emu"]),
-    np.array([3, 10, 42]),
-    np.array([-1.0, 0.0, 2.0]),
-    np.array(["spam", "ham", "eggs"], dtype=object),
-], ids=["str", "int", "float", "object"])
+@pytest.mark.parametrize(
+    "labels",
+    [
+        np.array(["cat", "dog", "emu"]),
+        np.array([3, 10, 42]),
+        np.array([-1.0, 0.0, 2.0]),
+        np.array(["spam", "ham", "eggs"], dtype=object),
+    ],
+    ids=["str", "int", "float", "object"],
+)
 def test_classes_of_any_label_type(multiclass_data, labels):
     X, y = multiclass_data
     named = labels[y]
@@ -193,8 +210,7 @@ def test_classes_of_any_label_type(multiclass_data, labels):
     reference = GBClassifier(n_estimators=5).fit(X, np.searchsorted(np.unique(labels), named))
     np.testing.assert_array_equal(model.predict_proba(X), reference.predict_proba(X))
     assert set(model.predict(X)) <= set(labels)
-    assert model.score(X, named) == reference.score(X, np.searchsorted(np.unique(labels),
-                                                                       named))
+    assert model.score(X, named) == reference.score(X, np.searchsorted(np.unique(labels), named))
 
 
 def test_binary_string_labels(binary_data):
@@ -228,13 +244,15 @@ def test_eval_set_labels_are_encoded_like_training(binary_data):
     X_train, y_train, X_test, y_test = binary_data
     names = np.array(["a", "b"])
     model = GBClassifier(n_estimators=5, eval_metric="error").fit(
-        X_train, names[y_train], eval_set=[(X_test, names[y_test])])
+        X_train, names[y_train], eval_set=[(X_test, names[y_test])]
+    )
     errors = model.evals_result()["validation_0"]["error"]
     assert len(errors) == 5
     assert errors[-1] == pytest.approx(1.0 - model.score(X_test, names[y_test]))
     with pytest.raises(ValueError, match="not seen in training"):
-        GBClassifier(n_estimators=2).fit(X_train, names[y_train],
-                                         eval_set=[(X_test, np.full(len(X_test), "z"))])
+        GBClassifier(n_estimators=2).fit(
+            X_train, names[y_train], eval_set=[(X_test, np.full(len(X_test), "z"))]
+        )
 
 
 def test_custom_classification_objective(binary_data):
@@ -254,13 +272,15 @@ def test_custom_classification_objective(binary_data):
 # Early stopping and evaluation
 # --------------------------------------------------------------------------- #
 
+
 def test_early_stopping_on_noisy_problem():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(600, 5))
     y = X[:, 0] + 3.0 * rng.normal(size=600)
     patience = 5
     model = GBRegressor(n_estimators=200, early_stopping_rounds=patience).fit(
-        X[:400], y[:400], eval_set=[(X[:400], y[:400]), (X[400:], y[400:])])
+        X[:400], y[:400], eval_set=[(X[:400], y[:400]), (X[400:], y[400:])]
+    )
     history = model.evals_result_["validation_1"]["rmse"]
     assert model.best_iteration < 200
     assert len(history) == model.best_iteration + 1 + patience
@@ -269,7 +289,8 @@ def test_early_stopping_on_noisy_problem():
     # Predictions use the rounds up to the best one.
     np.testing.assert_array_equal(
         model.predict(X[400:]),
-        model.booster_.predict(X[400:], iteration_range=(0, model.best_iteration + 1)))
+        model.booster_.predict(X[400:], iteration_range=(0, model.best_iteration + 1)),
+    )
 
 
 def test_no_early_stopping_without_it():
@@ -298,6 +319,7 @@ def test_verbose_prints_evaluation(capsys, regression_data):
 # --------------------------------------------------------------------------- #
 # Parameters, cloning, pickling
 # --------------------------------------------------------------------------- #
+
 
 def test_get_params_set_params_clone_round_trip():
     model = GBRegressor(n_estimators=7, max_depth=4, huber_delta=2.5)
@@ -350,8 +372,9 @@ def test_pickle_round_trip_gives_identical_predictions(Estimator, binary_data):
 
 def test_grid_search_cv(binary_data):
     X_train, y_train, _, _ = binary_data
-    search = GridSearchCV(GBClassifier(n_estimators=5),
-                          {"max_depth": [1, 3], "learning_rate": [0.1, 0.5]}, cv=2)
+    search = GridSearchCV(
+        GBClassifier(n_estimators=5), {"max_depth": [1, 3], "learning_rate": [0.1, 0.5]}, cv=2
+    )
     search.fit(X_train, y_train)
     assert search.best_params_["max_depth"] in (1, 3)
     assert len(search.cv_results_["params"]) == 4
@@ -373,6 +396,7 @@ def test_random_state_changes_sampled_models(regression_data):
 # --------------------------------------------------------------------------- #
 # Fitted state and input validation
 # --------------------------------------------------------------------------- #
+
 
 @pytest.mark.parametrize("Estimator", [GBRegressor, GBClassifier, GBRanker])
 def test_use_before_fit_raises_not_fitted(Estimator):
@@ -448,6 +472,7 @@ def test_pandas_dataframe_feature_names(regression_data):
 # Ranking
 # --------------------------------------------------------------------------- #
 
+
 @pytest.fixture(scope="module")
 def ranking_data():
     rng = np.random.default_rng(0)
@@ -502,6 +527,7 @@ def test_ranker_needs_queries(ranking_data):
 # Package integration
 # --------------------------------------------------------------------------- #
 
+
 def test_lazy_package_attributes():
     assert gpuboost.GBRegressor is GBRegressor
     assert gpuboost.GBClassifier is GBClassifier
@@ -534,7 +560,8 @@ def test_works_without_scikit_learn():
         assert classifier.score(X, np.where(X[:, 0] > 0.5, "a", "b")) > 0.9
         print("ok")
     """)
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"

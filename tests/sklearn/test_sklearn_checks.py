@@ -8,15 +8,16 @@ fail is listed, with the reason, in :data:`EXPECTED_FAILED_CHECKS` below, and
 the failures are strict: a listed check that starts to pass fails the test, so
 the list stays exact.
 """
+
 import numpy as np
 import pytest
 
 pytest.importorskip("sklearn")
-from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
-import gpuboost.sklearn as gpuboost_sklearn  # noqa: E402
-from gpuboost.objectives import OBJECTIVES  # noqa: E402
-from gpuboost.sklearn import GBClassifier, GBRanker, GBRegressor  # noqa: E402
+import gpuboost.sklearn as gpuboost_sklearn
+from gpuboost.objectives import OBJECTIVES
+from gpuboost.sklearn import GBClassifier, GBRanker, GBRegressor
 
 #: Few, shallow trees keep the ~60 checks per estimator within seconds.
 CHECK_PARAMS = {"n_estimators": 10, "max_depth": 3, "device": "cpu", "verbosity": 0}
@@ -34,7 +35,8 @@ _QUANTIZED_WEIGHTS_REASON = (
     "feature) then picks a different feature, and the test rows of weight 0 go to "
     "different leaves. Bin edges are not the cause: they are weighted quantiles of the "
     "rows of positive weight, identical for weights and repetitions. The regressor passes "
-    "on this data only because it has no such near-tie.")
+    "on this data only because it has no such near-tie."
+)
 
 #: estimator class name -> {check name: why it fails}. The one place expected failures live.
 EXPECTED_FAILED_CHECKS = {
@@ -79,16 +81,20 @@ ESTIMATORS = [
     SingleQueryGBRanker(**CHECK_PARAMS, objective=ranker_objective()),
 ]
 if hasattr(gpuboost_sklearn, "AdaBoostClassifier"):
-    ESTIMATORS.append(gpuboost_sklearn.AdaBoostClassifier(
-        n_estimators=CHECK_PARAMS["n_estimators"], max_depth=2, device="cpu", verbosity=0))
+    ESTIMATORS.append(
+        gpuboost_sklearn.AdaBoostClassifier(
+            n_estimators=CHECK_PARAMS["n_estimators"], max_depth=2, device="cpu", verbosity=0
+        )
+    )
 
 
 def expected_failed_checks(estimator):
     return EXPECTED_FAILED_CHECKS[type(estimator).__name__]
 
 
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks,
-                         xfail_strict=True)
+@parametrize_with_checks(
+    ESTIMATORS, expected_failed_checks=expected_failed_checks, xfail_strict=True
+)
 def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
 

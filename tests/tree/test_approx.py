@@ -1,17 +1,24 @@
 """Tests of gpuboost.tree.approx (tree_method='approx'): the hessian-weighted edges, the
 per-tree re-binning on both backends, and training with it."""
+
 import numpy as np
 import pytest
+from _parity import assert_predictions_match, assert_runs_match, train_on_both
 
 import gpuboost
 from gpuboost import Dataset
-from gpuboost.tree.approx import (INT64_SAFE_BITS, ApproxRebinner, sketch_bin_mapper, weight_shift, weighted_edges, weighted_edges_naive)
 from gpuboost.backends import NumpyBackend
 from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.data.binning import FLOAT64_MAX, BinMapper
+from gpuboost.tree.approx import (
+    INT64_SAFE_BITS,
+    ApproxRebinner,
+    sketch_bin_mapper,
+    weight_shift,
+    weighted_edges,
+    weighted_edges_naive,
+)
 from gpuboost.tree.tree import TREE_ARRAYS
-
-from _parity import assert_predictions_match, assert_runs_match, train_on_both
 
 MAX_BIN = 16
 
@@ -24,8 +31,10 @@ def _weights(rng, n, zeros=False):
 
 
 # ---- the edges of one feature -----------------------------------------------------------
-@pytest.mark.parametrize("case", ["continuous", "ties", "zero_weights", "infinite_and_nan",
-                                  "few_distinct", "signed_zeros"])
+@pytest.mark.parametrize(
+    "case",
+    ["continuous", "ties", "zero_weights", "infinite_and_nan", "few_distinct", "signed_zeros"],
+)
 def test_weighted_edges_equal_the_naive_loop(case):
     rng = np.random.default_rng(len(case))
     n = 500
@@ -70,21 +79,24 @@ def test_heavier_rows_pull_the_edges():
     # All weights zero: counted as unit weights.
     np.testing.assert_array_equal(
         weighted_edges(np, values, np.zeros(1000, dtype=np.int64), MAX_BIN),
-        weighted_edges(np, values, np.ones(1000, dtype=np.int64), MAX_BIN))
+        weighted_edges(np, values, np.ones(1000, dtype=np.int64), MAX_BIN),
+    )
 
 
 def test_few_distinct_values_give_the_hist_midpoints():
     rng = np.random.default_rng(4)
     values = rng.choice([-3.0, 0.5, 1.0, 7.25, 1e300], size=300)
     edges = weighted_edges(np, values, _weights(rng, 300), MAX_BIN)
-    np.testing.assert_array_equal(edges, BinMapper(max_bin=MAX_BIN).fit(values[:, None])
-                                  .bin_edges_[0])
+    np.testing.assert_array_equal(
+        edges, BinMapper(max_bin=MAX_BIN).fit(values[:, None]).bin_edges_[0]
+    )
     assert weighted_edges(np, np.full(5, np.nan), np.ones(5, dtype=np.int64), MAX_BIN).size == 0
 
 
 def test_extreme_values_stay_finite():
-    values = np.concatenate([np.full(50, -FLOAT64_MAX), np.full(50, FLOAT64_MAX),
-                             np.linspace(-1, 1, 100)])
+    values = np.concatenate(
+        [np.full(50, -FLOAT64_MAX), np.full(50, FLOAT64_MAX), np.linspace(-1, 1, 100)]
+    )
     edges = weighted_edges(np, values, np.ones(200, dtype=np.int64), MAX_BIN)
     assert np.all(np.isfinite(edges)) and np.all(np.diff(edges) > 0)
     np.testing.assert_array_equal(edges, weighted_edges_naive(values, np.ones(200), MAX_BIN))
@@ -120,11 +132,15 @@ def test_rebin_equals_the_mappers_transform_on_both_backends(emulated_cuda):
     for backend in (NumpyBackend(), cuda):
         data = backend.prepare(dataset)
         rebinned = backend.rebin(data, backend.prepare_features(X), mapper)
-        np.testing.assert_array_equal(backend.to_host(rebinned.arrays["X_binned"]),
-                                      mapper.transform(X))
+        np.testing.assert_array_equal(
+            backend.to_host(rebinned.arrays["X_binned"]), mapper.transform(X)
+        )
         np.testing.assert_array_equal(rebinned.n_value_bins, mapper.n_value_bins_)
-        assert (rebinned.n_rows, rebinned.n_bins, rebinned.missing_bin) == \
-            (300, MAX_BIN + 1, MAX_BIN)
+        assert (rebinned.n_rows, rebinned.n_bins, rebinned.missing_bin) == (
+            300,
+            MAX_BIN + 1,
+            MAX_BIN,
+        )
         assert rebinned.label is data.label
 
 
@@ -135,10 +151,9 @@ def test_presorted_rebinner_sketches_the_same_edges(sampled):
     X[rng.random(400) < 0.3, 2] = -0.0
     dataset = Dataset(X, label=np.zeros(400), max_bin=MAX_BIN)
     rebinner = ApproxRebinner(NumpyBackend(), dataset, MAX_BIN)
-    for round_index in range(3):
+    for _ in range(3):
         hessians = rng.integers(0, 1 << 30, size=400).astype(np.int32)
-        sample = np.sort(rng.choice(400, size=250, replace=False)) if sampled \
-            else np.arange(400)
+        sample = np.sort(rng.choice(400, size=250, replace=False)) if sampled else np.arange(400)
         sample = sample.astype(np.int32)
         got = rebinner.sketch(hessians, sample).bin_edges_
         expected = sketch_bin_mapper(np, X, hessians, sample, MAX_BIN).bin_edges_
@@ -149,20 +164,30 @@ def test_presorted_rebinner_sketches_the_same_edges(sampled):
 # ---- training -------------------------------------------------------------------------------
 def _train(X, y, params, device="cpu", rounds=6, max_bin=MAX_BIN, weight=None):
     dataset = Dataset(X, label=y, weight=weight, max_bin=max_bin)
-    return gpuboost.train({"device": device, "max_depth": 4, "max_bin": max_bin, **params},
-                          dataset, num_boost_round=rounds, verbose_eval=False)
+    return gpuboost.train(
+        {"device": device, "max_depth": 4, "max_bin": max_bin, **params},
+        dataset,
+        num_boost_round=rounds,
+        verbose_eval=False,
+    )
 
 
 def _same_trees(model_a, model_b):
-    return all(np.array_equal(getattr(a, name), getattr(b, name))
-               for a, b in zip(model_a.trees, model_b.trees) for name in TREE_ARRAYS)
+    return all(
+        np.array_equal(getattr(a, name), getattr(b, name))
+        for a, b in zip(model_a.trees, model_b.trees)
+        for name in TREE_ARRAYS
+    )
 
 
-@pytest.mark.parametrize("params", [
-    {"objective": "binary:logistic"},
-    {"objective": "binary:logistic", "subsample": 0.8, "seed": 3},
-    {"objective": "multi:softprob", "num_class": 3},
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"objective": "binary:logistic"},
+        {"objective": "binary:logistic", "subsample": 0.8, "seed": 3},
+        {"objective": "multi:softprob", "num_class": 3},
+    ],
+)
 def test_approx_equals_hist_with_fewer_distinct_values_than_bins(params):
     rng = np.random.default_rng(6)
     X = rng.integers(-5, 6, size=(400, 4)).astype(np.float64)  # 11 distinct values
@@ -191,18 +216,43 @@ def test_approx_re_sketches_on_continuous_data_and_learns(binary_data):
     assert not set(approx.trees[-1].threshold[internal]) <= hist_edges
 
 
-@pytest.mark.parametrize("params, weighted", [
-    ({"objective": "binary:logistic", "tree_method": "approx"}, False),
-    ({"objective": "reg:squarederror", "tree_method": "approx", "subsample": 0.7,
-      "grow_policy": "lossguide", "max_leaves": 6, "max_depth": 0}, True),
-    ({"objective": "binary:logistic", "tree_method": "approx", "data_sample_strategy": "goss",
-      "top_rate": 0.3, "other_rate": 0.3}, False),
-], ids=["logistic", "weighted_sampled_lossguide", "goss"])
-def test_cpu_and_cuda_give_identical_approx_models(emulated_cuda, regression_data, binary_data,
-                                                   params, weighted):
+@pytest.mark.parametrize(
+    "params, weighted",
+    [
+        ({"objective": "binary:logistic", "tree_method": "approx"}, False),
+        (
+            {
+                "objective": "reg:squarederror",
+                "tree_method": "approx",
+                "subsample": 0.7,
+                "grow_policy": "lossguide",
+                "max_leaves": 6,
+                "max_depth": 0,
+            },
+            True,
+        ),
+        (
+            {
+                "objective": "binary:logistic",
+                "tree_method": "approx",
+                "data_sample_strategy": "goss",
+                "top_rate": 0.3,
+                "other_rate": 0.3,
+            },
+            False,
+        ),
+    ],
+    ids=["logistic", "weighted_sampled_lossguide", "goss"],
+)
+def test_cpu_and_cuda_give_identical_approx_models(
+    emulated_cuda, regression_data, binary_data, params, weighted
+):
     X, y = binary_data if params["objective"] == "binary:logistic" else regression_data
     weight = np.random.default_rng(8).uniform(0.5, 2.0, size=len(y)) if weighted else None
-    runs = train_on_both({"max_depth": 4, "max_bin": MAX_BIN, **params},
-                         lambda: Dataset(X, label=y, weight=weight, max_bin=MAX_BIN), 3)
+    runs = train_on_both(
+        {"max_depth": 4, "max_bin": MAX_BIN, **params},
+        lambda: Dataset(X, label=y, weight=weight, max_bin=MAX_BIN),
+        3,
+    )
     assert_runs_match(runs)
     assert_predictions_match(runs["cpu"].model, runs["cuda"].model, X)

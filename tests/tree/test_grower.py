@@ -1,19 +1,20 @@
 """Tests of gpuboost.tree.grower: depthwise and lossguide growth, column sampling, leaf values."""
+
 import numpy as np
 import pytest
 
 import gpuboost
-from gpuboost.core.profiling import PhaseTimer
 from gpuboost.backends.numpy.backend import NumpyBackend
+from gpuboost.backends.numpy.predict import predict_leaves_binned
+from gpuboost.core.gain import SplitParams, leaf_weight
+from gpuboost.core.profiling import PhaseTimer
+from gpuboost.core.quantize import GradientQuantiser, dequantize, quantize
+from gpuboost.core.random import host_rng
 from gpuboost.data.dataset import Dataset
+from gpuboost.params import validate_params
 from gpuboost.tree.feature_sampler import FeatureSampler
 from gpuboost.tree.grower import GrowthPolicy, TreeGrower, _HistogramRef
 from gpuboost.tree.splitters import HistogramSplitter, TreeInput
-from gpuboost.params import validate_params
-from gpuboost.backends.numpy.predict import predict_leaves_binned
-from gpuboost.core.quantize import GradientQuantiser, dequantize, quantize
-from gpuboost.core.random import host_rng
-from gpuboost.core.gain import SplitParams, leaf_weight
 
 
 class RecordingBackend(NumpyBackend):
@@ -24,21 +25,25 @@ class RecordingBackend(NumpyBackend):
         self.scans = []
         self.n_builds = self.n_subtractions = 0
 
-    def build_histograms(self, data, quantized_gradients, quantized_hessians, sample_indices,
-                         begins, ends):
+    def build_histograms(
+        self, data, quantized_gradients, quantized_hessians, sample_indices, begins, ends
+    ):
         self.built_segments += list(zip(begins, ends))
         self.n_builds += 1
-        return super().build_histograms(data, quantized_gradients, quantized_hessians,
-                                        sample_indices, begins, ends)
+        return super().build_histograms(
+            data, quantized_gradients, quantized_hessians, sample_indices, begins, ends
+        )
 
     def subtract_histograms(self, parent, child):
         self.n_subtractions += 1
         return super().subtract_histograms(parent, child)
 
-    def find_best_splits(self, data, histograms, scale_gradients, scale_hessians, split_params,
-                         feature_mask):
-        records = super().find_best_splits(data, histograms, scale_gradients, scale_hessians,
-                                           split_params, feature_mask)
+    def find_best_splits(
+        self, data, histograms, scale_gradients, scale_hessians, split_params, feature_mask
+    ):
+        records = super().find_best_splits(
+            data, histograms, scale_gradients, scale_hessians, split_params, feature_mask
+        )
         self.scans.append((None if feature_mask is None else feature_mask.copy(), records))
         return records
 
@@ -53,8 +58,9 @@ class DirectHistogramGrower(TreeGrower):
         for node in nodes:
             direct = self._build([node])
             reference = node.histogram
-            np.testing.assert_array_equal(direct,
-                                          reference.array[reference.row:reference.row + 1])
+            np.testing.assert_array_equal(
+                direct, reference.array[reference.row : reference.row + 1]
+            )
             node.histogram = _HistogramRef(direct, 0)
             DirectHistogramGrower.n_checked += 1
         super()._find_splits(nodes)
@@ -69,8 +75,15 @@ def make_problem(X, y, weight=None, max_bin=255):
     return dataset, (quantized_g, quantized_h, scale_g, scale_h)
 
 
-def grow(dataset, gradients, grower_class=TreeGrower, backend=None, sample_indices=None,
-         timer=None, **user_params):
+def grow(
+    dataset,
+    gradients,
+    grower_class=TreeGrower,
+    backend=None,
+    sample_indices=None,
+    timer=None,
+    **user_params,
+):
     params = validate_params({"device": "cpu", **user_params})
     backend = backend or NumpyBackend()
     data = backend.prepare(dataset)
@@ -78,12 +91,18 @@ def grow(dataset, gradients, grower_class=TreeGrower, backend=None, sample_indic
     if sample_indices is None:
         sample_indices = np.arange(dataset.n_rows, dtype=np.int32)
     sampler = FeatureSampler(dataset.n_features, params, host_rng(params["seed"], 0, 0))
-    tree_input = TreeInput(quantized_g, quantized_h, GradientQuantiser(scale_g, scale_h),
-                           sample_indices, SplitParams.from_params(params),
-                           params["learning_rate"])
+    tree_input = TreeInput(
+        quantized_g,
+        quantized_h,
+        GradientQuantiser(scale_g, scale_h),
+        sample_indices,
+        SplitParams.from_params(params),
+        params["learning_rate"],
+    )
     splitter = HistogramSplitter(backend, data, dataset.bin_mapper.threshold_for_bin)
-    grower = grower_class(splitter, tree_input, GrowthPolicy.from_params(params), sampler,
-                          timer or PhaseTimer())
+    grower = grower_class(
+        splitter, tree_input, GrowthPolicy.from_params(params), sampler, timer or PhaseTimer()
+    )
     return grower, grower.grow()
 
 
@@ -105,19 +124,21 @@ def problem(regression_data):
 # Tree shape limits and node ids
 # ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("max_depth", [1, 2, 4, 7])
 def test_depthwise_respects_max_depth(problem, max_depth):
     dataset, gradients = problem
     _, grown = grow(dataset, gradients, max_depth=max_depth, min_child_weight=0.0)
     assert grown.tree.depth() == max_depth  # the data supports deeper trees
-    assert grown.tree.n_leaves <= 2 ** max_depth
+    assert grown.tree.n_leaves <= 2**max_depth
 
 
 @pytest.mark.parametrize("max_leaves", [1, 2, 3, 5, 12])
 def test_depthwise_max_leaves_expands_the_highest_gains_first(problem, max_leaves):
     dataset, gradients = problem
-    grower, grown = grow(dataset, gradients, max_depth=6, max_leaves=max_leaves,
-                         min_child_weight=0.0)
+    grower, grown = grow(
+        dataset, gradients, max_depth=6, max_leaves=max_leaves, min_child_weight=0.0
+    )
     assert grown.tree.n_leaves == max_leaves
     by_depth = {}
     for node in grower.nodes:
@@ -136,20 +157,32 @@ def test_depthwise_max_leaves_expands_the_highest_gains_first(problem, max_leave
 @pytest.mark.parametrize("max_leaves, max_depth", [(2, 6), (7, 6), (16, 3), (40, 0)])
 def test_lossguide_respects_max_leaves_and_max_depth(problem, max_leaves, max_depth):
     dataset, gradients = problem
-    _, grown = grow(dataset, gradients, grow_policy="lossguide", max_leaves=max_leaves,
-                    max_depth=max_depth, min_child_weight=0.0)
+    _, grown = grow(
+        dataset,
+        gradients,
+        grow_policy="lossguide",
+        max_leaves=max_leaves,
+        max_depth=max_depth,
+        min_child_weight=0.0,
+    )
     assert grown.tree.n_leaves <= max_leaves
     if max_depth:
         assert grown.tree.depth() <= max_depth
-    if max_leaves <= 2 ** max_depth or max_depth == 0:
+    if max_leaves <= 2**max_depth or max_depth == 0:
         assert grown.tree.n_leaves == max_leaves
 
 
 @pytest.mark.parametrize("max_leaves", [4, 10, 25])
 def test_lossguide_expands_the_best_leaf_first(problem, max_leaves):
     dataset, gradients = problem
-    grower, grown = grow(dataset, gradients, grow_policy="lossguide", max_leaves=max_leaves,
-                         max_depth=0, min_child_weight=0.0)
+    grower, grown = grow(
+        dataset,
+        gradients,
+        grow_policy="lossguide",
+        max_leaves=max_leaves,
+        max_depth=0,
+        min_child_weight=0.0,
+    )
     nodes = grower.nodes
     expansion_order = sorted((n for n in nodes if n.left >= 0), key=lambda n: n.left)
     frontier = {0}
@@ -165,8 +198,9 @@ def test_lossguide_expands_the_best_leaf_first(problem, max_leaves):
 @pytest.mark.parametrize("policy", ["depthwise", "lossguide"])
 def test_node_ids_in_expansion_order(problem, policy):
     dataset, gradients = problem
-    _, grown = grow(dataset, gradients, grow_policy=policy, max_depth=5, max_leaves=20,
-                    min_child_weight=0.0)
+    _, grown = grow(
+        dataset, gradients, grow_policy=policy, max_depth=5, max_leaves=20, min_child_weight=0.0
+    )
     tree = grown.tree
     internal = np.flatnonzero(tree.feature >= 0)
     lefts, rights = tree.left_child[internal], tree.right_child[internal]
@@ -202,8 +236,13 @@ def test_empty_sample(problem):
 @pytest.mark.parametrize("min_data_in_leaf, min_child_weight", [(20, 0.0), (1, 15.0)])
 def test_leaves_respect_minimum_size(problem, min_data_in_leaf, min_child_weight):
     dataset, gradients = problem
-    _, grown = grow(dataset, gradients, max_depth=8, min_data_in_leaf=min_data_in_leaf,
-                    min_child_weight=min_child_weight)
+    _, grown = grow(
+        dataset,
+        gradients,
+        max_depth=8,
+        min_data_in_leaf=min_data_in_leaf,
+        min_child_weight=min_child_weight,
+    )
     tree = grown.tree
     assert tree.n_leaves > 4
     assert (tree.count[tree.is_leaf] >= min_data_in_leaf).all()
@@ -214,13 +253,15 @@ def test_leaves_respect_minimum_size(problem, min_data_in_leaf, min_child_weight
 # Histogram subtraction
 # ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("policy", ["depthwise", "lossguide"])
 def test_subtraction_gives_the_same_tree_as_direct_histograms(regression_data, policy):
     X, y = regression_data
     weight = np.random.default_rng(0).uniform(0.2, 2.0, size=len(y))
     dataset, gradients = make_problem(X, y, weight=weight)
-    params = dict(grow_policy=policy, max_depth=6, max_leaves=30, min_child_weight=0.0,
-                  reg_alpha=0.1)
+    params = dict(
+        grow_policy=policy, max_depth=6, max_leaves=30, min_child_weight=0.0, reg_alpha=0.1
+    )
     _, reference = grow(dataset, gradients, **params)
     DirectHistogramGrower.n_checked = 0
     _, direct = grow(dataset, gradients, grower_class=DirectHistogramGrower, **params)
@@ -256,8 +297,7 @@ def test_depthwise_growth_batches_each_level(problem):
     dataset, gradients = problem
     backend = RecordingBackend()
     max_depth = 6
-    grower, _ = grow(dataset, gradients, backend=backend, max_depth=max_depth,
-                     min_child_weight=0.0)
+    grower, _ = grow(dataset, gradients, backend=backend, max_depth=max_depth, min_child_weight=0.0)
     depth_reached = max(node.depth for node in grower.nodes)
     assert depth_reached == max_depth and len(grower.nodes) > 4 * max_depth
     assert backend.n_builds == max_depth  # the root, then one batch per level but the last
@@ -269,11 +309,15 @@ def test_depthwise_growth_batches_each_level(problem):
 # Leaf values and leaf segments
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("params", [
-    dict(learning_rate=0.3),
-    dict(learning_rate=0.7, reg_alpha=0.5, reg_lambda=2.0),
-    dict(learning_rate=1.0, max_delta_step=0.3),
-])
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        dict(learning_rate=0.3),
+        dict(learning_rate=0.7, reg_alpha=0.5, reg_lambda=2.0),
+        dict(learning_rate=1.0, max_delta_step=0.3),
+    ],
+)
 def test_leaf_value_is_learning_rate_times_leaf_weight(problem, params):
     dataset, gradients = problem
     quantized_g, quantized_h, scale_g, scale_h = gradients
@@ -312,7 +356,8 @@ def test_thresholds_come_from_the_bin_edges(problem):
     tree = grown.tree
     for node in np.flatnonzero(tree.feature >= 0):
         assert tree.threshold[node] == dataset.bin_mapper.threshold_for_bin(
-            int(tree.feature[node]), int(tree.threshold_bin[node]))
+            int(tree.feature[node]), int(tree.threshold_bin[node])
+        )
         assert tree.gain[node] > 0
 
 
@@ -327,6 +372,7 @@ def test_timer_sees_the_growth_phases(problem):
 # Column sampling
 # ---------------------------------------------------------------------------
 
+
 def test_feature_sampler_without_sampling_gives_no_mask():
     params = validate_params({})
     sampler = FeatureSampler(5, params, host_rng(0))
@@ -335,8 +381,9 @@ def test_feature_sampler_without_sampling_gives_no_mask():
 
 
 def test_feature_sampler_nests_tree_level_and_node_sets():
-    params = validate_params({"colsample_bytree": 0.8, "colsample_bylevel": 0.6,
-                              "colsample_bynode": 0.5})
+    params = validate_params(
+        {"colsample_bytree": 0.8, "colsample_bylevel": 0.6, "colsample_bynode": 0.5}
+    )
     sampler = FeatureSampler(20, params, host_rng(3, 1, 0))
     assert len(sampler.tree_features) == 16
     depths = [0, 1, 1, 2, 2, 2, 2, 1]
@@ -361,8 +408,12 @@ def test_feature_sampler_keeps_at_least_one_feature():
 
 def test_colsample_bytree_tiny_uses_one_feature_per_tree(regression_data):
     X, y = regression_data
-    booster = gpuboost.train({"device": "cpu", "colsample_bytree": 0.01, "max_depth": 4},
-                             gpuboost.Dataset(X, label=y), num_boost_round=12, verbose_eval=False)
+    booster = gpuboost.train(
+        {"device": "cpu", "colsample_bytree": 0.01, "max_depth": 4},
+        gpuboost.Dataset(X, label=y),
+        num_boost_round=12,
+        verbose_eval=False,
+    )
     used_anywhere = set()
     for tree in booster.trees:
         used = set(tree.feature[tree.feature >= 0].tolist())
@@ -373,8 +424,12 @@ def test_colsample_bytree_tiny_uses_one_feature_per_tree(regression_data):
 
 def test_colsample_bylevel_tiny_uses_one_feature_per_level(regression_data):
     X, y = regression_data
-    booster = gpuboost.train({"device": "cpu", "colsample_bylevel": 0.01, "max_depth": 4},
-                             gpuboost.Dataset(X, label=y), num_boost_round=8, verbose_eval=False)
+    booster = gpuboost.train(
+        {"device": "cpu", "colsample_bylevel": 0.01, "max_depth": 4},
+        gpuboost.Dataset(X, label=y),
+        num_boost_round=8,
+        verbose_eval=False,
+    )
     levels_with_several_nodes = 0
     for tree in booster.trees:
         depths = node_depths(tree)
@@ -388,8 +443,9 @@ def test_colsample_bylevel_tiny_uses_one_feature_per_level(regression_data):
 def test_colsample_bynode_masks_are_honoured(problem):
     dataset, gradients = problem
     backend = RecordingBackend()
-    grow(dataset, gradients, backend=backend, colsample_bynode=0.4, max_depth=5,
-         min_child_weight=0.0)
+    grow(
+        dataset, gradients, backend=backend, colsample_bynode=0.4, max_depth=5, min_child_weight=0.0
+    )
     n_split_nodes = 0
     for mask, records in backend.scans:
         assert mask is not None

@@ -1,17 +1,27 @@
 """Tests of gpuboost.tree.sampling: bagging (unchanged), GOSS and gradient-based sampling,
 their parameters, training with them, and CPU/CUDA parity under the emulation."""
+
 import numpy as np
 import pytest
+from _parity import assert_runs_match, train_on_both
 
 import gpuboost
 from gpuboost import Dataset
 from gpuboost.backends import NumpyBackend
-from gpuboost.params import validate_params
-from gpuboost.core.random import row_uniforms
-from gpuboost.tree.sampling import (goss_sample, goss_sample_naive, goss_top_count, gradient_based_probabilities, gradient_based_probabilities_naive, gradient_based_sample, gradient_based_target, sample_rows, sampled_row_weights)
 from gpuboost.boosting.train import ROW_STREAMS_PER_ROUND
-
-from _parity import assert_runs_match, train_on_both
+from gpuboost.core.random import row_uniforms
+from gpuboost.params import validate_params
+from gpuboost.tree.sampling import (
+    goss_sample,
+    goss_sample_naive,
+    goss_top_count,
+    gradient_based_probabilities,
+    gradient_based_probabilities_naive,
+    gradient_based_sample,
+    gradient_based_target,
+    sample_rows,
+    sampled_row_weights,
+)
 
 SEED, STREAM = 7, 3
 
@@ -34,24 +44,28 @@ def _gradients(n_rows, seed, ties=False):
 def test_bagging_is_the_backend_row_sample(subsample):
     backend = NumpyBackend()
     gradients, hessians = _gradients(500, 1)
-    indices, multipliers = sample_rows(backend, _params(subsample=subsample), gradients,
-                                       hessians, SEED, STREAM)
+    indices, multipliers = sample_rows(
+        backend, _params(subsample=subsample), gradients, hessians, SEED, STREAM
+    )
     assert multipliers is None
     np.testing.assert_array_equal(indices, backend.row_sample(500, SEED, STREAM, subsample))
-    expected = np.flatnonzero(row_uniforms(np, SEED, STREAM, 500) < subsample) if subsample < 1 \
+    expected = (
+        np.flatnonzero(row_uniforms(np, SEED, STREAM, 500) < subsample)
+        if subsample < 1
         else np.arange(500)
+    )
     np.testing.assert_array_equal(indices, expected)
 
 
 # ---- GOSS -------------------------------------------------------------------------------
 @pytest.mark.parametrize("ties", [False, True])
-@pytest.mark.parametrize("top_rate, other_rate", [(0.2, 0.1), (0.0, 0.5), (0.5, 0.5),
-                                                  (0.33, 0.2)])
+@pytest.mark.parametrize("top_rate, other_rate", [(0.2, 0.1), (0.0, 0.5), (0.5, 0.5), (0.33, 0.2)])
 def test_goss_equals_the_naive_loop(ties, top_rate, other_rate):
     gradients, _ = _gradients(401, 2, ties)
     indices, multipliers = goss_sample(np, gradients, SEED, STREAM, top_rate, other_rate)
-    expected_indices, expected_multipliers = goss_sample_naive(gradients, SEED, STREAM,
-                                                               top_rate, other_rate)
+    expected_indices, expected_multipliers = goss_sample_naive(
+        gradients, SEED, STREAM, top_rate, other_rate
+    )
     assert indices.dtype == np.int32 and multipliers.dtype == np.float64
     np.testing.assert_array_equal(indices, expected_indices)
     np.testing.assert_array_equal(multipliers, expected_multipliers)
@@ -107,7 +121,7 @@ def test_gradient_based_probabilities_equal_the_naive_search(fraction, ties):
 def test_gradient_based_probability_grows_with_the_regularized_magnitude():
     gradients, hessians = _gradients(500, 5)
     probabilities = gradient_based_probabilities(np, gradients, hessians, 0.2, 2.0)
-    magnitude = np.sqrt(gradients ** 2 + 2.0 * hessians ** 2)
+    magnitude = np.sqrt(gradients**2 + 2.0 * hessians**2)
     order = np.argsort(magnitude)
     assert np.all(np.diff(probabilities[order]) >= 0)
     assert probabilities[order[-1]] > probabilities[order[0]]
@@ -115,8 +129,7 @@ def test_gradient_based_probability_grows_with_the_regularized_magnitude():
 
 def test_gradient_based_keeps_rows_below_their_probability_weighted_by_its_inverse():
     gradients, hessians = _gradients(800, 6)
-    indices, multipliers = gradient_based_sample(np, gradients, hessians, SEED, STREAM, 0.25,
-                                                 1.0)
+    indices, multipliers = gradient_based_sample(np, gradients, hessians, SEED, STREAM, 0.25, 1.0)
     probabilities = gradient_based_probabilities(np, gradients, hessians, 0.25, 1.0)
     kept = row_uniforms(np, SEED, STREAM, 800) < probabilities
     np.testing.assert_array_equal(indices, np.flatnonzero(kept))
@@ -149,15 +162,18 @@ def test_sampled_row_weights():
 
 
 # ---- parameters ---------------------------------------------------------------------------
-@pytest.mark.parametrize("params, match", [
-    ({"data_sample_strategy": "goss", "top_rate": 0.7, "other_rate": 0.4}, "top_rate"),
-    ({"data_sample_strategy": "goss", "subsample": 0.5}, "subsample"),
-    ({"data_sample_strategy": "goss", "sampling_method": "gradient_based"}, "sampling_method"),
-    ({"data_sample_strategy": "dart"}, "data_sample_strategy"),
-    ({"sampling_method": "poisson"}, "sampling_method"),
-    ({"top_rate": 1.0}, "top_rate"),
-    ({"other_rate": 0.0}, "other_rate"),
-])
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"data_sample_strategy": "goss", "top_rate": 0.7, "other_rate": 0.4}, "top_rate"),
+        ({"data_sample_strategy": "goss", "subsample": 0.5}, "subsample"),
+        ({"data_sample_strategy": "goss", "sampling_method": "gradient_based"}, "sampling_method"),
+        ({"data_sample_strategy": "dart"}, "data_sample_strategy"),
+        ({"sampling_method": "poisson"}, "sampling_method"),
+        ({"top_rate": 1.0}, "top_rate"),
+        ({"other_rate": 0.0}, "other_rate"),
+    ],
+)
 def test_invalid_sampling_parameters_raise(params, match):
     with pytest.raises(ValueError, match=match):
         validate_params(params)
@@ -165,10 +181,18 @@ def test_invalid_sampling_parameters_raise(params, match):
 
 def test_sampling_parameter_defaults():
     params = validate_params({})
-    assert (params["data_sample_strategy"], params["top_rate"], params["other_rate"],
-            params["sampling_method"]) == ("bagging", 0.2, 0.1, "uniform")
-    assert validate_params({"data_sample_strategy": "goss", "top_rate": 0.6,
-                            "other_rate": 0.4})["top_rate"] == 0.6
+    assert (
+        params["data_sample_strategy"],
+        params["top_rate"],
+        params["other_rate"],
+        params["sampling_method"],
+    ) == ("bagging", 0.2, 0.1, "uniform")
+    assert (
+        validate_params({"data_sample_strategy": "goss", "top_rate": 0.6, "other_rate": 0.4})[
+            "top_rate"
+        ]
+        == 0.6
+    )
 
 
 # ---- training -------------------------------------------------------------------------
@@ -177,9 +201,12 @@ GRADIENT_BASED = {"subsample": 0.4, "sampling_method": "gradient_based"}
 
 
 def _fit(params, X, y, rounds=5, weight=None, device="cpu"):
-    return gpuboost.train({"device": device, "max_depth": 3, **params},
-                          Dataset(X, label=y, weight=weight), num_boost_round=rounds,
-                          verbose_eval=False)
+    return gpuboost.train(
+        {"device": device, "max_depth": 3, **params},
+        Dataset(X, label=y, weight=weight),
+        num_boost_round=rounds,
+        verbose_eval=False,
+    )
 
 
 @pytest.mark.parametrize("strategy", [GOSS, GRADIENT_BASED], ids=["goss", "gradient_based"])
@@ -212,14 +239,19 @@ def test_goss_with_multiclass_samples_every_class_on_its_own_gradients(multiclas
 
 
 # ---- CPU / CUDA parity (emulated kernels) -------------------------------------------------
-@pytest.mark.parametrize("params, weighted", [
-    (GOSS, False),
-    ({**GOSS, "objective": "reg:quantile", "quantile_alpha": 0.3}, True),
-    ({**GOSS, "objective": "multi:softprob", "num_class": 3}, False),
-    (GRADIENT_BASED, True),
-], ids=["goss", "goss_quantile_weighted", "goss_multiclass", "gradient_based_weighted"])
-def test_cpu_and_cuda_give_identical_models(emulated_cuda, regression_data, multiclass_data,
-                                            params, weighted):
+@pytest.mark.parametrize(
+    "params, weighted",
+    [
+        (GOSS, False),
+        ({**GOSS, "objective": "reg:quantile", "quantile_alpha": 0.3}, True),
+        ({**GOSS, "objective": "multi:softprob", "num_class": 3}, False),
+        (GRADIENT_BASED, True),
+    ],
+    ids=["goss", "goss_quantile_weighted", "goss_multiclass", "gradient_based_weighted"],
+)
+def test_cpu_and_cuda_give_identical_models(
+    emulated_cuda, regression_data, multiclass_data, params, weighted
+):
     X, y = multiclass_data if params.get("num_class") else regression_data
     weight = np.random.default_rng(9).uniform(0.2, 2.0, size=len(y)) if weighted else None
     runs = train_on_both({"max_depth": 3, **params}, lambda: Dataset(X, label=y, weight=weight), 3)

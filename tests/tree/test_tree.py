@@ -1,4 +1,5 @@
 """Tests of gpuboost.tree: the flat-array Tree."""
+
 import json
 
 import numpy as np
@@ -9,18 +10,20 @@ from gpuboost.tree.tree import TREE_ARRAYS, Tree
 
 def small_tree():
     """Root splits f0 <= 0.5 (NaN left); node 2 splits f1 <= -0.25 (NaN right)."""
-    return Tree({
-        "feature": [0, -1, 1, -1, -1],
-        "threshold_bin": [3, 0, 7, 0, 0],
-        "threshold": [0.5, 0.0, -0.25, 0.0, 0.0],
-        "default_left": [True, False, False, False, False],
-        "left_child": [1, -1, 3, -1, -1],
-        "right_child": [2, -1, 4, -1, -1],
-        "value": [0.1, -1.0, 0.7, 0.5, 2.0],
-        "gain": [9.5, 0.0, 1.25, 0.0, 0.0],
-        "cover": [30.0, 10.0, 20.0, 12.0, 8.0],
-        "count": [30, 10, 20, 12, 8],
-    })
+    return Tree(
+        {
+            "feature": [0, -1, 1, -1, -1],
+            "threshold_bin": [3, 0, 7, 0, 0],
+            "threshold": [0.5, 0.0, -0.25, 0.0, 0.0],
+            "default_left": [True, False, False, False, False],
+            "left_child": [1, -1, 3, -1, -1],
+            "right_child": [2, -1, 4, -1, -1],
+            "value": [0.1, -1.0, 0.7, 0.5, 2.0],
+            "gain": [9.5, 0.0, 1.25, 0.0, 0.0],
+            "cover": [30.0, 10.0, 20.0, 12.0, 8.0],
+            "count": [30, 10, 20, 12, 8],
+        }
+    )
 
 
 def test_arrays_have_the_contract_dtypes():
@@ -40,8 +43,10 @@ def test_basic_facts():
 
 
 def test_single_leaf_tree():
-    tree = Tree({name: [0] for name in TREE_ARRAYS} | {"feature": [-1], "left_child": [-1],
-                                                     "right_child": [-1]})
+    tree = Tree(
+        {name: [0] for name in TREE_ARRAYS}
+        | {"feature": [-1], "left_child": [-1], "right_child": [-1]}
+    )
     assert tree.n_nodes == tree.n_leaves == 1 and tree.depth() == 0
 
 

@@ -6,6 +6,7 @@ One module per primitive (``binning``, ``histogram``, ``split_scan``, ``partitio
 out-of-memory errors, ``sources`` finds the kernel sources, and ``backend`` the
 :class:`CudaBackend` that delegates to them. Nothing here imports CuPy at import time.
 """
+
 from .backend import CudaBackend
 
 __all__ = ["CudaBackend"]

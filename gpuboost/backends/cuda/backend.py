@@ -41,6 +41,7 @@ call. Set ``GPUBOOST_CUDA_CHECK_LAUNCHES=1`` (or ``backend.check_launches =
 True``) to synchronize after every launch and report the failing kernel by
 name; tests do this. Under the emulation the launcher raises at the launch.
 """
+
 import contextlib
 
 import numpy as np
@@ -55,8 +56,12 @@ from .launch import EMULATED, array_module, default_launcher
 from .leaf import add_leaf_values, segment_weighted_quantile
 from .memory import device_call, device_memory_info, out_of_memory_error
 from .partition import partition_rows
-from .predict import (predict_forest_leaves, predict_forest_raw, predict_tree_binned,
-                      predict_tree_raw)
+from .predict import (
+    predict_forest_leaves,
+    predict_forest_raw,
+    predict_tree_binned,
+    predict_tree_raw,
+)
 from .segment_reduce import segment_sums
 from .split_scan import find_best_splits
 
@@ -100,13 +105,15 @@ class CudaBackend(Backend):
             self._out_of_memory_errors = ()
             return
         import cupy
+
         self._cupy = cupy
         self._out_of_memory_errors = (cupy.cuda.memory.OutOfMemoryError,)
         n_devices = cupy.cuda.runtime.getDeviceCount()
         if not 0 <= self.device_ordinal < n_devices:
             raise DeviceUnavailableError(
                 f"device='cuda:{self.device_ordinal}' was requested but only {n_devices} CUDA "
-                f"device(s) are visible (ordinals 0..{n_devices - 1}).")
+                f"device(s) are visible (ordinals 0..{n_devices - 1})."
+            )
 
     def __repr__(self):
         return f"CudaBackend(device_ordinal={self.device_ordinal}, {self.launcher.mode})"
@@ -127,9 +134,14 @@ class CudaBackend(Backend):
 
     def _out_of_memory(self, action, error):
         """A :class:`GpuOutOfMemoryError` for a failed allocation while ``action``."""
-        return out_of_memory_error(action, error, self.device_ordinal,
-                                   device_memory_info(self._cupy), self._data_shape,
-                                   self._data_has_weight)
+        return out_of_memory_error(
+            action,
+            error,
+            self.device_ordinal,
+            device_memory_info(self._cupy),
+            self._data_shape,
+            self._data_has_weight,
+        )
 
     @contextlib.contextmanager
     def guard(self, action):
@@ -180,8 +192,16 @@ class CudaBackend(Backend):
         counts (split scan), so no call re-sends them."""
         n_value_bins = np.asarray(bin_mapper.n_value_bins_, dtype=np.int32)
         arrays = {"X_binned": binned, "n_value_bins": self.xp.array(n_value_bins)}
-        return DeviceData(n_rows, n_features, bin_mapper.n_bins, bin_mapper.missing_bin,
-                          np.asarray(bin_mapper.n_value_bins_), label, weight, arrays)
+        return DeviceData(
+            n_rows,
+            n_features,
+            bin_mapper.n_bins,
+            bin_mapper.missing_bin,
+            np.asarray(bin_mapper.n_value_bins_),
+            label,
+            weight,
+            arrays,
+        )
 
     @device_call("copying and binning the training data")
     def _prepare(self, dataset):
@@ -192,8 +212,9 @@ class CudaBackend(Backend):
             binned = self.bin_features(dataset.data, dataset.bin_mapper)
             label = None if dataset.label is None else xp.array(dataset.label, dtype=Y_DTYPE)
             weight = None if dataset.weight is None else xp.array(dataset.weight, dtype=Y_DTYPE)
-            return self._device_data(dataset.n_rows, dataset.n_features, dataset.bin_mapper,
-                                     binned, label, weight)
+            return self._device_data(
+                dataset.n_rows, dataset.n_features, dataset.bin_mapper, binned, label, weight
+            )
 
     @device_call("binning features on the device")
     def bin_features(self, data, bin_mapper):
@@ -207,8 +228,7 @@ class CudaBackend(Backend):
         (:func:`.binning.bin_device_features`, one launch; tree_method='approx')."""
         binned = bin_device_features(self.xp, self.launcher, raw_features, bin_mapper)
         n_rows, n_features = raw_features.shape
-        return self._device_data(n_rows, n_features, bin_mapper, binned, data.label,
-                                 data.weight)
+        return self._device_data(n_rows, n_features, bin_mapper, binned, data.label, data.weight)
 
     @device_call("laying out binned features")
     def binned_layout(self, X_binned):
@@ -230,11 +250,20 @@ class CudaBackend(Backend):
         return super().row_sample(n_rows, seed, stream, fraction)
 
     @device_call("building histograms")
-    def build_histograms(self, data, quantized_gradients, quantized_hessians, sample_indices,
-                         begins, ends):
-        return build_histograms(self.xp, self.launcher, data.arrays["X_binned"],
-                                quantized_gradients, quantized_hessians, sample_indices,
-                                begins, ends, data.n_bins)
+    def build_histograms(
+        self, data, quantized_gradients, quantized_hessians, sample_indices, begins, ends
+    ):
+        return build_histograms(
+            self.xp,
+            self.launcher,
+            data.arrays["X_binned"],
+            quantized_gradients,
+            quantized_hessians,
+            sample_indices,
+            begins,
+            ends,
+            data.n_bins,
+        )
 
     @device_call("subtracting histograms")
     def subtract_histograms(self, parent, child):
@@ -245,27 +274,45 @@ class CudaBackend(Backend):
         return self.xp.concatenate(histograms, axis=0)
 
     @device_call("finding the best splits")
-    def find_best_splits(self, data, histograms, scale_gradients, scale_hessians, split_params,
-                         feature_mask):
-        return find_best_splits(self.xp, self.launcher, histograms, scale_gradients,
-                                scale_hessians, data.arrays["n_value_bins"], data.missing_bin,
-                                split_params, feature_mask)
+    def find_best_splits(
+        self, data, histograms, scale_gradients, scale_hessians, split_params, feature_mask
+    ):
+        return find_best_splits(
+            self.xp,
+            self.launcher,
+            histograms,
+            scale_gradients,
+            scale_hessians,
+            data.arrays["n_value_bins"],
+            data.missing_bin,
+            split_params,
+            feature_mask,
+        )
 
     @device_call("partitioning rows")
-    def partition(self, data, sample_indices, begins, ends, features, threshold_bins,
-                  default_left):
-        partition_rows(self.xp, self.launcher, data.arrays["X_binned"], sample_indices,
-                       begins, ends, features, threshold_bins, default_left, data.missing_bin)
+    def partition(self, data, sample_indices, begins, ends, features, threshold_bins, default_left):
+        partition_rows(
+            self.xp,
+            self.launcher,
+            data.arrays["X_binned"],
+            sample_indices,
+            begins,
+            ends,
+            features,
+            threshold_bins,
+            default_left,
+            data.missing_bin,
+        )
 
     @device_call("adding leaf values to the margins")
     def add_leaf_values(self, raw, output, sample_indices, begins, ends, values):
-        add_leaf_values(self.xp, self.launcher, raw, output, sample_indices, begins, ends,
-                        values)
+        add_leaf_values(self.xp, self.launcher, raw, output, sample_indices, begins, ends, values)
 
     @device_call("computing leaf quantiles")
     def segment_weighted_quantile(self, values, weights, sample_indices, begins, ends, alpha):
-        return segment_weighted_quantile(self.xp, self.launcher, values, weights,
-                                         sample_indices, begins, ends, alpha)
+        return segment_weighted_quantile(
+            self.xp, self.launcher, values, weights, sample_indices, begins, ends, alpha
+        )
 
     @device_call("summing leaf values")
     def segment_sums(self, values, sample_indices, begins, ends):
@@ -274,8 +321,9 @@ class CudaBackend(Backend):
     # ---- prediction ---------------------------------------------------------------
     @device_call("predicting")
     def predict_tree_binned(self, data, tree):
-        return predict_tree_binned(self.xp, self.launcher, data.arrays["X_binned"],
-                                   data.missing_bin, tree)
+        return predict_tree_binned(
+            self.xp, self.launcher, data.arrays["X_binned"], data.missing_bin, tree
+        )
 
     @device_call("predicting")
     def predict_tree_raw(self, X, tree):

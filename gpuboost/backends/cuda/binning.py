@@ -6,6 +6,7 @@ thread per element in a grid-stride loop, a binary search over the feature's edg
 The Dataset's host copy ``X_binned`` is never computed. The edges of all features are
 concatenated into one array copied to the device once per call.
 """
+
 import numpy as np
 
 from ...core.dtypes import X_BINNED_DTYPE, X_DTYPE
@@ -13,8 +14,13 @@ from ...core.profiling import nvtx_range
 from ...core.segments import offsets
 from .launch import grid_stride_blocks, require_array
 
-__all__ = ["bin_features", "bin_device_features", "packed_edges", "BINNING_THREADS_PER_BLOCK",
-           "BINNING_CHUNK_BYTES"]
+__all__ = [
+    "bin_features",
+    "bin_device_features",
+    "packed_edges",
+    "BINNING_THREADS_PER_BLOCK",
+    "BINNING_CHUNK_BYTES",
+]
 
 #: Kernel file (``cuda/binning.cu``) and its kernel.
 KERNEL_FILE = "binning"
@@ -51,8 +57,9 @@ def _binning_launcher(xp, launcher, n_rows, n_features, bin_mapper, what):
     """The output array of ``cuda/binning.cu`` and a function binning a chunk of rows
     into it: ``launch(features_chunk, first_row)``. Edges are copied to the device once."""
     if n_features != len(bin_mapper.bin_edges_):
-        raise ValueError(f"{what} has {n_features} features, the BinMapper "
-                         f"{len(bin_mapper.bin_edges_)}.")
+        raise ValueError(
+            f"{what} has {n_features} features, the BinMapper {len(bin_mapper.bin_edges_)}."
+        )
     edges, edge_offsets = packed_edges(bin_mapper.bin_edges_)
     binned = xp.empty((n_rows, n_features), dtype=X_BINNED_DTYPE)
     if binned.size == 0:
@@ -60,12 +67,23 @@ def _binning_launcher(xp, launcher, n_rows, n_features, bin_mapper, what):
     edges_device, offsets_device = xp.array(edges), xp.array(edge_offsets)
 
     def launch(chunk, first_row):
-        launcher(KERNEL_FILE, KERNEL,
-                 grid_stride_blocks(chunk.size, BINNING_THREADS_PER_BLOCK),
-                 BINNING_THREADS_PER_BLOCK, (
-                     chunk, np.int64(chunk.shape[0]), np.int32(n_features), edges_device,
-                     offsets_device, np.int32(bin_mapper.missing_bin), np.int64(first_row),
-                     binned))
+        launcher(
+            KERNEL_FILE,
+            KERNEL,
+            grid_stride_blocks(chunk.size, BINNING_THREADS_PER_BLOCK),
+            BINNING_THREADS_PER_BLOCK,
+            (
+                chunk,
+                np.int64(chunk.shape[0]),
+                np.int32(n_features),
+                edges_device,
+                offsets_device,
+                np.int32(bin_mapper.missing_bin),
+                np.int64(first_row),
+                binned,
+            ),
+        )
+
     return binned, launch
 
 
@@ -121,8 +139,7 @@ def bin_device_features(xp, launcher, raw_features, bin_mapper):
     """
     require_array(xp, raw_features, X_DTYPE, "raw_features", ndim=2)
     n_rows, n_features = raw_features.shape
-    binned, launch = _binning_launcher(xp, launcher, n_rows, n_features, bin_mapper,
-                                       "raw_features")
+    binned, launch = _binning_launcher(xp, launcher, n_rows, n_features, bin_mapper, "raw_features")
     if binned.size:
         launch(raw_features, 0)
     return binned

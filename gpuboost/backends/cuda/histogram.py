@@ -18,16 +18,29 @@ Strategy (details in ``cuda/histogram.cu``):
 Only per-node bounds and the block prefix (a few integers per node) cross from
 host to device; the result stays on the device.
 """
+
 import numpy as np
 
-from ...core.dtypes import (GRAD_QUANT_DTYPE, HIST_DTYPE, HIST_FIELDS, SAMPLE_INDEX_DTYPE,
-                            X_BINNED_DTYPE)
+from ...core.dtypes import (
+    GRAD_QUANT_DTYPE,
+    HIST_DTYPE,
+    HIST_FIELDS,
+    SAMPLE_INDEX_DTYPE,
+    X_BINNED_DTYPE,
+)
 from ...core.segments import checked_segments, offsets
 from ..emulation.launcher import MAX_SHARED_PER_BLOCK_OPTIN_BYTES
 from .launch import EMULATED, MAX_GRID_X, ceil_div, require_array
 
-__all__ = ["build_histograms", "HistogramPlan", "plan_histograms", "device_limits",
-           "SHARED_BYTES_PER_CELL", "MAX_BLOCK_THREADS", "MAX_ROWS_PER_PASS"]
+__all__ = [
+    "build_histograms",
+    "HistogramPlan",
+    "plan_histograms",
+    "device_limits",
+    "SHARED_BYTES_PER_CELL",
+    "MAX_BLOCK_THREADS",
+    "MAX_ROWS_PER_PASS",
+]
 
 #: Kernel file (``cuda/histogram.cu``) and its kernels.
 KERNEL_FILE = "histogram"
@@ -68,12 +81,15 @@ def device_limits(mode):
     if mode == EMULATED:
         return EMULATED_SM_COUNT, MAX_SHARED_PER_BLOCK_OPTIN_BYTES
     import cupy
+
     device = cupy.cuda.Device()
     limits = _DEVICE_LIMITS.get(device.id)
     if limits is None:
         attributes = device.attributes
-        limits = (int(attributes["MultiProcessorCount"]),
-                  int(attributes["MaxSharedMemoryPerBlockOptin"]))
+        limits = (
+            int(attributes["MultiProcessorCount"]),
+            int(attributes["MaxSharedMemoryPerBlockOptin"]),
+        )
         _DEVICE_LIMITS[device.id] = limits
     return limits
 
@@ -96,8 +112,15 @@ class HistogramPlan:
         Dynamic shared memory per block.
     """
 
-    def __init__(self, use_shared, features_per_group, n_groups, rows_per_block,
-                 node_first_block, shared_bytes):
+    def __init__(
+        self,
+        use_shared,
+        features_per_group,
+        n_groups,
+        rows_per_block,
+        node_first_block,
+        shared_bytes,
+    ):
         self.use_shared = use_shared
         self.features_per_group = features_per_group
         self.n_groups = n_groups
@@ -107,8 +130,9 @@ class HistogramPlan:
         self.shared_bytes = shared_bytes
 
 
-def plan_histograms(lengths, n_features, n_bins, shared_limit, sm_count, rows_per_block=None,
-                    force_global=False):
+def plan_histograms(
+    lengths, n_features, n_bins, shared_limit, sm_count, rows_per_block=None, force_global=False
+):
     """Choose the kernel, the feature groups and the row blocks of a batch.
 
     Parameters
@@ -148,20 +172,36 @@ def plan_histograms(lengths, n_features, n_bins, shared_limit, sm_count, rows_pe
         raise ValueError(f"rows_per_block must be positive, got {rows_per_block}")
     node_first_block = offsets(ceil_div(lengths, rows_per_block))
     shared_bytes = features_per_group * cell_bytes if use_shared else 0
-    return HistogramPlan(use_shared, features_per_group, n_groups, rows_per_block,
-                         node_first_block, shared_bytes)
+    return HistogramPlan(
+        use_shared, features_per_group, n_groups, rows_per_block, node_first_block, shared_bytes
+    )
 
 
 def _allow_dynamic_shared(kernel, shared_bytes):
     """Opt the kernel in to ``shared_bytes`` of dynamic shared memory (above 48 KiB)."""
-    if shared_bytes > DEFAULT_SHARED_BYTES - kernel.shared_size_bytes and \
-            kernel.max_dynamic_shared_size_bytes < shared_bytes:
+    if (
+        shared_bytes > DEFAULT_SHARED_BYTES - kernel.shared_size_bytes
+        and kernel.max_dynamic_shared_size_bytes < shared_bytes
+    ):
         kernel.max_dynamic_shared_size_bytes = int(shared_bytes)
 
 
-def build_histograms(xp, launcher, X_binned, quantized_gradients, quantized_hessians,
-                     sample_indices, begins, ends, n_bins, *, shared_memory_limit=None,
-                     rows_per_block=None, block_threads=MAX_BLOCK_THREADS, force_global=False):
+def build_histograms(
+    xp,
+    launcher,
+    X_binned,
+    quantized_gradients,
+    quantized_hessians,
+    sample_indices,
+    begins,
+    ends,
+    n_bins,
+    *,
+    shared_memory_limit=None,
+    rows_per_block=None,
+    block_threads=MAX_BLOCK_THREADS,
+    force_global=False,
+):
     """Histograms of a batch of nodes, on the device, in one kernel launch.
 
     Parameters
@@ -203,8 +243,7 @@ def build_histograms(xp, launcher, X_binned, quantized_gradients, quantized_hess
     require_array(xp, quantized_hessians, GRAD_QUANT_DTYPE, "quantized_hessians", ndim=1)
     require_array(xp, sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
     if not 1 <= block_threads <= MAX_BLOCK_THREADS:
-        raise ValueError(f"block_threads must be in [1, {MAX_BLOCK_THREADS}], got "
-                         f"{block_threads}")
+        raise ValueError(f"block_threads must be in [1, {MAX_BLOCK_THREADS}], got {block_threads}")
     n_features = int(X_binned.shape[1])
     n_bins = int(n_bins)
     begins, ends = checked_segments(begins, ends, sample_indices.shape[0])
@@ -218,26 +257,57 @@ def build_histograms(xp, launcher, X_binned, quantized_gradients, quantized_hess
     kernel = launcher.kernel(KERNEL_FILE, SHARED_KERNEL)
     if shared_memory_limit is None:
         shared_memory_limit = optin_limit - kernel.shared_size_bytes
-    plan = plan_histograms(lengths, n_features, n_bins, int(shared_memory_limit), sm_count,
-                           rows_per_block=rows_per_block, force_global=force_global)
+    plan = plan_histograms(
+        lengths,
+        n_features,
+        n_bins,
+        int(shared_memory_limit),
+        sm_count,
+        rows_per_block=rows_per_block,
+        force_global=force_global,
+    )
     n_blocks = plan.blocks_per_group * plan.n_groups
     if n_blocks > MAX_GRID_X:
         raise ValueError(f"{n_blocks} blocks exceed the grid limit; raise rows_per_block")
     # One host-to-device copy: [begins | ends | node_first_block].
     node_table = xp.asarray(np.concatenate([begins, ends, plan.node_first_block]))
     node_begins = node_table[:n_nodes]
-    node_ends = node_table[n_nodes:2 * n_nodes]
-    node_first_block = node_table[2 * n_nodes:]
-    common = (X_binned, quantized_gradients, quantized_hessians, sample_indices, node_begins,
-              node_ends, node_first_block, np.int32(n_nodes), np.int32(n_features),
-              np.int32(n_bins))
+    node_ends = node_table[n_nodes : 2 * n_nodes]
+    node_first_block = node_table[2 * n_nodes :]
+    common = (
+        X_binned,
+        quantized_gradients,
+        quantized_hessians,
+        sample_indices,
+        node_begins,
+        node_ends,
+        node_first_block,
+        np.int32(n_nodes),
+        np.int32(n_features),
+        np.int32(n_bins),
+    )
     if plan.use_shared:
         _allow_dynamic_shared(kernel, plan.shared_bytes)
-        launcher(KERNEL_FILE, SHARED_KERNEL, n_blocks, block_threads,
-                 common + (np.int32(plan.features_per_group), np.int64(plan.blocks_per_group),
-                           np.int64(plan.rows_per_block), histograms),
-                 shared_mem=plan.shared_bytes)
+        launcher(
+            KERNEL_FILE,
+            SHARED_KERNEL,
+            n_blocks,
+            block_threads,
+            common
+            + (
+                np.int32(plan.features_per_group),
+                np.int64(plan.blocks_per_group),
+                np.int64(plan.rows_per_block),
+                histograms,
+            ),
+            shared_mem=plan.shared_bytes,
+        )
     else:
-        launcher(KERNEL_FILE, GLOBAL_KERNEL, n_blocks, block_threads,
-                 common + (np.int64(plan.rows_per_block), histograms))
+        launcher(
+            KERNEL_FILE,
+            GLOBAL_KERNEL,
+            n_blocks,
+            block_threads,
+            common + (np.int64(plan.rows_per_block), histograms),
+        )
     return histograms

@@ -21,6 +21,7 @@ reported by name. The launch-geometry helpers shared by the host code of several
 primitives (grid sizes, segment tiles, packed segment tables, argument checks) live
 here too.
 """
+
 import os
 
 import numpy as np
@@ -30,11 +31,28 @@ from ..emulation import EmulatedModule, emulation_enabled
 from ..emulation.device_array import namespace as emulated_namespace
 from .sources import cuda_source_dir
 
-__all__ = ["NVCC_OPTIONS", "EMULATED", "CUPY", "MODES", "CHECK_LAUNCHES_ENV_VAR",
-           "GRID_STRIDE_MAX_BLOCKS", "MAX_GRID_X", "current_mode", "array_module",
-           "get_module", "get_kernel", "clear_cache", "KernelLauncher", "default_launcher",
-           "ceil_div", "grid_stride_blocks", "segment_tiles", "padded", "segment_table",
-           "require_array"]
+__all__ = [
+    "NVCC_OPTIONS",
+    "EMULATED",
+    "CUPY",
+    "MODES",
+    "CHECK_LAUNCHES_ENV_VAR",
+    "GRID_STRIDE_MAX_BLOCKS",
+    "MAX_GRID_X",
+    "current_mode",
+    "array_module",
+    "get_module",
+    "get_kernel",
+    "clear_cache",
+    "KernelLauncher",
+    "default_launcher",
+    "ceil_div",
+    "grid_stride_blocks",
+    "segment_tiles",
+    "padded",
+    "segment_table",
+    "require_array",
+]
 
 #: Compiler options for every kernel file (NVRTC through CuPy, or g++ emulation).
 NVCC_OPTIONS = ("--fmad=false", "-std=c++17")
@@ -52,7 +70,7 @@ CHECK_LAUNCHES_ENV_VAR = "GPUBOOST_CUDA_CHECK_LAUNCHES"
 #: current GPU several times over; larger inputs loop.
 GRID_STRIDE_MAX_BLOCKS = 4096
 #: Largest gridDim.x.
-MAX_GRID_X = 2 ** 31 - 1
+MAX_GRID_X = 2**31 - 1
 
 #: (mode, file stem) -> compiled module.
 _MODULES = {}
@@ -79,6 +97,7 @@ def array_module(mode):
     if mode == EMULATED:
         return emulated_namespace
     import cupy
+
     return cupy
 
 
@@ -89,6 +108,7 @@ def _load_module(mode, file_stem):
     if mode == EMULATED:
         return EmulatedModule(path=str(path), options=options, device_arrays_only=True)
     import cupy
+
     return cupy.RawModule(code=path.read_text(), options=options)
 
 
@@ -161,11 +181,13 @@ class KernelLauncher:
         kernel((int(grid),), (int(block),), tuple(args), shared_mem=int(shared_mem))
         if self.check_launches and self.mode == CUPY:
             import cupy
+
             try:
                 cupy.cuda.runtime.deviceSynchronize()
             except cupy.cuda.runtime.CUDARuntimeError as error:
-                raise RuntimeError(f"CUDA kernel {file_stem}.cu:{kernel_name} failed: "
-                                   f"{error}") from error
+                raise RuntimeError(
+                    f"CUDA kernel {file_stem}.cu:{kernel_name} failed: {error}"
+                ) from error
 
 
 def default_launcher():
@@ -207,7 +229,7 @@ def segment_tiles(begins, ends, tile_rows):
 def padded(values, width):
     """``values`` as int64, padded with zeros to ``width`` entries."""
     out = np.zeros(width, dtype=np.int64)
-    out[:len(values)] = values
+    out[: len(values)] = values
     return out
 
 
@@ -240,12 +262,16 @@ def require_array(xp, array, dtype, name, ndim=None):
         Not C-contiguous.
     """
     if not isinstance(array, xp.ndarray):
-        raise TypeError(f"{name} must be a {xp.__name__} array (a device array), got "
-                        f"{type(array).__name__}.")
+        raise TypeError(
+            f"{name} must be a {xp.__name__} array (a device array), got {type(array).__name__}."
+        )
     rank = "" if ndim is None else f" with {ndim} dimension(s)"
     if array.dtype != dtype or (ndim is not None and array.ndim != ndim):
-        raise TypeError(f"{name} must be a {np.dtype(dtype).name} array{rank}, got "
-                        f"{array.dtype} of shape {array.shape}.")
+        raise TypeError(
+            f"{name} must be a {np.dtype(dtype).name} array{rank}, got "
+            f"{array.dtype} of shape {array.shape}."
+        )
     if not array.flags.c_contiguous:
-        raise ValueError(f"{name} must be C-contiguous, got an array of shape "
-                         f"{array.shape} that is not.")
+        raise ValueError(
+            f"{name} must be C-contiguous, got an array of shape {array.shape} that is not."
+        )

@@ -11,6 +11,7 @@ sequentially. With unit weights the cumulative weights are exact integers and th
 thread binary-searches them instead. The sequential pass costs O(rows of the largest
 leaf) per tree, only for quantile objectives with sample weights.
 """
+
 import numpy as np
 
 from ...core.array import to_numpy
@@ -18,8 +19,14 @@ from ...core.dtypes import SAMPLE_INDEX_DTYPE, Y_DTYPE
 from ...core.segments import checked_segments, offsets
 from .launch import ceil_div, require_array, segment_table, segment_tiles
 
-__all__ = ["add_leaf_values", "segment_weighted_quantile", "LEAF_THREADS_PER_BLOCK",
-           "LEAF_ITEMS_PER_THREAD", "LEAF_TILE_ROWS", "QUANTILE_THREADS_PER_BLOCK"]
+__all__ = [
+    "add_leaf_values",
+    "segment_weighted_quantile",
+    "LEAF_THREADS_PER_BLOCK",
+    "LEAF_ITEMS_PER_THREAD",
+    "LEAF_TILE_ROWS",
+    "QUANTILE_THREADS_PER_BLOCK",
+]
 
 #: Kernel file (``cuda/leaf.cu``) and its kernels.
 KERNEL_FILE = "leaf"
@@ -70,13 +77,26 @@ def add_leaf_values(xp, launcher, raw, output, sample_indices, begins, ends, val
     if n_tiles == 0:
         return
     table = segment_table(xp, [begins, ends, first_tile])
-    launcher(KERNEL_FILE, ADD_KERNEL, n_tiles, LEAF_THREADS_PER_BLOCK, (
-        sample_indices, table[0], table[1], table[2], np.int32(len(begins)),
-        xp.array(values), np.int32(n_outputs), np.int32(output), raw))
+    launcher(
+        KERNEL_FILE,
+        ADD_KERNEL,
+        n_tiles,
+        LEAF_THREADS_PER_BLOCK,
+        (
+            sample_indices,
+            table[0],
+            table[1],
+            table[2],
+            np.int32(len(begins)),
+            xp.array(values),
+            np.int32(n_outputs),
+            np.int32(output),
+            raw,
+        ),
+    )
 
 
-def segment_weighted_quantile(xp, launcher, values, weights, sample_indices, begins, ends,
-                              alpha):
+def segment_weighted_quantile(xp, launcher, values, weights, sample_indices, begins, ends, alpha):
     """Per segment, ``gpuboost.core.quantile.weighted_quantile`` of its rows' values
     (see the module docstring for how the cumulative weights round as NumPy's).
 
@@ -106,17 +126,29 @@ def segment_weighted_quantile(xp, launcher, values, weights, sample_indices, beg
         return np.zeros(0, dtype=np.float64)
     lengths = ends - begins
     if np.any(lengths == 0):
-        raise ValueError("weighted_quantile: values must be a non-empty 1-D array, got "
-                         "shape (0,)")
+        raise ValueError("weighted_quantile: values must be a non-empty 1-D array, got shape (0,)")
     output_offsets = offsets(lengths)
     n_gathered = int(output_offsets[-1])
     first_tile, n_tiles = segment_tiles(begins, ends, LEAF_TILE_ROWS)
     table = segment_table(xp, [begins, ends, first_tile, output_offsets])
     rows = xp.empty(n_gathered, dtype=SAMPLE_INDEX_DTYPE)
     segment_of = xp.empty(n_gathered, dtype=np.int32)
-    launcher(KERNEL_FILE, GATHER_KERNEL, n_tiles, LEAF_THREADS_PER_BLOCK, (
-        sample_indices, table[0], table[1], table[2], table[3], np.int32(n_segments), rows,
-        segment_of))
+    launcher(
+        KERNEL_FILE,
+        GATHER_KERNEL,
+        n_tiles,
+        LEAF_THREADS_PER_BLOCK,
+        (
+            sample_indices,
+            table[0],
+            table[1],
+            table[2],
+            table[3],
+            np.int32(n_segments),
+            rows,
+            segment_of,
+        ),
+    )
     gathered = xp.asarray(values, dtype=Y_DTYPE)[rows]
     if bool(xp.isnan(gathered).any()):
         raise ValueError("weighted_quantile: values contain NaN")
@@ -132,8 +164,19 @@ def segment_weighted_quantile(xp, launcher, values, weights, sample_indices, beg
         sorted_weights = xp.ascontiguousarray(xp.asarray(weights, dtype=Y_DTYPE)[rows][order])
         has_weights = 1
     quantiles = xp.empty(n_segments, dtype=np.float64)
-    launcher(KERNEL_FILE, QUANTILE_KERNEL, ceil_div(n_segments, QUANTILE_THREADS_PER_BLOCK),
-             QUANTILE_THREADS_PER_BLOCK, (
-                 sorted_values, sorted_weights, np.int32(has_weights), table[3],
-                 np.int32(n_segments), np.float64(alpha), quantiles))
+    launcher(
+        KERNEL_FILE,
+        QUANTILE_KERNEL,
+        ceil_div(n_segments, QUANTILE_THREADS_PER_BLOCK),
+        QUANTILE_THREADS_PER_BLOCK,
+        (
+            sorted_values,
+            sorted_weights,
+            np.int32(has_weights),
+            table[3],
+            np.int32(n_segments),
+            np.float64(alpha),
+            quantiles,
+        ),
+    )
     return to_numpy(quantiles)

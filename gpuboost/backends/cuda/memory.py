@@ -42,6 +42,7 @@ shape, the bytes requested, the bytes per row and what to change
 (:func:`out_of_memory_error`; every backend method is wrapped by
 :func:`device_call`).
 """
+
 import functools
 import re
 
@@ -50,8 +51,13 @@ import numpy as np
 from ...core.dtypes import GRAD_QUANT_DTYPE, SAMPLE_INDEX_DTYPE, X_BINNED_DTYPE
 from ...errors import GpuOutOfMemoryError
 
-__all__ = ["device_bytes_per_row", "HISTOGRAM_CELL_BYTES", "device_memory_info",
-           "out_of_memory_error", "device_call"]
+__all__ = [
+    "device_bytes_per_row",
+    "HISTOGRAM_CELL_BYTES",
+    "device_memory_info",
+    "out_of_memory_error",
+    "device_call",
+]
 
 # ---- device memory per row (bytes; see the module docstring) ----------------------
 _FLOAT64_BYTES = np.dtype(np.float64).itemsize
@@ -112,8 +118,9 @@ def device_memory_info(cupy):
         return None
 
 
-def out_of_memory_error(action, error, device_ordinal, memory_info=None, data_shape=None,
-                        has_weight=False):
+def out_of_memory_error(
+    action, error, device_ordinal, memory_info=None, data_shape=None, has_weight=False
+):
     """A :class:`GpuOutOfMemoryError` for a failed allocation while ``action``.
 
     Parameters
@@ -136,10 +143,15 @@ def out_of_memory_error(action, error, device_ordinal, memory_info=None, data_sh
     """
     match = _CUPY_REQUEST_PATTERN.search(str(error))
     requested = int(match.group(1).replace(",", "")) if match else None
-    requested_text = f"{requested:,} bytes requested" if requested is not None else \
-        "allocation failed"
-    lines = [(f"CUDA out of memory while {action} on device cuda:{device_ordinal}: "
-              f"{requested_text} ({error}).")]
+    requested_text = (
+        f"{requested:,} bytes requested" if requested is not None else "allocation failed"
+    )
+    lines = [
+        (
+            f"CUDA out of memory while {action} on device cuda:{device_ordinal}: "
+            f"{requested_text} ({error})."
+        )
+    ]
     if memory_info is not None:
         lines.append(f"Device memory: {memory_info[0]:,} bytes free of {memory_info[1]:,}.")
     bytes_per_row = None
@@ -153,13 +165,21 @@ def out_of_memory_error(action, error, device_ordinal, memory_info=None, data_sh
             f"keeps about {bytes_per_row} bytes per row on the device ({itemized}; +24 per "
             f"extra output class), about {n_rows * bytes_per_row:,} bytes in all, plus "
             f"histograms of n_nodes x {n_features} x (max_bin + 1) x "
-            f"{HISTOGRAM_CELL_BYTES} bytes.")
-    lines.append("To fit: train on fewer rows (subsample the data), use a lower max_bin "
-                 "(smaller histograms), free other GPU memory "
-                 "(gpuboost.backends.release_memory(), other processes), or train with "
-                 "device='cpu'.")
-    return GpuOutOfMemoryError(" ".join(lines), action=action, requested_bytes=requested,
-                               bytes_per_row=bytes_per_row, data_shape=data_shape)
+            f"{HISTOGRAM_CELL_BYTES} bytes."
+        )
+    lines.append(
+        "To fit: train on fewer rows (subsample the data), use a lower max_bin "
+        "(smaller histograms), free other GPU memory "
+        "(gpuboost.backends.release_memory(), other processes), or train with "
+        "device='cpu'."
+    )
+    return GpuOutOfMemoryError(
+        " ".join(lines),
+        action=action,
+        requested_bytes=requested,
+        bytes_per_row=bytes_per_row,
+        data_shape=data_shape,
+    )
 
 
 def device_call(action):
@@ -178,5 +198,7 @@ def device_call(action):
                     return method(self, *args, **kwargs)
                 except self._out_of_memory_errors as error:
                     raise self._out_of_memory(action, error) from error
+
         return wrapper
+
     return decorate

@@ -6,14 +6,19 @@ partition"): per-tile go-left flags and counts, a device cumulative sum of the
 counts, then a stable scatter (a block-wide scan per tile). One small host-to-device
 copy of the segment table per batch of nodes, no device-to-host copy.
 """
+
 import numpy as np
 
 from ...core.dtypes import SAMPLE_INDEX_DTYPE, X_BINNED_DTYPE
 from ...core.segments import checked_segments
 from .launch import require_array, segment_table, segment_tiles
 
-__all__ = ["partition_rows", "PARTITION_THREADS_PER_BLOCK", "PARTITION_ITEMS_PER_THREAD",
-           "PARTITION_TILE_ROWS"]
+__all__ = [
+    "partition_rows",
+    "PARTITION_THREADS_PER_BLOCK",
+    "PARTITION_ITEMS_PER_THREAD",
+    "PARTITION_TILE_ROWS",
+]
 
 #: Kernel file (``cuda/partition.cu``) and its kernels.
 KERNEL_FILE = "partition"
@@ -29,8 +34,20 @@ PARTITION_ITEMS_PER_THREAD = 8
 PARTITION_TILE_ROWS = PARTITION_THREADS_PER_BLOCK * PARTITION_ITEMS_PER_THREAD
 
 
-def partition_rows(xp, launcher, X_binned, sample_indices, begins, ends, features,
-                   threshold_bins, default_left, missing_bin, *, return_left_counts=False):
+def partition_rows(
+    xp,
+    launcher,
+    X_binned,
+    sample_indices,
+    begins,
+    ends,
+    features,
+    threshold_bins,
+    default_left,
+    missing_bin,
+    *,
+    return_left_counts=False,
+):
     """Split several nodes' segments at once, stably and in place.
 
     Parameters
@@ -65,28 +82,64 @@ def partition_rows(xp, launcher, X_binned, sample_indices, begins, ends, feature
     threshold_bins = np.asarray(threshold_bins, dtype=np.int64).reshape(-1)
     default_left = np.asarray(default_left, dtype=bool).reshape(-1).astype(np.int64)
     if not (len(features) == len(threshold_bins) == len(default_left) == n_segments):
-        raise ValueError("features, threshold_bins and default_left need one entry per "
-                         "segment.")
+        raise ValueError("features, threshold_bins and default_left need one entry per segment.")
     if np.any(features < 0) or np.any(features >= n_features):
         raise ValueError(f"Split features must be in [0, {n_features}).")
     first_tile, n_tiles = segment_tiles(begins, ends, PARTITION_TILE_ROWS)
     if n_tiles == 0:
         return xp.zeros(n_segments, dtype=np.int64) if return_left_counts else None
-    segment_begins, segment_ends, segment_first_tile, split_features, split_bins, \
-        split_default_left = segment_table(xp, [begins, ends, first_tile, features,
-                                                threshold_bins, default_left])
+    (
+        segment_begins,
+        segment_ends,
+        segment_first_tile,
+        split_features,
+        split_bins,
+        split_default_left,
+    ) = segment_table(xp, [begins, ends, first_tile, features, threshold_bins, default_left])
     n_positions = sample_indices.shape[0]
     saved_rows = xp.empty(n_positions, dtype=SAMPLE_INDEX_DTYPE)
     goes_left = xp.empty(n_positions, dtype=np.uint8)
     tile_left_counts = xp.empty(n_tiles, dtype=np.int32)
-    launcher(KERNEL_FILE, FLAG_KERNEL, n_tiles, PARTITION_THREADS_PER_BLOCK, (
-        X_binned, np.int32(n_features), sample_indices, segment_begins, segment_ends,
-        segment_first_tile, split_features, split_bins, split_default_left,
-        np.int32(n_segments), np.int32(missing_bin), saved_rows, goes_left, tile_left_counts))
+    launcher(
+        KERNEL_FILE,
+        FLAG_KERNEL,
+        n_tiles,
+        PARTITION_THREADS_PER_BLOCK,
+        (
+            X_binned,
+            np.int32(n_features),
+            sample_indices,
+            segment_begins,
+            segment_ends,
+            segment_first_tile,
+            split_features,
+            split_bins,
+            split_default_left,
+            np.int32(n_segments),
+            np.int32(missing_bin),
+            saved_rows,
+            goes_left,
+            tile_left_counts,
+        ),
+    )
     tile_left_inclusive = xp.cumsum(tile_left_counts, dtype=np.int64)
-    launcher(KERNEL_FILE, SCATTER_KERNEL, n_tiles, PARTITION_THREADS_PER_BLOCK, (
-        saved_rows, goes_left, tile_left_counts, tile_left_inclusive, segment_begins,
-        segment_ends, segment_first_tile, np.int32(n_segments), sample_indices))
+    launcher(
+        KERNEL_FILE,
+        SCATTER_KERNEL,
+        n_tiles,
+        PARTITION_THREADS_PER_BLOCK,
+        (
+            saved_rows,
+            goes_left,
+            tile_left_counts,
+            tile_left_inclusive,
+            segment_begins,
+            segment_ends,
+            segment_first_tile,
+            np.int32(n_segments),
+            sample_indices,
+        ),
+    )
     if not return_left_counts:
         return None
     inclusive = xp.concatenate([xp.zeros(1, dtype=np.int64), tile_left_inclusive])

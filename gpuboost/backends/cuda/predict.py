@@ -6,6 +6,7 @@ trees are copied to the device as flat per-node tables (:func:`pack_trees`); a f
 is its trees' tables concatenated, and the forest kernel adds the trees' values to each
 margin in tree order, as the NumPy backend does.
 """
+
 import numpy as np
 
 from ...core.dtypes import X_BINNED_DTYPE, X_DTYPE
@@ -13,9 +14,16 @@ from ...core.profiling import nvtx_range
 from ...core.segments import offsets
 from .launch import grid_stride_blocks, require_array, segment_table
 
-__all__ = ["pack_trees", "predict_tree_binned", "predict_tree_raw", "predict_forest_raw",
-           "predict_forest_leaves", "PREDICT_THREADS_PER_BLOCK", "NODE_INT_ROWS",
-           "NODE_FLOAT_ROWS"]
+__all__ = [
+    "pack_trees",
+    "predict_tree_binned",
+    "predict_tree_raw",
+    "predict_forest_raw",
+    "predict_forest_leaves",
+    "PREDICT_THREADS_PER_BLOCK",
+    "NODE_INT_ROWS",
+    "NODE_FLOAT_ROWS",
+]
 
 #: Kernel file (``cuda/predict.cu``).
 KERNEL_FILE = "predict"
@@ -40,19 +48,34 @@ def pack_trees(xp, trees, n_features):
     for tree in trees:
         internal = tree.feature >= 0
         if np.any(tree.feature[internal] >= n_features):
-            raise ValueError(f"A tree splits on feature {int(tree.feature.max())}, but the "
-                             f"data have {n_features} features.")
+            raise ValueError(
+                f"A tree splits on feature {int(tree.feature.max())}, but the "
+                f"data have {n_features} features."
+            )
     node_offsets = offsets([tree.n_nodes for tree in trees])
-    node_ints = np.stack([np.concatenate([getattr(tree, name) for tree in trees])
-                          .astype(np.int32) for name in NODE_INT_ROWS])
-    node_floats = np.stack([np.concatenate([getattr(tree, name) for tree in trees])
-                            .astype(np.float64) for name in NODE_FLOAT_ROWS])
+    node_ints = np.stack(
+        [
+            np.concatenate([getattr(tree, name) for tree in trees]).astype(np.int32)
+            for name in NODE_INT_ROWS
+        ]
+    )
+    node_floats = np.stack(
+        [
+            np.concatenate([getattr(tree, name) for tree in trees]).astype(np.float64)
+            for name in NODE_FLOAT_ROWS
+        ]
+    )
     return xp.array(node_ints), xp.array(node_floats), node_offsets
 
 
 def _launch_over_rows(launcher, kernel_name, n_rows, args):
-    launcher(KERNEL_FILE, kernel_name, grid_stride_blocks(n_rows, PREDICT_THREADS_PER_BLOCK),
-             PREDICT_THREADS_PER_BLOCK, args)
+    launcher(
+        KERNEL_FILE,
+        kernel_name,
+        grid_stride_blocks(n_rows, PREDICT_THREADS_PER_BLOCK),
+        PREDICT_THREADS_PER_BLOCK,
+        args,
+    )
 
 
 def _check_features(xp, X):
@@ -82,9 +105,21 @@ def predict_tree_binned(xp, launcher, X_binned, missing_bin, tree):
         if n_rows == 0:
             return values
         node_ints, node_floats, _ = pack_trees(xp, [tree], n_features)
-        _launch_over_rows(launcher, "predict_tree_values_binned", n_rows, (
-            X_binned, np.int64(n_rows), np.int32(n_features), np.int32(missing_bin),
-            node_ints, node_floats, np.int64(tree.n_nodes), values))
+        _launch_over_rows(
+            launcher,
+            "predict_tree_values_binned",
+            n_rows,
+            (
+                X_binned,
+                np.int64(n_rows),
+                np.int32(n_features),
+                np.int32(missing_bin),
+                node_ints,
+                node_floats,
+                np.int64(tree.n_nodes),
+                values,
+            ),
+        )
         return values
 
 
@@ -108,9 +143,20 @@ def predict_tree_raw(xp, launcher, X, tree):
         if n_rows == 0:
             return values
         node_ints, node_floats, _ = pack_trees(xp, [tree], n_features)
-        _launch_over_rows(launcher, "predict_tree_values_raw", n_rows, (
-            X, np.int64(n_rows), np.int32(n_features), node_ints, node_floats,
-            np.int64(tree.n_nodes), values))
+        _launch_over_rows(
+            launcher,
+            "predict_tree_values_raw",
+            n_rows,
+            (
+                X,
+                np.int64(n_rows),
+                np.int32(n_features),
+                node_ints,
+                node_floats,
+                np.int64(tree.n_nodes),
+                values,
+            ),
+        )
         return values
 
 
@@ -139,8 +185,7 @@ def predict_forest_raw(xp, launcher, X, trees, tree_outputs, margins):
         if len(tree_outputs) != len(trees):
             raise ValueError("tree_outputs needs one entry per tree.")
         if margins.ndim != 2 or margins.shape[0] != n_rows:
-            raise ValueError(f"margins must have shape ({n_rows}, n_outputs), got "
-                             f"{margins.shape}.")
+            raise ValueError(f"margins must have shape ({n_rows}, n_outputs), got {margins.shape}.")
         n_outputs = margins.shape[1]
         if np.any(tree_outputs < 0) or np.any(tree_outputs >= n_outputs):
             raise ValueError(f"tree_outputs must be in [0, {n_outputs}).")
@@ -150,10 +195,24 @@ def predict_forest_raw(xp, launcher, X, trees, tree_outputs, margins):
         work = margins if contiguous else xp.ascontiguousarray(margins, dtype=np.float64)
         node_ints, node_floats, node_offsets = pack_trees(xp, trees, n_features)
         tree_table = segment_table(xp, [node_offsets, tree_outputs])
-        _launch_over_rows(launcher, "predict_forest_margins", n_rows, (
-            X, np.int64(n_rows), np.int32(n_features), node_ints, node_floats,
-            np.int64(node_offsets[-1]), tree_table[0], tree_table[1], np.int32(len(trees)),
-            np.int32(n_outputs), work))
+        _launch_over_rows(
+            launcher,
+            "predict_forest_margins",
+            n_rows,
+            (
+                X,
+                np.int64(n_rows),
+                np.int32(n_features),
+                node_ints,
+                node_floats,
+                np.int64(node_offsets[-1]),
+                tree_table[0],
+                tree_table[1],
+                np.int32(len(trees)),
+                np.int32(n_outputs),
+                work,
+            ),
+        )
         if work is not margins:
             margins[...] = work
         return margins
@@ -180,8 +239,20 @@ def predict_forest_leaves(xp, launcher, X, trees):
         if not trees or n_rows == 0:
             return leaves
         node_ints, node_floats, node_offsets = pack_trees(xp, trees, n_features)
-        _launch_over_rows(launcher, "predict_forest_leaf_indices", n_rows, (
-            X, np.int64(n_rows), np.int32(n_features), node_ints, node_floats,
-            np.int64(node_offsets[-1]), xp.array(node_offsets), np.int32(len(trees)),
-            leaves))
+        _launch_over_rows(
+            launcher,
+            "predict_forest_leaf_indices",
+            n_rows,
+            (
+                X,
+                np.int64(n_rows),
+                np.int32(n_features),
+                node_ints,
+                node_floats,
+                np.int64(node_offsets[-1]),
+                xp.array(node_offsets),
+                np.int32(len(trees)),
+                leaves,
+            ),
+        )
         return leaves

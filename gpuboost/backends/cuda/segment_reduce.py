@@ -5,6 +5,7 @@ The definition is :mod:`gpuboost.backends.numpy.segment_reduce`: segment ``s`` s
 Only a sequential sum rounds the same way on every backend, so one thread sums one
 segment (meant for per-leaf sums, not for large reductions).
 """
+
 import numpy as np
 
 from ...core.array import to_numpy
@@ -45,7 +46,11 @@ def segment_sums(xp, launcher, values, sample_indices, begins, ends):
         return np.zeros(0, dtype=np.float64)
     table = segment_table(xp, [begins, ends])
     sums = xp.empty(n_segments, dtype=np.float64)
-    launcher(KERNEL_FILE, KERNEL, ceil_div(n_segments, SEGMENT_SUM_THREADS_PER_BLOCK),
-             SEGMENT_SUM_THREADS_PER_BLOCK,
-             (values, sample_indices, table[0], table[1], np.int32(n_segments), sums))
+    launcher(
+        KERNEL_FILE,
+        KERNEL,
+        ceil_div(n_segments, SEGMENT_SUM_THREADS_PER_BLOCK),
+        SEGMENT_SUM_THREADS_PER_BLOCK,
+        (values, sample_indices, table[0], table[1], np.int32(n_segments), sums),
+    )
     return to_numpy(sums)

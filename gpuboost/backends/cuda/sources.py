@@ -13,6 +13,7 @@ The checkout is recognised by the ``pyproject.toml`` beside ``cuda/``, so a
 foreign top-level ``cuda`` package in ``site-packages`` (for example NVIDIA's
 ``cuda-python``) is never mistaken for the kernel folder.
 """
+
 from pathlib import Path
 
 #: Folder of the package (``.../gpuboost``; this file is gpuboost/backends/cuda/sources.py).
@@ -97,13 +98,11 @@ def read_cuda_source(name):
         or Path(name).suffix not in CUDA_SOURCE_SUFFIXES
     ):
         raise ValueError(
-            f"expected a plain kernel file name ending in {CUDA_SOURCE_SUFFIXES}, "
-            f"got {name!r}"
+            f"expected a plain kernel file name ending in {CUDA_SOURCE_SUFFIXES}, got {name!r}"
         )
     path = cuda_source_dir() / name
     if not path.is_file():
         raise FileNotFoundError(
-            f"no CUDA source {name!r} in {path.parent}; available: "
-            f"{list_cuda_sources()}"
+            f"no CUDA source {name!r} in {path.parent}; available: {list_cuda_sources()}"
         )
     return path.read_text(encoding="utf-8")

@@ -12,6 +12,7 @@ Two launches per batch: one block per (node, feature) scans the feature's bins
 and keeps its best candidate; one block per node picks the best feature. Only
 the ``n_nodes`` records (10 int64 words each) are copied to the host.
 """
+
 import numpy as np
 
 from ...core.array import to_numpy
@@ -65,8 +66,17 @@ def records_from_words(words):
     return records
 
 
-def find_best_splits(xp, launcher, histograms, scale_gradients, scale_hessians, n_value_bins,
-                     missing_bin, split_params, feature_mask=None):
+def find_best_splits(
+    xp,
+    launcher,
+    histograms,
+    scale_gradients,
+    scale_hessians,
+    n_value_bins,
+    missing_bin,
+    split_params,
+    feature_mask=None,
+):
     """Best split of every node of a batch, computed on the device.
 
     Parameters
@@ -93,8 +103,10 @@ def find_best_splits(xp, launcher, histograms, scale_gradients, scale_hessians, 
         field.
     """
     if histograms.ndim != 4 or histograms.shape[3] != HIST_FIELDS:
-        raise ValueError(f"histograms must have shape (n_nodes, n_features, n_bins, "
-                         f"{HIST_FIELDS}), got {histograms.shape}")
+        raise ValueError(
+            f"histograms must have shape (n_nodes, n_features, n_bins, "
+            f"{HIST_FIELDS}), got {histograms.shape}"
+        )
     n_nodes, n_features, n_bins, _ = (int(size) for size in histograms.shape)
     missing_bin = int(missing_bin)
     # As the NumPy split scan: no candidate bins (or no node) -> records with zero sums.
@@ -121,8 +133,9 @@ def find_best_splits(xp, launcher, histograms, scale_gradients, scale_hessians, 
     else:
         host_mask = np.asarray(feature_mask, dtype=bool)
         if host_mask.shape != (n_nodes, n_features):
-            raise ValueError(f"feature_mask must have shape ({n_nodes}, {n_features}), got "
-                             f"{host_mask.shape}")
+            raise ValueError(
+                f"feature_mask must have shape ({n_nodes}, {n_features}), got {host_mask.shape}"
+            )
         has_mask = np.int32(1)
         mask = xp.asarray(host_mask.astype(np.uint8))
 
@@ -131,14 +144,38 @@ def find_best_splits(xp, launcher, histograms, scale_gradients, scale_hessians, 
     words = xp.empty((n_nodes, RECORD_WORDS), dtype=np.int64)
     params = split_params
     scan_threads = _power_of_two_at_least(n_bins, WARP_SIZE, SCAN_MAX_THREADS)
-    launcher(KERNEL_FILE, SCAN_KERNEL, n_nodes * n_features, scan_threads, (
-        histograms, value_bins, mask, has_mask, np.int32(n_features), np.int32(n_bins),
-        np.int32(missing_bin), np.float64(scale_gradients), np.float64(scale_hessians),
-        np.float64(params.reg_lambda), np.float64(params.reg_alpha),
-        np.float64(params.max_delta_step), np.float64(params.min_child_weight),
-        np.int64(params.min_data_in_leaf), np.float64(params.gamma),
-        np.float64(SPLIT_GAIN_EPS), feature_best, node_sums))
+    launcher(
+        KERNEL_FILE,
+        SCAN_KERNEL,
+        n_nodes * n_features,
+        scan_threads,
+        (
+            histograms,
+            value_bins,
+            mask,
+            has_mask,
+            np.int32(n_features),
+            np.int32(n_bins),
+            np.int32(missing_bin),
+            np.float64(scale_gradients),
+            np.float64(scale_hessians),
+            np.float64(params.reg_lambda),
+            np.float64(params.reg_alpha),
+            np.float64(params.max_delta_step),
+            np.float64(params.min_child_weight),
+            np.int64(params.min_data_in_leaf),
+            np.float64(params.gamma),
+            np.float64(SPLIT_GAIN_EPS),
+            feature_best,
+            node_sums,
+        ),
+    )
     select_threads = _power_of_two_at_least(n_features, WARP_SIZE, SELECT_MAX_THREADS)
-    launcher(KERNEL_FILE, SELECT_KERNEL, n_nodes, select_threads,
-             (feature_best, node_sums, np.int32(n_features), words))
+    launcher(
+        KERNEL_FILE,
+        SELECT_KERNEL,
+        n_nodes,
+        select_threads,
+        (feature_best, node_sums, np.int32(n_features), words),
+    )
     return records_from_words(to_numpy(words))

@@ -10,6 +10,7 @@ backend through this emulation, on emulated device arrays
 (:mod:`gpuboost.backends.emulation.device_array`) that follow CuPy's rules for what
 crosses between host and device. See docs/EMULATION.md.
 """
+
 import contextlib
 import os
 

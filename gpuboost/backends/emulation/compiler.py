@@ -11,6 +11,7 @@ the source includes (``#include "..."``, followed recursively), the flags and
 the compiler version. Concurrent compilations (several processes, or threads)
 are safe: each writes a private temporary file and renames it into place.
 """
+
 import functools
 import hashlib
 import os
@@ -92,9 +93,7 @@ def cache_dir():
     if configured:
         path = Path(configured).expanduser()
         if not _is_writable_dir(path):
-            raise EmulationCompileError(
-                f"{CACHE_ENV_VAR}={configured!r} is not a writable folder"
-            )
+            raise EmulationCompileError(f"{CACHE_ENV_VAR}={configured!r} is not a writable folder")
         return path
     path = DEFAULT_CACHE_DIR.expanduser()
     if _is_writable_dir(path):
@@ -124,9 +123,7 @@ def compiler_executable():
 
 @functools.lru_cache(maxsize=None)
 def _compiler_version(executable):
-    result = subprocess.run(
-        [executable, "--version"], capture_output=True, text=True, check=False
-    )
+    result = subprocess.run([executable, "--version"], capture_output=True, text=True, check=False)
     return result.stdout
 
 
@@ -231,8 +228,7 @@ def compile_shared_library(source, *, include_dirs=(), defines=(), source_name="
             ) from error
         if result.returncode != 0:
             raise EmulationCompileError(
-                f"emulation build of {source_name} failed:\n"
-                f"{' '.join(command)}\n{result.stderr}"
+                f"emulation build of {source_name} failed:\n{' '.join(command)}\n{result.stderr}"
             )
         os.replace(library_tmp, library)
     finally:

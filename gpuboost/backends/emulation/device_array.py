@@ -22,6 +22,7 @@ the code that would work on NumPy arrays and fail (or silently copy) on CuPy:
 Arithmetic, indexing and functions compute with NumPy on the wrapped arrays,
 so results are NumPy's bit for bit.
 """
+
 import collections
 import contextlib
 import numbers
@@ -29,8 +30,14 @@ import numbers
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
-__all__ = ["DeviceArray", "namespace", "is_device_array", "count_operations",
-           "HOST_ONLY_FUNCTIONS", "OPERATION_KINDS"]
+__all__ = [
+    "DeviceArray",
+    "namespace",
+    "is_device_array",
+    "count_operations",
+    "HOST_ONLY_FUNCTIONS",
+    "OPERATION_KINDS",
+]
 
 #: What :func:`count_operations` counts. ``kernel``: raw kernel launches;
 #: ``array_op``: CuPy-level operations that launch kernels on a GPU (ufuncs,
@@ -72,6 +79,7 @@ def record_kernel_launch():
     :func:`count_operations`)."""
     _count("kernel")
 
+
 #: NumPy functions CuPy 14 does not provide (``dir(numpy)`` minus ``dir(cupy)``,
 #: callables only); calling them through the emulated ``xp`` raises
 #: AttributeError, as ``cupy.<name>`` would.
@@ -99,8 +107,9 @@ UFUNC_METHODS = {
     "reduce": frozenset(("add", "multiply")),
     "accumulate": frozenset(("add", "multiply")),
     "reduceat": frozenset(("add",)),
-    "at": frozenset(("add", "subtract", "maximum", "minimum", "bitwise_and", "bitwise_or",
-                     "bitwise_xor")),
+    "at": frozenset(
+        ("add", "subtract", "maximum", "minimum", "bitwise_and", "bitwise_or", "bitwise_xor")
+    ),
 }
 #: dtypes ``ufunc.at`` supports in CuPy 13 and 14 (CuPy 13's ``add.at`` has no int64).
 UFUNC_AT_DTYPES = {
@@ -110,8 +119,7 @@ UFUNC_AT_DTYPES = {
     "minimum": frozenset(("int32", "int64", "uint32", "uint64", "float32", "float64")),
 }
 #: Comparison ufuncs, which accept 0-d NumPy arrays (CuPy takes their ``.item()``).
-COMPARISONS = frozenset(("equal", "not_equal", "less", "less_equal", "greater",
-                         "greater_equal"))
+COMPARISONS = frozenset(("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"))
 
 
 def is_device_array(value):
@@ -123,7 +131,8 @@ def _host_array_error(what, value):
     return TypeError(
         f"Unsupported type {type(value)} in {what}: a host numpy.ndarray where CuPy takes "
         "device arrays (emulated device arrays follow CuPy's rules). Copy it to the "
-        "device explicitly with xp.asarray(...) first.")
+        "device explicitly with xp.asarray(...) first."
+    )
 
 
 def _unwrap(value, what):
@@ -160,8 +169,10 @@ def _check_ufunc_operand(value, what):
         raise _host_array_error(what, value)
     if isinstance(value, (numbers.Number, np.generic)):
         return value
-    raise TypeError(f"Unsupported type {type(value)} in {what}: CuPy ufuncs take device "
-                    "arrays and scalars (convert lists with xp.asarray first).")
+    raise TypeError(
+        f"Unsupported type {type(value)} in {what}: CuPy ufuncs take device "
+        "arrays and scalars (convert lists with xp.asarray first)."
+    )
 
 
 def _index_key(key):
@@ -207,7 +218,8 @@ class DeviceArray(NDArrayOperatorsMixin):
         raise TypeError(
             "Implicit conversion to a NumPy array is not allowed (an emulated device "
             "array follows cupy.ndarray). Please use `.get()` or xp.asnumpy(...) to "
-            "construct a NumPy array explicitly.")
+            "construct a NumPy array explicitly."
+        )
 
     def get(self, stream=None, order="C", out=None):
         """A NumPy copy on the host (``cupy.ndarray.get``)."""
@@ -295,10 +307,13 @@ class DeviceArray(NDArrayOperatorsMixin):
     @property
     def __cuda_array_interface__(self):
         """As on a ``cupy.ndarray`` (version 3), pointing at the emulated memory."""
-        return {"shape": self._array.shape, "typestr": self._array.dtype.str,
-                "data": (self._array.ctypes.data, not self._array.flags.writeable),
-                "strides": None if self._array.flags.c_contiguous else self._array.strides,
-                "version": 3}
+        return {
+            "shape": self._array.shape,
+            "typestr": self._array.dtype.str,
+            "data": (self._array.ctypes.data, not self._array.flags.writeable),
+            "strides": None if self._array.flags.c_contiguous else self._array.strides,
+            "version": 3,
+        }
 
     # ---- indexing -------------------------------------------------------------
     def __getitem__(self, key):
@@ -315,11 +330,13 @@ class DeviceArray(NDArrayOperatorsMixin):
         if isinstance(value, DeviceArray):
             value = value._array
         elif not _is_advanced_index(key) and (
-                isinstance(value, (list, tuple)) or
-                (isinstance(value, np.ndarray) and value.ndim > 0)):
-            raise ValueError(f"non-scalar {type(value).__name__} cannot be assigned to a "
-                             "basic-indexed device array (CuPy: 'non-scalar numpy.ndarray "
-                             "cannot be used for fill'); copy it with xp.asarray(...) first")
+            isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim > 0)
+        ):
+            raise ValueError(
+                f"non-scalar {type(value).__name__} cannot be assigned to a "
+                "basic-indexed device array (CuPy: 'non-scalar numpy.ndarray "
+                "cannot be used for fill'); copy it with xp.asarray(...) first"
+            )
         _count("array_op")
         if _has_host_array(key) or isinstance(value, np.ndarray):
             _count("to_device")
@@ -390,8 +407,7 @@ class _DeviceFlags:
     ``aligned``, ...)."""
 
     __slots__ = ("c_contiguous", "f_contiguous", "owndata")
-    _KEYS = {"C_CONTIGUOUS": "c_contiguous", "F_CONTIGUOUS": "f_contiguous",
-             "OWNDATA": "owndata"}
+    _KEYS = {"C_CONTIGUOUS": "c_contiguous", "F_CONTIGUOUS": "f_contiguous", "OWNDATA": "owndata"}
 
     def __init__(self, flags):
         self.c_contiguous = bool(flags.c_contiguous)
@@ -434,12 +450,13 @@ def _apply_ufunc(ufunc, method, inputs, kwargs):
     if method == "at":
         return _ufunc_at(ufunc, what, inputs)
     if method == "outer":  # CuPy copies host operands of outer to the device
-        inputs = [value._array if isinstance(value, DeviceArray) else value
-                  for value in inputs]
+        inputs = [value._array if isinstance(value, DeviceArray) else value for value in inputs]
         return _wrap(ufunc.outer(*inputs, **_unwrap_kwargs(kwargs, what)))
     if name in COMPARISONS:
-        inputs = [value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value
-                  for value in inputs]
+        inputs = [
+            value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value
+            for value in inputs
+        ]
     operands = [_check_ufunc_operand(value, what) for value in inputs]
     out = kwargs.pop("out", None)
     outputs = None
@@ -447,8 +464,7 @@ def _apply_ufunc(ufunc, method, inputs, kwargs):
         outputs = out if isinstance(out, tuple) else (out,)
         for output in outputs:
             if not isinstance(output, DeviceArray):
-                raise TypeError(f"{what}: out= must be a device array, got "
-                                f"{type(output).__name__}")
+                raise TypeError(f"{what}: out= must be a device array, got {type(output).__name__}")
         kwargs["out"] = tuple(output._array for output in outputs)
     if "where" in kwargs:
         kwargs["where"] = _check_ufunc_operand(kwargs["where"], what)
@@ -464,12 +480,16 @@ def _ufunc_at(ufunc, what, inputs):
     if not isinstance(target, DeviceArray):
         raise TypeError(f"{what} needs a device array to update, got {type(target).__name__}")
     if not isinstance(indices, (DeviceArray, np.ndarray, slice, numbers.Integral, tuple)):
-        raise TypeError(f"{what}: indices of type {type(indices).__name__} are not accepted by "
-                        "CuPy (use an array)")
+        raise TypeError(
+            f"{what}: indices of type {type(indices).__name__} are not accepted by "
+            "CuPy (use an array)"
+        )
     allowed = UFUNC_AT_DTYPES.get(ufunc.__name__)
     if allowed is not None and target.dtype.name not in allowed:
-        raise TypeError(f"cupy.{what} does not support dtype {target.dtype} (supported in "
-                        f"CuPy 13 and 14: {', '.join(sorted(allowed))})")
+        raise TypeError(
+            f"cupy.{what} does not support dtype {target.dtype} (supported in "
+            f"CuPy 13 and 14: {', '.join(sorted(allowed))})"
+        )
     values = [value._array if isinstance(value, DeviceArray) else value for value in values]
     ufunc.at(target._array, _index_key(indices), *values)
 
@@ -487,8 +507,7 @@ class _EmulatedUfunc:
 
     def __getattr__(self, method):
         if method not in UFUNC_METHODS or method == "__call__":
-            raise AttributeError(f"'{self.__name__}' ufunc has no method {method!r} "
-                                 "(not in CuPy)")
+            raise AttributeError(f"'{self.__name__}' ufunc has no method {method!r} (not in CuPy)")
         return lambda *inputs, **kwargs: _apply_ufunc(self._ufunc, method, inputs, dict(kwargs))
 
     def __repr__(self):
@@ -529,8 +548,9 @@ def _host_values(obj, what):
     if isinstance(obj, (list, tuple)):
         for item in obj:
             if isinstance(item, DeviceArray):
-                raise TypeError(f"{what}: a list holding device arrays; use xp.stack or "
-                                "xp.concatenate")
+                raise TypeError(
+                    f"{what}: a list holding device arrays; use xp.stack or xp.concatenate"
+                )
             _host_values(item, what)
     return obj
 
@@ -573,9 +593,11 @@ def _lexsort(keys):
     """``cupy.lexsort``: one 2-D device array of keys, the last row primary."""
     _count("array_op")
     if not isinstance(keys, DeviceArray) or keys.ndim != 2:
-        raise TypeError("cupy.lexsort takes one 2-D device array of keys (xp.stack them), got "
-                        f"{type(keys).__name__}"
-                        f"{'' if not isinstance(keys, DeviceArray) else f' of ndim {keys.ndim}'}")
+        raise TypeError(
+            "cupy.lexsort takes one 2-D device array of keys (xp.stack them), got "
+            f"{type(keys).__name__}"
+            f"{'' if not isinstance(keys, DeviceArray) else f' of ndim {keys.ndim}'}"
+        )
     return DeviceArray(np.lexsort(keys._array))
 
 
@@ -592,16 +614,17 @@ def _searchsorted(array, values, side="left", sorter=None):
     _count("array_op")
     for what, value in (("a", array), ("v", values)):
         if not isinstance(value, DeviceArray):
-            raise NotImplementedError(f"cupy.searchsorted: only device arrays are supported "
-                                      f"for {what} (CuPy 13), got {type(value).__name__}")
+            raise NotImplementedError(
+                f"cupy.searchsorted: only device arrays are supported "
+                f"for {what} (CuPy 13), got {type(value).__name__}"
+            )
     if sorter is not None:
         sorter = _unwrap(sorter, "xp.searchsorted()")
     return DeviceArray(np.searchsorted(array._array, values._array, side=side, sorter=sorter))
 
 
 #: ``xp`` functions with CuPy-specific argument rules.
-SPECIAL_FUNCTIONS = {"lexsort": _lexsort, "partition": _partition,
-                     "searchsorted": _searchsorted}
+SPECIAL_FUNCTIONS = {"lexsort": _lexsort, "partition": _partition, "searchsorted": _searchsorted}
 
 
 def _asnumpy(array, stream=None, order="C", out=None):
@@ -634,8 +657,10 @@ class _Namespace:
         if cached is not None:
             return cached
         if name in HOST_ONLY_FUNCTIONS or not hasattr(np, name):
-            raise AttributeError(f"module 'cupy' has no attribute {name!r} (emulated device "
-                                 "namespace: CuPy lacks it)")
+            raise AttributeError(
+                f"module 'cupy' has no attribute {name!r} (emulated device "
+                "namespace: CuPy lacks it)"
+            )
         value = getattr(np, name)
         if isinstance(value, np.ufunc):
             value = _EmulatedUfunc(value)

@@ -25,6 +25,7 @@ exist once per module. Before each block, shared memory is filled with
 ``0xff`` bytes so reads of never-written shared memory are visible. See
 docs/EMULATION.md.
 """
+
 import ctypes
 import os
 import re
@@ -271,8 +272,7 @@ def parse_launch_bounds(source):
         if found is None:
             continue
         open_paren = found.end() - 1
-        inner = head.group(1)[open_paren + 1 : _matching_close(head.group(1), open_paren, "(",
-                                                              ")")]
+        inner = head.group(1)[open_paren + 1 : _matching_close(head.group(1), open_paren, "(", ")")]
         bounds.setdefault(head.group(2), _split_top_level(inner)[0].strip())
     return bounds
 
@@ -282,9 +282,18 @@ def parse_launch_bounds(source):
 # ---------------------------------------------------------------------------
 _KIND_TO_NUMPY = {"i": "int", "u": "uint", "f": "float", "b": "bool"}
 _C_SPELLING = {
-    ("i", 8): "int8_t", ("i", 16): "int16_t", ("i", 32): "int32_t", ("i", 64): "int64_t",
-    ("u", 8): "uint8_t", ("u", 16): "uint16_t", ("u", 32): "uint32_t", ("u", 64): "uint64_t",
-    ("f", 32): "float", ("f", 64): "double", ("b", 8): "bool", ("v", 0): "void",
+    ("i", 8): "int8_t",
+    ("i", 16): "int16_t",
+    ("i", 32): "int32_t",
+    ("i", 64): "int64_t",
+    ("u", 8): "uint8_t",
+    ("u", 16): "uint16_t",
+    ("u", 32): "uint32_t",
+    ("u", 64): "uint64_t",
+    ("f", 32): "float",
+    ("f", 64): "double",
+    ("b", 8): "bool",
+    ("v", 0): "void",
 }
 _SIGNATURE_CODE = re.compile(
     r"^(?:(?P<form>[SP])(?P<kind>[iufbv])(?P<bits>\d+)(?P<const>c?)|X\d+)$"
@@ -341,8 +350,14 @@ _SYMBOL = struct.Struct("<IBBHQQ")
 _LOCAL_STATIC_PREFIX = "_ZZ"
 #: Function-scope statics of the runtime (std, the emulation header), not __shared__.
 _RUNTIME_STATIC_PREFIXES = (
-    "_ZZSt", "_ZZNSt", "_ZZNKSt", "_ZZN9__gnu_cxx", "_ZZNK9__gnu_cxx",
-    "_ZZN10__cxxabiv1", "_ZZN12gpuboost_emu", "_ZZNK12gpuboost_emu",
+    "_ZZSt",
+    "_ZZNSt",
+    "_ZZNKSt",
+    "_ZZN9__gnu_cxx",
+    "_ZZNK9__gnu_cxx",
+    "_ZZN10__cxxabiv1",
+    "_ZZN12gpuboost_emu",
+    "_ZZNK12gpuboost_emu",
 )
 
 
@@ -362,8 +377,11 @@ def _static_shared_variables(library_path):
     data = Path(library_path).read_bytes()
     if data[:4] != _ELF_MAGIC or data[4] != _ELF_CLASS_64 or data[5] != _ELF_LITTLE_ENDIAN:
         raise RuntimeError(f"{library_path} is not a little-endian 64-bit ELF file")
-    section_offset, = struct.unpack_from("<Q", data, 0x28)
-    section_size, section_count, = struct.unpack_from("<HH", data, 0x3A)
+    (section_offset,) = struct.unpack_from("<Q", data, 0x28)
+    (
+        section_size,
+        section_count,
+    ) = struct.unpack_from("<HH", data, 0x3A)
     sections = [
         _SECTION_HEADER.unpack_from(data, section_offset + index * section_size)
         for index in range(section_count)
@@ -486,9 +504,19 @@ class EmulatedModule:
     searched for ``#include "..."``.
     """
 
-    def __init__(self, code=None, path=None, options=(), name_expressions=None, *,
-                 backend="nvrtc", translate_cucomplex=False, enable_cooperative_groups=False,
-                 jitify=False, device_arrays_only=False):
+    def __init__(
+        self,
+        code=None,
+        path=None,
+        options=(),
+        name_expressions=None,
+        *,
+        backend="nvrtc",
+        translate_cucomplex=False,
+        enable_cooperative_groups=False,
+        jitify=False,
+        device_arrays_only=False,
+    ):
         if (code is None) == (path is None):
             raise TypeError("EmulatedModule needs exactly one of code= and path=")
         if name_expressions:
@@ -508,9 +536,7 @@ class EmulatedModule:
         if path is not None:
             path = Path(path).expanduser().resolve()
             if path.suffix in (".cubin", ".ptx", ".fatbin"):
-                raise ValueError(
-                    f"{path.name}: the emulation runs CUDA sources; pass the .cu file"
-                )
+                raise ValueError(f"{path.name}: the emulation runs CUDA sources; pass the .cu file")
             code = path.read_text(encoding="utf-8")
             source_dirs.append(str(path.parent))
         self.code = code
@@ -606,7 +632,7 @@ class EmulatedModule:
             return kernel
         if name not in self._signatures:
             raise LookupError(
-                f"no extern \"C\" __global__ kernel named {name!r} in {self._display_name}; "
+                f'no extern "C" __global__ kernel named {name!r} in {self._display_name}; '
                 f"found {self.kernel_names}"
             )
         library = self._load()
@@ -670,7 +696,8 @@ class EmulatedKernel:
             if not 1 <= self.max_threads_per_block <= MAX_THREADS_PER_BLOCK:
                 raise ValueError(
                     f"kernel {name!r}: __launch_bounds__({module._launch_bounds[name]}) = "
-                    f"{self.max_threads_per_block}, outside 1..{MAX_THREADS_PER_BLOCK}")
+                    f"{self.max_threads_per_block}, outside 1..{MAX_THREADS_PER_BLOCK}"
+                )
         self._max_dynamic_shared_size_bytes = max(
             DEFAULT_MAX_DYNAMIC_SHARED_BYTES - self.shared_size_bytes, 0
         )

@@ -4,6 +4,7 @@ One module per primitive (``binning``, ``histogram``, ``split_scan``, ``partitio
 ``leaf``, ``segment_reduce``, ``predict``), each with a naive loop version kept for
 tests, and ``backend`` the :class:`NumpyBackend` that delegates to them.
 """
+
 from .backend import NumpyBackend
 
 __all__ = ["NumpyBackend"]

@@ -5,6 +5,7 @@ the CUDA backend's modules and the kernel files ``cuda/*.cu``): :mod:`.binning`,
 :mod:`.histogram`, :mod:`.split_scan`, :mod:`.partition`, :mod:`.leaf`,
 :mod:`.segment_reduce`, :mod:`.predict`.
 """
+
 import numpy as np
 
 from ...core.threads import thread_pool, usable_cores
@@ -13,8 +14,12 @@ from .binning import bin_features, binned_layout
 from .histogram import build_histograms
 from .leaf import add_leaf_values, segment_weighted_quantile
 from .partition import partition_rows_threaded
-from .predict import (predict_forest_leaves, predict_forest_raw, predict_tree_binned,
-                      predict_tree_raw)
+from .predict import (
+    predict_forest_leaves,
+    predict_forest_raw,
+    predict_tree_binned,
+    predict_tree_raw,
+)
 from .segment_reduce import segment_sums
 from .split_scan import find_best_splits
 
@@ -36,9 +41,16 @@ class NumpyBackend(Backend):
 
     def _prepare(self, dataset):
         mapper = dataset.bin_mapper
-        return DeviceData(dataset.n_rows, dataset.n_features, mapper.n_bins, mapper.missing_bin,
-                          np.asarray(mapper.n_value_bins_), dataset.label, dataset.weight,
-                          binned_layout(dataset.X_binned))
+        return DeviceData(
+            dataset.n_rows,
+            dataset.n_features,
+            mapper.n_bins,
+            mapper.missing_bin,
+            np.asarray(mapper.n_value_bins_),
+            dataset.label,
+            dataset.weight,
+            binned_layout(dataset.X_binned),
+        )
 
     def binned_layout(self, X_binned):
         return binned_layout(X_binned)
@@ -47,27 +59,57 @@ class NumpyBackend(Backend):
         return np.ascontiguousarray(X, dtype=np.float64)
 
     def rebin(self, data, raw_features, bin_mapper):
-        return DeviceData(data.n_rows, data.n_features, bin_mapper.n_bins, bin_mapper.missing_bin,
-                          np.asarray(bin_mapper.n_value_bins_), data.label, data.weight,
-                          binned_layout(bin_features(raw_features, bin_mapper)))
+        return DeviceData(
+            data.n_rows,
+            data.n_features,
+            bin_mapper.n_bins,
+            bin_mapper.missing_bin,
+            np.asarray(bin_mapper.n_value_bins_),
+            data.label,
+            data.weight,
+            binned_layout(bin_features(raw_features, bin_mapper)),
+        )
 
-    def build_histograms(self, data, quantized_gradients, quantized_hessians, sample_indices,
-                         begins, ends):
-        return build_histograms(data.arrays["X_binned_columns"], quantized_gradients,
-                                quantized_hessians, sample_indices, begins, ends, data.n_bins,
-                                self.n_threads)
+    def build_histograms(
+        self, data, quantized_gradients, quantized_hessians, sample_indices, begins, ends
+    ):
+        return build_histograms(
+            data.arrays["X_binned_columns"],
+            quantized_gradients,
+            quantized_hessians,
+            sample_indices,
+            begins,
+            ends,
+            data.n_bins,
+            self.n_threads,
+        )
 
-    def find_best_splits(self, data, histograms, scale_gradients, scale_hessians, split_params,
-                         feature_mask):
-        return find_best_splits(histograms, scale_gradients, scale_hessians, data.n_value_bins,
-                                data.missing_bin, split_params, feature_mask,
-                                thread_pool(self.n_threads))
+    def find_best_splits(
+        self, data, histograms, scale_gradients, scale_hessians, split_params, feature_mask
+    ):
+        return find_best_splits(
+            histograms,
+            scale_gradients,
+            scale_hessians,
+            data.n_value_bins,
+            data.missing_bin,
+            split_params,
+            feature_mask,
+            thread_pool(self.n_threads),
+        )
 
-    def partition(self, data, sample_indices, begins, ends, features, threshold_bins,
-                  default_left):
-        partition_rows_threaded(data.arrays["X_binned_columns"], sample_indices, begins, ends,
-                                features, threshold_bins, default_left, data.missing_bin,
-                                self.n_threads)
+    def partition(self, data, sample_indices, begins, ends, features, threshold_bins, default_left):
+        partition_rows_threaded(
+            data.arrays["X_binned_columns"],
+            sample_indices,
+            begins,
+            ends,
+            features,
+            threshold_bins,
+            default_left,
+            data.missing_bin,
+            self.n_threads,
+        )
 
     def add_leaf_values(self, raw, output, sample_indices, begins, ends, values):
         add_leaf_values(raw, output, sample_indices, begins, ends, values)

@@ -6,6 +6,7 @@ matrix that the other NumPy primitives read. The training data are binned by the
 Dataset itself (``Dataset.X_binned``); :func:`bin_features` is what the backend's
 ``rebin`` does (tree_method='approx'). CUDA version: ``cuda/binning.cu``.
 """
+
 import numpy as np
 
 __all__ = ["bin_features", "bin_features_naive", "binned_layout"]

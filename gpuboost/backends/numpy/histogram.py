@@ -4,11 +4,12 @@ For every node in a batch and every feature and bin, the exact int64 sums of the
 quantized gradients, quantized hessians and the row count (docs/DESIGN.md). Rows
 of node ``i`` are ``sample_indices[begins[i]:ends[i]]``.
 """
+
 import numpy as np
 
+from ...core.dtypes import HIST_COUNT, HIST_DTYPE, HIST_FIELDS, HIST_GRAD, HIST_HESS
 from ...core.segments import concat_ranges
 from ...core.threads import thread_pool
-from ...core.dtypes import HIST_DTYPE, HIST_FIELDS, HIST_GRAD, HIST_HESS, HIST_COUNT
 
 __all__ = ["build_histograms", "build_histograms_naive"]
 
@@ -17,8 +18,16 @@ __all__ = ["build_histograms", "build_histograms_naive"]
 JOINT_HISTOGRAM_MAX_CELLS = 2 * 256 * 256
 
 
-def build_histograms(X_binned_columns, quantized_gradients, quantized_hessians,
-                     sample_indices, begins, ends, n_bins, n_threads=1):
+def build_histograms(
+    X_binned_columns,
+    quantized_gradients,
+    quantized_hessians,
+    sample_indices,
+    begins,
+    ends,
+    n_bins,
+    n_threads=1,
+):
     """Histograms of a batch of nodes.
 
     Parameters
@@ -105,14 +114,18 @@ def build_histograms(X_binned_columns, quantized_gradients, quantized_hessians,
         for function, feature in tasks:
             function(feature)
     histograms = np.empty((n_nodes, n_features, n_bins, HIST_FIELDS), dtype=HIST_DTYPE)
-    for field, sums in ((HIST_GRAD, sum_gradients), (HIST_HESS, sum_hessians),
-                        (HIST_COUNT, counts)):
+    for field, sums in (
+        (HIST_GRAD, sum_gradients),
+        (HIST_HESS, sum_hessians),
+        (HIST_COUNT, counts),
+    ):
         histograms[..., field] = sums.reshape(n_features, n_nodes, n_bins).transpose(1, 0, 2)
     return histograms
 
 
-def build_histograms_naive(X_binned, quantized_gradients, quantized_hessians,
-                           sample_indices, begins, ends, n_bins):
+def build_histograms_naive(
+    X_binned, quantized_gradients, quantized_hessians, sample_indices, begins, ends, n_bins
+):
     """Reference loop version of :func:`build_histograms`.
 
     ``X_binned`` is row-major, shape (n_rows, n_features), as in ``Dataset``.

@@ -5,10 +5,11 @@ refit of quantile objectives). CUDA version: ``cuda/leaf.cu``.
 Leaves are segments ``[begins[s], ends[s])`` of ``sample_indices`` (docs/DESIGN.md,
 "Row partition").
 """
+
 import numpy as np
 
-from ...core.segments import concat_ranges
 from ...core.quantile import weighted_quantile
+from ...core.segments import concat_ranges
 
 __all__ = ["add_leaf_values", "add_leaf_values_naive", "segment_weighted_quantile"]
 
@@ -59,6 +60,5 @@ def segment_weighted_quantile(values, weights, sample_indices, begins, ends, alp
     out = np.empty(len(begins), dtype=np.float64)
     for i, (begin, end) in enumerate(zip(begins, ends)):
         rows = sample_indices[begin:end]
-        out[i] = weighted_quantile(values[rows], None if weights is None else weights[rows],
-                                   alpha)
+        out[i] = weighted_quantile(values[rows], None if weights is None else weights[rows], alpha)
     return out

@@ -5,13 +5,19 @@ Splitting is stable: the rows going left take the first positions of the
 segment and the rows going right the rest, each in their original order.
 CUDA version: ``cuda/partition.cu``.
 """
+
 import numpy as np
 
 from ...core.segments import concat_ranges
 from ...core.threads import thread_pool
 
-__all__ = ["goes_left", "partition_rows", "partition_rows_threaded", "partition_rows_naive",
-           "PARALLEL_PARTITION_MIN_ROWS"]
+__all__ = [
+    "goes_left",
+    "partition_rows",
+    "partition_rows_threaded",
+    "partition_rows_naive",
+    "PARALLEL_PARTITION_MIN_ROWS",
+]
 
 #: Partitions of fewer rows run on one thread (thread hand-off costs more).
 PARALLEL_PARTITION_MIN_ROWS = 1 << 16
@@ -25,8 +31,16 @@ def goes_left(bins, threshold_bin, default_left, missing_bin):
     return (bins <= threshold_bin) | ((bins == missing_bin) & default_left)
 
 
-def partition_rows(X_binned_columns, sample_indices, begins, ends, features, threshold_bins,
-                   default_left, missing_bin):
+def partition_rows(
+    X_binned_columns,
+    sample_indices,
+    begins,
+    ends,
+    features,
+    threshold_bins,
+    default_left,
+    missing_bin,
+):
     """Split several nodes' segments at once.
 
     Parameters
@@ -63,9 +77,12 @@ def partition_rows(X_binned_columns, sample_indices, begins, ends, features, thr
     for first, last in zip(group_starts, group_ends):
         start, stop = segment_starts[first], segment_starts[last - 1] + lengths[last - 1]
         bins[start:stop] = X_binned_columns[features[first]].take(rows[start:stop])
-    left = goes_left(bins,
-                     np.repeat(np.asarray(threshold_bins)[order].astype(bins.dtype), lengths),
-                     np.repeat(np.asarray(default_left, dtype=bool)[order], lengths), missing_bin)
+    left = goes_left(
+        bins,
+        np.repeat(np.asarray(threshold_bins)[order].astype(bins.dtype), lengths),
+        np.repeat(np.asarray(default_left, dtype=bool)[order], lengths),
+        missing_bin,
+    )
     # Destination of each row: lefts fill the segment from its start in order,
     # rights follow the lefts in order. With L = inclusive running count of lefts:
     # left rows go to begin + (L - L_before_segment) - 1, right rows to
@@ -76,16 +93,28 @@ def partition_rows(X_binned_columns, sample_indices, begins, ends, features, thr
     n_left_sorted = lefts_padded[segment_starts + lengths] - lefts_before
     left_base = np.repeat(begins - lefts_before - 1, lengths)
     right_base = np.repeat(begins + n_left_sorted - segment_starts + lefts_before, lengths)
-    destination = np.where(left, left_base + lefts_through,
-                           right_base + np.arange(len(rows), dtype=np.int64) - lefts_through)
+    destination = np.where(
+        left,
+        left_base + lefts_through,
+        right_base + np.arange(len(rows), dtype=np.int64) - lefts_through,
+    )
     sample_indices[destination] = rows
     n_left = np.empty(n_nodes, dtype=np.int64)
     n_left[order] = n_left_sorted
     return n_left
 
 
-def partition_rows_threaded(X_binned_columns, sample_indices, begins, ends, features,
-                            threshold_bins, default_left, missing_bin, n_threads):
+def partition_rows_threaded(
+    X_binned_columns,
+    sample_indices,
+    begins,
+    ends,
+    features,
+    threshold_bins,
+    default_left,
+    missing_bin,
+    n_threads,
+):
     """:func:`partition_rows` with the nodes split among ``n_threads`` threads.
 
     Node segments are disjoint, so groups of nodes of similar row counts are partitioned
@@ -97,20 +126,40 @@ def partition_rows_threaded(X_binned_columns, sample_indices, begins, ends, feat
     pool = thread_pool(n_threads)
     n_rows = int(np.sum(np.asarray(ends) - np.asarray(begins)))
     if pool is None or len(begins) < 2 or n_rows < PARALLEL_PARTITION_MIN_ROWS:
-        partition_rows(X_binned_columns, sample_indices, begins, ends, features,
-                       threshold_bins, default_left, missing_bin)
+        partition_rows(
+            X_binned_columns,
+            sample_indices,
+            begins,
+            ends,
+            features,
+            threshold_bins,
+            default_left,
+            missing_bin,
+        )
         return
     lengths = np.asarray(ends) - np.asarray(begins)
     group_of_node = np.minimum(np.cumsum(lengths) - lengths, n_rows - 1) * n_threads // n_rows
     groups = [np.flatnonzero(group_of_node == g) for g in range(n_threads)]
-    list(pool.map(lambda nodes: partition_rows(
-        X_binned_columns, sample_indices, begins[nodes], ends[nodes], features[nodes],
-        threshold_bins[nodes], default_left[nodes], missing_bin),
-        [nodes for nodes in groups if len(nodes)]))
+    list(
+        pool.map(
+            lambda nodes: partition_rows(
+                X_binned_columns,
+                sample_indices,
+                begins[nodes],
+                ends[nodes],
+                features[nodes],
+                threshold_bins[nodes],
+                default_left[nodes],
+                missing_bin,
+            ),
+            [nodes for nodes in groups if len(nodes)],
+        )
+    )
 
 
-def partition_rows_naive(X_binned, sample_indices, begins, ends, features, threshold_bins,
-                         default_left, missing_bin):
+def partition_rows_naive(
+    X_binned, sample_indices, begins, ends, features, threshold_bins, default_left, missing_bin
+):
     """Reference loop version of :func:`partition_rows` (``X_binned`` row-major)."""
     n_left = np.zeros(len(begins), dtype=np.int64)
     for node, (begin, end) in enumerate(zip(begins, ends)):

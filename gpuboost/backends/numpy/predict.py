@@ -7,13 +7,21 @@ The backend's primitives (:func:`predict_tree_binned`, :func:`predict_tree_raw`,
 :func:`predict_forest_raw`, :func:`predict_forest_leaves`; CUDA version:
 ``cuda/predict.cu``) are built on the leaf-index traversals.
 """
+
 import numpy as np
 
 from .partition import goes_left
 
-__all__ = ["predict_leaves_raw", "predict_leaves_binned", "predict_leaves_naive",
-           "predict_tree_binned", "predict_tree_raw", "predict_forest_raw",
-           "predict_forest_leaves", "ROWS_PER_CHUNK"]
+__all__ = [
+    "predict_leaves_raw",
+    "predict_leaves_binned",
+    "predict_leaves_naive",
+    "predict_tree_binned",
+    "predict_tree_raw",
+    "predict_forest_raw",
+    "predict_forest_leaves",
+    "ROWS_PER_CHUNK",
+]
 
 #: Rows traversed together (keeps the working set in cache).
 ROWS_PER_CHUNK = 1 << 16
@@ -47,13 +55,14 @@ def predict_leaves_raw(tree, X):
     """
     out = np.empty(X.shape[0], dtype=np.int64)
     for start in range(0, X.shape[0], ROWS_PER_CHUNK):
-        chunk = X[start:start + ROWS_PER_CHUNK]
+        chunk = X[start : start + ROWS_PER_CHUNK]
 
         def go_left(values, nodes):
             return (values <= tree.threshold[nodes]) | (np.isnan(values) & tree.default_left[nodes])
 
-        out[start:start + len(chunk)] = _traverse(
-            tree, lambda rows, features: chunk[rows, features], len(chunk), go_left)
+        out[start : start + len(chunk)] = _traverse(
+            tree, lambda rows, features, chunk=chunk: chunk[rows, features], len(chunk), go_left
+        )
     return out
 
 
@@ -72,13 +81,14 @@ def predict_leaves_binned(tree, X_binned, missing_bin):
     """
     out = np.empty(X_binned.shape[0], dtype=np.int64)
     for start in range(0, X_binned.shape[0], ROWS_PER_CHUNK):
-        chunk = X_binned[start:start + ROWS_PER_CHUNK]
+        chunk = X_binned[start : start + ROWS_PER_CHUNK]
 
         def go_left(bins, nodes):
             return goes_left(bins, tree.threshold_bin[nodes], tree.default_left[nodes], missing_bin)
 
-        out[start:start + len(chunk)] = _traverse(
-            tree, lambda rows, features: chunk[rows, features], len(chunk), go_left)
+        out[start : start + len(chunk)] = _traverse(
+            tree, lambda rows, features, chunk=chunk: chunk[rows, features], len(chunk), go_left
+        )
     return out
 
 
@@ -142,10 +152,10 @@ def predict_leaves_naive(tree, X=None, X_binned=None, missing_bin=None):
             value = data[row, tree.feature[node]]
             if X is not None:
                 is_missing = np.isnan(value)
-                left = (not is_missing and value <= tree.threshold[node])
+                left = not is_missing and value <= tree.threshold[node]
             else:
                 is_missing = int(value) == missing_bin
-                left = (not is_missing and int(value) <= tree.threshold_bin[node])
+                left = not is_missing and int(value) <= tree.threshold_bin[node]
             if is_missing:
                 left = bool(tree.default_left[node])
             node = tree.left_child[node] if left else tree.right_child[node]

@@ -14,6 +14,7 @@ determined (an empty segment sums to ``+0.0``). Used where a float sum over the
 rows of a leaf feeds the model (the Huber leaf refit), so that both backends
 give the same bits.
 """
+
 import numpy as np
 
 from ...core.segments import checked_segments

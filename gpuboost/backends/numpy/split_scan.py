@@ -4,6 +4,7 @@ The gain formulas and the split record are :mod:`gpuboost.core.gain`'s; this
 module scans node histograms for the best admissible split of every node
 (docs/DESIGN.md, "Gain and leaf value").
 """
+
 import numpy as np
 
 from ...core.dtypes import HIST_COUNT, HIST_FIELDS, HIST_GRAD, HIST_HESS
@@ -15,8 +16,16 @@ __all__ = ["find_best_splits", "find_best_splits_naive"]
 _SCAN_CHUNK_CELLS = 1 << 19
 
 
-def find_best_splits(histograms, scale_gradients, scale_hessians, n_value_bins,
-                     missing_bin, params, feature_mask=None, thread_pool=None):
+def find_best_splits(
+    histograms,
+    scale_gradients,
+    scale_hessians,
+    n_value_bins,
+    missing_bin,
+    params,
+    feature_mask=None,
+    thread_pool=None,
+):
     """Best split of every node in a batch (vectorized NumPy scan).
 
     Parameters
@@ -53,12 +62,19 @@ def find_best_splits(histograms, scale_gradients, scale_hessians, n_value_bins,
     nodes_per_chunk = max(1, _SCAN_CHUNK_CELLS // (n_features * n_candidates))
     candidate_bins = np.arange(n_candidates)
     bin_is_candidate = candidate_bins[None, :] <= (np.asarray(n_value_bins)[:, None] - 2)
+
     def scan(start):
         stop = min(n_nodes, start + nodes_per_chunk)
         mask = None if feature_mask is None else feature_mask[start:stop]
-        records[start:stop] = _scan_chunk(histograms[start:stop], scale_gradients,
-                                          scale_hessians, bin_is_candidate, missing_bin, params,
-                                          mask)
+        records[start:stop] = _scan_chunk(
+            histograms[start:stop],
+            scale_gradients,
+            scale_hessians,
+            bin_is_candidate,
+            missing_bin,
+            params,
+            mask,
+        )
 
     starts = range(0, n_nodes, nodes_per_chunk)
     if thread_pool is not None and len(starts) > 1:
@@ -69,8 +85,9 @@ def find_best_splits(histograms, scale_gradients, scale_hessians, n_value_bins,
     return records
 
 
-def _scan_chunk(histograms, scale_gradients, scale_hessians, bin_is_candidate, missing_bin,
-                params, feature_mask):
+def _scan_chunk(
+    histograms, scale_gradients, scale_hessians, bin_is_candidate, missing_bin, params, feature_mask
+):
     n_nodes, n_features = histograms.shape[:2]
     # One contiguous array per field: (n_nodes, n_features, n_bins).
     sums = [np.ascontiguousarray(histograms[..., field]) for field in range(HIST_FIELDS)]
@@ -94,10 +111,11 @@ def _scan_chunk(histograms, scale_gradients, scale_hessians, bin_is_candidate, m
         right = [parent[:, field, None, None] - left[field] for field in range(HIST_FIELDS)]
         left_h = left[HIST_HESS] / scale_hessians
         right_h = right[HIST_HESS] / scale_hessians
-        gain = (leaf_score(left[HIST_GRAD] / scale_gradients, left_h, params)
-                + leaf_score(right[HIST_GRAD] / scale_gradients, right_h, params)) - parent_score
-        ok = valid & admissible(left_h, left[HIST_COUNT], right_h, right[HIST_COUNT], gain,
-                                 params)
+        gain = (
+            leaf_score(left[HIST_GRAD] / scale_gradients, left_h, params)
+            + leaf_score(right[HIST_GRAD] / scale_gradients, right_h, params)
+        ) - parent_score
+        ok = valid & admissible(left_h, left[HIST_COUNT], right_h, right[HIST_COUNT], gain, params)
         if direction == 1:
             ok = ok & feature_has_missing[:, :, None]
         gains.append(np.where(ok, gain, -np.inf))
@@ -118,8 +136,10 @@ def _scan_chunk(histograms, scale_gradients, scale_hessians, bin_is_candidate, m
     found = np.isfinite(best_gain)
     nodes = np.flatnonzero(found)
     f, b, d = feature[found], bin_[found], direction[found]
-    left_sums = [np.where(d == 1, directions[1][field][nodes, f, b],
-                          directions[0][field][nodes, f, b]) for field in range(HIST_FIELDS)]
+    left_sums = [
+        np.where(d == 1, directions[1][field][nodes, f, b], directions[0][field][nodes, f, b])
+        for field in range(HIST_FIELDS)
+    ]
     records["feature"][found] = f
     records["bin"][found] = b
     records["gain"][found] = best_gain[found]
@@ -132,8 +152,15 @@ def _scan_chunk(histograms, scale_gradients, scale_hessians, bin_is_candidate, m
     return records
 
 
-def find_best_splits_naive(histograms, scale_gradients, scale_hessians, n_value_bins,
-                           missing_bin, params, feature_mask=None):
+def find_best_splits_naive(
+    histograms,
+    scale_gradients,
+    scale_hessians,
+    n_value_bins,
+    missing_bin,
+    params,
+    feature_mask=None,
+):
     """Reference loop version of :func:`find_best_splits` (same contract)."""
     n_nodes, n_features = histograms.shape[:2]
     records = no_split_records(n_nodes)
@@ -142,8 +169,9 @@ def find_best_splits_naive(histograms, scale_gradients, scale_hessians, n_value_
         parent = [int(v) for v in hist[0].sum(axis=0)]
         for field_name, value in zip(("sum_gradients", "sum_hessians", "count"), parent):
             records[field_name][node] = value
-        parent_score = float(leaf_score(parent[0] / scale_gradients,
-                                        parent[1] / scale_hessians, params))
+        parent_score = float(
+            leaf_score(parent[0] / scale_gradients, parent[1] / scale_hessians, params)
+        )
         best = None
         for feature in range(n_features):
             if feature_mask is not None and not feature_mask[node, feature]:
@@ -153,17 +181,22 @@ def find_best_splits_naive(histograms, scale_gradients, scale_hessians, n_value_
             running = [0, 0, 0]
             for bin_ in range(int(n_value_bins[feature]) - 1):
                 running = [running[i] + int(hist[feature, bin_, i]) for i in range(3)]
-                for default_left in ((False, True) if missing_n > 0 else (False,)):
+                for default_left in (False, True) if missing_n > 0 else (False,):
                     left = [running[i] + (missing[i] if default_left else 0) for i in range(3)]
                     right = [parent[i] - left[i] for i in range(3)]
                     lg, lh = left[0] / scale_gradients, left[1] / scale_hessians
                     rg, rh = right[0] / scale_gradients, right[1] / scale_hessians
-                    gain = (float(leaf_score(lg, lh, params)) + float(leaf_score(rg, rh, params))) \
-                        - parent_score
-                    if not (lh >= params.min_child_weight and rh >= params.min_child_weight
-                            and left[2] >= params.min_data_in_leaf
-                            and right[2] >= params.min_data_in_leaf
-                            and gain > params.gamma and gain > SPLIT_GAIN_EPS):
+                    gain = (
+                        float(leaf_score(lg, lh, params)) + float(leaf_score(rg, rh, params))
+                    ) - parent_score
+                    if not (
+                        lh >= params.min_child_weight
+                        and rh >= params.min_child_weight
+                        and left[2] >= params.min_data_in_leaf
+                        and right[2] >= params.min_data_in_leaf
+                        and gain > params.gamma
+                        and gain > SPLIT_GAIN_EPS
+                    ):
                         continue
                     if best is None or gain > best[0]:
                         if missing_n == 0:

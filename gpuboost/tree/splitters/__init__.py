@@ -2,15 +2,26 @@
 
 :func:`make_splitter` picks the strategy of a training run from its parameters.
 """
+
 from .base import NodeSegment, Split, Splitter, TreeInput
 from .bundled import BundledHistogramSplitter
 from .exact import ExactSplitter
 from .gini import GiniSplitter
 from .hist import GradientRecords, HistogramSplitter
 
-__all__ = ["Splitter", "TreeInput", "Split", "NodeSegment", "HistogramSplitter",
-           "BundledHistogramSplitter", "ExactSplitter", "GiniSplitter", "GradientRecords",
-           "make_splitter", "HISTOGRAM_METHODS_WITH_BUNDLING"]
+__all__ = [
+    "Splitter",
+    "TreeInput",
+    "Split",
+    "NodeSegment",
+    "HistogramSplitter",
+    "BundledHistogramSplitter",
+    "ExactSplitter",
+    "GiniSplitter",
+    "GradientRecords",
+    "make_splitter",
+    "HISTOGRAM_METHODS_WITH_BUNDLING",
+]
 
 #: ``tree_method`` values whose bins are the Dataset's own, so that exclusive
 #: feature bundles found on them hold for every tree ('approx' re-bins per tree).
@@ -47,6 +58,7 @@ def make_splitter(params, backend, data, dataset):
     if method in HISTOGRAM_METHODS_WITH_BUNDLING and params.get("enable_bundle", False):
         bundle_map = dataset.bundle_map(params.get("max_conflict_rate", 0.0))
         if bundle_map.reduces_columns:
-            return BundledHistogramSplitter(backend, data, bundle_map,
-                                            dataset.bin_mapper.threshold_for_bin)
+            return BundledHistogramSplitter(
+                backend, data, bundle_map, dataset.bin_mapper.threshold_for_bin
+            )
     return HistogramSplitter(backend, data, dataset.bin_mapper.threshold_for_bin)

@@ -26,6 +26,7 @@ Implementations: :mod:`.hist` (``tree_method='hist'``), :mod:`.bundled` (the sam
 on exclusive feature bundles), :mod:`.exact` (``tree_method='exact'``) and
 :mod:`.gini` (AdaBoost's Gini classification trees).
 """
+
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol, Sequence, Tuple
 
@@ -118,8 +119,13 @@ class Splitter(Protocol):
     def stack_histograms(self, batches: Sequence[Any]) -> Any:
         """Concatenate batches along the node axis."""
 
-    def find_best_splits(self, tree: TreeInput, nodes: Sequence[NodeSegment], histograms: Any,
-                         feature_mask: Optional[np.ndarray]) -> Sequence[Any]:
+    def find_best_splits(
+        self,
+        tree: TreeInput,
+        nodes: Sequence[NodeSegment],
+        histograms: Any,
+        feature_mask: Optional[np.ndarray],
+    ) -> Sequence[Any]:
         """One record per node (host); ``feature_mask`` (n_nodes, n_features) bool or None."""
 
     def split_of(self, record: Any) -> Split:
@@ -137,8 +143,9 @@ class Splitter(Protocol):
     def node_values(self, tree: TreeInput, sums: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """``(value, cover)`` float64 per node from the (n_nodes, n_sums) int64 sums."""
 
-    def partition(self, tree: TreeInput, begins: np.ndarray, ends: np.ndarray,
-                  records: Sequence[Any]) -> None:
+    def partition(
+        self, tree: TreeInput, begins: np.ndarray, ends: np.ndarray, records: Sequence[Any]
+    ) -> None:
         """Split the segments ``[begins[i], ends[i])`` of ``tree.sample_indices`` by
         ``records[i]`` (in place, stable)."""
 

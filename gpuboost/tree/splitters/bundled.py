@@ -5,6 +5,7 @@ histogram expansion) are :mod:`gpuboost.data.bundling`'s; this splitter builds
 histograms over the bundles and expands them to per-feature histograms before
 the backend's split scan (docs/DESIGN.md, "Growth").
 """
+
 from ...backends.base import DeviceData
 from .hist import HistogramSplitter
 
@@ -46,28 +47,51 @@ class BundledHistogramSplitter(HistogramSplitter):
     def _device_arrays(backend, data, bundle_map):
         xp = backend.xp
         X_bundled = bundle_map.encode(xp, data.arrays["X_binned"])
-        bundled_data = DeviceData(data.n_rows, bundle_map.n_bundles, bundle_map.n_bins, None,
-                                  None, None, None, backend.binned_layout(X_bundled))
+        bundled_data = DeviceData(
+            data.n_rows,
+            bundle_map.n_bundles,
+            bundle_map.n_bins,
+            None,
+            None,
+            None,
+            None,
+            backend.binned_layout(X_bundled),
+        )
         partition_data = data
         if bundle_map.n_conflicts:
             decoded = bundle_map.decode(xp, X_bundled)
-            arrays = {key: value for key, value in data.arrays.items()
-                      if key != BundledHistogramSplitter.CACHE_KEY}
+            arrays = {
+                key: value
+                for key, value in data.arrays.items()
+                if key != BundledHistogramSplitter.CACHE_KEY
+            }
             arrays.update(backend.binned_layout(decoded))
-            partition_data = DeviceData(data.n_rows, data.n_features, data.n_bins,
-                                        data.missing_bin, data.n_value_bins, data.label,
-                                        data.weight, arrays)
+            partition_data = DeviceData(
+                data.n_rows,
+                data.n_features,
+                data.n_bins,
+                data.missing_bin,
+                data.n_value_bins,
+                data.label,
+                data.weight,
+                arrays,
+            )
         expansion = bundle_map.histogram_expansion(data.n_bins, backend.to_device)
         return bundled_data, partition_data, expansion
 
     def build_histograms(self, tree, nodes):
         """Bundle histograms (n_nodes, n_bundles, bundle_map.n_bins, 3) int64."""
         return self.backend.build_histograms(
-            self.bundled_data, tree.gradients, tree.hessians, tree.sample_indices,
-            [node.begin for node in nodes], [node.end for node in nodes])
+            self.bundled_data,
+            tree.gradients,
+            tree.hessians,
+            tree.sample_indices,
+            [node.begin for node in nodes],
+            [node.end for node in nodes],
+        )
 
     def find_best_splits(self, tree, nodes, histograms, feature_mask):
-        expanded = self.bundle_map.expand_histograms(self.backend.xp, histograms, self.expansion,
-                                                     self.data.n_bins)
+        expanded = self.bundle_map.expand_histograms(
+            self.backend.xp, histograms, self.expansion, self.data.n_bins
+        )
         return super().find_best_splits(tree, nodes, expanded, feature_mask)
-

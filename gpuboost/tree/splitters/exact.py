@@ -51,18 +51,26 @@ under the Dataset's bins (``r`` itself when the feature is binned losslessly);
 the binned traversal is never used on exact trees: a training run that samples
 rows updates the margins by raw prediction.
 """
+
 import numpy as np
 
 from ...core.array import to_numpy
 from ...core.dtypes import HIST_DTYPE
-from ...data.binning import FLOAT64_MAX, _midpoints
-from ...core.segments import offsets
 from ...core.gain import SPLIT_GAIN_EPS, admissible, leaf_score, no_split_records
+from ...core.segments import offsets
+from ...data.binning import FLOAT64_MAX, _midpoints
 from .hist import GradientRecords
 
-__all__ = ["FeatureRanks", "ExactSplitter", "find_best_splits_exact",
-           "find_best_splits_exact_naive", "partition_exact", "partition_exact_naive",
-           "MISSING_RANK", "RANK_DTYPE"]
+__all__ = [
+    "FeatureRanks",
+    "ExactSplitter",
+    "find_best_splits_exact",
+    "find_best_splits_exact_naive",
+    "partition_exact",
+    "partition_exact_naive",
+    "MISSING_RANK",
+    "RANK_DTYPE",
+]
 
 #: Rank of a missing (NaN) value.
 MISSING_RANK = -1
@@ -112,14 +120,16 @@ class FeatureRanks:
         (computed as the bin edges are, so equal to them on lossless bins)."""
         values = self.distinct_values[feature]
         if not 0 <= rank < len(values) - 1:
-            raise IndexError(f"rank must be in [0, {len(values) - 1}) for feature {feature}, "
-                             f"got {rank!r}.")
-        return float(_midpoints(values[rank:rank + 1], values[rank + 1:rank + 2])[0])
+            raise IndexError(
+                f"rank must be in [0, {len(values) - 1}) for feature {feature}, got {rank!r}."
+            )
+        return float(_midpoints(values[rank : rank + 1], values[rank + 1 : rank + 2])[0])
 
 
 # --------------------------------------------------------------------------- #
 # Helpers
 # --------------------------------------------------------------------------- #
+
 
 def _segments(begins, ends):
     """Host int64 ``begins``, ``ends``, and each segment's start and end in the
@@ -160,9 +170,21 @@ def _padded_cumsum(xp, values):
 # Split finding
 # --------------------------------------------------------------------------- #
 
-def find_best_splits_exact(xp, ranks, n_distinct, quantized_gradients, quantized_hessians,
-                           sample_indices, begins, ends, scale_gradients, scale_hessians,
-                           params, feature_mask=None):
+
+def find_best_splits_exact(
+    xp,
+    ranks,
+    n_distinct,
+    quantized_gradients,
+    quantized_hessians,
+    sample_indices,
+    begins,
+    ends,
+    scale_gradients,
+    scale_hessians,
+    params,
+    feature_mask=None,
+):
     """Best exact split of every node of a batch (see the module docstring).
 
     Parameters
@@ -229,8 +251,9 @@ def find_best_splits_exact(xp, ranks, n_distinct, quantized_gradients, quantized
 
     # Segment geometry: segment (node k, feature f) holds positions
     # out_starts[k] * F + f * length[k] .. + length[k] - 1 of the sorted keys.
-    segment_starts_host = (out_starts[:, None] * n_features
-                           + np.arange(n_features)[None, :] * lengths[:, None]).reshape(-1)
+    segment_starts_host = (
+        out_starts[:, None] * n_features + np.arange(n_features)[None, :] * lengths[:, None]
+    ).reshape(-1)
     segment_ends_host = segment_starts_host + np.repeat(lengths, n_features)
     segment_table = xp.asarray(np.stack([segment_starts_host, segment_ends_host]))
     segment_starts, segment_ends = segment_table[0], segment_table[1]
@@ -248,9 +271,11 @@ def find_best_splits_exact(xp, ranks, n_distinct, quantized_gradients, quantized
     start_of = segment_starts[sorted_segments]
     next_ranks = xp.concatenate([sorted_ranks[1:], xp.full(1, -1, dtype=sorted_ranks.dtype)])
     feature_of = sorted_segments % n_features
-    boundary = (~is_missing & (sorted_ranks <= n_distinct_device[feature_of] - 2)
-                & ((index + 1 == non_missing_ends[sorted_segments])
-                   | (next_ranks != sorted_ranks)))
+    boundary = (
+        ~is_missing
+        & (sorted_ranks <= n_distinct_device[feature_of] - 2)
+        & ((index + 1 == non_missing_ends[sorted_segments]) | (next_ranks != sorted_ranks))
+    )
     element = xp.flatnonzero(boundary)
     element_segment = sorted_segments[element]
     through_g = sorted_g[element + 1] - sorted_g[start_of[element]]
@@ -259,27 +284,40 @@ def find_best_splits_exact(xp, ranks, n_distinct, quantized_gradients, quantized
     has_missing = n_missing[element_segment] > 0
     with_missing = xp.flatnonzero(has_missing)
     # Candidates "missing rows alone left": one per segment.
-    below = xp.flatnonzero((n_missing > 0) & (n_distinct_device[segment_feature] >= 2)
-                           & (segment_ends > segment_starts)
-                           & (sorted_ranks[xp.minimum(segment_starts, max(n_elements - 1, 0))]
-                              > 0))
+    below = xp.flatnonzero(
+        (n_missing > 0)
+        & (n_distinct_device[segment_feature] >= 2)
+        & (segment_ends > segment_starts)
+        & (sorted_ranks[xp.minimum(segment_starts, max(n_elements - 1, 0))] > 0)
+    )
 
     candidate_segment = xp.concatenate([element_segment, element_segment[with_missing], below])
-    candidate_bin = xp.concatenate([sorted_ranks[element], sorted_ranks[element][with_missing],
-                                    xp.zeros(below.shape[0], dtype=np.int64)])
-    candidate_direction = xp.concatenate([
-        xp.full(element.shape[0], _MISSING_RIGHT, dtype=np.int64),
-        xp.full(with_missing.shape[0], _MISSING_LEFT, dtype=np.int64),
-        xp.full(below.shape[0], _MISSING_LEFT, dtype=np.int64)])
+    candidate_bin = xp.concatenate(
+        [
+            sorted_ranks[element],
+            sorted_ranks[element][with_missing],
+            xp.zeros(below.shape[0], dtype=np.int64),
+        ]
+    )
+    candidate_direction = xp.concatenate(
+        [
+            xp.full(element.shape[0], _MISSING_RIGHT, dtype=np.int64),
+            xp.full(with_missing.shape[0], _MISSING_LEFT, dtype=np.int64),
+            xp.full(below.shape[0], _MISSING_LEFT, dtype=np.int64),
+        ]
+    )
     # Left sums: the running sums (missing right), plus the segment's missing rows
     # (missing left), and the missing rows alone (below the node's values).
     missing_segment = element_segment[with_missing]
-    left_g = xp.concatenate([through_g, through_g[with_missing] + missing_g[missing_segment],
-                             missing_g[below]])
-    left_h = xp.concatenate([through_h, through_h[with_missing] + missing_h[missing_segment],
-                             missing_h[below]])
-    left_n = xp.concatenate([through_n, through_n[with_missing] + n_missing[missing_segment],
-                             n_missing[below]])
+    left_g = xp.concatenate(
+        [through_g, through_g[with_missing] + missing_g[missing_segment], missing_g[below]]
+    )
+    left_h = xp.concatenate(
+        [through_h, through_h[with_missing] + missing_h[missing_segment], missing_h[below]]
+    )
+    left_n = xp.concatenate(
+        [through_n, through_n[with_missing] + n_missing[missing_segment], n_missing[below]]
+    )
     candidate_node = segment_node[candidate_segment]
     candidate_feature = segment_feature[candidate_segment]
     right_g = node_g[candidate_node] - left_g
@@ -288,9 +326,10 @@ def find_best_splits_exact(xp, ranks, n_distinct, quantized_gradients, quantized
 
     left_hessian = left_h / scale_hessians
     right_hessian = right_h / scale_hessians
-    gain = (leaf_score(left_g / scale_gradients, left_hessian, params)
-            + leaf_score(right_g / scale_gradients, right_hessian, params)) \
-        - parent_score[candidate_node]
+    gain = (
+        leaf_score(left_g / scale_gradients, left_hessian, params)
+        + leaf_score(right_g / scale_gradients, right_hessian, params)
+    ) - parent_score[candidate_node]
     ok = admissible(left_hessian, left_n, right_hessian, right_n, gain, params)
     if feature_mask is not None:
         mask = xp.asarray(np.asarray(feature_mask, dtype=bool).reshape(-1))
@@ -300,8 +339,9 @@ def find_best_splits_exact(xp, ranks, n_distinct, quantized_gradients, quantized
         return records
 
     # Best per node: node ascending, gain descending, then (feature, rank, direction).
-    tie_order = ((candidate_feature[chosen] * stride + candidate_bin[chosen]) * _N_DIRECTIONS
-                 + candidate_direction[chosen])
+    tie_order = (
+        candidate_feature[chosen] * stride + candidate_bin[chosen]
+    ) * _N_DIRECTIONS + candidate_direction[chosen]
     permutation = _stable_argsort(xp, tie_order)
     permutation = permutation[_stable_argsort(xp, -gain[chosen][permutation])]
     permutation = permutation[_stable_argsort(xp, candidate_node[chosen][permutation])]
@@ -310,10 +350,19 @@ def find_best_splits_exact(xp, ranks, n_distinct, quantized_gradients, quantized
     first = xp.searchsorted(ranked_nodes, xp.arange(n_nodes), side="left")
     best = ranked[xp.minimum(first, ranked.shape[0] - 1)]
     found = to_numpy((first < ranked.shape[0]) & (candidate_node[best] == xp.arange(n_nodes)))
-    fields = {name: to_numpy(values[best]) for name, values in (
-        ("feature", candidate_feature), ("bin", candidate_bin), ("direction", candidate_direction),
-        ("gain", gain), ("left_g", left_g), ("left_h", left_h), ("left_n", left_n),
-        ("segment", candidate_segment))}
+    fields = {
+        name: to_numpy(values[best])
+        for name, values in (
+            ("feature", candidate_feature),
+            ("bin", candidate_bin),
+            ("direction", candidate_direction),
+            ("gain", gain),
+            ("left_g", left_g),
+            ("left_h", left_h),
+            ("left_n", left_n),
+            ("segment", candidate_segment),
+        )
+    }
     node_has_missing = to_numpy(n_missing)[fields["segment"]] > 0
     nodes = np.flatnonzero(found)
     records["feature"][nodes] = fields["feature"][nodes]
@@ -328,9 +377,18 @@ def find_best_splits_exact(xp, ranks, n_distinct, quantized_gradients, quantized
     return records
 
 
-def find_best_splits_exact_naive(feature_ranks, quantized_gradients, quantized_hessians,
-                                 sample_indices, begins, ends, scale_gradients, scale_hessians,
-                                 params, feature_mask=None):
+def find_best_splits_exact_naive(
+    feature_ranks,
+    quantized_gradients,
+    quantized_hessians,
+    sample_indices,
+    begins,
+    ends,
+    scale_gradients,
+    scale_hessians,
+    params,
+    feature_mask=None,
+):
     """Reference loop version of :func:`find_best_splits_exact`: every threshold
     ``t_r``, ``r = 0 .. n_distinct - 2``, of every feature, both directions (NumPy).
 
@@ -346,8 +404,9 @@ def find_best_splits_exact_naive(feature_ranks, quantized_gradients, quantized_h
         parent = [int(g.sum()), int(h.sum()), len(rows)]
         records["sum_gradients"][node], records["sum_hessians"][node] = parent[0], parent[1]
         records["count"][node] = parent[2]
-        parent_score = float(leaf_score(parent[0] / scale_gradients, parent[1] / scale_hessians,
-                                        params))
+        parent_score = float(
+            leaf_score(parent[0] / scale_gradients, parent[1] / scale_hessians, params)
+        )
         best = None
         for feature in range(n_features):
             if feature_mask is not None and not feature_mask[node, feature]:
@@ -357,28 +416,30 @@ def find_best_splits_exact_naive(feature_ranks, quantized_gradients, quantized_h
             missing_sums = [int(g[missing].sum()), int(h[missing].sum()), int(missing.sum())]
             for rank in range(int(feature_ranks.n_distinct[feature]) - 1):
                 goes_left = ~missing & (feature_ranks_of_rows <= rank)
-                through = [int(g[goes_left].sum()), int(h[goes_left].sum()),
-                           int(goes_left.sum())]
-                for missing_left in ((False, True) if missing_sums[2] else (False,)):
+                through = [int(g[goes_left].sum()), int(h[goes_left].sum()), int(goes_left.sum())]
+                for missing_left in (False, True) if missing_sums[2] else (False,):
                     left = [t + (m if missing_left else 0) for t, m in zip(through, missing_sums)]
-                    right = [p - l for p, l in zip(parent, left)]
+                    right = [total - part for total, part in zip(parent, left)]
                     left_h, right_h = left[1] / scale_hessians, right[1] / scale_hessians
-                    gain = (float(leaf_score(left[0] / scale_gradients, left_h, params))
-                            + float(leaf_score(right[0] / scale_gradients, right_h, params))) \
-                        - parent_score
-                    if not (left_h >= params.min_child_weight
-                            and right_h >= params.min_child_weight
-                            and left[2] >= params.min_data_in_leaf
-                            and right[2] >= params.min_data_in_leaf
-                            and gain > params.gamma and gain > SPLIT_GAIN_EPS):
+                    gain = (
+                        float(leaf_score(left[0] / scale_gradients, left_h, params))
+                        + float(leaf_score(right[0] / scale_gradients, right_h, params))
+                    ) - parent_score
+                    if not (
+                        left_h >= params.min_child_weight
+                        and right_h >= params.min_child_weight
+                        and left[2] >= params.min_data_in_leaf
+                        and right[2] >= params.min_data_in_leaf
+                        and gain > params.gamma
+                        and gain > SPLIT_GAIN_EPS
+                    ):
                         continue
                     if best is None or gain > best[0]:
                         default_left = missing_left if missing_sums[2] else left[2] >= right[2]
                         best = (gain, feature, rank, default_left, left)
         if best is not None:
             gain, feature, rank, default_left, left = best
-            records[node] = (feature, rank, default_left, gain, left[0], left[1], left[2],
-                             *parent)
+            records[node] = (feature, rank, default_left, gain, left[0], left[1], left[2], *parent)
     return records
 
 
@@ -386,8 +447,10 @@ def find_best_splits_exact_naive(feature_ranks, quantized_gradients, quantized_h
 # Partition
 # --------------------------------------------------------------------------- #
 
-def partition_exact(xp, ranks, sample_indices, begins, ends, features, threshold_ranks,
-                    default_left):
+
+def partition_exact(
+    xp, ranks, sample_indices, begins, ends, features, threshold_ranks, default_left
+):
     """Stable in-place split of several nodes' segments by ``rank <= threshold_rank``.
 
     Parameters
@@ -411,29 +474,40 @@ def partition_exact(xp, ranks, sample_indices, begins, ends, features, threshold
         return np.zeros(n_nodes, dtype=np.int64)
     positions, segment = _segment_positions(xp, begins, out_starts, out_ends)
     rows = sample_indices[positions]
-    split_table = xp.asarray(np.stack([
-        np.asarray(features, dtype=np.int64).reshape(-1),
-        np.asarray(threshold_ranks, dtype=np.int64).reshape(-1),
-        np.asarray(default_left, dtype=bool).reshape(-1).astype(np.int64),
-        begins, out_starts, out_ends]))
+    split_table = xp.asarray(
+        np.stack(
+            [
+                np.asarray(features, dtype=np.int64).reshape(-1),
+                np.asarray(threshold_ranks, dtype=np.int64).reshape(-1),
+                np.asarray(default_left, dtype=bool).reshape(-1).astype(np.int64),
+                begins,
+                out_starts,
+                out_ends,
+            ]
+        )
+    )
     split_features, split_ranks, split_default_left, segment_begins, starts, stops = split_table
     row_ranks = ranks[rows, split_features[segment]]
-    left = xp.where(row_ranks < 0, split_default_left[segment] != 0,
-                    row_ranks <= split_ranks[segment])
+    left = xp.where(
+        row_ranks < 0, split_default_left[segment] != 0, row_ranks <= split_ranks[segment]
+    )
     lefts_through = _padded_cumsum(xp, left.astype(HIST_DTYPE))  # [0, inclusive counts]
     lefts_before_segment = lefts_through[starts]
     n_left = lefts_through[stops] - lefts_before_segment
     lefts_in_segment = lefts_through[1:] - lefts_before_segment[segment]  # inclusive
     offset_in_segment = xp.arange(rows.shape[0], dtype=np.int64) - starts[segment]
     destination = xp.where(
-        left, segment_begins[segment] + lefts_in_segment - 1,
-        segment_begins[segment] + n_left[segment] + offset_in_segment - lefts_in_segment)
+        left,
+        segment_begins[segment] + lefts_in_segment - 1,
+        segment_begins[segment] + n_left[segment] + offset_in_segment - lefts_in_segment,
+    )
     sample_indices[destination] = rows
     return to_numpy(n_left)
 
 
-def partition_exact_naive(ranks, sample_indices, begins, ends, features, threshold_ranks,
-                          default_left):
+def partition_exact_naive(
+    ranks, sample_indices, begins, ends, features, threshold_ranks, default_left
+):
     """Reference loop version of :func:`partition_exact` (NumPy)."""
     n_left = np.zeros(len(begins), dtype=np.int64)
     for node, (begin, end) in enumerate(zip(begins, ends)):
@@ -451,6 +525,7 @@ def partition_exact_naive(ranks, sample_indices, begins, ends, features, thresho
 # --------------------------------------------------------------------------- #
 # The splitter
 # --------------------------------------------------------------------------- #
+
 
 class ExactSplitter(GradientRecords):
     """The splitter of ``tree_method='exact'`` (interface: gpuboost.tree.splitters.base).
@@ -488,15 +563,31 @@ class ExactSplitter(GradientRecords):
     # ---- splits --------------------------------------------------------------
     def find_best_splits(self, tree, nodes, histograms, feature_mask):
         return find_best_splits_exact(
-            self.backend.xp, self.ranks, self.feature_ranks.n_distinct, tree.gradients,
-            tree.hessians, tree.sample_indices, [node.begin for node in nodes],
-            [node.end for node in nodes], tree.quantiser.scale_gradients,
-            tree.quantiser.scale_hessians, tree.split_params, feature_mask)
+            self.backend.xp,
+            self.ranks,
+            self.feature_ranks.n_distinct,
+            tree.gradients,
+            tree.hessians,
+            tree.sample_indices,
+            [node.begin for node in nodes],
+            [node.end for node in nodes],
+            tree.quantiser.scale_gradients,
+            tree.quantiser.scale_hessians,
+            tree.split_params,
+            feature_mask,
+        )
 
     def partition(self, tree, begins, ends, records):
-        partition_exact(self.backend.xp, self.ranks, tree.sample_indices, begins, ends,
-                        [r["feature"] for r in records], [r["bin"] for r in records],
-                        [r["default_left"] for r in records])
+        partition_exact(
+            self.backend.xp,
+            self.ranks,
+            tree.sample_indices,
+            begins,
+            ends,
+            [r["feature"] for r in records],
+            [r["bin"] for r in records],
+            [r["default_left"] for r in records],
+        )
 
     def split_threshold(self, feature, rank):
         """``(t_r, the bin of t_r under the Dataset's bins)``."""

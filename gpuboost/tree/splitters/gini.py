@@ -28,13 +28,18 @@ Node sums are the quantized class weights ``(W_0, ..., W_{K-1})``; a tree's
 values from the tree weight), ``gain`` and ``cover`` are in weight units (the
 quantized values divided by the scale).
 """
+
 import numpy as np
 
 from .base import Split
 from .hist import HistogramSplitter
 
-__all__ = ["GiniSplitter", "find_best_gini_splits", "find_best_gini_splits_naive",
-           "GINI_SPLIT_FIELDS"]
+__all__ = [
+    "GiniSplitter",
+    "find_best_gini_splits",
+    "find_best_gini_splits_naive",
+    "GINI_SPLIT_FIELDS",
+]
 
 #: Histogram fields holding the two class columns of one build, and the row count.
 _FIRST_CLASS_FIELD, _SECOND_CLASS_FIELD, _COUNT_FIELD = 0, 1, 2
@@ -46,8 +51,16 @@ _FIELDS_PER_BUILD = 3
 
 #: One record per node: the best split (``feature == -1`` when none), its left child,
 #: and the node's own class sums and row count.
-GINI_SPLIT_FIELDS = ("feature", "bin", "default_left", "gain", "left_class_sums",
-                     "left_count", "sums", "count")
+GINI_SPLIT_FIELDS = (
+    "feature",
+    "bin",
+    "default_left",
+    "gain",
+    "left_class_sums",
+    "left_count",
+    "sums",
+    "count",
+)
 
 
 def _gini_scores(class_sums):
@@ -63,9 +76,16 @@ def _gini_scores(class_sums):
 
 
 def _no_split(parent, parent_count):
-    return {"feature": -1, "bin": -1, "default_left": False, "gain": 0.0,
-            "left_class_sums": None, "left_count": 0,
-            "sums": np.asarray(parent, dtype=np.int64), "count": int(parent_count)}
+    return {
+        "feature": -1,
+        "bin": -1,
+        "default_left": False,
+        "gain": 0.0,
+        "left_class_sums": None,
+        "left_count": 0,
+        "sums": np.asarray(parent, dtype=np.int64),
+        "count": int(parent_count),
+    }
 
 
 def find_best_gini_splits(class_sums, counts, n_value_bins, missing_bin, min_data_in_leaf):
@@ -102,22 +122,30 @@ def find_best_gini_splits(class_sums, counts, n_value_bins, missing_bin, min_dat
         if n_candidates <= 0 or parent.max() == parent.sum():
             records.append(_no_split(parent, parent_count))
             continue
-        missing = node_sums[:, missing_bin]                       # (F, K)
-        missing_count = node_counts[:, missing_bin]               # (F,)
+        missing = node_sums[:, missing_bin]  # (F, K)
+        missing_count = node_counts[:, missing_bin]  # (F,)
         left_missing_right = np.cumsum(node_sums[:, :n_candidates], axis=1)  # (F, C, K)
         count_missing_right = np.cumsum(node_counts[:, :n_candidates], axis=1)
-        directions = [(left_missing_right, count_missing_right),
-                      (left_missing_right + missing[:, None, :],
-                       count_missing_right + missing_count[:, None])]
+        directions = [
+            (left_missing_right, count_missing_right),
+            (
+                left_missing_right + missing[:, None, :],
+                count_missing_right + missing_count[:, None],
+            ),
+        ]
         parent_score = _gini_scores(parent)
         gains = []
         for direction, (left, left_count) in enumerate(directions):
             right = parent - left
             right_count = parent_count - left_count
             gain = (_gini_scores(left) + _gini_scores(right)) - parent_score
-            ok = (bin_is_candidate & (left_count >= min_data_in_leaf)
-                  & (right_count >= min_data_in_leaf)
-                  & (left.sum(axis=2) > 0) & (right.sum(axis=2) > 0))
+            ok = (
+                bin_is_candidate
+                & (left_count >= min_data_in_leaf)
+                & (right_count >= min_data_in_leaf)
+                & (left.sum(axis=2) > 0)
+                & (right.sum(axis=2) > 0)
+            )
             if direction == 1:
                 ok = ok & (missing_count > 0)[:, None]
             gains.append(np.where(ok, gain, -np.inf))
@@ -133,16 +161,22 @@ def find_best_gini_splits(class_sums, counts, n_value_bins, missing_bin, min_dat
             default_left = direction == 1
         else:
             default_left = n_left >= parent_count - n_left
-        records.append({"feature": int(feature), "bin": int(bin_),
-                        "default_left": bool(default_left), "gain": float(stacked.flat[best]),
-                        "left_class_sums": left[feature, bin_].astype(np.int64),
-                        "left_count": n_left, "sums": parent.astype(np.int64),
-                        "count": parent_count})
+        records.append(
+            {
+                "feature": int(feature),
+                "bin": int(bin_),
+                "default_left": bool(default_left),
+                "gain": float(stacked.flat[best]),
+                "left_class_sums": left[feature, bin_].astype(np.int64),
+                "left_count": n_left,
+                "sums": parent.astype(np.int64),
+                "count": parent_count,
+            }
+        )
     return records
 
 
-def find_best_gini_splits_naive(class_sums, counts, n_value_bins, missing_bin,
-                                min_data_in_leaf):
+def find_best_gini_splits_naive(class_sums, counts, n_value_bins, missing_bin, min_data_in_leaf):
     """Reference loop version of :func:`find_best_gini_splits` (same contract)."""
     records = []
     n_classes = class_sums.shape[-1]
@@ -170,31 +204,47 @@ def find_best_gini_splits_naive(class_sums, counts, n_value_bins, missing_bin,
                 running = [0] * n_classes
                 running_count = 0
                 for bin_ in range(int(n_value_bins[feature]) - 1):
-                    running = [running[k] + int(node_sums[feature, bin_, k])
-                               for k in range(n_classes)]
+                    running = [
+                        running[k] + int(node_sums[feature, bin_, k]) for k in range(n_classes)
+                    ]
                     running_count += int(node_counts[feature, bin_])
-                    for missing_left in ((False, True) if missing_count > 0 else (False,)):
-                        left = [running[k] + (missing[k] if missing_left else 0)
-                                for k in range(n_classes)]
+                    for missing_left in (False, True) if missing_count > 0 else (False,):
+                        left = [
+                            running[k] + (missing[k] if missing_left else 0)
+                            for k in range(n_classes)
+                        ]
                         left_count = running_count + (missing_count if missing_left else 0)
                         right = [parent[k] - left[k] for k in range(n_classes)]
                         right_count = parent_count - left_count
-                        if (left_count < min_data_in_leaf or right_count < min_data_in_leaf
-                                or sum(left) <= 0 or sum(right) <= 0):
+                        if (
+                            left_count < min_data_in_leaf
+                            or right_count < min_data_in_leaf
+                            or sum(left) <= 0
+                            or sum(right) <= 0
+                        ):
                             continue
                         gain = (score(left) + score(right)) - parent_score
                         if best is None or gain > best[0]:
-                            default_left = missing_left if missing_count > 0 \
-                                else left_count >= right_count
+                            default_left = (
+                                missing_left if missing_count > 0 else left_count >= right_count
+                            )
                             best = (gain, feature, bin_, default_left, left, left_count)
         if best is None:
             records.append(_no_split(parent, parent_count))
         else:
             gain, feature, bin_, default_left, left, left_count = best
-            records.append({"feature": feature, "bin": bin_, "default_left": bool(default_left),
-                            "gain": gain, "left_class_sums": np.array(left, dtype=np.int64),
-                            "left_count": left_count,
-                            "sums": np.array(parent, dtype=np.int64), "count": parent_count})
+            records.append(
+                {
+                    "feature": feature,
+                    "bin": bin_,
+                    "default_left": bool(default_left),
+                    "gain": gain,
+                    "left_class_sums": np.array(left, dtype=np.int64),
+                    "left_count": left_count,
+                    "sums": np.array(parent, dtype=np.int64),
+                    "count": parent_count,
+                }
+            )
     return records
 
 
@@ -210,9 +260,12 @@ class GiniSplitter(HistogramSplitter):
         if len(columns) % CLASSES_PER_BUILD:
             columns.append(self.backend.xp.zeros_like(columns[0]))
         begins, ends = [node.begin for node in nodes], [node.end for node in nodes]
-        built = [self.backend.build_histograms(self.data, columns[i], columns[i + 1],
-                                               tree.sample_indices, begins, ends)
-                 for i in range(0, len(columns), CLASSES_PER_BUILD)]
+        built = [
+            self.backend.build_histograms(
+                self.data, columns[i], columns[i + 1], tree.sample_indices, begins, ends
+            )
+            for i in range(0, len(columns), CLASSES_PER_BUILD)
+        ]
         return built[0] if len(built) == 1 else self.backend.xp.concatenate(built, axis=-1)
 
     def _host_class_histograms(self, histograms, n_classes):
@@ -220,8 +273,10 @@ class GiniSplitter(HistogramSplitter):
         host = self.backend.to_host(histograms)
         columns = []
         for build in range(host.shape[-1] // _FIELDS_PER_BUILD):
-            columns += [host[..., build * _FIELDS_PER_BUILD + _FIRST_CLASS_FIELD],
-                        host[..., build * _FIELDS_PER_BUILD + _SECOND_CLASS_FIELD]]
+            columns += [
+                host[..., build * _FIELDS_PER_BUILD + _FIRST_CLASS_FIELD],
+                host[..., build * _FIELDS_PER_BUILD + _SECOND_CLASS_FIELD],
+            ]
         return np.stack(columns[:n_classes], axis=-1), host[..., _COUNT_FIELD]
 
     # ---- splits --------------------------------------------------------------
@@ -230,14 +285,23 @@ class GiniSplitter(HistogramSplitter):
         if feature_mask is not None:
             raise ValueError("Gini trees do not sample features (colsample_* must be 1).")
         class_sums, counts = self._host_class_histograms(histograms, len(tree.class_columns))
-        return find_best_gini_splits(class_sums, counts, self.data.n_value_bins,
-                                     self.data.missing_bin, tree.split_params.min_data_in_leaf)
+        return find_best_gini_splits(
+            class_sums,
+            counts,
+            self.data.n_value_bins,
+            self.data.missing_bin,
+            tree.split_params.min_data_in_leaf,
+        )
 
     def split_of(self, record):
         left = record["left_class_sums"]
-        return Split(int(record["feature"]), int(record["bin"]), bool(record["default_left"]),
-                     () if left is None else tuple(int(v) for v in left),
-                     int(record["left_count"]))
+        return Split(
+            int(record["feature"]),
+            int(record["bin"]),
+            bool(record["default_left"]),
+            () if left is None else tuple(int(v) for v in left),
+            int(record["left_count"]),
+        )
 
     def record_sums(self, record):
         return tuple(int(v) for v in record["sums"]), int(record["count"])

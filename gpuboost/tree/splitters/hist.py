@@ -4,6 +4,7 @@ The backend's histogram, split-scan and partition primitives on the Dataset's bi
 (docs/DESIGN.md, "Gain and leaf value", "Row partition"). Node sums are the
 integer sums of the quantized gradients and hessians, ``(G_q, H_q)``.
 """
+
 import numpy as np
 
 from ...core.gain import leaf_weight
@@ -18,9 +19,13 @@ class GradientRecords:
     (gpuboost.core.gain) and node sums the integer sums ``(G_q, H_q)``."""
 
     def split_of(self, record):
-        return Split(int(record["feature"]), int(record["bin"]), bool(record["default_left"]),
-                     (int(record["left_sum_gradients"]), int(record["left_sum_hessians"])),
-                     int(record["left_count"]))
+        return Split(
+            int(record["feature"]),
+            int(record["bin"]),
+            bool(record["default_left"]),
+            (int(record["left_sum_gradients"]), int(record["left_sum_hessians"])),
+            int(record["left_count"]),
+        )
 
     def record_sums(self, record):
         return (int(record["sum_gradients"]), int(record["sum_hessians"])), int(record["count"])
@@ -31,8 +36,10 @@ class GradientRecords:
     def can_split(self, tree, sums, count):
         """At least ``2 * min_data_in_leaf`` rows and ``2 * min_child_weight`` hessian."""
         params = tree.split_params
-        return (count >= 2 * params.min_data_in_leaf
-                and sums[1] / tree.quantiser.scale_hessians >= 2 * params.min_child_weight)
+        return (
+            count >= 2 * params.min_data_in_leaf
+            and sums[1] / tree.quantiser.scale_hessians >= 2 * params.min_child_weight
+        )
 
     def node_values(self, tree, sums):
         """Leaf values ``learning_rate * w(G, H)`` and covers ``H`` of every node."""
@@ -65,8 +72,13 @@ class HistogramSplitter(GradientRecords):
     def build_histograms(self, tree, nodes):
         """Histograms (n_nodes, n_features, n_bins, 3) int64 of ``nodes`` (one batch)."""
         return self.backend.build_histograms(
-            self.data, tree.gradients, tree.hessians, tree.sample_indices,
-            [node.begin for node in nodes], [node.end for node in nodes])
+            self.data,
+            tree.gradients,
+            tree.hessians,
+            tree.sample_indices,
+            [node.begin for node in nodes],
+            [node.end for node in nodes],
+        )
 
     def subtract_histograms(self, parent, child):
         """The sibling's histogram ``parent - child`` (exact)."""
@@ -79,19 +91,27 @@ class HistogramSplitter(GradientRecords):
     # ---- splits --------------------------------------------------------------
     def find_best_splits(self, tree, nodes, histograms, feature_mask):
         """Host ``SPLIT_RECORD_DTYPE`` records, one per node of ``nodes``."""
-        return self.backend.find_best_splits(self.data, histograms,
-                                             tree.quantiser.scale_gradients,
-                                             tree.quantiser.scale_hessians, tree.split_params,
-                                             feature_mask)
+        return self.backend.find_best_splits(
+            self.data,
+            histograms,
+            tree.quantiser.scale_gradients,
+            tree.quantiser.scale_hessians,
+            tree.split_params,
+            feature_mask,
+        )
 
     def partition(self, tree, begins, ends, records):
         """Split the segments ``[begins[i], ends[i])`` of ``tree.sample_indices``
         by ``records[i]`` (in place, stable)."""
         self.backend.partition(
-            self.partition_data, tree.sample_indices, begins, ends,
+            self.partition_data,
+            tree.sample_indices,
+            begins,
+            ends,
             np.array([r["feature"] for r in records], dtype=np.int64),
             np.array([r["bin"] for r in records], dtype=np.int64),
-            np.array([r["default_left"] for r in records], dtype=bool))
+            np.array([r["default_left"] for r in records], dtype=bool),
+        )
 
     def split_threshold(self, feature, bin):
         """``(threshold, threshold_bin)`` stored in the Tree for a record's split."""

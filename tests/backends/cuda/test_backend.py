@@ -10,12 +10,14 @@ the contract for objectives that use ``exp``/``log`` on the device (logistic,
 softmax) is an identical tree structure with leaf values equal to 1e-12
 relative (``transcendental=True``); everything else is byte-identical.
 """
+
 import collections
 import json
 import sys
 
 import numpy as np
 import pytest
+from _parity import assert_models_match, assert_predictions_match
 
 import gpuboost
 from gpuboost import Dataset, DeviceUnavailableError
@@ -23,8 +25,6 @@ from gpuboost.backends import get_backend
 from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.cuda.launch import KernelLauncher
 from gpuboost.backends.emulation import EMULATE_ENV_VAR, emulated_kernels
-
-from _parity import assert_models_match, assert_predictions_match
 
 N_ROWS = 400
 N_FEATURES = 6
@@ -87,9 +87,12 @@ def test_host_device_copies_are_copies(backend):
 
 # ---- end-to-end parity --------------------------------------------------------------
 def _labels(kind, X, rng):
-    signal = (np.nan_to_num(X[:, 0], posinf=3.0, neginf=-3.0)
-              + np.where(np.isnan(X[:, 1]), 1.0, np.sin(np.nan_to_num(X[:, 1])))
-              + 0.5 * (X[:, 2] > 0.2) + 0.3 * rng.normal(size=len(X)))
+    signal = (
+        np.nan_to_num(X[:, 0], posinf=3.0, neginf=-3.0)
+        + np.where(np.isnan(X[:, 1]), 1.0, np.sin(np.nan_to_num(X[:, 1])))
+        + 0.5 * (X[:, 2] > 0.2)
+        + 0.3 * rng.normal(size=len(X))
+    )
     if kind == "binary":
         return (signal > 0.4).astype(np.float64)
     if kind == "multiclass":
@@ -100,34 +103,86 @@ def _labels(kind, X, rng):
 #: name -> (params, label kind, sample weights?, rounds)
 PARITY_CASES = {
     "depthwise": ({"max_depth": 4}, "regression", False, 4),
-    "lossguide": ({"grow_policy": "lossguide", "max_leaves": 7, "max_depth": 0},
-                  "regression", False, 4),
+    "lossguide": (
+        {"grow_policy": "lossguide", "max_leaves": 7, "max_depth": 0},
+        "regression",
+        False,
+        4,
+    ),
     "depthwise_max_leaves": ({"max_depth": 4, "max_leaves": 5}, "regression", False, 3),
-    "regularized": ({"max_depth": 3, "max_delta_step": 0.4, "reg_alpha": 0.8, "reg_lambda": 3.0,
-                     "gamma": 0.05, "min_child_weight": 2.0, "min_data_in_leaf": 3},
-                    "regression", False, 4),
-    "sampled": ({"max_depth": 4, "subsample": 0.7, "colsample_bytree": 0.8,
-                 "colsample_bylevel": 0.8, "colsample_bynode": 0.7, "seed": 11},
-                "regression", False, 4),
+    "regularized": (
+        {
+            "max_depth": 3,
+            "max_delta_step": 0.4,
+            "reg_alpha": 0.8,
+            "reg_lambda": 3.0,
+            "gamma": 0.05,
+            "min_child_weight": 2.0,
+            "min_data_in_leaf": 3,
+        },
+        "regression",
+        False,
+        4,
+    ),
+    "sampled": (
+        {
+            "max_depth": 4,
+            "subsample": 0.7,
+            "colsample_bytree": 0.8,
+            "colsample_bylevel": 0.8,
+            "colsample_bynode": 0.7,
+            "seed": 11,
+        },
+        "regression",
+        False,
+        4,
+    ),
     "weighted": ({"max_depth": 3}, "regression", True, 3),
     "tiny_subsample": ({"max_depth": 3, "subsample": 0.03}, "regression", False, 3),
     "logistic": ({"objective": "binary:logistic", "max_depth": 3}, "binary", False, 4),
-    "softprob": ({"objective": "multi:softprob", "num_class": 3, "max_depth": 3},
-                 "multiclass", False, 3),
-    "quantile_refit": ({"objective": "reg:quantile", "quantile_alpha": 0.3, "max_depth": 3},
-                       "regression", False, 3),
-    "quantile_refit_weighted_sampled": ({"objective": "reg:quantile", "quantile_alpha": 0.7,
-                                         "max_depth": 3, "subsample": 0.8},
-                                        "regression", True, 3),
-    "huber_refit_weighted": ({"objective": "reg:huber", "huber_delta": 0.8, "max_depth": 3},
-                             "regression", True, 3),
-    "huber_alpha": ({"objective": "reg:huber", "huber_alpha": 0.7, "max_depth": 3},
-                    "regression", False, 3),
+    "softprob": (
+        {"objective": "multi:softprob", "num_class": 3, "max_depth": 3},
+        "multiclass",
+        False,
+        3,
+    ),
+    "quantile_refit": (
+        {"objective": "reg:quantile", "quantile_alpha": 0.3, "max_depth": 3},
+        "regression",
+        False,
+        3,
+    ),
+    "quantile_refit_weighted_sampled": (
+        {"objective": "reg:quantile", "quantile_alpha": 0.7, "max_depth": 3, "subsample": 0.8},
+        "regression",
+        True,
+        3,
+    ),
+    "huber_refit_weighted": (
+        {"objective": "reg:huber", "huber_delta": 0.8, "max_depth": 3},
+        "regression",
+        True,
+        3,
+    ),
+    "huber_alpha": (
+        {"objective": "reg:huber", "huber_alpha": 0.7, "max_depth": 3},
+        "regression",
+        False,
+        3,
+    ),
     "approx": ({"tree_method": "approx", "max_depth": 3}, "regression", False, 3),
-    "goss": ({"data_sample_strategy": "goss", "top_rate": 0.3, "other_rate": 0.2,
-              "max_depth": 3}, "regression", False, 3),
-    "gradient_based": ({"subsample": 0.5, "sampling_method": "gradient_based", "max_depth": 3},
-                       "regression", False, 3),
+    "goss": (
+        {"data_sample_strategy": "goss", "top_rate": 0.3, "other_rate": 0.2, "max_depth": 3},
+        "regression",
+        False,
+        3,
+    ),
+    "gradient_based": (
+        {"subsample": 0.5, "sampling_method": "gradient_based", "max_depth": 3},
+        "regression",
+        False,
+        3,
+    ),
 }
 
 
@@ -143,9 +198,13 @@ def _train_both(params, X, y, weight, rounds, **train_kwargs):
     models = {}
     for device in ("cpu", "cuda"):
         dataset = Dataset(X, label=y, weight=weight, max_bin=MAX_BIN)
-        models[device] = gpuboost.train(dict(params, device=device, max_bin=MAX_BIN), dataset,
-                                        num_boost_round=rounds, verbose_eval=False,
-                                        **train_kwargs)
+        models[device] = gpuboost.train(
+            dict(params, device=device, max_bin=MAX_BIN),
+            dataset,
+            num_boost_round=rounds,
+            verbose_eval=False,
+            **train_kwargs,
+        )
         if device == "cuda":
             assert dataset._X_binned is None, "training on cuda binned on the host"
     return models["cpu"], models["cuda"]
@@ -176,8 +235,13 @@ def test_training_parity(case, launched_kernels):
     assert cpu_model.num_boosted_rounds() == rounds
     assert sum(tree.n_leaves for tree in cpu_model.trees) > 2 * len(cpu_model.trees)
     assert_predictions_match(cpu_model, cuda_model, _messy_features(150, seed=12))
-    expected_kernels = {"bin_features", "partition_flag_tiles", "partition_scatter_tiles",
-                        "predict_forest_margins", "predict_forest_leaf_indices"}
+    expected_kernels = {
+        "bin_features",
+        "partition_flag_tiles",
+        "partition_scatter_tiles",
+        "predict_forest_margins",
+        "predict_forest_leaf_indices",
+    }
     sampled = params.get("subsample", 1.0) < 1.0 or "top_rate" in params
     expected_kernels.add("predict_tree_values_binned" if sampled else "add_leaf_values")
     if "quantile" in case or "huber" in case:
@@ -200,10 +264,19 @@ def test_training_parity_with_evals_and_early_stopping():
         dvalid = Dataset(X_valid, label=y_valid, reference=dtrain)
         results[device] = {}
         models[device] = gpuboost.train(
-            {"device": device, "max_depth": 4, "learning_rate": 0.9,
-             "eval_metric": ["rmse", "mae"]},
-            dtrain, num_boost_round=12, evals=[(dtrain, "train"), (dvalid, "valid")],
-            early_stopping_rounds=2, evals_result=results[device], verbose_eval=False)
+            {
+                "device": device,
+                "max_depth": 4,
+                "learning_rate": 0.9,
+                "eval_metric": ["rmse", "mae"],
+            },
+            dtrain,
+            num_boost_round=12,
+            evals=[(dtrain, "train"), (dvalid, "valid")],
+            early_stopping_rounds=2,
+            evals_result=results[device],
+            verbose_eval=False,
+        )
     assert_models_match(models["cpu"], models["cuda"])
     assert json.dumps(results["cpu"]) == json.dumps(results["cuda"])
     assert models["cpu"].best_iteration is not None
@@ -236,8 +309,11 @@ def test_training_parity_with_feature_bundles(monkeypatch):
 def test_assert_models_match_detects_differences():
     X, y, _ = _parity_data("binary", False)
     dataset = Dataset(X, label=y, max_bin=MAX_BIN)
-    model = gpuboost.train({"objective": "binary:logistic", "device": "cpu", "max_depth": 2},
-                           dataset, num_boost_round=2)
+    model = gpuboost.train(
+        {"objective": "binary:logistic", "device": "cpu", "max_depth": 2},
+        dataset,
+        num_boost_round=2,
+    )
     other = model.copy()
     other.trees[1].value[other.trees[1].is_leaf] *= 1.0 + 1e-15
     with pytest.raises(AssertionError, match="tree 1"):

@@ -7,6 +7,7 @@ backend's histograms exactly, on every path: the shared-memory kernel with one o
 several feature groups, several row blocks per node, several flush passes per block,
 and the global-memory fallback.
 """
+
 import re
 import shutil
 import subprocess
@@ -15,17 +16,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gpuboost.backends.cuda import histogram as cuda_histogram
+from gpuboost.backends.cuda.histogram import (
+    MAX_BLOCK_THREADS,
+    MAX_ROWS_PER_PASS,
+    SHARED_BYTES_PER_CELL,
+    build_histograms,
+    plan_histograms,
+)
+from gpuboost.backends.cuda.launch import EMULATED, KernelLauncher
+from gpuboost.backends.cuda.sources import cuda_source_dir
 from gpuboost.backends.emulation import emulated_kernels
 from gpuboost.backends.emulation.device_array import namespace as xp
-from gpuboost.backends.cuda.sources import cuda_source_dir
-from gpuboost.core.dtypes import GRAD_QUANT_MAX, HIST_COUNT, HIST_DTYPE, HIST_GRAD, HIST_HESS
-from gpuboost.backends.cuda import histogram as cuda_histogram
-from gpuboost.backends.cuda.histogram import (MAX_BLOCK_THREADS, MAX_ROWS_PER_PASS,
-                                               SHARED_BYTES_PER_CELL, build_histograms,
-                                               plan_histograms)
-from gpuboost.backends.cuda.launch import EMULATED, KernelLauncher
 from gpuboost.backends.numpy.histogram import build_histograms as numpy_build_histograms
 from gpuboost.backends.numpy.histogram import build_histograms_naive
+from gpuboost.core.dtypes import GRAD_QUANT_MAX, HIST_COUNT, HIST_DTYPE, HIST_GRAD, HIST_HESS
 
 KERNEL_PATH = Path(cuda_source_dir()) / "histogram.cu"
 
@@ -37,14 +42,15 @@ def emulated_cuda():
         yield
 
 
-def _build_on_device(X_binned, gradients, hessians, sample_indices, begins, ends, n_bins,
-                     **options):
+def _build_on_device(
+    X_binned, gradients, hessians, sample_indices, begins, ends, n_bins, **options
+):
     """:func:`build_histograms` on device copies of the host inputs, copied back."""
-    device_arrays = [xp.asarray(array) for array in (X_binned, gradients, hessians,
-                                                     sample_indices)]
+    device_arrays = [xp.asarray(array) for array in (X_binned, gradients, hessians, sample_indices)]
     launcher = KernelLauncher(EMULATED, check_launches=True)
-    return xp.asnumpy(build_histograms(xp, launcher, *device_arrays, begins, ends, n_bins,
-                                       **options))
+    return xp.asnumpy(
+        build_histograms(xp, launcher, *device_arrays, begins, ends, n_bins, **options)
+    )
 
 
 def _problem(rng, n_rows, n_features, max_bin, missing_fraction=0.1):
@@ -68,8 +74,9 @@ def _segments(rng, n_samples, n_nodes):
 
 
 def _reference(X_binned, gradients, hessians, sample_indices, begins, ends, n_bins):
-    return numpy_build_histograms(np.ascontiguousarray(X_binned.T), gradients, hessians,
-                                  sample_indices, begins, ends, n_bins)
+    return numpy_build_histograms(
+        np.ascontiguousarray(X_binned.T), gradients, hessians, sample_indices, begins, ends, n_bins
+    )
 
 
 def _assert_histograms_equal(result, expected):
@@ -86,19 +93,21 @@ def test_default_plan_matches_numpy_and_naive(seed):
     X_binned, gradients, hessians = _problem(rng, n_rows, int(rng.integers(2, 7)), max_bin)
     sample_indices = rng.permutation(n_rows).astype(np.int32)
     begins, ends = _segments(rng, n_rows, int(rng.integers(1, 6)))
-    result = _build_on_device(X_binned, gradients, hessians, sample_indices, begins, ends,
-                              max_bin + 1)
-    expected = _reference(X_binned, gradients, hessians, sample_indices, begins, ends,
-                          max_bin + 1)
+    result = _build_on_device(
+        X_binned, gradients, hessians, sample_indices, begins, ends, max_bin + 1
+    )
+    expected = _reference(X_binned, gradients, hessians, sample_indices, begins, ends, max_bin + 1)
     _assert_histograms_equal(result, expected)
-    naive = build_histograms_naive(X_binned, gradients, hessians, sample_indices, begins, ends,
-                                   max_bin + 1)
+    naive = build_histograms_naive(
+        X_binned, gradients, hessians, sample_indices, begins, ends, max_bin + 1
+    )
     np.testing.assert_array_equal(result, naive)
     assert expected[..., HIST_COUNT].sum() > 0  # not vacuous
 
 
-@pytest.mark.parametrize("rows_per_block, block_threads", [
-    (1, 32), (7, 1), (13, 96), (64, 5), (1000, MAX_BLOCK_THREADS)])
+@pytest.mark.parametrize(
+    "rows_per_block, block_threads", [(1, 32), (7, 1), (13, 96), (64, 5), (1000, MAX_BLOCK_THREADS)]
+)
 def test_row_blocks_and_thread_counts(rows_per_block, block_threads):
     """Several blocks per node (one flush each) and block sizes that do not divide
     the pairs evenly, including fewer threads than features."""
@@ -107,11 +116,20 @@ def test_row_blocks_and_thread_counts(rows_per_block, block_threads):
     X_binned, gradients, hessians = _problem(rng, n_rows, n_features, max_bin)
     sample_indices = rng.permutation(n_rows).astype(np.int32)
     begins, ends = _segments(rng, n_rows, 5)
-    result = _build_on_device(X_binned, gradients, hessians, sample_indices, begins, ends,
-                              max_bin + 1, rows_per_block=rows_per_block,
-                              block_threads=block_threads)
-    _assert_histograms_equal(result, _reference(X_binned, gradients, hessians, sample_indices,
-                                                begins, ends, max_bin + 1))
+    result = _build_on_device(
+        X_binned,
+        gradients,
+        hessians,
+        sample_indices,
+        begins,
+        ends,
+        max_bin + 1,
+        rows_per_block=rows_per_block,
+        block_threads=block_threads,
+    )
+    _assert_histograms_equal(
+        result, _reference(X_binned, gradients, hessians, sample_indices, begins, ends, max_bin + 1)
+    )
 
 
 @pytest.mark.parametrize("features_per_block", [1, 2, 3, 4])
@@ -129,11 +147,21 @@ def test_feature_groups_forced_by_a_small_shared_memory_limit(features_per_block
     X_binned, gradients, hessians = _problem(rng, n_rows, n_features, max_bin)
     sample_indices = rng.permutation(n_rows).astype(np.int32)
     begins, ends = _segments(rng, n_rows, 4)
-    result = _build_on_device(X_binned, gradients, hessians, sample_indices, begins, ends,
-                              n_bins, shared_memory_limit=limit, rows_per_block=17,
-                              block_threads=64)
-    _assert_histograms_equal(result, _reference(X_binned, gradients, hessians, sample_indices,
-                                                begins, ends, n_bins))
+    result = _build_on_device(
+        X_binned,
+        gradients,
+        hessians,
+        sample_indices,
+        begins,
+        ends,
+        n_bins,
+        shared_memory_limit=limit,
+        rows_per_block=17,
+        block_threads=64,
+    )
+    _assert_histograms_equal(
+        result, _reference(X_binned, gradients, hessians, sample_indices, begins, ends, n_bins)
+    )
 
 
 @pytest.mark.parametrize("how", ["limit_below_one_feature", "forced"])
@@ -144,16 +172,35 @@ def test_global_memory_fallback(how):
     X_binned, gradients, hessians = _problem(rng, n_rows, n_features, max_bin)
     sample_indices = rng.permutation(n_rows).astype(np.int32)
     begins, ends = _segments(rng, n_rows, 4)
-    options = ({"shared_memory_limit": n_bins * SHARED_BYTES_PER_CELL - 1}
-               if how == "limit_below_one_feature" else {"force_global": True})
-    plan = plan_histograms(ends - begins, n_features, n_bins,
-                           options.get("shared_memory_limit", 1 << 20), sm_count=1,
-                           force_global=options.get("force_global", False))
+    options = (
+        {"shared_memory_limit": n_bins * SHARED_BYTES_PER_CELL - 1}
+        if how == "limit_below_one_feature"
+        else {"force_global": True}
+    )
+    plan = plan_histograms(
+        ends - begins,
+        n_features,
+        n_bins,
+        options.get("shared_memory_limit", 1 << 20),
+        sm_count=1,
+        force_global=options.get("force_global", False),
+    )
     assert not plan.use_shared
-    result = _build_on_device(X_binned, gradients, hessians, sample_indices, begins, ends,
-                              n_bins, rows_per_block=23, block_threads=48, **options)
-    _assert_histograms_equal(result, _reference(X_binned, gradients, hessians, sample_indices,
-                                                begins, ends, n_bins))
+    result = _build_on_device(
+        X_binned,
+        gradients,
+        hessians,
+        sample_indices,
+        begins,
+        ends,
+        n_bins,
+        rows_per_block=23,
+        block_threads=48,
+        **options,
+    )
+    _assert_histograms_equal(
+        result, _reference(X_binned, gradients, hessians, sample_indices, begins, ends, n_bins)
+    )
 
 
 def test_many_nodes_with_empty_and_overlapping_segments():
@@ -164,10 +211,18 @@ def test_many_nodes_with_empty_and_overlapping_segments():
     begins = rng.integers(0, n_rows + 1, size=60)
     ends = np.minimum(n_rows, begins + rng.integers(0, 12, size=60))
     begins[[0, 17, 59]] = ends[[0, 17, 59]]  # empty first, middle and last nodes
-    result = _build_on_device(X_binned, gradients, hessians, sample_indices, list(begins),
-                              list(ends), max_bin + 1, rows_per_block=4, block_threads=32)
-    expected = _reference(X_binned, gradients, hessians, sample_indices, begins, ends,
-                          max_bin + 1)
+    result = _build_on_device(
+        X_binned,
+        gradients,
+        hessians,
+        sample_indices,
+        list(begins),
+        list(ends),
+        max_bin + 1,
+        rows_per_block=4,
+        block_threads=32,
+    )
+    expected = _reference(X_binned, gradients, hessians, sample_indices, begins, ends, max_bin + 1)
     _assert_histograms_equal(result, expected)
     assert not expected[[0, 17, 59]].any()
     assert expected[..., HIST_COUNT].sum() == n_features * (ends - begins).sum()
@@ -185,8 +240,9 @@ def test_extreme_values_over_several_flush_passes(sign):
     hessians[::7] = sign * GRAD_QUANT_MAX
     sample_indices = np.arange(n_rows, dtype=np.int32)
     begins, ends = [0, 5], [n_rows, n_rows]
-    result = _build_on_device(X_binned, gradients, hessians, sample_indices, begins, ends, 4,
-                              rows_per_block=n_rows)
+    result = _build_on_device(
+        X_binned, gradients, hessians, sample_indices, begins, ends, 4, rows_per_block=n_rows
+    )
     expected = _reference(X_binned, gradients, hessians, sample_indices, begins, ends, 4)
     _assert_histograms_equal(result, expected)
     assert expected[0, 0, 0, HIST_COUNT] > MAX_ROWS_PER_PASS
@@ -200,8 +256,7 @@ def test_no_nodes_no_rows_and_no_features():
     sample_indices = np.arange(20, dtype=np.int32)
     empty = _build_on_device(X_binned, gradients, hessians, sample_indices, [], [], 8)
     assert empty.shape == (0, 3, 8, 3) and empty.dtype == HIST_DTYPE
-    zero_rows = _build_on_device(X_binned, gradients, hessians, sample_indices, [4, 9],
-                                 [4, 9], 8)
+    zero_rows = _build_on_device(X_binned, gradients, hessians, sample_indices, [4, 9], [4, 9], 8)
     assert zero_rows.shape == (2, 3, 8, 3) and not zero_rows.any()
 
 
@@ -210,33 +265,47 @@ def test_rejects_wrong_dtypes_and_segments():
     X_binned, gradients, hessians = _problem(rng, 20, 3, 7)
     sample_indices = np.arange(20, dtype=np.int32)
     with pytest.raises(TypeError, match="X_binned"):
-        _build_on_device(X_binned.astype(np.int32), gradients, hessians, sample_indices,
-                         [0], [20], 8)
+        _build_on_device(
+            X_binned.astype(np.int32), gradients, hessians, sample_indices, [0], [20], 8
+        )
     with pytest.raises(TypeError, match="sample_indices"):
-        _build_on_device(X_binned, gradients, hessians, sample_indices.astype(np.int64),
-                         [0], [20], 8)
+        _build_on_device(
+            X_binned, gradients, hessians, sample_indices.astype(np.int64), [0], [20], 8
+        )
     with pytest.raises(ValueError, match="C-contiguous"):
-        _build_on_device(np.asfortranarray(X_binned), gradients, hessians, sample_indices,
-                         [0], [20], 8)
+        _build_on_device(
+            np.asfortranarray(X_binned), gradients, hessians, sample_indices, [0], [20], 8
+        )
     with pytest.raises(ValueError, match="segment"):
         _build_on_device(X_binned, gradients, hessians, sample_indices, [5], [21], 8)
     with pytest.raises(ValueError, match="block_threads"):
-        _build_on_device(X_binned, gradients, hessians, sample_indices, [0], [20], 8,
-                         block_threads=MAX_BLOCK_THREADS + 1)
+        _build_on_device(
+            X_binned,
+            gradients,
+            hessians,
+            sample_indices,
+            [0],
+            [20],
+            8,
+            block_threads=MAX_BLOCK_THREADS + 1,
+        )
 
 
 def test_plan_fits_28_features_of_256_bins_in_one_group_on_sm80():
     """The layout's headline: 28 x 256 cells in one block under sm_80's opt-in limit."""
     sm80_optin_bytes = 163 * 1024
-    plan = plan_histograms(np.array([10 ** 6], dtype=np.int64), 28, 256, sm80_optin_bytes,
-                           sm_count=108)
+    plan = plan_histograms(
+        np.array([10**6], dtype=np.int64), 28, 256, sm80_optin_bytes, sm_count=108
+    )
     assert plan.use_shared and plan.n_groups == 1
     assert plan.shared_bytes == 28 * 256 * SHARED_BYTES_PER_CELL <= sm80_optin_bytes
     assert plan.blocks_per_group >= 108  # enough blocks to fill the device
-    small = plan_histograms(np.array([10, 0, 3000], dtype=np.int64), 4, 64, sm80_optin_bytes,
-                            sm_count=108)
-    np.testing.assert_array_equal(np.diff(small.node_first_block),
-                                  -(-np.array([10, 0, 3000]) // small.rows_per_block))
+    small = plan_histograms(
+        np.array([10, 0, 3000], dtype=np.int64), 4, 64, sm80_optin_bytes, sm_count=108
+    )
+    np.testing.assert_array_equal(
+        np.diff(small.node_first_block), -(-np.array([10, 0, 3000]) // small.rows_per_block)
+    )
     assert small.rows_per_block >= cuda_histogram.MIN_ROWS_PER_BLOCK
 
 
@@ -256,8 +325,18 @@ def test_python_constants_match_the_kernel_file():
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_kernel_file_compiles_with_nvcc_without_warnings(arch):
-    command = ["nvcc", "-std=c++17", "--fmad=false", f"-arch={arch}", "-cubin", "-o",
-               "/dev/null", "-Werror", "all-warnings", f"-I{cuda_source_dir()}",
-               str(KERNEL_PATH)]
+    command = [
+        "nvcc",
+        "-std=c++17",
+        "--fmad=false",
+        f"-arch={arch}",
+        "-cubin",
+        "-o",
+        "/dev/null",
+        "-Werror",
+        "all-warnings",
+        f"-I{cuda_source_dir()}",
+        str(KERNEL_PATH),
+    ]
     completed = subprocess.run(command, capture_output=True, text=True)
     assert completed.returncode == 0, completed.stdout + completed.stderr

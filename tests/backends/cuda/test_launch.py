@@ -2,6 +2,7 @@
 modules and kernel objects, the launcher's error check, and the launch-geometry
 helpers shared by the primitives' host code.
 """
+
 import collections
 import sys
 import types
@@ -12,8 +13,15 @@ import pytest
 import gpuboost
 from gpuboost.backends import get_backend
 from gpuboost.backends.cuda import launch
-from gpuboost.backends.cuda.launch import (CUPY, EMULATED, KernelLauncher, grid_stride_blocks,
-                                           require_array, segment_table, segment_tiles)
+from gpuboost.backends.cuda.launch import (
+    CUPY,
+    EMULATED,
+    KernelLauncher,
+    grid_stride_blocks,
+    require_array,
+    segment_table,
+    segment_tiles,
+)
 from gpuboost.backends.emulation import EMULATE_ENV_VAR, EmulatedModule, emulated_kernels
 from gpuboost.backends.emulation.device_array import namespace as xp
 
@@ -22,8 +30,14 @@ def _train_twice():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(120, 3))
     y = X[:, 0] + 0.1 * rng.normal(size=120)
-    params = {"device": "cuda", "max_depth": 3, "max_bin": 15, "subsample": 0.8,
-              "objective": "reg:quantile", "quantile_alpha": 0.4}
+    params = {
+        "device": "cuda",
+        "max_depth": 3,
+        "max_bin": 15,
+        "subsample": 0.8,
+        "objective": "reg:quantile",
+        "quantile_alpha": 0.4,
+    }
     for _ in range(2):
         gpuboost.train(params, gpuboost.Dataset(X, label=y, max_bin=15), num_boost_round=2)
 
@@ -77,8 +91,7 @@ def test_emulated_kernels_switches_modes_without_clearing_caches(monkeypatch):
     assert launch.get_kernel(EMULATED, "segment_reduce", "segment_sequential_sums") is kernel
     with emulated_kernels():
         # ... which the next block finds again.
-        assert launch.get_kernel(EMULATED, "segment_reduce", "segment_sequential_sums") \
-            is kernel
+        assert launch.get_kernel(EMULATED, "segment_reduce", "segment_sequential_sums") is kernel
         assert get_backend("cuda") is backend
 
 
@@ -117,6 +130,7 @@ def test_caches_are_keyed_by_mode(monkeypatch):
 def test_checked_launch_on_a_gpu_names_the_failing_kernel(monkeypatch):
     """With check_launches, a CuPy launch is followed by a synchronization whose error is
     re-raised naming the kernel (CuPy replaced by a stand-in: no GPU here)."""
+
     class CUDARuntimeError(RuntimeError):
         pass
 
@@ -124,16 +138,24 @@ def test_checked_launch_on_a_gpu_names_the_failing_kernel(monkeypatch):
         raise CUDARuntimeError("cudaErrorIllegalAddress: an illegal memory access")
 
     runtime = types.SimpleNamespace(deviceSynchronize=fail, CUDARuntimeError=CUDARuntimeError)
-    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(
-        cuda=types.SimpleNamespace(runtime=runtime)))
+    monkeypatch.setitem(
+        sys.modules, "cupy", types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=runtime))
+    )
     launches = []
-    monkeypatch.setattr(launch, "_KERNELS", {
-        (CUPY, "partition", "partition_flag_tiles"):
-            lambda grid, block, args, shared_mem=0: launches.append((grid, block, shared_mem))})
+    monkeypatch.setattr(
+        launch,
+        "_KERNELS",
+        {
+            (CUPY, "partition", "partition_flag_tiles"): lambda grid, block, args, shared_mem=0: (
+                launches.append((grid, block, shared_mem))
+            )
+        },
+    )
     KernelLauncher(CUPY)("partition", "partition_flag_tiles", 3, 128, ())
     with pytest.raises(RuntimeError, match="partition.cu:partition_flag_tiles") as caught:
-        KernelLauncher(CUPY, check_launches=True)("partition", "partition_flag_tiles", 3,
-                                                  np.int64(128), (), shared_mem=16)
+        KernelLauncher(CUPY, check_launches=True)(
+            "partition", "partition_flag_tiles", 3, np.int64(128), (), shared_mem=16
+        )
     assert isinstance(caught.value.__cause__, CUDARuntimeError)
     assert launches == [((3,), (128,), 0), ((3,), (128,), 16)]
 
@@ -141,7 +163,7 @@ def test_checked_launch_on_a_gpu_names_the_failing_kernel(monkeypatch):
 def test_grid_and_tile_helpers():
     assert grid_stride_blocks(1, 256) == 1
     assert grid_stride_blocks(257, 256) == 2
-    assert grid_stride_blocks(10 ** 12, 256) == launch.GRID_STRIDE_MAX_BLOCKS
+    assert grid_stride_blocks(10**12, 256) == launch.GRID_STRIDE_MAX_BLOCKS
     begins = np.array([0, 10, 10, 3000], dtype=np.int64)
     ends = np.array([10, 10, 3000, 3001], dtype=np.int64)
     first_tile, n_tiles = segment_tiles(begins, ends, 1024)

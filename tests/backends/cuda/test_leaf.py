@@ -1,18 +1,18 @@
 """The CUDA backend's leaf primitives (gpuboost.backends.cuda.leaf, ``cuda/leaf.cu``)
 against the NumPy backend, under the CPU emulation of the kernels.
 """
+
 import re
 
 import numpy as np
 import pytest
+from _parity import bits
 
 from gpuboost.backends import NumpyBackend
 from gpuboost.backends.cuda import leaf as cuda_leaf
 from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.cuda.sources import read_cuda_source
 from gpuboost.backends.emulation import emulated_kernels
-
-from _parity import bits
 
 
 # ---- fixtures ---------------------------------------------------------------------
@@ -77,10 +77,12 @@ def test_segment_quantile_matches_numpy(backend, weighted, ties):
     device_values = backend.to_device(values)
     device_weights = None if weights is None else backend.to_device(weights)
     for alpha in (0.0, 0.1, 0.5, 0.77, 1.0):
-        expected = numpy_backend.segment_weighted_quantile(values, weights, sample_indices,
-                                                            begins, ends, alpha)
-        got = backend.segment_weighted_quantile(device_values, device_weights, device_indices,
-                                                begins, ends, alpha)
+        expected = numpy_backend.segment_weighted_quantile(
+            values, weights, sample_indices, begins, ends, alpha
+        )
+        got = backend.segment_weighted_quantile(
+            device_values, device_weights, device_indices, begins, ends, alpha
+        )
         assert isinstance(got, np.ndarray) and got.dtype == np.float64
         np.testing.assert_array_equal(bits(got), bits(expected), err_msg=f"alpha={alpha}")
     assert len(np.unique(expected)) > 1
@@ -101,6 +103,7 @@ def test_segment_quantile_one_row_and_errors(backend):
 
 def test_launch_constants_match_kernel_source():
     """The Python tile geometry must be the one compiled into leaf.cu."""
+
     def constant(source, name):
         return int(re.search(rf"constexpr int32_t {name} = (\d+);", source).group(1))
 

@@ -1,6 +1,7 @@
 """Device memory accounting and out-of-memory errors of the CUDA backend
 (gpuboost.backends.cuda.memory), under the CPU emulation of the kernels.
 """
+
 import numpy as np
 import pytest
 
@@ -53,8 +54,9 @@ def test_out_of_memory_is_reraised_with_sizes_and_advice(monkeypatch):
     monkeypatch.setattr(backend, "_out_of_memory_errors", (_FakeCupyOutOfMemory,))
 
     def fail(*args, **kwargs):
-        raise _FakeCupyOutOfMemory("Out of memory allocating 1,234,567 bytes "
-                                   "(allocated so far: 42 bytes).")
+        raise _FakeCupyOutOfMemory(
+            "Out of memory allocating 1,234,567 bytes (allocated so far: 42 bytes)."
+        )
 
     monkeypatch.setattr(backend, "bin_features", fail)
     X = _messy_features(N_ROWS, seed=9)
@@ -64,9 +66,18 @@ def test_out_of_memory_is_reraised_with_sizes_and_advice(monkeypatch):
     assert isinstance(error, MemoryError)
     message = str(error)
     per_row = sum(device_bytes_per_row(N_FEATURES).values())
-    for expected in (f"{N_ROWS:,} rows x {N_FEATURES} features", "1,234,567 bytes requested",
-                     f"{per_row} bytes per row", "fewer rows", "max_bin", "device='cpu'"):
+    for expected in (
+        f"{N_ROWS:,} rows x {N_FEATURES} features",
+        "1,234,567 bytes requested",
+        f"{per_row} bytes per row",
+        "fewer rows",
+        "max_bin",
+        "device='cpu'",
+    ):
         assert expected in message, (expected, message)
-    assert (error.requested_bytes, error.bytes_per_row, error.data_shape) == \
-        (1234567, per_row, (N_ROWS, N_FEATURES))
+    assert (error.requested_bytes, error.bytes_per_row, error.data_shape) == (
+        1234567,
+        per_row,
+        (N_ROWS, N_FEATURES),
+    )
     assert isinstance(error.__cause__, _FakeCupyOutOfMemory)

@@ -3,6 +3,7 @@
 They need the NVRTC library (the ``nvrtc`` extra, ``pip install nvidia-cuda-nvrtc``;
 CI installs it) and skip cleanly without it. No GPU is needed.
 """
+
 import importlib.util
 import sys
 from pathlib import Path
@@ -84,13 +85,21 @@ def test_sample_kernels_compile(nvrtc, capsys):
     assert check.main([str(SAMPLES_DIR), "--quiet"]) == check.EXIT_OK, capsys.readouterr().out
 
 
-@pytest.mark.parametrize("source, problem", [
-    ('#include <cstdio>\nextern "C" __global__ void k(int* out) { out[0] = 1; }\n',
-     "compilation to a cubin failed"),
-    ('__global__ void mangled(int* out) { out[0] = 1; }\n', "exported kernels"),
-    ('extern "C" __global__ void k(int* out) { int unused_value; out[0] = 1; }\n',
-     "printed warnings"),
-], ids=["host-header", "no-extern-c", "warning"])
+@pytest.mark.parametrize(
+    "source, problem",
+    [
+        (
+            '#include <cstdio>\nextern "C" __global__ void k(int* out) { out[0] = 1; }\n',
+            "compilation to a cubin failed",
+        ),
+        ("__global__ void mangled(int* out) { out[0] = 1; }\n", "exported kernels"),
+        (
+            'extern "C" __global__ void k(int* out) { int unused_value; out[0] = 1; }\n',
+            "printed warnings",
+        ),
+    ],
+    ids=["host-header", "no-extern-c", "warning"],
+)
 def test_failures_are_reported(nvrtc, tmp_path, capsys, source, problem):
     del nvrtc
     path = tmp_path / "bad.cu"
@@ -108,8 +117,9 @@ def test_parameter_count_mismatch_is_reported(nvrtc, tmp_path, monkeypatch):
     library, _ = check.load_nvrtc()
     assert check.check_source(library, path, "sm_80").ok
     # The emulation's parser is the reference the PTX is compared with.
-    monkeypatch.setattr(gpuboost.backends.emulation, "parse_kernel_signatures",
-                        lambda text: {"k": [object()]})
+    monkeypatch.setattr(
+        gpuboost.backends.emulation, "parse_kernel_signatures", lambda text: {"k": [object()]}
+    )
     result = check.check_source(library, path, "sm_80")
     assert not result.ok and "2 parameters in the PTX, 1 in the source" in result.problems[0]
 
@@ -118,7 +128,11 @@ def test_script_runs_as_a_program(nvrtc):
     del nvrtc
     import subprocess
 
-    completed = subprocess.run([sys.executable, str(SCRIPT), str(SAMPLES_DIR), "--arch", "sm_80",
-                                "--quiet"], capture_output=True, text=True, check=False)
+    completed = subprocess.run(
+        [sys.executable, str(SCRIPT), str(SAMPLES_DIR), "--arch", "sm_80", "--quiet"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert completed.stdout.startswith("NVRTC ")

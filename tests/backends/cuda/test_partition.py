@@ -5,6 +5,7 @@ Runs under the CPU emulation of the kernels (``GPUBOOST_EMULATE_CUDA=1``), so it
 needs no GPU; every launch is checked (``check_launches``) and the results must
 equal :func:`gpuboost.backends.numpy.partition.partition_rows_naive` exactly.
 """
+
 import re
 
 import numpy as np
@@ -41,20 +42,38 @@ def dataset():
     return Dataset(X, label=rng.normal(size=N_ROWS), max_bin=MAX_BIN)
 
 
-def _run_both(backend, dataset, sample_indices, begins, ends, features, threshold_bins,
-              default_left):
+def _run_both(
+    backend, dataset, sample_indices, begins, ends, features, threshold_bins, default_left
+):
     """Partition with the CUDA backend and the naive reference; return both results."""
     data = backend.prepare(dataset)
     expected = sample_indices.copy()
-    expected_left = partition_rows_naive(dataset.X_binned, expected, begins, ends, features,
-                                         threshold_bins, default_left, dataset.max_bin)
+    expected_left = partition_rows_naive(
+        dataset.X_binned,
+        expected,
+        begins,
+        ends,
+        features,
+        threshold_bins,
+        default_left,
+        dataset.max_bin,
+    )
     device_indices = backend.to_device(sample_indices)
     left_counts = cuda_partition.partition_rows(
-        backend.xp, backend.launcher, data.arrays["X_binned"], device_indices, begins, ends,
-        features, threshold_bins, default_left, data.missing_bin, return_left_counts=True)
+        backend.xp,
+        backend.launcher,
+        data.arrays["X_binned"],
+        device_indices,
+        begins,
+        ends,
+        features,
+        threshold_bins,
+        default_left,
+        data.missing_bin,
+        return_left_counts=True,
+    )
     backend.synchronize()
-    return (backend.to_host(device_indices), backend.to_host(left_counts), expected,
-            expected_left)
+    return (backend.to_host(device_indices), backend.to_host(left_counts), expected, expected_left)
 
 
 def test_partition_matches_naive_reference(backend, dataset):
@@ -68,7 +87,8 @@ def test_partition_matches_naive_reference(backend, dataset):
     threshold_bins = np.array([6, 3, 0, 4, 9, MAX_BIN - 2, 0], dtype=np.int64)
     default_left = np.array([False, True, True, True, False, False, True])
     got, got_left, expected, expected_left = _run_both(
-        backend, dataset, sample_indices, begins, ends, features, threshold_bins, default_left)
+        backend, dataset, sample_indices, begins, ends, features, threshold_bins, default_left
+    )
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(got_left, expected_left)
     # The test is not vacuous: rows moved, and both directions occur.
@@ -89,49 +109,66 @@ def test_partition_random_batches(backend, dataset, seed):
     threshold_bins = rng.integers(0, MAX_BIN - 1, size=len(chosen))
     default_left = rng.random(len(chosen)) < 0.5
     got, got_left, expected, expected_left = _run_both(
-        backend, dataset, sample_indices, begins, ends, features, threshold_bins, default_left)
+        backend, dataset, sample_indices, begins, ends, features, threshold_bins, default_left
+    )
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(got_left, expected_left)
 
 
 def test_partition_with_no_rows_is_a_no_op(backend, dataset):
     sample_indices = np.arange(10, dtype=np.int32)
-    got, got_left, expected, _ = _run_both(backend, dataset, sample_indices, [3], [3], [0],
-                                           [1], [True])
+    got, got_left, expected, _ = _run_both(
+        backend, dataset, sample_indices, [3], [3], [0], [1], [True]
+    )
     np.testing.assert_array_equal(got, sample_indices)
     np.testing.assert_array_equal(got_left, [0])
     got, _, _, _ = _run_both(backend, dataset, sample_indices, [], [], [], [], [])
     np.testing.assert_array_equal(got, sample_indices)
 
 
-@pytest.mark.parametrize("begins, ends, message", [
-    ([0, 5], [6, 9], "overlap"),
-    ([0], [11], "0 <= begin <= end"),
-    ([4], [3], "0 <= begin <= end"),
-])
+@pytest.mark.parametrize(
+    "begins, ends, message",
+    [
+        ([0, 5], [6, 9], "overlap"),
+        ([0], [11], "0 <= begin <= end"),
+        ([4], [3], "0 <= begin <= end"),
+    ],
+)
 def test_partition_rejects_bad_segments(backend, dataset, begins, ends, message):
     data = backend.prepare(dataset)
     sample_indices = backend.to_device(np.arange(10, dtype=np.int32))
     with pytest.raises(ValueError, match=message):
-        backend.partition(data, sample_indices, begins, ends, [0] * len(begins),
-                          [1] * len(begins), [True] * len(begins))
+        backend.partition(
+            data,
+            sample_indices,
+            begins,
+            ends,
+            [0] * len(begins),
+            [1] * len(begins),
+            [True] * len(begins),
+        )
 
 
 def test_partition_rejects_wrong_index_dtype(backend, dataset):
     data = backend.prepare(dataset)
     with pytest.raises(TypeError, match="int32"):
-        backend.partition(data, backend.to_device(np.arange(10, dtype=np.int64)), [0], [10],
-                          [0], [1], [True])
+        backend.partition(
+            data, backend.to_device(np.arange(10, dtype=np.int64)), [0], [10], [0], [1], [True]
+        )
 
 
 def test_launch_constants_match_kernel_source():
     """The Python tile geometry must be the one compiled into partition.cu (leaf.cu:
     test_leaf.py)."""
+
     def constant(source, name):
         return int(re.search(rf"constexpr int32_t {name} = (\d+);", source).group(1))
 
     partition = read_cuda_source("partition.cu")
-    assert constant(partition, "kPartitionThreadsPerBlock") == \
-        cuda_partition.PARTITION_THREADS_PER_BLOCK
-    assert constant(partition, "kPartitionItemsPerThread") == \
-        cuda_partition.PARTITION_ITEMS_PER_THREAD
+    assert (
+        constant(partition, "kPartitionThreadsPerBlock")
+        == cuda_partition.PARTITION_THREADS_PER_BLOCK
+    )
+    assert (
+        constant(partition, "kPartitionItemsPerThread") == cuda_partition.PARTITION_ITEMS_PER_THREAD
+    )

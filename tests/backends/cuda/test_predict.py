@@ -3,6 +3,7 @@
 Runs under the CPU emulation of the kernels (``GPUBOOST_EMULATE_CUDA=1``); every
 launch is checked. Results must equal the NumPy backend's bit for bit.
 """
+
 import numpy as np
 import pytest
 
@@ -44,10 +45,16 @@ def _features(seed, n_rows=N_ROWS):
 def multiclass_model():
     """A 3-class model (4 rounds x 3 trees) trained on the CPU."""
     X = _features(0)
-    y = np.digitize(np.nan_to_num(X[:, 0], posinf=3, neginf=-3) + 0.5 * np.nan_to_num(X[:, 1]),
-                    [-0.5, 0.5]).astype(np.float64)
-    params = {"objective": "multi:softprob", "num_class": 3, "max_depth": 4, "device": "cpu",
-              "max_bin": MAX_BIN}
+    y = np.digitize(
+        np.nan_to_num(X[:, 0], posinf=3, neginf=-3) + 0.5 * np.nan_to_num(X[:, 1]), [-0.5, 0.5]
+    ).astype(np.float64)
+    params = {
+        "objective": "multi:softprob",
+        "num_class": 3,
+        "max_depth": 4,
+        "device": "cpu",
+        "max_bin": MAX_BIN,
+    }
     return gpuboost.train(params, Dataset(X, label=y, max_bin=MAX_BIN), num_boost_round=4)
 
 
@@ -117,23 +124,42 @@ def test_tree_raw_and_binned_match_numpy(backend, regression_model, regression_d
         raw = backend.predict_tree_raw(features, tree)
         binned = backend.predict_tree_binned(data, tree)
         backend.synchronize()
-        np.testing.assert_array_equal(_bits(backend.to_host(raw)),
-                                      _bits(numpy_backend.predict_tree_raw(X, tree)))
-        np.testing.assert_array_equal(_bits(backend.to_host(binned)),
-                                      _bits(numpy_backend.predict_tree_binned(numpy_data, tree)))
+        np.testing.assert_array_equal(
+            _bits(backend.to_host(raw)), _bits(numpy_backend.predict_tree_raw(X, tree))
+        )
+        np.testing.assert_array_equal(
+            _bits(backend.to_host(binned)),
+            _bits(numpy_backend.predict_tree_binned(numpy_data, tree)),
+        )
     assert regression_model.trees[0].n_leaves > 4
 
 
 def test_hand_made_tree_edge_cases(backend):
     """NaN both ways, x == threshold goes left, +/-inf, a negative zero leaf value."""
-    tree = Tree({
-        "feature": [0, 1, -1, -1, -1], "threshold_bin": [2, 0, 0, 0, 0],
-        "threshold": [0.5, -1.0, 0.0, 0.0, 0.0], "default_left": [True, False, False, False, False],
-        "left_child": [1, 3, -1, -1, -1], "right_child": [2, 4, -1, -1, -1],
-        "value": [0.0, 0.0, 7.0, -0.0, -2.5], "gain": [0.0] * 5, "cover": [0.0] * 5,
-        "count": [0] * 5})
-    X = np.array([[0.5, -1.0], [np.nan, np.nan], [np.inf, 0.0], [-np.inf, -1.0],
-                  [0.5000000000000001, 0.0], [np.nan, -2.0]])
+    tree = Tree(
+        {
+            "feature": [0, 1, -1, -1, -1],
+            "threshold_bin": [2, 0, 0, 0, 0],
+            "threshold": [0.5, -1.0, 0.0, 0.0, 0.0],
+            "default_left": [True, False, False, False, False],
+            "left_child": [1, 3, -1, -1, -1],
+            "right_child": [2, 4, -1, -1, -1],
+            "value": [0.0, 0.0, 7.0, -0.0, -2.5],
+            "gain": [0.0] * 5,
+            "cover": [0.0] * 5,
+            "count": [0] * 5,
+        }
+    )
+    X = np.array(
+        [
+            [0.5, -1.0],
+            [np.nan, np.nan],
+            [np.inf, 0.0],
+            [-np.inf, -1.0],
+            [0.5000000000000001, 0.0],
+            [np.nan, -2.0],
+        ]
+    )
     expected = NumpyBackend().predict_tree_raw(X, tree)
     got = backend.to_host(backend.predict_tree_raw(backend.prepare_features(X), tree))
     np.testing.assert_array_equal(_bits(got), _bits(expected))

@@ -1,15 +1,15 @@
 """The CUDA backend's per-segment sequential sums (gpuboost.backends.cuda.segment_reduce,
 ``cuda/segment_reduce.cu``) against the NumPy backend, bit for bit, under the CPU emulation.
 """
+
 import numpy as np
 import pytest
+from _parity import bits
 
 from gpuboost.backends import NumpyBackend
 from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.cuda.segment_reduce import SEGMENT_SUM_THREADS_PER_BLOCK
 from gpuboost.backends.emulation import emulated_kernels
-
-from _parity import bits
 
 
 def _bits(array):
@@ -22,12 +22,13 @@ def _case(seed, n_rows=3000, n_segments=7):
     rng = np.random.default_rng(seed)
     values = rng.normal(size=n_rows) * 10.0 ** rng.integers(-8, 9, size=n_rows)
     sample_indices = rng.permutation(n_rows)[: n_rows - 100].astype(np.int32)
-    cuts = np.sort(rng.choice(np.arange(1, len(sample_indices)), size=n_segments - 1,
-                              replace=False))
+    cuts = np.sort(
+        rng.choice(np.arange(1, len(sample_indices)), size=n_segments - 1, replace=False)
+    )
     bounds = np.concatenate([[0], cuts, [len(sample_indices)]])
     begins, ends = bounds[:-1].copy(), bounds[1:].copy()
-    ends[1] = begins[1]          # an empty segment
-    ends[2] = begins[2] + 1      # a one-row segment
+    ends[1] = begins[1]  # an empty segment
+    ends[2] = begins[2] + 1  # a one-row segment
     return values, sample_indices, begins, ends
 
 
@@ -44,8 +45,9 @@ def cuda_backend():
 def test_cuda_kernel_matches_numpy_bit_for_bit(cuda_backend, n_segments):
     values, sample_indices, begins, ends = _case(2 + n_segments, n_segments=n_segments)
     expected = NumpyBackend().segment_sums(values, sample_indices, begins, ends)
-    got = cuda_backend.segment_sums(cuda_backend.to_device(values),
-                                    cuda_backend.to_device(sample_indices), begins, ends)
+    got = cuda_backend.segment_sums(
+        cuda_backend.to_device(values), cuda_backend.to_device(sample_indices), begins, ends
+    )
     assert isinstance(got, np.ndarray) and got.dtype == np.float64
     np.testing.assert_array_equal(_bits(got), _bits(expected))
 
@@ -55,8 +57,9 @@ def test_cuda_segment_sums_checks_inputs(cuda_backend):
     indices = cuda_backend.to_device(np.arange(4, dtype=np.int32))
     assert cuda_backend.segment_sums(values, indices, [], []).shape == (0,)
     with pytest.raises(TypeError, match="values"):
-        cuda_backend.segment_sums(cuda_backend.to_device(np.ones(4, dtype=np.float32)), indices,
-                                  [0], [4])
+        cuda_backend.segment_sums(
+            cuda_backend.to_device(np.ones(4, dtype=np.float32)), indices, [0], [4]
+        )
     with pytest.raises(ValueError, match="overlap"):
         cuda_backend.segment_sums(values, indices, [0, 1], [3, 4])
 
@@ -71,7 +74,8 @@ def test_segment_sums_match_numpy(cuda_backend):
     begins = np.array([0, 20, 20, 700, 1400])
     ends = np.array([20, 20, 700, 1400, 1500])
     expected = NumpyBackend().segment_sums(values, sample_indices, begins, ends)
-    got = cuda_backend.segment_sums(cuda_backend.to_device(values),
-                                    cuda_backend.to_device(sample_indices), begins, ends)
+    got = cuda_backend.segment_sums(
+        cuda_backend.to_device(values), cuda_backend.to_device(sample_indices), begins, ends
+    )
     np.testing.assert_array_equal(bits(got), bits(expected))
     assert bits(got)[0] == bits(np.array([0.0]))[0]

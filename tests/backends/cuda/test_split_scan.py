@@ -6,6 +6,7 @@ are emulated device arrays, which follow CuPy's rules) and must return exactly t
 records of :func:`gpuboost.backends.numpy.split_scan.find_best_splits`: every field
 equal, gains bit for bit, ties broken the same way.
 """
+
 import itertools
 import re
 import shutil
@@ -15,24 +16,31 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpuboost.backends.emulation import emulated_kernels
-from gpuboost.backends.emulation.device_array import namespace as xp
-from gpuboost.backends.cuda.sources import cuda_source_dir
-from gpuboost.core.dtypes import GRAD_QUANT_MAX, HIST_COUNT, HIST_HESS
 from gpuboost.backends.cuda import split_scan as cuda_split
 from gpuboost.backends.cuda.launch import EMULATED, KernelLauncher
+from gpuboost.backends.cuda.sources import cuda_source_dir
 from gpuboost.backends.cuda.split_scan import find_best_splits
+from gpuboost.backends.emulation import emulated_kernels
+from gpuboost.backends.emulation.device_array import namespace as xp
 from gpuboost.backends.numpy.histogram import build_histograms
-from gpuboost.core.quantize import quantize
-from gpuboost.core.gain import SPLIT_RECORD_DTYPE, SplitParams
 from gpuboost.backends.numpy.split_scan import find_best_splits as numpy_find_best_splits
+from gpuboost.core.dtypes import GRAD_QUANT_MAX, HIST_COUNT, HIST_HESS
+from gpuboost.core.gain import SPLIT_RECORD_DTYPE, SplitParams
+from gpuboost.core.quantize import quantize
 
 #: Every SplitParams option on and off (lambda 0 lets H + lambda <= 0 occur).
 PARAM_GRID = [
-    SplitParams(reg_lambda=lam, reg_alpha=alpha, max_delta_step=mds, min_child_weight=mcw,
-                min_data_in_leaf=mdl, gamma=gamma)
+    SplitParams(
+        reg_lambda=lam,
+        reg_alpha=alpha,
+        max_delta_step=mds,
+        min_child_weight=mcw,
+        min_data_in_leaf=mdl,
+        gamma=gamma,
+    )
     for lam, alpha, mds, mcw, mdl, gamma in itertools.product(
-        (0.0, 1.0), (0.0, 0.7), (0.0, 0.4), (0.0, 2.0), (1, 5), (0.0, 0.5))
+        (0.0, 1.0), (0.0, 0.7), (0.0, 0.4), (0.0, 2.0), (1, 5), (0.0, 0.5)
+    )
 ]
 
 
@@ -49,8 +57,9 @@ def assert_same_records(result, expected):
     assert result.shape == expected.shape
     for name in SPLIT_RECORD_DTYPE.names:
         if name == "gain":
-            np.testing.assert_array_equal(result[name].view(np.int64),
-                                          expected[name].view(np.int64), err_msg=name)
+            np.testing.assert_array_equal(
+                result[name].view(np.int64), expected[name].view(np.int64), err_msg=name
+            )
         else:
             np.testing.assert_array_equal(result[name], expected[name], err_msg=name)
 
@@ -62,10 +71,10 @@ def _scan_on_device(histograms, *args, **kwargs):
 
 
 def both(histograms, scale_g, scale_h, n_value_bins, missing_bin, params, mask=None):
-    result = _scan_on_device(histograms, scale_g, scale_h, n_value_bins, missing_bin,
-                              params, mask)
-    expected = numpy_find_best_splits(histograms, scale_g, scale_h, n_value_bins, missing_bin,
-                                      params, mask)
+    result = _scan_on_device(histograms, scale_g, scale_h, n_value_bins, missing_bin, params, mask)
+    expected = numpy_find_best_splits(
+        histograms, scale_g, scale_h, n_value_bins, missing_bin, params, mask
+    )
     assert_same_records(result, expected)
     return expected
 
@@ -91,9 +100,15 @@ def data_histograms(rng, n_nodes, n_features, max_bin, discrete=False):
     quantized_h, scale_h = quantize(np, hessians)
     cuts = np.sort(rng.integers(0, n_rows + 1, size=n_nodes - 1))
     begins, ends = np.concatenate([[0], cuts]), np.concatenate([cuts, [n_rows]])
-    histograms = build_histograms(np.ascontiguousarray(X_binned.T), quantized_g, quantized_h,
-                                  rng.permutation(n_rows).astype(np.int32), begins, ends,
-                                  max_bin + 1)
+    histograms = build_histograms(
+        np.ascontiguousarray(X_binned.T),
+        quantized_g,
+        quantized_h,
+        rng.permutation(n_rows).astype(np.int32),
+        begins,
+        ends,
+        max_bin + 1,
+    )
     return histograms, scale_g, scale_h, n_value_bins
 
 
@@ -111,14 +126,22 @@ def test_masks_missing_values_and_ties(seed):
     max_bin = int(rng.choice([3, 15, 31]))
     n_nodes, n_features = int(rng.integers(1, 7)), int(rng.integers(2, 7))
     histograms, scale_g, scale_h, n_value_bins = data_histograms(
-        rng, n_nodes, n_features, max_bin, discrete=seed % 2 == 1)
+        rng, n_nodes, n_features, max_bin, discrete=seed % 2 == 1
+    )
     mask = rng.random((n_nodes, n_features)) < 0.7
     params = PARAM_GRID[int(rng.integers(len(PARAM_GRID)))]
     expected = both(histograms, scale_g, scale_h, n_value_bins, max_bin, SplitParams(), mask)
     assert (expected["feature"] >= 0).any()  # not vacuous
     both(histograms, scale_g, scale_h, n_value_bins, max_bin, params, mask)
-    both(histograms, scale_g, scale_h, n_value_bins, max_bin, params,
-         np.zeros((n_nodes, n_features), dtype=bool))
+    both(
+        histograms,
+        scale_g,
+        scale_h,
+        n_value_bins,
+        max_bin,
+        params,
+        np.zeros((n_nodes, n_features), dtype=bool),
+    )
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -128,17 +151,25 @@ def test_arbitrary_integer_histograms(seed):
     signed zeros and NaN gains occur."""
     rng = np.random.default_rng(200 + seed)
     n_nodes, n_features, max_bin = 3, 4, 7
-    histograms = rng.integers(-GRAD_QUANT_MAX, GRAD_QUANT_MAX,
-                              size=(n_nodes, n_features, max_bin + 1, 3))
+    histograms = rng.integers(
+        -GRAD_QUANT_MAX, GRAD_QUANT_MAX, size=(n_nodes, n_features, max_bin + 1, 3)
+    )
     histograms[..., HIST_COUNT] = rng.integers(-2, 30, size=histograms.shape[:3])
     histograms[:, 1, max_bin] = 0  # feature 1 without missing rows
     histograms[:, :, 0, HIST_HESS] = 0  # left children with H == 0: H + lambda == 0 at lambda 0
     n_value_bins = np.array([max_bin, 4, 1, max_bin])
-    for params in (SplitParams(reg_lambda=0.0, min_child_weight=-1e30, min_data_in_leaf=-5),
-                   SplitParams(reg_lambda=0.0, reg_alpha=3.0, max_delta_step=0.25,
-                               min_child_weight=-1e30, min_data_in_leaf=-5),
-                   SplitParams()):
-        both(histograms, 2.0 ** 27, 3.0 ** 17, n_value_bins, max_bin, params)
+    for params in (
+        SplitParams(reg_lambda=0.0, min_child_weight=-1e30, min_data_in_leaf=-5),
+        SplitParams(
+            reg_lambda=0.0,
+            reg_alpha=3.0,
+            max_delta_step=0.25,
+            min_child_weight=-1e30,
+            min_data_in_leaf=-5,
+        ),
+        SplitParams(),
+    ):
+        both(histograms, 2.0**27, 3.0**17, n_value_bins, max_bin, params)
 
 
 def test_gain_equal_to_gamma_is_not_enough():
@@ -162,11 +193,12 @@ def test_all_256_bins():
 def test_duplicate_features_pick_the_lowest():
     rng = np.random.default_rng(400)
     histograms, scale_g, scale_h, n_value_bins = data_histograms(rng, 3, 6, 15)
-    best = numpy_find_best_splits(histograms, scale_g, scale_h, n_value_bins, 15,
-                                  SplitParams())["feature"]
+    best = numpy_find_best_splits(histograms, scale_g, scale_h, n_value_bins, 15, SplitParams())[
+        "feature"
+    ]
     for node, feature in enumerate(best):  # copy each node's winner into every later feature
         if feature >= 0:
-            histograms[node, feature + 1:] = histograms[node, feature]
+            histograms[node, feature + 1 :] = histograms[node, feature]
     n_value_bins[:] = n_value_bins.max()
     expected = both(histograms, scale_g, scale_h, n_value_bins, 15, SplitParams())
     np.testing.assert_array_equal(expected["feature"], best)
@@ -181,14 +213,20 @@ def test_empty_bins_and_zero_missing_sums_tie():
     n_bins = 8
     histograms = np.zeros((2, 2, n_bins, 3), dtype=np.int64)
     for node in range(2):
-        histograms[node, :, 0] = (-3 * 2 ** 20, 2 ** 20, 4)
-        histograms[node, :, 5] = (3 * 2 ** 20, 2 ** 20, 4)  # bins 1-4 empty: thresholds 0-4 tie
-    histograms[0, :, n_bins - 1] = (0, 0, 3)   # missing rows with zero sums
+        histograms[node, :, 0] = (-3 * 2**20, 2**20, 4)
+        histograms[node, :, 5] = (3 * 2**20, 2**20, 4)  # bins 1-4 empty: thresholds 0-4 tie
+    histograms[0, :, n_bins - 1] = (0, 0, 3)  # missing rows with zero sums
     histograms[1, 1, n_bins - 1] = (0, 0, 3)
-    histograms[1, 0, 0, HIST_COUNT] += 3        # node 1: feature 0 holds the missing rows in bin 0
+    histograms[1, 0, 0, HIST_COUNT] += 3  # node 1: feature 0 holds the missing rows in bin 0
     n_value_bins = np.array([7, 7])
-    expected = both(histograms, 2.0 ** 20, 2.0 ** 20, n_value_bins, n_bins - 1,
-                    SplitParams(reg_lambda=1.0, min_child_weight=0.0))
+    expected = both(
+        histograms,
+        2.0**20,
+        2.0**20,
+        n_value_bins,
+        n_bins - 1,
+        SplitParams(reg_lambda=1.0, min_child_weight=0.0),
+    )
     np.testing.assert_array_equal(expected["feature"], [0, 0])
     np.testing.assert_array_equal(expected["bin"], [0, 0])
     np.testing.assert_array_equal(expected["default_left"], [False, True])
@@ -221,19 +259,25 @@ def test_degenerate_batches():
 def test_device_copy_of_n_value_bins_and_wrong_shapes():
     rng = np.random.default_rng(600)
     histograms, scale_g, scale_h, n_value_bins = data_histograms(rng, 2, 3, 7)
-    expected = numpy_find_best_splits(histograms, scale_g, scale_h, n_value_bins, 7,
-                                      SplitParams())
-    result = _scan_on_device(histograms, scale_g, scale_h, n_value_bins.astype(np.int32), 7,
-                              SplitParams())
+    expected = numpy_find_best_splits(histograms, scale_g, scale_h, n_value_bins, 7, SplitParams())
+    result = _scan_on_device(
+        histograms, scale_g, scale_h, n_value_bins.astype(np.int32), 7, SplitParams()
+    )
     assert_same_records(result, expected)
     with pytest.raises(ValueError, match="n_value_bins"):
         _scan_on_device(histograms, scale_g, scale_h, n_value_bins[:2], 7, SplitParams())
     with pytest.raises(ValueError, match="feature_mask"):
-        _scan_on_device(histograms, scale_g, scale_h, n_value_bins, 7, SplitParams(),
-                         np.ones((3, 3), dtype=bool))
+        _scan_on_device(
+            histograms,
+            scale_g,
+            scale_h,
+            n_value_bins,
+            7,
+            SplitParams(),
+            np.ones((3, 3), dtype=bool),
+        )
     with pytest.raises(ValueError, match="shape"):
-        _scan_on_device(histograms[..., :2], scale_g, scale_h, n_value_bins, 7,
-                         SplitParams())
+        _scan_on_device(histograms[..., :2], scale_g, scale_h, n_value_bins, 7, SplitParams())
     assert (expected["feature"] >= 0).any()
 
 
@@ -256,7 +300,18 @@ def test_python_constants_match_the_kernel_file():
 def test_kernel_file_compiles_with_nvcc_without_warnings(arch):
     """split_scan.cu, and with it gain.cuh."""
     path = Path(cuda_source_dir()) / "split_scan.cu"
-    command = ["nvcc", "-std=c++17", "--fmad=false", f"-arch={arch}", "-cubin", "-o",
-               "/dev/null", "-Werror", "all-warnings", f"-I{cuda_source_dir()}", str(path)]
+    command = [
+        "nvcc",
+        "-std=c++17",
+        "--fmad=false",
+        f"-arch={arch}",
+        "-cubin",
+        "-o",
+        "/dev/null",
+        "-Werror",
+        "all-warnings",
+        f"-I{cuda_source_dir()}",
+        str(path),
+    ]
     completed = subprocess.run(command, capture_output=True, text=True)
     assert completed.returncode == 0, completed.stdout + completed.stderr

@@ -4,6 +4,7 @@ They must refuse what CuPy refuses (implicit host conversion, host arrays where
 device arrays are needed, NumPy functions CuPy lacks) and otherwise compute
 exactly what NumPy computes.
 """
+
 import copy
 import pickle
 import weakref
@@ -12,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpuboost.core.array import get_array_module, to_numpy
 from gpuboost.backends.emulation import EmulatedModule
 from gpuboost.backends.emulation.device_array import DeviceArray, is_device_array
 from gpuboost.backends.emulation.device_array import namespace as xp
+from gpuboost.core.array import get_array_module, to_numpy
 
 #: The kernel includes the project's common.cuh.
 KERNEL_INCLUDE = (f"-I{Path(__file__).resolve().parents[3] / 'cuda'}",)
@@ -36,8 +37,13 @@ def values():
 # ---- what may cross between host and device ---------------------------------------
 def test_implicit_conversion_to_numpy_is_refused(values):
     device = xp.asarray(values)
-    for convert in (np.asarray, np.array, lambda a: np.array([a[0], a[1]]),
-                    lambda a: values[a.astype(np.int64)], lambda a: np.int32(a[0])):
+    for convert in (
+        np.asarray,
+        np.array,
+        lambda a: np.array([a[0], a[1]]),
+        lambda a: values[a.astype(np.int64)],
+        lambda a: np.int32(a[0]),
+    ):
         with pytest.raises(TypeError, match="Implicit conversion"):
             convert(device)
 
@@ -75,10 +81,15 @@ def test_integer_index_is_not_an_index():
 
 def test_ufuncs_refuse_host_arrays_and_lists(values):
     device = xp.asarray(values)
-    for operation in (lambda: device + values, lambda: values + device,
-                      lambda: np.add(device, values), lambda: xp.exp(values),
-                      lambda: xp.maximum(device, values), lambda: device == values,
-                      lambda: device + np.array(1.0)):
+    for operation in (
+        lambda: device + values,
+        lambda: values + device,
+        lambda: np.add(device, values),
+        lambda: xp.exp(values),
+        lambda: xp.maximum(device, values),
+        lambda: device == values,
+        lambda: device + np.array(1.0),
+    ):
         with pytest.raises(TypeError, match="Unsupported type"):
             operation()
     with pytest.raises(TypeError):
@@ -90,9 +101,14 @@ def test_ufuncs_refuse_host_arrays_and_lists(values):
 
 def test_functions_refuse_host_arrays(values):
     device = xp.asarray(values)
-    for call in (lambda: xp.concatenate([device, values]), lambda: xp.where(values > 0),
-                 lambda: xp.ascontiguousarray(values), lambda: xp.cumsum(values),
-                 lambda: np.concatenate([device, values]), lambda: xp.stack([device, values])):
+    for call in (
+        lambda: xp.concatenate([device, values]),
+        lambda: xp.where(values > 0),
+        lambda: xp.ascontiguousarray(values),
+        lambda: xp.cumsum(values),
+        lambda: np.concatenate([device, values]),
+        lambda: xp.stack([device, values]),
+    ):
         with pytest.raises(TypeError, match="Unsupported type"):
             call()
 
@@ -124,8 +140,14 @@ def test_indexing_accepts_host_and_device_indices(values):
 
 def test_reductions_return_zero_dimensional_device_arrays(values):
     device = xp.asarray(values)
-    for result in (device.sum(), xp.max(device), np.sum(device), xp.count_nonzero(device),
-                   xp.any(device > 5), device.argmax()):
+    for result in (
+        device.sum(),
+        xp.max(device),
+        np.sum(device),
+        xp.count_nonzero(device),
+        xp.any(device > 5),
+        device.argmax(),
+    ):
         assert is_device_array(result) and result.shape == ()
 
 
@@ -141,8 +163,7 @@ def test_numpy_functions_cupy_lacks_are_missing():
 
 def test_sorts_are_stable_and_kind_is_restricted():
     keys = xp.asarray(np.array([2, 1, 2, 1, 0, 2] * 50))
-    np.testing.assert_array_equal(xp.argsort(keys).get(),
-                                  np.argsort(keys.get(), kind="stable"))
+    np.testing.assert_array_equal(xp.argsort(keys).get(), np.argsort(keys.get(), kind="stable"))
     np.testing.assert_array_equal(keys.argsort().get(), np.argsort(keys.get(), kind="stable"))
     with pytest.raises(ValueError, match="kind"):
         xp.argsort(keys, kind="quicksort")
@@ -162,8 +183,9 @@ def test_lexsort_partition_and_searchsorted_follow_cupy():
     with pytest.raises(TypeError, match="Python int"):
         xp.partition(values, np.int64(3))
     edges = xp.asarray(np.array([0.0, 1.0, 2.0]))
-    np.testing.assert_array_equal(xp.searchsorted(edges, xp.asarray(np.array([0.5, 2.0])),
-                                                  side="right").get(), [1, 3])
+    np.testing.assert_array_equal(
+        xp.searchsorted(edges, xp.asarray(np.array([0.5, 2.0])), side="right").get(), [1, 3]
+    )
     with pytest.raises(NotImplementedError, match="device arrays"):
         xp.searchsorted(edges, np.array([0.5]))
 
@@ -238,8 +260,7 @@ def test_kernels_of_device_modules_refuse_host_arrays(values):
     with pytest.raises(TypeError, match="host numpy.ndarray"):
         kernel((1,), (32,), (values, np.float64(2.0), np.int32(5), out))
     with pytest.raises(TypeError, match="NumPy scalar"):
-        kernel((1,), (32,), (xp.asarray(values), xp.asarray(np.float64(2.0)), np.int32(5),
-                             out))
+        kernel((1,), (32,), (xp.asarray(values), xp.asarray(np.float64(2.0)), np.int32(5), out))
     # Modules of the emulation's own tests still take NumPy arrays.
     plain = EmulatedModule(code=KERNEL_SOURCE, options=KERNEL_INCLUDE).get_function("scale")
     host_out = np.empty(5)
@@ -255,14 +276,14 @@ def test_count_operations_counts_launches_copies_and_syncs(values):
     kernel = module.get_function("scale")
     device = xp.asarray(values)  # not counted: outside the block
     with count_operations() as counts:
-        out = xp.empty(5)                            # allocation only
-        kernel((1,), (32,), (device, np.float64(2.0), np.int32(5), out))   # kernel
-        total = (out + 1.0).sum()                    # 2 array ops
-        view = out.reshape(5, 1)[1:3].ravel()        # views: nothing
-        gathered = device[np.array([0, 3])]          # gather + index upload
-        host = float(total)                          # to_host (synchronizes)
-        copy = xp.asnumpy(view)                      # to_host
-        xp.asarray(values)                           # to_device
+        out = xp.empty(5)  # allocation only
+        kernel((1,), (32,), (device, np.float64(2.0), np.int32(5), out))  # kernel
+        total = (out + 1.0).sum()  # 2 array ops
+        view = out.reshape(5, 1)[1:3].ravel()  # views: nothing
+        gathered = device[np.array([0, 3])]  # gather + index upload
+        host = float(total)  # to_host (synchronizes)
+        copy = xp.asnumpy(view)  # to_host
+        xp.asarray(values)  # to_device
     assert dict(counts) == {"kernel": 1, "array_op": 3, "to_device": 2, "to_host": 2}
     assert tuple(counts) == OPERATION_KINDS
     assert host == float((values * 2 + 1).sum()) and copy.shape == (2,)

@@ -4,6 +4,7 @@ The sample kernels live in tests/backends/emulation/cuda_samples/*.cu; they incl
 common.cuh and also compile with nvcc (checked by the last tests
 when nvcc is on PATH).
 """
+
 import concurrent.futures
 import importlib.util
 import os
@@ -16,9 +17,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpuboost.backends.emulation import (EmulatedKernel, EmulatedModule, EmulationCompileError,
-                                         emulation_enabled, parse_kernel_signatures)
-from gpuboost.backends.emulation import launcher
+from gpuboost.backends.emulation import (
+    EmulatedKernel,
+    EmulatedModule,
+    EmulationCompileError,
+    emulation_enabled,
+    launcher,
+    parse_kernel_signatures,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 SAMPLES_DIR = Path(__file__).resolve().parent / "cuda_samples"
@@ -48,18 +54,21 @@ def _build(module):
     try:
         for name in module.kernel_names[:1]:
             module.get_function(name)
-    except Exception:  # noqa: BLE001 - reported by the individual tests
+    except Exception:
         pass
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _compile_modules_in_parallel():
     """Fill the compilation cache for every module of this file concurrently."""
-    modules = [EmulatedModule(path=path, options=SAMPLE_INCLUDE)
-               for path in sorted(SAMPLES_DIR.glob("*.cu"))]
+    modules = [
+        EmulatedModule(path=path, options=SAMPLE_INCLUDE)
+        for path in sorted(SAMPLES_DIR.glob("*.cu"))
+    ]
     modules.append(_sample_module("reductions", options=UCONTEXT_OPTIONS))
-    modules += [EmulatedModule(path=path, options=PROJECT_OPTIONS)
-                for path in sorted(CUDA_DIR.glob("*.cu"))]
+    modules += [
+        EmulatedModule(path=path, options=PROJECT_OPTIONS) for path in sorted(CUDA_DIR.glob("*.cu"))
+    ]
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         list(pool.map(_build, modules))
 
@@ -120,8 +129,12 @@ def test_multidimensional_grid_and_block_indices(vector_ops):
     vector_ops.get_function("record_indices")(grid, block, (records,))
     expected = [
         (tx, ty, tz, bx, by, bz, *block, *grid)
-        for bz in range(grid[2]) for by in range(grid[1]) for bx in range(grid[0])
-        for tz in range(block[2]) for ty in range(block[1]) for tx in range(block[0])
+        for bz in range(grid[2])
+        for by in range(grid[1])
+        for bx in range(grid[0])
+        for tz in range(block[2])
+        for ty in range(block[1])
+        for tx in range(block[0])
     ]
     np.testing.assert_array_equal(records, np.array(expected, np.int32))
 
@@ -139,9 +152,23 @@ def test_every_scalar_and_pointer_kind(vector_ops):
     data = np.arange(11, dtype=np.uint8)
     out_bytes = np.zeros_like(data)
     untyped = np.zeros(3, np.int16)
-    kernel((2,), (8,), (values, out, np.int64(values.size), np.float64(2.5), np.float32(0.25),
-                        np.bool_(True), np.uint32(16), data, out_bytes, np.uint64(data.size),
-                        untyped))
+    kernel(
+        (2,),
+        (8,),
+        (
+            values,
+            out,
+            np.int64(values.size),
+            np.float64(2.5),
+            np.float32(0.25),
+            np.bool_(True),
+            np.uint32(16),
+            data,
+            out_bytes,
+            np.uint64(data.size),
+            untyped,
+        ),
+    )
     np.testing.assert_array_equal(out, 2.5 * values + 0.25 + 1.0)
     np.testing.assert_array_equal(out_bytes, data + 1)
 
@@ -149,10 +176,11 @@ def test_every_scalar_and_pointer_kind(vector_ops):
 @pytest.mark.parametrize("block", [32, 64, 256])
 def test_block_sum_in_static_shared_memory(reductions, workers, block):
     n_blocks = 200
-    values = np.random.default_rng(1).integers(-2**40, 2**40, n_blocks * block - 7)
+    values = np.random.default_rng(1).integers(-(2**40), 2**40, n_blocks * block - 7)
     sums = np.zeros(n_blocks, np.int64)
-    reductions.get_function("block_sum_static")((n_blocks,), (block,),
-                                                (values, sums, np.int32(values.size)))
+    reductions.get_function("block_sum_static")(
+        (n_blocks,), (block,), (values, sums, np.int32(values.size))
+    )
     padded = np.concatenate([values, np.zeros(7, np.int64)])
     np.testing.assert_array_equal(sums, padded.reshape(n_blocks, block).sum(axis=1))
 
@@ -162,7 +190,9 @@ def test_block_sum_in_dynamic_shared_memory(reductions, workers):
     values = np.random.default_rng(2).integers(-1000, 1000, block * n_blocks).astype(np.float64)
     sums = np.zeros(n_blocks)
     reductions.get_function("block_sum_dynamic")(
-        (n_blocks,), (block,), (values, sums, np.int32(values.size)),
+        (n_blocks,),
+        (block,),
+        (values, sums, np.int32(values.size)),
         shared_mem=block * values.itemsize,
     )
     np.testing.assert_array_equal(sums, values.reshape(n_blocks, block).sum(axis=1))
@@ -173,7 +203,7 @@ def test_shared_memory_histogram_with_32_and_64_bit_atomics(workers):
     rng = np.random.default_rng(3)
     n = 50_000
     bins = rng.integers(0, 256, n).astype(np.uint8)
-    weights = rng.integers(-2**30, 2**30, n).astype(np.int32)
+    weights = rng.integers(-(2**30), 2**30, n).astype(np.int32)
     counts = np.zeros(256, np.int32)
     sums = np.zeros(256, np.int64)
     kernel((16,), (256,), (bins, weights, np.int32(n), counts, sums))
@@ -195,12 +225,15 @@ def test_ballot_popc_and_shuffle_variants(reductions, workers):
     n = 256
     values = np.random.default_rng(5).standard_normal(n).astype(np.float32)
     outputs = dict(
-        ballots=np.zeros(n // WARP_SIZE, np.uint32), counts=np.zeros(n // WARP_SIZE, np.int32),
-        broadcast=np.zeros(n, np.float32), prefix=np.zeros(n, np.float32),
+        ballots=np.zeros(n // WARP_SIZE, np.uint32),
+        counts=np.zeros(n // WARP_SIZE, np.int32),
+        broadcast=np.zeros(n, np.float32),
+        prefix=np.zeros(n, np.float32),
         maxima=np.zeros(n, np.float32),
     )
-    reductions.get_function("warp_votes")((2,), (128,),
-                                          (values, np.float32(0.0), *outputs.values()))
+    reductions.get_function("warp_votes")(
+        (2,), (128,), (values, np.float32(0.0), *outputs.values())
+    )
     warps = values.reshape(-1, WARP_SIZE)
     positive = warps > 0
     expected_ballots = (positive * (1 << np.arange(WARP_SIZE, dtype=np.uint64))).sum(axis=1)
@@ -217,9 +250,9 @@ def test_ballot_popc_and_shuffle_variants(reductions, workers):
 def test_syncthreads_count_and_or(reductions, workers):
     block, n_blocks = 64, 4
     values = np.ones((n_blocks, block), np.int32)
-    values[1] = -1            # none positive
-    values[2, 5] = -1         # all but one
-    values[3, 1:] = -1        # exactly one
+    values[1] = -1  # none positive
+    values[2, 5] = -1  # all but one
+    values[3, 1:] = -1  # exactly one
     results = np.zeros((n_blocks, 3), np.int32)
     reductions.get_function("block_votes")((n_blocks,), (block,), (values, results))
     np.testing.assert_array_equal(results, [[64, 1, 1], [0, 0, 0], [63, 0, 1], [1, 0, 1]])
@@ -227,20 +260,24 @@ def test_syncthreads_count_and_or(reductions, workers):
 
 def test_shared_memory_is_poisoned_before_each_block(reductions):
     seen = np.zeros((3, 2), np.float32)
-    reductions.get_function("read_shared_before_write")((3,), (32,), (seen,),
-                                                        shared_mem=seen.itemsize)
+    reductions.get_function("read_shared_before_write")(
+        (3,), (32,), (seen,), shared_mem=seen.itemsize
+    )
     np.testing.assert_array_equal(seen[0], [1.0, 2.0])
     assert np.isnan(seen[1:]).all()  # not block 0's values: 0xff bytes
 
 
 def test_partial_warp_ballot_counts_existing_lanes_only():
-    module = EmulatedModule(options=SAMPLE_INCLUDE, code=r"""
+    module = EmulatedModule(
+        options=SAMPLE_INCLUDE,
+        code=r"""
         #include "common.cuh"
         extern "C" __global__ void count_lanes(unsigned int* ballots) {
           const unsigned int ballot = __ballot_sync(GPUBOOST_FULL_WARP_MASK, 1);
           if (threadIdx.x % warpSize == 0) ballots[threadIdx.x / warpSize] = ballot;
         }
-    """)
+    """,
+    )
     ballots = np.zeros(2, np.uint32)
     module.get_function("count_lanes")((1,), (40,), (ballots,))
     np.testing.assert_array_equal(ballots, [0xFFFFFFFF, 0xFF])
@@ -309,8 +346,9 @@ def test_barrier_against_shuffle_deadlock_is_reported(faults):
 def test_shuffle_from_missing_lane_of_partial_warp_is_reported(reductions):
     values = np.ones(48, np.int32)
     with pytest.raises(RuntimeError, match="does not exist in this partial warp"):
-        reductions.get_function("warp_sum")((1,), (48,), (values, np.zeros(2, np.int32),
-                                                          np.int32(48)))
+        reductions.get_function("warp_sum")(
+            (1,), (48,), (values, np.zeros(2, np.int32), np.int32(48))
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -337,8 +375,23 @@ def test_python_float_for_float_parameter_is_rejected(vector_ops):
     kernel = vector_ops.get_function("scale_and_shift")
     data = np.zeros(4, np.uint8)
     with pytest.raises(TypeError, match=r"argument 4 'offset'.*Python float.*np\.float32"):
-        kernel((1,), (32,), (np.zeros(4), np.zeros(4), np.int64(4), np.float64(1), 0.5,
-                             np.bool_(False), np.uint32(32), data, data.copy(), np.uint64(4), data))
+        kernel(
+            (1,),
+            (32,),
+            (
+                np.zeros(4),
+                np.zeros(4),
+                np.int64(4),
+                np.float64(1),
+                0.5,
+                np.bool_(False),
+                np.uint32(32),
+                data,
+                data.copy(),
+                np.uint64(4),
+                data,
+            ),
+        )
 
 
 def test_int64_array_for_int32_pointer_is_rejected(vector_ops):
@@ -379,14 +432,17 @@ def test_non_array_for_pointer_is_rejected(vector_ops):
 # ---------------------------------------------------------------------------
 # Launch limits (ValueError)
 # ---------------------------------------------------------------------------
-@pytest.mark.parametrize("grid, block", [
-    ((1,), (1025,)),
-    ((1,), (32, 32, 2)),
-    ((1,), (1, 1, 65)),
-    ((0,), (32,)),
-    ((1, 65536), (32,)),
-    ((1,), (0,)),
-])
+@pytest.mark.parametrize(
+    "grid, block",
+    [
+        ((1,), (1025,)),
+        ((1,), (32, 32, 2)),
+        ((1,), (1, 1, 65)),
+        ((0,), (32,)),
+        ((1, 65536), (32,)),
+        ((1,), (0,)),
+    ],
+)
 def test_launch_configuration_beyond_limits_is_rejected(vector_ops, grid, block):
     with pytest.raises(ValueError, match="vector_add"):
         vector_ops.get_function("vector_add")(grid, block, (*_vector_add_args(), np.int32(8)))
@@ -394,8 +450,9 @@ def test_launch_configuration_beyond_limits_is_rejected(vector_ops, grid, block)
 
 def test_bad_grid_types_are_rejected(vector_ops):
     with pytest.raises(TypeError, match="grid"):
-        vector_ops.get_function("vector_add")((1, 1, 1, 1), (32,),
-                                              (*_vector_add_args(), np.int32(8)))
+        vector_ops.get_function("vector_add")(
+            (1, 1, 1, 1), (32,), (*_vector_add_args(), np.int32(8))
+        )
 
 
 def test_dynamic_shared_memory_above_48_kib_needs_opt_in(reductions):
@@ -415,7 +472,9 @@ def test_dynamic_shared_memory_above_48_kib_needs_opt_in(reductions):
 
 
 def test_static_shared_memory_is_measured_and_limited():
-    module = EmulatedModule(options=SAMPLE_INCLUDE, code=r"""
+    module = EmulatedModule(
+        options=SAMPLE_INCLUDE,
+        code=r"""
         #include "common.cuh"
         GPUBOOST_DEVICE_INLINE double helper_sum(double value) {
           __shared__ double helper_buffer[8];
@@ -434,7 +493,8 @@ def test_static_shared_memory_is_measured_and_limited():
           __syncthreads();
           out[threadIdx.x] = huge[(threadIdx.x + 1) % blockDim.x];
         }
-    """)
+    """,
+    )
     small = module.get_function("small_shared")
     huge = module.get_function("huge_shared")
     double_bytes = np.dtype(np.float64).itemsize
@@ -471,8 +531,9 @@ def test_define_options_reach_the_source(monkeypatch, tmp_path):
         extern "C" __global__ void fill(int* out) { out[threadIdx.x] = FILL_VALUE; }
     """
     out = np.zeros(4, np.int32)
-    EmulatedModule(code=code, options=("--fmad=false", "-std=c++17", "-DFILL_VALUE=7")
-                   + SAMPLE_INCLUDE).get_function("fill")((1,), (4,), (out,))
+    EmulatedModule(
+        code=code, options=("--fmad=false", "-std=c++17", "-DFILL_VALUE=7") + SAMPLE_INCLUDE
+    ).get_function("fill")((1,), (4,), (out,))
     np.testing.assert_array_equal(out, 7)
     assert len(list(tmp_path.glob("*.so"))) == 1
     # same source and options: the cached library is reused, nothing is rebuilt
@@ -488,7 +549,7 @@ def test_compile_error_is_reported_with_compiler_output():
 
 
 def test_parse_kernel_signatures_reads_the_source_text():
-    source = r'''
+    source = r"""
         #define BOUNDS __launch_bounds__(256)
         // extern "C" __global__ void commented_out(int x) {}
         template <typename T> __global__ void templated(T* x) {}
@@ -498,7 +559,7 @@ def test_parse_kernel_signatures_reads_the_source_text():
         extern "C" {
         __global__ void __launch_bounds__(128, 2) in_block(void) {}
         }
-    '''
+    """
     kernels = parse_kernel_signatures(source)
     assert sorted(kernels) == ["in_block", "plain"]
     assert [(p.name, p.c_type) for p in kernels["plain"]] == [
@@ -539,9 +600,15 @@ ptxas info    : Function properties for second
 ptxas info    : Used 12 registers, used 0 barriers, 360 bytes cmem[0]
 """
     first, second = _load_compile_check().parse_ptxas_output(report)
-    assert (first.kernel, first.arch, first.registers, first.shared_bytes,
-            first.spill_store_bytes, first.spill_load_bytes, first.stack_bytes) == (
-        "first", "sm_80", 40, 2048, 8, 4, 16)
+    assert (
+        first.kernel,
+        first.arch,
+        first.registers,
+        first.shared_bytes,
+        first.spill_store_bytes,
+        first.spill_load_bytes,
+        first.stack_bytes,
+    ) == ("first", "sm_80", 40, 2048, 8, 4, 16)
     assert (second.kernel, second.registers, second.shared_bytes) == ("second", 12, 0)
 
 
@@ -552,7 +619,9 @@ needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not o
 def test_compile_check_script_passes_on_samples():
     result = subprocess.run(
         [sys.executable, str(COMPILE_CHECK_SCRIPT), str(SAMPLES_DIR), "--quiet"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     for kernel in ("vector_add", "block_sum_static", "histogram_shared", "warp_votes"):
@@ -566,7 +635,9 @@ def test_compile_check_script_fails_on_warnings(tmp_path):
     source.write_text('extern "C" __global__ void unused(int* out) { int unused_value; }\n')
     result = subprocess.run(
         [sys.executable, str(COMPILE_CHECK_SCRIPT), str(source), "--arch", "sm_80"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 1, result.stdout + result.stderr
     assert "FAILED" in result.stdout
@@ -589,16 +660,22 @@ def test_compile_check_script_fails_on_registers_without_launch_bounds(tmp_path)
 }
 """
     unbounded = tmp_path / "unbounded.cu"
-    unbounded.write_text('extern "C" __global__ void heavy(const double* in, double* out, '
-                         'int n) {' + body)
+    unbounded.write_text(
+        'extern "C" __global__ void heavy(const double* in, double* out, int n) {' + body
+    )
     bounded = tmp_path / "bounded.cu"
-    bounded.write_text('extern "C" __global__ void __launch_bounds__(256) heavy(const double* '
-                       'in, double* out, int n) {' + body)
+    bounded.write_text(
+        'extern "C" __global__ void __launch_bounds__(256) heavy(const double* '
+        "in, double* out, int n) {" + body
+    )
     results = {}
     for path in (unbounded, bounded):
         results[path.name] = subprocess.run(
             [sys.executable, str(COMPILE_CHECK_SCRIPT), str(path), "--arch", "sm_80"],
-            capture_output=True, text=True, check=False)
+            capture_output=True,
+            text=True,
+            check=False,
+        )
     assert results["unbounded.cu"].returncode == 1
     assert "without __launch_bounds__" in results["unbounded.cu"].stdout
     assert results["bounded.cu"].returncode == 0, results["bounded.cu"].stdout
@@ -624,15 +701,21 @@ extern "C" __global__ void unbounded(int* out) {
 
 def test_parse_launch_bounds():
     assert launcher.parse_launch_bounds(LAUNCH_BOUNDS_SOURCE) == {
-        "small": "SMALL_BLOCK", "warps": "kWarps * 32"}
+        "small": "SMALL_BLOCK",
+        "warps": "kWarps * 32",
+    }
 
 
 def test_launches_beyond_launch_bounds_fail_as_on_a_gpu():
     module = EmulatedModule(code=LAUNCH_BOUNDS_SOURCE)
-    small, warps, unbounded = (module.get_function(name)
-                               for name in ("small", "warps", "unbounded"))
-    assert (small.max_threads_per_block, warps.max_threads_per_block,
-            unbounded.max_threads_per_block) == (64, 96, launcher.MAX_THREADS_PER_BLOCK)
+    small, warps, unbounded = (
+        module.get_function(name) for name in ("small", "warps", "unbounded")
+    )
+    assert (
+        small.max_threads_per_block,
+        warps.max_threads_per_block,
+        unbounded.max_threads_per_block,
+    ) == (64, 96, launcher.MAX_THREADS_PER_BLOCK)
     out = np.zeros(128, dtype=np.int32)
     small((2,), (64,), (out,))
     warps((1,), (96,), (out,))

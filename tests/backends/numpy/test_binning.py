@@ -1,5 +1,6 @@
 """Tests of gpuboost.backends.numpy.binning: the backend's binning against its naive loop,
 and the layouts of a binned matrix."""
+
 import numpy as np
 
 from gpuboost import Dataset

@@ -1,10 +1,11 @@
 """Tests of gpuboost.backends.numpy.histogram: the vectorized primitive against its naive
 loop."""
+
 import numpy as np
 import pytest
 
-from gpuboost.core.dtypes import GRAD_QUANT_MAX, HIST_COUNT, HIST_DTYPE, HIST_GRAD, HIST_HESS
 from gpuboost.backends.numpy.histogram import build_histograms, build_histograms_naive
+from gpuboost.core.dtypes import GRAD_QUANT_MAX, HIST_COUNT, HIST_DTYPE, HIST_GRAD, HIST_HESS
 from gpuboost.core.segments import concat_ranges
 
 
@@ -29,10 +30,12 @@ def _random_segments(rng, n_samples, n_nodes):
 
 
 def _build_both(X_binned, gradients, hessians, sample_indices, begins, ends, n_bins):
-    fast = build_histograms(np.ascontiguousarray(X_binned.T), gradients, hessians,
-                            sample_indices, begins, ends, n_bins)
-    naive = build_histograms_naive(X_binned, gradients, hessians, sample_indices, begins, ends,
-                                   n_bins)
+    fast = build_histograms(
+        np.ascontiguousarray(X_binned.T), gradients, hessians, sample_indices, begins, ends, n_bins
+    )
+    naive = build_histograms_naive(
+        X_binned, gradients, hessians, sample_indices, begins, ends, n_bins
+    )
     return fast, naive
 
 
@@ -52,8 +55,9 @@ def test_matches_naive_on_random_nodes(seed):
     X_binned, gradients, hessians = _random_problem(rng, n_rows, int(rng.integers(1, 6)), max_bin)
     sample_indices = rng.permutation(n_rows).astype(np.int32)
     begins, ends = _random_segments(rng, n_rows, int(rng.integers(1, 8)))
-    fast, naive = _build_both(X_binned, gradients, hessians, sample_indices, begins, ends,
-                              max_bin + 1)
+    fast, naive = _build_both(
+        X_binned, gradients, hessians, sample_indices, begins, ends, max_bin + 1
+    )
     assert fast.dtype == HIST_DTYPE
     assert fast.shape == (len(begins), X_binned.shape[1], max_bin + 1, 3)
     np.testing.assert_array_equal(fast, naive)
@@ -73,8 +77,9 @@ def test_empty_segments_give_zero_histograms():
 
 def test_no_nodes():
     X_binned, gradients, hessians = _random_problem(np.random.default_rng(0), 20, 2, 7)
-    fast, naive = _build_both(X_binned, gradients, hessians, np.arange(20, dtype=np.int32),
-                              [], [], 8)
+    fast, naive = _build_both(
+        X_binned, gradients, hessians, np.arange(20, dtype=np.int32), [], [], 8
+    )
     assert fast.shape == naive.shape == (0, 2, 8, 3)
 
 
@@ -98,8 +103,9 @@ def test_sums_are_exact_where_int32_would_overflow():
     X_binned = np.zeros((n_rows, 1), dtype=np.uint8)
     gradients = np.full(n_rows, GRAD_QUANT_MAX, dtype=np.int32)
     hessians = np.full(n_rows, GRAD_QUANT_MAX, dtype=np.int32)
-    fast, naive = _build_both(X_binned, gradients, hessians, np.arange(n_rows, dtype=np.int32),
-                              [0], [n_rows], 4)
+    fast, naive = _build_both(
+        X_binned, gradients, hessians, np.arange(n_rows, dtype=np.int32), [0], [n_rows], 4
+    )
     np.testing.assert_array_equal(fast, naive)
     assert fast[0, 0, 0, HIST_GRAD] == n_rows * GRAD_QUANT_MAX
     assert fast[0, 0, 0, HIST_HESS] == n_rows * GRAD_QUANT_MAX

@@ -1,10 +1,14 @@
 """Tests of gpuboost.backends.numpy.leaf: adding leaf values against its naive loop, and
 the per-segment weighted quantile against ``weighted_quantile`` of each segment."""
+
 import numpy as np
 import pytest
 
-from gpuboost.backends.numpy.leaf import (add_leaf_values, add_leaf_values_naive,
-                                          segment_weighted_quantile)
+from gpuboost.backends.numpy.leaf import (
+    add_leaf_values,
+    add_leaf_values_naive,
+    segment_weighted_quantile,
+)
 from gpuboost.core.quantile import weighted_quantile
 
 
@@ -41,7 +45,6 @@ def test_segment_weighted_quantile_is_the_quantile_of_each_segment(weighted):
     got = segment_weighted_quantile(values, weights, sample_indices, begins, ends, 0.3)
     for segment, (begin, end) in enumerate(zip(begins, ends)):
         rows = sample_indices[begin:end]
-        expected = weighted_quantile(values[rows], None if weights is None else weights[rows],
-                                     0.3)
+        expected = weighted_quantile(values[rows], None if weights is None else weights[rows], 0.3)
         assert got[segment] == expected
     assert got.dtype == np.float64 and len(np.unique(got)) > 1

@@ -1,28 +1,37 @@
 """Tests of gpuboost.backends.numpy.split_scan (and the gain formulas of gpuboost.core.gain):
 the split scan against its naive loop."""
+
 import itertools
 
 import numpy as np
 import pytest
 
 from gpuboost.backends.numpy import split_scan as split_module
-from gpuboost.data.binning import BinMapper
 from gpuboost.backends.numpy.histogram import build_histograms
-from gpuboost.core.quantize import quantize
-from gpuboost.core.gain import (SPLIT_GAIN_EPS, SPLIT_RECORD_DTYPE, SplitParams, split_gain)
 from gpuboost.backends.numpy.split_scan import find_best_splits, find_best_splits_naive
+from gpuboost.core.gain import SPLIT_GAIN_EPS, SPLIT_RECORD_DTYPE, SplitParams, split_gain
+from gpuboost.core.quantize import quantize
+from gpuboost.data.binning import BinMapper
 
 PARAM_GRID = [
-    SplitParams(reg_lambda=lam, reg_alpha=alpha, max_delta_step=mds, min_child_weight=mcw,
-                min_data_in_leaf=mdl, gamma=gamma)
+    SplitParams(
+        reg_lambda=lam,
+        reg_alpha=alpha,
+        max_delta_step=mds,
+        min_child_weight=mcw,
+        min_data_in_leaf=mdl,
+        gamma=gamma,
+    )
     for lam, alpha, mds, mcw, mdl, gamma in itertools.product(
-        (0.0, 1.0, 4.0), (0.0, 0.7), (0.0, 0.4), (0.0, 1.0, 6.0), (1, 4), (0.0, 0.8))
+        (0.0, 1.0, 4.0), (0.0, 0.7), (0.0, 0.4), (0.0, 1.0, 6.0), (1, 4), (0.0, 0.8)
+    )
 ]
 
 
 # ---------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------
+
 
 def assert_records_identical(fast, naive):
     """Every field equal; gains compared bit for bit."""
@@ -61,9 +70,15 @@ def random_histograms(rng, n_nodes, n_features, max_bin, discrete_gradients=Fals
     cuts = np.sort(rng.integers(0, n_rows + 1, size=n_nodes - 1))
     begins = np.concatenate([[0], cuts])
     ends = np.concatenate([cuts, [n_rows]])
-    histograms = build_histograms(np.ascontiguousarray(X_binned.T), quantized_g, quantized_h,
-                                  rng.permutation(n_rows).astype(np.int32), begins, ends,
-                                  max_bin + 1)
+    histograms = build_histograms(
+        np.ascontiguousarray(X_binned.T),
+        quantized_g,
+        quantized_h,
+        rng.permutation(n_rows).astype(np.int32),
+        begins,
+        ends,
+        max_bin + 1,
+    )
     return histograms, scale_g, scale_h, n_value_bins
 
 
@@ -78,8 +93,9 @@ def one_feature_histogram(cells, missing=(0, 0, 0), max_bin=6):
 
 def both(histograms, n_value_bins, missing_bin, params, scale_g=1.0, scale_h=1.0, mask=None):
     fast = find_best_splits(histograms, scale_g, scale_h, n_value_bins, missing_bin, params, mask)
-    naive = find_best_splits_naive(histograms, scale_g, scale_h, n_value_bins, missing_bin,
-                                   params, mask)
+    naive = find_best_splits_naive(
+        histograms, scale_g, scale_h, n_value_bins, missing_bin, params, mask
+    )
     assert_records_identical(fast, naive)
     return fast
 
@@ -92,13 +108,18 @@ def both(histograms, n_value_bins, missing_bin, params, scale_g=1.0, scale_h=1.0
 # Vectorized scan against the naive loop
 # ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("seed", range(8))
 def test_scan_matches_naive_for_every_param_combination(seed):
     rng = np.random.default_rng(seed)
     max_bin = int(rng.choice([3, 8, 16]))
     histograms, scale_g, scale_h, n_value_bins = random_histograms(
-        rng, n_nodes=int(rng.integers(1, 5)), n_features=int(rng.integers(1, 5)),
-        max_bin=max_bin, discrete_gradients=seed % 2 == 1)
+        rng,
+        n_nodes=int(rng.integers(1, 5)),
+        n_features=int(rng.integers(1, 5)),
+        max_bin=max_bin,
+        discrete_gradients=seed % 2 == 1,
+    )
     n_found = 0
     for params in PARAM_GRID:
         fast = both(histograms, n_value_bins, max_bin, params, scale_g, scale_h)
@@ -112,15 +133,23 @@ def test_scan_matches_naive_with_feature_masks(seed):
     max_bin = 12
     n_nodes, n_features = 6, 5
     histograms, scale_g, scale_h, n_value_bins = random_histograms(
-        rng, n_nodes, n_features, max_bin, discrete_gradients=seed % 2 == 0)
+        rng, n_nodes, n_features, max_bin, discrete_gradients=seed % 2 == 0
+    )
     for params in (SplitParams(), SplitParams(reg_alpha=0.3, min_child_weight=0.0, gamma=0.1)):
         for _ in range(8):
             mask = rng.random((n_nodes, n_features)) < 0.5
             fast = both(histograms, n_value_bins, max_bin, params, scale_g, scale_h, mask)
             chosen = fast["feature"] >= 0
             assert mask[np.flatnonzero(chosen), fast["feature"][chosen]].all()
-        all_masked = both(histograms, n_value_bins, max_bin, params, scale_g, scale_h,
-                          np.zeros((n_nodes, n_features), dtype=bool))
+        all_masked = both(
+            histograms,
+            n_value_bins,
+            max_bin,
+            params,
+            scale_g,
+            scale_h,
+            np.zeros((n_nodes, n_features), dtype=bool),
+        )
         assert (all_masked["feature"] == -1).all()
 
 
@@ -129,8 +158,9 @@ def test_scan_matches_naive_across_chunks(monkeypatch):
     max_bin = 10
     histograms, scale_g, scale_h, n_value_bins = random_histograms(rng, 40, 3, max_bin)
     mask = rng.random((40, 3)) < 0.7
-    whole = find_best_splits(histograms, scale_g, scale_h, n_value_bins, max_bin, SplitParams(),
-                             mask)
+    whole = find_best_splits(
+        histograms, scale_g, scale_h, n_value_bins, max_bin, SplitParams(), mask
+    )
     monkeypatch.setattr(split_module, "_SCAN_CHUNK_CELLS", 3 * (max_bin - 1) * 3)  # 3 nodes/chunk
     chunked = both(histograms, n_value_bins, max_bin, SplitParams(), scale_g, scale_h, mask)
     assert_records_identical(chunked, whole)
@@ -159,6 +189,7 @@ def test_no_nodes_and_too_few_bins():
 # ---------------------------------------------------------------------------
 # Semantics on constructed histograms
 # ---------------------------------------------------------------------------
+
 
 def test_record_holds_left_and_node_sums():
     cells = [(-6, 3, 3), (-2, 2, 2), (5, 4, 4), (4, 1, 1)]
@@ -203,10 +234,12 @@ def test_missing_goes_where_the_gain_is_higher():
     assert not record["default_left"] and record["left_count"] == 5
 
 
-@pytest.mark.parametrize("left_rows, right_rows, expected_default_left", [
-    (3, 7, False), (7, 3, True), (5, 5, True)])
-def test_without_missing_rows_default_goes_to_the_larger_child(left_rows, right_rows,
-                                                               expected_default_left):
+@pytest.mark.parametrize(
+    "left_rows, right_rows, expected_default_left", [(3, 7, False), (7, 3, True), (5, 5, True)]
+)
+def test_without_missing_rows_default_goes_to_the_larger_child(
+    left_rows, right_rows, expected_default_left
+):
     cells = [(-left_rows, left_rows, left_rows), (right_rows, right_rows, right_rows)]
     histogram, n_value_bins, max_bin = one_feature_histogram(cells)
     record = both(histogram, n_value_bins, max_bin, SplitParams())[0]
@@ -232,8 +265,15 @@ def test_duplicate_columns_lowest_feature_wins():
     gradients = np.where(informative < 6, -1.0, 1.0) + 0.1 * rng.normal(size=n_rows)
     quantized_g, scale_g = quantize(np, gradients)
     quantized_h, scale_h = quantize(np, np.ones(n_rows))
-    histograms = build_histograms(np.ascontiguousarray(X_binned.T), quantized_g, quantized_h,
-                                  np.arange(n_rows, dtype=np.int32), [0], [n_rows], max_bin + 1)
+    histograms = build_histograms(
+        np.ascontiguousarray(X_binned.T),
+        quantized_g,
+        quantized_h,
+        np.arange(n_rows, dtype=np.int32),
+        [0],
+        [n_rows],
+        max_bin + 1,
+    )
     n_value_bins = np.full(4, max_bin)
     record = both(histograms, n_value_bins, max_bin, SplitParams(), scale_g, scale_h)[0]
     assert record["feature"] == 1 and record["bin"] == 5
@@ -244,14 +284,17 @@ def test_duplicate_columns_lowest_feature_wins():
     assert masked["default_left"] == record["default_left"]
 
 
-@pytest.mark.parametrize("params, splits", [
-    (SplitParams(), True),
-    (SplitParams(gamma=1e9), False),
-    (SplitParams(min_child_weight=5.0), True),       # each child has H = 5
-    (SplitParams(min_child_weight=5.5), False),
-    (SplitParams(min_data_in_leaf=5), True),
-    (SplitParams(min_data_in_leaf=6), False),
-])
+@pytest.mark.parametrize(
+    "params, splits",
+    [
+        (SplitParams(), True),
+        (SplitParams(gamma=1e9), False),
+        (SplitParams(min_child_weight=5.0), True),  # each child has H = 5
+        (SplitParams(min_child_weight=5.5), False),
+        (SplitParams(min_data_in_leaf=5), True),
+        (SplitParams(min_data_in_leaf=6), False),
+    ],
+)
 def test_admissibility_limits(params, splits):
     cells = [(-10, 5, 5), (10, 5, 5)]
     histogram, n_value_bins, max_bin = one_feature_histogram(cells)
@@ -288,11 +331,18 @@ def test_step_function_split_found_at_the_step():
     X_binned = mapper.transform(X)
     quantized_g, scale_g = quantize(np, 0.0 - y)  # squared error at margin 0
     quantized_h, scale_h = quantize(np, np.ones(n_rows))
-    histograms = build_histograms(np.ascontiguousarray(X_binned.T), quantized_g, quantized_h,
-                                  np.arange(n_rows, dtype=np.int32), [0], [n_rows],
-                                  mapper.n_bins)
-    record = both(histograms, mapper.n_value_bins_, mapper.missing_bin, SplitParams(),
-                  scale_g, scale_h)[0]
+    histograms = build_histograms(
+        np.ascontiguousarray(X_binned.T),
+        quantized_g,
+        quantized_h,
+        np.arange(n_rows, dtype=np.int32),
+        [0],
+        [n_rows],
+        mapper.n_bins,
+    )
+    record = both(
+        histograms, mapper.n_value_bins_, mapper.missing_bin, SplitParams(), scale_g, scale_h
+    )[0]
     assert record["feature"] == 1
     threshold = mapper.threshold_for_bin(1, int(record["bin"]))
     below = X[:, 1][X[:, 1] <= step].max()

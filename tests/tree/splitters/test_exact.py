@@ -1,19 +1,27 @@
-"""Tests of gpuboost.tree.splitters.exact: ranks, the exact split scan and partition against their naive
-loops, tree_method='exact' against 'hist' (identical trees on few distinct values), its
-optimality on continuous data, and CPU/CUDA parity (kernels under the CPU emulation)."""
+"""Tests of gpuboost.tree.splitters.exact: ranks, the exact split scan and partition
+against their naive loops, tree_method='exact' against 'hist' (identical trees on few
+distinct values), its optimality on continuous data, and CPU/CUDA parity (kernels under the
+CPU emulation)."""
+
 import json
 
 import numpy as np
 import pytest
+from _parity import assert_runs_match, train_on_both
 
 import gpuboost
 from gpuboost import Dataset
 from gpuboost.core.dtypes import GRAD_QUANT_MAX
-from gpuboost.data.binning import FLOAT64_MAX
-from gpuboost.tree.splitters.exact import (MISSING_RANK, FeatureRanks, find_best_splits_exact, find_best_splits_exact_naive, partition_exact, partition_exact_naive)
 from gpuboost.core.gain import SPLIT_RECORD_DTYPE, SplitParams
-
-from _parity import assert_runs_match, train_on_both
+from gpuboost.data.binning import FLOAT64_MAX
+from gpuboost.tree.splitters.exact import (
+    MISSING_RANK,
+    FeatureRanks,
+    find_best_splits_exact,
+    find_best_splits_exact_naive,
+    partition_exact,
+    partition_exact_naive,
+)
 
 
 # ---- ranks --------------------------------------------------------------------------
@@ -54,8 +62,14 @@ def _random_problem(rng, n_rows, n_features, n_distinct):
 PARAMS = [
     SplitParams(),
     SplitParams(reg_lambda=0.0, min_child_weight=0.0),
-    SplitParams(reg_lambda=3.0, reg_alpha=0.5, max_delta_step=0.3, min_child_weight=3.0,
-                min_data_in_leaf=4, gamma=0.1),
+    SplitParams(
+        reg_lambda=3.0,
+        reg_alpha=0.5,
+        max_delta_step=0.3,
+        min_child_weight=3.0,
+        min_data_in_leaf=4,
+        gamma=0.1,
+    ),
 ]
 
 
@@ -63,10 +77,10 @@ PARAMS = [
 def test_split_scan_matches_naive(seed):
     rng = np.random.default_rng(seed)
     n_rows, n_features = int(rng.integers(10, 150)), int(rng.integers(1, 5))
-    ranks, gradients, hessians = _random_problem(rng, n_rows, n_features,
-                                                 int(rng.integers(1, 12)))
-    sample_indices = rng.permutation(n_rows).astype(np.int32)[:int(rng.integers(n_rows // 2,
-                                                                                n_rows + 1))]
+    ranks, gradients, hessians = _random_problem(rng, n_rows, n_features, int(rng.integers(1, 12)))
+    sample_indices = rng.permutation(n_rows).astype(np.int32)[
+        : int(rng.integers(n_rows // 2, n_rows + 1))
+    ]
     cuts = np.sort(rng.integers(0, len(sample_indices) + 1, size=2 * int(rng.integers(1, 5))))
     begins, ends = cuts[0::2], cuts[1::2]
     begins, ends = begins[ends > begins], ends[ends > begins]  # nodes are never empty
@@ -75,10 +89,23 @@ def test_split_scan_matches_naive(seed):
     mask = rng.random((len(begins), n_features)) < 0.7 if seed % 2 else None
     params = PARAMS[seed % len(PARAMS)]
     scale_g, scale_h = float(rng.uniform(1e3, 1e6)), float(rng.uniform(1e3, 1e6))
-    fast = find_best_splits_exact(np, ranks.ranks, ranks.n_distinct, gradients, hessians,
-                                  sample_indices, begins, ends, scale_g, scale_h, params, mask)
-    naive = find_best_splits_exact_naive(ranks, gradients, hessians, sample_indices, begins,
-                                         ends, scale_g, scale_h, params, mask)
+    fast = find_best_splits_exact(
+        np,
+        ranks.ranks,
+        ranks.n_distinct,
+        gradients,
+        hessians,
+        sample_indices,
+        begins,
+        ends,
+        scale_g,
+        scale_h,
+        params,
+        mask,
+    )
+    naive = find_best_splits_exact_naive(
+        ranks, gradients, hessians, sample_indices, begins, ends, scale_g, scale_h, params, mask
+    )
     assert fast.dtype == SPLIT_RECORD_DTYPE
     for name in SPLIT_RECORD_DTYPE.names:
         np.testing.assert_array_equal(fast[name], naive[name], err_msg=name)
@@ -96,8 +123,19 @@ def test_split_scan_candidates_around_the_nodes_values():
 
     def best(node_rows, grads=gradients):
         node_rows = np.asarray(node_rows, dtype=np.int32)
-        return find_best_splits_exact(np, ranks.ranks, ranks.n_distinct, grads, hessians,
-                                      node_rows, [0], [len(node_rows)], 1.0, 1.0, params)[0]
+        return find_best_splits_exact(
+            np,
+            ranks.ranks,
+            ranks.n_distinct,
+            grads,
+            hessians,
+            node_rows,
+            [0],
+            [len(node_rows)],
+            1.0,
+            1.0,
+            params,
+        )[0]
 
     # Values 1, 2 and two missing: "missing alone left" (r = 0) ties with "values left,
     # missing right" (r = 2) and comes first (lower threshold).
@@ -128,10 +166,12 @@ def test_partition_matches_naive(seed):
     thresholds = rng.integers(0, 6, size=3)
     default_left = rng.random(3) < 0.5
     fast, naive = sample_indices.copy(), sample_indices.copy()
-    n_left = partition_exact(np, ranks.ranks, fast, begins, ends, features, thresholds,
-                             default_left)
-    n_left_naive = partition_exact_naive(ranks.ranks, naive, begins, ends, features, thresholds,
-                                         default_left)
+    n_left = partition_exact(
+        np, ranks.ranks, fast, begins, ends, features, thresholds, default_left
+    )
+    n_left_naive = partition_exact_naive(
+        ranks.ranks, naive, begins, ends, features, thresholds, default_left
+    )
     np.testing.assert_array_equal(fast, naive)
     np.testing.assert_array_equal(n_left, n_left_naive)
 
@@ -140,15 +180,23 @@ def test_partition_matches_naive(seed):
 def few_distinct_values(n_rows, seed):
     """Features with 2 to 60 distinct values (fewer than max_bin), NaN in two of them."""
     rng = np.random.default_rng(seed)
-    X = np.column_stack([rng.integers(0, 20, n_rows) * 0.5,
-                         np.round(rng.normal(size=n_rows), 1),
-                         rng.integers(0, 2, n_rows).astype(float),
-                         rng.integers(0, 60, n_rows) * -1.5,
-                         np.full(n_rows, 4.0)])
+    X = np.column_stack(
+        [
+            rng.integers(0, 20, n_rows) * 0.5,
+            np.round(rng.normal(size=n_rows), 1),
+            rng.integers(0, 2, n_rows).astype(float),
+            rng.integers(0, 60, n_rows) * -1.5,
+            np.full(n_rows, 4.0),
+        ]
+    )
     X[rng.random(n_rows) < 0.1, 1] = np.nan
     X[rng.random(n_rows) < 0.05, 3] = np.nan
-    y = X[:, 0] + 2.0 * np.nan_to_num(X[:, 1], nan=1.0) + (X[:, 3] < -40) \
+    y = (
+        X[:, 0]
+        + 2.0 * np.nan_to_num(X[:, 1], nan=1.0)
+        + (X[:, 3] < -40)
         + 0.2 * rng.normal(size=n_rows)
+    )
     return X, y
 
 
@@ -159,20 +207,35 @@ def _document(booster):
     return json.dumps(document, sort_keys=True)
 
 
-@pytest.mark.parametrize("params", [
-    {"max_depth": 5},
-    {"grow_policy": "lossguide", "max_leaves": 11, "max_depth": 0, "min_data_in_leaf": 3},
-    {"max_depth": 4, "subsample": 0.7, "colsample_bynode": 0.6, "colsample_bytree": 0.8,
-     "reg_alpha": 0.5, "max_delta_step": 0.7, "gamma": 0.05, "seed": 3},
-    {"objective": "multi:softprob", "num_class": 3, "max_depth": 3},
-], ids=["depthwise", "lossguide", "sampled_regularized", "multiclass"])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"max_depth": 5},
+        {"grow_policy": "lossguide", "max_leaves": 11, "max_depth": 0, "min_data_in_leaf": 3},
+        {
+            "max_depth": 4,
+            "subsample": 0.7,
+            "colsample_bynode": 0.6,
+            "colsample_bytree": 0.8,
+            "reg_alpha": 0.5,
+            "max_delta_step": 0.7,
+            "gamma": 0.05,
+            "seed": 3,
+        },
+        {"objective": "multi:softprob", "num_class": 3, "max_depth": 3},
+    ],
+    ids=["depthwise", "lossguide", "sampled_regularized", "multiclass"],
+)
 def test_exact_equals_hist_with_fewer_distinct_values_than_bins(params):
     X, y = few_distinct_values(400, seed=1)
     if params.get("objective", "").startswith("multi"):
         y = np.digitize(y, np.quantile(y, [1 / 3, 2 / 3])).astype(float)
-    models = {method: gpuboost.train(dict(params, device="cpu", tree_method=method),
-                                     Dataset(X, label=y), num_boost_round=4)
-              for method in ("hist", "exact")}
+    models = {
+        method: gpuboost.train(
+            dict(params, device="cpu", tree_method=method), Dataset(X, label=y), num_boost_round=4
+        )
+        for method in ("hist", "exact")
+    }
     assert _document(models["exact"]) == _document(models["hist"])
     assert sum(tree.n_leaves for tree in models["exact"].trees) > 2 * len(models["exact"].trees)
 
@@ -185,10 +248,21 @@ def test_exact_finds_the_split_hist_misses():
     step = 0.3123
     y = np.where(x > step, 1.0, 0.0)
     X = x.reshape(-1, 1)
-    models = {method: gpuboost.train({"device": "cpu", "tree_method": method, "max_bin": 8,
-                                      "max_depth": 1, "learning_rate": 1.0, "reg_lambda": 0.0},
-                                     Dataset(X, label=y, max_bin=8), num_boost_round=1)
-              for method in ("hist", "exact")}
+    models = {
+        method: gpuboost.train(
+            {
+                "device": "cpu",
+                "tree_method": method,
+                "max_bin": 8,
+                "max_depth": 1,
+                "learning_rate": 1.0,
+                "reg_lambda": 0.0,
+            },
+            Dataset(X, label=y, max_bin=8),
+            num_boost_round=1,
+        )
+        for method in ("hist", "exact")
+    }
     below, above = x[x <= step].max(), x[x > step].min()
     exact_tree, hist_tree = models["exact"].trees[0], models["hist"].trees[0]
     assert below < exact_tree.threshold[0] < above
@@ -205,13 +279,20 @@ def test_exact_gains_are_at_least_those_of_hist_on_continuous_data():
     X = rng.normal(size=(500, 4))
     X[rng.random(500) < 0.1, 2] = np.nan
     y = np.sin(3 * X[:, 0]) + X[:, 1] ** 2 + np.nan_to_num(X[:, 2]) + 0.1 * rng.normal(size=500)
-    models = {method: gpuboost.train({"device": "cpu", "tree_method": method, "max_bin": 16,
-                                      "max_depth": 1}, Dataset(X, label=y, max_bin=16),
-                                     num_boost_round=1)
-              for method in ("hist", "exact")}
+    models = {
+        method: gpuboost.train(
+            {"device": "cpu", "tree_method": method, "max_bin": 16, "max_depth": 1},
+            Dataset(X, label=y, max_bin=16),
+            num_boost_round=1,
+        )
+        for method in ("hist", "exact")
+    }
     assert models["exact"].trees[0].gain[0] >= models["hist"].trees[0].gain[0]
-    deep = gpuboost.train({"device": "cpu", "tree_method": "exact", "max_depth": 6},
-                          Dataset(X, label=y), num_boost_round=20)
+    deep = gpuboost.train(
+        {"device": "cpu", "tree_method": "exact", "max_depth": 6},
+        Dataset(X, label=y),
+        num_boost_round=20,
+    )
     assert float(np.sqrt(np.mean((deep.predict(X) - y) ** 2))) < 0.3 * float(np.std(y))
 
 
@@ -219,8 +300,11 @@ def test_exact_model_round_trips_with_many_distinct_values(tmp_path):
     rng = np.random.default_rng(9)
     X = rng.normal(size=(400, 2))  # 400 distinct values: ranks beyond 255
     y = X[:, 0] * 3 + X[:, 1]
-    model = gpuboost.train({"device": "cpu", "tree_method": "exact", "max_depth": 8},
-                           Dataset(X, label=y), num_boost_round=3)
+    model = gpuboost.train(
+        {"device": "cpu", "tree_method": "exact", "max_depth": 8},
+        Dataset(X, label=y),
+        num_boost_round=3,
+    )
     path = tmp_path / "exact.json"
     model.save_model(path)
     loaded = gpuboost.Booster.load_model(path)
@@ -230,13 +314,24 @@ def test_exact_model_round_trips_with_many_distinct_values(tmp_path):
 
 
 # ---- both backends (CUDA kernels under the CPU emulation) ---------------------------
-@pytest.mark.parametrize("params", [
-    {"max_depth": 4},
-    {"grow_policy": "lossguide", "max_leaves": 7, "max_depth": 0, "subsample": 0.8,
-     "colsample_bynode": 0.7, "reg_alpha": 0.3},
-], ids=["depthwise", "lossguide_sampled"])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"max_depth": 4},
+        {
+            "grow_policy": "lossguide",
+            "max_leaves": 7,
+            "max_depth": 0,
+            "subsample": 0.8,
+            "colsample_bynode": 0.7,
+            "reg_alpha": 0.3,
+        },
+    ],
+    ids=["depthwise", "lossguide_sampled"],
+)
 def test_cpu_and_cuda_train_the_same_exact_model(emulated_cuda, params):
     X, y = few_distinct_values(200, seed=2)
     X[:, 4] = np.random.default_rng(3).normal(size=200)  # 200 distinct values
-    assert_runs_match(train_on_both(dict(params, tree_method="exact"),
-                                    lambda: Dataset(X, label=y), 3))
+    assert_runs_match(
+        train_on_both(dict(params, tree_method="exact"), lambda: Dataset(X, label=y), 3)
+    )
