@@ -1,12 +1,17 @@
 """``AdaBoostClassifier``: SAMME AdaBoost in the scikit-learn API (gpuboost.boosting.adaboost)."""
 
+from __future__ import annotations
+
 import math
+from typing import Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..boosting.train import train
 from ..core.dtypes import Y_DTYPE
 from ..data.dataset import Dataset
+from ..model.booster import Booster
 from ..params import validate_params
 from .base import MIN_CLASSES
 from .compat import BaseEstimator as _BaseEstimator
@@ -113,7 +118,9 @@ class AdaBoostClassifier(_ClassifierMixin, _BaseEstimator):
         self.n_classes_ = len(classes)
         return encoded.reshape(-1).astype(Y_DTYPE)
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: Optional[ArrayLike] = None
+    ) -> AdaBoostClassifier:
         """Train the ensemble.
 
         Parameters
@@ -157,7 +164,7 @@ class AdaBoostClassifier(_ClassifierMixin, _BaseEstimator):
     def __sklearn_is_fitted__(self):
         return hasattr(self, "booster_")
 
-    def get_booster(self):
+    def get_booster(self) -> Booster:
         """The trained :class:`~gpuboost.Booster`."""
         if not hasattr(self, "booster_"):
             raise NotFittedError(
@@ -196,7 +203,7 @@ class AdaBoostClassifier(_ClassifierMixin, _BaseEstimator):
         #     = (K * score_k / sum(c) - 1) / (K - 1)
         return (self.n_classes_ * scores / total_weight - 1.0) / (self.n_classes_ - 1)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Class probabilities (scikit-learn's SAMME probabilities).
 
         Returns
@@ -209,7 +216,7 @@ class AdaBoostClassifier(_ClassifierMixin, _BaseEstimator):
             return np.column_stack([1.0 - probabilities, probabilities])
         return probabilities
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Class labels: the class of the largest SAMME score.
 
         Returns

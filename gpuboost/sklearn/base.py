@@ -1,11 +1,16 @@
 """The shared estimator: hyperparameters, ``fit`` on gpuboost.train, fitted attributes."""
 
+from __future__ import annotations
+
 import warnings
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..boosting.train import train
 from ..data.dataset import Dataset
+from ..model.booster import Booster
 from ..objectives import CUSTOM_OBJECTIVE_NAME
 from ..params import canonical_name, validate_params
 from .compat import BaseEstimator as _BaseEstimator
@@ -394,7 +399,7 @@ class BaseGBModel(_BaseEstimator):
                 f"estimator."
             )
 
-    def get_booster(self):
+    def get_booster(self) -> Booster:
         """The trained :class:`~gpuboost.Booster`.
 
         Returns
@@ -404,7 +409,7 @@ class BaseGBModel(_BaseEstimator):
         self._check_is_fitted()
         return self.booster_
 
-    def evals_result(self):
+    def evals_result(self) -> Dict[str, Dict[str, List[float]]]:
         """Evaluation history: ``{"validation_<i>": {metric: [score per round]}}``.
 
         Returns
@@ -449,7 +454,7 @@ class BaseGBModel(_BaseEstimator):
             data = Dataset(data, base_margin=base_margin)
         return self.booster_.predict(data, output_margin=True, iteration_range=iteration_range)
 
-    def apply(self, X, iteration_range=None):
+    def apply(self, X: ArrayLike, iteration_range: Optional[Tuple[int, int]] = None) -> np.ndarray:
         """Index of the leaf every sample reaches in every tree.
 
         Parameters

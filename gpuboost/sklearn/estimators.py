@@ -17,11 +17,17 @@ parameter of :mod:`gpuboost.params` can be passed as an extra keyword
 argument; it is stored, returned by ``get_params`` and validated at ``fit``.
 """
 
+from __future__ import annotations
+
+from typing import Optional, Sequence, Tuple, Union
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..core.dtypes import Y_DTYPE
 from ..data.convert import check_group
 from ..metrics import get_metric
+from ..model.booster import Booster
 from ..objectives import OBJECTIVES, get_objective
 from .base import (
     BINARY_DECISION_THRESHOLD,
@@ -77,16 +83,16 @@ class GBRegressor(_RegressorMixin, BaseGBModel):
 
     def fit(
         self,
-        X,
-        y,
-        sample_weight=None,
-        eval_set=None,
-        sample_weight_eval_set=None,
-        verbose=False,
-        init_model=None,
-        base_margin=None,
-        base_margin_eval_set=None,
-    ):
+        X: ArrayLike,
+        y: ArrayLike,
+        sample_weight: Optional[ArrayLike] = None,
+        eval_set: Optional[Sequence[Tuple[ArrayLike, ArrayLike]]] = None,
+        sample_weight_eval_set: Optional[Sequence[ArrayLike]] = None,
+        verbose: Union[bool, int] = False,
+        init_model: Union[Booster, str, None] = None,
+        base_margin: Optional[ArrayLike] = None,
+        base_margin_eval_set: Optional[Sequence[ArrayLike]] = None,
+    ) -> BaseGBModel:
         """Train the model.
 
         Parameters
@@ -146,7 +152,13 @@ class GBRegressor(_RegressorMixin, BaseGBModel):
             obj=obj,
         )
 
-    def predict(self, X, output_margin=False, iteration_range=None, base_margin=None):
+    def predict(
+        self,
+        X: ArrayLike,
+        output_margin: bool = False,
+        iteration_range: Optional[Tuple[int, int]] = None,
+        base_margin: Optional[ArrayLike] = None,
+    ) -> np.ndarray:
         """Predict targets.
 
         Parameters
@@ -276,16 +288,16 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
 
     def fit(
         self,
-        X,
-        y,
-        sample_weight=None,
-        eval_set=None,
-        sample_weight_eval_set=None,
-        verbose=False,
-        init_model=None,
-        base_margin=None,
-        base_margin_eval_set=None,
-    ):
+        X: ArrayLike,
+        y: ArrayLike,
+        sample_weight: Optional[ArrayLike] = None,
+        eval_set: Optional[Sequence[Tuple[ArrayLike, ArrayLike]]] = None,
+        sample_weight_eval_set: Optional[Sequence[ArrayLike]] = None,
+        verbose: Union[bool, int] = False,
+        init_model: Union[Booster, str, None] = None,
+        base_margin: Optional[ArrayLike] = None,
+        base_margin_eval_set: Optional[Sequence[ArrayLike]] = None,
+    ) -> BaseGBModel:
         """Train the model.
 
         Parameters
@@ -331,7 +343,12 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
             obj=obj,
         )
 
-    def predict_proba(self, X, iteration_range=None, base_margin=None):
+    def predict_proba(
+        self,
+        X: ArrayLike,
+        iteration_range: Optional[Tuple[int, int]] = None,
+        base_margin: Optional[ArrayLike] = None,
+    ) -> np.ndarray:
         """Class probabilities.
 
         Parameters
@@ -360,7 +377,13 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
             return np.column_stack([1.0 - probabilities, probabilities])
         return probabilities
 
-    def predict(self, X, output_margin=False, iteration_range=None, base_margin=None):
+    def predict(
+        self,
+        X: ArrayLike,
+        output_margin: bool = False,
+        iteration_range: Optional[Tuple[int, int]] = None,
+        base_margin: Optional[ArrayLike] = None,
+    ) -> np.ndarray:
         """Predict class labels (or raw margins).
 
         Parameters
@@ -433,20 +456,20 @@ class GBRanker(BaseGBModel):
 
     def fit(
         self,
-        X,
-        y,
-        group=None,
-        qid=None,
-        sample_weight=None,
-        eval_set=None,
-        eval_group=None,
-        eval_qid=None,
-        sample_weight_eval_set=None,
-        verbose=False,
-        init_model=None,
-        base_margin=None,
-        base_margin_eval_set=None,
-    ):
+        X: ArrayLike,
+        y: ArrayLike,
+        group: Optional[ArrayLike] = None,
+        qid: Optional[ArrayLike] = None,
+        sample_weight: Optional[ArrayLike] = None,
+        eval_set: Optional[Sequence[Tuple[ArrayLike, ArrayLike]]] = None,
+        eval_group: Optional[Sequence[ArrayLike]] = None,
+        eval_qid: Optional[Sequence[ArrayLike]] = None,
+        sample_weight_eval_set: Optional[Sequence[ArrayLike]] = None,
+        verbose: Union[bool, int] = False,
+        init_model: Union[Booster, str, None] = None,
+        base_margin: Optional[ArrayLike] = None,
+        base_margin_eval_set: Optional[Sequence[ArrayLike]] = None,
+    ) -> BaseGBModel:
         """Train the model.
 
         Parameters
@@ -507,7 +530,13 @@ class GBRanker(BaseGBModel):
             eval_qids=eval_qid,
         )
 
-    def predict(self, X, output_margin=False, iteration_range=None, base_margin=None):
+    def predict(
+        self,
+        X: ArrayLike,
+        output_margin: bool = False,
+        iteration_range: Optional[Tuple[int, int]] = None,
+        base_margin: Optional[ArrayLike] = None,
+    ) -> np.ndarray:
         """Ranking scores (higher ranks first).
 
         Parameters
@@ -526,7 +555,13 @@ class GBRanker(BaseGBModel):
             return margins
         return self.booster_.objective.output(np, margins)
 
-    def score(self, X, y, group=None, qid=None):
+    def score(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        group: Optional[ArrayLike] = None,
+        qid: Optional[ArrayLike] = None,
+    ) -> float:
         """Mean NDCG over the queries of ``X`` (all positions).
 
         Parameters
