@@ -17,6 +17,7 @@ import sys
 
 import numpy as np
 import pytest
+from _cases import messy_features
 from _parity import assert_models_match, assert_predictions_match
 
 import gpuboost
@@ -24,40 +25,14 @@ from gpuboost import Dataset, DeviceUnavailableError
 from gpuboost.backends import get_backend
 from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.cuda.launch import KernelLauncher
-from gpuboost.backends.emulation import EMULATE_ENV_VAR, emulated_kernels
+from gpuboost.backends.emulation import EMULATE_ENV_VAR
 
 N_ROWS = 400
 N_FEATURES = 6
 MAX_BIN = 31
 
 
-# ---- fixtures ---------------------------------------------------------------------
-@pytest.fixture(scope="module", autouse=True)
-def emulation():
-    """Kernels run in the CPU emulation for this whole module."""
-    with emulated_kernels():
-        yield
-
-
-@pytest.fixture(scope="module")
-def backend(emulation):
-    """A CudaBackend on the emulated kernels, checking every launch."""
-    cuda = CudaBackend()
-    cuda.check_launches = True
-    return cuda
-
-
-def _messy_features(n_rows, seed):
-    """NaN in features 1 and 3, +/-inf in feature 0, feature 5 constant."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n_rows, N_FEATURES))
-    X[rng.random(n_rows) < 0.15, 1] = np.nan
-    X[rng.random(n_rows) < 0.05, 3] = np.nan
-    X[rng.random(n_rows) < 0.02, 0] = np.inf
-    X[rng.random(n_rows) < 0.02, 0] = -np.inf
-    X[:, 4] = np.round(X[:, 4], 1)  # ties, fewer distinct values than bins
-    X[:, 5] = -3.0
-    return X
+pytestmark = pytest.mark.usefixtures("cuda_emulation")
 
 
 # ---- devices, copies -------------------------------------------------------------
@@ -188,7 +163,7 @@ PARITY_CASES = {
 
 def _parity_data(kind, weighted):
     rng = np.random.default_rng(2024)
-    X = _messy_features(N_ROWS, seed=10)
+    X = messy_features(N_ROWS, seed=10)
     y = _labels(kind, X, rng)
     weight = rng.uniform(0.2, 2.0, size=N_ROWS) if weighted else None
     return X, y, weight
@@ -234,7 +209,7 @@ def test_training_parity(case, launched_kernels):
     assert_models_match(cpu_model, cuda_model)
     assert cpu_model.num_boosted_rounds() == rounds
     assert sum(tree.n_leaves for tree in cpu_model.trees) > 2 * len(cpu_model.trees)
-    assert_predictions_match(cpu_model, cuda_model, _messy_features(150, seed=12))
+    assert_predictions_match(cpu_model, cuda_model, messy_features(150, seed=12))
     expected_kernels = {
         "bin_features",
         "partition_flag_tiles",
@@ -256,7 +231,7 @@ def test_training_parity(case, launched_kernels):
 def test_training_parity_with_evals_and_early_stopping():
     X, y, _ = _parity_data("regression", False)
     rng = np.random.default_rng(77)
-    X_valid = _messy_features(200, seed=13)
+    X_valid = messy_features(200, seed=13)
     y_valid = _labels("regression", X_valid, rng) + rng.normal(scale=2.0, size=200)
     models, results = {}, {}
     for device in ("cpu", "cuda"):

@@ -4,48 +4,21 @@ against the host binning (``BinMapper.transform``), under the CPU emulation of t
 
 import numpy as np
 import pytest
+from _cases import messy_features
 
 from gpuboost import Dataset
 from gpuboost.backends.cuda import binning as cuda_binning
-from gpuboost.backends.cuda.backend import CudaBackend
-from gpuboost.backends.emulation import emulated_kernels
 
 N_ROWS = 400
 N_FEATURES = 6
 MAX_BIN = 31
 
 
-# ---- fixtures ---------------------------------------------------------------------
-@pytest.fixture(scope="module", autouse=True)
-def emulation():
-    """Kernels run in the CPU emulation for this whole module."""
-    with emulated_kernels():
-        yield
-
-
-@pytest.fixture(scope="module")
-def backend(emulation):
-    """A CudaBackend on the emulated kernels, checking every launch."""
-    cuda = CudaBackend()
-    cuda.check_launches = True
-    return cuda
-
-
-def _messy_features(n_rows, seed):
-    """NaN in features 1 and 3, +/-inf in feature 0, feature 5 constant."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n_rows, N_FEATURES))
-    X[rng.random(n_rows) < 0.15, 1] = np.nan
-    X[rng.random(n_rows) < 0.05, 3] = np.nan
-    X[rng.random(n_rows) < 0.02, 0] = np.inf
-    X[rng.random(n_rows) < 0.02, 0] = -np.inf
-    X[:, 4] = np.round(X[:, 4], 1)  # ties, fewer distinct values than bins
-    X[:, 5] = -3.0
-    return X
+pytestmark = pytest.mark.usefixtures("cuda_emulation")
 
 
 def test_device_binning_equals_host_binning(backend):
-    X = _messy_features(N_ROWS, seed=1)
+    X = messy_features(N_ROWS, seed=1)
     X[:, 2] = np.nan  # a feature with no value at all
     dataset = Dataset(X, label=np.zeros(N_ROWS), max_bin=MAX_BIN)
     binned = backend.to_host(backend.bin_features(dataset.data, dataset.bin_mapper))
@@ -60,7 +33,7 @@ def test_device_binning_equals_host_binning(backend):
 
 def test_device_binning_on_edges_and_in_chunks(backend, monkeypatch):
     """Values exactly on an edge go to the bin below it; chunking does not matter."""
-    X = _messy_features(N_ROWS, seed=2)
+    X = messy_features(N_ROWS, seed=2)
     mapper = Dataset(X, label=np.zeros(N_ROWS), max_bin=MAX_BIN).bin_mapper
     on_edges = np.stack(
         [np.resize(edges if len(edges) else [0.0], N_ROWS) for edges in mapper.bin_edges_], axis=1
@@ -71,7 +44,7 @@ def test_device_binning_on_edges_and_in_chunks(backend, monkeypatch):
 
 
 def test_prepare_bins_on_the_device(backend):
-    X = _messy_features(N_ROWS, seed=3)
+    X = messy_features(N_ROWS, seed=3)
     dataset = Dataset(
         X,
         label=np.arange(N_ROWS, dtype=np.float64),
@@ -93,7 +66,7 @@ def test_prepare_bins_on_the_device(backend):
 
 
 def test_rebin_matches_host_transform(backend):
-    X = _messy_features(N_ROWS, seed=15)
+    X = messy_features(N_ROWS, seed=15)
     dataset = Dataset(X, label=np.ones(N_ROWS), max_bin=MAX_BIN)
     data = backend.prepare(dataset)
     other = Dataset(X[::-1] * 1.5, label=np.ones(N_ROWS), max_bin=MAX_BIN).bin_mapper

@@ -26,7 +26,6 @@ from gpuboost.backends.cuda.histogram import (
 )
 from gpuboost.backends.cuda.launch import EMULATED, KernelLauncher
 from gpuboost.backends.cuda.sources import cuda_source_dir
-from gpuboost.backends.emulation import emulated_kernels
 from gpuboost.backends.emulation.device_array import namespace as xp
 from gpuboost.backends.numpy.histogram import build_histograms as numpy_build_histograms
 from gpuboost.backends.numpy.histogram import build_histograms_naive
@@ -35,11 +34,7 @@ from gpuboost.core.dtypes import GRAD_QUANT_MAX, HIST_COUNT, HIST_DTYPE, HIST_GR
 KERNEL_PATH = Path(cuda_source_dir()) / "histogram.cu"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def emulated_cuda():
-    """Run every test of this module through the CPU emulation of the kernels."""
-    with emulated_kernels():
-        yield
+pytestmark = pytest.mark.usefixtures("cuda_emulation")
 
 
 def _build_on_device(

@@ -10,25 +10,9 @@ from _parity import bits
 
 from gpuboost.backends import NumpyBackend
 from gpuboost.backends.cuda import leaf as cuda_leaf
-from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.cuda.sources import read_cuda_source
-from gpuboost.backends.emulation import emulated_kernels
 
-
-# ---- fixtures ---------------------------------------------------------------------
-@pytest.fixture(scope="module", autouse=True)
-def emulation():
-    """Kernels run in the CPU emulation for this whole module."""
-    with emulated_kernels():
-        yield
-
-
-@pytest.fixture(scope="module")
-def backend(emulation):
-    """A CudaBackend on the emulated kernels, checking every launch."""
-    cuda = CudaBackend()
-    cuda.check_launches = True
-    return cuda
+pytestmark = pytest.mark.usefixtures("cuda_emulation")
 
 
 def _leaf_segments(rng, n_positions, n_segments):

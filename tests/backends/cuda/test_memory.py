@@ -4,12 +4,12 @@
 
 import numpy as np
 import pytest
+from _cases import messy_features
 
 from gpuboost import Dataset
 from gpuboost.backends.cuda import memory as cuda_memory
 from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.cuda.memory import device_bytes_per_row
-from gpuboost.backends.emulation import emulated_kernels
 from gpuboost.errors import GpuOutOfMemoryError
 
 N_ROWS = 400
@@ -17,24 +17,7 @@ N_FEATURES = 6
 MAX_BIN = 31
 
 
-@pytest.fixture(scope="module", autouse=True)
-def emulation():
-    """Kernels run in the CPU emulation for this whole module."""
-    with emulated_kernels():
-        yield
-
-
-def _messy_features(n_rows, seed):
-    """NaN in features 1 and 3, +/-inf in feature 0, feature 5 constant."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n_rows, N_FEATURES))
-    X[rng.random(n_rows) < 0.15, 1] = np.nan
-    X[rng.random(n_rows) < 0.05, 3] = np.nan
-    X[rng.random(n_rows) < 0.02, 0] = np.inf
-    X[rng.random(n_rows) < 0.02, 0] = -np.inf
-    X[:, 4] = np.round(X[:, 4], 1)  # ties, fewer distinct values than bins
-    X[:, 5] = -3.0
-    return X
+pytestmark = pytest.mark.usefixtures("cuda_emulation")
 
 
 def test_device_bytes_per_row_matches_the_documented_example():
@@ -59,7 +42,7 @@ def test_out_of_memory_is_reraised_with_sizes_and_advice(monkeypatch):
         )
 
     monkeypatch.setattr(backend, "bin_features", fail)
-    X = _messy_features(N_ROWS, seed=9)
+    X = messy_features(N_ROWS, seed=9)
     with pytest.raises(GpuOutOfMemoryError) as caught:
         backend.prepare(Dataset(X, label=np.zeros(N_ROWS), max_bin=MAX_BIN))
     error = caught.value

@@ -4,32 +4,13 @@
 
 import numpy as np
 import pytest
+from _cases import segment_case
 from _parity import bits
 
 from gpuboost.backends import NumpyBackend
 from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.cuda.segment_reduce import SEGMENT_SUM_THREADS_PER_BLOCK
 from gpuboost.backends.emulation import emulated_kernels
-
-
-def _bits(array):
-    return np.ascontiguousarray(array, dtype=np.float64).view(np.int64)
-
-
-def _case(seed, n_rows=3000, n_segments=7):
-    """Values whose sum depends on the order of addition, a permuted partition with
-    segments of every size (empty, one row, more than one kernel block of segments)."""
-    rng = np.random.default_rng(seed)
-    values = rng.normal(size=n_rows) * 10.0 ** rng.integers(-8, 9, size=n_rows)
-    sample_indices = rng.permutation(n_rows)[: n_rows - 100].astype(np.int32)
-    cuts = np.sort(
-        rng.choice(np.arange(1, len(sample_indices)), size=n_segments - 1, replace=False)
-    )
-    bounds = np.concatenate([[0], cuts, [len(sample_indices)]])
-    begins, ends = bounds[:-1].copy(), bounds[1:].copy()
-    ends[1] = begins[1]  # an empty segment
-    ends[2] = begins[2] + 1  # a one-row segment
-    return values, sample_indices, begins, ends
 
 
 @pytest.fixture(scope="module")
@@ -43,13 +24,13 @@ def cuda_backend():
 
 @pytest.mark.parametrize("n_segments", [7, SEGMENT_SUM_THREADS_PER_BLOCK + 3])
 def test_cuda_kernel_matches_numpy_bit_for_bit(cuda_backend, n_segments):
-    values, sample_indices, begins, ends = _case(2 + n_segments, n_segments=n_segments)
+    values, sample_indices, begins, ends = segment_case(2 + n_segments, n_segments=n_segments)
     expected = NumpyBackend().segment_sums(values, sample_indices, begins, ends)
     got = cuda_backend.segment_sums(
         cuda_backend.to_device(values), cuda_backend.to_device(sample_indices), begins, ends
     )
     assert isinstance(got, np.ndarray) and got.dtype == np.float64
-    np.testing.assert_array_equal(_bits(got), _bits(expected))
+    np.testing.assert_array_equal(bits(got), bits(expected))
 
 
 def test_cuda_segment_sums_checks_inputs(cuda_backend):

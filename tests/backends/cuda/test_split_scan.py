@@ -20,7 +20,6 @@ from gpuboost.backends.cuda import split_scan as cuda_split
 from gpuboost.backends.cuda.launch import EMULATED, KernelLauncher
 from gpuboost.backends.cuda.sources import cuda_source_dir
 from gpuboost.backends.cuda.split_scan import find_best_splits
-from gpuboost.backends.emulation import emulated_kernels
 from gpuboost.backends.emulation.device_array import namespace as xp
 from gpuboost.backends.numpy.histogram import build_histograms
 from gpuboost.backends.numpy.split_scan import find_best_splits as numpy_find_best_splits
@@ -44,11 +43,7 @@ PARAM_GRID = [
 ]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def emulated_cuda():
-    """Run every test of this module through the CPU emulation of the kernels."""
-    with emulated_kernels():
-        yield
+pytestmark = pytest.mark.usefixtures("cuda_emulation")
 
 
 def assert_same_records(result, expected):
