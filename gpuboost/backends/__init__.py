@@ -1,15 +1,20 @@
 """Backend selection: ``get_backend('auto' | 'cpu' | 'cuda' | 'cuda:N')``.
 
-``numpy/`` and ``cuda/`` hold one module per primitive with the same names
+``numpy/``, ``cpu/`` and ``cuda/`` hold one module per primitive with the same names
 (``binning``, ``histogram``, ``split_scan``, ``partition``, ``leaf``,
-``segment_reduce``, ``predict``); ``emulation/`` runs the CUDA kernels on the CPU.
+``segment_reduce``, ``predict``): ``numpy/`` the reference in NumPy, ``cpu/`` the same
+primitives compiled with Numba (what ``device='cpu'`` runs), ``cuda/`` the host side of
+the CUDA kernels; ``emulation/`` runs the CUDA kernels on the CPU.
 Importing this package never imports CuPy.
 """
 
 from __future__ import annotations
 
+import warnings
+
 from ..errors import DeviceUnavailableError
 from .base import Backend, DeviceData
+from .cpu import CPU_KERNELS_ENV_VAR, CpuBackend, compiled_kernels_reason
 from .cuda import CudaBackend
 from .emulation import emulation_enabled
 from .numpy import NumpyBackend
@@ -18,6 +23,7 @@ __all__ = [
     "Backend",
     "DeviceData",
     "NumpyBackend",
+    "CpuBackend",
     "CudaBackend",
     "get_backend",
     "cuda_available",
@@ -26,6 +32,9 @@ __all__ = [
 ]
 
 _NUMPY_BACKEND = NumpyBackend()
+_CPU_BACKEND = CpuBackend()
+#: Whether the fallback to the NumPy backend (Numba missing) was already reported.
+_warned_fallback = False
 #: (emulated, device ordinal) -> CudaBackend: one per mode, so that switching the
 #: emulation on or off (gpuboost.backends.emulation.emulated_kernels) takes effect.
 _CUDA_BACKENDS: dict[tuple[bool, int], CudaBackend] = {}
@@ -51,6 +60,24 @@ def _cuda_reason() -> str | None:
     return None
 
 
+def _cpu_backend() -> Backend:
+    """The compiled CPU backend, or the NumPy reference when ``GPUBOOST_CPU_KERNELS=numpy``
+    asks for it or Numba is missing (then with one warning per process)."""
+    global _warned_fallback
+    reason = compiled_kernels_reason()
+    if reason is None:
+        return _CPU_BACKEND
+    if not _warned_fallback and f"{CPU_KERNELS_ENV_VAR}=numpy" not in reason:
+        _warned_fallback = True
+        warnings.warn(
+            f"gpuboost runs the NumPy CPU backend, several times slower than the compiled "
+            f"one: {reason}.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return _NUMPY_BACKEND
+
+
 def cuda_available() -> bool:
     """Whether ``device='cuda'`` can run here (a GPU via CuPy, or the CPU emulation)."""
     return _cuda_reason() is None
@@ -59,10 +86,11 @@ def cuda_available() -> bool:
 def get_backend(device: str | None = "auto") -> Backend:
     """The backend for a ``device`` parameter value.
 
-    'cpu' -> NumPy. 'cuda' / 'cuda:N' -> CUDA (CuPy kernels; with
+    'cpu' -> the compiled CPU backend (the NumPy reference with ``GPUBOOST_CPU_KERNELS=numpy``
+    or without Numba). 'cuda' / 'cuda:N' -> CUDA (CuPy kernels; with
     ``GPUBOOST_EMULATE_CUDA=1`` the same Python code on emulated device arrays
     with the kernels emulated on the CPU). 'auto' -> CUDA when a real GPU is usable, else
-    NumPy (never the emulation).
+    CPU (never the emulation).
 
     Raises
     ------
@@ -70,14 +98,14 @@ def get_backend(device: str | None = "auto") -> Backend:
         'cuda' without a usable GPU.
     """
     if device in (None, "cpu"):
-        return _NUMPY_BACKEND
+        return _cpu_backend()
     if device == "auto":
         if not emulation_enabled() and _cuda_reason() is None:
             try:
                 return get_backend("cuda")
             except DeviceUnavailableError:  # CuPy sees a GPU but the backend cannot load
-                return _NUMPY_BACKEND
-        return _NUMPY_BACKEND
+                return _cpu_backend()
+        return _cpu_backend()
     if device == "gpu" or device.startswith("gpu:"):
         device = "cuda" + device[3:]
     if device == "cuda" or device.startswith("cuda:"):

@@ -130,6 +130,19 @@ class Backend:
         return self.to_device(X)
 
     # ---- one round --------------------------------------------------------
+    def gradients(
+        self,
+        objective: Any,
+        label: ArrayLike,
+        margins: ArrayLike,
+        weight: ArrayLike | None,
+        dataset: DatasetLike = None,
+    ) -> tuple[ArrayLike, ArrayLike]:
+        """``objective.gradients(xp, label, margins, weight, dataset=dataset)``: the
+        weighted gradients and hessians of the round (a backend may compute the
+        built-in objectives' formulas with its own kernels, bit for bit)."""
+        return objective.gradients(self.xp, label, margins, weight, dataset=dataset)
+
     def quantize(self, values: ArrayLike) -> tuple[ArrayLike, float]:
         """Quantize one column: ``(int32 array, scale)`` (see gpuboost.core.quantize)."""
         return quantize(self.xp, values)
@@ -157,6 +170,31 @@ class Backend:
     ) -> ArrayLike:  # pragma: no cover - abstract
         """Histograms (n_nodes, n_features, n_bins, 3) int64 of the nodes' segments."""
         raise NotImplementedError
+
+    def build_children_histograms(
+        self,
+        data: DeviceData,
+        quantized_gradients: ArrayLike,
+        quantized_hessians: ArrayLike,
+        sample_indices: ArrayLike,
+        begins: Sequence[int],
+        ends: Sequence[int],
+        parents: ArrayLike,
+        parent_rows: Sequence[int],
+    ) -> ArrayLike:
+        """Histograms of sibling pairs as one batch (2 * n_pairs, n_features, n_bins, 3):
+        rows ``0 .. n_pairs - 1`` built from the segments ``begins``/``ends`` (the
+        smaller children), row ``n_pairs + i`` their siblings
+        ``parents[parent_rows[i]] - built[i]`` (exact)."""
+        built = self.build_histograms(
+            data, quantized_gradients, quantized_hessians, sample_indices, begins, ends
+        )
+        rows = np.asarray(parent_rows, dtype=np.int64)
+        if len(rows) == int(parents.shape[0]) and np.array_equal(rows, np.arange(len(rows))):
+            parent_histograms = parents
+        else:
+            parent_histograms = parents[self.xp.asarray(rows)]
+        return self.stack_histograms([built, self.subtract_histograms(parent_histograms, built)])
 
     def subtract_histograms(self, parent: ArrayLike, child: ArrayLike) -> ArrayLike:
         """Sibling histogram ``parent - child`` (exact)."""

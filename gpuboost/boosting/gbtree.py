@@ -175,8 +175,8 @@ class GBTreeLearner:
         with timer.phase("gradients"):
             margin_view = self.margins[:, 0] if n_outputs == 1 else self.margins
             self.objective.begin_round(backend, label, margin_view, weight)
-            gradients, hessians = self.objective.gradients(
-                xp, label, margin_view, weight, dataset=self.dtrain
+            gradients, hessians = backend.gradients(
+                self.objective, label, margin_view, weight, self.dtrain
             )
             if n_outputs == 1:
                 gradients, hessians = gradients.reshape(-1, 1), hessians.reshape(-1, 1)

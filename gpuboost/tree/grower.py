@@ -10,10 +10,15 @@ The loop (XGBoost's ``UpdateTree``)::
 
 :meth:`TreeGrower._expand` is that step (docs/DESIGN.md, "Growth"); a *driver*
 (:class:`DepthwiseDriver`, :class:`LossguideDriver`) is the policy and knows
-nothing but records and node ids; a *splitter* (gpuboost.tree.splitters) owns
+nothing but node ids and gains; a *splitter* (gpuboost.tree.splitters) owns
 histograms, split search, partition and node values. Only split records and
 per-node integer sums reach the host; leaf values are computed on the host from
 those exact sums, identically for every backend.
+
+Nodes are rows of a :class:`NodeTable` (arrays indexed by node id), and every step
+works on whole batches of nodes with array operations: the host work of a level does
+not grow with its number of nodes (a few operations on arrays of that length), and a
+batch is one call of each backend primitive.
 
 The row partition of a tree, for a node split into ``left`` and ``right``::
 
@@ -37,10 +42,16 @@ __all__ = [
     "TreeGrower",
     "GrownTree",
     "GrowthPolicy",
+    "NodeTable",
     "DepthwiseDriver",
     "LossguideDriver",
     "DRIVERS",
 ]
+
+#: Nodes a NodeTable makes room for at first (it doubles when full).
+_INITIAL_NODE_CAPACITY = 64
+#: ``NodeTable.histogram_batch`` of a node without a histogram.
+NO_HISTOGRAM = -1
 
 
 @dataclass(frozen=True)
@@ -81,48 +92,97 @@ class GrownTree:
         self.node_sums = node_sums
 
 
-class _HistogramRef:
-    """Row ``row`` of a batch of node histograms ``array`` (first axis: the node).
+class NodeTable:
+    """The nodes of a growing tree as host arrays, indexed by node id.
 
-    Nodes refer to rows of the batches they were built or derived in, so that a
-    level's histograms are gathered, subtracted and scanned as whole batches (a
-    few device operations per level, not a few per node).
+    Every per-node quantity is a column, so that a batch of nodes is created, split
+    and evaluated with array operations, whatever its size (no Python object per node).
+
+    Parameters
+    ----------
+    n_sums : int
+        Integer sums per node (2: gradient and hessian; or one per class).
+
+    Attributes
+    ----------
+    size : int
+        Number of nodes; the columns below are valid up to ``size``.
+    begin, end : ndarray of int64
+        The node's segment of the row partition.
+    depth, count : ndarray of int64
+    sums : ndarray of shape (capacity, n_sums), int64
+    left, right : ndarray of int64
+        Children ids; -1 for a leaf.
+    feature, bin, default_left, gain, left_sums, left_count
+        The node's best split (:class:`~gpuboost.tree.splitters.SplitTable`), feature
+        -1 when it has none to apply (not evaluated, or no admissible split).
+    histogram_batch, histogram_row : ndarray of int64
+        Where the node's histogram is: row ``histogram_row`` of the grower's batch
+        ``histogram_batch`` (:data:`NO_HISTOGRAM` when it has none).
     """
 
-    __slots__ = ("array", "row")
-
-    def __init__(self, array, row):
-        self.array, self.row = array, row
-
-
-class _Node:
-    __slots__ = (
-        "id",
+    _INT_COLUMNS = (
         "begin",
         "end",
         "depth",
-        "sums",
         "count",
-        "record",
-        "split",
-        "histogram",
         "left",
         "right",
+        "feature",
+        "bin",
+        "left_count",
+        "histogram_batch",
+        "histogram_row",
     )
 
-    def __init__(self, node_id, begin, end, depth, sums, count):
-        self.id = node_id
-        self.begin, self.end, self.depth = begin, end, depth
-        self.sums, self.count = sums, count
-        self.record = None
-        self.split = None
-        self.histogram = None
-        self.left = self.right = -1
+    def __init__(self, n_sums):
+        self.size = 0
+        self.n_sums = n_sums
+        capacity = _INITIAL_NODE_CAPACITY
+        for name in self._INT_COLUMNS:
+            setattr(self, name, np.zeros(capacity, dtype=np.int64))
+        self.default_left = np.zeros(capacity, dtype=bool)
+        self.gain = np.zeros(capacity, dtype=np.float64)
+        self.sums = np.zeros((capacity, n_sums), dtype=np.int64)
+        self.left_sums = np.zeros((capacity, n_sums), dtype=np.int64)
 
-    @property
-    def admissible(self):
-        """Whether the node has a split to apply."""
-        return self.split is not None and self.split.feature >= 0
+    def _reserve(self, size):
+        capacity = len(self.begin)
+        if size <= capacity:
+            return
+        while capacity < size:
+            capacity *= 2
+        for name in (*self._INT_COLUMNS, "default_left", "gain", "sums", "left_sums"):
+            old = getattr(self, name)
+            new = np.zeros((capacity,) + old.shape[1:], dtype=old.dtype)
+            new[: self.size] = old[: self.size]
+            setattr(self, name, new)
+
+    def add(self, begin, end, depth, sums, count):
+        """Append nodes (arrays of one length); returns their ids."""
+        n_new = len(begin)
+        ids = np.arange(self.size, self.size + n_new, dtype=np.int64)
+        self._reserve(self.size + n_new)
+        self.size += n_new
+        self.begin[ids], self.end[ids], self.depth[ids] = begin, end, depth
+        self.sums[ids], self.count[ids] = sums, count
+        self.left[ids] = self.right[ids] = -1
+        self.feature[ids] = self.bin[ids] = -1
+        self.histogram_batch[ids] = NO_HISTOGRAM
+        return ids
+
+    def set_splits(self, ids, table):
+        """Record the :class:`~gpuboost.tree.splitters.SplitTable` rows of nodes ``ids``."""
+        self.feature[ids] = table.feature
+        self.bin[ids] = table.bin
+        self.default_left[ids] = table.default_left
+        self.gain[ids] = table.gain
+        self.left_sums[ids] = table.left_sums
+        self.left_count[ids] = table.left_count
+
+    def admissible(self, ids):
+        """Which of the nodes have a split to apply (bool array)."""
+        return self.feature[ids] >= 0
 
 
 class DepthwiseDriver:
@@ -133,29 +193,29 @@ class DepthwiseDriver:
     ----------
     max_leaves : int
         0: no limit.
-    gain_of : callable (node) -> float
+    nodes : NodeTable
     """
 
-    def __init__(self, max_leaves, gain_of):
+    def __init__(self, max_leaves, nodes):
         self.max_leaves = max_leaves
-        self.gain_of = gain_of
-        self.frontier = []
+        self.nodes = nodes
+        self.frontier = np.zeros(0, dtype=np.int64)
 
-    def push(self, nodes):
-        """The next level."""
-        self.frontier = list(nodes)
+    def push(self, ids):
+        """The next level (node ids in increasing order)."""
+        self.frontier = np.asarray(ids, dtype=np.int64)
 
     def pop(self, n_leaves):
-        """``(nodes to expand now, nodes that will never be expanded)``."""
-        frontier, self.frontier = self.frontier, []
-        batch = [node for node in frontier if node.admissible]
+        """``(ids to expand now, ids that will never be expanded)``."""
+        frontier, self.frontier = self.frontier, np.zeros(0, dtype=np.int64)
+        chosen = self.nodes.admissible(frontier)
         if self.max_leaves:
             budget = self.max_leaves - n_leaves
-            if len(batch) > budget:
-                best = sorted(batch, key=lambda node: (-self.gain_of(node), node.id))[:budget]
-                batch = sorted(best, key=lambda node: node.id)
-        chosen = {node.id for node in batch}
-        return batch, [node for node in frontier if node.id not in chosen]
+            candidates = frontier[chosen]
+            if len(candidates) > budget:
+                best = np.lexsort((candidates, -self.nodes.gain[candidates]))[:budget]
+                chosen = np.isin(frontier, candidates[best])
+        return frontier[chosen], frontier[~chosen]
 
 
 class LossguideDriver:
@@ -165,29 +225,32 @@ class LossguideDriver:
     ----------
     max_leaves : int
         0: no limit.
-    gain_of : callable (node) -> float
+    nodes : NodeTable
     """
 
-    def __init__(self, max_leaves, gain_of):
+    def __init__(self, max_leaves, nodes):
         self.max_leaves = max_leaves
-        self.gain_of = gain_of
+        self.nodes = nodes
         self.heap = []
-        self.waiting = {}
+        self.waiting = set()
 
-    def push(self, nodes):
+    def push(self, ids):
         """Candidates (the admissible ones wait in the heap)."""
-        for node in nodes:
-            if node.admissible:
-                heapq.heappush(self.heap, (-float(self.gain_of(node)), node.id))
-                self.waiting[node.id] = node
+        ids = np.asarray(ids, dtype=np.int64)
+        ids = ids[self.nodes.admissible(ids)]
+        for node, gain in zip(ids.tolist(), self.nodes.gain[ids].tolist()):
+            heapq.heappush(self.heap, (-gain, node))
+            self.waiting.add(node)
 
     def pop(self, n_leaves):
-        """``(nodes to expand now, nodes that will never be expanded)``."""
+        """``(ids to expand now, ids that will never be expanded)``."""
         if not self.heap or (self.max_leaves and n_leaves >= self.max_leaves):
-            dropped, self.waiting, self.heap = list(self.waiting.values()), {}, []
-            return [], dropped
-        _, node_id = heapq.heappop(self.heap)
-        return [self.waiting.pop(node_id)], []
+            dropped = np.array(sorted(self.waiting), dtype=np.int64)
+            self.waiting, self.heap = set(), []
+            return np.zeros(0, dtype=np.int64), dropped
+        _, node = heapq.heappop(self.heap)
+        self.waiting.discard(node)
+        return np.array([node], dtype=np.int64), np.zeros(0, dtype=np.int64)
 
 
 #: ``grow_policy`` -> driver class.
@@ -207,6 +270,11 @@ class TreeGrower:
     policy : GrowthPolicy
     feature_sampler : gpuboost.tree.feature_sampler.FeatureSampler
     timer : gpuboost.core.profiling.PhaseTimer
+
+    Attributes
+    ----------
+    nodes : NodeTable
+        The tree's nodes (after :meth:`grow`: the finished tree's).
     """
 
     def __init__(self, splitter, tree_input, policy, feature_sampler, timer):
@@ -215,202 +283,202 @@ class TreeGrower:
         self.policy = policy
         self.feature_sampler = feature_sampler
         self.timer = timer
-        self.nodes = []
+        self.nodes = None
         self.n_leaves = 0
+        #: Histogram batches (backend arrays, first axis the node) and the number of
+        #: nodes still referring to each; a batch is released when none does.
+        self._batches = []
+        self._batch_users = []
 
     @property
     def sample_indices(self):
         return self.tree_input.sample_indices
 
     # ---- helpers ------------------------------------------------------------
-    def _can_split(self, node):
-        return (
-            self.policy.max_depth == 0 or node.depth < self.policy.max_depth
-        ) and self.splitter.can_split(self.tree_input, node.sums, node.count)
+    def _can_split(self, ids):
+        """Which nodes may be split: depth below ``max_depth`` and sums that allow it."""
+        nodes = self.nodes
+        allowed = self.splitter.can_split(self.tree_input, nodes.sums[ids], nodes.count[ids])
+        if self.policy.max_depth:
+            allowed = allowed & (nodes.depth[ids] < self.policy.max_depth)
+        return allowed
 
-    def _new_node(self, begin, end, depth, sums, count):
-        node = _Node(len(self.nodes), begin, end, depth, sums, count)
-        self.nodes.append(node)
-        return node
+    def _keep_batch(self, histograms, ids):
+        """Register a batch whose row ``i`` is the histogram of node ``ids[i]``."""
+        self.nodes.histogram_batch[ids] = len(self._batches)
+        self.nodes.histogram_row[ids] = np.arange(len(ids))
+        self._batches.append(histograms)
+        self._batch_users.append(len(ids))
 
-    def _gain(self, node):
-        return self.splitter.record_gain(self.tree_input, node.record)
+    def _release(self, ids):
+        """Forget the histograms of nodes ``ids``; free the batches no node uses any more."""
+        batches = self.nodes.histogram_batch[ids]
+        batches = batches[batches != NO_HISTOGRAM]
+        self.nodes.histogram_batch[ids] = NO_HISTOGRAM
+        for batch, users in zip(*np.unique(batches, return_counts=True)):
+            self._batch_users[batch] -= int(users)
+            if self._batch_users[batch] == 0:
+                self._batches[batch] = None
 
-    def _gather_histograms(self, references):
-        """One batch array holding the referenced histogram rows, in order.
-
-        A view of their batch when the rows are consecutive in it (no device
-        operation); one gather when they share a batch; one concatenation otherwise.
-        """
-        arrays = {id(reference.array) for reference in references}
-        if len(arrays) == 1:
-            array = references[0].array
-            rows = [reference.row for reference in references]
-            if rows == list(range(rows[0], rows[0] + len(rows))):
-                return (
-                    array
-                    if len(rows) == int(array.shape[0])
-                    else array[rows[0] : rows[0] + len(rows)]
-                )
-            return array[np.asarray(rows, dtype=np.int64)]
-        return self.splitter.stack_histograms(
-            [reference.array[reference.row : reference.row + 1] for reference in references]
+    def _histograms_of(self, ids):
+        """``(batch array, rows)`` holding the histograms of ``ids``: their own batch when
+        they share one (no copy), else one concatenation."""
+        batches = self.nodes.histogram_batch[ids]
+        rows = self.nodes.histogram_row[ids]
+        if np.all(batches == batches[0]):
+            return self._batches[int(batches[0])], rows
+        stacked = self.splitter.stack_histograms(
+            [self._batches[int(b)][int(r) : int(r) + 1] for b, r in zip(batches, rows)]
         )
+        return stacked, np.arange(len(ids))
 
-    def _find_splits(self, nodes):
-        """Set ``node.record`` and ``node.split`` for every node (all have histograms).
+    def _find_splits(self, ids):
+        """Evaluate the nodes ``ids`` (all have histograms) and record their splits.
 
-        The feature masks are drawn in the order of ``nodes`` (the random stream
-        does not depend on how histograms are batched); the scan sees the nodes
+        The feature masks are drawn in the order of ``ids`` (node-id order: the random
+        stream does not depend on how histograms are batched); the scan sees the nodes
         in the order of their histogram rows, so that a whole batch needs no gather.
         """
-        if not nodes:
+        if not len(ids):
             return
+        nodes = self.nodes
         with self.timer.phase("split"):
-            mask = self.feature_sampler.mask([node.depth for node in nodes])
-        order = sorted(
-            range(len(nodes)), key=lambda i: (id(nodes[i].histogram.array), nodes[i].histogram.row)
-        )
-        ordered = [nodes[i] for i in order]
-        histograms = self._gather_histograms([node.histogram for node in ordered])
-        with self.timer.phase("split"):
-            records = self.splitter.find_best_splits(
-                self.tree_input, ordered, histograms, None if mask is None else mask[order]
+            mask = self.feature_sampler.mask(nodes.depth[ids].tolist())
+            array, rows = self._histograms_of(ids)
+            order = np.argsort(rows, kind="stable")
+            ordered, rows = ids[order], rows[order]
+            first = int(rows[0])
+            if np.array_equal(rows, np.arange(first, first + len(rows))):
+                histograms = (
+                    array if len(rows) == int(array.shape[0]) else array[first : first + len(rows)]
+                )
+            else:
+                histograms = array[rows]
+            table = self.splitter.find_best_splits(
+                self.tree_input,
+                nodes.begin[ordered],
+                nodes.end[ordered],
+                histograms,
+                None if mask is None else mask[order],
             )
-        for node, record in zip(ordered, records):
-            node.record = record
-            node.split = self.splitter.split_of(record)
-
-    def _build(self, nodes):
-        """Histograms of ``nodes`` as one batch; returns the batch array."""
-        with self.timer.phase("histogram"):
-            return self.splitter.build_histograms(self.tree_input, nodes)
+        nodes.set_splits(ordered, table)
 
     # ---- the shared step ----------------------------------------------------
     def _expand(self, parents):
-        """Split ``parents`` (each admissible); return the new children."""
+        """Split the nodes ``parents`` (each admissible); return the new children's ids."""
+        nodes, tree = self.nodes, self.tree_input
         with self.timer.phase("partition"):
             self.splitter.partition(
-                self.tree_input,
-                np.array([p.begin for p in parents], dtype=np.int64),
-                np.array([p.end for p in parents], dtype=np.int64),
-                [p.record for p in parents],
+                tree,
+                nodes.begin[parents],
+                nodes.end[parents],
+                nodes.feature[parents],
+                nodes.bin[parents],
+                nodes.default_left[parents],
             )
-        children = []
-        smaller, larger, pairs_needing = [], [], []
-        for parent in parents:
-            split = parent.split
-            n_left = split.left_count
-            right_sums = tuple(total - left for total, left in zip(parent.sums, split.left_sums))
-            left = self._new_node(
-                parent.begin, parent.begin + n_left, parent.depth + 1, split.left_sums, n_left
-            )
-            right = self._new_node(
-                parent.begin + n_left,
-                parent.end,
-                parent.depth + 1,
-                right_sums,
-                parent.count - n_left,
-            )
-            parent.left, parent.right = left.id, right.id
-            self.n_leaves += 1
-            children += [left, right]
-            if self._can_split(left) or self._can_split(right):
-                small, large = (left, right) if left.count <= right.count else (right, left)
-                smaller.append(small)
-                larger.append(large)
-                pairs_needing.append(parent)
-            else:
-                parent.histogram = None
-        if smaller:
-            built = self._build(smaller)
+        # Children ids in pairs, left then right, in the order of the parents.
+        n_left = nodes.left_count[parents]
+        begin, end = nodes.begin[parents], nodes.end[parents]
+        left_sums = nodes.left_sums[parents]
+        children = nodes.add(
+            np.stack([begin, begin + n_left], axis=1).ravel(),
+            np.stack([begin + n_left, end], axis=1).ravel(),
+            np.repeat(nodes.depth[parents] + 1, 2),
+            np.stack([left_sums, nodes.sums[parents] - left_sums], axis=1).reshape(
+                -1, nodes.n_sums
+            ),
+            np.stack([n_left, nodes.count[parents] - n_left], axis=1).ravel(),
+        )
+        lefts, rights = children[0::2], children[1::2]
+        nodes.left[parents], nodes.right[parents] = lefts, rights
+        self.n_leaves += len(parents)
+        splittable = self._can_split(children)
+        pairs = np.flatnonzero(splittable[0::2] | splittable[1::2])
+        if len(pairs):
+            # The smaller child of each pair built (ties: left), the larger by subtraction.
+            left_is_smaller = nodes.count[lefts[pairs]] <= nodes.count[rights[pairs]]
+            smaller = np.where(left_is_smaller, lefts[pairs], rights[pairs])
+            larger = np.where(left_is_smaller, rights[pairs], lefts[pairs])
             with self.timer.phase("histogram"):
-                # The larger siblings by subtraction, all pairs at once; then one
-                # batch [smaller..., larger...] for the split scan.
-                parents_histograms = self._gather_histograms(
-                    [parent.histogram for parent in pairs_needing]
+                parent_batch, parent_rows = self._histograms_of(parents[pairs])
+                level = self.splitter.build_children_histograms(
+                    tree, nodes.begin[smaller], nodes.end[smaller], parent_batch, parent_rows
                 )
-                larger_histograms = self.splitter.subtract_histograms(parents_histograms, built)
-                level = self.splitter.stack_histograms([built, larger_histograms])
-                n_pairs = len(smaller)
-                for i, (small, large, parent) in enumerate(zip(smaller, larger, pairs_needing)):
-                    small.histogram = _HistogramRef(level, i)
-                    large.histogram = _HistogramRef(level, n_pairs + i)
-                    parent.histogram = None
-        splittable = [c for c in children if c.histogram is not None and self._can_split(c)]
-        self._find_splits(splittable)
-        for child in children:
-            if child not in splittable:
-                child.histogram = None
+            self._keep_batch(level, np.concatenate([smaller, larger]))
+        self._release(parents)
+        with_histogram = nodes.histogram_batch[children] != NO_HISTOGRAM
+        self._find_splits(children[with_histogram & splittable])
+        self._release(children[~splittable])
         return children
 
     # ---- the loop -----------------------------------------------------------
     def grow(self):
         """Grow the tree; returns a :class:`GrownTree`."""
+        tree = self.tree_input
         n_samples = int(self.sample_indices.shape[0])
-        root = _Node(0, 0, n_samples, 0, (), n_samples)
-        self.nodes = [root]
+        begins, ends = np.array([0], dtype=np.int64), np.array([n_samples], dtype=np.int64)
+        with self.timer.phase("histogram"):
+            root_histogram = self.splitter.build_histograms(tree, begins, ends)
+        with self.timer.phase("split"):
+            mask = self.feature_sampler.mask([0])
+            table = self.splitter.find_best_splits(tree, begins, ends, root_histogram, mask)
+        self.nodes = nodes = NodeTable(table.sums.shape[1])
+        root = nodes.add(begins, ends, [0], table.sums, [n_samples])
+        nodes.set_splits(root, table)
+        self._batches, self._batch_users = [], []
+        self._keep_batch(root_histogram, root)
         self.n_leaves = 1
-        root.histogram = _HistogramRef(self._build([root]), 0)
-        self._find_splits([root])
-        root.sums = self.splitter.record_sums(root.record)[0]
-        if not self._can_split(root):
-            root.record = root.split = None
-        driver = DRIVERS[self.policy.grow_policy](self.policy.max_leaves, self._gain)
-        driver.push([root])
+        if not self._can_split(root)[0]:
+            nodes.feature[root] = -1
+        driver = DRIVERS[self.policy.grow_policy](self.policy.max_leaves, nodes)
+        driver.push(root)
         while True:
             batch, dropped = driver.pop(self.n_leaves)
-            for node in dropped:
-                node.histogram = None
-            if not batch:
+            self._release(dropped)
+            if not len(batch):
                 break
             driver.push(self._expand(batch))
         return self._finish()
 
     # ---- the finished tree --------------------------------------------------
     def _finish(self):
-        n_nodes = len(self.nodes)
-        sums = np.array([node.sums for node in self.nodes], dtype=np.int64)
+        nodes = self.nodes
+        n_nodes = nodes.size
+        self._release(np.arange(n_nodes))
+        sums = nodes.sums[:n_nodes].copy()
         values, cover = self.splitter.node_values(self.tree_input, sums)
+        internal = np.flatnonzero(nodes.left[:n_nodes] >= 0)
         feature = np.full(n_nodes, -1, dtype=NODE_DTYPE)
-        threshold_bin = np.zeros(n_nodes, dtype=np.int32)
+        feature[internal] = nodes.feature[internal]
         threshold = np.zeros(n_nodes, dtype=np.float64)
+        threshold_bin = np.zeros(n_nodes, dtype=np.int32)
+        threshold[internal], threshold_bin[internal] = self.splitter.split_thresholds(
+            nodes.feature[internal], nodes.bin[internal]
+        )
         default_left = np.zeros(n_nodes, dtype=bool)
+        default_left[internal] = nodes.default_left[internal]
         gain = np.zeros(n_nodes, dtype=np.float64)
-        left_child = np.full(n_nodes, -1, dtype=NODE_DTYPE)
-        right_child = np.full(n_nodes, -1, dtype=NODE_DTYPE)
-        for node in self.nodes:
-            node.histogram = None
-            if node.left < 0:
-                continue
-            split = node.split
-            feature[node.id] = split.feature
-            threshold[node.id], threshold_bin[node.id] = self.splitter.split_threshold(
-                split.feature, split.bin
-            )
-            default_left[node.id] = split.default_left
-            gain[node.id] = self.splitter.record_gain(self.tree_input, node.record)
-            left_child[node.id], right_child[node.id] = node.left, node.right
+        gain[internal] = nodes.gain[internal]
         tree = Tree(
             {
                 "feature": feature,
                 "threshold_bin": threshold_bin,
                 "threshold": threshold,
                 "default_left": default_left,
-                "left_child": left_child,
-                "right_child": right_child,
+                "left_child": nodes.left[:n_nodes],
+                "right_child": nodes.right[:n_nodes],
                 "value": values,
                 "gain": gain,
                 "cover": cover,
-                "count": np.array([n.count for n in self.nodes], dtype=np.int64),
+                "count": nodes.count[:n_nodes],
             }
         )
-        leaves = [n for n in self.nodes if n.left < 0]
+        leaves = np.flatnonzero(nodes.left[:n_nodes] < 0)
         return GrownTree(
             tree,
-            np.array([n.id for n in leaves], dtype=np.int64),
-            np.array([n.begin for n in leaves], dtype=np.int64),
-            np.array([n.end for n in leaves], dtype=np.int64),
+            leaves,
+            nodes.begin[leaves].copy(),
+            nodes.end[leaves].copy(),
             self.sample_indices,
             sums,
         )

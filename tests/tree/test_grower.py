@@ -13,7 +13,7 @@ from gpuboost.core.random import host_rng
 from gpuboost.data.dataset import Dataset
 from gpuboost.params import validate_params
 from gpuboost.tree.feature_sampler import FeatureSampler
-from gpuboost.tree.grower import GrowthPolicy, TreeGrower, _HistogramRef
+from gpuboost.tree.grower import GrowthPolicy, TreeGrower
 from gpuboost.tree.splitters import HistogramSplitter, TreeInput
 
 
@@ -54,16 +54,19 @@ class DirectHistogramGrower(TreeGrower):
 
     n_checked = 0
 
-    def _find_splits(self, nodes):
-        for node in nodes:
-            direct = self._build([node])
-            reference = node.histogram
-            np.testing.assert_array_equal(
-                direct, reference.array[reference.row : reference.row + 1]
+    def _find_splits(self, ids):
+        nodes = self.nodes
+        if len(ids):
+            direct = self.splitter.build_histograms(
+                self.tree_input, nodes.begin[ids], nodes.end[ids]
             )
-            node.histogram = _HistogramRef(direct, 0)
-            DirectHistogramGrower.n_checked += 1
-        super()._find_splits(nodes)
+            for i, node in enumerate(ids):
+                batch = self._batches[nodes.histogram_batch[node]]
+                np.testing.assert_array_equal(direct[i], batch[nodes.histogram_row[node]])
+                DirectHistogramGrower.n_checked += 1
+            self._release(ids)
+            self._keep_batch(direct, ids)
+        super()._find_splits(ids)
 
 
 def make_problem(X, y, weight=None, max_bin=255):
@@ -140,16 +143,15 @@ def test_depthwise_max_leaves_expands_the_highest_gains_first(problem, max_leave
         dataset, gradients, max_depth=6, max_leaves=max_leaves, min_child_weight=0.0
     )
     assert grown.tree.n_leaves == max_leaves
-    by_depth = {}
-    for node in grower.nodes:
-        if node.admissible:
-            by_depth.setdefault(node.depth, []).append(node)
+    nodes = grower.nodes
+    ids = np.arange(nodes.size)
     partly_expanded_levels = 0
-    for nodes in by_depth.values():
-        expanded = [float(n.record["gain"]) for n in nodes if n.left >= 0]
-        skipped = [float(n.record["gain"]) for n in nodes if n.left < 0]
-        if skipped and expanded:
-            assert min(expanded) >= max(skipped)
+    for depth in np.unique(nodes.depth[ids]):
+        level = ids[(nodes.depth[ids] == depth) & nodes.admissible(ids)]
+        expanded = nodes.gain[level[nodes.left[level] >= 0]]
+        skipped = nodes.gain[level[nodes.left[level] < 0]]
+        if len(skipped) and len(expanded):
+            assert expanded.min() >= skipped.max()
             partly_expanded_levels += 1
     assert partly_expanded_levels > 0 or max_leaves <= 2  # the budget did choose
 
@@ -184,14 +186,15 @@ def test_lossguide_expands_the_best_leaf_first(problem, max_leaves):
         min_child_weight=0.0,
     )
     nodes = grower.nodes
-    expansion_order = sorted((n for n in nodes if n.left >= 0), key=lambda n: n.left)
+    internal = np.flatnonzero(nodes.left[: nodes.size] >= 0)
+    expansion_order = internal[np.argsort(nodes.left[internal])]
     frontier = {0}
-    for parent in expansion_order:
-        candidates = [nodes[i] for i in frontier if nodes[i].admissible]
-        best = max(candidates, key=lambda n: (float(n.record["gain"]), -n.id))
-        assert parent is best
-        frontier.remove(parent.id)
-        frontier |= {parent.left, parent.right}
+    for parent in expansion_order.tolist():
+        candidates = [i for i in frontier if nodes.admissible(i)]
+        best = max(candidates, key=lambda i: (float(nodes.gain[i]), -i))
+        assert parent == best
+        frontier.remove(parent)
+        frontier |= {int(nodes.left[parent]), int(nodes.right[parent])}
     assert grown.tree.n_leaves == len(frontier) == max_leaves
 
 
@@ -274,19 +277,22 @@ def test_only_the_smaller_child_histogram_is_built(problem):
     dataset, gradients = problem
     backend = RecordingBackend()
     grower, grown = grow(dataset, gradients, backend=backend, max_depth=5, min_child_weight=0.0)
-    segment_to_node = {(n.begin, n.end): n for n in grower.nodes}
+    nodes = grower.nodes
+    ids = np.arange(nodes.size)
+    segment_to_node = {(int(nodes.begin[i]), int(nodes.end[i])): i for i in ids}
     assert backend.built_segments[0] == (0, dataset.n_rows)
     built_nodes = [segment_to_node[tuple(map(int, s))] for s in backend.built_segments[1:]]
-    parents = {n.left: n for n in grower.nodes if n.left >= 0}
-    parents.update({n.right: n for n in grower.nodes if n.left >= 0})
+    internal = ids[nodes.left[ids] >= 0]
+    parents = dict(zip(nodes.left[internal].tolist(), internal.tolist()))
+    parents.update(zip(nodes.right[internal].tolist(), internal.tolist()))
     seen_parents = set()
     for node in built_nodes:
-        parent = parents[node.id]
-        assert parent.id not in seen_parents  # one build per pair
-        seen_parents.add(parent.id)
-        left, right = grower.nodes[parent.left], grower.nodes[parent.right]
-        smaller = left if left.count <= right.count else right
-        assert node is smaller
+        parent = parents[node]
+        assert parent not in seen_parents  # one build per pair
+        seen_parents.add(parent)
+        left, right = nodes.left[parent], nodes.right[parent]
+        smaller = left if nodes.count[left] <= nodes.count[right] else right
+        assert node == smaller
     assert len(built_nodes) > 5
 
 
@@ -298,8 +304,8 @@ def test_depthwise_growth_batches_each_level(problem):
     backend = RecordingBackend()
     max_depth = 6
     grower, _ = grow(dataset, gradients, backend=backend, max_depth=max_depth, min_child_weight=0.0)
-    depth_reached = max(node.depth for node in grower.nodes)
-    assert depth_reached == max_depth and len(grower.nodes) > 4 * max_depth
+    depth_reached = int(grower.nodes.depth[: grower.nodes.size].max())
+    assert depth_reached == max_depth and grower.nodes.size > 4 * max_depth
     assert backend.n_builds == max_depth  # the root, then one batch per level but the last
     assert backend.n_subtractions == max_depth - 1
     assert len(backend.scans) == max_depth

@@ -3,22 +3,23 @@
 :func:`make_splitter` picks the strategy of a training run from its parameters.
 """
 
-from .base import NodeSegment, Split, Splitter, TreeInput
+from .base import SplitTable, Splitter, TreeInput, children_by_subtraction
 from .bundled import BundledHistogramSplitter
 from .exact import ExactSplitter
 from .gini import GiniSplitter
-from .hist import GradientRecords, HistogramSplitter
+from .hist import GradientRecords, HistogramSplitter, split_table
 
 __all__ = [
     "Splitter",
     "TreeInput",
-    "Split",
-    "NodeSegment",
+    "SplitTable",
+    "children_by_subtraction",
     "HistogramSplitter",
     "BundledHistogramSplitter",
     "ExactSplitter",
     "GiniSplitter",
     "GradientRecords",
+    "split_table",
     "make_splitter",
     "HISTOGRAM_METHODS_WITH_BUNDLING",
 ]

@@ -2,18 +2,19 @@
 
 :class:`gpuboost.tree.grower.TreeGrower` owns the growth policy (which nodes to
 expand, node ids, the smaller-child/subtraction schedule); a *splitter* owns
-everything that depends on how candidate splits are represented:
+everything that depends on how candidate splits are represented. The grower hands
+it whole batches of nodes as arrays (the nodes' segments ``begins``, ``ends`` of the
+row partition, docs/DESIGN.md "Row partition"), never one node at a time:
 
 * node statistics: ``build_histograms`` of a batch of nodes (an array whose first
-  axis is the node), ``subtract_histograms`` and ``stack_histograms`` for the
-  sibling trick and batching;
-* split search: ``find_best_splits`` gives one record per node, read through
-  ``split_of`` (feature, bin, default direction, the left child's integer sums)
-  and ``record_sums`` (the node's own sums);
-* admissibility and values: ``can_split`` (a node's sums allow a split at all),
-  ``node_values`` (leaf value and cover of every node of the finished tree) and
-  ``record_gain``;
-* the row partition (``partition``) and the tree's thresholds (``split_threshold``);
+  axis is the node), ``build_children_histograms`` (the smaller children built,
+  their siblings by subtraction, one batch), ``subtract_histograms`` and
+  ``stack_histograms``;
+* split search: ``find_best_splits`` gives a :class:`SplitTable` (one row per node:
+  the best split, the left child's sums, the node's own sums, the gain);
+* admissibility and values: ``can_split`` (which nodes' sums allow a split at all),
+  ``node_values`` (leaf value and cover of every node of the finished tree);
+* the row partition (``partition``) and the tree's thresholds (``split_thresholds``);
 * ``predict_training_rows``: the leaf values of every training row (the
   prediction update when rows were subsampled).
 
@@ -36,7 +37,7 @@ from ...core.gain import SplitParams
 from ...core.quantize import GradientQuantiser
 from ..tree import Tree
 
-__all__ = ["TreeInput", "NodeSegment", "Split", "Splitter"]
+__all__ = ["TreeInput", "SplitTable", "Splitter", "children_by_subtraction"]
 
 
 @dataclass
@@ -70,48 +71,61 @@ class TreeInput:
     class_columns: Tuple[Any, ...] = ()
 
 
-class NodeSegment(Protocol):
-    """A node as a splitter sees it: its segment of ``TreeInput.sample_indices``."""
-
-    begin: int
-    end: int
-
-
-@dataclass(frozen=True)
-class Split:
-    """The split of a record, as the grower applies it.
+@dataclass
+class SplitTable:
+    """The best split of every node of a batch, one row per node (host arrays).
 
     Attributes
     ----------
-    feature : int
-        -1 when the record holds no admissible split.
-    bin : int
+    feature : ndarray of shape (n_nodes,), int64
+        -1 where the node has no admissible split.
+    bin : ndarray of shape (n_nodes,), int64
         Rows with ``bin <= bin`` go left (for exact trees: the value rank).
-    default_left : bool
+    default_left : ndarray of shape (n_nodes,), bool
         Where missing values go.
-    left_sums : tuple of int
+    gain : ndarray of shape (n_nodes,), float64
+        The split's gain as stored in the Tree (what the growth policies rank by).
+    left_sums : ndarray of shape (n_nodes, n_sums), int64
         The left child's integer sums (gradient, hessian; or one per class).
-    left_count : int
+    left_count : ndarray of shape (n_nodes,), int64
         Rows of the left child.
+    sums : ndarray of shape (n_nodes, n_sums), int64
+        The node's own integer sums.
+    count : ndarray of shape (n_nodes,), int64
+        The node's rows.
     """
 
-    feature: int
-    bin: int
-    default_left: bool
-    left_sums: Tuple[int, ...]
-    left_count: int
+    feature: np.ndarray
+    bin: np.ndarray
+    default_left: np.ndarray
+    gain: np.ndarray
+    left_sums: np.ndarray
+    left_count: np.ndarray
+    sums: np.ndarray
+    count: np.ndarray
 
 
 class Splitter(Protocol):
     """The interface every split-finding strategy implements (see the module docstring).
 
-    Records are whatever ``find_best_splits`` returns per node (a structured
-    ``SPLIT_RECORD_DTYPE`` row or a dict); the grower reads them only through
-    ``split_of``, ``record_sums`` and ``record_gain``.
+    ``begins``, ``ends`` (host int64 arrays) are the segments of a batch of nodes in
+    ``TreeInput.sample_indices``.
     """
 
-    def build_histograms(self, tree: TreeInput, nodes: Sequence[NodeSegment]) -> Any:
-        """Statistics of ``nodes`` as one batch (first axis: the node)."""
+    def build_histograms(self, tree: TreeInput, begins: np.ndarray, ends: np.ndarray) -> Any:
+        """Statistics of the nodes as one batch (first axis: the node)."""
+
+    def build_children_histograms(
+        self,
+        tree: TreeInput,
+        begins: np.ndarray,
+        ends: np.ndarray,
+        parents: Any,
+        parent_rows: np.ndarray,
+    ) -> Any:
+        """The batch [the nodes..., their siblings...]: the nodes' statistics built,
+        sibling ``i``'s derived from its parent, row ``parent_rows[i]`` of ``parents``
+        (:func:`children_by_subtraction`, or one backend call)."""
 
     def subtract_histograms(self, parent: Any, child: Any) -> Any:
         """The sibling's batch ``parent - child`` (exact)."""
@@ -122,35 +136,48 @@ class Splitter(Protocol):
     def find_best_splits(
         self,
         tree: TreeInput,
-        nodes: Sequence[NodeSegment],
+        begins: np.ndarray,
+        ends: np.ndarray,
         histograms: Any,
         feature_mask: Optional[np.ndarray],
-    ) -> Sequence[Any]:
-        """One record per node (host); ``feature_mask`` (n_nodes, n_features) bool or None."""
+    ) -> SplitTable:
+        """The best split of every node; ``feature_mask`` (n_nodes, n_features) bool or None."""
 
-    def split_of(self, record: Any) -> Split:
-        """The split a record describes."""
-
-    def record_sums(self, record: Any) -> Tuple[Tuple[int, ...], int]:
-        """The integer sums and the row count of the node the record was found on."""
-
-    def record_gain(self, tree: TreeInput, record: Any) -> float:
-        """The split's gain as stored in the Tree."""
-
-    def can_split(self, tree: TreeInput, sums: Tuple[int, ...], count: int) -> bool:
-        """Whether a node with these sums can have an admissible split at all."""
+    def can_split(self, tree: TreeInput, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Which nodes, with these (n_nodes, n_sums) sums and (n_nodes,) counts, can have an
+        admissible split at all (bool array)."""
 
     def node_values(self, tree: TreeInput, sums: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """``(value, cover)`` float64 per node from the (n_nodes, n_sums) int64 sums."""
 
     def partition(
-        self, tree: TreeInput, begins: np.ndarray, ends: np.ndarray, records: Sequence[Any]
+        self,
+        tree: TreeInput,
+        begins: np.ndarray,
+        ends: np.ndarray,
+        features: np.ndarray,
+        bins: np.ndarray,
+        default_left: np.ndarray,
     ) -> None:
-        """Split the segments ``[begins[i], ends[i])`` of ``tree.sample_indices`` by
-        ``records[i]`` (in place, stable)."""
+        """Split the segments ``[begins[i], ends[i])`` of ``tree.sample_indices`` by the
+        splits ``(features[i], bins[i], default_left[i])`` (in place, stable)."""
 
-    def split_threshold(self, feature: int, bin: int) -> Tuple[float, int]:
-        """``(threshold, threshold_bin)`` stored in the Tree for a record's split."""
+    def split_thresholds(
+        self, features: np.ndarray, bins: np.ndarray
+    ) -> Tuple[np.ndarray, np.ndarray]:
+        """``(threshold float64, threshold_bin int32)`` stored in the Tree for these splits."""
 
     def predict_training_rows(self, tree: Tree) -> Any:
         """Leaf value of every training row (backend array of shape (n_rows,), float64)."""
+
+
+def children_by_subtraction(splitter, tree, begins, ends, parents, parent_rows):
+    """``Splitter.build_children_histograms`` from the splitter's ``build_histograms``,
+    ``subtract_histograms`` and ``stack_histograms``."""
+    built = splitter.build_histograms(tree, begins, ends)
+    rows = np.asarray(parent_rows, dtype=np.int64)
+    if len(rows) and np.array_equal(rows, np.arange(rows[0], rows[0] + len(rows))):
+        parent_batch = parents[int(rows[0]) : int(rows[0]) + len(rows)]
+    else:
+        parent_batch = parents[rows]
+    return splitter.stack_histograms([built, splitter.subtract_histograms(parent_batch, built)])

@@ -79,19 +79,13 @@ class BundledHistogramSplitter(HistogramSplitter):
         expansion = bundle_map.histogram_expansion(data.n_bins, backend.to_device)
         return bundled_data, partition_data, expansion
 
-    def build_histograms(self, tree, nodes):
-        """Bundle histograms (n_nodes, n_bundles, bundle_map.n_bins, 3) int64."""
-        return self.backend.build_histograms(
-            self.bundled_data,
-            tree.gradients,
-            tree.hessians,
-            tree.sample_indices,
-            [node.begin for node in nodes],
-            [node.end for node in nodes],
-        )
+    @property
+    def _histogram_data(self):
+        """Histograms are bundle histograms (n_nodes, n_bundles, bundle_map.n_bins, 3)."""
+        return self.bundled_data
 
-    def find_best_splits(self, tree, nodes, histograms, feature_mask):
+    def find_best_splits(self, tree, begins, ends, histograms, feature_mask):
         expanded = self.bundle_map.expand_histograms(
             self.backend.xp, histograms, self.expansion, self.data.n_bins
         )
-        return super().find_best_splits(tree, nodes, expanded, feature_mask)
+        return super().find_best_splits(tree, begins, ends, expanded, feature_mask)

@@ -59,7 +59,8 @@ from ...core.dtypes import HIST_DTYPE
 from ...core.gain import SPLIT_GAIN_EPS, admissible, leaf_score, no_split_records
 from ...core.segments import offsets
 from ...data.binning import FLOAT64_MAX, _midpoints
-from .hist import GradientRecords
+from .base import children_by_subtraction
+from .hist import GradientRecords, split_table
 
 __all__ = [
     "FeatureRanks",
@@ -474,7 +475,7 @@ def partition_exact(
         return np.zeros(n_nodes, dtype=np.int64)
     positions, segment = _segment_positions(xp, begins, out_starts, out_ends)
     rows = sample_indices[positions]
-    split_table = xp.asarray(
+    splits = xp.asarray(
         np.stack(
             [
                 np.asarray(features, dtype=np.int64).reshape(-1),
@@ -486,7 +487,7 @@ def partition_exact(
             ]
         )
     )
-    split_features, split_ranks, split_default_left, segment_begins, starts, stops = split_table
+    split_features, split_ranks, split_default_left, segment_begins, starts, stops = splits
     row_ranks = ranks[rows, split_features[segment]]
     left = xp.where(
         row_ranks < 0, split_default_left[segment] != 0, row_ranks <= split_ranks[segment]
@@ -550,9 +551,12 @@ class ExactSplitter(GradientRecords):
         self._raw_features = None
 
     # ---- node statistics -----------------------------------------------------
-    def build_histograms(self, tree, nodes):
+    def build_histograms(self, tree, begins, ends):
         """Empty placeholders, shape (n_nodes, 0) (exact keeps no node statistics)."""
-        return np.zeros((len(nodes), 0), dtype=HIST_DTYPE)
+        return np.zeros((len(begins), 0), dtype=HIST_DTYPE)
+
+    def build_children_histograms(self, tree, begins, ends, parents, parent_rows):
+        return children_by_subtraction(self, tree, begins, ends, parents, parent_rows)
 
     def subtract_histograms(self, parent, child):
         return np.zeros_like(child)
@@ -561,38 +565,49 @@ class ExactSplitter(GradientRecords):
         return np.concatenate(batches, axis=0)
 
     # ---- splits --------------------------------------------------------------
-    def find_best_splits(self, tree, nodes, histograms, feature_mask):
-        return find_best_splits_exact(
+    def find_best_splits(self, tree, begins, ends, histograms, feature_mask):
+        records = find_best_splits_exact(
             self.backend.xp,
             self.ranks,
             self.feature_ranks.n_distinct,
             tree.gradients,
             tree.hessians,
             tree.sample_indices,
-            [node.begin for node in nodes],
-            [node.end for node in nodes],
+            begins,
+            ends,
             tree.quantiser.scale_gradients,
             tree.quantiser.scale_hessians,
             tree.split_params,
             feature_mask,
         )
+        return split_table(records)
 
-    def partition(self, tree, begins, ends, records):
+    def partition(self, tree, begins, ends, features, bins, default_left):
         partition_exact(
             self.backend.xp,
             self.ranks,
             tree.sample_indices,
             begins,
             ends,
-            [r["feature"] for r in records],
-            [r["bin"] for r in records],
-            [r["default_left"] for r in records],
+            features,
+            bins,
+            default_left,
         )
 
-    def split_threshold(self, feature, rank):
-        """``(t_r, the bin of t_r under the Dataset's bins)``."""
-        threshold = self.feature_ranks.threshold(feature, rank)
-        return threshold, int(np.searchsorted(self.bin_edges[feature], threshold, side="left"))
+    def split_thresholds(self, features, ranks):
+        """``(t_r, the bin of t_r under the Dataset's bins)`` of every split."""
+        thresholds = np.array(
+            [self.feature_ranks.threshold(f, r) for f, r in zip(features.tolist(), ranks.tolist())],
+            dtype=np.float64,
+        )
+        bins = np.array(
+            [
+                np.searchsorted(self.bin_edges[f], t, side="left")
+                for f, t in zip(features.tolist(), thresholds.tolist())
+            ],
+            dtype=np.int32,
+        )
+        return thresholds, bins
 
     # ---- prediction ----------------------------------------------------------
     def predict_training_rows(self, tree):

@@ -31,7 +31,7 @@ quantized values divided by the scale).
 
 import numpy as np
 
-from .base import Split
+from .base import SplitTable, children_by_subtraction
 from .hist import HistogramSplitter
 
 __all__ = [
@@ -254,12 +254,11 @@ class GiniSplitter(HistogramSplitter):
     (one scale, the weights', for every column)."""
 
     # ---- node statistics -----------------------------------------------------
-    def build_histograms(self, tree, nodes):
+    def build_histograms(self, tree, begins, ends):
         """Class histograms, (n_nodes, n_features, n_bins, 3 * ceil(K / 2)) int64."""
         columns = list(tree.class_columns)
         if len(columns) % CLASSES_PER_BUILD:
             columns.append(self.backend.xp.zeros_like(columns[0]))
-        begins, ends = [node.begin for node in nodes], [node.end for node in nodes]
         built = [
             self.backend.build_histograms(
                 self.data, columns[i], columns[i + 1], tree.sample_indices, begins, ends
@@ -267,6 +266,10 @@ class GiniSplitter(HistogramSplitter):
             for i in range(0, len(columns), CLASSES_PER_BUILD)
         ]
         return built[0] if len(built) == 1 else self.backend.xp.concatenate(built, axis=-1)
+
+    def build_children_histograms(self, tree, begins, ends, parents, parent_rows):
+        """Class histograms of the nodes built, their siblings' by subtraction."""
+        return children_by_subtraction(self, tree, begins, ends, parents, parent_rows)
 
     def _host_class_histograms(self, histograms, n_classes):
         """Host (class_sums (n, F, B, K), counts (n, F, B)) of a batch."""
@@ -280,38 +283,44 @@ class GiniSplitter(HistogramSplitter):
         return np.stack(columns[:n_classes], axis=-1), host[..., _COUNT_FIELD]
 
     # ---- splits --------------------------------------------------------------
-    def find_best_splits(self, tree, nodes, histograms, feature_mask):
-        """One Gini record (a dict of :data:`GINI_SPLIT_FIELDS`) per node."""
+    def find_best_splits(self, tree, begins, ends, histograms, feature_mask):
+        """The :class:`SplitTable` of the Gini records (:func:`find_best_gini_splits`):
+        node sums are the quantized class weights, gains in weight units."""
         if feature_mask is not None:
             raise ValueError("Gini trees do not sample features (colsample_* must be 1).")
-        class_sums, counts = self._host_class_histograms(histograms, len(tree.class_columns))
-        return find_best_gini_splits(
+        n_classes = len(tree.class_columns)
+        class_sums, counts = self._host_class_histograms(histograms, n_classes)
+        records = find_best_gini_splits(
             class_sums,
             counts,
             self.data.n_value_bins,
             self.data.missing_bin,
             tree.split_params.min_data_in_leaf,
         )
-
-    def split_of(self, record):
-        left = record["left_class_sums"]
-        return Split(
-            int(record["feature"]),
-            int(record["bin"]),
-            bool(record["default_left"]),
-            () if left is None else tuple(int(v) for v in left),
-            int(record["left_count"]),
+        no_sums = np.zeros(n_classes, dtype=np.int64)
+        return SplitTable(
+            feature=np.array([r["feature"] for r in records], dtype=np.int64),
+            bin=np.array([r["bin"] for r in records], dtype=np.int64),
+            default_left=np.array([r["default_left"] for r in records], dtype=bool),
+            gain=np.array([r["gain"] for r in records], dtype=np.float64)
+            / tree.quantiser.scale_gradients,
+            left_sums=np.array(
+                [
+                    no_sums if r["left_class_sums"] is None else r["left_class_sums"]
+                    for r in records
+                ],
+                dtype=np.int64,
+            ).reshape(len(records), n_classes),
+            left_count=np.array([r["left_count"] for r in records], dtype=np.int64),
+            sums=np.array([r["sums"] for r in records], dtype=np.int64).reshape(
+                len(records), n_classes
+            ),
+            count=np.array([r["count"] for r in records], dtype=np.int64),
         )
 
-    def record_sums(self, record):
-        return tuple(int(v) for v in record["sums"]), int(record["count"])
-
-    def record_gain(self, tree, record):
-        return record["gain"] / tree.quantiser.scale_gradients
-
-    def can_split(self, tree, sums, count):
+    def can_split(self, tree, sums, counts):
         """At least ``2 * min_data_in_leaf`` rows (purity is the scan's to judge)."""
-        return count >= 2 * tree.split_params.min_data_in_leaf
+        return np.asarray(counts) >= 2 * tree.split_params.min_data_in_leaf
 
     def node_values(self, tree, sums):
         """Values 0 (set later from the tree weight) and covers ``sum_k W_k``."""

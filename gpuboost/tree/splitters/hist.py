@@ -8,37 +8,39 @@ integer sums of the quantized gradients and hessians, ``(G_q, H_q)``.
 import numpy as np
 
 from ...core.gain import leaf_weight
-from .base import Split
+from .base import SplitTable
 
-__all__ = ["GradientRecords", "HistogramSplitter"]
+__all__ = ["GradientRecords", "HistogramSplitter", "split_table"]
+
+
+def split_table(records):
+    """The :class:`SplitTable` of ``SPLIT_RECORD_DTYPE`` records (gpuboost.core.gain):
+    node sums ``(G_q, H_q)``, the gain as recorded."""
+    return SplitTable(
+        feature=records["feature"].astype(np.int64),
+        bin=records["bin"].astype(np.int64),
+        default_left=records["default_left"].astype(bool),
+        gain=records["gain"].astype(np.float64),
+        left_sums=np.stack(
+            [records["left_sum_gradients"], records["left_sum_hessians"]], axis=1
+        ).astype(np.int64),
+        left_count=records["left_count"].astype(np.int64),
+        sums=np.stack([records["sum_gradients"], records["sum_hessians"]], axis=1).astype(np.int64),
+        count=records["count"].astype(np.int64),
+    )
 
 
 class GradientRecords:
     """The part of the splitter interface shared by every gradient-tree splitter
-    (``hist``, bundled ``hist``, ``exact``): records are ``SPLIT_RECORD_DTYPE`` rows
-    (gpuboost.core.gain) and node sums the integer sums ``(G_q, H_q)``."""
+    (``hist``, bundled ``hist``, ``exact``): node sums are the integer sums
+    ``(G_q, H_q)``."""
 
-    def split_of(self, record):
-        return Split(
-            int(record["feature"]),
-            int(record["bin"]),
-            bool(record["default_left"]),
-            (int(record["left_sum_gradients"]), int(record["left_sum_hessians"])),
-            int(record["left_count"]),
-        )
-
-    def record_sums(self, record):
-        return (int(record["sum_gradients"]), int(record["sum_hessians"])), int(record["count"])
-
-    def record_gain(self, tree, record):
-        return record["gain"]
-
-    def can_split(self, tree, sums, count):
+    def can_split(self, tree, sums, counts):
         """At least ``2 * min_data_in_leaf`` rows and ``2 * min_child_weight`` hessian."""
         params = tree.split_params
-        return (
-            count >= 2 * params.min_data_in_leaf
-            and sums[1] / tree.quantiser.scale_hessians >= 2 * params.min_child_weight
+        sums = np.asarray(sums, dtype=np.int64).reshape(-1, 2)
+        return (np.asarray(counts) >= 2 * params.min_data_in_leaf) & (
+            sums[:, 1] / tree.quantiser.scale_hessians >= 2 * params.min_child_weight
         )
 
     def node_values(self, tree, sums):
@@ -69,15 +71,30 @@ class HistogramSplitter(GradientRecords):
         self.thresholds = thresholds
 
     # ---- node statistics -----------------------------------------------------
-    def build_histograms(self, tree, nodes):
-        """Histograms (n_nodes, n_features, n_bins, 3) int64 of ``nodes`` (one batch)."""
+    @property
+    def _histogram_data(self):
+        """The DeviceData whose binned columns the histograms sum over."""
+        return self.data
+
+    def build_histograms(self, tree, begins, ends):
+        """Histograms (n_nodes, n_features, n_bins, 3) int64 of the nodes (one batch)."""
         return self.backend.build_histograms(
-            self.data,
+            self._histogram_data, tree.gradients, tree.hessians, tree.sample_indices, begins, ends
+        )
+
+    def build_children_histograms(self, tree, begins, ends, parents, parent_rows):
+        """The batch [the nodes..., their siblings...] (2 * n, n_features, n_bins, 3):
+        the nodes' histograms built, sibling ``i``'s as ``parents[parent_rows[i]]``
+        minus node ``i``'s (exact), in one backend call."""
+        return self.backend.build_children_histograms(
+            self._histogram_data,
             tree.gradients,
             tree.hessians,
             tree.sample_indices,
-            [node.begin for node in nodes],
-            [node.end for node in nodes],
+            begins,
+            ends,
+            parents,
+            parent_rows,
         )
 
     def subtract_histograms(self, parent, child):
@@ -89,33 +106,39 @@ class HistogramSplitter(GradientRecords):
         return self.backend.stack_histograms(batches)
 
     # ---- splits --------------------------------------------------------------
-    def find_best_splits(self, tree, nodes, histograms, feature_mask):
-        """Host ``SPLIT_RECORD_DTYPE`` records, one per node of ``nodes``."""
-        return self.backend.find_best_splits(
-            self.data,
-            histograms,
-            tree.quantiser.scale_gradients,
-            tree.quantiser.scale_hessians,
-            tree.split_params,
-            feature_mask,
+    def find_best_splits(self, tree, begins, ends, histograms, feature_mask):
+        """The :class:`SplitTable` of the nodes of ``histograms``."""
+        return split_table(
+            self.backend.find_best_splits(
+                self.data,
+                histograms,
+                tree.quantiser.scale_gradients,
+                tree.quantiser.scale_hessians,
+                tree.split_params,
+                feature_mask,
+            )
         )
 
-    def partition(self, tree, begins, ends, records):
+    def partition(self, tree, begins, ends, features, bins, default_left):
         """Split the segments ``[begins[i], ends[i])`` of ``tree.sample_indices``
-        by ``records[i]`` (in place, stable)."""
+        (in place, stable)."""
         self.backend.partition(
             self.partition_data,
             tree.sample_indices,
             begins,
             ends,
-            np.array([r["feature"] for r in records], dtype=np.int64),
-            np.array([r["bin"] for r in records], dtype=np.int64),
-            np.array([r["default_left"] for r in records], dtype=bool),
+            np.asarray(features, dtype=np.int64),
+            np.asarray(bins, dtype=np.int64),
+            np.asarray(default_left, dtype=bool),
         )
 
-    def split_threshold(self, feature, bin):
-        """``(threshold, threshold_bin)`` stored in the Tree for a record's split."""
-        return self.thresholds(feature, bin), bin
+    def split_thresholds(self, features, bins):
+        """``(threshold, threshold_bin)`` stored in the Tree for these splits."""
+        thresholds = np.array(
+            [self.thresholds(f, b) for f, b in zip(features.tolist(), bins.tolist())],
+            dtype=np.float64,
+        )
+        return thresholds, np.asarray(bins, dtype=np.int32)
 
     # ---- prediction ----------------------------------------------------------
     def predict_training_rows(self, tree):

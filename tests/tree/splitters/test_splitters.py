@@ -66,7 +66,14 @@ def test_histogram_splitter_thresholds_and_training_predictions():
     backend = NumpyBackend()
     data = backend.prepare(dataset)
     splitter = HistogramSplitter(backend, data, dataset.bin_mapper.threshold_for_bin)
-    assert splitter.split_threshold(6, 3) == (dataset.bin_mapper.threshold_for_bin(6, 3), 3)
+    thresholds, bins = splitter.split_thresholds(np.array([6, 6, 0]), np.array([3, 0, 0]))
+    np.testing.assert_array_equal(
+        thresholds,
+        [dataset.bin_mapper.threshold_for_bin(*split) for split in [(6, 3), (6, 0)]]
+        + [dataset.bin_mapper.threshold_for_bin(0, 0)],
+    )
+    np.testing.assert_array_equal(bins, [3, 0, 0])
+    assert bins.dtype == np.int32
     assert splitter.partition_data is data
     tree = gpuboost.train({"device": "cpu", "max_depth": 3}, dataset, num_boost_round=1).trees[0]
     np.testing.assert_array_equal(

@@ -1,0 +1,188 @@
+"""The compiled CPU backend: the NumPy backend with its hot primitives compiled by Numba.
+
+:class:`CpuBackend` is a :class:`~gpuboost.backends.numpy.NumpyBackend` (arrays are
+NumPy arrays, and every primitive without a kernel here is the reference's) whose
+primitives delegate to one module per primitive, with the names of the NumPy and CUDA
+backends' modules:
+
+======================================  ==============================================
+``prepare`` / ``rebin`` (binning)       :mod:`.binning`
+``build_histograms``,                   :mod:`.histogram`
+``build_children_histograms``
+``find_best_splits``                    :mod:`.split_scan`
+``partition``                           :mod:`.partition`
+``add_leaf_values``                     :mod:`.leaf`
+``predict_*``                           :mod:`.predict`
+``quantize``                            :mod:`.quantize`
+``gradients``                           :mod:`.gradients` (pointwise objectives)
+======================================  ==============================================
+
+Every kernel gives the NumPy reference's results bit for bit (integer sums, the same
+float64 operation order; docs/DESIGN.md), so the two backends train byte-identical
+models; ``GPUBOOST_CPU_KERNELS=numpy`` selects the reference (gpuboost.backends.cpu.jit).
+"""
+
+import numpy as np
+
+from ..base import DeviceData
+from ..numpy.backend import NumpyBackend
+from .binning import bin_features
+from .gradients import gradients
+from .histogram import build_children_histograms, build_histograms
+from .jit import set_threads
+from .leaf import add_leaf_values
+from .partition import partition_rows
+from .predict import (
+    predict_forest_leaves,
+    predict_forest_raw,
+    predict_tree_binned,
+    predict_tree_raw,
+)
+from .quantize import quantize
+from .split_scan import find_best_splits
+
+__all__ = ["CpuBackend"]
+
+
+class CpuBackend(NumpyBackend):
+    """Primitives compiled with Numba (see the module docstring)."""
+
+    name = "cpu"
+
+    def configure(self, params):
+        super().configure(params)
+        set_threads(self.n_threads)
+
+    def _threads(self):
+        """Launch the kernels of this call on ``n_threads`` threads (Numba keeps the
+        setting per calling thread)."""
+        set_threads(self.n_threads)
+
+    # ---- data ---------------------------------------------------------------
+    def _device_data(self, n_rows, n_features, bin_mapper, X_binned, label, weight):
+        return DeviceData(
+            n_rows,
+            n_features,
+            bin_mapper.n_bins,
+            bin_mapper.missing_bin,
+            np.asarray(bin_mapper.n_value_bins_),
+            label,
+            weight,
+            self.binned_layout(X_binned),
+        )
+
+    def _prepare(self, dataset):
+        self._threads()
+        binned = bin_features(dataset.data, dataset.bin_mapper)
+        return self._device_data(
+            dataset.n_rows,
+            dataset.n_features,
+            dataset.bin_mapper,
+            binned,
+            dataset.label,
+            dataset.weight,
+        )
+
+    def rebin(self, data, raw_features, bin_mapper):
+        self._threads()
+        binned = bin_features(raw_features, bin_mapper)
+        return self._device_data(
+            data.n_rows, data.n_features, bin_mapper, binned, data.label, data.weight
+        )
+
+    # ---- one round ----------------------------------------------------------
+    def gradients(self, objective, label, margins, weight, dataset=None):
+        self._threads()
+        computed = gradients(objective, label, margins, weight)
+        if computed is None:
+            return super().gradients(objective, label, margins, weight, dataset)
+        return computed
+
+    def quantize(self, values):
+        self._threads()
+        return quantize(values)
+
+    def build_histograms(
+        self, data, quantized_gradients, quantized_hessians, sample_indices, begins, ends
+    ):
+        self._threads()
+        return build_histograms(
+            data.arrays["X_binned"],
+            quantized_gradients,
+            quantized_hessians,
+            sample_indices,
+            begins,
+            ends,
+            data.n_bins,
+        )
+
+    def build_children_histograms(
+        self,
+        data,
+        quantized_gradients,
+        quantized_hessians,
+        sample_indices,
+        begins,
+        ends,
+        parents,
+        parent_rows,
+    ):
+        self._threads()
+        return build_children_histograms(
+            data.arrays["X_binned"],
+            quantized_gradients,
+            quantized_hessians,
+            sample_indices,
+            begins,
+            ends,
+            data.n_bins,
+            parents,
+            parent_rows,
+        )
+
+    def find_best_splits(
+        self, data, histograms, scale_gradients, scale_hessians, split_params, feature_mask
+    ):
+        self._threads()
+        return find_best_splits(
+            histograms,
+            scale_gradients,
+            scale_hessians,
+            data.n_value_bins,
+            data.missing_bin,
+            split_params,
+            feature_mask,
+        )
+
+    def partition(self, data, sample_indices, begins, ends, features, threshold_bins, default_left):
+        self._threads()
+        partition_rows(
+            data.arrays["X_binned_columns"],
+            sample_indices,
+            begins,
+            ends,
+            features,
+            threshold_bins,
+            default_left,
+            data.missing_bin,
+        )
+
+    def add_leaf_values(self, raw, output, sample_indices, begins, ends, values):
+        self._threads()
+        add_leaf_values(raw, output, sample_indices, begins, ends, values)
+
+    def predict_tree_binned(self, data, tree):
+        self._threads()
+        return predict_tree_binned(data.arrays["X_binned"], data.missing_bin, tree)
+
+    def predict_tree_raw(self, X, tree):
+        self._threads()
+        return predict_tree_raw(X, tree)
+
+    def predict_forest_raw(self, X, trees, tree_outputs, margins):
+        self._threads()
+        return predict_forest_raw(X, trees, tree_outputs, margins)
+
+    def predict_forest_leaves(self, X, trees):
+        self._threads()
+        return predict_forest_leaves(X, trees)

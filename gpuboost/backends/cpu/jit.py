@@ -1,0 +1,129 @@
+"""Numba for the compiled CPU backend: whether it is used, and the one way kernels are compiled.
+
+Every kernel of :mod:`gpuboost.backends.cpu` is a function decorated with :func:`kernel`:
+``numba.njit`` with
+
+* ``nogil=True``: a training in one Python thread does not block others;
+* ``cache=True``: the machine code is written next to the module (``__pycache__``) or,
+  where that folder is read-only, to Numba's user-wide cache (``NUMBA_CACHE_DIR``, else
+  ``~/.cache/numba``), so a second process loads it instead of compiling again;
+* ``fastmath=False`` (Numba's default, never changed here): LLVM may neither reassociate
+  float operations nor contract ``a * b + c`` into a fused multiply-add, so every float64
+  expression is evaluated in the operation order of its NumPy reference
+  (docs/DESIGN.md, "Quantization") and gives the same bits;
+* ``error_model='numpy'``: a float division by zero gives inf/NaN as in NumPy instead of
+  raising (the formulas guard every division that matters, as the NumPy ones do);
+* ``boundscheck=False``: indices are validated once, on the Python side.
+
+Parallel kernels (``parallel=True``) loop with :data:`prange` over independent pieces of
+work that write disjoint outputs, and every sum they form is an integer sum, so their
+results never depend on the number of threads (:func:`set_threads`).
+
+Which CPU primitives run: the compiled ones unless ``GPUBOOST_CPU_KERNELS=numpy``
+(:data:`CPU_KERNELS_ENV_VAR`) asks for the NumPy reference, or Numba cannot be imported
+(then :func:`compiled_kernels_reason` says why and the backend warns once).
+Without Numba this module still imports: :func:`kernel` returns the Python function
+unchanged (never called by the library then) and :data:`prange` is ``range``.
+"""
+
+import os
+
+__all__ = [
+    "CPU_KERNELS_ENV_VAR",
+    "CPU_KERNEL_CHOICES",
+    "NUMBA_AVAILABLE",
+    "NUMBA_IMPORT_ERROR",
+    "kernel",
+    "prange",
+    "threads",
+    "compiled_kernels_reason",
+    "set_threads",
+    "max_threads",
+]
+
+#: Environment variable choosing the CPU primitives: ``'numba'`` (default) or ``'numpy'``.
+CPU_KERNELS_ENV_VAR = "GPUBOOST_CPU_KERNELS"
+#: Its accepted values; the first is the default.
+CPU_KERNEL_CHOICES = ("numba", "numpy")
+
+try:
+    import numba as _numba
+except Exception as error:  # ImportError, or a broken install (llvmlite)
+    _numba = None
+    NUMBA_IMPORT_ERROR = f"{type(error).__name__}: {error}"
+else:
+    NUMBA_IMPORT_ERROR = None
+
+#: Whether Numba could be imported.
+NUMBA_AVAILABLE = _numba is not None
+
+
+def kernel(function=None, *, parallel=False):
+    """Compile ``function`` with Numba as every CPU kernel is (see the module docstring).
+
+    Usable as ``@kernel`` or ``@kernel(parallel=True)``.
+    """
+
+    def decorate(python_function):
+        if _numba is None:
+            return python_function
+        return _numba.njit(
+            nogil=True,
+            cache=True,
+            parallel=parallel,
+            boundscheck=False,
+            error_model="numpy",
+        )(python_function)
+
+    return decorate if function is None else decorate(function)
+
+
+#: ``numba.prange`` (``range`` without Numba).
+prange = _numba.prange if _numba is not None else range
+
+
+def compiled_kernels_reason():
+    """None when the compiled CPU kernels are to be used, else why not (str).
+
+    Raises
+    ------
+    ValueError
+        ``GPUBOOST_CPU_KERNELS`` holds a value other than 'numba' or 'numpy'.
+    """
+    choice = os.environ.get(CPU_KERNELS_ENV_VAR, CPU_KERNEL_CHOICES[0]).strip().lower()
+    if choice not in CPU_KERNEL_CHOICES:
+        raise ValueError(
+            f"{CPU_KERNELS_ENV_VAR}={choice!r} is not one of {CPU_KERNEL_CHOICES}: "
+            f"unset it (compiled kernels) or set it to 'numpy' (the NumPy reference)."
+        )
+    if choice == "numpy":
+        return f"{CPU_KERNELS_ENV_VAR}=numpy selects the NumPy reference"
+    if _numba is None:
+        return (
+            f"Numba is not importable ({NUMBA_IMPORT_ERROR}); install it "
+            f"(pip install numba) for the compiled CPU kernels"
+        )
+    return None
+
+
+def max_threads():
+    """The most threads a parallel kernel may use (Numba's ``NUMBA_NUM_THREADS``)."""
+    return 1 if _numba is None else int(_numba.config.NUMBA_NUM_THREADS)
+
+
+def threads():
+    """The threads a parallel kernel launched now from the calling thread runs on.
+
+    Kernels take it as an argument: a kernel calling ``numba.get_num_threads`` itself
+    could not be cached."""
+    return 1 if _numba is None else int(_numba.get_num_threads())
+
+
+def set_threads(n_threads):
+    """Threads of the parallel kernels launched from the calling thread (clipped to
+    ``[1, max_threads()]``; Numba keeps this setting per calling thread)."""
+    if _numba is None:
+        return
+    n_threads = max(1, min(int(n_threads), max_threads()))
+    if _numba.get_num_threads() != n_threads:
+        _numba.set_num_threads(n_threads)

@@ -1,0 +1,189 @@
+"""Row partition of the compiled CPU backend (NumPy reference and naive loop:
+:mod:`gpuboost.backends.numpy.partition`; CUDA: ``cuda/partition.cu``).
+
+Splits the segments of a batch of nodes at once, stably: each node's rows going left
+take the first positions of its segment and the others the rest, each in their order
+(docs/DESIGN.md, "Row partition"); ``bin <= threshold_bin`` goes left and the missing
+bin follows the node's default direction (:func:`gpuboost.backends.numpy.partition.goes_left`).
+
+Threads: as for the histograms (:mod:`.histogram`), the batch's positions are cut into
+one equal range per thread. A node wholly inside a range is partitioned by its thread
+in one pass (left rows written in place, right rows to scratch, then copied back); a
+node cut by range boundaries is split in pieces: every piece counts its left rows,
+the counts give each piece its destinations, and the pieces are scattered to scratch
+and copied back. The result does not depend on the number of threads.
+"""
+
+import numpy as np
+
+from ...core.dtypes import SAMPLE_INDEX_DTYPE
+from .jit import kernel, prange, threads
+
+__all__ = ["partition_rows"]
+
+#: Pieces of cut nodes per thread: the node its range starts inside and the one it ends in.
+_PIECES_PER_THREAD = 2
+
+
+@kernel
+def _goes_left(bin_, threshold_bin, default_left, missing_bin):
+    """1 when the row goes left, else 0 (an integer, for branch-free counting)."""
+    return np.int64(bin_ <= threshold_bin) | (np.int64(bin_ == missing_bin) & default_left)
+
+
+@kernel(parallel=True)
+def _partition(
+    X_binned_columns,
+    sample_indices,
+    begins,
+    ends,
+    features,
+    threshold_bins,
+    default_left,
+    missing_bin,
+    n_left,
+    scratch,
+    n_threads,
+):
+    n_nodes = begins.shape[0]
+    offsets = np.zeros(n_nodes + 1, dtype=np.int64)
+    for node in range(n_nodes):
+        offsets[node + 1] = offsets[node] + (ends[node] - begins[node])
+        n_left[node] = 0
+    total = offsets[n_nodes]
+    n_threads = max(1, min(n_threads, total))
+    piece_node = np.full((n_threads, _PIECES_PER_THREAD), -1, dtype=np.int64)
+    piece_start = np.zeros((n_threads, _PIECES_PER_THREAD), dtype=np.int64)
+    piece_stop = np.zeros((n_threads, _PIECES_PER_THREAD), dtype=np.int64)
+    piece_lefts = np.zeros((n_threads, _PIECES_PER_THREAD), dtype=np.int64)
+    for thread in prange(n_threads):
+        low = thread * total // n_threads
+        high = (thread + 1) * total // n_threads
+        node = np.searchsorted(offsets, low, side="right") - 1
+        used = 0
+        while node < n_nodes and offsets[node] < high:
+            first = max(low, offsets[node])
+            last = min(high, offsets[node + 1])
+            if last > first:
+                start = begins[node] + first - offsets[node]
+                stop = begins[node] + last - offsets[node]
+                column = X_binned_columns[features[node]]
+                threshold = threshold_bins[node]
+                to_left = default_left[node]
+                if first == offsets[node] and last == offsets[node + 1]:
+                    write = start
+                    n_right = 0
+                    for position in range(start, stop):
+                        # Branch-free: the row is stored at both destinations and the
+                        # counter of the side it goes to advances.
+                        row = sample_indices[position]
+                        left = _goes_left(column[row], threshold, to_left, missing_bin)
+                        sample_indices[write] = row
+                        scratch[start + n_right] = row
+                        write += left
+                        n_right += 1 - left
+                    for i in range(n_right):
+                        sample_indices[write + i] = scratch[start + i]
+                    n_left[node] = write - start
+                else:
+                    lefts = 0
+                    for position in range(start, stop):
+                        lefts += _goes_left(
+                            column[sample_indices[position]], threshold, to_left, missing_bin
+                        )
+                    piece_node[thread, used] = node
+                    piece_start[thread, used] = start
+                    piece_stop[thread, used] = stop
+                    piece_lefts[thread, used] = lefts
+                    used += 1
+            node += 1
+    # Cut nodes: their left totals, then each piece's first left and first right position
+    # (pieces of a node are in thread order, which is position order).
+    for thread in range(n_threads):
+        for slot in range(_PIECES_PER_THREAD):
+            node = piece_node[thread, slot]
+            if node >= 0:
+                n_left[node] += piece_lefts[thread, slot]
+    piece_left_at = np.zeros((n_threads, _PIECES_PER_THREAD), dtype=np.int64)
+    piece_right_at = np.zeros((n_threads, _PIECES_PER_THREAD), dtype=np.int64)
+    lefts_before = np.zeros(n_nodes, dtype=np.int64)
+    rights_before = np.zeros(n_nodes, dtype=np.int64)
+    for thread in range(n_threads):
+        for slot in range(_PIECES_PER_THREAD):
+            node = piece_node[thread, slot]
+            if node >= 0:
+                lefts = piece_lefts[thread, slot]
+                rights = piece_stop[thread, slot] - piece_start[thread, slot] - lefts
+                piece_left_at[thread, slot] = begins[node] + lefts_before[node]
+                piece_right_at[thread, slot] = begins[node] + n_left[node] + rights_before[node]
+                lefts_before[node] += lefts
+                rights_before[node] += rights
+    for thread in prange(n_threads):
+        for slot in range(_PIECES_PER_THREAD):
+            node = piece_node[thread, slot]
+            if node >= 0:
+                column = X_binned_columns[features[node]]
+                threshold = threshold_bins[node]
+                to_left = default_left[node]
+                left_at = piece_left_at[thread, slot]
+                right_at = piece_right_at[thread, slot]
+                for position in range(piece_start[thread, slot], piece_stop[thread, slot]):
+                    row = sample_indices[position]
+                    left = _goes_left(column[row], threshold, to_left, missing_bin)
+                    scratch[left_at if left else right_at] = row
+                    left_at += left
+                    right_at += 1 - left
+    # Copy the scattered pieces back (all reads above are done): each thread copies the
+    # positions of its own pieces.
+    for thread in prange(n_threads):
+        for slot in range(_PIECES_PER_THREAD):
+            if piece_node[thread, slot] >= 0:
+                for position in range(piece_start[thread, slot], piece_stop[thread, slot]):
+                    sample_indices[position] = scratch[position]
+
+
+def partition_rows(
+    X_binned_columns,
+    sample_indices,
+    begins,
+    ends,
+    features,
+    threshold_bins,
+    default_left,
+    missing_bin,
+):
+    """Split several nodes' segments at once (same contract as the NumPy reference
+    :func:`gpuboost.backends.numpy.partition.partition_rows`).
+
+    Parameters
+    ----------
+    X_binned_columns : ndarray of shape (n_features, n_rows), uint8  # IN
+    sample_indices : ndarray of shape (n_samples,), int32  # IN, OUT
+    begins, ends : ndarray of shape (n_nodes,), int
+        The segments of the nodes being split (disjoint).
+    features, threshold_bins : ndarray of shape (n_nodes,), int
+    default_left : ndarray of shape (n_nodes,), bool (or 0/1)
+    missing_bin : int
+
+    Returns
+    -------
+    n_left : ndarray of shape (n_nodes,), int64  # OUT
+    """
+    begins = np.ascontiguousarray(begins, dtype=np.int64).reshape(-1)
+    n_left = np.zeros(len(begins), dtype=np.int64)
+    if len(begins) == 0:
+        return n_left
+    _partition(
+        X_binned_columns,
+        sample_indices,
+        begins,
+        np.ascontiguousarray(ends, dtype=np.int64).reshape(-1),
+        np.ascontiguousarray(features, dtype=np.int64).reshape(-1),
+        np.ascontiguousarray(threshold_bins, dtype=np.int64).reshape(-1),
+        np.ascontiguousarray(default_left, dtype=np.int64).reshape(-1),
+        int(missing_bin),
+        n_left,
+        np.empty(len(sample_indices), dtype=SAMPLE_INDEX_DTYPE),
+        threads(),
+    )
+    return n_left
