@@ -223,7 +223,7 @@ def _cuda_unavailable_reason():
 def _device_description(device):
     """``(used, line)``: 'cpu' or 'cuda', and a line saying which and why."""
     backend = get_backend(device)  # DeviceUnavailableError for an unusable 'cuda'
-    used = "cpu" if backend.name == "numpy" else "cuda"
+    used = "cuda" if backend.name == "cuda" else "cpu"
     line = f"device: {used} (requested {device!r}, {backend.name} backend)"
     if device == "auto" and used == "cpu":
         line += f"; no CUDA device: {_cuda_unavailable_reason()}"

@@ -79,7 +79,7 @@ def test_verbosity_2_prints_the_phase_timings(regression_data, capsys):
     )
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 1
-    match = re.fullmatch(r"\[gpuboost\] numpy backend phase timings: (.*)", lines[0])
+    match = re.fullmatch(r"\[gpuboost\] (?:cpu|numpy) backend phase timings: (.*)", lines[0])
     assert match
     names = [part.split(" ")[0] for part in match.group(1).split(", ")]
     assert names == [

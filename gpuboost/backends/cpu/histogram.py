@@ -14,15 +14,25 @@ into the output afterwards. So the work is balanced by rows whatever the node si
 no two threads ever write the same cell.
 """
 
+import threading
+
 import numpy as np
 
 from ...core.dtypes import HIST_DTYPE, HIST_FIELDS
-from .jit import kernel, prange, threads
+from .jit import kernel, prange, threads, vector_add_cell
 
-__all__ = ["build_histograms", "build_children_histograms"]
+__all__ = ["build_histograms", "build_children_histograms", "WIDE_CELL_FIELDS"]
 
 #: Scratch histograms per thread: the node its range starts inside and the one it ends in.
 _PARTIAL_NODES_PER_THREAD = 2
+#: Fields of a cell of the scratch histograms: (gradient, hessian, count, padding), 32
+#: bytes, so a row adds to a cell with one 256-bit vector addition
+#: (:func:`gpuboost.backends.cpu.jit.vector_add_cell`) instead of three scalar ones.
+WIDE_CELL_FIELDS = 4
+#: A node whose rows times features reach this many times the cells of a histogram is
+#: summed in wide cells and copied out; a smaller one straight into the output (the
+#: copy would cost more than the narrower additions save).
+_WIDE_MIN_UPDATES_PER_CELL = 1
 
 
 @kernel
@@ -44,19 +54,57 @@ def _accumulate(X_binned, gradients, hessians, sample_indices, start, stop, hist
             histogram[cell + np.uint64(2)] += np.int64(1)
 
 
+@kernel
+def _accumulate_wide(X_binned, gradients, hessians, sample_indices, start, stop, wide, n_bins):
+    """Add rows to a flat histogram of wide cells ``(n_features * n_bins * 4,)`` int64,
+    32-byte aligned."""
+    n_features = np.uint64(X_binned.shape[1])
+    width = np.uint64(n_bins)
+    fields = np.uint64(WIDE_CELL_FIELDS)
+    for position in range(start, stop):
+        row = np.uint64(sample_indices[position])
+        gradient = np.int64(gradients[row])
+        hessian = np.int64(hessians[row])
+        for feature in range(n_features):
+            vector_add_cell(
+                wide,
+                (feature * width + np.uint64(X_binned[row, feature])) * fields,
+                gradient,
+                hessian,
+            )
+
+
+@kernel
+def _move_wide(wide, histogram, add):
+    """``histogram (= or +=) wide`` cell by cell (dropping the padding); zeroes ``wide``."""
+    n_cells = histogram.shape[0] // HIST_FIELDS
+    for cell in range(n_cells):
+        for field in range(HIST_FIELDS):
+            value = wide[cell * WIDE_CELL_FIELDS + field]
+            if add:
+                histogram[cell * HIST_FIELDS + field] += value
+            else:
+                histogram[cell * HIST_FIELDS + field] = value
+        for field in range(WIDE_CELL_FIELDS):
+            wide[cell * WIDE_CELL_FIELDS + field] = 0
+
+
 @kernel(parallel=True)
-def _build(X_binned, gradients, hessians, sample_indices, begins, ends, n_bins, out, n_threads):
-    """Fill ``out[:n_nodes]`` (n_nodes, n_cells) with the histograms of the segments."""
+def _build(X_binned, gradients, hessians, sample_indices, begins, ends, n_bins, out, wide):
+    """Fill ``out[:n_nodes]`` (n_nodes, n_cells) with the histograms of the segments.
+
+    ``wide`` (n_threads, 1 + 2, n_features * n_bins * 4) int64, zero, 32-byte aligned
+    rows: per thread one wide histogram for whole nodes and one per cut node; left zero.
+    """
     n_nodes = begins.shape[0]
     n_cells = out.shape[1]
-    for node in prange(n_nodes):
-        out[node, :] = 0
+    n_features = X_binned.shape[1]
+    n_threads = wide.shape[0]
     offsets = np.zeros(n_nodes + 1, dtype=np.int64)
     for node in range(n_nodes):
         offsets[node + 1] = offsets[node] + (ends[node] - begins[node])
     total = offsets[n_nodes]
-    n_threads = max(1, min(n_threads, total))
-    scratch = np.empty((n_threads, _PARTIAL_NODES_PER_THREAD, n_cells), dtype=HIST_DTYPE)
+    wide_min_rows = _WIDE_MIN_UPDATES_PER_CELL * (n_cells // HIST_FIELDS) // n_features
     scratch_node = np.full((n_threads, _PARTIAL_NODES_PER_THREAD), -1, dtype=np.int64)
     for thread in prange(n_threads):
         low = thread * total // n_threads
@@ -70,26 +118,70 @@ def _build(X_binned, gradients, hessians, sample_indices, begins, ends, n_bins, 
                 start = begins[node] + first - offsets[node]
                 stop = begins[node] + last - offsets[node]
                 if first == offsets[node] and last == offsets[node + 1]:
-                    target = out[node]
+                    if stop - start >= wide_min_rows:
+                        _accumulate_wide(
+                            X_binned,
+                            gradients,
+                            hessians,
+                            sample_indices,
+                            start,
+                            stop,
+                            wide[thread, 0],
+                            n_bins,
+                        )
+                        _move_wide(wide[thread, 0], out[node], False)
+                    else:
+                        out[node, :] = 0
+                        _accumulate(
+                            X_binned,
+                            gradients,
+                            hessians,
+                            sample_indices,
+                            start,
+                            stop,
+                            out[node],
+                            n_bins,
+                        )
                 else:
-                    scratch[thread, used, :] = 0
                     scratch_node[thread, used] = node
-                    target = scratch[thread, used]
+                    _accumulate_wide(
+                        X_binned,
+                        gradients,
+                        hessians,
+                        sample_indices,
+                        start,
+                        stop,
+                        wide[thread, 1 + used],
+                        n_bins,
+                    )
                     used += 1
-                _accumulate(
-                    X_binned, gradients, hessians, sample_indices, start, stop, target, n_bins
-                )
             node += 1
-    # Add the partial sums, each thread over its own range of cells.
+    # Empty nodes are zero; cut nodes the sum of their pieces, each thread over its own
+    # range of cells.
+    for node in range(n_nodes):
+        if offsets[node + 1] == offsets[node]:
+            out[node, :] = 0
+    cut = np.zeros(n_nodes, dtype=np.bool_)
+    for thread in range(n_threads):
+        for slot in range(_PARTIAL_NODES_PER_THREAD):
+            if scratch_node[thread, slot] >= 0:
+                cut[scratch_node[thread, slot]] = True
+    for node in range(n_nodes):
+        if cut[node]:
+            out[node, :] = 0
+    cells_per_histogram = n_cells // HIST_FIELDS
     for thread in prange(n_threads):
-        low = thread * n_cells // n_threads
-        high = (thread + 1) * n_cells // n_threads
+        low = thread * cells_per_histogram // n_threads
+        high = (thread + 1) * cells_per_histogram // n_threads
         for owner in range(n_threads):
             for slot in range(_PARTIAL_NODES_PER_THREAD):
                 node = scratch_node[owner, slot]
                 if node >= 0:
-                    for cell in range(low, high):
-                        out[node, cell] += scratch[owner, slot, cell]
+                    _move_wide(
+                        wide[owner, 1 + slot, low * WIDE_CELL_FIELDS : high * WIDE_CELL_FIELDS],
+                        out[node, low * HIST_FIELDS : high * HIST_FIELDS],
+                        True,
+                    )
 
 
 @kernel(parallel=True)
@@ -100,6 +192,24 @@ def _subtract(parents, parent_rows, out, n_pairs):
         parent = parents[parent_rows[pair]]
         for cell in range(n_cells):
             out[n_pairs + pair, cell] = parent[cell] - out[pair, cell]
+
+
+_scratch = threading.local()
+
+
+def _wide_scratch(n_threads, n_cells):
+    """Zeroed wide-cell scratch (n_threads, 3, n_cells / 3 * 4) int64 with 32-byte
+    aligned rows; kept per calling thread for the next call (``_build`` leaves it zero)."""
+    n_wide = n_cells // HIST_FIELDS * WIDE_CELL_FIELDS
+    shape = (n_threads, 1 + _PARTIAL_NODES_PER_THREAD, n_wide)
+    cached = getattr(_scratch, "wide", None)
+    if cached is None or cached.shape != shape:
+        size = int(np.prod(shape))
+        flat = np.zeros(size + WIDE_CELL_FIELDS, dtype=HIST_DTYPE)
+        skip = (-flat.ctypes.data % (8 * WIDE_CELL_FIELDS)) // 8
+        cached = flat[skip : skip + size].reshape(shape)
+        _scratch.wide = cached
+    return cached
 
 
 def _segments(begins, ends):
@@ -140,7 +250,7 @@ def build_histograms(
             ends,
             n_bins,
             out,
-            threads(),
+            _wide_scratch(max(1, min(threads(), int(np.sum(ends - begins)))), out.shape[1]),
         )
     return out.reshape(len(begins), n_features, n_bins, HIST_FIELDS)
 
@@ -191,7 +301,7 @@ def build_children_histograms(
             ends,
             n_bins,
             out,
-            threads(),
+            _wide_scratch(max(1, min(threads(), int(np.sum(ends - begins)))), out.shape[1]),
         )
         _subtract(
             np.ascontiguousarray(parents).reshape(len(parents), n_cells),

@@ -39,6 +39,7 @@ __all__ = [
     "compiled_kernels_reason",
     "set_threads",
     "max_threads",
+    "vector_add_cell",
 ]
 
 #: Environment variable choosing the CPU primitives: ``'numba'`` (default) or ``'numpy'``.
@@ -127,3 +128,45 @@ def set_threads(n_threads):
     n_threads = max(1, min(int(n_threads), max_threads()))
     if _numba.get_num_threads() != n_threads:
         _numba.set_num_threads(n_threads)
+
+
+def _add_cell_python(cells, cell, gradient, hessian):
+    """What :func:`vector_add_cell` does, in Python (without Numba)."""
+    cells[cell] += gradient
+    cells[cell + 1] += hessian
+    cells[cell + 2] += 1
+
+
+if _numba is None:
+    vector_add_cell = _add_cell_python
+else:
+    from llvmlite import ir as _ir
+    from numba.extending import intrinsic as _intrinsic
+
+    @_intrinsic
+    def vector_add_cell(typingctx, cells, cell, gradient, hessian):
+        """``cells[cell:cell + 4] += (gradient, hessian, 1, 0)`` as one 4 x int64 vector
+        load, add and store (one 256-bit ``vpaddq`` on AVX2; LLVM splits it where the
+        CPU has narrower vectors). ``cells`` is a 1-D int64 array whose element ``cell``
+        is 32-byte aligned; ``cell`` an unsigned index."""
+        signature = _numba.types.void(
+            cells, _numba.types.uint64, _numba.types.int64, _numba.types.int64
+        )
+
+        def codegen(context, builder, signature, arguments):
+            array, index, gradient_value, hessian_value = arguments
+            data = context.make_array(signature.args[0])(context, builder, array).data
+            vector_type = _ir.VectorType(_ir.IntType(64), 4)
+            pointer = builder.bitcast(builder.gep(data, [index]), vector_type.as_pointer())
+            increment = _ir.Constant(vector_type, [0, 0, 1, 0])
+            increment = builder.insert_element(
+                increment, gradient_value, _ir.Constant(_ir.IntType(32), 0)
+            )
+            increment = builder.insert_element(
+                increment, hessian_value, _ir.Constant(_ir.IntType(32), 1)
+            )
+            old = builder.load(pointer, align=32)
+            builder.store(builder.add(old, increment), pointer, align=32)
+            return context.get_dummy_value()
+
+        return signature, codegen
