@@ -1,9 +1,11 @@
-"""Generated inputs shared by the NumPy and the CUDA tests of one primitive (the two
-versions must be tested on the same cases)."""
+"""Generated inputs shared by the NumPy, compiled CPU and CUDA tests of one primitive
+(the versions must be tested on the same cases)."""
 
 import numpy as np
 
-__all__ = ["messy_features", "segment_case"]
+from gpuboost.core.dtypes import GRAD_QUANT_MAX
+
+__all__ = ["messy_features", "segment_case", "binned_problem", "random_segments", "random_tree"]
 
 
 def messy_features(n_rows, seed, n_features=6):
@@ -35,3 +37,66 @@ def segment_case(seed, n_rows=3000, n_segments=7):
     ends[1] = begins[1]  # an empty segment
     ends[2] = begins[2] + 1  # a one-row segment
     return values, sample_indices, begins, ends
+
+
+def binned_problem(rng, n_rows, n_features, max_bin, missing_fraction=0.1):
+    """Random binned data, ``(X_binned, gradients, hessians)``: every feature its own number
+    of value bins (some features one), a fraction of missing bins, and quantized gradients
+    and hessians anywhere in ``[-GRAD_QUANT_MAX, GRAD_QUANT_MAX]`` (resp. ``[0, ...]``)."""
+    n_value_bins = rng.integers(1, max_bin + 1, size=n_features)
+    X_binned = np.empty((n_rows, n_features), dtype=np.uint8)
+    for feature in range(n_features):
+        X_binned[:, feature] = rng.integers(0, n_value_bins[feature], size=n_rows)
+    X_binned[rng.random((n_rows, n_features)) < missing_fraction] = max_bin
+    gradients = rng.integers(-GRAD_QUANT_MAX, GRAD_QUANT_MAX + 1, size=n_rows).astype(np.int32)
+    hessians = rng.integers(0, GRAD_QUANT_MAX + 1, size=n_rows).astype(np.int32)
+    return X_binned, gradients, hessians
+
+
+def random_segments(rng, n_samples, n_nodes):
+    """``n_nodes`` disjoint segments ``(begins, ends)`` inside ``[0, n_samples)``, some
+    empty, in random order (nodes need not be in position order)."""
+    cuts = np.sort(rng.integers(0, n_samples + 1, size=2 * n_nodes))
+    order = rng.permutation(n_nodes)
+    return cuts[0::2][order], cuts[1::2][order]
+
+
+def random_tree(rng, n_features, max_bin, max_depth):
+    """A random tree (gpuboost.tree.tree.Tree) of at most ``max_depth`` levels: random
+    features, bin thresholds ``b`` with raw thresholds ``b + 0.5`` (so that the bin of
+    ``x`` is ``x`` rounded for ``x`` in ``[0, max_bin)``), random default directions
+    and leaf values (signed zeros and tiny values among them)."""
+    from gpuboost.tree.tree import Tree
+
+    arrays = {name: [] for name in ("feature", "threshold_bin", "default_left", "value")}
+    children = {"left_child": [], "right_child": []}
+
+    def add(depth):
+        node = len(arrays["feature"])
+        split = depth < max_depth and rng.random() < 0.8
+        arrays["feature"].append(int(rng.integers(0, n_features)) if split else -1)
+        arrays["threshold_bin"].append(int(rng.integers(0, max_bin - 1)) if split else 0)
+        arrays["default_left"].append(bool(rng.random() < 0.5))
+        arrays["value"].append(float(rng.choice([-0.0, 0.0, 1e-300, rng.normal()])))
+        children["left_child"].append(-1)
+        children["right_child"].append(-1)
+        if split:
+            children["left_child"][node] = add(depth + 1)
+            children["right_child"][node] = add(depth + 1)
+        return node
+
+    add(0)
+    n_nodes = len(arrays["feature"])
+    threshold = np.where(
+        np.array(arrays["feature"]) >= 0, np.array(arrays["threshold_bin"]) + 0.5, 0.0
+    )
+    return Tree(
+        {
+            **arrays,
+            **children,
+            "threshold": threshold,
+            "gain": np.zeros(n_nodes),
+            "cover": np.ones(n_nodes),
+            "count": np.ones(n_nodes, dtype=np.int64),
+        }
+    )

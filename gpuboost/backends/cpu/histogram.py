@@ -219,8 +219,20 @@ def _segments(begins, ends):
     )
 
 
+def _ranges(n_threads, begins, ends):
+    """Ranges of positions the kernels cut the batch into: one per thread by default."""
+    return max(1, min(threads() if n_threads is None else n_threads, int(np.sum(ends - begins))))
+
+
 def build_histograms(
-    X_binned, quantized_gradients, quantized_hessians, sample_indices, begins, ends, n_bins
+    X_binned,
+    quantized_gradients,
+    quantized_hessians,
+    sample_indices,
+    begins,
+    ends,
+    n_bins,
+    n_threads=None,
 ):
     """Histograms of a batch of nodes (same contract as the NumPy reference).
 
@@ -232,6 +244,9 @@ def build_histograms(
         The row partition; node ``i`` owns ``sample_indices[begins[i]:ends[i]]``.
     begins, ends : sequence of int, length n_nodes
     n_bins : int
+    n_threads : int, optional
+        Ranges of rows the batch is cut into (default: the threads of the parallel
+        kernels, :func:`gpuboost.backends.cpu.jit.threads`); does not change the result.
 
     Returns
     -------
@@ -250,7 +265,7 @@ def build_histograms(
             ends,
             n_bins,
             out,
-            _wide_scratch(max(1, min(threads(), int(np.sum(ends - begins)))), out.shape[1]),
+            _wide_scratch(_ranges(n_threads, begins, ends), out.shape[1]),
         )
     return out.reshape(len(begins), n_features, n_bins, HIST_FIELDS)
 
@@ -265,13 +280,14 @@ def build_children_histograms(
     n_bins,
     parents,
     parent_rows,
+    n_threads=None,
 ):
     """The histograms of sibling pairs: the smaller children built, the larger ones
     derived from their parents by subtraction, in one batch.
 
     Parameters
     ----------
-    X_binned, quantized_gradients, quantized_hessians, sample_indices, n_bins
+    X_binned, quantized_gradients, quantized_hessians, sample_indices, n_bins, n_threads
         As for :func:`build_histograms`.
     begins, ends : sequence of int, length n_pairs
         The segments of the children to build.
@@ -301,7 +317,7 @@ def build_children_histograms(
             ends,
             n_bins,
             out,
-            _wide_scratch(max(1, min(threads(), int(np.sum(ends - begins)))), out.shape[1]),
+            _wide_scratch(_ranges(n_threads, begins, ends), out.shape[1]),
         )
         _subtract(
             np.ascontiguousarray(parents).reshape(len(parents), n_cells),

@@ -19,6 +19,13 @@ Parallel kernels (``parallel=True``) loop with :data:`prange` over independent p
 work that write disjoint outputs, and every sum they form is an integer sum, so their
 results never depend on the number of threads (:func:`set_threads`).
 
+Numba invalidates a cached kernel only when the file defining it changes, not when a
+function it calls (the scalar helpers of :mod:`.scalar`, the intrinsic below) or the
+compile options here change. So the cache is tied to the sources of the whole
+``gpuboost.backends.cpu`` package: on import, when their fingerprint
+(:func:`kernel_sources_fingerprint`) differs from the one the cached kernels were built
+from, the package's cached kernels are deleted (:func:`discard_stale_kernel_cache`).
+
 Which CPU primitives run: the compiled ones unless ``GPUBOOST_CPU_KERNELS=numpy``
 (:data:`CPU_KERNELS_ENV_VAR`) asks for the NumPy reference, or Numba cannot be imported
 (then :func:`compiled_kernels_reason` says why and the backend warns once).
@@ -26,7 +33,9 @@ Without Numba this module still imports: :func:`kernel` returns the Python funct
 unchanged (never called by the library then) and :data:`prange` is ``range``.
 """
 
+import hashlib
 import os
+from pathlib import Path
 
 __all__ = [
     "CPU_KERNELS_ENV_VAR",
@@ -40,6 +49,8 @@ __all__ = [
     "set_threads",
     "max_threads",
     "vector_add_cell",
+    "kernel_sources_fingerprint",
+    "discard_stale_kernel_cache",
 ]
 
 #: Environment variable choosing the CPU primitives: ``'numba'`` (default) or ``'numpy'``.
@@ -57,6 +68,56 @@ else:
 
 #: Whether Numba could be imported.
 NUMBA_AVAILABLE = _numba is not None
+
+#: The folder of the kernel modules and the one Numba caches them in (when writable).
+_PACKAGE_DIR = Path(__file__).resolve().parent
+_CACHE_DIR = _PACKAGE_DIR / "__pycache__"
+#: File (in the cache folder) holding the fingerprint the cached kernels were built from.
+_FINGERPRINT_FILE = "gpuboost_kernels.fingerprint"
+#: Suffixes of Numba's cache files (index and compiled code).
+_NUMBA_CACHE_SUFFIXES = (".nbi", ".nbc")
+
+
+def kernel_sources_fingerprint():
+    """SHA-256 of the package's module sources and the Numba version (str)."""
+    digest = hashlib.sha256(str(getattr(_numba, "__version__", None)).encode())
+    for path in sorted(_PACKAGE_DIR.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def discard_stale_kernel_cache(cache_dir=_CACHE_DIR):
+    """Delete the cached kernels in ``cache_dir`` unless they were built from the current
+    sources (see the module docstring); returns the number of files deleted. Does
+    nothing where the folder is missing or read-only (Numba then caches elsewhere)."""
+    cache_dir = Path(cache_dir)
+    stamp = cache_dir / _FINGERPRINT_FILE
+    fingerprint = kernel_sources_fingerprint()
+    try:
+        if stamp.read_text() == fingerprint:
+            return 0
+    except OSError:
+        pass
+    if not cache_dir.is_dir() or not os.access(cache_dir, os.W_OK):
+        return 0
+    removed = 0
+    for path in cache_dir.iterdir():
+        if path.suffix in _NUMBA_CACHE_SUFFIXES:
+            try:
+                path.unlink()
+                removed += 1
+            except OSError:  # another process removed it first
+                pass
+    try:
+        stamp.write_text(fingerprint)
+    except OSError:
+        pass
+    return removed
+
+
+if _numba is not None:
+    discard_stale_kernel_cache()
 
 
 def kernel(function=None, *, parallel=False):

@@ -151,6 +151,7 @@ def partition_rows(
     threshold_bins,
     default_left,
     missing_bin,
+    n_threads=None,
 ):
     """Split several nodes' segments at once (same contract as the NumPy reference
     :func:`gpuboost.backends.numpy.partition.partition_rows`).
@@ -164,6 +165,9 @@ def partition_rows(
     features, threshold_bins : ndarray of shape (n_nodes,), int
     default_left : ndarray of shape (n_nodes,), bool (or 0/1)
     missing_bin : int
+    n_threads : int, optional
+        Ranges of positions the batch is cut into (default: the threads of the parallel
+        kernels, :func:`gpuboost.backends.cpu.jit.threads`); does not change the result.
 
     Returns
     -------
@@ -184,6 +188,6 @@ def partition_rows(
         int(missing_bin),
         n_left,
         np.empty(len(sample_indices), dtype=SAMPLE_INDEX_DTYPE),
-        threads(),
+        threads() if n_threads is None else max(1, int(n_threads)),
     )
     return n_left

@@ -44,13 +44,16 @@ def _round(values, scale, out):
         out[row] = np.int32(np.rint(values[row] * scale))
 
 
-def quantize(values):
+def quantize(values, n_threads=None):
     """Quantize one column: ``(int32 array, scale)`` as
     :func:`gpuboost.core.quantize.quantize` does.
 
     Parameters
     ----------
     values : ndarray of shape (n_rows,), float64
+    n_threads : int, optional
+        Ranges of rows the maximum is taken over in parallel (default: the threads of
+        the parallel kernels); does not change the result.
 
     Returns
     -------
@@ -59,7 +62,8 @@ def quantize(values):
     """
     values = np.ascontiguousarray(values, dtype=np.float64)
     n_rows = values.shape[0]
-    max_abs = _max_abs(values, max(1, min(threads(), n_rows))) if n_rows else 0.0
+    n_ranges = threads() if n_threads is None else int(n_threads)
+    max_abs = _max_abs(values, max(1, min(n_ranges, n_rows))) if n_rows else 0.0
     scale = quantization_scale(max_abs)
     quantized = np.empty(n_rows, dtype=GRAD_QUANT_DTYPE)
     _round(values, scale, quantized)

@@ -3,30 +3,12 @@ loop."""
 
 import numpy as np
 import pytest
+from _cases import binned_problem as _random_problem
+from _cases import random_segments as _random_segments
 
 from gpuboost.backends.numpy.histogram import build_histograms, build_histograms_naive
 from gpuboost.core.dtypes import GRAD_QUANT_MAX, HIST_COUNT, HIST_DTYPE, HIST_GRAD, HIST_HESS
 from gpuboost.core.segments import concat_ranges
-
-
-def _random_problem(rng, n_rows, n_features, max_bin, missing_fraction=0.1):
-    """Random binned data (with missing bins), quantized gradients and hessians."""
-    n_value_bins = rng.integers(1, max_bin + 1, size=n_features)
-    X_binned = np.empty((n_rows, n_features), dtype=np.uint8)
-    for feature in range(n_features):
-        X_binned[:, feature] = rng.integers(0, n_value_bins[feature], size=n_rows)
-    X_binned[rng.random((n_rows, n_features)) < missing_fraction] = max_bin
-    gradients = rng.integers(-GRAD_QUANT_MAX, GRAD_QUANT_MAX + 1, size=n_rows).astype(np.int32)
-    hessians = rng.integers(0, GRAD_QUANT_MAX + 1, size=n_rows).astype(np.int32)
-    return X_binned, gradients, hessians
-
-
-def _random_segments(rng, n_samples, n_nodes):
-    """``n_nodes`` disjoint contiguous segments covering part of ``[0, n_samples)``, some empty."""
-    cuts = np.sort(rng.integers(0, n_samples + 1, size=2 * n_nodes))
-    begins, ends = cuts[0::2], cuts[1::2]
-    order = rng.permutation(n_nodes)  # nodes need not be in position order
-    return begins[order], ends[order]
 
 
 def _build_both(X_binned, gradients, hessians, sample_indices, begins, ends, n_bins):

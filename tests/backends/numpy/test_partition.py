@@ -3,6 +3,7 @@ loop."""
 
 import numpy as np
 import pytest
+from _cases import random_segments as disjoint_segments
 
 from gpuboost.backends.numpy import partition as partition_module
 from gpuboost.backends.numpy.histogram import build_histograms
@@ -21,12 +22,6 @@ def random_binned(rng, n_rows, n_features, max_bin, missing_fraction=0.15):
     X_binned = rng.integers(0, max_bin, size=(n_rows, n_features)).astype(np.uint8)
     X_binned[rng.random((n_rows, n_features)) < missing_fraction] = max_bin
     return X_binned
-
-
-def disjoint_segments(rng, n_samples, n_nodes):
-    cuts = np.sort(rng.integers(0, n_samples + 1, size=2 * n_nodes))
-    order = rng.permutation(n_nodes)
-    return cuts[0::2][order], cuts[1::2][order]
 
 
 def partition_both(

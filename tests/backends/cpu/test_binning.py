@@ -1,0 +1,73 @@
+"""Tests of gpuboost.backends.cpu.binning: compiled binning against ``BinMapper.transform``
+(the reference) and its naive loop, on any floats (hypothesis), and the backend's own
+binning of a Dataset."""
+
+import numpy as np
+import pytest
+from _cases import messy_features
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from gpuboost import Dataset
+from gpuboost.backends import CpuBackend
+from gpuboost.backends.cpu.binning import bin_features
+from gpuboost.data.binning import FLOAT64_MAX, BinMapper
+
+_float_or_special = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True, width=64),
+    st.sampled_from([0.0, -0.0, 1.0, np.nan, np.inf, -np.inf, FLOAT64_MAX, -FLOAT64_MAX]),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    X=hnp.arrays(
+        np.float64,
+        hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=12),
+        elements=_float_or_special,
+    ),
+    max_bin=st.integers(2, 255),
+    data=st.data(),
+)
+def test_matches_the_reference_and_the_naive_loop(X, max_bin, data):
+    bin_mapper = BinMapper(max_bin=max_bin).fit(X)
+    other = data.draw(
+        hnp.arrays(
+            np.float64, (data.draw(st.integers(0, 12)), X.shape[1]), elements=_float_or_special
+        )
+    )
+    for values in (X, other):
+        compiled = bin_features(values, bin_mapper)
+        assert compiled.dtype == np.uint8 and compiled.flags.c_contiguous
+        np.testing.assert_array_equal(compiled, bin_mapper.transform(values))
+        np.testing.assert_array_equal(compiled, bin_mapper.transform_naive(values))
+
+
+def test_float32_and_strided_features_bin_as_their_float64_values():
+    X = messy_features(2000, seed=4)
+    bin_mapper = BinMapper(max_bin=63).fit(X)
+    X32 = X.astype(np.float32)
+    np.testing.assert_array_equal(
+        bin_features(X32, bin_mapper), bin_mapper.transform(X32.astype(np.float64))
+    )
+    fortran = np.asfortranarray(X)
+    np.testing.assert_array_equal(bin_features(fortran, bin_mapper), bin_mapper.transform(X))
+
+
+def test_wrong_number_of_features_is_refused():
+    bin_mapper = BinMapper(max_bin=15).fit(np.zeros((5, 3)))
+    with pytest.raises(ValueError, match="3 features"):
+        bin_features(np.zeros((5, 2)), bin_mapper)
+
+
+def test_the_backend_bins_the_dataset_itself():
+    X = messy_features(500, seed=5)
+    dataset = Dataset(X, label=np.zeros(500), max_bin=31)
+    backend = CpuBackend()
+    data = backend.prepare(dataset)
+    assert dataset._X_binned is None  # the Dataset's own (NumPy) binning never ran
+    np.testing.assert_array_equal(data.arrays["X_binned"], dataset.X_binned)
+    rebinned = backend.rebin(data, X[::-1].copy(), dataset.bin_mapper)
+    np.testing.assert_array_equal(rebinned.arrays["X_binned"], dataset.X_binned[::-1])
+    assert rebinned.label is data.label

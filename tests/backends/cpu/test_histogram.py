@@ -1,0 +1,111 @@
+"""Tests of gpuboost.backends.cpu.histogram: the compiled histograms against the NumPy
+reference and its naive loop, on random data (hypothesis)."""
+
+import numpy as np
+from _cases import binned_problem, random_segments
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuboost.backends.cpu.histogram import build_children_histograms, build_histograms
+from gpuboost.backends.numpy.histogram import build_histograms as reference_histograms
+from gpuboost.backends.numpy.histogram import build_histograms_naive
+from gpuboost.core.dtypes import GRAD_QUANT_MAX, HIST_DTYPE
+
+
+def _reference(X_binned, gradients, hessians, sample_indices, begins, ends, n_bins):
+    reference = reference_histograms(
+        np.ascontiguousarray(X_binned.T), gradients, hessians, sample_indices, begins, ends, n_bins
+    )
+    naive = build_histograms_naive(
+        X_binned, gradients, hessians, sample_indices, begins, ends, n_bins
+    )
+    np.testing.assert_array_equal(reference, naive)
+    return reference
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_rows=st.integers(0, 500),
+    n_features=st.integers(1, 5),
+    max_bin=st.sampled_from([2, 3, 16, 63, 255]),
+    n_nodes=st.integers(1, 8),
+    n_threads=st.integers(1, 7),
+)
+def test_matches_the_reference_and_the_naive_loop(
+    seed, n_rows, n_features, max_bin, n_nodes, n_threads
+):
+    """Nodes of every size (empty, below and above the wide-cell threshold of n_bins rows,
+    cut by the ranges of up to seven threads), in random order, rows permuted."""
+    rng = np.random.default_rng(seed)
+    X_binned, gradients, hessians = binned_problem(rng, n_rows, n_features, max_bin)
+    sample_indices = rng.permutation(n_rows).astype(np.int32)
+    begins, ends = random_segments(rng, n_rows, n_nodes)
+    n_bins = max_bin + 1
+    compiled = build_histograms(
+        X_binned, gradients, hessians, sample_indices, begins, ends, n_bins, n_threads
+    )
+    assert compiled.dtype == HIST_DTYPE
+    assert compiled.shape == (n_nodes, n_features, n_bins, 3)
+    np.testing.assert_array_equal(
+        compiled, _reference(X_binned, gradients, hessians, sample_indices, begins, ends, n_bins)
+    )
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_rows=st.integers(1, 600),
+    n_pairs=st.integers(1, 6),
+    n_threads=st.integers(1, 5),
+)
+def test_children_are_the_built_nodes_then_the_parents_minus_them(seed, n_rows, n_pairs, n_threads):
+    rng = np.random.default_rng(seed)
+    X_binned, gradients, hessians = binned_problem(rng, n_rows, 3, 31)
+    sample_indices = np.arange(n_rows, dtype=np.int32)
+    begins, ends = random_segments(rng, n_rows, n_pairs)
+    parents = _reference(
+        X_binned, gradients, hessians, sample_indices, *random_segments(rng, n_rows, 7), 32
+    )
+    parent_rows = rng.integers(0, 7, size=n_pairs)
+    children = build_children_histograms(
+        X_binned,
+        gradients,
+        hessians,
+        sample_indices,
+        begins,
+        ends,
+        32,
+        parents,
+        parent_rows,
+        n_threads,
+    )
+    built = _reference(X_binned, gradients, hessians, sample_indices, begins, ends, 32)
+    np.testing.assert_array_equal(children[:n_pairs], built)
+    np.testing.assert_array_equal(children[n_pairs:], parents[parent_rows] - built)
+
+
+def test_sums_at_the_int32_extremes_are_exact():
+    """Every row at +-GRAD_QUANT_MAX in one bin: sums far beyond int32 and float64's
+    integer precision of the summands' products stay exact."""
+    n_rows = 5000
+    X_binned = np.zeros((n_rows, 2), dtype=np.uint8)
+    gradients = np.full(n_rows, -GRAD_QUANT_MAX, dtype=np.int32)
+    hessians = np.full(n_rows, GRAD_QUANT_MAX, dtype=np.int32)
+    sample_indices = np.arange(n_rows, dtype=np.int32)
+    histograms = build_histograms(
+        X_binned, gradients, hessians, sample_indices, [0], [n_rows], 256, 2
+    )
+    assert histograms[0, 1, 0].tolist() == [
+        -GRAD_QUANT_MAX * n_rows,
+        GRAD_QUANT_MAX * n_rows,
+        n_rows,
+    ]
+    assert not histograms[0, :, 1:].any()
+
+
+def test_no_nodes():
+    X_binned = np.zeros((4, 2), dtype=np.uint8)
+    values = np.ones(4, dtype=np.int32)
+    histograms = build_histograms(X_binned, values, values, np.arange(4, dtype=np.int32), [], [], 8)
+    assert histograms.shape == (0, 2, 8, 3)

@@ -1,0 +1,103 @@
+"""Tests of gpuboost.backends.cpu.split_scan: the compiled scan gives the NumPy reference's
+and the naive loop's records bit for bit (gains included), on random data (hypothesis)."""
+
+import numpy as np
+import pytest
+from _cases import binned_problem, random_segments
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuboost.backends.cpu.split_scan import find_best_splits
+from gpuboost.backends.numpy.histogram import build_histograms
+from gpuboost.backends.numpy.split_scan import find_best_splits as reference_scan
+from gpuboost.backends.numpy.split_scan import find_best_splits_naive
+from gpuboost.core.gain import SplitParams
+from gpuboost.core.quantize import quantize
+
+split_params = st.builds(
+    SplitParams,
+    reg_lambda=st.sampled_from([0.0, 1.0, 7.5]),
+    reg_alpha=st.sampled_from([0.0, 0.0, 0.3, 4.0]),
+    max_delta_step=st.sampled_from([0.0, 0.0, 0.05, 0.7]),
+    min_child_weight=st.sampled_from([0.0, 1e-3, 1.0, 20.0]),
+    min_data_in_leaf=st.sampled_from([1, 1, 3, 40]),
+    gamma=st.sampled_from([0.0, 0.0, 0.5]),
+)
+
+
+def _histograms(rng, n_rows, n_features, max_bin, n_nodes, missing_fraction, gradient_scale):
+    """Histograms of random nodes of random data with quantized float gradients."""
+    X_binned, _, _ = binned_problem(rng, n_rows, n_features, max_bin, missing_fraction)
+    gradients = rng.normal(size=n_rows) * gradient_scale
+    if rng.random() < 0.3:
+        gradients = np.round(gradients)  # ties between candidates
+    hessians = rng.random(n_rows) * rng.choice([1.0, 0.01])
+    quantized_g, scale_g = quantize(np, gradients)
+    quantized_h, scale_h = quantize(np, hessians)
+    begins, ends = random_segments(rng, n_rows, n_nodes)
+    histograms = build_histograms(
+        np.ascontiguousarray(X_binned.T),
+        quantized_g,
+        quantized_h,
+        rng.permutation(n_rows).astype(np.int32),
+        begins,
+        ends,
+        max_bin + 1,
+    )
+    values = np.where(X_binned == max_bin, 0, X_binned).astype(np.int32)
+    n_value_bins = (values.max(axis=0, initial=0) + 1).astype(np.int32)
+    return histograms, scale_g, scale_h, n_value_bins
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_rows=st.integers(0, 300),
+    n_features=st.integers(1, 5),
+    max_bin=st.sampled_from([2, 3, 7, 16, 255]),
+    n_nodes=st.integers(1, 5),
+    missing_fraction=st.sampled_from([0.0, 0.1, 0.6]),
+    gradient_scale=st.sampled_from([1.0, 1e-4, 1e6]),
+    params=split_params,
+    with_mask=st.booleans(),
+)
+def test_records_equal_the_reference_and_the_naive_loop(
+    seed,
+    n_rows,
+    n_features,
+    max_bin,
+    n_nodes,
+    missing_fraction,
+    gradient_scale,
+    params,
+    with_mask,
+):
+    rng = np.random.default_rng(seed)
+    histograms, scale_g, scale_h, n_value_bins = _histograms(
+        rng, n_rows, n_features, max_bin, n_nodes, missing_fraction, gradient_scale
+    )
+    mask = rng.random((n_nodes, n_features)) < 0.6 if with_mask else None
+    arguments = (histograms, scale_g, scale_h, n_value_bins, max_bin, params, mask)
+    compiled = find_best_splits(*arguments)
+    assert compiled.dtype == reference_scan(*arguments).dtype
+    assert compiled.tobytes() == reference_scan(*arguments).tobytes()
+    assert compiled.tobytes() == find_best_splits_naive(*arguments).tobytes()
+
+
+@pytest.mark.parametrize("max_delta_step", [0.0, 0.3])
+def test_gains_are_bit_identical_where_a_fused_multiply_add_would_differ(max_delta_step):
+    """Many candidates whose gains are sums and products of inexact quotients: any
+    contraction into a fused multiply-add or reassociation shows in the last bits."""
+    rng = np.random.default_rng(7)
+    histograms, scale_g, scale_h, n_value_bins = _histograms(rng, 3000, 4, 255, 3, 0.2, 3.0)
+    params = SplitParams(reg_lambda=0.37, reg_alpha=0.11, max_delta_step=max_delta_step)
+    arguments = (histograms, scale_g, scale_h, n_value_bins, 255, params)
+    compiled = find_best_splits(*arguments)
+    assert (compiled["feature"] >= 0).all()
+    assert compiled.tobytes() == reference_scan(*arguments).tobytes()
+
+
+def test_no_nodes():
+    histograms = np.zeros((0, 2, 8, 3), dtype=np.int64)
+    records = find_best_splits(histograms, 1.0, 1.0, np.array([7, 7]), 7, SplitParams())
+    assert records.shape == (0,)
