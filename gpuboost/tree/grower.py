@@ -285,9 +285,11 @@ class TreeGrower:
         self.timer = timer
         self.nodes = None
         self.n_leaves = 0
-        #: Histogram batches (backend arrays, first axis the node) and the number of
-        #: nodes still referring to each; a batch is released when none does.
+        #: Histogram batches (backend arrays, first axis the node), the node of each of
+        #: their rows, and the number of nodes still referring to each; a batch is
+        #: released when none does.
         self._batches = []
+        self._batch_nodes = []
         self._batch_users = []
 
     @property
@@ -308,6 +310,7 @@ class TreeGrower:
         self.nodes.histogram_batch[ids] = len(self._batches)
         self.nodes.histogram_row[ids] = np.arange(len(ids))
         self._batches.append(histograms)
+        self._batch_nodes.append(ids)
         self._batch_users.append(len(ids))
 
     def _release(self, ids):
@@ -318,7 +321,7 @@ class TreeGrower:
         for batch, users in zip(*np.unique(batches, return_counts=True)):
             self._batch_users[batch] -= int(users)
             if self._batch_users[batch] == 0:
-                self._batches[batch] = None
+                self._batches[batch] = self._batch_nodes[batch] = None
 
     def _histograms_of(self, ids):
         """``(batch array, rows)`` holding the histograms of ``ids``: their own batch when
@@ -333,11 +336,14 @@ class TreeGrower:
         return stacked, np.arange(len(ids))
 
     def _find_splits(self, ids):
-        """Evaluate the nodes ``ids`` (all have histograms) and record their splits.
+        """Evaluate the nodes ``ids`` (all have histograms, in one batch) and record
+        their splits.
 
         The feature masks are drawn in the order of ``ids`` (node-id order: the random
-        stream does not depend on how histograms are batched); the scan sees the nodes
-        in the order of their histogram rows, so that a whole batch needs no gather.
+        stream does not depend on how histograms are batched). The scan sees the nodes
+        in the order of their histogram rows, so that a whole batch needs no gather:
+        when ``ids`` are not consecutive rows of their batch, the whole batch is scanned
+        (the other nodes' results are dropped), which costs less than gathering the rows.
         """
         if not len(ids):
             return
@@ -349,19 +355,21 @@ class TreeGrower:
             ordered, rows = ids[order], rows[order]
             first = int(rows[0])
             if np.array_equal(rows, np.arange(first, first + len(rows))):
-                histograms = (
-                    array if len(rows) == int(array.shape[0]) else array[first : first + len(rows)]
-                )
+                scanned, histograms = ordered, array[first : first + len(rows)]
+                if mask is not None:
+                    mask = mask[order]
+                taken = None
             else:
-                histograms = array[rows]
+                scanned, histograms = self._batch_nodes[nodes.histogram_batch[ids[0]]], array
+                if mask is not None:
+                    full = np.ones((len(scanned), mask.shape[1]), dtype=bool)
+                    full[rows] = mask[order]
+                    mask = full
+                taken = rows
             table = self.splitter.find_best_splits(
-                self.tree_input,
-                nodes.begin[ordered],
-                nodes.end[ordered],
-                histograms,
-                None if mask is None else mask[order],
+                self.tree_input, nodes.begin[scanned], nodes.end[scanned], histograms, mask
             )
-        nodes.set_splits(ordered, table)
+        nodes.set_splits(ordered, table if taken is None else table.take(taken))
 
     # ---- the shared step ----------------------------------------------------
     def _expand(self, parents):
@@ -425,7 +433,7 @@ class TreeGrower:
         self.nodes = nodes = NodeTable(table.sums.shape[1])
         root = nodes.add(begins, ends, [0], table.sums, [n_samples])
         nodes.set_splits(root, table)
-        self._batches, self._batch_users = [], []
+        self._batches, self._batch_nodes, self._batch_users = [], [], []
         self._keep_batch(root_histogram, root)
         self.n_leaves = 1
         if not self._can_split(root)[0]:

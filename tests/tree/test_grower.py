@@ -14,7 +14,7 @@ from gpuboost.data.dataset import Dataset
 from gpuboost.params import validate_params
 from gpuboost.tree.feature_sampler import FeatureSampler
 from gpuboost.tree.grower import GrowthPolicy, TreeGrower
-from gpuboost.tree.splitters import HistogramSplitter, TreeInput
+from gpuboost.tree.splitters import HistogramSplitter, SplitTable, TreeInput
 
 
 class RecordingBackend(NumpyBackend):
@@ -271,6 +271,30 @@ def test_subtraction_gives_the_same_tree_as_direct_histograms(regression_data, p
     assert DirectHistogramGrower.n_checked > 20
     assert direct.tree == reference.tree
     np.testing.assert_array_equal(direct.sample_indices, reference.sample_indices)
+
+
+@pytest.mark.parametrize("colsample_bynode", [1.0, 0.6])
+def test_batches_with_unsplittable_children_are_scanned_whole(
+    regression_data, colsample_bynode, monkeypatch
+):
+    """Children too small to split share their batch with splittable siblings: the grower
+    scans the whole batch and keeps the splittable nodes' records (with their own column
+    samples), which gives the tree of direct, one-batch-per-node histograms."""
+    X, y = regression_data
+    dataset, gradients = make_problem(X, y)
+    params = dict(max_depth=7, min_data_in_leaf=25, colsample_bynode=colsample_bynode, seed=0)
+    taken = []
+    original_take = SplitTable.take
+    monkeypatch.setattr(
+        SplitTable,
+        "take",
+        lambda table, rows: taken.append(len(rows)) or original_take(table, rows),
+    )
+    _, scanned_whole = grow(dataset, gradients, **params)
+    assert taken  # the whole-batch path ran
+    _, direct = grow(dataset, gradients, grower_class=DirectHistogramGrower, **params)
+    assert scanned_whole.tree == direct.tree
+    assert scanned_whole.tree.n_leaves > 8
 
 
 def test_only_the_smaller_child_histogram_is_built(problem):

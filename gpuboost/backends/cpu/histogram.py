@@ -19,7 +19,7 @@ import threading
 import numpy as np
 
 from ...core.dtypes import HIST_DTYPE, HIST_FIELDS
-from .jit import kernel, prange, threads, vector_add_cell
+from .jit import kernel, prange, prefetch, threads, vector_add_cell
 
 __all__ = ["build_histograms", "build_children_histograms", "WIDE_CELL_FIELDS"]
 
@@ -29,6 +29,9 @@ _PARTIAL_NODES_PER_THREAD = 2
 #: bytes, so a row adds to a cell with one 256-bit vector addition
 #: (:func:`gpuboost.backends.cpu.jit.vector_add_cell`) instead of three scalar ones.
 WIDE_CELL_FIELDS = 4
+#: Rows ahead whose bins, gradient and hessian are prefetched: rows of deep nodes lie
+#: scattered over the whole matrix, so each would otherwise wait for memory.
+PREFETCH_ROWS_AHEAD = 16
 #: A node whose rows times features reach this many times the cells of a histogram is
 #: summed in wide cells and copied out; a smaller one straight into the output (the
 #: copy would cost more than the narrower additions save).
@@ -42,7 +45,13 @@ def _accumulate(X_binned, gradients, hessians, sample_indices, start, stop, hist
     n_features = np.uint64(X_binned.shape[1])
     width = np.uint64(n_bins)
     fields = np.uint64(HIST_FIELDS)
+    bins = X_binned.ravel()
     for position in range(start, stop):
+        if position + PREFETCH_ROWS_AHEAD < stop:
+            ahead = np.uint64(sample_indices[position + PREFETCH_ROWS_AHEAD])
+            prefetch(bins, ahead * n_features)
+            prefetch(gradients, ahead)
+            prefetch(hessians, ahead)
         # Unsigned indices: no negative-index wraparound code in the inner loop.
         row = np.uint64(sample_indices[position])
         gradient = np.int64(gradients[row])
@@ -61,7 +70,13 @@ def _accumulate_wide(X_binned, gradients, hessians, sample_indices, start, stop,
     n_features = np.uint64(X_binned.shape[1])
     width = np.uint64(n_bins)
     fields = np.uint64(WIDE_CELL_FIELDS)
+    bins = X_binned.ravel()
     for position in range(start, stop):
+        if position + PREFETCH_ROWS_AHEAD < stop:
+            ahead = np.uint64(sample_indices[position + PREFETCH_ROWS_AHEAD])
+            prefetch(bins, ahead * n_features)
+            prefetch(gradients, ahead)
+            prefetch(hessians, ahead)
         row = np.uint64(sample_indices[position])
         gradient = np.int64(gradients[row])
         hessian = np.int64(hessians[row])

@@ -49,6 +49,7 @@ __all__ = [
     "set_threads",
     "max_threads",
     "vector_add_cell",
+    "prefetch",
     "kernel_sources_fingerprint",
     "discard_stale_kernel_cache",
 ]
@@ -198,8 +199,13 @@ def _add_cell_python(cells, cell, gradient, hessian):
     cells[cell + 2] += 1
 
 
+def _prefetch_python(array, index):
+    """What :func:`prefetch` does, in Python (nothing)."""
+
+
 if _numba is None:
     vector_add_cell = _add_cell_python
+    prefetch = _prefetch_python
 else:
     from llvmlite import ir as _ir
     from numba.extending import intrinsic as _intrinsic
@@ -228,6 +234,34 @@ else:
             )
             old = builder.load(pointer, align=32)
             builder.store(builder.add(old, increment), pointer, align=32)
+            return context.get_dummy_value()
+
+        return signature, codegen
+
+    @_intrinsic
+    def prefetch(typingctx, array, index):
+        """Ask the CPU to bring ``array[index]`` into its caches (``llvm.prefetch``, read,
+        high locality), so that a load of it a few iterations later does not wait for
+        memory; a hint without effect on results. ``index`` an unsigned element index."""
+        signature = _numba.types.void(array, _numba.types.uint64)
+
+        def codegen(context, builder, signature, arguments):
+            from numba.core import cgutils
+
+            data = context.make_array(signature.args[0])(context, builder, arguments[0]).data
+            byte_pointer = _ir.IntType(8).as_pointer()
+            int32 = _ir.IntType(32)
+            function = cgutils.get_or_insert_function(
+                builder.module,
+                _ir.FunctionType(_ir.VoidType(), [byte_pointer, int32, int32, int32]),
+                "llvm.prefetch.p0",
+            )
+            address = builder.bitcast(builder.gep(data, [arguments[1]]), byte_pointer)
+            # (address, read, locality 3 = keep in all levels, data cache)
+            builder.call(
+                function,
+                [address, _ir.Constant(int32, 0), _ir.Constant(int32, 3), _ir.Constant(int32, 1)],
+            )
             return context.get_dummy_value()
 
         return signature, codegen

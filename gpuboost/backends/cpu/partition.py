@@ -17,7 +17,8 @@ and copied back. The result does not depend on the number of threads.
 import numpy as np
 
 from ...core.dtypes import SAMPLE_INDEX_DTYPE
-from .jit import kernel, prange, threads
+from .histogram import PREFETCH_ROWS_AHEAD
+from .jit import kernel, prange, prefetch, threads
 
 __all__ = ["partition_rows"]
 
@@ -74,6 +75,10 @@ def _partition(
                     write = start
                     n_right = 0
                     for position in range(start, stop):
+                        if position + PREFETCH_ROWS_AHEAD < stop:
+                            prefetch(
+                                column, np.uint64(sample_indices[position + PREFETCH_ROWS_AHEAD])
+                            )
                         # Branch-free: the row is stored at both destinations and the
                         # counter of the side it goes to advances.
                         row = sample_indices[position]

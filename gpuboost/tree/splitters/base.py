@@ -104,6 +104,10 @@ class SplitTable:
     sums: np.ndarray
     count: np.ndarray
 
+    def take(self, rows):
+        """The table of the nodes ``rows`` (indices into this one)."""
+        return SplitTable(**{name: getattr(self, name)[rows] for name in self.__dataclass_fields__})
+
 
 class Splitter(Protocol):
     """The interface every split-finding strategy implements (see the module docstring).
