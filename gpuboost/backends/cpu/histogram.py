@@ -105,19 +105,38 @@ def _move_wide(wide, histogram, add):
 
 
 @kernel(parallel=True)
-def _build(X_binned, gradients, hessians, sample_indices, begins, ends, n_bins, out, wide):
-    """Fill ``out[:n_nodes]`` (n_nodes, n_cells) with the histograms of the segments.
+def _build(
+    X_binned,
+    gradients,
+    hessians,
+    sample_indices,
+    begins,
+    ends,
+    n_bins,
+    out,
+    wide,
+    parents,
+    parent_rows,
+):
+    """Fill ``out`` (n_nodes (+ n_pairs), n_cells) with the histograms of the segments,
+    and, with ``n_pairs = len(parent_rows) > 0``, ``out[n_nodes + i]`` with
+    ``parents[parent_rows[i]] - out[i]``.
 
     ``wide`` (n_threads, 1 + 2, n_features * n_bins * 4) int64, zero, 32-byte aligned
     rows: per thread one wide histogram for whole nodes and one per cut node; left zero.
+    Two parallel loops: the rows of each thread's range; then, each thread over its own
+    range of cells, the sums of the cut nodes' pieces and the subtractions.
     """
     n_nodes = begins.shape[0]
+    n_pairs = parent_rows.shape[0]
     n_cells = out.shape[1]
     n_features = X_binned.shape[1]
     n_threads = wide.shape[0]
     offsets = np.zeros(n_nodes + 1, dtype=np.int64)
     for node in range(n_nodes):
         offsets[node + 1] = offsets[node] + (ends[node] - begins[node])
+        if ends[node] == begins[node]:
+            out[node, :] = 0
     total = offsets[n_nodes]
     wide_min_rows = _WIDE_MIN_UPDATES_PER_CELL * (n_cells // HIST_FIELDS) // n_features
     scratch_node = np.full((n_threads, _PARTIAL_NODES_PER_THREAD), -1, dtype=np.int64)
@@ -171,45 +190,38 @@ def _build(X_binned, gradients, hessians, sample_indices, begins, ends, n_bins, 
                     )
                     used += 1
             node += 1
-    # Empty nodes are zero; cut nodes the sum of their pieces, each thread over its own
-    # range of cells.
-    for node in range(n_nodes):
-        if offsets[node + 1] == offsets[node]:
-            out[node, :] = 0
-    cut = np.zeros(n_nodes, dtype=np.bool_)
-    for thread in range(n_threads):
-        for slot in range(_PARTIAL_NODES_PER_THREAD):
-            if scratch_node[thread, slot] >= 0:
-                cut[scratch_node[thread, slot]] = True
-    for node in range(n_nodes):
-        if cut[node]:
-            out[node, :] = 0
+    if n_pairs == 0 and scratch_node.max() < 0:
+        return
     cells_per_histogram = n_cells // HIST_FIELDS
     for thread in prange(n_threads):
         low = thread * cells_per_histogram // n_threads
         high = (thread + 1) * cells_per_histogram // n_threads
+        # Cut nodes: the sum of their pieces (in thread order).
         for owner in range(n_threads):
             for slot in range(_PARTIAL_NODES_PER_THREAD):
                 node = scratch_node[owner, slot]
                 if node >= 0:
+                    first_piece = True
+                    for earlier in range(owner):
+                        for earlier_slot in range(_PARTIAL_NODES_PER_THREAD):
+                            if scratch_node[earlier, earlier_slot] == node:
+                                first_piece = False
                     _move_wide(
                         wide[owner, 1 + slot, low * WIDE_CELL_FIELDS : high * WIDE_CELL_FIELDS],
                         out[node, low * HIST_FIELDS : high * HIST_FIELDS],
-                        True,
+                        not first_piece,
                     )
-
-
-@kernel(parallel=True)
-def _subtract(parents, parent_rows, out, n_pairs):
-    """``out[n_pairs + i] = parents[parent_rows[i]] - out[i]`` (exact int64)."""
-    n_cells = out.shape[1]
-    for pair in prange(n_pairs):
-        parent = parents[parent_rows[pair]]
-        for cell in range(n_cells):
-            out[n_pairs + pair, cell] = parent[cell] - out[pair, cell]
+        # Siblings: parent minus the built child.
+        for pair in range(n_pairs):
+            parent = parents[parent_rows[pair]]
+            for cell in range(low * HIST_FIELDS, high * HIST_FIELDS):
+                out[n_nodes + pair, cell] = parent[cell] - out[pair, cell]
 
 
 _scratch = threading.local()
+#: ``_build``'s parents when it builds nodes without siblings.
+_NO_PARENTS = np.zeros((1, 1), dtype=HIST_DTYPE)
+_NO_PARENT_ROWS = np.zeros(0, dtype=np.int64)
 
 
 def _wide_scratch(n_threads, n_cells):
@@ -269,10 +281,11 @@ def build_histograms(
     """
     begins, ends = _segments(begins, ends)
     n_features = X_binned.shape[1]
-    out = np.empty((len(begins), n_features * n_bins * HIST_FIELDS), dtype=HIST_DTYPE)
+    n_cells = n_features * n_bins * HIST_FIELDS
+    out = np.empty((len(begins), n_cells), dtype=HIST_DTYPE)
     if len(begins):
         _build(
-            X_binned,
+            np.ascontiguousarray(X_binned),
             quantized_gradients,
             quantized_hessians,
             sample_indices,
@@ -280,7 +293,9 @@ def build_histograms(
             ends,
             n_bins,
             out,
-            _wide_scratch(_ranges(n_threads, begins, ends), out.shape[1]),
+            _wide_scratch(_ranges(n_threads, begins, ends), n_cells),
+            _NO_PARENTS,
+            _NO_PARENT_ROWS,
         )
     return out.reshape(len(begins), n_features, n_bins, HIST_FIELDS)
 
@@ -324,7 +339,7 @@ def build_children_histograms(
     out = np.empty((2 * n_pairs, n_cells), dtype=HIST_DTYPE)
     if n_pairs:
         _build(
-            X_binned,
+            np.ascontiguousarray(X_binned),
             quantized_gradients,
             quantized_hessians,
             sample_indices,
@@ -332,12 +347,8 @@ def build_children_histograms(
             ends,
             n_bins,
             out,
-            _wide_scratch(_ranges(n_threads, begins, ends), out.shape[1]),
-        )
-        _subtract(
+            _wide_scratch(_ranges(n_threads, begins, ends), n_cells),
             np.ascontiguousarray(parents).reshape(len(parents), n_cells),
             np.ascontiguousarray(parent_rows, dtype=np.int64).reshape(-1),
-            out,
-            n_pairs,
         )
     return out.reshape(2 * n_pairs, n_features, n_bins, HIST_FIELDS)

@@ -102,6 +102,8 @@ def _partition(
                     piece_lefts[thread, used] = lefts
                     used += 1
             node += 1
+    if piece_node.max() < 0:
+        return  # no node was cut: no more parallel loops
     # Cut nodes: their left totals, then each piece's first left and first right position
     # (pieces of a node are in thread order, which is position order).
     for thread in range(n_threads):
