@@ -126,7 +126,8 @@ class Backend:
         raise NotImplementedError
 
     def prepare_features(self, X: np.ndarray) -> ArrayLike:
-        """Raw float64 features (host, C order) -> the layout ``predict_*_raw`` takes."""
+        """Raw float64 (or float32) features (host, C order) -> the layout ``predict_*_raw``
+        takes."""
         return self.to_device(X)
 
     # ---- one round --------------------------------------------------------

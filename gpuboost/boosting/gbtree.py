@@ -44,7 +44,9 @@ def _initial_margins(booster, dataset, init_model):
         return margins.reshape(n_rows, booster.n_outputs).copy()
     if init_model is not None and init_model.trees:
         margins = init_model.predict(
-            dataset.data, output_margin=True, iteration_range=(0, init_model.num_boosted_rounds())
+            dataset.features,
+            output_margin=True,
+            iteration_range=(0, init_model.num_boosted_rounds()),
         )
         return np.asarray(margins, dtype=np.float64).reshape(n_rows, booster.n_outputs)
     return np.broadcast_to(booster.base_margin, (n_rows, booster.n_outputs)).copy()

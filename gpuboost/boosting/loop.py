@@ -61,7 +61,7 @@ class EvalSet:
         self.dataset = dataset
         self.name = name
         self.is_train = is_train
-        self.features = None if is_train else backend.prepare_features(dataset.data)
+        self.features = None if is_train else backend.prepare_features(dataset.features)
         self.margins = margins
         self.label = backend.to_device(dataset.label)
         self.weight = None if dataset.weight is None else backend.to_device(dataset.weight)

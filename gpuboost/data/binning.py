@@ -65,7 +65,8 @@ def _validate_non_negative_int(name, value, minimum):
 
 
 def _as_float_matrix(X):
-    """``X`` as a 2-D float64 array (a view when it already is one).
+    """``X`` as a 2-D float64 array (a view when it already is one), or float32 as it
+    is (its values are exact in float64; readers convert what they read).
 
     Accepts boolean, integer and floating arrays (or anything ``np.asarray``
     turns into one); the full input validation lives in :class:`gpuboost.data.dataset.Dataset`.
@@ -77,7 +78,7 @@ def _as_float_matrix(X):
         raise ValueError(
             f"X must be a 2-D array of shape (n_rows, n_features), got {X.ndim} dimension(s)."
         )
-    return X.astype(X_DTYPE, copy=False)
+    return X if X.dtype == np.float32 else X.astype(X_DTYPE, copy=False)
 
 
 def _midpoints(lower, upper):
@@ -280,7 +281,7 @@ class BinMapper:
             weights = weights[weights > 0]
 
         def edges_of(feature):
-            column = X[subsample_rows, feature]
+            column = X[subsample_rows, feature].astype(X_DTYPE, copy=False)
             present = ~np.isnan(column)
             return _find_bin_edges(
                 column[present], self.max_bin, None if weights is None else weights[present]

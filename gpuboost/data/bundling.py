@@ -293,8 +293,9 @@ def bundle_features(data, bin_mapper, max_conflict_rate=0.0, sparse_columns=None
 
     Parameters
     ----------
-    data : ndarray of shape (n_rows, n_features), float64
-        Raw features (``Dataset.data``).
+    data : ndarray of shape (n_rows, n_features), float64 or float32
+        Raw features (``Dataset.features``; float32 values compare exactly with the
+        float64 edges).
     bin_mapper : BinMapper
         Fitted on ``data``.
     max_conflict_rate : float, default=0.0

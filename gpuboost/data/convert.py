@@ -69,12 +69,20 @@ def check_numeric_dtype(name, array):
         raise TypeError(f"{name} must hold numbers (bool, int or float), got dtype {array.dtype}.")
 
 
-def convert_features(X):
+def convert_features(X, keep_float32=False):
     """Validate ``X`` and return it as a C-contiguous 2-D float64 array.
+
+    Parameters
+    ----------
+    X : array-like
+    keep_float32 : bool, default=False
+        Return a float32 ``X`` as float32 (C order) instead of a float64 copy: every
+        float32 value is exactly a float64 one, so readers that take either (binning,
+        the compiled CPU prediction) need not hold the float64 copy (twice the memory).
 
     Returns
     -------
-    data : ndarray of shape (n_rows, n_features), float64, C order
+    data : ndarray of shape (n_rows, n_features), float64 (or float32), C order
         ``X`` itself when it already is one (no copy).
     column_names : list of str or None
         The column names of a pandas DataFrame.
@@ -97,7 +105,8 @@ def convert_features(X):
         X = np.asarray(X)
         check_numeric_dtype("X", X)
         check_shape(X.shape)
-    return np.ascontiguousarray(X, dtype=X_DTYPE), column_names
+    dtype = np.float32 if keep_float32 and X.dtype == np.float32 else X_DTYPE
+    return np.ascontiguousarray(X, dtype=dtype), column_names
 
 
 def sparse_columns(X):

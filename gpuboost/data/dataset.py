@@ -18,6 +18,7 @@ from typing import Optional, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..core.dtypes import X_DTYPE
 from .binning import BinMapper
 from .convert import (
     DEFAULT_FEATURE_NAME_PREFIX,
@@ -85,9 +86,15 @@ class Dataset:
 
     Attributes
     ----------
+    features : ndarray of shape (n_rows, n_features), float64 or float32, C order
+        The raw features as validated: float32 when ``X`` is float32 (every
+        float32 is exactly a float64, so nothing is lost), else float64. This
+        *is* ``X`` (no copy) when ``X`` already is such a C-contiguous array, so
+        do not modify ``X`` afterwards.
     data : ndarray of shape (n_rows, n_features), float64, C order
-        The raw features. This *is* ``X`` (no copy) when ``X`` already is a
-        C-contiguous float64 array, so do not modify ``X`` afterwards.
+        The raw features as float64: ``features`` itself, or for float32 input a
+        copy made at first use (binning and the compiled CPU backend read
+        ``features`` and never need it).
     X_binned : ndarray of shape (n_rows, n_features), uint8, C order
         The bins of ``data``.
     bin_mapper : BinMapper
@@ -125,8 +132,9 @@ class Dataset:
         #: Free for backends to cache device copies, keyed by their own names;
         #: cleared whenever a field changes.
         self._backend_cache = {}
-        data, column_names = convert_features(X)
-        self.data = data
+        data, column_names = convert_features(X, keep_float32=True)
+        self.features = data
+        self._data = data if data.dtype == X_DTYPE else None
         #: CSC copy of a sparse X (None otherwise) and bundle maps by conflict rate.
         self._sparse_columns = sparse_columns(X)
         self._bundle_maps = {}
@@ -160,7 +168,7 @@ class Dataset:
             # Rows of weight 0 do not shape the bin edges; quantiles are weighted.
             self.bin_mapper = BinMapper(
                 max_bin=max_bin, subsample=binning_subsample, seed=seed
-            ).fit(data, sample_weight=self._weight)
+            ).fit(self.features, sample_weight=self._weight)
         self._X_binned = None
 
     def _check_reference(self, reference, feature_names, names_are_explicit):
@@ -185,6 +193,13 @@ class Dataset:
     # -- sizes --------------------------------------------------------------- #
 
     @property
+    def data(self):
+        """The raw features as float64, C order (see the class docstring)."""
+        if self._data is None:
+            self._data = np.ascontiguousarray(self.features, dtype=X_DTYPE)
+        return self._data
+
+    @property
     def X_binned(self):
         """The binned features, uint8 (n_rows, n_features), C order.
 
@@ -192,7 +207,7 @@ class Dataset:
         instead and never needs this copy.
         """
         if self._X_binned is None:
-            self._X_binned = self.bin_mapper.transform(self.data)
+            self._X_binned = self.bin_mapper.transform(self.features)
         return self._X_binned
 
     def bundle_map(self, max_conflict_rate=0.0):
@@ -218,7 +233,7 @@ class Dataset:
             from .bundling import bundle_features
 
             self._bundle_maps[key] = bundle_features(
-                self.data, self.bin_mapper, key, sparse_columns=self._sparse_columns
+                self.features, self.bin_mapper, key, sparse_columns=self._sparse_columns
             )
         return self._bundle_maps[key]
 

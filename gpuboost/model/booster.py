@@ -127,9 +127,9 @@ class Booster:
     # ---- prediction ---------------------------------------------------------
     def _check_features(self, X):
         if isinstance(X, Dataset):
-            data = X.data
+            data = X.features
         else:
-            data = convert_features(X)[0]
+            data = convert_features(X, keep_float32=True)[0]
         if data.shape[1] != self.n_features:
             raise ValueError(
                 f"X has {data.shape[1]} features, but the model was trained with "

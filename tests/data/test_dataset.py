@@ -484,3 +484,33 @@ def test_load_query_file(tmp_path):
 def test_load_query_file_errors(tmp_path, text, message):
     with pytest.raises(ValueError, match=message):
         load_query_file(_write(tmp_path, text))
+
+
+@pytest.mark.parametrize("device", ["cpu", "numpy-reference"])
+def test_float32_features_are_kept_as_given_and_train_the_float64_model(device, monkeypatch):
+    """A float32 X is held as it is (no float64 copy: half the memory); its bins, edges,
+    bundles, models and predictions are those of its exact float64 values."""
+    import gpuboost
+
+    if device == "numpy-reference":
+        monkeypatch.setenv("GPUBOOST_CPU_KERNELS", "numpy")
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(400, 5)).astype(np.float32)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    X[:, 4] = (rng.random(400) < 0.2).astype(np.float32)  # sparse-ish: bundles with nothing
+    y = np.nan_to_num(X[:, 0]) + X[:, 4]
+    single = Dataset(X, label=y)
+    double = Dataset(X.astype(np.float64), label=y)
+    assert single.features is X and single._data is None
+    np.testing.assert_array_equal(single.X_binned, double.X_binned)
+    assert single._data is None  # binning read the float32 values
+    for a, b in zip(single.bin_mapper.bin_edges_, double.bin_mapper.bin_edges_):
+        np.testing.assert_array_equal(a, b)
+    params = {"device": "cpu", "max_depth": 4, "enable_bundle": True}
+    model = gpuboost.train(params, single, 3, evals=[(single, "train")], verbose_eval=False)
+    assert single._data is None
+    assert model.save_raw() == gpuboost.train(params, double, 3, verbose_eval=False).save_raw()
+    np.testing.assert_array_equal(model.predict(X), model.predict(X.astype(np.float64)))
+    np.testing.assert_array_equal(model.predict(single), model.predict(double))
+    assert single.data.dtype == np.float64 and single.data.flags.c_contiguous
+    np.testing.assert_array_equal(single.data, X.astype(np.float64))

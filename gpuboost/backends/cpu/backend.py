@@ -71,9 +71,15 @@ class CpuBackend(NumpyBackend):
             self.binned_layout(X_binned),
         )
 
+    def prepare_features(self, X):
+        """Float32 features stay float32 (the kernels read their exact float64 values),
+        anything else becomes float64; C order."""
+        X = np.asarray(X)
+        return np.ascontiguousarray(X, dtype=np.float32 if X.dtype == np.float32 else np.float64)
+
     def _prepare(self, dataset):
         self._threads()
-        binned = bin_features(dataset.data, dataset.bin_mapper)
+        binned = bin_features(dataset.features, dataset.bin_mapper)
         return self._device_data(
             dataset.n_rows,
             dataset.n_features,
