@@ -1,29 +1,59 @@
 #!/usr/bin/env python
-"""CPU training speed: gpuboost (device='cpu') against XGBoost, LightGBM and
-scikit-learn HGB on REFERENCE.md's "Larger synthetic data (speed)".
+"""CPU speed and memory: gpuboost (device='cpu') against XGBoost, LightGBM and
+scikit-learn HGB, every library in the same run, and the ratio table of issue 11's bars.
 
-Data: ``sklearn.datasets.make_classification(n_samples=1_100_000, n_features=28,
-n_informative=14, n_redundant=7, random_state=0)``, float32, first 1M rows train,
-last 100k test (``--rows`` / ``--test-rows`` change the sizes; the generator is
-called with ``n_samples = rows + test_rows``). Settings: binary logistic, 100
-rounds, learning rate 0.1, depth 8 (LightGBM / scikit-learn: 256 leaves, depth 8),
-256 bins (255 value bins; XGBoost max_bin=256), L2 1, min child hessian 1,
-LightGBM min_data_in_leaf=1; ``--threads`` threads (default 2) for every library
-(gpuboost and XGBoost ``nthread``, LightGBM ``num_threads``, and threadpoolctl's
-OpenMP/BLAS limit around everything, which is what scikit-learn and NumPy use).
+Cases (``--cases``, default all; each prints its own table, the ratio table comes last):
 
-Timing: every library runs back to back in this one process on the same arrays.
-``total s`` = building the library's data structure (binning) + training;
-``ms/round`` = training time alone / rounds (scikit-learn bins inside ``fit``,
-so its ms/round includes binning). Prediction and AUC are not timed. The ratio
-gpuboost/peer is on total time. ``--phases`` runs gpuboost with verbosity=2
-(a no-op synchronize on the CPU, so the timing is unaffected) and prints its
-per-phase breakdown.
+``main``
+    REFERENCE.md's "Larger synthetic data (speed)":
+    ``sklearn.datasets.make_classification(n_samples=rows + test_rows, n_features=28,
+    n_informative=14, n_redundant=7, random_state=0)``, float32, first ``--rows`` (1M)
+    train, the rest test; binary logistic, ``--rounds`` (100) rounds, learning rate 0.1,
+    depth ``--depth`` (8; LightGBM / scikit-learn: 256 leaves, depth 8), 256 bins (255
+    value bins; XGBoost max_bin=256), L2 1, min child hessian 1, LightGBM
+    min_data_in_leaf=1. ``total s`` = building the library's data structure (binning) +
+    training; ``ms/round`` = training alone / rounds (scikit-learn bins inside ``fit``).
+    Bars: gpuboost's training time at most XGBoost hist's and LightGBM's.
+``predict``
+    The models of ``main`` (100 trees of depth 8) predict the 1M training rows (float32):
+    ``Booster.predict`` against XGBoost's ``inplace_predict``; bar: at most XGBoost's time.
+``small``
+    80,000 x 20 (``make_classification``, 10 informative), depth 6, 100 rounds, otherwise
+    as ``main``; bar: gpuboost at most 1.5x XGBoost's training time.
+``depth``
+    100,000 x 28 as ``main``, 100 rounds at depth 8 and at depth 10; bar: gpuboost's depth-10
+    time at most 2x its depth-8 time (XGBoost's ratio printed beside it).
+``multiclass``
+    100,000 rows, ``multi:softprob``, depth 6, 5 rounds, at (classes, features) = (5, 300),
+    (20, 75) and (20, 300) (``make_classification`` with 30 informative features); the
+    scaling exponents ``log(t(20, 300) / t(5, 300)) / log(4)`` in the classes and
+    ``log(t(20, 300) / t(20, 75)) / log(4)`` in the features; bar: gpuboost's no larger than
+    XGBoost's.
+``memory``
+    Peak RSS (``VmHWM`` after resetting it through ``/proc/self/clear_refs``) of one process
+    per library that loads the 1M x 28 float32 training matrix of ``main`` (from a .npy
+    file written by this script), then builds its data structure and trains 20 rounds of
+    depth 8 (XGBoost with ``QuantileDMatrix``); the peak includes the loaded matrix and the
+    library; bar: gpuboost's at most XGBoost's.
+``jit``
+    gpuboost's first-call compilation: a process with an empty ``NUMBA_CACHE_DIR`` trains
+    a small model of every case's kind (compiling every kernel used), a second process
+    does the same with that cache (loading them); both times are reported. The timed
+    cases above run after a warm-up training in this process, so they load the cached
+    kernels before timing and never include compilation.
+
+Threads: ``--threads`` (default 2) for every library (gpuboost and XGBoost ``nthread``,
+LightGBM ``num_threads``, and threadpoolctl's OpenMP/BLAS limit around everything).
+``--phases`` prints gpuboost's per-phase times (verbosity=2) in ``main``.
+
+The machine may be shared: the 1-minute load average is logged per run; compare times
+only as ratios within one run, and run twice.
 
 Usage::
 
-    python benchmarks/speed_cpu.py [--rows 1000000] [--rounds 100] [--phases]
-                                   [--libs gpuboost,xgboost,lightgbm,sklearn]
+    python benchmarks/speed_cpu.py [--cases main,predict,small,depth,multiclass,memory,jit]
+                                   [--libs gpuboost,xgboost,lightgbm,sklearn] [--rows 1000000]
+                                   [--rounds 100] [--depth 8] [--threads 2] [--phases]
                                    [--json out.json]
 """
 
@@ -32,9 +62,13 @@ import contextlib
 import datetime
 import io
 import json
+import math
 import os
 import platform
+import subprocess
 import sys
+import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -45,20 +79,43 @@ if str(REPO_ROOT) not in sys.path:  # use the checkout's gpuboost
 import numpy as np  # noqa: E402
 
 LIBRARIES = ("gpuboost", "xgboost", "lightgbm", "sklearn")
+CASES = ("main", "predict", "small", "depth", "multiclass", "memory", "jit")
 LEARNING_RATE = 0.1
 MAX_BIN = 255  # value bins (+1 missing bin) = XGBoost's 256
+#: The cases' sizes (issue 11).
+SMALL_SHAPE = (80_000, 20)
+SMALL_DEPTH = 6
+DEPTH_ROWS = 100_000
+DEPTHS = (8, 10)
+MULTICLASS_ROWS = 100_000
+MULTICLASS_SHAPES = ((5, 300), (20, 75), (20, 300))
+MULTICLASS_ROUNDS = 5
+MULTICLASS_DEPTH = 6
+MEMORY_ROUNDS = 20
+#: Bars: (name, largest allowed gpuboost / peer value).
+BARS = {
+    "main vs xgboost": 1.0,
+    "main vs lightgbm": 1.0,
+    "predict vs xgboost": 1.0,
+    "small vs xgboost": 1.5,
+    "depth 10 / depth 8": 2.0,
+    "multiclass class exponent": None,  # no larger than XGBoost's
+    "multiclass feature exponent": None,
+    "peak RSS vs xgboost": 1.0,
+}
 
 
-def make_data(rows, test_rows, seed=0):
-    """REFERENCE.md's speed data: make_classification, float32; (X_tr, y_tr, X_te, y_te)."""
+def make_data(rows, test_rows, n_features=28, n_informative=14, n_redundant=7, n_classes=2):
+    """make_classification (REFERENCE.md's generator), float32; (X_tr, y_tr, X_te, y_te)."""
     from sklearn.datasets import make_classification
 
     X, y = make_classification(
         n_samples=rows + test_rows,
-        n_features=28,
-        n_informative=14,
-        n_redundant=7,
-        random_state=seed,
+        n_features=n_features,
+        n_informative=n_informative,
+        n_redundant=n_redundant,
+        n_classes=n_classes,
+        random_state=0,
     )
     X = X.astype(np.float32)
     y = y.astype(np.float64)
@@ -78,13 +135,10 @@ def library_version(name):
         return None
 
 
-# ---- runners: return (construct_s, train_s, predictions, extra) -----------------------
-def run_gpuboost(data, depth, rounds, threads, phases):
-    import gpuboost
-
-    X_tr, y_tr, X_te, _ = data
+# ---- runners: return (construct_s, train_s, model, extra) ------------------------------
+def gpuboost_params(depth, threads, phases=False, objective="binary:logistic", num_class=0):
     params = {
-        "objective": "binary:logistic",
+        "objective": objective,
         "learning_rate": LEARNING_RATE,
         "max_depth": depth,
         "max_bin": MAX_BIN,
@@ -94,26 +148,14 @@ def run_gpuboost(data, depth, rounds, threads, phases):
         "nthread": threads,
         "verbosity": 2 if phases else 0,
     }
-    start = time.perf_counter()
-    dtrain = gpuboost.Dataset(X_tr, label=y_tr)
-    construct = time.perf_counter() - start
-    captured = io.StringIO()
-    start = time.perf_counter()
-    with contextlib.redirect_stdout(captured):
-        booster = gpuboost.train(params, dtrain, rounds, verbose_eval=False)
-    train = time.perf_counter() - start
-    phase_line = captured.getvalue().strip()
-    if phase_line:
-        print(phase_line, flush=True)
-    return construct, train, booster.predict(X_te), {"phases": phase_line or None}
+    if num_class:
+        params["num_class"] = num_class
+    return params
 
 
-def run_xgboost(data, depth, rounds, threads, phases):
-    import xgboost as xgb
-
-    X_tr, y_tr, X_te, _ = data
+def xgboost_params(depth, threads, objective="binary:logistic", num_class=0):
     params = {
-        "objective": "binary:logistic",
+        "objective": objective,
         "tree_method": "hist",
         "max_bin": MAX_BIN + 1,
         "learning_rate": LEARNING_RATE,
@@ -123,19 +165,45 @@ def run_xgboost(data, depth, rounds, threads, phases):
         "nthread": threads,
         "verbosity": 0,
     }
+    if num_class:
+        params["num_class"] = num_class
+    return params
+
+
+def run_gpuboost(X, y, depth, rounds, threads, phases=False, **objective):
+    import gpuboost
+
     start = time.perf_counter()
-    dtrain = xgb.QuantileDMatrix(X_tr, label=y_tr, max_bin=MAX_BIN + 1, nthread=threads)
+    dtrain = gpuboost.Dataset(X, label=y)
+    construct = time.perf_counter() - start
+    captured = io.StringIO()
+    start = time.perf_counter()
+    with contextlib.redirect_stdout(captured):
+        booster = gpuboost.train(
+            gpuboost_params(depth, threads, phases, **objective), dtrain, rounds, verbose_eval=False
+        )
+    train = time.perf_counter() - start
+    phase_line = captured.getvalue().strip()
+    if phase_line:
+        print(phase_line, flush=True)
+    return construct, train, booster, {"phases": phase_line or None}
+
+
+def run_xgboost(X, y, depth, rounds, threads, phases=False, **objective):
+    import xgboost as xgb
+
+    start = time.perf_counter()
+    dtrain = xgb.QuantileDMatrix(X, label=y, max_bin=MAX_BIN + 1, nthread=threads)
     construct = time.perf_counter() - start
     start = time.perf_counter()
-    booster = xgb.train(params, dtrain, rounds)
+    booster = xgb.train(xgboost_params(depth, threads, **objective), dtrain, rounds)
     train = time.perf_counter() - start
-    return construct, train, booster.inplace_predict(X_te), {}
+    return construct, train, booster, {}
 
 
-def run_lightgbm(data, depth, rounds, threads, phases):
+def run_lightgbm(X, y, depth, rounds, threads, phases=False):
     import lightgbm as lgb
 
-    X_tr, y_tr, X_te, _ = data
     params = {
         "objective": "binary",
         "learning_rate": LEARNING_RATE,
@@ -149,19 +217,18 @@ def run_lightgbm(data, depth, rounds, threads, phases):
         "verbose": -1,
     }
     start = time.perf_counter()
-    dtrain = lgb.Dataset(X_tr, label=y_tr, params=params)
+    dtrain = lgb.Dataset(X, label=y, params=params)
     dtrain.construct()
     construct = time.perf_counter() - start
     start = time.perf_counter()
     booster = lgb.train(params, dtrain, rounds)
     train = time.perf_counter() - start
-    return construct, train, booster.predict(X_te, num_threads=threads), {}
+    return construct, train, booster, {"threads": threads}
 
 
-def run_sklearn(data, depth, rounds, threads, phases):
+def run_sklearn(X, y, depth, rounds, threads, phases=False):
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    X_tr, y_tr, X_te, _ = data
     model = HistGradientBoostingClassifier(
         max_iter=rounds,
         learning_rate=LEARNING_RATE,
@@ -173,9 +240,9 @@ def run_sklearn(data, depth, rounds, threads, phases):
         early_stopping=False,
     )
     start = time.perf_counter()
-    model.fit(X_tr, y_tr)
+    model.fit(X, y)
     train = time.perf_counter() - start
-    return 0.0, train, model.predict_proba(X_te)[:, 1], {"note": "binning inside fit"}
+    return 0.0, train, model, {"note": "binning inside fit"}
 
 
 RUNNERS = {
@@ -186,6 +253,17 @@ RUNNERS = {
 }
 
 
+def predict_proba(library, model, X, threads):
+    if library == "gpuboost":
+        return model.predict(X)
+    if library == "xgboost":
+        return model.inplace_predict(X)
+    if library == "lightgbm":
+        return model.predict(X, num_threads=threads)
+    return model.predict_proba(X)[:, 1]
+
+
+# ---- helpers ---------------------------------------------------------------------------
 def _load_average():
     """1-minute load average (None where unavailable): other work on the machine."""
     try:
@@ -208,99 +286,89 @@ def cpu_model():
     return platform.processor() or "?"
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, default=1_000_000, help="training rows (default 1M)")
-    parser.add_argument(
-        "--test-rows", type=int, default=None, help="test rows (default rows // 10)"
-    )
-    parser.add_argument("--rounds", type=int, default=100)
-    parser.add_argument("--depth", type=int, default=8)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--libs", default=",".join(LIBRARIES))
-    parser.add_argument(
-        "--phases",
-        action="store_true",
-        help="run gpuboost with verbosity=2 and print its per-phase timings",
-    )
-    parser.add_argument("--json", default=None)
-    args = parser.parse_args(argv)
-    test_rows = args.test_rows if args.test_rows is not None else max(1, args.rows // 10)
-    libs = [lib for lib in args.libs.split(",") if lib]
-    for lib in libs:
-        if lib not in LIBRARIES:
-            parser.error(f"unknown library {lib!r}")
-    versions = {lib: library_version(lib) for lib in libs}
-    if library_version("sklearn") is None:
-        print(
-            "error: scikit-learn is needed to generate the data (make_classification)",
-            file=sys.stderr,
+def warm_up_gpuboost(threads):
+    """Train tiny models of every kind the cases use, so that the timed runs load no
+    kernel (their first-call cost is the ``jit`` case's)."""
+    import gpuboost
+
+    rng = np.random.default_rng(0)  # not sklearn: the memory case measures this process
+    X = rng.normal(size=(500, 8)).astype(np.float32)
+    y = np.digitize(X[:, 0] + X[:, 1], [-0.5, 0.5]).astype(np.float64)
+    for objective in ({"objective": "binary:logistic"}, {"objective": "multi:softprob"}):
+        labels = (y > 0).astype(np.float64) if objective["objective"] == "binary:logistic" else y
+        extra = {"num_class": 3} if objective["objective"] == "multi:softprob" else {}
+        booster = gpuboost.train(
+            gpuboost_params(3, threads, **objective, **extra),
+            gpuboost.Dataset(X, label=labels),
+            2,
+            verbose_eval=False,
         )
-        return 2
-    notes = [f"{lib} is not installed: skipped" for lib in libs if versions[lib] is None]
-    for note in notes:
-        print(f"note: {note}")
-    available = [lib for lib in libs if versions[lib] is not None]
+        booster.predict(X)
 
-    try:
-        from threadpoolctl import threadpool_limits
 
-        limiter = threadpool_limits(limits=args.threads)
-    except ImportError:  # pragma: no cover
-        limiter = contextlib.nullcontext()
+class Timed:
+    """One library's run in a case: the load average around it and its times."""
 
+    def __init__(self, library):
+        self.library = library
+        self.load_before = _load_average()
+
+    def done(self, **values):
+        return {
+            "library": self.library,
+            "load_avg_1min_before": self.load_before,
+            "load_avg_1min_after": _load_average(),
+            **values,
+        }
+
+
+# ---- cases -----------------------------------------------------------------------------
+def case_main(args, libs, results):
+    test_rows = args.test_rows if args.test_rows is not None else max(1, args.rows // 10)
+    start = time.perf_counter()
+    X_tr, y_tr, X_te, y_te = make_data(args.rows, test_rows)
     print(
-        f"# speed: make_classification {args.rows} train + {test_rows} test rows x 28, "
-        f"depth {args.depth}, {args.rounds} rounds, {args.threads} threads; "
-        f"{os.cpu_count()} CPUs ({cpu_model()})",
+        f"\n## main: make_classification {args.rows} train + {test_rows} test rows x 28, "
+        f"depth {args.depth}, {args.rounds} rounds (data generated in "
+        f"{time.perf_counter() - start:.1f} s)",
         flush=True,
     )
-    start = time.perf_counter()
-    data = make_data(args.rows, test_rows)
-    print(f"# data generated in {time.perf_counter() - start:.1f} s", flush=True)
-    print("# versions: " + ", ".join(f"{k} {v}" for k, v in versions.items() if v), flush=True)
-
-    rows = []
-    with limiter:
-        for lib in available:
-            load_before = _load_average()
-            construct, train, pred, extra = RUNNERS[lib](
-                data, args.depth, args.rounds, args.threads, args.phases
-            )
-            row = {
-                "library": lib,
-                "load_avg_1min_before": load_before,
-                "load_avg_1min_after": _load_average(),
-                "construct_s": construct,
-                "train_s": train,
-                "total_s": construct + train,
-                "ms_per_round": 1000.0 * train / args.rounds,
-                "test_auc": auc(data[3], pred),
-                **extra,
-            }
-            rows.append(row)
-            print(
-                f"  {lib:<9} total {row['total_s']:8.2f} s (data {construct:6.2f} s, train "
-                f"{train:8.2f} s, {row['ms_per_round']:8.1f} ms/round)  auc "
-                f"{row['test_auc']:.5f}  (load average {_fmt_load(load_before)} before, "
-                f"{_fmt_load(row['load_avg_1min_after'])} after)",
-                flush=True,
-            )
-
+    rows, models = [], {}
+    for lib in libs:
+        timer = Timed(lib)
+        construct, train, model, extra = RUNNERS[lib](
+            X_tr, y_tr, args.depth, args.rounds, args.threads, args.phases
+        )
+        row = timer.done(
+            construct_s=construct,
+            train_s=train,
+            total_s=construct + train,
+            ms_per_round=1000.0 * train / args.rounds,
+            test_auc=auc(y_te, predict_proba(lib, model, X_te, args.threads)),
+            **extra,
+        )
+        rows.append(row)
+        models[lib] = model
+        print(
+            f"  {lib:<9} total {row['total_s']:8.2f} s (data {construct:6.2f} s, train "
+            f"{train:8.2f} s, {row['ms_per_round']:8.1f} ms/round)  auc "
+            f"{row['test_auc']:.5f}  (load average {_fmt_load(timer.load_before)} before, "
+            f"{_fmt_load(row['load_avg_1min_after'])} after)",
+            flush=True,
+        )
     ours = next((r for r in rows if r["library"] == "gpuboost"), None)
-    print()
     print(
-        "| library | total s | data s | train s | ms/round | test auc | gpuboost/peer (total) "
-        "| gpuboost/peer (ms/round) |"
+        "\n| library | total s | data s | train s | ms/round | test auc | gpuboost/peer (total) "
+        "| gpuboost/peer (train) |"
     )
     print("|---|---|---|---|---|---|---|---|")
     for row in rows:
         if ours is not None and row is not ours:
             row["ratio_gpuboost_over_peer_total"] = ours["total_s"] / row["total_s"]
-            row["ratio_gpuboost_over_peer_per_round"] = ours["ms_per_round"] / row["ms_per_round"]
+            row["ratio_gpuboost_over_peer_train"] = ours["train_s"] / row["train_s"]
             ratio = (
                 f"{row['ratio_gpuboost_over_peer_total']:.2f}x | "
-                f"{row['ratio_gpuboost_over_peer_per_round']:.2f}x"
+                f"{row['ratio_gpuboost_over_peer_train']:.2f}x"
             )
         else:
             ratio = "- | -"
@@ -309,20 +377,350 @@ def main(argv=None):
             f"{row['train_s']:.2f} | {row['ms_per_round']:.1f} | {row['test_auc']:.5f} | "
             f"{ratio} |"
         )
-    sk = next((r for r in rows if r["library"] == "sklearn"), None)
-    if ours is not None and sk is not None:
-        ratio = sk["ratio_gpuboost_over_peer_total"]
-        print(
-            f"\nissue-2 bar (gpuboost at most 5x scikit-learn HGB, total time): {ratio:.2f}x -> "
-            f"{'PASS' if ratio <= 5.0 else 'FAIL'}"
-        )
     if ours is not None and ours.get("phases"):
         print(f"gpuboost phases: {ours['phases']}")
-    print(
-        f"note: single run on a shared machine ({os.cpu_count()} CPUs; 1-minute load "
-        f"averages above): compare times only as ratios within this run"
-    )
+    results["main"] = rows
+    for peer in ("xgboost", "lightgbm"):
+        row = next((r for r in rows if r["library"] == peer), None)
+        if ours is not None and row is not None:
+            results.setdefault("bars", {})[f"main vs {peer}"] = (
+                ours["train_s"],
+                row["train_s"],
+                "training s",
+            )
+    if "predict" in args.cases:
+        case_predict(args, models, X_tr, results)
 
+
+def case_predict(args, models, X, results):
+    print(f"\n## predict: {len(X)} x 28 float32 rows, the {args.rounds} trees of main", flush=True)
+    rows = []
+    for lib in ("gpuboost", "xgboost"):
+        if lib not in models:
+            continue
+        timer = Timed(lib)
+        predict_proba(lib, models[lib], X[:1000], args.threads)  # warm
+        start = time.perf_counter()
+        predict_proba(lib, models[lib], X, args.threads)
+        seconds = time.perf_counter() - start
+        rows.append(timer.done(predict_s=seconds, rows_per_s=len(X) / seconds))
+        print(
+            f"  {lib:<9} {seconds:7.3f} s ({len(X) / seconds / 1e6:.2f} M rows/s)  (load "
+            f"average {_fmt_load(timer.load_before)} before)",
+            flush=True,
+        )
+    results["predict"] = rows
+    if len(rows) == 2:
+        results.setdefault("bars", {})["predict vs xgboost"] = (
+            rows[0]["predict_s"],
+            rows[1]["predict_s"],
+            "predict s",
+        )
+
+
+def _train_times(data, libs, depth, rounds, threads, **objective):
+    X, y = data
+    times = {}
+    for lib in libs:
+        timer = Timed(lib)
+        _, train, _, _ = RUNNERS[lib](X, y, depth, rounds, threads, **objective)
+        times[lib] = timer.done(train_s=train)
+    return times
+
+
+def case_small(args, libs, results):
+    rows, features = SMALL_SHAPE
+    X, y, _, _ = make_data(rows, 1, n_features=features, n_informative=10, n_redundant=5)
+    libs = [lib for lib in libs if lib in ("gpuboost", "xgboost")]
+    times = _train_times((X, y), libs, SMALL_DEPTH, args.rounds, args.threads)
+    print(f"\n## small: {rows} x {features}, depth {SMALL_DEPTH}, {args.rounds} rounds")
+    for lib, row in times.items():
+        load = _fmt_load(row["load_avg_1min_before"])
+        print(f"  {lib:<9} train {row['train_s']:7.3f} s  (load average {load} before)")
+    results["small"] = list(times.values())
+    if len(times) == 2:
+        results.setdefault("bars", {})["small vs xgboost"] = (
+            times["gpuboost"]["train_s"],
+            times["xgboost"]["train_s"],
+            "training s",
+        )
+
+
+def case_depth(args, libs, results):
+    X, y, _, _ = make_data(DEPTH_ROWS, 1)
+    libs = [lib for lib in libs if lib in ("gpuboost", "xgboost")]
+    print(f"\n## depth: {DEPTH_ROWS} x 28, {args.rounds} rounds, depth {DEPTHS[0]} and {DEPTHS[1]}")
+    rows = []
+    for lib in libs:
+        times = [
+            _train_times((X, y), [lib], depth, args.rounds, args.threads)[lib]["train_s"]
+            for depth in DEPTHS
+        ]
+        rows.append({"library": lib, "train_s": dict(zip(map(str, DEPTHS), times))})
+        print(
+            f"  {lib:<9} depth {DEPTHS[0]} {times[0]:7.3f} s, depth {DEPTHS[1]} {times[1]:7.3f} s:"
+            f" {times[1] / times[0]:.2f}x"
+        )
+    results["depth"] = rows
+    ours = next((r for r in rows if r["library"] == "gpuboost"), None)
+    if ours is not None:
+        deep, shallow = ours["train_s"][str(DEPTHS[1])], ours["train_s"][str(DEPTHS[0])]
+        results.setdefault("bars", {})["depth 10 / depth 8"] = (deep, shallow, "training s")
+
+
+def case_multiclass(args, libs, results):
+    libs = [lib for lib in libs if lib in ("gpuboost", "xgboost")]
+    print(
+        f"\n## multiclass: {MULTICLASS_ROWS} rows, multi:softprob, depth {MULTICLASS_DEPTH}, "
+        f"{MULTICLASS_ROUNDS} rounds"
+    )
+    times = {lib: {} for lib in libs}
+    for classes, features in MULTICLASS_SHAPES:
+        X, y, _, _ = make_data(
+            MULTICLASS_ROWS,
+            1,
+            n_features=features,
+            n_informative=30,
+            n_redundant=0,
+            n_classes=classes,
+        )
+        objective = {"objective": "multi:softprob", "num_class": classes}
+        for lib, row in _train_times(
+            (X, y), libs, MULTICLASS_DEPTH, MULTICLASS_ROUNDS, args.threads, **objective
+        ).items():
+            times[lib][f"{classes}x{features}"] = row["train_s"]
+            print(
+                f"  {lib:<9} {classes:2d} classes x {features:3d} features: {row['train_s']:7.3f} s"
+            )
+    exponents = {}
+    for lib, t in times.items():
+        exponents[lib] = {
+            "classes": math.log(t["20x300"] / t["5x300"]) / math.log(4),
+            "features": math.log(t["20x300"] / t["20x75"]) / math.log(4),
+        }
+        print(
+            f"  {lib:<9} scaling exponent in classes {exponents[lib]['classes']:.2f}, in "
+            f"features {exponents[lib]['features']:.2f}"
+        )
+    results["multiclass"] = {"train_s": times, "exponents": exponents}
+    if len(exponents) == 2:
+        for kind in ("classes", "features"):
+            name = "class" if kind == "classes" else "feature"
+            results.setdefault("bars", {})[f"multiclass {name} exponent"] = (
+                exponents["gpuboost"][kind],
+                exponents["xgboost"][kind],
+                "exponent",
+            )
+
+
+_MEMORY_SCRIPT = textwrap.dedent(
+    """
+    import sys, time
+    import numpy as np
+    library, path, threads, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    sys.path.insert(0, sys.argv[5])
+    if library == "gpuboost":
+        import gpuboost
+        from benchmarks.speed_cpu import gpuboost_params, warm_up_gpuboost
+        warm_up_gpuboost(threads)
+    else:
+        import xgboost as xgb
+        from benchmarks.speed_cpu import xgboost_params, MAX_BIN
+
+    def status(field):
+        for line in open("/proc/self/status"):
+            if line.startswith(field):
+                return int(line.split()[1]) * 1024
+    X = np.load(path + "_X.npy")
+    y = np.load(path + "_y.npy")
+    before = status("VmRSS:")
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("5")  # VmHWM := VmRSS
+    start = time.perf_counter()
+    if library == "gpuboost":
+        dtrain = gpuboost.Dataset(X, label=y)
+        gpuboost.train(gpuboost_params(8, threads), dtrain, rounds)
+    else:
+        dtrain = xgb.QuantileDMatrix(X, label=y, max_bin=MAX_BIN + 1, nthread=threads)
+        xgb.train(xgboost_params(8, threads), dtrain, rounds)
+    print(before, status("VmHWM:"), time.perf_counter() - start)
+    """
+)
+
+
+def case_memory(args, libs, results):
+    libs = [lib for lib in libs if lib in ("gpuboost", "xgboost")]
+    X, y, _, _ = make_data(args.rows, 1)
+    print(f"\n## memory: peak RSS, {args.rows} x 28 float32, {MEMORY_ROUNDS} rounds, depth 8")
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        path = str(Path(folder) / "train")
+        np.save(path + "_X.npy", X)
+        np.save(path + "_y.npy", y)
+        del X, y
+        for lib in libs:
+            timer = Timed(lib)
+            completed = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    _MEMORY_SCRIPT,
+                    lib,
+                    path,
+                    str(args.threads),
+                    str(MEMORY_ROUNDS),
+                    str(REPO_ROOT),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            before, peak, seconds = completed.stdout.split()
+            row = timer.done(
+                rss_before_mib=int(before) / 2**20,
+                peak_rss_mib=int(peak) / 2**20,
+                seconds=float(seconds),
+            )
+            rows.append(row)
+            print(
+                f"  {lib:<9} peak RSS {row['peak_rss_mib']:7.1f} MiB (RSS with the data loaded, "
+                f"before: {row['rss_before_mib']:.1f} MiB; {row['seconds']:.1f} s)"
+            )
+    results["memory"] = rows
+    if len(rows) == 2:
+        results.setdefault("bars", {})["peak RSS vs xgboost"] = (
+            rows[0]["peak_rss_mib"],
+            rows[1]["peak_rss_mib"],
+            "MiB",
+        )
+
+
+_JIT_SCRIPT = textwrap.dedent(
+    """
+    import sys, time
+    start = time.perf_counter()
+    sys.path.insert(0, sys.argv[1])
+    import gpuboost
+    from benchmarks.speed_cpu import warm_up_gpuboost
+    imported = time.perf_counter()
+    warm_up_gpuboost(int(sys.argv[2]))
+    print(imported - start, time.perf_counter() - imported)
+    """
+)
+
+
+def case_jit(args, libs, results):
+    if "gpuboost" not in libs:
+        return
+    print("\n## jit: gpuboost's kernels compiled in a fresh cache, then loaded from it")
+    rows = []
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        for label in ("compile (empty cache)", "load (cached)"):
+            completed = subprocess.run(
+                [sys.executable, "-c", _JIT_SCRIPT, str(REPO_ROOT), str(args.threads)],
+                capture_output=True,
+                text=True,
+                check=True,
+                env=env,
+            )
+            imported, first = map(float, completed.stdout.split())
+            rows.append({"run": label, "import_s": imported, "first_trainings_s": first})
+            print(f"  {label:<22} import {imported:5.2f} s, first trainings {first:6.2f} s")
+    results["jit"] = rows
+
+
+def print_bars(results):
+    bars = results.get("bars", {})
+    if not bars:
+        return
+    print("\n## issue 11 bars (gpuboost / peer; this run)")
+    print("| bar | gpuboost | peer | unit | ratio | target | verdict |")
+    print("|---|---|---|---|---|---|---|")
+    verdicts = {}
+    for name, (ours, theirs, unit) in bars.items():
+        if BARS[name] is None:  # exponents: no larger than the peer's
+            ratio, target, passed = ours - theirs, "<= 0 (difference)", ours <= theirs
+            shown = f"{ratio:+.2f}"
+        else:
+            ratio, target = ours / theirs, f"<= {BARS[name]:.1f}x"
+            passed = ratio <= BARS[name]
+            shown = f"{ratio:.2f}x"
+        verdicts[name] = {"gpuboost": ours, "peer": theirs, "ratio": ratio, "pass": passed}
+        print(
+            f"| {name} | {ours:.3f} | {theirs:.3f} | {unit} | {shown} | {target} | "
+            f"{'PASS' if passed else 'FAIL'} |"
+        )
+    results["verdicts"] = verdicts
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=1_000_000, help="main's training rows")
+    parser.add_argument("--test-rows", type=int, default=None, help="test rows (rows // 10)")
+    parser.add_argument("--rounds", type=int, default=100)
+    parser.add_argument("--depth", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--libs", default=",".join(LIBRARIES))
+    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument(
+        "--phases",
+        action="store_true",
+        help="run gpuboost with verbosity=2 in main and print its per-phase timings",
+    )
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args(argv)
+    libs = [lib for lib in args.libs.split(",") if lib]
+    args.cases = [case for case in args.cases.split(",") if case]
+    for lib in libs:
+        if lib not in LIBRARIES:
+            parser.error(f"unknown library {lib!r}")
+    for case in args.cases:
+        if case not in CASES:
+            parser.error(f"unknown case {case!r}")
+    versions = {lib: library_version(lib) for lib in libs}
+    if library_version("sklearn") is None:
+        print("error: scikit-learn is needed to generate the data", file=sys.stderr)
+        return 2
+    for lib in libs:
+        if versions[lib] is None:
+            print(f"note: {lib} is not installed: skipped")
+    libs = [lib for lib in libs if versions[lib] is not None]
+
+    try:
+        from threadpoolctl import threadpool_limits
+
+        limiter = threadpool_limits(limits=args.threads)
+    except ImportError:  # pragma: no cover
+        limiter = contextlib.nullcontext()
+    print(
+        f"# speed_cpu: cases {','.join(args.cases)}; {args.threads} threads; {os.cpu_count()} "
+        f"CPUs ({cpu_model()}); {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
+        flush=True,
+    )
+    print("# versions: " + ", ".join(f"{k} {v}" for k, v in versions.items() if v), flush=True)
+    results = {}
+    with limiter:
+        if "gpuboost" in libs:
+            warm_up_gpuboost(args.threads)
+        if "main" in args.cases:
+            case_main(args, libs, results)
+        for case, function in (
+            ("small", case_small),
+            ("depth", case_depth),
+            ("multiclass", case_multiclass),
+        ):
+            if case in args.cases:
+                function(args, libs, results)
+    if "memory" in args.cases:
+        case_memory(args, libs, results)
+    if "jit" in args.cases:
+        case_jit(args, libs, results)
+    print_bars(results)
+    print(
+        f"note: on a shared machine ({os.cpu_count()} CPUs; 1-minute load averages above): "
+        f"compare times only as ratios within this run, and run twice"
+    )
     if args.json:
         out = {
             "script": "benchmarks/speed_cpu.py",
@@ -334,15 +732,14 @@ def main(argv=None):
                 "python": platform.python_version(),
             },
             "rows": args.rows,
-            "test_rows": test_rows,
             "rounds": args.rounds,
             "depth": args.depth,
             "threads": args.threads,
             "versions": versions,
-            "results": rows,
-            "notes": notes,
+            "results": results,
         }
-        Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(out, indent=2, default=str) + "\n")
         print(f"wrote {args.json}")
     return 0
 

@@ -309,7 +309,7 @@ class AdaBoostLearner:
             for dataset, name in evals
         ]
         self.metrics = metrics_of(params, BINARY_METRIC if n_outputs == 1 else MULTICLASS_METRIC)
-        self.splitter = GiniSplitter(backend, self.data, dtrain.bin_mapper.threshold_for_bin)
+        self.splitter = GiniSplitter(backend, self.data, dtrain.bin_mapper.thresholds_for_bins)
         self.split_params = SplitParams.from_params(params)
         self.policy = GrowthPolicy("depthwise", params["max_depth"], 0)
         self.class_values = backend.xp.arange(self.n_classes, dtype=Y_DTYPE)

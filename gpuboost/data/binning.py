@@ -298,6 +298,7 @@ class BinMapper:
         return self
 
     def _set_edges(self, bin_edges):
+        self.__dict__.pop("_edge_table", None)  # thresholds_for_bins' table of the old edges
         self.bin_edges_ = bin_edges
         self.n_features_ = len(bin_edges)
         self.n_value_bins_ = np.array([len(edges) + 1 for edges in bin_edges], dtype=np.int32)
@@ -414,6 +415,37 @@ class BinMapper:
                 f"got {bin!r}."
             )
         return float(edges[bin])
+
+    def thresholds_for_bins(self, features, bins):
+        """:meth:`threshold_for_bin` of many splits at once.
+
+        Parameters
+        ----------
+        features, bins : array-like of int, shape (n_splits,)
+
+        Returns
+        -------
+        thresholds : ndarray of shape (n_splits,), float64
+
+        Raises
+        ------
+        IndexError
+            A feature or a bin out of range (as :meth:`threshold_for_bin`).
+        """
+        self._check_fitted()
+        features = np.asarray(features, dtype=np.int64).reshape(-1)
+        bins = np.asarray(bins, dtype=np.int64).reshape(-1)
+        if not hasattr(self, "_edge_table"):
+            # One row of edges per feature, padded with NaN (never a valid threshold).
+            table = np.full((self.n_features_, max(1, self.max_bin - 1)), np.nan)
+            for feature, edges in enumerate(self.bin_edges_):
+                table[feature, : len(edges)] = edges
+            self._edge_table = table
+        if np.any((features < 0) | (features >= self.n_features_)):
+            raise IndexError(f"features must be in [0, {self.n_features_}).")
+        if np.any((bins < 0) | (bins >= self.n_value_bins_[features] - 1)):
+            raise IndexError("bins must be value bins with an upper edge (below the last).")
+        return self._edge_table[features, bins]
 
     def to_dict(self):
         """The fitted mapper as a JSON-serializable dict.

@@ -261,7 +261,7 @@ class ApproxRebinner:
         Returns
         -------
         tree_data : DeviceData
-        thresholds : callable (feature, bin) -> float
+        thresholds : callable (features, bins) -> ndarray of float64
         """
         mapper = self.sketch(quantized_hessians, sample_indices)
-        return self.backend.rebin(data, self.raw_features, mapper), mapper.threshold_for_bin
+        return self.backend.rebin(data, self.raw_features, mapper), mapper.thresholds_for_bins

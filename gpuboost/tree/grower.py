@@ -171,6 +171,26 @@ class NodeTable:
         self.histogram_batch[ids] = NO_HISTOGRAM
         return ids
 
+    def add_children(self, parents, middles, left_sums, left_counts):
+        """Append the two children of each of ``parents`` (left then right, pair by pair)
+        split at positions ``middles`` with the left children's sums and counts; returns
+        their ids."""
+        n_new = 2 * len(parents)
+        ids = np.arange(self.size, self.size + n_new, dtype=np.int64)
+        self._reserve(self.size + n_new)
+        self.size += n_new
+        lefts, rights = ids[0::2], ids[1::2]
+        self.begin[lefts], self.end[lefts] = self.begin[parents], middles
+        self.begin[rights], self.end[rights] = middles, self.end[parents]
+        self.depth[ids] = np.repeat(self.depth[parents] + 1, 2)
+        self.sums[lefts], self.count[lefts] = left_sums, left_counts
+        self.sums[rights] = self.sums[parents] - left_sums
+        self.count[rights] = self.count[parents] - left_counts
+        self.left[ids] = self.right[ids] = -1
+        self.feature[ids] = self.bin[ids] = -1
+        self.histogram_batch[ids] = NO_HISTOGRAM
+        return ids
+
     def set_splits(self, ids, table):
         """Record the :class:`~gpuboost.tree.splitters.SplitTable` rows of nodes ``ids``."""
         self.feature[ids] = table.feature
@@ -318,8 +338,9 @@ class TreeGrower:
         batches = self.nodes.histogram_batch[ids]
         batches = batches[batches != NO_HISTOGRAM]
         self.nodes.histogram_batch[ids] = NO_HISTOGRAM
-        for batch, users in zip(*np.unique(batches, return_counts=True)):
-            self._batch_users[batch] -= int(users)
+        users = np.bincount(batches)
+        for batch in np.flatnonzero(users).tolist():
+            self._batch_users[batch] -= int(users[batch])
             if self._batch_users[batch] == 0:
                 self._batches[batch] = self._batch_nodes[batch] = None
 
@@ -386,17 +407,8 @@ class TreeGrower:
             )
         # Children ids in pairs, left then right, in the order of the parents.
         n_left = nodes.left_count[parents]
-        begin, end = nodes.begin[parents], nodes.end[parents]
-        left_sums = nodes.left_sums[parents]
-        children = nodes.add(
-            np.stack([begin, begin + n_left], axis=1).ravel(),
-            np.stack([begin + n_left, end], axis=1).ravel(),
-            np.repeat(nodes.depth[parents] + 1, 2),
-            np.stack([left_sums, nodes.sums[parents] - left_sums], axis=1).reshape(
-                -1, nodes.n_sums
-            ),
-            np.stack([n_left, nodes.count[parents] - n_left], axis=1).ravel(),
-        )
+        begin = nodes.begin[parents]
+        children = nodes.add_children(parents, begin + n_left, nodes.left_sums[parents], n_left)
         lefts, rights = children[0::2], children[1::2]
         nodes.left[parents], nodes.right[parents] = lefts, rights
         self.n_leaves += len(parents)

@@ -376,3 +376,21 @@ def test_from_dict_rejects_bad_state(change, message):
     change(state)
     with pytest.raises(ValueError, match=message):
         BinMapper.from_dict(state)
+
+
+def test_thresholds_for_bins_is_threshold_for_bin_of_every_split():
+    rng = np.random.default_rng(4)
+    X = np.column_stack([rng.normal(size=300), np.round(rng.normal(size=300)), np.zeros(300)])
+    bin_mapper = BinMapper(max_bin=15).fit(X)
+    splits = [(f, b) for f in range(2) for b in range(bin_mapper.n_value_bins_[f] - 1)]
+    features, bins = np.array(splits).T
+    np.testing.assert_array_equal(
+        bin_mapper.thresholds_for_bins(features, bins),
+        [bin_mapper.threshold_for_bin(int(f), int(b)) for f, b in splits],
+    )
+    assert bin_mapper.thresholds_for_bins([], []).shape == (0,)
+    for features, bins in (([2], [0]), ([0], [14]), ([3], [0]), ([0], [-1])):
+        with pytest.raises(IndexError):
+            bin_mapper.thresholds_for_bins(features, bins)
+    bin_mapper.fit(X[:, ::-1].copy())  # new edges: the lookup follows them
+    assert bin_mapper.thresholds_for_bins([2], [0])[0] == bin_mapper.threshold_for_bin(2, 0)

@@ -345,7 +345,7 @@ def test_conflicting_bundles_partition_as_their_histograms_say():
     backend = NumpyBackend()
     data = backend.prepare(dataset)
     splitter = BundledHistogramSplitter(
-        backend, data, bundle_map, dataset.bin_mapper.threshold_for_bin
+        backend, data, bundle_map, dataset.bin_mapper.thresholds_for_bins
     )
     decoded = splitter.partition_data.arrays["X_binned"]
     assert np.any(decoded != dataset.X_binned)
@@ -384,10 +384,10 @@ def test_bundled_splitter_caches_its_device_arrays():
     backend = NumpyBackend()
     data = backend.prepare(dataset)
     first = BundledHistogramSplitter(
-        backend, data, dataset.bundle_map(), dataset.bin_mapper.threshold_for_bin
+        backend, data, dataset.bundle_map(), dataset.bin_mapper.thresholds_for_bins
     )
     second = BundledHistogramSplitter(
-        backend, data, dataset.bundle_map(), dataset.bin_mapper.threshold_for_bin
+        backend, data, dataset.bundle_map(), dataset.bin_mapper.thresholds_for_bins
     )
     assert second.bundled_data is first.bundled_data
     assert first.partition_data is data  # no conflicts: the Dataset's own bins

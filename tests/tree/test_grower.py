@@ -102,7 +102,7 @@ def grow(
         SplitParams.from_params(params),
         params["learning_rate"],
     )
-    splitter = HistogramSplitter(backend, data, dataset.bin_mapper.threshold_for_bin)
+    splitter = HistogramSplitter(backend, data, dataset.bin_mapper.thresholds_for_bins)
     grower = grower_class(
         splitter, tree_input, GrowthPolicy.from_params(params), sampler, timer or PhaseTimer()
     )

@@ -17,8 +17,7 @@ and copied back. The result does not depend on the number of threads.
 import numpy as np
 
 from ...core.dtypes import SAMPLE_INDEX_DTYPE
-from .histogram import PREFETCH_ROWS_AHEAD
-from .jit import kernel, prange, prefetch, threads
+from .jit import kernel, prange, threads
 
 __all__ = ["partition_rows"]
 
@@ -28,8 +27,69 @@ _PIECES_PER_THREAD = 2
 
 @kernel
 def _goes_left(bin_, threshold_bin, default_left, missing_bin):
-    """1 when the row goes left, else 0 (an integer, for branch-free counting)."""
-    return np.int64(bin_ <= threshold_bin) | (np.int64(bin_ == missing_bin) & default_left)
+    """1 when the row goes left, else 0 (unsigned, for branch-free counting)."""
+    return np.uint64(bin_ <= threshold_bin) | (
+        np.uint64(bin_ == missing_bin) & np.uint64(default_left)
+    )
+
+
+# The loops below index with unsigned integers: no negative-index wraparound code.
+@kernel
+def _split_whole(
+    column, sample_indices, start, stop, threshold, default_left, missing_bin, scratch
+):
+    """Partition one node's segment in one pass: left rows in place (never ahead of the
+    read position), right rows to ``scratch[start:]`` and back after them; returns the
+    number of left rows. Branch-free: each row is stored at both destinations and the
+    counter of its side advances."""
+    begin = np.uint64(start)
+    write = begin
+    n_right = np.uint64(0)
+    for position in range(begin, np.uint64(stop)):
+        row = sample_indices[position]
+        left = _goes_left(column[np.uint64(row)], threshold, default_left, missing_bin)
+        sample_indices[write] = row
+        scratch[begin + n_right] = row
+        write += left
+        n_right += np.uint64(1) - left
+    for i in range(n_right):
+        sample_indices[write + i] = scratch[begin + i]
+    return np.int64(write - begin)
+
+
+@kernel
+def _count_left(column, sample_indices, start, stop, threshold, default_left, missing_bin):
+    lefts = np.uint64(0)
+    for position in range(np.uint64(start), np.uint64(stop)):
+        lefts += _goes_left(
+            column[np.uint64(sample_indices[position])], threshold, default_left, missing_bin
+        )
+    return np.int64(lefts)
+
+
+@kernel
+def _scatter(
+    column,
+    sample_indices,
+    start,
+    stop,
+    threshold,
+    default_left,
+    missing_bin,
+    left_at,
+    right_at,
+    scratch,
+):
+    """Rows of a piece to ``scratch``: left ones from ``left_at`` on, right ones from
+    ``right_at`` on, in order."""
+    left_at = np.uint64(left_at)
+    right_at = np.uint64(right_at)
+    for position in range(np.uint64(start), np.uint64(stop)):
+        row = sample_indices[position]
+        left = _goes_left(column[np.uint64(row)], threshold, default_left, missing_bin)
+        scratch[left_at if left else right_at] = row
+        left_at += left
+        right_at += np.uint64(1) - left
 
 
 @kernel(parallel=True)
@@ -72,30 +132,20 @@ def _partition(
                 threshold = threshold_bins[node]
                 to_left = default_left[node]
                 if first == offsets[node] and last == offsets[node + 1]:
-                    write = start
-                    n_right = 0
-                    for position in range(start, stop):
-                        if position + PREFETCH_ROWS_AHEAD < stop:
-                            prefetch(
-                                column, np.uint64(sample_indices[position + PREFETCH_ROWS_AHEAD])
-                            )
-                        # Branch-free: the row is stored at both destinations and the
-                        # counter of the side it goes to advances.
-                        row = sample_indices[position]
-                        left = _goes_left(column[row], threshold, to_left, missing_bin)
-                        sample_indices[write] = row
-                        scratch[start + n_right] = row
-                        write += left
-                        n_right += 1 - left
-                    for i in range(n_right):
-                        sample_indices[write + i] = scratch[start + i]
-                    n_left[node] = write - start
+                    n_left[node] = _split_whole(
+                        column,
+                        sample_indices,
+                        start,
+                        stop,
+                        threshold,
+                        to_left,
+                        missing_bin,
+                        scratch,
+                    )
                 else:
-                    lefts = 0
-                    for position in range(start, stop):
-                        lefts += _goes_left(
-                            column[sample_indices[position]], threshold, to_left, missing_bin
-                        )
+                    lefts = _count_left(
+                        column, sample_indices, start, stop, threshold, to_left, missing_bin
+                    )
                     piece_node[thread, used] = node
                     piece_start[thread, used] = start
                     piece_stop[thread, used] = stop
@@ -132,14 +182,18 @@ def _partition(
                 column = X_binned_columns[features[node]]
                 threshold = threshold_bins[node]
                 to_left = default_left[node]
-                left_at = piece_left_at[thread, slot]
-                right_at = piece_right_at[thread, slot]
-                for position in range(piece_start[thread, slot], piece_stop[thread, slot]):
-                    row = sample_indices[position]
-                    left = _goes_left(column[row], threshold, to_left, missing_bin)
-                    scratch[left_at if left else right_at] = row
-                    left_at += left
-                    right_at += 1 - left
+                _scatter(
+                    column,
+                    sample_indices,
+                    piece_start[thread, slot],
+                    piece_stop[thread, slot],
+                    threshold,
+                    to_left,
+                    missing_bin,
+                    piece_left_at[thread, slot],
+                    piece_right_at[thread, slot],
+                    scratch,
+                )
     # Copy the scattered pieces back (all reads above are done): each thread copies the
     # positions of its own pieces.
     for thread in prange(n_threads):

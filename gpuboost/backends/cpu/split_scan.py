@@ -1,13 +1,14 @@
 """Split scan of the compiled CPU backend (NumPy reference and naive loop:
 :mod:`gpuboost.backends.numpy.split_scan`; CUDA: ``cuda/split_scan.cu``).
 
-One thread per node scans every allowed feature's bins left to right with exact int64
-running sums and evaluates both missing-value directions of every candidate with the
+One thread per node takes every allowed feature's exact int64 running sums over its
+bins, evaluates the gains of both missing-value directions of every candidate with the
 formulas of :mod:`gpuboost.core.gain`, written out below in the same float64 operation
 order (``cuda/gain.cuh`` does the same), so gains are the reference's bit for bit
-(docs/DESIGN.md, "Gain and leaf value"). Candidates are visited in the order
-(feature, bin, missing right before missing left) and replace the best only when
-strictly better, which is the reference's tie rule.
+(docs/DESIGN.md, "Gain and leaf value"), then visits the candidates in the order
+(feature, bin, missing right before missing left): one replaces the best only when
+strictly better, which is the reference's tie rule. The gains of a feature are computed
+in a loop without dependences between bins, which the compiler vectorizes.
 
 A bin holding no row of the node leaves the running sums as they were, so its
 candidates equal the previous bin's and can never be strictly better: they are skipped.
@@ -48,6 +49,88 @@ def _leaf_score(sum_gradients, sum_hessians, reg_lambda, reg_alpha, max_delta_st
     return -(2.0 * thresholded * weight + denominator * weight * weight)
 
 
+@kernel
+def _plain_gains(
+    sum_g,
+    sum_h,
+    extra_g,
+    extra_h,
+    parent_g,
+    parent_h,
+    scale_gradients,
+    scale_hessians,
+    reg_lambda,
+    parent_score,
+    n_candidates,
+    gains,
+    left_hessians,
+    right_hessians,
+):
+    """Gains of the candidates whose left sums are ``sum + extra`` (running sums, plus the
+    missing bin's for missing-left), without L1 and max_delta_step: :func:`_leaf_score`'s
+    expressions with no loop-carried dependence, so LLVM evaluates several bins per
+    vector instruction (the same IEEE operations per element, hence the same bits)."""
+    for bin_ in range(n_candidates):
+        left_g = sum_g[bin_] + extra_g
+        left_h = sum_h[bin_] + extra_h
+        left_gradient = left_g / scale_gradients
+        left_hessian = left_h / scale_hessians
+        right_gradient = (parent_g - left_g) / scale_gradients
+        right_hessian = (parent_h - left_h) / scale_hessians
+        left_denominator = left_hessian + reg_lambda
+        right_denominator = right_hessian + reg_lambda
+        left_score = (
+            left_gradient * left_gradient / left_denominator if left_denominator > 0.0 else 0.0
+        )
+        right_score = (
+            right_gradient * right_gradient / right_denominator if right_denominator > 0.0 else 0.0
+        )
+        gains[bin_] = (left_score + right_score) - parent_score
+        left_hessians[bin_] = left_hessian
+        right_hessians[bin_] = right_hessian
+
+
+@kernel
+def _general_gains(
+    sum_g,
+    sum_h,
+    extra_g,
+    extra_h,
+    parent_g,
+    parent_h,
+    scale_gradients,
+    scale_hessians,
+    reg_lambda,
+    reg_alpha,
+    max_delta_step,
+    parent_score,
+    n_candidates,
+    gains,
+    left_hessians,
+    right_hessians,
+):
+    """:func:`_plain_gains` with L1 and max_delta_step (the general :func:`_leaf_score`)."""
+    for bin_ in range(n_candidates):
+        left_g = sum_g[bin_] + extra_g
+        left_h = sum_h[bin_] + extra_h
+        left_hessian = left_h / scale_hessians
+        right_hessian = (parent_h - left_h) / scale_hessians
+        gains[bin_] = (
+            _leaf_score(
+                left_g / scale_gradients, left_hessian, reg_lambda, reg_alpha, max_delta_step
+            )
+            + _leaf_score(
+                (parent_g - left_g) / scale_gradients,
+                right_hessian,
+                reg_lambda,
+                reg_alpha,
+                max_delta_step,
+            )
+        ) - parent_score
+        left_hessians[bin_] = left_hessian
+        right_hessians[bin_] = right_hessian
+
+
 @kernel(parallel=True)
 def _scan(
     histograms,
@@ -67,6 +150,7 @@ def _scan(
     out_gain,
 ):
     n_nodes, n_features, n_bins, _ = histograms.shape
+    plain = reg_alpha == 0.0 and max_delta_step == 0.0
     for node in prange(n_nodes):
         hist = histograms[node]
         parent_g = np.int64(0)
@@ -83,6 +167,13 @@ def _scan(
             reg_alpha,
             max_delta_step,
         )
+        # Running sums of the candidates and, per direction, their gains and hessians.
+        sum_g = np.empty(n_bins, dtype=np.int64)
+        sum_h = np.empty(n_bins, dtype=np.int64)
+        sum_n = np.empty(n_bins, dtype=np.int64)
+        gains = np.empty((2, n_bins), dtype=np.float64)
+        left_hessians = np.empty((2, n_bins), dtype=np.float64)
+        right_hessians = np.empty((2, n_bins), dtype=np.float64)
         best_gain = -np.inf
         best_feature = -1
         best_bin = -1
@@ -93,51 +184,74 @@ def _scan(
         for feature in range(n_features):
             if use_mask and not feature_mask[node, feature]:
                 continue
+            n_candidates = n_value_bins[feature] - 1
+            if n_candidates <= 0:
+                continue
             missing_g = hist[feature, missing_bin, HIST_GRAD]
             missing_h = hist[feature, missing_bin, HIST_HESS]
             missing_n = hist[feature, missing_bin, HIST_COUNT]
             running_g = np.int64(0)
             running_h = np.int64(0)
             running_n = np.int64(0)
-            for bin_ in range(n_value_bins[feature] - 1):
-                count = hist[feature, bin_, HIST_COUNT]
-                if bin_ > 0 and count == 0:
-                    continue  # the previous candidates again (see the module docstring)
+            for bin_ in range(n_candidates):
                 running_g += hist[feature, bin_, HIST_GRAD]
                 running_h += hist[feature, bin_, HIST_HESS]
-                running_n += count
-                for direction in range(2 if missing_n > 0 else 1):
-                    left_g = running_g
-                    left_h = running_h
-                    left_n = running_n
-                    if direction == 1:
-                        left_g += missing_g
-                        left_h += missing_h
-                        left_n += missing_n
-                    right_g = parent_g - left_g
-                    right_h = parent_h - left_h
+                running_n += hist[feature, bin_, HIST_COUNT]
+                sum_g[bin_] = running_g
+                sum_h[bin_] = running_h
+                sum_n[bin_] = running_n
+            n_directions = 2 if missing_n > 0 else 1
+            for direction in range(n_directions):
+                extra_g = missing_g if direction == 1 else np.int64(0)
+                extra_h = missing_h if direction == 1 else np.int64(0)
+                if plain:
+                    _plain_gains(
+                        sum_g,
+                        sum_h,
+                        extra_g,
+                        extra_h,
+                        parent_g,
+                        parent_h,
+                        scale_gradients,
+                        scale_hessians,
+                        reg_lambda,
+                        parent_score,
+                        n_candidates,
+                        gains[direction],
+                        left_hessians[direction],
+                        right_hessians[direction],
+                    )
+                else:
+                    _general_gains(
+                        sum_g,
+                        sum_h,
+                        extra_g,
+                        extra_h,
+                        parent_g,
+                        parent_h,
+                        scale_gradients,
+                        scale_hessians,
+                        reg_lambda,
+                        reg_alpha,
+                        max_delta_step,
+                        parent_score,
+                        n_candidates,
+                        gains[direction],
+                        left_hessians[direction],
+                        right_hessians[direction],
+                    )
+            # Candidates in order (bin, missing right before missing left); a candidate
+            # replaces the best only when strictly better.
+            for bin_ in range(n_candidates):
+                if bin_ > 0 and sum_n[bin_] == sum_n[bin_ - 1]:
+                    continue  # the previous candidates again (see the module docstring)
+                for direction in range(n_directions):
+                    gain = gains[direction, bin_]
+                    left_n = sum_n[bin_] + (missing_n if direction == 1 else np.int64(0))
                     right_n = parent_n - left_n
-                    left_hessian = left_h / scale_hessians
-                    right_hessian = right_h / scale_hessians
-                    gain = (
-                        _leaf_score(
-                            left_g / scale_gradients,
-                            left_hessian,
-                            reg_lambda,
-                            reg_alpha,
-                            max_delta_step,
-                        )
-                        + _leaf_score(
-                            right_g / scale_gradients,
-                            right_hessian,
-                            reg_lambda,
-                            reg_alpha,
-                            max_delta_step,
-                        )
-                    ) - parent_score
                     if (
-                        left_hessian >= min_child_weight
-                        and right_hessian >= min_child_weight
+                        left_hessians[direction, bin_] >= min_child_weight
+                        and right_hessians[direction, bin_] >= min_child_weight
                         and left_n >= min_data_in_leaf
                         and right_n >= min_data_in_leaf
                         and gain > gamma
@@ -151,8 +265,8 @@ def _scan(
                             best_default_left = direction == 1
                         else:
                             best_default_left = left_n >= right_n
-                        best_g = left_g
-                        best_h = left_h
+                        best_g = sum_g[bin_] + (missing_g if direction == 1 else np.int64(0))
+                        best_h = sum_h[bin_] + (missing_h if direction == 1 else np.int64(0))
                         best_n = left_n
         row = out_int[node]
         row[_FEATURE] = best_feature

@@ -27,7 +27,7 @@ class BundledHistogramSplitter(HistogramSplitter):
     data : DeviceData
     bundle_map : BundleMap
         Of the Dataset ``data`` was prepared from.
-    thresholds : callable (feature, bin) -> float
+    thresholds : callable (features, bins) -> ndarray of float64
     """
 
     #: Key of the cached device arrays in ``DeviceData.arrays``.

@@ -16,16 +16,18 @@ __all__ = ["GradientRecords", "HistogramSplitter", "split_table"]
 def split_table(records):
     """The :class:`SplitTable` of ``SPLIT_RECORD_DTYPE`` records (gpuboost.core.gain):
     node sums ``(G_q, H_q)``, the gain as recorded."""
+    left_sums = np.empty((len(records), 2), dtype=np.int64)
+    left_sums[:, 0], left_sums[:, 1] = records["left_sum_gradients"], records["left_sum_hessians"]
+    sums = np.empty((len(records), 2), dtype=np.int64)
+    sums[:, 0], sums[:, 1] = records["sum_gradients"], records["sum_hessians"]
     return SplitTable(
         feature=records["feature"].astype(np.int64),
         bin=records["bin"].astype(np.int64),
         default_left=records["default_left"].astype(bool),
         gain=records["gain"].astype(np.float64),
-        left_sums=np.stack(
-            [records["left_sum_gradients"], records["left_sum_hessians"]], axis=1
-        ).astype(np.int64),
+        left_sums=left_sums,
         left_count=records["left_count"].astype(np.int64),
-        sums=np.stack([records["sum_gradients"], records["sum_hessians"]], axis=1).astype(np.int64),
+        sums=sums,
         count=records["count"].astype(np.int64),
     )
 
@@ -59,8 +61,8 @@ class HistogramSplitter(GradientRecords):
     backend : gpuboost.backends.base.Backend
     data : DeviceData
         The training data as the backend holds it (``backend.prepare``).
-    thresholds : callable (feature, bin) -> float
-        Raw threshold of a binned split (``BinMapper.threshold_for_bin``).
+    thresholds : callable (features, bins) -> ndarray of float64
+        Raw thresholds of binned splits (``BinMapper.thresholds_for_bins``).
     """
 
     def __init__(self, backend, data, thresholds):
@@ -134,11 +136,10 @@ class HistogramSplitter(GradientRecords):
 
     def split_thresholds(self, features, bins):
         """``(threshold, threshold_bin)`` stored in the Tree for these splits."""
-        thresholds = np.array(
-            [self.thresholds(f, b) for f, b in zip(features.tolist(), bins.tolist())],
-            dtype=np.float64,
+        return (
+            np.asarray(self.thresholds(features, bins), dtype=np.float64),
+            np.asarray(bins, dtype=np.int32),
         )
-        return thresholds, np.asarray(bins, dtype=np.int32)
 
     # ---- prediction ----------------------------------------------------------
     def predict_training_rows(self, tree):

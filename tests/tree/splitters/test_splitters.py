@@ -65,7 +65,7 @@ def test_histogram_splitter_thresholds_and_training_predictions():
     dataset = Dataset(X, label=y)
     backend = NumpyBackend()
     data = backend.prepare(dataset)
-    splitter = HistogramSplitter(backend, data, dataset.bin_mapper.threshold_for_bin)
+    splitter = HistogramSplitter(backend, data, dataset.bin_mapper.thresholds_for_bins)
     thresholds, bins = splitter.split_thresholds(np.array([6, 6, 0]), np.array([3, 0, 0]))
     np.testing.assert_array_equal(
         thresholds,
