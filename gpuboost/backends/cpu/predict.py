@@ -3,11 +3,16 @@
 
 Raw traversal: ``x <= threshold`` goes left, NaN follows ``default_left``; binned
 traversal: ``bin <= threshold_bin`` goes left, the missing bin follows
-``default_left`` (docs/DESIGN.md, "Binning"). The forest is packed into flat node
-arrays (one segment per tree, :func:`pack_forest`) and traversed in blocks of
-:data:`ROWS_PER_BLOCK` rows: every tree in order for the rows of a block (so a tree's
-nodes stay in cache while the block's rows go through it, and each row's margin gets
-the trees' values added in tree order, as the reference adds them), blocks in parallel.
+``default_left`` (docs/DESIGN.md, "Binning").
+
+The forest is packed into flat node arrays (one segment per tree, :class:`PackedForest`)
+in which a leaf's two children are the leaf itself. Rows then go down a tree in lockstep,
+one level at a time for :data:`ROWS_PER_BLOCK` rows, exactly ``depth`` steps each
+without a branch on the data (the child is ``children[2 * node + goes_right]``), so
+the CPU overlaps the rows' memory accesses instead of mispredicting every other branch.
+Every tree in order for the rows of a block (a tree's nodes stay in cache while the
+block goes through it, and each row's margin gets the trees' values added in tree
+order, as the reference adds them); blocks in parallel.
 """
 
 import numpy as np
@@ -16,7 +21,7 @@ from ...core.segments import offsets
 from .jit import kernel, prange
 
 __all__ = [
-    "pack_forest",
+    "PackedForest",
     "predict_tree_binned",
     "predict_tree_raw",
     "predict_forest_raw",
@@ -24,65 +29,124 @@ __all__ = [
     "ROWS_PER_BLOCK",
 ]
 
-#: Rows that go through every tree together (a block's rows and a tree fit in L1/L2).
-ROWS_PER_BLOCK = 64
+#: Rows that go through a tree together.
+ROWS_PER_BLOCK = 128
 
 
-def pack_forest(trees):
-    """The trees' node arrays laid end to end.
+@kernel
+def _depths(children, tree_offsets, out):
+    """Depth of every tree (its deepest leaf), from the packed children."""
+    for tree in range(tree_offsets.shape[0] - 1):
+        base = tree_offsets[tree]
+        n_nodes = tree_offsets[tree + 1] - base
+        depth = np.zeros(n_nodes, dtype=np.int64)
+        stack = np.empty(n_nodes, dtype=np.int64)
+        stack[0] = 0
+        size = 1
+        deepest = 0
+        while size:
+            size -= 1
+            node = stack[size]
+            deepest = max(deepest, depth[node])
+            left = children[2 * (base + node)]
+            right = children[2 * (base + node) + 1]
+            if left != node:  # not a leaf
+                depth[left] = depth[right] = depth[node] + 1
+                stack[size] = left
+                stack[size + 1] = right
+                size += 2
+        out[tree] = deepest
 
-    Returns
-    -------
-    packed : tuple
-        ``(feature int64, threshold float64, threshold_bin int64, default_left bool,
-        left_child int64, right_child int64, value float64, tree_offsets int64)``;
-        tree ``t`` owns nodes ``tree_offsets[t] .. tree_offsets[t + 1] - 1``, with its
-        children as indices inside its own segment.
+
+class PackedForest:
+    """The trees' node arrays laid end to end (tree ``t`` owns nodes
+    ``tree_offsets[t] .. tree_offsets[t + 1] - 1``; child indices are local to the tree).
+
+    Attributes
+    ----------
+    feature : ndarray of int64
+        Split feature; 0 at leaves (read, never decisive).
+    threshold : ndarray of float64
+    threshold_bin : ndarray of int64
+    default_left : ndarray of uint64 (0 / 1)
+    children : ndarray of shape (2 * n_nodes,), uint64
+        Left and right child of every node; a leaf's are the leaf itself.
+    value : ndarray of float64
+    tree_offsets : ndarray of shape (n_trees + 1,), int64
+    depths : ndarray of shape (n_trees,), int64
     """
 
-    def joined(name, dtype):
-        if not trees:
-            return np.zeros(0, dtype=dtype)
-        return np.concatenate([getattr(tree, name) for tree in trees]).astype(dtype, copy=False)
+    def __init__(self, trees):
+        def joined(name, dtype):
+            if not trees:
+                return np.zeros(0, dtype=dtype)
+            return np.concatenate([getattr(tree, name) for tree in trees]).astype(dtype)
 
-    return (
-        joined("feature", np.int64),
-        joined("threshold", np.float64),
-        joined("threshold_bin", np.int64),
-        joined("default_left", np.bool_),
-        joined("left_child", np.int64),
-        joined("right_child", np.int64),
-        joined("value", np.float64),
-        offsets([tree.n_nodes for tree in trees]),
-    )
-
-
-@kernel
-def _leaf_raw(X, row, base, feature, threshold, default_left, left_child, right_child):
-    node = 0
-    while feature[base + node] >= 0:
-        value = X[row, feature[base + node]]
-        if value != value:
-            go_left = default_left[base + node]
-        else:
-            go_left = value <= threshold[base + node]
-        node = left_child[base + node] if go_left else right_child[base + node]
-    return node
+        feature = joined("feature", np.int64)
+        leaf = feature < 0
+        local = (
+            np.concatenate([np.arange(tree.n_nodes, dtype=np.int64) for tree in trees])
+            if trees
+            else np.zeros(0, dtype=np.int64)
+        )
+        children = np.empty((len(feature), 2), dtype=np.int64)
+        children[:, 0] = np.where(leaf, local, joined("left_child", np.int64))
+        children[:, 1] = np.where(leaf, local, joined("right_child", np.int64))
+        self.feature = np.where(leaf, 0, feature)
+        self.threshold = joined("threshold", np.float64)
+        self.threshold_bin = joined("threshold_bin", np.int64)
+        self.default_left = joined("default_left", np.uint64)
+        self.children = children.astype(np.uint64).ravel()
+        self.value = joined("value", np.float64)
+        self.tree_offsets = offsets([tree.n_nodes for tree in trees])
+        self.depths = np.zeros(len(trees), dtype=np.int64)
+        _depths(self.children, self.tree_offsets, self.depths)
 
 
 @kernel
-def _leaf_binned(
-    X_binned, row, base, missing_bin, feature, threshold_bin, default_left, left, right
+def _descend_raw(X, first, n_rows, base, depth, feature, threshold, default_left, children, nodes):
+    """``nodes[i]``: the leaf (local id) of row ``first + i`` in the tree at ``base``."""
+    base = np.uint64(base)
+    first = np.uint64(first)
+    for i in range(n_rows):
+        nodes[i] = 0
+    for _ in range(depth):
+        for i in range(np.uint64(n_rows)):
+            node = base + nodes[i]
+            value = np.float64(X[first + i, np.uint64(feature[node])])
+            goes_left = np.uint64(value <= threshold[node]) | (
+                np.uint64(value != value) & default_left[node]
+            )
+            nodes[i] = children[np.uint64(2) * node + np.uint64(1) - goes_left]
+
+
+@kernel
+def _descend_binned(
+    X_binned,
+    first,
+    n_rows,
+    base,
+    depth,
+    missing_bin,
+    feature,
+    threshold_bin,
+    default_left,
+    children,
+    nodes,
 ):
-    node = 0
-    while feature[base + node] >= 0:
-        bin_ = X_binned[row, feature[base + node]]
-        if bin_ == missing_bin:
-            go_left = default_left[base + node]
-        else:
-            go_left = bin_ <= threshold_bin[base + node]
-        node = left[base + node] if go_left else right[base + node]
-    return node
+    """:func:`_descend_raw` on binned features."""
+    base = np.uint64(base)
+    first = np.uint64(first)
+    for i in range(n_rows):
+        nodes[i] = 0
+    for _ in range(depth):
+        for i in range(np.uint64(n_rows)):
+            node = base + nodes[i]
+            bin_ = np.int64(X_binned[first + i, np.uint64(feature[node])])
+            goes_left = np.uint64(bin_ <= threshold_bin[node]) | (
+                np.uint64(bin_ == missing_bin) & default_left[node]
+            )
+            nodes[i] = children[np.uint64(2) * node + np.uint64(1) - goes_left]
 
 
 @kernel(parallel=True)
@@ -91,72 +155,119 @@ def _forest_margins(
     feature,
     threshold,
     default_left,
-    left_child,
-    right_child,
+    children,
     value,
     tree_offsets,
+    depths,
     tree_outputs,
     margins,
     rows_per_block,
 ):
     n_rows = X.shape[0]
-    n_trees = tree_outputs.shape[0]
     n_blocks = (n_rows + rows_per_block - 1) // rows_per_block
     for block in prange(n_blocks):
         first = block * rows_per_block
-        last = min(n_rows, first + rows_per_block)
-        for tree in range(n_trees):
+        count = min(n_rows, first + rows_per_block) - first
+        nodes = np.empty(rows_per_block, dtype=np.uint64)
+        for tree in range(tree_outputs.shape[0]):
             base = tree_offsets[tree]
+            _descend_raw(
+                X,
+                first,
+                count,
+                base,
+                depths[tree],
+                feature,
+                threshold,
+                default_left,
+                children,
+                nodes,
+            )
             output = tree_outputs[tree]
-            for row in range(first, last):
-                leaf = _leaf_raw(
-                    X, row, base, feature, threshold, default_left, left_child, right_child
-                )
-                margins[row, output] += value[base + leaf]
+            for i in range(count):
+                margins[first + i, output] += value[base + np.int64(nodes[i])]
 
 
 @kernel(parallel=True)
 def _forest_leaves(
-    X,
-    feature,
-    threshold,
-    default_left,
-    left_child,
-    right_child,
-    tree_offsets,
-    out,
-    rows_per_block,
+    X, feature, threshold, default_left, children, tree_offsets, depths, out, rows_per_block
 ):
     n_rows = X.shape[0]
-    n_trees = tree_offsets.shape[0] - 1
     n_blocks = (n_rows + rows_per_block - 1) // rows_per_block
     for block in prange(n_blocks):
         first = block * rows_per_block
-        last = min(n_rows, first + rows_per_block)
-        for tree in range(n_trees):
-            base = tree_offsets[tree]
-            for row in range(first, last):
-                out[row, tree] = _leaf_raw(
-                    X, row, base, feature, threshold, default_left, left_child, right_child
-                )
+        count = min(n_rows, first + rows_per_block) - first
+        nodes = np.empty(rows_per_block, dtype=np.uint64)
+        for tree in range(depths.shape[0]):
+            _descend_raw(
+                X,
+                first,
+                count,
+                tree_offsets[tree],
+                depths[tree],
+                feature,
+                threshold,
+                default_left,
+                children,
+                nodes,
+            )
+            for i in range(count):
+                out[first + i, tree] = nodes[i]
 
 
 @kernel(parallel=True)
-def _tree_values_raw(X, feature, threshold, default_left, left, right, value, out):
-    for row in prange(X.shape[0]):
-        out[row] = value[_leaf_raw(X, row, 0, feature, threshold, default_left, left, right)]
+def _tree_values(X, feature, threshold, default_left, children, value, depth, out, rows_per_block):
+    n_rows = X.shape[0]
+    n_blocks = (n_rows + rows_per_block - 1) // rows_per_block
+    for block in prange(n_blocks):
+        first = block * rows_per_block
+        count = min(n_rows, first + rows_per_block) - first
+        nodes = np.empty(rows_per_block, dtype=np.uint64)
+        _descend_raw(X, first, count, 0, depth, feature, threshold, default_left, children, nodes)
+        for i in range(count):
+            out[first + i] = value[nodes[i]]
 
 
 @kernel(parallel=True)
 def _tree_values_binned(
-    X_binned, missing_bin, feature, threshold_bin, default_left, left, right, value, out
+    X_binned,
+    missing_bin,
+    feature,
+    threshold_bin,
+    default_left,
+    children,
+    value,
+    depth,
+    out,
+    rows_per_block,
 ):
-    for row in prange(X_binned.shape[0]):
-        out[row] = value[
-            _leaf_binned(
-                X_binned, row, 0, missing_bin, feature, threshold_bin, default_left, left, right
-            )
-        ]
+    n_rows = X_binned.shape[0]
+    n_blocks = (n_rows + rows_per_block - 1) // rows_per_block
+    for block in prange(n_blocks):
+        first = block * rows_per_block
+        count = min(n_rows, first + rows_per_block) - first
+        nodes = np.empty(rows_per_block, dtype=np.uint64)
+        _descend_binned(
+            X_binned,
+            first,
+            count,
+            0,
+            depth,
+            missing_bin,
+            feature,
+            threshold_bin,
+            default_left,
+            children,
+            nodes,
+        )
+        for i in range(count):
+            out[first + i] = value[nodes[i]]
+
+
+def _features(X):
+    """Float32 features as they are (exact in float64), anything else float64; C order."""
+    X = np.asarray(X)
+    return np.ascontiguousarray(X, dtype=np.float32 if X.dtype == np.float32 else np.float64)
 
 
 def predict_forest_raw(X, trees, tree_outputs, margins):
@@ -164,7 +275,7 @@ def predict_forest_raw(X, trees, tree_outputs, margins):
 
     Parameters
     ----------
-    X : ndarray of shape (n_rows, n_features), float64, C order  # IN
+    X : ndarray of shape (n_rows, n_features), float64 or float32  # IN
     trees : sequence of Tree
     tree_outputs : sequence of int, shape (n_trees,)
     margins : ndarray of shape (n_rows, n_outputs), float64  # IN, OUT
@@ -175,16 +286,16 @@ def predict_forest_raw(X, trees, tree_outputs, margins):
     """
     if not len(trees) or X.shape[0] == 0:
         return margins
-    feature, threshold, _, default_left, left, right, value, tree_offsets = pack_forest(trees)
+    forest = PackedForest(trees)
     _forest_margins(
-        X,
-        feature,
-        threshold,
-        default_left,
-        left,
-        right,
-        value,
-        tree_offsets,
+        _features(X),
+        forest.feature,
+        forest.threshold,
+        forest.default_left,
+        forest.children,
+        forest.value,
+        forest.tree_offsets,
+        forest.depths,
         np.asarray(tree_outputs, dtype=np.int64).reshape(-1),
         margins,
         ROWS_PER_BLOCK,
@@ -197,18 +308,36 @@ def predict_forest_leaves(X, trees):
     out = np.zeros((X.shape[0], len(trees)), dtype=np.int32)
     if not len(trees) or X.shape[0] == 0:
         return out
-    feature, threshold, _, default_left, left, right, _, tree_offsets = pack_forest(trees)
+    forest = PackedForest(trees)
     _forest_leaves(
-        X, feature, threshold, default_left, left, right, tree_offsets, out, ROWS_PER_BLOCK
+        _features(X),
+        forest.feature,
+        forest.threshold,
+        forest.default_left,
+        forest.children,
+        forest.tree_offsets,
+        forest.depths,
+        out,
+        ROWS_PER_BLOCK,
     )
     return out
 
 
 def predict_tree_raw(X, tree):
     """Leaf value (float64) of every row of raw features ``X`` (n_rows, n_features)."""
-    feature, threshold, _, default_left, left, right, value, _ = pack_forest([tree])
+    forest = PackedForest([tree])
     out = np.empty(X.shape[0], dtype=np.float64)
-    _tree_values_raw(X, feature, threshold, default_left, left, right, value, out)
+    _tree_values(
+        _features(X),
+        forest.feature,
+        forest.threshold,
+        forest.default_left,
+        forest.children,
+        forest.value,
+        int(forest.depths[0]),
+        out,
+        ROWS_PER_BLOCK,
+    )
     return out
 
 
@@ -225,9 +354,18 @@ def predict_tree_binned(X_binned, missing_bin, tree):
     -------
     values : ndarray of shape (n_rows,), float64  # OUT
     """
-    feature, _, threshold_bin, default_left, left, right, value, _ = pack_forest([tree])
+    forest = PackedForest([tree])
     out = np.empty(X_binned.shape[0], dtype=np.float64)
     _tree_values_binned(
-        X_binned, int(missing_bin), feature, threshold_bin, default_left, left, right, value, out
+        np.ascontiguousarray(X_binned),
+        int(missing_bin),
+        forest.feature,
+        forest.threshold_bin,
+        forest.default_left,
+        forest.children,
+        forest.value,
+        int(forest.depths[0]),
+        out,
+        ROWS_PER_BLOCK,
     )
     return out
