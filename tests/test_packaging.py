@@ -66,3 +66,10 @@ def test_readme_imports():
         "GpuOutOfMemoryError",
     ):
         assert hasattr(gpuboost, name), name
+
+
+def test_license_file_is_stated_in_pyproject():
+    pyproject = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+    license_text = (REPO_ROOT / "LICENSE").read_text()
+    assert license_text.startswith("MIT License")
+    assert pyproject["project"]["license"] == {"text": "MIT"}
