@@ -375,7 +375,7 @@ def _build_parser():
         "demo",
         help="train on HIGGS-like synthetic data and report speed and accuracy",
         description="Generate a HIGGS-like synthetic binary classification data set "
-        "(90%% train, 10%% test), train on it and report test AUC, logloss, "
+        "(90% train, 10% test), train on it and report test AUC, logloss, "
         "accuracy and training speed.",
     )
     demo.add_argument("--rows", type=int, default=DEMO_ROWS, help="rows (default %(default)s)")

@@ -2,9 +2,27 @@
 
 Bad input and bad parameters raise ``ValueError`` / ``TypeError`` with a message
 naming the problem; the classes here are for conditions of the machine.
+:func:`value_repr` formats a value for such a message.
 """
 
-__all__ = ["DeviceUnavailableError", "GpuOutOfMemoryError"]
+import numpy as np
+
+__all__ = ["DeviceUnavailableError", "GpuOutOfMemoryError", "value_repr"]
+
+
+def _plain(value):
+    """``value`` with NumPy scalars (also inside tuples and lists) as Python scalars."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_plain(item) for item in value)
+    return value
+
+
+def value_repr(value):
+    """``repr`` of a value for an error message: NumPy scalars print as plain numbers
+    (``-1.0``, not ``np.float64(-1.0)``), also inside tuples and lists."""
+    return repr(_plain(value))
 
 
 class DeviceUnavailableError(RuntimeError):

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .errors import value_repr
+
 __all__ = ["PARAMETERS", "ALIASES", "validate_params", "parameter_table_markdown"]
 
 
@@ -396,7 +398,9 @@ def _check_value(param, value):
         if callable(value):
             return value
         if not isinstance(value, str):
-            raise ValueError(f"Parameter {name!r} must be a string or a callable, got {value!r}.")
+            raise ValueError(
+                f"Parameter {name!r} must be a string or a callable, got {value_repr(value)}."
+            )
         return value
     if param.kind == "metric":
         if value is None:
@@ -406,35 +410,36 @@ def _check_value(param, value):
         if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
             return list(value)
         raise ValueError(
-            f"Parameter {name!r} must be a metric name or a list of names, got {value!r}."
+            f"Parameter {name!r} must be a metric name or a list of names, got {value_repr(value)}."
         )
     if param.kind == "str":
         if not isinstance(value, str):
-            raise ValueError(f"Parameter {name!r} must be a string, got {value!r}.")
+            raise ValueError(f"Parameter {name!r} must be a string, got {value_repr(value)}.")
         if name == "device" and (value.startswith("cuda:") or value.startswith("gpu:")):
             ordinal = value.split(":", 1)[1]
             if not ordinal.isdigit():
                 raise ValueError(
-                    f"Parameter 'device' must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {value!r}."
+                    f"Parameter 'device' must be 'auto', 'cpu', 'cuda' or 'cuda:N', got "
+                    f"{value_repr(value)}."
                 )
             return value
         if param.choices and value not in param.choices:
             raise ValueError(
-                f"Parameter {name!r} must be one of {list(param.choices)}, got {value!r}."
+                f"Parameter {name!r} must be one of {list(param.choices)}, got {value_repr(value)}."
             )
         return value
     if param.kind == "bool":
         if not isinstance(value, (bool, np.bool_)):
-            raise ValueError(f"Parameter {name!r} must be True or False, got {value!r}.")
+            raise ValueError(f"Parameter {name!r} must be True or False, got {value_repr(value)}.")
         return bool(value)
     if param.kind == "int":
         if isinstance(value, bool) and name != "verbosity":  # verbose=True is common usage
-            raise ValueError(f"Parameter {name!r} must be an integer, got {value!r}.")
+            raise ValueError(f"Parameter {name!r} must be an integer, got {value_repr(value)}.")
         if not isinstance(value, numbers.Integral):
             if isinstance(value, numbers.Real) and float(value).is_integer():
                 value = int(value)
             else:
-                raise ValueError(f"Parameter {name!r} must be an integer, got {value!r}.")
+                raise ValueError(f"Parameter {name!r} must be an integer, got {value_repr(value)}.")
         value = int(value)
     elif param.kind == "float":
         if value is None:
@@ -442,20 +447,20 @@ def _check_value(param, value):
                 return None
             raise ValueError(f"Parameter {name!r} must be a number, got None.")
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise ValueError(f"Parameter {name!r} must be a number, got {value!r}.")
+            raise ValueError(f"Parameter {name!r} must be a number, got {value_repr(value)}.")
         value = float(value)
         if not math.isfinite(value):
-            raise ValueError(f"Parameter {name!r} must be finite, got {value!r}.")
+            raise ValueError(f"Parameter {name!r} must be finite, got {value_repr(value)}.")
     if param.low is not None:
         if value < param.low or (param.low_open and value == param.low):
             raise ValueError(
-                f"Parameter {name!r} = {value!r} is out of range: must be "
+                f"Parameter {name!r} = {value_repr(value)} is out of range: must be "
                 f"{'>' if param.low_open else '>='} {param.low}."
             )
     if param.high is not None:
         if value > param.high or (param.high_open and value == param.high):
             raise ValueError(
-                f"Parameter {name!r} = {value!r} is out of range: must be "
+                f"Parameter {name!r} = {value_repr(value)} is out of range: must be "
                 f"{'<' if param.high_open else '<='} {param.high}."
             )
     return value

@@ -87,6 +87,12 @@ def test_demo_rejects_tiny_data(capsys):
     assert err.startswith("gpuboost: error:") and "--rows" in err
 
 
+def test_demo_help_prints_plain_percent_signs(capsys):
+    code, out, _ = run(capsys, ["demo", "--help"])
+    assert code == 0
+    assert "(90% train, 10% test)" in " ".join(out.split()) and "%%" not in out
+
+
 # --------------------------------------------------------------------------- #
 # train and predict
 # --------------------------------------------------------------------------- #

@@ -7,6 +7,7 @@ checkpoints.
 
 import os
 
+from ..errors import value_repr
 from ..metrics import get_metric
 
 __all__ = [
@@ -65,7 +66,7 @@ class EarlyStopping(TrainingCallback):
         save_best=False,
     ):
         if int(rounds) < 1:
-            raise ValueError(f"early_stopping_rounds must be >= 1, got {rounds!r}.")
+            raise ValueError(f"early_stopping_rounds must be >= 1, got {value_repr(rounds)}.")
         if min_delta < 0:
             raise ValueError("min_delta must be >= 0.")
         self.rounds = int(rounds)

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..core.profiling import PhaseTimer
 from ..data.dataset import Dataset
+from ..errors import value_repr
 from ..metrics import get_metric
 from .callback import CallbackContainer, EarlyStopping, EvaluationMonitor
 
@@ -83,7 +84,7 @@ def check_num_boost_round(num_boost_round):
         or num_boost_round < 0
     ):
         raise ValueError(
-            f"num_boost_round must be a non-negative integer, got {num_boost_round!r}."
+            f"num_boost_round must be a non-negative integer, got {value_repr(num_boost_round)}."
         )
 
 

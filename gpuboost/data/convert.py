@@ -10,6 +10,7 @@ import sys
 import numpy as np
 
 from ..core.dtypes import MAX_ROWS, X_DTYPE, Y_DTYPE
+from ..errors import value_repr
 
 __all__ = [
     "as_array",
@@ -183,7 +184,7 @@ def check_weight(weight, n_rows):
     if negative.any():
         row = int(np.argmax(negative))
         raise ValueError(
-            f"weight contains a negative value ({weight[row]!r}) at row {row}; "
+            f"weight contains a negative value ({value_repr(weight[row])}) at row {row}; "
             f"weights must be >= 0."
         )
     if not (weight > 0).any():
@@ -204,7 +205,9 @@ def as_integer_vector(name, values):
         integral = np.isfinite(values) & (values == np.round(values))
         if not integral.all():
             index = int(np.argmin(integral))
-            raise ValueError(f"{name} must hold integers, got {values[index]!r} at index {index}.")
+            raise ValueError(
+                f"{name} must hold integers, got {value_repr(values[index])} at index {index}."
+            )
     return values.astype(GROUP_DTYPE)
 
 

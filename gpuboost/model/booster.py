@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike
 from ..backends import get_backend
 from ..data.convert import convert_features
 from ..data.dataset import Dataset
+from ..errors import value_repr
 from ..objectives import get_objective
 from .model_io import atomic_write_text, read_model_text, state_from_json, state_to_json
 
@@ -146,7 +147,7 @@ class Booster:
             begin, end = (int(v) for v in iteration_range)
         if not 0 <= begin <= end <= n_rounds:
             raise ValueError(
-                f"iteration_range {iteration_range!r} is out of bounds: the model has "
+                f"iteration_range {value_repr(iteration_range)} is out of bounds: the model has "
                 f"{n_rounds} rounds."
             )
         return begin * self.n_outputs, end * self.n_outputs

@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike
 from ..boosting.train import train
 from ..core.dtypes import Y_DTYPE
 from ..data.dataset import Dataset
+from ..errors import value_repr
 from ..model.booster import Booster
 from ..params import validate_params
 from .base import MIN_CLASSES
@@ -112,7 +113,7 @@ class AdaBoostClassifier(_ClassifierMixin, _BaseEstimator):
         if len(classes) < MIN_CLASSES:
             raise ValueError(
                 f"{name} needs samples of at least {MIN_CLASSES} classes, but the "
-                f"data contains only one class: {classes[0]!r}."
+                f"data contains only one class: {value_repr(classes[0])}."
             )
         self.classes_ = classes
         self.n_classes_ = len(classes)

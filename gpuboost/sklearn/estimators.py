@@ -26,6 +26,7 @@ from numpy.typing import ArrayLike
 
 from ..core.dtypes import Y_DTYPE
 from ..data.convert import check_group
+from ..errors import value_repr
 from ..metrics import get_metric
 from ..model.booster import Booster
 from ..objectives import OBJECTIVES, get_objective
@@ -252,7 +253,7 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
         if len(classes) < MIN_CLASSES:
             raise ValueError(
                 f"{name} needs samples of at least {MIN_CLASSES} classes in the "
-                f"data, but the data contains only one class: {classes[0]!r}."
+                f"data, but the data contains only one class: {value_repr(classes[0])}."
             )
         self.classes_ = classes
         self.n_classes_ = len(classes)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..core.dtypes import X_DTYPE, Y_DTYPE
 from ..data.convert import as_array, convert_features
+from ..errors import value_repr
 from .compat import DataConversionWarning
 
 #: Exclusive upper bound of a seed drawn from a ``numpy.random.RandomState`` / ``Generator``.
@@ -132,7 +133,8 @@ def check_positive_int(value, name, allow_none=False):
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(
-            f"{name} must be a positive integer{' or None' if allow_none else ''}, got {value!r}."
+            f"{name} must be a positive integer{' or None' if allow_none else ''}, got "
+            f"{value_repr(value)}."
         )
     return int(value)
 

@@ -664,6 +664,28 @@ def test_bad_training_inputs(regression_data):
             fit({}, Dataset(X, label=y), rounds)
 
 
+@pytest.mark.parametrize(
+    "call, shown",
+    [
+        (lambda X, y: Dataset(X, weight=np.r_[np.ones(len(X) - 1), -1.0]), "(-1.0)"),
+        (lambda X, y: Dataset(X, group=np.array([len(X) - 0.5, 0.5])), "got 399.5 at"),
+        (lambda X, y: fit({}, Dataset(X, label=y), np.int64(-1)), "got -1."),
+        (lambda X, y: fit({"max_depth": np.float64(2.5)}, Dataset(X, label=y), 1), "got 2.5."),
+        (
+            lambda X, y: fit({}, Dataset(X, label=y), 2).predict(
+                X, iteration_range=(np.int64(0), np.int64(9))
+            ),
+            "(0, 9)",
+        ),
+    ],
+)
+def test_error_messages_print_plain_numbers(regression_data, call, shown):
+    X, y = regression_data
+    with pytest.raises(ValueError) as error:
+        call(X, y)
+    assert shown in str(error.value) and "np." not in str(error.value)
+
+
 def test_bad_eval_sets(regression_data):
     X, y = regression_data
     dataset = Dataset(X, label=y)
