@@ -86,7 +86,7 @@ from ..tree.feature_sampler import FeatureSampler
 from ..tree.grower import GrowthPolicy, TreeGrower
 from ..tree.splitters import GiniSplitter, TreeInput
 from ..tree.tree import TREE_ARRAYS, Tree
-from .loop import EvalSet, check_evals, make_timer, metrics_of, record_metrics
+from .loop import EvalSet, check_evals, eval_features, make_timer, metrics_of, record_metrics
 
 __all__ = [
     "AdaBoostLearner",
@@ -305,6 +305,7 @@ class AdaBoostLearner:
                 name,
                 backend.to_device(np.zeros((dataset.n_rows, n_outputs), dtype=Y_DTYPE)),
                 dataset is dtrain,
+                None if dataset is dtrain else eval_features(dataset, name, dtrain),
             )
             for dataset, name in evals
         ]

@@ -14,6 +14,7 @@ import numpy as np
 from ..core.gain import SplitParams
 from ..core.quantize import GradientQuantiser
 from ..core.random import host_rng
+from ..data.convert import feature_positions, has_default_names
 from ..model.booster import Booster
 from ..objectives import CUSTOM_OBJECTIVE_NAME, CustomObjective, get_objective
 from ..params import validate_params
@@ -22,7 +23,7 @@ from ..tree.feature_sampler import FeatureSampler
 from ..tree.grower import GrowthPolicy, TreeGrower
 from ..tree.sampling import sample_rows, sampled_row_weights
 from ..tree.splitters import HistogramSplitter, TreeInput, make_splitter
-from .loop import EvalSet, check_evals, make_timer, metrics_of, record_metrics
+from .loop import EvalSet, check_evals, eval_features, make_timer, metrics_of, record_metrics
 
 __all__ = ["GBTreeLearner", "ROW_STREAMS_PER_ROUND"]
 
@@ -30,9 +31,10 @@ __all__ = ["GBTreeLearner", "ROW_STREAMS_PER_ROUND"]
 ROW_STREAMS_PER_ROUND = 1 << 16
 
 
-def _initial_margins(booster, dataset, init_model):
+def _initial_margins(booster, dataset, init_model, data):
     """Host float64 (n_rows, n_outputs): base_margin of the Dataset, else the init
-    model's margins over all its rounds, else the booster's base margin."""
+    model's margins over all its rounds on ``data`` (the Dataset's raw features in the
+    init model's feature order), else the booster's base margin."""
     n_rows = dataset.n_rows
     if dataset.base_margin is not None:
         margins = np.asarray(dataset.base_margin, dtype=np.float64)
@@ -44,14 +46,31 @@ def _initial_margins(booster, dataset, init_model):
         return margins.reshape(n_rows, booster.n_outputs).copy()
     if init_model is not None and init_model.trees:
         margins = init_model.predict(
-            dataset.data, output_margin=True, iteration_range=(0, init_model.num_boosted_rounds())
+            data, output_margin=True, iteration_range=(0, init_model.num_boosted_rounds())
         )
         return np.asarray(margins, dtype=np.float64).reshape(n_rows, booster.n_outputs)
     return np.broadcast_to(booster.base_margin, (n_rows, booster.n_outputs)).copy()
 
 
+def _features_in_order(booster, dtrain):
+    """Put the features of a copy of an init model in ``dtrain``'s order: when both carry
+    feature names in different orders, renumber the trees' features and take
+    dtrain's names (matched by name; missing or unknown names raise ValueError)."""
+    if not dtrain.has_feature_names or has_default_names(booster.feature_names):
+        return
+    if booster.feature_names == dtrain.feature_names:
+        return
+    # positions[i]: where dtrain holds the init model's feature i.
+    positions = feature_positions(dtrain.feature_names, booster.feature_names, "dtrain")
+    for tree in booster.trees:
+        internal = tree.feature >= 0
+        tree.feature[internal] = positions[tree.feature[internal]]
+    booster.feature_names = list(dtrain.feature_names)
+
+
 def _make_booster(params, objective, dtrain, init_model):
-    """A new Booster, or a copy of ``init_model`` to continue; and the init model."""
+    """A new Booster, or a copy of ``init_model`` to continue (its features in dtrain's
+    order); and that copy before any new round (None without ``init_model``)."""
     n_outputs = objective.n_outputs()
     if init_model is not None:
         if not isinstance(init_model, Booster):
@@ -70,10 +89,19 @@ def _make_booster(params, objective, dtrain, init_model):
                 f"init_model has {init_model.n_outputs} outputs, the objective needs {n_outputs}."
             )
         booster = init_model.copy()
+        _features_in_order(booster, dtrain)
         booster.params = params
         booster._objective = None
         booster.best_iteration = booster.best_score = None  # stale: new rounds follow
-        return booster, init_model
+        before = Booster(
+            params,
+            booster.n_outputs,
+            booster.base_margin,
+            booster.n_features,
+            booster.feature_names,
+            trees=list(booster.trees),  # the rounds of init_model only
+        )
+        return booster, before
     if params["base_score"] is not None:
         base_margin = objective.base_score_to_margin(params["base_score"])
     else:
@@ -143,19 +171,17 @@ class GBTreeLearner:
         self.timer = make_timer(params, backend)
 
         self.data = backend.prepare(dtrain)
-        self.margins = backend.to_device(_initial_margins(booster, dtrain, init_model))
-        self.eval_sets = [
-            EvalSet(
-                backend,
-                dataset,
-                name,
-                self.margins
-                if dataset is dtrain
-                else backend.to_device(_initial_margins(booster, dataset, init_model)),
-                dataset is dtrain,
+        self.margins = backend.to_device(_initial_margins(booster, dtrain, init_model, dtrain.data))
+        self.eval_sets = []
+        for dataset, name in evals:
+            if dataset is dtrain:
+                self.eval_sets.append(EvalSet(backend, dataset, name, self.margins, True))
+                continue
+            data = eval_features(dataset, name, dtrain)
+            margins = _initial_margins(booster, dataset, init_model, data)
+            self.eval_sets.append(
+                EvalSet(backend, dataset, name, backend.to_device(margins), False, data)
             )
-            for dataset, name in evals
-        ]
         self.metrics = metrics_of(params, objective.default_metric)
         self.split_params = SplitParams.from_params(params)
         self.policy = GrowthPolicy.from_params(params)

@@ -20,6 +20,7 @@ phase timer and the end of training.
 import numpy as np
 
 from ..core.profiling import PhaseTimer
+from ..data.convert import select_features
 from ..data.dataset import Dataset
 from ..errors import value_repr
 from ..metrics import get_metric
@@ -31,6 +32,7 @@ __all__ = [
     "check_dtrain",
     "check_num_boost_round",
     "check_evals",
+    "eval_features",
     "record_metrics",
     "metrics_of",
     "make_timer",
@@ -53,16 +55,28 @@ class EvalSet:
         The training Dataset itself (its margins are the training margins; its raw
         features are never copied).
     features : backend array of shape (n_rows, n_features), float64, or None
-        ``backend.prepare_features`` of the raw features (None for the training set).
+        ``backend.prepare_features`` of the raw features in the training data's
+        feature order (:func:`eval_features`; None for the training set).
     label, weight : backend arrays of shape (n_rows,), float64 (weight may be None)
     margins : backend array of shape (n_rows, n_outputs), float64
+
+    Parameters
+    ----------
+    backend : Backend
+    dataset : Dataset
+    name : str
+    margins : backend array of shape (n_rows, n_outputs), float64
+    is_train : bool
+    data : ndarray of shape (n_rows, n_features), float64, optional
+        The raw features in the training data's order (:func:`eval_features`);
+        unused for the training set.
     """
 
-    def __init__(self, backend, dataset, name, margins, is_train):
+    def __init__(self, backend, dataset, name, margins, is_train, data=None):
         self.dataset = dataset
         self.name = name
         self.is_train = is_train
-        self.features = None if is_train else backend.prepare_features(dataset.data)
+        self.features = None if is_train else backend.prepare_features(data)
         self.margins = margins
         self.label = backend.to_device(dataset.label)
         self.weight = None if dataset.weight is None else backend.to_device(dataset.weight)
@@ -114,6 +128,28 @@ def check_evals(evals, dtrain):
             )
         checked.append((dataset, name))
     return checked
+
+
+def eval_features(dataset, name, dtrain):
+    """The raw features of evaluation set ``name`` in ``dtrain``'s feature order.
+
+    Columns are matched by name when both Datasets carry feature names
+    (``Dataset.has_feature_names``), else by position.
+
+    Returns
+    -------
+    ndarray of shape (n_rows, dtrain.n_features), float64, C order
+
+    Raises
+    ------
+    ValueError
+        Missing or unknown feature names (listed).
+    """
+    names = dataset.feature_names if dataset.has_feature_names else None
+    expected = dtrain.feature_names if dtrain.has_feature_names else None
+    if expected is None:
+        return dataset.data
+    return select_features(dataset.data, names, expected, f"evaluation set {name!r}")
 
 
 def record_metrics(evals_log, eval_set, prediction, metrics, custom_metric, backend):

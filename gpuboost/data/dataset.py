@@ -20,13 +20,13 @@ from numpy.typing import ArrayLike
 
 from .binning import BinMapper
 from .convert import (
-    DEFAULT_FEATURE_NAME_PREFIX,
     check_base_margin,
     check_feature_names,
     check_group,
     check_label,
     check_weight,
     convert_features,
+    default_feature_names,
     sparse_columns,
 )
 from .io import load_query_file, load_svmlight
@@ -142,9 +142,7 @@ class Dataset:
                 reference, feature_names, names_are_explicit
             )
         if feature_names is None:
-            feature_names = [
-                f"{DEFAULT_FEATURE_NAME_PREFIX}{index}" for index in range(self.n_features)
-            ]
+            feature_names = default_feature_names(self.n_features)
         self.feature_names = feature_names
         self._feature_names_are_explicit = names_are_explicit
 
@@ -221,6 +219,14 @@ class Dataset:
                 self.data, self.bin_mapper, key, sparse_columns=self._sparse_columns
             )
         return self._bundle_maps[key]
+
+    @property
+    def has_feature_names(self):
+        """Whether the feature names were given (``feature_names=``, a DataFrame's
+        columns, or a ``reference`` with names) rather than the defaults ``f0, f1, ...``.
+        Only then are columns matched by name (``Booster.predict``, evaluation sets,
+        ``init_model``)."""
+        return self._feature_names_are_explicit
 
     @property
     def max_bin(self):

@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..backends import get_backend
-from ..data.convert import convert_features
+from ..data.convert import convert_features, select_features
 from ..data.dataset import Dataset
 from ..errors import value_repr
 from ..objectives import get_objective
@@ -127,10 +127,16 @@ class Booster:
 
     # ---- prediction ---------------------------------------------------------
     def _check_features(self, X):
+        """``X``'s raw features in the model's feature order, and a Dataset's base margin.
+
+        Columns are matched by name when both ``X`` (a DataFrame, or a Dataset with
+        feature names) and the model carry names; otherwise by position.
+        """
         if isinstance(X, Dataset):
-            data = X.data
+            data, names = X.data, (X.feature_names if X.has_feature_names else None)
         else:
-            data = convert_features(X)[0]
+            data, names = convert_features(X, min_rows=0)
+        data = select_features(data, names, self.feature_names, "X")
         if data.shape[1] != self.n_features:
             raise ValueError(
                 f"X has {data.shape[1]} features, but the model was trained with "
@@ -168,7 +174,12 @@ class Booster:
         Parameters
         ----------
         X : array-like of shape (n_rows, n_features) or Dataset
-            Raw features; NaN is missing.
+            Raw features; NaN is missing. A NumPy array, a DataFrame (pandas, polars,
+            pyarrow; see :class:`~gpuboost.Dataset`) or a Dataset. When both ``X`` (a
+            DataFrame, or a Dataset with feature names) and the model carry feature
+            names, columns are matched by name: reordered columns are put in the
+            model's order, missing or unknown names raise ValueError. ``n_rows`` may
+            be 0 (an empty result).
         output_margin : bool
             Return raw margins instead of transformed predictions.
         pred_leaf : bool
@@ -188,7 +199,8 @@ class Booster:
         """
         data, row_margin = self._check_features(X)
         first, last = self._tree_range(iteration_range)
-        backend = self._predict_backend()
+        # No rows: nothing to launch on a device; the empty result has the usual shape.
+        backend = self._predict_backend() if data.shape[0] else get_backend("cpu")
         features = backend.prepare_features(data)
         trees = self.trees[first:last]
         if pred_leaf:

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from ..core.dtypes import X_DTYPE, Y_DTYPE
-from ..data.convert import as_array, convert_features
+from ..data.convert import as_array, convert_features, frame_column_names
 from ..errors import value_repr
 from .compat import DataConversionWarning
 
@@ -16,11 +16,9 @@ SEED_UPPER_BOUND = np.iinfo(np.int32).max
 
 
 def column_names(X):
-    """The column names of a DataFrame-like ``X`` when all are strings, else None."""
-    columns = getattr(X, "columns", None)
-    if columns is None or isinstance(X, np.ndarray):
-        return None
-    names = list(columns)
+    """The column names of a DataFrame-like ``X`` (pandas, polars, pyarrow) when all are
+    strings, else None (scikit-learn's rule for ``feature_names_in_``)."""
+    names = frame_column_names(X)
     if names and all(isinstance(name, str) for name in names):
         return names
     return None
@@ -34,7 +32,8 @@ def as_feature_matrix(X):
     """
     if X is None:
         raise ValueError("X is None; expected a 2-D array-like of shape (n_samples, n_features).")
-    if not hasattr(X, "columns") and not is_sparse(X):
+    is_frame = hasattr(X, "__dataframe__") or hasattr(X, "__arrow_c_stream__")
+    if frame_column_names(X) is None and not is_frame and not is_sparse(X):
         array = np.asarray(X)
         if np.iscomplexobj(array):
             raise ValueError("Complex data not supported: X must hold real numbers.")

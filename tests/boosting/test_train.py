@@ -585,6 +585,43 @@ def test_continuing_an_early_stopped_model_uses_the_new_rounds(regression_sets):
     assert stopped.best_iteration is not None  # the init model keeps its own
 
 
+def test_eval_sets_and_init_model_match_columns_by_name(binary_data):
+    pd = pytest.importorskip("pandas")
+    X, y = binary_data
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d", "e"])
+    order = ["c", "e", "a", "d", "b"]
+    params = {"objective": "binary:logistic"}
+    dtrain = Dataset(frame[:300], label=y[:300])
+    logs = []
+    for valid in (frame[300:], frame[300:][order]):
+        evals_result = {}
+        fit(
+            params,
+            dtrain,
+            4,
+            evals=[(Dataset(valid, label=y[300:]), "v")],
+            evals_result=evals_result,
+        )
+        logs.append(evals_result)
+    assert logs[0] == logs[1]
+    # Continuing on a Dataset whose columns are permuted: the same model as one run.
+    first = fit(params, dtrain, 2)
+    continued = fit(params, Dataset(frame[:300][order], label=y[:300]), 2, init_model=first)
+    assert continued.feature_names == order
+    whole = fit(params, dtrain, 4)
+    np.testing.assert_array_equal(continued.predict(frame), whole.predict(frame))
+    with pytest.raises(ValueError, match=r"evaluation set 'v'.*missing \['a'\]"):
+        renamed = Dataset(frame[300:].rename(columns={"a": "z"}), label=y[300:])
+        fit(params, dtrain, 1, evals=[(renamed, "v")])
+    with pytest.raises(ValueError, match=r"dtrain.*not in the model \['z'\]"):
+        fit(
+            params,
+            Dataset(frame[:300].rename(columns={"a": "z"}), label=y[:300]),
+            1,
+            init_model=first,
+        )
+
+
 def test_refit_objective_with_an_empty_row_sample(regression_data):
     X, y = regression_data
     booster = fit(

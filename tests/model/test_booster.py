@@ -153,6 +153,47 @@ def test_predict_accepts_lists_frames_and_datasets(regression_booster, regressio
     assert single.shape == (1,) and single[0] == expected[0]
 
 
+def test_dataframe_columns_are_matched_by_name(regression_data):
+    pd = pytest.importorskip("pandas")
+    X, y = regression_data
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d", "e"])
+    booster = gpuboost.train(
+        {"device": "cpu", "max_depth": 3}, gpuboost.Dataset(frame, label=y), 4, verbose_eval=False
+    )
+    expected = booster.predict(frame)
+    shuffled = frame[["e", "c", "a", "d", "b"]]
+    np.testing.assert_array_equal(booster.predict(shuffled), expected)
+    named = gpuboost.Dataset(shuffled.to_numpy(), feature_names=list(shuffled.columns))
+    np.testing.assert_array_equal(booster.predict(named), expected)
+    # Without names on one side: by position.
+    np.testing.assert_array_equal(booster.predict(X), expected)
+    with pytest.raises(ValueError, match=r"missing \['a'\]; not in the model \['z'\]"):
+        booster.predict(frame.rename(columns={"a": "z"}))
+    with pytest.raises(ValueError, match=r"missing \['e'\]"):
+        booster.predict(frame[["a", "b", "c", "d"]])
+    with pytest.raises(ValueError, match=r"not in the model \['extra'\]"):
+        booster.predict(frame.assign(extra=1.0))
+
+
+def test_predict_on_zero_rows_gives_empty_results(regression_booster, softprob_booster):
+    regression = regression_booster.predict(np.zeros((0, 5)))
+    assert regression.shape == (0,) and regression.dtype == np.float64
+    assert softprob_booster.predict(np.zeros((0, 4))).shape == (0, 3)
+    assert softprob_booster.predict(np.zeros((0, 4)), output_margin=True).shape == (0, 3)
+    leaves = softprob_booster.predict(np.zeros((0, 4)), pred_leaf=True)
+    assert leaves.shape == (0, 3 * N_ROUNDS) and leaves.dtype == np.int32
+    with pytest.raises(ValueError, match="4 features"):
+        regression_booster.predict(np.zeros((0, 4)))
+
+
+def test_predict_on_zero_rows_on_the_emulated_cuda_backend(regression_data, emulated_cuda):
+    X, y = regression_data
+    booster = gpuboost.train(
+        {"device": "cuda", "max_depth": 2}, gpuboost.Dataset(X, label=y), 2, verbose_eval=False
+    )
+    assert booster.predict(X[:0]).shape == (0,)
+
+
 def test_dataset_base_margin_replaces_the_base_score(regression_booster, regression_data):
     X, _ = regression_data
     offset = np.linspace(-1, 1, len(X))
