@@ -21,7 +21,17 @@ __all__ = ["Booster", "samme_score_scale"]
 #: A file system path.
 PathLike = Union[str, "os.PathLike[str]"]
 
-IMPORTANCE_TYPES = ("gain", "total_gain", "weight", "cover", "total_cover")
+#: ``importance_type`` values of :meth:`Booster.feature_importance` (XGBoost's names, plus
+#: LightGBM's ``'split'`` and Friedman's ``'relative_influence'``).
+IMPORTANCE_TYPES = (
+    "weight",
+    "split",
+    "gain",
+    "total_gain",
+    "relative_influence",
+    "cover",
+    "total_cover",
+)
 
 
 def samme_score_scale(tree_weights, n_outputs):
@@ -240,12 +250,16 @@ class Booster:
 
         Parameters
         ----------
-        importance_type : {'gain', 'total_gain', 'weight', 'cover', 'total_cover'}
-            'weight': number of splits on the feature. 'total_gain': sum of the split
-            gains. 'gain': Friedman's relative influence — the total gain divided by
-            the number of trees (Friedman 2001, eq. 44-45, squared influence averaged
-            over trees). 'cover' / 'total_cover': mean / total hessian sum of the
-            nodes split on the feature.
+        importance_type : str, default='gain'
+            As in XGBoost: 'weight' (LightGBM's 'split'): the number of splits on the
+            feature. 'gain': the average gain of those splits (total gain / number of
+            splits). 'total_gain' (LightGBM's 'gain'): the sum of their gains. 'cover' /
+            'total_cover': the mean / total hessian sum of the nodes split on the
+            feature. 'relative_influence': Friedman's relative influence (Friedman 2001,
+            eq. 44-45, the squared influence averaged over trees): total gain / number
+            of trees. Features without a split have 0.
+        iteration_range : (int, int), optional
+            Rounds ``[begin, end)`` counted; default as :meth:`predict`.
         """
         if importance_type not in IMPORTANCE_TYPES:
             raise ValueError(
@@ -266,19 +280,20 @@ class Booster:
             total_cover += np.bincount(
                 features, weights=tree.cover[internal], minlength=self.n_features
             )
-        if importance_type == "weight":
+        if importance_type in ("weight", "split"):
             return weight
         if importance_type == "total_gain":
             return total_gain
-        if importance_type == "gain":
+        if importance_type == "relative_influence":
             return total_gain / max(len(trees), 1)
         if importance_type == "total_cover":
             return total_cover
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(weight > 0, total_cover / np.maximum(weight, 1), 0.0)
+        total = total_gain if importance_type == "gain" else total_cover
+        return np.where(weight > 0, total / np.maximum(weight, 1), 0.0)
 
     def get_score(self, importance_type: str = "weight") -> Dict[str, float]:
-        """``{feature_name: importance}`` for features used at least once (XGBoost style)."""
+        """``{feature_name: importance}`` for features used at least once (XGBoost style;
+        ``importance_type`` as in :meth:`feature_importance`)."""
         values = self.feature_importance(importance_type)
         used = self.feature_importance("weight") > 0
         return {name: float(v) for name, v, u in zip(self.feature_names, values, used) if u}

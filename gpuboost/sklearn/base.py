@@ -32,6 +32,8 @@ DEFAULT_MULTICLASS_OBJECTIVE = "multi:softprob"
 DEFAULT_RANKING_OBJECTIVE = "rank:ndcg"
 #: Metric of ``GBRanker.score`` and its default evaluation metric.
 RANKING_SCORE_METRIC = "ndcg"
+#: The importance type ``feature_importances_`` normalizes (Booster.feature_importance).
+FEATURE_IMPORTANCES_TYPE = "total_gain"
 #: Objective name prefixes of the task families.
 BINARY_PREFIX = "binary:"
 MULTICLASS_PREFIX = "multi:"
@@ -432,11 +434,14 @@ class BaseGBModel(_BaseEstimator):
 
     @property
     def feature_importances_(self):
-        """Normalized 'gain' importance of every feature, shape (n_features_in_,).
+        """Normalized total gain of every feature, shape (n_features_in_,).
 
-        Sums to 1, or all zeros when the model has no split.
+        ``feature_importance('total_gain')`` divided by its sum (equal to Friedman's
+        normalized relative influence, and to scikit-learn's impurity-based
+        importances); XGBoost's estimators normalize the average gain instead. Sums to
+        1, or all zeros when the model has no split.
         """
-        importance = self.get_booster().feature_importance("gain")
+        importance = self.get_booster().feature_importance(FEATURE_IMPORTANCES_TYPE)
         total = importance.sum()
         if total > 0:
             return importance / total
@@ -542,7 +547,7 @@ COMMON_ATTRIBUTES_DOC = """
     feature_names_in_ : ndarray of str
         Only when ``X`` was a DataFrame with string column names.
     feature_importances_ : ndarray of shape (n_features_in_,)
-        Normalized 'gain' importance.
+        Normalized total gain of each feature (scikit-learn's convention).
     evals_result_ : dict
         ``{"validation_<i>": {metric: [score per round]}}`` (also ``evals_result()``).
     best_iteration, best_score

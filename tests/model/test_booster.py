@@ -220,9 +220,15 @@ def test_feature_importance_types(regression_booster):
     importance = regression_booster.feature_importance
     np.testing.assert_array_equal(importance("weight"), weight)
     np.testing.assert_allclose(importance("total_gain"), total_gain, rtol=1e-12)
-    np.testing.assert_allclose(importance("gain"), total_gain / len(trees), rtol=1e-12)
-    np.testing.assert_allclose(importance("total_cover"), total_cover, rtol=1e-12)
+    np.testing.assert_array_equal(importance("split"), weight)
+    np.testing.assert_allclose(
+        importance("relative_influence"), total_gain / len(trees), rtol=1e-12
+    )
     used = weight > 0
+    # 'gain' is XGBoost's: the average gain of the feature's splits.
+    np.testing.assert_allclose(importance("gain")[used], total_gain[used] / weight[used])
+    assert (importance("gain")[~used] == 0).all()
+    np.testing.assert_allclose(importance("total_cover"), total_cover, rtol=1e-12)
     np.testing.assert_allclose(
         importance("cover")[used], total_cover[used] / weight[used], rtol=1e-12
     )

@@ -429,8 +429,10 @@ def test_feature_importances(regression_data):
     assert importances.shape == (X_train.shape[1],)
     assert importances.sum() == pytest.approx(1.0)
     assert np.all(importances >= 0)
-    gain = model.booster_.feature_importance("gain")
-    np.testing.assert_allclose(importances, gain / gain.sum())
+    total_gain = model.booster_.feature_importance("total_gain")
+    np.testing.assert_allclose(importances, total_gain / total_gain.sum())
+    influence = model.booster_.feature_importance("relative_influence")
+    np.testing.assert_allclose(importances, influence / influence.sum())
     constant = GBRegressor(n_estimators=2).fit(np.ones((20, 3)), np.arange(20.0))
     np.testing.assert_array_equal(constant.feature_importances_, np.zeros(3))
 
