@@ -33,7 +33,7 @@ from .data.io import read_csv
 from .datasets import make_higgs_like
 from .metrics import get_metric
 from .model.booster import Booster
-from .model.model_io import atomic_write_text
+from .model.model_io import atomic_write_text, check_model_path
 from .params import canonical_name
 
 __all__ = ["main", "parse_param"]
@@ -306,6 +306,7 @@ def _run_demo(args):
 def _run_train(args):
     if args.rounds < 0:
         raise ValueError(f"--rounds must be >= 0, got {args.rounds}.")
+    check_model_path(args.model_out)  # before the training, not after it
     header = not args.no_header
     names, values = read_csv(args.data, header=header)
     feature_names, features, label = _split_label(

@@ -397,6 +397,10 @@ def test_input_errors_exit_2(tmp_path, capsys, table):
         capsys, ["train", "--data", path, "--label-column", "label", "--param", "no_such_param=1"]
     )
     assert code == 2 and "no_such_param" in err
+    code, _, err = run(
+        capsys, ["train", "--data", path, "--label-column", "label", "--model-out", "m.ubj"]
+    )
+    assert code == 2 and "UBJSON" in err and not os.path.exists("m.ubj")
     code, _, err = run(capsys, ["train", "--data", path])  # argparse usage error
     assert code == 2 and "--label-column" in err
 

@@ -14,7 +14,13 @@ from ..data.convert import convert_features, select_features
 from ..data.dataset import Dataset
 from ..errors import value_repr
 from ..objectives import get_objective
-from .model_io import atomic_write_text, read_model_text, state_from_json, state_to_json
+from .model_io import (
+    atomic_write_text,
+    check_model_path,
+    read_model_text,
+    state_from_json,
+    state_to_json,
+)
 
 __all__ = ["Booster", "samme_score_scale"]
 
@@ -341,7 +347,15 @@ class Booster:
         return cls(**state_from_json(text))
 
     def save_model(self, path: PathLike) -> None:
-        """Write the model as versioned JSON, atomically (see gpuboost.model.model_io)."""
+        """Write the model as versioned JSON, atomically (see gpuboost.model.model_io).
+
+        Raises
+        ------
+        ValueError
+            ``path`` ends in ``.ubj``: XGBoost writes UBJSON under that name, gpuboost
+            only JSON, so such a name is refused rather than holding JSON.
+        """
+        check_model_path(path)
         atomic_write_text(path, self.to_json())
 
     @classmethod
