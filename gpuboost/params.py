@@ -16,7 +16,13 @@ import numpy as np
 
 from .errors import value_repr
 
-__all__ = ["PARAMETERS", "ALIASES", "validate_params", "parameter_table_markdown"]
+__all__ = [
+    "PARAMETERS",
+    "ALIASES",
+    "validate_params",
+    "given_names",
+    "parameter_table_markdown",
+]
 
 
 @dataclass(frozen=True)
@@ -101,7 +107,9 @@ PARAMETERS = {
             "max_bin",
             255,
             "int",
-            "value bins per feature (one more bin holds missing values)",
+            "value bins per feature (one more bin holds missing values); a Dataset built "
+            "without max_bin is binned with it; one built or already binned with another "
+            "raises ValueError (it is never re-binned)",
             low=2,
             high=255,
             aliases=("max_bins",),
@@ -239,7 +247,8 @@ PARAMETERS = {
             "seed",
             0,
             "int",
-            "seed of every random choice (row and column sampling, binning sample)",
+            "seed of every random choice (row and column sampling; the binning sample of a "
+            "Dataset built without seed)",
             low=0,
             aliases=("random_state", "random_seed", "seed_value"),
         ),
@@ -390,6 +399,17 @@ def canonical_name(name):
     close = sorted(n for n in list(PARAMETERS) + list(ALIASES) if n[:3] == str(name)[:3])
     hint = f" Did you mean one of {close}?" if close else ""
     raise ValueError(f"Unknown parameter {name!r}.{hint} Valid parameters: {sorted(PARAMETERS)}.")
+
+
+def given_names(params):
+    """The canonical names of the parameters in a user dict (aliases resolved).
+
+    Raises
+    ------
+    ValueError
+        An unknown name.
+    """
+    return {canonical_name(key) for key in (params or {})}
 
 
 def _check_value(param, value):

@@ -23,7 +23,15 @@ from ..tree.feature_sampler import FeatureSampler
 from ..tree.grower import GrowthPolicy, TreeGrower
 from ..tree.sampling import sample_rows, sampled_row_weights
 from ..tree.splitters import HistogramSplitter, TreeInput, make_splitter
-from .loop import EvalSet, check_evals, eval_features, make_timer, metrics_of, record_metrics
+from .loop import (
+    EvalSet,
+    bind_binning,
+    check_evals,
+    eval_features,
+    make_timer,
+    metrics_of,
+    record_metrics,
+)
 
 __all__ = ["GBTreeLearner", "ROW_STREAMS_PER_ROUND"]
 
@@ -150,6 +158,7 @@ class GBTreeLearner:
 
     def __init__(self, given_params, dtrain, evals, obj, custom_metric, init_model, backend):
         params = validate_params(given_params)
+        bind_binning(params, given_params, dtrain)
         if obj is not None:
             params["objective"] = obj
         if callable(params["objective"]):

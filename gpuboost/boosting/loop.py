@@ -24,11 +24,13 @@ from ..data.convert import select_features
 from ..data.dataset import Dataset
 from ..errors import value_repr
 from ..metrics import get_metric
+from ..params import given_names
 from .callback import CallbackContainer, EarlyStopping, EvaluationMonitor
 
 __all__ = [
     "VERBOSITY_TIMINGS",
     "EvalSet",
+    "bind_binning",
     "check_dtrain",
     "check_num_boost_round",
     "check_evals",
@@ -88,6 +90,26 @@ def check_dtrain(dtrain):
         raise TypeError(f"dtrain must be a gpuboost.Dataset, got {type(dtrain).__name__}.")
     if dtrain.label is None:
         raise ValueError("dtrain has no label: pass label= to Dataset.")
+
+
+def bind_binning(params, given_params, dtrain):
+    """Bin ``dtrain`` as the training parameters say (``Dataset.bind_binning``).
+
+    A ``max_bin`` named in ``given_params`` must be the Dataset's (else ValueError);
+    without one the Dataset's own is used (255 when it has none) and written into
+    ``params``, so that the saved model states the bins it was grown on. ``seed``
+    seeds the binning subsample of a Dataset built without one.
+
+    Parameters
+    ----------
+    params : dict
+        Validated parameters; ``params['max_bin']`` is updated in place.
+    given_params : dict or None
+        The user's parameters (to tell a given ``max_bin`` from the default).
+    dtrain : Dataset
+    """
+    asked = params["max_bin"] if "max_bin" in given_names(given_params) else None
+    params["max_bin"] = dtrain.bind_binning(asked, params["seed"]).max_bin
 
 
 def check_num_boost_round(num_boost_round):

@@ -645,6 +645,39 @@ def test_init_model_must_match(regression_data, multiclass_data):
         )
 
 
+def test_max_bin_parameter_bins_a_dataset_not_binned_yet(regression_data):
+    X, y = regression_data
+    small = fit({"max_bin": 4}, Dataset(X, label=y), 3)
+    assert small.params["max_bin"] == 4
+    assert small.save_raw() == fit({"max_bin": 4}, Dataset(X, label=y, max_bin=4), 3).save_raw()
+    for tree in small.trees:
+        assert tree.threshold_bin.max() <= 2  # 4 value bins: splits after bins 0..2
+    assert small.save_raw() != fit({}, Dataset(X, label=y), 3).save_raw()
+    # Without max_bin in the parameters the Dataset's is used, and the model says so.
+    assert fit({}, Dataset(X, label=y, max_bin=15), 1).params["max_bin"] == 15
+    # A validation set built with reference= before training follows its reference.
+    dtrain = Dataset(X[:300], label=y[:300])
+    dvalid = Dataset(X[300:], label=y[300:], reference=dtrain)
+    assert dtrain.max_bin is None
+    fit({"max_bin": 8}, dtrain, 1, evals=[(dvalid, "valid")])
+    assert dtrain.max_bin == dvalid.max_bin == 8 and dvalid.bin_mapper is dtrain.bin_mapper
+
+
+def test_max_bin_parameter_conflicting_with_the_dataset_raises(regression_data):
+    X, y = regression_data
+    with pytest.raises(ValueError, match="built with max_bin=15.*ask for max_bin=4"):
+        fit({"max_bin": 4}, Dataset(X, label=y, max_bin=15), 1)
+    binned = Dataset(X, label=y)
+    binned.X_binned  # binned with the default, 255
+    with pytest.raises(ValueError, match="already binned with max_bin=255.*max_bin=4"):
+        fit({"max_bin": 4}, binned, 1)
+    trained = Dataset(X, label=y)
+    fit({"max_bins": 32}, trained, 1)  # the alias counts as given
+    with pytest.raises(ValueError, match="already binned with max_bin=32"):
+        fit({"max_bin": 64}, trained, 1)
+    assert fit({}, trained, 1).params["max_bin"] == 32
+
+
 # ---------------------------------------------------------------------------
 # Parameter and input errors
 # ---------------------------------------------------------------------------
