@@ -216,10 +216,12 @@ def make_timer(params, backend):
 
 
 def make_callbacks(
-    callbacks, has_eval_sets, verbose_eval, early_stopping_rounds, custom_metric, evaluate
+    callbacks, has_eval_sets, verbose_eval, early_stopping_rounds, maximize, evaluate
 ):
     """The callback container of a run: the user's callbacks, then the evaluation
-    printer (``verbose_eval``) and early stopping (``early_stopping_rounds``).
+    printer (``verbose_eval``) and early stopping (``early_stopping_rounds``, with
+    ``maximize``: None lets the watched metric decide, see
+    :func:`gpuboost.boosting.callback.metric_maximized`).
 
     ``evaluate(evals_log)`` records the round's metrics; the container calls it
     before the callbacks' ``after_iteration``.
@@ -228,11 +230,7 @@ def make_callbacks(
     if verbose_eval and has_eval_sets:
         callback_list.append(EvaluationMonitor(period=1 if verbose_eval is True else verbose_eval))
     if early_stopping_rounds is not None:
-        callback_list.append(
-            EarlyStopping(  # a custom metric is watched: lower is better
-                early_stopping_rounds, maximize=False if custom_metric is not None else None
-            )
-        )
+        callback_list.append(EarlyStopping(early_stopping_rounds, maximize=maximize))
     return CallbackContainer(callback_list, evaluate=evaluate if has_eval_sets else None)
 
 

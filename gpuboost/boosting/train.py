@@ -94,6 +94,7 @@ def train(
     verbose_eval: Union[bool, int] = True,
     callbacks: Sequence[TrainingCallback] = (),
     init_model: Union[Booster, str, "os.PathLike[str]", None] = None,
+    maximize: Optional[bool] = None,
 ) -> Booster:
     """Train a gradient-boosted tree model.
 
@@ -113,10 +114,13 @@ def train(
         ``params['objective']`` for training.
     custom_metric : callable, optional
         ``custom_metric(pred, dataset) -> (name, value)`` evaluated on every set
-        (pred: the objective's mean-space predictions as host NumPy), lower is better.
+        (pred: the objective's mean-space predictions as host NumPy). Early stopping
+        watches it (it is the last metric) and takes lower as better unless
+        ``maximize=True``.
     early_stopping_rounds : int, optional
-        Stop when the watched score has not improved for this many rounds; sets
-        ``best_iteration`` and ``best_score`` on the Booster.
+        Stop when the watched score (the last metric of the last evaluation set) has
+        not improved for this many rounds; sets ``best_iteration`` and ``best_score``
+        on the Booster.
     evals_result : dict, optional
         Filled with ``{set_name: {metric: [score per round]}}``.
     verbose_eval : bool or int
@@ -124,6 +128,9 @@ def train(
     callbacks : sequence of TrainingCallback
     init_model : Booster or path, optional
         Continue training from this model.
+    maximize : bool, optional
+        Whether early stopping takes higher scores as better. None: built-in metrics
+        know their direction (auc, ndcg, map: higher); a custom metric is minimized.
 
     Returns
     -------
@@ -150,7 +157,7 @@ def train(
             bool(learner.eval_sets),
             verbose_eval,
             early_stopping_rounds,
-            custom_metric,
+            maximize,
             learner.evaluate,
         )
         return run(learner, container, num_boost_round, evals_result, learner.timer, backend)

@@ -512,6 +512,40 @@ def test_custom_metric_drives_early_stopping(regression_sets):
     assert booster.best_iteration == 1 and booster.num_boosted_rounds() == 4
 
 
+def test_early_stopping_maximizes_a_custom_metric_when_told(regression_sets):
+    train_set, valid_set = regression_sets
+
+    def r2(prediction, dataset):  # higher is better
+        label = dataset.get_label()
+        return "r2", 1.0 - np.sum((label - prediction) ** 2) / np.sum((label - label.mean()) ** 2)
+
+    kwargs = {"evals": [(valid_set, "valid")], "custom_metric": r2, "early_stopping_rounds": 3}
+    history = {}
+    maximized = fit(
+        {"learning_rate": 0.3}, train_set, 40, evals_result=history, maximize=True, **kwargs
+    )
+    scores = history["valid"]["r2"]
+    assert maximized.best_iteration == int(np.argmax(scores)) > 5
+    assert maximized.best_score == max(scores)
+    # Told nothing, a custom metric is minimized (documented): round 0 is kept.
+    assert fit({"learning_rate": 0.3}, train_set, 40, **kwargs).best_iteration == 0
+    # maximize=False turns a built-in metric that is maximized around.
+    auc_set = Dataset(valid_set.data, label=(valid_set.label > 0).astype(float))
+    params = {"objective": "binary:logistic", "eval_metric": "auc"}
+    binary_train = Dataset(train_set.data, label=(train_set.label > 0).astype(float))
+    assert (
+        fit(
+            params,
+            binary_train,
+            20,
+            evals=[(auc_set, "v")],
+            early_stopping_rounds=2,
+            maximize=False,
+        ).best_iteration
+        == 0
+    )
+
+
 # ---------------------------------------------------------------------------
 # Continued training
 # ---------------------------------------------------------------------------
