@@ -562,7 +562,7 @@ class ExactSplitter(GradientRecords):
 
     # ---- splits --------------------------------------------------------------
     def find_best_splits(self, tree, nodes, histograms, feature_mask):
-        return find_best_splits_exact(
+        records = find_best_splits_exact(
             self.backend.xp,
             self.ranks,
             self.feature_ranks.n_distinct,
@@ -576,6 +576,7 @@ class ExactSplitter(GradientRecords):
             tree.split_params,
             feature_mask,
         )
+        return self.checked_records(tree, records)
 
     def partition(self, tree, begins, ends, records):
         partition_exact(

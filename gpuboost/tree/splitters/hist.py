@@ -7,7 +7,7 @@ integer sums of the quantized gradients and hessians, ``(G_q, H_q)``.
 
 import numpy as np
 
-from ...core.gain import leaf_weight
+from ...core.gain import leaf_score, leaf_weight
 from .base import Split
 
 __all__ = ["GradientRecords", "HistogramSplitter"]
@@ -32,6 +32,34 @@ class GradientRecords:
 
     def record_gain(self, tree, record):
         return record["gain"]
+
+    def checked_records(self, tree, records):
+        """``records``, after checking that no float64 score overflowed.
+
+        A node's own score ``S(G, H)`` or a candidate's gain that is not finite means
+        the sums of weighted gradients left the float64 range (huge labels or
+        weights): every split would be refused silently, so this raises instead.
+
+        Raises
+        ------
+        ValueError
+            Naming the cause and what to change.
+        """
+        gradients = tree.quantiser.gradients(records["sum_gradients"])
+        hessians = tree.quantiser.hessians(records["sum_hessians"])
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = leaf_score(gradients, hessians, tree.split_params)
+        overflowed = ~np.isfinite(scores) | (records["gain"] == np.inf)
+        if overflowed.any():
+            node = int(np.argmax(overflowed))
+            raise ValueError(
+                f"The split gains overflow float64 (in a node of {int(records['count'][node])} "
+                f"rows whose gradients sum to {float(gradients[node]):.3g} and hessians to "
+                f"{float(hessians[node]):.3g}): the gain formula squares sums of gradients, so "
+                f"no split could be scored. The labels or sample weights are too large "
+                f"(about 1e150 or more): scale them down, e.g. standardize the labels."
+            )
+        return records
 
     def can_split(self, tree, sums, count):
         """At least ``2 * min_data_in_leaf`` rows and ``2 * min_child_weight`` hessian."""
@@ -90,8 +118,9 @@ class HistogramSplitter(GradientRecords):
 
     # ---- splits --------------------------------------------------------------
     def find_best_splits(self, tree, nodes, histograms, feature_mask):
-        """Host ``SPLIT_RECORD_DTYPE`` records, one per node of ``nodes``."""
-        return self.backend.find_best_splits(
+        """Host ``SPLIT_RECORD_DTYPE`` records, one per node of ``nodes``
+        (:meth:`checked_records`: ValueError when the float64 sums overflow)."""
+        records = self.backend.find_best_splits(
             self.data,
             histograms,
             tree.quantiser.scale_gradients,
@@ -99,6 +128,7 @@ class HistogramSplitter(GradientRecords):
             tree.split_params,
             feature_mask,
         )
+        return self.checked_records(tree, records)
 
     def partition(self, tree, begins, ends, records):
         """Split the segments ``[begins[i], ends[i])`` of ``tree.sample_indices``
