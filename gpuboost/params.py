@@ -259,6 +259,24 @@ PARAMETERS = {
             "initial prediction in output space (default: the objective's optimal constant)",
         ),
         _P(
+            "scale_pos_weight",
+            1.0,
+            "float",
+            "binary objectives: the weight of every positive row (label 1) is multiplied by "
+            "this, e.g. sum(negative weights) / sum(positive weights) (XGBoost)",
+            low=0.0,
+            low_open=True,
+        ),
+        _P(
+            "is_unbalance",
+            False,
+            "bool",
+            "binary objectives: weight the rarer class up to the other's row count: positive "
+            "rows by n_negative / n_positive, or negative ones by n_positive / n_negative "
+            "(LightGBM); not with scale_pos_weight",
+            aliases=("unbalance", "unbalanced_sets"),
+        ),
+        _P(
             "num_class",
             0,
             "int",
@@ -388,6 +406,10 @@ for _param in PARAMETERS.values():
 #: Parameters that do not change the model; left out of saved models so that the
 #: same training on either device gives the same bytes.
 RUNTIME_ONLY = frozenset({"device", "verbosity", "nthread"})
+#: Parameters added after version 1 of the model format: saved only when they differ
+#: from their default, so that models not using them keep their bytes (and a file
+#: without them loads to the defaults).
+SAVED_WHEN_SET = frozenset({"scale_pos_weight", "is_unbalance"})
 
 
 def canonical_name(name):
@@ -549,8 +571,15 @@ def validate_params(params):
 
 
 def model_params(params):
-    """The subset of validated params stored in a model (no runtime-only ones)."""
-    return {k: v for k, v in params.items() if k not in RUNTIME_ONLY and not callable(v)}
+    """The subset of validated params stored in a model: no runtime-only ones, and those
+    of :data:`SAVED_WHEN_SET` only when not at their default."""
+    return {
+        k: v
+        for k, v in params.items()
+        if k not in RUNTIME_ONLY
+        and not callable(v)
+        and not (k in SAVED_WHEN_SET and v == PARAMETERS[k].default)
+    }
 
 
 def parameter_table_markdown():

@@ -9,6 +9,8 @@ array lives on the backend (``backend.xp``) and only split records and the
 finished tree reach the host.
 """
 
+import copy
+
 import numpy as np
 
 from ..core.gain import SplitParams
@@ -16,7 +18,12 @@ from ..core.quantize import GradientQuantiser
 from ..core.random import host_rng
 from ..data.convert import feature_positions, has_default_names
 from ..model.booster import Booster
-from ..objectives import CUSTOM_OBJECTIVE_NAME, CustomObjective, get_objective
+from ..objectives import (
+    CUSTOM_OBJECTIVE_NAME,
+    CustomObjective,
+    binary_class_weights,
+    get_objective,
+)
 from ..params import validate_params
 from ..tree.approx import ApproxRebinner
 from ..tree.feature_sampler import FeatureSampler
@@ -35,6 +42,8 @@ from .loop import (
 
 __all__ = ["GBTreeLearner", "ROW_STREAMS_PER_ROUND"]
 
+#: Objective names that ``scale_pos_weight`` / ``is_unbalance`` apply to.
+BINARY_OBJECTIVE_PREFIX = "binary:"
 #: Random streams: row sampling uses stream ``round * ROW_STREAMS_PER_ROUND + output``.
 ROW_STREAMS_PER_ROUND = 1 << 16
 
@@ -76,7 +85,28 @@ def _features_in_order(booster, dtrain):
     booster.feature_names = list(dtrain.feature_names)
 
 
-def _make_booster(params, objective, dtrain, init_model):
+def _training_weights(params, dtrain):
+    """dtrain's row weights times the class weights of ``scale_pos_weight`` /
+    ``is_unbalance`` (host float64), or None when those leave them as they are."""
+    if params["scale_pos_weight"] == 1.0 and not params["is_unbalance"]:
+        return None
+    objective = params["objective"]
+    if not (isinstance(objective, str) and objective.startswith(BINARY_OBJECTIVE_PREFIX)):
+        name = "a custom objective" if callable(objective) else repr(objective)
+        raise ValueError(
+            f"scale_pos_weight and is_unbalance weight the classes of a binary objective "
+            f"('binary:logistic', 'binary:exponential'), not of {name}; pass sample "
+            f"weights (Dataset(weight=...)) instead."
+        )
+    multipliers = binary_class_weights(
+        dtrain.label, params["scale_pos_weight"], params["is_unbalance"]
+    )
+    if multipliers is None or dtrain.weight is None:
+        return multipliers
+    return dtrain.weight * multipliers
+
+
+def _make_booster(params, objective, dtrain, init_model, weight):
     """A new Booster, or a copy of ``init_model`` to continue (its features in dtrain's
     order); and that copy before any new round (None without ``init_model``)."""
     n_outputs = objective.n_outputs()
@@ -114,7 +144,7 @@ def _make_booster(params, objective, dtrain, init_model):
         base_margin = objective.base_score_to_margin(params["base_score"])
     else:
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            base_margin = objective.base_margin(dtrain.label, dtrain.weight)
+            base_margin = objective.base_margin(dtrain.label, weight)
     if not np.all(np.isfinite(base_margin)):
         raise ValueError(
             f"The initial prediction (base margin) {np.asarray(base_margin).tolist()} "
@@ -161,6 +191,7 @@ class GBTreeLearner:
         bind_binning(params, given_params, dtrain)
         if obj is not None:
             params["objective"] = obj
+        weight = _training_weights(params, dtrain)
         if callable(params["objective"]):
             objective = CustomObjective(params["objective"], n_outputs=max(1, params["num_class"]))
             params["objective"] = CUSTOM_OBJECTIVE_NAME
@@ -173,13 +204,18 @@ class GBTreeLearner:
                 objective.check_labels(dataset.label)
         self.params, self.dtrain, self.backend, self.objective = params, dtrain, backend, objective
         self.custom_metric = custom_metric
-        booster, init_model = _make_booster(params, objective, dtrain, init_model)
+        booster, init_model = _make_booster(
+            params, objective, dtrain, init_model, dtrain.weight if weight is None else weight
+        )
         booster._objective = objective
         self.booster = booster
         self.start_round = booster.num_boosted_rounds()
         self.timer = make_timer(params, backend)
 
         self.data = backend.prepare(dtrain)
+        if weight is not None:  # class weights: a copy, the Dataset's cache stays as it is
+            self.data = copy.copy(self.data)
+            self.data.weight = backend.to_device(weight)
         self.margins = backend.to_device(_initial_margins(booster, dtrain, init_model, dtrain.data))
         self.eval_sets = []
         for dataset, name in evals:

@@ -75,6 +75,8 @@ class BaseGBModel(_BaseEstimator):
 
     #: Training parameters the estimator sets itself (not accepted as extra keywords).
     _managed_params = frozenset()
+    #: Whether ``class_weight`` applies (classifiers).
+    _supports_class_weight = False
 
     def __init__(
         self,
@@ -102,6 +104,7 @@ class BaseGBModel(_BaseEstimator):
         device="auto",
         verbosity=1,
         n_jobs=None,
+        class_weight=None,
         **kwargs,
     ):
         self.n_estimators = n_estimators
@@ -127,6 +130,7 @@ class BaseGBModel(_BaseEstimator):
         self.device = device
         self.verbosity = verbosity
         self.n_jobs = n_jobs
+        self.class_weight = class_weight
         self._extra_params = dict(kwargs)
 
     # -- parameters -------------------------------------------------------- #
@@ -331,6 +335,11 @@ class BaseGBModel(_BaseEstimator):
         eval_qids=None,
     ):
         """Validate everything, train, and set the fitted attributes; returns self."""
+        if self.class_weight is not None and not self._supports_class_weight:
+            raise ValueError(
+                f"class_weight applies to classifiers; {type(self).__name__} takes "
+                f"sample_weight instead."
+            )
         n_estimators = check_positive_int(self.n_estimators, "n_estimators")
         early_stopping_rounds = check_positive_int(
             self.early_stopping_rounds, "early_stopping_rounds", allow_none=True
@@ -533,6 +542,12 @@ COMMON_PARAMETERS_DOC = """
         0 silent, 1 warnings, 2 info, 3 debug.
     n_jobs : int, default=None
         Accepted for compatibility (gpuboost's ``nthread``).
+    class_weight : dict, 'balanced' or None, default=None
+        GBClassifier only: multiplies the sample weight of every training row by its
+        class's weight, ``{{label: weight}}`` (other labels 1) or 'balanced'
+        (``n_samples / (n_classes * count of the class)``, scikit-learn's). Evaluation
+        sets keep their own weights. For binary objectives the training parameters
+        ``scale_pos_weight`` and ``is_unbalance`` do the same on the positive class.
     **kwargs
         Any other gpuboost training parameter (e.g. ``base_score``,
         ``huber_delta``); validated at ``fit``.

@@ -1,5 +1,7 @@
 """Tests of gpuboost.boosting.train: the boosting loop end to end on the NumPy backend."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -841,3 +843,78 @@ def test_non_finite_gradients_raise(regression_data):
 
     with pytest.raises(ValueError):
         fit({}, Dataset(X, label=y), 1, obj=exploding)
+
+
+# ---------------------------------------------------------------------------
+# Class imbalance: scale_pos_weight, is_unbalance
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def unbalanced_data():
+    """(X, y): few distinct values per feature (bin edges independent of weights), 25%
+    positives."""
+    rng = np.random.default_rng(5)
+    X = np.round(rng.normal(size=(400, 4)), 1)
+    y = (X[:, 0] + 0.5 * rng.normal(size=400) > 0.7).astype(np.float64)
+    return X, y
+
+
+@pytest.mark.parametrize("objective", ["binary:logistic", "binary:exponential"])
+def test_scale_pos_weight_equals_explicit_weights(unbalanced_data, objective):
+    X, y = unbalanced_data
+    weight = np.random.default_rng(1).uniform(0.5, 2.0, size=len(y))
+    params = {"objective": objective, "max_depth": 3}
+    scaled = fit({**params, "scale_pos_weight": 3.5}, Dataset(X, label=y, weight=weight), 4)
+    explicit = fit(params, Dataset(X, label=y, weight=weight * np.where(y == 1, 3.5, 1.0)), 4)
+    assert scaled.trees == explicit.trees
+    np.testing.assert_array_equal(scaled.base_margin, explicit.base_margin)
+    assert scaled.params["scale_pos_weight"] == 3.5
+    assert scaled.save_raw() != fit(params, Dataset(X, label=y, weight=weight), 4).save_raw()
+
+
+def test_is_unbalance_equals_explicit_weights(unbalanced_data):
+    X, y = unbalanced_data
+    n_positive, n_negative = int(y.sum()), int((1 - y).sum())
+    assert n_positive < n_negative
+    params = {"objective": "binary:logistic", "max_depth": 3}
+    unbalanced = fit({**params, "is_unbalance": True}, Dataset(X, label=y), 4)
+    explicit_weight = np.where(y == 1, n_negative / n_positive, 1.0)
+    explicit = fit(params, Dataset(X, label=y, weight=explicit_weight), 4)
+    assert unbalanced.trees == explicit.trees
+    # More positives than negatives: the negative rows are weighted up instead.
+    flipped = fit({**params, "is_unbalance": True}, Dataset(X, label=1 - y), 4)
+    explicit = fit(params, Dataset(X, label=1 - y, weight=explicit_weight), 4)
+    assert flipped.trees == explicit.trees
+
+
+def test_class_imbalance_parameters_saved_only_when_set(unbalanced_data, tmp_path):
+    X, y = unbalanced_data
+    plain = json.loads(fit({"objective": "binary:logistic"}, Dataset(X, label=y), 1).save_raw())
+    assert "scale_pos_weight" not in plain["learner"]["params"]
+    booster = fit({"objective": "binary:logistic", "is_unbalance": True}, Dataset(X, label=y), 1)
+    booster.save_model(tmp_path / "model.json")
+    assert gpuboost.Booster.load_model(tmp_path / "model.json").params["is_unbalance"] is True
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"scale_pos_weight": 2.0}, "binary objective.*'reg:squarederror'"),
+        ({"is_unbalance": True, "objective": "multi:softprob", "num_class": 2}, "binary"),
+        (
+            {"objective": "binary:logistic", "scale_pos_weight": 2.0, "is_unbalance": True},
+            "not both",
+        ),
+        ({"objective": "binary:logistic", "scale_pos_weight": 0.0}, "scale_pos_weight"),
+        ({"booster": "adaboost", "scale_pos_weight": 2.0}, "does not use"),
+    ],
+)
+def test_bad_class_imbalance_parameters(unbalanced_data, params, message):
+    X, y = unbalanced_data
+    with pytest.raises(ValueError, match=message):
+        fit(params, Dataset(X, label=y), 1)
+    with pytest.raises(ValueError, match="custom objective"):
+        fit(
+            {"scale_pos_weight": 2.0}, Dataset(X, label=y), 1, obj=lambda m, d: (m, np.ones_like(m))
+        )

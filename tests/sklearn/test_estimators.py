@@ -567,3 +567,42 @@ def test_works_without_scikit_learn():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize(
+    "class_weight, per_class",
+    [("balanced", None), ({0: 1.0, 1: 4.0}, [1.0, 4.0]), ({1: 0.5}, [1.0, 0.5])],
+)
+def test_class_weight_equals_explicit_sample_weights(binary_data, class_weight, per_class):
+    X, y, _, _ = binary_data
+    if per_class is None:  # scikit-learn's 'balanced'
+        per_class = len(y) / (2 * np.bincount(y.astype(int)))
+    sample_weight = np.linspace(0.5, 1.5, len(y))
+    weighted = GBClassifier(n_estimators=4, class_weight=class_weight).fit(
+        X, y, sample_weight=sample_weight
+    )
+    explicit = GBClassifier(n_estimators=4).fit(
+        X, y, sample_weight=sample_weight * np.asarray(per_class)[y.astype(int)]
+    )
+    assert weighted.get_booster().save_raw() == explicit.get_booster().save_raw()
+    if isinstance(class_weight, dict):  # labels are matched as the values of y
+        labels = np.where(y == 1, "yes", "no")
+        named = {"yes" if k == 1 else "no": v for k, v in class_weight.items()}
+        by_name = GBClassifier(n_estimators=4, class_weight=named).fit(
+            X, labels, sample_weight=sample_weight
+        )
+        assert by_name.get_booster().save_raw() == explicit.get_booster().save_raw()
+
+
+def test_bad_class_weight(binary_data, regression_data):
+    X, y, _, _ = binary_data
+    for class_weight, message in [
+        ({2: 1.0}, "label 2, which is not a class"),
+        ({1: -1.0}, r"class_weight\[1\] must be a finite number >= 0, got -1.0"),
+        ("balance", "'balanced', a dict"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            GBClassifier(n_estimators=2, class_weight=class_weight).fit(X, y)
+    X_reg, y_reg, _, _ = regression_data
+    with pytest.raises(ValueError, match="class_weight applies to classifiers"):
+        GBRegressor(n_estimators=2, class_weight="balanced").fit(X_reg, y_reg)
