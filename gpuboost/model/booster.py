@@ -134,6 +134,52 @@ class Booster:
     def __len__(self):
         return self.num_boosted_rounds()
 
+    def __getitem__(self, rounds: Union[int, slice]) -> Booster:
+        """A Booster of some rounds: ``booster[2:10]`` (rounds 2..9), ``booster[::2]``,
+        ``booster[-1]`` (the last round alone).
+
+        The base margin and parameters are kept, ``best_iteration`` dropped; predictions
+        of ``booster[a:b]`` equal ``booster.predict(X, iteration_range=(a, b))``. The
+        trees are shared with this Booster, not copied.
+
+        Raises
+        ------
+        IndexError
+            A round index out of range.
+        ValueError
+            A slice of no round.
+        TypeError
+            Neither an integer nor a slice.
+        """
+        n_rounds = self.num_boosted_rounds()
+        if isinstance(rounds, slice):
+            selected = range(*rounds.indices(n_rounds))
+            if not selected:
+                raise ValueError(
+                    f"booster[{rounds.start}:{rounds.stop}:{rounds.step}] selects no round of "
+                    f"the {n_rounds}."
+                )
+        elif isinstance(rounds, (int, np.integer)) and not isinstance(rounds, bool):
+            index = int(rounds) + (n_rounds if rounds < 0 else 0)
+            if not 0 <= index < n_rounds:
+                raise IndexError(f"round {int(rounds)} is out of range: the model has {n_rounds}.")
+            selected = [index]
+        else:
+            raise TypeError(f"A Booster is indexed by rounds (an int or a slice), got {rounds!r}.")
+        k = self.n_outputs
+        return Booster(
+            self.params,
+            k,
+            self.base_margin,
+            self.n_features,
+            self.feature_names,
+            trees=[tree for r in selected for tree in self.trees[r * k : (r + 1) * k]],
+            attributes=self.attributes,
+            tree_weights=None
+            if self.tree_weights is None
+            else [self.tree_weights[r] for r in selected],
+        )
+
     def __eq__(self, other):
         return isinstance(other, Booster) and self.to_json() == other.to_json()
 

@@ -45,6 +45,7 @@ from .base import (
     RANKING_PREFIX,
     RANKING_SCORE_METRIC,
     BaseGBModel,
+    restore_classes,
     sklearn_objective,
 )
 from .compat import SKLEARN_INSTALLED, NotFittedError
@@ -215,6 +216,10 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
 
     _managed_params = frozenset({"num_class"})
     _supports_class_weight = True
+
+    def _restore_fitted_attributes(self, booster, state):
+        super()._restore_fitted_attributes(booster, state)
+        restore_classes(self, booster, state)
 
     def _encode_labels(self, y, what):
         """Encode labels of an eval set with the fitted ``classes_``."""

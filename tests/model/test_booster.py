@@ -202,6 +202,48 @@ def test_dataset_base_margin_replaces_the_base_score(regression_booster, regress
     np.testing.assert_allclose(with_margin, offset + trees_only, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize(
+    "rounds", [slice(2, 5), slice(0, N_ROUNDS), slice(None, 3), slice(-2, None)]
+)
+def test_slicing_equals_the_iteration_range(softprob_booster, multiclass_data, rounds):
+    X, _ = multiclass_data
+    begin, end, _ = rounds.indices(N_ROUNDS)
+    sliced = softprob_booster[rounds]
+    assert sliced.num_boosted_rounds() == end - begin and sliced.n_outputs == 3
+    for kwargs in ({}, {"output_margin": True}, {"pred_leaf": True}):
+        np.testing.assert_array_equal(
+            sliced.predict(X, **kwargs),
+            softprob_booster.predict(X, iteration_range=(begin, end), **kwargs),
+        )
+
+
+def test_slicing_with_a_step_an_index_and_errors(regression_booster, regression_data):
+    X, _ = regression_data
+    every_other = regression_booster[::2]
+    assert every_other.trees == regression_booster.trees[::2]
+    last = regression_booster[-1]
+    assert last.trees == regression_booster.trees[-1:]
+    np.testing.assert_array_equal(
+        last.predict(X), regression_booster.predict(X, iteration_range=(N_ROUNDS - 1, N_ROUNDS))
+    )
+    reloaded = Booster.from_json(regression_booster[1:4].to_json())
+    np.testing.assert_array_equal(reloaded.predict(X), regression_booster[1:4].predict(X))
+    with pytest.raises(IndexError, match="out of range"):
+        regression_booster[N_ROUNDS]
+    with pytest.raises(ValueError, match="no round"):
+        regression_booster[4:2]
+    with pytest.raises(TypeError, match="rounds"):
+        regression_booster["a"]
+
+
+def test_slicing_an_adaboost_model_keeps_its_tree_weights(binary_data):
+    X, y = binary_data
+    booster = train(X, y, 5, booster="adaboost", max_depth=1)
+    sliced = booster[1:4]
+    assert sliced.tree_weights == booster.tree_weights[1:4]
+    np.testing.assert_array_equal(sliced.predict(X), booster.predict(X, iteration_range=(1, 4)))
+
+
 # ---------------------------------------------------------------------------
 # Importances and dumps
 # ---------------------------------------------------------------------------
