@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from typing import Any, Dict, List, Optional, Tuple, Union
@@ -27,6 +28,20 @@ __all__ = ["Booster", "samme_score_scale"]
 #: A file system path.
 PathLike = Union[str, "os.PathLike[str]"]
 
+#: Columns of :meth:`Booster.trees_to_dataframe` (XGBoost's, plus ``Count``).
+TREES_TO_DATAFRAME_COLUMNS = (
+    "Tree",
+    "Node",
+    "ID",
+    "Feature",
+    "Split",
+    "Yes",
+    "No",
+    "Missing",
+    "Gain",
+    "Cover",
+    "Count",
+)
 #: ``importance_type`` values of :meth:`Booster.feature_importance` (XGBoost's names, plus
 #: LightGBM's ``'split'`` and Friedman's ``'relative_influence'``).
 IMPORTANCE_TYPES = (
@@ -350,13 +365,70 @@ class Booster:
         used = self.feature_importance("weight") > 0
         return {name: float(v) for name, v, u in zip(self.feature_names, values, used) if u}
 
-    def dump_model(self, with_stats: bool = True) -> List[str]:
-        """Readable text of every tree (a list of str, one per tree)."""
-        return [tree.dump(self.feature_names, with_stats) for tree in self.trees]
+    def dump_model(self, with_stats: bool = True, format: str = "text") -> List[str]:
+        """Every tree as readable text or JSON (a list of str, one per tree).
 
-    def get_dump(self, with_stats: bool = True) -> List[str]:
-        """Alias of :meth:`dump_model`."""
-        return self.dump_model(with_stats)
+        Parameters
+        ----------
+        with_stats : bool, default=True
+            Include gain, cover and count.
+        format : {'text', 'json'}, default='text'
+            'text': one node per line, indented by depth
+            (``id:[name<=threshold] yes=..,no=..,missing=..`` and ``id:leaf=value``);
+            'json': XGBoost's JSON dump of nested nodes (see ``Tree.dump_dict``;
+            ``decision_type`` ``'<='`` says a split sends ``x <= split_condition`` to
+            ``yes``). Trees are in model order: tree ``i`` adds to output
+            ``i % n_outputs``.
+        """
+        if format == "text":
+            return [tree.dump(self.feature_names, with_stats) for tree in self.trees]
+        if format == "json":
+            return [
+                json.dumps(tree.dump_dict(self.feature_names, with_stats)) for tree in self.trees
+            ]
+        raise ValueError(f"format must be 'text' or 'json', got {format!r}.")
+
+    def get_dump(self, with_stats: bool = True, dump_format: str = "text") -> List[str]:
+        """:meth:`dump_model` under XGBoost's names."""
+        return self.dump_model(with_stats, dump_format)
+
+    def trees_to_dataframe(self):
+        """One row per node of every tree, a pandas DataFrame (XGBoost's columns).
+
+        Columns: ``Tree``, ``Node``, ``ID`` (``'<tree>-<node>'``), ``Feature`` (the
+        name, ``'Leaf'`` for leaves), ``Split`` (the threshold: ``x <= Split`` goes to
+        ``Yes``; NaN for leaves), ``Yes``, ``No``, ``Missing`` (node IDs; NaN for
+        leaves), ``Gain`` (the split's gain; for a leaf its value, as XGBoost), ``Cover``
+        (hessian sum) and ``Count`` (rows). Sorted by tree, then node.
+
+        Raises
+        ------
+        ImportError
+            pandas is not installed.
+        """
+        try:
+            import pandas  # optional: only this method needs it
+        except ImportError:
+            raise ImportError("trees_to_dataframe needs pandas: pip install pandas") from None
+        columns = {name: [] for name in TREES_TO_DATAFRAME_COLUMNS}
+        for index, tree in enumerate(self.trees):
+            for node in range(tree.n_nodes):
+                leaf = tree.feature[node] < 0
+                left, right = int(tree.left_child[node]), int(tree.right_child[node])
+                missing = left if tree.default_left[node] else right
+                columns["Tree"].append(index)
+                columns["Node"].append(node)
+                columns["ID"].append(f"{index}-{node}")
+                columns["Feature"].append(
+                    "Leaf" if leaf else self.feature_names[int(tree.feature[node])]
+                )
+                columns["Split"].append(np.nan if leaf else float(tree.threshold[node]))
+                for column, child in (("Yes", left), ("No", right), ("Missing", missing)):
+                    columns[column].append(None if leaf else f"{index}-{child}")
+                columns["Gain"].append(float(tree.value[node] if leaf else tree.gain[node]))
+                columns["Cover"].append(float(tree.cover[node]))
+                columns["Count"].append(int(tree.count[node]))
+        return pandas.DataFrame(columns)
 
     def dump_text(self, path: Optional[PathLike] = None, with_stats: bool = True) -> str:
         """All trees as one text (``booster[i]:`` headers); written to ``path`` if given."""

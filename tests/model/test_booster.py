@@ -1,5 +1,6 @@
 """Tests of gpuboost.model.booster: prediction, importances, dumps, copies and pickling."""
 
+import json
 import pickle
 
 import numpy as np
@@ -326,6 +327,77 @@ def test_dump_model_contains_every_split(regression_booster):
             assert sum(line.strip().startswith(expected) for line in lines) == 1
         assert "gain=" in text
     assert "gain=" not in "".join(regression_booster.dump_model(with_stats=False))
+
+
+def check_dumped_node(tree, node, depth, seen):
+    """Compare one node of a JSON dump (and its subtree) with the tree's arrays."""
+    seen.append(node["nodeid"])
+    i = node["nodeid"]
+    assert node["cover"] == tree.cover[i] and node["count"] == tree.count[i]
+    if "leaf" in node:
+        assert tree.feature[i] < 0 and node["leaf"] == tree.value[i]
+        return
+    assert node["depth"] == depth and node["decision_type"] == "<="
+    assert node["split"] == f"f{tree.feature[i]}"
+    assert node["split_condition"] == tree.threshold[i] and node["gain"] == tree.gain[i]
+    assert [node["yes"], node["no"]] == [tree.left_child[i], tree.right_child[i]]
+    assert node["missing"] == (node["yes"] if tree.default_left[i] else node["no"])
+    assert [child["nodeid"] for child in node["children"]] == [node["yes"], node["no"]]
+    for child in node["children"]:
+        check_dumped_node(tree, child, depth + 1, seen)
+
+
+def test_json_dump_describes_every_node(softprob_booster, multiclass_data):
+    dumps = softprob_booster.dump_model(format="json")
+    assert dumps == softprob_booster.get_dump(dump_format="json")
+    assert len(dumps) == len(softprob_booster.trees)
+    for tree, text in zip(softprob_booster.trees, dumps):
+        seen = []
+        check_dumped_node(tree, json.loads(text), 0, seen)
+        assert sorted(seen) == list(range(tree.n_nodes))
+    bare = json.loads(softprob_booster.dump_model(with_stats=False, format="json")[0])
+    assert "cover" not in bare and "gain" not in bare
+    with pytest.raises(ValueError, match="'text' or 'json'"):
+        softprob_booster.dump_model(format="dot")
+
+
+def test_trees_to_dataframe(regression_data):
+    pd = pytest.importorskip("pandas")
+    X, y = regression_data
+    names = ["a", "b", "c", "d", "e"]
+    booster = gpuboost.train(
+        {"device": "cpu", "max_depth": 3},
+        gpuboost.Dataset(X, label=y, feature_names=names),
+        3,
+        verbose_eval=False,
+    )
+    frame = booster.trees_to_dataframe()
+    assert list(frame.columns) == [
+        "Tree",
+        "Node",
+        "ID",
+        "Feature",
+        "Split",
+        "Yes",
+        "No",
+        "Missing",
+        "Gain",
+        "Cover",
+        "Count",
+    ]
+    assert len(frame) == sum(tree.n_nodes for tree in booster.trees)
+    for row in frame.itertuples():
+        tree = booster.trees[row.Tree]
+        node = row.Node
+        assert row.ID == f"{row.Tree}-{node}" and row.Cover == tree.cover[node]
+        if tree.feature[node] < 0:
+            assert row.Feature == "Leaf" and np.isnan(row.Split) and pd.isna(row.Yes)
+            assert row.Gain == tree.value[node]
+        else:
+            assert row.Feature == names[tree.feature[node]] and row.Split == tree.threshold[node]
+            assert row.Yes == f"{row.Tree}-{tree.left_child[node]}"
+            assert row.Gain == tree.gain[node]
+    assert isinstance(frame, pd.DataFrame)
 
 
 def test_dump_text_headers_and_file(regression_booster, tmp_path):
