@@ -12,6 +12,7 @@ from .boosting.callback import (
     TrainingCallback,
     TrainingCheckPoint,
 )
+from .boosting.cv import cv
 from .boosting.train import train
 from .data.dataset import Dataset
 from .errors import DeviceUnavailableError, GpuOutOfMemoryError
@@ -22,6 +23,7 @@ __all__ = [
     "Dataset",
     "Booster",
     "train",
+    "cv",
     "TrainingCallback",
     "EarlyStopping",
     "EvaluationMonitor",

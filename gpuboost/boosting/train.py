@@ -24,10 +24,17 @@ from .callback import TrainingCallback
 from .gbtree import ROW_STREAMS_PER_ROUND, GBTreeLearner
 from .loop import check_dtrain, check_num_boost_round, make_callbacks, run
 
-__all__ = ["train", "ROW_STREAMS_PER_ROUND"]
+__all__ = ["train", "training_backend", "LEARNERS", "ROW_STREAMS_PER_ROUND"]
 
 #: ``booster`` parameter -> learner class.
 LEARNERS = {"gbtree": GBTreeLearner, "adaboost": AdaBoostLearner}
+
+
+def training_backend(params):
+    """The backend a training with the validated ``params`` runs on, configured."""
+    backend = get_backend(params["device"])
+    backend.configure(params)
+    return backend
 
 
 def _clear_finished_frames(error):
@@ -146,8 +153,7 @@ def train(
     check_num_boost_round(num_boost_round)
     given_params = params
     params = validate_params(params)  # the learner validates them again, for its family
-    backend = get_backend(params["device"])
-    backend.configure(params)
+    backend = training_backend(params)
     with backend.guard("training"):
         learner = LEARNERS[params["booster"]](
             given_params, dtrain, evals, obj, custom_metric, init_model, backend

@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike
 from ..params import PARAMETERS
 from .binning import BinMapper
 from .convert import (
+    as_integer_vector,
     check_base_margin,
     check_feature_names,
     check_group,
@@ -258,6 +259,51 @@ class Dataset:
                 seed=0 if chosen_seed is None else chosen_seed,
             ).fit(self.data, sample_weight=self._binning_weight)
         return self._bin_mapper
+
+    # -- rows ------------------------------------------------------------------ #
+
+    def subset(self, rows: ArrayLike) -> Dataset:
+        """A Dataset of some of the rows, in the order given (XGBoost's ``slice``).
+
+        It shares this Dataset's binning (built with ``reference=self``) and keeps the
+        feature names, labels, weights, base margins and queries of those rows. For
+        ranking data the rows of a query must stay contiguous (e.g. whole queries in
+        increasing row order).
+
+        Parameters
+        ----------
+        rows : array-like of int, shape (n_subset_rows,)
+            Row indices, each in ``[0, n_rows)``; at least one.
+
+        Returns
+        -------
+        Dataset
+
+        Raises
+        ------
+        ValueError
+            Indices that are not integers, out of range, or none; a query split into
+            separate runs.
+        """
+        rows = as_integer_vector("rows", rows)
+        if len(rows) == 0 or rows.min() < 0 or rows.max() >= self.n_rows:
+            raise ValueError(
+                f"rows must be 1 or more row indices in [0, {self.n_rows}), got "
+                f"{len(rows)} index(es)"
+                + (f" from {rows.min()} to {rows.max()}." if len(rows) else ".")
+            )
+        qid = None
+        if self._group is not None:
+            qid = np.repeat(np.arange(len(self._group)), self._group)[rows]
+        return Dataset(
+            self.data[rows],
+            label=None if self._label is None else self._label[rows],
+            weight=None if self._weight is None else self._weight[rows],
+            base_margin=None if self._base_margin is None else self._base_margin[rows],
+            feature_names=self.feature_names if self.has_feature_names else None,
+            reference=self,
+            qid=qid,
+        )
 
     # -- sizes --------------------------------------------------------------- #
 

@@ -548,3 +548,35 @@ def test_load_query_file(tmp_path):
 def test_load_query_file_errors(tmp_path, text, message):
     with pytest.raises(ValueError, match=message):
         load_query_file(_write(tmp_path, text))
+
+
+def test_subset_keeps_row_fields_and_shares_the_binning(X):
+    weight = np.arange(1.0, 41.0)
+    margin = np.arange(40.0) / 10
+    ds = Dataset(
+        X,
+        label=np.arange(40.0),
+        weight=weight,
+        base_margin=margin,
+        feature_names=["a", "b", "c"],
+        group=[10, 10, 20],
+    )
+    part = ds.subset([10, 11, 12, 30, 31])
+    np.testing.assert_array_equal(part.data, X[[10, 11, 12, 30, 31]])
+    np.testing.assert_array_equal(part.label, [10.0, 11.0, 12.0, 30.0, 31.0])
+    np.testing.assert_array_equal(part.weight, weight[[10, 11, 12, 30, 31]])
+    np.testing.assert_array_equal(part.base_margin, margin[[10, 11, 12, 30, 31]])
+    np.testing.assert_array_equal(part.group, [3, 2])
+    assert part.feature_names == ["a", "b", "c"] and part.has_feature_names
+    assert part.bin_mapper is ds.bin_mapper
+    assert not Dataset(X).subset([0]).has_feature_names
+    for rows, error in (
+        ([], ValueError),
+        ([40], ValueError),
+        ([-1], ValueError),
+        ([0.5], ValueError),
+    ):
+        with pytest.raises(error, match="rows"):
+            ds.subset(rows)
+    with pytest.raises(ValueError, match="contiguous"):
+        ds.subset([0, 15, 1])  # query 0 split by a row of query 1
