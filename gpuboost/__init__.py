@@ -15,7 +15,7 @@ from .boosting.callback import (
 from .boosting.cv import cv
 from .boosting.train import train
 from .data.dataset import Dataset
-from .errors import DeviceUnavailableError, GpuOutOfMemoryError
+from .errors import DeviceUnavailableError, GpuOutOfMemoryError, GpuSelfCheckError
 from .model.booster import Booster
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "release_memory",
     "DeviceUnavailableError",
     "GpuOutOfMemoryError",
+    "GpuSelfCheckError",
     "GBRegressor",
     "GBClassifier",
     "GBRanker",

@@ -7,7 +7,7 @@ naming the problem; the classes here are for conditions of the machine.
 
 import numpy as np
 
-__all__ = ["DeviceUnavailableError", "GpuOutOfMemoryError", "value_repr"]
+__all__ = ["DeviceUnavailableError", "GpuSelfCheckError", "GpuOutOfMemoryError", "value_repr"]
 
 
 def _plain(value):
@@ -27,6 +27,29 @@ def value_repr(value):
 
 class DeviceUnavailableError(RuntimeError):
     """``device='cuda'`` was asked for but no usable GPU (or CuPy) is there."""
+
+
+class GpuSelfCheckError(DeviceUnavailableError):
+    """The CUDA backend gave another result than the NumPy backend in its self-check
+    (gpuboost.backends.cuda.selfcheck): this GPU (or this build) is not to be trusted.
+
+    Attributes
+    ----------
+    step : str
+        The primitive (and its kernel file) or the training that differed.
+    detail : str
+        What differed, or the exception raised.
+    """
+
+    def __init__(self, step, detail, device_ordinal=0):
+        super().__init__(
+            f"The CUDA backend failed its self-check on cuda:{device_ordinal} at {step}: "
+            f"{detail}. Its models would differ from the CPU backend's. This is a bug: "
+            f"please report it with the output of `gpuboost doctor` (README, 'Reporting a "
+            f"bug'), and use device='cpu' meanwhile."
+        )
+        self.step = step
+        self.detail = detail
 
 
 class GpuOutOfMemoryError(MemoryError):

@@ -15,8 +15,9 @@ import traceback
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..backends import get_backend
+from ..backends.cuda import selfcheck
 from ..data.dataset import Dataset
-from ..errors import GpuOutOfMemoryError
+from ..errors import GpuOutOfMemoryError, GpuSelfCheckError
 from ..model.booster import Booster
 from ..params import validate_params
 from .adaboost import AdaBoostLearner
@@ -31,8 +32,21 @@ LEARNERS = {"gbtree": GBTreeLearner, "adaboost": AdaBoostLearner}
 
 
 def training_backend(params):
-    """The backend a training with the validated ``params`` runs on, configured."""
+    """The backend a training with the validated ``params`` runs on, configured.
+
+    The first CUDA training of a process checks the GPU against the CPU
+    (gpuboost.backends.cuda.selfcheck): when that fails, ``device='auto'`` warns once
+    and trains on the CPU, ``device='cuda'`` raises GpuSelfCheckError.
+    """
     backend = get_backend(params["device"])
+    if backend.name == "cuda" and selfcheck.enabled(backend):
+        try:
+            selfcheck.verify(backend, train)
+        except GpuSelfCheckError as error:
+            if params["device"] != "auto":
+                raise
+            selfcheck.warn_once(error)
+            backend = get_backend("cpu")
     backend.configure(params)
     return backend
 
@@ -148,6 +162,9 @@ def train(
     GpuOutOfMemoryError
         The GPU ran out of memory (the message names the sizes); device memory is
         then as it was before the call.
+    GpuSelfCheckError
+        ``device='cuda'`` and the GPU failed its self-check (the first CUDA training of
+        a process compares it with the CPU; ``device='auto'`` warns and uses the CPU).
     """
     check_dtrain(dtrain)
     check_num_boost_round(num_boost_round)
