@@ -1,4 +1,4 @@
-"""The ``gpuboost`` console command: ``demo``, ``train`` and ``predict``.
+"""The ``gpuboost`` console command: ``demo``, ``train``, ``predict`` and ``doctor``.
 
 Usage::
 
@@ -9,6 +9,7 @@ Usage::
                    [--model-out model.json] [--device auto] [--early-stopping-rounds N]
     gpuboost predict --model model.json --data test.csv [--output preds.csv]
                      [--output-margin] [--label-column NAME] [--no-header]
+    gpuboost doctor [--rows 1000000]
     gpuboost --version
 
 CSV files have a header line (a first line of numbers is refused: ``--no-header``
@@ -31,6 +32,7 @@ from .data.convert import feature_positions, has_default_names
 from .data.dataset import Dataset
 from .data.io import read_csv
 from .datasets import make_higgs_like
+from .doctor import EMULATED_TIMING_ROWS, TIMING_ROWS, run_doctor
 from .metrics import get_metric
 from .model.booster import Booster
 from .model.model_io import atomic_write_text, check_model_path
@@ -358,6 +360,12 @@ def _run_train(args):
     return 0
 
 
+def _run_doctor(args):
+    if args.rows is not None and args.rows < 0:
+        raise ValueError(f"--rows must be >= 0, got {args.rows}.")
+    return run_doctor(timing_rows=args.rows)
+
+
 def _run_predict(args):
     booster = Booster.load_model(args.model)
     header = not args.no_header
@@ -484,6 +492,23 @@ def _build_parser():
     )
     predict.add_argument("--no-header", action="store_true", help=no_header_help)
     predict.set_defaults(handler=_run_predict)
+
+    doctor = commands.add_parser(
+        "doctor",
+        help="report versions, the GPU, kernel resources and CPU/GPU parity (for bug reports)",
+        description="Print the versions of gpuboost, Python, NumPy, CuPy, the CUDA driver, "
+        "runtime and NVRTC; every visible GPU; the registers and shared memory of every "
+        "kernel; the parity of every primitive and of a few trainings with the CPU backend; "
+        "the time of one boosting round; and whether this machine is supported. Exits 0 "
+        "without a GPU, 1 when a GPU fails a check.",
+    )
+    doctor.add_argument(
+        "--rows",
+        type=int,
+        help=f"rows of the timed boosting round (default {TIMING_ROWS:,} on a GPU, "
+        f"{EMULATED_TIMING_ROWS:,} under the emulation; 0 skips it)",
+    )
+    doctor.set_defaults(handler=_run_doctor)
     return parser
 
 
