@@ -8,7 +8,6 @@ import pytest
 
 from gpuboost import backends
 from gpuboost.backends.cuda import selfcheck
-from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.cuda.sources import list_cuda_sources, read_cuda_source
 from gpuboost.backends.emulation import EMULATE_ENV_VAR, emulated_kernels
 from gpuboost.backends.emulation.launcher import parse_kernel_signatures
@@ -96,15 +95,7 @@ def test_under_the_emulation_it_runs_every_check(capsys, emulation):
     )
 
 
-def test_a_failed_check_is_reported_with_exit_1(capsys, emulation, monkeypatch):
-    build = CudaBackend.build_histograms
-
-    def off_by_one(self, *args, **kwargs):
-        histograms = build(self, *args, **kwargs)
-        histograms[..., 0] += 1
-        return histograms
-
-    monkeypatch.setattr(CudaBackend, "build_histograms", off_by_one)
+def test_a_failed_check_is_reported_with_exit_1(capsys, emulation, broken_histograms):
     code, out = doctor(capsys, "--rows", 0)
     assert code == 1
     assert "FAILED histograms (cuda/histogram.cu)" in out and "timing" not in out

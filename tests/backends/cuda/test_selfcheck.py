@@ -33,20 +33,6 @@ def fresh_check(monkeypatch):
     selfcheck.reset()
 
 
-@pytest.fixture
-def broken_histograms(monkeypatch):
-    """The CUDA backend's histogram gradient sums one unit off: a primitive returning a
-    wrong value (the model changes, training still runs)."""
-    build = CudaBackend.build_histograms
-
-    def off_by_one(self, *args, **kwargs):
-        histograms = build(self, *args, **kwargs)
-        histograms[..., 0] += 1
-        return histograms
-
-    monkeypatch.setattr(CudaBackend, "build_histograms", off_by_one)
-
-
 def _dataset(regression_data):
     X, y = regression_data
     return Dataset(X, label=y)
