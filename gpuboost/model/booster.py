@@ -161,6 +161,8 @@ class Booster:
         output_margin: bool = False,
         pred_leaf: bool = False,
         iteration_range: Optional[Tuple[int, int]] = None,
+        pred_contribs: bool = False,
+        pred_interactions: bool = False,
     ) -> np.ndarray:
         """Predict.
 
@@ -175,6 +177,16 @@ class Booster:
         iteration_range : (int, int), optional
             Rounds ``[begin, end)`` to use. Default: up to the best iteration after
             early stopping, else all rounds.
+        pred_contribs : bool
+            Return the SHAP values (exact TreeSHAP, docs/DESIGN.md "SHAP") of the raw
+            margins: shape (n_rows, n_features + 1), or (n_rows, n_outputs,
+            n_features + 1) for several outputs; the last column is the bias (the
+            expected margin: base margin plus the trees' cover-weighted means), and
+            each row sums to the margin.
+        pred_interactions : bool
+            Return the SHAP interaction values, shape (n_rows, n_features + 1,
+            n_features + 1) (an output axis after the rows for several outputs),
+            summing over the last axis to the contributions (XGBoost's definition).
 
         Returns
         -------
@@ -192,6 +204,10 @@ class Booster:
         trees = self.trees[first:last]
         if pred_leaf:
             return backend.to_host(backend.predict_forest_leaves(features, trees))
+        if pred_contribs or pred_interactions:
+            return self._predict_shap(
+                backend, features, first, trees, row_margin, pred_interactions
+            )
         n_rows = data.shape[0]
         if row_margin is not None:
             margins = np.array(row_margin, dtype=np.float64).reshape(n_rows, self.n_outputs)
@@ -355,3 +371,25 @@ class Booster:
             f"Booster(objective={self.params.get('objective')!r}, rounds="
             f"{self.num_boosted_rounds()}, n_features={self.n_features})"
         )
+
+    # ---- explanation ----------------------------------------------------------
+    def _predict_shap(self, backend, features, first, trees, row_margin, interactions):
+        """SHAP values (``interactions``: interaction values) of ``trees`` (the slice
+        from tree ``first``), with the base margin (or the rows' own) in the bias."""
+        backend.configure(self.params)  # the NumPy backend's threads (nthread)
+        outputs = [(first + i) % self.n_outputs for i in range(len(trees))]
+        if interactions:
+            values = backend.predict_interactions(features, trees, outputs, self.n_outputs)
+        else:
+            values = backend.predict_contributions(features, trees, outputs, self.n_outputs)
+        values = backend.to_host(values)
+        n_rows = values.shape[0]
+        if row_margin is not None:
+            base = np.asarray(row_margin, dtype=np.float64).reshape(n_rows, self.n_outputs)
+        else:
+            base = np.broadcast_to(self.base_margin, (n_rows, self.n_outputs))
+        if interactions:
+            values[:, :, -1, -1] += base
+        else:
+            values[:, :, -1] += base
+        return values[:, 0] if self.n_outputs == 1 else values
