@@ -14,6 +14,7 @@ from ..data.convert import convert_features
 from ..data.dataset import Dataset
 from ..objectives import get_objective
 from .model_io import atomic_write_text, read_model_text, state_from_json, state_to_json
+from .xgboost_format import state_from_xgboost_json, state_to_xgboost_json
 
 __all__ = ["Booster", "samme_score_scale"]
 
@@ -393,3 +394,43 @@ class Booster:
         else:
             values[:, :, -1] += base
         return values[:, 0] if self.n_outputs == 1 else values
+
+    # ---- XGBoost's format -----------------------------------------------------
+    def export_xgboost(self, path: Optional[PathLike] = None) -> str:
+        """The model in XGBoost's JSON format; written to ``path`` (atomically) if given.
+
+        The file loads in ``xgboost.Booster(model_file=path)``, Treelite and
+        ``shap.TreeExplainer``, with the same leaves for every float32 input and
+        margins equal to float32 rounding (thresholds converted exactly:
+        gpuboost.model.xgboost_format). Every round is exported.
+
+        Raises
+        ------
+        ValueError
+            AdaBoost models and objectives XGBoost lacks (``binary:exponential``,
+            custom objectives), with what to do instead.
+        """
+        text = state_to_xgboost_json(self._state())
+        if path is not None:
+            atomic_write_text(path, text)
+        return text
+
+    @classmethod
+    def from_xgboost(cls, source: Any) -> Booster:
+        """A Booster from an XGBoost model: an ``xgboost.Booster`` (or an XGBoost
+        scikit-learn estimator), the path of its JSON model file, or the JSON text.
+
+        Predictions equal XGBoost's on float32 inputs (gpuboost.model.xgboost_format);
+        ``predict(pred_contribs=True)`` and the CUDA backend then work on it.
+        """
+        if hasattr(source, "get_booster"):  # xgboost.XGBModel
+            source = source.get_booster()
+        if hasattr(source, "save_raw"):  # xgboost.Booster
+            text = bytes(source.save_raw(raw_format="json")).decode("utf-8")
+        elif isinstance(source, (bytes, bytearray)):
+            text = bytes(source).decode("utf-8")
+        elif isinstance(source, str) and source.lstrip().startswith("{"):
+            text = source
+        else:
+            text = read_model_text(source)
+        return cls(**state_from_xgboost_json(text))
