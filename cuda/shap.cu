@@ -20,7 +20,9 @@
 // fraction of an element. GPUTreeShap's warp per path group with shuffles would use
 // fewer registers on very deep trees, but adds float atomics across paths, whose order
 // varies from run to run. A path's weights live in per-thread arrays of
-// kShapMaxPathLength entries (the host refuses longer paths).
+// kShapMaxPathLength entries (the host refuses longer paths). The NumPy backend runs the
+// same operations on blocks of rows and reuses the weights of the prefix a path shares
+// with the previous one; extending again here gives the same bits.
 #include "common.cuh"
 
 //: Most elements of a path plus one (the root element); backends/cuda/shap.py
@@ -39,47 +41,69 @@ GPUBOOST_DEVICE_INLINE double shap_one_fraction(double x, double lower, double u
   return (x <= upper && (lower < -1.7976931348623157e308 || x > lower)) ? 1.0 : 0.0;
 }
 
-//: Append an element at index `length` (elements 0 .. length - 1 exist).
-GPUBOOST_DEVICE_INLINE void shap_extend(double* weights, double* zeros, double* ones,
-                                        int32_t length, double zero_fraction,
-                                        double one_fraction) {
-  zeros[length] = zero_fraction;
-  ones[length] = one_fraction;
-  weights[length] = length == 0 ? 1.0 : 0.0;
-  for (int32_t i = length - 1; i >= 0; --i) {
-    weights[i + 1] += one_fraction * weights[i] * static_cast<double>(i + 1) /
-                      static_cast<double>(length + 1);
-    weights[i] = zero_fraction * weights[i] * static_cast<double>(length - i) /
-                 static_cast<double>(length + 1);
+//: inverse[k] = 1.0 / k for k = 1 .. n (the kernels multiply by these instead of
+//: dividing, as backends/numpy/shap.py does with the same table).
+GPUBOOST_DEVICE_INLINE void shap_reciprocals(double* inverse, int32_t n) {
+  inverse[0] = 0.0;
+  for (int32_t k = 1; k <= n; ++k) {
+    inverse[k] = 1.0 / static_cast<double>(k);
   }
 }
 
-//: Sum of the path weights with element `index` removed (`depth`: the last index).
-GPUBOOST_DEVICE_INLINE double shap_unwound_sum(const double* weights, const double* zeros,
-                                               const double* ones, int32_t depth,
-                                               int32_t index) {
-  const double one_fraction = ones[index];
-  const double zero_fraction = zeros[index];
+//: Lundberg's ExtendPath in place: weights[0 .. length] from weights[0 .. length - 1] and
+//: the element at index `length` (zero fraction, one fraction 0 or 1).
+GPUBOOST_DEVICE_INLINE void shap_extend(double* weights, int32_t length, double zero_fraction,
+                                        double one_fraction, const double* inverse) {
+  if (length == 0) {
+    weights[0] = 1.0;
+    return;
+  }
+  const double scale = inverse[length + 1];
+  weights[length] = 0.0;
+  for (int32_t i = length - 1; i >= 0; --i) {
+    const double grow = static_cast<double>(i + 1) * scale;
+    const double shrink = zero_fraction * (static_cast<double>(length - i) * scale);
+    const double weight = weights[i];
+    weights[i + 1] += one_fraction * weight * grow;
+    weights[i] = weight * shrink;
+  }
+}
+
+//: UnwoundPathSum * zero_fraction of every element the row does not take: the same for all
+//: of them (their one fraction is 0), so their share is -cold.
+GPUBOOST_DEVICE_INLINE double shap_cold_sum(const double* weights, int32_t depth,
+                                            const double* inverse) {
+  double cold = 0.0;
+  for (int32_t i = depth - 1; i >= 0; --i) {
+    cold += weights[i] * (static_cast<double>(depth + 1) * inverse[depth - i]);
+  }
+  return cold;
+}
+
+//: Element k's SHAP value per unit of leaf value (UnwoundPathSum * (one - zero)) on the
+//: path weights weights[0 .. depth]; `cold` from shap_cold_sum.
+GPUBOOST_DEVICE_INLINE double shap_element_share(const double* weights, int32_t depth,
+                                                 double zero_fraction, double one_fraction,
+                                                 double cold, const double* inverse) {
+  if (one_fraction == 0.0) {
+    return -cold;
+  }
+  const double scale = inverse[depth + 1];
   double next_one_portion = weights[depth];
   double total = 0.0;
   for (int32_t i = depth - 1; i >= 0; --i) {
-    if (one_fraction != 0.0) {
-      const double tmp = next_one_portion * static_cast<double>(depth + 1) /
-                         (static_cast<double>(i + 1) * one_fraction);
-      total += tmp;
-      next_one_portion =
-          weights[i] - tmp * zero_fraction *
-                           (static_cast<double>(depth - i) / static_cast<double>(depth + 1));
-    } else if (zero_fraction != 0.0) {
-      total += (weights[i] / zero_fraction) /
-               (static_cast<double>(depth - i) / static_cast<double>(depth + 1));
-    }
+    const double grow = static_cast<double>(depth + 1) * inverse[i + 1];
+    const double shrink = static_cast<double>(depth - i) * scale;
+    const double tmp = next_one_portion * grow;
+    total += tmp;
+    next_one_portion = weights[i] - tmp * (zero_fraction * shrink);
   }
-  return total;
+  return total * (1.0 - zero_fraction);
 }
 
 // shap_contributions: contributions[row, path_output[p], element_feature[e]] += the share of
-// element e of path p, for every path in order. One thread per row.
+// element e of path p times the path's leaf value, for every path in order. One thread
+// per row.
 //   features      (n_rows, n_features) float64, C order
 //   contributions (n_rows, n_outputs, n_features + 1) float64, C order, updated in place
 //                 (the host has set the bias column)
@@ -91,9 +115,10 @@ extern "C" __global__ void __launch_bounds__(kShapThreadsPerBlock)
                        const double* element_lower, const double* element_upper,
                        const int32_t* element_missing, int32_t n_outputs,
                        double* contributions) {
+  double inverse[kShapMaxPathLength + 2];
   double weights[kShapMaxPathLength];
-  double zeros[kShapMaxPathLength];
   double ones[kShapMaxPathLength];
+  shap_reciprocals(inverse, kShapMaxPathLength + 1);
   const int64_t row_width = static_cast<int64_t>(n_outputs) * (n_features + 1);
   const int64_t grid_stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
@@ -103,28 +128,31 @@ extern "C" __global__ void __launch_bounds__(kShapThreadsPerBlock)
     for (int64_t p = 0; p < n_paths; ++p) {
       const int64_t first = path_offsets[p];
       const int32_t depth = static_cast<int32_t>(path_offsets[p + 1] - first);
-      shap_extend(weights, zeros, ones, 0, 1.0, 1.0);
+      shap_extend(weights, 0, 1.0, 1.0, inverse);
       for (int32_t e = 0; e < depth; ++e) {
         const int64_t element = first + e;
-        const double one = shap_one_fraction(x[element_feature[element]], element_lower[element],
-                                             element_upper[element], element_missing[element]);
-        shap_extend(weights, zeros, ones, e + 1, element_zero[element], one);
+        ones[e + 1] = shap_one_fraction(x[element_feature[element]], element_lower[element],
+                                        element_upper[element], element_missing[element]);
+        shap_extend(weights, e + 1, element_zero[element], ones[e + 1], inverse);
       }
+      const double cold = shap_cold_sum(weights, depth, inverse);
       const double value = path_value[p];
       double* phi_output = phi + path_output[p] * (n_features + 1);
       for (int32_t k = 1; k <= depth; ++k) {
-        const double w = shap_unwound_sum(weights, zeros, ones, depth, k);
-        phi_output[element_feature[first + k - 1]] += w * (ones[k] - zeros[k]) * value;
+        const int64_t element = first + k - 1;
+        const double share =
+            shap_element_share(weights, depth, element_zero[element], ones[k], cold, inverse);
+        phi_output[element_feature[element]] += share * value;
       }
     }
   }
 }
 
-// shap_interactions: interactions[row, k, j, i] (i != j) += the share of element i of
-// path p conditioned on element j (halved difference of present and absent), for every
-// path in order; then the diagonal [j, j] = contributions[row, k, j] minus the row's
-// other entries (in feature order) and [n_features, n_features] = the bias. One thread
-// per row.
+// shap_interactions: interactions[row, k, j, i] (i != j) += the share of element i on path p
+// without element j, times the leaf value, times (one_j - zero_j) / 2 (half the
+// difference of j present and absent), for every path in order; then the diagonal
+// [j, j] = contributions[row, k, j] minus the row's other entries (in feature order) and
+// [n_features, n_features] = the bias. One thread per row.
 //   contributions (n_rows, n_outputs, n_features + 1) float64 (from shap_contributions)
 //   interactions  (n_rows, n_outputs, n_features + 1, n_features + 1) float64, zeros
 extern "C" __global__ void __launch_bounds__(kShapThreadsPerBlock)
@@ -135,11 +163,10 @@ extern "C" __global__ void __launch_bounds__(kShapThreadsPerBlock)
                       const double* element_lower, const double* element_upper,
                       const int32_t* element_missing, int32_t n_outputs,
                       const double* contributions, double* interactions) {
-  double all_zeros[kShapMaxPathLength];
+  double inverse[kShapMaxPathLength + 2];
   double all_ones[kShapMaxPathLength];
   double weights[kShapMaxPathLength];
-  double zeros[kShapMaxPathLength];
-  double ones[kShapMaxPathLength];
+  shap_reciprocals(inverse, kShapMaxPathLength + 1);
   const int64_t width = n_features + 1;
   const int64_t grid_stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
@@ -151,31 +178,29 @@ extern "C" __global__ void __launch_bounds__(kShapThreadsPerBlock)
       const int32_t depth = static_cast<int32_t>(path_offsets[p + 1] - first);
       for (int32_t e = 0; e < depth; ++e) {
         const int64_t element = first + e;
-        all_zeros[e + 1] = element_zero[element];
         all_ones[e + 1] = shap_one_fraction(x[element_feature[element]], element_lower[element],
                                             element_upper[element], element_missing[element]);
       }
       const double value = path_value[p];
       double* inter_output = inter + path_output[p] * width * width;
-      for (int32_t j = 1; j <= depth; ++j) {  // condition on element j
-        const double scale = (all_ones[j] - all_zeros[j]) * 0.5;
-        const int32_t feature_j = element_feature[first + j - 1];
-        shap_extend(weights, zeros, ones, 0, 1.0, 1.0);
+      for (int32_t j = 1; j <= depth; ++j) {  // condition on element j: the path without it
+        shap_extend(weights, 0, 1.0, 1.0, inverse);
         int32_t length = 0;
         for (int32_t e = 1; e <= depth; ++e) {
           if (e != j) {
             ++length;
-            shap_extend(weights, zeros, ones, length, all_zeros[e], all_ones[e]);
+            shap_extend(weights, length, element_zero[first + e - 1], all_ones[e], inverse);
           }
         }
-        length = 0;
+        const double cold = shap_cold_sum(weights, depth - 1, inverse);
+        const int32_t feature_j = element_feature[first + j - 1];
+        const double half = (all_ones[j] - element_zero[first + j - 1]) * 0.5;
         for (int32_t e = 1; e <= depth; ++e) {
           if (e != j) {
-            ++length;
-            const double w = shap_unwound_sum(weights, zeros, ones, depth - 1, length);
-            const int32_t feature_i = element_feature[first + e - 1];
-            inter_output[feature_j * width + feature_i] +=
-                w * (ones[length] - zeros[length]) * value * scale;
+            const int64_t element = first + e - 1;
+            const double share = shap_element_share(weights, depth - 1, element_zero[element],
+                                                    all_ones[e], cold, inverse);
+            inter_output[feature_j * width + element_feature[element]] += share * value * half;
           }
         }
       }

@@ -73,7 +73,10 @@ class ShapPaths:
     """The root-to-leaf paths of a forest, as flat arrays (the layout of the kernels).
 
     Path ``p`` owns elements ``path_offsets[p] .. path_offsets[p + 1] - 1``, one per
-    distinct feature on it, in order of first appearance from the root.
+    distinct feature on it, ordered by the depth of the feature's deepest edge on the
+    path. Consecutive paths then share their leading
+    elements down to where they part (:attr:`path_shared`), so a kernel may reuse the
+    path weights of that prefix (they are the same bits, computed or reused).
 
     Attributes
     ----------
@@ -82,6 +85,9 @@ class ShapPaths:
         The leaf value.
     path_output : ndarray of shape (n_paths,), int64
         The output (class) column of the path's tree.
+    path_shared : ndarray of shape (n_paths,), int64
+        How many leading elements path ``p`` has identical to path ``p - 1`` (0 for
+        the first path).
     element_feature : ndarray of shape (n_elements,), int32
     element_zero_fraction : ndarray of shape (n_elements,), float64
     element_lower, element_upper : ndarray of shape (n_elements,), float64
@@ -100,6 +106,7 @@ class ShapPaths:
         self.path_offsets = np.zeros(1, dtype=np.int64)
         self.path_value = np.zeros(0, dtype=np.float64)
         self.path_output = np.zeros(0, dtype=np.int64)
+        self.path_shared = np.zeros(0, dtype=np.int64)
         self.element_feature = np.zeros(0, dtype=np.int32)
         self.element_zero_fraction = np.zeros(0, dtype=np.float64)
         self.element_lower = np.zeros(0, dtype=np.float64)
@@ -115,13 +122,13 @@ class ShapPaths:
 
 def _tree_paths(tree):
     """Yield ``(leaf, elements)`` for every leaf of ``tree`` (depth first, left first);
-    ``elements`` maps feature -> [zero_fraction, lower, upper, missing] in order of
-    first appearance."""
+    ``elements`` is a list of ``(feature, zero_fraction, lower, upper, missing)`` in
+    the order of :class:`ShapPaths`."""
     stack = [(0, {})]
     while stack:
         node, elements = stack.pop()
         if tree.feature[node] < 0:
-            yield node, elements
+            yield node, [(feature, *row) for feature, row in elements.items()]
             continue
         feature = int(tree.feature[node])
         threshold = float(tree.threshold[node])
@@ -132,7 +139,9 @@ def _tree_paths(tree):
             (int(tree.right_child[node]), f_right, False),
         ):
             below = {key: list(value) for key, value in elements.items()}
-            zero, lower, upper, missing = below.get(feature, [1.0, -np.inf, np.inf, True])
+            # popped and re-inserted: the dict keeps the features in the order of
+            # their deepest edge
+            zero, lower, upper, missing = below.pop(feature, [1.0, -np.inf, np.inf, True])
             if goes_left:
                 upper = min(upper, threshold)
             else:
@@ -159,21 +168,30 @@ def build_shap_paths(trees, tree_outputs, n_outputs):
     ShapPaths
     """
     paths = ShapPaths(n_outputs)
-    lengths, values, outputs, element_rows = [], [], [], []
+    lengths, values, outputs, shared, element_rows = [], [], [], [], []
     expected = [0.0] * paths.n_outputs
+    previous = []
     for tree, output in zip(trees, tree_outputs):
         expected[int(output)] += tree_expected_value(tree)
         for leaf, elements in _tree_paths(tree):
+            common = 0
+            while (
+                common < min(len(elements), len(previous)) and elements[common] == previous[common]
+            ):
+                common += 1
+            shared.append(common)
+            previous = elements
             lengths.append(len(elements))
             values.append(float(tree.value[leaf]))
             outputs.append(int(output))
-            element_rows.extend((feature, *row) for feature, row in elements.items())
+            element_rows.extend(elements)
     paths.expected_value = np.asarray(expected, dtype=np.float64)
     if not values:
         return paths
     paths.path_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     paths.path_value = np.asarray(values, dtype=np.float64)
     paths.path_output = np.asarray(outputs, dtype=np.int64)
+    paths.path_shared = np.asarray(shared, dtype=np.int64)
     paths.max_length = int(max(lengths))
     if element_rows:
         columns = list(zip(*element_rows))

@@ -41,9 +41,21 @@ __all__ = [
 
 #: Rows one thread processes per task.
 ROWS_PER_TASK = 256
+#: Rows the kernels process together (the innermost loops run over them: SIMD).
+ROW_BLOCK = 32
 
 
-# ---- the compiled kernel (one row at a time) -----------------------------------------
+# ---- the compiled kernels (a block of rows at a time) ---------------------------------
+@numba.njit(nogil=True, cache=True)
+def _reciprocals(n):
+    """``inverse[k] = 1.0 / k`` for ``k = 1 .. n`` (``inverse[0]`` unused)."""
+    inverse = np.empty(n + 1)
+    inverse[0] = 0.0
+    for k in range(1, n + 1):
+        inverse[k] = 1.0 / k
+    return inverse
+
+
 @numba.njit(nogil=True, cache=True)
 def _one_fraction(x, lower, upper, missing):
     """1.0 when ``x`` takes every edge of a path element, else 0.0."""
@@ -55,31 +67,66 @@ def _one_fraction(x, lower, upper, missing):
 
 
 @numba.njit(nogil=True, cache=True)
-def _extend(weights, zeros, ones, length, zero_fraction, one_fraction):
-    """Append an element at index ``length`` (elements ``0 .. length-1`` exist)."""
-    zeros[length] = zero_fraction
-    ones[length] = one_fraction
-    weights[length] = 1.0 if length == 0 else 0.0
+def _extend(levels, length, ones, zero_fraction, inverse, n_block):
+    """Lundberg's ExtendPath for a block of rows: the path weights
+    ``levels[length, :length + 1, r]`` from ``levels[length - 1, :length, r]`` and the
+    element at index ``length`` (zero fraction ``zero_fraction``, the rows' one
+    fractions ``ones[length, r]``, 0 or 1)."""
+    if length == 0:
+        for r in range(n_block):
+            levels[0, 0, r] = 1.0
+        return
+    scale = inverse[length + 1]
+    for r in range(n_block):
+        levels[length, length, r] = 0.0
     for i in range(length - 1, -1, -1):
-        weights[i + 1] += one_fraction * weights[i] * (i + 1) / (length + 1)
-        weights[i] = zero_fraction * weights[i] * (length - i) / (length + 1)
+        grow = (i + 1) * scale
+        shrink = zero_fraction * ((length - i) * scale)
+        for r in range(n_block):
+            weight = levels[length - 1, i, r]
+            levels[length, i + 1, r] += ones[length, r] * weight * grow
+            levels[length, i, r] = weight * shrink
 
 
 @numba.njit(nogil=True, cache=True)
-def _unwound_sum(weights, zeros, ones, depth, index):
-    """Sum of the path weights with element ``index`` removed (``depth``: last index)."""
-    one_fraction = ones[index]
-    zero_fraction = zeros[index]
-    next_one_portion = weights[depth]
-    total = 0.0
+def _element_shares(levels, depth, zeros, ones, inverse, nexts, shares, cold, n_block):
+    """``shares[k, r]``: element ``k``'s (k = 1 .. ``depth``) SHAP value per unit of
+    leaf value for row ``r``: ``UnwoundPathSum * (one - zero)`` of the path weights
+    ``levels[depth]``. An element the row takes runs the unwinding recurrence on its
+    zero fraction; for one it does not, ``UnwoundPathSum = cold / zero`` with ``cold``
+    the same for all such elements, so its share is ``-cold``. ``nexts``, ``cold``:
+    work arrays."""
+    for r in range(n_block):
+        cold[r] = 0.0
     for i in range(depth - 1, -1, -1):
-        if one_fraction != 0.0:
-            tmp = next_one_portion * (depth + 1) / ((i + 1) * one_fraction)
-            total += tmp
-            next_one_portion = weights[i] - tmp * zero_fraction * ((depth - i) / (depth + 1))
-        elif zero_fraction != 0.0:
-            total += (weights[i] / zero_fraction) / ((depth - i) / (depth + 1))
-    return total
+        factor = (depth + 1) * inverse[depth - i]
+        for r in range(n_block):
+            cold[r] += levels[depth, i, r] * factor
+    for k in range(1, depth + 1):
+        for r in range(n_block):
+            nexts[k, r] = levels[depth, depth, r]
+            shares[k, r] = 0.0
+    scale = inverse[depth + 1]
+    for i in range(depth - 1, -1, -1):
+        grow = (depth + 1) * inverse[i + 1]
+        shrink = (depth - i) * scale
+        for k in range(1, depth + 1):
+            zero_shrink = zeros[k] * shrink
+            for r in range(n_block):
+                tmp = nexts[k, r] * grow
+                shares[k, r] += tmp
+                nexts[k, r] = levels[depth, i, r] - tmp * zero_shrink
+    for k in range(1, depth + 1):
+        hot = 1.0 - zeros[k]
+        for r in range(n_block):
+            shares[k, r] = shares[k, r] * hot if ones[k, r] != 0.0 else -cold[r]
+
+
+@numba.njit(nogil=True, cache=True)
+def _block_one_fractions(X, row, n_block, feature, lower, upper, missing, ones, index):
+    """``ones[index, r]``: the one fraction of an element for rows ``row + r``."""
+    for r in range(n_block):
+        ones[index, r] = _one_fraction(X[row + r, feature], lower, upper, missing)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -90,6 +137,7 @@ def _contributions_rows(
     path_offsets,
     path_value,
     path_output,
+    path_shared,
     element_feature,
     element_zero,
     element_lower,
@@ -99,30 +147,45 @@ def _contributions_rows(
     out,
 ):
     n_paths = len(path_value)
-    weights = np.empty(max_length + 1)
-    zeros = np.empty(max_length + 1)
-    ones = np.empty(max_length + 1)
-    for row in range(row_begin, row_end):
-        x = X[row]
-        phi = out[row]
+    inverse = _reciprocals(max_length + 2)
+    size = max_length + 1
+    # levels[l, :l + 1, r]: the path weights after extending with elements 1 .. l; a
+    # path reuses the levels of the prefix it shares with the previous path (the same
+    # bits as extending again, which cuda/shap.cu does).
+    levels = np.empty((size, size, ROW_BLOCK))
+    zeros = np.empty(size)
+    ones = np.empty((size, ROW_BLOCK))
+    nexts = np.empty((size, ROW_BLOCK))
+    shares = np.empty((size, ROW_BLOCK))
+    cold = np.empty(ROW_BLOCK)
+    for row in range(row_begin, row_end, ROW_BLOCK):
+        n_block = min(ROW_BLOCK, row_end - row)
+        _extend(levels, 0, ones, 1.0, inverse, n_block)
         for p in range(n_paths):
             first = path_offsets[p]
             depth = path_offsets[p + 1] - first
-            _extend(weights, zeros, ones, 0, 1.0, 1.0)
-            for e in range(depth):
+            for e in range(path_shared[p], depth):
                 element = first + e
-                one = _one_fraction(
-                    x[element_feature[element]],
+                zeros[e + 1] = element_zero[element]
+                _block_one_fractions(
+                    X,
+                    row,
+                    n_block,
+                    element_feature[element],
                     element_lower[element],
                     element_upper[element],
                     element_missing[element],
+                    ones,
+                    e + 1,
                 )
-                _extend(weights, zeros, ones, e + 1, element_zero[element], one)
+                _extend(levels, e + 1, ones, element_zero[element], inverse, n_block)
+            _element_shares(levels, depth, zeros, ones, inverse, nexts, shares, cold, n_block)
             value = path_value[p]
             output = path_output[p]
             for k in range(1, depth + 1):
-                w = _unwound_sum(weights, zeros, ones, depth, k)
-                phi[output, element_feature[first + k - 1]] += w * (ones[k] - zeros[k]) * value
+                feature = element_feature[first + k - 1]
+                for r in range(n_block):
+                    out[row + r, output, feature] += shares[k, r] * value
 
 
 @numba.njit(nogil=True, cache=True)
@@ -144,61 +207,79 @@ def _interactions_rows(
 ):
     n_paths = len(path_value)
     n_features = X.shape[1]
-    all_zeros = np.empty(max_length + 1)
-    all_ones = np.empty(max_length + 1)
-    weights = np.empty(max_length + 1)
-    zeros = np.empty(max_length + 1)
-    ones = np.empty(max_length + 1)
-    for row in range(row_begin, row_end):
-        x = X[row]
-        inter = out[row]
+    inverse = _reciprocals(max_length + 2)
+    size = max_length + 1
+    all_ones = np.empty((size, ROW_BLOCK))
+    levels = np.empty((size, size, ROW_BLOCK))
+    zeros = np.empty(size)
+    ones = np.empty((size, ROW_BLOCK))
+    nexts = np.empty((size, ROW_BLOCK))
+    shares = np.empty((size, ROW_BLOCK))
+    cold = np.empty(ROW_BLOCK)
+    for row in range(row_begin, row_end, ROW_BLOCK):
+        n_block = min(ROW_BLOCK, row_end - row)
         for p in range(n_paths):
             first = path_offsets[p]
             depth = path_offsets[p + 1] - first
             for e in range(depth):
                 element = first + e
-                all_zeros[e + 1] = element_zero[element]
-                all_ones[e + 1] = _one_fraction(
-                    x[element_feature[element]],
+                _block_one_fractions(
+                    X,
+                    row,
+                    n_block,
+                    element_feature[element],
                     element_lower[element],
                     element_upper[element],
                     element_missing[element],
+                    all_ones,
+                    e + 1,
                 )
             value = path_value[p]
             output = path_output[p]
-            for j in range(1, depth + 1):  # condition on element j
-                scale = (all_ones[j] - all_zeros[j]) * 0.5
+            for j in range(1, depth + 1):  # condition on element j: the path without it
+                _extend(levels, 0, ones, 1.0, inverse, n_block)
+                length = 0
+                for e in range(1, depth + 1):
+                    if e != j:
+                        length += 1
+                        zeros[length] = element_zero[first + e - 1]
+                        for r in range(n_block):
+                            ones[length, r] = all_ones[e, r]
+                        _extend(levels, length, ones, zeros[length], inverse, n_block)
+                _element_shares(
+                    levels, depth - 1, zeros, ones, inverse, nexts, shares, cold, n_block
+                )
                 feature_j = element_feature[first + j - 1]
-                _extend(weights, zeros, ones, 0, 1.0, 1.0)
+                zero_j = element_zero[first + j - 1]
                 length = 0
                 for e in range(1, depth + 1):
                     if e != j:
                         length += 1
-                        _extend(weights, zeros, ones, length, all_zeros[e], all_ones[e])
-                length = 0
-                for e in range(1, depth + 1):
-                    if e != j:
-                        length += 1
-                        w = _unwound_sum(weights, zeros, ones, depth - 1, length)
                         feature_i = element_feature[first + e - 1]
-                        inter[output, feature_j, feature_i] += (
-                            w * (ones[length] - zeros[length]) * value * scale
-                        )
-        for k in range(inter.shape[0]):
-            for j in range(n_features):
-                diagonal = contributions[row, k, j]
-                for i in range(n_features):
-                    if i != j:
-                        diagonal -= inter[k, j, i]
-                inter[k, j, j] = diagonal
-            inter[k, n_features, n_features] = contributions[row, k, n_features]
+                        for r in range(n_block):
+                            half = (all_ones[j, r] - zero_j) * 0.5
+                            out[row + r, output, feature_j, feature_i] += (
+                                shares[length, r] * value * half
+                            )
+        for r in range(n_block):
+            for k in range(out.shape[1]):
+                for j in range(n_features):
+                    diagonal = contributions[row + r, k, j]
+                    for i in range(n_features):
+                        if i != j:
+                            diagonal -= out[row + r, k, j, i]
+                    out[row + r, k, j, j] = diagonal
+                out[row + r, k, n_features, n_features] = contributions[row + r, k, n_features]
 
 
-def _path_arguments(paths):
+def _path_arguments(paths, shared):
+    """The kernels' path arguments (``shared``: with ``path_shared``, which only the
+    contributions kernel reads)."""
     return (
         paths.path_offsets,
         paths.path_value,
         paths.path_output,
+        *((paths.path_shared,) if shared else ()),
         paths.element_feature,
         paths.element_zero_fraction,
         paths.element_lower,
@@ -240,7 +321,7 @@ def predict_contributions(X, trees, tree_outputs, n_outputs, n_threads=1):
     out = np.zeros((n_rows, n_outputs, n_features + 1), dtype=np.float64)
     out[:, :, n_features] = paths.expected_value
     if paths.n_paths and n_rows:
-        arguments = _path_arguments(paths)
+        arguments = _path_arguments(paths, shared=True)
         _over_row_chunks(
             lambda begin, end: _contributions_rows(X, begin, end, *arguments, out),
             n_rows,
@@ -270,7 +351,7 @@ def predict_interactions(X, trees, tree_outputs, n_outputs, n_threads=1):
     n_rows, n_features = X.shape
     out = np.zeros((n_rows, n_outputs, n_features + 1, n_features + 1), dtype=np.float64)
     if n_rows:
-        arguments = _path_arguments(paths)
+        arguments = _path_arguments(paths, shared=False)
         _over_row_chunks(
             lambda begin, end: _interactions_rows(X, begin, end, *arguments, contributions, out),
             n_rows,
