@@ -434,3 +434,52 @@ class Booster:
         else:
             text = read_model_text(source)
         return cls(**state_from_xgboost_json(text))
+
+    # ---- split values -----------------------------------------------------------
+    def get_split_value_histogram(
+        self, feature: Union[int, str], bins: Optional[int] = None, as_pandas: bool = True
+    ) -> Any:
+        """Histogram of the thresholds of the splits on one feature (XGBoost's method).
+
+        Parameters
+        ----------
+        feature : int or str
+            Feature index or name.
+        bins : int, optional
+            Number of equal-width bins, at most the number of distinct thresholds
+            (default: that number, XGBoost's rule).
+        as_pandas : bool
+            Return a pandas DataFrame when pandas is installed.
+
+        Returns
+        -------
+        DataFrame with columns ``SplitValue``, ``Count``, or ndarray of shape (n, 2)
+            The upper edge of every non-empty bin and the number of splits in it.
+            Thresholds are gpuboost's (``x <= t`` goes left; XGBoost reports its
+            ``x < t'``, see gpuboost.model.xgboost_format). Every round is counted.
+        """
+        if isinstance(feature, str):
+            if feature not in self.feature_names:
+                raise ValueError(
+                    f"Unknown feature {feature!r}; the model's features are {self.feature_names}."
+                )
+            index = self.feature_names.index(feature)
+        else:
+            index = int(feature)
+            if not 0 <= index < self.n_features:
+                raise ValueError(f"feature {index} is out of range [0, {self.n_features}).")
+        values = np.concatenate(
+            [tree.threshold[tree.feature == index] for tree in self.trees] or [np.zeros(0)]
+        )
+        n_distinct = len(np.unique(values))
+        n_bins = max(min(n_distinct, n_distinct if bins is None else int(bins)), 1)
+        counts, edges = np.histogram(values, bins=n_bins)
+        table = np.column_stack((edges[1:], counts))
+        table = table[table[:, 1] > 0]
+        if as_pandas:
+            try:
+                import pandas
+            except ImportError:
+                return table
+            return pandas.DataFrame(table, columns=["SplitValue", "Count"])
+        return table
