@@ -241,10 +241,11 @@ def test_xgboost_loads_the_export_with_equal_predictions(tmp_path, objective, mi
     )
 
 
+@pytest.mark.parametrize("missing", [True, False])
 @pytest.mark.parametrize("objective", sorted(OBJECTIVES))
-def test_treelite_loads_the_export_with_equal_predictions(tmp_path, objective):
+def test_treelite_loads_the_export_with_equal_predictions(tmp_path, objective, missing):
     treelite = pytest.importorskip("treelite")
-    booster, X = _train(objective)
+    booster, X = _train(objective, missing=missing)
     path = tmp_path / "model.json"
     booster.export_xgboost(path)
     model = treelite.frontend.load_xgboost_model(str(path))

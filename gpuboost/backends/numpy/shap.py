@@ -316,9 +316,12 @@ def predict_contributions(X, trees, tree_outputs, n_outputs, n_threads=1):
     contributions : ndarray of shape (n_rows, n_outputs, n_features + 1), float64  # OUT
         The last column is the sum of the trees' expected values per output.
     """
-    paths = build_shap_paths(trees, tree_outputs, n_outputs)
+    return _contributions(X, build_shap_paths(trees, tree_outputs, n_outputs), n_threads)
+
+
+def _contributions(X, paths, n_threads):
     n_rows, n_features = X.shape
-    out = np.zeros((n_rows, n_outputs, n_features + 1), dtype=np.float64)
+    out = np.zeros((n_rows, paths.n_outputs, n_features + 1), dtype=np.float64)
     out[:, :, n_features] = paths.expected_value
     if paths.n_paths and n_rows:
         arguments = _path_arguments(paths, shared=True)
@@ -346,8 +349,8 @@ def predict_interactions(X, trees, tree_outputs, n_outputs, n_threads=1):
     interactions : ndarray of shape (n_rows, n_outputs, n_features + 1, n_features + 1)  # OUT
         float64; ``interactions.sum(axis=-1)`` is :func:`predict_contributions`.
     """
-    contributions = predict_contributions(X, trees, tree_outputs, n_outputs, n_threads)
     paths = build_shap_paths(trees, tree_outputs, n_outputs)
+    contributions = _contributions(X, paths, n_threads)
     n_rows, n_features = X.shape
     out = np.zeros((n_rows, n_outputs, n_features + 1, n_features + 1), dtype=np.float64)
     if n_rows:

@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pytest
 from _cases import shap_case
+from _shap_references import brute_force_contributions, brute_force_interactions
 
 from gpuboost.backends import NumpyBackend
 from gpuboost.backends.cuda import shap as cuda_shap
@@ -44,6 +45,21 @@ def test_contributions_and_interactions_equal_the_numpy_backend(backend, objecti
     interactions = backend.to_host(backend.predict_interactions(features, trees, outputs, n))
     expected = numpy_backend.predict_interactions(X, trees, outputs, n)
     np.testing.assert_allclose(interactions, expected, rtol=1e-12, atol=1e-14)
+
+
+def test_values_equal_brute_force_shapley_values_and_add_up(backend):
+    booster, X = shap_case(12, "binary:logistic", n_rows=200, n_rounds=2)
+    X = X[:6]
+    trees, outputs = booster.trees, _outputs(booster)
+    features = backend.prepare_features(X)
+    contributions = backend.to_host(backend.predict_contributions(features, trees, outputs, 1))
+    expected = brute_force_contributions(X, trees, outputs, 1)
+    np.testing.assert_allclose(contributions, expected, rtol=0, atol=1e-12)
+    margin = booster.predict(X, output_margin=True) - booster.base_margin[0]
+    np.testing.assert_allclose(contributions.sum(axis=-1)[:, 0], margin, rtol=1e-9, atol=1e-12)
+    interactions = backend.to_host(backend.predict_interactions(features, trees, outputs, 1))
+    expected = brute_force_interactions(X[:3], trees, outputs, 1)
+    np.testing.assert_allclose(interactions[:3], expected, rtol=0, atol=1e-12)
 
 
 def test_booster_on_the_cuda_device_gives_the_same_values(backend):
