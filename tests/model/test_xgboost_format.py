@@ -347,3 +347,28 @@ def test_import_of_categorical_splits_is_refused():
     model = xgb.train({"max_depth": 2, "max_cat_to_onehot": 1}, data, 2)
     with pytest.raises(ValueError, match="categorical"):
         gpuboost.Booster.from_xgboost(model)
+
+
+def test_imported_models_run_on_the_cuda_backend(emulated_cuda):
+    xgb = pytest.importorskip("xgboost")
+    X, y, _ = _data("multi:softprob", seed=6)
+    data = _xgboost_dmatrix(xgb, X)
+    data.set_label(y)
+    model = xgb.train({"objective": "multi:softprob", "num_class": 3, "max_depth": 3}, data, 3)
+    booster = gpuboost.Booster.from_xgboost(model)
+    on_cpu = (
+        booster.predict(X[:40], output_margin=True),
+        booster.predict(X[:40], pred_contribs=True),
+    )
+    booster.params["device"] = "cuda"
+    on_cuda = (
+        booster.predict(X[:40], output_margin=True),
+        booster.predict(X[:40], pred_contribs=True),
+    )
+    np.testing.assert_array_equal(on_cuda[0], on_cpu[0])
+    np.testing.assert_array_equal(on_cuda[1], on_cpu[1])
+    np.testing.assert_allclose(
+        on_cuda[1],
+        model.predict(_xgboost_dmatrix(xgb, X[:40]), pred_contribs=True),
+        atol=MARGIN_TOL,
+    )
