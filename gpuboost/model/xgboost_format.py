@@ -81,7 +81,7 @@ XGBOOST_OBJECTIVES = {
 }
 #: XGBoost objective -> gpuboost objective (import; the aliases XGBoost accepts too).
 _FROM_XGBOOST = {xgb: ours for ours, (xgb, _) in XGBOOST_OBJECTIVES.items()}
-_FROM_XGBOOST.update({"reg:linear": "reg:squarederror", "rank:pairwise": "rank:pairwise"})
+_FROM_XGBOOST["reg:linear"] = "reg:squarederror"  # XGBoost's old name
 
 
 # ---- thresholds --------------------------------------------------------------------

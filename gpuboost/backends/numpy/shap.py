@@ -3,12 +3,14 @@
 The compiled kernels (:func:`predict_contributions`, :func:`predict_interactions`;
 CUDA version ``cuda/shap.cu``, the same arithmetic in the same order) evaluate the
 exact TreeSHAP of every root-to-leaf path of the forest
-(:mod:`gpuboost.core.shap_paths`) for one row at a time, rows spread over threads
+(:mod:`gpuboost.core.shap_paths`) for blocks of :data:`ROW_BLOCK` rows (the innermost
+loops run over the rows of a block), blocks spread over threads
 (``njit(nogil=True)``: each thread writes its own rows, so results do not depend on
-the number of threads). Per path the *path weights* are built by ``extend`` and each
-element's share by ``unwound_sum`` (Lundberg et al. 2020, Algorithm 2); a path of
-``D`` distinct features costs ``O(D^2)`` per row for contributions and ``O(D^3)``
-for interactions.
+the number of threads). Per path the *path weights* are built by ``extend`` (reusing
+the weights of the prefix the path shares with the previous one) and each element's
+share by unwinding (Lundberg et al. 2020, Algorithm 2); a path of ``D`` distinct
+features costs ``O(D^2)`` per row for contributions and ``O(D^3)`` for interactions
+(docs/DESIGN.md, "SHAP").
 
 :func:`tree_shap_recursive` is the plain-Python reference: XGBoost's recursive
 ``TreeShap`` (with its conditioning on one feature, from which XGBoost derives the

@@ -9,6 +9,7 @@ from _shap_references import brute_force_contributions, brute_force_interactions
 
 import gpuboost
 from gpuboost.backends.numpy import shap
+from gpuboost.tree.tree import TREE_ARRAYS, Tree
 
 RTOL = 1e-12
 
@@ -106,3 +107,29 @@ def test_a_model_without_trees_has_only_the_bias():
     empty = shap.predict_contributions(X[:5], [], [], 1)
     assert np.all(empty == 0.0)
     assert np.all(shap.predict_interactions(X[:5], [], [], 1) == 0.0)
+
+
+def test_zero_cover_nodes_and_repeated_features_on_a_handmade_tree():
+    # x0 <= 0 -> (x1 <= 1 -> leaf 3 | x0 <= -1 -> leaf 5 | leaf 6) | leaf 2; node 4 and
+    # its leaves have zero cover (weights by count), leaf 6 no rows at all (halves).
+    arrays = {name: np.zeros(7, dtype=dtype) for name, dtype in TREE_ARRAYS.items()}
+    arrays.update(
+        feature=[0, 1, -1, -1, 0, -1, -1],
+        threshold=[0.0, 1.0, 0, 0, -1.0, 0, 0],
+        default_left=[1, 0, 0, 0, 1, 0, 0],
+        left_child=[1, 3, -1, -1, 5, -1, -1],
+        right_child=[2, 4, -1, -1, 6, -1, -1],
+        value=[0, 0, 2.0, -1.0, 0, 0.5, 3.0],
+        cover=[6.0, 4.0, 2.0, 4.0, 0.0, 0.0, 0.0],
+        count=[6, 4, 2, 4, 0, 0, 0],
+    )
+    tree = Tree(arrays)
+    X = np.array(
+        [[-2.0, 2.0], [-0.5, 2.0], [-0.5, 0.0], [1.0, np.nan], [np.nan, np.nan], [np.nan, 5.0]]
+    )
+    compiled = shap.predict_contributions(X, [tree], [0], 1)
+    _close(compiled, shap.contributions_recursive(X, [tree], [0], 1))
+    _close(compiled, brute_force_contributions(X, [tree], [0], 1))
+    _close(
+        shap.predict_interactions(X, [tree], [0], 1), brute_force_interactions(X, [tree], [0], 1)
+    )
