@@ -37,7 +37,16 @@ __all__ = [
     "GBClassifier",
     "GBRanker",
     "AdaBoostClassifier",
+    "plot_importance",
+    "plot_metric",
+    "plot_tree",
+    "plot_shap_summary",
+    "to_graphviz",
 ]
+
+#: Plotting functions, loaded on first use (gpuboost.plotting; matplotlib is optional
+#: and imported only when a plot is drawn).
+_PLOTTING = ("plot_importance", "plot_metric", "plot_tree", "plot_shap_summary", "to_graphviz")
 
 
 def __getattr__(name):  # scikit-learn API loads lazily (scikit-learn is optional)
@@ -45,4 +54,8 @@ def __getattr__(name):  # scikit-learn API loads lazily (scikit-learn is optiona
         from . import sklearn as _sklearn_api
 
         return getattr(_sklearn_api, name)
+    if name in _PLOTTING:
+        from . import plotting as _plotting
+
+        return getattr(_plotting, name)
     raise AttributeError(f"module 'gpuboost' has no attribute {name!r}")

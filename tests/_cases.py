@@ -3,7 +3,9 @@ versions must be tested on the same cases)."""
 
 import numpy as np
 
-__all__ = ["messy_features", "segment_case"]
+import gpuboost
+
+__all__ = ["messy_features", "segment_case", "shap_case"]
 
 
 def messy_features(n_rows, seed, n_features=6):
@@ -35,3 +37,22 @@ def segment_case(seed, n_rows=3000, n_segments=7):
     ends[1] = begins[1]  # an empty segment
     ends[2] = begins[2] + 1  # a one-row segment
     return values, sample_indices, begins, ends
+
+
+def shap_case(seed, objective="reg:squarederror", n_rows=400, n_rounds=3, **params):
+    """A small model on :func:`messy_features` (NaN, +/-inf, ties, a constant) whose
+    trees split on one feature several times along a path (depth 5, few features), and
+    the features: ``(booster, X)``. ``objective`` picks the labels: regression,
+    ``binary:logistic`` or ``multi:softprob`` (3 classes)."""
+    X = messy_features(n_rows, seed)
+    signal = np.nan_to_num(X[:, 0], posinf=3.0, neginf=-3.0) + np.nan_to_num(X[:, 1]) * X[:, 2]
+    signal = signal + np.sin(3.0 * np.nan_to_num(X[:, 3]))
+    if objective == "binary:logistic":
+        y = (signal > 0).astype(np.float64)
+    elif objective == "multi:softprob":
+        y = np.digitize(signal, [-0.5, 0.5]).astype(np.float64)
+        params.setdefault("num_class", 3)
+    else:
+        y = signal
+    params = {"objective": objective, "max_depth": 5, "device": "cpu", **params}
+    return gpuboost.train(params, gpuboost.Dataset(X, label=y), n_rounds), X

@@ -4,8 +4,8 @@ The tests mirror the package (``tests/<subpackage>/test_<module>.py``) and are
 imported in pytest's ``importlib`` mode (pyproject.toml), so test modules of the
 same name in different folders do not clash. The helpers shared by several test
 modules (``_parity``, ``_reference_data``, ``_timeouts``, ``_checkpoint_worker``,
-``_objective_references``, ``_metric_references``) live in this folder and are
-imported by name, which this file makes possible.
+``_objective_references``, ``_metric_references``, ``_cases``, ``_shap_references``)
+live in this folder and are imported by name, which this file makes possible.
 """
 
 import sys

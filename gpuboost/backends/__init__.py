@@ -2,7 +2,7 @@
 
 ``numpy/`` and ``cuda/`` hold one module per primitive with the same names
 (``binning``, ``histogram``, ``split_scan``, ``partition``, ``leaf``,
-``segment_reduce``, ``predict``); ``emulation/`` runs the CUDA kernels on the CPU.
+``segment_reduce``, ``predict``, ``shap``); ``emulation/`` runs the CUDA kernels on the CPU.
 Importing this package never imports CuPy.
 """
 

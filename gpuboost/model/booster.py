@@ -22,6 +22,7 @@ from .model_io import (
     state_from_json,
     state_to_json,
 )
+from .xgboost_format import state_from_xgboost_json, state_to_xgboost_json
 
 __all__ = ["Booster", "samme_score_scale"]
 
@@ -245,6 +246,8 @@ class Booster:
         output_margin: bool = False,
         pred_leaf: bool = False,
         iteration_range: Optional[Tuple[int, int]] = None,
+        pred_contribs: bool = False,
+        pred_interactions: bool = False,
     ) -> np.ndarray:
         """Predict.
 
@@ -264,6 +267,16 @@ class Booster:
         iteration_range : (int, int), optional
             Rounds ``[begin, end)`` to use. Default: up to the best iteration after
             early stopping, else all rounds.
+        pred_contribs : bool
+            Return the SHAP values (exact TreeSHAP, docs/DESIGN.md "SHAP") of the raw
+            margins: shape (n_rows, n_features + 1), or (n_rows, n_outputs,
+            n_features + 1) for several outputs; the last column is the bias (the
+            expected margin: base margin plus the trees' cover-weighted means), and
+            each row sums to the margin.
+        pred_interactions : bool
+            Return the SHAP interaction values, shape (n_rows, n_features + 1,
+            n_features + 1) (an output axis after the rows for several outputs),
+            summing over the last axis to the contributions (XGBoost's definition).
 
         Returns
         -------
@@ -282,6 +295,10 @@ class Booster:
         trees = self.trees[first:last]
         if pred_leaf:
             return backend.to_host(backend.predict_forest_leaves(features, trees))
+        if pred_contribs or pred_interactions:
+            return self._predict_shap(
+                backend, features, first, trees, row_margin, pred_interactions
+            )
         n_rows = data.shape[0]
         if row_margin is not None:
             margins = np.array(row_margin, dtype=np.float64).reshape(n_rows, self.n_outputs)
@@ -515,3 +532,114 @@ class Booster:
             f"Booster(objective={self.params.get('objective')!r}, rounds="
             f"{self.num_boosted_rounds()}, n_features={self.n_features})"
         )
+
+    # ---- explanation ----------------------------------------------------------
+    def _predict_shap(self, backend, features, first, trees, row_margin, interactions):
+        """SHAP values (``interactions``: interaction values) of ``trees`` (the slice
+        from tree ``first``), with the base margin (or the rows' own) in the bias."""
+        backend.configure(self.params)  # the NumPy backend's threads (nthread)
+        outputs = [(first + i) % self.n_outputs for i in range(len(trees))]
+        if interactions:
+            values = backend.predict_interactions(features, trees, outputs, self.n_outputs)
+        else:
+            values = backend.predict_contributions(features, trees, outputs, self.n_outputs)
+        values = backend.to_host(values)
+        n_rows = values.shape[0]
+        if row_margin is not None:
+            base = np.asarray(row_margin, dtype=np.float64).reshape(n_rows, self.n_outputs)
+        else:
+            base = np.broadcast_to(self.base_margin, (n_rows, self.n_outputs))
+        if interactions:
+            values[:, :, -1, -1] += base
+        else:
+            values[:, :, -1] += base
+        return values[:, 0] if self.n_outputs == 1 else values
+
+    # ---- XGBoost's format -----------------------------------------------------
+    def export_xgboost(self, path: Optional[PathLike] = None) -> str:
+        """The model in XGBoost's JSON format; written to ``path`` (atomically) if given.
+
+        The file loads in ``xgboost.Booster(model_file=path)``, Treelite and
+        ``shap.TreeExplainer``, with the same leaves for every float32 input and
+        margins equal to float32 rounding (thresholds converted exactly:
+        gpuboost.model.xgboost_format). Every round is exported.
+
+        Raises
+        ------
+        ValueError
+            AdaBoost models and objectives XGBoost lacks (``binary:exponential``,
+            custom objectives), with what to do instead.
+        """
+        text = state_to_xgboost_json(self._state())
+        if path is not None:
+            atomic_write_text(path, text)
+        return text
+
+    @classmethod
+    def from_xgboost(cls, source: Any) -> Booster:
+        """A Booster from an XGBoost model: an ``xgboost.Booster`` (or an XGBoost
+        scikit-learn estimator), the path of its JSON model file, or the JSON text.
+
+        Predictions equal XGBoost's on float32 inputs (gpuboost.model.xgboost_format);
+        ``predict(pred_contribs=True)`` and the CUDA backend then work on it.
+        """
+        if hasattr(source, "get_booster"):  # xgboost.XGBModel
+            source = source.get_booster()
+        if hasattr(source, "save_raw"):  # xgboost.Booster
+            text = bytes(source.save_raw(raw_format="json")).decode("utf-8")
+        elif isinstance(source, (bytes, bytearray)):
+            text = bytes(source).decode("utf-8")
+        elif isinstance(source, str) and source.lstrip().startswith("{"):
+            text = source
+        else:
+            text = read_model_text(source)
+        return cls(**state_from_xgboost_json(text))
+
+    # ---- split values -----------------------------------------------------------
+    def get_split_value_histogram(
+        self, feature: Union[int, str], bins: Optional[int] = None, as_pandas: bool = True
+    ) -> Any:
+        """Histogram of the thresholds of the splits on one feature (XGBoost's method).
+
+        Parameters
+        ----------
+        feature : int or str
+            Feature index or name.
+        bins : int, optional
+            Number of equal-width bins, at most the number of distinct thresholds
+            (default: that number, XGBoost's rule).
+        as_pandas : bool
+            Return a pandas DataFrame when pandas is installed.
+
+        Returns
+        -------
+        DataFrame with columns ``SplitValue``, ``Count``, or ndarray of shape (n, 2)
+            The upper edge of every non-empty bin and the number of splits in it.
+            Thresholds are gpuboost's (``x <= t`` goes left; XGBoost reports its
+            ``x < t'``, see gpuboost.model.xgboost_format). Every round is counted.
+        """
+        if isinstance(feature, str):
+            if feature not in self.feature_names:
+                raise ValueError(
+                    f"Unknown feature {feature!r}; the model's features are {self.feature_names}."
+                )
+            index = self.feature_names.index(feature)
+        else:
+            index = int(feature)
+            if not 0 <= index < self.n_features:
+                raise ValueError(f"feature {index} is out of range [0, {self.n_features}).")
+        values = np.concatenate(
+            [tree.threshold[tree.feature == index] for tree in self.trees] or [np.zeros(0)]
+        )
+        n_distinct = len(np.unique(values))
+        n_bins = max(min(n_distinct, n_distinct if bins is None else int(bins)), 1)
+        counts, edges = np.histogram(values, bins=n_bins)
+        table = np.column_stack((edges[1:], counts))
+        table = table[table[:, 1] > 0]
+        if as_pandas:
+            try:
+                import pandas
+            except ImportError:
+                return table
+            return pandas.DataFrame(table, columns=["SplitValue", "Count"])
+        return table

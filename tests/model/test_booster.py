@@ -464,3 +464,27 @@ def test_custom_objective_booster_predicts_margins_after_copy_pickle_and_load(
     for restored in (booster.copy(), pickle.loads(pickle.dumps(booster)), Booster.load_model(path)):
         assert restored.params["objective"] == "custom"
         np.testing.assert_array_equal(restored.predict(X), expected)
+
+
+# ---------------------------------------------------------------------------
+# Split value histogram
+# ---------------------------------------------------------------------------
+
+
+def test_split_value_histogram_counts_every_split_on_the_feature(regression_booster):
+    booster = regression_booster
+    thresholds = np.concatenate([tree.threshold[tree.feature == 0] for tree in booster.trees])
+    table = booster.get_split_value_histogram(0, as_pandas=False)
+    assert table[:, 1].sum() == len(thresholds) > 0
+    distinct = np.unique(thresholds)
+    assert len(table) <= len(distinct)  # as many equal bins as distinct thresholds
+    np.testing.assert_allclose(table[-1, 0], distinct.max())
+    coarse = booster.get_split_value_histogram(booster.feature_names[0], bins=2, as_pandas=False)
+    assert len(coarse) <= 2 and coarse[:, 1].sum() == len(thresholds)
+    frame = booster.get_split_value_histogram(0)
+    assert list(frame.columns) == ["SplitValue", "Count"]
+    assert len(booster.get_split_value_histogram(4, as_pandas=False)) <= len(booster.trees)
+    with pytest.raises(ValueError, match="Unknown feature"):
+        booster.get_split_value_histogram("nope")
+    with pytest.raises(ValueError, match="out of range"):
+        booster.get_split_value_histogram(7)
