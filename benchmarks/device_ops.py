@@ -1,112 +1,347 @@
 #!/usr/bin/env python
-"""Device operations per boosting round of the CUDA backend, counted without a GPU.
+"""What a boosting round of the CUDA backend asks of the GPU, counted without a GPU,
+and its modeled H100 time next to the floor.
 
-On a GPU every kernel launch, CuPy operation and host-device copy costs a few
-microseconds whatever its size, and every copy to the host waits for the device,
-so at a million rows these fixed costs are a large share of a round. This script
-runs the CUDA backend under the CPU emulation (``GPUBOOST_EMULATE_CUDA=1``) and
-counts them with :func:`gpuboost.backends.emulation.device_array.count_operations`:
+The CUDA backend runs under the CPU emulation (``GPUBOOST_EMULATE_CUDA=1``) with the
+traffic model recording (:mod:`gpuboost.backends.emulation.traffic`): every kernel
+launch runs instrumented and counts, per warp instruction, the distinct 32-byte sectors
+of global memory (coalescing), the shared-memory wavefronts (bank conflicts) and the
+atomics; every CuPy-level operation is recorded with the bytes it reads and writes and
+whether it synchronizes the host. Per round and per phase (``gradients``, ``quantize``,
+``histogram``, ``split``, ``partition``, ``predict_update``, ...; ``other`` outside
+every phase) the script reports:
 
-* ``kernel``: raw kernel launches (``cuda/*.cu``);
-* ``array_op``: CuPy-level operations that launch kernels (ufuncs, ``xp``
-  functions, array methods, advanced indexing, assignments; views and
-  ``xp.empty`` are not counted);
-* ``to_device`` / ``to_host``: copies between host and device (``to_host``
-  includes ``float()``, ``int()``, ``bool()``, ``.item()``: each synchronizes).
+* ``launches``: kernel launches + CuPy operations + copies to the device, and ``syncs``
+  (host synchronizations: copies to the host, ``int()`` / ``float()`` of device values,
+  boolean-mask indexing, ``flatnonzero``, ...), also per level (per expansion for
+  lossguide);
+* ``device_bytes``: sectors moved by the kernels (x 32) plus the CuPy operations' bytes;
+  bank-conflict ways (shared wavefronts per shared request), global and shared atomics;
+* the modeled H100 time (bytes at 3.35 TB/s + 5 us per launch + 20 us per sync, the
+  constants of ``traffic.py``) next to the floor of the same round
+  (:func:`gpuboost.backends.emulation.traffic.floor_bytes`), and
+  ``modeled_bytes_to_floor_ratio``; both also scaled per row to ``--scale-rows`` rows
+  (default 10M), where launch and sync costs stay per round.
 
-Counts depend on the tree shape, not on the machine: they are figures to track,
-not timings. Data: HIGGS-shaped synthetic (``gpuboost.datasets.make_higgs_like``),
-``--rows`` rows (default 20,000) x 28 features; 255 bins. Per round is
-``(count(1 + rounds) - count(1)) / rounds`` for ``--rounds`` (default 5) on one
-Dataset, so data preparation and the first round's set-up cancel out.
+Counts depend on the tree shapes, not on the machine. Data: HIGGS-shaped synthetic
+(``gpuboost.datasets.make_higgs_like``), ``--rows`` rows (default 200,000) x 28 features,
+255 bins. A configuration trains ``1 + --rounds`` rounds (default 2) on one Dataset; the
+figures are the mean of the rounds after the first (which also prepares the data).
 
 Usage::
 
-    python benchmarks/device_ops.py [--rows 20000] [--rounds 5] [--json out.json]
+    python benchmarks/device_ops.py [--rows 200000] [--rounds 2] [--configs NAME,...]
+                                    [--json out.json]
 """
 
 import argparse
 import datetime
 import json
+import math
 import platform
 import sys
+import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:  # use the checkout's gpuboost
     sys.path.insert(0, str(REPO_ROOT))
 
+import numpy as np  # noqa: E402
+
 import gpuboost  # noqa: E402
-from gpuboost.backends.emulation import emulated_kernels  # noqa: E402
-from gpuboost.backends.emulation.device_array import OPERATION_KINDS, count_operations  # noqa: E402
+from gpuboost.backends.emulation import emulated_kernels, traffic  # noqa: E402
 from gpuboost.datasets import make_higgs_like  # noqa: E402
 
-#: Configurations counted: name -> training parameters (device='cuda' is added).
+#: Configurations measured: name -> training parameters (device='cuda' is added).
 CONFIGURATIONS = {
     "binary depth 8": dict(objective="binary:logistic", max_depth=8),
-    "binary depth 6": dict(objective="binary:logistic", max_depth=6),
     "regression depth 8": dict(objective="reg:squarederror", max_depth=8),
+    "binary depth 6": dict(objective="binary:logistic", max_depth=6),
     "multiclass (3) depth 6": dict(objective="multi:softprob", num_class=3, max_depth=6),
     "lossguide 255 leaves": dict(
         objective="binary:logistic", grow_policy="lossguide", max_leaves=255, max_depth=0
     ),
 }
+#: Rows the per-row figures are scaled to (the issue's 10M x 28 benchmark size).
+DEFAULT_SCALE_ROWS = 10_000_000
+MS = 1e3
+MB = 1e6
 
 
-def count_per_round(X, y, params, rounds):
-    """Operation counts per round (dict kind -> float): ``rounds`` more rounds than one."""
+class _RoundMarker(gpuboost.TrainingCallback):
+    """Tags the traffic log's events with the round being trained."""
+
+    def __init__(self, log):
+        self.log = log
+
+    def before_iteration(self, model, epoch, evals_log):
+        self.log.start_round(epoch)
+        return False
+
+
+def _floor_depth(params):
+    """The depth D of the floor formula: max_depth, or for lossguide the depth of a
+    balanced tree with max_leaves leaves."""
+    if params.get("max_depth", 6) > 0:
+        return params.get("max_depth", 6)
+    return math.ceil(math.log2(params["max_leaves"]))
+
+
+def _levels(trees, params):
+    """Expansion steps of the grower in these trees: levels (depthwise) or single-leaf
+    expansions (lossguide)."""
+    if params.get("grow_policy") == "lossguide":
+        return sum(tree.n_leaves - 1 for tree in trees)
+    return sum(tree.depth() for tree in trees)
+
+
+def _mean(summaries, rounds):
+    keys = summaries[0].keys() if summaries else ()
+    return {key: sum(summary[key] for summary in summaries) / rounds for key in keys}
+
+
+def measure(X, y, params, rounds):
+    """Traffic of one configuration: a dict (see the module docstring)."""
+    n_rows, n_features = X.shape
     dataset = gpuboost.Dataset(X, label=y)
     params = dict(params, device="cuda", verbosity=0, max_bin=255)
-    totals = []
-    for n_rounds in (1, 1 + rounds):
-        with count_operations() as counts:
-            gpuboost.train(params, dataset, n_rounds)
-        totals.append(dict(counts))
-    return {kind: (totals[1][kind] - totals[0][kind]) / rounds for kind in OPERATION_KINDS}
+    start = time.perf_counter()
+    with traffic.record_traffic() as log:
+        booster = gpuboost.train(params, dataset, 1 + rounds, callbacks=[_RoundMarker(log)])
+    seconds = time.perf_counter() - start
+    measured = [event for event in log.events if event.round >= 1]
+    per_round = _mean(
+        [traffic.summarize([e for e in measured if e.round == r]) for r in range(1, 1 + rounds)],
+        rounds,
+    )
+    phases = sorted({event.phase for event in measured})
+    per_phase = {
+        phase: traffic.summarize([e for e in measured if e.phase == phase]) for phase in phases
+    }
+    per_phase = {phase: {k: v / rounds for k, v in s.items()} for phase, s in per_phase.items()}
+    kernels = sorted({event.name for event in measured if event.kind == traffic.KERNEL})
+    per_kernel = {
+        name: {
+            k: v / rounds
+            for k, v in traffic.summarize(
+                [e for e in measured if e.kind == traffic.KERNEL and e.name == name]
+            ).items()
+        }
+        for name in kernels
+    }
+    trees_per_round = booster.n_outputs if params.get("objective") == "multi:softprob" else 1
+    round_trees = booster.trees[trees_per_round:]  # rounds after the first
+    levels = _levels(round_trees, params) / rounds
+    depth = _floor_depth(params)
+    floor = traffic.floor_bytes(n_rows, n_features, depth) * trees_per_round
+    floor_seconds = floor / traffic.H100_BANDWIDTH_BYTES_PER_SECOND
+    return {
+        "rows": n_rows,
+        "params": params,
+        "emulation_seconds": seconds,
+        "per_round": per_round,
+        "per_phase": per_phase,
+        "per_kernel": per_kernel,
+        "levels_per_round": levels,
+        "per_level": {
+            "launches": per_round["launches"] / levels if levels else None,
+            "syncs": per_round["syncs"] / levels if levels else None,
+        },
+        "floor_depth": depth,
+        "trees_per_round": trees_per_round,
+        "floor_bytes_per_round": floor,
+        "floor_bytes_per_row": floor / n_rows,
+        "modeled_bytes_per_row": per_round["device_bytes"] / n_rows,
+        "modeled_bytes_to_floor_ratio": per_round["device_bytes"] / floor,
+        "modeled_ms_per_round": per_round["modeled_seconds"] * MS,
+        "floor_ms_per_round": floor_seconds * MS,
+    }
+
+
+def extrapolate(result, smaller, scale_rows):
+    """Split the bytes of a round into a part proportional to the rows and a fixed part
+    (histogram tables, per-node work) from two measurements, ``result`` at more rows and
+    ``smaller`` at fewer, and model a round at ``scale_rows`` rows (launches and syncs as
+    measured at the larger size)."""
+    rows, fewer = result["rows"], smaller["rows"]
+
+    def split(big, small):
+        per_row = (big - small) / (rows - fewer)
+        return per_row, big - per_row * rows
+
+    phases = {}
+    for phase, measured in result["per_phase"].items():
+        small = smaller["per_phase"].get(phase, {}).get("device_bytes", 0.0)
+        per_row, fixed = split(measured["device_bytes"], small)
+        scaled_bytes = max(per_row * scale_rows + fixed, 0.0)
+        phases[phase] = {
+            "bytes_per_row": per_row,
+            "fixed_bytes": fixed,
+            "bytes": scaled_bytes,
+            "modeled_ms": traffic.modeled_seconds(
+                scaled_bytes, measured["launches"], measured["syncs"]
+            )
+            * MS,
+        }
+    total = result["per_round"]
+    per_row, fixed = split(total["device_bytes"], smaller["per_round"]["device_bytes"])
+    scaled_bytes = per_row * scale_rows + fixed
+    floor = result["floor_bytes_per_row"] * scale_rows
+    return {
+        "rows": scale_rows,
+        "fit_rows": [fewer, rows],
+        "bytes_per_row": per_row,
+        "fixed_bytes": fixed,
+        "modeled_bytes_per_round": scaled_bytes,
+        "floor_bytes_per_round": floor,
+        "modeled_bytes_to_floor_ratio": scaled_bytes / floor,
+        "modeled_ms_per_round": traffic.modeled_seconds(
+            scaled_bytes, total["launches"], total["syncs"]
+        )
+        * MS,
+        "floor_ms_per_round": floor / traffic.H100_BANDWIDTH_BYTES_PER_SECOND * MS,
+        "per_phase": phases,
+    }
+
+
+def _labels(params, X, y):
+    if params["objective"] == "multi:softprob":
+        return (X[:, 0] > 0).astype(float) + (X[:, 1] > 0.5)
+    return y
+
+
+def print_report(results, args, n_features):
+    print(
+        f"# CUDA backend under the emulation's traffic model: {args.rows:,} x {n_features}, "
+        f"255 bins, mean of {args.rounds} round(s) after the first; modeled H100: bytes at "
+        f"{traffic.H100_BANDWIDTH_BYTES_PER_SECOND / 1e12:.2f} TB/s + "
+        f"{traffic.LAUNCH_SECONDS * 1e6:.0f} us/launch + {traffic.SYNC_SECONDS * 1e6:.0f} "
+        "us/sync"
+    )
+    header = (
+        "| configuration | launches / round | syncs / round | levels | launches / level | "
+        "syncs / level | modeled MB / round | floor MB / round | modeled / floor | "
+        "modeled ms | floor ms | bank-conflict ways | global atomics | shared atomics |"
+    )
+    print(header)
+    print("|" + "---|" * (header.count("|") - 1))
+    for name, result in results.items():
+        r = result["per_round"]
+        print(
+            f"| {name} | {r['launches']:.0f} | {r['syncs']:.0f} | {result['levels_per_round']:.0f} "
+            f"| {result['per_level']['launches']:.1f} | {result['per_level']['syncs']:.2f} | "
+            f"{r['device_bytes'] / MB:.1f} | {result['floor_bytes_per_round'] / MB:.1f} | "
+            f"{result['modeled_bytes_to_floor_ratio']:.2f} | "
+            f"{result['modeled_ms_per_round']:.2f} | {result['floor_ms_per_round']:.3f} | "
+            f"{r['bank_conflict_ways']:.2f} | {r['global_atomics']:.3g} | "
+            f"{r['shared_atomics']:.3g} |"
+        )
+    scaled = {name: result["scaled"] for name, result in results.items() if "scaled" in result}
+    if scaled:
+        print()
+        print(
+            f"Modeled at {args.scale_rows:,} rows (bytes split into per-row and fixed parts "
+            f"from {args.fit_rows:,} and {args.rows:,} rows; launches and syncs as measured):"
+        )
+        print(
+            "| configuration | bytes / row | fixed MB / round | modeled GB / round | "
+            "floor GB / round | modeled / floor | modeled ms | floor ms |"
+        )
+        print("|---|---|---|---|---|---|---|---|")
+        for name, s in scaled.items():
+            print(
+                f"| {name} | {s['bytes_per_row']:.0f} | {s['fixed_bytes'] / MB:.0f} | "
+                f"{s['modeled_bytes_per_round'] / 1e9:.2f} | "
+                f"{s['floor_bytes_per_round'] / 1e9:.2f} | "
+                f"{s['modeled_bytes_to_floor_ratio']:.2f} | {s['modeled_ms_per_round']:.2f} | "
+                f"{s['floor_ms_per_round']:.2f} |"
+            )
+    for name, result in results.items():
+        print()
+        print(f"Per phase, {name} (per round):")
+        print(
+            "| phase | launches | syncs | device MB | bytes / row | bank-conflict ways | "
+            "global atomics | modeled ms |"
+        )
+        print("|---|---|---|---|---|---|---|---|")
+        by_time = sorted(result["per_phase"].items(), key=lambda item: -item[1]["modeled_seconds"])
+        for phase, p in by_time:
+            print(
+                f"| {phase} | {p['launches']:.1f} | {p['syncs']:.1f} | "
+                f"{p['device_bytes'] / MB:.2f} | {p['device_bytes'] / args.rows:.1f} | "
+                f"{p['bank_conflict_ways']:.2f} | {p['global_atomics']:.3g} | "
+                f"{p['modeled_seconds'] * MS:.3f} |"
+            )
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, default=20_000)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", default=None, help="also write the counts here")
+    parser.add_argument(
+        "--configs",
+        default=",".join(CONFIGURATIONS),
+        help="comma-separated configuration names (default: all)",
+    )
+    parser.add_argument(
+        "--fit-rows",
+        type=int,
+        default=None,
+        help="also measure this many rows (default --rows / 4; 0: skip) to split the bytes "
+        "into per-row and fixed parts and model --scale-rows rows",
+    )
+    parser.add_argument("--scale-rows", type=int, default=DEFAULT_SCALE_ROWS)
+    parser.add_argument("--json", default=None, help="also write the results here")
     args = parser.parse_args(argv)
+    if args.fit_rows is None:
+        args.fit_rows = args.rows // 4
+    names = [name.strip() for name in args.configs.split(",") if name.strip()]
+    unknown = [name for name in names if name not in CONFIGURATIONS]
+    if unknown:
+        parser.error(f"unknown configurations {unknown}; choose among {list(CONFIGURATIONS)}")
 
     X, y = make_higgs_like(args.rows, seed=args.seed)
     results = {}
     with emulated_kernels():
-        for name, params in CONFIGURATIONS.items():
-            labels = (
-                y
-                if params["objective"] != "multi:softprob"
-                else (X[:, 0] > 0).astype(float) + (X[:, 1] > 0.5)
-            )
-            results[name] = count_per_round(X, labels, params, args.rounds)
-
-    print(
-        f"# device operations per round, CUDA backend under the emulation: {args.rows:,} x "
-        f"{X.shape[1]}, 255 bins, per round over {args.rounds} rounds after the first"
-    )
-    header = ["configuration", *OPERATION_KINDS, "total"]
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
-    for name, counts in results.items():
-        cells = [f"{counts[kind]:.1f}" for kind in OPERATION_KINDS]
-        print(f"| {name} | " + " | ".join(cells) + f" | {sum(counts.values()):.1f} |")
+        for name in names:
+            params = CONFIGURATIONS[name]
+            labels = _labels(params, X, y)
+            result = measure(X, labels, params, args.rounds)
+            print(f"# {name}: {result['emulation_seconds']:.0f} s under the emulation", flush=True)
+            if args.fit_rows:
+                fewer = measure(X[: args.fit_rows], labels[: args.fit_rows], params, args.rounds)
+                result["smaller"] = {key: fewer[key] for key in ("rows", "per_round", "per_phase")}
+                result["scaled"] = extrapolate(result, fewer, args.scale_rows)
+                print(
+                    f"# {name}, {args.fit_rows:,} rows: {fewer['emulation_seconds']:.0f} s",
+                    flush=True,
+                )
+            results[name] = result
+    print_report(results, args, X.shape[1])
     if args.json:
         Path(args.json).write_text(
             json.dumps(
                 {
                     "rows": args.rows,
+                    "features": int(X.shape[1]),
                     "rounds": args.rounds,
-                    "counts_per_round": results,
+                    "model": {
+                        "bandwidth_bytes_per_second": traffic.H100_BANDWIDTH_BYTES_PER_SECOND,
+                        "launch_seconds": traffic.LAUNCH_SECONDS,
+                        "sync_seconds": traffic.SYNC_SECONDS,
+                        "sector_bytes": traffic.SECTOR_BYTES,
+                    },
+                    "configurations": results,
                     "date": datetime.date.today().isoformat(),
                     "machine": platform.platform(),
                     "command": " ".join(sys.argv),
                 },
                 indent=2,
+                default=lambda value: value.item() if isinstance(value, np.generic) else str(value),
             )
+            + "\n"
         )
     return 0
 
