@@ -112,14 +112,17 @@ def _arrays_in(values):
 
 def _operation(kind, name, reads=(), written=0, *, sync=False, nbytes=None):
     """Account for one operation: :func:`count_operations` (``kind``, plus ``sync`` when
-    it synchronizes) and the traffic model (``nbytes`` if given, else the bytes of the
-    ``reads`` arrays plus ``written`` bytes)."""
+    it synchronizes) and the traffic model (``nbytes`` if given: an int, or a function
+    returning it, called only while the model records; else the bytes of the ``reads``
+    arrays plus ``written`` bytes)."""
     if _counts is not None:
         _counts[kind] += 1
         if sync or kind == "to_host":
             _counts["sync"] += 1
     if recording():
-        if nbytes is None:
+        if callable(nbytes):
+            nbytes = nbytes()
+        elif nbytes is None:
             nbytes = sum(array.nbytes for array in reads) + written
         record_array_op(kind, name, nbytes, int(sync or kind == "to_host"))
 
@@ -435,7 +438,7 @@ class DeviceArray(NDArrayOperatorsMixin):
             "array_op",
             "getitem",
             sync=_has_mask(key),
-            nbytes=_indexing_bytes(self._array, key, result),
+            nbytes=lambda: _indexing_bytes(self._array, key, result),
         )
         return _wrap(result)
 
@@ -464,10 +467,12 @@ class DeviceArray(NDArrayOperatorsMixin):
         )
         if host_values:
             _operation("to_device", "setitem", [np.asarray(item) for item in host_values])
-        if _is_advanced_index(key):
-            nbytes = _indexing_bytes(self._array, key, np.asarray(value))
-        else:  # a fill or a copy of a device array
-            nbytes = self._array[index].nbytes * (2 if from_device else 1)
+
+        def nbytes():
+            if _is_advanced_index(key):
+                return _indexing_bytes(self._array, key, np.asarray(value))
+            return self._array[index].nbytes * (2 if from_device else 1)  # fill, or copy
+
         _operation("array_op", "setitem", sync=_has_mask(key), nbytes=nbytes)
         self._array[index] = value
         mark_written(self._array, index)
@@ -667,9 +672,14 @@ def _ufunc_at(ufunc, what, inputs):
     if tracking():
         _check_reads(what, _arrays_in((indices, *inputs[2:])))
         check_read(target._array, what, index)
-    streamed = sum(array.nbytes for array in _arrays_in((indices, *inputs[2:])))
-    selected = target._array[index]
-    _operation("array_op", what, nbytes=streamed + 2 * np.asarray(selected).nbytes)
+    _operation(
+        "array_op",
+        what,
+        nbytes=lambda: (
+            sum(array.nbytes for array in _arrays_in((indices, *inputs[2:])))
+            + 2 * np.asarray(target._array[index]).nbytes
+        ),
+    )
     ufunc.at(target._array, index, *values)
 
 
