@@ -20,8 +20,15 @@ every phase) the script reports:
 * the modeled H100 time (bytes at 3.35 TB/s + 5 us per launch + 20 us per sync, the
   constants of ``traffic.py``) next to the floor of the same round
   (:func:`gpuboost.backends.emulation.traffic.floor_bytes`), and
-  ``modeled_bytes_to_floor_ratio``; both also scaled per row to ``--scale-rows`` rows
-  (default 10M), where launch and sync costs stay per round.
+  ``modeled_bytes_to_floor_ratio`` (also per row: ``modeled_bytes_per_row`` against
+  ``floor_bytes_per_row``);
+* the same round modeled at ``--scale-rows`` rows (default 10M; ``scaled``): a second,
+  smaller measurement (``--fit-rows``, default a quarter) splits the bytes into a part
+  proportional to the rows and a fixed part (histogram tables, per-node work), except the
+  histogram kernel's flush of its shared-memory histogram to global memory, which is per
+  block: it is scaled by the blocks the host code's plan
+  (``gpuboost.backends.cuda.histogram.plan_histograms``) launches for the same nodes with
+  proportionally more rows. Launches and syncs per round stay as measured.
 
 Counts depend on the tree shapes, not on the machine. Data: HIGGS-shaped synthetic
 (``gpuboost.datasets.make_higgs_like``), ``--rows`` rows (default 200,000) x 28 features,
@@ -50,6 +57,7 @@ if str(REPO_ROOT) not in sys.path:  # use the checkout's gpuboost
 import numpy as np  # noqa: E402
 
 import gpuboost  # noqa: E402
+from gpuboost.backends.cuda import histogram as histogram_primitive  # noqa: E402
 from gpuboost.backends.emulation import emulated_kernels, traffic  # noqa: E402
 from gpuboost.datasets import make_higgs_like  # noqa: E402
 
@@ -65,6 +73,10 @@ CONFIGURATIONS = {
 }
 #: Rows the per-row figures are scaled to (the issue's 10M x 28 benchmark size).
 DEFAULT_SCALE_ROWS = 10_000_000
+#: The histogram kernel whose global atomics flush a block's shared histogram, and its
+#: profiling phase.
+HISTOGRAM_KERNEL = histogram_primitive.SHARED_KERNEL
+HISTOGRAM_PHASE = "histogram"
 MS = 1e3
 MB = 1e6
 
@@ -107,8 +119,19 @@ def measure(X, y, params, rounds):
     dataset = gpuboost.Dataset(X, label=y)
     params = dict(params, device="cuda", verbosity=0, max_bin=255)
     start = time.perf_counter()
-    with traffic.record_traffic() as log:
-        booster = gpuboost.train(params, dataset, 1 + rounds, callbacks=[_RoundMarker(log)])
+    plans = []  # (round, arguments) of every histogram launch's plan
+    planner = histogram_primitive.plan_histograms
+
+    def recording_planner(lengths, *arguments, **options):
+        plans.append((log.round, np.array(lengths), arguments, options))
+        return planner(lengths, *arguments, **options)
+
+    histogram_primitive.plan_histograms = recording_planner
+    try:
+        with traffic.record_traffic() as log:
+            booster = gpuboost.train(params, dataset, 1 + rounds, callbacks=[_RoundMarker(log)])
+    finally:
+        histogram_primitive.plan_histograms = planner
     seconds = time.perf_counter() - start
     measured = [event for event in log.events if event.round >= 1]
     per_round = _mean(
@@ -136,8 +159,22 @@ def measure(X, y, params, rounds):
     depth = _floor_depth(params)
     floor = traffic.floor_bytes(n_rows, n_features, depth) * trees_per_round
     floor_seconds = floor / traffic.H100_BANDWIDTH_BYTES_PER_SECOND
+    flushes = [e for e in measured if e.name == HISTOGRAM_KERNEL]
     return {
         "rows": n_rows,
+        "rounds": rounds,
+        "histogram_flush": {
+            "bytes": traffic.SECTOR_BYTES
+            * sum(e.counters["global_atomic_sectors"] for e in flushes)
+            / rounds,
+            "atomics": sum(e.counters["global_atomics"] for e in flushes) / rounds,
+            "blocks": sum(e.blocks for e in flushes) / rounds,
+        },
+        "histogram_plans": [  # the node lengths and options of every histogram launch
+            {"lengths": lengths.tolist(), "arguments": list(arguments), "options": options}
+            for round_, lengths, arguments, options in plans
+            if round_ >= 1
+        ],
         "params": params,
         "emulation_seconds": seconds,
         "per_round": per_round,
@@ -159,45 +196,82 @@ def measure(X, y, params, rounds):
     }
 
 
-def extrapolate(result, smaller, scale_rows):
-    """Split the bytes of a round into a part proportional to the rows and a fixed part
-    (histogram tables, per-node work) from two measurements, ``result`` at more rows and
-    ``smaller`` at fewer, and model a round at ``scale_rows`` rows (launches and syncs as
-    measured at the larger size)."""
+def histogram_blocks(result, n_rows):
+    """Blocks per round of the histogram kernel at ``n_rows`` rows: the launches of the
+    measured round with every node's rows scaled by ``n_rows / result["rows"]``, planned
+    as the host code plans them (``plan_histograms``)."""
+    scale = n_rows / result["rows"]
+    blocks = 0
+    for launch in result["histogram_plans"]:
+        lengths = np.ceil(np.asarray(launch["lengths"], dtype=np.float64) * scale)
+        plan = histogram_primitive.plan_histograms(
+            lengths.astype(np.int64), *launch["arguments"], **launch["options"]
+        )
+        blocks += plan.blocks_per_group * plan.n_groups
+    return blocks / result["rounds"]
+
+
+def fit(result, smaller):
+    """The bytes of a round as a function of its rows, from two measurements
+    (``result`` at more rows, ``smaller`` at fewer): per phase a part proportional to the
+    rows and a fixed part, apart from the histogram flush, whose bytes and atomics per
+    block are those at the larger size."""
     rows, fewer = result["rows"], smaller["rows"]
-
-    def split(big, small):
-        per_row = (big - small) / (rows - fewer)
-        return per_row, big - per_row * rows
-
+    flush = result["histogram_flush"]
     phases = {}
     for phase, measured in result["per_phase"].items():
+        big = measured["device_bytes"]
         small = smaller["per_phase"].get(phase, {}).get("device_bytes", 0.0)
-        per_row, fixed = split(measured["device_bytes"], small)
-        scaled_bytes = max(per_row * scale_rows + fixed, 0.0)
+        if phase == HISTOGRAM_PHASE:
+            big -= flush["bytes"]
+            small -= smaller["histogram_flush"]["bytes"]
+        per_row = (big - small) / (rows - fewer)
+        phases[phase] = {"bytes_per_row": per_row, "fixed_bytes": big - per_row * rows}
+    return {
+        "fit_rows": [fewer, rows],
+        "per_phase": phases,
+        "flush_bytes_per_block": flush["bytes"] / flush["blocks"] if flush["blocks"] else 0.0,
+        "flush_atomics_per_block": flush["atomics"] / flush["blocks"] if flush["blocks"] else 0.0,
+    }
+
+
+def model_round(result, n_rows):
+    """A round of ``result``'s configuration at ``n_rows`` rows, from its ``fit``: bytes
+    and modeled ms per phase and in total (launches and syncs per round as measured),
+    the histogram flush, and the floor."""
+    fitted = result["fit"]
+    blocks = histogram_blocks(result, n_rows)
+    flush_bytes = fitted["flush_bytes_per_block"] * blocks
+    phases = {}
+    for phase, line in fitted["per_phase"].items():
+        measured = result["per_phase"][phase]
+        device_bytes = max(line["fixed_bytes"] + line["bytes_per_row"] * n_rows, 0.0)
+        if phase == HISTOGRAM_PHASE:
+            device_bytes += flush_bytes
         phases[phase] = {
-            "bytes_per_row": per_row,
-            "fixed_bytes": fixed,
-            "bytes": scaled_bytes,
+            "bytes": device_bytes,
             "modeled_ms": traffic.modeled_seconds(
-                scaled_bytes, measured["launches"], measured["syncs"]
+                device_bytes, measured["launches"], measured["syncs"]
             )
             * MS,
         }
-    total = result["per_round"]
-    per_row, fixed = split(total["device_bytes"], smaller["per_round"]["device_bytes"])
-    scaled_bytes = per_row * scale_rows + fixed
-    floor = result["floor_bytes_per_row"] * scale_rows
+    total_bytes = sum(phase["bytes"] for phase in phases.values())
+    totals = result["per_round"]
+    floor = result["floor_bytes_per_row"] * n_rows
     return {
-        "rows": scale_rows,
-        "fit_rows": [fewer, rows],
-        "bytes_per_row": per_row,
-        "fixed_bytes": fixed,
-        "modeled_bytes_per_round": scaled_bytes,
+        "rows": n_rows,
+        "bytes_per_row": sum(line["bytes_per_row"] for line in fitted["per_phase"].values()),
+        "fixed_bytes": sum(line["fixed_bytes"] for line in fitted["per_phase"].values()),
+        "histogram_flush": {
+            "blocks": blocks,
+            "bytes": flush_bytes,
+            "atomics": fitted["flush_atomics_per_block"] * blocks,
+        },
+        "modeled_bytes_per_round": total_bytes,
         "floor_bytes_per_round": floor,
-        "modeled_bytes_to_floor_ratio": scaled_bytes / floor,
+        "modeled_bytes_to_floor_ratio": total_bytes / floor,
         "modeled_ms_per_round": traffic.modeled_seconds(
-            scaled_bytes, total["launches"], total["syncs"]
+            total_bytes, totals["launches"], totals["syncs"]
         )
         * MS,
         "floor_ms_per_round": floor / traffic.H100_BANDWIDTH_BYTES_PER_SECOND * MS,
@@ -242,16 +316,20 @@ def print_report(results, args, n_features):
         print()
         print(
             f"Modeled at {args.scale_rows:,} rows (bytes split into per-row and fixed parts "
-            f"from {args.fit_rows:,} and {args.rows:,} rows; launches and syncs as measured):"
+            f"from {args.fit_rows:,} and {args.rows:,} rows, the histogram flush per block of "
+            "the scaled plans; launches and syncs as measured):"
         )
         print(
-            "| configuration | bytes / row | fixed MB / round | modeled GB / round | "
-            "floor GB / round | modeled / floor | modeled ms | floor ms |"
+            "| configuration | bytes / row | fixed MB / round | histogram blocks | flush GB | "
+            "flush atomics | modeled GB / round | floor GB / round | modeled / floor | "
+            "modeled ms | floor ms |"
         )
-        print("|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
         for name, s in scaled.items():
+            flush = s["histogram_flush"]
             print(
                 f"| {name} | {s['bytes_per_row']:.0f} | {s['fixed_bytes'] / MB:.0f} | "
+                f"{flush['blocks']:.0f} | {flush['bytes'] / 1e9:.2f} | {flush['atomics']:.3g} | "
                 f"{s['modeled_bytes_per_round'] / 1e9:.2f} | "
                 f"{s['floor_bytes_per_round'] / 1e9:.2f} | "
                 f"{s['modeled_bytes_to_floor_ratio']:.2f} | {s['modeled_ms_per_round']:.2f} | "
@@ -312,8 +390,11 @@ def main(argv=None):
             print(f"# {name}: {result['emulation_seconds']:.0f} s under the emulation", flush=True)
             if args.fit_rows:
                 fewer = measure(X[: args.fit_rows], labels[: args.fit_rows], params, args.rounds)
-                result["smaller"] = {key: fewer[key] for key in ("rows", "per_round", "per_phase")}
-                result["scaled"] = extrapolate(result, fewer, args.scale_rows)
+                result["smaller"] = {
+                    key: fewer[key] for key in ("rows", "per_round", "per_phase", "histogram_flush")
+                }
+                result["fit"] = fit(result, fewer)
+                result["scaled"] = model_round(result, args.scale_rows)
                 print(
                     f"# {name}, {args.fit_rows:,} rows: {fewer['emulation_seconds']:.0f} s",
                     flush=True,

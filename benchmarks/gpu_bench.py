@@ -458,35 +458,36 @@ def phase_ms_per_round(timings, rounds):
     return {name: 1000 * float(seconds) / rounds for name, seconds in _PHASE_TIMING.findall(listed)}
 
 
+def _device_ops():
+    """benchmarks/device_ops.py as a module (the owner of the model's extrapolation)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().with_name("device_ops.py")
+    spec = importlib.util.spec_from_file_location("gpuboost_benchmark_device_ops", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def load_model(path):
     """The modeled configuration of a ``benchmarks/device_ops.py`` JSON file, or raise
-    ValueError when it lacks one (or the split into per-row and fixed bytes)."""
+    ValueError when it lacks one (or the fit of its bytes against the rows)."""
     data = json.loads(Path(path).read_text())
     configuration = data.get("configurations", {}).get(MODEL_CONFIGURATION)
-    if configuration is None or "scaled" not in configuration:
+    if configuration is None or "fit" not in configuration:
         raise ValueError(
             f"{path}: no {MODEL_CONFIGURATION!r} configuration with a fit (run "
-            f"benchmarks/device_ops.py --configs '{MODEL_CONFIGURATION}' with --fit-rows)"
+            f"benchmarks/device_ops.py --configs '{MODEL_CONFIGURATION}' with --fit-rows > 0)"
         )
-    return dict(configuration, features=data["features"], model=data["model"])
+    return dict(configuration, features=data["features"])
 
 
 def modeled_phase_ms(model, n_rows):
-    """Modeled H100 milliseconds per round of every phase at ``n_rows`` rows: the
-    phase's bytes per row and fixed bytes (from the two sizes device_ops.py measured)
-    at ``n_rows``, plus its launches and syncs per round as measured."""
-    constants = model["model"]
-    modeled = {}
-    for phase, fit in model["scaled"]["per_phase"].items():
-        measured = model["per_phase"][phase]
-        device_bytes = max(fit["fixed_bytes"] + fit["bytes_per_row"] * n_rows, 0.0)
-        seconds = (
-            device_bytes / constants["bandwidth_bytes_per_second"]
-            + measured["launches"] * constants["launch_seconds"]
-            + measured["syncs"] * constants["sync_seconds"]
-        )
-        modeled[phase] = 1000 * seconds
-    return modeled
+    """Modeled H100 milliseconds per round of every phase at ``n_rows`` rows
+    (``device_ops.model_round``: the phase's bytes at ``n_rows`` from the fit of the two
+    sizes device_ops.py measured, plus its launches and syncs per round as measured)."""
+    modeled = _device_ops().model_round(model, n_rows)
+    return {phase: values["modeled_ms"] for phase, values in modeled["per_phase"].items()}
 
 
 def print_model_comparison(model, results):

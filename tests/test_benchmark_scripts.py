@@ -39,13 +39,22 @@ def _data(n_rows, seed=3):
 
 @pytest.fixture(scope="module")
 def measured(device_ops):
-    """A depth-3 round at 3000 and at 1500 rows, and the extrapolation to 1M rows."""
+    """A depth-3 round at 3000 and at 1500 rows with the fit of its bytes, and the round
+    modeled at 1M rows."""
     params = {"objective": "binary:logistic", "max_depth": 3}
     X, y = _data(3000)
     with emulated_kernels():
         big = device_ops.measure(X, y, params, rounds=1)
         small = device_ops.measure(X[:1500], y[:1500], params, rounds=1)
-    return big, small, device_ops.extrapolate(big, small, 1_000_000)
+    big["fit"] = device_ops.fit(big, small)
+    return big, small, device_ops.model_round(big, 1_000_000)
+
+
+def test_device_ops_restores_the_histogram_planner(measured):
+    from gpuboost.backends.cuda import histogram
+
+    assert histogram.plan_histograms.__name__ == "plan_histograms"
+    assert measured[0]["histogram_plans"]  # one plan per histogram launch of the round
 
 
 def test_device_ops_reports_a_round_against_its_floor(measured):
@@ -73,23 +82,43 @@ def test_device_ops_reports_a_round_against_its_floor(measured):
     assert "histogram_shared_memory" in result["per_kernel"]
 
 
-def test_device_ops_splits_bytes_into_per_row_and_fixed_parts(measured):
+def test_device_ops_splits_bytes_into_per_row_fixed_and_per_block_parts(measured, device_ops):
     big, small, scaled = measured
-    bytes_big = big["per_round"]["device_bytes"]
-    bytes_small = small["per_round"]["device_bytes"]
-    assert scaled["bytes_per_row"] == pytest.approx((bytes_big - bytes_small) / 1500)
-    assert scaled["fixed_bytes"] + scaled["bytes_per_row"] * 3000 == pytest.approx(bytes_big)
+    lines = big["fit"]["per_phase"]
+    flush = big["histogram_flush"]
+    assert flush["blocks"] > 0 and flush["atomics"] > 0
+    for phase, line in lines.items():  # the fit holds at both sizes
+        at_3000 = line["fixed_bytes"] + line["bytes_per_row"] * 3000
+        at_1500 = line["fixed_bytes"] + line["bytes_per_row"] * 1500
+        flush_3000 = flush["bytes"] if phase == "histogram" else 0.0
+        flush_1500 = small["histogram_flush"]["bytes"] if phase == "histogram" else 0.0
+        assert at_3000 + flush_3000 == pytest.approx(big["per_phase"][phase]["device_bytes"])
+        assert at_1500 + flush_1500 == pytest.approx(
+            small["per_phase"].get(phase, {}).get("device_bytes", 0.0), abs=1e-6
+        )
+    assert lines["histogram"]["bytes_per_row"] > 0  # the rows' bins and gradients
+    # the flush: bytes per block as measured, blocks of the plans for 1M / 3000 x the rows
+    assert device_ops.histogram_blocks(big, 3000) == flush["blocks"]
+    per_block = flush["bytes"] / flush["blocks"]
+    assert scaled["histogram_flush"]["blocks"] > flush["blocks"]
+    assert scaled["histogram_flush"]["bytes"] == pytest.approx(
+        per_block * scaled["histogram_flush"]["blocks"]
+    )
     assert scaled["modeled_bytes_per_round"] == pytest.approx(
-        scaled["fixed_bytes"] + scaled["bytes_per_row"] * 1_000_000
+        scaled["fixed_bytes"]
+        + scaled["bytes_per_row"] * 1_000_000
+        + scaled["histogram_flush"]["bytes"]
     )
     assert scaled["floor_bytes_per_round"] == traffic.floor_bytes(1_000_000, 5, 3)
-    histogram = scaled["per_phase"]["histogram"]
-    assert histogram["bytes_per_row"] > 0  # the rows' bins and gradients
+    assert device_ops.model_round(big, 3000)["modeled_bytes_per_round"] == pytest.approx(
+        big["per_round"]["device_bytes"]
+    )
 
 
 def test_device_ops_prints_and_writes_its_report(device_ops, measured, capsys, tmp_path):
     result, small, scaled = measured
     result = dict(result, scaled=scaled, smaller=small)
+    json.dumps(result)  # what device_ops.py writes with --json
 
     class Arguments:
         rows, rounds, fit_rows, scale_rows = 3000, 1, 1500, 1_000_000

@@ -134,13 +134,14 @@ def _check_reads(what, arrays):
             check_read(array, what)
 
 
-def record_kernel_launch(name=None, counters=None):
+def record_kernel_launch(name=None, counters=None, blocks=0):
     """Count one raw kernel launch (called by the emulated kernels, see
     :func:`count_operations`); ``counters``: its traffic counters when the traffic model
-    is recording (:func:`gpuboost.backends.emulation.record_kernel`)."""
+    is recording (:func:`gpuboost.backends.emulation.traffic.record_kernel`), ``blocks``
+    its grid size."""
     _count("kernel")
     if counters is not None:
-        record_kernel(name, counters)
+        record_kernel(name, counters, blocks)
 
 
 #: NumPy functions CuPy 14 does not provide (``dir(numpy)`` minus ``dir(cupy)``,

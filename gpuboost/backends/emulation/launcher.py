@@ -1097,7 +1097,10 @@ class EmulatedKernel:
         del keep
         for array, start, flags in written_back:
             store_initialized_bytes(array, start, flags)
+        grid = launch_arguments[0]
         record_kernel_launch(
-            self.name, dict(zip(self._counter_names, counters)) if measure else None
+            self.name,
+            dict(zip(self._counter_names, counters)) if measure else None,
+            grid[0] * grid[1] * grid[2],
         )
         return status

@@ -96,6 +96,8 @@ class TrafficEvent:
     counters : dict of str to int
         Kernels: the traffic counters of the launch (instrument.h:
         GPUBOOST_EMU_TRAFFIC_COUNTERS); empty for other events.
+    blocks : int
+        Kernels: blocks of the launch's grid; 0 for other events.
     """
 
     kind: str
@@ -105,6 +107,7 @@ class TrafficEvent:
     bytes: int
     syncs: int = 0
     counters: dict = dataclasses.field(default_factory=dict)
+    blocks: int = 0
 
     @property
     def device_bytes(self):
@@ -128,7 +131,7 @@ class TrafficLog:
         """Tag the following events with round ``index``."""
         self.round = int(index)
 
-    def add(self, kind, name, nbytes, syncs=0, counters=None):
+    def add(self, kind, name, nbytes, syncs=0, counters=None, blocks=0):
         self.events.append(
             TrafficEvent(
                 kind,
@@ -138,6 +141,7 @@ class TrafficLog:
                 int(nbytes),
                 syncs,
                 dict(counters or {}),
+                int(blocks),
             )
         )
 
@@ -166,8 +170,9 @@ def recording():
     return _log is not None
 
 
-def record_kernel(name, counters):
-    """Record a kernel launch with its traffic counters (dict of str to int)."""
+def record_kernel(name, counters, blocks=0):
+    """Record a kernel launch with its traffic counters (dict of str to int) and the
+    blocks of its grid."""
     if _log is None:
         return
     sectors = (
@@ -175,7 +180,7 @@ def record_kernel(name, counters):
         + counters["global_store_sectors"]
         + counters["global_atomic_sectors"]
     )
-    _log.add(KERNEL, name, SECTOR_BYTES * sectors, 0, counters)
+    _log.add(KERNEL, name, SECTOR_BYTES * sectors, 0, counters, blocks)
 
 
 def record_array_op(kind, name, nbytes, syncs=0):
@@ -254,7 +259,8 @@ def summarize(events):
     Returns
     -------
     dict
-        ``kernels``, ``array_ops``, ``to_device``, ``to_host`` (event counts),
+        ``kernels``, ``array_ops``, ``to_device``, ``to_host`` (event counts), ``blocks``
+        (of the kernels' grids),
         ``launches``, ``syncs``, ``device_bytes``, ``kernel_bytes``, ``array_op_bytes``,
         ``host_copy_bytes``, the summed kernel counters (``global_requests``,
         ``global_atomics``, ``shared_requests``, ``shared_wavefronts``,
@@ -263,6 +269,7 @@ def summarize(events):
     """
     totals = {
         "kernels": 0,
+        "blocks": 0,
         "array_ops": 0,
         "to_device": 0,
         "to_host": 0,
@@ -281,6 +288,7 @@ def summarize(events):
         totals["syncs"] += event.syncs
         totals["device_bytes"] += event.device_bytes
         if event.kind == KERNEL:
+            totals["blocks"] += event.blocks
             totals["kernel_bytes"] += event.bytes
             for name in _SUMMED_COUNTERS:
                 totals[name] += event.counters.get(name, 0)
