@@ -108,9 +108,14 @@ def _levels(trees, params):
     return sum(tree.depth() for tree in trees)
 
 
-def _mean(summaries, rounds):
-    keys = summaries[0].keys() if summaries else ()
-    return {key: sum(summary[key] for summary in summaries) / rounds for key in keys}
+#: Fields of traffic.summarize that are ratios, not sums over events.
+RATIOS = ("bank_conflict_ways",)
+
+
+def _per_round(events, rounds):
+    """traffic.summarize of ``rounds`` rounds' events, sums divided by ``rounds``."""
+    totals = traffic.summarize(events)
+    return {key: value if key in RATIOS else value / rounds for key, value in totals.items()}
 
 
 def measure(X, y, params, rounds):
@@ -134,23 +139,16 @@ def measure(X, y, params, rounds):
         histogram_primitive.plan_histograms = planner
     seconds = time.perf_counter() - start
     measured = [event for event in log.events if event.round >= 1]
-    per_round = _mean(
-        [traffic.summarize([e for e in measured if e.round == r]) for r in range(1, 1 + rounds)],
-        rounds,
-    )
+    per_round = _per_round(measured, rounds)
     phases = sorted({event.phase for event in measured})
     per_phase = {
-        phase: traffic.summarize([e for e in measured if e.phase == phase]) for phase in phases
+        phase: _per_round([e for e in measured if e.phase == phase], rounds) for phase in phases
     }
-    per_phase = {phase: {k: v / rounds for k, v in s.items()} for phase, s in per_phase.items()}
     kernels = sorted({event.name for event in measured if event.kind == traffic.KERNEL})
     per_kernel = {
-        name: {
-            k: v / rounds
-            for k, v in traffic.summarize(
-                [e for e in measured if e.kind == traffic.KERNEL and e.name == name]
-            ).items()
-        }
+        name: _per_round(
+            [e for e in measured if e.kind == traffic.KERNEL and e.name == name], rounds
+        )
         for name in kernels
     }
     trees_per_round = booster.n_outputs if params.get("objective") == "multi:softprob" else 1
