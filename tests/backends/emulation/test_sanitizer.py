@@ -277,9 +277,20 @@ def test_initcheck_finds_an_unwritten_shared_memory_read(bugs, sanitize):
 
 # ---- the CUDA backend ---------------------------------------------------------------
 _SUITE_DRIVER = """
+import concurrent.futures
+import os
 import sys
 import pytest
+from gpuboost.backends.cuda.launch import EMULATED, get_module
+from gpuboost.backends.cuda.sources import cuda_source_dir
 from gpuboost.backends.emulation import launcher
+
+def build(path):  # the instrumented flavour of every kernel file, compiled concurrently
+    module = get_module(EMULATED, path.stem)
+    module.get_function(module.kernel_names[0])
+
+with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    list(pool.map(build, sorted(cuda_source_dir().glob("*.cu"))))
 
 launched = []
 original = launcher.EmulatedKernel._launch_instrumented
