@@ -1,112 +1,426 @@
 #!/usr/bin/env python
-"""Device operations per boosting round of the CUDA backend, counted without a GPU.
+"""What a boosting round of the CUDA backend asks of the GPU, counted without a GPU,
+and its modeled H100 time next to the floor.
 
-On a GPU every kernel launch, CuPy operation and host-device copy costs a few
-microseconds whatever its size, and every copy to the host waits for the device,
-so at a million rows these fixed costs are a large share of a round. This script
-runs the CUDA backend under the CPU emulation (``GPUBOOST_EMULATE_CUDA=1``) and
-counts them with :func:`gpuboost.backends.emulation.device_array.count_operations`:
+The CUDA backend runs under the CPU emulation (``GPUBOOST_EMULATE_CUDA=1``) with the
+traffic model recording (:mod:`gpuboost.backends.emulation.traffic`): every kernel
+launch runs instrumented and counts, per warp instruction, the distinct 32-byte sectors
+of global memory (coalescing), the shared-memory wavefronts (bank conflicts) and the
+atomics; every CuPy-level operation is recorded with the bytes it reads and writes and
+whether it synchronizes the host. Per round and per phase (``gradients``, ``quantize``,
+``histogram``, ``split``, ``partition``, ``predict_update``, ...; ``other`` outside
+every phase) the script reports:
 
-* ``kernel``: raw kernel launches (``cuda/*.cu``);
-* ``array_op``: CuPy-level operations that launch kernels (ufuncs, ``xp``
-  functions, array methods, advanced indexing, assignments; views and
-  ``xp.empty`` are not counted);
-* ``to_device`` / ``to_host``: copies between host and device (``to_host``
-  includes ``float()``, ``int()``, ``bool()``, ``.item()``: each synchronizes).
+* ``launches``: kernel launches + CuPy operations + copies to the device, and ``syncs``
+  (host synchronizations: copies to the host, ``int()`` / ``float()`` of device values,
+  boolean-mask indexing, ``flatnonzero``, ...), also per level (per expansion for
+  lossguide);
+* ``device_bytes``: sectors moved by the kernels (x 32) plus the CuPy operations' bytes;
+  bank-conflict ways (shared wavefronts per shared request), global and shared atomics;
+* the modeled H100 time (bytes at 3.35 TB/s + 5 us per launch + 20 us per sync, the
+  constants of ``traffic.py``) next to the floor of the same round
+  (:func:`gpuboost.backends.emulation.traffic.floor_bytes`), and
+  ``modeled_bytes_to_floor_ratio`` (also per row: ``modeled_bytes_per_row`` against
+  ``floor_bytes_per_row``);
+* the same round modeled at ``--scale-rows`` rows (default 10M; ``scaled``): a second,
+  smaller measurement (``--fit-rows``, default a quarter) splits the bytes into a part
+  proportional to the rows and a fixed part (histogram tables, per-node work), except the
+  histogram kernel's flush of its shared-memory histogram to global memory, which is per
+  block: it is scaled by the blocks the host code's plan
+  (``gpuboost.backends.cuda.histogram.plan_histograms``) launches for the same nodes with
+  proportionally more rows. Launches and syncs per round stay as measured.
 
-Counts depend on the tree shape, not on the machine: they are figures to track,
-not timings. Data: HIGGS-shaped synthetic (``gpuboost.datasets.make_higgs_like``),
-``--rows`` rows (default 20,000) x 28 features; 255 bins. Per round is
-``(count(1 + rounds) - count(1)) / rounds`` for ``--rounds`` (default 5) on one
-Dataset, so data preparation and the first round's set-up cancel out.
+Counts depend on the tree shapes, not on the machine. Data: HIGGS-shaped synthetic
+(``gpuboost.datasets.make_higgs_like``), ``--rows`` rows (default 200,000) x 28 features,
+255 bins. A configuration trains ``1 + --rounds`` rounds (default 2) on one Dataset; the
+figures are the mean of the rounds after the first (which also prepares the data).
 
 Usage::
 
-    python benchmarks/device_ops.py [--rows 20000] [--rounds 5] [--json out.json]
+    python benchmarks/device_ops.py [--rows 200000] [--rounds 2] [--configs NAME,...]
+                                    [--json out.json]
 """
 
 import argparse
 import datetime
 import json
+import math
 import platform
 import sys
+import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:  # use the checkout's gpuboost
     sys.path.insert(0, str(REPO_ROOT))
 
+import numpy as np  # noqa: E402
+
 import gpuboost  # noqa: E402
-from gpuboost.backends.emulation import emulated_kernels  # noqa: E402
-from gpuboost.backends.emulation.device_array import OPERATION_KINDS, count_operations  # noqa: E402
+from gpuboost.backends.cuda import histogram as histogram_primitive  # noqa: E402
+from gpuboost.backends.emulation import emulated_kernels, traffic  # noqa: E402
 from gpuboost.datasets import make_higgs_like  # noqa: E402
 
-#: Configurations counted: name -> training parameters (device='cuda' is added).
+#: Configurations measured: name -> training parameters (device='cuda' is added).
 CONFIGURATIONS = {
     "binary depth 8": dict(objective="binary:logistic", max_depth=8),
-    "binary depth 6": dict(objective="binary:logistic", max_depth=6),
     "regression depth 8": dict(objective="reg:squarederror", max_depth=8),
+    "binary depth 6": dict(objective="binary:logistic", max_depth=6),
     "multiclass (3) depth 6": dict(objective="multi:softprob", num_class=3, max_depth=6),
     "lossguide 255 leaves": dict(
         objective="binary:logistic", grow_policy="lossguide", max_leaves=255, max_depth=0
     ),
 }
+#: Rows the per-row figures are scaled to (the issue's 10M x 28 benchmark size).
+DEFAULT_SCALE_ROWS = 10_000_000
+#: The histogram kernel whose global atomics flush a block's shared histogram, and its
+#: profiling phase.
+HISTOGRAM_KERNEL = histogram_primitive.SHARED_KERNEL
+HISTOGRAM_PHASE = "histogram"
+MS = 1e3
+MB = 1e6
 
 
-def count_per_round(X, y, params, rounds):
-    """Operation counts per round (dict kind -> float): ``rounds`` more rounds than one."""
+class _RoundMarker(gpuboost.TrainingCallback):
+    """Tags the traffic log's events with the round being trained."""
+
+    def __init__(self, log):
+        self.log = log
+
+    def before_iteration(self, model, epoch, evals_log):
+        self.log.start_round(epoch)
+        return False
+
+
+def _floor_depth(params):
+    """The depth D of the floor formula: max_depth, or for lossguide the depth of a
+    balanced tree with max_leaves leaves."""
+    if params.get("max_depth", 6) > 0:
+        return params.get("max_depth", 6)
+    return math.ceil(math.log2(params["max_leaves"]))
+
+
+def _levels(trees, params):
+    """Expansion steps of the grower in these trees: levels (depthwise) or single-leaf
+    expansions (lossguide)."""
+    if params.get("grow_policy") == "lossguide":
+        return sum(tree.n_leaves - 1 for tree in trees)
+    return sum(tree.depth() for tree in trees)
+
+
+#: Fields of traffic.summarize that are ratios, not sums over events.
+RATIOS = ("bank_conflict_ways",)
+
+
+def _per_round(events, rounds):
+    """traffic.summarize of ``rounds`` rounds' events, sums divided by ``rounds``."""
+    totals = traffic.summarize(events)
+    return {key: value if key in RATIOS else value / rounds for key, value in totals.items()}
+
+
+def measure(X, y, params, rounds):
+    """Traffic of one configuration: a dict (see the module docstring)."""
+    n_rows, n_features = X.shape
     dataset = gpuboost.Dataset(X, label=y)
     params = dict(params, device="cuda", verbosity=0, max_bin=255)
-    totals = []
-    for n_rounds in (1, 1 + rounds):
-        with count_operations() as counts:
-            gpuboost.train(params, dataset, n_rounds)
-        totals.append(dict(counts))
-    return {kind: (totals[1][kind] - totals[0][kind]) / rounds for kind in OPERATION_KINDS}
+    start = time.perf_counter()
+    plans = []  # (round, arguments) of every histogram launch's plan
+    planner = histogram_primitive.plan_histograms
+
+    def recording_planner(lengths, *arguments, **options):
+        plans.append((log.round, np.array(lengths), arguments, options))
+        return planner(lengths, *arguments, **options)
+
+    histogram_primitive.plan_histograms = recording_planner
+    try:
+        with traffic.record_traffic() as log:
+            booster = gpuboost.train(params, dataset, 1 + rounds, callbacks=[_RoundMarker(log)])
+    finally:
+        histogram_primitive.plan_histograms = planner
+    seconds = time.perf_counter() - start
+    measured = [event for event in log.events if event.round >= 1]
+    per_round = _per_round(measured, rounds)
+    phases = sorted({event.phase for event in measured})
+    per_phase = {
+        phase: _per_round([e for e in measured if e.phase == phase], rounds) for phase in phases
+    }
+    kernels = sorted({event.name for event in measured if event.kind == traffic.KERNEL})
+    per_kernel = {
+        name: _per_round(
+            [e for e in measured if e.kind == traffic.KERNEL and e.name == name], rounds
+        )
+        for name in kernels
+    }
+    trees_per_round = booster.n_outputs if params.get("objective") == "multi:softprob" else 1
+    round_trees = booster.trees[trees_per_round:]  # rounds after the first
+    levels = _levels(round_trees, params) / rounds
+    depth = _floor_depth(params)
+    floor = traffic.floor_bytes(n_rows, n_features, depth) * trees_per_round
+    floor_seconds = floor / traffic.H100_BANDWIDTH_BYTES_PER_SECOND
+    flushes = [e for e in measured if e.name == HISTOGRAM_KERNEL]
+    return {
+        "rows": n_rows,
+        "rounds": rounds,
+        "histogram_flush": {
+            "bytes": traffic.SECTOR_BYTES
+            * sum(e.counters["global_atomic_sectors"] for e in flushes)
+            / rounds,
+            "atomics": sum(e.counters["global_atomics"] for e in flushes) / rounds,
+            "blocks": sum(e.blocks for e in flushes) / rounds,
+        },
+        "histogram_plans": [  # the node lengths and options of every histogram launch
+            {"lengths": lengths.tolist(), "arguments": list(arguments), "options": options}
+            for round_, lengths, arguments, options in plans
+            if round_ >= 1
+        ],
+        "params": params,
+        "emulation_seconds": seconds,
+        "per_round": per_round,
+        "per_phase": per_phase,
+        "per_kernel": per_kernel,
+        "levels_per_round": levels,
+        "per_level": {
+            "launches": per_round["launches"] / levels if levels else None,
+            "syncs": per_round["syncs"] / levels if levels else None,
+        },
+        "floor_depth": depth,
+        "trees_per_round": trees_per_round,
+        "floor_bytes_per_round": floor,
+        "floor_bytes_per_row": floor / n_rows,
+        "modeled_bytes_per_row": per_round["device_bytes"] / n_rows,
+        "modeled_bytes_to_floor_ratio": per_round["device_bytes"] / floor,
+        "modeled_ms_per_round": per_round["modeled_seconds"] * MS,
+        "floor_ms_per_round": floor_seconds * MS,
+    }
+
+
+def histogram_blocks(result, n_rows):
+    """Blocks per round of the histogram kernel at ``n_rows`` rows: the launches of the
+    measured round with every node's rows scaled by ``n_rows / result["rows"]``, planned
+    as the host code plans them (``plan_histograms``)."""
+    scale = n_rows / result["rows"]
+    blocks = 0
+    for launch in result["histogram_plans"]:
+        lengths = np.ceil(np.asarray(launch["lengths"], dtype=np.float64) * scale)
+        plan = histogram_primitive.plan_histograms(
+            lengths.astype(np.int64), *launch["arguments"], **launch["options"]
+        )
+        blocks += plan.blocks_per_group * plan.n_groups
+    return blocks / result["rounds"]
+
+
+def fit(result, smaller):
+    """The bytes of a round as a function of its rows, from two measurements
+    (``result`` at more rows, ``smaller`` at fewer): per phase a part proportional to the
+    rows and a fixed part, apart from the histogram flush, whose bytes and atomics per
+    block are those at the larger size."""
+    rows, fewer = result["rows"], smaller["rows"]
+    flush = result["histogram_flush"]
+    phases = {}
+    for phase, measured in result["per_phase"].items():
+        big = measured["device_bytes"]
+        small = smaller["per_phase"].get(phase, {}).get("device_bytes", 0.0)
+        if phase == HISTOGRAM_PHASE:
+            big -= flush["bytes"]
+            small -= smaller["histogram_flush"]["bytes"]
+        per_row = (big - small) / (rows - fewer)
+        phases[phase] = {"bytes_per_row": per_row, "fixed_bytes": big - per_row * rows}
+    return {
+        "fit_rows": [fewer, rows],
+        "per_phase": phases,
+        "flush_bytes_per_block": flush["bytes"] / flush["blocks"] if flush["blocks"] else 0.0,
+        "flush_atomics_per_block": flush["atomics"] / flush["blocks"] if flush["blocks"] else 0.0,
+    }
+
+
+def model_round(result, n_rows):
+    """A round of ``result``'s configuration at ``n_rows`` rows, from its ``fit``: bytes
+    and modeled ms per phase and in total (launches and syncs per round as measured),
+    the histogram flush, and the floor."""
+    fitted = result["fit"]
+    blocks = histogram_blocks(result, n_rows)
+    flush_bytes = fitted["flush_bytes_per_block"] * blocks
+    phases = {}
+    for phase, line in fitted["per_phase"].items():
+        measured = result["per_phase"][phase]
+        device_bytes = max(line["fixed_bytes"] + line["bytes_per_row"] * n_rows, 0.0)
+        if phase == HISTOGRAM_PHASE:
+            device_bytes += flush_bytes
+        phases[phase] = {
+            "bytes": device_bytes,
+            "modeled_ms": traffic.modeled_seconds(
+                device_bytes, measured["launches"], measured["syncs"]
+            )
+            * MS,
+        }
+    total_bytes = sum(phase["bytes"] for phase in phases.values())
+    totals = result["per_round"]
+    floor = result["floor_bytes_per_row"] * n_rows
+    return {
+        "rows": n_rows,
+        "bytes_per_row": sum(line["bytes_per_row"] for line in fitted["per_phase"].values()),
+        "fixed_bytes": sum(line["fixed_bytes"] for line in fitted["per_phase"].values()),
+        "histogram_flush": {
+            "blocks": blocks,
+            "bytes": flush_bytes,
+            "atomics": fitted["flush_atomics_per_block"] * blocks,
+        },
+        "modeled_bytes_per_round": total_bytes,
+        "floor_bytes_per_round": floor,
+        "modeled_bytes_to_floor_ratio": total_bytes / floor,
+        "modeled_ms_per_round": traffic.modeled_seconds(
+            total_bytes, totals["launches"], totals["syncs"]
+        )
+        * MS,
+        "floor_ms_per_round": floor / traffic.H100_BANDWIDTH_BYTES_PER_SECOND * MS,
+        "per_phase": phases,
+    }
+
+
+def _labels(params, X, y):
+    if params["objective"] == "multi:softprob":
+        return (X[:, 0] > 0).astype(float) + (X[:, 1] > 0.5)
+    return y
+
+
+def print_report(results, args, n_features):
+    print(
+        f"# CUDA backend under the emulation's traffic model: {args.rows:,} x {n_features}, "
+        f"255 bins, mean of {args.rounds} round(s) after the first; modeled H100: bytes at "
+        f"{traffic.H100_BANDWIDTH_BYTES_PER_SECOND / 1e12:.2f} TB/s + "
+        f"{traffic.LAUNCH_SECONDS * 1e6:.0f} us/launch + {traffic.SYNC_SECONDS * 1e6:.0f} "
+        "us/sync"
+    )
+    header = (
+        "| configuration | launches / round | syncs / round | levels | launches / level | "
+        "syncs / level | modeled MB / round | floor MB / round | modeled / floor | "
+        "modeled ms | floor ms | bank-conflict ways | global atomics | shared atomics |"
+    )
+    print(header)
+    print("|" + "---|" * (header.count("|") - 1))
+    for name, result in results.items():
+        r = result["per_round"]
+        print(
+            f"| {name} | {r['launches']:.0f} | {r['syncs']:.0f} | {result['levels_per_round']:.0f} "
+            f"| {result['per_level']['launches']:.1f} | {result['per_level']['syncs']:.2f} | "
+            f"{r['device_bytes'] / MB:.1f} | {result['floor_bytes_per_round'] / MB:.1f} | "
+            f"{result['modeled_bytes_to_floor_ratio']:.2f} | "
+            f"{result['modeled_ms_per_round']:.2f} | {result['floor_ms_per_round']:.3f} | "
+            f"{r['bank_conflict_ways']:.2f} | {r['global_atomics']:.3g} | "
+            f"{r['shared_atomics']:.3g} |"
+        )
+    scaled = {name: result["scaled"] for name, result in results.items() if "scaled" in result}
+    if scaled:
+        print()
+        print(
+            f"Modeled at {args.scale_rows:,} rows (bytes split into per-row and fixed parts "
+            f"from {args.fit_rows:,} and {args.rows:,} rows, the histogram flush per block of "
+            "the scaled plans; launches and syncs as measured):"
+        )
+        print(
+            "| configuration | bytes / row | fixed MB / round | histogram blocks | flush GB | "
+            "flush atomics | modeled GB / round | floor GB / round | modeled / floor | "
+            "modeled ms | floor ms |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        for name, s in scaled.items():
+            flush = s["histogram_flush"]
+            print(
+                f"| {name} | {s['bytes_per_row']:.0f} | {s['fixed_bytes'] / MB:.0f} | "
+                f"{flush['blocks']:.0f} | {flush['bytes'] / 1e9:.2f} | {flush['atomics']:.3g} | "
+                f"{s['modeled_bytes_per_round'] / 1e9:.2f} | "
+                f"{s['floor_bytes_per_round'] / 1e9:.2f} | "
+                f"{s['modeled_bytes_to_floor_ratio']:.2f} | {s['modeled_ms_per_round']:.2f} | "
+                f"{s['floor_ms_per_round']:.2f} |"
+            )
+    for name, result in results.items():
+        print()
+        print(f"Per phase, {name} (per round):")
+        print(
+            "| phase | launches | syncs | device MB | bytes / row | bank-conflict ways | "
+            "global atomics | modeled ms |"
+        )
+        print("|---|---|---|---|---|---|---|---|")
+        by_time = sorted(result["per_phase"].items(), key=lambda item: -item[1]["modeled_seconds"])
+        for phase, p in by_time:
+            print(
+                f"| {phase} | {p['launches']:.1f} | {p['syncs']:.1f} | "
+                f"{p['device_bytes'] / MB:.2f} | {p['device_bytes'] / args.rows:.1f} | "
+                f"{p['bank_conflict_ways']:.2f} | {p['global_atomics']:.3g} | "
+                f"{p['modeled_seconds'] * MS:.3f} |"
+            )
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, default=20_000)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", default=None, help="also write the counts here")
+    parser.add_argument(
+        "--configs",
+        default=",".join(CONFIGURATIONS),
+        help="comma-separated configuration names (default: all)",
+    )
+    parser.add_argument(
+        "--fit-rows",
+        type=int,
+        default=None,
+        help="also measure this many rows (default --rows / 4; 0: skip) to split the bytes "
+        "into per-row and fixed parts and model --scale-rows rows",
+    )
+    parser.add_argument("--scale-rows", type=int, default=DEFAULT_SCALE_ROWS)
+    parser.add_argument("--json", default=None, help="also write the results here")
     args = parser.parse_args(argv)
+    if args.fit_rows is None:
+        args.fit_rows = args.rows // 4
+    names = [name.strip() for name in args.configs.split(",") if name.strip()]
+    unknown = [name for name in names if name not in CONFIGURATIONS]
+    if unknown:
+        parser.error(f"unknown configurations {unknown}; choose among {list(CONFIGURATIONS)}")
 
     X, y = make_higgs_like(args.rows, seed=args.seed)
     results = {}
     with emulated_kernels():
-        for name, params in CONFIGURATIONS.items():
-            labels = (
-                y
-                if params["objective"] != "multi:softprob"
-                else (X[:, 0] > 0).astype(float) + (X[:, 1] > 0.5)
-            )
-            results[name] = count_per_round(X, labels, params, args.rounds)
-
-    print(
-        f"# device operations per round, CUDA backend under the emulation: {args.rows:,} x "
-        f"{X.shape[1]}, 255 bins, per round over {args.rounds} rounds after the first"
-    )
-    header = ["configuration", *OPERATION_KINDS, "total"]
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
-    for name, counts in results.items():
-        cells = [f"{counts[kind]:.1f}" for kind in OPERATION_KINDS]
-        print(f"| {name} | " + " | ".join(cells) + f" | {sum(counts.values()):.1f} |")
+        for name in names:
+            params = CONFIGURATIONS[name]
+            labels = _labels(params, X, y)
+            result = measure(X, labels, params, args.rounds)
+            print(f"# {name}: {result['emulation_seconds']:.0f} s under the emulation", flush=True)
+            if args.fit_rows:
+                fewer = measure(X[: args.fit_rows], labels[: args.fit_rows], params, args.rounds)
+                result["smaller"] = {
+                    key: fewer[key] for key in ("rows", "per_round", "per_phase", "histogram_flush")
+                }
+                result["fit"] = fit(result, fewer)
+                result["scaled"] = model_round(result, args.scale_rows)
+                print(
+                    f"# {name}, {args.fit_rows:,} rows: {fewer['emulation_seconds']:.0f} s",
+                    flush=True,
+                )
+            results[name] = result
+    print_report(results, args, X.shape[1])
     if args.json:
         Path(args.json).write_text(
             json.dumps(
                 {
                     "rows": args.rows,
+                    "features": int(X.shape[1]),
                     "rounds": args.rounds,
-                    "counts_per_round": results,
+                    "model": {
+                        "bandwidth_bytes_per_second": traffic.H100_BANDWIDTH_BYTES_PER_SECOND,
+                        "launch_seconds": traffic.LAUNCH_SECONDS,
+                        "sync_seconds": traffic.SYNC_SECONDS,
+                        "sector_bytes": traffic.SECTOR_BYTES,
+                    },
+                    "configurations": results,
                     "date": datetime.date.today().isoformat(),
                     "machine": platform.platform(),
                     "command": " ".join(sys.argv),
                 },
                 indent=2,
+                default=lambda value: value.item() if isinstance(value, np.generic) else str(value),
             )
+            + "\n"
         )
     return 0
 

@@ -55,6 +55,16 @@ How it is measured
   Floor ms = bytes / bandwidth. Other passes (gradients, quantization, prediction
   update, split scan) are left out of the floor.
 
+Modeled against measured (``--phases --model FILE``): ``FILE`` is the JSON of
+``benchmarks/device_ops.py`` (the emulation's traffic model, measured at 200k x 28 rows
+without a GPU). For every size with the model's feature count, the script prints per
+phase the modeled H100 time (the phase's bytes split into a per-row and a fixed part,
+at this size's rows; its launches and syncs per round) next to the measured one
+(``verbosity=2`` phase timings of ``--phase-rounds`` rounds, which synchronize the
+device around every phase), the round's totals, and XGBoost ``device='cuda'`` on the
+same data: the figures that calibrate the model (docs/DESIGN.md, "GPU performance
+model").
+
 ``--dry-run`` exercises every code path on a machine without a GPU: tiny data,
 device='cpu' for both libraries (XGBoost only if installed), a host memcpy for the
 bandwidth, no device memory figures.
@@ -72,6 +82,7 @@ import gc
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -95,6 +106,12 @@ HIST_ENTRY_BYTES = 24  # (sum_g, sum_h, count) as int64
 GRAD_PAIR_BYTES = 8  # quantized gradient + hessian, int32 each
 INDEX_BYTES = 4  # int32 row index
 BIN_BYTES = 1  # uint8 bin
+#: Rounds of the --phases run (verbosity=2 timings synchronize around every phase).
+DEFAULT_PHASE_ROUNDS = 20
+#: Configuration of the device_ops.py JSON that models this benchmark's training.
+MODEL_CONFIGURATION = "binary depth 8"
+#: A phase in gpuboost's verbosity=2 timings line: "histogram 1.234s".
+_PHASE_TIMING = re.compile(r"([A-Za-z_]+) ([0-9.]+)s")
 SPEEDUP_TARGET = 1.5
 AUC_TOLERANCE = 0.001
 FLOOR_TARGET = 3.0
@@ -424,13 +441,117 @@ def worker_gpuboost(cfg):
         import contextlib
         import io
 
+        phase_rounds = min(cfg["rounds"], cfg.get("phase_rounds") or DEFAULT_PHASE_ROUNDS)
         captured = io.StringIO()
         with contextlib.redirect_stdout(captured):
-            gpuboost.train(
-                dict(params, verbosity=2), dtrain, min(cfg["rounds"], 20), verbose_eval=False
-            )
+            gpuboost.train(dict(params, verbosity=2), dtrain, phase_rounds, verbose_eval=False)
         result["phases"] = captured.getvalue().strip()
+        result["phase_ms_per_round"] = phase_ms_per_round(result["phases"], phase_rounds)
     return result
+
+
+def phase_ms_per_round(timings, rounds):
+    """Milliseconds per round of every phase in gpuboost's ``verbosity=2`` timings line
+    (``... phase timings: gradients 0.120s, histogram 1.234s, ...``) of ``rounds`` rounds."""
+    line = next((text for text in timings.splitlines() if "phase timings:" in text), "")
+    _, _, listed = line.partition("phase timings:")
+    return {name: 1000 * float(seconds) / rounds for name, seconds in _PHASE_TIMING.findall(listed)}
+
+
+def _device_ops():
+    """benchmarks/device_ops.py as a module (the owner of the model's extrapolation)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().with_name("device_ops.py")
+    spec = importlib.util.spec_from_file_location("gpuboost_benchmark_device_ops", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_model(path):
+    """The modeled configuration of a ``benchmarks/device_ops.py`` JSON file, or raise
+    ValueError when it lacks one (or the fit of its bytes against the rows)."""
+    data = json.loads(Path(path).read_text())
+    configuration = data.get("configurations", {}).get(MODEL_CONFIGURATION)
+    if configuration is None or "fit" not in configuration:
+        raise ValueError(
+            f"{path}: no {MODEL_CONFIGURATION!r} configuration with a fit (run "
+            f"benchmarks/device_ops.py --configs '{MODEL_CONFIGURATION}' with --fit-rows > 0)"
+        )
+    return dict(configuration, features=data["features"])
+
+
+def modeled_phase_ms(model, n_rows):
+    """Modeled H100 milliseconds per round of every phase at ``n_rows`` rows
+    (``device_ops.model_round``: the phase's bytes at ``n_rows`` from the fit of the two
+    sizes device_ops.py measured, plus its launches and syncs per round as measured)."""
+    modeled = _device_ops().model_round(model, n_rows)
+    return {phase: values["modeled_ms"] for phase, values in modeled["per_phase"].items()}
+
+
+def print_model_comparison(model, results):
+    """Per size (with the model's feature count): modeled and measured ms per phase and
+    per round, and XGBoost's ms per round. Returns the rows printed (for the JSON)."""
+    rows = []
+    print()
+    print(
+        f"Modeled (emulation traffic model, {model['rows']:,} rows fitted; H100 constants) "
+        "against measured (verbosity=2 phase timings):"
+    )
+    print("| data | phase | modeled ms | measured ms | measured / modeled |")
+    print("|---|---|---|---|---|")
+    sizes = sorted({(r["rows"], r["features"], r["size"]) for r in results if "error" not in r})
+    for n_rows, n_features, label in sizes:
+        if n_features != model["features"]:
+            print(f"| {label} | (model is for {model['features']} features) | n/a | n/a | n/a |")
+            continue
+        ours = next((r for r in results if r["size"] == label and r["library"] == "gpuboost"), None)
+        peer = next((r for r in results if r["size"] == label and r["library"] == "xgboost"), None)
+        modeled = modeled_phase_ms(model, n_rows)
+        measured = (ours or {}).get("phase_ms_per_round") or {}
+        for phase in sorted(set(modeled) | set(measured), key=lambda p: -modeled.get(p, 0.0)):
+            row = {
+                "size": label,
+                "phase": phase,
+                "modeled_ms": modeled.get(phase),
+                "measured_ms": measured.get(phase),
+            }
+            rows.append(row)
+            ratio = (
+                row["measured_ms"] / row["modeled_ms"]
+                if row["measured_ms"] is not None and row["modeled_ms"]
+                else None
+            )
+            print(
+                f"| {label} | {phase} | {_f(row['modeled_ms'], '.3f')} | "
+                f"{_f(row['measured_ms'], '.3f')} | {_f(ratio, '.2f')} |"
+            )
+        total_modeled = sum(modeled.values())
+        total_measured = None if ours is None or "error" in ours else ours["ms_per_round"]
+        rows.append(
+            {
+                "size": label,
+                "phase": "round",
+                "modeled_ms": total_modeled,
+                "measured_ms": total_measured,
+                "xgboost_ms": None if peer is None or "error" in peer else peer["ms_per_round"],
+            }
+        )
+        print(
+            f"| {label} | **round** (gpuboost ms/round) | {total_modeled:.3f} | "
+            f"{_f(total_measured, '.3f')} | "
+            f"{_f(total_measured and total_measured / total_modeled, '.2f')} |"
+        )
+        print(
+            f"| {label} | XGBoost device={(peer or {}).get('device', 'cuda')!r} ms/round | | "
+            f"{_f(rows[-1]['xgboost_ms'], '.3f')} | |"
+        )
+        print(
+            f"MODEL: {label} modeled {total_modeled:.2f} ms, measured "
+            f"{_f(total_measured, '.2f')} ms, xgboost {_f(rows[-1]['xgboost_ms'], '.2f')} ms"
+        )
+    return rows
 
 
 def worker_xgboost(cfg):
@@ -664,7 +785,14 @@ def main(argv=None):
     parser.add_argument(
         "--phases",
         action="store_true",
-        help="also print gpuboost's per-phase timings (verbosity=2, 20 rounds)",
+        help="also print gpuboost's per-phase timings (verbosity=2, --phase-rounds rounds)",
+    )
+    parser.add_argument("--phase-rounds", type=int, default=DEFAULT_PHASE_ROUNDS)
+    parser.add_argument(
+        "--model",
+        default=None,
+        help="a benchmarks/device_ops.py JSON: print modeled against measured per phase "
+        "(implies --phases)",
     )
     parser.add_argument(
         "--data-dir",
@@ -685,6 +813,14 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.worker:
         return worker_main(args.worker, args.worker_config, args.worker_result)
+    model = None
+    if args.model:
+        try:
+            model = load_model(args.model)
+        except (OSError, ValueError) as error:
+            print(f"error: --model: {error}", file=sys.stderr)
+            return 2
+        args.phases = True
 
     dry = args.dry_run
     sizes = parse_sizes(
@@ -733,6 +869,7 @@ def main(argv=None):
         "bandwidth_gb": bandwidth_gb,
         "bandwidth_reps": args.bandwidth_reps,
         "phases": args.phases,
+        "phase_rounds": args.phase_rounds,
     }
     bandwidth = run_worker("bandwidth", base_cfg, args.worker_timeout)
     device_name = None
@@ -884,6 +1021,7 @@ def main(argv=None):
                 for r in floors
             )
         )
+    model_rows = print_model_comparison(model, results) if model is not None else None
     if dry:
         print("note: dry run on the CPU: figures exercise the code only, not the targets")
 
@@ -905,6 +1043,7 @@ def main(argv=None):
             "bandwidth": bandwidth,
             "results": results,
             "summary": summary,
+            "model_comparison": model_rows,
             "notes": notes,
             "dry_run": dry,
         }

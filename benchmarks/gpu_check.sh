@@ -3,7 +3,7 @@
 # NVIDIA GPU.  Installs nothing.
 #
 #   bash benchmarks/gpu_check.sh [--quick] [--out DIR] [--parity-rows N]
-#                                [--parity-devices cpu,cuda] [--bench-args "ARGS"]
+#                                [--parity-devices cpu,cuda] [--bench-args "ARGS"] [--no-model]
 #
 # Steps (a failing step never stops the later ones):
 #   1. nvidia-smi: GPU name, driver, memory
@@ -12,9 +12,14 @@
 #   3. python -m pytest -q -m gpu            (tests marked gpu; none collected = NONE)
 #   4. python benchmarks/gpu_parity.py --rows N   (default 1000000: CPU vs CUDA models,
 #      squared error byte-identical, logistic same structure + leaf values within 1e-12)
-#   5. python benchmarks/gpu_bench.py [--quick]   (1M x 28, 10M x 28, 1M x 200 against
-#      XGBoost device='cuda'; --quick: 1M x 28 only)
-#   6. the table: step, result (PASS / FAIL / figures), seconds -- printed LAST.
+#   5. python benchmarks/device_ops.py --rows 200000 --configs "binary depth 8"
+#      (the emulation's traffic model of the benchmark's round, on the CPU; skipped with
+#      --no-model)
+#   6. python benchmarks/gpu_bench.py [--quick] --phases --model DIR/device_ops.json
+#      (1M x 28, 10M x 28, 1M x 200 against XGBoost device='cuda'; --quick: 1M x 28 only;
+#      per phase the modeled and the measured time side by side, and XGBoost's: the
+#      figures that calibrate the model, docs/DESIGN.md "GPU performance model")
+#   7. the table: step, result (PASS / FAIL / figures), seconds -- printed LAST.
 # Logs and JSON go to DIR (default benchmarks/out/gpu_check, git-ignored).
 # Exit status: 0 when every step passed, 1 otherwise.
 # STEP_TIMEOUT (seconds, default 1800) bounds every step.
@@ -27,6 +32,7 @@ OUT_DIR="benchmarks/out/gpu_check"
 PARITY_ROWS=1000000
 PARITY_DEVICES="cpu,cuda"
 BENCH_EXTRA=""
+MODEL=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) QUICK=1 ;;
@@ -34,7 +40,8 @@ while [ $# -gt 0 ]; do
         --parity-rows) PARITY_ROWS="$2"; shift ;;
         --parity-devices) PARITY_DEVICES="$2"; shift ;;   # e.g. cpu,cpu to try the script
         --bench-args) BENCH_EXTRA="$2"; shift ;;          # e.g. "--dry-run", "--phases"
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        --no-model) MODEL=0 ;;
+        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
         *) echo "unknown option: $1" >&2; exit 2 ;;
     esac
     shift
@@ -137,23 +144,43 @@ else
     record "4 parity ${PARITY_ROWS} rows" "FAIL (status $STEP_RC): $detail" "$(elapsed "$t0")" 1
 fi
 
-# ---- 5. GPU benchmark ---------------------------------------------------------------------
+# ---- 5. the traffic model of the benchmark's round (emulation, CPU) ------------------------
+MODEL_JSON="$OUT_DIR/device_ops.json"
+if [ "$MODEL" -eq 1 ]; then
+    t0=$(now)
+    run_step "traffic model" "$OUT_DIR/device_ops.log" "$PYTHON" benchmarks/device_ops.py \
+        --rows 200000 --configs "binary depth 8" --json "$MODEL_JSON"
+    modeled=$(grep -E "^\| binary depth 8 \|" "$OUT_DIR/device_ops.log" | head -n 1 \
+              | awk -F'|' '{ gsub(/ /, "", $8); gsub(/ /, "", $10); gsub(/ /, "", $11);
+                             printf "%s MB/round, %s x floor, %s ms/round modeled at 200k rows", $8, $10, $11 }')
+    if [ "$STEP_RC" -eq 0 ]; then
+        record "5 traffic model" "RAN: $modeled" "$(elapsed "$t0")" 0
+    else
+        record "5 traffic model" "FAIL (status $STEP_RC)" "$(elapsed "$t0")" 1
+        MODEL=0
+    fi
+fi
+
+# ---- 6. GPU benchmark ---------------------------------------------------------------------
 t0=$(now)
 BENCH_ARGS=(--json "$OUT_DIR/gpu_bench.json")
+if [ "$MODEL" -eq 1 ]; then BENCH_ARGS+=(--phases --model "$MODEL_JSON"); fi
 if [ "$QUICK" -eq 1 ]; then BENCH_ARGS+=(--quick); fi
 if [ -n "$BENCH_EXTRA" ]; then read -r -a extra <<< "$BENCH_EXTRA"; BENCH_ARGS+=("${extra[@]}"); fi
 run_step "gpu benchmark" "$OUT_DIR/gpu_bench.log" "$PYTHON" benchmarks/gpu_bench.py "${BENCH_ARGS[@]}"
 targets=$(grep -E "^TARGETS:" "$OUT_DIR/gpu_bench.log" | tail -n 1 | sed 's/^TARGETS: //')
+model_lines=$(grep -E "^MODEL:" "$OUT_DIR/gpu_bench.log" | sed 's/^MODEL: //' | paste -sd ';' -)
 figures=$(grep -E "^\| [0-9]" "$OUT_DIR/gpu_bench.log" | awk -F'|' 'NF > 10 {
     gsub(/ /, "", $2); gsub(/ /, "", $3); gsub(/ /, "", $5); gsub(/ /, "", $10);
     printf "%s%s %s ms/round, %s vs xgboost, %s floor", sep, $2, $3, $5, $10; sep="; " }')
+if [ -n "$model_lines" ]; then figures="${figures}] [model vs measured: ${model_lines}"; fi
 if [ "$STEP_RC" -eq 0 ]; then
-    record "5 gpu benchmark" "RAN: ${targets:-no TARGETS line} [${figures}]" "$(elapsed "$t0")" 0
+    record "6 gpu benchmark" "RAN: ${targets:-no TARGETS line} [${figures}]" "$(elapsed "$t0")" 0
 else
-    record "5 gpu benchmark" "FAIL (status $STEP_RC): ${targets:-no TARGETS line}" "$(elapsed "$t0")" 1
+    record "6 gpu benchmark" "FAIL (status $STEP_RC): ${targets:-no TARGETS line}" "$(elapsed "$t0")" 1
 fi
 
-# ---- 6. the table (LAST) ------------------------------------------------------------------
+# ---- 7. the table (LAST) ------------------------------------------------------------------
 echo
 echo "Logs and JSON: $OUT_DIR"
 echo

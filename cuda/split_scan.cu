@@ -12,7 +12,8 @@
 // direction 0 = missing right before 1 = missing left: maximum gain, then the lowest
 // feature, then the lowest bin, then missing-right. Inadmissible candidates never win
 // (NumPy gives them gain -inf). As in NumPy, a node whose best gain is not finite
-// (+inf) gets no split.
+// (+inf: the float64 sums overflowed) gets no split, and its record keeps that gain so
+// that the host reports the overflow.
 //
 // Layouts: histograms (n_nodes, n_features, n_bins, 3) int64, C order; the missing bin is
 // `missing_bin`, candidate bins are 0 .. missing_bin - 2 and b <= n_value_bins[f] - 2.
@@ -276,7 +277,8 @@ extern "C" __global__ void __launch_bounds__(SPLIT_SELECT_MAX_THREADS)
     record[RECORD_FEATURE] = NO_CANDIDATE;
     record[RECORD_BIN] = NO_CANDIDATE;
     record[RECORD_DEFAULT_LEFT] = 0;
-    record[RECORD_GAIN_BITS] = FLOAT64_NEGATIVE_INFINITY_BITS;
+    record[RECORD_GAIN_BITS] = best.key == NO_CANDIDATE ? FLOAT64_NEGATIVE_INFINITY_BITS
+                                                         : gain_double_to_bits(best.gain);
     for (int field = 0; field < HISTOGRAM_FIELDS; ++field) record[RECORD_LEFT_SUMS + field] = 0;
     return;
   }

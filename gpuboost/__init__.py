@@ -12,9 +12,10 @@ from .boosting.callback import (
     TrainingCallback,
     TrainingCheckPoint,
 )
+from .boosting.cv import cv
 from .boosting.train import train
 from .data.dataset import Dataset
-from .errors import DeviceUnavailableError, GpuOutOfMemoryError
+from .errors import DeviceUnavailableError, GpuOutOfMemoryError, GpuSelfCheckError
 from .model.booster import Booster
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "Dataset",
     "Booster",
     "train",
+    "cv",
     "TrainingCallback",
     "EarlyStopping",
     "EvaluationMonitor",
@@ -30,11 +32,21 @@ __all__ = [
     "release_memory",
     "DeviceUnavailableError",
     "GpuOutOfMemoryError",
+    "GpuSelfCheckError",
     "GBRegressor",
     "GBClassifier",
     "GBRanker",
     "AdaBoostClassifier",
+    "plot_importance",
+    "plot_metric",
+    "plot_tree",
+    "plot_shap_summary",
+    "to_graphviz",
 ]
+
+#: Plotting functions, loaded on first use (gpuboost.plotting; matplotlib is optional
+#: and imported only when a plot is drawn).
+_PLOTTING = ("plot_importance", "plot_metric", "plot_tree", "plot_shap_summary", "to_graphviz")
 
 
 def __getattr__(name):  # scikit-learn API loads lazily (scikit-learn is optional)
@@ -42,4 +54,8 @@ def __getattr__(name):  # scikit-learn API loads lazily (scikit-learn is optiona
         from . import sklearn as _sklearn_api
 
         return getattr(_sklearn_api, name)
+    if name in _PLOTTING:
+        from . import plotting as _plotting
+
+        return getattr(_plotting, name)
     raise AttributeError(f"module 'gpuboost' has no attribute {name!r}")

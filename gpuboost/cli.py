@@ -1,18 +1,20 @@
-"""The ``gpuboost`` console command: ``demo``, ``train`` and ``predict``.
+"""The ``gpuboost`` console command: ``demo``, ``train``, ``predict`` and ``doctor``.
 
 Usage::
 
     gpuboost demo [--rows 200000] [--features 28] [--rounds 100] [--device auto]
                   [--max-depth 6] [--learning-rate 0.3] [--seed 0]
-    gpuboost train --data train.csv --label-column NAME [--valid valid.csv]
+    gpuboost train --data train.csv --label-column NAME [--valid valid.csv] [--no-header]
                    [--objective NAME] [--rounds 100] [--param key=value ...]
                    [--model-out model.json] [--device auto] [--early-stopping-rounds N]
     gpuboost predict --model model.json --data test.csv [--output preds.csv]
-                     [--output-margin] [--label-column NAME]
+                     [--output-margin] [--label-column NAME] [--no-header]
+    gpuboost doctor [--rows 1000000]
     gpuboost --version
 
-CSV files have a header line; an empty field (or ``NA``, ``NaN``, ``null``,
-``?``) is a missing value. Errors in the input are reported as
+CSV files have a header line (a first line of numbers is refused: ``--no-header``
+reads files without one, columns numbered from 0); an empty field (or ``NA``,
+``NaN``, ``null``, ``?``) is a missing value. Errors in the input are reported as
 ``gpuboost: error: ...`` on stderr with exit status 2, without a traceback.
 """
 
@@ -26,12 +28,14 @@ from ._version import __version__
 from .backends import DeviceUnavailableError, get_backend
 from .boosting.train import train
 from .core.dtypes import X_DTYPE
+from .data.convert import feature_positions, has_default_names
 from .data.dataset import Dataset
 from .data.io import read_csv
 from .datasets import make_higgs_like
+from .doctor import EMULATED_TIMING_ROWS, TIMING_ROWS, run_doctor
 from .metrics import get_metric
 from .model.booster import Booster
-from .model.model_io import atomic_write_text
+from .model.model_io import atomic_write_text, check_model_path
 from .params import canonical_name
 
 __all__ = ["main", "parse_param"]
@@ -62,8 +66,6 @@ DEMO_METRICS = ("logloss", "auc")
 #: Header of the predictions of a single-output model; multi-output models
 #: get PREDICTION_COLUMN + "_<k>".
 PREDICTION_COLUMN = "prediction"
-#: Prefix of the default feature names of a model trained without names.
-DEFAULT_FEATURE_PREFIX = "f"
 
 
 # --------------------------------------------------------------------------- #
@@ -71,10 +73,19 @@ DEFAULT_FEATURE_PREFIX = "f"
 # --------------------------------------------------------------------------- #
 
 
-def _split_label(path, names, values, label_column, required):
-    """Remove the label column; returns (feature names, features, label or None)."""
+def _split_label(path, names, values, label_column, required, header=True):
+    """Remove the label column; returns (feature names, features, label or None).
+
+    Without a header (``header=False``) the columns are named by position (``'0'``,
+    ``'1'``, ...) and ``label_column`` is such a position.
+    """
     if label_column is None:
         return names, values, None
+    if not header and not (label_column.isdigit() and int(label_column) < len(names)):
+        raise ValueError(
+            f"with --no-header, --label-column is the label's position (0 to "
+            f"{len(names) - 1}: {path} has {len(names)} columns), got {label_column!r}."
+        )
     if names.count(label_column) > 1:
         raise ValueError(f"{path} has several columns named {label_column!r}.")
     if label_column not in names:
@@ -89,28 +100,30 @@ def _split_label(path, names, values, label_column, required):
     return feature_names, features, values[:, index].copy()
 
 
-def _select_model_features(path, names, features, model_names, label_column):
-    """The columns of ``features`` in the model's feature order (matched by name)."""
-    positions = {name: index for index, name in enumerate(names)}
-    missing = [name for name in model_names if name not in positions]
-    if not missing:
-        unused = [name for name in names if name not in set(model_names)]
-        if unused:
-            print(
-                f"gpuboost: note: ignoring columns of {path} the model does not use: "
-                f"{', '.join(unused)}",
-                file=sys.stderr,
+def _select_model_features(path, names, features, model_names, label_column, header=True):
+    """The columns of ``features`` in the model's feature order: matched by name (columns
+    the model does not use are ignored, with a note), or by position for a file without
+    a header or a model trained without feature names."""
+    if not header or (has_default_names(model_names) and len(names) == len(model_names)):
+        if features.shape[1] != len(model_names):
+            raise ValueError(
+                f"{path} has {features.shape[1]} feature columns, the model "
+                f"{len(model_names)}; without a header they are matched by position."
             )
-        order = [positions[name] for name in model_names]
-        return np.ascontiguousarray(features[:, order])
-    default_names = [f"{DEFAULT_FEATURE_PREFIX}{index}" for index in range(len(model_names))]
-    if model_names == default_names and len(names) == len(model_names):
-        return features  # a model trained without feature names: columns by position
-    hint = "" if label_column else " (pass --label-column if the file has a label column)"
-    raise ValueError(
-        f"{path} lacks the model's feature columns: {', '.join(missing)}. It has: "
-        f"{', '.join(names)}{hint}."
-    )
+        return features
+    try:
+        positions = feature_positions(names, model_names, path, allow_unknown=True)
+    except ValueError as error:
+        hint = "" if label_column else " (pass --label-column if the file has a label column)"
+        raise ValueError(f"{error} {path} has the columns: {', '.join(names)}{hint}.") from None
+    unused = [name for name in names if name not in set(model_names)]
+    if unused:
+        print(
+            f"gpuboost: note: ignoring columns of {path} the model does not use: "
+            f"{', '.join(unused)}",
+            file=sys.stderr,
+        )
+    return np.ascontiguousarray(features[:, positions])
 
 
 def _format_predictions(predictions):
@@ -295,22 +308,30 @@ def _run_demo(args):
 def _run_train(args):
     if args.rounds < 0:
         raise ValueError(f"--rounds must be >= 0, got {args.rounds}.")
-    names, values = read_csv(args.data)
+    check_model_path(args.model_out)  # before the training, not after it
+    header = not args.no_header
+    names, values = read_csv(args.data, header=header)
     feature_names, features, label = _split_label(
-        args.data, names, values, args.label_column, required=True
+        args.data, names, values, args.label_column, required=True, header=header
     )
     if not feature_names:
         raise ValueError(f"{args.data} has no feature columns besides the label.")
     params = _training_params(args.param, {"objective": args.objective, "device": args.device})
-    dtrain = Dataset(features, label=label, feature_names=feature_names)
+    # Without a header the features keep the default names f0, f1, ... (by position).
+    dtrain = Dataset(features, label=label, feature_names=feature_names if header else None)
     evals = [(dtrain, "train")]
     if args.valid is not None:
-        valid_names, valid_values = read_csv(args.valid)
+        valid_names, valid_values = read_csv(args.valid, header=header)
         valid_feature_names, valid_features, valid_label = _split_label(
-            args.valid, valid_names, valid_values, args.label_column, required=True
+            args.valid, valid_names, valid_values, args.label_column, required=True, header=header
         )
         valid_features = _select_model_features(
-            args.valid, valid_feature_names, valid_features, feature_names, args.label_column
+            args.valid,
+            valid_feature_names,
+            valid_features,
+            dtrain.feature_names,
+            args.label_column,
+            header,
         )
         evals.append((Dataset(valid_features, label=valid_label, reference=dtrain), "valid"))
     elif args.early_stopping_rounds is not None:
@@ -339,14 +360,21 @@ def _run_train(args):
     return 0
 
 
+def _run_doctor(args):
+    if args.rows is not None and args.rows < 0:
+        raise ValueError(f"--rows must be >= 0, got {args.rows}.")
+    return run_doctor(timing_rows=args.rows)
+
+
 def _run_predict(args):
     booster = Booster.load_model(args.model)
-    names, values = read_csv(args.data)
+    header = not args.no_header
+    names, values = read_csv(args.data, header=header)
     feature_names, features, _ = _split_label(
-        args.data, names, values, args.label_column, required=False
+        args.data, names, values, args.label_column, required=False, header=header
     )
     features = _select_model_features(
-        args.data, feature_names, features, booster.feature_names, args.label_column
+        args.data, feature_names, features, booster.feature_names, args.label_column, header
     )
     predictions = booster.predict(features, output_margin=args.output_margin)
     text = _format_predictions(predictions)
@@ -370,12 +398,16 @@ def _build_parser():
     parser.add_argument("--version", action="version", version=f"gpuboost {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     device_help = "'auto' (a GPU when usable, else the CPU), 'cpu', 'cuda' or 'cuda:N'"
+    no_header_help = (
+        "the CSV files have no header line: columns are numbered from 0 and features are "
+        "matched by position"
+    )
 
     demo = commands.add_parser(
         "demo",
         help="train on HIGGS-like synthetic data and report speed and accuracy",
         description="Generate a HIGGS-like synthetic binary classification data set "
-        "(90%% train, 10%% test), train on it and report test AUC, logloss, "
+        "(90% train, 10% test), train on it and report test AUC, logloss, "
         "accuracy and training speed.",
     )
     demo.add_argument("--rows", type=int, default=DEMO_ROWS, help="rows (default %(default)s)")
@@ -405,11 +437,18 @@ def _build_parser():
         "train",
         help="train a model on a CSV file",
         description="Train on a CSV file with a header; the label column is given by name, "
-        "every other column is a feature. Empty fields are missing values.",
+        "every other column is a feature. Empty fields (and NA, NaN, null, ?) are missing "
+        "values. A first line of numbers is refused as a header: pass --no-header for a file "
+        "without one.",
     )
     train_parser.add_argument("--data", required=True, help="training CSV file")
-    train_parser.add_argument("--label-column", required=True, help="name of the label column")
+    train_parser.add_argument(
+        "--label-column",
+        required=True,
+        help="name of the label column (with --no-header: its position, from 0)",
+    )
     train_parser.add_argument("--valid", help="validation CSV file (same columns)")
+    train_parser.add_argument("--no-header", action="store_true", help=no_header_help)
     train_parser.add_argument(
         "--objective", help="objective, e.g. binary:logistic (default reg:squarederror)"
     )
@@ -447,8 +486,29 @@ def _build_parser():
         action="store_true",
         help="raw margins instead of transformed predictions",
     )
-    predict.add_argument("--label-column", help="a label column to drop if present")
+    predict.add_argument(
+        "--label-column",
+        help="a label column to drop if present (with --no-header: its position, from 0)",
+    )
+    predict.add_argument("--no-header", action="store_true", help=no_header_help)
     predict.set_defaults(handler=_run_predict)
+
+    doctor = commands.add_parser(
+        "doctor",
+        help="report versions, the GPU, kernel resources and CPU/GPU parity (for bug reports)",
+        description="Print the versions of gpuboost, Python, NumPy, CuPy, the CUDA driver, "
+        "runtime and NVRTC; every visible GPU; the registers and shared memory of every "
+        "kernel; the parity of every primitive and of a few trainings with the CPU backend; "
+        "the time of one boosting round; and whether this machine is supported. Exits 0 "
+        "without a GPU, 1 when a GPU fails a check.",
+    )
+    doctor.add_argument(
+        "--rows",
+        type=int,
+        help=f"rows of the timed boosting round (default {TIMING_ROWS:,} on a GPU, "
+        f"{EMULATED_TIMING_ROWS:,} under the emulation; 0 skips it)",
+    )
+    doctor.set_defaults(handler=_run_doctor)
     return parser
 
 

@@ -2,13 +2,54 @@
 
 Bad input and bad parameters raise ``ValueError`` / ``TypeError`` with a message
 naming the problem; the classes here are for conditions of the machine.
+:func:`value_repr` formats a value for such a message.
 """
 
-__all__ = ["DeviceUnavailableError", "GpuOutOfMemoryError"]
+import numpy as np
+
+__all__ = ["DeviceUnavailableError", "GpuSelfCheckError", "GpuOutOfMemoryError", "value_repr"]
+
+
+def _plain(value):
+    """``value`` with NumPy scalars (also inside tuples and lists) as Python scalars."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_plain(item) for item in value)
+    return value
+
+
+def value_repr(value):
+    """``repr`` of a value for an error message: NumPy scalars print as plain numbers
+    (``-1.0``, not ``np.float64(-1.0)``), also inside tuples and lists."""
+    return repr(_plain(value))
 
 
 class DeviceUnavailableError(RuntimeError):
     """``device='cuda'`` was asked for but no usable GPU (or CuPy) is there."""
+
+
+class GpuSelfCheckError(DeviceUnavailableError):
+    """The CUDA backend gave another result than the NumPy backend in its self-check
+    (gpuboost.backends.cuda.selfcheck): this GPU (or this build) is not to be trusted.
+
+    Attributes
+    ----------
+    step : str
+        The primitive (and its kernel file) or the training that differed.
+    detail : str
+        What differed, or the exception raised.
+    """
+
+    def __init__(self, step, detail, device_ordinal=0):
+        super().__init__(
+            f"The CUDA backend failed its self-check on cuda:{device_ordinal} at {step}: "
+            f"{detail}. Its models would differ from the CPU backend's. This is a bug: "
+            f"please report it with the output of `gpuboost doctor` (README, 'Reporting a "
+            f"bug'), and use device='cpu' meanwhile."
+        )
+        self.step = step
+        self.detail = detail
 
 
 class GpuOutOfMemoryError(MemoryError):

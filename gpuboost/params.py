@@ -14,7 +14,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["PARAMETERS", "ALIASES", "validate_params", "parameter_table_markdown"]
+from .errors import value_repr
+
+__all__ = [
+    "PARAMETERS",
+    "ALIASES",
+    "validate_params",
+    "given_names",
+    "parameter_table_markdown",
+]
 
 
 @dataclass(frozen=True)
@@ -99,7 +107,9 @@ PARAMETERS = {
             "max_bin",
             255,
             "int",
-            "value bins per feature (one more bin holds missing values)",
+            "value bins per feature (one more bin holds missing values); a Dataset built "
+            "without max_bin is binned with it; one built or already binned with another "
+            "raises ValueError (it is never re-binned)",
             low=2,
             high=255,
             aliases=("max_bins",),
@@ -237,7 +247,8 @@ PARAMETERS = {
             "seed",
             0,
             "int",
-            "seed of every random choice (row and column sampling, binning sample)",
+            "seed of every random choice (row and column sampling; the binning sample of a "
+            "Dataset built without seed)",
             low=0,
             aliases=("random_state", "random_seed", "seed_value"),
         ),
@@ -246,6 +257,24 @@ PARAMETERS = {
             None,
             "float",
             "initial prediction in output space (default: the objective's optimal constant)",
+        ),
+        _P(
+            "scale_pos_weight",
+            1.0,
+            "float",
+            "binary objectives: the weight of every positive row (label 1) is multiplied by "
+            "this, e.g. sum(negative weights) / sum(positive weights) (XGBoost)",
+            low=0.0,
+            low_open=True,
+        ),
+        _P(
+            "is_unbalance",
+            False,
+            "bool",
+            "binary objectives: weight the rarer class up to the other's row count: positive "
+            "rows by n_negative / n_positive, or negative ones by n_positive / n_negative "
+            "(LightGBM); not with scale_pos_weight",
+            aliases=("unbalance", "unbalanced_sets"),
         ),
         _P(
             "num_class",
@@ -377,6 +406,10 @@ for _param in PARAMETERS.values():
 #: Parameters that do not change the model; left out of saved models so that the
 #: same training on either device gives the same bytes.
 RUNTIME_ONLY = frozenset({"device", "verbosity", "nthread"})
+#: Parameters added after version 1 of the model format: saved only when they differ
+#: from their default, so that models not using them keep their bytes (and a file
+#: without them loads to the defaults).
+SAVED_WHEN_SET = frozenset({"scale_pos_weight", "is_unbalance"})
 
 
 def canonical_name(name):
@@ -390,13 +423,26 @@ def canonical_name(name):
     raise ValueError(f"Unknown parameter {name!r}.{hint} Valid parameters: {sorted(PARAMETERS)}.")
 
 
+def given_names(params):
+    """The canonical names of the parameters in a user dict (aliases resolved).
+
+    Raises
+    ------
+    ValueError
+        An unknown name.
+    """
+    return {canonical_name(key) for key in (params or {})}
+
+
 def _check_value(param, value):
     name = param.name
     if param.kind == "any":
         if callable(value):
             return value
         if not isinstance(value, str):
-            raise ValueError(f"Parameter {name!r} must be a string or a callable, got {value!r}.")
+            raise ValueError(
+                f"Parameter {name!r} must be a string or a callable, got {value_repr(value)}."
+            )
         return value
     if param.kind == "metric":
         if value is None:
@@ -406,35 +452,36 @@ def _check_value(param, value):
         if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
             return list(value)
         raise ValueError(
-            f"Parameter {name!r} must be a metric name or a list of names, got {value!r}."
+            f"Parameter {name!r} must be a metric name or a list of names, got {value_repr(value)}."
         )
     if param.kind == "str":
         if not isinstance(value, str):
-            raise ValueError(f"Parameter {name!r} must be a string, got {value!r}.")
+            raise ValueError(f"Parameter {name!r} must be a string, got {value_repr(value)}.")
         if name == "device" and (value.startswith("cuda:") or value.startswith("gpu:")):
             ordinal = value.split(":", 1)[1]
             if not ordinal.isdigit():
                 raise ValueError(
-                    f"Parameter 'device' must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {value!r}."
+                    f"Parameter 'device' must be 'auto', 'cpu', 'cuda' or 'cuda:N', got "
+                    f"{value_repr(value)}."
                 )
             return value
         if param.choices and value not in param.choices:
             raise ValueError(
-                f"Parameter {name!r} must be one of {list(param.choices)}, got {value!r}."
+                f"Parameter {name!r} must be one of {list(param.choices)}, got {value_repr(value)}."
             )
         return value
     if param.kind == "bool":
         if not isinstance(value, (bool, np.bool_)):
-            raise ValueError(f"Parameter {name!r} must be True or False, got {value!r}.")
+            raise ValueError(f"Parameter {name!r} must be True or False, got {value_repr(value)}.")
         return bool(value)
     if param.kind == "int":
         if isinstance(value, bool) and name != "verbosity":  # verbose=True is common usage
-            raise ValueError(f"Parameter {name!r} must be an integer, got {value!r}.")
+            raise ValueError(f"Parameter {name!r} must be an integer, got {value_repr(value)}.")
         if not isinstance(value, numbers.Integral):
             if isinstance(value, numbers.Real) and float(value).is_integer():
                 value = int(value)
             else:
-                raise ValueError(f"Parameter {name!r} must be an integer, got {value!r}.")
+                raise ValueError(f"Parameter {name!r} must be an integer, got {value_repr(value)}.")
         value = int(value)
     elif param.kind == "float":
         if value is None:
@@ -442,20 +489,20 @@ def _check_value(param, value):
                 return None
             raise ValueError(f"Parameter {name!r} must be a number, got None.")
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise ValueError(f"Parameter {name!r} must be a number, got {value!r}.")
+            raise ValueError(f"Parameter {name!r} must be a number, got {value_repr(value)}.")
         value = float(value)
         if not math.isfinite(value):
-            raise ValueError(f"Parameter {name!r} must be finite, got {value!r}.")
+            raise ValueError(f"Parameter {name!r} must be finite, got {value_repr(value)}.")
     if param.low is not None:
         if value < param.low or (param.low_open and value == param.low):
             raise ValueError(
-                f"Parameter {name!r} = {value!r} is out of range: must be "
+                f"Parameter {name!r} = {value_repr(value)} is out of range: must be "
                 f"{'>' if param.low_open else '>='} {param.low}."
             )
     if param.high is not None:
         if value > param.high or (param.high_open and value == param.high):
             raise ValueError(
-                f"Parameter {name!r} = {value!r} is out of range: must be "
+                f"Parameter {name!r} = {value_repr(value)} is out of range: must be "
                 f"{'<' if param.high_open else '<='} {param.high}."
             )
     return value
@@ -524,8 +571,15 @@ def validate_params(params):
 
 
 def model_params(params):
-    """The subset of validated params stored in a model (no runtime-only ones)."""
-    return {k: v for k, v in params.items() if k not in RUNTIME_ONLY and not callable(v)}
+    """The subset of validated params stored in a model: no runtime-only ones, and those
+    of :data:`SAVED_WHEN_SET` only when not at their default."""
+    return {
+        k: v
+        for k, v in params.items()
+        if k not in RUNTIME_ONLY
+        and not callable(v)
+        and not (k in SAVED_WHEN_SET and v == PARAMETERS[k].default)
+    }
 
 
 def parameter_table_markdown():

@@ -212,11 +212,10 @@ def ptx_entries(ptx_text):
 
 def cupy_options(source, arch):
     """The options CuPy passes to NVRTC for ``source`` on ``arch`` (``sm_XX``)."""
-    from gpuboost.backends.cuda.launch import NVCC_OPTIONS
+    from gpuboost.backends.cuda.launch import compile_options
 
     return (
-        *NVCC_OPTIONS,
-        f"-I{CUDA_DIR}",
+        *compile_options(CUDA_DIR),  # NVCC_OPTIONS, -I, -DGPUBOOST_SOURCE_HASH=...
         f"-I{source.parent}",
         *CUPY_ADDED_OPTIONS,
         f"-arch={arch}",

@@ -3,9 +3,18 @@
 
 import numpy as np
 
+import gpuboost
 from gpuboost.core.dtypes import GRAD_QUANT_MAX
+from gpuboost.tree.tree import Tree
 
-__all__ = ["messy_features", "segment_case", "binned_problem", "random_segments", "random_tree"]
+__all__ = [
+    "messy_features",
+    "segment_case",
+    "binned_problem",
+    "random_segments",
+    "random_tree",
+    "shap_case",
+]
 
 
 def messy_features(n_rows, seed, n_features=6):
@@ -66,8 +75,6 @@ def random_tree(rng, n_features, max_bin, max_depth):
     features, bin thresholds ``b`` with raw thresholds ``b + 0.5`` (so that the bin of
     ``x`` is ``x`` rounded for ``x`` in ``[0, max_bin)``), random default directions
     and leaf values (signed zeros and tiny values among them)."""
-    from gpuboost.tree.tree import Tree
-
     arrays = {name: [] for name in ("feature", "threshold_bin", "default_left", "value")}
     children = {"left_child": [], "right_child": []}
 
@@ -100,3 +107,22 @@ def random_tree(rng, n_features, max_bin, max_depth):
             "count": np.ones(n_nodes, dtype=np.int64),
         }
     )
+
+
+def shap_case(seed, objective="reg:squarederror", n_rows=400, n_rounds=3, **params):
+    """A small model on :func:`messy_features` (NaN, +/-inf, ties, a constant) whose
+    trees split on one feature several times along a path (depth 5, few features), and
+    the features: ``(booster, X)``. ``objective`` picks the labels: regression,
+    ``binary:logistic`` or ``multi:softprob`` (3 classes)."""
+    X = messy_features(n_rows, seed)
+    signal = np.nan_to_num(X[:, 0], posinf=3.0, neginf=-3.0) + np.nan_to_num(X[:, 1]) * X[:, 2]
+    signal = signal + np.sin(3.0 * np.nan_to_num(X[:, 3]))
+    if objective == "binary:logistic":
+        y = (signal > 0).astype(np.float64)
+    elif objective == "multi:softprob":
+        y = np.digitize(signal, [-0.5, 0.5]).astype(np.float64)
+        params.setdefault("num_class", 3)
+    else:
+        y = signal
+    params = {"objective": objective, "max_depth": 5, "device": "cpu", **params}
+    return gpuboost.train(params, gpuboost.Dataset(X, label=y), n_rounds), X

@@ -15,7 +15,7 @@ import json
 import numpy as np
 
 import gpuboost
-from gpuboost.tree.tree import TREE_ARRAYS
+from gpuboost.backends.cuda.selfcheck import first_model_difference
 
 __all__ = [
     "TRANSCENDENTAL_RTOL",
@@ -44,14 +44,6 @@ STRUCTURE_ARRAYS = (
 
 
 # ---- the comparison helper (reused by the GPU suite) ---------------------------------
-def _first_difference(trees_a, trees_b):
-    for index, (tree_a, tree_b) in enumerate(zip(trees_a, trees_b)):
-        for name in TREE_ARRAYS:
-            if not np.array_equal(getattr(tree_a, name), getattr(tree_b, name)):
-                return f"tree {index}, array {name!r}"
-    return "model fields outside the trees"
-
-
 def assert_models_match(model_a, model_b, transcendental=False):
     """Assert that two Boosters are the same model.
 
@@ -67,16 +59,11 @@ def assert_models_match(model_a, model_b, transcendental=False):
         equal to :data:`TRANSCENDENTAL_RTOL` relative.
     """
     if not transcendental:
-        raw_a, raw_b = model_a.save_raw(), model_b.save_raw()
-        if raw_a != raw_b:
-            where = (
-                _first_difference(model_a.trees, model_b.trees)
-                if len(model_a.trees) == len(model_b.trees)
-                else "the number of trees"
-            )
+        where = first_model_difference(model_a, model_b)
+        if where is not None:
             raise AssertionError(
-                f"models differ ({len(raw_a)} vs {len(raw_b)} bytes of JSON); "
-                f"first difference: {where}"
+                f"models differ ({len(model_a.save_raw())} vs {len(model_b.save_raw())} "
+                f"bytes of JSON); first difference: {where}"
             )
         return
     assert model_a.n_outputs == model_b.n_outputs, "different numbers of outputs"

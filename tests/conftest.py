@@ -4,8 +4,8 @@ The tests mirror the package (``tests/<subpackage>/test_<module>.py``) and are
 imported in pytest's ``importlib`` mode (pyproject.toml), so test modules of the
 same name in different folders do not clash. The helpers shared by several test
 modules (``_parity``, ``_reference_data``, ``_timeouts``, ``_checkpoint_worker``,
-``_objective_references``, ``_metric_references``) live in this folder and are
-imported by name, which this file makes possible.
+``_objective_references``, ``_metric_references``, ``_cases``, ``_shap_references``)
+live in this folder and are imported by name, which this file makes possible.
 """
 
 import sys
@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from gpuboost.backends import get_backend
+from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.emulation import emulated_kernels
 
 _TESTS_DIR = str(Path(__file__).resolve().parent)
@@ -63,3 +64,17 @@ def emulated_cuda():
     """The CUDA backend on the CPU emulation of its kernels (``device='cuda'`` inside)."""
     with emulated_kernels():
         yield get_backend("cuda")
+
+
+@pytest.fixture
+def broken_histograms(monkeypatch):
+    """The CUDA backend's histogram gradient sums one unit off: a primitive returning a
+    wrong value (the model changes, training still runs), for the self-check tests."""
+    build = CudaBackend.build_histograms
+
+    def off_by_one(self, *args, **kwargs):
+        histograms = build(self, *args, **kwargs)
+        histograms[..., 0] += 1
+        return histograms
+
+    monkeypatch.setattr(CudaBackend, "build_histograms", off_by_one)

@@ -87,6 +87,12 @@ def test_demo_rejects_tiny_data(capsys):
     assert err.startswith("gpuboost: error:") and "--rows" in err
 
 
+def test_demo_help_prints_plain_percent_signs(capsys):
+    code, out, _ = run(capsys, ["demo", "--help"])
+    assert code == 0
+    assert "(90% train, 10% test)" in " ".join(out.split()) and "%%" not in out
+
+
 # --------------------------------------------------------------------------- #
 # train and predict
 # --------------------------------------------------------------------------- #
@@ -200,7 +206,47 @@ def test_predict_matches_columns_by_name(tmp_path, capsys, table):
     write_csv(incomplete, ["a", "c"], [[X[i, 0], X[i, 2]] for i in range(5)])
     code, _, err = run(capsys, ["predict", "--model", model_path, "--data", incomplete])
     assert code == 2
-    assert "gpuboost: error:" in err and "lacks the model's feature columns: b" in err
+    assert "gpuboost: error:" in err and "missing ['b']" in err
+
+
+def test_files_without_a_header(tmp_path, capsys, table):
+    path, X, y = table
+    rows = [[y[i], X[i, 0], X[i, 1], X[i, 2]] for i in range(len(y))]
+    headerless = tmp_path / "headerless.csv"
+    with open(headerless, "w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows(
+            [["" if np.isnan(v) else repr(float(v)) for v in row] for row in rows]
+        )
+    model_path = tmp_path / "model.json"
+    train_argv = ["train", "--data", headerless, "--label-column", 0, "--rounds", 3]
+    code, _, err = run(capsys, train_argv + ["--model-out", model_path])
+    assert code == 2 and "only numbers" in err and "--no-header" in err
+    code, _, err = run(capsys, train_argv + ["--model-out", model_path, "--no-header"])
+    assert code == 0, err
+    booster = gpuboost.Booster.load_model(model_path)
+    assert booster.feature_names == ["f0", "f1", "f2"]
+    expected = gpuboost.train(
+        {}, gpuboost.Dataset(X, label=y), 3, evals=[], verbose_eval=False
+    ).predict(X)
+    argv = ["predict", "--model", model_path, "--data", headerless, "--no-header"]
+    code, out, err = run(capsys, argv + ["--label-column", 0])
+    assert code == 0, err
+    np.testing.assert_array_equal(read_predictions(out, from_text=True)[1][:, 0], expected)
+    code, _, err = run(capsys, argv)  # the label column is then a fourth feature
+    assert code == 2 and "4 feature columns, the model 3" in err
+    code, _, err = run(capsys, train_argv + ["--no-header", "--label-column", "y"])
+    assert code == 2 and "position" in err
+
+
+def test_narrow_fields_with_missing_markers_train(tmp_path, capsys):
+    path = tmp_path / "narrow.csv"
+    lines = ["x,y"] + [
+        f"{'NA' if i % 5 == 0 else ('?' if i % 7 == 0 else i % 10)},{i % 2}" for i in range(60)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    argv = ["train", "--data", path, "--label-column", "y", "--rounds", 2]
+    code, _, err = run(capsys, argv + ["--model-out", tmp_path / "m.json"])
+    assert code == 0, err
 
 
 def test_binary_training_with_validation_and_early_stopping(tmp_path, capsys):
@@ -351,6 +397,10 @@ def test_input_errors_exit_2(tmp_path, capsys, table):
         capsys, ["train", "--data", path, "--label-column", "label", "--param", "no_such_param=1"]
     )
     assert code == 2 and "no_such_param" in err
+    code, _, err = run(
+        capsys, ["train", "--data", path, "--label-column", "label", "--model-out", "m.ubj"]
+    )
+    assert code == 2 and "UBJSON" in err and not os.path.exists("m.ubj")
     code, _, err = run(capsys, ["train", "--data", path])  # argparse usage error
     assert code == 2 and "--label-column" in err
 

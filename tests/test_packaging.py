@@ -66,3 +66,21 @@ def test_readme_imports():
         "GpuOutOfMemoryError",
     ):
         assert hasattr(gpuboost, name), name
+
+
+def test_license_file_is_stated_in_pyproject():
+    pyproject = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+    license_text = (REPO_ROOT / "LICENSE").read_text()
+    assert license_text.startswith("MIT License")
+    assert pyproject["project"]["license"] == {"text": "MIT"}
+
+
+@pytest.mark.parametrize("extra, package", [("cuda12", "cupy-cuda12x"), ("cuda13", "cupy-cuda13x")])
+def test_gpu_extras_install_nvrtc(extra, package):
+    # CuPy compiles the kernels with NVRTC at run time; only CuPy >= 14's [ctk] extra
+    # brings it (the driver does not).
+    requirements = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ][extra]
+    cupy = [requirement for requirement in requirements if requirement.startswith(package)]
+    assert cupy == [f"{package}[ctk]>=14"]

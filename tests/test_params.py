@@ -9,6 +9,7 @@ from gpuboost.params import (
     ALIASES,
     PARAMETERS,
     RUNTIME_ONLY,
+    SAVED_WHEN_SET,
     canonical_name,
     model_params,
     parameter_table_markdown,
@@ -227,9 +228,13 @@ def test_model_params_drops_runtime_only_ones_and_callables():
     assert RUNTIME_ONLY == {"device", "verbosity", "nthread"}
     assert not set(kept) & RUNTIME_ONLY
     assert "objective" not in kept
-    assert set(kept) == set(PARAMETERS) - RUNTIME_ONLY - {"objective"}
+    assert set(kept) == set(PARAMETERS) - RUNTIME_ONLY - SAVED_WHEN_SET - {"objective"}
     for name, value in kept.items():
         assert value == params[name]
+    # Parameters newer than the format are saved when set (models not using them keep
+    # their bytes).
+    assert model_params(validate_params({"scale_pos_weight": 2.0}))["scale_pos_weight"] == 2.0
+    assert model_params(validate_params({"is_unbalance": True}))["is_unbalance"] is True
 
 
 def test_parameter_table_lists_every_parameter_and_alias():

@@ -19,6 +19,7 @@ the model must moreover be byte-identical to the NumPy backend's.
 The examples are derandomized, so CI runs are reproducible.
 """
 
+import contextlib
 import warnings
 
 import numpy as np
@@ -306,6 +307,30 @@ def test_all_zero_weights_and_overflowing_labels_are_value_errors():
                 gpuboost.Dataset(X[:1], label=[3.0], weight=[1e308]),
                 2,
             )
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize(
+    "labels, weight, params",
+    [
+        (lambda y: y * 1e152, None, {}),  # labels: the children's sums overflow when squared
+        (lambda y: y, 1e152, {}),  # weights
+        (lambda y: y * 1e152, None, {"tree_method": "exact"}),
+        (lambda y: y * 1e152, None, {"grow_policy": "lossguide", "max_leaves": 4}),
+    ],
+)
+def test_overflowing_split_gains_are_value_errors(device, labels, weight, params):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3))
+    y = (X[:, 0] > 0).astype(np.float64)
+    dataset = gpuboost.Dataset(
+        X, label=labels(y), weight=None if weight is None else np.full(2000, weight)
+    )
+    context = emulated_kernels() if device == "cuda" else contextlib.nullcontext()
+    with context, warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ValueError, match="split gains overflow float64.*scale them down"):
+            gpuboost.train({"device": device, "verbosity": 0, **params}, dataset, 2)
 
 
 # ---- weighted bin edges ----------------------------------------------------------

@@ -21,3 +21,40 @@ def test_every_objective_is_listed():
 
 def test_readme_states_the_ci_test_command():
     assert "\npython -m pytest -q\n" in README.read_text()
+
+
+def test_readme_documents_the_user_facing_features():
+    text = README.read_text()
+    for heading in (
+        "### Input data",
+        "### Missing values",
+        "### Feature names",
+        "### Training: evaluation sets, early stopping, callbacks",
+        "### Cross-validation: `gpuboost.cv`",
+        "### Class imbalance",
+        "### Prediction",
+        "### Feature importance",
+        "### Model files",
+        "## Reporting a bug",
+    ):
+        assert f"\n{heading}\n" in text, heading
+    for term in (
+        "polars",
+        "pyarrow",
+        "pred_leaf=True",
+        "iteration_range=",
+        "output_margin=True",
+        "'relative_influence'",
+        "evals_result",
+        "callbacks=",
+        "scale_pos_weight",
+        "is_unbalance",
+        "class_weight",
+        "gpuboost doctor",
+        "GPUBOOST_SELFCHECK",
+        "--no-header",
+        "maximize=True",
+    ):
+        assert term in text, term
+    bug_report = text.split("## Reporting a bug", 1)[1].split("\n## ", 1)[0]
+    assert "`gpuboost doctor`" in bug_report

@@ -2,9 +2,9 @@
 
 ``numpy/``, ``cpu/`` and ``cuda/`` hold one module per primitive with the same names
 (``binning``, ``histogram``, ``split_scan``, ``partition``, ``leaf``,
-``segment_reduce``, ``predict``): ``numpy/`` the reference in NumPy, ``cpu/`` the same
-primitives compiled with Numba (what ``device='cpu'`` runs), ``cuda/`` the host side of
-the CUDA kernels; ``emulation/`` runs the CUDA kernels on the CPU.
+``segment_reduce``, ``predict``, ``shap``): ``numpy/`` the reference in NumPy, ``cpu/``
+the same primitives compiled with Numba (what ``device='cpu'`` runs), ``cuda/`` the host
+side of the CUDA kernels; ``emulation/`` runs the CUDA kernels on the CPU.
 Importing this package never imports CuPy.
 """
 
@@ -16,6 +16,7 @@ from ..errors import DeviceUnavailableError
 from .base import Backend, DeviceData
 from .cpu import CPU_KERNELS_ENV_VAR, CpuBackend, compiled_kernels_reason
 from .cuda import CudaBackend
+from .cuda.launch import CUPY, EMULATED, probe
 from .emulation import emulation_enabled
 from .numpy import NumpyBackend
 
@@ -35,15 +36,38 @@ _NUMPY_BACKEND = NumpyBackend()
 _CPU_BACKEND = CpuBackend()
 #: Whether the fallback to the NumPy backend (Numba missing) was already reported.
 _warned_fallback = False
+#: Longest part of a probe error shown in a reason.
+_MAX_PROBE_ERROR_CHARS = 300
+#: Kernel mode -> None when the probe kernel compiled and ran, else why not (once per
+#: process: gpuboost.backends.cuda.launch.probe).
+_PROBE_RESULTS: dict[str, str | None] = {}
 #: (emulated, device ordinal) -> CudaBackend: one per mode, so that switching the
 #: emulation on or off (gpuboost.backends.emulation.emulated_kernels) takes effect.
 _CUDA_BACKENDS: dict[tuple[bool, int], CudaBackend] = {}
 
 
+def _probe_reason(mode: str) -> str | None:
+    """None when a test kernel compiles and runs in ``mode``, else why not (cached)."""
+    if mode not in _PROBE_RESULTS:
+        try:
+            probe(mode)
+            _PROBE_RESULTS[mode] = None
+        except Exception as error:  # the compiler's or the driver's, whatever its type
+            detail = (str(error).strip().splitlines() or [""])[0][:_MAX_PROBE_ERROR_CHARS]
+            _PROBE_RESULTS[mode] = (
+                f"a test CUDA kernel does not compile or run here ({type(error).__name__}: "
+                f"{detail}); CuPy compiles gpuboost's kernels at run time with NVRTC, which "
+                f"the GPU extra installs: pip install 'gpuboost[cuda12]' (or cuda13)"
+            )
+    return _PROBE_RESULTS[mode]
+
+
 def _cuda_reason() -> str | None:
-    """None when a GPU is usable through CuPy, else why not (str)."""
+    """None when a GPU is usable through CuPy -- a device is visible and a test kernel
+    compiles and runs -- else why not (str). Under the emulation: whether the
+    emulation compiles and runs the test kernel."""
     if emulation_enabled():
-        return None
+        return _probe_reason(EMULATED)
     try:
         import cupy
     except Exception as error:  # ImportError, or a broken CUDA install
@@ -57,7 +81,7 @@ def _cuda_reason() -> str | None:
         return f"the CUDA runtime reports no usable device ({error})"
     if count < 1:
         return "no CUDA device is visible (check CUDA_VISIBLE_DEVICES and the driver)"
-    return None
+    return _probe_reason(CUPY)
 
 
 def _cpu_backend() -> Backend:
@@ -79,7 +103,8 @@ def _cpu_backend() -> Backend:
 
 
 def cuda_available() -> bool:
-    """Whether ``device='cuda'`` can run here (a GPU via CuPy, or the CPU emulation)."""
+    """Whether ``device='cuda'`` can run here: a GPU via CuPy on which a test kernel
+    compiles and runs, or the CPU emulation."""
     return _cuda_reason() is None
 
 
@@ -89,8 +114,9 @@ def get_backend(device: str | None = "auto") -> Backend:
     'cpu' -> the compiled CPU backend (the NumPy reference with ``GPUBOOST_CPU_KERNELS=numpy``
     or without Numba). 'cuda' / 'cuda:N' -> CUDA (CuPy kernels; with
     ``GPUBOOST_EMULATE_CUDA=1`` the same Python code on emulated device arrays
-    with the kernels emulated on the CPU). 'auto' -> CUDA when a real GPU is usable, else
-    CPU (never the emulation).
+    with the kernels emulated on the CPU). 'auto' -> CUDA when a real GPU is usable
+    (CuPy sees a device and a test kernel compiles and runs on it), else CPU (never
+    the emulation).
 
     Raises
     ------

@@ -298,3 +298,20 @@ class Backend:
     ) -> ArrayLike:  # pragma: no cover - abstract
         """Leaf index of every row in every tree, shape (n_rows, n_trees) int32."""
         raise NotImplementedError
+
+    def predict_contributions(
+        self, X: ArrayLike, trees: Sequence[Tree], tree_outputs: Sequence[int], n_outputs: int
+    ) -> ArrayLike:  # pragma: no cover - abstract
+        """SHAP values (TreeSHAP, docs/DESIGN.md "SHAP") of every row of raw features
+        ``X`` (from prepare_features), shape (n_rows, n_outputs, n_features + 1) float64:
+        per output, one column per feature and last the sum of the trees' expected
+        values (the base margin is not added)."""
+        raise NotImplementedError
+
+    def predict_interactions(
+        self, X: ArrayLike, trees: Sequence[Tree], tree_outputs: Sequence[int], n_outputs: int
+    ) -> ArrayLike:  # pragma: no cover - abstract
+        """SHAP interaction values, shape (n_rows, n_outputs, n_features + 1,
+        n_features + 1) float64; each row sums over the last axis to
+        :meth:`predict_contributions` (the base margin is not added)."""
+        raise NotImplementedError

@@ -81,12 +81,20 @@ from ..core.quantize import GradientQuantiser
 from ..core.random import host_rng
 from ..model.booster import Booster, samme_score_scale
 from ..objectives import get_objective
-from ..params import PARAMETERS, canonical_name, validate_params
+from ..params import PARAMETERS, given_names, validate_params
 from ..tree.feature_sampler import FeatureSampler
 from ..tree.grower import GrowthPolicy, TreeGrower
 from ..tree.splitters import GiniSplitter, TreeInput
 from ..tree.tree import TREE_ARRAYS, Tree
-from .loop import EvalSet, check_evals, make_timer, metrics_of, record_metrics
+from .loop import (
+    EvalSet,
+    bind_binning,
+    check_evals,
+    eval_features,
+    make_timer,
+    metrics_of,
+    record_metrics,
+)
 
 __all__ = [
     "AdaBoostLearner",
@@ -159,11 +167,11 @@ def adaboost_params(given_params):
         ``max_depth < 1``, or the objective is not a classification link.
     """
     given_params = dict(given_params or {})
-    given_names = {canonical_name(key) for key in given_params}
+    given = given_names(given_params)
     params = validate_params(given_params)
     unused = sorted(
         name
-        for name in given_names
+        for name in given
         if name not in ADABOOST_PARAMETERS and params[name] != PARAMETERS[name].default
     )
     if unused:
@@ -172,7 +180,7 @@ def adaboost_params(given_params):
             f"(it uses {sorted(ADABOOST_PARAMETERS)})."
         )
     for name, value in ADABOOST_DEFAULTS.items():
-        if name not in given_names:
+        if name not in given:
             params[name] = value
     params["booster"] = ADABOOST
     if params["tree_method"] not in HISTOGRAM_TREE_METHODS:
@@ -185,7 +193,7 @@ def adaboost_params(given_params):
             f"booster='adaboost' grows depth-limited trees: max_depth must be >= 1, "
             f"got {params['max_depth']}."
         )
-    if "objective" not in given_names:
+    if "objective" not in given:
         params["objective"] = MULTICLASS_OBJECTIVE if params["num_class"] > 2 else BINARY_OBJECTIVE
     objective = params["objective"]
     if objective not in ADABOOST_OBJECTIVES:
@@ -265,6 +273,7 @@ class AdaBoostLearner:
 
     def __init__(self, given_params, dtrain, evals, obj, custom_metric, init_model, backend):
         params = adaboost_params(given_params)
+        bind_binning(params, given_params, dtrain)
         if obj is not None:
             raise ValueError("booster='adaboost' does not take a custom objective (obj).")
         if init_model is not None:
@@ -305,6 +314,7 @@ class AdaBoostLearner:
                 name,
                 backend.to_device(np.zeros((dataset.n_rows, n_outputs), dtype=Y_DTYPE)),
                 dataset is dtrain,
+                None if dataset is dtrain else eval_features(dataset, name, dtrain),
             )
             for dataset, name in evals
         ]

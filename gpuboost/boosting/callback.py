@@ -7,15 +7,26 @@ checkpoints.
 
 import os
 
+from ..errors import value_repr
 from ..metrics import get_metric
 
 __all__ = [
+    "metric_maximized",
     "TrainingCallback",
     "EarlyStopping",
     "EvaluationMonitor",
     "TrainingCheckPoint",
     "CallbackContainer",
 ]
+
+
+def metric_maximized(metric_name):
+    """Whether higher scores of ``metric_name`` are better: a built-in metric's own
+    direction; False (lower is better) for any other name, e.g. a custom metric."""
+    try:
+        return get_metric(metric_name).higher_is_better
+    except ValueError:  # not a built-in metric
+        return False
 
 
 class TrainingCallback:
@@ -48,7 +59,9 @@ class EarlyStopping(TrainingCallback):
     metric_name, data_name : str, optional
         The score watched; default the last metric of the last evaluation set.
     maximize : bool, optional
-        Default from the metric (auc, ndcg, map are maximized).
+        Whether higher scores are better. None: from the metric -- built-in metrics
+        know their direction (auc, ndcg, map are maximized); any other name (a custom
+        metric) is minimized.
     min_delta : float
         Minimum improvement that counts.
     save_best : bool
@@ -65,7 +78,7 @@ class EarlyStopping(TrainingCallback):
         save_best=False,
     ):
         if int(rounds) < 1:
-            raise ValueError(f"early_stopping_rounds must be >= 1, got {rounds!r}.")
+            raise ValueError(f"early_stopping_rounds must be >= 1, got {value_repr(rounds)}.")
         if min_delta < 0:
             raise ValueError("min_delta must be >= 0.")
         self.rounds = int(rounds)
@@ -94,7 +107,7 @@ class EarlyStopping(TrainingCallback):
             )
         score = metrics[metric_name][-1]
         if self.maximize is None:
-            self.maximize = get_metric(metric_name).higher_is_better
+            self.maximize = metric_maximized(metric_name)
         improved = self.best_score is None or (
             score > self.best_score + self.min_delta
             if self.maximize

@@ -9,30 +9,49 @@ array lives on the backend (``backend.xp``) and only split records and the
 finished tree reach the host.
 """
 
+import copy
+
 import numpy as np
 
 from ..core.gain import SplitParams
 from ..core.quantize import GradientQuantiser
 from ..core.random import host_rng
+from ..data.convert import feature_positions, has_default_names
 from ..model.booster import Booster
-from ..objectives import CUSTOM_OBJECTIVE_NAME, CustomObjective, get_objective
+from ..objectives import (
+    CUSTOM_OBJECTIVE_NAME,
+    CustomObjective,
+    binary_class_weights,
+    get_objective,
+)
 from ..params import validate_params
 from ..tree.approx import ApproxRebinner
 from ..tree.feature_sampler import FeatureSampler
 from ..tree.grower import GrowthPolicy, TreeGrower
 from ..tree.sampling import sample_rows, sampled_row_weights
 from ..tree.splitters import HistogramSplitter, TreeInput, make_splitter
-from .loop import EvalSet, check_evals, make_timer, metrics_of, record_metrics
+from .loop import (
+    EvalSet,
+    bind_binning,
+    check_evals,
+    eval_features,
+    make_timer,
+    metrics_of,
+    record_metrics,
+)
 
 __all__ = ["GBTreeLearner", "ROW_STREAMS_PER_ROUND"]
 
+#: Objective names that ``scale_pos_weight`` / ``is_unbalance`` apply to.
+BINARY_OBJECTIVE_PREFIX = "binary:"
 #: Random streams: row sampling uses stream ``round * ROW_STREAMS_PER_ROUND + output``.
 ROW_STREAMS_PER_ROUND = 1 << 16
 
 
-def _initial_margins(booster, dataset, init_model):
+def _initial_margins(booster, dataset, init_model, data):
     """Host float64 (n_rows, n_outputs): base_margin of the Dataset, else the init
-    model's margins over all its rounds, else the booster's base margin."""
+    model's margins over all its rounds on ``data`` (the Dataset's raw features in the
+    init model's feature order), else the booster's base margin."""
     n_rows = dataset.n_rows
     if dataset.base_margin is not None:
         margins = np.asarray(dataset.base_margin, dtype=np.float64)
@@ -44,16 +63,52 @@ def _initial_margins(booster, dataset, init_model):
         return margins.reshape(n_rows, booster.n_outputs).copy()
     if init_model is not None and init_model.trees:
         margins = init_model.predict(
-            dataset.features,
-            output_margin=True,
-            iteration_range=(0, init_model.num_boosted_rounds()),
+            data, output_margin=True, iteration_range=(0, init_model.num_boosted_rounds())
         )
         return np.asarray(margins, dtype=np.float64).reshape(n_rows, booster.n_outputs)
     return np.broadcast_to(booster.base_margin, (n_rows, booster.n_outputs)).copy()
 
 
-def _make_booster(params, objective, dtrain, init_model):
-    """A new Booster, or a copy of ``init_model`` to continue; and the init model."""
+def _features_in_order(booster, dtrain):
+    """Put the features of a copy of an init model in ``dtrain``'s order: when both carry
+    feature names in different orders, renumber the trees' features and take
+    dtrain's names (matched by name; missing or unknown names raise ValueError)."""
+    if not dtrain.has_feature_names or has_default_names(booster.feature_names):
+        return
+    if booster.feature_names == dtrain.feature_names:
+        return
+    # positions[i]: where dtrain holds the init model's feature i.
+    positions = feature_positions(dtrain.feature_names, booster.feature_names, "dtrain")
+    for tree in booster.trees:
+        internal = tree.feature >= 0
+        tree.feature[internal] = positions[tree.feature[internal]]
+    booster.feature_names = list(dtrain.feature_names)
+
+
+def _training_weights(params, dtrain):
+    """dtrain's row weights times the class weights of ``scale_pos_weight`` /
+    ``is_unbalance`` (host float64), or None when those leave them as they are."""
+    if params["scale_pos_weight"] == 1.0 and not params["is_unbalance"]:
+        return None
+    objective = params["objective"]
+    if not (isinstance(objective, str) and objective.startswith(BINARY_OBJECTIVE_PREFIX)):
+        name = "a custom objective" if callable(objective) else repr(objective)
+        raise ValueError(
+            f"scale_pos_weight and is_unbalance weight the classes of a binary objective "
+            f"('binary:logistic', 'binary:exponential'), not of {name}; pass sample "
+            f"weights (Dataset(weight=...)) instead."
+        )
+    multipliers = binary_class_weights(
+        dtrain.label, params["scale_pos_weight"], params["is_unbalance"]
+    )
+    if multipliers is None or dtrain.weight is None:
+        return multipliers
+    return dtrain.weight * multipliers
+
+
+def _make_booster(params, objective, dtrain, init_model, weight):
+    """A new Booster, or a copy of ``init_model`` to continue (its features in dtrain's
+    order); and that copy before any new round (None without ``init_model``)."""
     n_outputs = objective.n_outputs()
     if init_model is not None:
         if not isinstance(init_model, Booster):
@@ -72,15 +127,24 @@ def _make_booster(params, objective, dtrain, init_model):
                 f"init_model has {init_model.n_outputs} outputs, the objective needs {n_outputs}."
             )
         booster = init_model.copy()
+        _features_in_order(booster, dtrain)
         booster.params = params
         booster._objective = None
         booster.best_iteration = booster.best_score = None  # stale: new rounds follow
-        return booster, init_model
+        before = Booster(
+            params,
+            booster.n_outputs,
+            booster.base_margin,
+            booster.n_features,
+            booster.feature_names,
+            trees=list(booster.trees),  # the rounds of init_model only
+        )
+        return booster, before
     if params["base_score"] is not None:
         base_margin = objective.base_score_to_margin(params["base_score"])
     else:
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            base_margin = objective.base_margin(dtrain.label, dtrain.weight)
+            base_margin = objective.base_margin(dtrain.label, weight)
     if not np.all(np.isfinite(base_margin)):
         raise ValueError(
             f"The initial prediction (base margin) {np.asarray(base_margin).tolist()} "
@@ -124,8 +188,10 @@ class GBTreeLearner:
 
     def __init__(self, given_params, dtrain, evals, obj, custom_metric, init_model, backend):
         params = validate_params(given_params)
+        bind_binning(params, given_params, dtrain)
         if obj is not None:
             params["objective"] = obj
+        weight = _training_weights(params, dtrain)
         if callable(params["objective"]):
             objective = CustomObjective(params["objective"], n_outputs=max(1, params["num_class"]))
             params["objective"] = CUSTOM_OBJECTIVE_NAME
@@ -138,26 +204,31 @@ class GBTreeLearner:
                 objective.check_labels(dataset.label)
         self.params, self.dtrain, self.backend, self.objective = params, dtrain, backend, objective
         self.custom_metric = custom_metric
-        booster, init_model = _make_booster(params, objective, dtrain, init_model)
+        booster, init_model = _make_booster(
+            params, objective, dtrain, init_model, dtrain.weight if weight is None else weight
+        )
         booster._objective = objective
         self.booster = booster
         self.start_round = booster.num_boosted_rounds()
         self.timer = make_timer(params, backend)
 
         self.data = backend.prepare(dtrain)
-        self.margins = backend.to_device(_initial_margins(booster, dtrain, init_model))
-        self.eval_sets = [
-            EvalSet(
-                backend,
-                dataset,
-                name,
-                self.margins
-                if dataset is dtrain
-                else backend.to_device(_initial_margins(booster, dataset, init_model)),
-                dataset is dtrain,
+        if weight is not None:  # class weights: a copy, the Dataset's cache stays as it is
+            self.data = copy.copy(self.data)
+            self.data.weight = backend.to_device(weight)
+        self.margins = backend.to_device(
+            _initial_margins(booster, dtrain, init_model, dtrain.features)
+        )
+        self.eval_sets = []
+        for dataset, name in evals:
+            if dataset is dtrain:
+                self.eval_sets.append(EvalSet(backend, dataset, name, self.margins, True))
+                continue
+            data = eval_features(dataset, name, dtrain)
+            margins = _initial_margins(booster, dataset, init_model, data)
+            self.eval_sets.append(
+                EvalSet(backend, dataset, name, backend.to_device(margins), False, data)
             )
-            for dataset, name in evals
-        ]
         self.metrics = metrics_of(params, objective.default_metric)
         self.split_params = SplitParams.from_params(params)
         self.policy = GrowthPolicy.from_params(params)

@@ -20,16 +20,21 @@ phase timer and the end of training.
 import numpy as np
 
 from ..core.profiling import PhaseTimer
+from ..data.convert import select_features
 from ..data.dataset import Dataset
+from ..errors import value_repr
 from ..metrics import get_metric
+from ..params import given_names
 from .callback import CallbackContainer, EarlyStopping, EvaluationMonitor
 
 __all__ = [
     "VERBOSITY_TIMINGS",
     "EvalSet",
+    "bind_binning",
     "check_dtrain",
     "check_num_boost_round",
     "check_evals",
+    "eval_features",
     "record_metrics",
     "metrics_of",
     "make_timer",
@@ -52,16 +57,28 @@ class EvalSet:
         The training Dataset itself (its margins are the training margins; its raw
         features are never copied).
     features : backend array of shape (n_rows, n_features), float64, or None
-        ``backend.prepare_features`` of the raw features (None for the training set).
+        ``backend.prepare_features`` of the raw features in the training data's
+        feature order (:func:`eval_features`; None for the training set).
     label, weight : backend arrays of shape (n_rows,), float64 (weight may be None)
     margins : backend array of shape (n_rows, n_outputs), float64
+
+    Parameters
+    ----------
+    backend : Backend
+    dataset : Dataset
+    name : str
+    margins : backend array of shape (n_rows, n_outputs), float64
+    is_train : bool
+    data : ndarray of shape (n_rows, n_features), float64, optional
+        The raw features in the training data's order (:func:`eval_features`);
+        unused for the training set.
     """
 
-    def __init__(self, backend, dataset, name, margins, is_train):
+    def __init__(self, backend, dataset, name, margins, is_train, data=None):
         self.dataset = dataset
         self.name = name
         self.is_train = is_train
-        self.features = None if is_train else backend.prepare_features(dataset.features)
+        self.features = None if is_train else backend.prepare_features(data)
         self.margins = margins
         self.label = backend.to_device(dataset.label)
         self.weight = None if dataset.weight is None else backend.to_device(dataset.weight)
@@ -75,6 +92,26 @@ def check_dtrain(dtrain):
         raise ValueError("dtrain has no label: pass label= to Dataset.")
 
 
+def bind_binning(params, given_params, dtrain):
+    """Bin ``dtrain`` as the training parameters say (``Dataset.bind_binning``).
+
+    A ``max_bin`` named in ``given_params`` must be the Dataset's (else ValueError);
+    without one the Dataset's own is used (255 when it has none) and written into
+    ``params``, so that the saved model states the bins it was grown on. ``seed``
+    seeds the binning subsample of a Dataset built without one.
+
+    Parameters
+    ----------
+    params : dict
+        Validated parameters; ``params['max_bin']`` is updated in place.
+    given_params : dict or None
+        The user's parameters (to tell a given ``max_bin`` from the default).
+    dtrain : Dataset
+    """
+    asked = params["max_bin"] if "max_bin" in given_names(given_params) else None
+    params["max_bin"] = dtrain.bind_binning(asked, params["seed"]).max_bin
+
+
 def check_num_boost_round(num_boost_round):
     """Raise unless ``num_boost_round`` is a non-negative integer."""
     if (
@@ -83,7 +120,7 @@ def check_num_boost_round(num_boost_round):
         or num_boost_round < 0
     ):
         raise ValueError(
-            f"num_boost_round must be a non-negative integer, got {num_boost_round!r}."
+            f"num_boost_round must be a non-negative integer, got {value_repr(num_boost_round)}."
         )
 
 
@@ -113,6 +150,29 @@ def check_evals(evals, dtrain):
             )
         checked.append((dataset, name))
     return checked
+
+
+def eval_features(dataset, name, dtrain):
+    """The raw features of evaluation set ``name`` in ``dtrain``'s feature order.
+
+    Columns are matched by name when both Datasets carry feature names
+    (``Dataset.has_feature_names``), else by position.
+
+    Returns
+    -------
+    ndarray of shape (n_rows, dtrain.n_features), float32 or float64 (``Dataset.features``),
+    C order
+
+    Raises
+    ------
+    ValueError
+        Missing or unknown feature names (listed).
+    """
+    names = dataset.feature_names if dataset.has_feature_names else None
+    expected = dtrain.feature_names if dtrain.has_feature_names else None
+    if expected is None:
+        return dataset.features
+    return select_features(dataset.features, names, expected, f"evaluation set {name!r}")
 
 
 def record_metrics(evals_log, eval_set, prediction, metrics, custom_metric, backend):
@@ -157,10 +217,12 @@ def make_timer(params, backend):
 
 
 def make_callbacks(
-    callbacks, has_eval_sets, verbose_eval, early_stopping_rounds, custom_metric, evaluate
+    callbacks, has_eval_sets, verbose_eval, early_stopping_rounds, maximize, evaluate
 ):
     """The callback container of a run: the user's callbacks, then the evaluation
-    printer (``verbose_eval``) and early stopping (``early_stopping_rounds``).
+    printer (``verbose_eval``) and early stopping (``early_stopping_rounds``, with
+    ``maximize``: None lets the watched metric decide, see
+    :func:`gpuboost.boosting.callback.metric_maximized`).
 
     ``evaluate(evals_log)`` records the round's metrics; the container calls it
     before the callbacks' ``after_iteration``.
@@ -169,11 +231,7 @@ def make_callbacks(
     if verbose_eval and has_eval_sets:
         callback_list.append(EvaluationMonitor(period=1 if verbose_eval is True else verbose_eval))
     if early_stopping_rounds is not None:
-        callback_list.append(
-            EarlyStopping(  # a custom metric is watched: lower is better
-                early_stopping_rounds, maximize=False if custom_metric is not None else None
-            )
-        )
+        callback_list.append(EarlyStopping(early_stopping_rounds, maximize=maximize))
     return CallbackContainer(callback_list, evaluate=evaluate if has_eval_sets else None)
 
 

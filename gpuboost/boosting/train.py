@@ -15,8 +15,9 @@ import traceback
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..backends import get_backend
+from ..backends.cuda import selfcheck
 from ..data.dataset import Dataset
-from ..errors import GpuOutOfMemoryError
+from ..errors import GpuOutOfMemoryError, GpuSelfCheckError
 from ..model.booster import Booster
 from ..params import validate_params
 from .adaboost import AdaBoostLearner
@@ -24,10 +25,30 @@ from .callback import TrainingCallback
 from .gbtree import ROW_STREAMS_PER_ROUND, GBTreeLearner
 from .loop import check_dtrain, check_num_boost_round, make_callbacks, run
 
-__all__ = ["train", "ROW_STREAMS_PER_ROUND"]
+__all__ = ["train", "training_backend", "LEARNERS", "ROW_STREAMS_PER_ROUND"]
 
 #: ``booster`` parameter -> learner class.
 LEARNERS = {"gbtree": GBTreeLearner, "adaboost": AdaBoostLearner}
+
+
+def training_backend(params):
+    """The backend a training with the validated ``params`` runs on, configured.
+
+    The first CUDA training of a process checks the GPU against the CPU
+    (gpuboost.backends.cuda.selfcheck): when that fails, ``device='auto'`` warns once
+    and trains on the CPU, ``device='cuda'`` raises GpuSelfCheckError.
+    """
+    backend = get_backend(params["device"])
+    if backend.name == "cuda" and selfcheck.enabled(backend):
+        try:
+            selfcheck.verify(backend, train)
+        except GpuSelfCheckError as error:
+            if params["device"] != "auto":
+                raise
+            selfcheck.warn_once(error)
+            backend = get_backend("cpu")
+    backend.configure(params)
+    return backend
 
 
 def _clear_finished_frames(error):
@@ -94,6 +115,7 @@ def train(
     verbose_eval: Union[bool, int] = True,
     callbacks: Sequence[TrainingCallback] = (),
     init_model: Union[Booster, str, "os.PathLike[str]", None] = None,
+    maximize: Optional[bool] = None,
 ) -> Booster:
     """Train a gradient-boosted tree model.
 
@@ -113,10 +135,13 @@ def train(
         ``params['objective']`` for training.
     custom_metric : callable, optional
         ``custom_metric(pred, dataset) -> (name, value)`` evaluated on every set
-        (pred: the objective's mean-space predictions as host NumPy), lower is better.
+        (pred: the objective's mean-space predictions as host NumPy). Early stopping
+        watches it (it is the last metric) and takes lower as better unless
+        ``maximize=True``.
     early_stopping_rounds : int, optional
-        Stop when the watched score has not improved for this many rounds; sets
-        ``best_iteration`` and ``best_score`` on the Booster.
+        Stop when the watched score (the last metric of the last evaluation set) has
+        not improved for this many rounds; sets ``best_iteration`` and ``best_score``
+        on the Booster.
     evals_result : dict, optional
         Filled with ``{set_name: {metric: [score per round]}}``.
     verbose_eval : bool or int
@@ -124,6 +149,9 @@ def train(
     callbacks : sequence of TrainingCallback
     init_model : Booster or path, optional
         Continue training from this model.
+    maximize : bool, optional
+        Whether early stopping takes higher scores as better. None: built-in metrics
+        know their direction (auc, ndcg, map: higher); a custom metric is minimized.
 
     Returns
     -------
@@ -134,13 +162,15 @@ def train(
     GpuOutOfMemoryError
         The GPU ran out of memory (the message names the sizes); device memory is
         then as it was before the call.
+    GpuSelfCheckError
+        ``device='cuda'`` and the GPU failed its self-check (the first CUDA training of
+        a process compares it with the CPU; ``device='auto'`` warns and uses the CPU).
     """
     check_dtrain(dtrain)
     check_num_boost_round(num_boost_round)
     given_params = params
     params = validate_params(params)  # the learner validates them again, for its family
-    backend = get_backend(params["device"])
-    backend.configure(params)
+    backend = training_backend(params)
     with backend.guard("training"):
         learner = LEARNERS[params["booster"]](
             given_params, dtrain, evals, obj, custom_metric, init_model, backend
@@ -150,7 +180,7 @@ def train(
             bool(learner.eval_sets),
             verbose_eval,
             early_stopping_rounds,
-            custom_metric,
+            maximize,
             learner.evaluate,
         )
         return run(learner, container, num_boost_round, evals_result, learner.timer, backend)

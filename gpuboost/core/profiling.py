@@ -10,7 +10,7 @@ import time
 from collections import defaultdict
 from contextlib import contextmanager
 
-__all__ = ["PhaseTimer", "nvtx_range", "PHASES"]
+__all__ = ["PhaseTimer", "nvtx_range", "active_range", "PHASES"]
 
 #: Phases reported in verbose mode, in report order.
 PHASES = (
@@ -32,14 +32,28 @@ except Exception:  # pragma: no cover
     _nvtx = None
 
 
+#: Names of the ranges open now, outermost first (see :func:`active_range`).
+_open_ranges = []
+
+
+def active_range():
+    """The innermost :func:`nvtx_range` open now (a phase such as ``"histogram"``), or
+    None; the emulation's traffic model files device work under it."""
+    return _open_ranges[-1] if _open_ranges else None
+
+
 @contextmanager
 def nvtx_range(name):
     """An NVTX range named ``gpuboost:<name>`` (no-op without the nvtx package)."""
-    if _nvtx is None:
-        yield
-        return
-    with _nvtx.annotate(f"gpuboost:{name}", domain="gpuboost"):
-        yield
+    _open_ranges.append(name)
+    try:
+        if _nvtx is None:
+            yield
+            return
+        with _nvtx.annotate(f"gpuboost:{name}", domain="gpuboost"):
+            yield
+    finally:
+        _open_ranges.pop()
 
 
 class PhaseTimer:

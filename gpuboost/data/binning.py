@@ -30,6 +30,7 @@ import numpy as np
 
 from ..core.dtypes import MAX_BIN_LIMIT, X_BINNED_DTYPE, X_DTYPE
 from ..core.threads import thread_pool, usable_cores
+from ..errors import value_repr
 
 __all__ = ["BinMapper", "FLOAT64_MAX", "TRANSFORM_CHUNK_ROWS", "MIN_MAX_BIN"]
 
@@ -53,14 +54,15 @@ def _is_int(value):
 def _validate_max_bin(max_bin):
     if not _is_int(max_bin) or not MIN_MAX_BIN <= max_bin <= MAX_BIN_LIMIT:
         raise ValueError(
-            f"max_bin must be an integer in [{MIN_MAX_BIN}, {MAX_BIN_LIMIT}], got {max_bin!r}."
+            f"max_bin must be an integer in [{MIN_MAX_BIN}, {MAX_BIN_LIMIT}], got "
+            f"{value_repr(max_bin)}."
         )
     return int(max_bin)
 
 
 def _validate_non_negative_int(name, value, minimum):
     if not _is_int(value) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value_repr(value)}.")
     return int(value)
 
 

@@ -45,6 +45,7 @@ save the per-feature matrix; that is not done.
 import numpy as np
 
 from ..core.dtypes import HIST_DTYPE, HIST_FIELDS, X_BINNED_DTYPE
+from ..errors import value_repr
 
 __all__ = [
     "BundleMap",
@@ -309,7 +310,9 @@ def bundle_features(data, bin_mapper, max_conflict_rate=0.0, sparse_columns=None
     BundleMap
     """
     if not 0.0 <= max_conflict_rate < 1.0:
-        raise ValueError(f"max_conflict_rate must be in [0, 1), got {max_conflict_rate!r}.")
+        raise ValueError(
+            f"max_conflict_rate must be in [0, 1), got {value_repr(max_conflict_rate)}."
+        )
     n_rows = data.shape[0]
     non_default = _NonDefaultRows(data, bin_mapper, sparse_columns)
     n_value_bins = np.asarray(bin_mapper.n_value_bins_, dtype=np.int32)

@@ -6,10 +6,12 @@ the same clear error everywhere.
 """
 
 import sys
+import warnings
 
 import numpy as np
 
 from ..core.dtypes import MAX_ROWS, X_DTYPE, Y_DTYPE
+from ..errors import value_repr
 
 __all__ = [
     "as_array",
@@ -24,6 +26,11 @@ __all__ = [
     "check_shape",
     "check_weight",
     "convert_features",
+    "default_feature_names",
+    "feature_positions",
+    "has_default_names",
+    "select_features",
+    "frame_column_names",
     "frame_to_array",
     "group_sizes_from_qid",
     "loaded_module",
@@ -48,20 +55,122 @@ def loaded_module(name):
     return sys.modules.get(name)
 
 
+#: Message tail of a non-numeric DataFrame column.
+_NOT_NUMERIC_HINT = (
+    "Categorical support is not there yet: encode the column as numbers (e.g. category "
+    "codes) first."
+)
+
+
+def _not_numeric(column, dtype):
+    return TypeError(
+        f"Column {column!r} has dtype {dtype}, which is not numeric. {_NOT_NUMERIC_HINT}"
+    )
+
+
 def frame_to_array(frame, pandas):
     """Numeric pandas DataFrame -> (2-D float64 array, column names as str)."""
     types = pandas.api.types
     for column, dtype in frame.dtypes.items():
         is_number = types.is_numeric_dtype(dtype) and not types.is_complex_dtype(dtype)
         if not is_number or isinstance(dtype, pandas.CategoricalDtype):
-            raise TypeError(
-                f"Column {column!r} has dtype {dtype}, which is not numeric. "
-                f"Categorical support is not there yet: encode the column as "
-                f"numbers (e.g. category codes) first."
-            )
+            raise _not_numeric(column, dtype)
     # Nullable extension dtypes (Int64, Float64, boolean) hold pd.NA: missing -> NaN.
     array = frame.to_numpy(dtype=X_DTYPE, na_value=np.nan)
     return array, [str(column) for column in frame.columns]
+
+
+def _polars_to_array(frame, polars):
+    """Numeric polars DataFrame -> (2-D float64 array, column names); null -> NaN."""
+    for column, dtype in frame.schema.items():
+        if not (dtype.is_numeric() or dtype == polars.Boolean) or dtype.is_decimal():
+            raise _not_numeric(column, dtype)
+    array = frame.select(polars.all().cast(polars.Float64)).to_numpy()
+    return array, [str(column) for column in frame.columns]
+
+
+def _arrow_to_array(table, pyarrow):
+    """Numeric pyarrow Table or RecordBatch -> (2-D float64 array, column names); null -> NaN."""
+    types = pyarrow.types
+    columns = []
+    for name, column in zip(table.column_names, table.columns):
+        if not (types.is_integer(column.type) or types.is_floating(column.type)) and not (
+            types.is_boolean(column.type)
+        ):
+            raise _not_numeric(name, column.type)
+        as_float = column.cast(pyarrow.float64()).fill_null(np.nan)
+        columns.append(np.asarray(as_float.to_numpy(), dtype=X_DTYPE))
+    array = np.column_stack(columns) if columns else np.empty((table.num_rows, 0), X_DTYPE)
+    return array, [str(name) for name in table.column_names]
+
+
+def _capsule_to_array(frame):
+    """An object of the Arrow PyCapsule interface (``__arrow_c_stream__``), through
+    pyarrow."""
+    try:
+        import pyarrow  # optional: only needed for such objects
+    except ImportError:
+        raise TypeError(
+            f"X is a {type(frame).__name__} (Arrow data); reading it needs pyarrow "
+            f"(pip install pyarrow), or pass a NumPy array."
+        ) from None
+    return _arrow_to_array(pyarrow.table(frame), pyarrow)
+
+
+def _interchange_to_array(frame):
+    """Any other DataFrame of the dataframe interchange protocol (``__dataframe__``),
+    through pandas."""
+    try:
+        import pandas  # optional: only needed for such frames
+    except ImportError:
+        raise TypeError(
+            f"X is a {type(frame).__name__} DataFrame; reading it needs pandas "
+            f"(pip install pandas), or pass a NumPy array."
+        ) from None
+    with warnings.catch_warnings():  # pandas 3 deprecates the protocol; it still works
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", FutureWarning)
+        converted = pandas.api.interchange.from_dataframe(frame, allow_copy=True)
+    return frame_to_array(converted, pandas)
+
+
+def frame_column_names(X):
+    """The column names of a DataFrame-like ``X`` (pandas, polars, a pyarrow Table), as
+    given (not converted to str), else None."""
+    pyarrow = loaded_module("pyarrow")
+    if pyarrow is not None and isinstance(X, (pyarrow.Table, pyarrow.RecordBatch)):
+        return list(X.column_names)
+    columns = getattr(X, "columns", None)
+    if columns is None or isinstance(X, np.ndarray):
+        return None
+    return list(columns)
+
+
+def _frame_to_array(X, min_rows):
+    """``(array, column names)`` of a DataFrame ``X``, or None when ``X`` is none."""
+    pandas = loaded_module("pandas")
+    if pandas is not None and isinstance(X, pandas.DataFrame):
+        check_shape(X.shape, min_rows)
+        return frame_to_array(X, pandas)
+    polars = loaded_module("polars")
+    if polars is not None and isinstance(X, polars.DataFrame):
+        check_shape(X.shape, min_rows)
+        return _polars_to_array(X, polars)
+    pyarrow = loaded_module("pyarrow")
+    if pyarrow is not None and isinstance(X, (pyarrow.Table, pyarrow.RecordBatch)):
+        check_shape((X.num_rows, X.num_columns), min_rows)
+        return _arrow_to_array(X, pyarrow)
+    if isinstance(X, np.ndarray):
+        return None
+    if hasattr(X, "__arrow_c_stream__"):
+        array, names = _capsule_to_array(X)
+        check_shape(array.shape, min_rows)
+        return array, names
+    if hasattr(X, "__dataframe__"):
+        array, names = _interchange_to_array(X)
+        check_shape(array.shape, min_rows)
+        return array, names
+    return None
 
 
 def check_numeric_dtype(name, array):
@@ -69,12 +178,20 @@ def check_numeric_dtype(name, array):
         raise TypeError(f"{name} must hold numbers (bool, int or float), got dtype {array.dtype}.")
 
 
-def convert_features(X, keep_float32=False):
+def convert_features(X, min_rows=1, keep_float32=False):
     """Validate ``X`` and return it as a C-contiguous 2-D float64 array.
 
     Parameters
     ----------
-    X : array-like
+    X : array-like of shape (n_rows, n_features)
+        A NumPy array (or anything ``np.asarray`` takes), a scipy.sparse matrix
+        (densified: absent entries are 0.0), or a DataFrame with numeric columns:
+        pandas, polars, a pyarrow Table / RecordBatch, any other object of the Arrow
+        PyCapsule interface (``__arrow_c_stream__``, read through pyarrow) or of the
+        dataframe interchange protocol (``__dataframe__``, read through pandas).
+        Missing values (NaN, and null / NA in DataFrames) become NaN.
+    min_rows : {0, 1}, default=1
+        Fewest rows accepted (prediction accepts 0).
     keep_float32 : bool, default=False
         Return a float32 ``X`` as float32 (C order) instead of a float64 copy: every
         float32 value is exactly a float64 one, so readers that take either (binning,
@@ -85,26 +202,25 @@ def convert_features(X, keep_float32=False):
     data : ndarray of shape (n_rows, n_features), float64 (or float32), C order
         ``X`` itself when it already is one (no copy).
     column_names : list of str or None
-        The column names of a pandas DataFrame.
+        The column names of a DataFrame, as str.
     """
-    pandas = loaded_module("pandas")
     sparse = loaded_module("scipy.sparse")
     column_names = None
     if isinstance(X, (str, bytes)):
         raise TypeError(f"X must be a 2-D array of numbers, got {type(X).__name__}.")
-    if pandas is not None and isinstance(X, pandas.DataFrame):
-        check_shape(X.shape)
-        X, column_names = frame_to_array(X, pandas)
+    frame = _frame_to_array(X, min_rows)
+    if frame is not None:
+        X, column_names = frame
     elif sparse is not None and sparse.issparse(X):
         # Densified: absent entries are 0.0 (not missing). The Dataset keeps a
         # CSC copy too, for exclusive feature bundling (gpuboost.data.bundling).
         check_numeric_dtype("X", X)
-        check_shape(X.shape)
+        check_shape(X.shape, min_rows)
         X = X.astype(X_DTYPE).toarray()
     else:
         X = np.asarray(X)
         check_numeric_dtype("X", X)
-        check_shape(X.shape)
+        check_shape(X.shape, min_rows)
     dtype = np.float32 if keep_float32 and X.dtype == np.float32 else X_DTYPE
     return np.ascontiguousarray(X, dtype=dtype), column_names
 
@@ -120,7 +236,9 @@ def sparse_columns(X):
     return columns
 
 
-def check_shape(shape):
+def check_shape(shape, min_rows=1):
+    """Raise ValueError unless ``shape`` is 2-D with ``min_rows`` rows (0 or 1) and a
+    feature, and not more than ``MAX_ROWS`` rows."""
     if len(shape) == 1:
         raise ValueError(
             f"X must be 2-D (n_rows, n_features), got a 1-D array of length "
@@ -130,10 +248,9 @@ def check_shape(shape):
     if len(shape) != 2:
         raise ValueError(f"X must be 2-D (n_rows, n_features), got {len(shape)} dimension(s).")
     n_rows, n_features = shape
-    if n_rows == 0 or n_features == 0:
-        raise ValueError(
-            f"X is empty: shape {tuple(shape)}; need at least one row and one feature."
-        )
+    if n_rows < min_rows or n_features == 0:
+        need = "one row and one feature" if min_rows else "one feature"
+        raise ValueError(f"X is empty: shape {tuple(shape)}; need at least {need}.")
     if n_rows > MAX_ROWS:
         raise ValueError(f"X has {n_rows} rows, more than the {MAX_ROWS} a Dataset can hold.")
 
@@ -192,7 +309,7 @@ def check_weight(weight, n_rows):
     if negative.any():
         row = int(np.argmax(negative))
         raise ValueError(
-            f"weight contains a negative value ({weight[row]!r}) at row {row}; "
+            f"weight contains a negative value ({value_repr(weight[row])}) at row {row}; "
             f"weights must be >= 0."
         )
     if not (weight > 0).any():
@@ -213,7 +330,9 @@ def as_integer_vector(name, values):
         integral = np.isfinite(values) & (values == np.round(values))
         if not integral.all():
             index = int(np.argmin(integral))
-            raise ValueError(f"{name} must hold integers, got {values[index]!r} at index {index}.")
+            raise ValueError(
+                f"{name} must hold integers, got {value_repr(values[index])} at index {index}."
+            )
     return values.astype(GROUP_DTYPE)
 
 
@@ -272,6 +391,90 @@ def check_base_margin(base_margin, n_rows):
     base_margin = np.array(base_margin, dtype=Y_DTYPE, order="C")
     check_finite("base_margin", base_margin)
     return base_margin
+
+
+def default_feature_names(n_features):
+    """The names of features without names: ``['f0', 'f1', ...]``."""
+    return [f"{DEFAULT_FEATURE_NAME_PREFIX}{index}" for index in range(n_features)]
+
+
+def has_default_names(names):
+    """Whether ``names`` are :func:`default_feature_names` (a model trained without names)."""
+    return list(names) == default_feature_names(len(names))
+
+
+def feature_positions(names, expected, source, allow_unknown=False):
+    """Match columns by name: where each of ``expected`` sits in ``names``.
+
+    Parameters
+    ----------
+    names : list of str
+        The column names of the data at hand.
+    expected : list of str
+        The feature names the data must provide, in the order wanted.
+    source : str
+        What the data are, for the message (e.g. ``"X"``, ``"evaluation set 'valid'"``).
+    allow_unknown : bool, default=False
+        Accept (and ignore) columns of ``names`` that are not expected.
+
+    Returns
+    -------
+    ndarray of shape (len(expected),), int64
+        ``names[positions[i]] == expected[i]``.
+
+    Raises
+    ------
+    ValueError
+        A name appears twice in ``names``, an expected name is missing, or (unless
+        ``allow_unknown``) a name is not expected; the message lists them.
+    """
+    names, expected = list(names), list(expected)
+    positions = {}
+    for index, name in enumerate(names):
+        if name in positions:
+            raise ValueError(f"{source} has the column name {name!r} twice.")
+        positions[name] = index
+    missing = [name for name in expected if name not in positions]
+    expected_set = set(expected)
+    unknown = [] if allow_unknown else [name for name in names if name not in expected_set]
+    if missing or unknown:
+        problems = []
+        if missing:
+            problems.append(f"missing {missing}")
+        if unknown:
+            problems.append(f"not in the model {unknown}")
+        raise ValueError(
+            f"The feature names of {source} do not match the model's: "
+            f"{'; '.join(problems)}. Columns are matched by name; the model's features "
+            f"are {expected}."
+        )
+    return np.array([positions[name] for name in expected], dtype=np.int64)
+
+
+def select_features(data, names, expected, source):
+    """``data`` with its columns matched to ``expected`` by name, when both carry names.
+
+    Parameters
+    ----------
+    data : ndarray of shape (n_rows, n_columns), float64
+    names : list of str or None
+        The names of ``data``'s columns; None: the data carry no names.
+    expected : list of str
+        The model's (or training data's) feature names; :func:`default_feature_names`
+        count as no names.
+    source : str
+        What the data are, for messages.
+
+    Returns
+    -------
+    ndarray of shape (n_rows, len(expected)), float64, C order
+        ``data`` itself when either side carries no names or the order already matches
+        (the caller checks the number of columns then); else the columns reordered.
+    """
+    if names is None or has_default_names(expected) or list(names) == list(expected):
+        return data
+    positions = feature_positions(names, expected, source)
+    return np.ascontiguousarray(data[:, positions])
 
 
 def check_feature_names(feature_names, n_features):

@@ -19,20 +19,25 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..core.dtypes import X_DTYPE
+from ..params import PARAMETERS
 from .binning import BinMapper
 from .convert import (
-    DEFAULT_FEATURE_NAME_PREFIX,
+    as_integer_vector,
     check_base_margin,
     check_feature_names,
     check_group,
     check_label,
     check_weight,
     convert_features,
+    default_feature_names,
     sparse_columns,
 )
 from .io import load_query_file, load_svmlight
 
 __all__ = ["Dataset", "load_svmlight", "load_query_file"]
+
+#: ``max_bin`` of a Dataset binned without one (the training parameter's default).
+DEFAULT_MAX_BIN = PARAMETERS["max_bin"].default
 
 
 # --------------------------------------------------------------------------- #
@@ -47,17 +52,19 @@ class Dataset:
     ----------
     X : array-like of shape (n_rows, n_features)
         A 2-D NumPy array (float, int or bool; converted to float64; any
-        memory order), a pandas DataFrame with numeric columns (names become
-        ``feature_names``), a scipy.sparse matrix (densified; absent entries
-        are 0.0, not missing; its CSC form is kept for feature bundling, see
-        :meth:`bundle_map`), or anything ``np.asarray`` accepts. NaN means
+        memory order), a DataFrame with numeric columns -- pandas, polars, a
+        pyarrow Table, or any object of the Arrow PyCapsule or dataframe
+        interchange protocols -- (its column names become ``feature_names``;
+        null / NA values are missing), a scipy.sparse matrix (densified; absent
+        entries are 0.0, not missing; its CSC form is kept for feature bundling,
+        see :meth:`bundle_map`), or anything ``np.asarray`` accepts. NaN means
         missing; +/-inf are allowed.
     label : array-like of shape (n_rows,) or (n_rows, 1), default=None
         Finite numbers. None for prediction-only data.
     weight : array-like of shape (n_rows,), default=None
         Finite, non-negative, not all zero. None means weight 1 for every row.
         The bin edges are weighted quantiles of the rows of positive weight
-        (computed here, at construction: ``set_weight`` later keeps them).
+        (the weights given here: ``set_weight`` later keeps the edges).
     group : array-like of shape (n_queries,), default=None
         Query sizes for ranking: positive integers summing to ``n_rows``;
         the rows of each query are contiguous and in order.
@@ -66,9 +73,14 @@ class Dataset:
     feature_names : list of str, default=None
         ``n_features`` unique names; default ``['f0', 'f1', ...]``, or the
         columns of a DataFrame.
-    max_bin : int, default=255
-        Largest number of value bins per feature (see :class:`~gpuboost.data.binning.BinMapper`).
-        Ignored with ``reference``, whose value is used.
+    max_bin : int, default=None
+        Largest number of value bins per feature (see
+        :class:`~gpuboost.data.binning.BinMapper`). None: the ``max_bin`` of the
+        first training on this Dataset (its parameter, default 255). The bin edges
+        are computed when first needed (training, ``X_binned``, ``bin_mapper``);
+        a training whose ``max_bin`` differs from the one the Dataset was built or
+        binned with raises ValueError (:meth:`bind_binning`). Ignored with
+        ``reference``, whose binning is used.
     reference : Dataset, default=None
         A Dataset (usually the training set) whose fitted ``bin_mapper`` is
         reused instead of fitting a new one, so that bin ``b`` means the same
@@ -81,8 +93,9 @@ class Dataset:
     binning_subsample : int, default=200_000
         Number of rows the bin edges are computed on (see
         :class:`~gpuboost.data.binning.BinMapper`).
-    seed : int, default=0
-        Seed of the binning subsample.
+    seed : int, default=None
+        Seed of the binning subsample (used when ``n_rows > binning_subsample``).
+        None: the ``seed`` of the first training (default 0).
 
     Attributes
     ----------
@@ -98,7 +111,8 @@ class Dataset:
     X_binned : ndarray of shape (n_rows, n_features), uint8, C order
         The bins of ``data``.
     bin_mapper : BinMapper
-        The fitted mapper (shared with ``reference`` when one is given).
+        The fitted mapper (shared with ``reference`` when one is given), fitted at
+        first use (:meth:`bind_binning`).
     feature_names : list of str
     n_rows, n_features : int
     label, weight, group, base_margin : ndarray or None
@@ -122,12 +136,12 @@ class Dataset:
         group: Optional[ArrayLike] = None,
         base_margin: Optional[ArrayLike] = None,
         feature_names: Optional[Sequence[str]] = None,
-        max_bin: int = 255,
+        max_bin: Optional[int] = None,
         reference: Optional[Dataset] = None,
         *,
         qid: Optional[ArrayLike] = None,
         binning_subsample: int = 200_000,
-        seed: int = 0,
+        seed: Optional[int] = None,
     ) -> None:
         #: Free for backends to cache device copies, keyed by their own names;
         #: cleared whenever a field changes.
@@ -150,9 +164,7 @@ class Dataset:
                 reference, feature_names, names_are_explicit
             )
         if feature_names is None:
-            feature_names = [
-                f"{DEFAULT_FEATURE_NAME_PREFIX}{index}" for index in range(self.n_features)
-            ]
+            feature_names = default_feature_names(self.n_features)
         self.feature_names = feature_names
         self._feature_names_are_explicit = names_are_explicit
 
@@ -162,13 +174,19 @@ class Dataset:
         self.set_group(group, qid=qid)
         self.set_base_margin(base_margin)
 
-        if reference is not None:
-            self.bin_mapper = reference.bin_mapper
-        else:
-            # Rows of weight 0 do not shape the bin edges; quantiles are weighted.
-            self.bin_mapper = BinMapper(
-                max_bin=max_bin, subsample=binning_subsample, seed=seed
-            ).fit(self.features, sample_weight=self._weight)
+        # The binning: checked now, fitted at first use (bind_binning).
+        self._reference = reference
+        self._bin_mapper = None
+        BinMapper(
+            max_bin=DEFAULT_MAX_BIN if max_bin is None else max_bin,
+            subsample=binning_subsample,
+            seed=0 if seed is None else seed,
+        )
+        self._max_bin = None if max_bin is None else int(max_bin)
+        self._binning_subsample = binning_subsample
+        self._binning_seed = seed
+        # Rows of weight 0 do not shape the bin edges; quantiles are weighted.
+        self._binning_weight = self._weight
         self._X_binned = None
 
     def _check_reference(self, reference, feature_names, names_are_explicit):
@@ -189,6 +207,111 @@ class Dataset:
                     f"reference Dataset {reference.feature_names}."
                 )
         return feature_names, names_are_explicit
+
+    # -- binning ------------------------------------------------------------- #
+
+    @property
+    def bin_mapper(self):
+        """The fitted :class:`~gpuboost.data.binning.BinMapper` (fitted at first use)."""
+        if self._bin_mapper is None:
+            self.bind_binning()
+        return self._bin_mapper
+
+    def bind_binning(self, max_bin=None, seed=None):
+        """Fix this Dataset's binning and fit its bin edges if not done yet.
+
+        Training calls this with its parameters (``max_bin`` only when the parameters
+        name it), so that every parameter takes effect: a Dataset built without
+        ``max_bin`` and not binned yet is binned with the training's.
+
+        Parameters
+        ----------
+        max_bin : int, optional
+            The ``max_bin`` asked for; None: the Dataset's own (given at
+            construction, else that of its bins, else 255).
+        seed : int, optional
+            Seed of the binning subsample when the Dataset was built without one.
+
+        Returns
+        -------
+        BinMapper
+            The fitted mapper (the reference's, for a Dataset built with one).
+
+        Raises
+        ------
+        ValueError
+            The Dataset was built, or already binned, with another ``max_bin``.
+        """
+        if self._reference is not None:
+            self._bin_mapper = self._reference.bind_binning(max_bin, seed)
+            return self._bin_mapper
+        own = self._max_bin if self._bin_mapper is None else self._bin_mapper.max_bin
+        if max_bin is not None and own is not None and int(max_bin) != own:
+            how = (
+                f"built with max_bin={own}"
+                if self._bin_mapper is None
+                else f"already binned with max_bin={own} (by a training, or a use of its bins)"
+            )
+            raise ValueError(
+                f"The Dataset was {how}, but the training parameters ask for "
+                f"max_bin={int(max_bin)}. Its bins are not recomputed: build the Dataset "
+                f"with max_bin={int(max_bin)} (or without max_bin, to take the training's), "
+                f"or leave max_bin out of the parameters."
+            )
+        if self._bin_mapper is None:
+            chosen = own if max_bin is None else int(max_bin)
+            chosen_seed = self._binning_seed if self._binning_seed is not None else seed
+            self._bin_mapper = BinMapper(
+                max_bin=DEFAULT_MAX_BIN if chosen is None else chosen,
+                subsample=self._binning_subsample,
+                seed=0 if chosen_seed is None else chosen_seed,
+            ).fit(self.features, sample_weight=self._binning_weight)
+        return self._bin_mapper
+
+    # -- rows ------------------------------------------------------------------ #
+
+    def subset(self, rows: ArrayLike) -> Dataset:
+        """A Dataset of some of the rows, in the order given (XGBoost's ``slice``).
+
+        It shares this Dataset's binning (built with ``reference=self``) and keeps the
+        feature names, labels, weights, base margins and queries of those rows. For
+        ranking data the rows of a query must stay contiguous (e.g. whole queries in
+        increasing row order).
+
+        Parameters
+        ----------
+        rows : array-like of int, shape (n_subset_rows,)
+            Row indices, each in ``[0, n_rows)``; at least one.
+
+        Returns
+        -------
+        Dataset
+
+        Raises
+        ------
+        ValueError
+            Indices that are not integers, out of range, or none; a query split into
+            separate runs.
+        """
+        rows = as_integer_vector("rows", rows)
+        if len(rows) == 0 or rows.min() < 0 or rows.max() >= self.n_rows:
+            raise ValueError(
+                f"rows must be 1 or more row indices in [0, {self.n_rows}), got "
+                f"{len(rows)} index(es)"
+                + (f" from {rows.min()} to {rows.max()}." if len(rows) else ".")
+            )
+        qid = None
+        if self._group is not None:
+            qid = np.repeat(np.arange(len(self._group)), self._group)[rows]
+        return Dataset(
+            self.features[rows],
+            label=None if self._label is None else self._label[rows],
+            weight=None if self._weight is None else self._weight[rows],
+            base_margin=None if self._base_margin is None else self._base_margin[rows],
+            feature_names=self.feature_names if self.has_feature_names else None,
+            reference=self,
+            qid=qid,
+        )
 
     # -- sizes --------------------------------------------------------------- #
 
@@ -238,9 +361,22 @@ class Dataset:
         return self._bundle_maps[key]
 
     @property
+    def has_feature_names(self):
+        """Whether the feature names were given (``feature_names=``, a DataFrame's
+        columns, or a ``reference`` with names) rather than the defaults ``f0, f1, ...``.
+        Only then are columns matched by name (``Booster.predict``, evaluation sets,
+        ``init_model``)."""
+        return self._feature_names_are_explicit
+
+    @property
     def max_bin(self):
-        """Largest number of value bins; the missing bin has this index."""
-        return self.bin_mapper.max_bin
+        """Largest number of value bins (the missing bin has this index); None while
+        it is left to the first training (see :meth:`bind_binning`)."""
+        if self._bin_mapper is not None:
+            return self._bin_mapper.max_bin
+        if self._reference is not None:
+            return self._reference.max_bin
+        return self._max_bin
 
     def num_row(self) -> int:
         """Number of rows."""

@@ -1,5 +1,5 @@
-"""Text loaders: CSV files with a header, svmlight / libsvm files, query files (one
-query size per line)."""
+"""Text loaders: numeric CSV files (with or without a header), svmlight / libsvm files,
+query files (one query size per line)."""
 
 import csv
 import numbers
@@ -170,17 +170,39 @@ def load_query_file(path):
     return np.array(sizes, dtype=GROUP_DTYPE)
 
 
-def read_csv(path):
-    """Read a numeric CSV file with a header line.
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _looks_like_data(fields):
+    """Whether a first line is a data row: numbers and missing values only, one number
+    at least."""
+    numbers = [_is_number(field) for field in fields]
+    return any(numbers) and all(
+        number or field.lower() in MISSING_MARKERS for number, field in zip(numbers, fields)
+    )
+
+
+def read_csv(path, header=True):
+    """Read a numeric CSV file.
 
     Parameters
     ----------
     path : str
+    header : bool, default=True
+        Whether the first line names the columns. A first line of numbers (and missing
+        values) is refused as a header (it looks like data: a file without a header
+        would otherwise lose its first row and name its columns by its values); read
+        such a file with ``header=False``.
 
     Returns
     -------
     names : list of str
-        The header fields (stripped).
+        The header fields (stripped), or ``'0', '1', ...`` without a header.
     values : ndarray of shape (n_rows, n_columns), float64
         NaN where a field is empty or a missing marker (``NA``, ``NaN``,
         ``null``, ``none``, ``n/a``, ``?``).
@@ -188,39 +210,51 @@ def read_csv(path):
     Raises
     ------
     ValueError
-        No header, no data row, a row with the wrong number of fields (with
-        its line number) or a field that is not a number (with its line and
-        column).
+        No header (or a header of numbers), no data row, a row with the wrong number
+        of fields (with its line number) or a field that is not a number (with its
+        line and column).
     """
     with open(path, newline="", encoding="utf-8") as handle:
         reader = csv.reader(handle)
-        header = next(reader, None)
-        if not header:
-            raise ValueError(f"{path} is empty: expected a header line with column names.")
-        names = [name.strip() for name in header]
         rows = []
+        if header:
+            first = next(reader, None)
+            if not first:
+                raise ValueError(f"{path} is empty: expected a header line with column names.")
+            names = [name.strip() for name in first]
+            if _looks_like_data(names):
+                raise ValueError(
+                    f"{path}: the first line holds only numbers ({', '.join(names[:5])}"
+                    f"{', ...' if len(names) > 5 else ''}), so it looks like data, not a "
+                    f"header naming the columns. Add a header line, or read the file "
+                    f"without one (--no-header on the command line, header=False here)."
+                )
+        else:
+            names = None
         for row in reader:
             if not row:
                 continue  # blank line
+            if names is None:
+                names = [str(index) for index in range(len(row))]
             if len(row) != len(names):
+                what = "the header has" if header else "the first row has"
                 raise ValueError(
-                    f"{path}, line {reader.line_num}: {len(row)} fields, but the "
-                    f"header has {len(names)}."
+                    f"{path}, line {reader.line_num}: {len(row)} fields, but {what} {len(names)}."
                 )
             rows.append(row)
     if not rows:
-        raise ValueError(f"{path} has a header but no data rows.")
+        raise ValueError(f"{path} has {'a header but ' if header else ''}no data rows.")
     fields = np.char.lower(np.char.strip(np.array(rows, dtype=str)))
     missing = np.isin(fields, list(MISSING_MARKERS))
-    fields[missing] = "nan"
-    try:
-        values = fields.astype(X_DTYPE)
+    values = np.full(fields.shape, np.nan, dtype=X_DTYPE)
+    try:  # fields of a fixed width: never write a longer string into them
+        values[~missing] = fields[~missing].astype(X_DTYPE)
     except ValueError:
-        _raise_first_bad_field(path, rows, names, missing)
+        _raise_first_bad_field(path, rows, names, missing, header)
     return names, values
 
 
-def _raise_first_bad_field(path, rows, names, missing):
+def _raise_first_bad_field(path, rows, names, missing, header):
     """Raise a ValueError naming the first field that is not a number."""
     for row_index, row in enumerate(rows):
         for column, text in enumerate(row):
@@ -229,8 +263,9 @@ def _raise_first_bad_field(path, rows, names, missing):
             try:
                 float(text)
             except ValueError:
+                where = f"column {names[column]!r}" if header else f"column {column}"
                 raise ValueError(
-                    f"{path}, data row {row_index + 1}, column {names[column]!r}: {text!r} is "
+                    f"{path}, data row {row_index + 1}, {where}: {text!r} is "
                     f"not a number (use an empty field for a missing value)."
                 ) from None
     raise ValueError(f"{path}: a field is not a number.")  # pragma: no cover - not reached

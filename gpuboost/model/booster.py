@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from typing import Any, Dict, List, Optional, Tuple, Union
@@ -10,17 +11,49 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..backends import get_backend
-from ..data.convert import convert_features
+from ..data.convert import convert_features, select_features
 from ..data.dataset import Dataset
+from ..errors import value_repr
 from ..objectives import get_objective
-from .model_io import atomic_write_text, read_model_text, state_from_json, state_to_json
+from .model_io import (
+    atomic_write_text,
+    check_model_path,
+    read_model_text,
+    state_from_json,
+    state_to_json,
+)
+from .xgboost_format import state_from_xgboost_json, state_to_xgboost_json
 
 __all__ = ["Booster", "samme_score_scale"]
 
 #: A file system path.
 PathLike = Union[str, "os.PathLike[str]"]
 
-IMPORTANCE_TYPES = ("gain", "total_gain", "weight", "cover", "total_cover")
+#: Columns of :meth:`Booster.trees_to_dataframe` (XGBoost's, plus ``Count``).
+TREES_TO_DATAFRAME_COLUMNS = (
+    "Tree",
+    "Node",
+    "ID",
+    "Feature",
+    "Split",
+    "Yes",
+    "No",
+    "Missing",
+    "Gain",
+    "Cover",
+    "Count",
+)
+#: ``importance_type`` values of :meth:`Booster.feature_importance` (XGBoost's names, plus
+#: LightGBM's ``'split'`` and Friedman's ``'relative_influence'``).
+IMPORTANCE_TYPES = (
+    "weight",
+    "split",
+    "gain",
+    "total_gain",
+    "relative_influence",
+    "cover",
+    "total_cover",
+)
 
 
 def samme_score_scale(tree_weights, n_outputs):
@@ -117,6 +150,52 @@ class Booster:
     def __len__(self):
         return self.num_boosted_rounds()
 
+    def __getitem__(self, rounds: Union[int, slice]) -> Booster:
+        """A Booster of some rounds: ``booster[2:10]`` (rounds 2..9), ``booster[::2]``,
+        ``booster[-1]`` (the last round alone).
+
+        The base margin and parameters are kept, ``best_iteration`` dropped; predictions
+        of ``booster[a:b]`` equal ``booster.predict(X, iteration_range=(a, b))``. The
+        trees are shared with this Booster, not copied.
+
+        Raises
+        ------
+        IndexError
+            A round index out of range.
+        ValueError
+            A slice of no round.
+        TypeError
+            Neither an integer nor a slice.
+        """
+        n_rounds = self.num_boosted_rounds()
+        if isinstance(rounds, slice):
+            selected = range(*rounds.indices(n_rounds))
+            if not selected:
+                raise ValueError(
+                    f"booster[{rounds.start}:{rounds.stop}:{rounds.step}] selects no round of "
+                    f"the {n_rounds}."
+                )
+        elif isinstance(rounds, (int, np.integer)) and not isinstance(rounds, bool):
+            index = int(rounds) + (n_rounds if rounds < 0 else 0)
+            if not 0 <= index < n_rounds:
+                raise IndexError(f"round {int(rounds)} is out of range: the model has {n_rounds}.")
+            selected = [index]
+        else:
+            raise TypeError(f"A Booster is indexed by rounds (an int or a slice), got {rounds!r}.")
+        k = self.n_outputs
+        return Booster(
+            self.params,
+            k,
+            self.base_margin,
+            self.n_features,
+            self.feature_names,
+            trees=[tree for r in selected for tree in self.trees[r * k : (r + 1) * k]],
+            attributes=self.attributes,
+            tree_weights=None
+            if self.tree_weights is None
+            else [self.tree_weights[r] for r in selected],
+        )
+
     def __eq__(self, other):
         return isinstance(other, Booster) and self.to_json() == other.to_json()
 
@@ -126,10 +205,16 @@ class Booster:
 
     # ---- prediction ---------------------------------------------------------
     def _check_features(self, X):
+        """``X``'s raw features in the model's feature order, and a Dataset's base margin.
+
+        Columns are matched by name when both ``X`` (a DataFrame, or a Dataset with
+        feature names) and the model carry names; otherwise by position.
+        """
         if isinstance(X, Dataset):
-            data = X.features
+            data, names = X.features, (X.feature_names if X.has_feature_names else None)
         else:
-            data = convert_features(X, keep_float32=True)[0]
+            data, names = convert_features(X, min_rows=0, keep_float32=True)
+        data = select_features(data, names, self.feature_names, "X")
         if data.shape[1] != self.n_features:
             raise ValueError(
                 f"X has {data.shape[1]} features, but the model was trained with "
@@ -146,7 +231,7 @@ class Booster:
             begin, end = (int(v) for v in iteration_range)
         if not 0 <= begin <= end <= n_rounds:
             raise ValueError(
-                f"iteration_range {iteration_range!r} is out of bounds: the model has "
+                f"iteration_range {value_repr(iteration_range)} is out of bounds: the model has "
                 f"{n_rounds} rounds."
             )
         return begin * self.n_outputs, end * self.n_outputs
@@ -161,13 +246,20 @@ class Booster:
         output_margin: bool = False,
         pred_leaf: bool = False,
         iteration_range: Optional[Tuple[int, int]] = None,
+        pred_contribs: bool = False,
+        pred_interactions: bool = False,
     ) -> np.ndarray:
         """Predict.
 
         Parameters
         ----------
         X : array-like of shape (n_rows, n_features) or Dataset
-            Raw features; NaN is missing.
+            Raw features; NaN is missing. A NumPy array, a DataFrame (pandas, polars,
+            pyarrow; see :class:`~gpuboost.Dataset`) or a Dataset. When both ``X`` (a
+            DataFrame, or a Dataset with feature names) and the model carry feature
+            names, columns are matched by name: reordered columns are put in the
+            model's order, missing or unknown names raise ValueError. ``n_rows`` may
+            be 0 (an empty result).
         output_margin : bool
             Return raw margins instead of transformed predictions.
         pred_leaf : bool
@@ -175,6 +267,16 @@ class Booster:
         iteration_range : (int, int), optional
             Rounds ``[begin, end)`` to use. Default: up to the best iteration after
             early stopping, else all rounds.
+        pred_contribs : bool
+            Return the SHAP values (exact TreeSHAP, docs/DESIGN.md "SHAP") of the raw
+            margins: shape (n_rows, n_features + 1), or (n_rows, n_outputs,
+            n_features + 1) for several outputs; the last column is the bias (the
+            expected margin: base margin plus the trees' cover-weighted means), and
+            each row sums to the margin.
+        pred_interactions : bool
+            Return the SHAP interaction values, shape (n_rows, n_features + 1,
+            n_features + 1) (an output axis after the rows for several outputs),
+            summing over the last axis to the contributions (XGBoost's definition).
 
         Returns
         -------
@@ -187,11 +289,16 @@ class Booster:
         """
         data, row_margin = self._check_features(X)
         first, last = self._tree_range(iteration_range)
-        backend = self._predict_backend()
+        # No rows: nothing to launch on a device; the empty result has the usual shape.
+        backend = self._predict_backend() if data.shape[0] else get_backend("cpu")
         features = backend.prepare_features(data)
         trees = self.trees[first:last]
         if pred_leaf:
             return backend.to_host(backend.predict_forest_leaves(features, trees))
+        if pred_contribs or pred_interactions:
+            return self._predict_shap(
+                backend, features, first, trees, row_margin, pred_interactions
+            )
         n_rows = data.shape[0]
         if row_margin is not None:
             margins = np.array(row_margin, dtype=np.float64).reshape(n_rows, self.n_outputs)
@@ -227,12 +334,16 @@ class Booster:
 
         Parameters
         ----------
-        importance_type : {'gain', 'total_gain', 'weight', 'cover', 'total_cover'}
-            'weight': number of splits on the feature. 'total_gain': sum of the split
-            gains. 'gain': Friedman's relative influence — the total gain divided by
-            the number of trees (Friedman 2001, eq. 44-45, squared influence averaged
-            over trees). 'cover' / 'total_cover': mean / total hessian sum of the
-            nodes split on the feature.
+        importance_type : str, default='gain'
+            As in XGBoost: 'weight' (LightGBM's 'split'): the number of splits on the
+            feature. 'gain': the average gain of those splits (total gain / number of
+            splits). 'total_gain' (LightGBM's 'gain'): the sum of their gains. 'cover' /
+            'total_cover': the mean / total hessian sum of the nodes split on the
+            feature. 'relative_influence': Friedman's relative influence (Friedman 2001,
+            eq. 44-45, the squared influence averaged over trees): total gain / number
+            of trees. Features without a split have 0.
+        iteration_range : (int, int), optional
+            Rounds ``[begin, end)`` counted; default as :meth:`predict`.
         """
         if importance_type not in IMPORTANCE_TYPES:
             raise ValueError(
@@ -253,30 +364,88 @@ class Booster:
             total_cover += np.bincount(
                 features, weights=tree.cover[internal], minlength=self.n_features
             )
-        if importance_type == "weight":
+        if importance_type in ("weight", "split"):
             return weight
         if importance_type == "total_gain":
             return total_gain
-        if importance_type == "gain":
+        if importance_type == "relative_influence":
             return total_gain / max(len(trees), 1)
         if importance_type == "total_cover":
             return total_cover
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(weight > 0, total_cover / np.maximum(weight, 1), 0.0)
+        total = total_gain if importance_type == "gain" else total_cover
+        return np.where(weight > 0, total / np.maximum(weight, 1), 0.0)
 
     def get_score(self, importance_type: str = "weight") -> Dict[str, float]:
-        """``{feature_name: importance}`` for features used at least once (XGBoost style)."""
+        """``{feature_name: importance}`` for features used at least once (XGBoost style;
+        ``importance_type`` as in :meth:`feature_importance`)."""
         values = self.feature_importance(importance_type)
         used = self.feature_importance("weight") > 0
         return {name: float(v) for name, v, u in zip(self.feature_names, values, used) if u}
 
-    def dump_model(self, with_stats: bool = True) -> List[str]:
-        """Readable text of every tree (a list of str, one per tree)."""
-        return [tree.dump(self.feature_names, with_stats) for tree in self.trees]
+    def dump_model(self, with_stats: bool = True, format: str = "text") -> List[str]:
+        """Every tree as readable text or JSON (a list of str, one per tree).
 
-    def get_dump(self, with_stats: bool = True) -> List[str]:
-        """Alias of :meth:`dump_model`."""
-        return self.dump_model(with_stats)
+        Parameters
+        ----------
+        with_stats : bool, default=True
+            Include gain, cover and count.
+        format : {'text', 'json'}, default='text'
+            'text': one node per line, indented by depth
+            (``id:[name<=threshold] yes=..,no=..,missing=..`` and ``id:leaf=value``);
+            'json': XGBoost's JSON dump of nested nodes (see ``Tree.dump_dict``;
+            ``decision_type`` ``'<='`` says a split sends ``x <= split_condition`` to
+            ``yes``). Trees are in model order: tree ``i`` adds to output
+            ``i % n_outputs``.
+        """
+        if format == "text":
+            return [tree.dump(self.feature_names, with_stats) for tree in self.trees]
+        if format == "json":
+            return [
+                json.dumps(tree.dump_dict(self.feature_names, with_stats)) for tree in self.trees
+            ]
+        raise ValueError(f"format must be 'text' or 'json', got {format!r}.")
+
+    def get_dump(self, with_stats: bool = True, dump_format: str = "text") -> List[str]:
+        """:meth:`dump_model` under XGBoost's names."""
+        return self.dump_model(with_stats, dump_format)
+
+    def trees_to_dataframe(self):
+        """One row per node of every tree, a pandas DataFrame (XGBoost's columns).
+
+        Columns: ``Tree``, ``Node``, ``ID`` (``'<tree>-<node>'``), ``Feature`` (the
+        name, ``'Leaf'`` for leaves), ``Split`` (the threshold: ``x <= Split`` goes to
+        ``Yes``; NaN for leaves), ``Yes``, ``No``, ``Missing`` (node IDs; NaN for
+        leaves), ``Gain`` (the split's gain; for a leaf its value, as XGBoost), ``Cover``
+        (hessian sum) and ``Count`` (rows). Sorted by tree, then node.
+
+        Raises
+        ------
+        ImportError
+            pandas is not installed.
+        """
+        try:
+            import pandas  # optional: only this method needs it
+        except ImportError:
+            raise ImportError("trees_to_dataframe needs pandas: pip install pandas") from None
+        columns = {name: [] for name in TREES_TO_DATAFRAME_COLUMNS}
+        for index, tree in enumerate(self.trees):
+            for node in range(tree.n_nodes):
+                leaf = tree.feature[node] < 0
+                left, right = int(tree.left_child[node]), int(tree.right_child[node])
+                missing = left if tree.default_left[node] else right
+                columns["Tree"].append(index)
+                columns["Node"].append(node)
+                columns["ID"].append(f"{index}-{node}")
+                columns["Feature"].append(
+                    "Leaf" if leaf else self.feature_names[int(tree.feature[node])]
+                )
+                columns["Split"].append(np.nan if leaf else float(tree.threshold[node]))
+                for column, child in (("Yes", left), ("No", right), ("Missing", missing)):
+                    columns[column].append(None if leaf else f"{index}-{child}")
+                columns["Gain"].append(float(tree.value[node] if leaf else tree.gain[node]))
+                columns["Cover"].append(float(tree.cover[node]))
+                columns["Count"].append(int(tree.count[node]))
+        return pandas.DataFrame(columns)
 
     def dump_text(self, path: Optional[PathLike] = None, with_stats: bool = True) -> str:
         """All trees as one text (``booster[i]:`` headers); written to ``path`` if given."""
@@ -313,7 +482,15 @@ class Booster:
         return cls(**state_from_json(text))
 
     def save_model(self, path: PathLike) -> None:
-        """Write the model as versioned JSON, atomically (see gpuboost.model.model_io)."""
+        """Write the model as versioned JSON, atomically (see gpuboost.model.model_io).
+
+        Raises
+        ------
+        ValueError
+            ``path`` ends in ``.ubj``: XGBoost writes UBJSON under that name, gpuboost
+            only JSON, so such a name is refused rather than holding JSON.
+        """
+        check_model_path(path)
         atomic_write_text(path, self.to_json())
 
     @classmethod
@@ -355,3 +532,114 @@ class Booster:
             f"Booster(objective={self.params.get('objective')!r}, rounds="
             f"{self.num_boosted_rounds()}, n_features={self.n_features})"
         )
+
+    # ---- explanation ----------------------------------------------------------
+    def _predict_shap(self, backend, features, first, trees, row_margin, interactions):
+        """SHAP values (``interactions``: interaction values) of ``trees`` (the slice
+        from tree ``first``), with the base margin (or the rows' own) in the bias."""
+        backend.configure(self.params)  # the NumPy backend's threads (nthread)
+        outputs = [(first + i) % self.n_outputs for i in range(len(trees))]
+        if interactions:
+            values = backend.predict_interactions(features, trees, outputs, self.n_outputs)
+        else:
+            values = backend.predict_contributions(features, trees, outputs, self.n_outputs)
+        values = backend.to_host(values)
+        n_rows = values.shape[0]
+        if row_margin is not None:
+            base = np.asarray(row_margin, dtype=np.float64).reshape(n_rows, self.n_outputs)
+        else:
+            base = np.broadcast_to(self.base_margin, (n_rows, self.n_outputs))
+        if interactions:
+            values[:, :, -1, -1] += base
+        else:
+            values[:, :, -1] += base
+        return values[:, 0] if self.n_outputs == 1 else values
+
+    # ---- XGBoost's format -----------------------------------------------------
+    def export_xgboost(self, path: Optional[PathLike] = None) -> str:
+        """The model in XGBoost's JSON format; written to ``path`` (atomically) if given.
+
+        The file loads in ``xgboost.Booster(model_file=path)``, Treelite and
+        ``shap.TreeExplainer``, with the same leaves for every float32 input and
+        margins equal to float32 rounding (thresholds converted exactly:
+        gpuboost.model.xgboost_format). Every round is exported.
+
+        Raises
+        ------
+        ValueError
+            AdaBoost models and objectives XGBoost lacks (``binary:exponential``,
+            custom objectives), with what to do instead.
+        """
+        text = state_to_xgboost_json(self._state())
+        if path is not None:
+            atomic_write_text(path, text)
+        return text
+
+    @classmethod
+    def from_xgboost(cls, source: Any) -> Booster:
+        """A Booster from an XGBoost model: an ``xgboost.Booster`` (or an XGBoost
+        scikit-learn estimator), the path of its JSON model file, or the JSON text.
+
+        Predictions equal XGBoost's on float32 inputs (gpuboost.model.xgboost_format);
+        ``predict(pred_contribs=True)`` and the CUDA backend then work on it.
+        """
+        if hasattr(source, "get_booster"):  # xgboost.XGBModel
+            source = source.get_booster()
+        if hasattr(source, "save_raw"):  # xgboost.Booster
+            text = bytes(source.save_raw(raw_format="json")).decode("utf-8")
+        elif isinstance(source, (bytes, bytearray)):
+            text = bytes(source).decode("utf-8")
+        elif isinstance(source, str) and source.lstrip().startswith("{"):
+            text = source
+        else:
+            text = read_model_text(source)
+        return cls(**state_from_xgboost_json(text))
+
+    # ---- split values -----------------------------------------------------------
+    def get_split_value_histogram(
+        self, feature: Union[int, str], bins: Optional[int] = None, as_pandas: bool = True
+    ) -> Any:
+        """Histogram of the thresholds of the splits on one feature (XGBoost's method).
+
+        Parameters
+        ----------
+        feature : int or str
+            Feature index or name.
+        bins : int, optional
+            Number of equal-width bins, at most the number of distinct thresholds
+            (default: that number, XGBoost's rule).
+        as_pandas : bool
+            Return a pandas DataFrame when pandas is installed.
+
+        Returns
+        -------
+        DataFrame with columns ``SplitValue``, ``Count``, or ndarray of shape (n, 2)
+            The upper edge of every non-empty bin and the number of splits in it.
+            Thresholds are gpuboost's (``x <= t`` goes left; XGBoost reports its
+            ``x < t'``, see gpuboost.model.xgboost_format). Every round is counted.
+        """
+        if isinstance(feature, str):
+            if feature not in self.feature_names:
+                raise ValueError(
+                    f"Unknown feature {feature!r}; the model's features are {self.feature_names}."
+                )
+            index = self.feature_names.index(feature)
+        else:
+            index = int(feature)
+            if not 0 <= index < self.n_features:
+                raise ValueError(f"feature {index} is out of range [0, {self.n_features}).")
+        values = np.concatenate(
+            [tree.threshold[tree.feature == index] for tree in self.trees] or [np.zeros(0)]
+        )
+        n_distinct = len(np.unique(values))
+        n_bins = max(min(n_distinct, n_distinct if bins is None else int(bins)), 1)
+        counts, edges = np.histogram(values, bins=n_bins)
+        table = np.column_stack((edges[1:], counts))
+        table = table[table[:, 1] > 0]
+        if as_pandas:
+            try:
+                import pandas
+            except ImportError:
+                return table
+            return pandas.DataFrame(table, columns=["SplitValue", "Count"])
+        return table

@@ -38,7 +38,10 @@ Anything else raises ``ValueError``.
 import json
 import math
 import os
-import tempfile
+import re
+import secrets
+import stat
+import time
 
 import numpy as np
 
@@ -53,9 +56,20 @@ __all__ = [
     "state_from_json",
     "read_model_text",
     "atomic_write_text",
+    "check_model_path",
     "validate_tree_dict",
 ]
 
+#: Suffix of XGBoost's binary JSON (UBJSON) model files, which gpuboost does not write.
+UBJSON_SUFFIX = ".ubj"
+#: Temporary files of :func:`atomic_write_text`: ``.gpuboost-<pid>-<hex>.part``.
+TEMP_PREFIX = ".gpuboost-"
+TEMP_SUFFIX = ".part"
+_TEMP_NAME = re.compile(r"^\.gpuboost-(\d+)-[0-9a-f]+\.part$")
+#: Seconds a dead process's temporary file stays before a later save removes it.
+STALE_TEMP_SECONDS = 60
+#: Permissions asked for a new file; the umask takes its bits away (0644 under 022).
+NEW_FILE_MODE = 0o666
 FORMAT_NAME = "gpuboost-model"
 FORMAT_VERSION = 1
 #: Largest model file read (guards against reading a huge unrelated file).
@@ -86,22 +100,104 @@ def state_to_json(state):
     return json.dumps(document, separators=(",", ":"), allow_nan=False)
 
 
-def atomic_write_text(path, text):
-    """Write ``text`` to ``path`` atomically: a temp file in the same folder, fsync, rename."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=folder)
+def check_model_path(path):
+    """Raise ValueError for a model file name gpuboost cannot honour: one ending in
+    ``.ubj`` (XGBoost writes UBJSON under that suffix; gpuboost writes JSON only, and
+    never JSON under that name)."""
+    if os.fspath(path).lower().endswith(UBJSON_SUFFIX):
+        raise ValueError(
+            f"Cannot save a model to {os.fspath(path)!r}: the {UBJSON_SUFFIX} suffix means "
+            f"UBJSON, and gpuboost writes model files as JSON only. Use a .json name."
+        )
+
+
+def _process_alive(pid):
+    """Whether process ``pid`` runs on this machine (True when that cannot be told)."""
+    if os.name != "posix":  # os.kill(pid, 0) would end the process on Windows
+        return True
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. EPERM: it exists, under another user
+        return True
+    return True
+
+
+def _remove_stale_temporaries(folder):
+    """Remove the temporary files of saves that died in ``folder`` (see
+    :func:`atomic_write_text`): those of a process that no longer runs, untouched for
+    :data:`STALE_TEMP_SECONDS`. Best effort: errors are ignored."""
+    now = time.time()
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        match = _TEMP_NAME.match(entry.name)
+        if match is None or _process_alive(int(match.group(1))):
+            continue
+        try:
+            if now - entry.stat(follow_symlinks=False).st_mtime >= STALE_TEMP_SECONDS:
+                os.unlink(entry.path)
+        except OSError:
+            pass
+
+
+def _naming(error, destination):
+    """``error`` (an OSError) naming ``destination`` instead of a temporary file."""
+    try:
+        if error.errno is None:
+            return type(error)(f"{error} (writing {destination})")
+        return type(error)(error.errno, error.strerror, destination)
+    except TypeError:  # an OSError subclass with another signature
+        return OSError(f"{error} (writing {destination})")
+
+
+def atomic_write_text(path, text):
+    """Write ``text`` (UTF-8) to ``path`` atomically: a temporary file in the same folder,
+    fsync, rename over ``path``. The one writer of model files, dumps, checkpoints and
+    the command line's outputs.
+
+    Like any file written in place: a new file gets the permissions of the umask
+    (``0o666 & ~umask``: 0644 under 022), a replaced file keeps its permissions, and a
+    symbolic link is followed (its target is written; the link stays). The temporary
+    file is ``.gpuboost-<pid>-<random>.part``; a save that dies leaves it behind, and a
+    later save in the same folder removes it once its process is gone (after
+    :data:`STALE_TEMP_SECONDS`). Errors (``OSError``) name ``path``, not the temporary
+    file.
+    """
+    path = os.fspath(path)
+    destination = os.path.realpath(path) if os.path.islink(path) else path
+    folder = os.path.dirname(os.path.abspath(destination))
+    _remove_stale_temporaries(folder)
+    try:
+        mode = stat.S_IMODE(os.stat(destination).st_mode)
+    except OSError:  # a new file: the umask decides (os.open below)
+        mode = None
+    temporary = os.path.join(
+        folder, f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(8)}{TEMP_SUFFIX}"
+    )
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    try:
+        descriptor = os.open(temporary, flags, NEW_FILE_MODE)
+    except OSError as error:
+        raise _naming(error, path) from None
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
+        if mode is not None:
+            os.chmod(temporary, mode)
+        os.replace(temporary, destination)
+    except BaseException as error:
         try:
-            os.unlink(tmp)
+            os.unlink(temporary)
         except OSError:
             pass
+        if isinstance(error, OSError):
+            raise _naming(error, path) from None
         raise
 
 

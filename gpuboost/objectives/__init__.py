@@ -18,6 +18,7 @@ from .classification import (
     LogisticLoss,
     SoftmaxClassLoss,
     SoftmaxLoss,
+    binary_class_weights,
 )
 from .custom import CUSTOM_OBJECTIVE_NAME, CustomObjective
 from .ranking import (
@@ -65,6 +66,7 @@ __all__ = [
     "ExponentialLoss",
     "SoftmaxLoss",
     "SoftmaxClassLoss",
+    "binary_class_weights",
     # ranking
     "NDCGLambdaRank",
     "MAPLambdaRank",

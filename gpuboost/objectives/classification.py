@@ -13,6 +13,7 @@ from ..core.dtypes import Y_DTYPE
 from .base import Objective, _host_label_and_weight, _sigmoid, _softmax
 
 __all__ = [
+    "binary_class_weights",
     "LogisticLoss",
     "ExponentialLoss",
     "SoftmaxLoss",
@@ -56,6 +57,49 @@ def _check_probability(objective, base_score):
     return objective._check_base_score(
         base_score, lambda v: 0.0 < v < 1.0, "in the open interval (0, 1)"
     )
+
+
+def binary_class_weights(label, scale_pos_weight=1.0, is_unbalance=False):
+    """Per-row weight multipliers of the two classes of a binary objective.
+
+    Parameters
+    ----------
+    label : ndarray of shape (n_rows,), float64
+        Labels 0 and 1 (``binary:*`` objectives).
+    scale_pos_weight : float, default=1.0
+        Multiplier of the rows of label 1 (XGBoost's ``scale_pos_weight``).
+    is_unbalance : bool, default=False
+        LightGBM's ``is_unbalance``: the class with fewer rows is multiplied by the
+        ratio of the row counts (``n_negative / n_positive`` for the positive rows, or
+        ``n_positive / n_negative`` for the negative ones); nothing when a class is
+        absent.
+
+    Returns
+    -------
+    ndarray of shape (n_rows,), float64, or None
+        None when every multiplier is 1.
+
+    Raises
+    ------
+    ValueError
+        Both ``scale_pos_weight != 1`` and ``is_unbalance``.
+    """
+    if is_unbalance and scale_pos_weight != 1.0:
+        raise ValueError(
+            "Give is_unbalance or scale_pos_weight, not both: both weight the positive rows."
+        )
+    positive = np.asarray(label) > 0.5
+    if is_unbalance:
+        n_positive = int(np.count_nonzero(positive))
+        n_negative = positive.size - n_positive
+        if n_positive == 0 or n_negative == 0 or n_positive == n_negative:
+            return None
+        if n_positive < n_negative:
+            return np.where(positive, n_negative / n_positive, 1.0)
+        return np.where(positive, 1.0, n_positive / n_negative)
+    if scale_pos_weight == 1.0:
+        return None
+    return np.where(positive, float(scale_pos_weight), 1.0)
 
 
 class LogisticLoss(Objective):

@@ -94,7 +94,8 @@ class CustomObjective(_IdentityLinkMixin, Objective):
         ------
         ValueError
             If ``func`` does not return two arrays of the expected shape,
-            convertible to float64, with finite values.
+            convertible to float64, with finite values, or if the hessians of an
+            output are all <= 0.
         """
         raw = xp.asarray(raw, dtype=Y_DTYPE)
         if self.func is None:
@@ -109,6 +110,16 @@ class CustomObjective(_IdentityLinkMixin, Objective):
             )
         grad = self._validated(result[0], "grad", raw.shape)
         hess = self._validated(result[1], "hess", raw.shape)
+        columns = hess.reshape(hess.shape[0], -1)
+        no_positive = ~np.any(columns > 0, axis=0)
+        if no_positive.any():
+            which = f" (output {int(np.argmax(no_positive))})" if columns.shape[1] > 1 else ""
+            raise ValueError(
+                f"custom objective returned hessians that are all <= 0{which}: leaf values "
+                f"-G / (H + lambda) need a positive sum of hessians, so the model would stay "
+                f"constant. Return the second derivative of a convex loss, or a positive "
+                f"constant (e.g. 1.0) for a first-order method."
+            )
         return xp.asarray(grad), xp.asarray(hess)
 
     @staticmethod

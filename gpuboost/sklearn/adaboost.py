@@ -11,9 +11,10 @@ from numpy.typing import ArrayLike
 from ..boosting.train import train
 from ..core.dtypes import Y_DTYPE
 from ..data.dataset import Dataset
+from ..errors import value_repr
 from ..model.booster import Booster
 from ..params import validate_params
-from .base import MIN_CLASSES
+from .base import MIN_CLASSES, ModelFileMixin, restore_classes
 from .compat import BaseEstimator as _BaseEstimator
 from .compat import ClassifierMixin as _ClassifierMixin
 from .compat import NotFittedError
@@ -33,7 +34,7 @@ __all__ = ["AdaBoostClassifier"]
 # --------------------------------------------------------------------------- #
 
 
-class AdaBoostClassifier(_ClassifierMixin, _BaseEstimator):
+class AdaBoostClassifier(ModelFileMixin, _ClassifierMixin, _BaseEstimator):
     """Discrete AdaBoost (SAMME) on gpuboost's histogram trees (scikit-learn API).
 
     The algorithm of scikit-learn's ``AdaBoostClassifier`` (SAMME, its only
@@ -112,7 +113,7 @@ class AdaBoostClassifier(_ClassifierMixin, _BaseEstimator):
         if len(classes) < MIN_CLASSES:
             raise ValueError(
                 f"{name} needs samples of at least {MIN_CLASSES} classes, but the "
-                f"data contains only one class: {classes[0]!r}."
+                f"data contains only one class: {value_repr(classes[0])}."
             )
         self.classes_ = classes
         self.n_classes_ = len(classes)
@@ -163,6 +164,15 @@ class AdaBoostClassifier(_ClassifierMixin, _BaseEstimator):
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "booster_")
+
+    def _restore_fitted_attributes(self, booster, state):
+        if booster.tree_weights is None:
+            raise ValueError(
+                "The model file holds gradient-boosted trees, not an AdaBoost model "
+                "(booster='adaboost'); load it with GBClassifier."
+            )
+        restore_classes(self, booster, state)
+        self.estimator_weights_ = np.asarray(booster.tree_weights, dtype=Y_DTYPE)
 
     def get_booster(self) -> Booster:
         """The trained :class:`~gpuboost.Booster`."""

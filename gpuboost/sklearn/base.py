@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
 import warnings
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -16,6 +18,10 @@ from ..params import canonical_name, validate_params
 from .compat import BaseEstimator as _BaseEstimator
 from .compat import NotFittedError
 from .validation import as_feature_matrix, as_seed, check_positive_int, column_names, per_eval_set
+
+#: Booster attribute that holds an estimator's fitted attributes (JSON) in the model
+#: files of :meth:`ModelFileMixin.save_model` (XGBoost's name).
+SKLEARN_ATTRIBUTE = "scikit_learn"
 
 #: Prefix of the names of the evaluation sets in ``evals_result_``: "validation_0", ...
 EVAL_SET_NAME_PREFIX = "validation_"
@@ -32,6 +38,8 @@ DEFAULT_MULTICLASS_OBJECTIVE = "multi:softprob"
 DEFAULT_RANKING_OBJECTIVE = "rank:ndcg"
 #: Metric of ``GBRanker.score`` and its default evaluation metric.
 RANKING_SCORE_METRIC = "ndcg"
+#: The importance type ``feature_importances_`` normalizes (Booster.feature_importance).
+FEATURE_IMPORTANCES_TYPE = "total_gain"
 #: Objective name prefixes of the task families.
 BINARY_PREFIX = "binary:"
 MULTICLASS_PREFIX = "multi:"
@@ -68,11 +76,98 @@ _TRAINING_PARAM_TO_ESTIMATOR = {
 }
 
 
-class BaseGBModel(_BaseEstimator):
+def _json_labels(classes, estimator_name):
+    """``classes_`` as a JSON list (numbers, strings, booleans), for a model file."""
+    labels = np.asarray(classes).tolist()
+    try:
+        json.dumps(labels)
+    except TypeError:
+        raise ValueError(
+            f"{estimator_name}.save_model: the class labels {labels[:5]} are not numbers, "
+            f"strings or booleans, so they cannot be stored in a model file."
+        ) from None
+    return labels
+
+
+class ModelFileMixin:
+    """``save_model`` / ``load_model`` of a fitted estimator: the Booster's JSON model
+    file, with the estimator's fitted attributes (``n_features_in_``,
+    ``feature_names_in_``, ``classes_``) in its attribute :data:`SKLEARN_ATTRIBUTE`."""
+
+    def save_model(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Write the fitted model to ``path`` (JSON, atomically; Booster.save_model).
+
+        Parameters
+        ----------
+        path : str or path
+        """
+        booster = self.get_booster().copy()
+        state = {"estimator": type(self).__name__, "n_features_in_": int(self.n_features_in_)}
+        names = getattr(self, "feature_names_in_", None)
+        if names is not None:
+            state["feature_names_in_"] = [str(name) for name in names]
+        if hasattr(self, "classes_"):
+            state["classes_"] = _json_labels(self.classes_, type(self).__name__)
+        booster.set_attr(**{SKLEARN_ATTRIBUTE: json.dumps(state, sort_keys=True)})
+        booster.save_model(path)
+
+    def load_model(self, path: Union[str, "os.PathLike[str]"]) -> Any:
+        """Load a model file into this estimator, which is then fitted.
+
+        Files written by :meth:`save_model` restore the fitted attributes; any other
+        gpuboost model file (``Booster.save_model``) loads too, with classes
+        ``0 .. n_classes - 1`` for a classifier. The hyperparameters are not changed.
+
+        Parameters
+        ----------
+        path : str or path
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            The file was saved from another kind of estimator, or is no valid model.
+        """
+        booster = Booster.load_model(path)
+        text = booster.attr(SKLEARN_ATTRIBUTE)
+        state = json.loads(text) if text else {}
+        booster.set_attr(**{SKLEARN_ATTRIBUTE: None})
+        saved_from = state.get("estimator", type(self).__name__)
+        if saved_from != type(self).__name__:
+            raise ValueError(
+                f"{os.fspath(path)} holds a {saved_from}; load it with {saved_from}().load_model."
+            )
+        self.booster_ = booster
+        self.n_features_in_ = int(state.get("n_features_in_", booster.n_features))
+        if "feature_names_in_" in state:
+            self.feature_names_in_ = np.asarray(state["feature_names_in_"], dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self._restore_fitted_attributes(booster, state)
+        return self
+
+    def _restore_fitted_attributes(self, booster, state):
+        """Set the estimator's own fitted attributes from a loaded model."""
+
+
+def restore_classes(estimator, booster, state):
+    """Set ``classes_`` / ``n_classes_`` of a classifier from a loaded model (the saved
+    labels, else ``0 .. n_classes - 1``)."""
+    default = list(range(2 if booster.n_outputs == 1 else booster.n_outputs))
+    estimator.classes_ = np.asarray(state.get("classes_", default))
+    estimator.n_classes_ = len(estimator.classes_)
+
+
+class BaseGBModel(ModelFileMixin, _BaseEstimator):
     """Shared implementation of the gpuboost estimators (see :class:`GBRegressor`)."""
 
     #: Training parameters the estimator sets itself (not accepted as extra keywords).
     _managed_params = frozenset()
+    #: Whether ``class_weight`` applies (classifiers).
+    _supports_class_weight = False
 
     def __init__(
         self,
@@ -100,6 +195,8 @@ class BaseGBModel(_BaseEstimator):
         device="auto",
         verbosity=1,
         n_jobs=None,
+        class_weight=None,
+        callbacks=None,
         **kwargs,
     ):
         self.n_estimators = n_estimators
@@ -125,6 +222,8 @@ class BaseGBModel(_BaseEstimator):
         self.device = device
         self.verbosity = verbosity
         self.n_jobs = n_jobs
+        self.class_weight = class_weight
+        self.callbacks = callbacks
         self._extra_params = dict(kwargs)
 
     # -- parameters -------------------------------------------------------- #
@@ -179,6 +278,8 @@ class BaseGBModel(_BaseEstimator):
                 value = as_seed(value)
             if value is None and argument in ("n_jobs", "eval_metric", "objective"):
                 continue
+            if argument == "eval_metric" and callable(value):
+                continue  # a scikit-learn style metric: _custom_metric
             params[name] = value
         for key, value in self._extra_params.items():
             name = canonical_name(key)
@@ -196,6 +297,10 @@ class BaseGBModel(_BaseEstimator):
                 )
             params[key] = value
         return params
+
+    def _custom_metric(self):
+        """A callable ``eval_metric`` as :func:`gpuboost.train`'s ``custom_metric``."""
+        return sklearn_metric(self.eval_metric) if callable(self.eval_metric) else None
 
     # -- fitting ----------------------------------------------------------- #
 
@@ -329,6 +434,11 @@ class BaseGBModel(_BaseEstimator):
         eval_qids=None,
     ):
         """Validate everything, train, and set the fitted attributes; returns self."""
+        if self.class_weight is not None and not self._supports_class_weight:
+            raise ValueError(
+                f"class_weight applies to classifiers; {type(self).__name__} takes "
+                f"sample_weight instead."
+            )
         n_estimators = check_positive_int(self.n_estimators, "n_estimators")
         early_stopping_rounds = check_positive_int(
             self.early_stopping_rounds, "early_stopping_rounds", allow_none=True
@@ -378,15 +488,20 @@ class BaseGBModel(_BaseEstimator):
             num_boost_round=n_estimators,
             evals=evals,
             obj=obj,
+            custom_metric=self._custom_metric(),
             early_stopping_rounds=early_stopping_rounds,
             evals_result=evals_result,
             verbose_eval=verbose,
             init_model=init_model,
+            callbacks=list(self.callbacks or ()),
         )
         self.evals_result_ = evals_result
         return self
 
     # -- fitted state ------------------------------------------------------ #
+
+    def _restore_fitted_attributes(self, booster, state):
+        self.evals_result_ = {}  # not in the model file
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "booster_")
@@ -432,11 +547,14 @@ class BaseGBModel(_BaseEstimator):
 
     @property
     def feature_importances_(self):
-        """Normalized 'gain' importance of every feature, shape (n_features_in_,).
+        """Normalized total gain of every feature, shape (n_features_in_,).
 
-        Sums to 1, or all zeros when the model has no split.
+        ``feature_importance('total_gain')`` divided by its sum (equal to Friedman's
+        normalized relative influence, and to scikit-learn's impurity-based
+        importances); XGBoost's estimators normalize the average gain instead. Sums to
+        1, or all zeros when the model has no split.
         """
-        importance = self.get_booster().feature_importance("gain")
+        importance = self.get_booster().feature_importance(FEATURE_IMPORTANCES_TYPE)
         total = importance.sum()
         if total > 0:
             return importance / total
@@ -516,9 +634,13 @@ COMMON_PARAMETERS_DOC = """
     objective : str or callable, default=None
         Training objective (see ``gpuboost.objectives.OBJECTIVES``); None picks
         the estimator's default. {objective_doc}
-    eval_metric : str or list of str, default=None
+    eval_metric : str, list of str or callable, default=None
         Metrics computed on ``eval_set``; default: the objective's. The last
-        one drives early stopping.
+        one drives early stopping. A callable is a scikit-learn style metric
+        ``metric(y_true, y_pred)`` (``sample_weight=`` is passed when the set has
+        weights; ``y_pred``: predicted values, the positive class's probability, or
+        the class probabilities), recorded under its ``__name__``; early stopping
+        takes lower values as better (pass the negative of a score).
     early_stopping_rounds : int, default=None
         Stop when the last metric on the last ``eval_set`` has not improved
         for this many rounds (needs ``eval_set``). Predictions then use the
@@ -528,6 +650,15 @@ COMMON_PARAMETERS_DOC = """
         0 silent, 1 warnings, 2 info, 3 debug.
     n_jobs : int, default=None
         Accepted for compatibility (gpuboost's ``nthread``).
+    class_weight : dict, 'balanced' or None, default=None
+        GBClassifier only: multiplies the sample weight of every training row by its
+        class's weight, ``{{label: weight}}`` (other labels 1) or 'balanced'
+        (``n_samples / (n_classes * count of the class)``, scikit-learn's). Evaluation
+        sets keep their own weights. For binary objectives the training parameters
+        ``scale_pos_weight`` and ``is_unbalance`` do the same on the positive class.
+    callbacks : list of TrainingCallback, default=None
+        Called during training (gpuboost.boosting.callback), e.g.
+        ``TrainingCheckPoint``; cloned with the estimator.
     **kwargs
         Any other gpuboost training parameter (e.g. ``base_score``,
         ``huber_delta``); validated at ``fit``.
@@ -542,12 +673,26 @@ COMMON_ATTRIBUTES_DOC = """
     feature_names_in_ : ndarray of str
         Only when ``X`` was a DataFrame with string column names.
     feature_importances_ : ndarray of shape (n_features_in_,)
-        Normalized 'gain' importance.
+        Normalized total gain of each feature (scikit-learn's convention).
     evals_result_ : dict
         ``{"validation_<i>": {metric: [score per round]}}`` (also ``evals_result()``).
     best_iteration, best_score
         Set by early stopping, else None.
 """
+
+
+def sklearn_metric(metric):
+    """Adapt a scikit-learn style ``metric(y_true, y_pred, sample_weight=None)`` to
+    :func:`gpuboost.train`'s ``custom_metric``."""
+    name = getattr(metric, "__name__", type(metric).__name__)
+
+    def custom_metric(prediction, dataset):
+        weight = dataset.get_weight()
+        if weight is None:
+            return name, float(metric(dataset.get_label(), prediction))
+        return name, float(metric(dataset.get_label(), prediction, sample_weight=weight))
+
+    return custom_metric
 
 
 def sklearn_objective(func):

@@ -25,7 +25,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..core.dtypes import Y_DTYPE
-from ..data.convert import check_group
+from ..data.convert import check_group, check_weight
+from ..errors import value_repr
 from ..metrics import get_metric
 from ..model.booster import Booster
 from ..objectives import OBJECTIVES, get_objective
@@ -44,12 +45,18 @@ from .base import (
     RANKING_PREFIX,
     RANKING_SCORE_METRIC,
     BaseGBModel,
+    restore_classes,
     sklearn_objective,
 )
 from .compat import SKLEARN_INSTALLED, NotFittedError
 from .compat import ClassifierMixin as _ClassifierMixin
 from .compat import RegressorMixin as _RegressorMixin
-from .validation import as_numeric_target, as_target_vector, has_missing_labels
+from .validation import (
+    as_numeric_target,
+    as_target_vector,
+    class_weight_multipliers,
+    has_missing_labels,
+)
 
 __all__ = ["GBRegressor", "GBClassifier", "GBRanker", "NotFittedError", "SKLEARN_INSTALLED"]
 
@@ -208,6 +215,11 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
     )
 
     _managed_params = frozenset({"num_class"})
+    _supports_class_weight = True
+
+    def _restore_fitted_attributes(self, booster, state):
+        super()._restore_fitted_attributes(booster, state)
+        restore_classes(self, booster, state)
 
     def _encode_labels(self, y, what):
         """Encode labels of an eval set with the fitted ``classes_``."""
@@ -252,7 +264,7 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
         if len(classes) < MIN_CLASSES:
             raise ValueError(
                 f"{name} needs samples of at least {MIN_CLASSES} classes in the "
-                f"data, but the data contains only one class: {classes[0]!r}."
+                f"data, but the data contains only one class: {value_repr(classes[0])}."
             )
         self.classes_ = classes
         self.n_classes_ = len(classes)
@@ -321,6 +333,13 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
         """
         data = self._validate_features(X, reset=True)
         label = self._fit_classes(y)
+        multipliers = class_weight_multipliers(self.class_weight, self.classes_, label)
+        if multipliers is not None:  # class_weight: sample-weight multipliers
+            sample_weight = (
+                multipliers
+                if sample_weight is None
+                else check_weight(sample_weight, len(label)) * multipliers
+            )
         eval_set = self._check_eval_set(eval_set)
         eval_labels = [
             self._encode_labels(y_eval, f"eval_set[{index}]")

@@ -7,7 +7,8 @@ import warnings
 import numpy as np
 
 from ..core.dtypes import X_DTYPE, Y_DTYPE
-from ..data.convert import as_array, convert_features
+from ..data.convert import as_array, convert_features, frame_column_names
+from ..errors import value_repr
 from .compat import DataConversionWarning
 
 #: Exclusive upper bound of a seed drawn from a ``numpy.random.RandomState`` / ``Generator``.
@@ -15,11 +16,9 @@ SEED_UPPER_BOUND = np.iinfo(np.int32).max
 
 
 def column_names(X):
-    """The column names of a DataFrame-like ``X`` when all are strings, else None."""
-    columns = getattr(X, "columns", None)
-    if columns is None or isinstance(X, np.ndarray):
-        return None
-    names = list(columns)
+    """The column names of a DataFrame-like ``X`` (pandas, polars, pyarrow) when all are
+    strings, else None (scikit-learn's rule for ``feature_names_in_``)."""
+    names = frame_column_names(X)
     if names and all(isinstance(name, str) for name in names):
         return names
     return None
@@ -33,7 +32,8 @@ def as_feature_matrix(X):
     """
     if X is None:
         raise ValueError("X is None; expected a 2-D array-like of shape (n_samples, n_features).")
-    if not hasattr(X, "columns") and not is_sparse(X):
+    is_frame = hasattr(X, "__dataframe__") or hasattr(X, "__arrow_c_stream__")
+    if frame_column_names(X) is None and not is_frame and not is_sparse(X):
         array = np.asarray(X)
         if np.iscomplexobj(array):
             raise ValueError("Complex data not supported: X must hold real numbers.")
@@ -132,7 +132,8 @@ def check_positive_int(value, name, allow_none=False):
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(
-            f"{name} must be a positive integer{' or None' if allow_none else ''}, got {value!r}."
+            f"{name} must be a positive integer{' or None' if allow_none else ''}, got "
+            f"{value_repr(value)}."
         )
     return int(value)
 
@@ -145,3 +146,63 @@ def per_eval_set(values, n_eval_sets, name):
     if len(values) != n_eval_sets:
         raise ValueError(f"{name} has {len(values)} entries, but eval_set has {n_eval_sets}.")
     return values
+
+
+#: ``class_weight`` value that weights every class to the same total.
+BALANCED = "balanced"
+
+
+def class_weight_multipliers(class_weight, classes, encoded):
+    """Per-row weight multipliers of a classifier's ``class_weight`` (scikit-learn's).
+
+    Parameters
+    ----------
+    class_weight : dict, 'balanced' or None
+        ``{label: weight}`` (labels not named weigh 1), or 'balanced':
+        ``n_samples / (n_classes * count of the class)``.
+    classes : ndarray of shape (n_classes,)
+        The sorted class labels.
+    encoded : ndarray of shape (n_samples,), float64
+        Labels as class indices.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,), float64, or None (for None)
+
+    Raises
+    ------
+    ValueError
+        Another value, a label not among the classes, or a weight that is not a finite
+        non-negative number.
+    """
+    if class_weight is None:
+        return None
+    indices = encoded.astype(np.intp)
+    if isinstance(class_weight, str) and class_weight == BALANCED:
+        counts = np.bincount(indices, minlength=len(classes))
+        per_class = len(indices) / (len(classes) * counts.astype(Y_DTYPE))
+        return per_class[indices]
+    if not isinstance(class_weight, dict):
+        raise ValueError(
+            f"class_weight must be 'balanced', a dict {{label: weight}} or None, got "
+            f"{value_repr(class_weight)}."
+        )
+    per_class = np.ones(len(classes), dtype=Y_DTYPE)
+    class_list = classes.tolist()
+    for label, weight in class_weight.items():
+        key = value_repr(label)
+        matches = [index for index, known in enumerate(class_list) if known == label]
+        if not matches:
+            raise ValueError(
+                f"class_weight names the label {key}, which is not a class of y {class_list}."
+            )
+        if (
+            isinstance(weight, bool)
+            or not isinstance(weight, numbers.Real)
+            or not (np.isfinite(weight) and weight >= 0)
+        ):
+            raise ValueError(
+                f"class_weight[{key}] must be a finite number >= 0, got {value_repr(weight)}."
+            )
+        per_class[matches[0]] = float(weight)
+    return per_class[indices]

@@ -98,6 +98,42 @@ class Tree:
             np.array_equal(getattr(self, n), getattr(other, n)) for n in TREE_ARRAYS
         )
 
+    def dump_dict(self, feature_names=None, with_stats=True):
+        """The tree as nested dicts, XGBoost's JSON dump format.
+
+        Internal nodes: ``nodeid``, ``depth``, ``split`` (the feature name),
+        ``split_condition`` (the threshold), ``decision_type`` (``'<='``: rows with
+        ``x <= split_condition`` go to ``yes``; XGBoost's own dumps mean ``<``), ``yes``,
+        ``no``, ``missing`` and ``children`` (``[yes, no]``); leaves: ``nodeid`` and
+        ``leaf`` (the value). With ``with_stats``: ``gain`` (internal nodes), ``cover``
+        and ``count``.
+        """
+
+        def node_dict(node, depth):
+            stats = {}
+            if with_stats:
+                stats = {"cover": float(self.cover[node]), "count": int(self.count[node])}
+            if self.feature[node] < 0:
+                return {"nodeid": node, "leaf": float(self.value[node]), **stats}
+            feature = int(self.feature[node])
+            left, right = int(self.left_child[node]), int(self.right_child[node])
+            if with_stats:
+                stats = {"gain": float(self.gain[node]), **stats}
+            return {
+                "nodeid": node,
+                "depth": depth,
+                "split": feature_names[feature] if feature_names is not None else f"f{feature}",
+                "split_condition": float(self.threshold[node]),
+                "decision_type": "<=",
+                "yes": left,
+                "no": right,
+                "missing": left if self.default_left[node] else right,
+                **stats,
+                "children": [node_dict(left, depth + 1), node_dict(right, depth + 1)],
+            }
+
+        return node_dict(0, 0)
+
     def dump(self, feature_names=None, with_stats=True):
         """Readable text of the tree, one node per line, indented by depth.
 

@@ -1,5 +1,7 @@
 """Tests of gpuboost.boosting.train: the boosting loop end to end on the NumPy backend."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -512,6 +514,40 @@ def test_custom_metric_drives_early_stopping(regression_sets):
     assert booster.best_iteration == 1 and booster.num_boosted_rounds() == 4
 
 
+def test_early_stopping_maximizes_a_custom_metric_when_told(regression_sets):
+    train_set, valid_set = regression_sets
+
+    def r2(prediction, dataset):  # higher is better
+        label = dataset.get_label()
+        return "r2", 1.0 - np.sum((label - prediction) ** 2) / np.sum((label - label.mean()) ** 2)
+
+    kwargs = {"evals": [(valid_set, "valid")], "custom_metric": r2, "early_stopping_rounds": 3}
+    history = {}
+    maximized = fit(
+        {"learning_rate": 0.3}, train_set, 40, evals_result=history, maximize=True, **kwargs
+    )
+    scores = history["valid"]["r2"]
+    assert maximized.best_iteration == int(np.argmax(scores)) > 5
+    assert maximized.best_score == max(scores)
+    # Told nothing, a custom metric is minimized (documented): round 0 is kept.
+    assert fit({"learning_rate": 0.3}, train_set, 40, **kwargs).best_iteration == 0
+    # maximize=False turns a built-in metric that is maximized around.
+    auc_set = Dataset(valid_set.data, label=(valid_set.label > 0).astype(float))
+    params = {"objective": "binary:logistic", "eval_metric": "auc"}
+    binary_train = Dataset(train_set.data, label=(train_set.label > 0).astype(float))
+    assert (
+        fit(
+            params,
+            binary_train,
+            20,
+            evals=[(auc_set, "v")],
+            early_stopping_rounds=2,
+            maximize=False,
+        ).best_iteration
+        == 0
+    )
+
+
 # ---------------------------------------------------------------------------
 # Continued training
 # ---------------------------------------------------------------------------
@@ -585,6 +621,43 @@ def test_continuing_an_early_stopped_model_uses_the_new_rounds(regression_sets):
     assert stopped.best_iteration is not None  # the init model keeps its own
 
 
+def test_eval_sets_and_init_model_match_columns_by_name(binary_data):
+    pd = pytest.importorskip("pandas")
+    X, y = binary_data
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d", "e"])
+    order = ["c", "e", "a", "d", "b"]
+    params = {"objective": "binary:logistic"}
+    dtrain = Dataset(frame[:300], label=y[:300])
+    logs = []
+    for valid in (frame[300:], frame[300:][order]):
+        evals_result = {}
+        fit(
+            params,
+            dtrain,
+            4,
+            evals=[(Dataset(valid, label=y[300:]), "v")],
+            evals_result=evals_result,
+        )
+        logs.append(evals_result)
+    assert logs[0] == logs[1]
+    # Continuing on a Dataset whose columns are permuted: the same model as one run.
+    first = fit(params, dtrain, 2)
+    continued = fit(params, Dataset(frame[:300][order], label=y[:300]), 2, init_model=first)
+    assert continued.feature_names == order
+    whole = fit(params, dtrain, 4)
+    np.testing.assert_array_equal(continued.predict(frame), whole.predict(frame))
+    with pytest.raises(ValueError, match=r"evaluation set 'v'.*missing \['a'\]"):
+        renamed = Dataset(frame[300:].rename(columns={"a": "z"}), label=y[300:])
+        fit(params, dtrain, 1, evals=[(renamed, "v")])
+    with pytest.raises(ValueError, match=r"dtrain.*not in the model \['z'\]"):
+        fit(
+            params,
+            Dataset(frame[:300].rename(columns={"a": "z"}), label=y[:300]),
+            1,
+            init_model=first,
+        )
+
+
 def test_refit_objective_with_an_empty_row_sample(regression_data):
     X, y = regression_data
     booster = fit(
@@ -606,6 +679,39 @@ def test_init_model_must_match(regression_data, multiclass_data):
             2,
             init_model=fit({}, Dataset(Xm, label=ym), 1),
         )
+
+
+def test_max_bin_parameter_bins_a_dataset_not_binned_yet(regression_data):
+    X, y = regression_data
+    small = fit({"max_bin": 4}, Dataset(X, label=y), 3)
+    assert small.params["max_bin"] == 4
+    assert small.save_raw() == fit({"max_bin": 4}, Dataset(X, label=y, max_bin=4), 3).save_raw()
+    for tree in small.trees:
+        assert tree.threshold_bin.max() <= 2  # 4 value bins: splits after bins 0..2
+    assert small.save_raw() != fit({}, Dataset(X, label=y), 3).save_raw()
+    # Without max_bin in the parameters the Dataset's is used, and the model says so.
+    assert fit({}, Dataset(X, label=y, max_bin=15), 1).params["max_bin"] == 15
+    # A validation set built with reference= before training follows its reference.
+    dtrain = Dataset(X[:300], label=y[:300])
+    dvalid = Dataset(X[300:], label=y[300:], reference=dtrain)
+    assert dtrain.max_bin is None
+    fit({"max_bin": 8}, dtrain, 1, evals=[(dvalid, "valid")])
+    assert dtrain.max_bin == dvalid.max_bin == 8 and dvalid.bin_mapper is dtrain.bin_mapper
+
+
+def test_max_bin_parameter_conflicting_with_the_dataset_raises(regression_data):
+    X, y = regression_data
+    with pytest.raises(ValueError, match="built with max_bin=15.*ask for max_bin=4"):
+        fit({"max_bin": 4}, Dataset(X, label=y, max_bin=15), 1)
+    binned = Dataset(X, label=y)
+    binned.X_binned  # binned with the default, 255
+    with pytest.raises(ValueError, match="already binned with max_bin=255.*max_bin=4"):
+        fit({"max_bin": 4}, binned, 1)
+    trained = Dataset(X, label=y)
+    fit({"max_bins": 32}, trained, 1)  # the alias counts as given
+    with pytest.raises(ValueError, match="already binned with max_bin=32"):
+        fit({"max_bin": 64}, trained, 1)
+    assert fit({}, trained, 1).params["max_bin"] == 32
 
 
 # ---------------------------------------------------------------------------
@@ -664,6 +770,28 @@ def test_bad_training_inputs(regression_data):
             fit({}, Dataset(X, label=y), rounds)
 
 
+@pytest.mark.parametrize(
+    "call, shown",
+    [
+        (lambda X, y: Dataset(X, weight=np.r_[np.ones(len(X) - 1), -1.0]), "(-1.0)"),
+        (lambda X, y: Dataset(X, group=np.array([len(X) - 0.5, 0.5])), "got 399.5 at"),
+        (lambda X, y: fit({}, Dataset(X, label=y), np.int64(-1)), "got -1."),
+        (lambda X, y: fit({"max_depth": np.float64(2.5)}, Dataset(X, label=y), 1), "got 2.5."),
+        (
+            lambda X, y: fit({}, Dataset(X, label=y), 2).predict(
+                X, iteration_range=(np.int64(0), np.int64(9))
+            ),
+            "(0, 9)",
+        ),
+    ],
+)
+def test_error_messages_print_plain_numbers(regression_data, call, shown):
+    X, y = regression_data
+    with pytest.raises(ValueError) as error:
+        call(X, y)
+    assert shown in str(error.value) and "np." not in str(error.value)
+
+
 def test_bad_eval_sets(regression_data):
     X, y = regression_data
     dataset = Dataset(X, label=y)
@@ -715,3 +843,78 @@ def test_non_finite_gradients_raise(regression_data):
 
     with pytest.raises(ValueError):
         fit({}, Dataset(X, label=y), 1, obj=exploding)
+
+
+# ---------------------------------------------------------------------------
+# Class imbalance: scale_pos_weight, is_unbalance
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def unbalanced_data():
+    """(X, y): few distinct values per feature (bin edges independent of weights), 25%
+    positives."""
+    rng = np.random.default_rng(5)
+    X = np.round(rng.normal(size=(400, 4)), 1)
+    y = (X[:, 0] + 0.5 * rng.normal(size=400) > 0.7).astype(np.float64)
+    return X, y
+
+
+@pytest.mark.parametrize("objective", ["binary:logistic", "binary:exponential"])
+def test_scale_pos_weight_equals_explicit_weights(unbalanced_data, objective):
+    X, y = unbalanced_data
+    weight = np.random.default_rng(1).uniform(0.5, 2.0, size=len(y))
+    params = {"objective": objective, "max_depth": 3}
+    scaled = fit({**params, "scale_pos_weight": 3.5}, Dataset(X, label=y, weight=weight), 4)
+    explicit = fit(params, Dataset(X, label=y, weight=weight * np.where(y == 1, 3.5, 1.0)), 4)
+    assert scaled.trees == explicit.trees
+    np.testing.assert_array_equal(scaled.base_margin, explicit.base_margin)
+    assert scaled.params["scale_pos_weight"] == 3.5
+    assert scaled.save_raw() != fit(params, Dataset(X, label=y, weight=weight), 4).save_raw()
+
+
+def test_is_unbalance_equals_explicit_weights(unbalanced_data):
+    X, y = unbalanced_data
+    n_positive, n_negative = int(y.sum()), int((1 - y).sum())
+    assert n_positive < n_negative
+    params = {"objective": "binary:logistic", "max_depth": 3}
+    unbalanced = fit({**params, "is_unbalance": True}, Dataset(X, label=y), 4)
+    explicit_weight = np.where(y == 1, n_negative / n_positive, 1.0)
+    explicit = fit(params, Dataset(X, label=y, weight=explicit_weight), 4)
+    assert unbalanced.trees == explicit.trees
+    # More positives than negatives: the negative rows are weighted up instead.
+    flipped = fit({**params, "is_unbalance": True}, Dataset(X, label=1 - y), 4)
+    explicit = fit(params, Dataset(X, label=1 - y, weight=explicit_weight), 4)
+    assert flipped.trees == explicit.trees
+
+
+def test_class_imbalance_parameters_saved_only_when_set(unbalanced_data, tmp_path):
+    X, y = unbalanced_data
+    plain = json.loads(fit({"objective": "binary:logistic"}, Dataset(X, label=y), 1).save_raw())
+    assert "scale_pos_weight" not in plain["learner"]["params"]
+    booster = fit({"objective": "binary:logistic", "is_unbalance": True}, Dataset(X, label=y), 1)
+    booster.save_model(tmp_path / "model.json")
+    assert gpuboost.Booster.load_model(tmp_path / "model.json").params["is_unbalance"] is True
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"scale_pos_weight": 2.0}, "binary objective.*'reg:squarederror'"),
+        ({"is_unbalance": True, "objective": "multi:softprob", "num_class": 2}, "binary"),
+        (
+            {"objective": "binary:logistic", "scale_pos_weight": 2.0, "is_unbalance": True},
+            "not both",
+        ),
+        ({"objective": "binary:logistic", "scale_pos_weight": 0.0}, "scale_pos_weight"),
+        ({"booster": "adaboost", "scale_pos_weight": 2.0}, "does not use"),
+    ],
+)
+def test_bad_class_imbalance_parameters(unbalanced_data, params, message):
+    X, y = unbalanced_data
+    with pytest.raises(ValueError, match=message):
+        fit(params, Dataset(X, label=y), 1)
+    with pytest.raises(ValueError, match="custom objective"):
+        fit(
+            {"scale_pos_weight": 2.0}, Dataset(X, label=y), 1, obj=lambda m, d: (m, np.ones_like(m))
+        )

@@ -7,7 +7,7 @@ import pytest
 
 import gpuboost
 from gpuboost.core import profiling as _profiling
-from gpuboost.core.profiling import PHASES, PhaseTimer, nvtx_range
+from gpuboost.core.profiling import PHASES, PhaseTimer, active_range, nvtx_range
 
 
 @pytest.fixture
@@ -65,6 +65,20 @@ def test_nvtx_range_is_a_context_manager():
     with nvtx_range("anything"):
         value = 1
     assert value == 1
+
+
+def test_active_range_is_the_innermost_open_range(fake_clock):
+    assert active_range() is None
+    timer = PhaseTimer(enabled=False)
+    with timer.phase("histogram"):
+        assert active_range() == "histogram"
+        with nvtx_range("inner"):
+            assert active_range() == "inner"
+        assert active_range() == "histogram"
+    with pytest.raises(KeyError):
+        with nvtx_range("failing"):
+            raise KeyError("left through an exception")
+    assert active_range() is None
 
 
 def test_verbosity_2_prints_the_phase_timings(regression_data, capsys):

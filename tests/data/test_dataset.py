@@ -385,6 +385,70 @@ def test_pandas_column_names_checked_against_reference(X):
         Dataset(pd.DataFrame(X, columns=["a", "c", "b"]), reference=train)
 
 
+def test_polars_dataframe_keeps_names_and_nulls(X):
+    pl = pytest.importorskip("polars")
+    frame = pl.DataFrame(
+        {
+            "age": X[:, 0],
+            "count": pl.Series([1, None] * 20, dtype=pl.Int32),
+            "flag": [True, False] * 20,
+        }
+    )
+    ds = Dataset(frame)
+    assert ds.feature_names == ["age", "count", "flag"] and ds.has_feature_names
+    np.testing.assert_array_equal(ds.data[:, 0], X[:, 0])
+    np.testing.assert_array_equal(ds.data[:, 1], [1.0, np.nan] * 20)
+    np.testing.assert_array_equal(ds.data[:, 2], [1.0, 0.0] * 20)
+    with pytest.raises(TypeError, match="'city'.*not numeric"):
+        Dataset(frame.with_columns(city=pl.Series(["a", "b"] * 20)))
+
+
+def test_arrow_table_keeps_names_and_nulls(X):
+    pa = pytest.importorskip("pyarrow")
+    table = pa.table(
+        {"age": X[:, 0], "count": pa.array([1, None] * 20, type=pa.int64()), "flag": [True] * 40}
+    )
+    for data in (table, table.to_batches()[0]):
+        ds = Dataset(data)
+        assert ds.feature_names == ["age", "count", "flag"]
+        np.testing.assert_array_equal(ds.data[:, 1], [1.0, np.nan] * 20)
+        np.testing.assert_array_equal(ds.data[:, 2], np.ones(40))
+    with pytest.raises(TypeError, match="'city'.*not numeric"):
+        Dataset(table.append_column("city", pa.array(["a"] * 40)))
+
+
+def test_arrow_capsule_objects_keep_names(X):
+    pa = pytest.importorskip("pyarrow")
+
+    class CapsuleOnly:  # a library known only by its Arrow PyCapsule stream
+        def __init__(self, table):
+            self._table = table
+
+        def __arrow_c_stream__(self, requested_schema=None):
+            return self._table.__arrow_c_stream__(requested_schema)
+
+    ds = Dataset(CapsuleOnly(pa.table({"a": X[:, 0], "b": X[:, 1]})))
+    assert ds.feature_names == ["a", "b"]
+    np.testing.assert_array_equal(ds.data, X[:, :2])
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_dataframe_interchange_protocol_keeps_names(X):
+    pd = pytest.importorskip("pandas")
+
+    class InterchangeOnly:  # a DataFrame library known only by its __dataframe__
+        def __init__(self, frame):
+            self._frame = frame
+
+        def __dataframe__(self, nan_as_null=False, allow_copy=True):
+            return self._frame.__dataframe__(nan_as_null=nan_as_null, allow_copy=allow_copy)
+
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    ds = Dataset(InterchangeOnly(frame))
+    assert ds.feature_names == ["a", "b", "c"]
+    np.testing.assert_array_equal(ds.data, X)
+
+
 def test_scipy_sparse_is_densified_with_zeros():
     sparse = pytest.importorskip("scipy.sparse")
     dense = np.array([[0.0, 1.5, 0.0], [2.0, 0.0, np.nan], [0.0, 0.0, 3.0], [4.0, 0.0, 0.0]])
@@ -514,3 +578,35 @@ def test_float32_features_are_kept_as_given_and_train_the_float64_model(device, 
     np.testing.assert_array_equal(model.predict(single), model.predict(double))
     assert single.data.dtype == np.float64 and single.data.flags.c_contiguous
     np.testing.assert_array_equal(single.data, X.astype(np.float64))
+
+
+def test_subset_keeps_row_fields_and_shares_the_binning(X):
+    weight = np.arange(1.0, 41.0)
+    margin = np.arange(40.0) / 10
+    ds = Dataset(
+        X,
+        label=np.arange(40.0),
+        weight=weight,
+        base_margin=margin,
+        feature_names=["a", "b", "c"],
+        group=[10, 10, 20],
+    )
+    part = ds.subset([10, 11, 12, 30, 31])
+    np.testing.assert_array_equal(part.data, X[[10, 11, 12, 30, 31]])
+    np.testing.assert_array_equal(part.label, [10.0, 11.0, 12.0, 30.0, 31.0])
+    np.testing.assert_array_equal(part.weight, weight[[10, 11, 12, 30, 31]])
+    np.testing.assert_array_equal(part.base_margin, margin[[10, 11, 12, 30, 31]])
+    np.testing.assert_array_equal(part.group, [3, 2])
+    assert part.feature_names == ["a", "b", "c"] and part.has_feature_names
+    assert part.bin_mapper is ds.bin_mapper
+    assert not Dataset(X).subset([0]).has_feature_names
+    for rows, error in (
+        ([], ValueError),
+        ([40], ValueError),
+        ([-1], ValueError),
+        ([0.5], ValueError),
+    ):
+        with pytest.raises(error, match="rows"):
+            ds.subset(rows)
+    with pytest.raises(ValueError, match="contiguous"):
+        ds.subset([0, 15, 1])  # query 0 split by a row of query 1

@@ -2,6 +2,10 @@
 
 import json
 import os
+import stat
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -11,6 +15,7 @@ from gpuboost.model.booster import Booster
 from gpuboost.model.model_io import (
     FORMAT_NAME,
     FORMAT_VERSION,
+    STALE_TEMP_SECONDS,
     atomic_write_text,
     validate_tree_dict,
 )
@@ -169,6 +174,81 @@ def test_failed_write_keeps_the_original(tmp_path, monkeypatch):
         atomic_write_text(path, "new content")
     assert path.read_text(encoding="utf-8") == "original content"
     assert os.listdir(tmp_path) == ["model.json"]
+
+
+@pytest.mark.parametrize("umask, expected", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_new_files_respect_the_umask(tmp_path, umask, expected):
+    previous = os.umask(umask)
+    try:
+        atomic_write_text(tmp_path / "model.json", "{}")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(os.stat(tmp_path / "model.json").st_mode) == expected
+
+
+def test_replaced_files_keep_their_permissions(tmp_path):
+    path = tmp_path / "model.json"
+    path.write_text("old")
+    os.chmod(path, 0o640)
+    atomic_write_text(path, "new")
+    assert path.read_text() == "new" and stat.S_IMODE(os.stat(path).st_mode) == 0o640
+
+
+def test_saving_through_a_symbolic_link_writes_its_target(booster, tmp_path):
+    target = tmp_path / "models" / "v1.json"
+    target.parent.mkdir()
+    target.write_text("old")
+    link = tmp_path / "current.json"
+    link.symlink_to(os.path.join("models", "v1.json"))  # relative, as links often are
+    booster.save_model(link)
+    assert link.is_symlink() and os.readlink(link) == os.path.join("models", "v1.json")
+    assert target.read_bytes() == booster.save_raw()
+    assert sorted(os.listdir(target.parent)) == ["v1.json"]
+
+
+def test_a_later_save_removes_temporary_files_of_dead_saves(tmp_path):
+    finished = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead_pid = int(finished.stdout)
+    old = time.time() - 2 * STALE_TEMP_SECONDS
+    stale = tmp_path / f".gpuboost-{dead_pid}-0123abcd.part"
+    recent = tmp_path / f".gpuboost-{dead_pid}-89abcdef.part"  # may be a slow save's
+    alive = tmp_path / f".gpuboost-{os.getppid()}-0123abcd.part"  # a running process's
+    unrelated = tmp_path / ".other-1-0123abcd.part"
+    for path in (stale, alive, unrelated):
+        path.write_text("partial")
+        os.utime(path, (old, old))
+    recent.write_text("partial")
+    atomic_write_text(tmp_path / "model.json", "{}")
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        ["model.json", recent.name, alive.name, unrelated.name]
+    )
+
+
+def test_errors_name_the_destination_not_the_temporary_file(booster, tmp_path, monkeypatch):
+    missing_folder = tmp_path / "absent" / "model.json"
+    with pytest.raises(FileNotFoundError) as error:
+        booster.save_model(missing_folder)
+    assert str(missing_folder) in str(error.value) and ".part" not in str(error.value)
+
+    def failing_replace(source, destination):
+        raise PermissionError(13, "Permission denied", source)
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(PermissionError) as error:
+        booster.save_model(tmp_path / "model.json")
+    assert "model.json" in str(error.value) and ".part" not in str(error.value)
+    assert os.listdir(tmp_path) == []
+
+
+def test_ubj_names_are_refused(booster, tmp_path):
+    with pytest.raises(ValueError, match="UBJSON.*JSON only.*.json"):
+        booster.save_model(tmp_path / "model.ubj")
+    assert os.listdir(tmp_path) == []
 
 
 # ---------------------------------------------------------------------------

@@ -61,6 +61,8 @@ def test_custom_objective_multiclass_flat_result_is_reshaped():
         ((np.zeros(3, dtype=complex), np.ones(3)), "complex"),
         (np.zeros(3), "pair"),
         ((np.zeros(3),), "pair"),
+        ((np.ones(3), -np.ones(3)), "hessians that are all <= 0"),
+        ((np.ones(3), np.zeros(3)), "hessians that are all <= 0"),
     ],
 )
 def test_custom_objective_validates_result(result, message):
@@ -73,3 +75,14 @@ def test_custom_objective_multiclass_rejects_wrong_flat_size():
     objective = CustomObjective(lambda raw, dataset: (np.zeros(5), np.ones(6)), n_outputs=2)
     with pytest.raises(ValueError, match=r"grad of shape \(5,\)"):
         objective.gradients(np, np.zeros(3), np.zeros((3, 2)), None)
+
+
+def test_custom_objective_rejects_an_output_without_positive_hessians():
+    hess = np.ones((3, 2))
+    hess[:, 1] = -1.0
+    objective = CustomObjective(lambda raw, dataset: (np.zeros((3, 2)), hess), n_outputs=2)
+    with pytest.raises(ValueError, match=r"all <= 0 \(output 1\)"):
+        objective.gradients(np, np.zeros(3), np.zeros((3, 2)), None)
+    mixed = np.array([1.0, -1.0, 0.0])  # some positive hessians: accepted (as XGBoost)
+    objective = CustomObjective(lambda raw, dataset: (np.zeros(3), mixed))
+    objective.gradients(np, np.zeros(3), np.zeros(3), None)

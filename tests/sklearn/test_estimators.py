@@ -429,8 +429,10 @@ def test_feature_importances(regression_data):
     assert importances.shape == (X_train.shape[1],)
     assert importances.sum() == pytest.approx(1.0)
     assert np.all(importances >= 0)
-    gain = model.booster_.feature_importance("gain")
-    np.testing.assert_allclose(importances, gain / gain.sum())
+    total_gain = model.booster_.feature_importance("total_gain")
+    np.testing.assert_allclose(importances, total_gain / total_gain.sum())
+    influence = model.booster_.feature_importance("relative_influence")
+    np.testing.assert_allclose(importances, influence / influence.sum())
     constant = GBRegressor(n_estimators=2).fit(np.ones((20, 3)), np.arange(20.0))
     np.testing.assert_array_equal(constant.feature_importances_, np.zeros(3))
 
@@ -565,3 +567,132 @@ def test_works_without_scikit_learn():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize(
+    "class_weight, per_class",
+    [("balanced", None), ({0: 1.0, 1: 4.0}, [1.0, 4.0]), ({1: 0.5}, [1.0, 0.5])],
+)
+def test_class_weight_equals_explicit_sample_weights(binary_data, class_weight, per_class):
+    X, y, _, _ = binary_data
+    if per_class is None:  # scikit-learn's 'balanced'
+        per_class = len(y) / (2 * np.bincount(y.astype(int)))
+    sample_weight = np.linspace(0.5, 1.5, len(y))
+    weighted = GBClassifier(n_estimators=4, class_weight=class_weight).fit(
+        X, y, sample_weight=sample_weight
+    )
+    explicit = GBClassifier(n_estimators=4).fit(
+        X, y, sample_weight=sample_weight * np.asarray(per_class)[y.astype(int)]
+    )
+    assert weighted.get_booster().save_raw() == explicit.get_booster().save_raw()
+    if isinstance(class_weight, dict):  # labels are matched as the values of y
+        labels = np.where(y == 1, "yes", "no")
+        named = {"yes" if k == 1 else "no": v for k, v in class_weight.items()}
+        by_name = GBClassifier(n_estimators=4, class_weight=named).fit(
+            X, labels, sample_weight=sample_weight
+        )
+        assert by_name.get_booster().save_raw() == explicit.get_booster().save_raw()
+
+
+def test_bad_class_weight(binary_data, regression_data):
+    X, y, _, _ = binary_data
+    for class_weight, message in [
+        ({2: 1.0}, "label 2, which is not a class"),
+        ({1: -1.0}, r"class_weight\[1\] must be a finite number >= 0, got -1.0"),
+        ("balance", "'balanced', a dict"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            GBClassifier(n_estimators=2, class_weight=class_weight).fit(X, y)
+    X_reg, y_reg, _, _ = regression_data
+    with pytest.raises(ValueError, match="class_weight applies to classifiers"):
+        GBRegressor(n_estimators=2, class_weight="balanced").fit(X_reg, y_reg)
+
+
+class RoundRecorder(gpuboost.TrainingCallback):
+    def __init__(self):
+        self.rounds = []
+
+    def after_iteration(self, model, epoch, evals_log):
+        self.rounds.append(epoch)
+        return epoch >= 2  # stops after round 2
+
+
+def test_callbacks_argument(regression_data, tmp_path):
+    X, y, _, _ = regression_data
+    recorder = RoundRecorder()
+    checkpoint = gpuboost.TrainingCheckPoint(tmp_path, interval=1)
+    model = GBRegressor(n_estimators=8, callbacks=[recorder, checkpoint]).fit(X, y)
+    assert recorder.rounds == [0, 1, 2] and model.get_booster().num_boosted_rounds() == 3
+    assert gpuboost.Booster.load_model(checkpoint.path) == model.get_booster()
+    cloned = clone(model)
+    assert cloned.get_params()["callbacks"][0] is not recorder  # cloned, not shared
+
+
+def test_callable_eval_metric(regression_data, binary_data):
+    from sklearn.metrics import log_loss, mean_absolute_error
+
+    X, y, X_valid, y_valid = regression_data
+    weight = np.linspace(1.0, 2.0, len(y_valid))
+    model = GBRegressor(n_estimators=5, eval_metric=mean_absolute_error).fit(
+        X, y, eval_set=[(X_valid, y_valid)], sample_weight_eval_set=[weight]
+    )
+    scores = model.evals_result()["validation_0"]["mean_absolute_error"]
+    expected = [
+        mean_absolute_error(
+            y_valid, model.predict(X_valid, iteration_range=(0, r + 1)), sample_weight=weight
+        )
+        for r in range(5)
+    ]
+    np.testing.assert_allclose(scores, expected, rtol=1e-12)
+    # Classifier: the probability of the positive class; early stopping minimizes it.
+    Xb, yb, Xb_valid, yb_valid = binary_data
+    classifier = GBClassifier(
+        n_estimators=200, learning_rate=0.5, eval_metric=log_loss, early_stopping_rounds=3
+    ).fit(Xb, yb, eval_set=[(Xb_valid, yb_valid)])
+    losses = classifier.evals_result()["validation_0"]["log_loss"]
+    assert classifier.best_iteration == int(np.argmin(losses)) < len(losses) - 1
+    np.testing.assert_allclose(
+        losses[0], log_loss(yb_valid, classifier.predict_proba(Xb_valid, iteration_range=(0, 1)))
+    )
+
+
+@pytest.mark.parametrize("labels", ["ints", "strings"])
+def test_save_model_and_load_model(binary_data, tmp_path, labels):
+    pd = pytest.importorskip("pandas")
+    X, y, X_test, _ = binary_data
+    columns = [f"x{i}" for i in range(X.shape[1])]
+    target = y.astype(int) if labels == "ints" else np.where(y == 1, "spam", "ham")
+    model = GBClassifier(n_estimators=4).fit(pd.DataFrame(X, columns=columns), target)
+    model.save_model(tmp_path / "model.json")
+    loaded = GBClassifier().load_model(tmp_path / "model.json")
+    assert loaded.get_booster() == model.get_booster()  # the attribute is not kept
+    assert list(loaded.classes_) == list(model.classes_) and loaded.n_classes_ == 2
+    assert list(loaded.feature_names_in_) == columns and loaded.n_features_in_ == 6
+    frame = pd.DataFrame(X_test, columns=columns)
+    np.testing.assert_array_equal(loaded.predict(frame), model.predict(frame))
+    np.testing.assert_array_equal(loaded.predict_proba(frame), model.predict_proba(frame))
+    with pytest.raises(ValueError, match="holds a GBClassifier"):
+        GBRegressor().load_model(tmp_path / "model.json")
+
+
+def test_load_model_of_a_native_booster_and_of_adaboost(binary_data, regression_data, tmp_path):
+    X, y, X_test, _ = binary_data
+    booster = gpuboost.train(
+        {"objective": "binary:logistic", "device": "cpu"}, gpuboost.Dataset(X, label=y), 3
+    )
+    booster.save_model(tmp_path / "native.json")
+    loaded = GBClassifier().load_model(tmp_path / "native.json")
+    assert list(loaded.classes_) == [0, 1] and loaded.evals_result() == {}
+    np.testing.assert_array_equal(loaded.predict_proba(X_test)[:, 1], booster.predict(X_test))
+    Xr, yr, Xr_test, _ = regression_data
+    regressor = GBRegressor(n_estimators=3).fit(Xr, yr)
+    regressor.save_model(tmp_path / "regressor.json")
+    again = GBRegressor().load_model(tmp_path / "regressor.json")
+    np.testing.assert_array_equal(again.predict(Xr_test), regressor.predict(Xr_test))
+    ada = gpuboost.AdaBoostClassifier(n_estimators=3).fit(X, y)
+    ada.save_model(tmp_path / "ada.json")
+    ada_loaded = gpuboost.AdaBoostClassifier().load_model(tmp_path / "ada.json")
+    np.testing.assert_array_equal(ada_loaded.predict(X_test), ada.predict(X_test))
+    np.testing.assert_array_equal(ada_loaded.estimator_weights_, ada.estimator_weights_)
+    with pytest.raises(ValueError, match="not an AdaBoost model"):
+        gpuboost.AdaBoostClassifier().load_model(tmp_path / "native.json")

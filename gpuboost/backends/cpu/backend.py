@@ -39,6 +39,7 @@ from .predict import (
     predict_tree_raw,
 )
 from .quantize import quantize
+from .shap import predict_contributions, predict_interactions
 from .split_scan import find_best_splits
 
 __all__ = ["CpuBackend"]
@@ -192,3 +193,9 @@ class CpuBackend(NumpyBackend):
     def predict_forest_leaves(self, X, trees):
         self._threads()
         return predict_forest_leaves(X, trees)
+
+    def predict_contributions(self, X, trees, tree_outputs, n_outputs):
+        return predict_contributions(X, trees, tree_outputs, n_outputs, self.n_threads)
+
+    def predict_interactions(self, X, trees, tree_outputs, n_outputs):
+        return predict_interactions(X, trees, tree_outputs, n_outputs, self.n_threads)

@@ -27,6 +27,8 @@ NumPy backend's modules and the kernel files:
 ``segment_weighted_quantile``
 ``segment_sums``                       :mod:`.segment_reduce` (``cuda/segment_reduce.cu``)
 ``predict_*``                          :mod:`.predict` (``cuda/predict.cu``)
+``predict_contributions``,             :mod:`.shap` (``cuda/shap.cu``)
+``predict_interactions``
 =====================================  ===================================================
 
 ``binned_layout`` (feature bundles, gpuboost.data.bundling): every kernel reads the bins
@@ -63,6 +65,7 @@ from .predict import (
     predict_tree_raw,
 )
 from .segment_reduce import segment_sums
+from .shap import predict_contributions, predict_interactions
 from .split_scan import find_best_splits
 
 __all__ = ["CudaBackend"]
@@ -336,3 +339,9 @@ class CudaBackend(Backend):
     @device_call("predicting leaf indices")
     def predict_forest_leaves(self, X, trees):
         return predict_forest_leaves(self.xp, self.launcher, X, trees)
+
+    def predict_contributions(self, X, trees, tree_outputs, n_outputs):
+        return predict_contributions(self.xp, self.launcher, X, trees, tree_outputs, n_outputs)
+
+    def predict_interactions(self, X, trees, tree_outputs, n_outputs):
+        return predict_interactions(self.xp, self.launcher, X, trees, tree_outputs, n_outputs)

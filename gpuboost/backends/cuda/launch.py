@@ -7,8 +7,10 @@ Two modes run the same kernel sources:
   compiled by g++), chosen with ``GPUBOOST_EMULATE_CUDA=1``
   (:func:`gpuboost.backends.emulation.emulation_enabled`).
 
-Every kernel file is compiled once per process and mode with :data:`NVCC_OPTIONS`
-(``--fmad=false`` so float arithmetic rounds exactly as NumPy's), and every kernel
+Every kernel file is compiled once per process and mode with :func:`compile_options`
+(:data:`NVCC_OPTIONS`: ``--fmad=false`` so float arithmetic rounds exactly as NumPy's;
+and the hash of all kernel sources, so that CuPy's kernel cache never serves kernels
+compiled from older headers), and every kernel
 object is fetched from its module once per ``(mode, file, kernel)``. The caches are
 keyed by mode, so switching the emulation on or off (``emulated_kernels()``) needs no
 invalidation. Kernels share CuPy's calling convention
@@ -29,10 +31,14 @@ import numpy as np
 from ...core.segments import offsets
 from ..emulation import EmulatedModule, emulation_enabled
 from ..emulation.device_array import namespace as emulated_namespace
-from .sources import cuda_source_dir
+from .sources import cuda_source_dir, source_hash
 
 __all__ = [
     "NVCC_OPTIONS",
+    "SOURCE_HASH_MACRO",
+    "compile_options",
+    "probe",
+    "PROBE_KERNEL",
     "EMULATED",
     "CUPY",
     "MODES",
@@ -56,6 +62,9 @@ __all__ = [
 
 #: Compiler options for every kernel file (NVRTC through CuPy, or g++ emulation).
 NVCC_OPTIONS = ("--fmad=false", "-std=c++17")
+
+#: Macro defined in every kernel compilation to the hash of all kernel sources.
+SOURCE_HASH_MACRO = "GPUBOOST_SOURCE_HASH"
 
 #: Kernels run on a GPU through CuPy.
 CUPY = "cupy"
@@ -101,15 +110,62 @@ def array_module(mode):
     return cupy
 
 
+def compile_options(source_dir=None):
+    """The options every kernel file is compiled with, in both modes:
+    :data:`NVCC_OPTIONS`, the include folder, and ``-DGPUBOOST_SOURCE_HASH=<hash of
+    every .cu / .cuh>`` (:func:`gpuboost.backends.cuda.sources.source_hash`), so that a
+    changed header changes the key of CuPy's kernel cache (and of the emulation's)."""
+    source_dir = cuda_source_dir() if source_dir is None else source_dir
+    return NVCC_OPTIONS + (
+        f"-I{source_dir}",
+        f"-D{SOURCE_HASH_MACRO}={source_hash(source_dir)}",
+    )
+
+
 def _load_module(mode, file_stem):
     source_dir = cuda_source_dir()
     path = source_dir / f"{file_stem}.cu"
-    options = NVCC_OPTIONS + (f"-I{source_dir}",)
+    options = compile_options(source_dir)
     if mode == EMULATED:
         return EmulatedModule(path=str(path), options=options, device_arrays_only=True)
     import cupy
 
     return cupy.RawModule(code=path.read_text(), options=options)
+
+
+#: A kernel compiled and run before ``device='auto'`` picks the GPU (:func:`probe`): it
+#: proves that kernels compile here (CuPy needs NVRTC, which the driver lacks) and run.
+PROBE_SOURCE = r"""
+extern "C" __global__ void gpuboost_probe(int* out) {
+  out[threadIdx.x] = static_cast<int>(threadIdx.x) + 1;
+}
+"""
+PROBE_KERNEL = "gpuboost_probe"
+#: Threads of the probe's one block.
+PROBE_THREADS = 32
+
+
+def probe(mode):
+    """Compile :data:`PROBE_SOURCE` in ``mode``, run it and check what it wrote.
+
+    Raises
+    ------
+    Exception
+        Whatever the compiler (NVRTC through CuPy, or g++ in the emulation) or the
+        launch raised; RuntimeError when the kernel ran but wrote wrong values.
+    """
+    _check_mode(mode)
+    xp = array_module(mode)
+    if mode == EMULATED:
+        module = EmulatedModule(code=PROBE_SOURCE, options=NVCC_OPTIONS, device_arrays_only=True)
+    else:
+        import cupy
+
+        module = cupy.RawModule(code=PROBE_SOURCE, options=NVCC_OPTIONS)
+    out = xp.zeros(PROBE_THREADS, dtype=np.int32)
+    module.get_function(PROBE_KERNEL)((1,), (PROBE_THREADS,), (out,))
+    if not np.array_equal(xp.asnumpy(out), np.arange(1, PROBE_THREADS + 1)):
+        raise RuntimeError("a test kernel compiled and ran, but computed wrong values")
 
 
 def get_module(mode, file_stem):

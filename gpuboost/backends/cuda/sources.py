@@ -14,6 +14,7 @@ foreign top-level ``cuda`` package in ``site-packages`` (for example NVIDIA's
 ``cuda-python``) is never mistaken for the kernel folder.
 """
 
+import hashlib
 from pathlib import Path
 
 #: Folder of the package (``.../gpuboost``; this file is gpuboost/backends/cuda/sources.py).
@@ -28,6 +29,8 @@ _CHECKOUT_MARKER = _PARENT_DIR / "pyproject.toml"
 _INSTALLED_CUDA_DIR = _PACKAGE_DIR / "_cuda"
 #: File name suffixes of kernel sources.
 CUDA_SOURCE_SUFFIXES = (".cu", ".cuh")
+#: Hex digits of :func:`source_hash` (64 bits: an ``unsigned long long`` literal).
+SOURCE_HASH_DIGITS = 16
 
 
 def cuda_source_dir():
@@ -106,3 +109,36 @@ def read_cuda_source(name):
             f"no CUDA source {name!r} in {path.parent}; available: {list_cuda_sources()}"
         )
     return path.read_text(encoding="utf-8")
+
+
+def source_hash(source_dir=None):
+    """The hash of every kernel source: the name and bytes of each ``.cu`` / ``.cuh``.
+
+    It goes into the compile options (``-DGPUBOOST_SOURCE_HASH=...``,
+    :func:`gpuboost.backends.cuda.launch.compile_options`), because CuPy's kernel cache
+    is keyed by the source text and the options only: without it, an upgrade that
+    changes only an included header (``common.cuh``, ``gain.cuh``, ...) would silently
+    reuse kernels compiled from the old one.
+
+    Parameters
+    ----------
+    source_dir : path, optional
+        The kernel folder; default :func:`cuda_source_dir`.
+
+    Returns
+    -------
+    str
+        ``'0x'`` and :data:`SOURCE_HASH_DIGITS` hex digits of a SHA-256 (a C integer
+        literal).
+    """
+    folder = cuda_source_dir() if source_dir is None else Path(source_dir)
+    digest = hashlib.sha256()
+    names = sorted(
+        path.name
+        for path in folder.iterdir()
+        if path.is_file() and path.suffix in CUDA_SOURCE_SUFFIXES
+    )
+    for name in names:
+        digest.update(name.encode("utf-8") + b"\0")
+        digest.update((folder / name).read_bytes() + b"\0")
+    return "0x" + digest.hexdigest()[:SOURCE_HASH_DIGITS]

@@ -5,11 +5,17 @@ force-included (``-include``), so the same ``cuda/*.cu`` text that nvcc and
 NVRTC compile runs on the CPU. ``-ffp-contract=off`` keeps ``a * b + c`` two
 roundings, as nvcc's ``--fmad=false`` does, so float results match NumPy's.
 
+A module has two flavours: the plain one, and the *instrumented* one
+(:data:`INSTRUMENTATION_FLAGS`) in which g++ calls a hook before every memory access,
+for the sanitizer and the traffic model (``instrument.h``). The plain flavour is
+what runs unless ``GPUBOOST_SANITIZE`` is set or the traffic model records.
+
 Compiled libraries are cached in :func:`cache_dir` under a hash of everything
-that affects the build: the source, the emulation header, the local headers
-the source includes (``#include "..."``, followed recursively), the flags and
-the compiler version. Concurrent compilations (several processes, or threads)
-are safe: each writes a private temporary file and renames it into place.
+that affects the build: the source, the emulation headers, the local headers
+the source includes (``#include "..."``, followed recursively), the flags (so the
+flavours are cached apart) and the compiler version. Concurrent compilations
+(several processes, or threads) are safe: each writes a private temporary file and
+renames it into place.
 """
 
 import functools
@@ -25,6 +31,7 @@ __all__ = [
     "EmulationCompileError",
     "EMULATION_HEADER",
     "BASE_FLAGS",
+    "INSTRUMENTATION_FLAGS",
     "cache_dir",
     "compile_shared_library",
 ]
@@ -33,6 +40,8 @@ __all__ = [
 EMULATION_DIR = Path(__file__).resolve().parent
 #: The header that maps CUDA onto C++ threads.
 EMULATION_HEADER = EMULATION_DIR / "cuda_emu.h"
+#: Every header of the emulation (cuda_emu.h and the instrumentation it includes).
+EMULATION_HEADERS = ("cuda_emu.h", "instrument.h")
 #: Environment variable naming the cache folder.
 CACHE_ENV_VAR = "GPUBOOST_EMULATION_CACHE"
 #: Environment variable naming the C++ compiler (default ``g++``).
@@ -56,6 +65,27 @@ BASE_FLAGS = (
     "-fvisibility=hidden",
     "-fno-gnu-unique",
     "-DGPUBOOST_EMULATION",
+)
+#: Flags of the instrumented flavour (sanitizer, traffic model; see instrument.h):
+#: g++ calls ``__asan_{load,store}*_noabort`` before every access it cannot prove to be a
+#: named variable's (no shadow memory, no stack or global redzones); ``-g1`` keeps line
+#: numbers for the messages; no vectorization and no loops turned into memset / memcpy
+#: calls, so that each GPU thread's accesses stay its own, one at a time, as on a GPU.
+INSTRUMENTATION_FLAGS = (
+    "-fsanitize=kernel-address",
+    "-fsanitize-recover=kernel-address",
+    "--param",
+    "asan-instrumentation-with-call-threshold=0",
+    "--param",
+    "asan-stack=0",
+    "--param",
+    "asan-globals=0",
+    "-g1",
+    "-gdwarf-4",
+    "-fno-tree-vectorize",
+    "-fno-tree-loop-distribute-patterns",
+    "-fno-weak",
+    "-DGPUBOOST_EMU_INSTRUMENTED",
 )
 #: Longest time one compilation may take, in seconds.
 COMPILE_TIMEOUT_SECONDS = 600
@@ -158,7 +188,8 @@ def _cache_key(source, flags, include_dirs, executable):
     ):
         digest.update(part.encode())
         digest.update(b"\0")
-    digest.update(EMULATION_HEADER.read_bytes())
+    for header in EMULATION_HEADERS:
+        digest.update((EMULATION_DIR / header).read_bytes())
     for path, content in sorted(_local_include_files(source, include_dirs).items()):
         digest.update(str(path).encode())
         digest.update(b"\0")
@@ -166,7 +197,9 @@ def _cache_key(source, flags, include_dirs, executable):
     return digest.hexdigest()[:CACHE_KEY_LENGTH]
 
 
-def compile_shared_library(source, *, include_dirs=(), defines=(), source_name="kernel.cu"):
+def compile_shared_library(
+    source, *, include_dirs=(), defines=(), source_name="kernel.cu", instrumented=False
+):
     """Compile CUDA source text into a shared library for the emulator.
 
     Parameters
@@ -181,6 +214,8 @@ def compile_shared_library(source, *, include_dirs=(), defines=(), source_name="
         Macro definitions, ``NAME`` or ``NAME=VALUE`` (passed as ``-D``).
     source_name : str
         Name for the temporary source file (shows up in compiler messages).
+    instrumented : bool
+        Build the instrumented flavour (:data:`INSTRUMENTATION_FLAGS`).
 
     Returns
     -------
@@ -195,6 +230,8 @@ def compile_shared_library(source, *, include_dirs=(), defines=(), source_name="
     executable = compiler_executable()
     include_dirs = [str(Path(folder).resolve()) for folder in include_dirs]
     flags = list(BASE_FLAGS)
+    if instrumented:
+        flags += INSTRUMENTATION_FLAGS
     flags += [f"-D{definition}" for definition in defines]
     flags += ["-I", str(EMULATION_DIR)]
     for folder in include_dirs:

@@ -73,7 +73,13 @@
 #define __host__
 #define __constant__
 #define __managed__
+#if defined(GPUBOOST_EMU_INSTRUMENTED)
+// Static shared variables in their own section, whose bounds the sanitizer knows
+// (instrument.h).
+#define __shared__ static __attribute__((section("gpuboost_shared")))
+#else
 #define __shared__ static
+#endif
 #define __forceinline__ inline __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
@@ -88,6 +94,19 @@
 #endif
 
 #define GPUBOOST_EMU_EXPORT extern "C" __attribute__((visibility("default")))
+
+// The instrumented flavour (sanitizer and traffic model, instrument.h) is built with
+// -fsanitize=kernel-address, which makes g++ call a hook before every memory access.
+// GPUBOOST_EMU_RUNTIME marks the emulation's own functions that must not be instrumented
+// (the hooks, atomics); GPUBOOST_EMU_HOOK(call) calls into instrument.h from the runtime
+// and vanishes from the plain flavour.
+#if defined(GPUBOOST_EMU_INSTRUMENTED)
+#define GPUBOOST_EMU_RUNTIME __attribute__((no_sanitize_address))
+#define GPUBOOST_EMU_HOOK(call) (::gpuboost_emu::call)
+#else
+#define GPUBOOST_EMU_RUNTIME
+#define GPUBOOST_EMU_HOOK(call) (static_cast<void>(0))
+#endif
 
 // ---------------------------------------------------------------------------
 // Vector types and the built-in index variables.
@@ -553,6 +572,16 @@ inline pthread_mutex_t g_launch_mutex = PTHREAD_MUTEX_INITIALIZER;
 inline thread_local LaunchState* tls_launch = nullptr;
 inline thread_local Fiber* tls_fiber = nullptr;
 
+#if defined(GPUBOOST_EMU_INSTRUMENTED)
+// Hooks of the instrumented flavour, defined in instrument.h.
+inline void instrument_block_start(uint64_t linear_block);
+inline void instrument_barrier_completed();
+inline void instrument_warp_phase(WarpState& warp);
+inline void instrument_worker_idle(Worker& worker);
+inline unsigned char* instrument_dynamic_shared(unsigned char* fallback);
+inline void instrument_atomic(const void* address, uint32_t size, const void* pc);
+#endif
+
 struct LaunchState {
   dim3 grid;
   dim3 block;
@@ -596,6 +625,7 @@ struct LaunchState {
       memset(g_static_shared_ranges[range].address, kSharedPoisonByte,
              g_static_shared_ranges[range].size);
     }
+    GPUBOOST_EMU_HOOK(instrument_block_start(linear));
     block_barrier.reset(worker_count);
   }
 
@@ -644,6 +674,7 @@ inline void check_launch_alive() {
 inline void yield_to_worker(Fiber& fiber) { switch_context(fiber.context, fiber.worker->scheduler); }
 
 inline void complete_warp_phase(WarpState& warp) {
+  GPUBOOST_EMU_HOOK(instrument_warp_phase(warp));
   const int slot = warp.generation & 1;
   warp.completed_lanes[slot] = warp.arrived_lanes;
   warp.completed_operations_differ[slot] = warp.operations_differ;
@@ -751,9 +782,10 @@ inline void run_block(Worker& worker) {
       continue;
     }
     const uintptr_t site = worker.barrier_sites_differ ? kSiteMismatch : worker.barrier_site;
-    const Barrier::Phase phase =
-        launch.block_barrier.arrive_and_wait(worker.barrier_true, worker.at_barrier, site,
-                                             launch.timeout_seconds, &launch.failed);
+    GPUBOOST_EMU_HOOK(instrument_worker_idle(worker));
+    const Barrier::Phase phase = launch.block_barrier.arrive_and_wait(
+        worker.barrier_true, worker.at_barrier, site, launch.timeout_seconds, &launch.failed,
+        [] { GPUBOOST_EMU_HOOK(instrument_barrier_completed()); });
     if (phase.status == Barrier::kTimedOut) {
       // Reported at once as well: if another worker's GPU thread loops forever,
       // the launch can never return.
@@ -773,6 +805,7 @@ inline void run_block(Worker& worker) {
     worker.barrier_sites_differ = false;
     release_waiting_fibers(worker);
   }
+  GPUBOOST_EMU_HOOK(instrument_worker_idle(worker));
   launch.block_barrier.arrive_and_drop();
 }
 
@@ -863,6 +896,9 @@ inline int run_launch(void (*run_kernel)(void*), void* kernel_call, const uint32
     return kLaunchSetupFailed;
   }
   launch.dynamic_shared = storage.dynamic_shared;
+#if defined(GPUBOOST_EMU_INSTRUMENTED)
+  launch.dynamic_shared = instrument_dynamic_shared(launch.dynamic_shared);
+#endif
   launch.fibers = storage.fibers;
   launch.warps = storage.warps;
   launch.workers = storage.workers;
@@ -1214,7 +1250,7 @@ inline unsigned current_live_lanes() {
 // Atomics (relaxed, like CUDA's). Floating-point and min/max use a CAS loop.
 // ---------------------------------------------------------------------------
 template <class T, class Update>
-inline T atomic_update(T* address, Update update) {
+GPUBOOST_EMU_RUNTIME inline T atomic_update(T* address, Update update) {
   T expected;
   __atomic_load(address, &expected, __ATOMIC_RELAXED);
   T desired;
@@ -1226,7 +1262,7 @@ inline T atomic_update(T* address, Update update) {
 }
 
 template <class T>
-inline T atomic_add(T* address, T value) {
+GPUBOOST_EMU_RUNTIME inline T atomic_add(T* address, T value) {
   if constexpr (std::is_floating_point_v<T>) {
     return atomic_update(address, [value](T old) { return old + value; });
   } else {
@@ -1235,24 +1271,24 @@ inline T atomic_add(T* address, T value) {
 }
 
 template <class T>
-inline T atomic_max(T* address, T value) {
+GPUBOOST_EMU_RUNTIME inline T atomic_max(T* address, T value) {
   return atomic_update(address, [value](T old) { return old < value ? value : old; });
 }
 
 template <class T>
-inline T atomic_min(T* address, T value) {
+GPUBOOST_EMU_RUNTIME inline T atomic_min(T* address, T value) {
   return atomic_update(address, [value](T old) { return value < old ? value : old; });
 }
 
 template <class T>
-inline T atomic_cas(T* address, T compare, T value) {
+GPUBOOST_EMU_RUNTIME inline T atomic_cas(T* address, T compare, T value) {
   __atomic_compare_exchange_n(address, &compare, value, false, __ATOMIC_RELAXED,
                               __ATOMIC_RELAXED);
   return compare;
 }
 
 template <class T>
-inline T atomic_exchange(T* address, T value) {
+GPUBOOST_EMU_RUNTIME inline T atomic_exchange(T* address, T value) {
   T previous;
   __atomic_exchange(address, &value, &previous, __ATOMIC_RELAXED);
   return previous;
@@ -1360,48 +1396,60 @@ inline unsigned __reduce_xor_sync(unsigned mask, unsigned value) {
 // ---------------------------------------------------------------------------
 // Atomic functions: exactly CUDA's overload set (for example there is no
 // atomicAdd on long long; common.cuh has gpuboost_atomic_add_int64).
+//
+// In the instrumented flavour they are not instrumented themselves: each reports one
+// atomic access to instrument.h, and is never inlined there, so that its return address
+// is the instruction of the kernel that called it.
 // ---------------------------------------------------------------------------
-inline int atomicAdd(int* address, int value) { return gpuboost_emu::atomic_add(address, value); }
-inline unsigned int atomicAdd(unsigned int* address, unsigned int value) {
-  return gpuboost_emu::atomic_add(address, value);
-}
-inline unsigned long long atomicAdd(unsigned long long* address, unsigned long long value) {
-  return gpuboost_emu::atomic_add(address, value);
-}
-inline float atomicAdd(float* address, float value) {
-  return gpuboost_emu::atomic_add(address, value);
-}
-inline double atomicAdd(double* address, double value) {
-  return gpuboost_emu::atomic_add(address, value);
-}
+#if defined(GPUBOOST_EMU_INSTRUMENTED)
+#define GPUBOOST_EMU_ATOMIC inline __attribute__((noinline, no_sanitize_address))
+#define GPUBOOST_EMU_RECORD_ATOMIC(address)                                               \
+  ::gpuboost_emu::instrument_atomic((address), static_cast<uint32_t>(sizeof(*(address))), \
+                                    __builtin_return_address(0))
+#else
+#define GPUBOOST_EMU_ATOMIC inline
+#define GPUBOOST_EMU_RECORD_ATOMIC(address) static_cast<void>(0)
+#endif
 
-inline int atomicSub(int* address, int value) {
-  return __atomic_fetch_sub(address, value, __ATOMIC_RELAXED);
-}
-inline unsigned int atomicSub(unsigned int* address, unsigned int value) {
-  return __atomic_fetch_sub(address, value, __ATOMIC_RELAXED);
-}
+// GPUBOOST_EMU_ATOMIC_FUNCTION(result, name, parameters, body): one atomic overload
+// whose first parameter is `address`.
+#define GPUBOOST_EMU_ATOMIC_FUNCTION(result, name, parameters, body) \
+  GPUBOOST_EMU_ATOMIC result name parameters {                       \
+    GPUBOOST_EMU_RECORD_ATOMIC(address);                             \
+    return body;                                                     \
+  }
 
-inline int atomicExch(int* address, int value) {
-  return gpuboost_emu::atomic_exchange(address, value);
-}
-inline unsigned int atomicExch(unsigned int* address, unsigned int value) {
-  return gpuboost_emu::atomic_exchange(address, value);
-}
-inline unsigned long long atomicExch(unsigned long long* address, unsigned long long value) {
-  return gpuboost_emu::atomic_exchange(address, value);
-}
-inline float atomicExch(float* address, float value) {
-  return gpuboost_emu::atomic_exchange(address, value);
-}
+#define GPUBOOST_EMU_ADD(type)                                                             \
+  GPUBOOST_EMU_ATOMIC_FUNCTION(type, atomicAdd, (type * address, type value),             \
+                               gpuboost_emu::atomic_add(address, value))
+GPUBOOST_EMU_ADD(int)
+GPUBOOST_EMU_ADD(unsigned int)
+GPUBOOST_EMU_ADD(unsigned long long)
+GPUBOOST_EMU_ADD(float)
+GPUBOOST_EMU_ADD(double)
+#undef GPUBOOST_EMU_ADD
+
+#define GPUBOOST_EMU_SUB(type)                                                             \
+  GPUBOOST_EMU_ATOMIC_FUNCTION(type, atomicSub, (type * address, type value),             \
+                               __atomic_fetch_sub(address, value, __ATOMIC_RELAXED))
+GPUBOOST_EMU_SUB(int)
+GPUBOOST_EMU_SUB(unsigned int)
+#undef GPUBOOST_EMU_SUB
+
+#define GPUBOOST_EMU_EXCHANGE(type)                                                        \
+  GPUBOOST_EMU_ATOMIC_FUNCTION(type, atomicExch, (type * address, type value),            \
+                               gpuboost_emu::atomic_exchange(address, value))
+GPUBOOST_EMU_EXCHANGE(int)
+GPUBOOST_EMU_EXCHANGE(unsigned int)
+GPUBOOST_EMU_EXCHANGE(unsigned long long)
+GPUBOOST_EMU_EXCHANGE(float)
+#undef GPUBOOST_EMU_EXCHANGE
 
 #define GPUBOOST_EMU_MIN_MAX(type)                                                         \
-  inline type atomicMin(type* address, type value) {                                      \
-    return gpuboost_emu::atomic_min(address, value);                                      \
-  }                                                                                       \
-  inline type atomicMax(type* address, type value) {                                      \
-    return gpuboost_emu::atomic_max(address, value);                                      \
-  }
+  GPUBOOST_EMU_ATOMIC_FUNCTION(type, atomicMin, (type * address, type value),             \
+                               gpuboost_emu::atomic_min(address, value))                  \
+  GPUBOOST_EMU_ATOMIC_FUNCTION(type, atomicMax, (type * address, type value),             \
+                               gpuboost_emu::atomic_max(address, value))
 GPUBOOST_EMU_MIN_MAX(int)
 GPUBOOST_EMU_MIN_MAX(unsigned int)
 GPUBOOST_EMU_MIN_MAX(long long)
@@ -1409,44 +1457,36 @@ GPUBOOST_EMU_MIN_MAX(unsigned long long)
 #undef GPUBOOST_EMU_MIN_MAX
 
 #define GPUBOOST_EMU_BITWISE(type)                                                         \
-  inline type atomicAnd(type* address, type value) {                                      \
-    return __atomic_fetch_and(address, value, __ATOMIC_RELAXED);                           \
-  }                                                                                       \
-  inline type atomicOr(type* address, type value) {                                       \
-    return __atomic_fetch_or(address, value, __ATOMIC_RELAXED);                            \
-  }                                                                                       \
-  inline type atomicXor(type* address, type value) {                                      \
-    return __atomic_fetch_xor(address, value, __ATOMIC_RELAXED);                           \
-  }
+  GPUBOOST_EMU_ATOMIC_FUNCTION(type, atomicAnd, (type * address, type value),             \
+                               __atomic_fetch_and(address, value, __ATOMIC_RELAXED))      \
+  GPUBOOST_EMU_ATOMIC_FUNCTION(type, atomicOr, (type * address, type value),              \
+                               __atomic_fetch_or(address, value, __ATOMIC_RELAXED))       \
+  GPUBOOST_EMU_ATOMIC_FUNCTION(type, atomicXor, (type * address, type value),             \
+                               __atomic_fetch_xor(address, value, __ATOMIC_RELAXED))
 GPUBOOST_EMU_BITWISE(int)
 GPUBOOST_EMU_BITWISE(unsigned int)
 GPUBOOST_EMU_BITWISE(long long)
 GPUBOOST_EMU_BITWISE(unsigned long long)
 #undef GPUBOOST_EMU_BITWISE
 
-inline int atomicCAS(int* address, int compare, int value) {
-  return gpuboost_emu::atomic_cas(address, compare, value);
-}
-inline unsigned int atomicCAS(unsigned int* address, unsigned int compare, unsigned int value) {
-  return gpuboost_emu::atomic_cas(address, compare, value);
-}
-inline unsigned long long atomicCAS(unsigned long long* address, unsigned long long compare,
-                                    unsigned long long value) {
-  return gpuboost_emu::atomic_cas(address, compare, value);
-}
-inline unsigned short atomicCAS(unsigned short* address, unsigned short compare,
-                                unsigned short value) {
-  return gpuboost_emu::atomic_cas(address, compare, value);
-}
+#define GPUBOOST_EMU_CAS(type)                                                             \
+  GPUBOOST_EMU_ATOMIC_FUNCTION(type, atomicCAS, (type * address, type compare, type value), \
+                               gpuboost_emu::atomic_cas(address, compare, value))
+GPUBOOST_EMU_CAS(int)
+GPUBOOST_EMU_CAS(unsigned int)
+GPUBOOST_EMU_CAS(unsigned long long)
+GPUBOOST_EMU_CAS(unsigned short)
+#undef GPUBOOST_EMU_CAS
 
-inline unsigned int atomicInc(unsigned int* address, unsigned int limit) {
-  return gpuboost_emu::atomic_update(
-      address, [limit](unsigned int old) { return old >= limit ? 0u : old + 1u; });
-}
-inline unsigned int atomicDec(unsigned int* address, unsigned int limit) {
-  return gpuboost_emu::atomic_update(
-      address, [limit](unsigned int old) { return (old == 0u || old > limit) ? limit : old - 1u; });
-}
+GPUBOOST_EMU_ATOMIC_FUNCTION(unsigned int, atomicInc, (unsigned int* address, unsigned int limit),
+                             gpuboost_emu::atomic_update(address, [limit](unsigned int old) {
+                               return old >= limit ? 0u : old + 1u;
+                             }))
+GPUBOOST_EMU_ATOMIC_FUNCTION(unsigned int, atomicDec, (unsigned int* address, unsigned int limit),
+                             gpuboost_emu::atomic_update(address, [limit](unsigned int old) {
+                               return (old == 0u || old > limit) ? limit : old - 1u;
+                             }))
+#undef GPUBOOST_EMU_ATOMIC_FUNCTION
 
 // Block- and system-scope variants: on one CPU every scope is the same.
 #define GPUBOOST_EMU_SCOPED(name)                                                          \
@@ -1630,9 +1670,28 @@ GPUBOOST_EMU_EXPORT int gpuboost_emu_register_static_shared(const uint64_t* offs
   return 0;
 }
 
+#if defined(GPUBOOST_EMU_INSTRUMENTED)
+#include "instrument.h"
+// gpuboost_emu_launch_instrumented__<kernel>: the launch under the sanitizer and the
+// traffic model (instrument.h); `counters` receives the launch's traffic counters.
+#define GPUBOOST_EMU_DEFINE_INSTRUMENTED_ENTRY_POINT(kernel)                                \
+  GPUBOOST_EMU_EXPORT int gpuboost_emu_launch_instrumented__##kernel(                       \
+      const uint32_t* grid, const uint32_t* block, uint64_t dynamic_shared_bytes,          \
+      double timeout_seconds, uint32_t workers, void** arguments, char* error_message,     \
+      uint64_t error_capacity, const ::gpuboost_emu::InstrumentConfig* config,             \
+      uint64_t* counters) {                                                                \
+    return ::gpuboost_emu::launch_kernel_instrumented(                                     \
+        &kernel, grid, block, dynamic_shared_bytes, timeout_seconds, workers, arguments,   \
+        error_message, error_capacity, config, counters);                                  \
+  }
+#else
+#define GPUBOOST_EMU_DEFINE_INSTRUMENTED_ENTRY_POINT(kernel)
+#endif
+
 // The per-kernel entry points `gpuboost_emu_launch__<kernel>` and
-// `gpuboost_emu_signature__<kernel>` are generated by launcher.py and appended
-// to the kernel source.
+// `gpuboost_emu_signature__<kernel>` (and in the instrumented flavour
+// `gpuboost_emu_launch_instrumented__<kernel>`) are generated by launcher.py and
+// appended to the kernel source.
 #define GPUBOOST_EMU_DEFINE_ENTRY_POINTS(kernel)                                            \
   GPUBOOST_EMU_EXPORT int gpuboost_emu_launch__##kernel(                                    \
       const uint32_t* grid, const uint32_t* block, uint64_t dynamic_shared_bytes,          \
@@ -1644,6 +1703,7 @@ GPUBOOST_EMU_EXPORT int gpuboost_emu_register_static_shared(const uint64_t* offs
   }                                                                                         \
   GPUBOOST_EMU_EXPORT const char* gpuboost_emu_signature__##kernel() {                      \
     return ::gpuboost_emu::kernel_signature(&kernel);                                      \
-  }
+  }                                                                                         \
+  GPUBOOST_EMU_DEFINE_INSTRUMENTED_ENTRY_POINT(kernel)
 
 #endif  // GPUBOOST_CUDA_EMU_H

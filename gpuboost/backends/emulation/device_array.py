@@ -21,6 +21,12 @@ the code that would work on NumPy arrays and fail (or silently copy) on CuPy:
 
 Arithmetic, indexing and functions compute with NumPy on the wrapped arrays,
 so results are NumPy's bit for bit.
+
+Every operation also reports what it asks of the device: to :func:`count_operations`
+(counts per kind, including the host synchronizations CuPy performs implicitly), to
+the traffic model (:mod:`.traffic`: bytes read and written) and, under
+``GPUBOOST_SANITIZE=initcheck``, to the shadow of arrays made by ``xp.empty``
+(:mod:`.shadow`: reading bytes nothing wrote is an error).
 """
 
 import collections
@@ -29,6 +35,16 @@ import numbers
 
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
+
+from .shadow import check_read, mark_written, track_uninitialized, tracking
+from .traffic import (
+    ARGSORT_INDEX_BYTES,
+    gather_bytes,
+    record_array_op,
+    record_kernel,
+    recording,
+    sort_bytes,
+)
 
 __all__ = [
     "DeviceArray",
@@ -43,8 +59,16 @@ __all__ = [
 #: ``array_op``: CuPy-level operations that launch kernels on a GPU (ufuncs,
 #: ``xp`` functions, array methods, advanced indexing, assignments);
 #: ``to_device`` / ``to_host``: copies between host and device (``to_host``
-#: includes ``float()``, ``int()``, ``bool()``, ``.item()``, which synchronize).
-OPERATION_KINDS = ("kernel", "array_op", "to_device", "to_host")
+#: includes ``float()``, ``int()``, ``bool()``, ``.item()``); ``sync``: host
+#: synchronizations, every ``to_host`` plus the operations CuPy synchronizes for
+#: to learn an output size (:data:`SYNCHRONIZING_FUNCTIONS`, boolean-mask indexing).
+OPERATION_KINDS = ("kernel", "array_op", "to_device", "to_host", "sync")
+#: ``xp`` functions and methods that synchronize in CuPy: their output size depends on
+#: the data (``nonzero`` and friends, ``unique``), or CuPy reads a device value
+#: (``bincount`` reads the maximum). ``where`` synchronizes with one argument only.
+SYNCHRONIZING_FUNCTIONS = frozenset(
+    ("nonzero", "flatnonzero", "argwhere", "unique", "bincount", "compress", "extract")
+)
 _counts = None
 
 
@@ -74,10 +98,50 @@ def _count(kind):
         _counts[kind] += 1
 
 
-def record_kernel_launch():
+def _arrays_in(values):
+    """The host memory of the device arrays in ``values`` (recursing into lists and
+    tuples)."""
+    found = []
+    for value in values:
+        if isinstance(value, DeviceArray):
+            found.append(value._array)
+        elif isinstance(value, (list, tuple)):
+            found.extend(_arrays_in(value))
+    return found
+
+
+def _operation(kind, name, reads=(), written=0, *, sync=False, nbytes=None):
+    """Account for one operation: :func:`count_operations` (``kind``, plus ``sync`` when
+    it synchronizes) and the traffic model (``nbytes`` if given: an int, or a function
+    returning it, called only while the model records; else the bytes of the ``reads``
+    arrays plus ``written`` bytes)."""
+    if _counts is not None:
+        _counts[kind] += 1
+        if sync or kind == "to_host":
+            _counts["sync"] += 1
+    if recording():
+        if callable(nbytes):
+            nbytes = nbytes()
+        elif nbytes is None:
+            nbytes = sum(array.nbytes for array in reads) + written
+        record_array_op(kind, name, nbytes, int(sync or kind == "to_host"))
+
+
+def _check_reads(what, arrays):
+    """initcheck: the arrays (host memory of device arrays) are read whole."""
+    if tracking():
+        for array in arrays:
+            check_read(array, what)
+
+
+def record_kernel_launch(name=None, counters=None, blocks=0):
     """Count one raw kernel launch (called by the emulated kernels, see
-    :func:`count_operations`)."""
+    :func:`count_operations`); ``counters``: its traffic counters when the traffic model
+    is recording (:func:`gpuboost.backends.emulation.traffic.record_kernel`), ``blocks``
+    its grid size."""
     _count("kernel")
+    if counters is not None:
+        record_kernel(name, counters, blocks)
 
 
 #: NumPy functions CuPy 14 does not provide (``dir(numpy)`` minus ``dir(cupy)``,
@@ -190,6 +254,47 @@ def _has_host_array(key):
     return any(isinstance(item, (np.ndarray, list)) for item in items)
 
 
+def _host_items(key):
+    items = key if isinstance(key, tuple) else (key,)
+    return [item for item in items if isinstance(item, (np.ndarray, list))]
+
+
+def _has_mask(key):
+    """Whether an indexing key holds a boolean array (CuPy synchronizes to size it)."""
+    items = key if isinstance(key, tuple) else (key,)
+    for item in items:
+        array = item._array if isinstance(item, DeviceArray) else item
+        if isinstance(array, (np.ndarray, list)) and np.asarray(array).dtype == np.bool_:
+            return True
+    return False
+
+
+def _indexing_bytes(array, key, values):
+    """Device bytes of gathering ``values`` from (or scattering them into) ``array`` at
+    ``key``: the index arrays and the values streamed, the gathered elements by warp
+    coalescing (:func:`gpuboost.backends.emulation.gather_bytes`). Only a
+    1-D integer index on the first axis is modeled exactly; other keys count the
+    values' bytes twice."""
+    items = key if isinstance(key, tuple) else (key,)
+    index_arrays = [
+        np.asarray(item._array if isinstance(item, DeviceArray) else item)
+        for item in items
+        if isinstance(item, (DeviceArray, np.ndarray, list))
+    ]
+    streamed = sum(index.nbytes for index in index_arrays) + values.nbytes
+    if (
+        len(items) == 1
+        and len(index_arrays) == 1
+        and index_arrays[0].ndim == 1
+        and index_arrays[0].dtype.kind in "iu"
+        and array.ndim >= 1
+    ):
+        row_bytes = array.itemsize * int(np.prod(array.shape[1:], dtype=np.int64))
+        positions = np.where(index_arrays[0] < 0, index_arrays[0] + array.shape[0], index_arrays[0])
+        return streamed + gather_bytes(positions * row_bytes, row_bytes)
+    return streamed + values.nbytes
+
+
 def _is_advanced_index(key):
     """Whether an indexing key holds an array or list (NumPy's advanced indexing)."""
     items = key if isinstance(key, tuple) else (key,)
@@ -224,7 +329,8 @@ class DeviceArray(NDArrayOperatorsMixin):
     def get(self, stream=None, order="C", out=None):
         """A NumPy copy on the host (``cupy.ndarray.get``)."""
         del stream
-        _count("to_host")
+        _check_reads("ndarray.get()", [self._array])
+        _operation("to_host", "get", [self._array])
         host = np.array(self._array, order=order, copy=True)
         if out is None:
             return host
@@ -238,31 +344,32 @@ class DeviceArray(NDArrayOperatorsMixin):
             raise TypeError(f"set() takes a numpy.ndarray, got {type(array).__name__}")
         if array.shape != self._array.shape or array.dtype != self._array.dtype:
             raise ValueError("set(): shape and dtype must match")
+        _operation("to_device", "set", [array])
         self._array[...] = array
+        mark_written(self._array)
+
+    def _to_host(self, name):
+        _check_reads(f"ndarray.{name}", [self._array])
+        _operation("to_host", name, [self._array])
+        return self._array
 
     def item(self, *args):
-        _count("to_host")
-        return self._array.item(*args)
+        return self._to_host("item()").item(*args)
 
     def tolist(self):
-        _count("to_host")
-        return self._array.tolist()
+        return self._to_host("tolist()").tolist()
 
     def tobytes(self, order="C"):
-        _count("to_host")
-        return self._array.tobytes(order=order)
+        return self._to_host("tobytes()").tobytes(order=order)
 
     def __float__(self):
-        _count("to_host")
-        return float(self._array)
+        return float(self._to_host("__float__()"))
 
     def __int__(self):
-        _count("to_host")
-        return int(self._array)
+        return int(self._to_host("__int__()"))
 
     def __bool__(self):
-        _count("to_host")
-        return bool(self._array)
+        return bool(self._to_host("__bool__()"))
 
     def __complex__(self):
         return complex(self._array)
@@ -285,10 +392,10 @@ class DeviceArray(NDArrayOperatorsMixin):
         return format(self._array, spec)
 
     def __copy__(self):
-        return DeviceArray(self._array.copy())
+        return self.copy()
 
     def __deepcopy__(self, memo):
-        return DeviceArray(self._array.copy())
+        return self.copy()
 
     def __reduce__(self):
         return (DeviceArray, (self._array.copy(),))
@@ -317,17 +424,31 @@ class DeviceArray(NDArrayOperatorsMixin):
 
     # ---- indexing -------------------------------------------------------------
     def __getitem__(self, key):
-        if _is_advanced_index(key):  # a gather kernel (basic indices make views)
-            _count("array_op")
-            if _has_host_array(key):
-                _count("to_device")
-        return _wrap(self._array[_index_key(key)])
+        if not _is_advanced_index(key):  # basic indices make views
+            return _wrap(self._array[_index_key(key)])
+        # A gather kernel; a boolean mask first needs its number of true values on the
+        # host (CuPy synchronizes).
+        index = _index_key(key)
+        if tracking():
+            _check_reads("indexing", _arrays_in(key if isinstance(key, tuple) else (key,)))
+            check_read(self._array, "indexing", index)
+        if _has_host_array(key):
+            _operation("to_device", "index", [np.asarray(k) for k in _host_items(key)])
+        result = self._array[index]
+        _operation(
+            "array_op",
+            "getitem",
+            sync=_has_mask(key),
+            nbytes=lambda: _indexing_bytes(self._array, key, result),
+        )
+        return _wrap(result)
 
     def __setitem__(self, key, value):
         # CuPy: with advanced indices (arrays, lists) the value may be host data,
         # copied to the device; with basic indices (ints, slices, Ellipsis, None)
         # only device arrays and scalars (ndarray.fill refuses anything else).
-        if isinstance(value, DeviceArray):
+        from_device = isinstance(value, DeviceArray)
+        if from_device:
             value = value._array
         elif not _is_advanced_index(key) and (
             isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim > 0)
@@ -337,10 +458,25 @@ class DeviceArray(NDArrayOperatorsMixin):
                 "basic-indexed device array (CuPy: 'non-scalar numpy.ndarray "
                 "cannot be used for fill'); copy it with xp.asarray(...) first"
             )
-        _count("array_op")
-        if _has_host_array(key) or isinstance(value, np.ndarray):
-            _count("to_device")
-        self._array[_index_key(key)] = value
+        index = _index_key(key)
+        if tracking():
+            _check_reads("assignment", _arrays_in(key if isinstance(key, tuple) else (key,)))
+            if from_device:
+                check_read(value, "assignment")
+        host_values = _host_items(key) + (
+            [value] if isinstance(value, (np.ndarray, list)) and not from_device else []
+        )
+        if host_values:
+            _operation("to_device", "setitem", [np.asarray(item) for item in host_values])
+
+        def nbytes():
+            if _is_advanced_index(key):
+                return _indexing_bytes(self._array, key, np.asarray(value))
+            return self._array[index].nbytes * (2 if from_device else 1)  # fill, or copy
+
+        _operation("array_op", "setitem", sync=_has_mask(key), nbytes=nbytes)
+        self._array[index] = value
+        mark_written(self._array, index)
 
     # ---- NumPy protocols --------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -367,9 +503,16 @@ class DeviceArray(NDArrayOperatorsMixin):
 
         def device_method(*args, **kwargs):
             what = f"ndarray.{name}()"
+            operands = [self, *args, *kwargs.values()]
+            if tracking():
+                _check_reads(what, _arrays_in(operands[1:] if name == "fill" else operands))
             result = method(*_unwrap(args, what), **_unwrap_kwargs(kwargs, what))
-            _count_unless_view(name, result, (self,))
-            if name in ("sort", "fill", "partition", "put"):
+            _account_function(name, result, operands)
+            if name in IN_PLACE_METHODS:
+                if name == "put":
+                    mark_written(self._array.reshape(-1), _unwrap(args[0], what))
+                else:
+                    mark_written(self._array)
                 return result  # in place, returns None
             return _wrap(result)
 
@@ -381,21 +524,25 @@ class DeviceArray(NDArrayOperatorsMixin):
         converted = self._array.astype(dtype, order=order, copy=copy)
         if converted is self._array:
             return self
-        _count("array_op")
+        _check_reads("ndarray.astype()", [self._array])
+        _operation("array_op", "astype", [self._array], converted.nbytes)
         return DeviceArray(converted)
 
     def argsort(self, axis=-1):
         """Always stable (CuPy's radix sort); no ``kind`` (CuPy 13's method has none)."""
-        _count("array_op")
+        _check_reads("ndarray.argsort()", [self._array])
+        _operation("array_op", "argsort", nbytes=_sort_bytes(self._array, True))
         return DeviceArray(self._array.argsort(axis=axis, kind="stable"))
 
     def sort(self, axis=-1):
         """In place; no ``kind`` (CuPy 13's method has none)."""
-        _count("array_op")
+        _check_reads("ndarray.sort()", [self._array])
+        _operation("array_op", "sort", nbytes=_sort_bytes(self._array, False))
         self._array.sort(axis=axis, kind="stable")
 
     def copy(self, order="C"):
-        _count("array_op")
+        _check_reads("ndarray.copy()", [self._array])
+        _operation("array_op", "copy", [self._array], self._array.nbytes)
         return DeviceArray(self._array.copy(order=order))
 
     def view(self, dtype=None):
@@ -418,20 +565,40 @@ class _DeviceFlags:
         return getattr(self, self._KEYS[key])
 
 
-#: ``xp`` functions that allocate without launching a kernel.
-ALLOCATING_ONLY = frozenset(("empty",))
+#: ``xp`` functions that allocate without launching a kernel (memory nothing wrote).
+ALLOCATING_ONLY = frozenset(("empty", "empty_like"))
+#: Array methods that change the array in place.
+IN_PLACE_METHODS = frozenset(("sort", "fill", "partition", "put"))
 
 
-def _count_unless_view(name, result, inputs):
-    """Count an array operation, unless it only made a view of an input (reshape,
-    ravel, slicing, ascontiguousarray of a contiguous array) or only allocated."""
-    if _counts is None or name in ALLOCATING_ONLY:
+def _result_bytes(result):
+    if isinstance(result, (np.ndarray, np.generic)):
+        return result.nbytes
+    if isinstance(result, (tuple, list)):
+        return sum(_result_bytes(item) for item in result)
+    return 0
+
+
+def _sort_bytes(array, with_indices):
+    """Traffic of CuPy's radix sort of ``array`` (with int64 indices for an argsort)."""
+    return sort_bytes(array.size, array.itemsize, ARGSORT_INDEX_BYTES if with_indices else 0)
+
+
+def _account_function(name, result, operands):
+    """Account for an ``xp`` function or array method ``name`` that returned
+    ``result`` from ``operands`` (the call's arguments, device arrays among them), unless
+    it only made a view of an operand (reshape, ravel, slicing, ascontiguousarray of a
+    contiguous array) or only allocated."""
+    if name in ALLOCATING_ONLY or (_counts is None and not recording()):
         return
+    arrays = _arrays_in(operands)
     if isinstance(result, np.ndarray):
-        for value in inputs:
-            if isinstance(value, DeviceArray) and np.may_share_memory(result, value._array):
+        for array in arrays:
+            if np.may_share_memory(result, array):
                 return
-    _count("array_op")
+    one_argument_where = name == "where" and len(operands) == 1
+    sync = name in SYNCHRONIZING_FUNCTIONS or one_argument_where
+    _operation("array_op", name, arrays, _result_bytes(result), sync=sync)
 
 
 def _unwrap_kwargs(kwargs, what):
@@ -439,7 +606,6 @@ def _unwrap_kwargs(kwargs, what):
 
 
 def _apply_ufunc(ufunc, method, inputs, kwargs):
-    _count("array_op")
     name = ufunc.__name__
     what = name + ("" if method == "__call__" else f".{method}")
     if method not in UFUNC_METHODS:
@@ -450,8 +616,12 @@ def _apply_ufunc(ufunc, method, inputs, kwargs):
     if method == "at":
         return _ufunc_at(ufunc, what, inputs)
     if method == "outer":  # CuPy copies host operands of outer to the device
+        _check_reads(what, _arrays_in(inputs))
+        reads = _arrays_in(inputs)
         inputs = [value._array if isinstance(value, DeviceArray) else value for value in inputs]
-        return _wrap(ufunc.outer(*inputs, **_unwrap_kwargs(kwargs, what)))
+        result = ufunc.outer(*inputs, **_unwrap_kwargs(kwargs, what))
+        _operation("array_op", what, reads, _result_bytes(result))
+        return _wrap(result)
     if name in COMPARISONS:
         inputs = [
             value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value
@@ -468,8 +638,16 @@ def _apply_ufunc(ufunc, method, inputs, kwargs):
         kwargs["out"] = tuple(output._array for output in outputs)
     if "where" in kwargs:
         kwargs["where"] = _check_ufunc_operand(kwargs["where"], what)
+    reads = [value for value in operands if isinstance(value, np.ndarray)]
+    if isinstance(kwargs.get("where"), np.ndarray):
+        reads.append(kwargs["where"])
+    _check_reads(what, reads)
     result = getattr(ufunc, method)(*operands, **kwargs)
+    _operation("array_op", what, reads, _result_bytes(result))
     if outputs is not None:
+        if "where" not in kwargs:
+            for output in outputs:
+                mark_written(output._array)
         return outputs[0] if len(outputs) == 1 else outputs
     return _wrap(result)
 
@@ -491,7 +669,19 @@ def _ufunc_at(ufunc, what, inputs):
             f"CuPy 13 and 14: {', '.join(sorted(allowed))})"
         )
     values = [value._array if isinstance(value, DeviceArray) else value for value in values]
-    ufunc.at(target._array, _index_key(indices), *values)
+    index = _index_key(indices)
+    if tracking():
+        _check_reads(what, _arrays_in((indices, *inputs[2:])))
+        check_read(target._array, what, index)
+    _operation(
+        "array_op",
+        what,
+        nbytes=lambda: (
+            sum(array.nbytes for array in _arrays_in((indices, *inputs[2:])))
+            + 2 * np.asarray(target._array[index]).nbytes
+        ),
+    )
+    ufunc.at(target._array, index, *values)
 
 
 class _EmulatedUfunc:
@@ -533,12 +723,13 @@ def _transfer(numpy_function, what, obj, *args, **kwargs):
         converted = numpy_function(obj._array, *args, **kwargs)
         if converted is obj._array:
             return obj
-        _count("array_op")
+        _check_reads(what, [obj._array])
+        _operation("array_op", what, [obj._array], converted.nbytes)
         return DeviceArray(converted)
-    _count("to_device")
     # Host to device: always new memory.
-    host = numpy_function(_host_values(obj, what), *args, **kwargs)
-    return DeviceArray(np.array(host, copy=True))
+    host = np.array(numpy_function(_host_values(obj, what), *args, **kwargs), copy=True)
+    _operation("to_device", what, [host])
+    return DeviceArray(host)
 
 
 def _host_values(obj, what):
@@ -557,61 +748,88 @@ def _host_values(obj, what):
 
 def _like(numpy_function, what, prototype, *args, **kwargs):
     """``xp.zeros_like`` and friends: the prototype may be a host array."""
-    del what
-    _count("array_op")
     if isinstance(prototype, DeviceArray):
         prototype = prototype._array
-    return DeviceArray(numpy_function(prototype, *args, **kwargs))
+    result = numpy_function(prototype, *args, **kwargs)
+    if numpy_function.__name__ in ALLOCATING_ONLY:
+        track_uninitialized(result, what)
+    else:
+        _operation("array_op", what, (), result.nbytes)
+    return DeviceArray(result)
 
 
 def _function(numpy_function, what, *args, **kwargs):
     """Any other ``xp`` function: device arrays in, host arrays refused."""
+    name = numpy_function.__name__
+    outputs = kwargs.get("out")
+    if tracking():
+        read_kwargs = [value for key, value in kwargs.items() if key != "out"]
+        _check_reads(what, _arrays_in((*args, *read_kwargs)))
     result = numpy_function(*_unwrap(args, what), **_unwrap_kwargs(kwargs, what))
-    _count_unless_view(numpy_function.__name__, result, args)
+    if name in ALLOCATING_ONLY:
+        track_uninitialized(result, what)
+    _account_function(name, result, (*args, *kwargs.values()))
+    if isinstance(outputs, DeviceArray):
+        mark_written(outputs._array)
     return _wrap(result)
 
 
 def _sort(numpy_function, what, array, axis=-1, kind=None):
     """``xp.sort`` / ``xp.argsort``: always stable, as CuPy's radix sort."""
-    _count("array_op")
     if kind not in (None, "stable"):
         raise ValueError("kind can only be None or 'stable' (CuPy)")
-    return _wrap(numpy_function(_unwrap(array, what), axis=axis, kind="stable"))
+    values = _unwrap(array, what)
+    _check_reads(what, [values])
+    _operation("array_op", what, nbytes=_sort_bytes(values, numpy_function is np.argsort))
+    return _wrap(numpy_function(values, axis=axis, kind="stable"))
 
 
 def _host_input(numpy_function, what, array, *args, **kwargs):
-    """``xp`` functions that copy a host array argument to the device."""
-    _count("array_op")
+    """``xp`` functions that copy a host array argument to the device (``unique``:
+    it synchronizes, as its output size depends on the data)."""
     if isinstance(array, DeviceArray):
         array = array._array
+        _check_reads(what, [array])
     else:
-        _count("to_device")
-    return _wrap(numpy_function(array, *args, **_unwrap_kwargs(kwargs, what)))
+        array = np.asarray(array)
+        _operation("to_device", what, [array])
+    result = numpy_function(array, *args, **_unwrap_kwargs(kwargs, what))
+    _operation(
+        "array_op",
+        what,
+        nbytes=_sort_bytes(array, False) + _result_bytes(result),
+        sync=numpy_function.__name__ in SYNCHRONIZING_FUNCTIONS,
+    )
+    return _wrap(result)
 
 
 def _lexsort(keys):
     """``cupy.lexsort``: one 2-D device array of keys, the last row primary."""
-    _count("array_op")
     if not isinstance(keys, DeviceArray) or keys.ndim != 2:
         raise TypeError(
             "cupy.lexsort takes one 2-D device array of keys (xp.stack them), got "
             f"{type(keys).__name__}"
             f"{'' if not isinstance(keys, DeviceArray) else f' of ndim {keys.ndim}'}"
         )
+    _check_reads("xp.lexsort()", [keys._array])
+    n_keys, n_items = keys.shape
+    nbytes = sort_bytes(n_items, n_keys * keys.itemsize, ARGSORT_INDEX_BYTES)
+    _operation("array_op", "xp.lexsort()", nbytes=nbytes)
     return DeviceArray(np.lexsort(keys._array))
 
 
 def _partition(array, kth, axis=-1):
     """``cupy.partition``: ``kth`` a Python int (a NumPy integer is refused)."""
-    _count("array_op")
     if not isinstance(kth, int):
         raise TypeError(f"cupy.partition needs kth as a Python int, got {type(kth).__name__}")
-    return _wrap(np.partition(_unwrap(array, "xp.partition()"), kth, axis=axis))
+    values = _unwrap(array, "xp.partition()")
+    _check_reads("xp.partition()", [values])
+    _operation("array_op", "xp.partition()", nbytes=_sort_bytes(values, False))
+    return _wrap(np.partition(values, kth, axis=axis))
 
 
 def _searchsorted(array, values, side="left", sorter=None):
     """``cupy.searchsorted``: device arrays for ``a`` and (CuPy 13) for ``v``."""
-    _count("array_op")
     for what, value in (("a", array), ("v", values)):
         if not isinstance(value, DeviceArray):
             raise NotImplementedError(
@@ -620,7 +838,11 @@ def _searchsorted(array, values, side="left", sorter=None):
             )
     if sorter is not None:
         sorter = _unwrap(sorter, "xp.searchsorted()")
-    return DeviceArray(np.searchsorted(array._array, values._array, side=side, sorter=sorter))
+    reads = [array._array, values._array] + ([sorter] if sorter is not None else [])
+    _check_reads("xp.searchsorted()", reads)
+    result = np.searchsorted(array._array, values._array, side=side, sorter=sorter)
+    _operation("array_op", "xp.searchsorted()", reads, result.nbytes)
+    return DeviceArray(result)
 
 
 #: ``xp`` functions with CuPy-specific argument rules.

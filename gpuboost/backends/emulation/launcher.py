@@ -24,12 +24,20 @@ launches of one module are serialised because static ``__shared__`` variables
 exist once per module. Before each block, shared memory is filled with
 ``0xff`` bytes so reads of never-written shared memory are visible. See
 docs/EMULATION.md.
+
+With ``GPUBOOST_SANITIZE`` set (:mod:`gpuboost.backends.emulation.sanitizer`), or
+inside :func:`gpuboost.backends.emulation.traffic.record_traffic`, a launch runs the
+module's instrumented flavour instead: its pointer arguments are copied into an arena
+of device memory with gaps around every array (and copied back), every access of the
+kernel is checked and, for the traffic model, counted (``instrument.h``).
 """
 
 import ctypes
 import os
 import re
+import shutil
 import struct
+import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +46,19 @@ import numpy as np
 
 from .compiler import compile_shared_library
 from .device_array import DeviceArray, record_kernel_launch
+from .sanitizer import (
+    ALLOCATION_WRITABLE,
+    MEASURE_TRAFFIC_BIT,
+    InstrumentAllocation,
+    InstrumentConfig,
+    SanitizerError,
+    check_bits,
+    enabled_checks,
+    is_sanitizer_message,
+    symbolize_message,
+)
+from .shadow import initialized_bytes, root_of, store_initialized_bytes
+from .traffic import recording
 
 __all__ = [
     "EmulatedModule",
@@ -88,6 +109,11 @@ _LAUNCH_OK = 0
 _LAUNCH_KERNEL_FAILED = 1
 
 _ENTRY_LAUNCH = "gpuboost_emu_launch__"
+_ENTRY_LAUNCH_INSTRUMENTED = "gpuboost_emu_launch_instrumented__"
+_ENTRY_COUNTER_NAMES = "gpuboost_emu_traffic_counter_names"
+#: Alignment of device allocations modeled by the instrumented flavour (instrument.h:
+#: kArenaAlignment); an argument keeps its offset modulo this from the start of its array.
+ARENA_ALIGNMENT = 256
 _ENTRY_SIGNATURE = "gpuboost_emu_signature__"
 _ENTRY_REGISTER_SHARED = "gpuboost_emu_register_static_shared"
 _ENTRY_MAX_THREADS = "gpuboost_emu_max_threads__"
@@ -414,6 +440,21 @@ def _owned_by(symbol, kernel_name):
     return symbol.startswith(f"{_LOCAL_STATIC_PREFIX}{len(kernel_name)}{kernel_name}E")
 
 
+def _demangled(symbols):
+    """Readable names of C++ symbols (``c++filt``; the symbols themselves without it)."""
+    executable = shutil.which("c++filt")
+    if executable is None or not symbols:
+        return list(symbols)
+    try:
+        result = subprocess.run(
+            [executable], input="\n".join(symbols), capture_output=True, text=True, check=False
+        )
+    except OSError:
+        return list(symbols)
+    names = result.stdout.splitlines()
+    return names if len(names) == len(symbols) else list(symbols)
+
+
 # ---------------------------------------------------------------------------
 # Modules and kernels.
 # ---------------------------------------------------------------------------
@@ -547,7 +588,9 @@ class EmulatedModule:
         self._include_dirs = source_dirs + option_include_dirs
         self._signatures = parse_kernel_signatures(code)
         self._launch_bounds = parse_launch_bounds(code)
-        self._library = None
+        self._libraries = {}  # instrumented (bool) -> ctypes.CDLL
+        self._library_paths = {}
+        self._static_shared_by_flavour = {}
         self._static_shared = ()
         self._kernels = {}
         self._lock = threading.Lock()
@@ -574,15 +617,18 @@ class EmulatedModule:
             + entry_points
         )
 
-    def _load(self):
+    def _load(self, instrumented=False):
+        """The compiled library of a flavour (plain or instrumented), built on first use."""
         with self._lock:
-            if self._library is not None:
-                return self._library
+            library = self._libraries.get(instrumented)
+            if library is not None:
+                return library
             library_path = compile_shared_library(
                 self._translation_unit(),
                 include_dirs=self._include_dirs,
                 defines=self._defines,
                 source_name=Path(self._display_name).name if self.path else "module.cu",
+                instrumented=instrumented,
             )
             library = ctypes.CDLL(str(library_path))
             variables = _static_shared_variables(library_path)
@@ -593,9 +639,24 @@ class EmulatedModule:
             register.argtypes = [ctypes.POINTER(ctypes.c_uint64)] * 2 + [ctypes.c_uint64]
             if register(offsets, sizes, len(variables)) != 0:
                 raise RuntimeError("emulation: could not register static shared memory")
-            self._static_shared = tuple(variables)
-            self._library = library
+            if not self._libraries:  # sizes are the same in both flavours
+                self._static_shared = tuple(variables)
+            self._static_shared_by_flavour[instrumented] = tuple(variables)
+            self._library_paths[instrumented] = library_path
+            self._libraries[instrumented] = library
             return library
+
+    def _static_shared_table(self, kernel_name):
+        """For the instrumented library: per registered static ``__shared__`` variable,
+        whether ``kernel_name`` may use it (its own, or a device helper's), and labels."""
+        variables = self._static_shared_by_flavour[True]
+        names = _demangled([variable.symbol for variable in variables])
+        allowed, labels = [], []
+        for variable, name in zip(variables, names):
+            owners = [kernel for kernel in self._signatures if _owned_by(variable.symbol, kernel)]
+            allowed.append(not owners or kernel_name in owners)
+            labels.append(f"static __shared__ {name}".encode())
+        return allowed, labels
 
     def _static_shared_bytes(self, kernel_name):
         """Static shared bytes of a kernel: its own ``__shared__`` variables plus
@@ -635,7 +696,7 @@ class EmulatedModule:
                 f'no extern "C" __global__ kernel named {name!r} in {self._display_name}; '
                 f"found {self.kernel_names}"
             )
-        library = self._load()
+        library = self._load(instrumented=bool(enabled_checks()) or recording())
         kernel = EmulatedKernel(self, name, library)
         self._kernels[name] = kernel
         return kernel
@@ -663,18 +724,7 @@ class EmulatedKernel:
     def __init__(self, module, name, library):
         self.name = name
         self.module = module
-        self._launch = getattr(library, _ENTRY_LAUNCH + name)
-        self._launch.restype = ctypes.c_int
-        self._launch.argtypes = [
-            ctypes.POINTER(ctypes.c_uint32),
-            ctypes.POINTER(ctypes.c_uint32),
-            ctypes.c_uint64,
-            ctypes.c_double,
-            ctypes.c_uint32,
-            ctypes.POINTER(ctypes.c_void_p),
-            ctypes.c_char_p,
-            ctypes.c_uint64,
-        ]
+        self._entries = {}  # instrumented (bool) -> the launch function of that flavour
         signature = getattr(library, _ENTRY_SIGNATURE + name)
         signature.restype = ctypes.c_char_p
         codes = signature().decode("ascii")
@@ -705,6 +755,33 @@ class EmulatedKernel:
     def __repr__(self):
         parameters = ", ".join(f"{p.c_type} {p.name}" for p in self.parameters)
         return f"<EmulatedKernel {self.name}({parameters})>"
+
+    def _entry(self, instrumented):
+        """The launch entry point of the plain or the instrumented flavour."""
+        entry = self._entries.get(instrumented)
+        if entry is not None:
+            return entry
+        library = self.module._load(instrumented)
+        prefix = _ENTRY_LAUNCH_INSTRUMENTED if instrumented else _ENTRY_LAUNCH
+        entry = getattr(library, prefix + self.name)
+        entry.restype = ctypes.c_int
+        entry.argtypes = [
+            ctypes.POINTER(ctypes.c_uint32),
+            ctypes.POINTER(ctypes.c_uint32),
+            ctypes.c_uint64,
+            ctypes.c_double,
+            ctypes.c_uint32,
+            ctypes.POINTER(ctypes.c_void_p),
+            ctypes.c_char_p,
+            ctypes.c_uint64,
+        ]
+        if instrumented:
+            entry.argtypes += [ctypes.POINTER(InstrumentConfig), ctypes.POINTER(ctypes.c_uint64)]
+            names = getattr(library, _ENTRY_COUNTER_NAMES)
+            names.restype = ctypes.c_char_p
+            self._counter_names = tuple(n for n in names().decode().split(",") if n)
+        self._entries[instrumented] = entry
+        return entry
 
     @property
     def max_dynamic_shared_size_bytes(self):
@@ -873,7 +950,6 @@ class EmulatedKernel:
             The kernel failed (``assert``, ``__trap``, misuse of barriers or
             warp intrinsics, a barrier wait past ``GPUBOOST_EMULATION_TIMEOUT``).
         """
-        record_kernel_launch()
         grid_dims = self._dims(grid, "grid", MAX_GRID_DIMS)
         block_dims = self._dims(block, "block", MAX_BLOCK_DIMS)
         threads = block_dims[0] * block_dims[1] * block_dims[2]
@@ -906,7 +982,7 @@ class EmulatedKernel:
         ]
         argument_array = (ctypes.c_void_p * max(len(addresses), 1))(*addresses)
         error = ctypes.create_string_buffer(ERROR_BUFFER_BYTES)
-        status = self._launch(
+        launch_arguments = (
             (ctypes.c_uint32 * 3)(*grid_dims),
             (ctypes.c_uint32 * 3)(*block_dims),
             shared_mem,
@@ -916,7 +992,115 @@ class EmulatedKernel:
             error,
             ERROR_BUFFER_BYTES,
         )
+        checks = enabled_checks()
+        if checks or recording():
+            status = self._launch_instrumented(launch_arguments, args, checks)
+        else:
+            status = self._entry(False)(*launch_arguments)
+            record_kernel_launch()
         if status != _LAUNCH_OK:
             what = "failed" if status == _LAUNCH_KERNEL_FAILED else "could not be launched"
             message = error.value.decode(errors="replace")
+            if checks or recording():
+                message = symbolize_message(message, self.module._library_paths[True])
+            if is_sanitizer_message(message):
+                raise SanitizerError(f"kernel {self.name!r} failed the sanitizer: {message}")
             raise RuntimeError(f"kernel {self.name!r} {what} under emulation: {message}")
+
+    # -- instrumented launch ------------------------------------------------------
+    def _argument_label(self, positions):
+        names = ", ".join(f"{p} {self.parameters[p].name!r}" for p in positions)
+        return f"argument{'s' if len(positions) > 1 else ''} {names}"
+
+    def _allocation_table(self, args, initcheck):
+        """Pointer arguments grouped into allocations: arrays whose memory overlaps
+        share one (so that aliasing arguments stay aliased in the arena).
+
+        Returns
+        -------
+        allocations : ctypes array of InstrumentAllocation
+        argument_allocation : ctypes array of int32 (-1 for scalars)
+        argument_offset : ctypes array of uint64
+        keep : list
+            Objects that must outlive the launch (labels, flag buffers), and per
+            allocation with flags ``(root array, start address, flags)``.
+        """
+        spans = []
+        for position, value in enumerate(args):
+            if self._types[position].is_pointer:
+                array = value._array if isinstance(value, DeviceArray) else value
+                start = array.__array_interface__["data"][0]
+                spans.append((start, start + array.nbytes, position, array))
+        spans.sort(key=lambda span: (span[0], span[1]))
+        groups = []
+        for start, end, position, array in spans:
+            if groups and start < groups[-1][1]:
+                groups[-1][1] = max(groups[-1][1], end)
+                groups[-1][2].append((position, array))
+            else:
+                groups.append([start, end, [(position, array)]])
+        allocations = (InstrumentAllocation * max(len(groups), 1))()
+        argument_allocation = (ctypes.c_int32 * max(len(args), 1))(*([-1] * len(args)))
+        argument_offset = (ctypes.c_uint64 * max(len(args), 1))()
+        keep, written_back = [], []
+        for index, (start, end, members) in enumerate(groups):
+            positions = sorted(position for position, _ in members)
+            root = root_of(members[0][1])
+            label = self._argument_label(positions).encode()
+            flags = None
+            if initcheck:
+                flags = initialized_bytes(members[0][1], start, end - start)
+            keep.append(label)
+            if flags is not None:
+                keep.append(flags)
+                written_back.append((members[0][1], start, flags))
+            writable = any(not self._types[position].is_const for position in positions)
+            allocations[index] = InstrumentAllocation(
+                start,
+                end - start,
+                (start - root.__array_interface__["data"][0]) % ARENA_ALIGNMENT,
+                None if flags is None else flags.ctypes.data,
+                label,
+                ALLOCATION_WRITABLE if writable else 0,
+                0,
+            )
+            for position, array in members:
+                argument_allocation[position] = index
+                argument_offset[position] = array.__array_interface__["data"][0] - start
+        return allocations, len(groups), argument_allocation, argument_offset, keep, written_back
+
+    def _launch_instrumented(self, launch_arguments, args, checks):
+        """Launch the instrumented flavour; returns the launch status."""
+        entry = self._entry(True)
+        measure = recording()
+        allocations, count, argument_allocation, argument_offset, keep, written_back = (
+            self._allocation_table(args, "initcheck" in checks)
+        )
+        allowed, labels = self.module._static_shared_table(self.name)
+        n_static = len(allowed)
+        config = InstrumentConfig(
+            check_bits(checks) | (MEASURE_TRAFFIC_BIT if measure else 0),
+            count,
+            allocations,
+            len(args),
+            n_static,
+            argument_allocation,
+            argument_offset,
+            (ctypes.c_uint8 * max(n_static, 1))(*allowed),
+            (ctypes.c_char_p * max(n_static, 1))(*labels),
+        )
+        counters = (ctypes.c_uint64 * len(self._counter_names))()
+        launch_arguments = list(launch_arguments)
+        if checks:  # one worker: the checks see the threads' accesses in program order
+            launch_arguments[4] = 1
+        status = entry(*launch_arguments, ctypes.byref(config), counters)
+        del keep
+        for array, start, flags in written_back:
+            store_initialized_bytes(array, start, flags)
+        grid = launch_arguments[0]
+        record_kernel_launch(
+            self.name,
+            dict(zip(self._counter_names, counters)) if measure else None,
+            grid[0] * grid[1] * grid[2],
+        )
+        return status

@@ -3,7 +3,7 @@
 :class:`NumpyBackend` only delegates to one module per primitive (the same names as
 the CUDA backend's modules and the kernel files ``cuda/*.cu``): :mod:`.binning`,
 :mod:`.histogram`, :mod:`.split_scan`, :mod:`.partition`, :mod:`.leaf`,
-:mod:`.segment_reduce`, :mod:`.predict`.
+:mod:`.segment_reduce`, :mod:`.predict`, :mod:`.shap`.
 """
 
 import numpy as np
@@ -21,6 +21,7 @@ from .predict import (
     predict_tree_raw,
 )
 from .segment_reduce import segment_sums
+from .shap import predict_contributions, predict_interactions
 from .split_scan import find_best_splits
 
 __all__ = ["NumpyBackend"]
@@ -131,3 +132,9 @@ class NumpyBackend(Backend):
 
     def predict_forest_leaves(self, X, trees):
         return predict_forest_leaves(X, trees)
+
+    def predict_contributions(self, X, trees, tree_outputs, n_outputs):
+        return predict_contributions(X, trees, tree_outputs, n_outputs, self.n_threads)
+
+    def predict_interactions(self, X, trees, tree_outputs, n_outputs):
+        return predict_interactions(X, trees, tree_outputs, n_outputs, self.n_threads)

@@ -49,7 +49,8 @@ def find_best_splits(
     records : ndarray of shape (n_nodes,), SPLIT_RECORD_DTYPE
         Ties: lowest feature, then lowest bin, then default-right first. When the
         chosen feature has no missing rows in the node, missing values go to the
-        larger child (ties left).
+        larger child (ties left). A node whose best admissible gain is +inf (the
+        float64 sums overflowed) has no split and keeps ``gain == inf``.
     """
     n_nodes, n_features, _, _ = histograms.shape
     records = no_split_records(n_nodes)
@@ -134,6 +135,9 @@ def _scan_chunk(
     records["sum_hessians"] = parent[:, HIST_HESS]
     records["count"] = parent[:, HIST_COUNT]
     found = np.isfinite(best_gain)
+    # An admissible candidate of gain +inf (overflowed float64 sums): no split, and the
+    # record keeps the gain so that the caller reports the overflow.
+    records["gain"][best_gain == np.inf] = np.inf
     nodes = np.flatnonzero(found)
     f, b, d = feature[found], bin_[found], direction[found]
     left_sums = [
@@ -202,7 +206,9 @@ def find_best_splits_naive(
                         if missing_n == 0:
                             default_left = left[2] >= right[2]
                         best = (gain, feature, bin_, default_left, left)
-        if best is not None:
+        if best is not None and best[0] == np.inf:  # overflowed sums: no split (see above)
+            records["gain"][node] = np.inf
+        elif best is not None:
             gain, feature, bin_, default_left, left = best
             records[node] = (feature, bin_, default_left, gain, left[0], left[1], left[2], *parent)
     return records

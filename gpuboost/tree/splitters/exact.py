@@ -580,7 +580,7 @@ class ExactSplitter(GradientRecords):
             tree.split_params,
             feature_mask,
         )
-        return split_table(records)
+        return split_table(self.checked_records(tree, records))
 
     def partition(self, tree, begins, ends, features, bins, default_left):
         partition_exact(

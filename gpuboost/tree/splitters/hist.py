@@ -7,7 +7,7 @@ integer sums of the quantized gradients and hessians, ``(G_q, H_q)``.
 
 import numpy as np
 
-from ...core.gain import leaf_weight
+from ...core.gain import leaf_score, leaf_weight
 from .base import SplitTable
 
 __all__ = ["GradientRecords", "HistogramSplitter", "split_table"]
@@ -36,6 +36,34 @@ class GradientRecords:
     """The part of the splitter interface shared by every gradient-tree splitter
     (``hist``, bundled ``hist``, ``exact``): node sums are the integer sums
     ``(G_q, H_q)``."""
+
+    def checked_records(self, tree, records):
+        """``records``, after checking that no float64 score overflowed.
+
+        A node's own score ``S(G, H)`` or a candidate's gain that is not finite means
+        the sums of weighted gradients left the float64 range (huge labels or
+        weights): every split would be refused silently, so this raises instead.
+
+        Raises
+        ------
+        ValueError
+            Naming the cause and what to change.
+        """
+        gradients = tree.quantiser.gradients(records["sum_gradients"])
+        hessians = tree.quantiser.hessians(records["sum_hessians"])
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = leaf_score(gradients, hessians, tree.split_params)
+        overflowed = ~np.isfinite(scores) | (records["gain"] == np.inf)
+        if overflowed.any():
+            node = int(np.argmax(overflowed))
+            raise ValueError(
+                f"The split gains overflow float64 (in a node of {int(records['count'][node])} "
+                f"rows whose gradients sum to {float(gradients[node]):.3g} and hessians to "
+                f"{float(hessians[node]):.3g}): the gain formula squares sums of gradients, so "
+                f"no split could be scored. The labels or sample weights are too large "
+                f"(about 1e150 or more): scale them down, e.g. standardize the labels."
+            )
+        return records
 
     def can_split(self, tree, sums, counts):
         """At least ``2 * min_data_in_leaf`` rows and ``2 * min_child_weight`` hessian."""
@@ -109,17 +137,17 @@ class HistogramSplitter(GradientRecords):
 
     # ---- splits --------------------------------------------------------------
     def find_best_splits(self, tree, begins, ends, histograms, feature_mask):
-        """The :class:`SplitTable` of the nodes of ``histograms``."""
-        return split_table(
-            self.backend.find_best_splits(
-                self.data,
-                histograms,
-                tree.quantiser.scale_gradients,
-                tree.quantiser.scale_hessians,
-                tree.split_params,
-                feature_mask,
-            )
+        """The :class:`SplitTable` of the nodes of ``histograms``
+        (:meth:`checked_records`: ValueError when the float64 sums overflow)."""
+        records = self.backend.find_best_splits(
+            self.data,
+            histograms,
+            tree.quantiser.scale_gradients,
+            tree.quantiser.scale_hessians,
+            tree.split_params,
+            feature_mask,
         )
+        return split_table(self.checked_records(tree, records))
 
     def partition(self, tree, begins, ends, features, bins, default_left):
         """Split the segments ``[begins[i], ends[i])`` of ``tree.sample_indices``

@@ -14,6 +14,7 @@ relative (``transcendental=True``); everything else is byte-identical.
 import collections
 import json
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -21,8 +22,9 @@ from _cases import messy_features
 from _parity import assert_models_match, assert_predictions_match
 
 import gpuboost
-from gpuboost import Dataset, DeviceUnavailableError
+from gpuboost import Dataset, DeviceUnavailableError, backends
 from gpuboost.backends import get_backend
+from gpuboost.backends.cuda import launch
 from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.cuda.launch import KernelLauncher
 from gpuboost.backends.emulation import EMULATE_ENV_VAR
@@ -47,6 +49,46 @@ def test_device_cuda_without_gpu_raises(monkeypatch):
     dataset = Dataset(np.zeros((10, 2)), label=np.zeros(10))
     with pytest.raises(DeviceUnavailableError, match="device='cuda'"):
         gpuboost.train({"device": "cuda"}, dataset, num_boost_round=1)
+
+
+def _cupy_seeing_one_gpu(raw_module):
+    """A stand-in for CuPy on a machine with one visible GPU (no GPU here)."""
+    runtime = types.SimpleNamespace(getDeviceCount=lambda: 1)
+    return types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=runtime), RawModule=raw_module)
+
+
+def test_auto_falls_back_to_the_cpu_when_no_kernel_compiles(monkeypatch, regression_data):
+    """A visible GPU without NVRTC: the test kernel does not compile, so 'auto' trains on
+    the CPU and 'cuda' says why."""
+
+    def without_nvrtc(code, options):
+        raise OSError("libnvrtc.so.12: cannot open shared object file")
+
+    monkeypatch.delenv(EMULATE_ENV_VAR, raising=False)
+    monkeypatch.setitem(sys.modules, "cupy", _cupy_seeing_one_gpu(without_nvrtc))
+    monkeypatch.setattr(backends, "_PROBE_RESULTS", {})
+    assert not gpuboost.cuda_available()
+    assert get_backend("auto").name == "cpu"
+    with pytest.raises(DeviceUnavailableError, match=r"test CUDA kernel.*libnvrtc.*\[cuda12\]"):
+        get_backend("cuda")
+    X, y = regression_data
+    auto = gpuboost.train({"max_depth": 2}, Dataset(X, label=y), 2)
+    cpu = gpuboost.train({"max_depth": 2, "device": "cpu"}, Dataset(X, label=y), 2)
+    assert auto.save_raw() == cpu.save_raw()
+
+
+def test_cuda_is_unavailable_when_the_emulation_cannot_compile_the_test_kernel(monkeypatch):
+    monkeypatch.setattr(
+        launch,
+        "PROBE_SOURCE",
+        'extern "C" __global__ void gpuboost_probe(int* out) { out[0] = not_declared; }',
+    )
+    monkeypatch.setattr(backends, "_PROBE_RESULTS", {})
+    with pytest.raises(DeviceUnavailableError, match="EmulationCompileError"):
+        get_backend("cuda")
+    monkeypatch.setattr(backends, "_PROBE_RESULTS", {})
+    monkeypatch.undo()
+    assert get_backend("cuda").name == "cuda"
 
 
 def test_host_device_copies_are_copies(backend):

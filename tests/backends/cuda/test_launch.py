@@ -4,6 +4,7 @@ helpers shared by the primitives' host code.
 """
 
 import collections
+import shutil
 import sys
 import types
 
@@ -22,7 +23,9 @@ from gpuboost.backends.cuda.launch import (
     segment_table,
     segment_tiles,
 )
+from gpuboost.backends.cuda.sources import cuda_source_dir, source_hash
 from gpuboost.backends.emulation import EMULATE_ENV_VAR, EmulatedModule, emulated_kernels
+from gpuboost.backends.emulation.compiler import EmulationCompileError
 from gpuboost.backends.emulation.device_array import namespace as xp
 
 
@@ -186,3 +189,69 @@ def test_require_array():
         require_array(xp, array, np.int32, "a", ndim=1)
     with pytest.raises(ValueError, match="C-contiguous"):
         require_array(xp, array.T, np.int32, "a")
+
+
+# ---- the source hash in the compile options ---------------------------------------------
+
+
+def test_source_hash_changes_when_any_kernel_source_changes(tmp_path):
+    folder = tmp_path / "cuda"
+    shutil.copytree(cuda_source_dir(), folder)
+    original = source_hash(folder)
+    assert original == source_hash(cuda_source_dir()) and original.startswith("0x")
+    for name in ("gain.cuh", "common.cuh", "histogram.cu"):
+        path = folder / name
+        text = path.read_text()
+        path.write_text(text + "\n// changed\n")
+        assert source_hash(folder) != original, name
+        path.write_text(text)
+        assert source_hash(folder) == original
+    (folder / "extra.cuh").write_text("// a new header\n")
+    assert source_hash(folder) != original
+    (folder / "extra.cuh").unlink()
+    (folder / "notes.txt").write_text("not a kernel source")
+    assert source_hash(folder) == original
+
+
+class _RecordingModule:
+    """Stands in for cupy.RawModule / EmulatedModule: records its arguments."""
+
+    created = []
+
+    def __init__(self, code=None, path=None, options=(), **kwargs):
+        _RecordingModule.created.append({"code": code, "path": path, "options": options})
+
+
+def test_both_modes_compile_with_the_source_hash(monkeypatch, tmp_path):
+    monkeypatch.setattr(_RecordingModule, "created", [])
+    monkeypatch.setattr(launch, "EmulatedModule", _RecordingModule)
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(RawModule=_RecordingModule))
+    launch._load_module(EMULATED, "binning")
+    launch._load_module(CUPY, "binning")
+    hash_option = f"-D{launch.SOURCE_HASH_MACRO}={source_hash()}"
+    emulated, cupy_module = _RecordingModule.created
+    assert hash_option in emulated["options"] and hash_option in cupy_module["options"]
+    assert emulated["options"] == cupy_module["options"] == launch.compile_options()
+    assert cupy_module["code"] == (cuda_source_dir() / "binning.cu").read_text()
+    # A changed header changes the options, hence CuPy's cache key.
+    folder = tmp_path / "cuda"
+    shutil.copytree(cuda_source_dir(), folder)
+    (folder / "gain.cuh").write_text((folder / "gain.cuh").read_text() + "// changed\n")
+    assert launch.compile_options(folder)[-1] != launch.compile_options(cuda_source_dir())[-1]
+
+
+# ---- the test kernel of the availability check ------------------------------------------
+
+
+def test_probe_kernel_compiles_and_runs_in_the_emulation():
+    launch.probe(EMULATED)
+
+
+#: A probe kernel the compiler refuses (an undeclared name).
+BROKEN_PROBE = 'extern "C" __global__ void gpuboost_probe(int* out) { out[0] = not_declared; }'
+
+
+def test_probe_reports_a_failing_compile(monkeypatch):
+    monkeypatch.setattr(launch, "PROBE_SOURCE", BROKEN_PROBE)
+    with pytest.raises(EmulationCompileError, match="not_declared"):
+        launch.probe(EMULATED)

@@ -23,6 +23,7 @@ from gpuboost.backends.cuda.split_scan import find_best_splits
 from gpuboost.backends.emulation.device_array import namespace as xp
 from gpuboost.backends.numpy.histogram import build_histograms
 from gpuboost.backends.numpy.split_scan import find_best_splits as numpy_find_best_splits
+from gpuboost.backends.numpy.split_scan import find_best_splits_naive
 from gpuboost.core.dtypes import GRAD_QUANT_MAX, HIST_COUNT, HIST_HESS
 from gpuboost.core.gain import SPLIT_RECORD_DTYPE, SplitParams
 from gpuboost.core.quantize import quantize
@@ -310,3 +311,18 @@ def test_kernel_file_compiles_with_nvcc_without_warnings(arch):
     ]
     completed = subprocess.run(command, capture_output=True, text=True)
     assert completed.returncode == 0, completed.stdout + completed.stderr
+
+
+def test_overflowing_gain_keeps_inf_in_the_record():
+    # Node 0: the children's gradient sums square beyond float64 (gain +inf); node 1 the same
+    # bins at a sane scale. Both backends give node 0 no split and keep gain +inf.
+    histograms = np.zeros((2, 1, 4, 3), dtype=np.int64)
+    histograms[:, 0, 0] = (2**30, 2**20, 10)
+    histograms[:, 0, 1] = (-(2**30), 2**20, 10)
+    n_value_bins = np.array([3])
+    overflowing = both(histograms[:1], 1e-150, 2.0**20, n_value_bins, 3, SplitParams())
+    assert overflowing["feature"][0] == -1 and overflowing["gain"][0] == np.inf
+    sane = both(histograms[1:], 2.0**30, 2.0**20, n_value_bins, 3, SplitParams())
+    assert sane["feature"][0] == 0 and np.isfinite(sane["gain"][0])
+    naive = find_best_splits_naive(histograms[:1], 1e-150, 2.0**20, n_value_bins, 3, SplitParams())
+    assert naive["feature"][0] == -1 and naive["gain"][0] == np.inf

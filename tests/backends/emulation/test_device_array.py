@@ -284,7 +284,10 @@ def test_count_operations_counts_launches_copies_and_syncs(values):
         host = float(total)  # to_host (synchronizes)
         copy = xp.asnumpy(view)  # to_host
         xp.asarray(values)  # to_device
-    assert dict(counts) == {"kernel": 1, "array_op": 3, "to_device": 2, "to_host": 2}
+        device[device > 0.0]  # mask: a comparison and a gather, which synchronizes
+        xp.flatnonzero(device)  # synchronizes
+        xp.where(device > 0.0, device, 0.0)  # two array ops, no sync
+    assert dict(counts) == {"kernel": 1, "array_op": 8, "to_device": 2, "to_host": 2, "sync": 4}
     assert tuple(counts) == OPERATION_KINDS
     assert host == float((values * 2 + 1).sum()) and copy.shape == (2,)
     assert gathered.shape == (2,)

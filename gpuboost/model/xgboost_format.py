@@ -1,0 +1,460 @@
+"""XGBoost's JSON model format <-> a gpuboost model state (export and import).
+
+Like :mod:`gpuboost.model.model_io` this module knows the format and nothing of the
+Booster: :func:`state_to_xgboost_json` takes a model *state* (the Booster's
+constructor arguments) and :func:`state_from_xgboost_json` returns one. It never
+imports xgboost: the file it writes is read by ``xgboost.Booster(model_file=...)``,
+``treelite.frontend.load_xgboost_model`` and ``shap.TreeExplainer`` (through
+xgboost), and it reads files xgboost (1.x to 3.x, JSON) wrote.
+
+Thresholds (the exact rule)
+---------------------------
+gpuboost sends ``x <= t`` left, with ``x`` and ``t`` float64; XGBoost sends
+``x < t'`` left, with ``x`` converted to float32 and ``t'`` a float32. For every
+float32 ``x`` (finite or infinite; NaN is missing in both)::
+
+    x <= t  <=>  x <= f  <=>  x < nextafter32(f, +inf)
+
+where ``f`` is the largest float32 ``<= t`` (``t`` rounded toward -inf). So the export
+writes ``t' = nextafter32(f, +inf)`` (:func:`xgboost_threshold`), and the import reads
+``t = nextafter32(t', -inf)`` (:func:`gpuboost_threshold`, as float64): on float32
+inputs both libraries send every row to the same leaf. On float64 inputs that are
+not float32 values XGBoost rounds ``x`` first, so a row within a float32 rounding of a
+threshold may go the other way. A threshold ``t >= FLT_MAX`` (every finite float32
+goes left, +inf right) has no finite ``t'`` and is refused.
+
+Values
+------
+XGBoost stores leaf values, covers, gains and ``base_score`` as float32 and sums the
+trees in float32, so its margins equal gpuboost's to float32 rounding (about 1e-7
+relative per tree), not bit for bit. ``base_score`` is stored in output space
+(a probability for ``binary:logistic``, a mean for the log link) and mapped back to a
+margin by XGBoost, except for the multiclass objectives, whose ``base_score`` is the
+vector of margins (XGBoost >= 3.1).
+
+Objectives: ``reg:squarederror``, ``reg:absoluteerror``, ``reg:quantile``
+(``reg:quantileerror``), ``reg:huber`` (``reg:pseudohubererror``: the same identity
+link, so the same predictions), ``binary:logistic``, ``multi:softprob``,
+``multi:softmax``, ``count:poisson``, ``reg:gamma``, ``reg:tweedie``, ``rank:ndcg``,
+``rank:map``, ``rank:pairwise``. Not expressible: AdaBoost (SAMME scores divided by
+the tree weights), ``binary:exponential`` and custom objectives (ValueError).
+Categorical splits (issue 12) map to XGBoost's ``split_type`` 1 and its category
+lists; until then a file with categorical splits is refused on import.
+"""
+
+import json
+import math
+
+import numpy as np
+
+from ..data.convert import DEFAULT_FEATURE_NAME_PREFIX
+from ..tree.tree import TREE_ARRAYS, Tree
+from .model_io import state_from_json, state_to_json
+
+__all__ = [
+    "state_to_xgboost_json",
+    "state_from_xgboost_json",
+    "xgboost_threshold",
+    "gpuboost_threshold",
+    "XGBOOST_OBJECTIVES",
+]
+
+#: XGBoost version written into the file.
+XGBOOST_VERSION = [3, 2, 0]
+_FLT_MAX = float(np.finfo(np.float32).max)
+
+#: gpuboost objective -> (XGBoost objective, link of base_score).
+XGBOOST_OBJECTIVES = {
+    "reg:squarederror": ("reg:squarederror", "identity"),
+    "reg:absoluteerror": ("reg:absoluteerror", "identity"),
+    "reg:quantile": ("reg:quantileerror", "identity"),
+    "reg:huber": ("reg:pseudohubererror", "identity"),
+    "binary:logistic": ("binary:logistic", "logit"),
+    "multi:softprob": ("multi:softprob", "margin"),
+    "multi:softmax": ("multi:softmax", "margin"),
+    "count:poisson": ("count:poisson", "log"),
+    "reg:gamma": ("reg:gamma", "log"),
+    "reg:tweedie": ("reg:tweedie", "log"),
+    "rank:ndcg": ("rank:ndcg", "identity"),
+    "rank:map": ("rank:map", "identity"),
+    "rank:pairwise": ("rank:pairwise", "identity"),
+}
+#: XGBoost objective -> gpuboost objective (import; the aliases XGBoost accepts too).
+_FROM_XGBOOST = {xgb: ours for ours, (xgb, _) in XGBOOST_OBJECTIVES.items()}
+_FROM_XGBOOST["reg:linear"] = "reg:squarederror"  # XGBoost's old name
+
+
+# ---- thresholds --------------------------------------------------------------------
+def xgboost_threshold(threshold):
+    """XGBoost's float32 ``t'`` with ``x < t'`` exactly when ``x <= threshold`` for
+    every float32 ``x`` (see the module docstring).
+
+    Raises
+    ------
+    ValueError
+        ``threshold >= FLT_MAX``: no finite float32 expresses it.
+    """
+    t = float(threshold)
+    if not t < _FLT_MAX:
+        raise ValueError(
+            f"The split threshold {t!r} is at or above the largest float32; XGBoost's "
+            f"float32 `x < t` cannot express it. Such a model cannot be exported."
+        )
+    with np.errstate(over="ignore"):
+        floor = np.float32(t)
+    if float(floor) > t:
+        floor = np.nextafter(floor, np.float32(-np.inf))
+    return np.nextafter(floor, np.float32(np.inf))
+
+
+def gpuboost_threshold(threshold):
+    """gpuboost's float64 ``t`` with ``x <= t`` exactly when ``x < threshold`` (XGBoost,
+    float32) for every float32 ``x``: the float32 just below ``threshold``, or
+    ``-2 * FLT_MAX`` for ``threshold == -FLT_MAX`` (only -inf goes left; gpuboost's
+    thresholds are finite).
+
+    Raises
+    ------
+    ValueError
+        ``threshold`` is NaN or -inf (no row goes left).
+    """
+    t = np.float32(threshold)
+    if not t > -np.inf:
+        _fail(f"split condition {float(threshold)!r} sends no value left")
+    if t == -np.float32(_FLT_MAX):
+        return -2.0 * _FLT_MAX
+    return float(np.nextafter(t, np.float32(-np.inf)))
+
+
+def _float32_text(value):
+    """The shortest text of ``float32(value)`` (XGBoost parses floats as float32)."""
+    return repr(float(np.float32(value)))
+
+
+# ---- export -----------------------------------------------------------------------
+def _base_score(params, base_margin):
+    name = params["objective"]
+    link = XGBOOST_OBJECTIVES[name][1]
+    margins = [float(v) for v in base_margin]
+    if link in ("identity", "margin"):
+        scores = margins
+    elif link == "log":
+        scores = [math.exp(m) for m in margins]
+    else:
+        scores = [1.0 / (1.0 + math.exp(-m)) for m in margins]
+        if not all(0.0 < float(np.float32(s)) < 1.0 for s in scores):
+            raise ValueError(
+                f"The base margin {margins} is a probability of 0 or 1 in float32; XGBoost "
+                f"cannot store it as base_score. Train with a less extreme base_score."
+            )
+    if not all(math.isfinite(float(np.float32(s))) for s in scores):
+        raise ValueError(f"The base margin {margins} overflows XGBoost's float32 base_score.")
+    return "[" + ",".join(_float32_text(s) for s in scores) + "]"
+
+
+def _objective_section(params, n_outputs):
+    name = params["objective"]
+    xgb_name = XGBOOST_OBJECTIVES[name][0]
+    section = {"name": xgb_name}
+    if name in ("reg:squarederror", "binary:logistic", "reg:gamma"):
+        section["reg_loss_param"] = {"scale_pos_weight": "1"}
+    elif name == "reg:quantile":
+        section["quantile_loss_param"] = {"quantile_alpha": f"[{params['quantile_alpha']!r}]"}
+    elif name == "reg:huber":
+        section["pseudo_huber_param"] = {"huber_slope": repr(float(params["huber_delta"]))}
+    elif name.startswith("multi:"):
+        section["softmax_multiclass_param"] = {"num_class": str(n_outputs)}
+    elif name == "count:poisson":
+        section["poisson_regression_param"] = {"max_delta_step": "0.7"}
+    elif name == "reg:tweedie":
+        power = repr(float(params["tweedie_variance_power"]))
+        section["tweedie_regression_param"] = {"tweedie_variance_power": power}
+    elif name.startswith("rank:"):
+        section["lambdarank_param"] = {
+            "lambdarank_num_pair_per_sample": str(int(params["lambdarank_truncation_level"])),
+            "lambdarank_pair_method": "topk",
+            "lambdarank_unbiased": "0",
+            "lambdarank_bias_norm": "1",
+            "lambdarank_normalization": "1",
+            "lambdarank_score_normalization": "1",
+            "ndcg_exp_gain": "1",
+        }
+    return section
+
+
+def _check_exportable(state):
+    params = state["params"]
+    if state["tree_weights"] is not None:
+        raise ValueError(
+            "An AdaBoost (SAMME) model cannot be exported to XGBoost: its probabilities "
+            "divide the summed scores by the tree weights, which XGBoost has no way to "
+            "express. Export a gradient-boosted model (booster='gbtree')."
+        )
+    name = params["objective"]
+    if not isinstance(name, str) or name not in XGBOOST_OBJECTIVES:
+        raise ValueError(
+            f"Objective {name!r} has no XGBoost equivalent; exportable objectives: "
+            f"{sorted(XGBOOST_OBJECTIVES)}."
+        )
+
+
+def _tree_to_xgboost(tree, index, n_features):
+    n = tree.n_nodes
+    internal = tree.feature >= 0
+    parents = [2147483647] * n
+    for node in np.flatnonzero(internal):
+        parents[int(tree.left_child[node])] = int(node)
+        parents[int(tree.right_child[node])] = int(node)
+    conditions = [
+        float(xgboost_threshold(tree.threshold[node]))
+        if internal[node]
+        else float(np.float32(tree.value[node]))
+        for node in range(n)
+    ]
+    return {
+        "base_weights": [float(np.float32(v)) for v in tree.value],
+        "categories": [],
+        "categories_nodes": [],
+        "categories_segments": [],
+        "categories_sizes": [],
+        "default_left": [int(v) for v in tree.default_left],
+        "id": index,
+        "left_children": tree.left_child.tolist(),
+        "loss_changes": [float(np.float32(v)) for v in np.where(internal, tree.gain, 0.0)],
+        "parents": parents,
+        "right_children": tree.right_child.tolist(),
+        "split_conditions": conditions,
+        "split_indices": np.where(internal, tree.feature, 0).tolist(),
+        "split_type": [0] * n,
+        "sum_hessian": [float(np.float32(v)) for v in tree.cover],
+        "tree_param": {
+            "num_deleted": "0",
+            "num_feature": str(n_features),
+            "num_nodes": str(n),
+            "size_leaf_vector": "1",
+        },
+    }
+
+
+def _exported_feature_names(names):
+    default = [f"{DEFAULT_FEATURE_NAME_PREFIX}{i}" for i in range(len(names))]
+    return [] if list(names) == default else list(names)
+
+
+def state_to_xgboost_json(state):
+    """XGBoost's JSON model text of a gpuboost model state.
+
+    Parameters
+    ----------
+    state : dict
+        The Booster's constructor arguments (see gpuboost.model.model_io).
+
+    Returns
+    -------
+    str
+        The JSON document (deterministic). Every round is exported;
+        ``best_iteration`` and ``best_score`` go to the attributes, as XGBoost's
+        early stopping writes them.
+
+    Raises
+    ------
+    ValueError
+        AdaBoost models, objectives XGBoost lacks (``binary:exponential``, custom),
+        thresholds beyond float32, base margins XGBoost's float32 ``base_score``
+        cannot hold.
+    """
+    _check_exportable(state)
+    params = state["params"]
+    n_outputs = int(state["n_outputs"])
+    n_features = int(state["n_features"])
+    trees = state["trees"]
+    attributes = {str(k): str(v) for k, v in state["attributes"].items()}
+    if state["best_iteration"] is not None:
+        attributes["best_iteration"] = str(int(state["best_iteration"]))
+    if state["best_score"] is not None:
+        attributes["best_score"] = repr(float(state["best_score"]))
+    names = _exported_feature_names(state["feature_names"])
+    n_rounds = len(trees) // n_outputs
+    document = {
+        "learner": {
+            "attributes": dict(sorted(attributes.items())),
+            "feature_names": names,
+            "feature_types": ["float"] * len(names),
+            "gradient_booster": {
+                "model": {
+                    "cats": {"enc": [], "feature_segments": [], "sorted_idx": []},
+                    "gbtree_model_param": {
+                        "num_parallel_tree": "1",
+                        "num_trees": str(len(trees)),
+                    },
+                    "iteration_indptr": [r * n_outputs for r in range(n_rounds + 1)],
+                    "tree_info": [i % n_outputs for i in range(len(trees))],
+                    "trees": [_tree_to_xgboost(t, i, n_features) for i, t in enumerate(trees)],
+                },
+                "name": "gbtree",
+            },
+            "learner_model_param": {
+                "base_score": _base_score(params, state["base_margin"]),
+                "boost_from_average": "1",
+                "num_class": str(n_outputs if n_outputs > 1 else 0),
+                "num_feature": str(n_features),
+                "num_target": "1",
+            },
+            "objective": _objective_section(params, n_outputs),
+        },
+        "version": XGBOOST_VERSION,
+    }
+    return json.dumps(document, separators=(",", ":"), allow_nan=False)
+
+
+# ---- import -----------------------------------------------------------------------
+def _fail(message):
+    raise ValueError(f"Cannot import the XGBoost model: {message}")
+
+
+def _get(mapping, *keys):
+    for key in keys:
+        if not isinstance(mapping, dict) or key not in mapping:
+            _fail(f"the JSON lacks {'/'.join(keys)}")
+        mapping = mapping[key]
+    return mapping
+
+
+def _parse_base_score(text):
+    text = str(text).strip()
+    if text.startswith("["):
+        return [float(v) for v in text.strip("[]").split(",") if v.strip()]
+    return [float(text)]
+
+
+def _margin_of(link, score):
+    if link in ("identity", "margin"):
+        return score
+    if link == "log":
+        if score <= 0.0:
+            _fail(f"base_score {score!r} is not a positive mean")
+        return math.log(score)
+    if not 0.0 < score < 1.0:
+        _fail(f"base_score {score!r} is not a probability")
+    return math.log(score / (1.0 - score))
+
+
+def _import_params(objective, n_outputs):
+    xgb_name = _get(objective, "name")
+    if xgb_name not in _FROM_XGBOOST:
+        _fail(
+            f"objective {xgb_name!r} has no gpuboost equivalent; importable objectives: "
+            f"{sorted(_FROM_XGBOOST)}"
+        )
+    name = _FROM_XGBOOST[xgb_name]
+    params = {"objective": name}
+    if name.startswith("multi:"):
+        params["num_class"] = n_outputs
+    elif name == "reg:quantile":
+        alphas = _parse_base_score(_get(objective, "quantile_loss_param", "quantile_alpha"))
+        if len(alphas) != 1:
+            _fail("multi-quantile models (several quantile_alpha) are not supported")
+        params["quantile_alpha"] = alphas[0]
+    elif name == "reg:huber":
+        params["huber_delta"] = float(_get(objective, "pseudo_huber_param", "huber_slope"))
+    elif name == "reg:tweedie":
+        power = _get(objective, "tweedie_regression_param", "tweedie_variance_power")
+        params["tweedie_variance_power"] = float(power)
+    return name, params
+
+
+def _tree_from_xgboost(data, index):
+    if any(int(v) != 0 for v in data.get("split_type", [])):
+        _fail(f"tree {index} has categorical splits, which gpuboost does not support yet")
+    if str(_get(data, "tree_param", "size_leaf_vector")) not in ("0", "1"):
+        _fail(f"tree {index} has vector leaves (multi_strategy='multi_output_tree')")
+    left, right = data["left_children"], data["right_children"]
+    # XGBoost's node ids (so pred_leaf agrees), renumbered in preorder from the root
+    # only when deleted nodes leave holes.
+    order, stack = [], [0]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        if left[node] != -1:
+            stack.append(right[node])
+            stack.append(left[node])
+    if len(order) == len(left):
+        order = list(range(len(left)))
+    new_id = {node: new for new, node in enumerate(order)}
+    arrays = {name: np.zeros(len(order), dtype=dtype) for name, dtype in TREE_ARRAYS.items()}
+    for new, node in enumerate(order):
+        leaf = left[node] == -1
+        arrays["feature"][new] = -1 if leaf else data["split_indices"][node]
+        arrays["left_child"][new] = -1 if leaf else new_id[left[node]]
+        arrays["right_child"][new] = -1 if leaf else new_id[right[node]]
+        arrays["default_left"][new] = bool(data["default_left"][node]) and not leaf
+        condition = float(data["split_conditions"][node])
+        arrays["threshold"][new] = 0.0 if leaf else gpuboost_threshold(condition)
+        arrays["value"][new] = condition if leaf else float(data["base_weights"][node])
+        arrays["gain"][new] = 0.0 if leaf else float(data["loss_changes"][node])
+        arrays["cover"][new] = float(data["sum_hessian"][node])
+    return Tree(arrays)
+
+
+def state_from_xgboost_json(text):
+    """A gpuboost model state from XGBoost's JSON model text.
+
+    The trees keep XGBoost's structure, float32 values and covers (so SHAP values
+    use the same covers); thresholds follow :func:`gpuboost_threshold`; bins and
+    row counts, which XGBoost does not store, are 0. The state is validated as a
+    gpuboost model file is.
+
+    Raises
+    ------
+    ValueError
+        Not an XGBoost JSON model, or one gpuboost cannot represent: gblinear or
+        dart boosters, random forests (``num_parallel_tree > 1``), vector leaves,
+        categorical splits, objectives without a gpuboost equivalent.
+    """
+    try:
+        document = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        _fail(f"not valid JSON ({error}); save it with booster.save_model('model.json')")
+    learner = _get(document, "learner")
+    booster = _get(learner, "gradient_booster")
+    if _get(booster, "name") != "gbtree":
+        _fail(f"booster {booster['name']!r} is not supported (only 'gbtree')")
+    model = _get(booster, "model")
+    if str(_get(model, "gbtree_model_param", "num_parallel_tree")) != "1":
+        _fail("random forests (num_parallel_tree > 1) are not supported")
+    model_param = _get(learner, "learner_model_param")
+    n_features = int(_get(model_param, "num_feature"))
+    n_outputs = max(int(_get(model_param, "num_class")), 1)
+    if int(model_param.get("num_target", "1")) != 1:
+        _fail("multi-target models are not supported")
+    name, params = _import_params(_get(learner, "objective"), n_outputs)
+    scores = _parse_base_score(_get(model_param, "base_score"))
+    if len(scores) == 1:
+        scores = scores * n_outputs
+    elif len(scores) != n_outputs:
+        _fail(f"{len(scores)} base scores for {n_outputs} outputs")
+    link = XGBOOST_OBJECTIVES[name][1]
+    base_margin = [_margin_of(link, float(np.float32(s))) for s in scores]
+    trees_data = _get(model, "trees")
+    tree_info = [int(v) for v in _get(model, "tree_info")]
+    if tree_info != [i % n_outputs for i in range(len(trees_data))]:
+        _fail("the trees are not one per output and round in output order")
+    names = list(learner.get("feature_names") or [])
+    if not names:
+        names = [f"{DEFAULT_FEATURE_NAME_PREFIX}{i}" for i in range(n_features)]
+    attributes = {str(k): str(v) for k, v in (learner.get("attributes") or {}).items()}
+    best_iteration = attributes.pop("best_iteration", None)
+    best_score = attributes.pop("best_score", None)
+    state = {
+        "params": params,
+        "n_outputs": n_outputs,
+        "base_margin": np.asarray(base_margin, dtype=np.float64),
+        "n_features": n_features,
+        "feature_names": names,
+        "trees": [_tree_from_xgboost(t, i) for i, t in enumerate(trees_data)],
+        "best_iteration": None if best_iteration is None else int(best_iteration),
+        "best_score": None if best_score is None else float(best_score),
+        "attributes": attributes,
+        "tree_weights": None,
+    }
+    return state_from_json(state_to_json(state))  # validated as a gpuboost model file

@@ -1,0 +1,340 @@
+"""The emulation's sanitizer (GPUBOOST_SANITIZE=memcheck,racecheck,initcheck): each
+check fires on a kernel with a planted bug (tests/backends/emulation/cuda_samples/
+sanitizer_bugs.cu) and names the kernel, the threads and the source line; the fixed
+variants pass; and the whole CUDA backend test suite runs clean under all three checks.
+"""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpuboost.backends.emulation import EmulatedModule, sanitizer
+from gpuboost.backends.emulation.device_array import namespace as xp
+from gpuboost.backends.emulation.sanitizer import SANITIZE_ENV_VAR, SanitizerError
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+SAMPLE = Path(__file__).resolve().parent / "cuda_samples" / "sanitizer_bugs.cu"
+ALL_CHECKS = "memcheck,racecheck,initcheck"
+#: Threads per block of the shared-memory samples (kTileThreads in sanitizer_bugs.cu).
+TILE_THREADS = 64
+WARP_SIZE = 32
+#: The whole CUDA backend suite under the sanitizer must stay well under a minute.
+SUITE_TIMEOUT_SECONDS = 300
+
+
+def _line_of(text):
+    """Line number of the first line of the sample containing ``text``."""
+    for number, line in enumerate(SAMPLE.read_text().splitlines(), start=1):
+        if text in line:
+            return number
+    raise AssertionError(f"{text!r} not in {SAMPLE.name}")
+
+
+def _location(text):
+    return re.escape(f"{SAMPLE.name}:{_line_of(text)}")
+
+
+@pytest.fixture(scope="module")
+def bugs():
+    return EmulatedModule(path=SAMPLE, options=(f"-I{REPO_ROOT / 'cuda'}",))
+
+
+@pytest.fixture
+def sanitize(monkeypatch):
+    """Set GPUBOOST_SANITIZE for the test: ``sanitize("racecheck")``."""
+
+    def switch(checks=ALL_CHECKS):
+        monkeypatch.setenv(SANITIZE_ENV_VAR, checks)
+
+    return switch
+
+
+def _values(n):
+    return np.arange(1, n + 1, dtype=np.int32)
+
+
+# ---- switch -------------------------------------------------------------------------
+def test_checks_come_from_the_environment(monkeypatch):
+    monkeypatch.delenv(SANITIZE_ENV_VAR, raising=False)
+    assert sanitizer.enabled_checks() == frozenset()
+    monkeypatch.setenv(SANITIZE_ENV_VAR, " racecheck, memcheck ")
+    assert sanitizer.enabled_checks() == {"racecheck", "memcheck"}
+    monkeypatch.setenv(SANITIZE_ENV_VAR, "memcheck,leakcheck")
+    with pytest.raises(ValueError, match="leakcheck"):
+        sanitizer.enabled_checks()
+
+
+def test_without_the_sanitizer_a_racy_kernel_runs_unchecked(bugs, monkeypatch):
+    monkeypatch.delenv(SANITIZE_ENV_VAR, raising=False)
+    out = np.zeros(TILE_THREADS, np.int32)
+    bugs.get_function("shared_neighbour")(
+        (1,), (TILE_THREADS,), (_values(TILE_THREADS), np.int32(0), out)
+    )
+
+
+# ---- memcheck -------------------------------------------------------------------------
+def test_memcheck_finds_a_write_past_the_end(bugs, sanitize):
+    sanitize()
+    n = 100
+    out = np.zeros(n, np.int32)
+    kernel = bugs.get_function("copy_off_by_one")
+    with pytest.raises(SanitizerError) as caught:
+        kernel((2,), (64,), (_values(n), np.int32(n), out))
+    message = str(caught.value)
+    assert "kernel 'copy_off_by_one'" in message
+    assert "memcheck: out-of-bounds global write of 4 bytes at 0 bytes past the end of " in message
+    assert f"argument 2 'out' ({4 * n} bytes)" in message
+    assert re.search(_location("if (i <= n)"), message), message
+    assert f"thread ({n % 64}, 0, 0)" in message and f"block ({n // 64}, 0, 0)" in message
+    # The same launch is correct when `out` has room for element n.
+    roomy = np.zeros(n + 1, np.int32)
+    kernel((2,), (64,), (_values(n), np.int32(n), roomy))
+    np.testing.assert_array_equal(roomy, np.append(_values(n), -1))
+
+
+def test_memcheck_finds_a_read_before_the_start(bugs, sanitize):
+    sanitize("memcheck")
+    with pytest.raises(
+        SanitizerError,
+        match=r"read of 4 bytes at 4 bytes before the start of "
+        r"argument 0 'source'",
+    ) as caught:
+        bugs.get_function("read_before_start")(
+            (1,), (8,), (_values(8), np.int32(8), np.zeros(8, np.int32))
+        )
+    assert re.search(_location("source[i - 1]"), str(caught.value))
+
+
+def test_memcheck_finds_a_write_through_a_const_pointer(bugs, sanitize):
+    sanitize("memcheck")
+    values = _values(8)
+    with pytest.raises(
+        SanitizerError,
+        match=r"write of 4 bytes at offset 0 of argument 0 "
+        r"'values' .* only received through `const` pointers",
+    ):
+        bugs.get_function("write_through_const")((1,), (8,), (values, np.int32(8)))
+    np.testing.assert_array_equal(values, _values(8))  # const memory is not copied back
+
+
+def test_memcheck_finds_dynamic_shared_memory_overflow(bugs, sanitize):
+    sanitize("memcheck")
+    threads = 32
+    kernel = bugs.get_function("dynamic_shared_overflow")
+    with pytest.raises(SanitizerError) as caught:
+        kernel((1,), (threads,), (np.zeros(threads, np.int32),), shared_mem=4 * threads)
+    message = str(caught.value)
+    assert (
+        "out-of-bounds shared-memory write of 4 bytes at 0 bytes past the end of the "
+        f"dynamic shared memory ({4 * threads} bytes)" in message
+    )
+    assert f"thread ({threads - 1}, 0, 0)" in message
+    out = np.zeros(threads, np.int32)
+    kernel((1,), (threads,), (out,), shared_mem=4 * (threads + 1))  # room for the last slot
+
+
+def test_memcheck_finds_static_shared_memory_overflow(bugs, sanitize):
+    sanitize("memcheck")
+    with pytest.raises(
+        SanitizerError,
+        match=r"shared-memory write of 4 bytes at 0 bytes past the "
+        r"end of static __shared__ static_shared_overflow::tile "
+        rf"\({4 * TILE_THREADS} bytes\)",
+    ):
+        bugs.get_function("static_shared_overflow")(
+            (1,), (TILE_THREADS,), (_values(TILE_THREADS), np.zeros(TILE_THREADS, np.int32))
+        )
+
+
+# ---- racecheck ----------------------------------------------------------------------
+def test_racecheck_finds_a_shared_memory_race_between_warps(bugs, sanitize):
+    sanitize()
+    kernel = bugs.get_function("shared_neighbour")
+    out = np.zeros(TILE_THREADS, np.int32)
+    with pytest.raises(SanitizerError) as caught:
+        kernel((1,), (TILE_THREADS,), (_values(TILE_THREADS), np.int32(0), out))
+    message = str(caught.value)
+    assert "racecheck: block-level write-after-read hazard on shared-memory byte" in message
+    assert "shared_neighbour::tile" in message
+    # thread 0 read thread 32's slot, then thread 32 wrote it in the same interval
+    assert re.search(r"thread \(0, 0, 0\) read at .*" + _location("out[thread] = tile"), message)
+    assert re.search(
+        rf"thread \({WARP_SIZE}, 0, 0\) writes at .*" + _location("tile[thread] = values"), message
+    )
+    assert "no __syncthreads between them" in message
+    kernel((1,), (TILE_THREADS,), (_values(TILE_THREADS), np.int32(1), out))  # with the barrier
+    np.testing.assert_array_equal(out, np.roll(_values(TILE_THREADS), -WARP_SIZE))
+
+
+def test_racecheck_finds_a_warp_level_hazard_without_syncwarp(bugs, sanitize):
+    sanitize("racecheck")
+    kernel = bugs.get_function("warp_exchange_rounds")
+    out = np.zeros(TILE_THREADS, np.int32)
+    with pytest.raises(
+        SanitizerError,
+        match=r"racecheck: warp-level write-after-read hazard .* "
+        r"no __syncwarp or __syncthreads between them",
+    ):
+        kernel((1,), (TILE_THREADS,), (_values(TILE_THREADS), np.int32(0), out))
+    kernel((1,), (TILE_THREADS,), (_values(TILE_THREADS), np.int32(1), out))
+    values = _values(TILE_THREADS).reshape(-1, WARP_SIZE)
+    expected = 2 * np.roll(np.roll(values, -1, axis=1), -1, axis=1)
+    np.testing.assert_array_equal(out, expected.reshape(-1))
+
+
+def test_racecheck_finds_global_races_within_and_between_blocks(bugs, sanitize):
+    sanitize("racecheck")
+    kernel = bugs.get_function("everyone_writes_first")
+    out = np.zeros(1, np.int32)
+    with pytest.raises(
+        SanitizerError,
+        match=r"warp-level write-after-write hazard on global byte "
+        r"at offset 0 of argument 1 'out'",
+    ):
+        kernel((1,), (2,), (np.int32(0), out))
+    with pytest.raises(
+        SanitizerError,
+        match=r"write-after-write hazard on global byte at offset 0 "
+        r"of argument 1 'out' .* between different blocks \(never ordered\): thread "
+        r"\(0, 0, 0\) of block \(0, 0, 0\) wrote",
+    ):
+        kernel((2,), (1,), (np.int32(0), out))
+    out[...] = 0
+    kernel((3,), (64,), (np.int32(1), out))  # atomics never race with each other
+    assert out[0] == 3 * 64
+
+
+def test_racecheck_alone_ignores_what_the_other_checks_find(bugs, sanitize):
+    sanitize("racecheck")
+    bugs.get_function("shared_read_unwritten")(
+        (1,), (TILE_THREADS,), (np.zeros(TILE_THREADS, np.int32),)
+    )
+
+
+# ---- initcheck ------------------------------------------------------------------------
+def test_initcheck_finds_a_kernel_reading_what_nothing_wrote(bugs, sanitize):
+    sanitize()
+    n = 10
+    values = xp.empty(n, dtype=np.int32)
+    fill = bugs.get_function("fill_prefix")
+    fill((1,), (32,), (np.int32(6), values))
+    as_double = xp.empty(n)
+    as_double[:6] = values[:6].astype(np.float64)
+    total = xp.zeros(1)
+    with pytest.raises(SanitizerError) as caught:
+        bugs.get_function("sum_all")((1,), (1,), (as_double, np.int32(n), total))
+    message = str(caught.value)
+    assert "initcheck: global read of 8 bytes at offset 48 of argument 0 'values'" in message
+    assert re.search(_location("sum += values[i]"), message)
+    as_double[6:] = 0.0
+    bugs.get_function("sum_all")((1,), (1,), (as_double, np.int32(n), total))
+    assert total.get()[0] == sum(range(6))
+
+
+def test_initcheck_follows_kernel_writes_into_array_operations(bugs, sanitize):
+    sanitize("initcheck")
+    out = xp.empty(8, dtype=np.int32)
+    bugs.get_function("fill_prefix")((1,), (32,), (np.int32(5), out))
+    np.testing.assert_array_equal(out[:5].get(), np.arange(5))  # written by the kernel
+    with pytest.raises(
+        SanitizerError,
+        match=r"initcheck: ndarray.get\(\) .* reads 3 element\(s\) "
+        r"of an array never written \(first at index \(5,\)\); the memory comes "
+        r"from xp.empty\(\) at .*test_sanitizer.py",
+    ):
+        out.get()
+    with pytest.raises(SanitizerError, match=r"initcheck: ndarray.sum\(\)"):
+        out.sum()
+    out[5:] = 7
+    assert int(out.sum()) == sum(range(5)) + 21
+
+
+def test_initcheck_poisons_empty_arrays(sanitize):
+    sanitize("initcheck")
+    poisoned = xp.empty((2, 3), dtype=np.int64)
+    assert (poisoned.view(np.uint8)._array == sanitizer.POISON_BYTE).all()
+    poisoned[...] = 1  # every byte written: nothing is left to check
+    assert int(poisoned.sum()) == 6
+
+
+def test_initcheck_finds_an_unwritten_shared_memory_read(bugs, sanitize):
+    sanitize("initcheck")
+    with pytest.raises(
+        SanitizerError,
+        match=r"initcheck: shared-memory read of 4 bytes at offset 0 "
+        r"of static __shared__ shared_read_unwritten::tile .* never written in this "
+        r"block",
+    ):
+        bugs.get_function("shared_read_unwritten")(
+            (1,), (TILE_THREADS,), (np.zeros(TILE_THREADS, np.int32),)
+        )
+
+
+# ---- the CUDA backend ---------------------------------------------------------------
+_SUITE_DRIVER = """
+import concurrent.futures
+import os
+import sys
+import pytest
+from gpuboost.backends.cuda.launch import EMULATED, get_module
+from gpuboost.backends.cuda.sources import cuda_source_dir
+from gpuboost.backends.emulation import launcher
+
+def build(path):  # the instrumented flavour of every kernel file, compiled concurrently
+    module = get_module(EMULATED, path.stem)
+    module.get_function(module.kernel_names[0])
+
+with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    list(pool.map(build, sorted(cuda_source_dir().glob("*.cu"))))
+
+launched = []
+original = launcher.EmulatedKernel._launch_instrumented
+
+def counting(self, *args, **kwargs):
+    launched.append(self.name)
+    return original(self, *args, **kwargs)
+
+launcher.EmulatedKernel._launch_instrumented = counting
+status = pytest.main(["-q", "-p", "no:cacheprovider", *sys.argv[1:]])
+print(f"instrumented launches: {len(launched)} of {len(set(launched))} kernels")
+sys.exit(status)
+"""
+
+
+def test_the_cuda_backend_suite_is_clean_under_every_check():
+    """CI's sanitizer run: the tests of the CUDA backend that launch kernels (training
+    parity of every configuration, every primitive against NumPy, small data) with all
+    three checks."""
+    environment = dict(os.environ, **{SANITIZE_ENV_VAR: ALL_CHECKS})
+    environment["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT), *filter(None, [environment.get("PYTHONPATH")])]
+    )
+    suite = REPO_ROOT / "tests" / "backends" / "cuda"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _SUITE_DRIVER,
+            str(suite),
+            # compiler checks (nvcc, NVRTC) launch nothing
+            f"--ignore={suite / 'test_nvrtc_compile_check.py'}",
+            "-k",
+            "not compiles_with_nvcc",
+        ],
+        cwd=REPO_ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=SUITE_TIMEOUT_SECONDS,
+        check=False,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-6000:]
+    launches = re.search(r"instrumented launches: (\d+) of (\d+) kernels", output)
+    assert launches is not None, output[-2000:]
+    assert int(launches.group(1)) > 500 and int(launches.group(2)) >= 12, launches.group(0)

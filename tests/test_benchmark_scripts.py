@@ -1,0 +1,194 @@
+"""The GPU performance model's scripts: benchmarks/device_ops.py (a round under the
+emulation's traffic model, against the floor) and the model-against-measured comparison
+of benchmarks/gpu_bench.py (run by benchmarks/gpu_check.sh on a GPU machine)."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpuboost.backends.emulation import emulated_kernels, traffic
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _script(name):
+    spec = importlib.util.spec_from_file_location(f"benchmark_{name}", BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def device_ops():
+    return _script("device_ops")
+
+
+@pytest.fixture(scope="module")
+def gpu_bench():
+    return _script("gpu_bench")
+
+
+def _data(n_rows, seed=3):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, 5))
+    return X, (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(np.float64)
+
+
+@pytest.fixture(scope="module")
+def measured(device_ops):
+    """A depth-3 round at 3000 and at 1500 rows with the fit of its bytes, and the round
+    modeled at 1M rows."""
+    params = {"objective": "binary:logistic", "max_depth": 3}
+    X, y = _data(3000)
+    with emulated_kernels():
+        big = device_ops.measure(X, y, params, rounds=2)
+        small = device_ops.measure(X[:1500], y[:1500], params, rounds=1)
+    big["fit"] = device_ops.fit(big, small)
+    return big, small, device_ops.model_round(big, 1_000_000)
+
+
+def test_device_ops_restores_the_histogram_planner(measured):
+    from gpuboost.backends.cuda import histogram
+
+    assert histogram.plan_histograms.__name__ == "plan_histograms"
+    assert measured[0]["histogram_plans"]  # one plan per histogram launch of the round
+
+
+def test_device_ops_reports_a_round_against_its_floor(measured):
+    result, _, _ = measured
+    per_round = result["per_round"]
+    phases = result["per_phase"]
+    assert {"gradients", "quantize", "histogram", "split", "partition"} <= set(phases)
+    assert per_round["launches"] == pytest.approx(sum(p["launches"] for p in phases.values()))
+    assert per_round["device_bytes"] == pytest.approx(
+        sum(p["device_bytes"] for p in phases.values())
+    )
+    assert result["levels_per_round"] == 3  # one depth-3 tree per round (mean of 2 rounds)
+    assert result["per_level"]["launches"] == pytest.approx(per_round["launches"] / 3)
+    floor = traffic.floor_bytes(3000, 5, 3)
+    assert result["floor_bytes_per_round"] == floor
+    assert result["modeled_bytes_to_floor_ratio"] == pytest.approx(
+        per_round["device_bytes"] / floor
+    )
+    assert result["modeled_ms_per_round"] == pytest.approx(
+        1e3
+        * traffic.modeled_seconds(
+            per_round["device_bytes"], per_round["launches"], per_round["syncs"]
+        )
+    )
+    histogram = result["per_kernel"]["histogram_shared_memory"]
+    assert histogram["bank_conflict_ways"] == pytest.approx(
+        histogram["shared_wavefronts"] / histogram["shared_requests"]
+    )
+    assert phases["histogram"]["bank_conflict_ways"] >= 1.0
+
+
+def test_device_ops_splits_bytes_into_per_row_fixed_and_per_block_parts(measured, device_ops):
+    big, small, scaled = measured
+    lines = big["fit"]["per_phase"]
+    flush = big["histogram_flush"]
+    assert flush["blocks"] > 0 and flush["atomics"] > 0
+    for phase, line in lines.items():  # the fit holds at both sizes
+        at_3000 = line["fixed_bytes"] + line["bytes_per_row"] * 3000
+        at_1500 = line["fixed_bytes"] + line["bytes_per_row"] * 1500
+        flush_3000 = flush["bytes"] if phase == "histogram" else 0.0
+        flush_1500 = small["histogram_flush"]["bytes"] if phase == "histogram" else 0.0
+        assert at_3000 + flush_3000 == pytest.approx(big["per_phase"][phase]["device_bytes"])
+        assert at_1500 + flush_1500 == pytest.approx(
+            small["per_phase"].get(phase, {}).get("device_bytes", 0.0), abs=1e-6
+        )
+    assert lines["histogram"]["bytes_per_row"] > 0  # the rows' bins and gradients
+    # the flush: bytes per block as measured, blocks of the plans for 1M / 3000 x the rows
+    assert device_ops.histogram_blocks(big, 3000) == flush["blocks"]
+    per_block = flush["bytes"] / flush["blocks"]
+    assert scaled["histogram_flush"]["blocks"] > flush["blocks"]
+    assert scaled["histogram_flush"]["bytes"] == pytest.approx(
+        per_block * scaled["histogram_flush"]["blocks"]
+    )
+    assert scaled["modeled_bytes_per_round"] == pytest.approx(
+        scaled["fixed_bytes"]
+        + scaled["bytes_per_row"] * 1_000_000
+        + scaled["histogram_flush"]["bytes"]
+    )
+    assert scaled["floor_bytes_per_round"] == traffic.floor_bytes(1_000_000, 5, 3)
+    assert device_ops.model_round(big, 3000)["modeled_bytes_per_round"] == pytest.approx(
+        big["per_round"]["device_bytes"]
+    )
+
+
+def test_device_ops_prints_and_writes_its_report(device_ops, measured, capsys, tmp_path):
+    result, small, scaled = measured
+    result = dict(result, scaled=scaled, smaller=small)
+    json.dumps(result)  # what device_ops.py writes with --json
+
+    class Arguments:
+        rows, rounds, fit_rows, scale_rows = 3000, 1, 1500, 1_000_000
+
+    device_ops.print_report({"tiny": result}, Arguments, 5)
+    printed = capsys.readouterr().out
+    assert f"| tiny | {result['per_round']['launches']:.0f} |" in printed
+    assert "Modeled at 1,000,000 rows" in printed and "| histogram |" in printed
+
+
+def test_gpu_bench_parses_phase_timings(gpu_bench):
+    line = (
+        "[gpuboost] cuda backend phase timings: gradients 0.100s, histogram 2.000s, "
+        "partition 0.500s"
+    )
+    assert gpu_bench.phase_ms_per_round("noise\n" + line, 10) == {
+        "gradients": pytest.approx(10.0),
+        "histogram": pytest.approx(200.0),
+        "partition": pytest.approx(50.0),
+    }
+
+
+def test_gpu_bench_models_each_phase_at_its_size(gpu_bench, measured, tmp_path, capsys):
+    result, _, scaled = measured
+    document = {
+        "features": 5,
+        "model": {
+            "bandwidth_bytes_per_second": traffic.H100_BANDWIDTH_BYTES_PER_SECOND,
+            "launch_seconds": traffic.LAUNCH_SECONDS,
+            "sync_seconds": traffic.SYNC_SECONDS,
+        },
+        "configurations": {gpu_bench.MODEL_CONFIGURATION: dict(result, scaled=scaled)},
+    }
+    path = tmp_path / "device_ops.json"
+    path.write_text(json.dumps(document))
+    model = gpu_bench.load_model(path)
+    modeled = gpu_bench.modeled_phase_ms(model, 3000)
+    for phase, measured_phase in result["per_phase"].items():  # the fit holds at 3000 rows
+        assert modeled[phase] == pytest.approx(1e3 * measured_phase["modeled_seconds"], rel=1e-6)
+    runs = [
+        {
+            "size": "3k x 5",
+            "rows": 3000,
+            "features": 5,
+            "library": "gpuboost",
+            "ms_per_round": 9.0,
+            "phase_ms_per_round": {"histogram": 4.0},
+        },
+        {
+            "size": "3k x 5",
+            "rows": 3000,
+            "features": 5,
+            "library": "xgboost",
+            "ms_per_round": 7.0,
+            "device": "cuda",
+        },
+        {"size": "3k x 9", "rows": 3000, "features": 9, "library": "gpuboost", "ms_per_round": 9.0},
+    ]
+    rows = gpu_bench.print_model_comparison(model, runs)
+    printed = capsys.readouterr().out
+    histogram = next(row for row in rows if row["phase"] == "histogram")
+    assert (histogram["measured_ms"], histogram["modeled_ms"]) == (4.0, modeled["histogram"])
+    total = next(row for row in rows if row["phase"] == "round")
+    assert total["modeled_ms"] == pytest.approx(sum(modeled.values()))
+    assert (total["measured_ms"], total["xgboost_ms"]) == (9.0, 7.0)
+    assert "MODEL: 3k x 5 modeled" in printed and "model is for 5 features" in printed
+    path.write_text(json.dumps({"features": 5, "configurations": {}}))
+    with pytest.raises(ValueError, match="binary depth 8"):
+        gpu_bench.load_model(path)

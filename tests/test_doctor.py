@@ -1,0 +1,103 @@
+"""Tests of gpuboost.doctor (``gpuboost doctor``): without a GPU it says why and exits 0;
+under the emulation it compiles every kernel and runs the parity checks."""
+
+import sys
+import types
+
+import pytest
+
+from gpuboost import backends
+from gpuboost.backends.cuda import selfcheck
+from gpuboost.backends.cuda.sources import list_cuda_sources, read_cuda_source
+from gpuboost.backends.emulation import EMULATE_ENV_VAR, emulated_kernels
+from gpuboost.backends.emulation.launcher import parse_kernel_signatures
+from gpuboost.cli import main
+
+
+def doctor(capsys, *arguments):
+    code = main(["doctor", *[str(argument) for argument in arguments]])
+    return code, capsys.readouterr().out
+
+
+@pytest.fixture
+def fresh_probe(monkeypatch):
+    monkeypatch.setattr(backends, "_PROBE_RESULTS", {})
+
+
+def test_without_a_gpu_it_says_why_and_exits_0(capsys, monkeypatch, fresh_probe):
+    monkeypatch.delenv(EMULATE_ENV_VAR, raising=False)
+    monkeypatch.setitem(sys.modules, "cupy", None)  # `import cupy` raises ImportError
+    code, out = doctor(capsys)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("gpuboost ") and lines[1].startswith("Python ")
+    assert lines[2].startswith("NumPy ") and lines[3].startswith("CuPy: not importable")
+    assert lines[-1].startswith("supported: no GPU -- CuPy is not importable")
+    assert "gpuboost[cuda12]" in lines[-1]
+
+
+def test_a_gpu_whose_kernels_do_not_compile(capsys, monkeypatch, fresh_probe):
+    """CuPy sees a GPU but NVRTC is missing (CuPy replaced by a stand-in)."""
+
+    def no_nvrtc(*args, **kwargs):
+        raise OSError("libnvrtc.so.12: cannot open shared object file")
+
+    properties = {
+        "name": b"Stand-in GPU",
+        "major": 9,
+        "minor": 0,
+        "totalGlobalMem": 80 * (1 << 30),
+        "multiProcessorCount": 132,
+    }
+    runtime = types.SimpleNamespace(
+        driverGetVersion=lambda: 12040,
+        runtimeGetVersion=lambda: 12060,
+        getDeviceCount=lambda: 1,
+        getDeviceProperties=lambda ordinal: properties,
+    )
+    cupy = types.SimpleNamespace(
+        __version__="14.2.0",
+        cuda=types.SimpleNamespace(
+            runtime=runtime, nvrtc=types.SimpleNamespace(getVersion=no_nvrtc)
+        ),
+        RawModule=no_nvrtc,
+    )
+    monkeypatch.delenv(EMULATE_ENV_VAR, raising=False)
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    code, out = doctor(capsys)
+    assert code == 0
+    assert "CuPy: 14.2.0" in out and "CUDA driver: 12.4, runtime: 12.6" in out
+    assert "NVRTC: not loadable (OSError: libnvrtc.so.12" in out
+    assert "device 0: Stand-in GPU, compute capability 9.0, 80.0 GiB, 132 multiprocessors" in out
+    assert out.splitlines()[-1].startswith("supported: no GPU -- a test CUDA kernel does not")
+
+
+@pytest.fixture
+def emulation(monkeypatch):
+    monkeypatch.setattr(selfcheck, "SELFCHECK_ROWS", 500)  # the emulation is slow
+    with emulated_kernels():
+        yield
+
+
+def test_under_the_emulation_it_runs_every_check(capsys, emulation):
+    code, out = doctor(capsys, "--rows", 300)
+    assert code == 0
+    for name in list_cuda_sources():
+        if name.endswith(".cu"):
+            for kernel in parse_kernel_signatures(read_cuda_source(name)):
+                assert f" {kernel} " in out, kernel
+    for name in selfcheck.CONFIGURATIONS:
+        assert f"ok     training {name!r}" in out
+    assert "ok     histograms (cuda/histogram.cu)" in out
+    assert "timing: one round at 300 rows" in out
+    assert out.splitlines()[-1] == (
+        "supported: no GPU here; the CPU emulation of the CUDA kernels passes every check."
+    )
+
+
+def test_a_failed_check_is_reported_with_exit_1(capsys, emulation, broken_histograms):
+    code, out = doctor(capsys, "--rows", 0)
+    assert code == 1
+    assert "FAILED histograms (cuda/histogram.cu)" in out and "timing" not in out
+    assert out.splitlines()[-1].startswith("supported: NO -- the CPU emulation of the CUDA")
+    assert "please report it with this output" in out
