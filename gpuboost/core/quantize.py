@@ -12,7 +12,13 @@ import numpy as np
 
 from .dtypes import GRAD_QUANT_DTYPE, GRAD_QUANT_MAX
 
-__all__ = ["quantization_scale", "quantize", "dequantize", "GradientQuantiser"]
+__all__ = [
+    "quantization_scale",
+    "quantize",
+    "quantize_with_scale",
+    "dequantize",
+    "GradientQuantiser",
+]
 
 
 def quantization_scale(max_abs):
@@ -62,8 +68,26 @@ def quantize(xp, values):
     """
     max_abs = float(xp.max(xp.abs(values))) if values.size else 0.0
     scale = quantization_scale(max_abs)
-    quantized = xp.rint(values * scale).astype(GRAD_QUANT_DTYPE)
-    return quantized, scale
+    return quantize_with_scale(xp, values, scale), scale
+
+
+def quantize_with_scale(xp, values, scale):
+    """``rint(values * scale)`` as int32, with a scale chosen elsewhere (distributed
+    training: :func:`quantization_scale` of the maximum over every worker's rows, so
+    that each worker quantizes its rows exactly as one machine would).
+
+    Parameters
+    ----------
+    xp : module
+    values : ndarray of shape (n_rows,), float64
+    scale : float
+        At most ``GRAD_QUANT_MAX / max|values|``.
+
+    Returns
+    -------
+    ndarray of shape (n_rows,), int32
+    """
+    return xp.rint(values * scale).astype(GRAD_QUANT_DTYPE)
 
 
 def dequantize(sum_quantized, scale):

@@ -242,6 +242,20 @@ class BinMapper:
         """Histogram width: ``max_bin`` value bins plus the missing bin."""
         return self.max_bin + 1
 
+    def sample_rows(self, n_rows):
+        """The rows whose values shape the edges (increasing ids): all ``n_rows`` when
+        there are at most ``subsample``, else ``subsample`` of them drawn with ``seed``.
+        (Distributed training gathers these rows from the workers, gpuboost.dask.)
+
+        Returns
+        -------
+        ndarray of shape (min(n_rows, subsample),), int64
+        """
+        if n_rows > self.subsample:
+            rng = np.random.default_rng(self.seed)
+            return np.sort(rng.choice(n_rows, size=self.subsample, replace=False))
+        return np.arange(n_rows)
+
     def fit(self, X, sample_weight=None):
         """Compute the bin edges of every feature.
 
@@ -271,11 +285,7 @@ class BinMapper:
                 or np.any(sample_weight < 0)
             ):
                 raise ValueError(f"sample_weight must hold {n_rows} finite, non-negative numbers.")
-        if n_rows > self.subsample:
-            rng = np.random.default_rng(self.seed)
-            subsample_rows = np.sort(rng.choice(n_rows, size=self.subsample, replace=False))
-        else:
-            subsample_rows = np.arange(n_rows)
+        subsample_rows = self.sample_rows(n_rows)
         weights = None
         if sample_weight is not None:
             weights = sample_weight[subsample_rows]

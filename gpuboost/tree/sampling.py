@@ -63,6 +63,8 @@ __all__ = [
     "sampled_row_weights",
     "goss_sample",
     "goss_top_rows",
+    "goss_top_count",
+    "goss_keep",
     "gradient_based_sample",
     "goss_sample_naive",
     "gradient_based_probabilities",
@@ -167,8 +169,28 @@ def goss_sample(xp, gradients, seed, stream, top_rate, other_rate):
     """
     n_rows = int(gradients.shape[0])
     is_top = goss_top_rows(xp, xp.abs(gradients), goss_top_count(n_rows, top_rate))
+    return goss_keep(xp, is_top, row_uniforms(xp, seed, stream, n_rows), top_rate, other_rate)
+
+
+def goss_keep(xp, is_top, uniforms, top_rate, other_rate):
+    """GOSS's rows and multipliers once the top rows are chosen: the others kept when
+    ``uniforms < other_rate / (1 - top_rate)`` (shared with distributed training,
+    gpuboost.dask, whose top rows are selected across workers).
+
+    Parameters
+    ----------
+    xp : module
+    is_top : array of shape (n_rows,), bool
+    uniforms : array of shape (n_rows,), float64
+        The rows' numbers of ``row_uniforms`` (by row id).
+    top_rate, other_rate : float
+
+    Returns
+    -------
+    sample_indices : array of shape (n_samples,), int32
+    multipliers : array of shape (n_rows,), float64
+    """
     other_probability = float(other_rate) / (1.0 - float(top_rate))
-    uniforms = row_uniforms(xp, seed, stream, n_rows)
     is_other = ~is_top & (uniforms < other_probability)
     other_multiplier = (1.0 - float(top_rate)) / float(other_rate)
     multipliers = xp.where(is_top, 1.0, xp.where(is_other, other_multiplier, DROPPED_MULTIPLIER))

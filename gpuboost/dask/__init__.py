@@ -1,0 +1,14 @@
+"""Distributed training on Dask: the same model as on one machine, byte for byte.
+
+``DaskDataset`` holds the data as partitions on the workers; :func:`train` grows
+every tree from the workers' exact integer histograms; :func:`predict` is a lazy,
+partition-parallel prediction; ``DaskGBRegressor``, ``DaskGBClassifier`` are the
+scikit-learn-style estimators. Needs the optional extra ``gpuboost[dask]``
+(``dask[distributed]``). See docs/DESIGN.md "Distributed training" and the README.
+"""
+
+from .dataset import DaskDataset
+from .predict import predict
+from .train import train
+
+__all__ = ["DaskDataset", "train", "predict"]

@@ -1,0 +1,260 @@
+"""``DaskDataset``: training or evaluation data held as partitions on Dask workers.
+
+The collections are persisted on the cluster and stay there: a DaskDataset holds
+futures of its row partitions (features, label, weight, base margin), their global
+row offsets and the worker holding each. Only two things ever come to the client:
+the rows of the binning sample (the rows a single-node
+:class:`~gpuboost.data.dataset.Dataset` would sample, chosen by global row id,
+:meth:`DaskDataset.bind_binning`), and, when the objective's base margin is computed
+from the labels (no ``base_score``, no ``base_margin``), the label and weight columns
+(the base margin is a float sum over all rows, computed exactly as on one machine).
+"""
+
+import numpy as np
+
+from ..data.binning import BinMapper
+from ..data.convert import check_feature_names, default_feature_names
+from ..data.dataset import DEFAULT_MAX_BIN
+from . import worker as worker_side
+
+__all__ = ["DaskDataset"]
+
+
+def _dask_modules():
+    try:
+        import dask.array as da
+        import distributed
+    except ImportError as error:  # pragma: no cover - the extra is installed in CI
+        raise ImportError(
+            "gpuboost.dask needs Dask and distributed: pip install 'gpuboost[dask]'."
+        ) from error
+    return da, distributed
+
+
+def _as_dask_array(value, name, row_chunks=None):
+    """A dask array of a dask array / DataFrame / Series (or a NumPy array, chunked
+    like the features' rows)."""
+    da, _ = _dask_modules()
+    if hasattr(value, "to_dask_array"):
+        value = value.to_dask_array(lengths=True)
+    elif isinstance(value, np.ndarray):
+        if row_chunks is None:
+            raise TypeError(f"{name} must be a dask.array or dask.dataframe collection.")
+        chunks = (row_chunks,) + tuple((size,) for size in value.shape[1:])
+        value = da.from_array(value, chunks=chunks)
+    elif not isinstance(value, da.Array):
+        raise TypeError(
+            f"{name} must be a dask.array or dask.dataframe collection, got {type(value).__name__}."
+        )
+    if any(np.isnan(size) for size in value.chunks[0]):
+        raise ValueError(
+            f"{name} has partitions of unknown length; pass a dask array with known chunks "
+            f"(e.g. dataframe.to_dask_array(lengths=True))."
+        )
+    return value
+
+
+class DaskDataset:
+    """Training or evaluation data on a Dask cluster (see the module docstring).
+
+    Parameters
+    ----------
+    client : distributed.Client
+    X : dask.array of shape (n_rows, n_features), or dask.dataframe.DataFrame
+        Row partitions (any sizes); the columns of a partition are kept together.
+    label, weight : dask.array or dask Series of shape (n_rows,), optional
+        Rechunked to X's row partitions.
+    group, qid : not supported yet
+        Ranking groups are refused (ValueError), see DESIGN "Distributed training".
+    base_margin : dask.array of shape (n_rows,) or (n_rows, n_outputs), optional
+    feature_names : list of str, optional
+        Default: a DataFrame's columns, else ``f0, f1, ...``.
+    max_bin : int, optional
+        As :class:`~gpuboost.data.dataset.Dataset`'s.
+    binning_subsample, seed : int
+        As :class:`~gpuboost.data.dataset.Dataset`'s (rows of the binning sample).
+
+    Attributes
+    ----------
+    n_rows, n_features : int
+    feature_names : list of str
+    row_offsets : ndarray of shape (n_partitions + 1,), int64
+        Global id of each partition's first row (and n_rows).
+    partitions : list of dict
+        Per partition: futures ``X``, ``label``, ``weight``, ``base_margin`` (or None)
+        and ``worker``, the address of the worker holding its features.
+    """
+
+    def __init__(
+        self,
+        client,
+        X,
+        label=None,
+        weight=None,
+        group=None,
+        base_margin=None,
+        feature_names=None,
+        max_bin=None,
+        *,
+        qid=None,
+        binning_subsample=200_000,
+        seed=None,
+    ):
+        _, distributed = _dask_modules()
+        if group is not None or qid is not None:
+            raise ValueError(
+                "Ranking groups (group=, qid=) are not supported by gpuboost.dask yet: the "
+                "pair sums of the ranking objectives use fixed-point scales chosen over "
+                "chunks of the whole query set, which workers cannot reproduce exactly. "
+                "Train ranking models with gpuboost.train on one machine."
+            )
+        self.client = client
+        columns = getattr(X, "columns", None)
+        X = _as_dask_array(X, "X")
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D (n_rows, n_features), got {X.ndim} dimension(s).")
+        X = X.rechunk({1: -1})
+        row_chunks = X.chunks[0]
+        self.n_rows, self.n_features = int(sum(row_chunks)), int(X.shape[1])
+        if self.n_rows == 0:
+            raise ValueError("X has no rows.")
+        names = feature_names if feature_names is not None else columns
+        self._feature_names_are_explicit = names is not None
+        self.feature_names = (
+            check_feature_names([str(name) for name in names], self.n_features)
+            if names is not None
+            else default_feature_names(self.n_features)
+        )
+        fields = {"X": X}
+        for name, value in (("label", label), ("weight", weight), ("base_margin", base_margin)):
+            if value is None:
+                continue
+            value = _as_dask_array(value, name, row_chunks)
+            if value.ndim == 2 and value.shape[1] == 1 and name != "base_margin":
+                value = value[:, 0]
+            if int(value.shape[0]) != self.n_rows:
+                raise ValueError(f"{name} has {int(value.shape[0])} rows, X has {self.n_rows}.")
+            chunks = {0: row_chunks} if value.ndim == 1 else {0: row_chunks, 1: -1}
+            fields[name] = value.rechunk(chunks)
+        names = list(fields)
+        persisted = dict(zip(names, client.persist([fields[name] for name in names])))
+        keys = {
+            name: [
+                (array.name, index) + (0,) * (array.ndim - 1) for index in range(len(row_chunks))
+            ]
+            for name, array in persisted.items()
+        }
+        futures = {
+            name: {future.key: future for future in distributed.futures_of(array)}
+            for name, array in persisted.items()
+        }
+        distributed.wait([future for name in futures for future in futures[name].values()])
+        holders = client.who_has([futures["X"][key] for key in keys["X"]])
+        workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+        self.partitions = []
+        for index in range(len(row_chunks)):
+            part = {"worker": None}
+            for name in ("X", "label", "weight", "base_margin"):
+                part[name] = futures[name][keys[name][index]] if name in futures else None
+            holding = list(holders.get(keys["X"][index], ())) or workers
+            part["worker"] = sorted(holding)[0]
+            self.partitions.append(part)
+        self._persisted = persisted  # keeps the collections alive on the cluster
+        self.row_offsets = np.concatenate([[0], np.cumsum(row_chunks)]).astype(np.int64)
+        self.has_label = label is not None
+        self.has_weight = weight is not None
+        self.has_base_margin = base_margin is not None
+        self._max_bin = None if max_bin is None else int(max_bin)
+        self._binning_subsample = int(binning_subsample)
+        self._binning_seed = seed
+        self._bin_mapper = None
+        self._label = None
+
+    # -- what the training asks of a Dataset ------------------------------------
+    @property
+    def has_feature_names(self):
+        """Whether the feature names were given (or are a DataFrame's columns)."""
+        return self._feature_names_are_explicit
+
+    @property
+    def max_bin(self):
+        return self._bin_mapper.max_bin if self._bin_mapper is not None else self._max_bin
+
+    def workers(self):
+        """The addresses of the workers holding partitions, sorted."""
+        return sorted({part["worker"] for part in self.partitions})
+
+    def partitions_of(self, worker):
+        """Indices of the partitions held by ``worker`` (increasing: global row order)."""
+        return [index for index, part in enumerate(self.partitions) if part["worker"] == worker]
+
+    def take(self, rows, field="X", timeout=None):
+        """Rows ``rows`` (increasing global ids) of one field, gathered to the client
+        from the workers holding them (host array)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        which = np.searchsorted(self.row_offsets, rows, side="right") - 1
+        futures = []
+        for index in np.unique(which).tolist():
+            local = rows[which == index] - self.row_offsets[index]
+            part = self.partitions[index]
+            futures.append(
+                self.client.submit(
+                    worker_side.take_rows,
+                    part[field],
+                    local,
+                    workers=[part["worker"]],
+                    pure=False,
+                )
+            )
+        pieces = self.client.gather(futures)
+        return np.concatenate(pieces, axis=0)
+
+    @property
+    def label(self):
+        """The label column, gathered to the client at first use (the base margin of the
+        objective; see the module docstring)."""
+        if self._label is None and self.has_label:
+            self._label = self.take(np.arange(self.n_rows), "label")
+        return self._label
+
+    @property
+    def weight(self):
+        if not self.has_weight:
+            return None
+        return self.take(np.arange(self.n_rows), "weight")
+
+    @property
+    def base_margin(self):
+        return None  # held by the workers (they start from it)
+
+    def bind_binning(self, max_bin=None, seed=None):
+        """The bin edges, as ``Dataset.bind_binning`` gives them for the same rows: the
+        binning sample's rows (and weights) gathered by global row id, edges fitted once
+        on the client. Same ValueError as ``Dataset.bind_binning`` for a ``max_bin`` other
+        than the Dataset's."""
+        own = self.max_bin
+        if max_bin is not None and own is not None and int(max_bin) != own:
+            raise ValueError(
+                f"The DaskDataset was built or already binned with max_bin={own}, but the "
+                f"training parameters ask for max_bin={int(max_bin)}: build the DaskDataset "
+                f"with max_bin={int(max_bin)}, or leave max_bin out of the parameters."
+            )
+        if self._bin_mapper is None:
+            chosen = own if max_bin is None else int(max_bin)
+            chosen_seed = self._binning_seed if self._binning_seed is not None else seed
+            mapper = BinMapper(
+                max_bin=DEFAULT_MAX_BIN if chosen is None else chosen,
+                subsample=self._binning_subsample,
+                seed=0 if chosen_seed is None else chosen_seed,
+            )
+            rows = mapper.sample_rows(self.n_rows)
+            sample = self.take(rows, "X")
+            weights = self.take(rows, "weight") if self.has_weight else None
+            self._bin_mapper = mapper.fit(sample, sample_weight=weights)
+        return self._bin_mapper
+
+    def __repr__(self):
+        return (
+            f"DaskDataset(n_rows={self.n_rows}, n_features={self.n_features}, "
+            f"n_partitions={len(self.partitions)}, workers={len(self.workers())})"
+        )

@@ -1,0 +1,122 @@
+"""The distributed splitter: the client's :class:`~gpuboost.tree.grower.TreeGrower`
+grows the tree, the workers hold the rows.
+
+It implements the :class:`~gpuboost.tree.splitters.base.Splitter` protocol on the
+client. The grower's segments ``[begin, end)`` are *global* counts (the positions the
+single-node row partition would give the node); every worker keeps its own rows of a
+node under that key (:class:`gpuboost.dask.worker.WorkerState`).
+
+* ``build_histograms``: one exchange for the whole batch of nodes (a level, or the
+  smaller children of a lossguide step): the splits the grower applied since the
+  last exchange travel with it (the workers partition their rows first), then every
+  worker returns its local int64 histograms and the client sums them (exact, so the
+  same integers as on one machine, whatever the partitioning);
+* ``find_best_splits``: the single-node split scan of the client's backend on the
+  summed histograms; ``partition`` only records the splits for the next exchange
+  (the left counts come from the split table);
+* node values and admissibility from the exact integer sums
+  (:class:`~gpuboost.tree.splitters.hist.GradientRecords`), thresholds from the
+  client's :class:`~gpuboost.data.binning.BinMapper`.
+"""
+
+import numpy as np
+
+from ..tree.splitters import GradientRecords, children_by_subtraction, split_table
+
+__all__ = ["DistributedSplitter"]
+
+
+class DistributedSplitter(GradientRecords):
+    """See the module docstring.
+
+    Parameters
+    ----------
+    exchange : gpuboost.dask.comm.Exchange
+    backend : Backend
+        The client's (CPU) backend: the split scan.
+    data : DeviceData
+        The training data's shape on the client (``n_value_bins``, ``missing_bin``);
+        no rows.
+    thresholds : callable (features, bins) -> ndarray of float64
+        ``BinMapper.thresholds_for_bins``.
+    """
+
+    def __init__(self, exchange, backend, data, thresholds):
+        self.exchange = exchange
+        self.backend = backend
+        self.data = data
+        self.thresholds = thresholds
+        self._quantization = None
+        self._splits = []
+        self._left_counts = {}
+
+    def begin_tree(self, scale_gradients, scale_hessians, n_samples):
+        """A new tree: the workers quantize with these global scales at the next exchange."""
+        self._quantization = (scale_gradients, scale_hessians, n_samples)
+        self._splits = []
+        self._left_counts = {}
+
+    # ---- node statistics -----------------------------------------------------
+    def build_histograms(self, tree, begins, ends):
+        """The nodes' histograms (n_nodes, n_features, n_bins, 3) int64: the sum of every
+        worker's (one exchange)."""
+        nodes = list(zip(np.asarray(begins).tolist(), np.asarray(ends).tolist()))
+        quantization, splits = self._quantization, self._splits
+        self._quantization, self._splits = None, []
+        parts = self.exchange.call("building histograms", "histograms", quantization, splits, nodes)
+        total = np.array(parts[0], dtype=np.int64, copy=True)
+        for part in parts[1:]:
+            total += part
+        return total
+
+    def build_children_histograms(self, tree, begins, ends, parents, parent_rows):
+        """The smaller children built (one exchange), their siblings by subtraction."""
+        return children_by_subtraction(self, tree, begins, ends, parents, parent_rows)
+
+    def subtract_histograms(self, parent, child):
+        return parent - child
+
+    def stack_histograms(self, batches):
+        return np.concatenate(batches, axis=0)
+
+    # ---- splits --------------------------------------------------------------
+    def find_best_splits(self, tree, begins, ends, histograms, feature_mask):
+        """The single-node split scan on the summed histograms."""
+        records = self.backend.find_best_splits(
+            self.data,
+            histograms,
+            tree.quantiser.scale_gradients,
+            tree.quantiser.scale_hessians,
+            tree.split_params,
+            feature_mask,
+        )
+        table = split_table(self.checked_records(tree, records))
+        for begin, end, n_left in zip(
+            np.asarray(begins).tolist(), np.asarray(ends).tolist(), table.left_count.tolist()
+        ):
+            self._left_counts[(begin, end)] = n_left
+        return table
+
+    def partition(self, tree, begins, ends, features, bins, default_left):
+        """Record the splits; the workers apply them at the next exchange."""
+        for begin, end, feature, threshold_bin, left in zip(
+            np.asarray(begins).tolist(),
+            np.asarray(ends).tolist(),
+            np.asarray(features).tolist(),
+            np.asarray(bins).tolist(),
+            np.asarray(default_left).tolist(),
+        ):
+            middle = begin + self._left_counts.pop((begin, end))
+            self._splits.append((begin, end, middle, feature, threshold_bin, bool(left)))
+
+    def split_thresholds(self, features, bins):
+        """``(threshold, threshold_bin)`` stored in the Tree for these splits."""
+        return (
+            np.asarray(self.thresholds(features, bins), dtype=np.float64),
+            np.asarray(bins, dtype=np.int32),
+        )
+
+    def predict_training_rows(self, tree):
+        """Not on the client: the workers add the tree to their margins
+        (``WorkerState.end_tree``)."""
+        raise NotImplementedError("the workers update their own training margins")

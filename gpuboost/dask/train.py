@@ -1,0 +1,441 @@
+"""``gpuboost.dask.train``: gradient boosting over the workers of a Dask cluster.
+
+The client runs the boosting loop (:func:`gpuboost.boosting.loop.run`, callbacks and
+early stopping included) and grows every tree with the single-node
+:class:`~gpuboost.tree.grower.TreeGrower` on a
+:class:`~gpuboost.dask.splitter.DistributedSplitter`; the workers hold the rows and
+every per-row array (:mod:`gpuboost.dask.worker`). A round, per output column:
+
+1. gradients on the workers (``begin_round``);
+2. row sampling by global row id (GOSS: the ``n_top``-th largest ``|g|`` and the last
+   tied row selected exactly across the workers by a radix select on counts);
+3. the quantization scales from the global maxima of ``|g|``, ``|h|`` (one exchange);
+4. the tree: one exchange per level (histograms summed as int64 on the client, the
+   single-node split scan there);
+5. the tree sent to the workers, which add it to their training and evaluation margins.
+
+Everything the single-node trainer decides from sums over rows is decided here from
+the same integer sums, so the model is byte-identical to ``gpuboost.train``'s on the
+same rows, however they are partitioned (DESIGN "Distributed training").
+"""
+
+import numpy as np
+
+from ..backends import get_backend
+from ..backends.base import DeviceData
+from ..boosting.gbtree import ROW_STREAMS_PER_ROUND, _check_finite_tree, _make_booster
+from ..boosting.loop import (
+    VERBOSITY_TIMINGS,
+    bind_binning,
+    check_num_boost_round,
+    make_callbacks,
+    make_timer,
+    metrics_of,
+    record_metrics,
+    run,
+)
+from ..core.gain import SplitParams
+from ..core.quantize import GradientQuantiser, quantization_scale
+from ..core.random import host_rng
+from ..model.booster import Booster
+from ..objectives import get_objective
+from ..params import validate_params
+from ..tree.feature_sampler import FeatureSampler
+from ..tree.grower import GrowthPolicy, TreeGrower
+from ..tree.sampling import goss_top_count
+from ..tree.splitters import TreeInput
+from . import worker as worker_side
+from .comm import DEFAULT_TIMEOUT_SECONDS, Exchange
+from .dataset import DaskDataset
+from .splitter import DistributedSplitter
+
+__all__ = ["train", "check_distributed_params"]
+
+#: Key bits of the radix select (non-negative float64 bit patterns, global row ids).
+_KEY_BITS = 64
+
+
+def check_distributed_params(params):
+    """Raise ValueError for what distributed training cannot make identical to one
+    machine (yet), naming the parameter and what to do instead."""
+    refusals = []
+    if params["booster"] != "gbtree":
+        refusals.append("booster='adaboost'")
+    if params["tree_method"] in ("exact", "approx"):
+        refusals.append(f"tree_method={params['tree_method']!r} (use 'hist')")
+    if params["enable_bundle"] and params["max_conflict_rate"] > 0:
+        refusals.append("enable_bundle with max_conflict_rate > 0 (use max_conflict_rate=0)")
+    if params["sampling_method"] == "gradient_based" and params["subsample"] < 1.0:
+        refusals.append("sampling_method='gradient_based'")
+    if params["scale_pos_weight"] != 1.0 or params["is_unbalance"]:
+        refusals.append("scale_pos_weight / is_unbalance (pass the class weights as weight=)")
+    objective = params["objective"]
+    if callable(objective):
+        refusals.append("a custom objective")
+    else:
+        instance = get_objective(objective, params)
+        if objective.startswith("rank:"):
+            refusals.append(f"objective={objective!r} (ranking)")
+        elif instance.has_leaf_refit:
+            refusals.append(f"objective={objective!r} (its leaf refit is a per-leaf quantile)")
+        elif objective == "reg:pseudohuber" or params["huber_alpha"] is not None:
+            if params["huber_alpha"] is not None:
+                refusals.append("huber_alpha (a quantile over all rows each round)")
+    if refusals:
+        raise ValueError(
+            "gpuboost.dask.train cannot train this model byte-identical to one machine "
+            "yet: " + "; ".join(refusals) + ". Train it with gpuboost.train on one machine."
+        )
+
+
+class _EvalSet:
+    """An evaluation set on the client: its labels and weights (for the metrics), the
+    running margins gathered in global row order each round."""
+
+    def __init__(self, name, label, weight, index, is_train, offsets):
+        self.name, self.label, self.weight = name, label, weight
+        self.index, self.is_train, self.offsets = index, is_train, offsets
+        self.dataset = self  # record_metrics reads eval_set.dataset.group
+        self.group = None
+
+
+class _VirtualRows:
+    """``TreeInput.sample_indices`` on the client: only the global sample count (the
+    rows themselves are on the workers)."""
+
+    def __init__(self, n_samples):
+        self.shape = (int(n_samples),)
+
+
+class DaskLearner:
+    """Gradient boosting on the workers: the setup and the round step of
+    :func:`gpuboost.boosting.loop.run` (the interface of ``GBTreeLearner``)."""
+
+    label = "dask "
+    done = False
+
+    def __init__(self, client, given_params, dtrain, evals, init_model, timeout, bytes_log):
+        params = validate_params(given_params)
+        check_distributed_params(params)
+        bind_binning(params, given_params, dtrain)
+        objective = get_objective(params["objective"], params)
+        self.params, self.dtrain, self.objective = params, dtrain, objective
+        self.backend = backend = get_backend("cpu")  # the client's split scan
+        backend.configure(params)
+        self.timer = make_timer(params, backend)
+        if init_model is not None and not isinstance(init_model, Booster):
+            init_model = Booster.load_model(init_model)
+        # The base margin from the labels (gathered) only when the model takes it from them.
+        needs_labels = init_model is None and params["base_score"] is None
+        weight = dtrain.weight if needs_labels else None
+        booster, before = _make_booster(params, objective, dtrain, init_model, weight)
+        booster._objective = objective
+        self.booster = booster
+        self.start_round = booster.num_boosted_rounds()
+        self.metrics = metrics_of(params, objective.default_metric)
+        self.split_params = SplitParams.from_params(params)
+        self.policy = GrowthPolicy.from_params(params)
+        self.bytes_log = bytes_log
+        self._bytes_before = 0
+
+        workers = dtrain.workers()
+        self.exchange = Exchange(client, workers, timeout)
+        bin_mapper = dtrain.bind_binning()
+        self.eval_sets, eval_parts = self._place_evals(evals, workers)
+        setup = {
+            "params": _portable(params),
+            "device": params["device"],
+            "bin_mapper": bin_mapper.to_dict(),
+            "base_margins": np.asarray(booster.base_margin, dtype=np.float64),
+            "init_model": None if before is None else before.to_json(),
+            "n_outputs": booster.n_outputs,
+        }
+        futures = []
+        for index, address in enumerate(workers):
+            parts = [dtrain.partitions[i] for i in dtrain.partitions_of(address)]
+            worker_setup = dict(
+                setup, row_offsets=[dtrain.row_offsets[i] for i in dtrain.partitions_of(address)]
+            )
+            futures.append(
+                self.exchange.submit(
+                    address,
+                    worker_side.create_state,
+                    self.exchange.key,
+                    worker_setup,
+                    [part["X"] for part in parts],
+                    [part["label"] for part in parts],
+                    [part["weight"] for part in parts] if dtrain.has_weight else None,
+                    [part["base_margin"] for part in parts] if dtrain.has_base_margin else None,
+                    eval_parts[index],
+                )
+            )
+        self.worker_rows = self.exchange.gather(futures, "loading the partitions")
+        data = DeviceData(
+            dtrain.n_rows,
+            dtrain.n_features,
+            bin_mapper.n_bins,
+            bin_mapper.missing_bin,
+            bin_mapper.n_value_bins_,
+            None,
+            None,
+            {},
+        )
+        self.splitter = DistributedSplitter(
+            self.exchange, backend, data, bin_mapper.thresholds_for_bins
+        )
+
+    def _place_evals(self, evals, workers):
+        """The client-side evaluation sets, and per worker the partitions of each
+        evaluation set it evaluates (its own, else dealt to the training workers)."""
+        eval_sets, per_worker = [], [[] for _ in workers]
+        self._eval_layout = []
+        names = set()
+        for item in evals:
+            if not (
+                isinstance(item, (tuple, list))
+                and len(item) == 2
+                and isinstance(item[0], DaskDataset)
+                and isinstance(item[1], str)
+            ):
+                raise TypeError("evals must be a list of (DaskDataset, name) pairs.")
+            dataset, name = item
+            if name in names:
+                raise ValueError(f"Evaluation set name {name!r} is used twice.")
+            names.add(name)
+            if not dataset.has_label:
+                raise ValueError(f"Evaluation set {name!r} has no label.")
+            if dataset.n_features != self.dtrain.n_features:
+                raise ValueError(
+                    f"Evaluation set {name!r} has {dataset.n_features} features, dtrain "
+                    f"has {self.dtrain.n_features}."
+                )
+            is_train = dataset is self.dtrain
+            label = dataset.label
+            self.objective.check_labels(label)
+            if is_train:
+                eval_sets.append(
+                    _EvalSet(name, label, dataset.weight, -1, True, dataset.row_offsets)
+                )
+                self._eval_layout.append(
+                    [self.dtrain.partitions_of(address) for address in workers]
+                )
+                continue
+            index = len(per_worker[0])
+            assigned = [[] for _ in workers]
+            for part_index, part in enumerate(dataset.partitions):
+                owner = (
+                    workers.index(part["worker"])
+                    if part["worker"] in workers
+                    else part_index % len(workers)
+                )
+                assigned[owner].append(part_index)
+            for worker_index, parts in enumerate(assigned):
+                chosen = [dataset.partitions[i] for i in parts]
+                per_worker[worker_index].append(
+                    (
+                        [part["X"] for part in chosen],
+                        [part["label"] for part in chosen],
+                        [part["weight"] for part in chosen] if dataset.has_weight else None,
+                    )
+                )
+            eval_sets.append(
+                _EvalSet(name, label, dataset.weight, index, False, dataset.row_offsets)
+            )
+            self._eval_layout.append(assigned)
+        return eval_sets, per_worker
+
+    # ---- one round -------------------------------------------------------------
+    def update(self, round_index):
+        """Grow one round's trees (one per output) and update the workers' margins."""
+        timer = self.timer
+        with timer.phase("gradients"):
+            self.exchange.call("computing gradients", "begin_round")
+        trees = []
+        for output in range(self.booster.n_outputs):
+            trees.append(self._grow(round_index, output))
+        self.booster.append_round(trees)
+        total = self.exchange.bytes_exchanged
+        round_bytes, self._bytes_before = total - self._bytes_before, total
+        if self.bytes_log is not None:
+            self.bytes_log.append(round_bytes)
+        if self.params["verbosity"] >= VERBOSITY_TIMINGS:
+            print(
+                f"[gpuboost.dask] round {round_index}: {round_bytes} bytes exchanged with "
+                f"{len(self.exchange.workers)} workers"
+            )
+        return True
+
+    def _goss_threshold(self, output):
+        """``(threshold bits, last tied global row id, top_rate, other_rate)``: the
+        ``n_top``-th largest ``|g|`` over all workers and the last of its tied rows that
+        GOSS keeps (ties: lower global row id first), both exact (radix selects)."""
+        params = self.params
+        n_top = goss_top_count(self.dtrain.n_rows, params["top_rate"])
+        rates = (params["top_rate"], params["other_rate"])
+        if n_top >= self.dtrain.n_rows:
+            return (-1, -1) + rates  # every key is above -1
+        if n_top == 0:
+            return (np.iinfo(np.int64).max, -1) + rates
+        threshold, n_tied = self._radix_select(output, "magnitude", 0, n_top, largest=True)
+        last_tied, _ = self._radix_select(output, "tied_rows", threshold, n_tied, largest=False)
+        return (threshold, last_tied) + rates
+
+    def _radix_select(self, output, key_kind, threshold, rank, largest):
+        """The ``rank``-th (1-based) largest or smallest key over every worker's keys, by
+        ``RADIX_BITS`` bits at a time (count exchanges); returns ``(key, rank among the
+        keys equal to it)``."""
+        prefix = 0
+        for shift in range(_KEY_BITS - worker_side.RADIX_BITS, -1, -worker_side.RADIX_BITS):
+            counts = np.sum(
+                self.exchange.call(
+                    "selecting GOSS's top rows",
+                    "radix_counts",
+                    output,
+                    key_kind,
+                    threshold,
+                    prefix,
+                    shift,
+                ),
+                axis=0,
+            )
+            digits = (
+                range(worker_side.RADIX_SIZE - 1, -1, -1)
+                if largest
+                else range(worker_side.RADIX_SIZE)
+            )
+            for digit in digits:
+                if counts[digit] >= rank:
+                    break
+                rank -= int(counts[digit])
+            prefix = (prefix << worker_side.RADIX_BITS) | digit
+        return prefix, rank
+
+    def _grow(self, round_index, output):
+        """One tree of one output (see the module docstring)."""
+        params, timer = self.params, self.timer
+        stream = round_index * ROW_STREAMS_PER_ROUND + output
+        with timer.phase("sample"):
+            goss = (
+                self._goss_threshold(output) if params["data_sample_strategy"] == "goss" else None
+            )
+            maxima = self.exchange.call("sampling rows", "sample", output, stream, goss)
+        scale_g = quantization_scale(max(m[0] for m in maxima))
+        scale_h = quantization_scale(max(m[1] for m in maxima))
+        n_samples = sum(m[2] for m in maxima)
+        self.splitter.begin_tree(scale_g, scale_h, n_samples)
+        tree_input = TreeInput(
+            None,
+            None,
+            GradientQuantiser(scale_g, scale_h),
+            _VirtualRows(n_samples),
+            self.split_params,
+            params["learning_rate"],
+        )
+        sampler = FeatureSampler(
+            self.dtrain.n_features, params, host_rng(params["seed"], round_index, output)
+        )
+        tree = TreeGrower(self.splitter, tree_input, self.policy, sampler, timer).grow().tree
+        with timer.phase("predict_update"):
+            self.exchange.call("updating the margins", "end_tree", output, tree)
+        _check_finite_tree(tree, round_index)
+        return tree
+
+    # ---- evaluation ------------------------------------------------------------
+    def _gathered_margins(self, eval_set, position):
+        """The set's margins in global row order (host (n_rows, n_outputs))."""
+        pieces = self.exchange.call("evaluating", "eval_margins", eval_set.index)
+        margins = np.empty((int(eval_set.offsets[-1]), self.booster.n_outputs))
+        for parts, piece in zip(self._eval_layout[position], pieces):
+            start = 0
+            for part in parts:
+                begin, end = eval_set.offsets[part], eval_set.offsets[part + 1]
+                margins[begin:end] = piece[start : start + end - begin]
+                start += end - begin
+        return margins
+
+    def evaluate(self, evals_log):
+        """Every metric of every evaluation set, on the margins of all workers, computed
+        by the single-node metric code on the rows in global order (identical values)."""
+        with self.timer.phase("metric"):
+            for position, eval_set in enumerate(self.eval_sets):
+                margins = self._gathered_margins(eval_set, position)
+                if self.booster.n_outputs == 1:
+                    margins = margins[:, 0]
+                record_metrics(
+                    evals_log,
+                    eval_set,
+                    self.objective.mean(np, margins),
+                    self.metrics,
+                    None,
+                    self.backend,
+                )
+
+    def after_training(self, booster):
+        self.exchange.close()
+        return booster
+
+
+def _portable(params):
+    """The validated parameters as plain values for the workers."""
+    return dict(params)
+
+
+def train(
+    client,
+    params,
+    dtrain,
+    num_boost_round=100,
+    evals=(),
+    early_stopping_rounds=None,
+    evals_result=None,
+    verbose_eval=True,
+    callbacks=(),
+    init_model=None,
+    maximize=None,
+    timeout=DEFAULT_TIMEOUT_SECONDS,
+    bytes_log=None,
+):
+    """Train on the workers of a Dask cluster; the same model as :func:`gpuboost.train`
+    on the same rows, byte for byte.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    params : dict
+        As :func:`gpuboost.train`'s (``device``: each worker's backend, e.g. 'cuda' on
+        dask-cuda workers). Refused with ValueError: what cannot be made identical yet
+        (:func:`check_distributed_params`).
+    dtrain : DaskDataset
+    num_boost_round, early_stopping_rounds, evals_result, verbose_eval, callbacks,
+    init_model, maximize
+        As :func:`gpuboost.train`'s; ``evals`` are ``(DaskDataset, name)`` pairs.
+    timeout : float
+        Seconds one exchange with the workers may take; a worker that dies or does not
+        answer within it fails the training with a RuntimeError naming it.
+    bytes_log : list, optional
+        Appended the bytes exchanged with the workers in each round.
+
+    Returns
+    -------
+    Booster
+    """
+    if not isinstance(dtrain, DaskDataset):
+        raise TypeError(f"dtrain must be a gpuboost.dask.DaskDataset, got {type(dtrain).__name__}.")
+    if not dtrain.has_label:
+        raise ValueError("dtrain has no label: pass label= to DaskDataset.")
+    check_num_boost_round(num_boost_round)
+    learner = DaskLearner(client, params, dtrain, evals, init_model, timeout, bytes_log)
+    try:
+        container = make_callbacks(
+            callbacks,
+            bool(learner.eval_sets),
+            verbose_eval,
+            early_stopping_rounds,
+            maximize,
+            learner.evaluate,
+        )
+        return run(
+            learner, container, num_boost_round, evals_result, learner.timer, learner.backend
+        )
+    finally:
+        learner.exchange.close()

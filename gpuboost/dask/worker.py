@@ -1,0 +1,303 @@
+"""The worker side of distributed training: the state a Dask worker keeps between calls.
+
+Every Dask worker that holds partitions of the training data keeps one
+:class:`WorkerState` per training run, in the worker process (``_STATES``, keyed by the
+run's key). It holds the worker's partitions concatenated in global row order
+(:class:`gpuboost.data.dataset.Dataset` of those rows, binned with the client's
+:class:`~gpuboost.data.binning.BinMapper`), their global row ids, the running margins,
+the round's gradients and, for the tree being grown, the quantized gradients, the
+sampled rows and the row partition keyed by the nodes' *global* segments
+``(begin, end)`` (the client's grower only knows global counts).
+
+The client (:mod:`gpuboost.dask.train`) calls :func:`call` as a Dask task pinned to the
+worker (``workers=[address]``, ``allow_other_workers=False``); the methods return only
+small values (maxima, counts, int64 histograms, metrics' inputs). No per-row array
+leaves the worker except the evaluation sets' predictions (see DESIGN "Distributed
+training").
+"""
+
+import threading
+
+import numpy as np
+
+from ..backends import get_backend
+from ..backends.numpy.partition import goes_left
+from ..core.dtypes import SAMPLE_INDEX_DTYPE
+from ..core.quantize import quantize_with_scale
+from ..core.random import row_uniforms_at
+from ..data.binning import BinMapper
+from ..data.dataset import Dataset
+from ..model.booster import Booster
+from ..objectives import get_objective
+from ..tree.sampling import goss_keep
+
+__all__ = ["WorkerState", "call", "create_state", "drop_state", "take_rows", "RADIX_BITS"]
+
+#: Bits of a key examined per pass of the distributed radix select (GOSS).
+RADIX_BITS = 8
+#: Distinct digits of one pass.
+RADIX_SIZE = 1 << RADIX_BITS
+
+#: Training run key -> WorkerState, in this worker process.
+_STATES = {}
+_LOCK = threading.Lock()
+
+
+def _concat(parts):
+    """Partitions (host or device arrays, or pandas objects) -> one host array, in order."""
+    arrays = [np.asarray(getattr(part, "values", part)) for part in parts]
+    return np.concatenate(arrays, axis=0)
+
+
+def take_rows(part, rows):
+    """Rows ``rows`` (local indices) of one partition of the features, float64 host."""
+    return np.asarray(getattr(part, "values", part))[np.asarray(rows, dtype=np.int64)]
+
+
+class WorkerState:
+    """One worker's share of a training run (see the module docstring).
+
+    Parameters
+    ----------
+    setup : dict
+        ``device``, ``params`` (validated), ``bin_mapper`` (its ``to_dict``),
+        ``row_offsets`` (global id of each partition's first row), ``base_margins``
+        (host float64 (n_outputs,)), ``init_model`` (JSON text or None), ``n_outputs``.
+    features, labels, weights, margins : lists of partitions (weights, margins: or None)
+    eval_sets : list of (features partitions, labels, weights)
+        This worker's partitions of each evaluation set, with their global offsets.
+    """
+
+    def __init__(self, setup, features, labels, weights, margins, eval_sets):
+        params = setup["params"]
+        self.backend = backend = get_backend(setup["device"])
+        backend.configure(params)
+        self.params = params
+        self.n_outputs = setup["n_outputs"]
+        bin_mapper = BinMapper.from_dict(setup["bin_mapper"])
+        row_ids = [
+            np.arange(offset, offset + len(part), dtype=np.int64)
+            for offset, part in zip(setup["row_offsets"], features)
+        ]
+        self.row_ids = np.concatenate(row_ids) if row_ids else np.zeros(0, dtype=np.int64)
+        self.dataset = Dataset(
+            _concat(features),
+            label=_concat(labels),
+            weight=None if weights is None else _concat(weights),
+            base_margin=None if margins is None else _concat(margins),
+        )
+        self.dataset._bin_mapper = bin_mapper  # the client's edges, never refitted here
+        self.data = backend.prepare(self.dataset)
+        self.device_row_ids = backend.to_device(self.row_ids)
+        self.objective = get_objective(params["objective"], params)
+        self.objective.check_labels(self.dataset.label)
+        init_model = None if setup["init_model"] is None else Booster.from_json(setup["init_model"])
+        self.margins = backend.to_device(
+            self._initial_margins(self.dataset, setup["base_margins"], init_model)
+        )
+        self.eval_sets = []
+        for features_parts, labels_parts, weights_parts in eval_sets:
+            dataset = Dataset(
+                _concat(features_parts),
+                label=_concat(labels_parts),
+                weight=None if weights_parts is None else _concat(weights_parts),
+            )
+            margins = self._initial_margins(dataset, setup["base_margins"], init_model)
+            self.eval_sets.append(
+                (backend.prepare_features(dataset.features), backend.to_device(margins))
+            )
+        self.gradients = self.hessians = None
+        self._tree = None
+
+    def _initial_margins(self, dataset, base_margins, init_model):
+        """As ``gpuboost.boosting.gbtree._initial_margins`` (row-wise, so per worker)."""
+        n_rows = dataset.n_rows
+        if dataset.base_margin is not None:
+            margins = np.asarray(dataset.base_margin, dtype=np.float64)
+            return margins.reshape(n_rows, self.n_outputs).copy()
+        if init_model is not None and init_model.trees:
+            margins = init_model.predict(
+                dataset.features,
+                output_margin=True,
+                iteration_range=(0, init_model.num_boosted_rounds()),
+            )
+            return np.asarray(margins, dtype=np.float64).reshape(n_rows, self.n_outputs)
+        return np.broadcast_to(base_margins, (n_rows, self.n_outputs)).copy()
+
+    # ---- one round -----------------------------------------------------------
+    def begin_round(self):
+        """The round's weighted gradients and hessians of every output (kept here)."""
+        backend, label, weight = self.backend, self.data.label, self.data.weight
+        margin_view = self.margins[:, 0] if self.n_outputs == 1 else self.margins
+        self.objective.begin_round(backend, label, margin_view, weight)
+        gradients, hessians = backend.gradients(
+            self.objective, label, margin_view, weight, self.dataset
+        )
+        self.gradients = gradients.reshape(len(self.row_ids), self.n_outputs)
+        self.hessians = hessians.reshape(len(self.row_ids), self.n_outputs)
+        return None
+
+    def _column(self, output):
+        xp = self.backend.xp
+        return (
+            xp.ascontiguousarray(self.gradients[:, output]),
+            xp.ascontiguousarray(self.hessians[:, output]),
+        )
+
+    def _magnitude_keys(self, output):
+        """GOSS's ``|g|`` as order-preserving int64 keys (non-negative float64 bits)."""
+        xp = self.backend.xp
+        return xp.abs(self._column(output)[0]).view(xp.int64)
+
+    def radix_counts(self, output, key_kind, threshold, prefix, shift):
+        """Counts of the ``RADIX_BITS``-bit digit ``(key >> shift) & 255`` of the keys whose
+        higher bits ``key >> (shift + RADIX_BITS)`` equal ``prefix`` (int64 (256,)).
+
+        ``key_kind`` 'magnitude': every row's ``|g|`` bits; 'tied_rows': the global row
+        ids of the rows whose ``|g|`` bits equal ``threshold``.
+        """
+        xp = self.backend.xp
+        keys = self._magnitude_keys(output)
+        if key_kind == "tied_rows":
+            keys = self.device_row_ids[keys == threshold]
+        high = keys >> (shift + RADIX_BITS) if shift + RADIX_BITS < 64 else xp.zeros_like(keys)
+        digits = (keys[high == prefix] >> shift) & (RADIX_SIZE - 1)
+        return self.backend.to_host(xp.bincount(digits, minlength=RADIX_SIZE)).astype(np.int64)
+
+    def count_above(self, output, threshold):
+        """Rows whose ``|g|`` bits exceed ``threshold``."""
+        return int(self.backend.xp.count_nonzero(self._magnitude_keys(output) > threshold))
+
+    def sample(self, output, stream, goss):
+        """Sample this tree's rows and apply the multipliers (as ``tree.sampling``, by
+        global row id); returns ``(local max|g|, local max|h|, local sample count)``.
+
+        ``goss``: None for bagging, else ``(threshold bits, last tied global row id,
+        top_rate, other_rate)`` selected by the client.
+        """
+        backend, xp, params = self.backend, self.backend.xp, self.params
+        column_g, column_h = self._column(output)
+        seed = params["seed"]
+        multipliers = None
+        if goss is not None:
+            threshold, last_tied, top_rate, other_rate = goss
+            keys = self._magnitude_keys(output)
+            is_top = (keys > threshold) | ((keys == threshold) & (self.device_row_ids <= last_tied))
+            uniforms = row_uniforms_at(xp, seed, stream, self.device_row_ids)
+            sample_indices, multipliers = goss_keep(xp, is_top, uniforms, top_rate, other_rate)
+        elif params["subsample"] < 1.0:
+            uniforms = row_uniforms_at(xp, seed, stream, self.device_row_ids)
+            sample_indices = xp.flatnonzero(uniforms < params["subsample"]).astype(
+                SAMPLE_INDEX_DTYPE
+            )
+        else:
+            sample_indices = xp.arange(len(self.row_ids), dtype=SAMPLE_INDEX_DTYPE)
+        if multipliers is not None:
+            column_g, column_h = column_g * multipliers, column_h * multipliers
+        self._tree = {"g": column_g, "h": column_h, "rows": sample_indices, "segments": {}}
+        n_samples = int(sample_indices.shape[0])
+        if len(self.row_ids) == 0:
+            return 0.0, 0.0, n_samples
+        return float(xp.max(xp.abs(column_g))), float(xp.max(xp.abs(column_h))), n_samples
+
+    def quantize(self, scale_g, scale_h, n_samples):
+        """Quantize the tree's column with the global scales; the root is the global
+        segment ``(0, n_samples)``."""
+        xp, tree = self.backend.xp, self._tree
+        tree["qg"] = quantize_with_scale(xp, tree.pop("g"), scale_g)
+        tree["qh"] = quantize_with_scale(xp, tree.pop("h"), scale_h)
+        tree["segments"] = {(0, n_samples): (0, int(tree["rows"].shape[0]))}
+
+    def _partition(self, splits):
+        """Apply the splits ``(begin, end, middle, feature, bin, default_left)`` (global
+        segments) to the local row partition (one backend call)."""
+        if not splits:
+            return
+        backend, xp, tree = self.backend, self.backend.xp, self._tree
+        segments, rows = tree["segments"], tree["rows"]
+        binned = self.data.arrays["X_binned"]
+        begins, ends, features, bins, lefts = [], [], [], [], []
+        for begin, end, middle, feature, threshold_bin, default_left in splits:
+            local_begin, local_end = segments.pop((begin, end))
+            column = binned[rows[local_begin:local_end], feature]
+            n_left = int(
+                xp.count_nonzero(
+                    goes_left(column, threshold_bin, bool(default_left), self.data.missing_bin)
+                )
+            )
+            segments[(begin, middle)] = (local_begin, local_begin + n_left)
+            segments[(middle, end)] = (local_begin + n_left, local_end)
+            begins.append(local_begin)
+            ends.append(local_end)
+            features.append(feature)
+            bins.append(threshold_bin)
+            lefts.append(default_left)
+        backend.partition(
+            self.data,
+            rows,
+            np.asarray(begins, dtype=np.int64),
+            np.asarray(ends, dtype=np.int64),
+            np.asarray(features, dtype=np.int64),
+            np.asarray(bins, dtype=np.int64),
+            np.asarray(lefts, dtype=bool),
+        )
+
+    def histograms(self, quantization, splits, nodes):
+        """Quantize (at a tree's first exchange: ``quantization`` = the global scales and
+        sample count, else None), apply the pending ``splits``, then the local int64
+        histograms of ``nodes`` (global segments), host (n_nodes, n_features, n_bins, 3)."""
+        if quantization is not None:
+            self.quantize(*quantization)
+        self._partition(splits)
+        tree = self._tree
+        local = [tree["segments"][node] for node in nodes]
+        begins = np.array([segment[0] for segment in local], dtype=np.int64)
+        ends = np.array([segment[1] for segment in local], dtype=np.int64)
+        histograms = self.backend.build_histograms(
+            self.data, tree["qg"], tree["qh"], tree["rows"], begins, ends
+        )
+        return self.backend.to_host(histograms)
+
+    def end_tree(self, output, tree):
+        """The tree's leaf values added to the training and evaluation margins."""
+        self._tree = None
+        self.margins[:, output] += self.backend.predict_tree_binned(self.data, tree)
+        for features, margins in self.eval_sets:
+            margins[:, output] += self.backend.predict_tree_raw(features, tree)
+
+    def eval_margins(self, index):
+        """The running margins of evaluation set ``index`` (host (n_rows, n_outputs))."""
+        if index < 0:
+            return self.backend.to_host(self.margins)
+        return self.backend.to_host(self.eval_sets[index][1])
+
+
+def create_state(key, setup, features, labels, weights, margins, eval_sets):
+    """Build this worker's :class:`WorkerState` of run ``key``; returns its row count."""
+    state = WorkerState(setup, features, labels, weights, margins, eval_sets)
+    with _LOCK:
+        _STATES[key] = state
+    return len(state.row_ids)
+
+
+def drop_state(key):
+    """Forget run ``key`` (end of training, or its failure)."""
+    with _LOCK:
+        _STATES.pop(key, None)
+
+
+def call(key, method, *args):
+    """Run ``WorkerState.<method>(*args)`` of run ``key`` in this worker process.
+
+    Raises
+    ------
+    RuntimeError
+        This worker has no state of the run (it was restarted, losing it).
+    """
+    state = _STATES.get(key)
+    if state is None:
+        raise RuntimeError(
+            f"This worker holds no state of the training run {key!r}: it was restarted "
+            f"(or replaced) during the training, and its partitions are lost."
+        )
+    return getattr(state, method)(*args)
