@@ -150,18 +150,13 @@ class DaskLearner:
             "init_model": None if before is None else before.to_json(),
             "n_outputs": booster.n_outputs,
         }
-        futures = []
+        per_worker = []
         for index, address in enumerate(workers):
-            parts = [dtrain.partitions[i] for i in dtrain.partitions_of(address)]
-            worker_setup = dict(
-                setup, row_offsets=[dtrain.row_offsets[i] for i in dtrain.partitions_of(address)]
-            )
-            futures.append(
-                self.exchange.submit(
-                    address,
-                    worker_side.create_state,
-                    self.exchange.key,
-                    worker_setup,
+            held = dtrain.partitions_of(address)
+            parts = [dtrain.partitions[i] for i in held]
+            per_worker.append(
+                (
+                    dict(setup, row_offsets=[int(dtrain.row_offsets[i]) for i in held]),
                     [part["X"] for part in parts],
                     [part["label"] for part in parts],
                     [part["weight"] for part in parts] if dtrain.has_weight else None,
@@ -169,7 +164,11 @@ class DaskLearner:
                     eval_parts[index],
                 )
             )
-        self.worker_rows = self.exchange.gather(futures, "loading the partitions")
+        try:
+            self.worker_rows = self.exchange.start(worker_side.WorkerState, per_worker)
+        except BaseException:
+            self.exchange.close()
+            raise
         data = DeviceData(
             dtrain.n_rows,
             dtrain.n_features,
@@ -371,7 +370,6 @@ class DaskLearner:
                 )
 
     def after_training(self, booster):
-        self.exchange.close()
         return booster
 
 

@@ -1,22 +1,20 @@
 """The worker side of distributed training: the state a Dask worker keeps between calls.
 
 Every Dask worker that holds partitions of the training data keeps one
-:class:`WorkerState` per training run, in the worker process (``_STATES``, keyed by the
-run's key). It holds the worker's partitions concatenated in global row order
-(:class:`gpuboost.data.dataset.Dataset` of those rows, binned with the client's
-:class:`~gpuboost.data.binning.BinMapper`), their global row ids, the running margins,
-the round's gradients and, for the tree being grown, the quantized gradients, the
-sampled rows and the row partition keyed by the nodes' *global* segments
+:class:`WorkerState` per training run, a ``distributed`` actor created on it by the
+client (:class:`gpuboost.dask.comm.Exchange`). It holds the worker's partitions
+concatenated in global row order (a :class:`gpuboost.data.dataset.Dataset` of those
+rows, binned with the client's :class:`~gpuboost.data.binning.BinMapper`), their
+global row ids, the running margins, the round's gradients and, for the tree being
+grown, the quantized gradients, the sampled rows and the row partition keyed by the
+nodes' *global* segments
 ``(begin, end)`` (the client's grower only knows global counts).
 
-The client (:mod:`gpuboost.dask.train`) calls :func:`call` as a Dask task pinned to the
-worker (``workers=[address]``, ``allow_other_workers=False``); the methods return only
+The client (:mod:`gpuboost.dask.train`) calls its methods; they return only
 small values (maxima, counts, int64 histograms, metrics' inputs). No per-row array
 leaves the worker except the evaluation sets' predictions (see DESIGN "Distributed
 training").
 """
-
-import threading
 
 import numpy as np
 
@@ -31,16 +29,12 @@ from ..model.booster import Booster
 from ..objectives import get_objective
 from ..tree.sampling import goss_keep
 
-__all__ = ["WorkerState", "call", "create_state", "drop_state", "take_rows", "RADIX_BITS"]
+__all__ = ["WorkerState", "take_rows", "RADIX_BITS", "RADIX_SIZE"]
 
 #: Bits of a key examined per pass of the distributed radix select (GOSS).
 RADIX_BITS = 8
 #: Distinct digits of one pass.
 RADIX_SIZE = 1 << RADIX_BITS
-
-#: Training run key -> WorkerState, in this worker process.
-_STATES = {}
-_LOCK = threading.Lock()
 
 
 def _concat(parts):
@@ -124,6 +118,10 @@ class WorkerState:
             return np.asarray(margins, dtype=np.float64).reshape(n_rows, self.n_outputs)
         return np.broadcast_to(base_margins, (n_rows, self.n_outputs)).copy()
 
+    def n_rows(self):
+        """This worker's training rows."""
+        return len(self.row_ids)
+
     # ---- one round -----------------------------------------------------------
     def begin_round(self):
         """The round's weighted gradients and hessians of every output (kept here)."""
@@ -175,7 +173,7 @@ class WorkerState:
         ``goss``: None for bagging, else ``(threshold bits, last tied global row id,
         top_rate, other_rate)`` selected by the client.
         """
-        backend, xp, params = self.backend, self.backend.xp, self.params
+        xp, params = self.backend.xp, self.params
         column_g, column_h = self._column(output)
         seed = params["seed"]
         multipliers = None
@@ -270,34 +268,3 @@ class WorkerState:
         if index < 0:
             return self.backend.to_host(self.margins)
         return self.backend.to_host(self.eval_sets[index][1])
-
-
-def create_state(key, setup, features, labels, weights, margins, eval_sets):
-    """Build this worker's :class:`WorkerState` of run ``key``; returns its row count."""
-    state = WorkerState(setup, features, labels, weights, margins, eval_sets)
-    with _LOCK:
-        _STATES[key] = state
-    return len(state.row_ids)
-
-
-def drop_state(key):
-    """Forget run ``key`` (end of training, or its failure)."""
-    with _LOCK:
-        _STATES.pop(key, None)
-
-
-def call(key, method, *args):
-    """Run ``WorkerState.<method>(*args)`` of run ``key`` in this worker process.
-
-    Raises
-    ------
-    RuntimeError
-        This worker has no state of the run (it was restarted, losing it).
-    """
-    state = _STATES.get(key)
-    if state is None:
-        raise RuntimeError(
-            f"This worker holds no state of the training run {key!r}: it was restarted "
-            f"(or replaced) during the training, and its partitions are lost."
-        )
-    return getattr(state, method)(*args)
