@@ -91,6 +91,9 @@ class WorkerState:
         )
         self.eval_sets = []
         for features_parts, labels_parts, weights_parts in eval_sets:
+            if not features_parts:  # none of this set's partitions is evaluated here
+                self.eval_sets.append((None, np.zeros((0, self.n_outputs))))
+                continue
             dataset = Dataset(
                 _concat(features_parts),
                 label=_concat(labels_parts),
@@ -261,7 +264,8 @@ class WorkerState:
         self._tree = None
         self.margins[:, output] += self.backend.predict_tree_binned(self.data, tree)
         for features, margins in self.eval_sets:
-            margins[:, output] += self.backend.predict_tree_raw(features, tree)
+            if features is not None:
+                margins[:, output] += self.backend.predict_tree_raw(features, tree)
 
     def eval_margins(self, index):
         """The running margins of evaluation set ``index`` (host (n_rows, n_outputs))."""

@@ -1,0 +1,51 @@
+"""Shared helpers of the gpuboost.dask tests: a LocalCluster of worker processes and
+collections whose partitions are placed on chosen workers."""
+
+import numpy as np
+
+WORKER_PROCESSES = 3
+
+
+def start_cluster(n_workers=WORKER_PROCESSES, **kwargs):
+    """``(cluster, client)``: worker processes, one thread each, no dashboard."""
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(
+        n_workers=n_workers,
+        processes=True,
+        threads_per_worker=1,
+        dashboard_address=None,
+        **kwargs,
+    )
+    return cluster, Client(cluster)
+
+
+def workers_of(client):
+    return sorted(client.scheduler_info(n_workers=-1)["workers"])
+
+
+def spread(client, array, sizes, n_workers):
+    """A dask array of ``array`` cut into partitions of ``sizes`` rows, partition ``i``
+    held by worker ``i % n_workers`` (of the cluster's first ``n_workers``)."""
+    import dask
+    import dask.array as da
+
+    assert sum(sizes) == len(array)
+    workers = workers_of(client)[:n_workers]
+    pieces, start = [], 0
+    for index, size in enumerate(sizes):
+        chunk = np.ascontiguousarray(array[start : start + size])
+        start += size
+        future = client.scatter(chunk, workers=[workers[index % len(workers)]], hash=False)
+        pieces.append(da.from_delayed(dask.delayed(future), shape=chunk.shape, dtype=chunk.dtype))
+    return da.concatenate(pieces, axis=0)
+
+
+def uneven_sizes(n_rows, n_partitions, seed=0):
+    """``n_partitions`` positive sizes summing to ``n_rows``, deliberately uneven."""
+    rng = np.random.default_rng(seed)
+    weights = rng.random(n_partitions) + 0.2
+    sizes = np.maximum((weights / weights.sum() * n_rows).astype(int), 1)
+    sizes[-1] = n_rows - sizes[:-1].sum()
+    assert sizes.min() > 0
+    return sizes.tolist()

@@ -1,0 +1,239 @@
+"""gpuboost.dask: the distributed model is byte-identical to the single-node one.
+
+One LocalCluster of 3 worker processes serves the module; a 2-worker training is one
+whose partitions are all on two of them. Data are small (CI time): each configuration
+trains a few rounds on a few thousand rows, once on one machine, then on 2 and 3
+workers with 2, 5 and 7 uneven partitions.
+"""
+
+import os
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+
+import _dask_cluster as dc  # noqa: E402
+
+import gpuboost  # noqa: E402
+from gpuboost.boosting.callback import TrainingCheckPoint  # noqa: E402
+from gpuboost.dask import DaskDataset, predict, train  # noqa: E402
+
+N_ROWS, N_FEATURES = 3000, 8
+ROUNDS = 4
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster, client = dc.start_cluster(dc.WORKER_PROCESSES)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+def _data(kind, n_rows=N_ROWS, n_features=N_FEATURES, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, n_features))
+    X[rng.random(n_rows) < 0.1, 1] = np.nan
+    score = X[:, 0] - np.nan_to_num(X[:, 1]) + 0.5 * X[:, 2] ** 2 + 0.3 * rng.normal(size=n_rows)
+    if kind == "binary":
+        y = (score > 0.5).astype(np.float64)
+    elif kind == "multiclass":
+        y = np.digitize(score, [-0.5, 0.5, 1.5]).astype(np.float64)
+    else:
+        y = score
+    weight = rng.uniform(0.5, 2.0, size=n_rows)
+    return X, y, weight
+
+
+def _dask_dataset(client, X, y, weight, n_partitions, n_workers, seed=0, **kwargs):
+    sizes = dc.uneven_sizes(len(X), n_partitions, seed)
+    return DaskDataset(
+        client,
+        dc.spread(client, X, sizes, n_workers),
+        label=dc.spread(client, y, sizes, n_workers),
+        weight=None if weight is None else dc.spread(client, weight, sizes, n_workers),
+        **kwargs,
+    )
+
+
+CONFIGS = {
+    "binary": ("binary", {"objective": "binary:logistic", "max_depth": 4}),
+    "multiclass": ("multiclass", {"objective": "multi:softprob", "num_class": 4, "max_depth": 3}),
+    "regression_sampled": (
+        "regression",
+        {
+            "objective": "reg:squarederror",
+            "subsample": 0.7,
+            "colsample_bytree": 0.8,
+            "colsample_bylevel": 0.9,
+            "colsample_bynode": 0.8,
+            "max_depth": 5,
+        },
+    ),
+    "goss": (
+        "binary",
+        {"objective": "binary:logistic", "data_sample_strategy": "goss", "max_depth": 4},
+    ),
+    "lossguide": (
+        "regression",
+        {
+            "objective": "reg:squarederror",
+            "grow_policy": "lossguide",
+            "max_leaves": 12,
+            "max_depth": 0,
+            "min_child_weight": 3.0,
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_model_bytes_equal_single_node(client, name):
+    """2 and 3 workers, 2, 5 and 7 uneven partitions: the single-node model's bytes."""
+    kind, params = CONFIGS[name]
+    params = dict(params, seed=7, device="cpu")
+    X, y, weight = _data(kind)
+    if name == "goss":
+        weight = None  # round 0's |g| ties (two values): the tie rule across workers
+    single = gpuboost.train(params, gpuboost.Dataset(X, label=y, weight=weight), ROUNDS)
+    expected = single.save_raw()
+    layouts = [(2, 2), (7, 3)] if name != "binary" else [(2, 2), (5, 2), (5, 3), (7, 3)]
+    for n_partitions, n_workers in layouts:
+        dtrain = _dask_dataset(client, X, y, weight, n_partitions, n_workers, seed=n_partitions)
+        assert len(dtrain.workers()) == n_workers
+        model = train(client, params, dtrain, ROUNDS, verbose_eval=False)
+        assert model.save_raw() == expected, (name, n_partitions, n_workers)
+
+
+def test_binning_sample_and_ci_sized_data(client):
+    """50k x 20 with a binning subsample smaller than the rows: the bin edges come from
+    the same rows (by global row id) as on one machine."""
+    X, y, _ = _data("binary", n_rows=50_000, n_features=20, seed=3)
+    params = {"objective": "binary:logistic", "max_depth": 6, "seed": 1, "device": "cpu"}
+    dataset = gpuboost.Dataset(X, label=y, binning_subsample=20_000)
+    single = gpuboost.train(params, dataset, 2)
+    dtrain = _dask_dataset(client, X, y, None, 5, 3, binning_subsample=20_000)
+    mapper = dtrain.bind_binning(255, 1)
+    for ours, theirs in zip(mapper.bin_edges_, dataset.bin_mapper.bin_edges_):
+        np.testing.assert_array_equal(ours, theirs)
+    assert train(client, params, dtrain, 2, verbose_eval=False).save_raw() == single.save_raw()
+
+
+def test_eval_sets_metrics_and_early_stopping(client):
+    """Evaluation sets on the workers: every reported value, and where early stopping
+    stops, equal single-node training's."""
+    X, y, weight = _data("binary", seed=5)
+    Xv, yv, wv = _data("binary", n_rows=1000, seed=6)
+    params = {
+        "objective": "binary:logistic",
+        "eval_metric": ["logloss", "auc", "error"],
+        "learning_rate": 0.5,
+        "max_depth": 6,
+        "seed": 2,
+        "device": "cpu",
+    }
+    dtrain_single = gpuboost.Dataset(X, label=y, weight=weight)
+    expected_log = {}
+    single = gpuboost.train(
+        params,
+        dtrain_single,
+        40,
+        evals=[(dtrain_single, "train"), (gpuboost.Dataset(Xv, label=yv, weight=wv), "valid")],
+        early_stopping_rounds=3,
+        evals_result=expected_log,
+        verbose_eval=False,
+    )
+    assert single.num_boosted_rounds() < 40  # it stopped early
+    dtrain = _dask_dataset(client, X, y, weight, 5, 3)
+    dvalid = _dask_dataset(client, Xv, yv, wv, 3, 2, seed=9)
+    log = {}
+    model = train(
+        client,
+        params,
+        dtrain,
+        40,
+        evals=[(dtrain, "train"), (dvalid, "valid")],
+        early_stopping_rounds=3,
+        evals_result=log,
+        verbose_eval=False,
+    )
+    assert log == expected_log
+    assert model.best_iteration == single.best_iteration
+    assert model.save_raw() == single.save_raw()
+
+
+def test_predict_is_lazy_and_partitionwise(client):
+    X, y, _ = _data("multiclass", seed=8)
+    params = {"objective": "multi:softprob", "num_class": 4, "max_depth": 3, "device": "cpu"}
+    booster = gpuboost.train(params, gpuboost.Dataset(X, label=y), 3)
+    dX = dc.spread(client, X, dc.uneven_sizes(len(X), 4), 3)
+    lazy = predict(client, booster, dX)
+    assert lazy.shape == (len(X), 4)
+    np.testing.assert_array_equal(lazy.compute(), booster.predict(X))
+    margins = predict(client, booster, dX, output_margin=True).compute()
+    np.testing.assert_array_equal(margins, booster.predict(X, output_margin=True))
+
+
+def test_checkpoint_resume_gives_the_uninterrupted_model(client, tmp_path):
+    X, y, weight = _data("regression", seed=11)
+    params = {"objective": "reg:squarederror", "subsample": 0.8, "max_depth": 4, "seed": 4}
+    params["device"] = "cpu"
+    dtrain = _dask_dataset(client, X, y, weight, 5, 2)
+    full = train(client, params, dtrain, 6, verbose_eval=False)
+    checkpoint = TrainingCheckPoint(tmp_path, interval=3)
+    train(client, params, dtrain, 3, callbacks=[checkpoint], verbose_eval=False)
+    resumed = train(client, params, dtrain, 3, init_model=checkpoint.path, verbose_eval=False)
+    assert resumed.num_boosted_rounds() == 6
+    assert resumed.save_raw() == full.save_raw()
+
+
+def test_emulated_cuda_workers_give_the_single_node_model(client):
+    """Workers on the CUDA backend (the CPU emulation of its kernels): histograms come
+    from the device, the model is single-node's (CPU == CUDA contract)."""
+    X, y, _ = _data("binary", n_rows=400, n_features=4, seed=12)
+    params = {"objective": "binary:logistic", "max_depth": 3, "seed": 5, "device": "cuda"}
+    dtrain = _dask_dataset(client, X, y, None, 3, 2)
+    # A lambda travels by value; os.environ inside it is the worker's.
+    client.run(lambda: os.environ.__setitem__("GPUBOOST_EMULATE_CUDA", "1"))
+    try:
+        backends = client.run(lambda: __import__("gpuboost").backends.get_backend("cuda").name)
+        assert set(backends.values()) == {"cuda"}
+        model = train(client, params, dtrain, 2, verbose_eval=False)
+    finally:
+        client.run(lambda: os.environ.pop("GPUBOOST_EMULATE_CUDA", None))
+    single = gpuboost.train(dict(params, device="cpu"), gpuboost.Dataset(X, label=y), 2)
+    assert model.params["device"] == "cuda"
+    model.params = single.params  # the only difference the device makes in the file
+    assert model.save_raw() == single.save_raw()
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"tree_method": "exact"}, "tree_method='exact'"),
+        ({"tree_method": "approx"}, "tree_method='approx'"),
+        ({"objective": "reg:absoluteerror"}, "leaf refit"),
+        ({"sampling_method": "gradient_based", "subsample": 0.5}, "gradient_based"),
+        ({"booster": "adaboost", "objective": "binary:logistic"}, "adaboost"),
+    ],
+)
+def test_refuses_what_it_cannot_make_identical(client, params, match):
+    X, y, _ = _data("binary", n_rows=200, seed=1)
+    dtrain = _dask_dataset(client, X, y, None, 2, 2)
+    with pytest.raises(ValueError, match=match):
+        train(client, params, dtrain, 1)
+
+
+def test_ranking_groups_are_refused(client):
+    X, y, _ = _data("binary", n_rows=200, seed=1)
+    sizes = [100, 100]
+    with pytest.raises(ValueError, match="Ranking groups"):
+        DaskDataset(
+            client,
+            dc.spread(client, X, sizes, 2),
+            label=dc.spread(client, y, sizes, 2),
+            group=np.array([50, 150]),
+        )
