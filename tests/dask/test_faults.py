@@ -11,10 +11,10 @@ import pytest
 
 pytest.importorskip("distributed")
 
-import _dask_cluster as dc  # noqa: E402
+import _dask_cluster as dc
 
-from gpuboost.boosting.callback import TrainingCallback  # noqa: E402
-from gpuboost.dask import DaskDataset, train  # noqa: E402
+from gpuboost.boosting.callback import TrainingCallback
+from gpuboost.dask import DaskDataset, train
 
 #: The training's timeout in the test, and the slack allowed beyond it (seconds).
 TIMEOUT_S, SLACK_S = 5.0, 10.0

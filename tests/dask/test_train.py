@@ -13,11 +13,11 @@ import pytest
 
 pytest.importorskip("distributed")
 
-import _dask_cluster as dc  # noqa: E402
+import _dask_cluster as dc
 
-import gpuboost  # noqa: E402
-from gpuboost.boosting.callback import TrainingCheckPoint  # noqa: E402
-from gpuboost.dask import DaskDataset, predict, train  # noqa: E402
+import gpuboost
+from gpuboost.boosting.callback import TrainingCheckPoint
+from gpuboost.dask import DaskDataset, predict, train
 
 N_ROWS, N_FEATURES = 3000, 8
 ROUNDS = 4
