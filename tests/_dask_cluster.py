@@ -14,7 +14,7 @@ def start_cluster(n_workers=WORKER_PROCESSES, **kwargs):
         n_workers=n_workers,
         processes=True,
         threads_per_worker=1,
-        dashboard_address=None,
+        dashboard_address=":0",
         **kwargs,
     )
     return cluster, Client(cluster)

@@ -8,7 +8,8 @@ scikit-learn-style estimators. Needs the optional extra ``gpuboost[dask]``
 """
 
 from .dataset import DaskDataset
+from .estimators import DaskGBClassifier, DaskGBRegressor
 from .predict import predict
 from .train import train
 
-__all__ = ["DaskDataset", "train", "predict"]
+__all__ = ["DaskDataset", "train", "predict", "DaskGBRegressor", "DaskGBClassifier"]

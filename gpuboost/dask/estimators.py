@@ -1,0 +1,242 @@
+"""``DaskGBRegressor``, ``DaskGBClassifier``: the scikit-learn-style estimators on Dask.
+
+The hyperparameters, fitted attributes and model files are those of
+:class:`gpuboost.GBRegressor` / :class:`gpuboost.GBClassifier` (subclasses); ``fit``
+takes Dask collections and trains with :func:`gpuboost.dask.train` (the same booster as
+the single-node estimator on the same rows), ``predict`` / ``predict_proba`` return
+lazy Dask arrays (:func:`gpuboost.dask.predict`). The client is the ``client``
+attribute when set, else Dask's default client (``distributed.default_client()``).
+A ``DaskGBRanker`` waits for ranking in :func:`gpuboost.dask.train`.
+"""
+
+import numpy as np
+
+from ..core.dtypes import Y_DTYPE
+from ..params import validate_params
+from ..sklearn.base import BINARY_DECISION_THRESHOLD, EVAL_SET_NAME_PREFIX, MIN_CLASSES
+from ..sklearn.estimators import GBClassifier, GBRegressor
+from ..sklearn.validation import check_positive_int
+from .dataset import DaskDataset, _as_dask_array
+from .predict import predict as dask_predict
+from .train import train
+
+__all__ = ["DaskGBRegressor", "DaskGBClassifier"]
+
+
+class _DaskModel:
+    """What the Dask estimators share: the client, and ``fit`` through gpuboost.dask."""
+
+    #: The distributed.Client to train with; None: Dask's default client.
+    client = None
+
+    def _dask_client(self):
+        if self.client is not None:
+            return self.client
+        from distributed import default_client  # optional dependency (gpuboost[dask])
+
+        return default_client()
+
+    def _dask_fit(
+        self, X, label, params, sample_weight, eval_set, eval_labels, weights, verbose, init_model
+    ):
+        """Train on the cluster and set the fitted attributes; returns self."""
+        client = self._dask_client()
+        n_estimators = check_positive_int(self.n_estimators, "n_estimators")
+        early_stopping_rounds = check_positive_int(
+            self.early_stopping_rounds, "early_stopping_rounds", allow_none=True
+        )
+        if early_stopping_rounds is not None and not eval_set:
+            raise ValueError(
+                "early_stopping_rounds needs at least one evaluation set: pass "
+                "eval_set=[(X_valid, y_valid)] to fit."
+            )
+        params = validate_params(params)
+        dtrain = DaskDataset(
+            client,
+            X,
+            label=label,
+            weight=sample_weight,
+            max_bin=params["max_bin"],
+            seed=params["seed"],
+        )
+        if weights is None:
+            weights = [None] * len(eval_set)
+        evals = [
+            (
+                DaskDataset(client, X_eval, label=y_eval, weight=weight),
+                f"{EVAL_SET_NAME_PREFIX}{index}",
+            )
+            for index, ((X_eval, _), y_eval, weight) in enumerate(
+                zip(eval_set, eval_labels, weights)
+            )
+        ]
+        if hasattr(init_model, "get_booster"):
+            init_model = init_model.get_booster()
+        evals_result = {}
+        self.booster_ = train(
+            client,
+            params,
+            dtrain,
+            n_estimators,
+            evals=evals,
+            early_stopping_rounds=early_stopping_rounds,
+            evals_result=evals_result,
+            verbose_eval=verbose,
+            init_model=init_model,
+            callbacks=list(self.callbacks or ()),
+        )
+        self.evals_result_ = evals_result
+        self.n_features_in_ = dtrain.n_features
+        if dtrain.has_feature_names:
+            self.feature_names_in_ = np.asarray(dtrain.feature_names, dtype=object)
+        return self
+
+
+class DaskGBRegressor(_DaskModel, GBRegressor):
+    """:class:`gpuboost.GBRegressor` on a Dask cluster (see the module docstring)."""
+
+    def fit(
+        self,
+        X,
+        y,
+        sample_weight=None,
+        eval_set=None,
+        sample_weight_eval_set=None,
+        verbose=False,
+        init_model=None,
+    ):
+        """Train on Dask collections (``X`` dask array or DataFrame, ``y`` and
+        ``sample_weight`` dask arrays or Series); ``eval_set`` a list of such ``(X, y)``.
+
+        Returns
+        -------
+        self
+        """
+        params = self._training_params()
+        if callable(self.objective):
+            raise ValueError(f"{type(self).__name__} does not take a custom objective.")
+        params.setdefault("objective", "reg:squarederror")
+        eval_set = list(eval_set or ())
+        return self._dask_fit(
+            X,
+            y,
+            params,
+            sample_weight,
+            eval_set,
+            [y_eval for _, y_eval in eval_set],
+            sample_weight_eval_set,
+            verbose,
+            init_model,
+        )
+
+    def predict(self, X, output_margin=False, iteration_range=None):
+        """Lazy predictions (dask array of shape (n_rows,))."""
+        self._check_is_fitted()
+        return dask_predict(
+            self._dask_client(),
+            self.booster_,
+            X,
+            output_margin=output_margin,
+            iteration_range=iteration_range,
+        )
+
+
+def _encode(block, classes):
+    """Labels of one partition -> their positions in ``classes`` (float64)."""
+    return np.searchsorted(classes, np.asarray(block)).astype(Y_DTYPE)
+
+
+class DaskGBClassifier(_DaskModel, GBClassifier):
+    """:class:`gpuboost.GBClassifier` on a Dask cluster (see the module docstring).
+
+    The classes come from ``dask.array.unique`` of the labels (only the distinct values
+    reach the client); labels are encoded on the workers.
+    """
+
+    def fit(
+        self,
+        X,
+        y,
+        sample_weight=None,
+        eval_set=None,
+        sample_weight_eval_set=None,
+        verbose=False,
+        init_model=None,
+    ):
+        """Train on Dask collections (see :meth:`DaskGBRegressor.fit`).
+
+        Returns
+        -------
+        self
+        """
+        import dask.array as da  # optional dependency (gpuboost[dask])
+
+        if self.class_weight is not None:
+            raise ValueError(
+                f"{type(self).__name__} does not take class_weight yet; pass sample_weight."
+            )
+        y = _as_dask_array(y, "y")
+        classes = np.asarray(da.unique(y).compute())
+        if len(classes) < MIN_CLASSES:
+            raise ValueError(
+                f"{type(self).__name__} needs samples of at least {MIN_CLASSES} classes in "
+                f"the data, got {classes.tolist()}."
+            )
+        self.classes_, self.n_classes_ = classes, len(classes)
+        eval_set = list(eval_set or ())
+        labels = [
+            _as_dask_array(y_eval, "eval_set label").map_blocks(_encode, classes, dtype=Y_DTYPE)
+            for _, y_eval in eval_set
+        ]
+        params = self._training_params()
+        if self._classification_objective(params) is not None:
+            raise ValueError(f"{type(self).__name__} does not take a custom objective.")
+        return self._dask_fit(
+            X,
+            y.map_blocks(_encode, classes, dtype=Y_DTYPE),
+            params,
+            sample_weight,
+            eval_set,
+            labels,
+            sample_weight_eval_set,
+            verbose,
+            init_model,
+        )
+
+    def predict_proba(self, X, iteration_range=None):
+        """Lazy class probabilities (dask array of shape (n_rows, n_classes_))."""
+        self._check_is_fitted()
+        probabilities = dask_predict(
+            self._dask_client(), self.booster_, X, iteration_range=iteration_range
+        )
+        if probabilities.ndim == 1:
+            return probabilities.map_blocks(
+                lambda p: np.column_stack([1.0 - p, p]),
+                new_axis=1,
+                chunks=(probabilities.chunks[0], (2,)),
+                dtype=Y_DTYPE,
+            )
+        return probabilities
+
+    def predict(self, X, output_margin=False, iteration_range=None):
+        """Lazy class labels from ``classes_`` (or raw margins)."""
+        self._check_is_fitted()
+        if output_margin:
+            return dask_predict(
+                self._dask_client(),
+                self.booster_,
+                X,
+                output_margin=True,
+                iteration_range=iteration_range,
+            )
+        classes = self.classes_
+
+        def labels(p):
+            if p.shape[1] == MIN_CLASSES:
+                indices = (p[:, 1] > BINARY_DECISION_THRESHOLD).astype(np.intp)
+            else:
+                indices = np.argmax(p, axis=1)
+            return classes[indices]
+
+        probabilities = self.predict_proba(X, iteration_range)
+        return probabilities.map_blocks(labels, drop_axis=1, dtype=classes.dtype)

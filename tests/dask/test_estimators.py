@@ -1,0 +1,65 @@
+"""gpuboost.dask estimators: the boosters of the single-node estimators, lazy predictions."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+
+import _dask_cluster as dc
+
+import gpuboost
+from gpuboost.dask import DaskGBClassifier, DaskGBRegressor
+
+
+def _data(seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(1500, 6))
+    return X, rng
+
+
+def test_regressor_matches_gbregressor(client):
+    X, rng = _data(0)
+    y = X[:, 0] * 2 + rng.normal(size=len(X))
+    Xv, yv = X[:300] + 0.1, y[:300]
+    kwargs = dict(
+        n_estimators=8,
+        max_depth=3,
+        subsample=0.8,
+        device="cpu",
+        random_state=3,
+        early_stopping_rounds=2,
+        learning_rate=0.8,
+    )
+    single = gpuboost.GBRegressor(**kwargs).fit(X, y, eval_set=[(Xv, yv)])
+    sizes = dc.uneven_sizes(len(X), 3)
+    model = DaskGBRegressor(**kwargs)
+    model.client = client
+    model.fit(
+        dc.spread(client, X, sizes, 2),
+        dc.spread(client, y, sizes, 2),
+        eval_set=[(dc.spread(client, Xv, [100, 200], 2), dc.spread(client, yv, [100, 200], 2))],
+    )
+    assert model.get_booster().save_raw() == single.get_booster().save_raw()
+    assert model.evals_result_ == single.evals_result_
+    assert model.best_iteration == single.best_iteration
+    np.testing.assert_array_equal(
+        model.predict(dc.spread(client, X, sizes, 2)).compute(), single.predict(X)
+    )
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_classifier_matches_gbclassifier(client, n_classes):
+    X, rng = _data(1)
+    labels = np.array(["ant", "bee", "cat"])[:n_classes]
+    y = labels[np.digitize(X[:, 0] + 0.3 * rng.normal(size=len(X)), [-0.4, 0.4][: n_classes - 1])]
+    kwargs = dict(n_estimators=4, max_depth=3, device="cpu")
+    single = gpuboost.GBClassifier(**kwargs).fit(X, y)
+    sizes = dc.uneven_sizes(len(X), 4)
+    model = DaskGBClassifier(**kwargs)
+    model.client = client
+    dX = dc.spread(client, X, sizes, 2)
+    model.fit(dX, dc.spread(client, y, sizes, 2))
+    assert model.get_booster().save_raw() == single.get_booster().save_raw()
+    assert model.classes_.tolist() == labels.tolist()
+    np.testing.assert_array_equal(model.predict(dX).compute(), single.predict(X))
+    np.testing.assert_array_equal(model.predict_proba(dX).compute(), single.predict_proba(X))
