@@ -1,0 +1,182 @@
+"""Distributed training on a Dask LocalCluster: time and bytes exchanged per round.
+
+For each worker count (``--workers``, default 1 and 2) one LocalCluster of worker
+processes (one thread each) is started, the data are cut into ``2 x workers`` row
+partitions spread over the workers, and, in the same run:
+
+* gpuboost.dask: ``DaskDataset`` (binning sample gathered, edges fitted) and
+  ``gpuboost.dask.train``; ms per round and bytes exchanged per round (the
+  ``bytes_log`` of train: histograms, maxima, counts, the trees sent back);
+* the peer, xgboost.dask (``DaskDMatrix`` + ``xgboost.dask.train``, ``tree_method='hist'``,
+  one thread per worker) on the same cluster and partitions;
+* single-node gpuboost with one thread, and whether the distributed model file is
+  byte-identical to it (it must be).
+
+Ratios: gpuboost.dask / xgboost.dask ms per round, for each worker count.
+
+Usage::
+
+    python benchmarks/dask_scaling.py [--rows 200000] [--features 28] [--rounds 20]
+        [--depth 6] [--workers 1,2] [--json out.json]
+"""
+
+import argparse
+import json
+import os
+import time
+
+import numpy as np
+
+
+def make_data(n_rows, n_features, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, n_features))
+    logit = (
+        X[:, 0] + 0.5 * X[:, 1] * X[:, 2] - 0.8 * np.abs(X[:, 3]) + 0.3 * rng.normal(size=n_rows)
+    )
+    return X, (logit > 0).astype(np.float64)
+
+
+def spread(client, array, n_partitions):
+    """A dask array of ``array`` in ``n_partitions`` row partitions, dealt to the workers."""
+    import dask
+    import dask.array as da
+
+    workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+    bounds = np.linspace(0, len(array), n_partitions + 1).astype(int)
+    pieces = []
+    for index in range(n_partitions):
+        chunk = np.ascontiguousarray(array[bounds[index] : bounds[index + 1]])
+        future = client.scatter(chunk, workers=[workers[index % len(workers)]], hash=False)
+        pieces.append(da.from_delayed(dask.delayed(future), shape=chunk.shape, dtype=chunk.dtype))
+    return da.concatenate(pieces, axis=0)
+
+
+def run_gpuboost(client, X, y, params, rounds, n_partitions):
+    from gpuboost.dask import DaskDataset, train
+
+    dX, dy = spread(client, X, n_partitions), spread(client, y, n_partitions)
+    start = time.perf_counter()
+    dtrain = DaskDataset(client, dX, label=dy)
+    dtrain.bind_binning(params.get("max_bin"), params.get("seed", 0))
+    data_s = time.perf_counter() - start
+    # A first round warms the workers (Numba's compiled kernels load), then the timed run.
+    train(client, params, dtrain, 1, verbose_eval=False)
+    bytes_log = []
+    start = time.perf_counter()
+    booster = train(client, params, dtrain, rounds, verbose_eval=False, bytes_log=bytes_log)
+    train_s = time.perf_counter() - start
+    return booster, {
+        "data_s": data_s,
+        "train_s": train_s,
+        "ms_per_round": 1e3 * train_s / rounds,
+        "bytes_per_round": float(np.mean(bytes_log)),
+        "bytes_per_round_max": int(np.max(bytes_log)),
+    }
+
+
+def run_xgboost(client, X, y, params, rounds, n_partitions):
+    import xgboost as xgb
+    import xgboost.dask as dxgb
+
+    dX, dy = spread(client, X, n_partitions), spread(client, y, n_partitions)
+    xgb_params = {
+        "objective": "binary:logistic",
+        "tree_method": "hist",
+        "max_depth": params["max_depth"],
+        "learning_rate": params["learning_rate"],
+        "max_bin": 256,
+        "nthread": 1,
+    }
+    start = time.perf_counter()
+    dtrain = dxgb.DaskDMatrix(client, dX, dy)
+    data_s = time.perf_counter() - start
+    dxgb.train(client, xgb_params, dtrain, num_boost_round=1)  # warm-up
+    start = time.perf_counter()
+    dxgb.train(client, xgb_params, dtrain, num_boost_round=rounds)
+    train_s = time.perf_counter() - start
+    return {
+        "version": xgb.__version__,
+        "data_s": data_s,
+        "train_s": train_s,
+        "ms_per_round": 1e3 * train_s / rounds,
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--features", type=int, default=28)
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--depth", type=int, default=6)
+    parser.add_argument("--workers", default="1,2")
+    parser.add_argument("--no-peer", action="store_true", help="skip xgboost.dask")
+    parser.add_argument("--json", help="write the results here")
+    args = parser.parse_args()
+
+    from distributed import Client, LocalCluster
+
+    import gpuboost
+
+    X, y = make_data(args.rows, args.features)
+    params = {
+        "objective": "binary:logistic",
+        "max_depth": args.depth,
+        "learning_rate": 0.1,
+        "device": "cpu",
+        "nthread": 1,
+        "seed": 0,
+    }
+    start = time.perf_counter()
+    single = gpuboost.train(params, gpuboost.Dataset(X, label=y), args.rounds, verbose_eval=False)
+    single_s = time.perf_counter() - start
+    results = {
+        "rows": args.rows,
+        "features": args.features,
+        "rounds": args.rounds,
+        "depth": args.depth,
+        "load_before": os.getloadavg()[0],
+        "single_node_ms_per_round": 1e3 * single_s / args.rounds,
+        "runs": [],
+    }
+    print(
+        f"{args.rows} x {args.features}, depth {args.depth}, {args.rounds} rounds; "
+        f"single-node gpuboost (1 thread): {results['single_node_ms_per_round']:.1f} ms/round"
+    )
+    for n_workers in [int(w) for w in args.workers.split(",")]:
+        cluster = LocalCluster(
+            n_workers=n_workers, processes=True, threads_per_worker=1, dashboard_address=":0"
+        )
+        client = Client(cluster)
+        try:
+            booster, ours = run_gpuboost(client, X, y, params, args.rounds, 2 * n_workers)
+            ours["identical_to_single_node"] = booster.save_raw() == single.save_raw()
+            run = {"workers": n_workers, "gpuboost": ours}
+            if not args.no_peer:
+                run["xgboost"] = peer = run_xgboost(
+                    client, X, y, params, args.rounds, 2 * n_workers
+                )
+                run["ratio_ms_per_round"] = ours["ms_per_round"] / peer["ms_per_round"]
+        finally:
+            client.close()
+            cluster.close()
+        results["runs"].append(run)
+        line = (
+            f"workers={n_workers}: gpuboost.dask {ours['ms_per_round']:.1f} ms/round, "
+            f"{ours['bytes_per_round'] / 1e6:.2f} MB/round exchanged "
+            f"(data {ours['data_s']:.2f} s), identical={ours['identical_to_single_node']}"
+        )
+        if "xgboost" in run:
+            line += (
+                f"; xgboost.dask {run['xgboost']['ms_per_round']:.1f} ms/round; "
+                f"ratio {run['ratio_ms_per_round']:.2f}x"
+            )
+        print(line)
+    results["load_after"] = os.getloadavg()[0]
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump(results, handle, indent=2)
+
+
+if __name__ == "__main__":
+    main()
