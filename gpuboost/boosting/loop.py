@@ -40,6 +40,7 @@ __all__ = [
     "make_timer",
     "make_callbacks",
     "run",
+    "run_with_callbacks",
 ]
 
 #: Verbosity from which per-phase timings are measured and printed.
@@ -124,19 +125,20 @@ def check_num_boost_round(num_boost_round):
         )
 
 
-def check_evals(evals, dtrain):
+def check_evals(evals, dtrain, dataset_type=Dataset):
     """The ``(Dataset, name)`` pairs of ``evals``, checked: unique names, labels, the
-    training data's number of features."""
+    training data's number of features. ``dataset_type``: the class of the sets
+    (gpuboost.dask passes its DaskDataset)."""
     checked = []
     names = set()
     for item in evals:
         if not (
             isinstance(item, (tuple, list))
             and len(item) == 2
-            and isinstance(item[0], Dataset)
+            and isinstance(item[0], dataset_type)
             and isinstance(item[1], str)
         ):
-            raise TypeError("evals must be a list of (Dataset, name) pairs.")
+            raise TypeError(f"evals must be a list of ({dataset_type.__name__}, name) pairs.")
         dataset, name = item
         if name in names:
             raise ValueError(f"Evaluation set name {name!r} is used twice.")
@@ -267,3 +269,26 @@ def run(learner, container, num_boost_round, evals_result, timer, backend):
     if timer.enabled:
         print(f"[gpuboost] {backend.name} backend {learner.label}phase timings: {timer.report()}")
     return booster
+
+
+def run_with_callbacks(
+    learner,
+    num_boost_round,
+    callbacks,
+    verbose_eval,
+    early_stopping_rounds,
+    maximize,
+    evals_result,
+    backend,
+):
+    """:func:`run` with the callback container of :func:`make_callbacks` (the end of
+    ``gpuboost.train`` and of ``gpuboost.dask.train``)."""
+    container = make_callbacks(
+        callbacks,
+        bool(learner.eval_sets),
+        verbose_eval,
+        early_stopping_rounds,
+        maximize,
+        learner.evaluate,
+    )
+    return run(learner, container, num_boost_round, evals_result, learner.timer, backend)

@@ -23,7 +23,7 @@ from ..params import validate_params
 from .adaboost import AdaBoostLearner
 from .callback import TrainingCallback
 from .gbtree import ROW_STREAMS_PER_ROUND, GBTreeLearner
-from .loop import check_dtrain, check_num_boost_round, make_callbacks, run
+from .loop import check_dtrain, check_num_boost_round, run_with_callbacks
 
 __all__ = ["train", "training_backend", "LEARNERS", "ROW_STREAMS_PER_ROUND"]
 
@@ -175,12 +175,13 @@ def train(
         learner = LEARNERS[params["booster"]](
             given_params, dtrain, evals, obj, custom_metric, init_model, backend
         )
-        container = make_callbacks(
+        return run_with_callbacks(
+            learner,
+            num_boost_round,
             callbacks,
-            bool(learner.eval_sets),
             verbose_eval,
             early_stopping_rounds,
             maximize,
-            learner.evaluate,
+            evals_result,
+            backend,
         )
-        return run(learner, container, num_boost_round, evals_result, learner.timer, backend)

@@ -12,10 +12,9 @@ from the labels (no ``base_score``, no ``base_margin``), the label and weight co
 
 import numpy as np
 
-from ..data.binning import BinMapper
 from ..data.convert import check_feature_names, default_feature_names
-from ..data.dataset import DEFAULT_MAX_BIN
-from . import worker as worker_side
+from ..data.dataset import bound_bin_mapper
+from .worker import take_rows
 
 __all__ = ["DaskDataset"]
 
@@ -199,7 +198,7 @@ class DaskDataset:
             part = self.partitions[index]
             futures.append(
                 self.client.submit(
-                    worker_side.take_rows,
+                    take_rows,
                     part[field],
                     local,
                     workers=[part["worker"]],
@@ -231,22 +230,16 @@ class DaskDataset:
         """The bin edges, as ``Dataset.bind_binning`` gives them for the same rows: the
         binning sample's rows (and weights) gathered by global row id, edges fitted once
         on the client. Same ValueError as ``Dataset.bind_binning`` for a ``max_bin`` other
-        than the Dataset's."""
-        own = self.max_bin
-        if max_bin is not None and own is not None and int(max_bin) != own:
-            raise ValueError(
-                f"The DaskDataset was built or already binned with max_bin={own}, but the "
-                f"training parameters ask for max_bin={int(max_bin)}: build the DaskDataset "
-                f"with max_bin={int(max_bin)}, or leave max_bin out of the parameters."
-            )
+        than the DaskDataset's (:func:`gpuboost.data.dataset.bound_bin_mapper`)."""
+        mapper = bound_bin_mapper(
+            self.max_bin,
+            self._bin_mapper is not None,
+            max_bin,
+            self._binning_seed,
+            seed,
+            self._binning_subsample,
+        )
         if self._bin_mapper is None:
-            chosen = own if max_bin is None else int(max_bin)
-            chosen_seed = self._binning_seed if self._binning_seed is not None else seed
-            mapper = BinMapper(
-                max_bin=DEFAULT_MAX_BIN if chosen is None else chosen,
-                subsample=self._binning_subsample,
-                seed=0 if chosen_seed is None else chosen_seed,
-            )
             rows = mapper.sample_rows(self.n_rows)
             sample = self.take(rows, "X")
             weights = self.take(rows, "weight") if self.has_weight else None

@@ -13,9 +13,14 @@ import numpy as np
 
 from ..core.dtypes import Y_DTYPE
 from ..params import validate_params
-from ..sklearn.base import BINARY_DECISION_THRESHOLD, EVAL_SET_NAME_PREFIX, MIN_CLASSES
+from ..sklearn.base import (
+    BINARY_DECISION_THRESHOLD,
+    DEFAULT_REGRESSION_OBJECTIVE,
+    EVAL_SET_NAME_PREFIX,
+    MIN_CLASSES,
+    MULTICLASS_PREFIX,
+)
 from ..sklearn.estimators import GBClassifier, GBRegressor
-from ..sklearn.validation import check_positive_int
 from .dataset import DaskDataset, _as_dask_array
 from .predict import predict as dask_predict
 from .train import train
@@ -36,20 +41,28 @@ class _DaskModel:
 
         return default_client()
 
-    def _dask_fit(
-        self, X, label, params, sample_weight, eval_set, eval_labels, weights, verbose, init_model
+    def fit(
+        self,
+        X,
+        y,
+        sample_weight=None,
+        eval_set=None,
+        sample_weight_eval_set=None,
+        verbose=False,
+        init_model=None,
     ):
-        """Train on the cluster and set the fitted attributes; returns self."""
+        """Train on Dask collections: ``X`` a dask array or DataFrame, ``y`` and
+        ``sample_weight`` dask arrays or Series, ``eval_set`` a list of such ``(X, y)``
+        (``sample_weight_eval_set``: one weight collection or None each).
+
+        Returns
+        -------
+        self
+        """
         client = self._dask_client()
-        n_estimators = check_positive_int(self.n_estimators, "n_estimators")
-        early_stopping_rounds = check_positive_int(
-            self.early_stopping_rounds, "early_stopping_rounds", allow_none=True
-        )
-        if early_stopping_rounds is not None and not eval_set:
-            raise ValueError(
-                "early_stopping_rounds needs at least one evaluation set: pass "
-                "eval_set=[(X_valid, y_valid)] to fit."
-            )
+        eval_set = list(eval_set or ())
+        label, eval_labels, params = self._dask_targets(y, [y_eval for _, y_eval in eval_set])
+        n_estimators, early_stopping_rounds = self._checked_rounds(eval_set)
         params = validate_params(params)
         dtrain = DaskDataset(
             client,
@@ -59,8 +72,7 @@ class _DaskModel:
             max_bin=params["max_bin"],
             seed=params["seed"],
         )
-        if weights is None:
-            weights = [None] * len(eval_set)
+        weights = sample_weight_eval_set or [None] * len(eval_set)
         evals = [
             (
                 DaskDataset(client, X_eval, label=y_eval, weight=weight),
@@ -95,39 +107,18 @@ class _DaskModel:
 class DaskGBRegressor(_DaskModel, GBRegressor):
     """:class:`gpuboost.GBRegressor` on a Dask cluster (see the module docstring)."""
 
-    def fit(
-        self,
-        X,
-        y,
-        sample_weight=None,
-        eval_set=None,
-        sample_weight_eval_set=None,
-        verbose=False,
-        init_model=None,
-    ):
-        """Train on Dask collections (``X`` dask array or DataFrame, ``y`` and
-        ``sample_weight`` dask arrays or Series); ``eval_set`` a list of such ``(X, y)``.
-
-        Returns
-        -------
-        self
-        """
+    def _dask_targets(self, y, eval_labels):
+        """``(label, eval_labels, params)``: the objective defaults to squared error."""
         params = self._training_params()
         if callable(self.objective):
             raise ValueError(f"{type(self).__name__} does not take a custom objective.")
-        params.setdefault("objective", "reg:squarederror")
-        eval_set = list(eval_set or ())
-        return self._dask_fit(
-            X,
-            y,
-            params,
-            sample_weight,
-            eval_set,
-            [y_eval for _, y_eval in eval_set],
-            sample_weight_eval_set,
-            verbose,
-            init_model,
-        )
+        objective = params.setdefault("objective", DEFAULT_REGRESSION_OBJECTIVE)
+        if str(objective).startswith(MULTICLASS_PREFIX):
+            raise ValueError(
+                f"{type(self).__name__} cannot use the multiclass objective {objective!r}; "
+                f"use DaskGBClassifier."
+            )
+        return y, eval_labels, params
 
     def predict(self, X, output_margin=False, iteration_range=None):
         """Lazy predictions (dask array of shape (n_rows,))."""
@@ -153,22 +144,9 @@ class DaskGBClassifier(_DaskModel, GBClassifier):
     reach the client); labels are encoded on the workers.
     """
 
-    def fit(
-        self,
-        X,
-        y,
-        sample_weight=None,
-        eval_set=None,
-        sample_weight_eval_set=None,
-        verbose=False,
-        init_model=None,
-    ):
-        """Train on Dask collections (see :meth:`DaskGBRegressor.fit`).
-
-        Returns
-        -------
-        self
-        """
+    def _dask_targets(self, y, eval_labels):
+        """``(label, eval_labels, params)``: labels encoded by ``classes_`` on the workers,
+        the objective and ``num_class`` from the number of classes."""
         import dask.array as da  # optional dependency (gpuboost[dask])
 
         if self.class_weight is not None:
@@ -183,25 +161,14 @@ class DaskGBClassifier(_DaskModel, GBClassifier):
                 f"the data, got {classes.tolist()}."
             )
         self.classes_, self.n_classes_ = classes, len(classes)
-        eval_set = list(eval_set or ())
-        labels = [
-            _as_dask_array(y_eval, "eval_set label").map_blocks(_encode, classes, dtype=Y_DTYPE)
-            for _, y_eval in eval_set
-        ]
         params = self._training_params()
         if self._classification_objective(params) is not None:
             raise ValueError(f"{type(self).__name__} does not take a custom objective.")
-        return self._dask_fit(
-            X,
-            y.map_blocks(_encode, classes, dtype=Y_DTYPE),
-            params,
-            sample_weight,
-            eval_set,
-            labels,
-            sample_weight_eval_set,
-            verbose,
-            init_model,
-        )
+        encoded = [
+            _as_dask_array(labels, "eval_set label").map_blocks(_encode, classes, dtype=Y_DTYPE)
+            for labels in eval_labels
+        ]
+        return y.map_blocks(_encode, classes, dtype=Y_DTYPE), encoded, params
 
     def predict_proba(self, X, iteration_range=None):
         """Lazy class probabilities (dask array of shape (n_rows, n_classes_))."""

@@ -14,19 +14,19 @@ node under that key (:class:`gpuboost.dask.worker.WorkerState`).
 * ``find_best_splits``: the single-node split scan of the client's backend on the
   summed histograms; ``partition`` only records the splits for the next exchange
   (the left counts come from the split table);
-* node values and admissibility from the exact integer sums
-  (:class:`~gpuboost.tree.splitters.hist.GradientRecords`), thresholds from the
-  client's :class:`~gpuboost.data.binning.BinMapper`.
+* node values, admissibility, histogram arithmetic (NumPy on the client) and thresholds
+  are :class:`~gpuboost.tree.splitters.hist.HistogramSplitter`'s (on the client's
+  :class:`~gpuboost.data.binning.BinMapper`).
 """
 
 import numpy as np
 
-from ..tree.splitters import GradientRecords, children_by_subtraction, split_table
+from ..tree.splitters import HistogramSplitter, children_by_subtraction
 
 __all__ = ["DistributedSplitter"]
 
 
-class DistributedSplitter(GradientRecords):
+class DistributedSplitter(HistogramSplitter):
     """See the module docstring.
 
     Parameters
@@ -42,10 +42,8 @@ class DistributedSplitter(GradientRecords):
     """
 
     def __init__(self, exchange, backend, data, thresholds):
+        super().__init__(backend, data, thresholds)
         self.exchange = exchange
-        self.backend = backend
-        self.data = data
-        self.thresholds = thresholds
         self._quantization = None
         self._splits = []
         self._left_counts = {}
@@ -73,24 +71,11 @@ class DistributedSplitter(GradientRecords):
         """The smaller children built (one exchange), their siblings by subtraction."""
         return children_by_subtraction(self, tree, begins, ends, parents, parent_rows)
 
-    def subtract_histograms(self, parent, child):
-        return parent - child
-
-    def stack_histograms(self, batches):
-        return np.concatenate(batches, axis=0)
-
     # ---- splits --------------------------------------------------------------
     def find_best_splits(self, tree, begins, ends, histograms, feature_mask):
-        """The single-node split scan on the summed histograms."""
-        records = self.backend.find_best_splits(
-            self.data,
-            histograms,
-            tree.quantiser.scale_gradients,
-            tree.quantiser.scale_hessians,
-            tree.split_params,
-            feature_mask,
-        )
-        table = split_table(self.checked_records(tree, records))
+        """The single-node split scan on the summed histograms; the nodes' left counts
+        are kept for :meth:`partition`."""
+        table = super().find_best_splits(tree, begins, ends, histograms, feature_mask)
         for begin, end, n_left in zip(
             np.asarray(begins).tolist(), np.asarray(ends).tolist(), table.left_count.tolist()
         ):
@@ -108,13 +93,6 @@ class DistributedSplitter(GradientRecords):
         ):
             middle = begin + self._left_counts.pop((begin, end))
             self._splits.append((begin, end, middle, feature, threshold_bin, bool(left)))
-
-    def split_thresholds(self, features, bins):
-        """``(threshold, threshold_bin)`` stored in the Tree for these splits."""
-        return (
-            np.asarray(self.thresholds(features, bins), dtype=np.float64),
-            np.asarray(bins, dtype=np.int32),
-        )
 
     def predict_training_rows(self, tree):
         """Not on the client: the workers add the tree to their margins

@@ -27,12 +27,12 @@ from ..boosting.gbtree import ROW_STREAMS_PER_ROUND, _check_finite_tree, _make_b
 from ..boosting.loop import (
     VERBOSITY_TIMINGS,
     bind_binning,
+    check_evals,
     check_num_boost_round,
-    make_callbacks,
     make_timer,
     metrics_of,
     record_metrics,
-    run,
+    run_with_callbacks,
 )
 from ..core.gain import SplitParams
 from ..core.quantize import GradientQuantiser, quantization_scale
@@ -44,10 +44,10 @@ from ..tree.feature_sampler import FeatureSampler
 from ..tree.grower import GrowthPolicy, TreeGrower
 from ..tree.sampling import goss_top_count
 from ..tree.splitters import TreeInput
-from . import worker as worker_side
 from .comm import DEFAULT_TIMEOUT_SECONDS, Exchange
 from .dataset import DaskDataset
 from .splitter import DistributedSplitter
+from .worker import RADIX_BITS, RADIX_SIZE, WorkerState
 
 __all__ = ["train", "check_distributed_params"]
 
@@ -165,7 +165,7 @@ class DaskLearner:
                 )
             )
         try:
-            self.worker_rows = self.exchange.start(worker_side.WorkerState, per_worker)
+            self.worker_rows = self.exchange.start(WorkerState, per_worker)
         except BaseException:
             self.exchange.close()
             raise
@@ -188,26 +188,7 @@ class DaskLearner:
         evaluation set it evaluates (its own, else dealt to the training workers)."""
         eval_sets, per_worker = [], [[] for _ in workers]
         self._eval_layout = []
-        names = set()
-        for item in evals:
-            if not (
-                isinstance(item, (tuple, list))
-                and len(item) == 2
-                and isinstance(item[0], DaskDataset)
-                and isinstance(item[1], str)
-            ):
-                raise TypeError("evals must be a list of (DaskDataset, name) pairs.")
-            dataset, name = item
-            if name in names:
-                raise ValueError(f"Evaluation set name {name!r} is used twice.")
-            names.add(name)
-            if not dataset.has_label:
-                raise ValueError(f"Evaluation set {name!r} has no label.")
-            if dataset.n_features != self.dtrain.n_features:
-                raise ValueError(
-                    f"Evaluation set {name!r} has {dataset.n_features} features, dtrain "
-                    f"has {self.dtrain.n_features}."
-                )
+        for dataset, name in check_evals(evals, self.dtrain, DaskDataset):
             is_train = dataset is self.dtrain
             label = dataset.label
             self.objective.check_labels(label)
@@ -284,7 +265,7 @@ class DaskLearner:
         ``RADIX_BITS`` bits at a time (count exchanges); returns ``(key, rank among the
         keys equal to it)``."""
         prefix = 0
-        for shift in range(_KEY_BITS - worker_side.RADIX_BITS, -1, -worker_side.RADIX_BITS):
+        for shift in range(_KEY_BITS - RADIX_BITS, -1, -RADIX_BITS):
             counts = np.sum(
                 self.exchange.call(
                     "selecting GOSS's top rows",
@@ -297,16 +278,12 @@ class DaskLearner:
                 ),
                 axis=0,
             )
-            digits = (
-                range(worker_side.RADIX_SIZE - 1, -1, -1)
-                if largest
-                else range(worker_side.RADIX_SIZE)
-            )
+            digits = range(RADIX_SIZE - 1, -1, -1) if largest else range(RADIX_SIZE)
             for digit in digits:
                 if counts[digit] >= rank:
                     break
                 rank -= int(counts[digit])
-            prefix = (prefix << worker_side.RADIX_BITS) | digit
+            prefix = (prefix << RADIX_BITS) | digit
         return prefix, rank
 
     def _grow(self, round_index, output):
@@ -424,16 +401,15 @@ def train(
     check_num_boost_round(num_boost_round)
     learner = DaskLearner(client, params, dtrain, evals, init_model, timeout, bytes_log)
     try:
-        container = make_callbacks(
+        return run_with_callbacks(
+            learner,
+            num_boost_round,
             callbacks,
-            bool(learner.eval_sets),
             verbose_eval,
             early_stopping_rounds,
             maximize,
-            learner.evaluate,
-        )
-        return run(
-            learner, container, num_boost_round, evals_result, learner.timer, learner.backend
+            evals_result,
+            learner.backend,
         )
     finally:
         learner.exchange.close()

@@ -34,10 +34,53 @@ from .convert import (
 )
 from .io import load_query_file, load_svmlight
 
-__all__ = ["Dataset", "load_svmlight", "load_query_file"]
+__all__ = ["Dataset", "bound_bin_mapper", "load_svmlight", "load_query_file"]
 
 #: ``max_bin`` of a Dataset binned without one (the training parameter's default).
 DEFAULT_MAX_BIN = PARAMETERS["max_bin"].default
+
+
+def bound_bin_mapper(own_max_bin, binned, max_bin, own_seed, seed, subsample):
+    """The (unfitted) BinMapper of a Dataset bound to a training's ``max_bin`` and
+    ``seed`` (:meth:`Dataset.bind_binning`; also ``gpuboost.dask.DaskDataset``'s).
+
+    Parameters
+    ----------
+    own_max_bin : int or None
+        The Dataset's ``max_bin`` (given at construction, or of its bins).
+    binned : bool
+        Whether the Dataset already has its bins.
+    max_bin, seed : int or None
+        The training's (None: not named in its parameters).
+    own_seed : int or None
+        The Dataset's own binning seed.
+    subsample : int
+        Rows of the binning sample.
+
+    Raises
+    ------
+    ValueError
+        ``max_bin`` differs from the Dataset's own.
+    """
+    if max_bin is not None and own_max_bin is not None and int(max_bin) != own_max_bin:
+        how = (
+            f"already binned with max_bin={own_max_bin} (by a training, or a use of its bins)"
+            if binned
+            else f"built with max_bin={own_max_bin}"
+        )
+        raise ValueError(
+            f"The Dataset was {how}, but the training parameters ask for "
+            f"max_bin={int(max_bin)}. Its bins are not recomputed: build the Dataset "
+            f"with max_bin={int(max_bin)} (or without max_bin, to take the training's), "
+            f"or leave max_bin out of the parameters."
+        )
+    chosen = own_max_bin if max_bin is None else int(max_bin)
+    chosen_seed = own_seed if own_seed is not None else seed
+    return BinMapper(
+        max_bin=DEFAULT_MAX_BIN if chosen is None else chosen,
+        subsample=subsample,
+        seed=0 if chosen_seed is None else chosen_seed,
+    )
 
 
 # --------------------------------------------------------------------------- #
@@ -246,26 +289,16 @@ class Dataset:
             self._bin_mapper = self._reference.bind_binning(max_bin, seed)
             return self._bin_mapper
         own = self._max_bin if self._bin_mapper is None else self._bin_mapper.max_bin
-        if max_bin is not None and own is not None and int(max_bin) != own:
-            how = (
-                f"built with max_bin={own}"
-                if self._bin_mapper is None
-                else f"already binned with max_bin={own} (by a training, or a use of its bins)"
-            )
-            raise ValueError(
-                f"The Dataset was {how}, but the training parameters ask for "
-                f"max_bin={int(max_bin)}. Its bins are not recomputed: build the Dataset "
-                f"with max_bin={int(max_bin)} (or without max_bin, to take the training's), "
-                f"or leave max_bin out of the parameters."
-            )
+        mapper = bound_bin_mapper(
+            own,
+            self._bin_mapper is not None,
+            max_bin,
+            self._binning_seed,
+            seed,
+            self._binning_subsample,
+        )
         if self._bin_mapper is None:
-            chosen = own if max_bin is None else int(max_bin)
-            chosen_seed = self._binning_seed if self._binning_seed is not None else seed
-            self._bin_mapper = BinMapper(
-                max_bin=DEFAULT_MAX_BIN if chosen is None else chosen,
-                subsample=self._binning_subsample,
-                seed=0 if chosen_seed is None else chosen_seed,
-            ).fit(self.features, sample_weight=self._binning_weight)
+            self._bin_mapper = mapper.fit(self.features, sample_weight=self._binning_weight)
         return self._bin_mapper
 
     # -- rows ------------------------------------------------------------------ #

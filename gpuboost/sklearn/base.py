@@ -413,6 +413,20 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
                 raise ValueError("eval_set must be a list of (X, y) pairs.")
         return eval_set
 
+    def _checked_rounds(self, eval_set):
+        """``(n_estimators, early_stopping_rounds)``, checked (early stopping needs an
+        evaluation set)."""
+        n_estimators = check_positive_int(self.n_estimators, "n_estimators")
+        early_stopping_rounds = check_positive_int(
+            self.early_stopping_rounds, "early_stopping_rounds", allow_none=True
+        )
+        if early_stopping_rounds is not None and not eval_set:
+            raise ValueError(
+                "early_stopping_rounds needs at least one evaluation set: pass "
+                "eval_set=[(X_valid, y_valid)] to fit."
+            )
+        return n_estimators, early_stopping_rounds
+
     def _fit_booster(
         self,
         X,
@@ -439,15 +453,7 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
                 f"class_weight applies to classifiers; {type(self).__name__} takes "
                 f"sample_weight instead."
             )
-        n_estimators = check_positive_int(self.n_estimators, "n_estimators")
-        early_stopping_rounds = check_positive_int(
-            self.early_stopping_rounds, "early_stopping_rounds", allow_none=True
-        )
-        if early_stopping_rounds is not None and not eval_set:
-            raise ValueError(
-                "early_stopping_rounds needs at least one evaluation set: pass "
-                "eval_set=[(X_valid, y_valid)] to fit."
-            )
+        n_estimators, early_stopping_rounds = self._checked_rounds(eval_set)
         params = validate_params(params)
         if params["booster"] == "adaboost" and type(self).__name__ != "AdaBoostClassifier":
             raise ValueError(
