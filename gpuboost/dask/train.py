@@ -228,8 +228,8 @@ class DaskLearner:
     def update(self, round_index):
         """Grow one round's trees (one per output) and update the workers' margins."""
         timer = self.timer
-        with timer.phase("gradients"):
-            self.exchange.call("computing gradients", "begin_round")
+        with timer.phase("gradients"):  # travels with the first exchange of the round
+            self.exchange.defer("begin_round")
         trees = []
         for output in range(self.booster.n_outputs):
             trees.append(self._grow(round_index, output))
@@ -311,8 +311,8 @@ class DaskLearner:
             self.dtrain.n_features, params, host_rng(params["seed"], round_index, output)
         )
         tree = TreeGrower(self.splitter, tree_input, self.policy, sampler, timer).grow().tree
-        with timer.phase("predict_update"):
-            self.exchange.call("updating the margins", "end_tree", output, tree)
+        with timer.phase("predict_update"):  # travels with the next exchange
+            self.exchange.defer("end_tree", output, tree)
         _check_finite_tree(tree, round_index)
         return tree
 

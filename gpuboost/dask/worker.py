@@ -125,6 +125,14 @@ class WorkerState:
         """This worker's training rows."""
         return len(self.row_ids)
 
+    def run(self, calls):
+        """Run ``[(method, args), ...]`` in order; the last one's result (the deferred
+        calls of :meth:`gpuboost.dask.comm.Exchange.defer`, then the call itself)."""
+        result = None
+        for method, args in calls:
+            result = getattr(self, method)(*args)
+        return result
+
     # ---- one round -----------------------------------------------------------
     def begin_round(self):
         """The round's weighted gradients and hessians of every output (kept here)."""
