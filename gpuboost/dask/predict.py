@@ -9,12 +9,13 @@ import numpy as np
 
 from ..model.booster import Booster
 from .dataset import DaskDataset, _as_dask_array
+from .worker import host_array
 
 __all__ = ["predict"]
 
 
 def _predict_block(block, booster, kwargs):
-    return booster.predict(np.asarray(block), **kwargs)
+    return booster.predict(host_array(block), **kwargs)
 
 
 def predict(client, booster, X, **kwargs):

@@ -29,7 +29,7 @@ from ..model.booster import Booster
 from ..objectives import get_objective
 from ..tree.sampling import goss_keep
 
-__all__ = ["WorkerState", "take_rows", "RADIX_BITS", "RADIX_SIZE"]
+__all__ = ["WorkerState", "host_array", "take_rows", "RADIX_BITS", "RADIX_SIZE"]
 
 #: Bits of a key examined per pass of the distributed radix select (GOSS).
 RADIX_BITS = 8
@@ -37,15 +37,24 @@ RADIX_BITS = 8
 RADIX_SIZE = 1 << RADIX_BITS
 
 
+def host_array(part):
+    """One partition as a host NumPy array: pandas / cuDF frames and series by their
+    ``values``, CuPy arrays (a dask-cuda worker's partitions) copied by ``get()``; the
+    worker's backend copies them to its device again (``backend.prepare``)."""
+    values = getattr(part, "values", part)
+    if not isinstance(values, np.ndarray) and callable(getattr(values, "get", None)):
+        values = values.get()  # CuPy: device -> host
+    return np.asarray(values)
+
+
 def _concat(parts):
-    """Partitions (host or device arrays, or pandas objects) -> one host array, in order."""
-    arrays = [np.asarray(getattr(part, "values", part)) for part in parts]
-    return np.concatenate(arrays, axis=0)
+    """Partitions -> one host array, in order."""
+    return np.concatenate([host_array(part) for part in parts], axis=0)
 
 
 def take_rows(part, rows):
-    """Rows ``rows`` (local indices) of one partition of the features, float64 host."""
-    return np.asarray(getattr(part, "values", part))[np.asarray(rows, dtype=np.int64)]
+    """Rows ``rows`` (local indices) of one partition, host array."""
+    return host_array(part)[np.asarray(rows, dtype=np.int64)]
 
 
 class WorkerState:

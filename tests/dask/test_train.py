@@ -227,3 +227,44 @@ def test_ranking_groups_are_refused(client):
             label=dc.spread(client, y, sizes, 2),
             group=np.array([50, 150]),
         )
+
+
+def test_dataframes_and_feature_names(client):
+    """dask DataFrame / Series input: the column names, and the single-node model."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    X, y, weight = _data("regression", n_rows=1200, n_features=4, seed=13)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    params = {"max_depth": 3, "device": "cpu"}
+    single = gpuboost.train(params, gpuboost.Dataset(frame, label=y, weight=weight), 3)
+    dtrain = DaskDataset(
+        client,
+        dd.from_pandas(frame, npartitions=3),
+        label=dd.from_pandas(pd.Series(y), npartitions=3),
+        weight=dd.from_pandas(pd.Series(weight), npartitions=3),
+    )
+    assert dtrain.feature_names == ["a", "b", "c", "d"]
+    model = train(client, params, dtrain, 3, verbose_eval=False)
+    assert model.feature_names == ["a", "b", "c", "d"]
+    assert model.save_raw() == single.save_raw()
+
+
+class _DeviceArray:
+    """Stands for a CuPy array: no implicit conversion to NumPy, ``get()`` copies."""
+
+    def __init__(self, values):
+        self._values = values
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError("Implicit conversion to a NumPy array is not allowed.")
+
+    def get(self):
+        return self._values
+
+
+def test_device_partitions_are_copied_to_the_host():
+    from gpuboost.dask.worker import host_array, take_rows
+
+    values = np.arange(12.0).reshape(4, 3)
+    np.testing.assert_array_equal(host_array(_DeviceArray(values)), values)
+    np.testing.assert_array_equal(take_rows(_DeviceArray(values), [1, 3]), values[[1, 3]])
