@@ -63,7 +63,7 @@ class Exchange:
     def _failure(self, action, worker, error):
         """The RuntimeError of a worker that failed ``action``."""
         alive = set(self._alive_workers())
-        where = "still connected" if worker in alive else "gone from the cluster"
+        where = "the scheduler still lists it" if worker in alive else "gone from the cluster"
         if isinstance(error, TimeoutError):
             what = f"no answer within {self.timeout:g} s from worker {worker} ({where})"
         else:

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..data.convert import check_feature_names, default_feature_names
 from ..data.dataset import bound_bin_mapper
+from .comm import DEFAULT_TIMEOUT_SECONDS
 from .worker import take_rows
 
 __all__ = ["DaskDataset"]
@@ -72,6 +73,9 @@ class DaskDataset:
         As :class:`~gpuboost.data.dataset.Dataset`'s.
     binning_subsample, seed : int
         As :class:`~gpuboost.data.dataset.Dataset`'s (rows of the binning sample).
+    timeout : float
+        Seconds to wait for the partitions (persisting, gathering the binning sample);
+        RuntimeError beyond.
 
     Attributes
     ----------
@@ -98,6 +102,7 @@ class DaskDataset:
         qid=None,
         binning_subsample=200_000,
         seed=None,
+        timeout=DEFAULT_TIMEOUT_SECONDS,
     ):
         _, distributed = _dask_modules()
         if group is not None or qid is not None:
@@ -147,7 +152,9 @@ class DaskDataset:
             name: {future.key: future for future in distributed.futures_of(array)}
             for name, array in persisted.items()
         }
-        distributed.wait([future for name in futures for future in futures[name].values()])
+        self.timeout = float(timeout)
+        pending = [future for name in futures for future in futures[name].values()]
+        self._wait(pending, "persisting the collections")
         holders = client.who_has([futures["X"][key] for key in keys["X"]])
         workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
         self.partitions = []
@@ -187,7 +194,7 @@ class DaskDataset:
         """Indices of the partitions held by ``worker`` (increasing: global row order)."""
         return [index for index, part in enumerate(self.partitions) if part["worker"] == worker]
 
-    def take(self, rows, field="X", timeout=None):
+    def take(self, rows, field="X"):
         """Rows ``rows`` (increasing global ids) of one field, gathered to the client
         from the workers holding them (host array)."""
         rows = np.asarray(rows, dtype=np.int64)
@@ -205,8 +212,30 @@ class DaskDataset:
                     pure=False,
                 )
             )
-        pieces = self.client.gather(futures)
-        return np.concatenate(pieces, axis=0)
+        self._wait(futures, f"gathering rows of {field}")
+        return np.concatenate(self.client.gather(futures), axis=0)
+
+    def _wait(self, futures, action):
+        """Wait at most ``timeout`` seconds for ``futures``; RuntimeError naming the
+        workers of those that did not finish (a lost partition, a dead worker)."""
+        from distributed import wait
+
+        try:
+            wait(futures, timeout=self.timeout)
+        except Exception:  # distributed's TimeoutError; the pending futures are named below
+            pass
+        stuck = [future for future in futures if future.status != "finished"]
+        if stuck:
+            holders = self.client.who_has(stuck)
+            where = sorted({worker for key in holders for worker in holders[key]}) or [
+                "no worker (lost)"
+            ]
+            raise RuntimeError(
+                f"DaskDataset: {len(stuck)} partition(s) not available within "
+                f"{self.timeout:g} s while {action} (status {stuck[0].status!r}; held by "
+                f"{', '.join(where)}). A worker died or a partition was lost: persist the "
+                f"data again on the cluster."
+            )
 
     @property
     def label(self):
