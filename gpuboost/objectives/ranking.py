@@ -77,6 +77,8 @@ __all__ = [
     "DEFAULT_TRUNCATION_LEVEL",
     "RANK_SIGMOID",
     "lambdarank_gradients_naive",
+    "plan_query_chunks",
+    "fixed_point_scale",
 ]
 
 #: Default of ``lambdarank_truncation_level`` (LightGBM's), read from its owner,
@@ -103,6 +105,39 @@ _FIXED_POINT_DTYPE = np.int64
 # ---------------------------------------------------------------------------
 # Host helpers
 # ---------------------------------------------------------------------------
+
+
+def plan_query_chunks(group, truncation_level):
+    """The queries of each chunk: by increasing size (so that a chunk pads little), as
+    many as fit ``MAX_PAIR_CELLS_PER_CHUNK`` padded pair cells.
+
+    Parameters
+    ----------
+    group : ndarray of shape (n_queries,), int
+    truncation_level : int
+
+    Returns
+    -------
+    list of ndarray of int64
+        Query indices, one array per chunk.
+    """
+    group = np.asarray(group, dtype=np.int64)
+    order = np.argsort(group, kind="stable")
+    plan = []
+    start = 0
+    while start < len(order):
+        stop = start + 1
+        length = int(group[order[start]])
+        while stop < len(order):
+            next_length = max(length, int(group[order[stop]]))
+            cells = (stop + 1 - start) * min(truncation_level, next_length) * next_length
+            if cells > MAX_PAIR_CELLS_PER_CHUNK:
+                break
+            length = next_length
+            stop += 1
+        plan.append(order[start:stop])
+        start = stop
+    return plan
 
 
 def ideal_dcg(labels, group, truncation_level):
@@ -172,9 +207,12 @@ class QueryLayout:
     truncation_level : int
     to_device : callable
         Host array -> device array.
+    chunk_plan : list of int arrays, optional
+        The queries of each chunk (default :func:`plan_query_chunks`); distributed
+        training gives each worker its queries of the whole data's chunks.
     """
 
-    def __init__(self, labels, group, truncation_level, to_device):
+    def __init__(self, labels, group, truncation_level, to_device, chunk_plan=None):
         labels = np.asarray(labels, dtype=np.float64)
         group = np.asarray(group, dtype=np.int64)
         n_rows = len(labels)
@@ -201,23 +239,14 @@ class QueryLayout:
         )
         self.reciprocal_ranks = to_device(reciprocal.astype(_FIXED_POINT_DTYPE))
         self.chunks = []
-        # Queries by increasing size, so that a chunk pads little.
-        order = np.argsort(group, kind="stable")
-        start = 0
-        while start < len(order):
-            stop = start + 1
-            length = int(group[order[start]])
-            while stop < len(order):
-                next_length = max(length, int(group[order[stop]]))
-                cells = (stop + 1 - start) * min(truncation_level, next_length) * next_length
-                if cells > MAX_PAIR_CELLS_PER_CHUNK:
-                    break
-                length = next_length
-                stop += 1
+        if chunk_plan is None:
+            chunk_plan = plan_query_chunks(group, truncation_level)
+        for queries in chunk_plan:
+            queries = np.asarray(queries, dtype=np.int64)
             self.chunks.append(
                 self._chunk(
-                    order[start:stop],
-                    length,
+                    queries,
+                    int(group[queries].max()),
                     query_offsets,
                     group,
                     labels,
@@ -227,7 +256,6 @@ class QueryLayout:
                     to_device,
                 )
             )
-            start = stop
 
     @staticmethod
     def _chunk(
@@ -261,7 +289,7 @@ class QueryLayout:
 # ---------------------------------------------------------------------------
 
 
-def _fixed_point_scale(max_abs):
+def fixed_point_scale(max_abs):
     """Scale of the pair terms of one chunk (1.0 when all are zero)."""
     max_abs = float(max_abs)
     return PAIR_FIXED_POINT_MAX / max_abs if max_abs > 0.0 else 1.0
@@ -292,6 +320,11 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
         self.truncation_level = int(lambdarank_truncation_level)
         self._layout_key = None
         self._layout = None
+        #: Distributed training (gpuboost.dask): this worker's queries of the whole data's
+        #: chunks (QueryLayout's ``chunk_plan``), and the fixed-point scales of each of
+        #: those chunks from the maxima over every worker (None: the chunk's own).
+        self.chunk_plan = None
+        self.chunk_scales = None
 
     @classmethod
     def from_params(cls, params):
@@ -321,7 +354,7 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
         label = dataset.label
         key = (id(label), id(group), xp.__name__)
         if self._layout_key is None or self._layout_key[0] != key:
-            layout = QueryLayout(label, group, self.truncation_level, xp.asarray)
+            layout = QueryLayout(label, group, self.truncation_level, xp.asarray, self.chunk_plan)
             # The arrays are kept in the key so that their ids stay unique.
             self._layout_key = (key, label, group)
             self._layout = layout
@@ -346,6 +379,19 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
         -------
         grad, hess : arrays of shape (n_rows,), float64
         """
+        layout, scores = self._layout_and_scores(xp, y, raw, dataset)
+        grad = xp.zeros(layout.n_rows + 1, dtype=Y_DTYPE)
+        hess = xp.zeros(layout.n_rows + 1, dtype=Y_DTYPE)
+        for index, chunk in enumerate(layout.chunks):
+            scales = None if self.chunk_scales is None else self.chunk_scales[index]
+            rows, chunk_grad, chunk_hess = self._chunk_gradients(xp, chunk, layout, scores, scales)
+            grad[rows] = chunk_grad
+            hess[rows] = chunk_hess
+        return _apply_weight(xp, grad[:-1], hess[:-1], weight)
+
+    def _layout_and_scores(self, xp, y, raw, dataset):
+        """The query layout and the scores with one extra slot (padding positions read
+        and write the dummy row ``n_rows``)."""
         y = xp.asarray(y, dtype=Y_DTYPE)
         raw = xp.asarray(raw, dtype=Y_DTYPE)
         self._check_raw_shape(y, raw)
@@ -355,18 +401,48 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
                 f"objective {self.name!r}: {y.shape[0]} labels, but the dataset's "
                 f"queries hold {layout.n_rows} rows"
             )
-        # One extra slot: padding positions read and write the dummy row n_rows.
-        scores = xp.concatenate([raw, xp.zeros(1, dtype=Y_DTYPE)])
-        grad = xp.zeros(layout.n_rows + 1, dtype=Y_DTYPE)
-        hess = xp.zeros(layout.n_rows + 1, dtype=Y_DTYPE)
-        for chunk in layout.chunks:
-            rows, chunk_grad, chunk_hess = self._chunk_gradients(xp, chunk, layout, scores)
-            grad[rows] = chunk_grad
-            hess[rows] = chunk_hess
-        return _apply_weight(xp, grad[:-1], hess[:-1], weight)
+        return layout, xp.concatenate([raw, xp.zeros(1, dtype=Y_DTYPE)])
 
-    def _chunk_gradients(self, xp, chunk, layout, scores):
-        """Sorted row ids and their gradients / hessians, each (n_queries, length)."""
+    def chunk_maxima(self, xp, y, raw, dataset):
+        """The largest pair gradient and pair hessian of every chunk (host float64
+        (n_chunks, 2)): what the fixed-point scales are made of. Distributed training
+        takes their maxima over the workers (exact) and sets :attr:`chunk_scales`."""
+        layout, scores = self._layout_and_scores(xp, y, raw, dataset)
+        maxima = np.zeros((len(layout.chunks), 2), dtype=np.float64)
+        for index, chunk in enumerate(layout.chunks):
+            _, _, lambdas, pair_hessians, _ = self._chunk_terms(xp, chunk, layout, scores)
+            maxima[index] = float(xp.max(lambdas)), float(xp.max(pair_hessians))
+        return maxima
+
+    def _chunk_gradients(self, xp, chunk, layout, scores, scales=None):
+        """Sorted row ids and their gradients / hessians, each (n_queries, length);
+        ``scales``: the fixed-point ``(gradient, hessian)`` scales (default: from the
+        chunk's own maxima)."""
+        ranked, i_is_high, lambdas, pair_hessians, top = self._chunk_terms(
+            xp, chunk, layout, scores
+        )
+        if scales is None:
+            grad_scale = fixed_point_scale(xp.max(lambdas))
+            hess_scale = fixed_point_scale(xp.max(pair_hessians))
+        else:
+            grad_scale, hess_scale = scales
+        fixed_lambdas = xp.rint(lambdas * grad_scale).astype(_FIXED_POINT_DTYPE)
+        fixed_hessians = xp.rint(pair_hessians * hess_scale).astype(_FIXED_POINT_DTYPE)
+        # The high document's gradient decreases by lambda, the low one's increases.
+        toward_i = xp.where(i_is_high, -fixed_lambdas, fixed_lambdas)
+        grad_fixed = -xp.sum(toward_i, axis=1)
+        grad_fixed[:, :top] += xp.sum(toward_i, axis=2)
+        hess_fixed = xp.sum(fixed_hessians, axis=1)
+        hess_fixed[:, :top] += xp.sum(fixed_hessians, axis=2)
+        return (
+            ranked.rows,
+            grad_fixed.astype(Y_DTYPE) / grad_scale,
+            hess_fixed.astype(Y_DTYPE) / hess_scale,
+        )
+
+    def _chunk_terms(self, xp, chunk, layout, scores):
+        """A chunk's documents in rank order, which of each pair is the higher, and the
+        pair gradients and hessians, each (n_queries, top, length); and ``top``."""
         n_queries, length = chunk.valid.shape
         top = chunk.top
         padded_scores = scores[chunk.rows]
@@ -401,21 +477,7 @@ class _LambdaRankObjective(_IdentityLinkMixin, Objective):
         pair_hessians = xp.where(
             in_pair, (RANK_SIGMOID * RANK_SIGMOID) * rho * (1.0 - rho) * delta, 0.0
         )
-        grad_scale = _fixed_point_scale(xp.max(lambdas))
-        hess_scale = _fixed_point_scale(xp.max(pair_hessians))
-        fixed_lambdas = xp.rint(lambdas * grad_scale).astype(_FIXED_POINT_DTYPE)
-        fixed_hessians = xp.rint(pair_hessians * hess_scale).astype(_FIXED_POINT_DTYPE)
-        # The high document's gradient decreases by lambda, the low one's increases.
-        toward_i = xp.where(i_is_high, -fixed_lambdas, fixed_lambdas)
-        grad_fixed = -xp.sum(toward_i, axis=1)
-        grad_fixed[:, :top] += xp.sum(toward_i, axis=2)
-        hess_fixed = xp.sum(fixed_hessians, axis=1)
-        hess_fixed[:, :top] += xp.sum(fixed_hessians, axis=2)
-        return (
-            ranked.rows,
-            grad_fixed.astype(Y_DTYPE) / grad_scale,
-            hess_fixed.astype(Y_DTYPE) / hess_scale,
-        )
+        return ranked, i_is_high, lambdas, pair_hessians, top
 
     def _pair_deltas(self, xp, ranked, chunk, layout, top):
         """``|delta|`` of every (i < top, j) pair, shape broadcastable to (n, top, length)."""
