@@ -12,7 +12,8 @@ from the labels (no ``base_score``, no ``base_margin``), the label and weight co
 
 import numpy as np
 
-from ..data.convert import check_feature_names, default_feature_names
+from ..core.segments import offsets
+from ..data.convert import check_feature_names, check_group, default_feature_names
 from ..data.dataset import bound_bin_mapper
 from .comm import DEFAULT_TIMEOUT_SECONDS
 from .worker import take_rows
@@ -54,6 +55,16 @@ def _as_dask_array(value, name, row_chunks=None):
     return value
 
 
+def _chunks_at_query_bounds(row_chunks, query_offsets):
+    """Row partition sizes whose bounds are query bounds: each bound of ``row_chunks``
+    moved forward to the next query's first row (a query is never split across
+    partitions, hence across workers); empty partitions dropped."""
+    bounds = np.concatenate([[0], np.cumsum(row_chunks)])
+    moved = query_offsets[np.searchsorted(query_offsets, bounds, side="left")]
+    moved = np.unique(moved)
+    return tuple(int(size) for size in np.diff(moved) if size > 0)
+
+
 class DaskDataset:
     """Training or evaluation data on a Dask cluster (see the module docstring).
 
@@ -64,8 +75,11 @@ class DaskDataset:
         Row partitions (any sizes); the columns of a partition are kept together.
     label, weight : dask.array or dask Series of shape (n_rows,), optional
         Rechunked to X's row partitions.
-    group, qid : not supported yet
-        Ranking groups are refused (ValueError), see DESIGN "Distributed training".
+    group : array-like of shape (n_queries,), optional
+        Ranking: the query sizes (a host array; the rows of each query contiguous and
+        in order). Partitions are re-cut at query bounds so that no query is split
+        across workers (rows move between workers, never to the client).
+    qid : not supported (pass ``group``).
     base_margin : dask.array of shape (n_rows,) or (n_rows, n_outputs), optional
     feature_names : list of str, optional
         Default: a DataFrame's columns, else ``f0, f1, ...``.
@@ -105,12 +119,10 @@ class DaskDataset:
         timeout=DEFAULT_TIMEOUT_SECONDS,
     ):
         _, distributed = _dask_modules()
-        if group is not None or qid is not None:
+        if qid is not None:
             raise ValueError(
-                "Ranking groups (group=, qid=) are not supported by gpuboost.dask yet: the "
-                "pair sums of the ranking objectives use fixed-point scales chosen over "
-                "chunks of the whole query set, which workers cannot reproduce exactly. "
-                "Train ranking models with gpuboost.train on one machine."
+                "DaskDataset takes ranking queries as group= (the query sizes, a host "
+                "array: the rows of each query contiguous and in order), not qid=."
             )
         self.client = client
         columns = getattr(X, "columns", None)
@@ -129,6 +141,11 @@ class DaskDataset:
             if names is not None
             else default_feature_names(self.n_features)
         )
+        self.group = None
+        if group is not None:
+            self.group = check_group(group, None, self.n_rows)
+            row_chunks = _chunks_at_query_bounds(row_chunks, offsets(self.group))
+            X = X.rechunk({0: row_chunks})  # moves rows between workers, never to the client
         fields = {"X": X}
         for name, value in (("label", label), ("weight", weight), ("base_margin", base_margin)):
             if value is None:
@@ -167,6 +184,16 @@ class DaskDataset:
             self.partitions.append(part)
         self._persisted = persisted  # keeps the collections alive on the cluster
         self.row_offsets = np.concatenate([[0], np.cumsum(row_chunks)]).astype(np.int64)
+        if self.group is not None:
+            query_offsets = offsets(self.group)
+            #: Per partition, its queries ``[first, last)`` (global query ids).
+            self.query_ranges = [
+                (
+                    int(np.searchsorted(query_offsets, self.row_offsets[index])),
+                    int(np.searchsorted(query_offsets, self.row_offsets[index + 1])),
+                )
+                for index in range(len(row_chunks))
+            ]
         self.has_label = label is not None
         self.has_weight = weight is not None
         self.has_base_margin = base_margin is not None

@@ -39,6 +39,7 @@ from ..core.quantize import GradientQuantiser, quantization_scale
 from ..core.random import host_rng
 from ..model.booster import Booster
 from ..objectives import get_objective
+from ..objectives.ranking import plan_query_chunks
 from ..params import validate_params
 from ..tree.feature_sampler import FeatureSampler
 from ..tree.grower import GrowthPolicy, TreeGrower
@@ -73,14 +74,10 @@ def check_distributed_params(params):
     if callable(objective):
         refusals.append("a custom objective")
     else:
-        instance = get_objective(objective, params)
-        if objective.startswith("rank:"):
-            refusals.append(f"objective={objective!r} (ranking)")
-        elif instance.has_leaf_refit:
+        if get_objective(objective, params).has_leaf_refit:
             refusals.append(f"objective={objective!r} (its leaf refit is a per-leaf quantile)")
-        elif objective == "reg:pseudohuber" or params["huber_alpha"] is not None:
-            if params["huber_alpha"] is not None:
-                refusals.append("huber_alpha (a quantile over all rows each round)")
+        elif params["huber_alpha"] is not None:
+            refusals.append("huber_alpha (a quantile over all rows each round)")
     if refusals:
         raise ValueError(
             "gpuboost.dask.train cannot train this model byte-identical to one machine "
@@ -92,11 +89,11 @@ class _EvalSet:
     """An evaluation set on the client: its labels and weights (for the metrics), the
     running margins gathered in global row order each round."""
 
-    def __init__(self, name, label, weight, index, is_train, offsets):
+    def __init__(self, name, label, weight, index, is_train, offsets, group):
         self.name, self.label, self.weight = name, label, weight
         self.index, self.is_train, self.offsets = index, is_train, offsets
         self.dataset = self  # record_metrics reads eval_set.dataset.group
-        self.group = None
+        self.group = group
 
 
 class _VirtualRows:
@@ -150,13 +147,24 @@ class DaskLearner:
             "init_model": None if before is None else before.to_json(),
             "n_outputs": booster.n_outputs,
         }
+        self.chunk_plan = None
+        if hasattr(objective, "chunk_maxima"):  # ranking (gpuboost.objectives.ranking)
+            if dtrain.group is None:
+                raise ValueError(
+                    f"objective {params['objective']!r} needs the queries of the training "
+                    f"data: pass group= (query sizes) to DaskDataset."
+                )
+            self.chunk_plan = plan_query_chunks(dtrain.group, objective.truncation_level)
         per_worker = []
         for index, address in enumerate(workers):
             held = dtrain.partitions_of(address)
             parts = [dtrain.partitions[i] for i in held]
+            worker_setup = dict(setup, row_offsets=[int(dtrain.row_offsets[i]) for i in held])
+            if dtrain.group is not None:
+                worker_setup.update(self._worker_queries(held))
             per_worker.append(
                 (
-                    dict(setup, row_offsets=[int(dtrain.row_offsets[i]) for i in held]),
+                    worker_setup,
                     [part["X"] for part in parts],
                     [part["label"] for part in parts],
                     [part["weight"] for part in parts] if dtrain.has_weight else None,
@@ -183,6 +191,25 @@ class DaskLearner:
             self.exchange, backend, data, bin_mapper.thresholds_for_bins
         )
 
+    def _worker_queries(self, held):
+        """A worker's query sizes and, for ranking, its queries of each chunk of the
+        whole data's plan (local query indices) with the chunks' ids."""
+        dtrain = self.dtrain
+        queries = np.concatenate([np.arange(*dtrain.query_ranges[i], dtype=np.int64) for i in held])
+        setup = {"group": dtrain.group[queries]}
+        if self.chunk_plan is not None:
+            plan, ids = [], []
+            for chunk, chunk_queries in enumerate(self.chunk_plan):
+                local = np.searchsorted(queries, chunk_queries)
+                mine = (local < len(queries)) & (
+                    queries[np.minimum(local, len(queries) - 1)] == chunk_queries
+                )
+                if mine.any():
+                    plan.append(local[mine])
+                    ids.append(chunk)
+            setup.update(chunk_plan=plan, chunk_ids=np.asarray(ids, dtype=np.int64))
+        return setup
+
     def _place_evals(self, evals, workers):
         """The client-side evaluation sets, and per worker the partitions of each
         evaluation set it evaluates (its own, else dealt to the training workers)."""
@@ -194,7 +221,9 @@ class DaskLearner:
             self.objective.check_labels(label)
             if is_train:
                 eval_sets.append(
-                    _EvalSet(name, label, dataset.weight, -1, True, dataset.row_offsets)
+                    _EvalSet(
+                        name, label, dataset.weight, -1, True, dataset.row_offsets, dataset.group
+                    )
                 )
                 self._eval_layout.append(
                     [self.dtrain.partitions_of(address) for address in workers]
@@ -219,7 +248,9 @@ class DaskLearner:
                     )
                 )
             eval_sets.append(
-                _EvalSet(name, label, dataset.weight, index, False, dataset.row_offsets)
+                _EvalSet(
+                    name, label, dataset.weight, index, False, dataset.row_offsets, dataset.group
+                )
             )
             self._eval_layout.append(assigned)
         return eval_sets, per_worker
@@ -229,7 +260,13 @@ class DaskLearner:
         """Grow one round's trees (one per output) and update the workers' margins."""
         timer = self.timer
         with timer.phase("gradients"):  # travels with the first exchange of the round
-            self.exchange.defer("begin_round")
+            if self.chunk_plan is None:
+                self.exchange.defer("begin_round")
+            else:  # ranking: the fixed-point scales from every worker's pair maxima
+                maxima = self.exchange.call(
+                    "computing ranking gradients", "ranking_maxima", len(self.chunk_plan)
+                )
+                self.exchange.defer("begin_round", np.max(maxima, axis=0))
         trees = []
         for output in range(self.booster.n_outputs):
             trees.append(self._grow(round_index, output))

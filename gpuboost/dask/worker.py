@@ -27,6 +27,7 @@ from ..data.binning import BinMapper
 from ..data.dataset import Dataset
 from ..model.booster import Booster
 from ..objectives import get_objective
+from ..objectives.ranking import fixed_point_scale
 from ..tree.sampling import goss_keep
 
 __all__ = ["WorkerState", "host_array", "take_rows", "RADIX_BITS", "RADIX_SIZE"]
@@ -88,12 +89,17 @@ class WorkerState:
             label=_concat(labels),
             weight=None if weights is None else _concat(weights),
             base_margin=None if margins is None else _concat(margins),
+            group=None if setup.get("group") is None else setup["group"],
         )
         self.dataset._bin_mapper = bin_mapper  # the client's edges, never refitted here
         self.data = backend.prepare(self.dataset)
         self.device_row_ids = backend.to_device(self.row_ids)
         self.objective = get_objective(params["objective"], params)
         self.objective.check_labels(self.dataset.label)
+        #: Ranking: the whole data's chunk ids of this worker's chunks (gpuboost.dask.train).
+        self.chunk_ids = setup.get("chunk_ids")
+        if self.chunk_ids is not None:
+            self.objective.chunk_plan = setup["chunk_plan"]
         init_model = None if setup["init_model"] is None else Booster.from_json(setup["init_model"])
         self.margins = backend.to_device(
             self._initial_margins(self.dataset, setup["base_margins"], init_model)
@@ -143,10 +149,30 @@ class WorkerState:
         return result
 
     # ---- one round -----------------------------------------------------------
-    def begin_round(self):
-        """The round's weighted gradients and hessians of every output (kept here)."""
+    def ranking_maxima(self, n_chunks):
+        """Ranking: the largest pair gradient and hessian of each of the whole data's
+        ``n_chunks`` chunks among this worker's queries (0 where it has none)."""
+        maxima = np.zeros((n_chunks, 2), dtype=np.float64)
+        margin_view = self.margins[:, 0]
+        local = self.objective.chunk_maxima(
+            self.backend.xp, self.data.label, margin_view, self.dataset
+        )
+        maxima[self.chunk_ids] = local
+        return maxima
+
+    def begin_round(self, chunk_maxima=None):
+        """The round's weighted gradients and hessians of every output (kept here);
+        ranking: with the fixed-point scales of the maxima over every worker."""
         backend, label, weight = self.backend, self.data.label, self.data.weight
         margin_view = self.margins[:, 0] if self.n_outputs == 1 else self.margins
+        if chunk_maxima is not None:
+            self.objective.chunk_scales = [
+                (
+                    fixed_point_scale(chunk_maxima[chunk, 0]),
+                    fixed_point_scale(chunk_maxima[chunk, 1]),
+                )
+                for chunk in self.chunk_ids
+            ]
         self.objective.begin_round(backend, label, margin_view, weight)
         gradients, hessians = backend.gradients(
             self.objective, label, margin_view, weight, self.dataset

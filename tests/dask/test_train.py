@@ -217,15 +217,53 @@ def test_refuses_what_it_cannot_make_identical(client, params, match):
         train(client, params, dtrain, 1)
 
 
-def test_ranking_groups_are_refused(client):
+@pytest.mark.parametrize("objective", ["rank:ndcg", "rank:map", "rank:pairwise"])
+def test_ranking_matches_single_node(client, monkeypatch, objective):
+    """Queries never split across workers (partitions re-cut at query bounds), the pair
+    sums' fixed-point scales from every worker's maxima per chunk of the single-node
+    plan (several chunks here): the single-node model and ranking metrics."""
+    import gpuboost.objectives.ranking as ranking
+
+    monkeypatch.setattr(ranking, "MAX_PAIR_CELLS_PER_CHUNK", 5000)  # 19 chunks
+    rng = np.random.default_rng(4)
+    group = rng.integers(2, 40, size=150)
+    n_rows = int(group.sum())
+    X = rng.normal(size=(n_rows, 6))
+    y = np.clip(np.rint(X[:, 0] + rng.normal(size=n_rows)), 0, 4)
+    assert len(ranking.plan_query_chunks(group, 30)) > 1
+    params = {"objective": objective, "max_depth": 4, "device": "cpu"}
+    params["eval_metric"] = ["ndcg@5", "map"]
+    dataset = gpuboost.Dataset(X, label=y, group=group)
+    expected_log = {}
+    single = gpuboost.train(
+        params, dataset, 3, evals=[(dataset, "train")], evals_result=expected_log
+    )
+    sizes = dc.uneven_sizes(n_rows, 7, 7)  # bounds inside queries: re-cut
+    dtrain = DaskDataset(
+        client,
+        dc.spread(client, X, sizes, 3),
+        label=dc.spread(client, y, sizes, 3),
+        group=group,
+    )
+    bounds = dtrain.row_offsets
+    assert set(bounds.tolist()) <= set(np.concatenate([[0], np.cumsum(group)]).tolist())
+    log = {}
+    model = train(
+        client, params, dtrain, 3, evals=[(dtrain, "train")], evals_result=log, verbose_eval=False
+    )
+    assert model.save_raw() == single.save_raw()
+    assert log == expected_log
+
+
+def test_qid_is_refused(client):
     X, y, _ = _data("binary", n_rows=200, seed=1)
     sizes = [100, 100]
-    with pytest.raises(ValueError, match="Ranking groups"):
+    with pytest.raises(ValueError, match="group="):
         DaskDataset(
             client,
             dc.spread(client, X, sizes, 2),
             label=dc.spread(client, y, sizes, 2),
-            group=np.array([50, 150]),
+            qid=np.repeat(np.arange(4), 50),
         )
 
 
