@@ -2,14 +2,21 @@
 
 ``DaskDataset`` holds the data as partitions on the workers; :func:`train` grows
 every tree from the workers' exact integer histograms; :func:`predict` is a lazy,
-partition-parallel prediction; ``DaskGBRegressor``, ``DaskGBClassifier`` are the
-scikit-learn-style estimators. Needs the optional extra ``gpuboost[dask]``
+partition-parallel prediction; ``DaskGBRegressor``, ``DaskGBClassifier`` and
+``DaskGBRanker`` are the scikit-learn-style estimators. Needs the optional extra ``gpuboost[dask]``
 (``dask[distributed]``). See docs/DESIGN.md "Distributed training" and the README.
 """
 
 from .dataset import DaskDataset
-from .estimators import DaskGBClassifier, DaskGBRegressor
+from .estimators import DaskGBClassifier, DaskGBRanker, DaskGBRegressor
 from .predict import predict
 from .train import train
 
-__all__ = ["DaskDataset", "train", "predict", "DaskGBRegressor", "DaskGBClassifier"]
+__all__ = [
+    "DaskDataset",
+    "train",
+    "predict",
+    "DaskGBRegressor",
+    "DaskGBClassifier",
+    "DaskGBRanker",
+]

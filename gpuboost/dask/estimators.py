@@ -6,7 +6,7 @@ takes Dask collections and trains with :func:`gpuboost.dask.train` (the same boo
 the single-node estimator on the same rows), ``predict`` / ``predict_proba`` return
 lazy Dask arrays (:func:`gpuboost.dask.predict`). The client is the ``client``
 attribute when set, else Dask's default client (``distributed.default_client()``).
-A ``DaskGBRanker`` waits for ranking in :func:`gpuboost.dask.train`.
+``DaskGBRanker`` takes the query sizes (``group``) as a host array.
 """
 
 import numpy as np
@@ -20,12 +20,12 @@ from ..sklearn.base import (
     MIN_CLASSES,
     MULTICLASS_PREFIX,
 )
-from ..sklearn.estimators import GBClassifier, GBRegressor
+from ..sklearn.estimators import GBClassifier, GBRanker, GBRegressor
 from .dataset import DaskDataset, _as_dask_array
 from .predict import predict as dask_predict
 from .train import train
 
-__all__ = ["DaskGBRegressor", "DaskGBClassifier"]
+__all__ = ["DaskGBRegressor", "DaskGBClassifier", "DaskGBRanker"]
 
 
 class _DaskModel:
@@ -59,9 +59,36 @@ class _DaskModel:
         -------
         self
         """
-        client = self._dask_client()
         eval_set = list(eval_set or ())
         label, eval_labels, params = self._dask_targets(y, [y_eval for _, y_eval in eval_set])
+        return self._dask_train(
+            X,
+            label,
+            params,
+            sample_weight,
+            eval_set,
+            eval_labels,
+            sample_weight_eval_set,
+            verbose,
+            init_model,
+        )
+
+    def _dask_train(
+        self,
+        X,
+        label,
+        params,
+        sample_weight,
+        eval_set,
+        eval_labels,
+        sample_weight_eval_set,
+        verbose,
+        init_model,
+        group=None,
+        eval_groups=None,
+    ):
+        """Train on the cluster and set the fitted attributes; returns self."""
+        client = self._dask_client()
         n_estimators, early_stopping_rounds = self._checked_rounds(eval_set)
         params = validate_params(params)
         dtrain = DaskDataset(
@@ -69,17 +96,19 @@ class _DaskModel:
             X,
             label=label,
             weight=sample_weight,
+            group=group,
             max_bin=params["max_bin"],
             seed=params["seed"],
         )
         weights = sample_weight_eval_set or [None] * len(eval_set)
+        groups = eval_groups or [None] * len(eval_set)
         evals = [
             (
-                DaskDataset(client, X_eval, label=y_eval, weight=weight),
+                DaskDataset(client, X_eval, label=y_eval, weight=weight, group=eval_group),
                 f"{EVAL_SET_NAME_PREFIX}{index}",
             )
-            for index, ((X_eval, _), y_eval, weight) in enumerate(
-                zip(eval_set, eval_labels, weights)
+            for index, ((X_eval, _), y_eval, weight, eval_group) in enumerate(
+                zip(eval_set, eval_labels, weights, groups)
             )
         ]
         if hasattr(init_model, "get_booster"):
@@ -207,3 +236,61 @@ class DaskGBClassifier(_DaskModel, GBClassifier):
 
         probabilities = self.predict_proba(X, iteration_range)
         return probabilities.map_blocks(labels, drop_axis=1, dtype=classes.dtype)
+
+
+class DaskGBRanker(_DaskModel, GBRanker):
+    """:class:`gpuboost.GBRanker` on a Dask cluster (see the module docstring): ``group``
+    (query sizes, a host array) per training and evaluation set; no query is split
+    across workers."""
+
+    def fit(
+        self,
+        X,
+        y,
+        group=None,
+        sample_weight=None,
+        eval_set=None,
+        eval_group=None,
+        sample_weight_eval_set=None,
+        verbose=False,
+        init_model=None,
+    ):
+        """Train on Dask collections (see :meth:`DaskGBRegressor.fit`) with the query
+        sizes ``group`` (and ``eval_group``: one per evaluation set).
+
+        Returns
+        -------
+        self
+        """
+        name = type(self).__name__
+        if group is None:
+            raise ValueError(f"{name}.fit needs the queries: pass group (query sizes).")
+        eval_set = list(eval_set or ())
+        if eval_set and eval_group is None:
+            raise ValueError("With eval_set, pass eval_group (the queries of each set).")
+        params = self._training_params()
+        self._ranking_objective(params)
+        return self._dask_train(
+            X,
+            y,
+            params,
+            sample_weight,
+            eval_set,
+            [y_eval for _, y_eval in eval_set],
+            sample_weight_eval_set,
+            verbose,
+            init_model,
+            group=group,
+            eval_groups=eval_group,
+        )
+
+    def predict(self, X, output_margin=False, iteration_range=None):
+        """Lazy ranking scores (dask array of shape (n_rows,))."""
+        self._check_is_fitted()
+        return dask_predict(
+            self._dask_client(),
+            self.booster_,
+            X,
+            output_margin=output_margin,
+            iteration_range=iteration_range,
+        )

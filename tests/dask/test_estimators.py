@@ -8,7 +8,7 @@ pytest.importorskip("distributed")
 import _dask_cluster as dc
 
 import gpuboost
-from gpuboost.dask import DaskGBClassifier, DaskGBRegressor
+from gpuboost.dask import DaskGBClassifier, DaskGBRanker, DaskGBRegressor
 
 
 def _data(seed):
@@ -63,3 +63,28 @@ def test_classifier_matches_gbclassifier(client, n_classes):
     assert model.classes_.tolist() == labels.tolist()
     np.testing.assert_array_equal(model.predict(dX).compute(), single.predict(X))
     np.testing.assert_array_equal(model.predict_proba(dX).compute(), single.predict_proba(X))
+
+
+def test_ranker_matches_gbranker(client):
+    X, rng = _data(2)
+    group = np.full(50, 30)
+    y = np.clip(np.rint(X[:, 0] + rng.normal(size=len(X))), 0, 3)
+    Xv, yv, gv = X[:300], y[:300], np.full(10, 30)
+    kwargs = dict(n_estimators=4, max_depth=3, device="cpu")
+    single = gpuboost.GBRanker(**kwargs).fit(
+        X, y, group=group, eval_set=[(Xv, yv)], eval_group=[gv]
+    )
+    sizes = dc.uneven_sizes(len(X), 5)
+    model = DaskGBRanker(**kwargs)
+    model.client = client
+    dX = dc.spread(client, X, sizes, 3)
+    model.fit(
+        dX,
+        dc.spread(client, y, sizes, 3),
+        group=group,
+        eval_set=[(dc.spread(client, Xv, [120, 180], 2), dc.spread(client, yv, [120, 180], 2))],
+        eval_group=[gv],
+    )
+    assert model.get_booster().save_raw() == single.get_booster().save_raw()
+    assert model.evals_result_ == single.evals_result_
+    np.testing.assert_array_equal(model.predict(dX).compute(), single.predict(X))
