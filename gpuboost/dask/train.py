@@ -141,7 +141,6 @@ class DaskLearner:
         self.eval_sets, eval_parts = self._place_evals(evals, workers)
         setup = {
             "params": _portable(params),
-            "device": params["device"],
             "bin_mapper": bin_mapper.to_dict(),
             "base_margins": np.asarray(booster.base_margin, dtype=np.float64),
             "init_model": None if before is None else before.to_json(),

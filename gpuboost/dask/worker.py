@@ -18,8 +18,8 @@ training").
 
 import numpy as np
 
-from ..backends import get_backend
 from ..backends.numpy.partition import goes_left
+from ..boosting.train import training_backend
 from ..core.dtypes import SAMPLE_INDEX_DTYPE
 from ..core.quantize import quantize_with_scale
 from ..core.random import row_uniforms_at
@@ -64,9 +64,11 @@ class WorkerState:
     Parameters
     ----------
     setup : dict
-        ``device``, ``params`` (validated), ``bin_mapper`` (its ``to_dict``),
-        ``row_offsets`` (global id of each partition's first row), ``base_margins``
-        (host float64 (n_outputs,)), ``init_model`` (JSON text or None), ``n_outputs``.
+        ``params`` (validated; ``device`` picks the backend), ``bin_mapper`` (its
+        ``to_dict``), ``row_offsets`` (global id of each partition's first row),
+        ``base_margins`` (host float64 (n_outputs,)), ``init_model`` (JSON text or None),
+        ``n_outputs``; ranking: ``group`` (this worker's query sizes), ``chunk_plan`` and
+        ``chunk_ids`` (its queries of each chunk of the whole data, and those chunks' ids).
     features, labels, weights, margins : lists of partitions (weights, margins: or None)
     eval_sets : list of (features partitions, labels, weights)
         This worker's partitions of each evaluation set, with their global offsets.
@@ -74,8 +76,9 @@ class WorkerState:
 
     def __init__(self, setup, features, labels, weights, margins, eval_sets):
         params = setup["params"]
-        self.backend = backend = get_backend(setup["device"])
-        backend.configure(params)
+        # As one machine picks it: device='auto' -> the worker's GPU if usable; a CUDA
+        # backend checks itself against the CPU at its first training in the process.
+        self.backend = backend = training_backend(params)
         self.params = params
         self.n_outputs = setup["n_outputs"]
         bin_mapper = BinMapper.from_dict(setup["bin_mapper"])
