@@ -134,6 +134,9 @@ class DaskDataset:
         self.n_rows, self.n_features = int(sum(row_chunks)), int(X.shape[1])
         if self.n_rows == 0:
             raise ValueError("X has no rows.")
+        if 0 in row_chunks:  # no worker should hold an empty piece of the data
+            row_chunks = tuple(size for size in row_chunks if size > 0)
+            X = X.rechunk({0: row_chunks})
         names = feature_names if feature_names is not None else columns
         self._feature_names_are_explicit = names is not None
         self.feature_names = (
@@ -201,7 +204,7 @@ class DaskDataset:
         self._binning_subsample = int(binning_subsample)
         self._binning_seed = seed
         self._bin_mapper = None
-        self._label = None
+        self._label = self._weight = None
 
     # -- what the training asks of a Dataset ------------------------------------
     @property
@@ -274,9 +277,10 @@ class DaskDataset:
 
     @property
     def weight(self):
-        if not self.has_weight:
-            return None
-        return self.take(np.arange(self.n_rows), "weight")
+        """The weight column, gathered to the client at first use (as :attr:`label`)."""
+        if self._weight is None and self.has_weight:
+            self._weight = self.take(np.arange(self.n_rows), "weight")
+        return self._weight
 
     @property
     def base_margin(self):

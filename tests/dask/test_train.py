@@ -306,3 +306,20 @@ def test_device_partitions_are_copied_to_the_host():
     values = np.arange(12.0).reshape(4, 3)
     np.testing.assert_array_equal(host_array(_DeviceArray(values)), values)
     np.testing.assert_array_equal(take_rows(_DeviceArray(values), [1, 3]), values[[1, 3]])
+
+
+def test_empty_partitions_are_dropped(client):
+    import dask.array as da
+
+    X, y, weight = _data("regression", n_rows=1000, n_features=3, seed=14)
+    chunks = (500, 0, 500)
+    dtrain = DaskDataset(
+        client,
+        da.from_array(X, chunks=(chunks, (3,))),
+        label=da.from_array(y, chunks=(chunks,)),
+        weight=da.from_array(weight, chunks=(chunks,)),
+    )
+    assert dtrain.row_offsets.tolist() == [0, 500, 1000]
+    params = {"max_depth": 3, "device": "cpu"}
+    single = gpuboost.train(params, gpuboost.Dataset(X, label=y, weight=weight), 2)
+    assert train(client, params, dtrain, 2, verbose_eval=False).save_raw() == single.save_raw()
