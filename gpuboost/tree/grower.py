@@ -52,6 +52,9 @@ __all__ = [
 _INITIAL_NODE_CAPACITY = 64
 #: ``NodeTable.histogram_batch`` of a node without a histogram.
 NO_HISTOGRAM = -1
+#: Most leaves a lossguide step expands speculatively (:class:`LossguideDriver`).
+LOSSGUIDE_MAX_BATCH = 32
+_NOTHING = np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -191,6 +194,10 @@ class NodeTable:
         self.histogram_batch[ids] = NO_HISTOGRAM
         return ids
 
+    def truncate(self, size):
+        """Forget the nodes from id ``size`` on (the last ones added)."""
+        self.size = size
+
     def set_splits(self, ids, table):
         """Record the :class:`~gpuboost.tree.splitters.SplitTable` rows of nodes ``ids``."""
         self.feature[ids] = table.feature
@@ -216,14 +223,15 @@ class DepthwiseDriver:
     nodes : NodeTable
     """
 
-    def __init__(self, max_leaves, nodes):
+    def __init__(self, max_leaves, nodes, max_batch=None):
         self.max_leaves = max_leaves
         self.nodes = nodes
         self.frontier = np.zeros(0, dtype=np.int64)
 
     def push(self, ids):
-        """The next level (node ids in increasing order)."""
+        """The next level (node ids in increasing order); nothing is taken back."""
         self.frontier = np.asarray(ids, dtype=np.int64)
+        return _NOTHING
 
     def pop(self, n_leaves):
         """``(ids to expand now, ids that will never be expanded)``."""
@@ -239,38 +247,85 @@ class DepthwiseDriver:
 
 
 class LossguideDriver:
-    """Best leaf first (largest gain; ties: lowest node id), one leaf per step.
+    """Best leaf first (largest gain; ties: lowest node id), one leaf per step, or a
+    *speculative batch* of the best leaves per step that gives the same tree.
+
+    A batch ``b[0], b[1], ...`` popped in heap order is expanded in one step; then
+    :meth:`push` keeps its longest prefix that one-leaf-at-a-time growth would also have
+    expanded next, in that order: ``b[i]`` is kept while no admissible child of
+    ``b[0..i-1]`` comes before it in the heap order (the leaves still in the heap all
+    come after the batch). Children get ids in the order their parents are expanded, so
+    the kept prefix numbers its children exactly as single steps would; the rest of the
+    batch is taken back (the grower undoes those expansions) and waits in the heap
+    again. The result is the same tree, bit for bit, whatever the batch sizes
+    (``tests/tree/test_grower.py``). The batch size adapts: it doubles while whole
+    batches are kept (up to :data:`LOSSGUIDE_MAX_BATCH`), and falls to the kept
+    prefix's length when one is cut. With ``max_batch=1`` the driver is the plain
+    one-leaf-per-step policy.
 
     Parameters
     ----------
     max_leaves : int
         0: no limit.
     nodes : NodeTable
+    max_batch : int, default=1
+        Most leaves per step (1: no speculation).
     """
 
-    def __init__(self, max_leaves, nodes):
+    def __init__(self, max_leaves, nodes, max_batch=1):
         self.max_leaves = max_leaves
         self.nodes = nodes
         self.heap = []
         self.waiting = set()
+        self.max_batch = max_batch
+        self.batch_size = min(2, max_batch)
+        self.batch = np.zeros(0, dtype=np.int64)
+
+    def _key(self, node):
+        return (-float(self.nodes.gain[node]), int(node))
+
+    def _wait(self, ids):
+        for node in ids:
+            heapq.heappush(self.heap, self._key(node))
+            self.waiting.add(int(node))
 
     def push(self, ids):
-        """Candidates (the admissible ones wait in the heap)."""
+        """The children of the last batch, two per batch node in its order (or the root);
+        returns the batch nodes taken back (their expansion must be undone)."""
         ids = np.asarray(ids, dtype=np.int64)
-        ids = ids[self.nodes.admissible(ids)]
-        for node, gain in zip(ids.tolist(), self.nodes.gain[ids].tolist()):
-            heapq.heappush(self.heap, (-gain, node))
-            self.waiting.add(node)
+        batch, self.batch = self.batch, np.zeros(0, dtype=np.int64)
+        kept = len(batch)
+        first_child = None
+        for i in range(len(batch)):
+            if i and first_child is not None and first_child < self._key(batch[i]):
+                kept = i
+                break
+            pair = ids[2 * i : 2 * i + 2]
+            for child in pair[self.nodes.admissible(pair)].tolist():
+                key = self._key(child)
+                first_child = key if first_child is None else min(first_child, key)
+        if len(batch):
+            self.batch_size = (
+                min(2 * self.batch_size, self.max_batch) if kept == len(batch) else kept
+            )
+            ids = ids[: 2 * kept]
+        self._wait(ids[self.nodes.admissible(ids)].tolist())
+        taken_back = batch[kept:]
+        self._wait(taken_back.tolist())
+        return taken_back
 
     def pop(self, n_leaves):
         """``(ids to expand now, ids that will never be expanded)``."""
-        if not self.heap or (self.max_leaves and n_leaves >= self.max_leaves):
+        budget = self.max_leaves - n_leaves if self.max_leaves else len(self.heap)
+        if not self.heap or budget <= 0:
             dropped = np.array(sorted(self.waiting), dtype=np.int64)
             self.waiting, self.heap = set(), []
             return np.zeros(0, dtype=np.int64), dropped
-        _, node = heapq.heappop(self.heap)
-        self.waiting.discard(node)
-        return np.array([node], dtype=np.int64), np.zeros(0, dtype=np.int64)
+        size = max(1, min(self.batch_size, budget, len(self.heap)))
+        batch = [heapq.heappop(self.heap)[1] for _ in range(size)]
+        self.waiting.difference_update(batch)
+        self.batch = np.array(batch, dtype=np.int64)
+        return self.batch, np.zeros(0, dtype=np.int64)
 
 
 #: ``grow_policy`` -> driver class.
@@ -425,7 +480,6 @@ class TreeGrower:
                     tree, nodes.begin[smaller], nodes.end[smaller], parent_batch, parent_rows
                 )
             self._keep_batch(level, np.concatenate([smaller, larger]))
-        self._release(parents)
         with_histogram = nodes.histogram_batch[children] != NO_HISTOGRAM
         self._find_splits(children[with_histogram & splittable])
         self._release(children[~splittable])
@@ -450,15 +504,58 @@ class TreeGrower:
         self.n_leaves = 1
         if not self._can_split(root)[0]:
             nodes.feature[root] = -1
-        driver = DRIVERS[self.policy.grow_policy](self.policy.max_leaves, nodes)
+        driver = DRIVERS[self.policy.grow_policy](
+            self.policy.max_leaves, nodes, self._speculation_limit()
+        )
         driver.push(root)
         while True:
             batch, dropped = driver.pop(self.n_leaves)
             self._release(dropped)
             if not len(batch):
                 break
-            driver.push(self._expand(batch))
+            saved = self._save_segments(batch[1:])
+            taken_back = driver.push(self._expand(batch))
+            self._undo(batch, taken_back, saved)
         return self._finish()
+
+    # ---- speculative lossguide steps (LossguideDriver) ----------------------
+    def _speculation_limit(self):
+        """Most leaves per lossguide step: :data:`LOSSGUIDE_MAX_BATCH` when an expansion
+        can be undone exactly (the splitter's partition changes nothing but the row
+        order, on the host; no random feature sampling per node, whose draws would
+        move), else 1."""
+        if (
+            getattr(self.splitter, "partition_in_sample_indices", False)
+            and isinstance(self.sample_indices, np.ndarray)
+            and self.feature_sampler.trivial
+        ):
+            return LOSSGUIDE_MAX_BATCH
+        return 1
+
+    def _save_segments(self, ids):
+        """Copies of the row segments of nodes ``ids`` (before their partition)."""
+        nodes = self.nodes
+        return [
+            self.sample_indices[b:e].copy()
+            for b, e in zip(nodes.begin[ids].tolist(), nodes.end[ids].tolist())
+        ]
+
+    def _undo(self, batch, taken_back, saved):
+        """Take back the expansion of nodes ``taken_back`` (the tail of ``batch``, whose
+        children are the last nodes added): restore their rows' order, forget their
+        children; free the histograms of the expansions kept."""
+        n_back = len(taken_back)
+        self._release(batch[: len(batch) - n_back])
+        if not n_back:
+            return
+        nodes = self.nodes
+        for node, rows in zip(taken_back.tolist(), saved[len(saved) - n_back :]):
+            self.sample_indices[nodes.begin[node] : nodes.end[node]] = rows
+        size = nodes.size - 2 * n_back
+        self._release(np.arange(size, nodes.size))
+        nodes.truncate(size)
+        nodes.left[taken_back] = nodes.right[taken_back] = -1
+        self.n_leaves -= n_back
 
     # ---- the finished tree --------------------------------------------------
     def _finish(self):

@@ -12,6 +12,7 @@ from gpuboost.core.quantize import GradientQuantiser, dequantize, quantize
 from gpuboost.core.random import host_rng
 from gpuboost.data.dataset import Dataset
 from gpuboost.params import validate_params
+from gpuboost.tree import grower as grower_module
 from gpuboost.tree.feature_sampler import FeatureSampler
 from gpuboost.tree.grower import GrowthPolicy, TreeGrower
 from gpuboost.tree.splitters import HistogramSplitter, SplitTable, TreeInput
@@ -484,3 +485,49 @@ def test_colsample_bynode_masks_are_honoured(problem):
         assert mask[np.flatnonzero(found), records["feature"][found]].all()
         n_split_nodes += int(found.sum())
     assert n_split_nodes > 5
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"max_leaves": 31, "max_depth": 0},
+        {"max_leaves": 200, "max_depth": 0, "min_child_weight": 0.0, "reg_lambda": 0.0},
+        {"max_leaves": 0, "max_depth": 7, "gamma": 0.05},
+        {"max_leaves": 12, "max_depth": 4, "min_data_in_leaf": 20},
+        {"max_leaves": 64, "max_depth": 0, "subsample": 0.7, "objective": "binary:logistic"},
+        {"max_leaves": 40, "max_depth": 0, "enable_bundle": True},
+    ],
+)
+@pytest.mark.parametrize("device", ["cpu", "numpy-reference"])
+def test_speculative_lossguide_batches_grow_the_one_leaf_per_step_trees(
+    params, device, monkeypatch
+):
+    """Lossguide steps that expand several leaves (kept up to the prefix one-leaf steps
+    would also take, the rest undone) give the same model bytes as one leaf per step,
+    and batches of more than one leaf are both kept and cut on this data."""
+    if device == "numpy-reference":
+        monkeypatch.setenv("GPUBOOST_CPU_KERNELS", "numpy")
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(3000, 8))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    X[:, 7] = rng.integers(0, 2, size=3000) * (rng.random(3000) < 0.1)
+    signal = np.sin(3 * np.nan_to_num(X[:, 0])) + np.nan_to_num(X[:, 1] * X[:, 2] ** 2)
+    y = (signal > 0).astype(float) if "objective" in params else signal
+    full = {"device": "cpu", "grow_policy": "lossguide", "seed": 3, **params}
+    kept, cut = [], []
+    push = grower_module.LossguideDriver.push
+
+    def recording_push(driver, ids):
+        size = len(driver.batch)
+        taken_back = push(driver, ids)
+        (cut if len(taken_back) else kept).append(size)
+        return taken_back
+
+    monkeypatch.setattr(grower_module.LossguideDriver, "push", recording_push)
+    speculative = gpuboost.train(full, Dataset(X, label=y), 4).save_raw()
+    assert any(size > 1 for size in kept) and cut
+    monkeypatch.setattr(grower_module, "LOSSGUIDE_MAX_BATCH", 1)
+    kept.clear()
+    one_by_one = gpuboost.train(full, Dataset(X, label=y), 4).save_raw()
+    assert max(kept) == 1
+    assert speculative == one_by_one

@@ -1,24 +1,27 @@
 """Split scan of the compiled CPU backend (NumPy reference and naive loop:
 :mod:`gpuboost.backends.numpy.split_scan`; CUDA: ``cuda/split_scan.cu``).
 
-One thread per node takes every allowed feature's exact int64 running sums over its
-bins, evaluates the gains of both missing-value directions of every candidate with the
+Every (node, allowed feature) pair, pairs spread over the threads, takes the feature's
+exact int64 running sums over its bins, evaluates the gains of both missing-value
+directions of every candidate with the
 formulas of :mod:`gpuboost.core.gain`, written out below in the same float64 operation
 order (``cuda/gain.cuh`` does the same), so gains are the reference's bit for bit
 (docs/DESIGN.md, "Gain and leaf value"), then visits the candidates in the order
-(feature, bin, missing right before missing left): one replaces the best only when
-strictly better, which is the reference's tie rule. The gains of a feature are computed
-in a loop without dependences between bins, which the compiler vectorizes.
+(bin, missing right before missing left) for its best; a node's best is then the best of
+its features in feature order. One replaces the best only when strictly better, which
+is the reference's tie rule. The gains of a feature are computed in a loop without
+dependences between candidates, which the compiler vectorizes.
 
 A bin holding no row of the node leaves the running sums as they were, so its
-candidates equal the previous bin's and can never be strictly better: they are skipped.
+candidates equal the previous bin's and can never be strictly better: they are never
+evaluated (deep nodes hold rows in few bins).
 """
 
 import numpy as np
 
 from ...core.dtypes import HIST_COUNT, HIST_GRAD, HIST_HESS
 from ...core.gain import SPLIT_GAIN_EPS, no_split_records
-from .jit import kernel, prange
+from .jit import kernel, prange, threads
 from .scalar import clip, maximum, sign
 
 __all__ = ["find_best_splits"]
@@ -131,6 +134,130 @@ def _general_gains(
         right_hessians[bin_] = right_hessian
 
 
+@kernel
+def _best_of_feature(
+    hist,
+    feature,
+    n_candidates,
+    missing_bin,
+    parent_g,
+    parent_h,
+    parent_n,
+    parent_score,
+    scale_gradients,
+    scale_hessians,
+    reg_lambda,
+    reg_alpha,
+    max_delta_step,
+    min_child_weight,
+    min_data_in_leaf,
+    gamma,
+    plain,
+    scratch_int,
+    scratch_float,
+    best_int,
+):
+    """The best candidate of one feature of one node; returns its gain (-inf: none) and
+    writes its (bin, default_left, left G, left H, left count) to ``best_int``.
+
+    Only the candidates that can win are evaluated: bin 0, and each later bin holding rows
+    of the node (see the module docstring), gathered into the scratch arrays first.
+    """
+    sum_g = scratch_int[0]
+    sum_h = scratch_int[1]
+    sum_n = scratch_int[2]
+    bins = scratch_int[3]
+    missing_g = hist[feature, missing_bin, HIST_GRAD]
+    missing_h = hist[feature, missing_bin, HIST_HESS]
+    missing_n = hist[feature, missing_bin, HIST_COUNT]
+    running_g = np.int64(0)
+    running_h = np.int64(0)
+    running_n = np.int64(0)
+    n_kept = 0
+    for bin_ in range(n_candidates):
+        count = hist[feature, bin_, HIST_COUNT]
+        running_g += hist[feature, bin_, HIST_GRAD]
+        running_h += hist[feature, bin_, HIST_HESS]
+        running_n += count
+        if bin_ == 0 or count != 0:
+            sum_g[n_kept] = running_g
+            sum_h[n_kept] = running_h
+            sum_n[n_kept] = running_n
+            bins[n_kept] = bin_
+            n_kept += 1
+    n_directions = 2 if missing_n > 0 else 1
+    for direction in range(n_directions):
+        extra_g = missing_g if direction == 1 else np.int64(0)
+        extra_h = missing_h if direction == 1 else np.int64(0)
+        gains = scratch_float[3 * direction]
+        left_hessians = scratch_float[3 * direction + 1]
+        right_hessians = scratch_float[3 * direction + 2]
+        if plain:
+            _plain_gains(
+                sum_g,
+                sum_h,
+                extra_g,
+                extra_h,
+                parent_g,
+                parent_h,
+                scale_gradients,
+                scale_hessians,
+                reg_lambda,
+                parent_score,
+                n_kept,
+                gains,
+                left_hessians,
+                right_hessians,
+            )
+        else:
+            _general_gains(
+                sum_g,
+                sum_h,
+                extra_g,
+                extra_h,
+                parent_g,
+                parent_h,
+                scale_gradients,
+                scale_hessians,
+                reg_lambda,
+                reg_alpha,
+                max_delta_step,
+                parent_score,
+                n_kept,
+                gains,
+                left_hessians,
+                right_hessians,
+            )
+    # Candidates in order (bin, missing right before missing left); a candidate replaces
+    # the best only when strictly better.
+    best_gain = -np.inf
+    for kept in range(n_kept):
+        for direction in range(n_directions):
+            gain = scratch_float[3 * direction, kept]
+            if not gain > best_gain:
+                continue
+            left_n = sum_n[kept] + (missing_n if direction == 1 else np.int64(0))
+            right_n = parent_n - left_n
+            if (
+                scratch_float[3 * direction + 1, kept] >= min_child_weight
+                and scratch_float[3 * direction + 2, kept] >= min_child_weight
+                and left_n >= min_data_in_leaf
+                and right_n >= min_data_in_leaf
+                and gain > gamma
+                and gain > SPLIT_GAIN_EPS
+            ):
+                best_gain = gain
+                best_int[0] = bins[kept]
+                if missing_n > 0:
+                    best_int[1] = 1 if direction == 1 else 0
+                else:
+                    best_int[1] = 1 if left_n >= right_n else 0
+                best_int[2] = sum_g[kept] + (missing_g if direction == 1 else np.int64(0))
+                best_int[3] = sum_h[kept] + (missing_h if direction == 1 else np.int64(0))
+                best_int[4] = left_n
+    return best_gain
+
+
 @kernel(parallel=True)
 def _scan(
     histograms,
@@ -146,139 +273,98 @@ def _scan(
     gamma,
     feature_mask,
     use_mask,
+    n_chunks,
     out_int,
     out_gain,
 ):
+    """Three parallel loops: the nodes' own sums and scores; the best candidate of every
+    (node, feature) pair, pairs cut into ``n_chunks`` ranges (so the features of one
+    node spread over the threads too); per node, the best of its features in feature
+    order (strictly better replaces: the tie rule of the sequential scan)."""
     n_nodes, n_features, n_bins, _ = histograms.shape
     plain = reg_alpha == 0.0 and max_delta_step == 0.0
+    parents = np.empty((n_nodes, 3), dtype=np.int64)
+    parent_scores = np.empty(n_nodes, dtype=np.float64)
     for node in prange(n_nodes):
-        hist = histograms[node]
         parent_g = np.int64(0)
         parent_h = np.int64(0)
         parent_n = np.int64(0)
         for bin_ in range(n_bins):
-            parent_g += hist[0, bin_, HIST_GRAD]
-            parent_h += hist[0, bin_, HIST_HESS]
-            parent_n += hist[0, bin_, HIST_COUNT]
-        parent_score = _leaf_score(
+            parent_g += histograms[node, 0, bin_, HIST_GRAD]
+            parent_h += histograms[node, 0, bin_, HIST_HESS]
+            parent_n += histograms[node, 0, bin_, HIST_COUNT]
+        parents[node, 0] = parent_g
+        parents[node, 1] = parent_h
+        parents[node, 2] = parent_n
+        parent_scores[node] = _leaf_score(
             parent_g / scale_gradients,
             parent_h / scale_hessians,
             reg_lambda,
             reg_alpha,
             max_delta_step,
         )
-        # Running sums of the candidates and, per direction, their gains and hessians.
-        sum_g = np.empty(n_bins, dtype=np.int64)
-        sum_h = np.empty(n_bins, dtype=np.int64)
-        sum_n = np.empty(n_bins, dtype=np.int64)
-        gains = np.empty((2, n_bins), dtype=np.float64)
-        left_hessians = np.empty((2, n_bins), dtype=np.float64)
-        right_hessians = np.empty((2, n_bins), dtype=np.float64)
-        best_gain = -np.inf
-        best_feature = -1
-        best_bin = -1
-        best_default_left = False
-        best_g = np.int64(0)
-        best_h = np.int64(0)
-        best_n = np.int64(0)
-        for feature in range(n_features):
+    n_pairs = n_nodes * n_features
+    pair_gain = np.full(n_pairs, -np.inf)
+    pair_int = np.empty((n_pairs, 5), dtype=np.int64)
+    for chunk in prange(n_chunks):
+        scratch_int = np.empty((4, n_bins), dtype=np.int64)
+        scratch_float = np.empty((6, n_bins), dtype=np.float64)
+        for pair in range(chunk * n_pairs // n_chunks, (chunk + 1) * n_pairs // n_chunks):
+            node = pair // n_features
+            feature = pair - node * n_features
             if use_mask and not feature_mask[node, feature]:
                 continue
             n_candidates = n_value_bins[feature] - 1
             if n_candidates <= 0:
                 continue
-            missing_g = hist[feature, missing_bin, HIST_GRAD]
-            missing_h = hist[feature, missing_bin, HIST_HESS]
-            missing_n = hist[feature, missing_bin, HIST_COUNT]
-            running_g = np.int64(0)
-            running_h = np.int64(0)
-            running_n = np.int64(0)
-            for bin_ in range(n_candidates):
-                running_g += hist[feature, bin_, HIST_GRAD]
-                running_h += hist[feature, bin_, HIST_HESS]
-                running_n += hist[feature, bin_, HIST_COUNT]
-                sum_g[bin_] = running_g
-                sum_h[bin_] = running_h
-                sum_n[bin_] = running_n
-            n_directions = 2 if missing_n > 0 else 1
-            for direction in range(n_directions):
-                extra_g = missing_g if direction == 1 else np.int64(0)
-                extra_h = missing_h if direction == 1 else np.int64(0)
-                if plain:
-                    _plain_gains(
-                        sum_g,
-                        sum_h,
-                        extra_g,
-                        extra_h,
-                        parent_g,
-                        parent_h,
-                        scale_gradients,
-                        scale_hessians,
-                        reg_lambda,
-                        parent_score,
-                        n_candidates,
-                        gains[direction],
-                        left_hessians[direction],
-                        right_hessians[direction],
-                    )
-                else:
-                    _general_gains(
-                        sum_g,
-                        sum_h,
-                        extra_g,
-                        extra_h,
-                        parent_g,
-                        parent_h,
-                        scale_gradients,
-                        scale_hessians,
-                        reg_lambda,
-                        reg_alpha,
-                        max_delta_step,
-                        parent_score,
-                        n_candidates,
-                        gains[direction],
-                        left_hessians[direction],
-                        right_hessians[direction],
-                    )
-            # Candidates in order (bin, missing right before missing left); a candidate
-            # replaces the best only when strictly better.
-            for bin_ in range(n_candidates):
-                if bin_ > 0 and sum_n[bin_] == sum_n[bin_ - 1]:
-                    continue  # the previous candidates again (see the module docstring)
-                for direction in range(n_directions):
-                    gain = gains[direction, bin_]
-                    left_n = sum_n[bin_] + (missing_n if direction == 1 else np.int64(0))
-                    right_n = parent_n - left_n
-                    if (
-                        left_hessians[direction, bin_] >= min_child_weight
-                        and right_hessians[direction, bin_] >= min_child_weight
-                        and left_n >= min_data_in_leaf
-                        and right_n >= min_data_in_leaf
-                        and gain > gamma
-                        and gain > SPLIT_GAIN_EPS
-                        and gain > best_gain
-                    ):
-                        best_gain = gain
-                        best_feature = feature
-                        best_bin = bin_
-                        if missing_n > 0:
-                            best_default_left = direction == 1
-                        else:
-                            best_default_left = left_n >= right_n
-                        best_g = sum_g[bin_] + (missing_g if direction == 1 else np.int64(0))
-                        best_h = sum_h[bin_] + (missing_h if direction == 1 else np.int64(0))
-                        best_n = left_n
+            pair_gain[pair] = _best_of_feature(
+                histograms[node],
+                feature,
+                n_candidates,
+                missing_bin,
+                parents[node, 0],
+                parents[node, 1],
+                parents[node, 2],
+                parent_scores[node],
+                scale_gradients,
+                scale_hessians,
+                reg_lambda,
+                reg_alpha,
+                max_delta_step,
+                min_child_weight,
+                min_data_in_leaf,
+                gamma,
+                plain,
+                scratch_int,
+                scratch_float,
+                pair_int[pair],
+            )
+    for node in prange(n_nodes):
+        best_gain = -np.inf
+        best = -1
+        for feature in range(n_features):
+            gain = pair_gain[node * n_features + feature]
+            if gain > best_gain:
+                best_gain = gain
+                best = feature
         row = out_int[node]
-        row[_FEATURE] = best_feature
-        row[_BIN] = best_bin
-        row[_DEFAULT_LEFT] = 1 if best_default_left else 0
-        row[_LEFT] = best_g
-        row[_LEFT + 1] = best_h
-        row[_LEFT + 2] = best_n
-        row[_PARENT] = parent_g
-        row[_PARENT + 1] = parent_h
-        row[_PARENT + 2] = parent_n
+        row[_FEATURE] = best
+        if best >= 0:
+            chosen = pair_int[node * n_features + best]
+            row[_BIN] = chosen[0]
+            row[_DEFAULT_LEFT] = chosen[1]
+            row[_LEFT] = chosen[2]
+            row[_LEFT + 1] = chosen[3]
+            row[_LEFT + 2] = chosen[4]
+        row[_PARENT] = parents[node, 0]
+        row[_PARENT + 1] = parents[node, 1]
+        row[_PARENT + 2] = parents[node, 2]
         out_gain[node] = best_gain
+
+
+#: (node, feature) ranges per thread of the scan: a few, so that threads finishing early
+#: (nodes or features without candidates) take more.
+_CHUNKS_PER_THREAD = 4
 
 
 def find_best_splits(
@@ -328,6 +414,7 @@ def find_best_splits(
         if use_mask
         else np.ones((1, 1), dtype=np.bool_),
         use_mask,
+        max(1, min(n_nodes * histograms.shape[1], _CHUNKS_PER_THREAD * threads())),
         out_int,
         out_gain,
     )

@@ -16,7 +16,10 @@ row partition, docs/DESIGN.md "Row partition"), never one node at a time:
   ``node_values`` (leaf value and cover of every node of the finished tree);
 * the row partition (``partition``) and the tree's thresholds (``split_thresholds``);
 * ``predict_training_rows``: the leaf values of every training row (the
-  prediction update when rows were subsampled).
+  prediction update when rows were subsampled);
+* optionally ``partition_in_sample_indices = True``: ``partition`` changes nothing but
+  the order of ``tree.sample_indices``, so the grower may undo an expansion (speculative
+  lossguide steps); absent means False.
 
 A splitter is built once per training run (or once per tree for
 ``tree_method='approx'``); what changes from tree to tree comes in a

@@ -93,6 +93,11 @@ class HistogramSplitter(GradientRecords):
         Raw thresholds of binned splits (``BinMapper.thresholds_for_bins``).
     """
 
+    #: ``partition`` changes nothing but the order of ``tree.sample_indices`` (so the
+    #: grower may undo an expansion by restoring its rows' order: speculative lossguide
+    #: steps, gpuboost.tree.grower.LossguideDriver).
+    partition_in_sample_indices = True
+
     def __init__(self, backend, data, thresholds):
         self.backend = backend
         self.data = data
