@@ -41,6 +41,10 @@ class DistributedSplitter(HistogramSplitter):
         ``BinMapper.thresholds_for_bins``.
     """
 
+    #: The rows are partitioned on the workers: an expansion cannot be undone on the
+    #: client, so lossguide expands one leaf per step (gpuboost.tree.grower).
+    partition_in_sample_indices = False
+
     def __init__(self, exchange, backend, data, thresholds):
         super().__init__(backend, data, thresholds)
         self.exchange = exchange
