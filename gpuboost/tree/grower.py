@@ -504,16 +504,15 @@ class TreeGrower:
         self.n_leaves = 1
         if not self._can_split(root)[0]:
             nodes.feature[root] = -1
-        driver = DRIVERS[self.policy.grow_policy](
-            self.policy.max_leaves, nodes, self._speculation_limit()
-        )
+        speculation = self._speculation_limit()
+        driver = DRIVERS[self.policy.grow_policy](self.policy.max_leaves, nodes, speculation)
         driver.push(root)
         while True:
             batch, dropped = driver.pop(self.n_leaves)
             self._release(dropped)
             if not len(batch):
                 break
-            saved = self._save_segments(batch[1:])
+            saved = self._save_segments(batch[1:]) if speculation > 1 else []
             taken_back = driver.push(self._expand(batch))
             self._undo(batch, taken_back, saved)
         return self._finish()
@@ -523,9 +522,10 @@ class TreeGrower:
         """Most leaves per lossguide step: :data:`LOSSGUIDE_MAX_BATCH` when an expansion
         can be undone exactly (the splitter's partition changes nothing but the row
         order, on the host; no random feature sampling per node, whose draws would
-        move), else 1."""
+        move), else 1 (and 1 for depthwise, which never speculates)."""
         if (
-            getattr(self.splitter, "partition_in_sample_indices", False)
+            self.policy.grow_policy == "lossguide"
+            and getattr(self.splitter, "partition_in_sample_indices", False)
             and isinstance(self.sample_indices, np.ndarray)
             and self.feature_sampler.trivial
         ):
