@@ -213,8 +213,11 @@ class Backend:
         scale_hessians: float,
         split_params: SplitParams,
         feature_mask: np.ndarray | None,
+        node_bounds: np.ndarray | None = None,
     ) -> np.ndarray:  # pragma: no cover - abstract
-        """Host ``SPLIT_RECORD_DTYPE`` records, one per node (see gpuboost.core.gain)."""
+        """Host ``SPLIT_RECORD_DTYPE`` records, one per node (see gpuboost.core.gain);
+        ``node_bounds`` (n_nodes, 2) float64: the nodes' weight bounds under monotone
+        constraints (``split_params.monotone``), unbounded when None."""
         raise NotImplementedError
 
     def partition(

@@ -148,7 +148,14 @@ class CpuBackend(NumpyBackend):
         )
 
     def find_best_splits(
-        self, data, histograms, scale_gradients, scale_hessians, split_params, feature_mask
+        self,
+        data,
+        histograms,
+        scale_gradients,
+        scale_hessians,
+        split_params,
+        feature_mask,
+        node_bounds=None,
     ):
         self._threads()
         return find_best_splits(
@@ -159,6 +166,7 @@ class CpuBackend(NumpyBackend):
             data.missing_bin,
             split_params,
             feature_mask,
+            node_bounds,
         )
 
     def partition(self, data, sample_indices, begins, ends, features, threshold_bins, default_left):

@@ -50,6 +50,88 @@ def _leaf_score(sum_gradients, sum_hessians, reg_lambda, reg_alpha, max_delta_st
 
 
 @kernel
+def _leaf_weight(sum_gradients, sum_hessians, reg_lambda, reg_alpha, max_delta_step):
+    """gpuboost.core.gain.leaf_weight, in its operation order."""
+    thresholded = _threshold_l1(sum_gradients, reg_alpha)
+    denominator = sum_hessians + reg_lambda
+    weight = -thresholded / denominator if denominator > 0.0 else 0.0
+    if max_delta_step > 0.0:
+        weight = clip(weight, -max_delta_step, max_delta_step)
+    return weight
+
+
+@kernel
+def _bounded_weight(
+    sum_gradients, sum_hessians, reg_lambda, reg_alpha, max_delta_step, lower, upper
+):
+    """gpuboost.core.gain.bounded_weight."""
+    weight = _leaf_weight(sum_gradients, sum_hessians, reg_lambda, reg_alpha, max_delta_step)
+    if weight < lower:
+        return lower
+    if weight > upper:
+        return upper
+    return weight
+
+
+@kernel
+def _score_given_weight(sum_gradients, sum_hessians, weight, reg_lambda, reg_alpha):
+    """gpuboost.core.gain.leaf_score_given_weight, in its operation order."""
+    thresholded = _threshold_l1(sum_gradients, reg_alpha)
+    denominator = sum_hessians + reg_lambda
+    if not denominator > 0.0:
+        return 0.0
+    return -(2.0 * thresholded * weight + denominator * weight * weight)
+
+
+@kernel
+def _monotone_gains(
+    sum_g,
+    sum_h,
+    extra_g,
+    extra_h,
+    parent_g,
+    parent_h,
+    scale_gradients,
+    scale_hessians,
+    reg_lambda,
+    reg_alpha,
+    max_delta_step,
+    parent_score,
+    lower,
+    upper,
+    direction,
+    n_candidates,
+    gains,
+    left_hessians,
+    right_hessians,
+):
+    """gpuboost.core.gain.monotone_split_gain of the candidates (see :func:`_plain_gains`):
+    children's weights clipped to the node's bounds, -inf where they break ``direction``."""
+    for bin_ in range(n_candidates):
+        left_g = sum_g[bin_] + extra_g
+        left_h = sum_h[bin_] + extra_h
+        left_gradient = left_g / scale_gradients
+        left_hessian = left_h / scale_hessians
+        right_gradient = (parent_g - left_g) / scale_gradients
+        right_hessian = (parent_h - left_h) / scale_hessians
+        left_w = _bounded_weight(
+            left_gradient, left_hessian, reg_lambda, reg_alpha, max_delta_step, lower, upper
+        )
+        right_w = _bounded_weight(
+            right_gradient, right_hessian, reg_lambda, reg_alpha, max_delta_step, lower, upper
+        )
+        gain = (
+            _score_given_weight(left_gradient, left_hessian, left_w, reg_lambda, reg_alpha)
+            + _score_given_weight(right_gradient, right_hessian, right_w, reg_lambda, reg_alpha)
+        ) - parent_score
+        if (direction > 0 and left_w > right_w) or (direction < 0 and left_w < right_w):
+            gain = -np.inf
+        gains[bin_] = gain
+        left_hessians[bin_] = left_hessian
+        right_hessians[bin_] = right_hessian
+
+
+@kernel
 def _plain_gains(
     sum_g,
     sum_h,
@@ -146,6 +228,9 @@ def _scan(
     gamma,
     feature_mask,
     use_mask,
+    monotone,
+    use_monotone,
+    node_bounds,
     out_int,
     out_gain,
 ):
@@ -167,6 +252,27 @@ def _scan(
             reg_alpha,
             max_delta_step,
         )
+        lower = -np.inf
+        upper = np.inf
+        if use_monotone:  # scores at the weights clipped to the node's bounds
+            lower = node_bounds[node, 0]
+            upper = node_bounds[node, 1]
+            parent_w = _bounded_weight(
+                parent_g / scale_gradients,
+                parent_h / scale_hessians,
+                reg_lambda,
+                reg_alpha,
+                max_delta_step,
+                lower,
+                upper,
+            )
+            parent_score = _score_given_weight(
+                parent_g / scale_gradients,
+                parent_h / scale_hessians,
+                parent_w,
+                reg_lambda,
+                reg_alpha,
+            )
         # Running sums of the candidates and, per direction, their gains and hessians.
         sum_g = np.empty(n_bins, dtype=np.int64)
         sum_h = np.empty(n_bins, dtype=np.int64)
@@ -204,7 +310,29 @@ def _scan(
             for direction in range(n_directions):
                 extra_g = missing_g if direction == 1 else np.int64(0)
                 extra_h = missing_h if direction == 1 else np.int64(0)
-                if plain:
+                if use_monotone:
+                    _monotone_gains(
+                        sum_g,
+                        sum_h,
+                        extra_g,
+                        extra_h,
+                        parent_g,
+                        parent_h,
+                        scale_gradients,
+                        scale_hessians,
+                        reg_lambda,
+                        reg_alpha,
+                        max_delta_step,
+                        parent_score,
+                        lower,
+                        upper,
+                        monotone[feature],
+                        n_candidates,
+                        gains[direction],
+                        left_hessians[direction],
+                        right_hessians[direction],
+                    )
+                elif plain:
                     _plain_gains(
                         sum_g,
                         sum_h,
@@ -289,6 +417,7 @@ def find_best_splits(
     missing_bin,
     params,
     feature_mask=None,
+    node_bounds=None,
 ):
     """Best split of every node in a batch (same contract as the NumPy reference).
 
@@ -300,6 +429,8 @@ def find_best_splits(
     missing_bin : int
     params : SplitParams
     feature_mask : ndarray of shape (n_nodes, n_features), bool, optional
+    node_bounds : ndarray of shape (n_nodes, 2), float64, optional
+        Weight bounds under monotone constraints (``params.monotone``); unbounded when None.
 
     Returns
     -------
@@ -312,6 +443,17 @@ def find_best_splits(
     out_int = np.empty((n_nodes, _INT_COLUMNS), dtype=np.int64)
     out_gain = np.empty(n_nodes, dtype=np.float64)
     use_mask = feature_mask is not None
+    use_monotone = bool(params.monotone)
+    if use_monotone:
+        monotone = np.asarray(params.monotone, dtype=np.int64)
+        bounds = (
+            np.tile(np.array([[-np.inf, np.inf]]), (n_nodes, 1))
+            if node_bounds is None
+            else np.ascontiguousarray(node_bounds, dtype=np.float64).reshape(n_nodes, 2)
+        )
+    else:
+        monotone = np.zeros(1, dtype=np.int64)
+        bounds = np.zeros((1, 2), dtype=np.float64)
     _scan(
         np.ascontiguousarray(histograms),
         float(scale_gradients),
@@ -328,6 +470,9 @@ def find_best_splits(
         if use_mask
         else np.ones((1, 1), dtype=np.bool_),
         use_mask,
+        monotone,
+        use_monotone,
+        bounds,
         out_int,
         out_gain,
     )

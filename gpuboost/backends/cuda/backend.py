@@ -278,7 +278,14 @@ class CudaBackend(Backend):
 
     @device_call("finding the best splits")
     def find_best_splits(
-        self, data, histograms, scale_gradients, scale_hessians, split_params, feature_mask
+        self,
+        data,
+        histograms,
+        scale_gradients,
+        scale_hessians,
+        split_params,
+        feature_mask,
+        node_bounds=None,
     ):
         return find_best_splits(
             self.xp,
@@ -290,6 +297,7 @@ class CudaBackend(Backend):
             data.missing_bin,
             split_params,
             feature_mask,
+            node_bounds,
         )
 
     @device_call("partitioning rows")

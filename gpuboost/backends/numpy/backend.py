@@ -86,7 +86,14 @@ class NumpyBackend(Backend):
         )
 
     def find_best_splits(
-        self, data, histograms, scale_gradients, scale_hessians, split_params, feature_mask
+        self,
+        data,
+        histograms,
+        scale_gradients,
+        scale_hessians,
+        split_params,
+        feature_mask,
+        node_bounds=None,
     ):
         return find_best_splits(
             histograms,
@@ -97,6 +104,7 @@ class NumpyBackend(Backend):
             split_params,
             feature_mask,
             thread_pool(self.n_threads),
+            node_bounds,
         )
 
     def partition(self, data, sample_indices, begins, ends, features, threshold_bins, default_left):

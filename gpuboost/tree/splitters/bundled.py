@@ -84,8 +84,9 @@ class BundledHistogramSplitter(HistogramSplitter):
         """Histograms are bundle histograms (n_nodes, n_bundles, bundle_map.n_bins, 3)."""
         return self.bundled_data
 
-    def find_best_splits(self, tree, begins, ends, histograms, feature_mask):
+    def find_best_splits(self, tree, begins, ends, histograms, feature_mask, node_bounds=None):
         expanded = self.bundle_map.expand_histograms(
             self.backend.xp, histograms, self.expansion, self.data.n_bins
         )
-        return super().find_best_splits(tree, begins, ends, expanded, feature_mask)
+        extra = () if node_bounds is None else (node_bounds,)
+        return super().find_best_splits(tree, begins, ends, expanded, feature_mask, *extra)
