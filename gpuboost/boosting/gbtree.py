@@ -219,7 +219,9 @@ class GBTreeLearner:
             self.data = copy.copy(self.data)
             self.data.weight = backend.to_device(weight)
         self.margins = backend.to_device(
-            _initial_margins(booster, dtrain, init_model, dtrain.features)
+            _initial_margins(
+                booster, dtrain, init_model, dtrain.features if init_model is not None else None
+            )
         )
         self.eval_sets = []
         for dataset, name in evals:

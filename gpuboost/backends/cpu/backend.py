@@ -80,15 +80,23 @@ class CpuBackend(NumpyBackend):
 
     def _prepare(self, dataset):
         self._threads()
-        binned = bin_features(dataset.features, dataset.bin_mapper)
-        return self._device_data(
+        mapper = dataset.bin_mapper
+        return DeviceData(
             dataset.n_rows,
             dataset.n_features,
-            dataset.bin_mapper,
-            binned,
+            mapper.n_bins,
+            mapper.missing_bin,
+            np.asarray(mapper.n_value_bins_),
             dataset.label,
             dataset.weight,
+            self._binned_arrays(dataset),
         )
+
+    def _dataset_bins(self, dataset):
+        """Compiled binning of dense features; a sparse Dataset's bins column by column."""
+        if getattr(dataset, "sparse_columns", None) is not None:
+            return dataset.X_binned
+        return bin_features(dataset.features, dataset.bin_mapper)
 
     def rebin(self, data, raw_features, bin_mapper):
         self._threads()
