@@ -188,6 +188,16 @@ def _find_bin_edges(values, max_bin, weights=None):
     return np.unique(edges).astype(X_DTYPE, copy=False)
 
 
+def _edges_of_every_feature(edges_of, n_features):
+    """``[edges_of(f) for f in range(n_features)]``, on threads (features are
+    independent: the same edges)."""
+    pool = thread_pool(usable_cores())
+    features = range(n_features)
+    if pool is None:
+        return [edges_of(feature) for feature in features]
+    return list(pool.map(edges_of, features))
+
+
 class BinMapper:
     """Map raw float64 feature values to uint8 bins by per-feature quantiles.
 
@@ -283,14 +293,7 @@ class BinMapper:
                 column[present], self.max_bin, None if weights is None else weights[present]
             )
 
-        # Features are independent: threads give the same edges.
-        pool = thread_pool(usable_cores())
-        features = range(n_features)
-        self._set_edges(
-            list(pool.map(edges_of, features))
-            if pool is not None
-            else [edges_of(feature) for feature in features]
-        )
+        self._set_edges(_edges_of_every_feature(edges_of, n_features))
         return self
 
     def _binning_rows(self, n_rows, sample_weight):
@@ -361,13 +364,7 @@ class BinMapper:
             keep = ~np.isnan(column)
             return _find_bin_edges(column[keep], self.max_bin, weights[keep])
 
-        pool = thread_pool(usable_cores())
-        features = range(n_features)
-        self._set_edges(
-            list(pool.map(edges_of, features))
-            if pool is not None
-            else [edges_of(feature) for feature in features]
-        )
+        self._set_edges(_edges_of_every_feature(edges_of, n_features))
         return self
 
     def transform_sparse(self, columns, absent_missing=False):

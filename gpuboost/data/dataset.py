@@ -361,15 +361,18 @@ class Dataset:
         """The raw features (see the class docstring; dense copy of a sparse X at first
         use)."""
         if self._features is None:
-            columns = self._sparse_columns
-            if self._absent_missing:
-                dense = np.full(columns.shape, np.nan, dtype=X_DTYPE)
-                coo = columns.tocoo()
-                dense[coo.row, coo.col] = coo.data
-            else:
-                dense = columns.toarray()
-            self._features = np.ascontiguousarray(dense, dtype=X_DTYPE)
+            self._features = self._densify(self._sparse_columns)
         return self._features
+
+    def _densify(self, matrix):
+        """A sparse matrix as a dense float64 C-order array, absent entries 0.0 or NaN
+        (``sparse_absent``)."""
+        if not self._absent_missing:
+            return np.ascontiguousarray(matrix.toarray(), dtype=X_DTYPE)
+        dense = np.full(matrix.shape, np.nan, dtype=X_DTYPE)
+        coo = matrix.tocoo()
+        dense[coo.row, coo.col] = coo.data
+        return dense
 
     def row_blocks(self, n_rows_per_block):
         """Dense float64 blocks of consecutive rows (``(start, block)`` pairs) of a sparse
@@ -380,14 +383,7 @@ class Dataset:
             return
         rows = self._sparse_columns.tocsr()
         for start in range(0, self.n_rows, n_rows_per_block):
-            block = rows[start : start + n_rows_per_block]
-            if self._absent_missing:
-                dense = np.full(block.shape, np.nan, dtype=X_DTYPE)
-                coo = block.tocoo()
-                dense[coo.row, coo.col] = coo.data
-            else:
-                dense = block.toarray()
-            yield start, np.ascontiguousarray(dense, dtype=X_DTYPE)
+            yield start, self._densify(rows[start : start + n_rows_per_block])
 
     @property
     def data(self):

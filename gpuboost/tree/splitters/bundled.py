@@ -10,7 +10,7 @@ import numpy as np
 
 from ...backends.base import DeviceData
 from ..tree import TREE_ARRAYS, Tree
-from .hist import HistogramSplitter, split_table
+from .hist import HistogramSplitter
 
 __all__ = ["BundledHistogramSplitter"]
 
@@ -116,16 +116,12 @@ class BundledHistogramSplitter(HistogramSplitter):
         expanded = self.bundle_map.expand_histograms(
             self.backend.xp, histograms, self.expansion, self.scan_bins
         )
-        records = self.backend.find_best_splits(
-            self.scan_data,
-            expanded,
-            tree.quantiser.scale_gradients,
-            tree.quantiser.scale_hessians,
-            tree.split_params,
-            feature_mask,
-            *(() if node_bounds is None else (node_bounds,)),
-        )
-        return split_table(self.checked_records(tree, records))
+        return super().find_best_splits(tree, begins, ends, expanded, feature_mask, node_bounds)
+
+    @property
+    def _scan_data(self):
+        """The expanded histograms' width and missing bin (``scan_bins``)."""
+        return self.scan_data
 
     def partition(self, tree, begins, ends, features, bins, default_left):
         """Split the segments on the bins of the split features, decoded from the bundles."""

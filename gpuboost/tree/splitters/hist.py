@@ -113,6 +113,11 @@ class HistogramSplitter(GradientRecords):
         """The DeviceData whose binned columns the histograms sum over."""
         return self.data
 
+    @property
+    def _scan_data(self):
+        """The DeviceData the split scan reads (histogram width, missing bin, value bins)."""
+        return self.data
+
     def build_histograms(self, tree, begins, ends):
         """Histograms (n_nodes, n_features, n_bins, 3) int64 of the nodes (one batch)."""
         return self.backend.build_histograms(
@@ -148,7 +153,7 @@ class HistogramSplitter(GradientRecords):
         (:meth:`checked_records`: ValueError when the float64 sums overflow);
         ``node_bounds`` (n_nodes, 2): weight bounds under monotone constraints."""
         records = self.backend.find_best_splits(
-            self.data,
+            self._scan_data,
             histograms,
             tree.quantiser.scale_gradients,
             tree.quantiser.scale_hessians,
