@@ -106,4 +106,42 @@ GPUBOOST_DEVICE_INLINE bool gain_admissible(double left_h, int64_t left_count, d
          gain > params.gamma && gain > params.split_gain_eps;
 }
 
+//: bounded_weight: gain_leaf_weight clipped to a node's bounds [lower, upper] (monotone
+//: constraints; np.where(w < lower, lower, np.where(w > upper, upper, w))).
+GPUBOOST_DEVICE_INLINE double gain_bounded_weight(double sum_gradients, double sum_hessians,
+                                                  const GainParams& params, double lower,
+                                                  double upper) {
+  const double weight = gain_leaf_weight(sum_gradients, sum_hessians, params);
+  return weight < lower ? lower : (weight > upper ? upper : weight);
+}
+
+//: leaf_score_given_weight: -(2 T(G) w + (H + lambda) w^2), 0 where H + lambda <= 0.
+GPUBOOST_DEVICE_INLINE double gain_score_given_weight(double sum_gradients, double sum_hessians,
+                                                      double weight, const GainParams& params) {
+  const double thresholded = gain_threshold_l1(sum_gradients, params.reg_alpha);
+  const double denominator = sum_hessians + params.reg_lambda;
+  return denominator > 0.0
+             ? -(((2.0 * thresholded) * weight) + ((denominator * weight) * weight))
+             : 0.0;
+}
+
+//: monotone_split_gain: the children's weights clipped to [lower, upper], scored at those
+//: weights, (S(left) + S(right)) - parent_score; -inf (as `negative_infinity`) when the
+//: weights break `direction` (1: left <= right, -1: left >= right).
+GPUBOOST_DEVICE_INLINE double gain_monotone_split(double left_g, double left_h, double right_g,
+                                                  double right_h, double parent_score,
+                                                  const GainParams& params, double lower,
+                                                  double upper, int32_t direction,
+                                                  double negative_infinity) {
+  const double left_w = gain_bounded_weight(left_g, left_h, params, lower, upper);
+  const double right_w = gain_bounded_weight(right_g, right_h, params, lower, upper);
+  const double gain = (gain_score_given_weight(left_g, left_h, left_w, params) +
+                       gain_score_given_weight(right_g, right_h, right_w, params)) -
+                      parent_score;
+  if ((direction > 0 && left_w > right_w) || (direction < 0 && left_w < right_w)) {
+    return negative_infinity;
+  }
+  return gain;
+}
+
 #endif  // GPUBOOST_GAIN_CUH

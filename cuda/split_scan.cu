@@ -17,6 +17,8 @@
 //
 // Layouts: histograms (n_nodes, n_features, n_bins, 3) int64, C order; the missing bin is
 // `missing_bin`, candidate bins are 0 .. missing_bin - 2 and b <= n_value_bins[f] - 2.
+// Monotone constraints (has_monotone != 0): monotone (n_features,) int8 directions and
+// node_bounds (n_nodes, 2) float64 weight bounds; gains by gain_monotone_split.
 #include "common.cuh"
 #include "gain.cuh"
 
@@ -146,7 +148,9 @@ extern "C" __global__ void __launch_bounds__(SPLIT_SCAN_MAX_THREADS)
     split_scan_features(const int64_t* __restrict__ histograms,
                         const int32_t* __restrict__ n_value_bins,
                         const uint8_t* __restrict__ feature_mask, int32_t has_feature_mask,
-                        int32_t n_features, int32_t n_bins, int32_t missing_bin,
+                        const int8_t* __restrict__ monotone, const double* __restrict__ node_bounds,
+                        int32_t has_monotone, int32_t n_features, int32_t n_bins,
+                        int32_t missing_bin,
                         double scale_gradients, double scale_hessians, double reg_lambda,
                         double reg_alpha, double max_delta_step, double min_child_weight,
                         int64_t min_data_in_leaf, double gamma, double split_gain_eps,
@@ -197,7 +201,16 @@ extern "C" __global__ void __launch_bounds__(SPLIT_SCAN_MAX_THREADS)
 
   const double parent_g = static_cast<double>(parent[HISTOGRAM_GRADIENT]) / scale_gradients;
   const double parent_h = static_cast<double>(parent[HISTOGRAM_HESSIAN]) / scale_hessians;
-  const double parent_score = gain_leaf_score(parent_g, parent_h, params);
+  // Monotone constraints: the node's weight bounds, scores at the clipped weights.
+  const double lower = has_monotone != 0 ? node_bounds[node * 2] : 0.0;
+  const double upper = has_monotone != 0 ? node_bounds[node * 2 + 1] : 0.0;
+  const int32_t direction_sign = has_monotone != 0 ? monotone[feature] : 0;
+  const double parent_score =
+      has_monotone != 0
+          ? gain_score_given_weight(parent_g, parent_h,
+                                    gain_bounded_weight(parent_g, parent_h, params, lower, upper),
+                                    params)
+          : gain_leaf_score(parent_g, parent_h, params);
   Candidate mine{0.0, NO_CANDIDATE};
   if (bin < n_candidate_bins && bin <= n_value_bins[feature] - 2) {
     const int32_t n_directions = has_missing ? DIRECTIONS : 1;
@@ -214,7 +227,12 @@ extern "C" __global__ void __launch_bounds__(SPLIT_SCAN_MAX_THREADS)
       const double right_g =
           static_cast<double>(right_sums[HISTOGRAM_GRADIENT]) / scale_gradients;
       const double right_h = static_cast<double>(right_sums[HISTOGRAM_HESSIAN]) / scale_hessians;
-      const double gain = gain_split(left_g, left_h, right_g, right_h, parent_score, params);
+      const double gain =
+          has_monotone != 0
+              ? gain_monotone_split(left_g, left_h, right_g, right_h, parent_score, params, lower,
+                                    upper, direction_sign,
+                                    gain_bits_to_double(FLOAT64_NEGATIVE_INFINITY_BITS))
+              : gain_split(left_g, left_h, right_g, right_h, parent_score, params);
       const int32_t key = bin * DIRECTIONS + direction;
       if (gain_admissible(left_h, left_sums[HISTOGRAM_COUNT], right_h,
                           right_sums[HISTOGRAM_COUNT], gain, params) &&

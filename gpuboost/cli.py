@@ -167,7 +167,8 @@ def parse_param(text):
 
     Values are read as int, then float, then ``true``/``false``/``none``,
     else kept as a string; a value with commas is a list of such values
-    (``eval_metric=auc,logloss``).
+    (``eval_metric=auc,logloss``), unless it starts with a bracket: then it stays one
+    string (``interaction_constraints=[[0,1],[2,3]]``, ``monotone_constraints=(1,0,-1)``).
 
     Returns
     -------
@@ -182,7 +183,7 @@ def parse_param(text):
     key = key.strip()
     if not separator or not key:
         raise ValueError(f"--param expects key=value, got {text!r}.")
-    if "," in value:
+    if "," in value and not value.lstrip().startswith(("[", "(")):
         return key, [_parse_scalar(item) for item in value.split(",")]
     return key, _parse_scalar(value)
 

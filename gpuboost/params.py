@@ -8,6 +8,7 @@ value out of range. The README's parameter table is generated from this module
 (``python -m gpuboost.params``).
 """
 
+import json
 import math
 import numbers
 from dataclasses import dataclass, field
@@ -244,6 +245,24 @@ PARAMETERS = {
             aliases=("feature_fraction_bynode",),
         ),
         _P(
+            "monotone_constraints",
+            None,
+            "monotone",
+            "per feature 1 (prediction non-decreasing in it), -1 (non-increasing) or 0: a list "
+            '(one per feature), a dict by feature name or index, or XGBoost\'s "(1,0,-1)" '
+            "string; tree_method 'hist' or 'approx' (see Constraints)",
+            aliases=("monotone_constraint", "mc", "monotonic_cst"),
+        ),
+        _P(
+            "interaction_constraints",
+            None,
+            "interaction",
+            "lists of features (indices or names) allowed to interact: along a root-to-leaf "
+            "path only features of sets holding every feature already used (XGBoost's rule; "
+            "see Constraints)",
+            aliases=("interaction_cst",),
+        ),
+        _P(
             "seed",
             0,
             "int",
@@ -409,7 +428,9 @@ RUNTIME_ONLY = frozenset({"device", "verbosity", "nthread"})
 #: Parameters added after version 1 of the model format: saved only when they differ
 #: from their default, so that models not using them keep their bytes (and a file
 #: without them loads to the defaults).
-SAVED_WHEN_SET = frozenset({"scale_pos_weight", "is_unbalance"})
+SAVED_WHEN_SET = frozenset(
+    {"scale_pos_weight", "is_unbalance", "monotone_constraints", "interaction_constraints"}
+)
 
 
 def canonical_name(name):
@@ -434,8 +455,86 @@ def given_names(params):
     return {canonical_name(key) for key in (params or {})}
 
 
+#: Directions a monotone constraint may take.
+MONOTONE_DIRECTIONS = (-1, 0, 1)
+
+
+def _parse_text(name, value, example):
+    """A string parameter value in JSON or Python-tuple syntax, parsed (XGBoost's
+    ``"(1,0,-1)"``, ``"[[0, 1], [2, 3]]"``)."""
+    text = value.strip().replace("(", "[").replace(")", "]")
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise ValueError(
+            f"Parameter {name!r} = {value!r} could not be read: write it like {example}."
+        ) from None
+
+
+def _feature_key(name, key):
+    """A feature of a constraint: an int index or a str name."""
+    if isinstance(key, (bool, np.bool_)) or not isinstance(key, (numbers.Integral, str)):
+        raise ValueError(
+            f"Parameter {name!r} names features by integer index or by name, got {value_repr(key)}."
+        )
+    return key if isinstance(key, str) else int(key)
+
+
+def _check_monotone(name, value):
+    """None, a list of directions (one per feature) or a dict feature -> direction."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = _parse_text(name, value, "'(1,0,-1)' or [1, 0, -1]")
+    if isinstance(value, dict):
+        items = [(_feature_key(name, key), direction) for key, direction in value.items()]
+    elif isinstance(value, (list, tuple, np.ndarray)):
+        items = list(
+            enumerate(np.asarray(value).tolist() if isinstance(value, np.ndarray) else value)
+        )
+    else:
+        raise ValueError(
+            f"Parameter {name!r} must be a list (one direction per feature), a dict "
+            f"feature -> direction or a string like '(1,0,-1)', got {value_repr(value)}."
+        )
+    for key, direction in items:
+        if isinstance(direction, (bool, np.bool_)) or direction not in MONOTONE_DIRECTIONS:
+            raise ValueError(
+                f"Parameter {name!r}: the direction of feature {key!r} must be 1 "
+                f"(increasing), -1 (decreasing) or 0 (none), got {value_repr(direction)}."
+            )
+    if isinstance(value, dict):
+        return {key: int(direction) for key, direction in items}
+    return [int(direction) for _, direction in items]
+
+
+def _check_interaction(name, value):
+    """None or a list of lists of features (indices or names)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = _parse_text(name, value, "'[[0, 1], [2, 3]]'")
+    if not isinstance(value, (list, tuple)) or not all(
+        isinstance(group, (list, tuple, set, frozenset, np.ndarray)) for group in value
+    ):
+        raise ValueError(
+            f"Parameter {name!r} must be a list of lists of features (indices or names), "
+            f"e.g. [[0, 1], [2, 3]], got {value_repr(value)}."
+        )
+    groups = []
+    for group in value:
+        group = np.asarray(group).tolist() if isinstance(group, np.ndarray) else group
+        keys = [_feature_key(name, key) for key in group]
+        groups.append(sorted(set(keys), key=lambda key: (isinstance(key, str), key)))
+    return groups
+
+
 def _check_value(param, value):
     name = param.name
+    if param.kind == "monotone":
+        return _check_monotone(name, value)
+    if param.kind == "interaction":
+        return _check_interaction(name, value)
     if param.kind == "any":
         if callable(value):
             return value

@@ -33,6 +33,10 @@ def _a_valid_value(param):
         return "reg:absoluteerror"
     if param.kind == "bool":
         return not param.default
+    if param.kind == "monotone":
+        return [1, 0, -1]
+    if param.kind == "interaction":
+        return [[0, 1], [2]]
     raise AssertionError(param)
 
 

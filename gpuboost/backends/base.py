@@ -28,10 +28,37 @@ if TYPE_CHECKING:  # annotations only
     from ..data.binning import BinMapper
     from ..tree.tree import Tree
 
-__all__ = ["Backend", "DeviceData"]
+__all__ = ["Backend", "DeviceData", "LazyBinnedArrays"]
 
 #: A gpuboost.data.Dataset (not imported: the data package imports this module).
 DatasetLike = Any
+
+
+class LazyBinnedArrays(dict):
+    """``DeviceData.arrays`` whose binned-matrix entries are made at first use.
+
+    For a Dataset built from a sparse matrix, training on feature bundles reads only the
+    bundled matrix (gpuboost.tree.splitters.bundled): the per-feature binned matrix
+    (``n_features`` bytes per row, twice on the CPU backends) is then never built.
+
+    Parameters
+    ----------
+    make_layout : callable () -> dict
+        The backend's ``binned_layout`` of the Dataset's bins.
+    keys : iterable of str
+        The entries ``make_layout`` gives.
+    """
+
+    def __init__(self, make_layout, keys, **entries):
+        super().__init__(**entries)
+        self._make_layout = make_layout
+        self._lazy_keys = frozenset(keys)
+
+    def __missing__(self, key):
+        if key not in self._lazy_keys:
+            raise KeyError(key)
+        self.update(self._make_layout())
+        return dict.__getitem__(self, key)
 
 
 class DeviceData:
@@ -213,8 +240,11 @@ class Backend:
         scale_hessians: float,
         split_params: SplitParams,
         feature_mask: np.ndarray | None,
+        node_bounds: np.ndarray | None = None,
     ) -> np.ndarray:  # pragma: no cover - abstract
-        """Host ``SPLIT_RECORD_DTYPE`` records, one per node (see gpuboost.core.gain)."""
+        """Host ``SPLIT_RECORD_DTYPE`` records, one per node (see gpuboost.core.gain);
+        ``node_bounds`` (n_nodes, 2) float64: the nodes' weight bounds under monotone
+        constraints (``split_params.monotone``), unbounded when None."""
         raise NotImplementedError
 
     def partition(

@@ -10,6 +10,7 @@ finished tree reach the host.
 """
 
 import copy
+import dataclasses
 
 import numpy as np
 
@@ -26,6 +27,7 @@ from ..objectives import (
 )
 from ..params import validate_params
 from ..tree.approx import ApproxRebinner
+from ..tree.constraints import InteractionConstraints, resolve_interactions, resolve_monotone
 from ..tree.feature_sampler import FeatureSampler
 from ..tree.grower import GrowthPolicy, TreeGrower
 from ..tree.sampling import sample_rows, sampled_row_weights
@@ -217,7 +219,9 @@ class GBTreeLearner:
             self.data = copy.copy(self.data)
             self.data.weight = backend.to_device(weight)
         self.margins = backend.to_device(
-            _initial_margins(booster, dtrain, init_model, dtrain.features)
+            _initial_margins(
+                booster, dtrain, init_model, dtrain.features if init_model is not None else None
+            )
         )
         self.eval_sets = []
         for dataset, name in evals:
@@ -230,7 +234,22 @@ class GBTreeLearner:
                 EvalSet(backend, dataset, name, backend.to_device(margins), False, data)
             )
         self.metrics = metrics_of(params, objective.default_metric)
-        self.split_params = SplitParams.from_params(params)
+        self.split_params = dataclasses.replace(
+            SplitParams.from_params(params),
+            monotone=resolve_monotone(
+                params["monotone_constraints"], dtrain.n_features, dtrain.feature_names
+            ),
+        )
+        self.interaction_groups = resolve_interactions(
+            params["interaction_constraints"], dtrain.n_features, dtrain.feature_names
+        )
+        if params["tree_method"] == "exact" and (
+            self.split_params.monotone or self.interaction_groups is not None
+        ):
+            raise ValueError(
+                "monotone_constraints and interaction_constraints work with "
+                "tree_method='hist' or 'approx', not 'exact': choose one of those."
+            )
         self.policy = GrowthPolicy.from_params(params)
         self.rebinner = (
             ApproxRebinner(backend, dtrain, dtrain.bin_mapper.max_bin)
@@ -299,7 +318,12 @@ class GBTreeLearner:
         sampler = FeatureSampler(
             self.dtrain.n_features, params, host_rng(params["seed"], round_index, output)
         )
-        grown = TreeGrower(splitter, tree_input, self.policy, sampler, timer).grow()
+        interactions = (
+            None
+            if self.interaction_groups is None
+            else InteractionConstraints(self.interaction_groups, self.dtrain.n_features)
+        )
+        grown = TreeGrower(splitter, tree_input, self.policy, sampler, timer, interactions).grow()
         tree = grown.tree
         if self.objective.has_leaf_refit:
             with timer.phase("leaf_values"):
@@ -316,6 +340,9 @@ class GBTreeLearner:
                         grown.leaf_begins[has_weight],
                         grown.leaf_ends[has_weight],
                     )
+                    if grown.node_bounds is not None:  # monotone constraints: stay in bounds
+                        bounds = grown.node_bounds[leaves]
+                        refit = np.clip(refit, bounds[:, 0], bounds[:, 1])
                     tree.value[leaves] = params["learning_rate"] * refit
         with timer.phase("predict_update"):
             if grown.sample_indices.shape[0] == self.dtrain.n_rows:  # every row is in a leaf

@@ -21,6 +21,9 @@ __all__ = [
     "split_gain",
     "admissible",
     "no_split_records",
+    "bounded_weight",
+    "leaf_score_given_weight",
+    "monotone_split_gain",
 ]
 
 #: A split must improve the loss by more than this (XGBoost's kRtEps) and by
@@ -54,6 +57,9 @@ class SplitParams:
     min_child_weight: float = 1.0
     min_data_in_leaf: int = 1
     gamma: float = 0.0
+    #: Monotone direction (1, -1, 0) per feature; ``()``: no constraint, and the scans
+    #: take the unconstrained formulas (docs/DESIGN.md, "Monotone constraints").
+    monotone: tuple = ()
 
     @classmethod
     def from_params(cls, params):
@@ -149,3 +155,42 @@ def no_split_records(n_nodes):
     records["bin"] = -1
     records["gain"] = -np.inf
     return records
+
+
+# ---- monotone constraints (docs/DESIGN.md, "Monotone constraints") ----------------------
+def bounded_weight(sum_gradients, sum_hessians, params, lower, upper):
+    """:func:`leaf_weight` clipped to a node's bounds: ``lower`` where it is below,
+    ``upper`` where above (XGBoost's ``CalcWeight`` with constraints)."""
+    weight = leaf_weight(sum_gradients, sum_hessians, params)
+    return np.where(weight < lower, lower, np.where(weight > upper, upper, weight))
+
+
+def leaf_score_given_weight(sum_gradients, sum_hessians, weight, params):
+    """The loss reduction of a leaf of weight ``w``: ``-(2 T(G) w + (H + lambda) w^2)``,
+    0 where ``H + lambda <= 0`` (XGBoost's ``CalcGainGivenWeight``)."""
+    thresholded = threshold_l1(_as_float64(sum_gradients), params.reg_alpha)
+    denominator = _as_float64(sum_hessians) + params.reg_lambda
+    return np.where(
+        denominator > 0.0, -(2.0 * thresholded * weight + denominator * weight * weight), 0.0
+    )
+
+
+def monotone_split_gain(
+    left_g, left_h, right_g, right_h, parent_score, params, lower, upper, direction
+):
+    """The gain of a split under monotone constraints, ``-inf`` where it breaks them.
+
+    Each child's weight is clipped to the node's bounds ``[lower, upper]`` and scored
+    with :func:`leaf_score_given_weight`; ``(S(left) + S(right)) - parent_score`` in this
+    order, where ``parent_score`` is the node's own score at its clipped weight. A
+    candidate on a feature of ``direction`` 1 whose left weight exceeds its right weight
+    (-1: is below it) gets ``-inf``.
+    """
+    left_w = bounded_weight(left_g, left_h, params, lower, upper)
+    right_w = bounded_weight(right_g, right_h, params, lower, upper)
+    gain = (
+        leaf_score_given_weight(left_g, left_h, left_w, params)
+        + leaf_score_given_weight(right_g, right_h, right_w, params)
+    ) - parent_score
+    broken = ((direction > 0) & (left_w > right_w)) | ((direction < 0) & (left_w < right_w))
+    return np.where(broken, -np.inf, gain)

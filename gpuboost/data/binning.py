@@ -42,6 +42,9 @@ FLOAT64_MAX = float(np.finfo(X_DTYPE).max)
 #: Number of rows mapped to bins at a time by :meth:`BinMapper.transform`; the
 #: temporary arrays of one chunk hold ``TRANSFORM_CHUNK_ROWS`` values per feature.
 TRANSFORM_CHUNK_ROWS = 1 << 16
+#: Columns of a sparse matrix binned at a time by :meth:`BinMapper.transform_sparse`
+#: (a column-major block of ``n_rows`` bytes per column, then one transposed copy).
+SPARSE_TRANSFORM_COLUMNS = 64
 #: Keys of the dictionary written by :meth:`BinMapper.to_dict`.
 _DICT_KEYS = ("max_bin", "subsample", "seed", "bin_edges")
 
@@ -185,6 +188,16 @@ def _find_bin_edges(values, max_bin, weights=None):
     return np.unique(edges).astype(X_DTYPE, copy=False)
 
 
+def _edges_of_every_feature(edges_of, n_features):
+    """``[edges_of(f) for f in range(n_features)]``, on threads (features are
+    independent: the same edges)."""
+    pool = thread_pool(usable_cores())
+    features = range(n_features)
+    if pool is None:
+        return [edges_of(feature) for feature in features]
+    return list(pool.map(edges_of, features))
+
+
 class BinMapper:
     """Map raw float64 feature values to uint8 bins by per-feature quantiles.
 
@@ -285,12 +298,7 @@ class BinMapper:
                 or np.any(sample_weight < 0)
             ):
                 raise ValueError(f"sample_weight must hold {n_rows} finite, non-negative numbers.")
-        subsample_rows = self.sample_rows(n_rows)
-        weights = None
-        if sample_weight is not None:
-            weights = sample_weight[subsample_rows]
-            subsample_rows = subsample_rows[weights > 0]
-            weights = weights[weights > 0]
+        subsample_rows, weights = self._binning_rows(n_rows, sample_weight)
 
         def edges_of(feature):
             column = X[subsample_rows, feature].astype(X_DTYPE, copy=False)
@@ -299,15 +307,108 @@ class BinMapper:
                 column[present], self.max_bin, None if weights is None else weights[present]
             )
 
-        # Features are independent: threads give the same edges.
-        pool = thread_pool(usable_cores())
-        features = range(n_features)
-        self._set_edges(
-            list(pool.map(edges_of, features))
-            if pool is not None
-            else [edges_of(feature) for feature in features]
-        )
+        self._set_edges(_edges_of_every_feature(edges_of, n_features))
         return self
+
+    def _binning_rows(self, n_rows, sample_weight):
+        """The rows the edges are computed on (:meth:`sample_rows`, those of positive
+        weight) and their weights (None: unit)."""
+        subsample_rows = self.sample_rows(n_rows)
+        weights = None
+        if sample_weight is not None:
+            weights = sample_weight[subsample_rows]
+            subsample_rows = subsample_rows[weights > 0]
+            weights = weights[weights > 0]
+        return subsample_rows, weights
+
+    def fit_sparse(self, columns, sample_weight=None, absent_missing=False):
+        """:meth:`fit` on a sparse matrix, column by column, without a dense copy: the
+        same edges as ``fit(columns.toarray())`` (absent entries 0.0), bit for bit.
+
+        Parameters
+        ----------
+        columns : scipy.sparse CSC matrix of shape (n_rows, n_features), float64
+            Canonical (sorted row indices, no duplicates: ``convert.sparse_columns``).
+        sample_weight : ndarray of shape (n_rows,), optional
+            As in :meth:`fit` (already validated).
+        absent_missing : bool, default=False
+            Absent entries are missing values (XGBoost's semantics) instead of 0.0.
+
+        Returns
+        -------
+        self : BinMapper
+
+        Notes
+        -----
+        With at most ``max_bin`` distinct values the edges depend only on the set of
+        values, and unweighted quantiles only on their multiset: the stored values of
+        the sampled rows plus as many zeros as sampled rows without an entry. Weighted
+        quantiles sum weights in row order, so that case builds the sampled column in
+        row order (``n_sampled`` values at a time, one column at a time).
+        """
+        n_rows, n_features = columns.shape
+        if n_rows == 0 or n_features == 0:
+            raise ValueError(
+                f"Cannot compute bin edges of an empty array of shape {columns.shape}."
+            )
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight, dtype=X_DTYPE)
+        subsample_rows, weights = self._binning_rows(n_rows, sample_weight)
+        position = np.full(n_rows, -1, dtype=np.int64)  # row -> position in the sample
+        position[subsample_rows] = np.arange(len(subsample_rows))
+        n_sampled = len(subsample_rows)
+
+        def edges_of(feature):
+            start, stop = columns.indptr[feature], columns.indptr[feature + 1]
+            at = position[columns.indices[start:stop]]
+            stored = columns.data[start:stop][at >= 0]
+            at = at[at >= 0]
+            n_absent = 0 if absent_missing else n_sampled - len(stored)
+            present = ~np.isnan(stored)
+            distinct = np.unique(np.clip(stored[present], -FLOAT64_MAX, FLOAT64_MAX))
+            n_distinct = len(distinct) + (n_absent > 0 and not np.any(distinct == 0.0))
+            if n_distinct <= self.max_bin or weights is None:
+                values = np.concatenate([stored[present], np.zeros(n_absent)])
+                return _find_bin_edges(values, self.max_bin, None)
+            column = np.full(n_sampled, np.nan if absent_missing else 0.0)
+            column[at] = stored
+            keep = ~np.isnan(column)
+            return _find_bin_edges(column[keep], self.max_bin, weights[keep])
+
+        self._set_edges(_edges_of_every_feature(edges_of, n_features))
+        return self
+
+    def transform_sparse(self, columns, absent_missing=False):
+        """:meth:`transform` of a sparse matrix without a dense float copy: absent
+        entries take the bin of 0.0 (or, with ``absent_missing``, the missing bin).
+
+        Parameters
+        ----------
+        columns : scipy.sparse CSC matrix of shape (n_rows, n_features_), float64
+
+        Returns
+        -------
+        X_binned : ndarray of shape (n_rows, n_features_), uint8, C order
+        """
+        self._check_fitted()
+        self._check_n_features(columns)
+        n_rows = columns.shape[0]
+        X_binned = np.empty((n_rows, self.n_features_), dtype=X_BINNED_DTYPE)
+        for begin in range(0, self.n_features_, SPARSE_TRANSFORM_COLUMNS):
+            end = min(begin + SPARSE_TRANSFORM_COLUMNS, self.n_features_)
+            block = np.empty((end - begin, n_rows), dtype=X_BINNED_DTYPE)  # column-major
+            for feature in range(begin, end):
+                edges = self.bin_edges_[feature]
+                start, stop = columns.indptr[feature], columns.indptr[feature + 1]
+                values = columns.data[start:stop]
+                block[feature - begin] = (
+                    self.missing_bin if absent_missing else np.searchsorted(edges, 0.0, side="left")
+                )
+                bins = np.searchsorted(edges, values, side="left")
+                bins[np.isnan(values)] = self.missing_bin
+                block[feature - begin, columns.indices[start:stop]] = bins
+            X_binned[:, begin:end] = block.T
+        return X_binned
 
     def _set_edges(self, bin_edges):
         self.__dict__.pop("_edge_table", None)  # thresholds_for_bins' table of the old edges

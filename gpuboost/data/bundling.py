@@ -34,12 +34,12 @@ member encoded last and as default for the others; the row partition then uses
 the per-feature bins *decoded* from the bundles, so histograms and partition
 agree (the trees are approximate, as LightGBM's).
 
-Memory trade-off: the row partition and the binned prediction of the training
-rows keep using the per-feature binned matrix (``n_features`` bytes per row),
-which the backends already hold; the bundled matrix adds ``n_bundles`` bytes per
-row (and, with conflicts, the decoded matrix another ``n_features``). Decoding a
-feature's bin from its bundle inside the partition and prediction kernels would
-save the per-feature matrix; that is not done.
+Memory: the bundled matrix (``n_bundles`` bytes per row) is all that training on
+bundles reads. The row partition and the binned prediction of the training rows
+decode the few features they need from it (:meth:`BundleMap.decode_features`: the
+split features of a level, the features of a tree), so for a Dataset built from a
+sparse matrix the per-feature binned matrix (``n_features`` bytes per row) is never
+built (:meth:`BundleMap.encode_sparse` bundles the stored entries directly).
 """
 
 import numpy as np
@@ -436,13 +436,25 @@ class BundleMap:
         slot = xp.where(bins < default, bins, bins - 1)
         return xp.where(bins == self.missing_bin, int(self.n_value_bins[feature]) - 1, slot)
 
-    def _bins_of_slots(self, xp, slots, feature):
-        """Bin of each slot in ``[0, n_slots[feature])`` (int32)."""
+    def _bins_of_slots(self, xp, slots, feature, missing_bin=None):
+        """Bin of each slot in ``[0, n_slots[feature])`` (int32); the missing slot goes to
+        ``missing_bin`` (default: the Dataset's, ``self.missing_bin``)."""
         default = int(self.default_bins[feature])
         bins = xp.where(slots < default, slots, slots + 1)
         if self.has_missing_slot(feature):
-            bins = xp.where(slots == int(self.n_value_bins[feature]) - 1, self.missing_bin, bins)
+            missing = self.missing_bin if missing_bin is None else int(missing_bin)
+            bins = xp.where(slots == int(self.n_value_bins[feature]) - 1, missing, bins)
         return bins
+
+    @property
+    def scan_bins(self):
+        """The narrowest per-feature histogram width that holds every feature's value bins
+        and a missing bin after them: ``max(n_value_bins, 2) + 1``. Expanding to it (the
+        missing bin at ``scan_bins - 1`` instead of ``max_bin``) gives the split scan the
+        same candidates, gains and records at a fraction of the memory when features
+        have few distinct values (one-hot, counts)."""
+        widest = int(self.n_value_bins.max()) if self.n_features else 1
+        return min(max(widest, 2) + 1, self.missing_bin + 1)
 
     def encode(self, xp, X_binned):
         """The bundled matrix of a binned matrix.
@@ -489,6 +501,43 @@ class BundleMap:
                     X_bundled[row, bundle] = self.feature_offset[feature] + slot
         return X_bundled
 
+    def encode_sparse(self, columns, bin_mapper):
+        """:meth:`encode` of the bins of a sparse matrix, from its stored entries only
+        (absent entries are 0.0, in every feature's default bin): O(nnz) work plus the
+        ``n_rows x n_bundles`` result, never the per-feature binned matrix.
+
+        Parameters
+        ----------
+        columns : scipy.sparse CSC matrix of shape (n_rows, n_features), float64
+            Canonical (``Dataset.sparse_columns``).
+        bin_mapper : BinMapper
+            Fitted (the one the bundles were found with).
+
+        Returns
+        -------
+        X_bundled : ndarray of shape (n_rows, n_bundles), uint8, C order
+            Equal to ``encode(np, bin_mapper.transform_sparse(columns))``.
+        """
+        n_rows = columns.shape[0]
+        X_bundled = np.zeros((n_rows, self.n_bundles), dtype=X_BINNED_DTYPE)
+        for bundle, features in enumerate(self.members):
+            column = np.zeros(n_rows, dtype=X_BINNED_DTYPE)
+            for feature in (int(f) for f in features):
+                if self.n_slots[feature] == 0:
+                    continue
+                start, stop = columns.indptr[feature], columns.indptr[feature + 1]
+                values = columns.data[start:stop]
+                bins = np.searchsorted(bin_mapper.bin_edges_[feature], values, side="left")
+                bins[np.isnan(values)] = self.missing_bin
+                bins = bins.astype(np.int32)
+                moved = bins != int(self.default_bins[feature])
+                slots = self._slots_of_bins(np, bins[moved], feature)
+                column[columns.indices[start:stop][moved]] = slots + int(
+                    self.feature_offset[feature]
+                )
+            X_bundled[:, bundle] = column
+        return X_bundled
+
     def decode(self, xp, X_bundled):
         """Per-feature bins of a bundled matrix (the inverse of :meth:`encode` without
         conflicts; with conflicts, a member overwritten in a row reads as default).
@@ -497,29 +546,48 @@ class BundleMap:
         -------
         X_binned : array of shape (n_rows, n_features), uint8, C order
         """
+        return self.decode_features(xp, X_bundled, range(self.n_features))
+
+    def decode_features(self, xp, X_bundled, features):
+        """The bins of some features decoded from a bundled matrix (see :meth:`decode`).
+
+        Parameters
+        ----------
+        xp : module
+        X_bundled : array of shape (n_rows, n_bundles), uint8
+        features : sequence of int
+
+        Returns
+        -------
+        X_binned : array of shape (n_rows, len(features)), uint8, C order
+            Column ``i`` holds the bins of ``features[i]``.
+        """
         n_rows = X_bundled.shape[0]
-        X_binned = xp.empty((n_rows, self.n_features), dtype=X_BINNED_DTYPE)
-        for feature in range(self.n_features):
+        X_binned = xp.empty((n_rows, len(features)), dtype=X_BINNED_DTYPE)
+        for column, feature in enumerate(int(f) for f in features):
             values = X_bundled[:, int(self.feature_bundle[feature])].astype(np.int32)
             slots = values - int(self.feature_offset[feature])
             owned = (slots >= 0) & (slots < int(self.n_slots[feature]))
             bins = self._bins_of_slots(xp, slots, feature)
-            X_binned[:, feature] = xp.where(owned, bins, int(self.default_bins[feature])).astype(
+            X_binned[:, column] = xp.where(owned, bins, int(self.default_bins[feature])).astype(
                 X_BINNED_DTYPE
             )
         return X_binned
 
     # ---- histograms ----------------------------------------------------------
-    def histogram_expansion(self, n_bins, to_device=np.asarray):
+    def histogram_expansion(self, n_bins, to_device=np.asarray, missing_bin=None):
         """The index arrays of :meth:`expand_histograms`.
 
         Parameters
         ----------
         n_bins : int
-            Width of the per-feature histograms (``max_bin + 1``).
+            Width of the per-feature histograms (``max_bin + 1``, or :attr:`scan_bins`).
         to_device : callable, default=numpy.asarray
             Host array -> array of the module the histograms live in
             (``backend.to_device``).
+        missing_bin : int, optional
+            Where the missing bin goes in them (default ``self.missing_bin``;
+            ``scan_bins - 1`` for the narrow width).
 
         Returns
         -------
@@ -538,7 +606,7 @@ class BundleMap:
         for feature in range(self.n_features):
             slots = np.arange(int(self.n_slots[feature]), dtype=np.int64)
             sources.append(range_begin[feature] + slots)
-            targets.append(feature * n_bins + self._bins_of_slots(np, slots, feature))
+            targets.append(feature * n_bins + self._bins_of_slots(np, slots, feature, missing_bin))
         empty = np.zeros(0, dtype=np.int64)
         return {
             name: to_device(np.asarray(values, dtype=np.int64))

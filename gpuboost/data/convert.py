@@ -35,6 +35,7 @@ __all__ = [
     "group_sizes_from_qid",
     "loaded_module",
     "sparse_columns",
+    "is_sparse_matrix",
     "GROUP_DTYPE",
 ]
 
@@ -225,12 +226,20 @@ def convert_features(X, min_rows=1, keep_float32=False):
     return np.ascontiguousarray(X, dtype=dtype), column_names
 
 
+def is_sparse_matrix(X):
+    """Whether ``X`` is a scipy.sparse matrix or array (scipy imported only if loaded)."""
+    sparse = loaded_module("scipy.sparse")
+    return sparse is not None and sparse.issparse(X)
+
+
 def sparse_columns(X):
-    """A canonical float64 CSC copy of a scipy.sparse ``X`` (already validated by
-    :func:`convert_features`), or None when ``X`` is not sparse."""
+    """A canonical float64 CSC copy of a scipy.sparse ``X`` (sorted row indices, no
+    duplicates; its dtype and shape checked), or None when ``X`` is not sparse."""
     sparse = loaded_module("scipy.sparse")
     if sparse is None or not sparse.issparse(X):
         return None
+    check_numeric_dtype("X", X)
+    check_shape(X.shape)
     columns = sparse.csc_matrix(X, dtype=X_DTYPE, copy=True)
     columns.sum_duplicates()  # also sorts the row indices
     return columns

@@ -38,6 +38,9 @@ __all__ = ["Dataset", "bound_bin_mapper", "load_svmlight", "load_query_file"]
 
 #: ``max_bin`` of a Dataset binned without one (the training parameter's default).
 DEFAULT_MAX_BIN = PARAMETERS["max_bin"].default
+#: What an absent entry of a sparse X means: 0.0 (scipy's and LightGBM's semantics, the
+#: default) or a missing value (XGBoost's).
+SPARSE_ABSENT_CHOICES = ("zero", "missing")
 
 
 def bound_bin_mapper(own_max_bin, binned, max_bin, own_seed, seed, subsample):
@@ -98,10 +101,10 @@ class Dataset:
         memory order), a DataFrame with numeric columns -- pandas, polars, a
         pyarrow Table, or any object of the Arrow PyCapsule or dataframe
         interchange protocols -- (its column names become ``feature_names``;
-        null / NA values are missing), a scipy.sparse matrix (densified; absent
-        entries are 0.0, not missing; its CSC form is kept for feature bundling,
-        see :meth:`bundle_map`), or anything ``np.asarray`` accepts. NaN means
-        missing; +/-inf are allowed.
+        null / NA values are missing), a scipy.sparse matrix (kept sparse: a
+        canonical CSC copy, memory proportional to the stored entries; binned
+        column by column, see ``sparse_absent``), or anything ``np.asarray``
+        accepts. NaN means missing; +/-inf are allowed.
     label : array-like of shape (n_rows,) or (n_rows, 1), default=None
         Finite numbers. None for prediction-only data.
     weight : array-like of shape (n_rows,), default=None
@@ -139,6 +142,11 @@ class Dataset:
     seed : int, default=None
         Seed of the binning subsample (used when ``n_rows > binning_subsample``).
         None: the ``seed`` of the first training (default 0).
+    sparse_absent : {'zero', 'missing'}, default='zero'
+        For a sparse ``X``: what an entry that is not stored means. 'zero': the
+        value 0.0 (scipy's semantics, LightGBM's), so the model is the one of
+        ``X.toarray()``, bit for bit. 'missing': a missing value (XGBoost's); the
+        Dataset's ``features`` then hold NaN there. Ignored for dense ``X``.
 
     Attributes
     ----------
@@ -146,7 +154,12 @@ class Dataset:
         The raw features as validated: float32 when ``X`` is float32 (every
         float32 is exactly a float64, so nothing is lost), else float64. This
         *is* ``X`` (no copy) when ``X`` already is such a C-contiguous array, so
-        do not modify ``X`` afterwards.
+        do not modify ``X`` afterwards. For a sparse ``X``, a dense copy made at
+        first use: training on the Dataset never needs it (it bins the sparse
+        columns, and predicts them in blocks of rows), evaluation sets and
+        ``tree_method='exact'``/``'approx'`` do.
+    sparse_columns : scipy.sparse CSC matrix or None
+        The canonical CSC copy of a sparse ``X`` (None for dense input).
     data : ndarray of shape (n_rows, n_features), float64, C order
         The raw features as float64: ``features`` itself, or for float32 input a
         copy made at first use (binning and the compiled CPU backend read
@@ -185,17 +198,28 @@ class Dataset:
         qid: Optional[ArrayLike] = None,
         binning_subsample: int = 200_000,
         seed: Optional[int] = None,
+        sparse_absent: str = "zero",
     ) -> None:
         #: Free for backends to cache device copies, keyed by their own names;
         #: cleared whenever a field changes.
         self._backend_cache = {}
-        data, column_names = convert_features(X, keep_float32=True)
-        self.features = data
-        self._data = data if data.dtype == X_DTYPE else None
+        if sparse_absent not in SPARSE_ABSENT_CHOICES:
+            raise ValueError(
+                f"sparse_absent must be one of {list(SPARSE_ABSENT_CHOICES)}, got "
+                f"{sparse_absent!r}."
+            )
+        self.sparse_absent = sparse_absent
         #: CSC copy of a sparse X (None otherwise) and bundle maps by conflict rate.
         self._sparse_columns = sparse_columns(X)
+        if self._sparse_columns is not None:
+            data, column_names = None, None
+            self.n_rows, self.n_features = self._sparse_columns.shape
+        else:
+            data, column_names = convert_features(X, keep_float32=True)
+            self.n_rows, self.n_features = data.shape
+        self._features = data
+        self._data = data if data is not None and data.dtype == X_DTYPE else None
         self._bundle_maps = {}
-        self.n_rows, self.n_features = data.shape
 
         names_are_explicit = feature_names is not None or column_names is not None
         if feature_names is None:
@@ -298,7 +322,12 @@ class Dataset:
             self._binning_subsample,
         )
         if self._bin_mapper is None:
-            self._bin_mapper = mapper.fit(self.features, sample_weight=self._binning_weight)
+            if self._sparse_columns is not None:
+                self._bin_mapper = mapper.fit_sparse(
+                    self._sparse_columns, self._binning_weight, self._absent_missing
+                )
+            else:
+                self._bin_mapper = mapper.fit(self.features, sample_weight=self._binning_weight)
         return self._bin_mapper
 
     # -- rows ------------------------------------------------------------------ #
@@ -336,17 +365,57 @@ class Dataset:
         qid = None
         if self._group is not None:
             qid = np.repeat(np.arange(len(self._group)), self._group)[rows]
+        sparse = self._sparse_columns
         return Dataset(
-            self.features[rows],
+            self.features[rows] if sparse is None else sparse.tocsr()[rows],
             label=None if self._label is None else self._label[rows],
             weight=None if self._weight is None else self._weight[rows],
             base_margin=None if self._base_margin is None else self._base_margin[rows],
             feature_names=self.feature_names if self.has_feature_names else None,
             reference=self,
             qid=qid,
+            sparse_absent=self.sparse_absent,
         )
 
     # -- sizes --------------------------------------------------------------- #
+
+    @property
+    def _absent_missing(self):
+        return self.sparse_absent == "missing"
+
+    @property
+    def sparse_columns(self):
+        """The canonical CSC copy of a sparse X, or None (see the class docstring)."""
+        return self._sparse_columns
+
+    @property
+    def features(self):
+        """The raw features (see the class docstring; dense copy of a sparse X at first
+        use)."""
+        if self._features is None:
+            self._features = self._densify(self._sparse_columns)
+        return self._features
+
+    def _densify(self, matrix):
+        """A sparse matrix as a dense float64 C-order array, absent entries 0.0 or NaN
+        (``sparse_absent``)."""
+        if not self._absent_missing:
+            return np.ascontiguousarray(matrix.toarray(), dtype=X_DTYPE)
+        dense = np.full(matrix.shape, np.nan, dtype=X_DTYPE)
+        coo = matrix.tocoo()
+        dense[coo.row, coo.col] = coo.data
+        return dense
+
+    def row_blocks(self, n_rows_per_block):
+        """Dense float64 blocks of consecutive rows (``(start, block)`` pairs) of a sparse
+        Dataset, or the whole ``features`` at once for dense data: prediction of sparse
+        data never holds more than one block dense."""
+        if self._sparse_columns is None:
+            yield 0, self.features
+            return
+        rows = self._sparse_columns.tocsr()
+        for start in range(0, self.n_rows, n_rows_per_block):
+            yield start, self._densify(rows[start : start + n_rows_per_block])
 
     @property
     def data(self):
@@ -363,7 +432,12 @@ class Dataset:
         instead and never needs this copy.
         """
         if self._X_binned is None:
-            self._X_binned = self.bin_mapper.transform(self.features)
+            if self._sparse_columns is not None:
+                self._X_binned = self.bin_mapper.transform_sparse(
+                    self._sparse_columns, self._absent_missing
+                )
+            else:
+                self._X_binned = self.bin_mapper.transform(self.features)
         return self._X_binned
 
     def bundle_map(self, max_conflict_rate=0.0):
@@ -388,8 +462,13 @@ class Dataset:
         if key not in self._bundle_maps:
             from .bundling import bundle_features
 
+            if self._sparse_columns is not None and not self._absent_missing:
+                # Only the stored entries are examined (absent ones are 0.0: default).
+                data, columns = self._sparse_columns, self._sparse_columns
+            else:  # absent entries are missing: every row of a feature may be non-default
+                data, columns = self.features, None
             self._bundle_maps[key] = bundle_features(
-                self.features, self.bin_mapper, key, sparse_columns=self._sparse_columns
+                data, self.bin_mapper, key, sparse_columns=columns
             )
         return self._bundle_maps[key]
 

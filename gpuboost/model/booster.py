@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..backends import get_backend
-from ..data.convert import convert_features, select_features
+from ..data.convert import convert_features, is_sparse_matrix, select_features
 from ..data.dataset import Dataset
 from ..errors import value_repr
 from ..objectives import get_objective
@@ -25,6 +25,10 @@ from .model_io import (
 from .xgboost_format import state_from_xgboost_json, state_to_xgboost_json
 
 __all__ = ["Booster", "samme_score_scale"]
+
+#: Bytes of the dense float64 block of rows that prediction of sparse input makes at a
+#: time (``n_rows_per_block = SPARSE_PREDICT_BLOCK_BYTES // (8 * n_features)``).
+SPARSE_PREDICT_BLOCK_BYTES = 64 << 20
 
 #: A file system path.
 PathLike = Union[str, "os.PathLike[str]"]
@@ -222,6 +226,27 @@ class Booster:
             )
         return data, (X.get_base_margin() if isinstance(X, Dataset) else None)
 
+    def _sparse_row_blocks(self, X):
+        """Dense blocks of rows (:data:`SPARSE_PREDICT_BLOCK_BYTES`) of a sparse ``X`` (a
+        scipy.sparse matrix: absent entries 0.0; or a sparse Dataset, with its
+        ``sparse_absent``), or None for other input. A sparse Dataset with a base
+        margin or with feature names other than the model's goes the dense way."""
+        n_features = X.n_features if isinstance(X, Dataset) else getattr(X, "shape", (0, 1))[-1]
+        n_block_rows = max(1, SPARSE_PREDICT_BLOCK_BYTES // (8 * max(1, int(n_features))))
+        if isinstance(X, Dataset):
+            if X.sparse_columns is None or X.get_base_margin() is not None:
+                return None
+            if X.has_feature_names and list(X.feature_names) != list(self.feature_names):
+                return None
+            return X.row_blocks(n_block_rows)
+        if not is_sparse_matrix(X) or X.shape[0] <= n_block_rows:
+            return None
+        rows = X.tocsr()
+        return (
+            (start, rows[start : start + n_block_rows])
+            for start in range(0, rows.shape[0], n_block_rows)
+        )
+
     def _tree_range(self, iteration_range):
         n_rounds = self.num_boosted_rounds()
         if iteration_range is None or tuple(iteration_range) == (0, 0):
@@ -287,6 +312,19 @@ class Booster:
             predictions the link of the scores divided by
             :func:`samme_score_scale` (scikit-learn's probabilities).
         """
+        blocks = self._sparse_row_blocks(X)
+        if blocks is not None:  # sparse rows: predicted block by block, never all dense
+            kwargs = dict(
+                output_margin=output_margin,
+                pred_leaf=pred_leaf,
+                iteration_range=iteration_range,
+                pred_contribs=pred_contribs,
+                pred_interactions=pred_interactions,
+            )
+            parts = [self.predict(block, **kwargs) for _, block in blocks]
+            if len(parts) == 1:
+                return parts[0]
+            return np.concatenate(parts, axis=0)
         data, row_margin = self._check_features(X)
         first, last = self._tree_range(iteration_range)
         # No rows: nothing to launch on a device; the empty result has the usual shape.

@@ -1,13 +1,12 @@
 """Input checks of the scikit-learn estimators: features, targets, seeds, eval sets."""
 
 import numbers
-import sys
 import warnings
 
 import numpy as np
 
 from ..core.dtypes import X_DTYPE, Y_DTYPE
-from ..data.convert import as_array, convert_features, frame_column_names
+from ..data.convert import as_array, convert_features, frame_column_names, is_sparse_matrix
 from ..errors import value_repr
 from .compat import DataConversionWarning
 
@@ -66,8 +65,7 @@ def check_matrix_shape(shape):
 
 def is_sparse(X):
     """Whether ``X`` is a scipy.sparse matrix or array (without importing scipy)."""
-    sparse = sys.modules.get("scipy.sparse")
-    return sparse is not None and sparse.issparse(X)
+    return is_sparse_matrix(X)
 
 
 def as_target_vector(y, estimator_name):

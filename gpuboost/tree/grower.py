@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.dtypes import NODE_DTYPE
+from .constraints import UNBOUNDED, child_weights, children_bounds
 from .tree import Tree
 
 __all__ = [
@@ -84,15 +85,21 @@ class GrownTree:
     sample_indices : backend array of shape (n_samples,), int32
     node_sums : ndarray of shape (n_nodes, n_sums), int64
         Every node's integer sums (gradient and hessian, or one per class).
+    node_bounds : ndarray of shape (n_nodes, 2), float64, or None
+        Under monotone constraints, every node's weight bounds ``(lower, upper)``
+        (before the learning rate): refit leaf values are clipped to them.
     """
 
-    def __init__(self, tree, leaf_nodes, leaf_begins, leaf_ends, sample_indices, node_sums):
+    def __init__(
+        self, tree, leaf_nodes, leaf_begins, leaf_ends, sample_indices, node_sums, node_bounds=None
+    ):
         self.tree = tree
         self.leaf_nodes = leaf_nodes
         self.leaf_begins = leaf_begins
         self.leaf_ends = leaf_ends
         self.sample_indices = sample_indices
         self.node_sums = node_sums
+        self.node_bounds = node_bounds
 
 
 class NodeTable:
@@ -122,6 +129,9 @@ class NodeTable:
     histogram_batch, histogram_row : ndarray of int64
         Where the node's histogram is: row ``histogram_row`` of the grower's batch
         ``histogram_batch`` (:data:`NO_HISTOGRAM` when it has none).
+    bounds : ndarray of shape (capacity, 2), float64
+        The node's weight bounds under monotone constraints (gpuboost.tree.constraints);
+        ``(-inf, inf)`` otherwise.
     """
 
     _INT_COLUMNS = (
@@ -148,6 +158,7 @@ class NodeTable:
         self.gain = np.zeros(capacity, dtype=np.float64)
         self.sums = np.zeros((capacity, n_sums), dtype=np.int64)
         self.left_sums = np.zeros((capacity, n_sums), dtype=np.int64)
+        self.bounds = np.zeros((capacity, 2), dtype=np.float64)
 
     def _reserve(self, size):
         capacity = len(self.begin)
@@ -155,7 +166,7 @@ class NodeTable:
             return
         while capacity < size:
             capacity *= 2
-        for name in (*self._INT_COLUMNS, "default_left", "gain", "sums", "left_sums"):
+        for name in (*self._INT_COLUMNS, "default_left", "gain", "sums", "left_sums", "bounds"):
             old = getattr(self, name)
             new = np.zeros((capacity,) + old.shape[1:], dtype=old.dtype)
             new[: self.size] = old[: self.size]
@@ -169,6 +180,7 @@ class NodeTable:
         self.size += n_new
         self.begin[ids], self.end[ids], self.depth[ids] = begin, end, depth
         self.sums[ids], self.count[ids] = sums, count
+        self.bounds[ids] = UNBOUNDED
         self.left[ids] = self.right[ids] = -1
         self.feature[ids] = self.bin[ids] = -1
         self.histogram_batch[ids] = NO_HISTOGRAM
@@ -189,6 +201,7 @@ class NodeTable:
         self.sums[lefts], self.count[lefts] = left_sums, left_counts
         self.sums[rights] = self.sums[parents] - left_sums
         self.count[rights] = self.count[parents] - left_counts
+        self.bounds[ids] = np.repeat(self.bounds[parents], 2, axis=0)
         self.left[ids] = self.right[ids] = -1
         self.feature[ids] = self.bin[ids] = -1
         self.histogram_batch[ids] = NO_HISTOGRAM
@@ -345,6 +358,10 @@ class TreeGrower:
     policy : GrowthPolicy
     feature_sampler : gpuboost.tree.feature_sampler.FeatureSampler
     timer : gpuboost.core.profiling.PhaseTimer
+    interactions : gpuboost.tree.constraints.InteractionConstraints, optional
+        Interaction constraints (a fresh one per tree): their feature masks are
+        intersected with column sampling's. Monotone constraints come with
+        ``tree_input.split_params.monotone`` (the nodes' bounds: ``NodeTable.bounds``).
 
     Attributes
     ----------
@@ -352,12 +369,14 @@ class TreeGrower:
         The tree's nodes (after :meth:`grow`: the finished tree's).
     """
 
-    def __init__(self, splitter, tree_input, policy, feature_sampler, timer):
+    def __init__(self, splitter, tree_input, policy, feature_sampler, timer, interactions=None):
         self.splitter = splitter
         self.tree_input = tree_input
         self.policy = policy
         self.feature_sampler = feature_sampler
         self.timer = timer
+        self.interactions = interactions
+        self.monotone = np.asarray(tree_input.split_params.monotone, dtype=np.int64)
         self.nodes = None
         self.n_leaves = 0
         #: Histogram batches (backend arrays, first axis the node), the node of each of
@@ -372,6 +391,20 @@ class TreeGrower:
         return self.tree_input.sample_indices
 
     # ---- helpers ------------------------------------------------------------
+    def _mask(self, ids):
+        """Allowed features of nodes ``ids``: column sampling's (drawn in the order of
+        ``ids``), intersected with the interaction constraints'; None when all."""
+        mask = self.feature_sampler.mask(self.nodes.depth[ids].tolist())
+        if self.interactions is None:
+            return mask
+        allowed = self.interactions.mask(ids)
+        return allowed if mask is None else mask & allowed
+
+    def _bounds(self, ids):
+        """The (len(ids), 2) weight bounds of nodes ``ids`` under monotone constraints;
+        None without them (the scans then take the unconstrained formulas)."""
+        return self.nodes.bounds[ids] if len(self.monotone) else None
+
     def _can_split(self, ids):
         """Which nodes may be split: depth below ``max_depth`` and sums that allow it."""
         nodes = self.nodes
@@ -425,7 +458,7 @@ class TreeGrower:
             return
         nodes = self.nodes
         with self.timer.phase("split"):
-            mask = self.feature_sampler.mask(nodes.depth[ids].tolist())
+            mask = self._mask(ids)
             array, rows = self._histograms_of(ids)
             order = np.argsort(rows, kind="stable")
             ordered, rows = ids[order], rows[order]
@@ -442,8 +475,10 @@ class TreeGrower:
                     full[rows] = mask[order]
                     mask = full
                 taken = rows
+            bounds = self._bounds(scanned)
+            extra = () if bounds is None else (bounds,)
             table = self.splitter.find_best_splits(
-                self.tree_input, nodes.begin[scanned], nodes.end[scanned], histograms, mask
+                self.tree_input, nodes.begin[scanned], nodes.end[scanned], histograms, mask, *extra
             )
         nodes.set_splits(ordered, table if taken is None else table.take(taken))
 
@@ -466,6 +501,24 @@ class TreeGrower:
         children = nodes.add_children(parents, begin + n_left, nodes.left_sums[parents], n_left)
         lefts, rights = children[0::2], children[1::2]
         nodes.left[parents], nodes.right[parents] = lefts, rights
+        if self.interactions is not None:
+            self.interactions.split(parents, nodes.feature[parents], children)
+        if len(self.monotone):
+            directions = self.monotone[nodes.feature[parents]]
+            lower, upper = nodes.bounds[parents, 0], nodes.bounds[parents, 1]
+            left_w, right_w = child_weights(
+                tree.quantiser,
+                tree.split_params,
+                nodes.sums[parents],
+                nodes.left_sums[parents],
+                lower,
+                upper,
+            )
+            left_lower, left_upper, right_lower, right_upper = children_bounds(
+                lower, upper, directions, left_w, right_w
+            )
+            nodes.bounds[lefts, 0], nodes.bounds[lefts, 1] = left_lower, left_upper
+            nodes.bounds[rights, 0], nodes.bounds[rights, 1] = right_lower, right_upper
         self.n_leaves += len(parents)
         splittable = self._can_split(children)
         pairs = np.flatnonzero(splittable[0::2] | splittable[1::2])
@@ -494,8 +547,9 @@ class TreeGrower:
         with self.timer.phase("histogram"):
             root_histogram = self.splitter.build_histograms(tree, begins, ends)
         with self.timer.phase("split"):
-            mask = self.feature_sampler.mask([0])
-            table = self.splitter.find_best_splits(tree, begins, ends, root_histogram, mask)
+            mask = self.feature_sampler.mask([0])  # the root: no interaction constraint yet
+            extra = (np.array([UNBOUNDED]),) if len(self.monotone) else ()
+            table = self.splitter.find_best_splits(tree, begins, ends, root_histogram, mask, *extra)
         self.nodes = nodes = NodeTable(table.sums.shape[1])
         root = nodes.add(begins, ends, [0], table.sums, [n_samples])
         nodes.set_splits(root, table)
@@ -563,7 +617,9 @@ class TreeGrower:
         n_nodes = nodes.size
         self._release(np.arange(n_nodes))
         sums = nodes.sums[:n_nodes].copy()
-        values, cover = self.splitter.node_values(self.tree_input, sums)
+        bounds = self._bounds(np.arange(n_nodes))
+        extra = () if bounds is None else (bounds,)
+        values, cover = self.splitter.node_values(self.tree_input, sums, *extra)
         internal = np.flatnonzero(nodes.left[:n_nodes] >= 0)
         feature = np.full(n_nodes, -1, dtype=NODE_DTYPE)
         feature[internal] = nodes.feature[internal]
@@ -598,4 +654,5 @@ class TreeGrower:
             nodes.end[leaves].copy(),
             self.sample_indices,
             sums,
+            bounds,
         )

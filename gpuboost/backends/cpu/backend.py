@@ -80,15 +80,23 @@ class CpuBackend(NumpyBackend):
 
     def _prepare(self, dataset):
         self._threads()
-        binned = bin_features(dataset.features, dataset.bin_mapper)
-        return self._device_data(
+        mapper = dataset.bin_mapper
+        return DeviceData(
             dataset.n_rows,
             dataset.n_features,
-            dataset.bin_mapper,
-            binned,
+            mapper.n_bins,
+            mapper.missing_bin,
+            np.asarray(mapper.n_value_bins_),
             dataset.label,
             dataset.weight,
+            self._binned_arrays(dataset),
         )
+
+    def _dataset_bins(self, dataset):
+        """Compiled binning of dense features; a sparse Dataset's bins column by column."""
+        if getattr(dataset, "sparse_columns", None) is not None:
+            return dataset.X_binned
+        return bin_features(dataset.features, dataset.bin_mapper)
 
     def rebin(self, data, raw_features, bin_mapper):
         self._threads()
@@ -148,7 +156,14 @@ class CpuBackend(NumpyBackend):
         )
 
     def find_best_splits(
-        self, data, histograms, scale_gradients, scale_hessians, split_params, feature_mask
+        self,
+        data,
+        histograms,
+        scale_gradients,
+        scale_hessians,
+        split_params,
+        feature_mask,
+        node_bounds=None,
     ):
         self._threads()
         return find_best_splits(
@@ -159,6 +174,7 @@ class CpuBackend(NumpyBackend):
             data.missing_bin,
             split_params,
             feature_mask,
+            node_bounds,
         )
 
     def partition(self, data, sample_indices, begins, ends, features, threshold_bins, default_left):

@@ -53,6 +53,88 @@ def _leaf_score(sum_gradients, sum_hessians, reg_lambda, reg_alpha, max_delta_st
 
 
 @kernel
+def _leaf_weight(sum_gradients, sum_hessians, reg_lambda, reg_alpha, max_delta_step):
+    """gpuboost.core.gain.leaf_weight, in its operation order."""
+    thresholded = _threshold_l1(sum_gradients, reg_alpha)
+    denominator = sum_hessians + reg_lambda
+    weight = -thresholded / denominator if denominator > 0.0 else 0.0
+    if max_delta_step > 0.0:
+        weight = clip(weight, -max_delta_step, max_delta_step)
+    return weight
+
+
+@kernel
+def _bounded_weight(
+    sum_gradients, sum_hessians, reg_lambda, reg_alpha, max_delta_step, lower, upper
+):
+    """gpuboost.core.gain.bounded_weight."""
+    weight = _leaf_weight(sum_gradients, sum_hessians, reg_lambda, reg_alpha, max_delta_step)
+    if weight < lower:
+        return lower
+    if weight > upper:
+        return upper
+    return weight
+
+
+@kernel
+def _score_given_weight(sum_gradients, sum_hessians, weight, reg_lambda, reg_alpha):
+    """gpuboost.core.gain.leaf_score_given_weight, in its operation order."""
+    thresholded = _threshold_l1(sum_gradients, reg_alpha)
+    denominator = sum_hessians + reg_lambda
+    if not denominator > 0.0:
+        return 0.0
+    return -(2.0 * thresholded * weight + denominator * weight * weight)
+
+
+@kernel
+def _monotone_gains(
+    sum_g,
+    sum_h,
+    extra_g,
+    extra_h,
+    parent_g,
+    parent_h,
+    scale_gradients,
+    scale_hessians,
+    reg_lambda,
+    reg_alpha,
+    max_delta_step,
+    parent_score,
+    lower,
+    upper,
+    direction,
+    n_candidates,
+    gains,
+    left_hessians,
+    right_hessians,
+):
+    """gpuboost.core.gain.monotone_split_gain of the candidates (see :func:`_plain_gains`):
+    children's weights clipped to the node's bounds, -inf where they break ``direction``."""
+    for bin_ in range(n_candidates):
+        left_g = sum_g[bin_] + extra_g
+        left_h = sum_h[bin_] + extra_h
+        left_gradient = left_g / scale_gradients
+        left_hessian = left_h / scale_hessians
+        right_gradient = (parent_g - left_g) / scale_gradients
+        right_hessian = (parent_h - left_h) / scale_hessians
+        left_w = _bounded_weight(
+            left_gradient, left_hessian, reg_lambda, reg_alpha, max_delta_step, lower, upper
+        )
+        right_w = _bounded_weight(
+            right_gradient, right_hessian, reg_lambda, reg_alpha, max_delta_step, lower, upper
+        )
+        gain = (
+            _score_given_weight(left_gradient, left_hessian, left_w, reg_lambda, reg_alpha)
+            + _score_given_weight(right_gradient, right_hessian, right_w, reg_lambda, reg_alpha)
+        ) - parent_score
+        if (direction > 0 and left_w > right_w) or (direction < 0 and left_w < right_w):
+            gain = -np.inf
+        gains[bin_] = gain
+        left_hessians[bin_] = left_hessian
+        right_hessians[bin_] = right_hessian
+
+
+@kernel
 def _plain_gains(
     sum_g,
     sum_h,
@@ -153,6 +235,10 @@ def _best_of_feature(
     min_data_in_leaf,
     gamma,
     plain,
+    use_monotone,
+    lower,
+    upper,
+    monotone_sign,
     scratch_int,
     scratch_float,
     best_int,
@@ -192,7 +278,29 @@ def _best_of_feature(
         gains = scratch_float[3 * direction]
         left_hessians = scratch_float[3 * direction + 1]
         right_hessians = scratch_float[3 * direction + 2]
-        if plain:
+        if use_monotone:
+            _monotone_gains(
+                sum_g,
+                sum_h,
+                extra_g,
+                extra_h,
+                parent_g,
+                parent_h,
+                scale_gradients,
+                scale_hessians,
+                reg_lambda,
+                reg_alpha,
+                max_delta_step,
+                parent_score,
+                lower,
+                upper,
+                monotone_sign,
+                n_kept,
+                gains,
+                left_hessians,
+                right_hessians,
+            )
+        elif plain:
             _plain_gains(
                 sum_g,
                 sum_h,
@@ -273,6 +381,9 @@ def _scan(
     gamma,
     feature_mask,
     use_mask,
+    monotone,
+    use_monotone,
+    node_bounds,
     n_chunks,
     out_int,
     out_gain,
@@ -303,6 +414,23 @@ def _scan(
             reg_alpha,
             max_delta_step,
         )
+        if use_monotone:  # scores at the weights clipped to the node's bounds
+            parent_w = _bounded_weight(
+                parent_g / scale_gradients,
+                parent_h / scale_hessians,
+                reg_lambda,
+                reg_alpha,
+                max_delta_step,
+                node_bounds[node, 0],
+                node_bounds[node, 1],
+            )
+            parent_scores[node] = _score_given_weight(
+                parent_g / scale_gradients,
+                parent_h / scale_hessians,
+                parent_w,
+                reg_lambda,
+                reg_alpha,
+            )
     n_pairs = n_nodes * n_features
     pair_gain = np.full(n_pairs, -np.inf)
     pair_int = np.empty((n_pairs, 5), dtype=np.int64)
@@ -335,6 +463,10 @@ def _scan(
                 min_data_in_leaf,
                 gamma,
                 plain,
+                use_monotone,
+                node_bounds[node, 0] if use_monotone else -np.inf,
+                node_bounds[node, 1] if use_monotone else np.inf,
+                monotone[feature] if use_monotone else 0,
                 scratch_int,
                 scratch_float,
                 pair_int[pair],
@@ -375,6 +507,7 @@ def find_best_splits(
     missing_bin,
     params,
     feature_mask=None,
+    node_bounds=None,
 ):
     """Best split of every node in a batch (same contract as the NumPy reference).
 
@@ -386,6 +519,8 @@ def find_best_splits(
     missing_bin : int
     params : SplitParams
     feature_mask : ndarray of shape (n_nodes, n_features), bool, optional
+    node_bounds : ndarray of shape (n_nodes, 2), float64, optional
+        Weight bounds under monotone constraints (``params.monotone``); unbounded when None.
 
     Returns
     -------
@@ -398,6 +533,17 @@ def find_best_splits(
     out_int = np.empty((n_nodes, _INT_COLUMNS), dtype=np.int64)
     out_gain = np.empty(n_nodes, dtype=np.float64)
     use_mask = feature_mask is not None
+    use_monotone = bool(params.monotone)
+    if use_monotone:
+        monotone = np.asarray(params.monotone, dtype=np.int64)
+        bounds = (
+            np.tile(np.array([[-np.inf, np.inf]]), (n_nodes, 1))
+            if node_bounds is None
+            else np.ascontiguousarray(node_bounds, dtype=np.float64).reshape(n_nodes, 2)
+        )
+    else:
+        monotone = np.zeros(1, dtype=np.int64)
+        bounds = np.zeros((1, 2), dtype=np.float64)
     _scan(
         np.ascontiguousarray(histograms),
         float(scale_gradients),
@@ -414,6 +560,9 @@ def find_best_splits(
         if use_mask
         else np.ones((1, 1), dtype=np.bool_),
         use_mask,
+        monotone,
+        use_monotone,
+        bounds,
         max(1, min(n_nodes * histograms.shape[1], _CHUNKS_PER_THREAD * threads())),
         out_int,
         out_gain,

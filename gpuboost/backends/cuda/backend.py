@@ -51,7 +51,7 @@ import numpy as np
 from ...core.dtypes import X_DTYPE, Y_DTYPE
 from ...core.profiling import nvtx_range
 from ...errors import DeviceUnavailableError, GpuOutOfMemoryError
-from ..base import Backend, DeviceData
+from ..base import Backend, DeviceData, LazyBinnedArrays
 from .binning import bin_device_features, bin_features
 from .histogram import build_histograms
 from .launch import EMULATED, array_module, default_launcher
@@ -212,9 +212,22 @@ class CudaBackend(Backend):
             xp = self.xp
             self._data_shape = (dataset.n_rows, dataset.n_features)
             self._data_has_weight = dataset.weight is not None
-            binned = self.bin_features(dataset.data, dataset.bin_mapper)
             label = None if dataset.label is None else xp.array(dataset.label, dtype=Y_DTYPE)
             weight = None if dataset.weight is None else xp.array(dataset.weight, dtype=Y_DTYPE)
+            if getattr(dataset, "sparse_columns", None) is not None:
+                # Sparse input: binned on the host column by column (never densified),
+                # copied to the device only if a primitive reads the per-feature bins
+                # (training on feature bundles does not).
+                data = self._device_data(
+                    dataset.n_rows, dataset.n_features, dataset.bin_mapper, None, label, weight
+                )
+                data.arrays = LazyBinnedArrays(
+                    lambda: self.binned_layout(xp.asarray(dataset.X_binned)),
+                    ("X_binned",),
+                    n_value_bins=data.arrays["n_value_bins"],
+                )
+                return data
+            binned = self.bin_features(dataset.data, dataset.bin_mapper)
             return self._device_data(
                 dataset.n_rows, dataset.n_features, dataset.bin_mapper, binned, label, weight
             )
@@ -278,7 +291,14 @@ class CudaBackend(Backend):
 
     @device_call("finding the best splits")
     def find_best_splits(
-        self, data, histograms, scale_gradients, scale_hessians, split_params, feature_mask
+        self,
+        data,
+        histograms,
+        scale_gradients,
+        scale_hessians,
+        split_params,
+        feature_mask,
+        node_bounds=None,
     ):
         return find_best_splits(
             self.xp,
@@ -290,6 +310,7 @@ class CudaBackend(Backend):
             data.missing_bin,
             split_params,
             feature_mask,
+            node_bounds,
         )
 
     @device_call("partitioning rows")

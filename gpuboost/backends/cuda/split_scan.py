@@ -76,6 +76,7 @@ def find_best_splits(
     missing_bin,
     split_params,
     feature_mask=None,
+    node_bounds=None,
 ):
     """Best split of every node of a batch, computed on the device.
 
@@ -95,6 +96,9 @@ def find_best_splits(
     split_params : gpuboost.core.gain.SplitParams
     feature_mask : host ndarray of shape (n_nodes, n_features), bool, optional
         Features allowed at each node; all when None.
+    node_bounds : host ndarray of shape (n_nodes, 2), float64, optional
+        The nodes' weight bounds under monotone constraints (``split_params.monotone``);
+        unbounded when None.
 
     Returns
     -------
@@ -139,6 +143,24 @@ def find_best_splits(
         has_mask = np.int32(1)
         mask = xp.asarray(host_mask.astype(np.uint8))
 
+    if split_params.monotone:
+        if len(split_params.monotone) != n_features:
+            raise ValueError(
+                f"split_params.monotone has {len(split_params.monotone)} directions for "
+                f"{n_features} features"
+            )
+        has_monotone = np.int32(1)
+        monotone = xp.asarray(np.asarray(split_params.monotone, dtype=np.int8))
+        bounds = (
+            np.tile(np.array([[-np.inf, np.inf]]), (n_nodes, 1))
+            if node_bounds is None
+            else np.asarray(node_bounds, dtype=np.float64).reshape(n_nodes, 2)
+        )
+        bounds = xp.asarray(np.ascontiguousarray(bounds))
+    else:
+        has_monotone = np.int32(0)
+        monotone = xp.zeros(1, dtype=np.int8)
+        bounds = xp.zeros(2, dtype=np.float64)
     feature_best = xp.empty((n_nodes * n_features, FEATURE_BEST_WORDS), dtype=np.int64)
     node_sums = xp.empty((n_nodes, HIST_FIELDS), dtype=np.int64)
     words = xp.empty((n_nodes, RECORD_WORDS), dtype=np.int64)
@@ -154,6 +176,9 @@ def find_best_splits(
             value_bins,
             mask,
             has_mask,
+            monotone,
+            bounds,
+            has_monotone,
             np.int32(n_features),
             np.int32(n_bins),
             np.int32(missing_bin),

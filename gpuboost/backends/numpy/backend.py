@@ -9,7 +9,7 @@ the CUDA backend's modules and the kernel files ``cuda/*.cu``): :mod:`.binning`,
 import numpy as np
 
 from ...core.threads import thread_pool, usable_cores
-from ..base import Backend, DeviceData
+from ..base import Backend, DeviceData, LazyBinnedArrays
 from .binning import bin_features, binned_layout
 from .histogram import build_histograms
 from .leaf import add_leaf_values, segment_weighted_quantile
@@ -32,6 +32,8 @@ class NumpyBackend(Backend):
 
     name = "numpy"
     xp = np
+    #: The entries of :meth:`binned_layout`.
+    binned_layout_keys = ("X_binned", "X_binned_columns")
     #: Threads of the histogram, split-scan and partition loops; set from ``nthread``
     #: by configure() (results do not depend on it).
     n_threads = 1
@@ -50,8 +52,23 @@ class NumpyBackend(Backend):
             np.asarray(mapper.n_value_bins_),
             dataset.label,
             dataset.weight,
-            binned_layout(dataset.X_binned),
+            self._binned_arrays(dataset),
         )
+
+    def _binned_arrays(self, dataset, **entries):
+        """The binned layout of a Dataset; for sparse input made at first use
+        (:class:`~gpuboost.backends.base.LazyBinnedArrays`)."""
+        if getattr(dataset, "sparse_columns", None) is None:
+            return {**self.binned_layout(self._dataset_bins(dataset)), **entries}
+        return LazyBinnedArrays(
+            lambda: self.binned_layout(self._dataset_bins(dataset)),
+            self.binned_layout_keys,
+            **entries,
+        )
+
+    def _dataset_bins(self, dataset):
+        """The Dataset's bins as this backend makes them (host, uint8)."""
+        return dataset.X_binned
 
     def binned_layout(self, X_binned):
         return binned_layout(X_binned)
@@ -86,7 +103,14 @@ class NumpyBackend(Backend):
         )
 
     def find_best_splits(
-        self, data, histograms, scale_gradients, scale_hessians, split_params, feature_mask
+        self,
+        data,
+        histograms,
+        scale_gradients,
+        scale_hessians,
+        split_params,
+        feature_mask,
+        node_bounds=None,
     ):
         return find_best_splits(
             histograms,
@@ -97,6 +121,7 @@ class NumpyBackend(Backend):
             split_params,
             feature_mask,
             thread_pool(self.n_threads),
+            node_bounds,
         )
 
     def partition(self, data, sample_indices, begins, ends, features, threshold_bins, default_left):

@@ -8,7 +8,15 @@ module scans node histograms for the best admissible split of every node
 import numpy as np
 
 from ...core.dtypes import HIST_COUNT, HIST_FIELDS, HIST_GRAD, HIST_HESS
-from ...core.gain import SPLIT_GAIN_EPS, admissible, leaf_score, no_split_records
+from ...core.gain import (
+    SPLIT_GAIN_EPS,
+    admissible,
+    bounded_weight,
+    leaf_score,
+    leaf_score_given_weight,
+    monotone_split_gain,
+    no_split_records,
+)
 
 __all__ = ["find_best_splits", "find_best_splits_naive"]
 
@@ -25,6 +33,7 @@ def find_best_splits(
     params,
     feature_mask=None,
     thread_pool=None,
+    node_bounds=None,
 ):
     """Best split of every node in a batch (vectorized NumPy scan).
 
@@ -43,6 +52,10 @@ def find_best_splits(
         Features allowed at each node (column sampling); all when None.
     thread_pool : concurrent.futures.Executor, optional
         Scans chunks of nodes concurrently (the result does not depend on it).
+    node_bounds : ndarray of shape (n_nodes, 2), float64, optional
+        Each node's weight bounds ``(lower, upper)`` under monotone constraints
+        (``params.monotone`` not empty; docs/DESIGN.md "Monotone constraints");
+        unbounded when None.
 
     Returns
     -------
@@ -63,6 +76,7 @@ def find_best_splits(
     nodes_per_chunk = max(1, _SCAN_CHUNK_CELLS // (n_features * n_candidates))
     candidate_bins = np.arange(n_candidates)
     bin_is_candidate = candidate_bins[None, :] <= (np.asarray(n_value_bins)[:, None] - 2)
+    bounds = _node_bounds(params, node_bounds, n_nodes)
 
     def scan(start):
         stop = min(n_nodes, start + nodes_per_chunk)
@@ -75,6 +89,7 @@ def find_best_splits(
             missing_bin,
             params,
             mask,
+            None if bounds is None else bounds[start:stop],
         )
 
     starts = range(0, n_nodes, nodes_per_chunk)
@@ -86,8 +101,24 @@ def find_best_splits(
     return records
 
 
+def _node_bounds(params, node_bounds, n_nodes):
+    """(n_nodes, 2) float64 bounds under monotone constraints, else None."""
+    if not params.monotone:
+        return None
+    if node_bounds is None:
+        return np.tile(np.array([[-np.inf, np.inf]]), (n_nodes, 1))
+    return np.asarray(node_bounds, dtype=np.float64).reshape(n_nodes, 2)
+
+
 def _scan_chunk(
-    histograms, scale_gradients, scale_hessians, bin_is_candidate, missing_bin, params, feature_mask
+    histograms,
+    scale_gradients,
+    scale_hessians,
+    bin_is_candidate,
+    missing_bin,
+    params,
+    feature_mask,
+    bounds=None,
 ):
     n_nodes, n_features = histograms.shape[:2]
     # One contiguous array per field: (n_nodes, n_features, n_bins).
@@ -103,7 +134,14 @@ def _scan_chunk(
         valid = valid & feature_mask[:, :, None]
     parent_g = parent[:, HIST_GRAD] / scale_gradients
     parent_h = parent[:, HIST_HESS] / scale_hessians
-    parent_score = leaf_score(parent_g, parent_h, params)[:, None, None]
+    if bounds is None:
+        parent_score = leaf_score(parent_g, parent_h, params)[:, None, None]
+    else:  # monotone constraints: scores at the weights clipped to the node's bounds
+        lower, upper = bounds[:, 0, None, None], bounds[:, 1, None, None]
+        parent_w = bounded_weight(parent_g, parent_h, params, bounds[:, 0], bounds[:, 1])
+        parent_score = leaf_score_given_weight(parent_g, parent_h, parent_w, params)
+        parent_score = parent_score[:, None, None]
+        monotone = np.asarray(params.monotone, dtype=np.int64)[None, :, None]
     directions = [left_missing_right]
     if feature_has_missing.any():  # missing-left differs from missing-right only then
         directions.append([left + m[:, :, None] for left, m in zip(left_missing_right, missing)])
@@ -112,10 +150,23 @@ def _scan_chunk(
         right = [parent[:, field, None, None] - left[field] for field in range(HIST_FIELDS)]
         left_h = left[HIST_HESS] / scale_hessians
         right_h = right[HIST_HESS] / scale_hessians
-        gain = (
-            leaf_score(left[HIST_GRAD] / scale_gradients, left_h, params)
-            + leaf_score(right[HIST_GRAD] / scale_gradients, right_h, params)
-        ) - parent_score
+        if bounds is None:
+            gain = (
+                leaf_score(left[HIST_GRAD] / scale_gradients, left_h, params)
+                + leaf_score(right[HIST_GRAD] / scale_gradients, right_h, params)
+            ) - parent_score
+        else:
+            gain = monotone_split_gain(
+                left[HIST_GRAD] / scale_gradients,
+                left_h,
+                right[HIST_GRAD] / scale_gradients,
+                right_h,
+                parent_score,
+                params,
+                lower,
+                upper,
+                monotone,
+            )
         ok = valid & admissible(left_h, left[HIST_COUNT], right_h, right[HIST_COUNT], gain, params)
         if direction == 1:
             ok = ok & feature_has_missing[:, :, None]
@@ -164,18 +215,24 @@ def find_best_splits_naive(
     missing_bin,
     params,
     feature_mask=None,
+    node_bounds=None,
 ):
     """Reference loop version of :func:`find_best_splits` (same contract)."""
     n_nodes, n_features = histograms.shape[:2]
     records = no_split_records(n_nodes)
+    bounds = _node_bounds(params, node_bounds, n_nodes)
     for node in range(n_nodes):
         hist = histograms[node]
         parent = [int(v) for v in hist[0].sum(axis=0)]
         for field_name, value in zip(("sum_gradients", "sum_hessians", "count"), parent):
             records[field_name][node] = value
-        parent_score = float(
-            leaf_score(parent[0] / scale_gradients, parent[1] / scale_hessians, params)
-        )
+        parent_g, parent_h = parent[0] / scale_gradients, parent[1] / scale_hessians
+        if bounds is None:
+            parent_score = float(leaf_score(parent_g, parent_h, params))
+        else:
+            lower, upper = float(bounds[node, 0]), float(bounds[node, 1])
+            parent_w = bounded_weight(parent_g, parent_h, params, lower, upper)
+            parent_score = float(leaf_score_given_weight(parent_g, parent_h, parent_w, params))
         best = None
         for feature in range(n_features):
             if feature_mask is not None and not feature_mask[node, feature]:
@@ -190,9 +247,24 @@ def find_best_splits_naive(
                     right = [parent[i] - left[i] for i in range(3)]
                     lg, lh = left[0] / scale_gradients, left[1] / scale_hessians
                     rg, rh = right[0] / scale_gradients, right[1] / scale_hessians
-                    gain = (
-                        float(leaf_score(lg, lh, params)) + float(leaf_score(rg, rh, params))
-                    ) - parent_score
+                    if bounds is None:
+                        gain = (
+                            float(leaf_score(lg, lh, params)) + float(leaf_score(rg, rh, params))
+                        ) - parent_score
+                    else:
+                        gain = float(
+                            monotone_split_gain(
+                                lg,
+                                lh,
+                                rg,
+                                rh,
+                                parent_score,
+                                params,
+                                lower,
+                                upper,
+                                params.monotone[feature],
+                            )
+                        )
                     if not (
                         lh >= params.min_child_weight
                         and rh >= params.min_child_weight

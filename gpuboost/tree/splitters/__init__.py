@@ -60,6 +60,6 @@ def make_splitter(params, backend, data, dataset):
         bundle_map = dataset.bundle_map(params.get("max_conflict_rate", 0.0))
         if bundle_map.reduces_columns:
             return BundledHistogramSplitter(
-                backend, data, bundle_map, dataset.bin_mapper.thresholds_for_bins
+                backend, data, bundle_map, dataset.bin_mapper.thresholds_for_bins, dataset
             )
     return HistogramSplitter(backend, data, dataset.bin_mapper.thresholds_for_bins)

@@ -147,15 +147,21 @@ class Splitter(Protocol):
         ends: np.ndarray,
         histograms: Any,
         feature_mask: Optional[np.ndarray],
+        node_bounds: Optional[np.ndarray] = None,
     ) -> SplitTable:
-        """The best split of every node; ``feature_mask`` (n_nodes, n_features) bool or None."""
+        """The best split of every node; ``feature_mask`` (n_nodes, n_features) bool or None;
+        ``node_bounds`` (n_nodes, 2) float64 weight bounds under monotone constraints
+        (``tree.split_params.monotone``; splitters that refuse them never get it)."""
 
     def can_split(self, tree: TreeInput, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """Which nodes, with these (n_nodes, n_sums) sums and (n_nodes,) counts, can have an
         admissible split at all (bool array)."""
 
-    def node_values(self, tree: TreeInput, sums: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        """``(value, cover)`` float64 per node from the (n_nodes, n_sums) int64 sums."""
+    def node_values(
+        self, tree: TreeInput, sums: np.ndarray, node_bounds: Optional[np.ndarray] = None
+    ) -> Tuple[np.ndarray, np.ndarray]:
+        """``(value, cover)`` float64 per node from the (n_nodes, n_sums) int64 sums; values
+        clipped to ``node_bounds`` (n_nodes, 2) under monotone constraints."""
 
     def partition(
         self,

@@ -6,7 +6,10 @@ histograms over the bundles and expands them to per-feature histograms before
 the backend's split scan (docs/DESIGN.md, "Growth").
 """
 
+import numpy as np
+
 from ...backends.base import DeviceData
+from ..tree import TREE_ARRAYS, Tree
 from .hist import HistogramSplitter
 
 __all__ = ["BundledHistogramSplitter"]
@@ -17,9 +20,13 @@ class BundledHistogramSplitter(HistogramSplitter):
 
     Histograms of nodes (and the sibling subtraction) are bundle histograms,
     ``(n_nodes, n_bundles, bundle_map.n_bins, 3)``; they are expanded to per-feature
-    histograms just before the backend's split scan. The device arrays (the
-    bundled matrix, the expansion's index arrays and, with conflicts, the decoded per-feature
-    matrix) are cached in ``data.arrays`` for later trainings on the same Dataset.
+    histograms just before the backend's split scan, ``bundle_map.scan_bins`` wide
+    (the missing bin last: the scan sees the same candidates in less memory). The row
+    partition and the binned prediction of the training rows read the bins of the few
+    features they need decoded from the bundled matrix (with conflicts, the decoded bins
+    are what the histograms counted, so both agree), never the per-feature binned
+    matrix. The device arrays (the bundled matrix, the expansion's index arrays) are
+    cached in ``data.arrays`` for later trainings on the same Dataset.
 
     Parameters
     ----------
@@ -28,25 +35,46 @@ class BundledHistogramSplitter(HistogramSplitter):
     bundle_map : BundleMap
         Of the Dataset ``data`` was prepared from.
     thresholds : callable (features, bins) -> ndarray of float64
+    dataset : Dataset, optional
+        The Dataset itself: when it holds a sparse matrix (absent entries 0.0), the
+        bundled matrix is encoded from its stored entries
+        (:meth:`~gpuboost.data.bundling.BundleMap.encode_sparse`), so the per-feature
+        binned matrix is never built.
     """
 
     #: Key of the cached device arrays in ``DeviceData.arrays``.
     CACHE_KEY = "feature_bundles"
 
-    def __init__(self, backend, data, bundle_map, thresholds):
+    def __init__(self, backend, data, bundle_map, thresholds, dataset=None):
         super().__init__(backend, data, thresholds)
+        self.partition_data = None  # the partition decodes the bins it needs (below)
         self.bundle_map = bundle_map
         cached = data.arrays.get(self.CACHE_KEY)
         if cached is None or cached[0] is not bundle_map:
-            cached = (bundle_map,) + self._device_arrays(backend, data, bundle_map)
+            cached = (bundle_map,) + self._device_arrays(backend, data, bundle_map, dataset)
             data.arrays[self.CACHE_KEY] = cached
-        # With conflicts, partition and binned prediction read the decoded bins.
-        _, self.bundled_data, self.partition_data, self.expansion = cached
+        _, self.bundled_data, self.expansion = cached
+        self.scan_bins = bundle_map.scan_bins
+        #: What the split scan reads: the per-feature histograms' width and missing bin.
+        self.scan_data = DeviceData(
+            data.n_rows,
+            data.n_features,
+            self.scan_bins,
+            self.scan_bins - 1,
+            data.n_value_bins,
+            data.label,
+            data.weight,
+            data.arrays,
+        )
 
     @staticmethod
-    def _device_arrays(backend, data, bundle_map):
+    def _device_arrays(backend, data, bundle_map, dataset):
         xp = backend.xp
-        X_bundled = bundle_map.encode(xp, data.arrays["X_binned"])
+        columns = None if dataset is None else getattr(dataset, "sparse_columns", None)
+        if columns is not None and dataset.sparse_absent == "zero":
+            X_bundled = backend.to_device(bundle_map.encode_sparse(columns, dataset.bin_mapper))
+        else:
+            X_bundled = bundle_map.encode(xp, data.arrays["X_binned"])
         bundled_data = DeviceData(
             data.n_rows,
             bundle_map.n_bundles,
@@ -57,35 +85,67 @@ class BundledHistogramSplitter(HistogramSplitter):
             None,
             backend.binned_layout(X_bundled),
         )
-        partition_data = data
-        if bundle_map.n_conflicts:
-            decoded = bundle_map.decode(xp, X_bundled)
-            arrays = {
-                key: value
-                for key, value in data.arrays.items()
-                if key != BundledHistogramSplitter.CACHE_KEY
-            }
-            arrays.update(backend.binned_layout(decoded))
-            partition_data = DeviceData(
-                data.n_rows,
-                data.n_features,
-                data.n_bins,
-                data.missing_bin,
-                data.n_value_bins,
-                data.label,
-                data.weight,
-                arrays,
-            )
-        expansion = bundle_map.histogram_expansion(data.n_bins, backend.to_device)
-        return bundled_data, partition_data, expansion
+        scan_bins = bundle_map.scan_bins
+        expansion = bundle_map.histogram_expansion(scan_bins, backend.to_device, scan_bins - 1)
+        return bundled_data, expansion
+
+    def _decoded(self, features):
+        """A DeviceData holding the bins of ``features`` only (column ``i``: feature
+        ``features[i]``), decoded from the bundled matrix."""
+        data = self.data
+        decoded = self.bundle_map.decode_features(
+            self.backend.xp, self.bundled_data.arrays["X_binned"], features
+        )
+        return DeviceData(
+            data.n_rows,
+            len(features),
+            data.n_bins,
+            data.missing_bin,
+            np.asarray(data.n_value_bins)[features],
+            data.label,
+            data.weight,
+            self.backend.binned_layout(decoded),
+        )
 
     @property
     def _histogram_data(self):
         """Histograms are bundle histograms (n_nodes, n_bundles, bundle_map.n_bins, 3)."""
         return self.bundled_data
 
-    def find_best_splits(self, tree, begins, ends, histograms, feature_mask):
+    def find_best_splits(self, tree, begins, ends, histograms, feature_mask, node_bounds=None):
         expanded = self.bundle_map.expand_histograms(
-            self.backend.xp, histograms, self.expansion, self.data.n_bins
+            self.backend.xp, histograms, self.expansion, self.scan_bins
         )
-        return super().find_best_splits(tree, begins, ends, expanded, feature_mask)
+        return super().find_best_splits(tree, begins, ends, expanded, feature_mask, node_bounds)
+
+    @property
+    def _scan_data(self):
+        """The expanded histograms' width and missing bin (``scan_bins``)."""
+        return self.scan_data
+
+    def partition(self, tree, begins, ends, features, bins, default_left):
+        """Split the segments on the bins of the split features, decoded from the bundles."""
+        features = np.asarray(features, dtype=np.int64)
+        used, position = np.unique(features, return_inverse=True)
+        self.backend.partition(
+            self._decoded(used),
+            tree.sample_indices,
+            begins,
+            ends,
+            position.astype(np.int64).reshape(-1),
+            np.asarray(bins, dtype=np.int64),
+            np.asarray(default_left, dtype=bool),
+        )
+
+    def predict_training_rows(self, tree):
+        """Leaf value of every training row, on the bins of the tree's features decoded
+        from the bundles (the tree's features renumbered into them)."""
+        internal = tree.feature >= 0
+        used, position = np.unique(tree.feature[internal], return_inverse=True)
+        arrays = {name: getattr(tree, name) for name in TREE_ARRAYS}
+        renumbered = tree.feature.copy()
+        renumbered[internal] = position.reshape(-1)
+        arrays["feature"] = renumbered
+        return self.backend.predict_tree_binned(
+            self._decoded(used if len(used) else np.zeros(1, dtype=np.int64)), Tree(arrays)
+        )

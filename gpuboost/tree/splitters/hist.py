@@ -7,7 +7,7 @@ integer sums of the quantized gradients and hessians, ``(G_q, H_q)``.
 
 import numpy as np
 
-from ...core.gain import leaf_score, leaf_weight
+from ...core.gain import bounded_weight, leaf_score, leaf_weight
 from .base import SplitTable
 
 __all__ = ["GradientRecords", "HistogramSplitter", "split_table"]
@@ -73,12 +73,19 @@ class GradientRecords:
             sums[:, 1] / tree.quantiser.scale_hessians >= 2 * params.min_child_weight
         )
 
-    def node_values(self, tree, sums):
-        """Leaf values ``learning_rate * w(G, H)`` and covers ``H`` of every node."""
+    def node_values(self, tree, sums, node_bounds=None):
+        """Leaf values ``learning_rate * w(G, H)`` and covers ``H`` of every node;
+        with ``node_bounds`` (n_nodes, 2) (monotone constraints) ``w`` is clipped to them."""
         sums = np.asarray(sums, dtype=np.int64).reshape(-1, 2)
         gradients = tree.quantiser.gradients(sums[:, 0])
         hessians = tree.quantiser.hessians(sums[:, 1])
-        return tree.learning_rate * leaf_weight(gradients, hessians, tree.split_params), hessians
+        if node_bounds is None:
+            weights = leaf_weight(gradients, hessians, tree.split_params)
+        else:
+            weights = bounded_weight(
+                gradients, hessians, tree.split_params, node_bounds[:, 0], node_bounds[:, 1]
+            )
+        return tree.learning_rate * weights, hessians
 
 
 class HistogramSplitter(GradientRecords):
@@ -111,6 +118,11 @@ class HistogramSplitter(GradientRecords):
         """The DeviceData whose binned columns the histograms sum over."""
         return self.data
 
+    @property
+    def _scan_data(self):
+        """The DeviceData the split scan reads (histogram width, missing bin, value bins)."""
+        return self.data
+
     def build_histograms(self, tree, begins, ends):
         """Histograms (n_nodes, n_features, n_bins, 3) int64 of the nodes (one batch)."""
         return self.backend.build_histograms(
@@ -141,16 +153,18 @@ class HistogramSplitter(GradientRecords):
         return self.backend.stack_histograms(batches)
 
     # ---- splits --------------------------------------------------------------
-    def find_best_splits(self, tree, begins, ends, histograms, feature_mask):
+    def find_best_splits(self, tree, begins, ends, histograms, feature_mask, node_bounds=None):
         """The :class:`SplitTable` of the nodes of ``histograms``
-        (:meth:`checked_records`: ValueError when the float64 sums overflow)."""
+        (:meth:`checked_records`: ValueError when the float64 sums overflow);
+        ``node_bounds`` (n_nodes, 2): weight bounds under monotone constraints."""
         records = self.backend.find_best_splits(
-            self.data,
+            self._scan_data,
             histograms,
             tree.quantiser.scale_gradients,
             tree.quantiser.scale_hessians,
             tree.split_params,
             feature_mask,
+            *(() if node_bounds is None else (node_bounds,)),
         )
         return split_table(self.checked_records(tree, records))
 

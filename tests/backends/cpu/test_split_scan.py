@@ -1,6 +1,8 @@
 """Tests of gpuboost.backends.cpu.split_scan: the compiled scan gives the NumPy reference's
 and the naive loop's records bit for bit (gains included), on random data (hypothesis)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from _cases import binned_problem, random_segments
@@ -101,3 +103,33 @@ def test_no_nodes():
     histograms = np.zeros((0, 2, 8, 3), dtype=np.int64)
     records = find_best_splits(histograms, 1.0, 1.0, np.array([7, 7]), 7, SplitParams())
     assert records.shape == (0,)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_features=st.integers(1, 5),
+    max_bin=st.sampled_from([3, 16, 255]),
+    n_nodes=st.integers(1, 5),
+    missing_fraction=st.sampled_from([0.0, 0.1]),
+    params=split_params,
+)
+def test_monotone_records_equal_the_reference_and_the_naive_loop(
+    seed, n_features, max_bin, n_nodes, missing_fraction, params
+):
+    """Monotone constraints: directions per feature, bounds per node (some clipping)."""
+    rng = np.random.default_rng(seed)
+    histograms, scale_g, scale_h, n_value_bins = _histograms(
+        rng, 200, n_features, max_bin, n_nodes, missing_fraction, 1.0
+    )
+    directions = tuple(int(d) for d in rng.choice([-1, 0, 1], size=n_features))
+    params = dataclasses.replace(
+        params, monotone=directions if any(directions) else (1,) * n_features
+    )
+    lower = np.where(rng.random(n_nodes) < 0.5, -np.inf, -rng.random(n_nodes))
+    upper = np.where(rng.random(n_nodes) < 0.5, np.inf, rng.random(n_nodes))
+    bounds = np.stack([lower, upper], axis=1)
+    arguments = (histograms, scale_g, scale_h, n_value_bins, max_bin, params, None)
+    compiled = find_best_splits(*arguments, node_bounds=bounds)
+    assert compiled.tobytes() == reference_scan(*arguments, node_bounds=bounds).tobytes()
+    assert compiled.tobytes() == find_best_splits_naive(*arguments, node_bounds=bounds).tobytes()

@@ -7,6 +7,7 @@ records of :func:`gpuboost.backends.numpy.split_scan.find_best_splits`: every fi
 equal, gains bit for bit, ties broken the same way.
 """
 
+import dataclasses
 import itertools
 import re
 import shutil
@@ -326,3 +327,24 @@ def test_overflowing_gain_keeps_inf_in_the_record():
     assert sane["feature"][0] == 0 and np.isfinite(sane["gain"][0])
     naive = find_best_splits_naive(histograms[:1], 1e-150, 2.0**20, n_value_bins, 3, SplitParams())
     assert naive["feature"][0] == -1 and naive["gain"][0] == np.inf
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_monotone_constraints(seed):
+    """Directions per feature and bounds per node: the records of the NumPy scan."""
+    rng = np.random.default_rng(600 + seed)
+    n_nodes, n_features, max_bin = 4, 5, 15
+    histograms, scale_g, scale_h, n_value_bins = data_histograms(rng, n_nodes, n_features, max_bin)
+    directions = (1, -1, 0, 1, -1)
+    lower = np.where(rng.random(n_nodes) < 0.5, -np.inf, -rng.random(n_nodes))
+    upper = np.where(rng.random(n_nodes) < 0.5, np.inf, rng.random(n_nodes))
+    bounds = np.stack([lower, upper], axis=1)
+    n_found = 0
+    for params in PARAM_GRID[seed::9]:
+        params = dataclasses.replace(params, monotone=directions)
+        arguments = (histograms, scale_g, scale_h, n_value_bins, max_bin, params, None)
+        result = _scan_on_device(*arguments, node_bounds=bounds)
+        expected = numpy_find_best_splits(*arguments, node_bounds=bounds)
+        assert_same_records(result, expected)
+        n_found += int((expected["feature"] >= 0).sum())
+    assert n_found > 0

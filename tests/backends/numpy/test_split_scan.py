@@ -1,6 +1,7 @@
 """Tests of gpuboost.backends.numpy.split_scan (and the gain formulas of gpuboost.core.gain):
 the split scan against its naive loop."""
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -352,3 +353,85 @@ def test_step_function_split_found_at_the_step():
     np.testing.assert_array_equal(goes_left, X[:, 1] <= step)
     assert below <= threshold < above
     assert record["left_count"] == np.count_nonzero(X[:, 1] <= step)
+
+
+# ---------------------------------------------------------------------------
+# Monotone constraints (docs/DESIGN.md, "Monotone constraints")
+# ---------------------------------------------------------------------------
+
+
+def monotone_case(rng, n_nodes, n_features):
+    """Random directions (at least one constrained feature) and node bounds, some
+    unbounded, some around zero (tight enough to clip weights)."""
+    directions = tuple(int(d) for d in rng.choice([-1, 0, 1], size=n_features))
+    if not any(directions):
+        directions = (1,) + directions[1:]
+    lower = np.where(rng.random(n_nodes) < 0.5, -np.inf, -rng.random(n_nodes))
+    upper = np.where(rng.random(n_nodes) < 0.5, np.inf, rng.random(n_nodes))
+    return directions, np.stack([lower, upper], axis=1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_monotone_scan_matches_naive(seed):
+    rng = np.random.default_rng(500 + seed)
+    max_bin = int(rng.choice([3, 8, 16]))
+    n_nodes, n_features = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+    histograms, scale_g, scale_h, n_value_bins = random_histograms(
+        rng, n_nodes, n_features, max_bin, discrete_gradients=seed % 2 == 1
+    )
+    directions, bounds = monotone_case(rng, n_nodes, n_features)
+    for params in PARAM_GRID[::7]:
+        params = dataclasses.replace(params, monotone=directions)
+        fast = find_best_splits(
+            histograms, scale_g, scale_h, n_value_bins, max_bin, params, node_bounds=bounds
+        )
+        naive = find_best_splits_naive(
+            histograms, scale_g, scale_h, n_value_bins, max_bin, params, node_bounds=bounds
+        )
+        assert_records_identical(fast, naive)
+
+
+def test_monotone_scan_rejects_splits_in_the_wrong_direction():
+    """Gradients falling with the bin: the best split sends the higher weight right,
+    which a decreasing constraint forbids and an increasing one allows."""
+    cells = [(5, 1, 1), (3, 1, 1), (-3, 1, 1), (-5, 1, 1)]
+    histogram, n_value_bins, max_bin = one_feature_histogram(cells)
+    free = both(histogram, n_value_bins, max_bin, SplitParams(min_child_weight=0.0))
+    assert free["feature"][0] == 0
+    bounds = np.array([[-np.inf, np.inf]])
+    up = find_best_splits(
+        histogram,
+        1.0,
+        1.0,
+        n_value_bins,
+        max_bin,
+        SplitParams(min_child_weight=0.0, monotone=(1,)),
+        node_bounds=bounds,
+    )
+    assert up["feature"][0] == 0 and up["bin"][0] == free["bin"][0]
+    assert up["gain"][0] == pytest.approx(free["gain"][0])
+    down = find_best_splits(
+        histogram,
+        1.0,
+        1.0,
+        n_value_bins,
+        max_bin,
+        SplitParams(min_child_weight=0.0, monotone=(-1,)),
+        node_bounds=bounds,
+    )
+    assert down["feature"][0] == -1
+
+
+def test_monotone_bounds_clip_the_children_weights():
+    """With both children's weights clipped to the same bound, the split gains nothing."""
+    cells = [(5, 1, 1), (3, 1, 1), (-3, 1, 1), (-5, 1, 1)]
+    histogram, n_value_bins, max_bin = one_feature_histogram(cells)
+    params = SplitParams(min_child_weight=0.0, monotone=(1,))
+    wide = find_best_splits(
+        histogram, 1.0, 1.0, n_value_bins, max_bin, params, node_bounds=np.array([[-9.0, 9.0]])
+    )
+    assert wide["feature"][0] == 0
+    pinned = find_best_splits(
+        histogram, 1.0, 1.0, n_value_bins, max_bin, params, node_bounds=np.array([[2.0, 9.0]])
+    )
+    assert pinned["feature"][0] == -1  # every weight clipped up to 2.0: no gain

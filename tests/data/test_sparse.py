@@ -1,0 +1,165 @@
+"""Sparse input without densifying (issue 12 item 4): a Dataset of a scipy.sparse matrix
+bins its columns directly (BinMapper.fit_sparse / transform_sparse), trains on feature
+bundles encoded from the stored entries (BundleMap.encode_sparse) without ever building
+the dense float matrix or the per-feature binned matrix, and gives the model of the dense
+matrix bit for bit; prediction takes sparse rows block by block."""
+
+import numpy as np
+import pytest
+from _parity import assert_runs_match, train_on_both
+
+import gpuboost
+from gpuboost import Dataset
+from gpuboost.data.binning import BinMapper
+from gpuboost.model import booster as booster_module
+
+scipy_sparse = pytest.importorskip("scipy.sparse")
+
+
+def _sparse(n_rows=1500, seed=0):
+    """CSR with one-hot-like columns (few distinct values: bundling), dense-ish columns of
+    many distinct values (quantile edges), stored explicit zeros, NaN and inf entries."""
+    rng = np.random.default_rng(seed)
+    counts = scipy_sparse.random(n_rows, 60, density=0.03, format="csr", random_state=seed)
+    counts.data = np.round(counts.data * 4)  # 0.0 to 4.0: some stored zeros
+    many = scipy_sparse.random(n_rows, 6, density=0.6, format="csr", random_state=seed + 1)
+    many.data = rng.normal(size=many.nnz)
+    X = scipy_sparse.hstack([counts, many], format="csr")
+    X.data[rng.random(X.nnz) < 0.01] = np.nan
+    X.data[:2] = [np.inf, -np.inf]
+    dense = X.toarray()
+    dense = np.nan_to_num(dense, posinf=0.0, neginf=0.0)
+    y = dense[:, 0] * 2 + dense[:, 60] - dense[:, 3] + rng.normal(size=n_rows)
+    return X, y
+
+
+def _missing_dense(X):
+    """``X`` dense with NaN where it stores nothing (XGBoost's semantics)."""
+    coo = X.tocoo()
+    dense = np.full(X.shape, np.nan)
+    dense[coo.row, coo.col] = coo.data
+    return dense
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"max_depth": 4},
+        {"max_depth": 4, "enable_bundle": False},
+        {"max_depth": 3, "subsample": 0.7, "max_bin": 16},  # binned prediction of the rows
+        {"max_depth": 0, "max_leaves": 12, "grow_policy": "lossguide", "max_bin": 64},
+    ],
+)
+def test_sparse_gives_the_dense_model_bit_for_bit(params):
+    X, y = _sparse()
+    weight = np.random.default_rng(1).random(X.shape[0]) + 0.5
+    for layout in ("csr", "csc"):
+        sparse = Dataset(X.asformat(layout), y, weight=weight)
+        model = gpuboost.train(params, sparse, 4)
+        dense = gpuboost.train(params, Dataset(X.toarray(), y, weight=weight), 4)
+        assert model.save_raw() == dense.save_raw()
+        assert sparse._features is None  # the dense float matrix was never built
+        np.testing.assert_array_equal(model.predict(X), dense.predict(X.toarray()))
+
+
+def test_training_on_bundles_never_builds_the_per_feature_bins():
+    X, y = _sparse()
+    dataset = Dataset(X, y)
+    model = gpuboost.train({"max_depth": 4, "subsample": 0.8}, dataset, 3)
+    assert dataset.bundle_map().reduces_columns
+    assert dataset._X_binned is None and dataset._features is None
+    # ... but they are there, equal to the dense ones, for whoever asks.
+    dense = Dataset(X.toarray(), y)
+    np.testing.assert_array_equal(dataset.X_binned, dense.X_binned)
+    np.testing.assert_array_equal(dataset.features, X.toarray())
+    assert (
+        model.save_raw() == gpuboost.train({"max_depth": 4, "subsample": 0.8}, dense, 3).save_raw()
+    )
+
+
+def test_cpu_and_emulated_cuda_give_the_same_model_on_sparse_input(emulated_cuda):
+    X, y = _sparse(600)
+    runs = train_on_both({"max_depth": 4, "subsample": 0.8}, lambda: Dataset(X, label=y), 3)
+    assert_runs_match(runs)
+    assert runs["cuda"].dataset._X_binned is None
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_fit_sparse_equals_fit_on_the_dense_matrix(weighted):
+    """Both edge rules (distinct midpoints, quantiles), weighted quantiles (row order),
+    the binning subsample, and absent entries as missing."""
+    X, _ = _sparse(900, seed=3)
+    weight = np.random.default_rng(2).integers(0, 3, size=X.shape[0]).astype(float)
+    weight = weight if weighted else None
+    columns = X.tocsc()
+    columns.sum_duplicates()
+    for max_bin, subsample in ((255, 200_000), (8, 200_000), (16, 400)):
+        for absent_missing in (False, True):
+            dense = _missing_dense(X) if absent_missing else X.toarray()
+            mapper = BinMapper(max_bin=max_bin, subsample=subsample, seed=5)
+            sparse = BinMapper(max_bin=max_bin, subsample=subsample, seed=5)
+            mapper.fit(dense, sample_weight=weight)
+            sparse.fit_sparse(columns, weight, absent_missing)
+            for expected, got in zip(mapper.bin_edges_, sparse.bin_edges_):
+                np.testing.assert_array_equal(got, expected)
+            np.testing.assert_array_equal(
+                sparse.transform_sparse(columns, absent_missing), mapper.transform(dense)
+            )
+
+
+def test_absent_entries_as_missing():
+    X, y = _sparse(seed=4)
+    dataset = Dataset(X, y, sparse_absent="missing")
+    model = gpuboost.train({"max_depth": 4}, dataset, 3)
+    dense = gpuboost.train({"max_depth": 4}, Dataset(_missing_dense(X), y), 3)
+    assert model.save_raw() == dense.save_raw()
+    np.testing.assert_array_equal(model.predict(dataset), dense.predict(_missing_dense(X)))
+    zero = gpuboost.train({"max_depth": 4}, Dataset(X, y), 3)
+    assert zero.save_raw() != model.save_raw()  # the option changes the model
+    with pytest.raises(ValueError, match="sparse_absent"):
+        Dataset(X, y, sparse_absent="nan")
+
+
+def test_prediction_of_sparse_rows_block_by_block(monkeypatch):
+    X, y = _sparse(1450, seed=5)  # 14 blocks of 100 rows and one of 50
+    model = gpuboost.train({"max_depth": 4}, Dataset(X, y), 3)
+    dense = X.toarray()
+    monkeypatch.setattr(booster_module, "SPARSE_PREDICT_BLOCK_BYTES", 8 * X.shape[1] * 100)
+    seen = []
+    original = model._check_features
+
+    def recording(data):
+        seen.append(data.shape[0])
+        return original(data)
+
+    monkeypatch.setattr(model, "_check_features", recording)
+    for kwargs in ({}, {"pred_leaf": True}, {"pred_contribs": True}, {"output_margin": True}):
+        np.testing.assert_array_equal(model.predict(X, **kwargs), model.predict(dense, **kwargs))
+        np.testing.assert_array_equal(
+            model.predict(Dataset(X), **kwargs), model.predict(dense, **kwargs)
+        )
+    assert max(seen) == X.shape[0]  # the dense calls
+    assert 100 in seen and 50 in seen  # the sparse ones: blocks of 100 rows
+
+
+def test_subset_of_a_sparse_dataset_stays_sparse():
+    X, y = _sparse(seed=6)
+    dataset = Dataset(X, y)
+    rows = np.arange(0, X.shape[0], 3)
+    part = dataset.subset(rows)
+    assert part.sparse_columns is not None
+    np.testing.assert_array_equal(part.X_binned, dataset.X_binned[rows])
+
+
+def test_bundles_encoded_from_the_stored_entries():
+    X, y = _sparse(seed=7)
+    dataset = Dataset(X, y)
+    for rate in (0.0, 0.05):
+        bundle_map = dataset.bundle_map(rate)
+        encoded = bundle_map.encode_sparse(dataset.sparse_columns, dataset.bin_mapper)
+        np.testing.assert_array_equal(encoded, bundle_map.encode_naive(dataset.X_binned))
+        features = [5, 0, 61, 5]
+        np.testing.assert_array_equal(
+            bundle_map.decode_features(np, encoded, features),
+            bundle_map.decode(np, encoded)[:, features],
+        )
