@@ -23,6 +23,7 @@ __all__ = [
     "interactions_recursive",
 ]
 
+
 # ---- the plain-Python reference: XGBoost's recursive TreeShap -----------------------
 class _PathElement:
     __slots__ = ("feature", "zero_fraction", "one_fraction", "weight")
