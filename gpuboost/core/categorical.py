@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .dtypes import HIST_COUNT, HIST_GRAD, HIST_HESS
-from .gain import SPLIT_GAIN_EPS, admissible, leaf_score, no_split_records
+from .gain import admissible, leaf_score, no_split_records
 
 __all__ = [
     "CategoricalParams",
@@ -411,14 +411,7 @@ def find_best_categorical_splits_naive(
                         float(leaf_score(left[0] / scale_gradients, lh, params))
                         + float(leaf_score(right[0] / scale_gradients, rh, params))
                     ) - parent_score
-                    if not (
-                        lh >= params.min_child_weight
-                        and rh >= params.min_child_weight
-                        and left[2] >= params.min_data_in_leaf
-                        and right[2] >= params.min_data_in_leaf
-                        and gain > params.gamma
-                        and gain > SPLIT_GAIN_EPS
-                    ):
+                    if not admissible(lh, left[2], rh, right[2], gain, params):
                         continue
                     if gain == np.inf:
                         overflow = True

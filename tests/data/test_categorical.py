@@ -117,3 +117,16 @@ def test_encode_features_leaves_numeric_input_alone():
     X = np.arange(6.0).reshape(3, 2)
     out, categories = encode_features(X)
     assert out is X and categories is None
+
+
+def test_arrow_dictionary_and_polars_categorical_columns():
+    values = ["b", "a", "b", "c", None, "b"]
+    expected = [["b", "a", "c"], None]  # most frequent first, ties in label order
+    pa = pytest.importorskip("pyarrow")
+    table = pa.table({"c": pa.array(values).dictionary_encode(), "x": [1.0, 2, 3, 4, 5, 6]})
+    dataset = gpuboost.Dataset(table)
+    assert dataset.categories == expected
+    assert np.isnan(dataset.features[4, 0]) and dataset.features[0, 0] == 0
+    pl = pytest.importorskip("polars")
+    frame = pl.DataFrame({"c": pl.Series(values, dtype=pl.Categorical), "x": [1.0, 2, 3, 4, 5, 6]})
+    assert gpuboost.Dataset(frame).categories == expected

@@ -159,39 +159,34 @@ class HistogramSplitter(GradientRecords):
     # ---- splits --------------------------------------------------------------
     def find_best_splits(self, tree, begins, ends, histograms, feature_mask):
         """The :class:`SplitTable` of the nodes of ``histograms``
-        (:meth:`checked_records`: ValueError when the float64 sums overflow)."""
-        if self.categorical_features is None:
-            records = self.backend.find_best_splits(
-                self.data,
-                histograms,
-                tree.quantiser.scale_gradients,
-                tree.quantiser.scale_hessians,
-                tree.split_params,
-                feature_mask,
-            )
-            return split_table(self.checked_records(tree, records))
-        return self._find_best_splits_categorical(tree, histograms, feature_mask)
+        (:meth:`checked_records`: ValueError when the float64 sums overflow).
 
-    def _find_best_splits_categorical(self, tree, histograms, feature_mask):
-        """The backend's numeric scan over the numeric features, the host scan of
-        :func:`~gpuboost.core.categorical.find_best_categorical_splits` over the
-        categorical ones (their histograms copied to the host), and per node the better
-        of the two (ties: the lower feature, docs/DESIGN.md "Categorical features")."""
-        n_nodes = histograms.shape[0]
-        numeric_mask = np.broadcast_to(self._numeric, (n_nodes, len(self._numeric)))
-        if feature_mask is not None:
-            numeric_mask = numeric_mask & feature_mask
+        With categorical features: the backend's scan over the numeric features, the
+        host scan of :func:`~gpuboost.core.categorical.find_best_categorical_splits`
+        over the categorical ones (their histograms copied to the host), and per node
+        the better of the two (ties: the lower feature, docs/DESIGN.md "Categorical
+        features")."""
+        numeric_mask = feature_mask
+        if self.categorical_features is not None:
+            n_nodes = histograms.shape[0]
+            numeric_mask = np.broadcast_to(self._numeric, (n_nodes, len(self._numeric)))
+            if feature_mask is not None:
+                numeric_mask = numeric_mask & feature_mask
+            numeric_mask = np.ascontiguousarray(numeric_mask)
         records = self.backend.find_best_splits(
             self.data,
             histograms,
             tree.quantiser.scale_gradients,
             tree.quantiser.scale_hessians,
             tree.split_params,
-            np.ascontiguousarray(numeric_mask),
+            numeric_mask,
         )
+        if self.categorical_features is None:
+            return split_table(self.checked_records(tree, records))
         features = self.categorical_features
-        xp = self.backend.xp
-        categorical_histograms = self.backend.to_host(histograms[:, xp.asarray(features)])
+        categorical_histograms = self.backend.to_host(
+            histograms[:, self.backend.xp.asarray(features)]
+        )
         cat_records, left_sets = find_best_categorical_splits(
             categorical_histograms,
             features,
@@ -209,10 +204,7 @@ class HistogramSplitter(GradientRecords):
             & (cat_records["feature"] < records["feature"])
         )
         take &= (cat_records["feature"] >= 0) | (cat_records["gain"] == np.inf)
-        for name in ("feature", "bin", "default_left", "gain"):
-            records[name][take] = cat_records[name][take]
-        for name in ("left_sum_gradients", "left_sum_hessians", "left_count"):
-            records[name][take] = cat_records[name][take]
+        records[take] = cat_records[take]
         left_sets[~take] = 0
         table = split_table(self.checked_records(tree, records))
         table.left_sets = left_sets
