@@ -318,7 +318,16 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
         names = column_names(X)
         if not reset:
             self._check_feature_names(names)
-        encoded, categories = encode_features(X, self.categorical_features, self.enable_categorical)
+        model = None if reset else getattr(self, "booster_", None)
+        categories = None if model is None else model.categories
+        if categories is not None:  # a fitted model reads its categories by label
+            encoded = X
+            if np.ndim(X) == 2 and np.shape(X)[1] == len(categories):
+                encoded = encode_features(X, categories=categories)[0]
+        else:
+            encoded, categories = encode_features(
+                X, self.categorical_features, self.enable_categorical
+            )
         data = as_feature_matrix(encoded)
         if categories is not None:
             data = X
