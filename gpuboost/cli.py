@@ -97,7 +97,7 @@ def _split_label(path, names, values, label_column, required, header=True):
     index = names.index(label_column)
     feature_names = names[:index] + names[index + 1 :]
     features = np.ascontiguousarray(np.delete(values, index, axis=1))
-    return feature_names, features, values[:, index].copy()
+    return feature_names, features, values[:, index].astype(np.float64)
 
 
 def _select_model_features(path, names, features, model_names, label_column, header=True):
@@ -311,18 +311,26 @@ def _run_train(args):
         raise ValueError(f"--rounds must be >= 0, got {args.rounds}.")
     check_model_path(args.model_out)  # before the training, not after it
     header = not args.no_header
-    names, values = read_csv(args.data, header=header)
+    categorical = [name.strip() for name in (args.categorical or "").split(",") if name.strip()]
+    names, values = read_csv(args.data, header=header, text_columns=categorical)
     feature_names, features, label = _split_label(
         args.data, names, values, args.label_column, required=True, header=header
     )
+    if args.label_column in categorical:
+        raise ValueError("--categorical names the label column; it lists feature columns.")
     if not feature_names:
         raise ValueError(f"{args.data} has no feature columns besides the label.")
     params = _training_params(args.param, {"objective": args.objective, "device": args.device})
     # Without a header the features keep the default names f0, f1, ... (by position).
-    dtrain = Dataset(features, label=label, feature_names=feature_names if header else None)
+    dtrain = Dataset(
+        features,
+        label=label,
+        feature_names=feature_names if header else None,
+        categorical_features=[feature_names.index(name) for name in categorical],
+    )
     evals = [(dtrain, "train")]
     if args.valid is not None:
-        valid_names, valid_values = read_csv(args.valid, header=header)
+        valid_names, valid_values = read_csv(args.valid, header=header, text_columns=categorical)
         valid_feature_names, valid_features, valid_label = _split_label(
             args.valid, valid_names, valid_values, args.label_column, required=True, header=header
         )
@@ -367,10 +375,22 @@ def _run_doctor(args):
     return run_doctor(timing_rows=args.rows)
 
 
+def _text_columns(booster, header):
+    """The columns to read as text for ``booster``: its categorical features (by name;
+    by position without a header)."""
+    if booster.categories is None:
+        return ()
+    return [
+        name if header else str(position)
+        for position, (name, labels) in enumerate(zip(booster.feature_names, booster.categories))
+        if labels is not None
+    ]
+
+
 def _run_predict(args):
     booster = Booster.load_model(args.model)
     header = not args.no_header
-    names, values = read_csv(args.data, header=header)
+    names, values = read_csv(args.data, header=header, text_columns=_text_columns(booster, header))
     feature_names, features, _ = _split_label(
         args.data, names, values, args.label_column, required=False, header=header
     )
@@ -449,6 +469,12 @@ def _build_parser():
         help="name of the label column (with --no-header: its position, from 0)",
     )
     train_parser.add_argument("--valid", help="validation CSV file (same columns)")
+    train_parser.add_argument(
+        "--categorical",
+        metavar="NAMES",
+        help="comma-separated categorical feature columns (positions with --no-header): "
+        "read as text labels, split by category sets; predict reads them by label",
+    )
     train_parser.add_argument("--no-header", action="store_true", help=no_header_help)
     train_parser.add_argument(
         "--objective", help="objective, e.g. binary:logistic (default reg:squarederror)"

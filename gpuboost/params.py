@@ -380,6 +380,55 @@ PARAMETERS = {
             high_open=True,
         ),
         _P(
+            "max_cat_to_onehot",
+            4,
+            "int",
+            "categorical features with at most this many categories (bins) are split "
+            "one-vs-rest; more: many-vs-many (categories sorted by G/(H + cat_smooth))",
+            low=1,
+        ),
+        _P(
+            "max_cat_threshold",
+            32,
+            "int",
+            "many-vs-many categorical splits: at most this many categories on the side "
+            "scanned from (each end of the sorted order is scanned)",
+            low=1,
+        ),
+        _P(
+            "cat_smooth",
+            10.0,
+            "float",
+            "many-vs-many categorical splits: categories are sorted by G / (H + cat_smooth); "
+            "those with fewer rows in the node are left out of the sorted sets",
+            low=0.0,
+        ),
+        _P(
+            "cat_l2",
+            10.0,
+            "float",
+            "many-vs-many categorical splits: extra L2 regularization (added to reg_lambda) "
+            "of the children's scores",
+            low=0.0,
+        ),
+        _P(
+            "min_data_per_group",
+            100,
+            "int",
+            "many-vs-many categorical splits: rows between two sets tried (and fewest rows "
+            "left out of a set)",
+            low=1,
+        ),
+        _P(
+            "max_cat",
+            255,
+            "int",
+            "value bins of a categorical feature (at most max_bin): with more categories, the "
+            "max_cat - 1 most frequent keep a bin each and the rest share one 'other' bin",
+            low=2,
+            high=255,
+        ),
+        _P(
             "booster",
             "gbtree",
             "str",
@@ -429,7 +478,18 @@ RUNTIME_ONLY = frozenset({"device", "verbosity", "nthread"})
 #: from their default, so that models not using them keep their bytes (and a file
 #: without them loads to the defaults).
 SAVED_WHEN_SET = frozenset(
-    {"scale_pos_weight", "is_unbalance", "monotone_constraints", "interaction_constraints"}
+    {
+        "scale_pos_weight",
+        "is_unbalance",
+        "monotone_constraints",
+        "interaction_constraints",
+        "max_cat_to_onehot",
+        "max_cat_threshold",
+        "cat_smooth",
+        "cat_l2",
+        "min_data_per_group",
+        "max_cat",
+    }
 )
 
 

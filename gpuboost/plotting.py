@@ -147,11 +147,13 @@ def plot_metric(evals_result, metric=None, ax=None, title="Metric during trainin
 
 
 # ---- trees ------------------------------------------------------------------------
-def _node_label(tree, node, feature_names, precision):
+def _node_label(tree, node, feature_names, precision, categories=None):
     if tree.feature[node] < 0:
         return f"leaf={tree.value[node]:.{precision}g}"
     feature = int(tree.feature[node])
     name = feature_names[feature] if feature_names is not None else f"f{feature}"
+    if tree.is_categorical[node]:  # the categories going left (by label)
+        return tree.dump_split(node, name, None if categories is None else categories[feature])
     return f"{name}<={tree.threshold[node]:.{precision}g}"
 
 
@@ -240,7 +242,7 @@ def plot_tree(booster, tree_index=0, ax=None, precision=4, fontsize=8, show_edge
         ax.text(
             x[node],
             -depth[node],
-            _node_label(tree, node, booster.feature_names, precision),
+            _node_label(tree, node, booster.feature_names, precision, booster.categories),
             ha="center",
             va="center",
             fontsize=fontsize,
@@ -258,7 +260,9 @@ def tree_to_dot(booster, tree_index=0, precision=4):
     tree = booster.trees[tree_index]
     lines = [f"digraph tree_{tree_index} {{", "  graph [rankdir=TB];", "  node [shape=box];"]
     for node in range(tree.n_nodes):
-        label = _node_label(tree, node, booster.feature_names, precision).replace('"', '\\"')
+        label = _node_label(
+            tree, node, booster.feature_names, precision, booster.categories
+        ).replace('"', '\\"')
         shape = ', style=filled, fillcolor="#e8f0fe"' if tree.feature[node] < 0 else ""
         lines.append(f'  {node} [label="{label}"{shape}];')
         if tree.feature[node] >= 0:

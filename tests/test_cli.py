@@ -249,6 +249,35 @@ def test_narrow_fields_with_missing_markers_train(tmp_path, capsys):
     assert code == 0, err
 
 
+def test_categorical_columns_train_and_predict_by_label(tmp_path, capsys):
+    """--categorical reads text columns as categories; predict reads them by label (an
+    unseen one predicts as missing) whatever the column order."""
+    rng = np.random.default_rng(3)
+    colours = rng.choice(["red", "green", "blue", "grey", "pink", "teal"], 400)
+    x = rng.normal(size=400)
+    y = np.isin(colours, ["red", "blue", "teal"]) * 2.0 + x
+    train = tmp_path / "train.csv"
+    lines = ["colour,x,y"] + [
+        f"{'NA' if i % 17 == 0 else colours[i]},{float(x[i])!r},{float(y[i])!r}" for i in range(400)
+    ]
+    train.write_text("\n".join(lines) + "\n")
+    model = tmp_path / "m.json"
+    argv = ["train", "--data", train, "--label-column", "y", "--categorical", "colour"]
+    code, _, err = run(
+        capsys, argv + ["--rounds", 5, "--param", "min_data_per_group=10", "--model-out", model]
+    )
+    assert code == 0, err
+    booster = gpuboost.Booster.load_model(model)
+    assert sorted(booster.categories[0]) == ["blue", "green", "grey", "pink", "red", "teal"]
+    test = tmp_path / "test.csv"
+    test.write_text("x,colour\n0.5,red\n0.5,purple\n0.5,NA\n0.5,green\n")
+    code, out, err = run(capsys, ["predict", "--model", model, "--data", test])
+    assert code == 0, err
+    values = [float(v) for v in out.split()[1:]]
+    assert values[1] == values[2]  # unseen = missing
+    assert values[0] - values[3] > 1.0  # red vs green
+
+
 def test_binary_training_with_validation_and_early_stopping(tmp_path, capsys):
     X, y = make_higgs_like(2000, n_features=6, seed=1)
     names = [f"x{i}" for i in range(6)] + ["target"]

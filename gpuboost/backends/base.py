@@ -22,6 +22,7 @@ from ..core.array import ArrayLike
 from ..core.dtypes import SAMPLE_INDEX_DTYPE
 from ..core.quantize import quantize
 from ..core.random import row_uniforms
+from .categorical import partition_categorical
 
 if TYPE_CHECKING:  # annotations only
     from ..core.gain import SplitParams
@@ -259,6 +260,33 @@ class Backend:
     ) -> None:  # pragma: no cover - abstract
         """Stable in-place split of the listed segments of ``sample_indices``."""
         raise NotImplementedError
+
+    def partition_categorical(
+        self,
+        data: DeviceData,
+        sample_indices: ArrayLike,
+        begins: Sequence[int],
+        ends: Sequence[int],
+        features: Sequence[int],
+        left_sets: np.ndarray,
+        default_left: Sequence[bool],
+    ) -> None:
+        """Stable in-place split of the listed segments by categorical splits: rows whose
+        bin is in ``left_sets[i]`` (uint32 bitset words) go left, the missing bin follows
+        ``default_left`` (array-module code shared by the backends,
+        gpuboost.backends.categorical)."""
+        partition_categorical(
+            self.xp,
+            self.to_device,
+            data.arrays["X_binned"],
+            sample_indices,
+            begins,
+            ends,
+            features,
+            left_sets,
+            default_left,
+            data.missing_bin,
+        )
 
     def add_leaf_values(
         self,

@@ -274,6 +274,12 @@ class AdaBoostLearner:
     def __init__(self, given_params, dtrain, evals, obj, custom_metric, init_model, backend):
         params = adaboost_params(given_params)
         bind_binning(params, given_params, dtrain)
+        if dtrain.categories is not None:
+            raise ValueError(
+                "booster='adaboost' does not support categorical features (its Gini trees "
+                "split by thresholds): use booster='gbtree', or encode the categories as "
+                "numbers (categorical_features=None)."
+            )
         if obj is not None:
             raise ValueError("booster='adaboost' does not take a custom objective (obj).")
         if init_model is not None:

@@ -130,6 +130,11 @@ def _make_booster(params, objective, dtrain, init_model, weight):
             )
         booster = init_model.copy()
         _features_in_order(booster, dtrain)
+        if booster.categories != dtrain.categories:
+            raise ValueError(
+                "init_model's categorical features (and their categories) differ from "
+                "dtrain's; continue training on a Dataset built like the first one's."
+            )
         booster.params = params
         booster._objective = None
         booster.best_iteration = booster.best_score = None  # stale: new rounds follow
@@ -140,6 +145,7 @@ def _make_booster(params, objective, dtrain, init_model, weight):
             booster.n_features,
             booster.feature_names,
             trees=list(booster.trees),  # the rounds of init_model only
+            categories=booster.categories,
         )
         return booster, before
     if params["base_score"] is not None:
@@ -154,7 +160,15 @@ def _make_booster(params, objective, dtrain, init_model, weight):
             f"objective's optimal constant, or base_score is outside the "
             f"objective's range. Rescale labels or weights, or pass base_score."
         )
-    return Booster(params, n_outputs, base_margin, dtrain.n_features, dtrain.feature_names), None
+    booster = Booster(
+        params,
+        n_outputs,
+        base_margin,
+        dtrain.n_features,
+        dtrain.feature_names,
+        categories=dtrain.categories,
+    )
+    return booster, None
 
 
 def _check_finite_tree(tree, round_index):
@@ -249,6 +263,13 @@ class GBTreeLearner:
             raise ValueError(
                 "monotone_constraints and interaction_constraints work with "
                 "tree_method='hist' or 'approx', not 'exact': choose one of those."
+            )
+        if self.split_params.monotone and getattr(dtrain, "categories", None) is not None:
+            raise ValueError(
+                "monotone_constraints cannot be combined with categorical features yet "
+                "(the categorical split scan does not bound the children's values): "
+                "encode the categories as numbers (Dataset(..., categorical_features=None)) "
+                "or leave monotone_constraints out."
             )
         self.policy = GrowthPolicy.from_params(params)
         self.rebinner = (

@@ -110,7 +110,7 @@ def bind_binning(params, given_params, dtrain):
     dtrain : Dataset
     """
     asked = params["max_bin"] if "max_bin" in given_names(given_params) else None
-    params["max_bin"] = dtrain.bind_binning(asked, params["seed"]).max_bin
+    params["max_bin"] = dtrain.bind_binning(asked, params["seed"], params["max_cat"]).max_bin
 
 
 def check_num_boost_round(num_boost_round):

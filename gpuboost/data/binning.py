@@ -410,6 +410,15 @@ class BinMapper:
             X_binned[:, begin:end] = block.T
         return X_binned
 
+    def set_feature_edges(self, edges):
+        """Replace the edges of some features (a dict feature -> increasing float64
+        edges), e.g. those of categorical features (one bin per category code)."""
+        self._check_fitted()
+        bin_edges = list(self.bin_edges_)
+        for feature, feature_edges in edges.items():
+            bin_edges[feature] = np.asarray(feature_edges, dtype=X_DTYPE)
+        self._set_edges(bin_edges)
+
     def _set_edges(self, bin_edges):
         self.__dict__.pop("_edge_table", None)  # thresholds_for_bins' table of the old edges
         self.bin_edges_ = bin_edges

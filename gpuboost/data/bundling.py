@@ -289,7 +289,7 @@ def find_bundles(counts, n_slots, rows_of, n_rows, max_conflicts, shareable=None
     return [b.members for b in bundles], sum(b.conflicts for b in bundles)
 
 
-def bundle_features(data, bin_mapper, max_conflict_rate=0.0, sparse_columns=None):
+def bundle_features(data, bin_mapper, max_conflict_rate=0.0, sparse_columns=None, exclusive=None):
     """Bundle the features of a Dataset.
 
     Parameters
@@ -304,6 +304,9 @@ def bundle_features(data, bin_mapper, max_conflict_rate=0.0, sparse_columns=None
     sparse_columns : scipy.sparse CSC matrix, optional
         The same features as ``data`` in CSC form (when the Dataset was built from
         a sparse matrix): only its stored entries are examined.
+    exclusive : ndarray of shape (n_features,), bool, optional
+        Features never bundled with another (categorical features: their splits read
+        their own bins).
 
     Returns
     -------
@@ -318,8 +321,11 @@ def bundle_features(data, bin_mapper, max_conflict_rate=0.0, sparse_columns=None
     n_value_bins = np.asarray(bin_mapper.n_value_bins_, dtype=np.int32)
     n_slots = (n_value_bins - 1 + non_default.has_missing).astype(np.int32)
     max_conflicts = int(np.floor(max_conflict_rate * n_rows))
+    shareable = non_default.shareable
+    if exclusive is not None:
+        shareable = shareable & ~np.asarray(exclusive, dtype=bool)
     members, n_conflicts = find_bundles(
-        non_default.counts, n_slots, non_default.rows, n_rows, max_conflicts, non_default.shareable
+        non_default.counts, n_slots, non_default.rows, n_rows, max_conflicts, shareable
     )
     return BundleMap(
         members,

@@ -58,8 +58,9 @@ def loaded_module(name):
 
 #: Message tail of a non-numeric DataFrame column.
 _NOT_NUMERIC_HINT = (
-    "Categorical support is not there yet: encode the column as numbers (e.g. category "
-    "codes) first."
+    "Categorical columns are read by a Dataset (categorical_features='auto' takes pandas "
+    "'category' columns, enable_categorical=True string columns) and by a model trained "
+    "on them; otherwise encode the column as numbers."
 )
 
 

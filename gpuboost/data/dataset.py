@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike
 from ..core.dtypes import X_DTYPE
 from ..params import PARAMETERS
 from .binning import BinMapper
+from .categorical import categorical_edges, encode_features
 from .convert import (
     as_integer_vector,
     check_base_margin,
@@ -30,6 +31,7 @@ from .convert import (
     check_weight,
     convert_features,
     default_feature_names,
+    frame_column_names,
     sparse_columns,
 )
 from .io import load_query_file, load_svmlight
@@ -84,6 +86,12 @@ def bound_bin_mapper(own_max_bin, binned, max_bin, own_seed, seed, subsample):
         subsample=subsample,
         seed=0 if chosen_seed is None else chosen_seed,
     )
+
+
+#: ``max_cat`` of a Dataset binned without one (the training parameter's default).
+DEFAULT_MAX_CAT = PARAMETERS["max_cat"].default
+#: ``categorical_features`` of :meth:`Dataset.subset`: X holds the reference's codes.
+_CODES = object()
 
 
 # --------------------------------------------------------------------------- #
@@ -147,6 +155,17 @@ class Dataset:
         value 0.0 (scipy's semantics, LightGBM's), so the model is the one of
         ``X.toarray()``, bit for bit. 'missing': a missing value (XGBoost's); the
         Dataset's ``features`` then hold NaN there. Ignored for dense ``X``.
+    categorical_features : 'auto', None, or list of str or int, default='auto'
+        The categorical columns (:mod:`gpuboost.data.categorical`): 'auto' takes pandas
+        ``category`` columns (polars ``Categorical``, Arrow dictionary columns), and
+        string columns when ``enable_categorical``; a list names more columns (by name
+        or index, any values); None: no categorical column. Their categories (labels,
+        strings included) are numbered by decreasing frequency and stored in the
+        model; a Dataset with ``reference`` re-codes its columns by label against the
+        reference's (unseen categories become missing).
+    enable_categorical : bool, default=False
+        Take string / object columns as categorical (XGBoost's name); without it they
+        are refused with a TypeError.
 
     Attributes
     ----------
@@ -170,6 +189,9 @@ class Dataset:
         The fitted mapper (shared with ``reference`` when one is given), fitted at
         first use (:meth:`bind_binning`).
     feature_names : list of str
+    categories : list of (list or None) or None
+        Per feature, the category labels in code order (None: numeric); None when no
+        feature is categorical.
     n_rows, n_features : int
     label, weight, group, base_margin : ndarray or None
         As validated; ``label`` and ``weight`` float64, ``group`` int64 query
@@ -199,6 +221,8 @@ class Dataset:
         binning_subsample: int = 200_000,
         seed: Optional[int] = None,
         sparse_absent: str = "zero",
+        categorical_features="auto",
+        enable_categorical: bool = False,
     ) -> None:
         #: Free for backends to cache device copies, keyed by their own names;
         #: cleared whenever a field changes.
@@ -209,6 +233,19 @@ class Dataset:
                 f"{sparse_absent!r}."
             )
         self.sparse_absent = sparse_absent
+        if sparse_columns(X) is None:
+            X, self.categories = self._encode(
+                X, reference, categorical_features, enable_categorical
+            )
+        elif categorical_features not in ("auto", None, _CODES) or (
+            reference is not None and getattr(reference, "categories", None) is not None
+        ):
+            raise ValueError(
+                "Categorical features need dense input (a DataFrame or an array); this X "
+                "is a scipy.sparse matrix: pass categorical_features=None, or a dense X."
+            )
+        else:
+            self.categories = None
         #: CSC copy of a sparse X (None otherwise) and bundle maps by conflict rate.
         self._sparse_columns = sparse_columns(X)
         if self._sparse_columns is not None:
@@ -256,6 +293,37 @@ class Dataset:
         self._binning_weight = self._weight
         self._X_binned = None
 
+    @staticmethod
+    def _encode(X, reference, categorical_features, enable_categorical):
+        """``X`` with categorical columns as codes, and the categories (see
+        :mod:`gpuboost.data.categorical`): a reference's are reused (re-coding by
+        label)."""
+        if categorical_features is _CODES:  # subset(): the codes of the reference
+            return X, reference.categories
+        if reference is not None and isinstance(reference, Dataset):
+            if reference.categories is not None:
+                names = frame_column_names(X)
+                categories = reference.categories
+                if names is not None and reference.has_feature_names:
+                    by_name = dict(zip(reference.feature_names, reference.categories))
+                    categories = [by_name.get(str(name)) for name in names]
+                return encode_features(X, categories=categories)[0], reference.categories
+            X, found = encode_features(X, categorical_features, enable_categorical)
+            if found is not None:
+                raise ValueError(
+                    "X has categorical columns, but the reference Dataset has none; build "
+                    "both with the same categorical_features."
+                )
+            return X, None
+        return encode_features(X, categorical_features, enable_categorical)
+
+    @property
+    def is_categorical(self):
+        """ndarray of shape (n_features,), bool: the categorical features."""
+        if self.categories is None:
+            return np.zeros(self.n_features, dtype=bool)
+        return np.array([labels is not None for labels in self.categories], dtype=bool)
+
     def _check_reference(self, reference, feature_names, names_are_explicit):
         """Check ``reference`` fits this data; return the feature names to use."""
         if not isinstance(reference, Dataset):
@@ -284,7 +352,7 @@ class Dataset:
             self.bind_binning()
         return self._bin_mapper
 
-    def bind_binning(self, max_bin=None, seed=None):
+    def bind_binning(self, max_bin=None, seed=None, max_cat=None):
         """Fix this Dataset's binning and fit its bin edges if not done yet.
 
         Training calls this with its parameters (``max_bin`` only when the parameters
@@ -298,6 +366,9 @@ class Dataset:
             construction, else that of its bins, else 255).
         seed : int, optional
             Seed of the binning subsample when the Dataset was built without one.
+        max_cat : int, optional
+            Value bins of a categorical feature (with ``max_bin``), when the Dataset is
+            binned now; default 255 (:func:`gpuboost.data.categorical.categorical_edges`).
 
         Returns
         -------
@@ -310,7 +381,7 @@ class Dataset:
             The Dataset was built, or already binned, with another ``max_bin``.
         """
         if self._reference is not None:
-            self._bin_mapper = self._reference.bind_binning(max_bin, seed)
+            self._bin_mapper = self._reference.bind_binning(max_bin, seed, max_cat)
             return self._bin_mapper
         own = self._max_bin if self._bin_mapper is None else self._bin_mapper.max_bin
         mapper = bound_bin_mapper(
@@ -328,6 +399,15 @@ class Dataset:
                 )
             else:
                 self._bin_mapper = mapper.fit(self.features, sample_weight=self._binning_weight)
+            if self.categories is not None:
+                limit = DEFAULT_MAX_CAT if max_cat is None else int(max_cat)
+                self._bin_mapper.set_feature_edges(
+                    {
+                        feature: categorical_edges(len(labels), limit, self._bin_mapper.max_bin)
+                        for feature, labels in enumerate(self.categories)
+                        if labels is not None
+                    }
+                )
         return self._bin_mapper
 
     # -- rows ------------------------------------------------------------------ #
@@ -368,6 +448,7 @@ class Dataset:
         sparse = self._sparse_columns
         return Dataset(
             self.features[rows] if sparse is None else sparse.tocsr()[rows],
+            categorical_features=_CODES,
             label=None if self._label is None else self._label[rows],
             weight=None if self._weight is None else self._weight[rows],
             base_margin=None if self._base_margin is None else self._base_margin[rows],
@@ -468,7 +549,11 @@ class Dataset:
             else:  # absent entries are missing: every row of a feature may be non-default
                 data, columns = self.features, None
             self._bundle_maps[key] = bundle_features(
-                data, self.bin_mapper, key, sparse_columns=columns
+                data,
+                self.bin_mapper,
+                key,
+                sparse_columns=columns,
+                exclusive=self.is_categorical,
             )
         return self._bundle_maps[key]
 

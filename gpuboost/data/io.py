@@ -187,8 +187,8 @@ def _looks_like_data(fields):
     )
 
 
-def read_csv(path, header=True):
-    """Read a numeric CSV file.
+def read_csv(path, header=True, text_columns=()):
+    """Read a numeric CSV file (with ``text_columns``: some columns kept as text).
 
     Parameters
     ----------
@@ -198,6 +198,10 @@ def read_csv(path, header=True):
         values) is refused as a header (it looks like data: a file without a header
         would otherwise lose its first row and name its columns by its values); read
         such a file with ``header=False``.
+    text_columns : sequence of str, default=()
+        Names (positions ``'0', '1', ...`` without a header) of columns kept as text,
+        e.g. categorical features: ``values`` is then an object array holding their
+        stripped fields (None for a missing marker) and floats elsewhere.
 
     Returns
     -------
@@ -244,14 +248,27 @@ def read_csv(path, header=True):
             rows.append(row)
     if not rows:
         raise ValueError(f"{path} has {'a header but ' if header else ''}no data rows.")
-    fields = np.char.lower(np.char.strip(np.array(rows, dtype=str)))
+    unknown = [name for name in text_columns if name not in names]
+    if unknown:
+        raise ValueError(f"{path} has no column {unknown[0]!r}; its columns are {names}.")
+    text = [names.index(name) for name in text_columns]
+    raw = np.char.strip(np.array(rows, dtype=str))
+    fields = np.char.lower(raw)
     missing = np.isin(fields, list(MISSING_MARKERS))
+    numeric = np.ones(len(names), dtype=bool)
+    numeric[text] = False
     values = np.full(fields.shape, np.nan, dtype=X_DTYPE)
+    check = missing | ~numeric[None, :]
     try:  # fields of a fixed width: never write a longer string into them
-        values[~missing] = fields[~missing].astype(X_DTYPE)
+        values[~check] = fields[~check].astype(X_DTYPE)
     except ValueError:
-        _raise_first_bad_field(path, rows, names, missing, header)
-    return names, values
+        _raise_first_bad_field(path, rows, names, check, header)
+    if not text:
+        return names, values
+    mixed = values.astype(object)
+    for column in text:
+        mixed[:, column] = np.where(missing[:, column], None, raw[:, column])
+    return names, mixed
 
 
 def _raise_first_bad_field(path, rows, names, missing, header):

@@ -11,7 +11,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..backends import get_backend
-from ..data.convert import convert_features, is_sparse_matrix, select_features
+from ..backends.categorical import has_categorical
+from ..data.categorical import check_categories, encode_features
+from ..data.convert import (
+    convert_features,
+    frame_column_names,
+    has_default_names,
+    is_sparse_matrix,
+    select_features,
+)
 from ..data.dataset import Dataset
 from ..errors import value_repr
 from ..objectives import get_objective
@@ -122,6 +130,7 @@ class Booster:
         best_score=None,
         attributes=None,
         tree_weights=None,
+        categories=None,
     ):
         self.params = dict(params)
         self.n_outputs = int(n_outputs)
@@ -133,6 +142,9 @@ class Booster:
         self.best_score = best_score
         self.attributes = dict(attributes or {})
         self.tree_weights = None if tree_weights is None else [float(w) for w in tree_weights]
+        #: Per feature, the category labels in code order (None: a numeric feature); None
+        #: for a model without categorical features.
+        self.categories = check_categories(categories, self.n_features)
         self._objective = None
 
     # ---- basic facts --------------------------------------------------------
@@ -198,6 +210,7 @@ class Booster:
             tree_weights=None
             if self.tree_weights is None
             else [self.tree_weights[r] for r in selected],
+            categories=self.categories,
         )
 
     def __eq__(self, other):
@@ -216,7 +229,10 @@ class Booster:
         """
         if isinstance(X, Dataset):
             data, names = X.features, (X.feature_names if X.has_feature_names else None)
+            if X.categories != self.categories:
+                data = self._recode_dataset(X, data, names)
         else:
+            X = self._encode_categories(X)
             data, names = convert_features(X, min_rows=0, keep_float32=True)
         data = select_features(data, names, self.feature_names, "X")
         if data.shape[1] != self.n_features:
@@ -246,6 +262,47 @@ class Booster:
             (start, rows[start : start + n_block_rows])
             for start in range(0, rows.shape[0], n_block_rows)
         )
+
+    def _encode_categories(self, X):
+        """``X`` with its categorical columns re-coded by label against the model's
+        categories (columns matched by name for DataFrames); unseen categories become
+        missing. A model without categorical features refuses category columns."""
+        if self.categories is None:
+            return X  # category columns are refused by convert_features
+        names = frame_column_names(X)
+        categories = self.categories
+        if names is not None and not has_default_names(self.feature_names):
+            by_name = dict(zip(self.feature_names, self.categories))
+            categories = [by_name.get(str(name)) for name in names]
+        return encode_features(X, categories=categories)[0]
+
+    def _recode_dataset(self, dataset, data, names):
+        """A Dataset's codes re-coded from its own categories to the model's."""
+        own = dataset.categories or [None] * dataset.n_features
+        model = self.categories or [None] * self.n_features
+        if names is not None and not has_default_names(self.feature_names):
+            by_name = dict(zip(self.feature_names, model))
+            model = [by_name.get(name) for name in names]
+        if len(model) != len(own):
+            return data
+        data = np.array(data, dtype=np.float64)
+        for j, (mine, theirs) in enumerate(zip(own, model)):
+            if mine == theirs:
+                continue
+            if mine is None or theirs is None:
+                raise ValueError(
+                    f"Feature {j} is {'categorical' if theirs is not None else 'numeric'} in "
+                    f"the model but not in the Dataset; build the Dataset with the same "
+                    f"categorical_features as the training data."
+                )
+            index = {label: code for code, label in enumerate(theirs)}
+            table = np.array([index.get(label, np.nan) for label in mine], dtype=np.float64)
+            column = data[:, j]
+            present = ~np.isnan(column)
+            recoded = np.full(len(column), np.nan)
+            recoded[present] = table[column[present].astype(np.int64)]
+            data[:, j] = recoded
+        return data
 
     def _tree_range(self, iteration_range):
         n_rounds = self.num_boosted_rounds()
@@ -436,10 +493,13 @@ class Booster:
             ``i % n_outputs``.
         """
         if format == "text":
-            return [tree.dump(self.feature_names, with_stats) for tree in self.trees]
+            return [
+                tree.dump(self.feature_names, with_stats, self.categories) for tree in self.trees
+            ]
         if format == "json":
             return [
-                json.dumps(tree.dump_dict(self.feature_names, with_stats)) for tree in self.trees
+                json.dumps(tree.dump_dict(self.feature_names, with_stats, self.categories))
+                for tree in self.trees
             ]
         raise ValueError(f"format must be 'text' or 'json', got {format!r}.")
 
@@ -454,7 +514,10 @@ class Booster:
         name, ``'Leaf'`` for leaves), ``Split`` (the threshold: ``x <= Split`` goes to
         ``Yes``; NaN for leaves), ``Yes``, ``No``, ``Missing`` (node IDs; NaN for
         leaves), ``Gain`` (the split's gain; for a leaf its value, as XGBoost), ``Cover``
-        (hessian sum) and ``Count`` (rows). Sorted by tree, then node.
+        (hessian sum) and ``Count`` (rows). Sorted by tree, then node. A model with
+        categorical features has one more column, ``Category`` (XGBoost's name): the
+        labels going to ``Yes`` at a categorical split (``Split`` is then NaN), None
+        elsewhere.
 
         Raises
         ------
@@ -466,7 +529,10 @@ class Booster:
         except ImportError:
             raise ImportError("trees_to_dataframe needs pandas: pip install pandas") from None
         columns = {name: [] for name in TREES_TO_DATAFRAME_COLUMNS}
+        if self.categories is not None:
+            columns["Category"] = []
         for index, tree in enumerate(self.trees):
+            categorical = tree.is_categorical
             for node in range(tree.n_nodes):
                 leaf = tree.feature[node] < 0
                 left, right = int(tree.left_child[node]), int(tree.right_child[node])
@@ -477,7 +543,15 @@ class Booster:
                 columns["Feature"].append(
                     "Leaf" if leaf else self.feature_names[int(tree.feature[node])]
                 )
-                columns["Split"].append(np.nan if leaf else float(tree.threshold[node]))
+                if "Category" in columns:
+                    labels = None
+                    if categorical[node]:
+                        names = self.categories[int(tree.feature[node])]
+                        labels = [names[c] for c in tree.category_set(node) if c < len(names)]
+                    columns["Category"].append(labels)
+                columns["Split"].append(
+                    np.nan if leaf or categorical[node] else float(tree.threshold[node])
+                )
                 for column, child in (("Yes", left), ("No", right), ("Missing", missing)):
                     columns[column].append(None if leaf else f"{index}-{child}")
                 columns["Gain"].append(float(tree.value[node] if leaf else tree.gain[node]))
@@ -508,6 +582,7 @@ class Booster:
             "best_score": self.best_score,
             "attributes": self.attributes,
             "tree_weights": self.tree_weights,
+            "categories": self.categories,
         }
 
     def to_json(self) -> str:
@@ -576,6 +651,12 @@ class Booster:
         """SHAP values (``interactions``: interaction values) of ``trees`` (the slice
         from tree ``first``), with the base margin (or the rows' own) in the bias."""
         backend.configure(self.params)  # the NumPy backend's threads (nthread)
+        if has_categorical(trees):
+            raise ValueError(
+                "SHAP values of models with categorical splits are not supported yet; "
+                "train with the categories as numbers (categorical_features=None) to "
+                "explain the model."
+            )
         outputs = [(first + i) % self.n_outputs for i in range(len(trees))]
         if interactions:
             values = backend.predict_interactions(features, trees, outputs, self.n_outputs)
@@ -666,6 +747,11 @@ class Booster:
             index = int(feature)
             if not 0 <= index < self.n_features:
                 raise ValueError(f"feature {index} is out of range [0, {self.n_features}).")
+        if self.categories is not None and self.categories[index] is not None:
+            raise ValueError(
+                f"Feature {self.feature_names[index]!r} is categorical: its splits are "
+                f"category sets, not values (see trees_to_dataframe()['Category'])."
+            )
         values = np.concatenate(
             [tree.threshold[tree.feature == index] for tree in self.trees] or [np.zeros(0)]
         )

@@ -25,6 +25,15 @@ Format (version 1)::
                   "value": [...], "gain": [...], "cover": [...], "count": [...]}, ... ]
     }
 
+Version 2 (written only by models with categorical features, docs/DESIGN.md
+"Categorical features") adds ``learner.categories`` (per feature: null, or the list of
+category labels, strings or numbers, in code order) and, in trees with categorical
+splits, ``cat_offsets`` (``n_nodes + 1`` integers from 0, non-decreasing) and
+``cat_bits`` (uint32 words): validated so that only internal nodes on categorical
+features have words, exactly ``ceil(n_categories / 32)`` of them with at least one bit
+and no bit at or above ``n_categories``, and every split on a categorical feature is a
+categorical one. Version 1 files load as before.
+
 Floats are written with Python's shortest round-trip repr, so save -> load is
 exact and the same model always gives the same bytes. Loading uses only
 ``json.loads`` and explicit validation (never pickle, never eval): every tree
@@ -45,9 +54,11 @@ import time
 
 import numpy as np
 
+from ..core.categorical import bitset_words
+from ..data.categorical import check_categories
 from ..objectives import get_objective
 from ..params import PARAMETERS, model_params, validate_params
-from ..tree.tree import TREE_ARRAYS, Tree
+from ..tree.tree import CATEGORICAL_ARRAYS, TREE_ARRAYS, Tree
 
 __all__ = [
     "FORMAT_NAME",
@@ -71,7 +82,12 @@ STALE_TEMP_SECONDS = 60
 #: Permissions asked for a new file; the umask takes its bits away (0644 under 022).
 NEW_FILE_MODE = 0o666
 FORMAT_NAME = "gpuboost-model"
-FORMAT_VERSION = 1
+#: Version written by models with categorical features (``learner.categories``, the
+#: trees' ``cat_offsets`` / ``cat_bits``); models without keep writing
+#: :data:`BASE_FORMAT_VERSION`, so their bytes (and older readers) are unchanged.
+FORMAT_VERSION = 2
+BASE_FORMAT_VERSION = 1
+SUPPORTED_VERSIONS = (1, 2)
 #: Largest model file read (guards against reading a huge unrelated file).
 MAX_MODEL_BYTES = 1 << 32
 
@@ -91,9 +107,12 @@ def state_to_json(state):
     }
     if state["tree_weights"] is not None:
         learner["tree_weights"] = [float(w) for w in state["tree_weights"]]
+    categories = state.get("categories")
+    if categories is not None:
+        learner["categories"] = [None if c is None else list(c) for c in categories]
     document = {
         "format": FORMAT_NAME,
-        "version": FORMAT_VERSION,
+        "version": FORMAT_VERSION if categories is not None else BASE_FORMAT_VERSION,
         "learner": learner,
         "trees": [tree.to_dict() for tree in state["trees"]],
     }
@@ -232,11 +251,71 @@ def _number_list(values, name, integer, tree_index):
     return values
 
 
-def validate_tree_dict(data, n_features, tree_index=0):
-    """Check one tree's dict and return the Tree; ValueError on any inconsistency."""
+def _validate_category_sets(data, arrays, categories, n_nodes, tree_index):
+    """The trees' ``cat_offsets`` / ``cat_bits`` (see the module docstring)."""
+    present = [name in data for name in CATEGORICAL_ARRAYS]
+    if not any(present):
+        offsets, bits = np.zeros(n_nodes + 1, dtype=np.int64), np.zeros(0, dtype=np.uint32)
+    else:
+        if not all(present):
+            _fail(f"tree {tree_index}: 'cat_offsets' and 'cat_bits' come together")
+        if categories is None:
+            _fail(f"tree {tree_index} has category sets, but the model has no categories")
+        offsets = _number_list(data["cat_offsets"], "cat_offsets", True, tree_index)
+        bits = _number_list(data["cat_bits"], "cat_bits", True, tree_index)
+        if len(offsets) != n_nodes + 1 or offsets[0] != 0 or offsets[-1] != len(bits):
+            _fail(
+                f"tree {tree_index}: 'cat_offsets' must have n_nodes + 1 entries from 0 to "
+                f"the length of 'cat_bits'"
+            )
+        if any(b < 0 or b > 0xFFFFFFFF for b in bits):
+            _fail(f"tree {tree_index}: 'cat_bits' words must be in [0, 2**32)")
+        offsets = np.asarray(offsets, dtype=np.int64)
+        bits = np.asarray(bits, dtype=np.uint32)
+        if np.any(np.diff(offsets) < 0):
+            _fail(f"tree {tree_index}: 'cat_offsets' must not decrease")
+    feature = arrays["feature"]
+    sizes = np.diff(offsets)
+    for node in range(n_nodes):
+        f = int(feature[node])
+        labels = None if categories is None or f < 0 else categories[f]
+        if sizes[node] == 0:
+            if labels is not None:
+                _fail(
+                    f"tree {tree_index}: node {node} splits categorical feature {f} by a "
+                    f"threshold (it needs a category set)"
+                )
+            continue
+        if f < 0:
+            _fail(f"tree {tree_index}: leaf {node} has a category set")
+        if labels is None:
+            _fail(f"tree {tree_index}: node {node} has a category set on numeric feature {f}")
+        if sizes[node] != bitset_words(len(labels)):
+            _fail(
+                f"tree {tree_index}: node {node}'s category set has {int(sizes[node])} words; "
+                f"feature {f} has {len(labels)} categories, so "
+                f"{bitset_words(len(labels))} words"
+            )
+        words = bits[offsets[node] : offsets[node + 1]]
+        members = np.flatnonzero(
+            ((words[:, None] >> np.arange(32, dtype=np.uint32)[None, :]) & 1).reshape(-1)
+        )
+        if not len(members) or members[-1] >= len(labels):
+            _fail(
+                f"tree {tree_index}: node {node}'s category set is empty or names a category "
+                f"id outside [0, {len(labels)})"
+            )
+    arrays["cat_offsets"], arrays["cat_bits"] = offsets, bits
+
+
+def validate_tree_dict(data, n_features, tree_index=0, categories=None):
+    """Check one tree's dict and return the Tree; ValueError on any inconsistency.
+
+    ``categories``: the model's labels per feature (None without categorical features).
+    """
     if not isinstance(data, dict):
         _fail(f"tree {tree_index} is not an object")
-    unknown = set(data) - set(TREE_ARRAYS)
+    unknown = set(data) - set(TREE_ARRAYS) - set(CATEGORICAL_ARRAYS)
     if unknown:
         _fail(f"tree {tree_index} has unknown fields {sorted(unknown)}")
     arrays = {}
@@ -290,6 +369,7 @@ def validate_tree_dict(data, n_features, tree_index=0):
             stack.append(int(right[node]))
     if not seen.all():
         _fail(f"tree {tree_index}: nodes {np.flatnonzero(~seen)[:5].tolist()} are unreachable")
+    _validate_category_sets(data, arrays, categories, n_nodes, tree_index)
     return Tree(arrays)
 
 
@@ -316,6 +396,7 @@ _LEARNER_KEYS = frozenset(
         "best_score",
         "attributes",
         "tree_weights",
+        "categories",
     }
 )
 
@@ -346,8 +427,11 @@ def _state_from_json(text):
     if document.get("format") != FORMAT_NAME:
         _fail(f"'format' must be {FORMAT_NAME!r}")
     version = _require(document, "version", int, "")
-    if version != FORMAT_VERSION:
-        _fail(f"unsupported version {version} (this gpuboost reads version {FORMAT_VERSION})")
+    if version not in SUPPORTED_VERSIONS:
+        _fail(
+            f"unsupported version {version} (this gpuboost reads versions "
+            f"{', '.join(map(str, SUPPORTED_VERSIONS))})"
+        )
     _check_keys(document, _DOCUMENT_KEYS, "the top-level object")
     learner = _require(document, "learner", dict, "")
     _check_keys(learner, _LEARNER_KEYS, "'learner'")
@@ -407,7 +491,29 @@ def _state_from_json(text):
     trees_data = _require(document, "trees", list, "")
     if len(trees_data) % n_outputs:
         _fail(f"{len(trees_data)} trees is not a whole number of rounds of {n_outputs}")
-    trees = [validate_tree_dict(t, n_features, i) for i, t in enumerate(trees_data)]
+    categories = learner.get("categories")
+    if (categories is not None) != (version >= 2):
+        _fail("'categories' must be present exactly in version 2 files")
+    if categories is not None:
+        if not isinstance(categories, list) or not all(
+            c is None
+            or (
+                isinstance(c, list)
+                and all(
+                    isinstance(v, str) or (isinstance(v, (int, float)) and not isinstance(v, bool))
+                    for v in c
+                )
+            )
+            for c in categories
+        ):
+            _fail("'categories' must hold, per feature, null or a list of strings and numbers")
+        try:
+            categories = check_categories(categories, n_features)
+        except (TypeError, ValueError) as error:
+            _fail(f"bad categories: {error}")
+        if categories is None:
+            _fail("'categories' names no categorical feature")
+    trees = [validate_tree_dict(t, n_features, i, categories) for i, t in enumerate(trees_data)]
     n_rounds = len(trees) // n_outputs
     if best_iteration is not None and best_iteration >= max(n_rounds, 1):
         _fail(f"best_iteration {best_iteration} is beyond the {n_rounds} rounds")
@@ -434,6 +540,7 @@ def _state_from_json(text):
         "best_score": best_score,
         "attributes": attributes,
         "tree_weights": tree_weights,
+        "categories": categories,
     }
 
 

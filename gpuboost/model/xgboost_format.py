@@ -38,8 +38,23 @@ link, so the same predictions), ``binary:logistic``, ``multi:softprob``,
 ``multi:softmax``, ``count:poisson``, ``reg:gamma``, ``reg:tweedie``, ``rank:ndcg``,
 ``rank:map``, ``rank:pairwise``. Not expressible: AdaBoost (SAMME scores divided by
 the tree weights), ``binary:exponential`` and custom objectives (ValueError).
-Categorical splits (issue 12) map to XGBoost's ``split_type`` 1 and its category
-lists; until then a file with categorical splits is refused on import.
+
+Categorical splits
+------------------
+A gpuboost categorical split sends the category codes of its set left; XGBoost's
+``split_type`` 1 node lists the codes going *right* (``categories_nodes``,
+``categories_segments``, ``categories_sizes``, ``categories``). The export lists the
+feature's codes ``0 .. k-1`` outside the set, and marks the feature ``"c"`` in
+``feature_types``; the exported model reads gpuboost's *codes* (the positions in
+``Booster.categories``): give XGBoost a DataFrame whose category columns have exactly
+those categories in that order (``pd.Categorical(values, categories=labels)``), or the
+codes themselves (``feature_types`` ``'c'``). Missing values follow ``default_left`` in
+both. String labels are also written to XGBoost's ``cats`` (XGBoost >= 3.1 then
+re-codes DataFrames by label, as gpuboost does). The import takes a feature's categories
+from ``cats`` when the file has them (labels), else as the codes ``0 .. m + 1`` (``m``
+the largest code any split lists; labels: the integers); the left set is the codes not
+listed. A code past them goes left in XGBoost and takes the default direction in
+gpuboost (as any unseen category).
 """
 
 import json
@@ -47,6 +62,7 @@ import math
 
 import numpy as np
 
+from ..core.categorical import bitset_from_members, bitset_words
 from ..data.convert import DEFAULT_FEATURE_NAME_PREFIX
 from ..tree.tree import TREE_ARRAYS, Tree
 from .model_io import state_from_json, state_to_json
@@ -198,25 +214,38 @@ def _check_exportable(state):
         )
 
 
-def _tree_to_xgboost(tree, index, n_features):
+def _tree_to_xgboost(tree, index, n_features, categories=None):
     n = tree.n_nodes
     internal = tree.feature >= 0
+    categorical = tree.is_categorical
+    category_nodes, category_sizes, right_codes = [], [], []
+    for node in np.flatnonzero(categorical):
+        left = set(tree.category_set(node).tolist())
+        n_codes = len(categories[int(tree.feature[node])])
+        right = [code for code in range(n_codes) if code not in left]
+        category_nodes.append(int(node))
+        category_sizes.append(len(right))
+        right_codes.extend(right)
     parents = [2147483647] * n
     for node in np.flatnonzero(internal):
         parents[int(tree.left_child[node])] = int(node)
         parents[int(tree.right_child[node])] = int(node)
     conditions = [
-        float(xgboost_threshold(tree.threshold[node]))
+        (0.0 if categorical[node] else float(xgboost_threshold(tree.threshold[node])))
         if internal[node]
         else float(np.float32(tree.value[node]))
         for node in range(n)
     ]
     return {
         "base_weights": [float(np.float32(v)) for v in tree.value],
-        "categories": [],
-        "categories_nodes": [],
-        "categories_segments": [],
-        "categories_sizes": [],
+        "categories": right_codes,
+        "categories_nodes": category_nodes,
+        "categories_segments": np.concatenate([[0], np.cumsum(category_sizes)[:-1]])
+        .astype(int)
+        .tolist()
+        if category_sizes
+        else [],
+        "categories_sizes": category_sizes,
         "default_left": [int(v) for v in tree.default_left],
         "id": index,
         "left_children": tree.left_child.tolist(),
@@ -225,7 +254,7 @@ def _tree_to_xgboost(tree, index, n_features):
         "right_children": tree.right_child.tolist(),
         "split_conditions": conditions,
         "split_indices": np.where(internal, tree.feature, 0).tolist(),
-        "split_type": [0] * n,
+        "split_type": [int(v) for v in categorical],
         "sum_hessian": [float(np.float32(v)) for v in tree.cover],
         "tree_param": {
             "num_deleted": "0",
@@ -274,22 +303,31 @@ def state_to_xgboost_json(state):
     if state["best_score"] is not None:
         attributes["best_score"] = repr(float(state["best_score"]))
     names = _exported_feature_names(state["feature_names"])
+    categories = state.get("categories")
+    types = ["float"] * len(names)
+    if categories is not None:
+        names = list(state["feature_names"])  # feature types need the names
+        types = ["float" if labels is None else "c" for labels in categories]
     n_rounds = len(trees) // n_outputs
     document = {
         "learner": {
             "attributes": dict(sorted(attributes.items())),
             "feature_names": names,
-            "feature_types": ["float"] * len(names),
+            "feature_types": types,
             "gradient_booster": {
                 "model": {
-                    "cats": {"enc": [], "feature_segments": [], "sorted_idx": []},
+                    "cats": _write_encoded_categories(categories)
+                    if categories is not None
+                    else {"enc": [], "feature_segments": [], "sorted_idx": []},
                     "gbtree_model_param": {
                         "num_parallel_tree": "1",
                         "num_trees": str(len(trees)),
                     },
                     "iteration_indptr": [r * n_outputs for r in range(n_rounds + 1)],
                     "tree_info": [i % n_outputs for i in range(len(trees))],
-                    "trees": [_tree_to_xgboost(t, i, n_features) for i, t in enumerate(trees)],
+                    "trees": [
+                        _tree_to_xgboost(t, i, n_features, categories) for i, t in enumerate(trees)
+                    ],
                 },
                 "name": "gbtree",
             },
@@ -363,9 +401,88 @@ def _import_params(objective, n_outputs):
     return name, params
 
 
-def _tree_from_xgboost(data, index):
-    if any(int(v) != 0 for v in data.get("split_type", [])):
-        _fail(f"tree {index} has categorical splits, which gpuboost does not support yet")
+def _right_sets(data, index):
+    """Node -> the category codes XGBoost sends right at a categorical split."""
+    split_type = [int(v) for v in data.get("split_type", [])]
+    nodes = [int(v) for v in data.get("categories_nodes", [])]
+    segments = [int(v) for v in data.get("categories_segments", [])]
+    sizes = [int(v) for v in data.get("categories_sizes", [])]
+    codes = [int(v) for v in data.get("categories", [])]
+    if not (len(nodes) == len(segments) == len(sizes)) or sorted(nodes) != [
+        node for node, kind in enumerate(split_type) if kind == 1
+    ]:
+        _fail(f"tree {index}: inconsistent categorical split lists")
+    sets = {}
+    for node, begin, size in zip(nodes, segments, sizes):
+        if begin < 0 or size < 0 or begin + size > len(codes):
+            _fail(f"tree {index}: a category segment is out of range")
+        members = codes[begin : begin + size]
+        if any(code < 0 for code in members):
+            _fail(f"tree {index}: negative category")
+        sets[node] = members
+    return sets
+
+
+def _encoded_categories(model, n_features):
+    """Per feature, the category labels XGBoost (>= 3.1) stored in ``cats`` (None: none):
+    strings (UTF-8 bytes with offsets) or numbers."""
+    encodings = (model.get("cats") or {}).get("enc") or []
+    labels = [None] * n_features
+    for feature, entry in enumerate(encodings[:n_features]):
+        values = entry.get("values") if isinstance(entry, dict) else None
+        if not values:
+            continue
+        offsets = entry.get("offsets")
+        if offsets:
+            data = bytes(int(v) for v in values)
+            labels[feature] = [
+                data[begin:end].decode("utf-8") for begin, end in zip(offsets[:-1], offsets[1:])
+            ]
+        else:
+            labels[feature] = [v if isinstance(v, (int, float)) else float(v) for v in values]
+    return labels
+
+
+def _write_encoded_categories(categories):
+    """XGBoost's ``cats`` of gpuboost's labels: string labels as UTF-8 bytes with
+    offsets (numbers are not written: XGBoost then reads codes)."""
+    encodings, segments, sorted_idx = [], [0], []
+    for labels in categories:
+        if labels is not None and all(isinstance(v, str) for v in labels):
+            data = [label.encode("utf-8") for label in labels]
+            offsets = np.concatenate([[0], np.cumsum([len(b) for b in data])]).astype(int)
+            encodings.append({"offsets": offsets.tolist(), "values": list(b"".join(data))})
+            sorted_idx.extend(np.argsort(np.array(data, dtype=object), kind="stable").tolist())
+            segments.append(segments[-1] + len(labels))
+        else:
+            encodings.append({"offsets": [], "values": []})
+            segments.append(segments[-1])
+    if len(sorted_idx) == 0:
+        return {"enc": [], "feature_segments": [], "sorted_idx": []}
+    return {"enc": encodings, "feature_segments": segments, "sorted_idx": sorted_idx}
+
+
+def _category_counts(trees_data, n_features, labels=None):
+    """Per feature, its number of categories: those of ``labels`` (XGBoost's ``cats``),
+    else 2 + the largest code a categorical split lists (None: no such split)."""
+    counts = [None] * n_features
+    for index, data in enumerate(trees_data):
+        split_indices = data.get("split_indices", [])
+        for node, members in _right_sets(data, index).items():
+            feature = int(split_indices[node])
+            if not 0 <= feature < n_features:
+                _fail(f"tree {index}: feature index out of range")
+            counts[feature] = max(counts[feature] or 1, max(members, default=0) + 2)
+    for feature, names in enumerate(labels or []):
+        if names is not None and counts[feature] is not None:
+            if counts[feature] - 1 > len(names):
+                _fail(f"feature {feature}: a split lists a category beyond its categories")
+            counts[feature] = len(names)
+    return counts
+
+
+def _tree_from_xgboost(data, index, category_counts=None):
+    right_sets = _right_sets(data, index)
     if str(_get(data, "tree_param", "size_leaf_vector")) not in ("0", "1"):
         _fail(f"tree {index} has vector leaves (multi_strategy='multi_output_tree')")
     left, right = data["left_children"], data["right_children"]
@@ -393,6 +510,23 @@ def _tree_from_xgboost(data, index):
         arrays["value"][new] = condition if leaf else float(data["base_weights"][node])
         arrays["gain"][new] = 0.0 if leaf else float(data["loss_changes"][node])
         arrays["cover"][new] = float(data["sum_hessian"][node])
+    if right_sets:  # categorical splits: the codes not listed go left
+        sizes = np.zeros(len(order), dtype=np.int64)
+        words = []
+        for new, node in enumerate(order):
+            if node not in right_sets:
+                continue
+            n_codes = category_counts[int(data["split_indices"][node])]
+            right = set(right_sets[node])
+            left = [code for code in range(n_codes) if code not in right]
+            if not left:
+                _fail(f"tree {index}: a categorical split sends every category right")
+            node_words = bitset_from_members(left, bitset_words(n_codes))
+            sizes[new] = len(node_words)
+            words.append(node_words)
+            arrays["threshold"][new] = 0.0
+        arrays["cat_offsets"] = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        arrays["cat_bits"] = np.concatenate(words)
     return Tree(arrays)
 
 
@@ -409,7 +543,7 @@ def state_from_xgboost_json(text):
     ValueError
         Not an XGBoost JSON model, or one gpuboost cannot represent: gblinear or
         dart boosters, random forests (``num_parallel_tree > 1``), vector leaves,
-        categorical splits, objectives without a gpuboost equivalent.
+        objectives without a gpuboost equivalent.
     """
     try:
         document = json.loads(text)
@@ -442,6 +576,14 @@ def state_from_xgboost_json(text):
     names = list(learner.get("feature_names") or [])
     if not names:
         names = [f"{DEFAULT_FEATURE_NAME_PREFIX}{i}" for i in range(n_features)]
+    labels = _encoded_categories(model, n_features)
+    counts = _category_counts(trees_data, n_features, labels)
+    categories = None
+    if any(count is not None for count in counts):
+        categories = [
+            None if count is None else (labels[f] if labels[f] is not None else list(range(count)))
+            for f, count in enumerate(counts)
+        ]
     attributes = {str(k): str(v) for k, v in (learner.get("attributes") or {}).items()}
     best_iteration = attributes.pop("best_iteration", None)
     best_score = attributes.pop("best_score", None)
@@ -451,10 +593,11 @@ def state_from_xgboost_json(text):
         "base_margin": np.asarray(base_margin, dtype=np.float64),
         "n_features": n_features,
         "feature_names": names,
-        "trees": [_tree_from_xgboost(t, i) for i, t in enumerate(trees_data)],
+        "trees": [_tree_from_xgboost(t, i, counts) for i, t in enumerate(trees_data)],
         "best_iteration": None if best_iteration is None else int(best_iteration),
         "best_score": None if best_score is None else float(best_score),
         "attributes": attributes,
         "tree_weights": None,
+        "categories": categories,
     }
     return state_from_json(state_to_json(state))  # validated as a gpuboost model file

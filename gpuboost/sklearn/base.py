@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..boosting.train import train
+from ..data.categorical import encode_features
 from ..data.dataset import Dataset
 from ..model.booster import Booster
 from ..objectives import CUSTOM_OBJECTIVE_NAME
@@ -197,6 +198,8 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
         n_jobs=None,
         class_weight=None,
         callbacks=None,
+        enable_categorical=False,
+        categorical_features="auto",
         **kwargs,
     ):
         self.n_estimators = n_estimators
@@ -224,6 +227,8 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
         self.n_jobs = n_jobs
         self.class_weight = class_weight
         self.callbacks = callbacks
+        self.enable_categorical = enable_categorical
+        self.categorical_features = categorical_features
         self._extra_params = dict(kwargs)
 
     # -- parameters -------------------------------------------------------- #
@@ -305,20 +310,36 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
     # -- fitting ----------------------------------------------------------- #
 
     def _validate_features(self, X, *, reset):
-        """Convert ``X``; at fit (``reset``) record ``n_features_in_`` and the names."""
+        """Convert ``X``; at fit (``reset``) record ``n_features_in_`` and the names.
+
+        ``X`` with categorical columns (``categorical_features``, ``enable_categorical``;
+        gpuboost.data.categorical) is checked through its codes but returned as given:
+        the Dataset and the Booster read its categories by label."""
         names = column_names(X)
         if not reset:
             self._check_feature_names(names)
-        data = as_feature_matrix(X)
+        model = None if reset else getattr(self, "booster_", None)
+        categories = None if model is None else model.categories
+        if categories is not None:  # a fitted model reads its categories by label
+            encoded = X
+            if np.ndim(X) == 2 and np.shape(X)[1] == len(categories):
+                encoded = encode_features(X, categories=categories)[0]
+        else:
+            encoded, categories = encode_features(
+                X, self.categorical_features, self.enable_categorical
+            )
+        data = as_feature_matrix(encoded)
+        if categories is not None:
+            data = X
         if reset:
-            self.n_features_in_ = data.shape[1]
+            self.n_features_in_ = np.shape(data)[1]
             if names is not None:
                 self.feature_names_in_ = np.asarray(names, dtype=object)
             elif hasattr(self, "feature_names_in_"):
                 del self.feature_names_in_
-        elif data.shape[1] != self.n_features_in_:
+        elif np.shape(data)[1] != self.n_features_in_:
             raise ValueError(
-                f"X has {data.shape[1]} features, but {type(self).__name__} is "
+                f"X has {np.shape(data)[1]} features, but {type(self).__name__} is "
                 f"expecting {self.n_features_in_} features as input."
             )
         return data
@@ -475,6 +496,8 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
             feature_names=feature_names,
             max_bin=params["max_bin"],
             seed=params["seed"],
+            categorical_features=self.categorical_features,
+            enable_categorical=self.enable_categorical,
         )
         evals = self._eval_datasets(
             dtrain,
@@ -575,7 +598,12 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
         self._check_is_fitted()
         data = self._validate_features(X, reset=False)
         if base_margin is not None:
-            data = Dataset(data, base_margin=base_margin)
+            data = Dataset(
+                data,
+                base_margin=base_margin,
+                categorical_features=self.categorical_features,
+                enable_categorical=self.enable_categorical,
+            )
         return self.booster_.predict(data, output_margin=True, iteration_range=iteration_range)
 
     def apply(self, X: ArrayLike, iteration_range: Optional[Tuple[int, int]] = None) -> np.ndarray:
@@ -665,6 +693,11 @@ COMMON_PARAMETERS_DOC = """
     callbacks : list of TrainingCallback, default=None
         Called during training (gpuboost.boosting.callback), e.g.
         ``TrainingCheckPoint``; cloned with the estimator.
+    enable_categorical : bool, default=False
+        Take string columns of ``X`` as categorical features (XGBoost's name).
+    categorical_features : 'auto', None or list of str or int, default='auto'
+        The categorical columns of ``X`` (:class:`~gpuboost.Dataset`): 'auto' takes
+        pandas ``category`` columns. Predictions read them by label.
     **kwargs
         Any other gpuboost training parameter (e.g. ``base_score``,
         ``huber_delta``); validated at ``fit``.

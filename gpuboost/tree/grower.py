@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.categorical import BITSET_DTYPE, SPLIT_SET_WORDS
 from ..core.dtypes import NODE_DTYPE
 from .constraints import UNBOUNDED, child_weights, children_bounds
 from .tree import Tree
@@ -159,6 +160,8 @@ class NodeTable:
         self.sums = np.zeros((capacity, n_sums), dtype=np.int64)
         self.left_sums = np.zeros((capacity, n_sums), dtype=np.int64)
         self.bounds = np.zeros((capacity, 2), dtype=np.float64)
+        #: Categorical splits: the bins going left (zero words: not categorical).
+        self.left_sets = np.zeros((capacity, SPLIT_SET_WORDS), dtype=BITSET_DTYPE)
 
     def _reserve(self, size):
         capacity = len(self.begin)
@@ -166,7 +169,15 @@ class NodeTable:
             return
         while capacity < size:
             capacity *= 2
-        for name in (*self._INT_COLUMNS, "default_left", "gain", "sums", "left_sums", "bounds"):
+        for name in (
+            *self._INT_COLUMNS,
+            "default_left",
+            "gain",
+            "sums",
+            "left_sums",
+            "bounds",
+            "left_sets",
+        ):
             old = getattr(self, name)
             new = np.zeros((capacity,) + old.shape[1:], dtype=old.dtype)
             new[: self.size] = old[: self.size]
@@ -183,6 +194,7 @@ class NodeTable:
         self.bounds[ids] = UNBOUNDED
         self.left[ids] = self.right[ids] = -1
         self.feature[ids] = self.bin[ids] = -1
+        self.left_sets[ids] = 0
         self.histogram_batch[ids] = NO_HISTOGRAM
         return ids
 
@@ -204,6 +216,7 @@ class NodeTable:
         self.bounds[ids] = np.repeat(self.bounds[parents], 2, axis=0)
         self.left[ids] = self.right[ids] = -1
         self.feature[ids] = self.bin[ids] = -1
+        self.left_sets[ids] = 0
         self.histogram_batch[ids] = NO_HISTOGRAM
         return ids
 
@@ -219,6 +232,7 @@ class NodeTable:
         self.gain[ids] = table.gain
         self.left_sums[ids] = table.left_sums
         self.left_count[ids] = table.left_count
+        self.left_sets[ids] = 0 if table.left_sets is None else table.left_sets
 
     def admissible(self, ids):
         """Which of the nodes have a split to apply (bool array)."""
@@ -487,6 +501,8 @@ class TreeGrower:
         """Split the nodes ``parents`` (each admissible); return the new children's ids."""
         nodes, tree = self.nodes, self.tree_input
         with self.timer.phase("partition"):
+            left_sets = nodes.left_sets[parents]
+            categorical = {"left_sets": left_sets} if left_sets.any() else {}
             self.splitter.partition(
                 tree,
                 nodes.begin[parents],
@@ -494,6 +510,7 @@ class TreeGrower:
                 nodes.feature[parents],
                 nodes.bin[parents],
                 nodes.default_left[parents],
+                **categorical,
             )
         # Children ids in pairs, left then right, in the order of the parents.
         n_left = nodes.left_count[parents]
@@ -630,6 +647,14 @@ class TreeGrower:
         )
         default_left = np.zeros(n_nodes, dtype=bool)
         default_left[internal] = nodes.default_left[internal]
+        category_sets = {}
+        left_sets = nodes.left_sets[:n_nodes].copy()
+        left_sets[nodes.left[:n_nodes] < 0] = 0
+        if left_sets.any():  # categorical splits: their sets over category codes
+            categorical = left_sets.any(axis=1)
+            threshold[categorical], threshold_bin[categorical] = 0.0, 0
+            offsets, bits = self.splitter.category_sets(feature, left_sets)
+            category_sets = {"cat_offsets": offsets, "cat_bits": bits}
         gain = np.zeros(n_nodes, dtype=np.float64)
         gain[internal] = nodes.gain[internal]
         tree = Tree(
@@ -644,6 +669,7 @@ class TreeGrower:
                 "gain": gain,
                 "cover": cover,
                 "count": nodes.count[:n_nodes],
+                **category_sets,
             }
         )
         leaves = np.flatnonzero(nodes.left[:n_nodes] < 0)

@@ -13,6 +13,7 @@ import pytest
 import gpuboost
 from gpuboost.model.booster import Booster
 from gpuboost.model.model_io import (
+    BASE_FORMAT_VERSION,
     FORMAT_NAME,
     FORMAT_VERSION,
     STALE_TEMP_SECONDS,
@@ -107,7 +108,9 @@ def test_round_trip_of_multiclass_model_with_best_iteration(multiclass_data, tmp
 
 
 def test_document_layout(document):
-    assert document["format"] == FORMAT_NAME and document["version"] == FORMAT_VERSION
+    # Version 1: the model has no categorical features (those write FORMAT_VERSION).
+    assert document["format"] == FORMAT_NAME and document["version"] == BASE_FORMAT_VERSION
+    assert FORMAT_VERSION == 2
     learner = document["learner"]
     assert not set(learner["params"]) & RUNTIME_ONLY
     assert learner["n_outputs"] == 1 and learner["n_features"] == 5

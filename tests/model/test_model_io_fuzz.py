@@ -29,6 +29,7 @@ import pickle
 import time
 
 import numpy as np
+import pandas as pd
 import pytest
 from _timeouts import time_limit
 
@@ -165,6 +166,30 @@ def _binary_model():
     return booster, X
 
 
+def _categorical_model():
+    """Categorical splits (format version 2): string labels, a 40-level feature (two
+    bitset words), missing and numeric values."""
+    rng = np.random.default_rng(4)
+    big = rng.integers(0, 40, 300)
+    frame = pd.DataFrame(
+        {
+            "big": pd.Categorical([f"k{v}" for v in big]),
+            "small": pd.Categorical(rng.choice(["a", "b", "c"], 300)),
+            "x": rng.normal(size=300),
+        }
+    )
+    frame.loc[rng.random(300) < 0.1, "big"] = np.nan
+    y = np.sin(big) + (frame["small"] == "a") + 0.5 * frame["x"]
+    booster = gpuboost.train(
+        {"device": "cpu", "max_depth": 3, "min_data_per_group": 5, "verbosity": 0},
+        gpuboost.Dataset(frame, label=y.to_numpy()),
+        num_boost_round=4,
+    )
+    # Predicted on by position (a corrupted feature name must not stop the prediction):
+    # an object array of labels and numbers, re-coded by label like a DataFrame.
+    return booster, frame.to_numpy(dtype=object)
+
+
 @pytest.fixture(scope="module")
 def models():
     """name -> (original bytes, data to predict on)."""
@@ -172,6 +197,7 @@ def models():
         "regression": _regression_model(),
         "multiclass": _multiclass_model(),
         "binary": _binary_model(),
+        "categorical": _categorical_model(),
     }
     out = {name: (booster.save_raw(), X) for name, (booster, X) in built.items()}
     # The corruptions need every field they aim at to be there.
@@ -180,6 +206,7 @@ def models():
         0 in tree["default_left"] and 1 in tree["default_left"]
         for tree in json.loads(out["regression"][0])["trees"]
     )
+    assert sum("cat_bits" in tree for tree in json.loads(out["categorical"][0])["trees"]) >= 3
     return out
 
 
@@ -333,8 +360,14 @@ def mutate_structure(document, rng):
     trees = document["trees"]
     tree = trees[int(rng.integers(0, len(trees)))]
     internal = _internal_nodes(tree)
-    kind = int(rng.integers(0, 12))
+    kind = int(rng.integers(0, 13))
     placeholder = None
+    if kind == 12 and "cat_bits" not in tree:
+        categorical_trees = [t for t in trees if "cat_bits" in t]
+        if categorical_trees:
+            tree = categorical_trees[int(rng.integers(0, len(categorical_trees)))]
+        else:
+            kind = 0
     if kind == 0 and internal:  # swap the children of a node (a valid, different tree)
         node = internal[int(rng.integers(0, len(internal)))]
         tree["left_child"][node], tree["right_child"][node] = (
@@ -386,6 +419,46 @@ def mutate_structure(document, rng):
         key = ["n_outputs", "n_features", "best_iteration", "version"][int(rng.integers(0, 4))]
         container = document if key == "version" else document["learner"]
         container[key] = int(rng.choice([-1, 0, 2, 3, 5, 1000]))
+    elif kind == 12:  # the category sets and labels (format version 2)
+        categories = document["learner"]["categories"]
+        labelled = [labels for labels in categories if labels is not None]
+        labels = labelled[int(rng.integers(0, len(labelled)))]
+        choice = int(rng.integers(0, 7))
+        if choice == 0 and tree["cat_bits"]:  # flip a bit (past the categories or not)
+            word = int(rng.integers(0, len(tree["cat_bits"])))
+            tree["cat_bits"][word] ^= 1 << int(rng.integers(0, 32))
+        elif choice == 1:  # move an offset
+            node = int(rng.integers(0, len(tree["cat_offsets"])))
+            tree["cat_offsets"][node] += int(rng.choice([-1, 1]))
+        elif choice == 2:  # one word more or less
+            if rng.random() < 0.5 and tree["cat_bits"]:
+                tree["cat_bits"].pop()
+            else:
+                tree["cat_bits"].append(int(rng.integers(0, 2**32)))
+        elif choice == 3:  # a label duplicated, dropped, or renamed
+            action = int(rng.integers(0, 3))
+            if action == 0:
+                labels.append(labels[0])
+            elif action == 1:
+                labels.pop()
+            else:
+                labels[int(rng.integers(0, len(labels)))] = "renamed"
+        elif choice == 4:  # a numeric feature made categorical, or the reverse
+            feature = int(rng.integers(0, len(categories)))
+            categories[feature] = None if categories[feature] is not None else ["a", "b"]
+        elif choice == 5:  # the set of a node moved to a leaf or another node
+            sizes = np.diff(tree["cat_offsets"])
+            node = int(np.flatnonzero(sizes)[0])
+            other = int(rng.integers(0, len(tree["feature"])))
+            begin = tree["cat_offsets"][node]
+            words = tree["cat_bits"][begin : begin + int(sizes[node])]
+            sizes[node], sizes[other] = 0, sizes[other] + len(words)
+            del tree["cat_bits"][begin : begin + len(words)]
+            insert = int(np.sum(sizes[:other]))
+            tree["cat_bits"][insert:insert] = words
+            tree["cat_offsets"] = [0] + np.cumsum(sizes).tolist()
+        else:  # the sets removed from a tree with categorical splits
+            del tree["cat_offsets"], tree["cat_bits"]
     else:  # a param changed to another valid-looking value
         params = document["learner"]["params"]
         key = ["objective", "num_class", "max_bin", "learning_rate"][int(rng.integers(0, 4))]
@@ -471,7 +544,8 @@ def test_objective_is_required(models):
 @pytest.mark.parametrize("where", ["top", "learner"])
 def test_unknown_keys_are_rejected(models, where):
     document = json.loads(models["regression"][0])
-    (document if where == "top" else document["learner"])["categories"] = []
+    # ("categories" is a key of version 2 now: a key no version has.)
+    (document if where == "top" else document["learner"])["category_sets"] = []
     with pytest.raises(ValueError, match="unknown"):
         Booster.from_json(json.dumps(document))
 

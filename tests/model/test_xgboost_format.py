@@ -337,16 +337,67 @@ def test_import_of_an_xgboost_estimator():
     )
 
 
-def test_import_of_categorical_splits_is_refused():
+def _categorical_frame(pd, seed, n=1500):
+    rng = np.random.default_rng(seed)
+    big = rng.integers(0, 40, n)
+    small = rng.choice(["a", "b", "c"], n)
+    x = rng.normal(size=n).astype(np.float32)  # float32: both libraries see the same x
+    y = np.random.default_rng(99).normal(size=40)[big] * 2 + (small == "a") + x
+    frame = pd.DataFrame(
+        {"big": pd.Categorical([f"k{v}" for v in big]), "small": pd.Categorical(small), "x": x}
+    )
+    frame.loc[rng.random(n) < 0.05, "big"] = np.nan
+    return frame, y
+
+
+def test_categorical_splits_export_to_xgboost_and_back(tmp_path):
+    """Listed categories go right in XGBoost; its `cats` get gpuboost's labels, so XGBoost
+    re-codes a DataFrame by label too (another category order predicts the same)."""
     xgb = pytest.importorskip("xgboost")
     pd = pytest.importorskip("pandas")
-    rng = np.random.default_rng(5)
-    frame = pd.DataFrame({"c": pd.Categorical(rng.integers(0, 5, 200)), "x": rng.normal(size=200)})
-    y = (frame["c"].cat.codes % 2).to_numpy(float)
+    frame, y = _categorical_frame(pd, 7)
+    booster = gpuboost.train(
+        {"device": "cpu", "max_depth": 4, "min_data_per_group": 10, "max_cat_to_onehot": 3},
+        gpuboost.Dataset(frame, label=y),
+        8,
+    )
+    assert sum(tree.is_categorical.sum() for tree in booster.trees) >= 8
+    path = tmp_path / "model.json"
+    booster.export_xgboost(path)
+    exported = xgb.Booster(model_file=str(path))
+    expected = booster.predict(frame, output_margin=True)
+    reordered = frame.copy()
+    reordered["big"] = reordered["big"].cat.reorder_categories(
+        list(reversed(reordered["big"].cat.categories))
+    )
+    for data in (frame, reordered):
+        matrix = xgb.DMatrix(data, enable_categorical=True)
+        np.testing.assert_allclose(
+            exported.predict(matrix, output_margin=True), expected, rtol=0, atol=MARGIN_TOL
+        )
+        np.testing.assert_array_equal(
+            exported.predict(matrix, pred_leaf=True).astype(np.int32),
+            booster.predict(frame, pred_leaf=True),
+        )
+    back = gpuboost.Booster.from_xgboost(str(path))
+    assert back.categories == booster.categories
+    np.testing.assert_allclose(back.predict(frame, output_margin=True), expected, atol=MARGIN_TOL)
+
+
+def test_import_of_categorical_xgboost_models():
+    xgb = pytest.importorskip("xgboost")
+    pd = pytest.importorskip("pandas")
+    frame, y = _categorical_frame(pd, 8)
     data = xgb.DMatrix(frame, label=y, enable_categorical=True)
-    model = xgb.train({"max_depth": 2, "max_cat_to_onehot": 1}, data, 2)
-    with pytest.raises(ValueError, match="categorical"):
-        gpuboost.Booster.from_xgboost(model)
+    model = xgb.train({"max_depth": 4, "max_cat_to_onehot": 4, "tree_method": "hist"}, data, 6)
+    booster = gpuboost.Booster.from_xgboost(model)
+    assert booster.categories[1] == ["a", "b", "c"]  # XGBoost's own labels (its cats)
+    assert any(tree.has_categorical for tree in booster.trees)
+    np.testing.assert_allclose(
+        booster.predict(frame, output_margin=True),
+        model.predict(data, output_margin=True),
+        atol=MARGIN_TOL,
+    )
 
 
 def test_imported_models_run_on_the_cuda_backend(emulated_cuda):

@@ -696,3 +696,28 @@ def test_load_model_of_a_native_booster_and_of_adaboost(binary_data, regression_
     np.testing.assert_array_equal(ada_loaded.estimator_weights_, ada.estimator_weights_)
     with pytest.raises(ValueError, match="not an AdaBoost model"):
         gpuboost.AdaBoostClassifier().load_model(tmp_path / "native.json")
+
+
+def test_categorical_columns():
+    """String columns with enable_categorical (and pandas category columns by default)
+    are categorical features, read by label at prediction; eval sets too."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(11)
+    frame = pd.DataFrame(
+        {"c": rng.choice(["a", "b", "c", "d", "e", "f"], 600), "x": rng.normal(size=600)}
+    )
+    y = frame["c"].isin(["a", "c", "e"]).to_numpy(float) * 2 + frame["x"].to_numpy()
+    with pytest.raises(TypeError, match="enable_categorical=True"):
+        gpuboost.GBRegressor(n_estimators=2, device="cpu").fit(frame, y)
+    model = gpuboost.GBRegressor(
+        n_estimators=10, device="cpu", enable_categorical=True, min_data_per_group=10
+    ).fit(frame, y, eval_set=[(frame, y)])
+    assert model.booster_.categories[0] is not None
+    as_category = frame.astype({"c": "category"})
+    np.testing.assert_array_equal(model.predict(as_category), model.predict(frame))
+    assert np.sqrt(np.mean((model.predict(frame) - y) ** 2)) < 0.5
+    by_default = gpuboost.GBRegressor(n_estimators=10, device="cpu", min_data_per_group=10)
+    np.testing.assert_array_equal(
+        by_default.fit(as_category, y).predict(frame), model.predict(frame)
+    )
+    assert clone(model).get_params()["enable_categorical"] is True

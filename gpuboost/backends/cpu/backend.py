@@ -25,6 +25,12 @@ models; ``GPUBOOST_CPU_KERNELS=numpy`` selects the reference (gpuboost.backends.
 import numpy as np
 
 from ..base import DeviceData
+from ..categorical import (
+    has_categorical,
+    predict_forest_leaf_indices,
+    predict_forest_values,
+    predict_tree_values,
+)
 from ..numpy.backend import NumpyBackend
 from .binning import bin_features
 from .gradients import gradients
@@ -195,18 +201,28 @@ class CpuBackend(NumpyBackend):
         add_leaf_values(raw, output, sample_indices, begins, ends, values)
 
     def predict_tree_binned(self, data, tree):
+        if tree.has_categorical:
+            return predict_tree_values(
+                self.xp, self.to_device, data.arrays["X_binned"], tree, data.missing_bin
+            )
         self._threads()
         return predict_tree_binned(data.arrays["X_binned"], data.missing_bin, tree)
 
     def predict_tree_raw(self, X, tree):
+        if tree.has_categorical:
+            return predict_tree_values(self.xp, self.to_device, X, tree)
         self._threads()
         return predict_tree_raw(X, tree)
 
     def predict_forest_raw(self, X, trees, tree_outputs, margins):
+        if has_categorical(trees):
+            return predict_forest_values(self.xp, self.to_device, X, trees, tree_outputs, margins)
         self._threads()
         return predict_forest_raw(X, trees, tree_outputs, margins)
 
     def predict_forest_leaves(self, X, trees):
+        if has_categorical(trees):
+            return predict_forest_leaf_indices(self.xp, self.to_device, X, trees)
         self._threads()
         return predict_forest_leaves(X, trees)
 

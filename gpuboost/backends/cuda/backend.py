@@ -52,6 +52,12 @@ from ...core.dtypes import X_DTYPE, Y_DTYPE
 from ...core.profiling import nvtx_range
 from ...errors import DeviceUnavailableError, GpuOutOfMemoryError
 from ..base import Backend, DeviceData, LazyBinnedArrays
+from ..categorical import (
+    has_categorical,
+    predict_forest_leaf_indices,
+    predict_forest_values,
+    predict_tree_values,
+)
 from .binning import bin_device_features, bin_features
 from .histogram import build_histograms
 from .launch import EMULATED, array_module, default_launcher
@@ -345,20 +351,30 @@ class CudaBackend(Backend):
     # ---- prediction ---------------------------------------------------------------
     @device_call("predicting")
     def predict_tree_binned(self, data, tree):
+        if tree.has_categorical:
+            return predict_tree_values(
+                self.xp, self.to_device, data.arrays["X_binned"], tree, data.missing_bin
+            )
         return predict_tree_binned(
             self.xp, self.launcher, data.arrays["X_binned"], data.missing_bin, tree
         )
 
     @device_call("predicting")
     def predict_tree_raw(self, X, tree):
+        if tree.has_categorical:
+            return predict_tree_values(self.xp, self.to_device, X, tree)
         return predict_tree_raw(self.xp, self.launcher, X, tree)
 
     @device_call("predicting")
     def predict_forest_raw(self, X, trees, tree_outputs, margins):
+        if has_categorical(trees):
+            return predict_forest_values(self.xp, self.to_device, X, trees, tree_outputs, margins)
         return predict_forest_raw(self.xp, self.launcher, X, trees, tree_outputs, margins)
 
     @device_call("predicting leaf indices")
     def predict_forest_leaves(self, X, trees):
+        if has_categorical(trees):
+            return predict_forest_leaf_indices(self.xp, self.to_device, X, trees)
         return predict_forest_leaves(self.xp, self.launcher, X, trees)
 
     def predict_contributions(self, X, trees, tree_outputs, n_outputs):

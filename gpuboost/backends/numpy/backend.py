@@ -10,6 +10,12 @@ import numpy as np
 
 from ...core.threads import thread_pool, usable_cores
 from ..base import Backend, DeviceData, LazyBinnedArrays
+from ..categorical import (
+    has_categorical,
+    predict_forest_leaf_indices,
+    predict_forest_values,
+    predict_tree_values,
+)
 from .binning import bin_features, binned_layout
 from .histogram import build_histograms
 from .leaf import add_leaf_values, segment_weighted_quantile
@@ -147,15 +153,25 @@ class NumpyBackend(Backend):
         return segment_sums(values, sample_indices, begins, ends)
 
     def predict_tree_binned(self, data, tree):
+        if tree.has_categorical:
+            return predict_tree_values(
+                self.xp, self.to_device, data.arrays["X_binned"], tree, data.missing_bin
+            )
         return predict_tree_binned(data.arrays["X_binned"], data.missing_bin, tree)
 
     def predict_tree_raw(self, X, tree):
+        if tree.has_categorical:
+            return predict_tree_values(self.xp, self.to_device, X, tree)
         return predict_tree_raw(X, tree)
 
     def predict_forest_raw(self, X, trees, tree_outputs, margins):
+        if has_categorical(trees):
+            return predict_forest_values(self.xp, self.to_device, X, trees, tree_outputs, margins)
         return predict_forest_raw(X, trees, tree_outputs, margins)
 
     def predict_forest_leaves(self, X, trees):
+        if has_categorical(trees):
+            return predict_forest_leaf_indices(self.xp, self.to_device, X, trees)
         return predict_forest_leaves(X, trees)
 
     def predict_contributions(self, X, trees, tree_outputs, n_outputs):

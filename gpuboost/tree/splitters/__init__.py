@@ -3,6 +3,7 @@
 :func:`make_splitter` picks the strategy of a training run from its parameters.
 """
 
+from ...core.categorical import CategoricalParams
 from .base import SplitTable, Splitter, TreeInput, children_by_subtraction
 from .bundled import BundledHistogramSplitter
 from .exact import ExactSplitter
@@ -52,14 +53,30 @@ def make_splitter(params, backend, data, dataset):
         Otherwise a :class:`HistogramSplitter` on ``data``.
     """
     method = params.get("tree_method", "hist")
+    categorical = getattr(dataset, "categories", None) is not None
+    if categorical and method in ("exact", "approx"):
+        raise ValueError(
+            f"tree_method={method!r} does not support categorical features; use "
+            f"tree_method='hist' (the default), or encode the categories as numbers "
+            f"(Dataset(..., categorical_features=None))."
+        )
     if method == "exact":
         return ExactSplitter(backend, dataset)
     if method == "approx":
         return None
+    splitter = None
     if method in HISTOGRAM_METHODS_WITH_BUNDLING and params.get("enable_bundle", False):
         bundle_map = dataset.bundle_map(params.get("max_conflict_rate", 0.0))
         if bundle_map.reduces_columns:
-            return BundledHistogramSplitter(
+            splitter = BundledHistogramSplitter(
                 backend, data, bundle_map, dataset.bin_mapper.thresholds_for_bins, dataset
             )
-    return HistogramSplitter(backend, data, dataset.bin_mapper.thresholds_for_bins)
+    if splitter is None:
+        splitter = HistogramSplitter(backend, data, dataset.bin_mapper.thresholds_for_bins)
+    if categorical:
+        splitter.set_categorical(
+            dataset.categories,
+            dataset.bin_mapper.n_value_bins_,
+            CategoricalParams.from_params(params),
+        )
+    return splitter

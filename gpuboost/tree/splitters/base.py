@@ -96,6 +96,9 @@ class SplitTable:
         The node's own integer sums.
     count : ndarray of shape (n_nodes,), int64
         The node's rows.
+    left_sets : ndarray of shape (n_nodes, SPLIT_SET_WORDS), uint32, or None
+        Categorical splits: the bins going left (gpuboost.core.categorical); zero
+        words for other splits; None when the splitter makes no categorical split.
     """
 
     feature: np.ndarray
@@ -106,10 +109,16 @@ class SplitTable:
     left_count: np.ndarray
     sums: np.ndarray
     count: np.ndarray
+    left_sets: Optional[np.ndarray] = None
 
     def take(self, rows):
         """The table of the nodes ``rows`` (indices into this one)."""
-        return SplitTable(**{name: getattr(self, name)[rows] for name in self.__dataclass_fields__})
+        return SplitTable(
+            **{
+                name: None if getattr(self, name) is None else getattr(self, name)[rows]
+                for name in self.__dataclass_fields__
+            }
+        )
 
 
 class Splitter(Protocol):

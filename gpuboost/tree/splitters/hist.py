@@ -7,6 +7,12 @@ integer sums of the quantized gradients and hessians, ``(G_q, H_q)``.
 
 import numpy as np
 
+from ...core.categorical import (
+    bitset_from_members,
+    bitset_members,
+    bitset_words,
+    find_best_categorical_splits,
+)
 from ...core.gain import bounded_weight, leaf_score, leaf_weight
 from .base import SplitTable
 
@@ -111,6 +117,21 @@ class HistogramSplitter(GradientRecords):
         #: The per-feature bins the partition and the binned prediction read.
         self.partition_data = data
         self.thresholds = thresholds
+        #: Categorical features (:meth:`set_categorical`): their indices, None if none.
+        self.categorical_features = None
+
+    def set_categorical(self, categories, n_value_bins, cat_params):
+        """Split the features with ``categories`` (per feature: labels or None) by
+        category sets (gpuboost.core.categorical), with ``cat_params``
+        (:class:`~gpuboost.core.categorical.CategoricalParams`); ``n_value_bins`` per
+        feature (the bin mapper's)."""
+        features = [f for f, labels in enumerate(categories) if labels is not None]
+        self.categorical_features = np.asarray(features, dtype=np.int64)
+        self.n_categories = np.array([len(categories[f]) for f in features], dtype=np.int64)
+        self.n_value_bins = np.asarray(n_value_bins, dtype=np.int64)
+        self.cat_params = cat_params
+        self._numeric = np.ones(len(n_value_bins), dtype=bool)
+        self._numeric[features] = False
 
     # ---- node statistics -----------------------------------------------------
     @property
@@ -156,30 +177,113 @@ class HistogramSplitter(GradientRecords):
     def find_best_splits(self, tree, begins, ends, histograms, feature_mask, node_bounds=None):
         """The :class:`SplitTable` of the nodes of ``histograms``
         (:meth:`checked_records`: ValueError when the float64 sums overflow);
-        ``node_bounds`` (n_nodes, 2): weight bounds under monotone constraints."""
+        ``node_bounds`` (n_nodes, 2): weight bounds under monotone constraints (never
+        with categorical features: training refuses the two together).
+
+        With categorical features: the backend's scan over the numeric features, the
+        host scan of :func:`~gpuboost.core.categorical.find_best_categorical_splits`
+        over the categorical ones (their histograms copied to the host), and per node
+        the better of the two (ties: the lower feature, docs/DESIGN.md "Categorical
+        features")."""
+        numeric_mask = feature_mask
+        if self.categorical_features is not None:
+            n_nodes = histograms.shape[0]
+            numeric_mask = np.broadcast_to(self._numeric, (n_nodes, len(self._numeric)))
+            if feature_mask is not None:
+                numeric_mask = numeric_mask & feature_mask
+            numeric_mask = np.ascontiguousarray(numeric_mask)
         records = self.backend.find_best_splits(
             self._scan_data,
             histograms,
             tree.quantiser.scale_gradients,
             tree.quantiser.scale_hessians,
             tree.split_params,
-            feature_mask,
+            numeric_mask,
             *(() if node_bounds is None else (node_bounds,)),
         )
-        return split_table(self.checked_records(tree, records))
+        if self.categorical_features is None:
+            return split_table(self.checked_records(tree, records))
+        features = self.categorical_features
+        categorical_histograms = self.backend.to_host(
+            histograms[:, self.backend.xp.asarray(features)]
+        )
+        cat_records, left_sets = find_best_categorical_splits(
+            categorical_histograms,
+            features,
+            self.n_value_bins[features],
+            self.data.missing_bin,
+            tree.quantiser.scale_gradients,
+            tree.quantiser.scale_hessians,
+            tree.split_params,
+            self.cat_params,
+            feature_mask,
+        )
+        take = (cat_records["gain"] > records["gain"]) | (
+            (cat_records["gain"] == records["gain"])
+            & (cat_records["feature"] >= 0)
+            & (cat_records["feature"] < records["feature"])
+        )
+        take &= (cat_records["feature"] >= 0) | (cat_records["gain"] == np.inf)
+        records[take] = cat_records[take]
+        left_sets[~take] = 0
+        table = split_table(self.checked_records(tree, records))
+        table.left_sets = left_sets
+        return table
 
-    def partition(self, tree, begins, ends, features, bins, default_left):
+    def partition(self, tree, begins, ends, features, bins, default_left, left_sets=None):
         """Split the segments ``[begins[i], ends[i])`` of ``tree.sample_indices``
-        (in place, stable)."""
+        (in place, stable); ``left_sets`` (n_splits, SPLIT_SET_WORDS) uint32: the
+        bins going left at categorical splits (zero words at the others)."""
+        features = np.asarray(features, dtype=np.int64)
+        bins = np.asarray(bins, dtype=np.int64)
+        default_left = np.asarray(default_left, dtype=bool)
+        numeric = slice(None)
+        if left_sets is not None:
+            categorical = np.asarray(left_sets).any(axis=1)
+            if categorical.any():
+                self.backend.partition_categorical(
+                    self.partition_data,
+                    tree.sample_indices,
+                    np.asarray(begins)[categorical],
+                    np.asarray(ends)[categorical],
+                    features[categorical],
+                    np.asarray(left_sets)[categorical],
+                    default_left[categorical],
+                )
+                numeric = ~categorical
+                if not numeric.any():
+                    return
         self.backend.partition(
             self.partition_data,
             tree.sample_indices,
-            begins,
-            ends,
-            np.asarray(features, dtype=np.int64),
-            np.asarray(bins, dtype=np.int64),
-            np.asarray(default_left, dtype=bool),
+            np.asarray(begins)[numeric],
+            np.asarray(ends)[numeric],
+            features[numeric],
+            bins[numeric],
+            default_left[numeric],
         )
+
+    def category_sets(self, features, left_sets):
+        """The Tree's ``(cat_offsets, cat_bits)`` of nodes splitting on ``features`` by
+        ``left_sets`` over bins (zero words: not categorical): each set over the
+        feature's category codes, ``ceil(n_categories / 32)`` words, the codes of the
+        "other" bin taking its bit."""
+        sizes = np.zeros(len(features), dtype=np.int64)
+        words = []
+        for node in np.flatnonzero(np.asarray(left_sets).any(axis=1)):
+            feature = int(features[node])
+            position = int(np.searchsorted(self.categorical_features, feature))
+            n_codes = int(self.n_categories[position])
+            last_bin = int(self.n_value_bins[feature]) - 1
+            members = bitset_members(left_sets[node])
+            if last_bin in members and n_codes > last_bin + 1:  # the "other" bin's codes
+                members = np.concatenate([members, np.arange(last_bin + 1, n_codes)])
+            node_words = bitset_from_members(members, bitset_words(n_codes))
+            sizes[node] = len(node_words)
+            words.append(node_words)
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        bits = np.concatenate(words) if words else np.zeros(0, dtype=np.uint32)
+        return offsets, bits
 
     def split_thresholds(self, features, bins):
         """``(threshold, threshold_bin)`` stored in the Tree for these splits."""

@@ -1,0 +1,257 @@
+"""Models with categorical splits: training, prediction by label, files, dumps, and the
+same models on every backend (compiled CPU, NumPy reference, emulated CUDA)."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from _parity import assert_predictions_match, assert_runs_match, train_on_both
+
+import gpuboost
+from gpuboost import Booster
+from gpuboost.backends.categorical import predict_leaves, predict_leaves_naive
+from gpuboost.backends.cpu import CPU_KERNELS_ENV_VAR
+
+#: Parameters of the small categorical trainings.
+PARAMS = {"max_depth": 4, "min_data_per_group": 5, "verbosity": 0}
+
+
+def _data(n=600, seed=0, missing=True):
+    """A 40-level category with random effects, a 3-level one and a numeric feature."""
+    rng = np.random.default_rng(seed)
+    big = rng.integers(0, 40, n)
+    small = rng.choice(["a", "b", "c"], n)
+    x = rng.normal(size=n)
+    effects = np.random.default_rng(123).normal(size=40) * 2  # the same for every seed
+    y = effects[big] + (small == "a") * 1.5 + x + 0.1 * rng.normal(size=n)
+    frame = pd.DataFrame(
+        {"big": pd.Categorical([f"k{v}" for v in big]), "small": pd.Categorical(small), "x": x}
+    )
+    if missing:
+        frame.loc[rng.random(n) < 0.05, "big"] = np.nan
+        frame.loc[rng.random(n) < 0.05, "x"] = np.nan
+    return frame, y
+
+
+@pytest.fixture(scope="module")
+def model():
+    frame, y = _data()
+    booster = gpuboost.train(dict(PARAMS, device="cpu"), gpuboost.Dataset(frame, label=y), 8)
+    return booster, frame, y
+
+
+def test_categorical_splits_beat_integer_codes():
+    frame, y = _data(n=1500, seed=3, missing=False)
+    test_frame, test_y = _data(n=1500, seed=4, missing=False)
+    test_frame["big"] = test_frame["big"].cat.set_categories(frame["big"].cat.categories)
+    test_frame["small"] = test_frame["small"].cat.set_categories(frame["small"].cat.categories)
+    params = dict(PARAMS, device="cpu", max_depth=3)
+    native = gpuboost.train(params, gpuboost.Dataset(frame, label=y), 30)
+
+    def codes(f):
+        return np.column_stack([f["big"].cat.codes, f["small"].cat.codes, f["x"]]).astype(float)
+
+    coded = gpuboost.train(params, gpuboost.Dataset(codes(frame), label=y), 30)
+    rmse_native = np.sqrt(np.mean((native.predict(test_frame) - test_y) ** 2))
+    rmse_codes = np.sqrt(np.mean((coded.predict(codes(test_frame)) - test_y) ** 2))
+    assert rmse_native < 0.8 * rmse_codes
+    assert any(tree.has_categorical for tree in native.trees)
+
+
+def test_prediction_recodes_by_label(model):
+    booster, frame, _ = model
+    expected = booster.predict(frame)
+    # Another category order, and the columns in another order (matched by name).
+    reordered = frame[["x", "small", "big"]].copy()
+    reordered["big"] = reordered["big"].cat.reorder_categories(
+        list(reversed(reordered["big"].cat.categories))
+    )
+    np.testing.assert_array_equal(booster.predict(reordered), expected)
+    # Strings instead of categories.
+    as_text = frame.copy()
+    as_text["small"] = as_text["small"].astype(object)
+    np.testing.assert_array_equal(booster.predict(as_text), expected)
+    # An unseen category predicts as missing (the default direction).
+    unseen, missing = frame.head(20).copy(), frame.head(20).copy()
+    unseen["big"] = unseen["big"].cat.add_categories(["never seen"])
+    unseen["big"] = "never seen"
+    missing["big"] = np.nan
+    np.testing.assert_array_equal(booster.predict(unseen), booster.predict(missing))
+    assert not np.array_equal(booster.predict(missing), expected[:20])
+
+
+def test_save_load_and_version(model, tmp_path):
+    booster, frame, _ = model
+    path = tmp_path / "model.json"
+    booster.save_model(path)
+    document = json.loads(path.read_text())
+    assert document["version"] == 2
+    assert document["learner"]["categories"][0] == booster.categories[0]
+    assert any("cat_bits" in tree for tree in document["trees"])
+    loaded = Booster.load_model(path)
+    assert loaded.save_raw() == booster.save_raw()
+    np.testing.assert_array_equal(loaded.predict(frame), booster.predict(frame))
+    # A model without categorical features keeps writing version 1.
+    numeric = gpuboost.train({"device": "cpu"}, gpuboost.Dataset(np.eye(4), label=[1, 2, 3, 4]), 1)
+    assert json.loads(numeric.save_raw())["version"] == 1
+
+
+def _set_last_word_bit(tree, bit):
+    """Set ``bit`` of the last word of the first category set (past every feature's
+    categories: they number 3 or 40)."""
+    node = next(
+        n
+        for n in range(len(tree["feature"]))
+        if tree["cat_offsets"][n + 1] > tree["cat_offsets"][n]
+    )
+    tree["cat_bits"][tree["cat_offsets"][node + 1] - 1] |= 1 << bit
+
+
+def _corrupted(booster, change):
+    document = json.loads(booster.save_raw())
+    tree = next(t for t in document["trees"] if "cat_bits" in t)
+    change(document, tree)
+    return json.dumps(document)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d, t: _set_last_word_bit(t, 31), "outside"),
+        (lambda d, t: t["cat_bits"].append(1), "cat_offsets"),
+        (lambda d, t: t.pop("cat_bits"), "come together"),
+        (lambda d, t: t["cat_offsets"].__setitem__(0, 1), "cat_offsets"),
+        (lambda d, t: d["learner"].pop("categories"), "categories"),
+        (lambda d, t: d["learner"]["categories"].__setitem__(0, None), "numeric feature"),
+        (
+            lambda d, t: d["learner"]["categories"][0].append(d["learner"]["categories"][0][0]),
+            "unique",
+        ),
+        (lambda d, t: d["learner"]["categories"][0].__setitem__(0, [1]), "strings and numbers"),
+        (lambda d, t: d.__setitem__("version", 1), "version 2"),
+        (lambda d, t: t["cat_bits"].__setitem__(0, 2**32), r"\[0, 2\*\*32\)"),
+    ],
+)
+def test_invalid_category_sets_are_rejected(model, change, message):
+    booster, _, _ = model
+    with pytest.raises(ValueError, match=message):
+        Booster.from_json(_corrupted(booster, change))
+
+
+def test_a_categorical_feature_split_by_a_threshold_is_rejected(model):
+    booster, _, _ = model
+
+    def change(document, tree):
+        node = next(
+            n
+            for n in range(len(tree["feature"]))
+            if tree["cat_offsets"][n + 1] > tree["cat_offsets"][n]
+        )
+        size = tree["cat_offsets"][node + 1] - tree["cat_offsets"][node]
+        begin = tree["cat_offsets"][node]
+        del tree["cat_bits"][begin : begin + size]
+        tree["cat_offsets"] = tree["cat_offsets"][: node + 1] + [
+            v - size for v in tree["cat_offsets"][node + 1 :]
+        ]
+
+    with pytest.raises(ValueError, match="by a threshold"):
+        Booster.from_json(_corrupted(booster, change))
+
+
+def test_dumps_show_category_labels(model):
+    booster, _, _ = model
+    text = booster.get_dump()[0]
+    assert "big in {'k" in text or "small in {'" in text
+    tree = json.loads(booster.get_dump(dump_format="json")[0])
+    assert tree["decision_type"] == "in" and all(
+        isinstance(v, str) for v in tree["split_condition"]
+    )
+
+
+def test_vectorized_traversal_equals_the_loop(model):
+    booster, frame, _ = model
+    X = booster._check_features(frame)[0].copy()
+    X[:5, 0] = [np.nan, 1e9, -3, 2.5, 39]  # missing, past the bitsets, negative, fraction
+    for tree in booster.trees:
+        np.testing.assert_array_equal(
+            predict_leaves(np, np.asarray, X, tree), predict_leaves_naive(tree, X=X)
+        )
+    dataset = gpuboost.Dataset(frame)
+    dataset.bind_binning(255)
+    for tree in booster.trees:
+        np.testing.assert_array_equal(
+            predict_leaves(np, np.asarray, dataset.X_binned, tree, 255),
+            predict_leaves_naive(tree, X_binned=dataset.X_binned, missing_bin=255),
+        )
+
+
+def test_training_rows_follow_their_leaves(model):
+    """The partition (categorical splits on bins) and the raw traversal agree: the margins
+    of the training rows equal the prediction of the trained model."""
+    frame, y = _data(seed=5)
+    dataset = gpuboost.Dataset(frame, label=y)
+    result = {}
+    booster = gpuboost.train(
+        dict(PARAMS, device="cpu", subsample=0.7),
+        dataset,
+        5,
+        evals=[(dataset, "train")],
+        evals_result=result,
+        verbose_eval=False,
+    )
+    rmse = np.sqrt(np.mean((booster.predict(frame) - y) ** 2))
+    assert result["train"]["rmse"][-1] == pytest.approx(rmse, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"grow_policy": "lossguide", "max_leaves": 12, "max_depth": 0},
+        {"max_cat_to_onehot": 64, "max_cat": 16, "colsample_bynode": 0.7},
+        {"objective": "multi:softprob", "num_class": 3, "max_depth": 3},
+    ],
+)
+def test_cpu_and_emulated_cuda_give_the_same_model(params, emulated_cuda, monkeypatch):
+    frame, y = _data(n=300, seed=6)
+    if params.get("num_class"):
+        y = np.digitize(y, np.quantile(y, [1 / 3, 2 / 3])).astype(float)
+    runs = train_on_both(dict(PARAMS, **params), lambda: gpuboost.Dataset(frame, label=y), 3)
+    assert any(tree.has_categorical for tree in runs["cpu"].model.trees)
+    assert_runs_match(runs)
+    cpu, cuda = runs["cpu"].model, runs["cuda"].model
+    cuda.params["device"] = "cuda"
+    assert_predictions_match(
+        cpu, cuda, frame, kinds=({}, {"output_margin": True}, {"pred_leaf": True})
+    )
+    # ... and the NumPy reference trains the same bytes as the compiled CPU backend.
+    monkeypatch.setenv(CPU_KERNELS_ENV_VAR, "numpy")
+    reference = train_on_both(
+        dict(PARAMS, **params), lambda: gpuboost.Dataset(frame, label=y), 3, devices=("cpu",)
+    )
+    assert reference["cpu"].model.save_raw() == cpu.save_raw()
+
+
+def test_methods_without_categorical_support_refuse():
+    frame, y = _data(n=100)
+    for method in ("exact", "approx"):
+        with pytest.raises(ValueError, match=f"tree_method='{method}' does not support"):
+            gpuboost.train(
+                {"device": "cpu", "tree_method": method}, gpuboost.Dataset(frame, label=y), 1
+            )
+    with pytest.raises(ValueError, match="adaboost' does not support categorical"):
+        gpuboost.train(
+            {"device": "cpu", "booster": "adaboost", "objective": "binary:logistic"},
+            gpuboost.Dataset(frame, label=(y > 0).astype(float)),
+            1,
+        )
+
+
+def test_numeric_models_refuse_category_columns():
+    frame, y = _data(n=100)
+    booster = gpuboost.train(
+        {"device": "cpu"}, gpuboost.Dataset(frame[["x"]].fillna(0).to_numpy(), label=y), 1
+    )
+    with pytest.raises(TypeError, match="categorical"):
+        booster.predict(frame[["big"]])
