@@ -283,14 +283,21 @@ class DaskDataset:
         return self._weight
 
     @property
+    def categories(self):
+        """None: a DaskDataset has no categorical features (yet); the trainers read it
+        like ``Dataset.categories``."""
+        return None
+
+    @property
     def base_margin(self):
         return None  # held by the workers (they start from it)
 
-    def bind_binning(self, max_bin=None, seed=None):
+    def bind_binning(self, max_bin=None, seed=None, max_cat=None):
         """The bin edges, as ``Dataset.bind_binning`` gives them for the same rows: the
         binning sample's rows (and weights) gathered by global row id, edges fitted once
         on the client. Same ValueError as ``Dataset.bind_binning`` for a ``max_bin`` other
-        than the DaskDataset's (:func:`gpuboost.data.dataset.bound_bin_mapper`)."""
+        than the DaskDataset's (:func:`gpuboost.data.dataset.bound_bin_mapper`).
+        ``max_cat`` is unused: a DaskDataset has no categorical features (yet)."""
         mapper = bound_bin_mapper(
             self.max_bin,
             self._bin_mapper is not None,

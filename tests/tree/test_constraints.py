@@ -263,3 +263,26 @@ def test_scikit_learn_estimator_takes_the_constraints():
     booster = model.get_booster()
     assert _worst_violation(booster, 0, 1) >= 0.0
     _check_interactions(booster, [[0, 1], [2, 3, 4]])
+
+
+def test_monotone_constraints_with_categorical_features_are_refused():
+    """The categorical split scan does not bound the children's values: training with
+    both raises instead of breaking monotonicity silently."""
+    pandas = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    frame = pandas.DataFrame(
+        {
+            "x": rng.normal(size=200),
+            "c": pandas.Categorical(rng.choice(["a", "b", "c"], size=200)),
+        }
+    )
+    y = frame["x"].to_numpy() + (frame["c"] == "a").to_numpy()
+    with pytest.raises(ValueError, match="monotone_constraints cannot be combined"):
+        gpuboost.train({"monotone_constraints": [1, 0]}, Dataset(frame, label=y), 2)
+
+
+def test_sparse_input_with_categorical_features_is_refused():
+    sparse = pytest.importorskip("scipy.sparse")
+    X = sparse.random(50, 4, density=0.3, format="csr", random_state=0)
+    with pytest.raises(ValueError, match="Categorical features need dense input"):
+        Dataset(X, label=np.zeros(50), categorical_features=[1])
