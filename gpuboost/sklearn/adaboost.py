@@ -241,7 +241,7 @@ class AdaBoostClassifier(ModelFileMixin, _ClassifierMixin, _BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # NaN is a missing value
-        tags.input_tags.sparse = True  # densified (absent entries are 0.0, not missing)
+        tags.input_tags.sparse = True  # absent entries are 0.0, not missing
         return tags
 
     def _more_tags(self):  # scikit-learn < 1.6

@@ -627,7 +627,7 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
-        tags.input_tags.sparse = True  # densified (absent entries are 0.0, not missing)
+        tags.input_tags.sparse = True  # kept sparse by the Dataset (absent entries are 0.0)
         return tags
 
     def _more_tags(self):  # scikit-learn < 1.6
