@@ -32,6 +32,7 @@ from .convert import (
     convert_features,
     default_feature_names,
     frame_column_names,
+    is_sparse_matrix,
     sparse_columns,
 )
 from .io import load_query_file, load_svmlight
@@ -233,7 +234,7 @@ class Dataset:
                 f"{sparse_absent!r}."
             )
         self.sparse_absent = sparse_absent
-        if sparse_columns(X) is None:
+        if not is_sparse_matrix(X):
             X, self.categories = self._encode(
                 X, reference, categorical_features, enable_categorical
             )

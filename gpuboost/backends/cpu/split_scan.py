@@ -407,14 +407,15 @@ def _scan(
         parents[node, 0] = parent_g
         parents[node, 1] = parent_h
         parents[node, 2] = parent_n
-        parent_scores[node] = _leaf_score(
-            parent_g / scale_gradients,
-            parent_h / scale_hessians,
-            reg_lambda,
-            reg_alpha,
-            max_delta_step,
-        )
-        if use_monotone:  # scores at the weights clipped to the node's bounds
+        if not use_monotone:
+            parent_scores[node] = _leaf_score(
+                parent_g / scale_gradients,
+                parent_h / scale_hessians,
+                reg_lambda,
+                reg_alpha,
+                max_delta_step,
+            )
+        else:  # the score at the weight clipped to the node's bounds
             parent_w = _bounded_weight(
                 parent_g / scale_gradients,
                 parent_h / scale_hessians,
