@@ -181,10 +181,10 @@ def run_gpuboost(X, y, depth, rounds, threads, phases=False, **objective):
 
     start = time.perf_counter()
     dtrain = gpuboost.Dataset(X, label=y)
-    # Fit the bin edges now, as XGBoost's DMatrix and LightGBM's Dataset do when built (a
-    # Dataset fits them at first use otherwise, i.e. inside train(), with the same
-    # max_bin). The compiled CPU backend bins the rows itself when training starts.
-    dtrain.bind_binning(MAX_BIN)
+    # Fit the bin edges and bin the rows now, as XGBoost's DMatrix and LightGBM's Dataset
+    # do when built (a Dataset does both at its first training otherwise, with the same
+    # max_bin), so that "data" and "train" mean the same for every library.
+    dtrain.construct(MAX_BIN)
     construct = time.perf_counter() - start
     captured = io.StringIO()
     start = time.perf_counter()

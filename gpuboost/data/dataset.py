@@ -18,6 +18,7 @@ from typing import Optional, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..backends.cpu.binning import bin_dense
 from ..core.dtypes import X_DTYPE
 from ..params import PARAMETERS
 from .binning import BinMapper
@@ -411,6 +412,26 @@ class Dataset:
                 )
         return self._bin_mapper
 
+    def construct(self, max_bin=None, seed=None, max_cat=None):
+        """Fit the bin edges and bin the rows now, as LightGBM's ``Dataset.construct``
+        and XGBoost's ``DMatrix`` do when built (otherwise both happen at the first
+        training). Trainings on the CPU then reuse the bins.
+
+        Parameters
+        ----------
+        max_bin, seed, max_cat
+            As for :meth:`bind_binning` (pass the training's ``max_bin``: a Dataset
+            binned with one value refuses training with another).
+
+        Returns
+        -------
+        Dataset
+            This Dataset.
+        """
+        self.bind_binning(max_bin, seed, max_cat)
+        self.X_binned  # noqa: B018 - binned now, cached on the Dataset
+        return self
+
     # -- rows ------------------------------------------------------------------ #
 
     def subset(self, rows: ArrayLike) -> Dataset:
@@ -510,8 +531,10 @@ class Dataset:
     def X_binned(self):
         """The binned features, uint8 (n_rows, n_features), C order.
 
-        Computed on the host at first use; a GPU backend bins ``data`` on the device
-        instead and never needs this copy.
+        Computed on the host at first use (or by :meth:`construct`), by the compiled
+        binning kernel where the compiled CPU kernels are in use, and shared by every
+        CPU training on this Dataset; a GPU backend bins ``data`` on the device instead
+        and never needs this copy.
         """
         if self._X_binned is None:
             if self._sparse_columns is not None:
@@ -519,7 +542,7 @@ class Dataset:
                     self._sparse_columns, self._absent_missing
                 )
             else:
-                self._X_binned = self.bin_mapper.transform(self.features)
+                self._X_binned = bin_dense(self.features, self.bin_mapper)
         return self._X_binned
 
     def bundle_map(self, max_conflict_rate=0.0):

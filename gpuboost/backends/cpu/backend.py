@@ -98,12 +98,6 @@ class CpuBackend(NumpyBackend):
             self._binned_arrays(dataset),
         )
 
-    def _dataset_bins(self, dataset):
-        """Compiled binning of dense features; a sparse Dataset's bins column by column."""
-        if getattr(dataset, "sparse_columns", None) is not None:
-            return dataset.X_binned
-        return bin_features(dataset.features, dataset.bin_mapper)
-
     def rebin(self, data, raw_features, bin_mapper):
         self._threads()
         binned = bin_features(raw_features, bin_mapper)

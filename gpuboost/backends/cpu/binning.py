@@ -12,9 +12,9 @@ read as they are (their float64 values are exact), so no float64 copy is made.
 import numpy as np
 
 from ...core.dtypes import X_BINNED_DTYPE
-from .jit import kernel, prange
+from .jit import compiled_kernels_reason, kernel, prange
 
-__all__ = ["bin_features", "padded_edges"]
+__all__ = ["bin_features", "bin_dense", "padded_edges"]
 
 
 #: Edges per block of the two-level count (:func:`padded_edges`).
@@ -87,3 +87,13 @@ def bin_features(X, bin_mapper):
     out = np.empty(X.shape, dtype=X_BINNED_DTYPE)
     _bin(X, edges, pivots, int(bin_mapper.missing_bin), out)
     return out
+
+
+def bin_dense(X, bin_mapper):
+    """``bin_mapper.transform(X)`` by the compiled kernel when the compiled CPU kernels
+    are in use (:func:`gpuboost.backends.cpu.jit.compiled_kernels_reason`), else by the
+    NumPy reference itself: the same bins either way. What ``Dataset.X_binned`` runs.
+    """
+    if compiled_kernels_reason() is None:
+        return bin_features(X, bin_mapper)
+    return bin_mapper.transform(X)

@@ -61,13 +61,25 @@ def test_wrong_number_of_features_is_refused():
         bin_features(np.zeros((5, 2)), bin_mapper)
 
 
-def test_the_backend_bins_the_dataset_itself():
+def test_the_backend_uses_the_datasets_compiled_bins():
     X = messy_features(500, seed=5)
     dataset = Dataset(X, label=np.zeros(500), max_bin=31)
     backend = CpuBackend()
     data = backend.prepare(dataset)
-    assert dataset._X_binned is None  # the Dataset's own (NumPy) binning never ran
-    np.testing.assert_array_equal(data.arrays["X_binned"], dataset.X_binned)
+    assert data.arrays["X_binned"] is dataset.X_binned  # binned once, shared
+    np.testing.assert_array_equal(dataset.X_binned, dataset.bin_mapper.transform(X))
     rebinned = backend.rebin(data, X[::-1].copy(), dataset.bin_mapper)
     np.testing.assert_array_equal(rebinned.arrays["X_binned"], dataset.X_binned[::-1])
     assert rebinned.label is data.label
+
+
+def test_construct_bins_the_rows_once_with_the_compiled_kernel(monkeypatch):
+    X = messy_features(300, seed=6)
+    dataset = Dataset(X, label=np.zeros(300))
+    assert dataset.construct(max_bin=15) is dataset
+    assert dataset.bin_mapper.max_bin == 15 and dataset._X_binned is not None
+    np.testing.assert_array_equal(dataset.X_binned, dataset.bin_mapper.transform(X))
+    # With the NumPy reference selected the Dataset bins with BinMapper.transform.
+    monkeypatch.setenv("GPUBOOST_CPU_KERNELS", "numpy")
+    reference = Dataset(X, label=np.zeros(300)).construct(max_bin=15)
+    np.testing.assert_array_equal(reference.X_binned, dataset.X_binned)
