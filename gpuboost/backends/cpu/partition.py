@@ -6,18 +6,21 @@ take the first positions of its segment and the others the rest, each in their o
 (docs/DESIGN.md, "Row partition"); ``bin <= threshold_bin`` goes left and the missing
 bin follows the node's default direction (:func:`gpuboost.backends.numpy.partition.goes_left`).
 
-Threads: as for the histograms (:mod:`.histogram`), the batch's positions are cut into
-one equal range per thread. A node wholly inside a range is partitioned by its thread
-in one pass (left rows written in place, right rows to scratch, then copied back); a
-node cut by range boundaries is split in pieces: every piece counts its left rows,
-the counts give each piece its destinations, and the pieces are scattered to scratch
-and copied back. The result does not depend on the number of threads.
+Threads: the batch's positions are cut into one range per thread, the boundaries moved
+to node edges where that keeps the ranges about equal (:mod:`.ranges`). A node wholly
+inside a range is partitioned by its thread in one pass (left rows written in place,
+right rows to scratch, then copied back): with no node cut, that is the kernel's only
+parallel loop. A node cut by range boundaries is split in pieces: every piece counts
+its left rows, the counts give each piece its destinations, and the pieces are
+scattered to scratch and copied back (two more parallel loops). The result does not
+depend on the number of threads.
 """
 
 import numpy as np
 
 from ...core.dtypes import SAMPLE_INDEX_DTYPE
 from .jit import kernel, prange, threads
+from .ranges import thread_ranges
 
 __all__ = ["partition_rows"]
 
@@ -117,9 +120,10 @@ def _partition(
     piece_start = np.zeros((n_threads, _PIECES_PER_THREAD), dtype=np.int64)
     piece_stop = np.zeros((n_threads, _PIECES_PER_THREAD), dtype=np.int64)
     piece_lefts = np.zeros((n_threads, _PIECES_PER_THREAD), dtype=np.int64)
+    bounds = thread_ranges(offsets, n_threads)
     for thread in prange(n_threads):
-        low = thread * total // n_threads
-        high = (thread + 1) * total // n_threads
+        low = bounds[thread]
+        high = bounds[thread + 1]
         node = np.searchsorted(offsets, low, side="right") - 1
         used = 0
         while node < n_nodes and offsets[node] < high:
