@@ -51,6 +51,25 @@ def _feature_block(n_features, n_bins, cell_bytes):
     return np.uint64(max(1, min(n_features, HISTOGRAM_BLOCK_BYTES // (n_bins * cell_bytes))))
 
 
+#: Rows whose updates are interleaved, feature by feature: two rows in the same bin of a
+#: feature update the same cell, and the second addition waits for the first one's
+#: store; with two rows in flight the CPU overlaps independent ones. About 2.3x faster
+#: on features whose rows fall in a few bins (skewed data), the same on uniform bins
+#: (four rows: 3x on the former, but 5 % slower on the latter, short of registers).
+ROWS_INTERLEAVED = 2
+
+
+@kernel
+def _prefetch_rows(bins, gradients, hessians, sample_indices, position, n_features, first):
+    """Prefetch the bins (from feature ``first``), gradient and hessian of the
+    :data:`ROWS_INTERLEAVED` rows at ``position`` (the caller checks they exist)."""
+    for k in range(ROWS_INTERLEAVED):
+        ahead = np.uint64(sample_indices[position + k])
+        prefetch(bins, ahead * n_features + first)
+        prefetch(gradients, ahead)
+        prefetch(hessians, ahead)
+
+
 @kernel
 def _accumulate(X_binned, gradients, hessians, sample_indices, start, stop, histogram, n_bins):
     """Add rows ``sample_indices[start:stop]`` to one node's flat histogram
@@ -62,21 +81,46 @@ def _accumulate(X_binned, gradients, hessians, sample_indices, start, stop, hist
     block = _feature_block(n_features, n_bins, 8 * HIST_FIELDS)
     for first in range(np.uint64(0), n_features, block):
         last = min(n_features, first + block)
-        for position in range(start, stop):
-            if position + PREFETCH_ROWS_AHEAD < stop:
-                ahead = np.uint64(sample_indices[position + PREFETCH_ROWS_AHEAD])
-                prefetch(bins, ahead * n_features + first)
-                prefetch(gradients, ahead)
-                prefetch(hessians, ahead)
+        grouped = start
+        while grouped + ROWS_INTERLEAVED <= stop:
+            position = grouped
+            if position + PREFETCH_ROWS_AHEAD + ROWS_INTERLEAVED <= stop:
+                _prefetch_rows(
+                    bins,
+                    gradients,
+                    hessians,
+                    sample_indices,
+                    position + PREFETCH_ROWS_AHEAD,
+                    n_features,
+                    first,
+                )
             # Unsigned indices: no negative-index wraparound code in the inner loop.
+            row0 = np.uint64(sample_indices[position])
+            row1 = np.uint64(sample_indices[position + 1])
+            g0, h0 = np.int64(gradients[row0]), np.int64(hessians[row0])
+            g1, h1 = np.int64(gradients[row1]), np.int64(hessians[row1])
+            for feature in range(first, last):
+                base = feature * width
+                cell0 = (base + np.uint64(X_binned[row0, feature])) * fields
+                cell1 = (base + np.uint64(X_binned[row1, feature])) * fields
+                _add_cell(histogram, cell0, g0, h0)
+                _add_cell(histogram, cell1, g1, h1)
+            grouped += ROWS_INTERLEAVED
+        for position in range(grouped, stop):
             row = np.uint64(sample_indices[position])
             gradient = np.int64(gradients[row])
             hessian = np.int64(hessians[row])
             for feature in range(first, last):
                 cell = (feature * width + np.uint64(X_binned[row, feature])) * fields
-                histogram[cell] += gradient
-                histogram[cell + np.uint64(1)] += hessian
-                histogram[cell + np.uint64(2)] += np.int64(1)
+                _add_cell(histogram, cell, gradient, hessian)
+
+
+@kernel
+def _add_cell(histogram, cell, gradient, hessian):
+    """``histogram[cell:cell + 3] += (gradient, hessian, 1)``."""
+    histogram[cell] += gradient
+    histogram[cell + np.uint64(1)] += hessian
+    histogram[cell + np.uint64(2)] += np.int64(1)
 
 
 @kernel
@@ -90,12 +134,31 @@ def _accumulate_wide(X_binned, gradients, hessians, sample_indices, start, stop,
     block = _feature_block(n_features, n_bins, 8 * WIDE_CELL_FIELDS)
     for first in range(np.uint64(0), n_features, block):
         last = min(n_features, first + block)
-        for position in range(start, stop):
-            if position + PREFETCH_ROWS_AHEAD < stop:
-                ahead = np.uint64(sample_indices[position + PREFETCH_ROWS_AHEAD])
-                prefetch(bins, ahead * n_features + first)
-                prefetch(gradients, ahead)
-                prefetch(hessians, ahead)
+        grouped = start
+        while grouped + ROWS_INTERLEAVED <= stop:
+            position = grouped
+            if position + PREFETCH_ROWS_AHEAD + ROWS_INTERLEAVED <= stop:
+                _prefetch_rows(
+                    bins,
+                    gradients,
+                    hessians,
+                    sample_indices,
+                    position + PREFETCH_ROWS_AHEAD,
+                    n_features,
+                    first,
+                )
+            row0 = np.uint64(sample_indices[position])
+            row1 = np.uint64(sample_indices[position + 1])
+            g0, h0 = np.int64(gradients[row0]), np.int64(hessians[row0])
+            g1, h1 = np.int64(gradients[row1]), np.int64(hessians[row1])
+            for feature in range(first, last):
+                base = feature * width
+                cell0 = (base + np.uint64(X_binned[row0, feature])) * fields
+                cell1 = (base + np.uint64(X_binned[row1, feature])) * fields
+                vector_add_cell(wide, cell0, g0, h0)
+                vector_add_cell(wide, cell1, g1, h1)
+            grouped += ROWS_INTERLEAVED
+        for position in range(grouped, stop):
             row = np.uint64(sample_indices[position])
             gradient = np.int64(gradients[row])
             hessian = np.int64(hessians[row])
