@@ -35,6 +35,7 @@ unchanged (never called by the library then) and :data:`prange` is ``range``.
 
 import hashlib
 import os
+import threading
 from pathlib import Path
 
 __all__ = [
@@ -174,12 +175,23 @@ def max_threads():
     return 1 if _numba is None else int(_numba.config.NUMBA_NUM_THREADS)
 
 
+#: The setting :func:`set_threads` made last, per calling thread (Numba keeps its own
+#: per thread too): remembered so that the calls the backend makes around every kernel
+#: (about 40 per tree) cost no query of Numba (``numba.get_num_threads``, about 10 us).
+#: A ``numba.set_num_threads`` made by someone else in between is not seen; only the
+#: speed could differ, as no result depends on the number of threads.
+_setting = threading.local()
+
+
 def threads():
     """The threads a parallel kernel launched now from the calling thread runs on.
 
     Kernels take it as an argument: a kernel calling ``numba.get_num_threads`` itself
     could not be cached."""
-    return 1 if _numba is None else int(_numba.get_num_threads())
+    if _numba is None:
+        return 1
+    remembered = getattr(_setting, "n_threads", None)
+    return int(_numba.get_num_threads()) if remembered is None else remembered
 
 
 def set_threads(n_threads):
@@ -188,8 +200,10 @@ def set_threads(n_threads):
     if _numba is None:
         return
     n_threads = max(1, min(int(n_threads), max_threads()))
-    if _numba.get_num_threads() != n_threads:
-        _numba.set_num_threads(n_threads)
+    if getattr(_setting, "n_threads", None) != n_threads:
+        if _numba.get_num_threads() != n_threads:
+            _numba.set_num_threads(n_threads)
+        _setting.n_threads = n_threads
 
 
 def _add_cell_python(cells, cell, gradient, hessian):
