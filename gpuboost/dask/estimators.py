@@ -99,12 +99,23 @@ class _DaskModel:
             group=group,
             max_bin=params["max_bin"],
             seed=params["seed"],
+            categorical_features=self.categorical_features,
+            enable_categorical=self.enable_categorical,
         )
         weights = sample_weight_eval_set or [None] * len(eval_set)
         groups = eval_groups or [None] * len(eval_set)
         evals = [
             (
-                DaskDataset(client, X_eval, label=y_eval, weight=weight, group=eval_group),
+                DaskDataset(
+                    client,
+                    X_eval,
+                    label=y_eval,
+                    weight=weight,
+                    group=eval_group,
+                    categorical_features=self.categorical_features,
+                    enable_categorical=self.enable_categorical,
+                    reference=dtrain,
+                ),
                 f"{EVAL_SET_NAME_PREFIX}{index}",
             )
             for index, ((X_eval, _), y_eval, weight, eval_group) in enumerate(

@@ -86,17 +86,25 @@ class DistributedSplitter(HistogramSplitter):
             self._left_counts[(begin, end)] = n_left
         return table
 
-    def partition(self, tree, begins, ends, features, bins, default_left):
-        """Record the splits; the workers apply them at the next exchange."""
-        for begin, end, feature, threshold_bin, left in zip(
+    def partition(self, tree, begins, ends, features, bins, default_left, left_sets=None):
+        """Record the splits (``left_sets``: categorical splits' bins going left, zero
+        words at numeric ones); the workers apply them at the next exchange."""
+        n_splits = len(np.asarray(begins))
+        if left_sets is None:
+            left_sets = np.zeros((n_splits, 0), dtype=np.uint32)
+        for begin, end, feature, threshold_bin, left, left_set in zip(
             np.asarray(begins).tolist(),
             np.asarray(ends).tolist(),
             np.asarray(features).tolist(),
             np.asarray(bins).tolist(),
             np.asarray(default_left).tolist(),
+            np.asarray(left_sets),
         ):
             middle = begin + self._left_counts.pop((begin, end))
-            self._splits.append((begin, end, middle, feature, threshold_bin, bool(left)))
+            categorical = left_set.copy() if left_set.any() else None
+            self._splits.append(
+                (begin, end, middle, feature, threshold_bin, bool(left), categorical)
+            )
 
     def predict_training_rows(self, tree):
         """Not on the client: the workers add the tree to their margins

@@ -34,6 +34,7 @@ from ..boosting.loop import (
     record_metrics,
     run_with_callbacks,
 )
+from ..core.categorical import CategoricalParams
 from ..core.gain import SplitParams
 from ..core.quantize import GradientQuantiser, quantization_scale
 from ..core.random import host_rng
@@ -189,6 +190,10 @@ class DaskLearner:
         self.splitter = DistributedSplitter(
             self.exchange, backend, data, bin_mapper.thresholds_for_bins
         )
+        if dtrain.categories is not None:  # the single-node categorical scan (client)
+            self.splitter.set_categorical(
+                dtrain.categories, bin_mapper.n_value_bins_, CategoricalParams.from_params(params)
+            )
 
     def _worker_queries(self, held):
         """A worker's query sizes and, for ranking, its queries of each chunk of the
@@ -216,6 +221,12 @@ class DaskLearner:
         self._eval_layout = []
         for dataset, name in check_evals(evals, self.dtrain, DaskDataset):
             is_train = dataset is self.dtrain
+            if dataset.categories != self.dtrain.categories:
+                raise ValueError(
+                    f"Evaluation set {name!r} has other categorical features or categories "
+                    f"than dtrain: build it with DaskDataset(..., reference=dtrain), which "
+                    f"re-codes its categories by label against dtrain's."
+                )
             label = dataset.label
             self.objective.check_labels(label)
             if is_train:

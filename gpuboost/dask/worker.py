@@ -18,6 +18,7 @@ training").
 
 import numpy as np
 
+from ..backends.categorical import bins_going_left
 from ..backends.numpy.partition import goes_left
 from ..boosting.train import training_backend
 from ..core.dtypes import SAMPLE_INDEX_DTYPE
@@ -256,38 +257,51 @@ class WorkerState:
         tree["segments"] = {(0, n_samples): (0, int(tree["rows"].shape[0]))}
 
     def _partition(self, splits):
-        """Apply the splits ``(begin, end, middle, feature, bin, default_left)`` (global
-        segments) to the local row partition (one backend call)."""
+        """Apply the splits ``(begin, end, middle, feature, bin, default_left, left_set)``
+        (global segments; ``left_set``: the bins going left of a categorical split, uint32
+        words, else None) to the local row partition (a backend call per kind)."""
         if not splits:
             return
         backend, xp, tree = self.backend, self.backend.xp, self._tree
         segments, rows = tree["segments"], tree["rows"]
         binned = self.data.arrays["X_binned"]
-        begins, ends, features, bins, lefts = [], [], [], [], []
-        for begin, end, middle, feature, threshold_bin, default_left in splits:
+        missing_bin = self.data.missing_bin
+        numeric, categorical = [], []
+        for begin, end, middle, feature, threshold_bin, default_left, left_set in splits:
             local_begin, local_end = segments.pop((begin, end))
             column = binned[rows[local_begin:local_end], feature]
-            n_left = int(
-                xp.count_nonzero(
-                    goes_left(column, threshold_bin, bool(default_left), self.data.missing_bin)
-                )
-            )
+            if left_set is None:
+                left = goes_left(column, threshold_bin, bool(default_left), missing_bin)
+                numeric.append((local_begin, local_end, feature, threshold_bin, default_left))
+            else:  # a categorical split: its left set over bins (gpuboost.backends.categorical)
+                table = backend.to_device(bins_going_left(left_set, default_left, missing_bin))
+                left = table[column.astype(np.int64)]
+                categorical.append((local_begin, local_end, feature, left_set, default_left))
+            n_left = int(xp.count_nonzero(left))
             segments[(begin, middle)] = (local_begin, local_begin + n_left)
             segments[(middle, end)] = (local_begin + n_left, local_end)
-            begins.append(local_begin)
-            ends.append(local_end)
-            features.append(feature)
-            bins.append(threshold_bin)
-            lefts.append(default_left)
-        backend.partition(
-            self.data,
-            rows,
-            np.asarray(begins, dtype=np.int64),
-            np.asarray(ends, dtype=np.int64),
-            np.asarray(features, dtype=np.int64),
-            np.asarray(bins, dtype=np.int64),
-            np.asarray(lefts, dtype=bool),
-        )
+        if numeric:
+            begins, ends, features, bins, lefts = zip(*numeric)
+            backend.partition(
+                self.data,
+                rows,
+                np.asarray(begins, dtype=np.int64),
+                np.asarray(ends, dtype=np.int64),
+                np.asarray(features, dtype=np.int64),
+                np.asarray(bins, dtype=np.int64),
+                np.asarray(lefts, dtype=bool),
+            )
+        if categorical:
+            begins, ends, features, left_sets, lefts = zip(*categorical)
+            backend.partition_categorical(
+                self.data,
+                rows,
+                np.asarray(begins, dtype=np.int64),
+                np.asarray(ends, dtype=np.int64),
+                np.asarray(features, dtype=np.int64),
+                np.stack(left_sets),
+                np.asarray(lefts, dtype=bool),
+            )
 
     def histograms(self, quantization, splits, nodes):
         """Quantize (at a tree's first exchange: ``quantization`` = the global scales and
