@@ -200,6 +200,47 @@ def test_emulated_cuda_workers_give_the_single_node_model(client):
     assert model.save_raw() == single.save_raw()
 
 
+def _on_device(block):
+    """A partition as a device array of the worker's (emulated) CUDA backend, as
+    ``cupy.asarray`` makes a dask-cuda worker's partitions."""
+    from gpuboost.backends import get_backend
+
+    return get_backend("cuda").xp.asarray(block)
+
+
+def test_device_partitions_on_emulated_cuda_workers(client):
+    """Partitions that are device arrays (CuPy's role played by the emulation's arrays,
+    which refuse implicit host conversion) stay on their workers: each worker's CUDA
+    backend trains on them, the model is single-node's; predict takes them too."""
+    X, y, weight = _data("regression", n_rows=500, n_features=4, seed=15)
+    params = {"max_depth": 3, "seed": 5, "device": "cuda"}
+    sizes = dc.uneven_sizes(len(X), 4, 2)
+    client.run(lambda: os.environ.__setitem__("GPUBOOST_EMULATE_CUDA", "1"))
+    try:
+        device_X = dc.spread(client, X, sizes, 2).map_blocks(
+            _on_device, dtype=X.dtype, meta=np.empty((0, 0))
+        )
+        parts = [
+            dc.spread(client, values, sizes, 2).map_blocks(
+                _on_device, dtype=values.dtype, meta=np.empty((0,))
+            )
+            for values in (y, weight)
+        ]
+        dtrain = DaskDataset(client, device_X, label=parts[0], weight=parts[1])
+        kinds = client.gather([client.submit(type, part["X"]) for part in dtrain.partitions])
+        assert {kind.__name__ for kind in kinds} == {"DeviceArray"}
+        model = train(client, params, dtrain, 2, verbose_eval=False)
+        lazy = predict(client, model, device_X).compute()
+    finally:
+        client.run(lambda: os.environ.pop("GPUBOOST_EMULATE_CUDA", None))
+    single = gpuboost.train(
+        dict(params, device="cpu"), gpuboost.Dataset(X, label=y, weight=weight), 2
+    )
+    model.params = single.params  # the only difference the device makes in the file
+    assert model.save_raw() == single.save_raw()
+    np.testing.assert_array_equal(lazy, single.predict(X))
+
+
 @pytest.mark.parametrize(
     "params, match",
     [
@@ -300,12 +341,20 @@ class _DeviceArray:
         return self._values
 
 
+class _DeviceFrame:
+    """Stands for a cuDF DataFrame: ``values`` is a CuPy array."""
+
+    def __init__(self, values):
+        self.values = _DeviceArray(values)
+
+
 def test_device_partitions_are_copied_to_the_host():
     from gpuboost.dask.worker import host_array, take_rows
 
     values = np.arange(12.0).reshape(4, 3)
-    np.testing.assert_array_equal(host_array(_DeviceArray(values)), values)
-    np.testing.assert_array_equal(take_rows(_DeviceArray(values), [1, 3]), values[[1, 3]])
+    for part in (_DeviceArray(values), _DeviceFrame(values)):
+        np.testing.assert_array_equal(host_array(part), values)
+        np.testing.assert_array_equal(take_rows(part, [1, 3]), values[[1, 3]])
 
 
 def test_empty_partitions_are_dropped(client):
