@@ -417,6 +417,13 @@ class DaskDataset:
             self._weight = self.take(np.arange(self.n_rows), "weight")
         return self._weight
 
+    def count_positive(self):
+        """Rows whose label is above 0.5 (``is_unbalance``), summed on the workers."""
+        label = self._persisted["label"]
+        future = self.client.compute((label > 0.5).sum())
+        self._wait([future], "counting the positive labels")
+        return int(future.result())
+
     @property
     def base_margin(self):
         return None  # held by the workers (they start from it)

@@ -76,10 +76,11 @@ class DistributedSplitter(HistogramSplitter):
         return children_by_subtraction(self, tree, begins, ends, parents, parent_rows)
 
     # ---- splits --------------------------------------------------------------
-    def find_best_splits(self, tree, begins, ends, histograms, feature_mask):
-        """The single-node split scan on the summed histograms; the nodes' left counts
-        are kept for :meth:`partition`."""
-        table = super().find_best_splits(tree, begins, ends, histograms, feature_mask)
+    def find_best_splits(self, tree, begins, ends, histograms, feature_mask, node_bounds=None):
+        """The single-node split scan on the summed histograms (``node_bounds``: the
+        nodes' weight bounds under monotone constraints); the nodes' left counts are
+        kept for :meth:`partition`."""
+        table = super().find_best_splits(tree, begins, ends, histograms, feature_mask, node_bounds)
         for begin, end, n_left in zip(
             np.asarray(begins).tolist(), np.asarray(ends).tolist(), table.left_count.tolist()
         ):

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..backends.categorical import bins_going_left
 from ..backends.numpy.partition import goes_left
+from ..boosting.gbtree import training_objective
 from ..boosting.train import training_backend
 from ..core.dtypes import SAMPLE_INDEX_DTYPE
 from ..core.quantize import quantize_with_scale
@@ -27,7 +28,7 @@ from ..core.random import row_uniforms_at
 from ..data.binning import BinMapper
 from ..data.dataset import Dataset
 from ..model.booster import Booster
-from ..objectives import get_objective
+from ..objectives.classification import row_class_weights
 from ..objectives.ranking import fixed_point_scale
 from ..tree.sampling import goss_keep
 
@@ -54,6 +55,11 @@ def _concat(parts):
     return np.concatenate([host_array(part) for part in parts], axis=0)
 
 
+def _int64(*sequences):
+    """Host int64 arrays of the sequences (arguments of the backend's partition)."""
+    return [np.asarray(values, dtype=np.int64) for values in sequences]
+
+
 def take_rows(part, rows):
     """Rows ``rows`` (local indices) of one partition, host array."""
     return host_array(part)[np.asarray(rows, dtype=np.int64)]
@@ -68,8 +74,11 @@ class WorkerState:
         ``params`` (validated; ``device`` picks the backend), ``bin_mapper`` (its
         ``to_dict``), ``row_offsets`` (global id of each partition's first row),
         ``base_margins`` (host float64 (n_outputs,)), ``init_model`` (JSON text or None),
-        ``n_outputs``; ranking: ``group`` (this worker's query sizes), ``chunk_plan`` and
-        ``chunk_ids`` (its queries of each chunk of the whole data, and those chunks' ids).
+        ``n_outputs``, ``class_multipliers`` (``scale_pos_weight`` / ``is_unbalance``:
+        the (negative, positive) row multipliers, or None), ``custom_objective`` (the
+        user's callable, or None); ranking: ``group`` (this worker's query sizes),
+        ``chunk_plan`` and ``chunk_ids`` (its queries of each chunk of the whole data, and
+        those chunks' ids).
     features, labels, weights, margins : lists of partitions (weights, margins: or None)
     eval_sets : list of (features partitions, labels, weights)
         This worker's partitions of each evaluation set, with their global offsets.
@@ -88,17 +97,25 @@ class WorkerState:
             for offset, part in zip(setup["row_offsets"], features)
         ]
         self.row_ids = np.concatenate(row_ids) if row_ids else np.zeros(0, dtype=np.int64)
+        label = _concat(labels)
+        weight = None if weights is None else _concat(weights)
+        class_weights = row_class_weights(label, setup.get("class_multipliers"))
+        if class_weights is not None:  # scale_pos_weight / is_unbalance, as one machine
+            weight = class_weights if weight is None else weight * class_weights
         self.dataset = Dataset(
             _concat(features),
-            label=_concat(labels),
-            weight=None if weights is None else _concat(weights),
+            label=label,
+            weight=weight,
             base_margin=None if margins is None else _concat(margins),
             group=None if setup.get("group") is None else setup["group"],
         )
         self.dataset._bin_mapper = bin_mapper  # the client's edges, never refitted here
         self.data = backend.prepare(self.dataset)
         self.device_row_ids = backend.to_device(self.row_ids)
-        self.objective = get_objective(params["objective"], params)
+        custom = setup.get("custom_objective")
+        self.objective = training_objective(
+            params if custom is None else dict(params, objective=custom)
+        )
         self.objective.check_labels(self.dataset.label)
         #: Ranking: the whole data's chunk ids of this worker's chunks (gpuboost.dask.train).
         self.chunk_ids = setup.get("chunk_ids")
@@ -283,24 +300,16 @@ class WorkerState:
         if numeric:
             begins, ends, features, bins, lefts = zip(*numeric)
             backend.partition(
-                self.data,
-                rows,
-                np.asarray(begins, dtype=np.int64),
-                np.asarray(ends, dtype=np.int64),
-                np.asarray(features, dtype=np.int64),
-                np.asarray(bins, dtype=np.int64),
-                np.asarray(lefts, dtype=bool),
+                self.data, rows, *_int64(begins, ends, features, bins), np.asarray(lefts, bool)
             )
         if categorical:
             begins, ends, features, left_sets, lefts = zip(*categorical)
             backend.partition_categorical(
                 self.data,
                 rows,
-                np.asarray(begins, dtype=np.int64),
-                np.asarray(ends, dtype=np.int64),
-                np.asarray(features, dtype=np.int64),
+                *_int64(begins, ends, features),
                 np.stack(left_sets),
-                np.asarray(lefts, dtype=bool),
+                np.asarray(lefts, bool),
             )
 
     def histograms(self, quantization, splits, nodes):

@@ -67,6 +67,21 @@ CONFIGS = {
         "binary",
         {"objective": "binary:logistic", "data_sample_strategy": "goss", "max_depth": 4},
     ),
+    "constraints": (
+        "regression",
+        {
+            "objective": "reg:squarederror",
+            "monotone_constraints": [1, 0, -1, 0, 0, 1, 0, 0],
+            "interaction_constraints": [[0, 1, 2], [2, 3, 4, 5], [6, 7]],
+            "max_depth": 4,
+            "huber_alpha": 0.9,  # reg:huber's only: ignored here, as on one machine
+        },
+    ),
+    "scale_pos_weight": (
+        "binary",
+        {"objective": "binary:logistic", "scale_pos_weight": 3.0, "max_depth": 4},
+    ),
+    "is_unbalance": ("binary", {"objective": "binary:logistic", "is_unbalance": True}),
     "lossguide": (
         "regression",
         {
@@ -249,6 +264,9 @@ def test_device_partitions_on_emulated_cuda_workers(client):
         ({"objective": "reg:absoluteerror"}, "leaf refit"),
         ({"sampling_method": "gradient_based", "subsample": 0.5}, "gradient_based"),
         ({"booster": "adaboost", "objective": "binary:logistic"}, "adaboost"),
+        ({"objective": "reg:quantile"}, "leaf refit"),
+        ({"objective": "reg:huber", "huber_alpha": 0.9}, "leaf refit"),
+        ({"enable_bundle": True, "max_conflict_rate": 0.1}, "max_conflict_rate"),
     ],
 )
 def test_refuses_what_it_cannot_make_identical(client, params, match):
@@ -256,6 +274,38 @@ def test_refuses_what_it_cannot_make_identical(client, params, match):
     dtrain = _dask_dataset(client, X, y, None, 2, 2)
     with pytest.raises(ValueError, match=match):
         train(client, params, dtrain, 1)
+
+
+def _weighted_logistic(margin, dataset):
+    """A custom objective: weighted logistic loss, per row (reads the Dataset's rows)."""
+    probability = 1.0 / (1.0 + np.exp(-margin))
+    weight = dataset.get_weight()
+    return (
+        (probability - dataset.get_label()) * weight,
+        np.maximum(probability * (1.0 - probability), 1e-16) * weight,
+    )
+
+
+def test_custom_objective_is_called_on_each_workers_rows(client):
+    """A per-row custom objective (obj= or a callable objective parameter), called by each
+    worker on a Dataset of its rows: the single-node model."""
+    X, y, weight = _data("binary", seed=16)
+    params = {"max_depth": 4, "seed": 2, "device": "cpu"}
+    single = gpuboost.train(
+        params, gpuboost.Dataset(X, label=y, weight=weight), ROUNDS, obj=_weighted_logistic
+    )
+    dtrain = _dask_dataset(client, X, y, weight, 5, 3)
+    model = train(client, params, dtrain, ROUNDS, verbose_eval=False, obj=_weighted_logistic)
+    assert model.save_raw() == single.save_raw()
+    given = dict(params, objective=_weighted_logistic)
+    assert train(client, given, dtrain, ROUNDS, verbose_eval=False).save_raw() == single.save_raw()
+
+
+def test_class_weights_need_a_binary_objective(client):
+    X, y, _ = _data("regression", n_rows=200, seed=1)
+    dtrain = _dask_dataset(client, X, y, None, 2, 2)
+    with pytest.raises(ValueError, match="binary objective"):
+        train(client, {"scale_pos_weight": 2.0}, dtrain, 1)
 
 
 @pytest.mark.parametrize("objective", ["rank:ndcg", "rank:map", "rank:pairwise"])
