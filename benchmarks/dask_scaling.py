@@ -14,15 +14,22 @@ partitions spread over the workers, and, in the same run:
 
 Ratios: gpuboost.dask / xgboost.dask ms per round, for each worker count.
 
+``--cuda``: multi-GPU instead -- one dask-cuda ``LocalCUDACluster`` (one worker per
+GPU; ``--workers`` ignored), ``device='cuda'`` for gpuboost and the peer, and the
+distributed model compared with single-GPU ``gpuboost.train`` (run by
+``benchmarks/gpu_check.sh``). Without dask-cuda it prints a ``SKIP:`` line and exits 0.
+The exit status is 1 when a distributed model is not byte-identical to the single-node one.
+
 Usage::
 
     python benchmarks/dask_scaling.py [--rows 200000] [--features 28] [--rounds 20]
-        [--depth 6] [--workers 1,2] [--json out.json]
+        [--depth 6] [--workers 1,2] [--cuda] [--no-peer] [--json out.json]
 """
 
 import argparse
 import json
 import os
+import sys
 import time
 
 import numpy as np
@@ -87,6 +94,7 @@ def run_xgboost(client, X, y, params, rounds, n_partitions):
         "learning_rate": params["learning_rate"],
         "max_bin": 256,
         "nthread": 1,
+        "device": params["device"],
     }
     start = time.perf_counter()
     dtrain = dxgb.DaskDMatrix(client, dX, dy)
@@ -103,27 +111,58 @@ def run_xgboost(client, X, y, params, rounds, n_partitions):
     }
 
 
-def main():
+def clusters(args):
+    """``(label, cluster factory)`` of each run: LocalClusters of ``--workers`` worker
+    processes, or with ``--cuda`` one dask-cuda LocalCUDACluster (None when dask-cuda is
+    not installed)."""
+    if args.cuda:
+        try:
+            from dask_cuda import LocalCUDACluster
+        except ImportError:
+            return None
+        return [("LocalCUDACluster", lambda: LocalCUDACluster(dashboard_address=":0"))]
+    from distributed import LocalCluster
+
+    return [
+        (
+            f"{n} worker(s)",
+            lambda n=n: LocalCluster(
+                n_workers=n, processes=True, threads_per_worker=1, dashboard_address=":0"
+            ),
+        )
+        for n in (int(w) for w in args.workers.split(","))
+    ]
+
+
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--features", type=int, default=28)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--depth", type=int, default=6)
     parser.add_argument("--workers", default="1,2")
+    parser.add_argument("--cuda", action="store_true", help="dask-cuda LocalCUDACluster, GPUs")
     parser.add_argument("--no-peer", action="store_true", help="skip xgboost.dask")
     parser.add_argument("--json", help="write the results here")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     import gpuboost
 
+    runs = clusters(args)
+    if runs is None:
+        print(
+            "SKIP: dask-cuda is not installed (pip install dask-cuda): the multi-GPU "
+            "check needs its LocalCUDACluster."
+        )
+        return 0
     X, y = make_data(args.rows, args.features)
     params = {
         "objective": "binary:logistic",
         "max_depth": args.depth,
         "learning_rate": 0.1,
-        "device": "cpu",
+        "device": "cuda" if args.cuda else "cpu",
         "nthread": 1,
         "seed": 0,
     }
@@ -135,23 +174,24 @@ def main():
         "features": args.features,
         "rounds": args.rounds,
         "depth": args.depth,
+        "device": params["device"],
         "load_before": os.getloadavg()[0],
         "single_node_ms_per_round": 1e3 * single_s / args.rounds,
         "runs": [],
     }
     print(
-        f"{args.rows} x {args.features}, depth {args.depth}, {args.rounds} rounds; "
-        f"single-node gpuboost (1 thread): {results['single_node_ms_per_round']:.1f} ms/round"
+        f"{args.rows} x {args.features}, depth {args.depth}, {args.rounds} rounds, "
+        f"device={params['device']}; single-node gpuboost (1 thread): "
+        f"{results['single_node_ms_per_round']:.1f} ms/round"
     )
-    for n_workers in [int(w) for w in args.workers.split(",")]:
-        cluster = LocalCluster(
-            n_workers=n_workers, processes=True, threads_per_worker=1, dashboard_address=":0"
-        )
+    for label, make_cluster in runs:
+        cluster = make_cluster()
         client = Client(cluster)
         try:
+            n_workers = len(client.scheduler_info(n_workers=-1)["workers"])
             booster, ours = run_gpuboost(client, X, y, params, args.rounds, 2 * n_workers)
             ours["identical_to_single_node"] = booster.save_raw() == single.save_raw()
-            run = {"workers": n_workers, "gpuboost": ours}
+            run = {"cluster": label, "workers": n_workers, "gpuboost": ours}
             if not args.no_peer:
                 run["xgboost"] = peer = run_xgboost(
                     client, X, y, params, args.rounds, 2 * n_workers
@@ -162,7 +202,7 @@ def main():
             cluster.close()
         results["runs"].append(run)
         line = (
-            f"workers={n_workers}: gpuboost.dask {ours['ms_per_round']:.1f} ms/round, "
+            f"workers={n_workers} ({label}): gpuboost.dask {ours['ms_per_round']:.1f} ms/round, "
             f"{ours['bytes_per_round'] / 1e6:.2f} MB/round exchanged "
             f"(data {ours['data_s']:.2f} s), identical={ours['identical_to_single_node']}"
         )
@@ -176,7 +216,11 @@ def main():
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(results, handle, indent=2)
+    if not all(run["gpuboost"]["identical_to_single_node"] for run in results["runs"]):
+        print("FAIL: a distributed model differs from the single-node model")
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -10,6 +10,9 @@
 #   2. python -c "import cupy" (+ device count, CUDA runtime; gpuboost.cuda_available();
 #      xgboost version and whether it was built with CUDA -- informational)
 #   3. python -m pytest -q -m gpu            (tests marked gpu; none collected = NONE)
+#   3b. python benchmarks/dask_scaling.py --cuda   (dask-cuda LocalCUDACluster, one worker
+#      per GPU, device='cuda': the distributed model against single-GPU training, byte
+#      for byte, and xgboost.dask on the same cluster; SKIP without dask-cuda)
 #   4. python benchmarks/gpu_parity.py --rows N   (default 1000000: CPU vs CUDA models,
 #      squared error byte-identical, logistic same structure + leaf values within 1e-12)
 #   5. python benchmarks/device_ops.py --rows 200000 --configs "binary depth 8"
@@ -41,7 +44,7 @@ while [ $# -gt 0 ]; do
         --parity-devices) PARITY_DEVICES="$2"; shift ;;   # e.g. cpu,cpu to try the script
         --bench-args) BENCH_EXTRA="$2"; shift ;;          # e.g. "--dry-run", "--phases"
         --no-model) MODEL=0 ;;
-        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
         *) echo "unknown option: $1" >&2; exit 2 ;;
     esac
     shift
@@ -132,6 +135,21 @@ case "$STEP_RC" in
     5) record "3 pytest -m gpu" "NONE: no tests marked gpu ($summary)" "$(elapsed "$t0")" 0 ;;
     *) record "3 pytest -m gpu" "FAIL (status $STEP_RC): $summary" "$(elapsed "$t0")" 1 ;;
 esac
+
+# ---- 3b. multi-GPU training on dask-cuda ----------------------------------------------
+t0=$(now)
+run_step "dask-cuda" "$OUT_DIR/dask_cuda.log" "$PYTHON" benchmarks/dask_scaling.py --cuda \
+    --rows "$( [ "$QUICK" -eq 1 ] && echo 200000 || echo 1000000 )" --rounds 10 \
+    --json "$OUT_DIR/dask_cuda.json"
+skip=$(grep -E "^SKIP:" "$OUT_DIR/dask_cuda.log" | head -n 1)
+run_line=$(grep -E "^workers=" "$OUT_DIR/dask_cuda.log" | head -n 1)
+if [ -n "$skip" ]; then
+    record "3b dask-cuda" "$skip" "$(elapsed "$t0")" 0
+elif [ "$STEP_RC" -eq 0 ]; then
+    record "3b dask-cuda" "PASS: $run_line" "$(elapsed "$t0")" 0
+else
+    record "3b dask-cuda" "FAIL (status $STEP_RC): $run_line" "$(elapsed "$t0")" 1
+fi
 
 # ---- 4. CPU/GPU parity at scale --------------------------------------------------------
 t0=$(now)

@@ -49,3 +49,27 @@ def uneven_sizes(n_rows, n_partitions, seed=0):
     sizes[-1] = n_rows - sizes[:-1].sum()
     assert sizes.min() > 0
     return sizes.tolist()
+
+
+def spread_frame(client, pieces, n_workers):
+    """A dask DataFrame of the pandas DataFrames ``pieces`` (its partitions, in order),
+    partition ``i`` held by worker ``i % n_workers``; the pieces may differ in dtype
+    (e.g. ``category`` columns with other categories or another order)."""
+    import dask
+    import dask.dataframe as dd
+
+    workers = workers_of(client)[:n_workers]
+    futures = [
+        client.scatter(piece, workers=[workers[index % len(workers)]], hash=False)
+        for index, piece in enumerate(pieces)
+    ]
+    frame = dd.from_delayed(
+        [dask.delayed(future) for future in futures], meta=pieces[0].iloc[:0], verify_meta=False
+    )
+    return client.persist(frame)  # holds the pieces (the frame's graph does not)
+
+
+def frame_pieces(frame, sizes):
+    """``frame`` cut into consecutive pieces of ``sizes`` rows."""
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    return [frame.iloc[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]

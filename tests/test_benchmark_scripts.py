@@ -192,3 +192,21 @@ def test_gpu_bench_models_each_phase_at_its_size(gpu_bench, measured, tmp_path, 
     path.write_text(json.dumps({"features": 5, "configurations": {}}))
     with pytest.raises(ValueError, match="binary depth 8"):
         gpu_bench.load_model(path)
+
+
+def test_dask_scaling_compares_the_distributed_model_and_skips_without_dask_cuda(tmp_path, capsys):
+    """benchmarks/dask_scaling.py (benchmarks/gpu_check.sh runs it with --cuda): a small
+    LocalCluster run reports an identical model; --cuda without dask-cuda prints a SKIP
+    line and succeeds."""
+    pytest.importorskip("distributed")
+    dask_scaling = _script("dask_scaling")
+    out = tmp_path / "run.json"
+    argv = ["--rows", "3000", "--features", "4", "--rounds", "2", "--depth", "3"]
+    assert dask_scaling.main(argv + ["--workers", "1", "--no-peer", "--json", str(out)]) == 0
+    run = json.loads(out.read_text())["runs"][0]
+    assert run["workers"] == 1 and run["gpuboost"]["identical_to_single_node"] is True
+    try:
+        import dask_cuda  # noqa: F401
+    except ImportError:
+        assert dask_scaling.main(argv + ["--cuda"]) == 0
+        assert capsys.readouterr().out.strip().splitlines()[-1].startswith("SKIP: dask-cuda")

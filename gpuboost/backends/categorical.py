@@ -21,6 +21,7 @@ from ..core.categorical import BITS_PER_WORD, bitset_contains, bitset_members
 
 __all__ = [
     "has_categorical",
+    "bins_going_left",
     "partition_categorical",
     "predict_leaves",
     "predict_tree_values",
@@ -33,6 +34,16 @@ __all__ = [
 def has_categorical(trees):
     """Whether any of ``trees`` has a categorical split."""
     return any(getattr(tree, "has_categorical", False) for tree in trees)
+
+
+def bins_going_left(left_set, default_left, missing_bin):
+    """Per bin, whether a categorical split sends its rows left (host ndarray of shape
+    (missing_bin + 1,), bool): the bins of ``left_set`` (uint32 bitset words), and the
+    missing bin when ``default_left``."""
+    goes_left = np.zeros(missing_bin + 1, dtype=bool)
+    goes_left[bitset_members(left_set)] = True
+    goes_left[missing_bin] = bool(default_left)
+    return goes_left
 
 
 def partition_categorical(
@@ -67,9 +78,7 @@ def partition_categorical(
         begin, end = int(begins[i]), int(ends[i])
         if end <= begin:
             continue
-        goes_left = np.zeros(missing_bin + 1, dtype=bool)  # per bin, on the host
-        goes_left[bitset_members(left_sets[i])] = True
-        goes_left[missing_bin] = bool(default_left[i])
+        goes_left = bins_going_left(left_sets[i], default_left[i], missing_bin)
         segment = sample_indices[begin:end]
         bins = X_binned[segment, int(features[i])]
         left = to_device(goes_left)[bins.astype(np.int64)]

@@ -42,7 +42,13 @@ from .loop import (
     record_metrics,
 )
 
-__all__ = ["GBTreeLearner", "ROW_STREAMS_PER_ROUND"]
+__all__ = [
+    "GBTreeLearner",
+    "ROW_STREAMS_PER_ROUND",
+    "split_settings",
+    "training_objective",
+    "uses_class_weights",
+]
 
 #: Objective names that ``scale_pos_weight`` / ``is_unbalance`` apply to.
 BINARY_OBJECTIVE_PREFIX = "binary:"
@@ -87,11 +93,11 @@ def _features_in_order(booster, dtrain):
     booster.feature_names = list(dtrain.feature_names)
 
 
-def _training_weights(params, dtrain):
-    """dtrain's row weights times the class weights of ``scale_pos_weight`` /
-    ``is_unbalance`` (host float64), or None when those leave them as they are."""
+def uses_class_weights(params):
+    """Whether ``scale_pos_weight`` / ``is_unbalance`` weight the classes; ValueError
+    when they are given for an objective other than a binary one."""
     if params["scale_pos_weight"] == 1.0 and not params["is_unbalance"]:
-        return None
+        return False
     objective = params["objective"]
     if not (isinstance(objective, str) and objective.startswith(BINARY_OBJECTIVE_PREFIX)):
         name = "a custom objective" if callable(objective) else repr(objective)
@@ -100,6 +106,24 @@ def _training_weights(params, dtrain):
             f"('binary:logistic', 'binary:exponential'), not of {name}; pass sample "
             f"weights (Dataset(weight=...)) instead."
         )
+    return True
+
+
+def training_objective(params):
+    """The Objective of a training; a callable ``params['objective']`` becomes a
+    :class:`CustomObjective` and the parameters record it by name (in place)."""
+    if callable(params["objective"]):
+        objective = CustomObjective(params["objective"], n_outputs=max(1, params["num_class"]))
+        params["objective"] = CUSTOM_OBJECTIVE_NAME
+        return objective
+    return get_objective(params["objective"], params)
+
+
+def _training_weights(params, dtrain):
+    """dtrain's row weights times the class weights of ``scale_pos_weight`` /
+    ``is_unbalance`` (host float64), or None when those leave them as they are."""
+    if not uses_class_weights(params):
+        return None
     multipliers = binary_class_weights(
         dtrain.label, params["scale_pos_weight"], params["is_unbalance"]
     )
@@ -183,6 +207,43 @@ def _check_finite_tree(tree, round_index):
             )
 
 
+def split_settings(params, dtrain):
+    """``(SplitParams, interaction groups or None)`` of a training: the split parameters
+    with the monotone directions resolved on dtrain's features, and the interaction
+    constraints' groups (also gpuboost.dask's).
+
+    Raises
+    ------
+    ValueError
+        Constraints with ``tree_method='exact'``; monotone constraints with categorical
+        features.
+    """
+    split_params = dataclasses.replace(
+        SplitParams.from_params(params),
+        monotone=resolve_monotone(
+            params["monotone_constraints"], dtrain.n_features, dtrain.feature_names
+        ),
+    )
+    interaction_groups = resolve_interactions(
+        params["interaction_constraints"], dtrain.n_features, dtrain.feature_names
+    )
+    if params["tree_method"] == "exact" and (
+        split_params.monotone or interaction_groups is not None
+    ):
+        raise ValueError(
+            "monotone_constraints and interaction_constraints work with "
+            "tree_method='hist' or 'approx', not 'exact': choose one of those."
+        )
+    if split_params.monotone and getattr(dtrain, "categories", None) is not None:
+        raise ValueError(
+            "monotone_constraints cannot be combined with categorical features yet "
+            "(the categorical split scan does not bound the children's values): "
+            "encode the categories as numbers (Dataset(..., categorical_features=None)) "
+            "or leave monotone_constraints out."
+        )
+    return split_params, interaction_groups
+
+
 class GBTreeLearner:
     """Gradient boosting: the setup of a run and its round step (see the module docstring).
 
@@ -208,11 +269,7 @@ class GBTreeLearner:
         if obj is not None:
             params["objective"] = obj
         weight = _training_weights(params, dtrain)
-        if callable(params["objective"]):
-            objective = CustomObjective(params["objective"], n_outputs=max(1, params["num_class"]))
-            params["objective"] = CUSTOM_OBJECTIVE_NAME
-        else:
-            objective = get_objective(params["objective"], params)
+        objective = training_objective(params)
         objective.check_labels(dtrain.label)
         evals = check_evals(evals, dtrain)
         for dataset, _ in evals:
@@ -248,29 +305,7 @@ class GBTreeLearner:
                 EvalSet(backend, dataset, name, backend.to_device(margins), False, data)
             )
         self.metrics = metrics_of(params, objective.default_metric)
-        self.split_params = dataclasses.replace(
-            SplitParams.from_params(params),
-            monotone=resolve_monotone(
-                params["monotone_constraints"], dtrain.n_features, dtrain.feature_names
-            ),
-        )
-        self.interaction_groups = resolve_interactions(
-            params["interaction_constraints"], dtrain.n_features, dtrain.feature_names
-        )
-        if params["tree_method"] == "exact" and (
-            self.split_params.monotone or self.interaction_groups is not None
-        ):
-            raise ValueError(
-                "monotone_constraints and interaction_constraints work with "
-                "tree_method='hist' or 'approx', not 'exact': choose one of those."
-            )
-        if self.split_params.monotone and getattr(dtrain, "categories", None) is not None:
-            raise ValueError(
-                "monotone_constraints cannot be combined with categorical features yet "
-                "(the categorical split scan does not bound the children's values): "
-                "encode the categories as numbers (Dataset(..., categorical_features=None)) "
-                "or leave monotone_constraints out."
-            )
+        self.split_params, self.interaction_groups = split_settings(params, dtrain)
         self.policy = GrowthPolicy.from_params(params)
         self.rebinner = (
             ApproxRebinner(backend, dtrain, dtrain.bin_mapper.max_bin)

@@ -12,11 +12,20 @@ from the labels (no ``base_score``, no ``base_margin``), the label and weight co
 
 import numpy as np
 
+from ..core.dtypes import X_DTYPE
 from ..core.segments import offsets
+from ..data.categorical import (
+    AUTO,
+    array_categorical_columns,
+    category_counts,
+    encode_features,
+    frame_categorical_columns,
+    merge_category_counts,
+)
 from ..data.convert import check_feature_names, check_group, default_feature_names
-from ..data.dataset import bound_bin_mapper
+from ..data.dataset import bound_bin_mapper, set_categorical_edges
 from .comm import DEFAULT_TIMEOUT_SECONDS
-from .worker import take_rows
+from .worker import host_array, take_rows
 
 __all__ = ["DaskDataset"]
 
@@ -55,6 +64,102 @@ def _as_dask_array(value, name, row_chunks=None):
     return value
 
 
+def _encode_partition(part, categories):
+    """One partition with its categorical columns re-coded by label to the global codes
+    (:func:`gpuboost.data.categorical.encode_features`): a float64 ndarray, or a pandas
+    DataFrame of numeric columns."""
+    if not isinstance(part, np.ndarray) and not hasattr(part, "columns"):
+        part = host_array(part)
+    return encode_features(part, categories=categories)[0]
+
+
+def _partition_counts(part, columns):
+    """Per categorical column (positions ``columns``) of one partition: its categories
+    and their row counts (:func:`gpuboost.data.categorical.category_counts`)."""
+    if hasattr(part, "iloc"):
+        return [category_counts(part.iloc[:, j]) for j in columns]
+    values = host_array(part)
+    return [category_counts(values[:, j]) for j in columns]
+
+
+def _categorical_columns(X, categorical_features, enable_categorical, names):
+    """Positions of the categorical columns of a dask DataFrame (its dtypes) or array
+    (``categorical_features`` indices, or names among ``names``)."""
+    if hasattr(X, "dtypes"):
+        return frame_categorical_columns(
+            [str(name) for name in X.columns],
+            list(X.dtypes),
+            categorical_features,
+            enable_categorical,
+        )
+    if categorical_features is None:
+        return []
+    n_columns = int(X.shape[1]) if X.ndim == 2 else 0
+    return array_categorical_columns(
+        categorical_features,
+        n_columns,
+        None if names is None else [str(name) for name in names],
+        np.dtype(X.dtype).kind in "US",
+    )
+
+
+def _global_categories(client, X, categorical_features, enable_categorical, names, reference):
+    """``(X, categories)``: the collection with its categorical columns as the global
+    codes, and the labels of every feature in code order (None: no categorical feature).
+
+    Exact by construction: each partition's category counts (small) come to the
+    client, which numbers the categories once from the totals exactly as a training
+    Dataset of all the rows does (:func:`gpuboost.data.categorical.merge_category_counts`);
+    the workers then re-code their partitions by label. With ``reference`` (a training
+    DaskDataset) its categories are used.
+    """
+    _dask_modules()
+    import dask  # optional dependency (gpuboost[dask]), checked above
+
+    if reference is not None:
+        if not isinstance(reference, DaskDataset):
+            raise TypeError(
+                f"reference must be a gpuboost.dask.DaskDataset, got {type(reference).__name__}."
+            )
+        categories = reference.categories
+        if categories is None:
+            if _categorical_columns(X, categorical_features, enable_categorical, names):
+                raise ValueError(
+                    "X has categorical columns, but the reference DaskDataset has none; "
+                    "build both with the same categorical_features."
+                )
+            return X, None
+        if len(categories) != int(X.shape[1]):
+            raise ValueError(
+                f"X has {int(X.shape[1])} features, but the reference DaskDataset has "
+                f"{len(categories)}."
+            )
+    else:
+        columns = _categorical_columns(X, categorical_features, enable_categorical, names)
+        if not columns:
+            return X, None
+        if not hasattr(X, "dtypes"):
+            X = X.rechunk({1: -1})
+        X = client.persist(X)  # read the source once: counted, then re-coded from here
+        parts = X.to_delayed()
+        parts = parts.ravel().tolist() if hasattr(parts, "ravel") else list(parts)
+        counts = client.compute([dask.delayed(_partition_counts)(p, columns) for p in parts])
+        counts = client.gather(counts)
+        categories = [None] * int(X.shape[1])
+        for position, j in enumerate(columns):
+            categories[j] = merge_category_counts(piece[position] for piece in counts)
+            if categories[j] is None:
+                raise ValueError(
+                    f"categorical column {j} has no non-missing value: a categorical "
+                    f"feature needs a category."
+                )
+    if hasattr(X, "dtypes"):
+        meta = encode_features(X._meta, categories=categories)[0]
+        return X.map_partitions(_encode_partition, categories, meta=meta), categories
+    X = X.rechunk({1: -1})
+    return X.map_blocks(_encode_partition, categories, dtype=X_DTYPE), categories
+
+
 def _chunks_at_query_bounds(row_chunks, query_offsets):
     """Row partition sizes whose bounds are query bounds: each bound of ``row_chunks``
     moved forward to the next query's first row (a query is never split across
@@ -90,6 +195,19 @@ class DaskDataset:
     timeout : float
         Seconds to wait for the partitions (persisting, gathering the binning sample);
         RuntimeError beyond.
+    categorical_features : 'auto', None, or list of str or int, default='auto'
+        As :class:`~gpuboost.data.dataset.Dataset`'s: 'auto' takes a DataFrame's pandas
+        ``category`` columns (and string columns with ``enable_categorical``); a list
+        names or indexes more columns (of a dask array too, e.g. integer codes). The
+        categories are numbered from the counts of all partitions, as one Dataset of all
+        the rows numbers them (partitions whose ``category`` dtypes differ are re-coded
+        by label on the workers; ties in count: the dtype's order when every partition
+        has the same dtype, else sorted labels).
+    enable_categorical : bool, default=False
+        As :class:`~gpuboost.data.dataset.Dataset`'s.
+    reference : DaskDataset, optional
+        The training DaskDataset, for an evaluation set: its categories (re-coding by
+        label, unseen categories missing) and its bin edges.
 
     Attributes
     ----------
@@ -100,6 +218,9 @@ class DaskDataset:
     partitions : list of dict
         Per partition: futures ``X``, ``label``, ``weight``, ``base_margin`` (or None)
         and ``worker``, the address of the worker holding its features.
+    categories : list of (list or None) or None
+        Per feature, the category labels in code order (None: numeric), as
+        ``Dataset.categories``; the partitions hold the codes.
     """
 
     def __init__(
@@ -117,6 +238,9 @@ class DaskDataset:
         binning_subsample=200_000,
         seed=None,
         timeout=DEFAULT_TIMEOUT_SECONDS,
+        categorical_features=AUTO,
+        enable_categorical=False,
+        reference=None,
     ):
         _, distributed = _dask_modules()
         if qid is not None:
@@ -126,6 +250,16 @@ class DaskDataset:
             )
         self.client = client
         columns = getattr(X, "columns", None)
+        if not hasattr(X, "dtypes"):
+            X = _as_dask_array(X, "X")
+        X, self.categories = _global_categories(
+            client,
+            X,
+            categorical_features,
+            enable_categorical,
+            feature_names if feature_names is not None else columns,
+            reference,
+        )
         X = _as_dask_array(X, "X")
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D (n_rows, n_features), got {X.ndim} dimension(s).")
@@ -204,6 +338,7 @@ class DaskDataset:
         self._binning_subsample = int(binning_subsample)
         self._binning_seed = seed
         self._bin_mapper = None
+        self._reference = reference
         self._label = self._weight = None
 
     # -- what the training asks of a Dataset ------------------------------------
@@ -282,11 +417,12 @@ class DaskDataset:
             self._weight = self.take(np.arange(self.n_rows), "weight")
         return self._weight
 
-    @property
-    def categories(self):
-        """None: a DaskDataset has no categorical features (yet); the trainers read it
-        like ``Dataset.categories``."""
-        return None
+    def count_positive(self):
+        """Rows whose label is above 0.5 (``is_unbalance``), summed on the workers."""
+        label = self._persisted["label"]
+        future = self.client.compute((label > 0.5).sum())
+        self._wait([future], "counting the positive labels")
+        return int(future.result())
 
     @property
     def base_margin(self):
@@ -296,8 +432,12 @@ class DaskDataset:
         """The bin edges, as ``Dataset.bind_binning`` gives them for the same rows: the
         binning sample's rows (and weights) gathered by global row id, edges fitted once
         on the client. Same ValueError as ``Dataset.bind_binning`` for a ``max_bin`` other
-        than the DaskDataset's (:func:`gpuboost.data.dataset.bound_bin_mapper`).
-        ``max_cat`` is unused: a DaskDataset has no categorical features (yet)."""
+        than the DaskDataset's (:func:`gpuboost.data.dataset.bound_bin_mapper`);
+        categorical features get their edges from ``max_cat`` as in a Dataset
+        (:func:`gpuboost.data.dataset.set_categorical_edges`). With ``reference``, the
+        reference's mapper."""
+        if self._reference is not None:
+            return self._reference.bind_binning(max_bin, seed, max_cat)
         mapper = bound_bin_mapper(
             self.max_bin,
             self._bin_mapper is not None,
@@ -311,6 +451,7 @@ class DaskDataset:
             sample = self.take(rows, "X")
             weights = self.take(rows, "weight") if self.has_weight else None
             self._bin_mapper = mapper.fit(sample, sample_weight=weights)
+            set_categorical_edges(self._bin_mapper, self.categories, max_cat)
         return self._bin_mapper
 
     def __repr__(self):

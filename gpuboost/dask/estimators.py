@@ -19,6 +19,7 @@ from ..sklearn.base import (
     EVAL_SET_NAME_PREFIX,
     MIN_CLASSES,
     MULTICLASS_PREFIX,
+    sklearn_objective,
 )
 from ..sklearn.estimators import GBClassifier, GBRanker, GBRegressor
 from .dataset import DaskDataset, _as_dask_array
@@ -99,12 +100,23 @@ class _DaskModel:
             group=group,
             max_bin=params["max_bin"],
             seed=params["seed"],
+            categorical_features=self.categorical_features,
+            enable_categorical=self.enable_categorical,
         )
         weights = sample_weight_eval_set or [None] * len(eval_set)
         groups = eval_groups or [None] * len(eval_set)
         evals = [
             (
-                DaskDataset(client, X_eval, label=y_eval, weight=weight, group=eval_group),
+                DaskDataset(
+                    client,
+                    X_eval,
+                    label=y_eval,
+                    weight=weight,
+                    group=eval_group,
+                    categorical_features=self.categorical_features,
+                    enable_categorical=self.enable_categorical,
+                    reference=dtrain,
+                ),
                 f"{EVAL_SET_NAME_PREFIX}{index}",
             )
             for index, ((X_eval, _), y_eval, weight, eval_group) in enumerate(
@@ -137,10 +149,13 @@ class DaskGBRegressor(_DaskModel, GBRegressor):
     """:class:`gpuboost.GBRegressor` on a Dask cluster (see the module docstring)."""
 
     def _dask_targets(self, y, eval_labels):
-        """``(label, eval_labels, params)``: the objective defaults to squared error."""
+        """``(label, eval_labels, params)``: the objective defaults to squared error; a
+        callable ``objective(y_true, raw_margin)`` is a custom objective, called by each
+        worker on its rows (:func:`gpuboost.dask.train`'s ``obj``)."""
         params = self._training_params()
         if callable(self.objective):
-            raise ValueError(f"{type(self).__name__} does not take a custom objective.")
+            params["objective"] = sklearn_objective(self.objective)
+            return y, eval_labels, params
         objective = params.setdefault("objective", DEFAULT_REGRESSION_OBJECTIVE)
         if str(objective).startswith(MULTICLASS_PREFIX):
             raise ValueError(

@@ -76,27 +76,36 @@ class DistributedSplitter(HistogramSplitter):
         return children_by_subtraction(self, tree, begins, ends, parents, parent_rows)
 
     # ---- splits --------------------------------------------------------------
-    def find_best_splits(self, tree, begins, ends, histograms, feature_mask):
-        """The single-node split scan on the summed histograms; the nodes' left counts
-        are kept for :meth:`partition`."""
-        table = super().find_best_splits(tree, begins, ends, histograms, feature_mask)
+    def find_best_splits(self, tree, begins, ends, histograms, feature_mask, node_bounds=None):
+        """The single-node split scan on the summed histograms (``node_bounds``: the
+        nodes' weight bounds under monotone constraints); the nodes' left counts are
+        kept for :meth:`partition`."""
+        table = super().find_best_splits(tree, begins, ends, histograms, feature_mask, node_bounds)
         for begin, end, n_left in zip(
             np.asarray(begins).tolist(), np.asarray(ends).tolist(), table.left_count.tolist()
         ):
             self._left_counts[(begin, end)] = n_left
         return table
 
-    def partition(self, tree, begins, ends, features, bins, default_left):
-        """Record the splits; the workers apply them at the next exchange."""
-        for begin, end, feature, threshold_bin, left in zip(
+    def partition(self, tree, begins, ends, features, bins, default_left, left_sets=None):
+        """Record the splits (``left_sets``: categorical splits' bins going left, zero
+        words at numeric ones); the workers apply them at the next exchange."""
+        n_splits = len(np.asarray(begins))
+        if left_sets is None:
+            left_sets = np.zeros((n_splits, 0), dtype=np.uint32)
+        for begin, end, feature, threshold_bin, left, left_set in zip(
             np.asarray(begins).tolist(),
             np.asarray(ends).tolist(),
             np.asarray(features).tolist(),
             np.asarray(bins).tolist(),
             np.asarray(default_left).tolist(),
+            np.asarray(left_sets),
         ):
             middle = begin + self._left_counts.pop((begin, end))
-            self._splits.append((begin, end, middle, feature, threshold_bin, bool(left)))
+            categorical = left_set.copy() if left_set.any() else None
+            self._splits.append(
+                (begin, end, middle, feature, threshold_bin, bool(left), categorical)
+            )
 
     def predict_training_rows(self, tree):
         """Not on the client: the workers add the tree to their margins

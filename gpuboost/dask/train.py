@@ -23,7 +23,14 @@ import numpy as np
 
 from ..backends import get_backend
 from ..backends.base import DeviceData
-from ..boosting.gbtree import ROW_STREAMS_PER_ROUND, _check_finite_tree, _make_booster
+from ..boosting.gbtree import (
+    ROW_STREAMS_PER_ROUND,
+    _check_finite_tree,
+    _make_booster,
+    split_settings,
+    training_objective,
+    uses_class_weights,
+)
 from ..boosting.loop import (
     VERBOSITY_TIMINGS,
     bind_binning,
@@ -34,13 +41,15 @@ from ..boosting.loop import (
     record_metrics,
     run_with_callbacks,
 )
-from ..core.gain import SplitParams
+from ..core.categorical import CategoricalParams
 from ..core.quantize import GradientQuantiser, quantization_scale
 from ..core.random import host_rng
 from ..model.booster import Booster
 from ..objectives import get_objective
+from ..objectives.classification import class_multipliers, row_class_weights
 from ..objectives.ranking import plan_query_chunks
 from ..params import validate_params
+from ..tree.constraints import InteractionConstraints
 from ..tree.feature_sampler import FeatureSampler
 from ..tree.grower import GrowthPolicy, TreeGrower
 from ..tree.sampling import goss_top_count
@@ -67,17 +76,17 @@ def check_distributed_params(params):
     if params["enable_bundle"] and params["max_conflict_rate"] > 0:
         refusals.append("enable_bundle with max_conflict_rate > 0 (use max_conflict_rate=0)")
     if params["sampling_method"] == "gradient_based" and params["subsample"] < 1.0:
-        refusals.append("sampling_method='gradient_based'")
-    if params["scale_pos_weight"] != 1.0 or params["is_unbalance"]:
-        refusals.append("scale_pos_weight / is_unbalance (pass the class weights as weight=)")
+        refusals.append(
+            "sampling_method='gradient_based' (its threshold is solved over all rows' "
+            "quantized gradient magnitudes)"
+        )
     objective = params["objective"]
-    if callable(objective):
-        refusals.append("a custom objective")
-    else:
-        if get_objective(objective, params).has_leaf_refit:
-            refusals.append(f"objective={objective!r} (its leaf refit is a per-leaf quantile)")
-        elif params["huber_alpha"] is not None:
-            refusals.append("huber_alpha (a quantile over all rows each round)")
+    if not callable(objective):
+        if get_objective(objective, params).has_leaf_refit:  # huber_alpha: reg:huber's
+            refusals.append(
+                f"objective={objective!r} (its leaf refit is a weighted quantile or "
+                f"float sum over each leaf's rows on several workers)"
+            )
     if refusals:
         raise ValueError(
             "gpuboost.dask.train cannot train this model byte-identical to one machine "
@@ -111,11 +120,17 @@ class DaskLearner:
     label = "dask "
     done = False
 
-    def __init__(self, client, given_params, dtrain, evals, init_model, timeout, bytes_log):
+    def __init__(
+        self, client, given_params, dtrain, evals, init_model, timeout, bytes_log, obj=None
+    ):
         params = validate_params(given_params)
+        if obj is not None:
+            params["objective"] = obj
         check_distributed_params(params)
         bind_binning(params, given_params, dtrain)
-        objective = get_objective(params["objective"], params)
+        multipliers = _class_multipliers(params, dtrain)
+        custom = params["objective"] if callable(params["objective"]) else None
+        objective = training_objective(params)
         self.params, self.dtrain, self.objective = params, dtrain, objective
         self.backend = backend = get_backend("cpu")  # the client's split scan
         backend.configure(params)
@@ -124,13 +139,18 @@ class DaskLearner:
             init_model = Booster.load_model(init_model)
         # The base margin from the labels (gathered) only when the model takes it from them.
         needs_labels = init_model is None and params["base_score"] is None
-        weight = dtrain.weight if needs_labels else None
+        weight = None
+        if needs_labels:  # with the class weights of the gathered labels, as on one machine
+            weight = dtrain.weight
+            class_weights = row_class_weights(dtrain.label, multipliers)
+            if class_weights is not None:
+                weight = class_weights if weight is None else weight * class_weights
         booster, before = _make_booster(params, objective, dtrain, init_model, weight)
         booster._objective = objective
         self.booster = booster
         self.start_round = booster.num_boosted_rounds()
         self.metrics = metrics_of(params, objective.default_metric)
-        self.split_params = SplitParams.from_params(params)
+        self.split_params, self.interaction_groups = split_settings(params, dtrain)
         self.policy = GrowthPolicy.from_params(params)
         self.bytes_log = bytes_log
         self._bytes_before = 0
@@ -145,6 +165,8 @@ class DaskLearner:
             "base_margins": np.asarray(booster.base_margin, dtype=np.float64),
             "init_model": None if before is None else before.to_json(),
             "n_outputs": booster.n_outputs,
+            "class_multipliers": multipliers,
+            "custom_objective": custom,
         }
         self.chunk_plan = None
         if hasattr(objective, "chunk_maxima"):  # ranking (gpuboost.objectives.ranking)
@@ -189,6 +211,10 @@ class DaskLearner:
         self.splitter = DistributedSplitter(
             self.exchange, backend, data, bin_mapper.thresholds_for_bins
         )
+        if dtrain.categories is not None:  # the single-node categorical scan (client)
+            self.splitter.set_categorical(
+                dtrain.categories, bin_mapper.n_value_bins_, CategoricalParams.from_params(params)
+            )
 
     def _worker_queries(self, held):
         """A worker's query sizes and, for ranking, its queries of each chunk of the
@@ -216,6 +242,12 @@ class DaskLearner:
         self._eval_layout = []
         for dataset, name in check_evals(evals, self.dtrain, DaskDataset):
             is_train = dataset is self.dtrain
+            if dataset.categories != self.dtrain.categories:
+                raise ValueError(
+                    f"Evaluation set {name!r} has other categorical features or categories "
+                    f"than dtrain: build it with DaskDataset(..., reference=dtrain), which "
+                    f"re-codes its categories by label against dtrain's."
+                )
             label = dataset.label
             self.objective.check_labels(label)
             if is_train:
@@ -346,7 +378,16 @@ class DaskLearner:
         sampler = FeatureSampler(
             self.dtrain.n_features, params, host_rng(params["seed"], round_index, output)
         )
-        tree = TreeGrower(self.splitter, tree_input, self.policy, sampler, timer).grow().tree
+        interactions = (
+            None
+            if self.interaction_groups is None
+            else InteractionConstraints(self.interaction_groups, self.dtrain.n_features)
+        )
+        tree = (
+            TreeGrower(self.splitter, tree_input, self.policy, sampler, timer, interactions)
+            .grow()
+            .tree
+        )
         with timer.phase("predict_update"):  # travels with the next exchange
             self.exchange.defer("end_tree", output, tree)
         _check_finite_tree(tree, round_index)
@@ -386,6 +427,18 @@ class DaskLearner:
         return booster
 
 
+def _class_multipliers(params, dtrain):
+    """``(negative, positive)`` row multipliers of ``scale_pos_weight`` / ``is_unbalance``
+    (None: none), from the global class counts; the workers apply them to their rows
+    (:func:`gpuboost.objectives.classification.row_class_weights`)."""
+    if not uses_class_weights(params):
+        return None
+    n_positive = dtrain.count_positive() if params["is_unbalance"] else 0
+    return class_multipliers(
+        n_positive, dtrain.n_rows - n_positive, params["scale_pos_weight"], params["is_unbalance"]
+    )
+
+
 def _portable(params):
     """The validated parameters as plain values for the workers."""
     return dict(params)
@@ -405,6 +458,7 @@ def train(
     maximize=None,
     timeout=DEFAULT_TIMEOUT_SECONDS,
     bytes_log=None,
+    obj=None,
 ):
     """Train on the workers of a Dask cluster; the same model as :func:`gpuboost.train`
     on the same rows, byte for byte.
@@ -425,6 +479,12 @@ def train(
         answer within it fails the training with a RuntimeError naming it.
     bytes_log : list, optional
         Appended the bytes exchanged with the workers in each round.
+    obj : callable, optional
+        A custom objective ``obj(raw_margin, dataset) -> (grad, hess)`` (or a callable
+        ``params['objective']``), as :func:`gpuboost.train`'s. Each worker calls it on
+        its own rows: ``dataset`` is a Dataset of the worker's rows (in global row
+        order), so the model is single-node's when a row's gradient depends on that row
+        only (and each worker's hessians of an output must not be all <= 0).
 
     Returns
     -------
@@ -435,7 +495,7 @@ def train(
     if not dtrain.has_label:
         raise ValueError("dtrain has no label: pass label= to DaskDataset.")
     check_num_boost_round(num_boost_round)
-    learner = DaskLearner(client, params, dtrain, evals, init_model, timeout, bytes_log)
+    learner = DaskLearner(client, params, dtrain, evals, init_model, timeout, bytes_log, obj)
     try:
         return run_with_callbacks(
             learner,

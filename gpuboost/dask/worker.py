@@ -18,7 +18,9 @@ training").
 
 import numpy as np
 
+from ..backends.categorical import bins_going_left
 from ..backends.numpy.partition import goes_left
+from ..boosting.gbtree import training_objective
 from ..boosting.train import training_backend
 from ..core.dtypes import SAMPLE_INDEX_DTYPE
 from ..core.quantize import quantize_with_scale
@@ -26,7 +28,7 @@ from ..core.random import row_uniforms_at
 from ..data.binning import BinMapper
 from ..data.dataset import Dataset
 from ..model.booster import Booster
-from ..objectives import get_objective
+from ..objectives.classification import row_class_weights
 from ..objectives.ranking import fixed_point_scale
 from ..tree.sampling import goss_keep
 
@@ -53,6 +55,11 @@ def _concat(parts):
     return np.concatenate([host_array(part) for part in parts], axis=0)
 
 
+def _int64(*sequences):
+    """Host int64 arrays of the sequences (arguments of the backend's partition)."""
+    return [np.asarray(values, dtype=np.int64) for values in sequences]
+
+
 def take_rows(part, rows):
     """Rows ``rows`` (local indices) of one partition, host array."""
     return host_array(part)[np.asarray(rows, dtype=np.int64)]
@@ -67,8 +74,11 @@ class WorkerState:
         ``params`` (validated; ``device`` picks the backend), ``bin_mapper`` (its
         ``to_dict``), ``row_offsets`` (global id of each partition's first row),
         ``base_margins`` (host float64 (n_outputs,)), ``init_model`` (JSON text or None),
-        ``n_outputs``; ranking: ``group`` (this worker's query sizes), ``chunk_plan`` and
-        ``chunk_ids`` (its queries of each chunk of the whole data, and those chunks' ids).
+        ``n_outputs``, ``class_multipliers`` (``scale_pos_weight`` / ``is_unbalance``:
+        the (negative, positive) row multipliers, or None), ``custom_objective`` (the
+        user's callable, or None); ranking: ``group`` (this worker's query sizes),
+        ``chunk_plan`` and ``chunk_ids`` (its queries of each chunk of the whole data, and
+        those chunks' ids).
     features, labels, weights, margins : lists of partitions (weights, margins: or None)
     eval_sets : list of (features partitions, labels, weights)
         This worker's partitions of each evaluation set, with their global offsets.
@@ -87,17 +97,25 @@ class WorkerState:
             for offset, part in zip(setup["row_offsets"], features)
         ]
         self.row_ids = np.concatenate(row_ids) if row_ids else np.zeros(0, dtype=np.int64)
+        label = _concat(labels)
+        weight = None if weights is None else _concat(weights)
+        class_weights = row_class_weights(label, setup.get("class_multipliers"))
+        if class_weights is not None:  # scale_pos_weight / is_unbalance, as one machine
+            weight = class_weights if weight is None else weight * class_weights
         self.dataset = Dataset(
             _concat(features),
-            label=_concat(labels),
-            weight=None if weights is None else _concat(weights),
+            label=label,
+            weight=weight,
             base_margin=None if margins is None else _concat(margins),
             group=None if setup.get("group") is None else setup["group"],
         )
         self.dataset._bin_mapper = bin_mapper  # the client's edges, never refitted here
         self.data = backend.prepare(self.dataset)
         self.device_row_ids = backend.to_device(self.row_ids)
-        self.objective = get_objective(params["objective"], params)
+        custom = setup.get("custom_objective")
+        self.objective = training_objective(
+            params if custom is None else dict(params, objective=custom)
+        )
         self.objective.check_labels(self.dataset.label)
         #: Ranking: the whole data's chunk ids of this worker's chunks (gpuboost.dask.train).
         self.chunk_ids = setup.get("chunk_ids")
@@ -256,38 +274,43 @@ class WorkerState:
         tree["segments"] = {(0, n_samples): (0, int(tree["rows"].shape[0]))}
 
     def _partition(self, splits):
-        """Apply the splits ``(begin, end, middle, feature, bin, default_left)`` (global
-        segments) to the local row partition (one backend call)."""
+        """Apply the splits ``(begin, end, middle, feature, bin, default_left, left_set)``
+        (global segments; ``left_set``: the bins going left of a categorical split, uint32
+        words, else None) to the local row partition (a backend call per kind)."""
         if not splits:
             return
         backend, xp, tree = self.backend, self.backend.xp, self._tree
         segments, rows = tree["segments"], tree["rows"]
         binned = self.data.arrays["X_binned"]
-        begins, ends, features, bins, lefts = [], [], [], [], []
-        for begin, end, middle, feature, threshold_bin, default_left in splits:
+        missing_bin = self.data.missing_bin
+        numeric, categorical = [], []
+        for begin, end, middle, feature, threshold_bin, default_left, left_set in splits:
             local_begin, local_end = segments.pop((begin, end))
             column = binned[rows[local_begin:local_end], feature]
-            n_left = int(
-                xp.count_nonzero(
-                    goes_left(column, threshold_bin, bool(default_left), self.data.missing_bin)
-                )
-            )
+            if left_set is None:
+                left = goes_left(column, threshold_bin, bool(default_left), missing_bin)
+                numeric.append((local_begin, local_end, feature, threshold_bin, default_left))
+            else:  # a categorical split: its left set over bins (gpuboost.backends.categorical)
+                table = backend.to_device(bins_going_left(left_set, default_left, missing_bin))
+                left = table[column.astype(np.int64)]
+                categorical.append((local_begin, local_end, feature, left_set, default_left))
+            n_left = int(xp.count_nonzero(left))
             segments[(begin, middle)] = (local_begin, local_begin + n_left)
             segments[(middle, end)] = (local_begin + n_left, local_end)
-            begins.append(local_begin)
-            ends.append(local_end)
-            features.append(feature)
-            bins.append(threshold_bin)
-            lefts.append(default_left)
-        backend.partition(
-            self.data,
-            rows,
-            np.asarray(begins, dtype=np.int64),
-            np.asarray(ends, dtype=np.int64),
-            np.asarray(features, dtype=np.int64),
-            np.asarray(bins, dtype=np.int64),
-            np.asarray(lefts, dtype=bool),
-        )
+        if numeric:
+            begins, ends, features, bins, lefts = zip(*numeric)
+            backend.partition(
+                self.data, rows, *_int64(begins, ends, features, bins), np.asarray(lefts, bool)
+            )
+        if categorical:
+            begins, ends, features, left_sets, lefts = zip(*categorical)
+            backend.partition_categorical(
+                self.data,
+                rows,
+                *_int64(begins, ends, features),
+                np.stack(left_sets),
+                np.asarray(lefts, bool),
+            )
 
     def histograms(self, quantization, splits, nodes):
         """Quantize (at a tree's first exchange: ``quantization`` = the global scales and

@@ -28,6 +28,10 @@ from .convert import loaded_module
 
 __all__ = [
     "encode_features",
+    "frame_categorical_columns",
+    "array_categorical_columns",
+    "category_counts",
+    "merge_category_counts",
     "categorical_edges",
     "check_categories",
     "AUTO",
@@ -124,20 +128,90 @@ def _column_labels(values, missing, dtype_categories=None, dtype_codes=None):
     ``dtype_categories`` and ``dtype_codes`` (a pandas category column's) give the
     base order; otherwise it is the sorted distinct values.
     """
+    base, counts, base_codes = _base_counts(values, missing, dtype_categories, dtype_codes)
+    labels, recode = _frequency_order(base, counts)
+    codes = np.full(len(missing), np.nan, dtype=X_DTYPE)
+    codes[~missing] = recode[base_codes]
+    return labels, codes
+
+
+def _base_counts(values, missing, dtype_categories=None, dtype_codes=None):
+    """``(base labels, row count of each, base index of every present row)`` of a
+    column: the dtype's categories (with ``dtype_codes``), else its sorted distinct
+    values."""
     if dtype_categories is not None:
         base = [_plain_label(v) for v in dtype_categories]
         base_codes = np.asarray(dtype_codes, dtype=np.int64)[~missing]
     else:
         base, base_codes = _unique_inverse(values[~missing])
-    counts = np.bincount(base_codes, minlength=len(base))
+    return base, np.bincount(base_codes, minlength=len(base)), base_codes
+
+
+def _frequency_order(base, counts):
+    """``(labels, recode)``: the base labels that occur, by decreasing count (ties: base
+    order), and each base label's code (-1: absent)."""
+    counts = np.asarray(counts, dtype=np.int64)
     seen = np.flatnonzero(counts > 0)
     order = seen[np.lexsort((seen, -counts[seen]))]  # frequent first, ties: base order
-    labels = [base[i] for i in order]
     recode = np.full(len(base), -1, dtype=np.int64)
     recode[order] = np.arange(len(order))
-    codes = np.full(len(missing), np.nan, dtype=X_DTYPE)
-    codes[~missing] = recode[base_codes]
-    return labels, codes
+    return [base[i] for i in order], recode
+
+
+def category_counts(column):
+    """The categories of one piece of a column and their row counts, for
+    :func:`merge_category_counts` (distributed data: ``gpuboost.dask``).
+
+    Parameters
+    ----------
+    column : pandas Series or 1-D ndarray
+
+    Returns
+    -------
+    (dtype_categories, labels, counts)
+        ``dtype_categories``: a pandas ``category`` column's categories in dtype order
+        (plain labels), else None; ``labels`` and ``counts`` (int64): each base label
+        (the dtype's categories, else the distinct values, sorted) and its rows.
+    """
+    pandas = loaded_module("pandas")
+    if pandas is not None and isinstance(column, pandas.Series):
+        missing = np.asarray(column.isna(), dtype=bool)
+        if isinstance(column.dtype, pandas.CategoricalDtype):
+            categories = list(column.cat.categories)
+            base, counts, _ = _base_counts(None, missing, categories, column.cat.codes)
+            return base, base, counts
+        values = np.asarray(column.astype(object))
+    else:
+        values = np.asarray(column)
+        missing = _missing_mask(values)
+    base, counts, _ = _base_counts(values, missing)
+    return None, base, counts
+
+
+def merge_category_counts(pieces):
+    """The labels of a column in code order, from the :func:`category_counts` of its
+    pieces: exactly the labels a training Dataset of all the rows numbers (decreasing
+    total count; ties: the dtype's category order when every piece has the same
+    ``category`` dtype, else the sorted labels).
+
+    Returns
+    -------
+    list or None
+        None when no piece has a non-missing value.
+    """
+    pieces = list(pieces)
+    dtype_orders = [piece[0] for piece in pieces]
+    totals = {}
+    for _, labels, counts in pieces:
+        for label, count in zip(labels, np.asarray(counts).tolist()):
+            totals[label] = totals.get(label, 0) + int(count)
+    first = dtype_orders[0] if dtype_orders else None
+    if first is not None and all(order == first for order in dtype_orders):
+        base = list(first)
+    else:
+        base = sorted(totals, key=_label_key)
+    labels, _ = _frequency_order(base, [totals.get(label, 0) for label in base])
+    return labels or None
 
 
 def _recode(values, missing, labels):
@@ -307,36 +381,57 @@ def _refuse_text(what, enable_categorical):
     )
 
 
+def frame_categorical_columns(names, dtypes, categorical_features, enable_categorical):
+    """Positions (sorted) of a DataFrame's categorical columns, from its column names
+    and pandas dtypes (see the module docstring); TypeError for a ``category`` column
+    with ``categorical_features=None`` and for a string column that is not categorical.
+    Also for the dtypes of a ``dask.dataframe`` (``gpuboost.dask``)."""
+    pandas = loaded_module("pandas")
+    types = pandas.api.types
+    columns = set(_requested_columns(categorical_features, names, len(dtypes)))
+    if categorical_features is not None:
+        for j, dtype in enumerate(dtypes):
+            if isinstance(dtype, pandas.CategoricalDtype):
+                columns.add(j)
+            elif not (types.is_numeric_dtype(dtype) or types.is_bool_dtype(dtype)):
+                if enable_categorical and (
+                    types.is_string_dtype(dtype) or types.is_object_dtype(dtype)
+                ):
+                    columns.add(j)
+    for j, dtype in enumerate(dtypes):
+        if j in columns:
+            continue
+        if isinstance(dtype, pandas.CategoricalDtype):
+            raise TypeError(
+                f"Column {names[j]!r} is a pandas 'category' column, but "
+                f"categorical_features=None: pass categorical_features='auto' (the "
+                f"default) or encode it as numbers."
+            )
+        if types.is_string_dtype(dtype) or types.is_object_dtype(dtype):
+            _refuse_text(f"Column {names[j]!r} (dtype {dtype})", enable_categorical)
+    return sorted(columns)
+
+
+def array_categorical_columns(categorical_features, n_columns, names=None, is_text=False):
+    """Positions (sorted) of an array's categorical columns: those ``categorical_features``
+    lists (indices, or names among ``names``); an array of strings without any is
+    refused (TypeError), as :func:`encode_features` refuses it."""
+    columns = sorted(_requested_columns(categorical_features, names, n_columns))
+    if not columns and is_text:
+        _refuse_text("X (an array of strings)", True)
+    return columns
+
+
 def _encode_frame(frame, categorical_features, enable_categorical, categories, pandas):
     names = [str(c) for c in frame.columns]
-    types = pandas.api.types
     if categories is not None:
         if len(categories) != frame.shape[1]:
             return frame, categories  # the caller reports the wrong number of features
         columns = [j for j, labels in enumerate(categories) if labels is not None]
     else:
-        columns = set(_requested_columns(categorical_features, names, frame.shape[1]))
-        if categorical_features is not None:
-            for j, dtype in enumerate(frame.dtypes):
-                if isinstance(dtype, pandas.CategoricalDtype):
-                    columns.add(j)
-                elif not (types.is_numeric_dtype(dtype) or types.is_bool_dtype(dtype)):
-                    if enable_categorical and (
-                        types.is_string_dtype(dtype) or types.is_object_dtype(dtype)
-                    ):
-                        columns.add(j)
-        for j, dtype in enumerate(frame.dtypes):
-            if j in columns:
-                continue
-            if isinstance(dtype, pandas.CategoricalDtype):
-                raise TypeError(
-                    f"Column {names[j]!r} is a pandas 'category' column, but "
-                    f"categorical_features=None: pass categorical_features='auto' (the "
-                    f"default) or encode it as numbers."
-                )
-            if types.is_string_dtype(dtype) or types.is_object_dtype(dtype):
-                _refuse_text(f"Column {names[j]!r} (dtype {dtype})", enable_categorical)
-        columns = sorted(columns)
+        columns = frame_categorical_columns(
+            names, list(frame.dtypes), categorical_features, enable_categorical
+        )
     if not columns:
         return frame, None
     data = {}

@@ -38,7 +38,13 @@ from .convert import (
 )
 from .io import load_query_file, load_svmlight
 
-__all__ = ["Dataset", "bound_bin_mapper", "load_svmlight", "load_query_file"]
+__all__ = [
+    "Dataset",
+    "bound_bin_mapper",
+    "set_categorical_edges",
+    "load_svmlight",
+    "load_query_file",
+]
 
 #: ``max_bin`` of a Dataset binned without one (the training parameter's default).
 DEFAULT_MAX_BIN = PARAMETERS["max_bin"].default
@@ -92,6 +98,26 @@ def bound_bin_mapper(own_max_bin, binned, max_bin, own_seed, seed, subsample):
 
 #: ``max_cat`` of a Dataset binned without one (the training parameter's default).
 DEFAULT_MAX_CAT = PARAMETERS["max_cat"].default
+
+
+def set_categorical_edges(bin_mapper, categories, max_cat=None):
+    """Give the categorical features of a fitted ``bin_mapper`` their edges
+    (:func:`~gpuboost.data.categorical.categorical_edges`: one bin per code, the rarest
+    sharing "other" beyond ``min(max_cat, max_bin)``; ``max_cat`` None: the default).
+    ``categories``: per feature, labels or None (None: no categorical feature).
+    :meth:`Dataset.bind_binning`'s, and ``gpuboost.dask.DaskDataset``'s."""
+    if categories is None:
+        return
+    limit = DEFAULT_MAX_CAT if max_cat is None else int(max_cat)
+    bin_mapper.set_feature_edges(
+        {
+            feature: categorical_edges(len(labels), limit, bin_mapper.max_bin)
+            for feature, labels in enumerate(categories)
+            if labels is not None
+        }
+    )
+
+
 #: ``categorical_features`` of :meth:`Dataset.subset`: X holds the reference's codes.
 _CODES = object()
 
@@ -401,15 +427,7 @@ class Dataset:
                 )
             else:
                 self._bin_mapper = mapper.fit(self.features, sample_weight=self._binning_weight)
-            if self.categories is not None:
-                limit = DEFAULT_MAX_CAT if max_cat is None else int(max_cat)
-                self._bin_mapper.set_feature_edges(
-                    {
-                        feature: categorical_edges(len(labels), limit, self._bin_mapper.max_bin)
-                        for feature, labels in enumerate(self.categories)
-                        if labels is not None
-                    }
-                )
+            set_categorical_edges(self._bin_mapper, self.categories, max_cat)
         return self._bin_mapper
 
     def construct(self, max_bin=None, seed=None, max_cat=None):

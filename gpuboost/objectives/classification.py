@@ -14,6 +14,8 @@ from .base import Objective, _host_label_and_weight, _sigmoid, _softmax
 
 __all__ = [
     "binary_class_weights",
+    "class_multipliers",
+    "row_class_weights",
     "LogisticLoss",
     "ExponentialLoss",
     "SoftmaxLoss",
@@ -84,22 +86,39 @@ def binary_class_weights(label, scale_pos_weight=1.0, is_unbalance=False):
     ValueError
         Both ``scale_pos_weight != 1`` and ``is_unbalance``.
     """
+    positive = np.asarray(label) > 0.5
+    n_positive = int(np.count_nonzero(positive))
+    multipliers = class_multipliers(
+        n_positive, positive.size - n_positive, scale_pos_weight, is_unbalance
+    )
+    return row_class_weights(label, multipliers)
+
+
+def row_class_weights(label, multipliers):
+    """Each row's multiplier of ``multipliers = (negative, positive)`` (labels above 0.5
+    are positive), ndarray of shape (n_rows,), float64; None for None."""
+    if multipliers is None:
+        return None
+    return np.where(np.asarray(label) > 0.5, multipliers[1], multipliers[0])
+
+
+def class_multipliers(n_positive, n_negative, scale_pos_weight=1.0, is_unbalance=False):
+    """The multipliers ``(negative rows, positive rows)`` of :func:`binary_class_weights`
+    from the class counts (row-wise, so a distributed trainer applies them per worker
+    from the global counts), or None when both are 1. Same parameters and ValueError."""
     if is_unbalance and scale_pos_weight != 1.0:
         raise ValueError(
             "Give is_unbalance or scale_pos_weight, not both: both weight the positive rows."
         )
-    positive = np.asarray(label) > 0.5
     if is_unbalance:
-        n_positive = int(np.count_nonzero(positive))
-        n_negative = positive.size - n_positive
         if n_positive == 0 or n_negative == 0 or n_positive == n_negative:
             return None
         if n_positive < n_negative:
-            return np.where(positive, n_negative / n_positive, 1.0)
-        return np.where(positive, 1.0, n_positive / n_negative)
+            return 1.0, n_negative / n_positive
+        return n_positive / n_negative, 1.0
     if scale_pos_weight == 1.0:
         return None
-    return np.where(positive, float(scale_pos_weight), 1.0)
+    return 1.0, float(scale_pos_weight)
 
 
 class LogisticLoss(Objective):

@@ -88,3 +88,25 @@ def test_ranker_matches_gbranker(client):
     assert model.get_booster().save_raw() == single.get_booster().save_raw()
     assert model.evals_result_ == single.evals_result_
     np.testing.assert_array_equal(model.predict(dX).compute(), single.predict(X))
+
+
+def _pseudo_huber(y_true, raw_margin):
+    """A per-row custom objective of the scikit-learn style (y_true, raw_margin)."""
+    residual = raw_margin - y_true
+    scale = np.sqrt(1.0 + residual**2)
+    return residual / scale, 1.0 / scale**3
+
+
+def test_regressor_takes_a_custom_objective(client):
+    X, rng = _data(4)
+    y = X[:, 0] * 2 + rng.standard_t(2, size=len(X))
+    kwargs = dict(n_estimators=4, max_depth=3, device="cpu", objective=_pseudo_huber)
+    single = gpuboost.GBRegressor(**kwargs).fit(X, y)
+    sizes = dc.uneven_sizes(len(X), 3)
+    model = DaskGBRegressor(**kwargs)
+    model.client = client
+    model.fit(dc.spread(client, X, sizes, 2), dc.spread(client, y, sizes, 2))
+    assert model.get_booster().save_raw() == single.get_booster().save_raw()
+    np.testing.assert_array_equal(
+        model.predict(dc.spread(client, X, sizes, 2)).compute(), single.predict(X)
+    )

@@ -67,6 +67,21 @@ CONFIGS = {
         "binary",
         {"objective": "binary:logistic", "data_sample_strategy": "goss", "max_depth": 4},
     ),
+    "constraints": (
+        "regression",
+        {
+            "objective": "reg:squarederror",
+            "monotone_constraints": [1, 0, -1, 0, 0, 1, 0, 0],
+            "interaction_constraints": [[0, 1, 2], [2, 3, 4, 5], [6, 7]],
+            "max_depth": 4,
+            "huber_alpha": 0.9,  # reg:huber's only: ignored here, as on one machine
+        },
+    ),
+    "scale_pos_weight": (
+        "binary",
+        {"objective": "binary:logistic", "scale_pos_weight": 3.0, "max_depth": 4},
+    ),
+    "is_unbalance": ("binary", {"objective": "binary:logistic", "is_unbalance": True}),
     "lossguide": (
         "regression",
         {
@@ -200,6 +215,47 @@ def test_emulated_cuda_workers_give_the_single_node_model(client):
     assert model.save_raw() == single.save_raw()
 
 
+def _on_device(block):
+    """A partition as a device array of the worker's (emulated) CUDA backend, as
+    ``cupy.asarray`` makes a dask-cuda worker's partitions."""
+    from gpuboost.backends import get_backend
+
+    return get_backend("cuda").xp.asarray(block)
+
+
+def test_device_partitions_on_emulated_cuda_workers(client):
+    """Partitions that are device arrays (CuPy's role played by the emulation's arrays,
+    which refuse implicit host conversion) stay on their workers: each worker's CUDA
+    backend trains on them, the model is single-node's; predict takes them too."""
+    X, y, weight = _data("regression", n_rows=500, n_features=4, seed=15)
+    params = {"max_depth": 3, "seed": 5, "device": "cuda"}
+    sizes = dc.uneven_sizes(len(X), 4, 2)
+    client.run(lambda: os.environ.__setitem__("GPUBOOST_EMULATE_CUDA", "1"))
+    try:
+        device_X = dc.spread(client, X, sizes, 2).map_blocks(
+            _on_device, dtype=X.dtype, meta=np.empty((0, 0))
+        )
+        parts = [
+            dc.spread(client, values, sizes, 2).map_blocks(
+                _on_device, dtype=values.dtype, meta=np.empty((0,))
+            )
+            for values in (y, weight)
+        ]
+        dtrain = DaskDataset(client, device_X, label=parts[0], weight=parts[1])
+        kinds = client.gather([client.submit(type, part["X"]) for part in dtrain.partitions])
+        assert {kind.__name__ for kind in kinds} == {"DeviceArray"}
+        model = train(client, params, dtrain, 2, verbose_eval=False)
+        lazy = predict(client, model, device_X).compute()
+    finally:
+        client.run(lambda: os.environ.pop("GPUBOOST_EMULATE_CUDA", None))
+    single = gpuboost.train(
+        dict(params, device="cpu"), gpuboost.Dataset(X, label=y, weight=weight), 2
+    )
+    model.params = single.params  # the only difference the device makes in the file
+    assert model.save_raw() == single.save_raw()
+    np.testing.assert_array_equal(lazy, single.predict(X))
+
+
 @pytest.mark.parametrize(
     "params, match",
     [
@@ -208,6 +264,9 @@ def test_emulated_cuda_workers_give_the_single_node_model(client):
         ({"objective": "reg:absoluteerror"}, "leaf refit"),
         ({"sampling_method": "gradient_based", "subsample": 0.5}, "gradient_based"),
         ({"booster": "adaboost", "objective": "binary:logistic"}, "adaboost"),
+        ({"objective": "reg:quantile"}, "leaf refit"),
+        ({"objective": "reg:huber", "huber_alpha": 0.9}, "leaf refit"),
+        ({"enable_bundle": True, "max_conflict_rate": 0.1}, "max_conflict_rate"),
     ],
 )
 def test_refuses_what_it_cannot_make_identical(client, params, match):
@@ -215,6 +274,38 @@ def test_refuses_what_it_cannot_make_identical(client, params, match):
     dtrain = _dask_dataset(client, X, y, None, 2, 2)
     with pytest.raises(ValueError, match=match):
         train(client, params, dtrain, 1)
+
+
+def _weighted_logistic(margin, dataset):
+    """A custom objective: weighted logistic loss, per row (reads the Dataset's rows)."""
+    probability = 1.0 / (1.0 + np.exp(-margin))
+    weight = dataset.get_weight()
+    return (
+        (probability - dataset.get_label()) * weight,
+        np.maximum(probability * (1.0 - probability), 1e-16) * weight,
+    )
+
+
+def test_custom_objective_is_called_on_each_workers_rows(client):
+    """A per-row custom objective (obj= or a callable objective parameter), called by each
+    worker on a Dataset of its rows: the single-node model."""
+    X, y, weight = _data("binary", seed=16)
+    params = {"max_depth": 4, "seed": 2, "device": "cpu"}
+    single = gpuboost.train(
+        params, gpuboost.Dataset(X, label=y, weight=weight), ROUNDS, obj=_weighted_logistic
+    )
+    dtrain = _dask_dataset(client, X, y, weight, 5, 3)
+    model = train(client, params, dtrain, ROUNDS, verbose_eval=False, obj=_weighted_logistic)
+    assert model.save_raw() == single.save_raw()
+    given = dict(params, objective=_weighted_logistic)
+    assert train(client, given, dtrain, ROUNDS, verbose_eval=False).save_raw() == single.save_raw()
+
+
+def test_class_weights_need_a_binary_objective(client):
+    X, y, _ = _data("regression", n_rows=200, seed=1)
+    dtrain = _dask_dataset(client, X, y, None, 2, 2)
+    with pytest.raises(ValueError, match="binary objective"):
+        train(client, {"scale_pos_weight": 2.0}, dtrain, 1)
 
 
 @pytest.mark.parametrize("objective", ["rank:ndcg", "rank:map", "rank:pairwise"])
@@ -300,12 +391,20 @@ class _DeviceArray:
         return self._values
 
 
+class _DeviceFrame:
+    """Stands for a cuDF DataFrame: ``values`` is a CuPy array."""
+
+    def __init__(self, values):
+        self.values = _DeviceArray(values)
+
+
 def test_device_partitions_are_copied_to_the_host():
     from gpuboost.dask.worker import host_array, take_rows
 
     values = np.arange(12.0).reshape(4, 3)
-    np.testing.assert_array_equal(host_array(_DeviceArray(values)), values)
-    np.testing.assert_array_equal(take_rows(_DeviceArray(values), [1, 3]), values[[1, 3]])
+    for part in (_DeviceArray(values), _DeviceFrame(values)):
+        np.testing.assert_array_equal(host_array(part), values)
+        np.testing.assert_array_equal(take_rows(part, [1, 3]), values[[1, 3]])
 
 
 def test_empty_partitions_are_dropped(client):

@@ -5,7 +5,12 @@ import pandas as pd
 import pytest
 
 import gpuboost
-from gpuboost.data.categorical import categorical_edges, encode_features
+from gpuboost.data.categorical import (
+    categorical_edges,
+    category_counts,
+    encode_features,
+    merge_category_counts,
+)
 
 
 def _frame(n=300, seed=0):
@@ -130,3 +135,34 @@ def test_arrow_dictionary_and_polars_categorical_columns():
     pl = pytest.importorskip("polars")
     frame = pl.DataFrame({"c": pl.Series(values, dtype=pl.Categorical), "x": [1.0, 2, 3, 4, 5, 6]})
     assert gpuboost.Dataset(frame).categories == expected
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_merged_counts_of_pieces_number_categories_as_the_whole_column(seed):
+    """merge_category_counts of a column's pieces (distributed data) gives the labels a
+    Dataset of the whole column numbers: the dtype's tie order when every piece has
+    the frame's dtype, sorted labels when the pieces' dtypes differ; object and numeric
+    columns by their sorted values."""
+    rng = np.random.default_rng(seed)
+    labels = [f"k{i}" for i in range(12)]
+    values = np.repeat(labels, rng.integers(1, 6, size=12) * 10)  # many tied counts
+    rng.shuffle(values)
+    values = np.concatenate([values.astype(object), np.full(15, None)])  # ties kept
+    rng.shuffle(values)
+    column = pd.Series(pd.Categorical(values, categories=list(rng.permutation(labels))))
+    cuts = np.sort(rng.choice(np.arange(1, len(values)), size=4, replace=False))
+    pieces = np.split(np.arange(len(values)), cuts)
+
+    def whole(series):
+        return encode_features(pd.DataFrame({"c": series}), enable_categorical=True)[1][0]
+
+    same = [category_counts(column.iloc[rows]) for rows in pieces]
+    assert merge_category_counts(same) == whole(column)
+    own = [category_counts(column.iloc[rows].cat.remove_unused_categories()) for rows in pieces]
+    by_sorted = column.cat.set_categories(sorted(labels))
+    assert merge_category_counts(own) == whole(by_sorted) != whole(column)
+    text = pd.Series(values)
+    assert merge_category_counts(category_counts(text.iloc[rows]) for rows in pieces) == whole(text)
+    codes = np.where(pd.isna(values), np.nan, column.cat.codes.to_numpy() * 1.5)
+    merged = merge_category_counts(category_counts(codes[rows]) for rows in pieces)
+    assert merged == encode_features(codes[:, None], categorical_features=[0])[1][0]
