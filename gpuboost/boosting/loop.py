@@ -20,6 +20,7 @@ phase timer and the end of training.
 import numpy as np
 
 from ..core.profiling import PhaseTimer
+from ..data.categorical import recode_categories
 from ..data.convert import select_features
 from ..data.dataset import Dataset
 from ..errors import value_repr
@@ -158,7 +159,9 @@ def eval_features(dataset, name, dtrain):
     """The raw features of evaluation set ``name`` in ``dtrain``'s feature order.
 
     Columns are matched by name when both Datasets carry feature names
-    (``Dataset.has_feature_names``), else by position.
+    (``Dataset.has_feature_names``), else by position. Categorical columns are re-coded
+    by label to ``dtrain``'s codes when the evaluation set has categories of its own (built
+    without ``reference=dtrain``), as prediction does.
 
     Returns
     -------
@@ -168,13 +171,22 @@ def eval_features(dataset, name, dtrain):
     Raises
     ------
     ValueError
-        Missing or unknown feature names (listed).
+        Missing or unknown feature names (listed); a feature categorical in one Dataset
+        and numeric in the other.
     """
     names = dataset.feature_names if dataset.has_feature_names else None
     expected = dtrain.feature_names if dtrain.has_feature_names else None
-    if expected is None:
-        return dataset.features
-    return select_features(dataset.features, names, expected, f"evaluation set {name!r}")
+    features = dataset.features
+    if expected is not None:
+        features = select_features(features, names, expected, f"evaluation set {name!r}")
+    if dataset.categories == dtrain.categories:
+        return features
+    own = dataset.categories or [None] * dataset.n_features
+    if expected is not None and names is not None:
+        by_name = dict(zip(names, own))
+        own = [by_name[feature] for feature in expected]
+    target = dtrain.categories or [None] * dtrain.n_features
+    return np.ascontiguousarray(recode_categories(features, own, target))
 
 
 def record_metrics(evals_log, eval_set, prediction, metrics, custom_metric, backend):

@@ -235,6 +235,52 @@ def _recode(values, missing, labels):
     return codes
 
 
+def recode_categories(data, own, target):
+    """Codes of a Dataset's categorical columns, re-coded by label from its own
+    categories to ``target``'s (a model's, or the training Dataset's); unseen labels and
+    missing values become NaN (missing).
+
+    Parameters
+    ----------
+    data : ndarray of shape (n_rows, n_features)  # IN
+        The Dataset's features, codes in its categorical columns.
+    own, target : list of (list of labels or None), length n_features
+        The categories of each feature (None: numeric) in the Dataset and in the target.
+
+    Returns
+    -------
+    ndarray of shape (n_rows, n_features)
+        ``data`` itself when every categorical feature has the target's categories, else
+        a float64 copy with the re-coded columns.
+
+    Raises
+    ------
+    ValueError
+        A feature is categorical in one and numeric in the other.
+    """
+    recoded = data
+    for j, (mine, theirs) in enumerate(zip(own, target)):
+        if mine == theirs:
+            continue
+        if mine is None or theirs is None:
+            raise ValueError(
+                f"Feature {j} is {'categorical' if theirs is not None else 'numeric'} in "
+                f"the model (or training data) but not in this Dataset; build the Dataset with "
+                f"the same categorical_features as the training data (or with "
+                f"reference=the training Dataset)."
+            )
+        if recoded is data:
+            recoded = np.array(data, dtype=np.float64)
+        index = {label: code for code, label in enumerate(theirs)}
+        table = np.array([index.get(label, np.nan) for label in mine], dtype=np.float64)
+        column = recoded[:, j]
+        present = ~np.isnan(column)
+        codes = np.full(len(column), np.nan)
+        codes[present] = table[column[present].astype(np.int64)]
+        recoded[:, j] = codes
+    return recoded
+
+
 def _as_pandas(X):
     """A pandas DataFrame for polars / Arrow frames with categorical columns, else X."""
     polars = loaded_module("polars")

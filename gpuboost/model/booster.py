@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike
 
 from ..backends import get_backend
 from ..backends.categorical import has_categorical
-from ..data.categorical import check_categories, encode_features
+from ..data.categorical import check_categories, encode_features, recode_categories
 from ..data.convert import (
     convert_features,
     frame_column_names,
@@ -285,24 +285,7 @@ class Booster:
             model = [by_name.get(name) for name in names]
         if len(model) != len(own):
             return data
-        data = np.array(data, dtype=np.float64)
-        for j, (mine, theirs) in enumerate(zip(own, model)):
-            if mine == theirs:
-                continue
-            if mine is None or theirs is None:
-                raise ValueError(
-                    f"Feature {j} is {'categorical' if theirs is not None else 'numeric'} in "
-                    f"the model but not in the Dataset; build the Dataset with the same "
-                    f"categorical_features as the training data."
-                )
-            index = {label: code for code, label in enumerate(theirs)}
-            table = np.array([index.get(label, np.nan) for label in mine], dtype=np.float64)
-            column = data[:, j]
-            present = ~np.isnan(column)
-            recoded = np.full(len(column), np.nan)
-            recoded[present] = table[column[present].astype(np.int64)]
-            data[:, j] = recoded
-        return data
+        return recode_categories(data, own, model)
 
     def _tree_range(self, iteration_range):
         n_rounds = self.num_boosted_rounds()

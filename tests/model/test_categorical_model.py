@@ -255,3 +255,41 @@ def test_numeric_models_refuse_category_columns():
     )
     with pytest.raises(TypeError, match="categorical"):
         booster.predict(frame[["big"]])
+
+
+def test_an_eval_set_with_categories_of_its_own_is_recoded_by_label():
+    """An evaluation Dataset built without reference=dtrain numbers its categories itself
+    (another order, a label training never saw): its metric is the metric of the
+    model's predictions on it, as with reference=dtrain."""
+    frame, y = _data()
+    valid, valid_y = _data(n=300, seed=9)
+    valid["big"] = valid["big"].cat.reorder_categories(valid["big"].cat.categories[::-1])
+    valid["small"] = valid["small"].cat.add_categories(["unseen"])
+    valid.loc[valid.index[:20], "small"] = "unseen"
+    dtrain = gpuboost.Dataset(frame, label=y)
+    results = {}
+    for name, dvalid in (
+        ("own", gpuboost.Dataset(valid, label=valid_y)),
+        ("reference", gpuboost.Dataset(valid, label=valid_y, reference=dtrain)),
+    ):
+        assert (dvalid.categories == dtrain.categories) == (name == "reference")
+        log = {}
+        booster = gpuboost.train(
+            dict(PARAMS, device="cpu"), dtrain, 5, evals=[(dvalid, "valid")], evals_result=log
+        )
+        results[name] = log["valid"]["rmse"]
+        rmse = np.sqrt(np.mean((booster.predict(valid) - valid_y) ** 2))
+        assert results[name][-1] == pytest.approx(rmse, rel=1e-12)
+    assert results["own"] == results["reference"]
+
+
+def test_an_eval_set_with_a_numeric_column_for_a_categorical_one_is_refused():
+    frame, y = _data()
+    valid = frame.assign(big=frame["big"].cat.codes.astype(float))
+    with pytest.raises(ValueError, match="Feature 0 is categorical"):
+        gpuboost.train(
+            dict(PARAMS, device="cpu"),
+            gpuboost.Dataset(frame, label=y),
+            2,
+            evals=[(gpuboost.Dataset(valid, label=y), "valid")],
+        )
