@@ -28,6 +28,7 @@ the row's off-diagonal entries, the bias row and column zero but for
 
 import numpy as np
 
+from ...core.categorical import BITS_PER_WORD
 from ...core.shap_paths import build_shap_paths
 from ...core.threads import thread_pool
 from .jit import kernel
@@ -62,6 +63,17 @@ def _one_fraction(x, lower, upper, missing):
     if x <= upper and (lower == -np.inf or x > lower):
         return 1.0
     return 0.0
+
+
+@kernel
+def _category_fraction(x, bits, begin, n_words, missing):
+    """1.0 when ``x`` takes every edge of a categorical path element (its set: the
+    ``n_words`` words of ``bits`` from ``begin``), else 0.0; a value that is not a code
+    of the set's range (NaN fails ``x >= 0``) takes them when ``missing``."""
+    if x >= 0 and x < n_words * BITS_PER_WORD and np.floor(x) == x:
+        code = np.int64(x)
+        return np.float64((bits[begin + code // BITS_PER_WORD] >> (code % BITS_PER_WORD)) & 1)
+    return 1.0 if missing != 0 else 0.0
 
 
 @kernel
@@ -121,10 +133,36 @@ def _element_shares(levels, depth, zeros, ones, inverse, nexts, shares, cold, n_
 
 
 @kernel
-def _block_one_fractions(X, row, n_block, feature, lower, upper, missing, ones, index):
-    """``ones[index, r]``: the one fraction of an element for rows ``row + r``."""
-    for r in range(n_block):
-        ones[index, r] = _one_fraction(X[row + r, feature], lower, upper, missing)
+def _block_one_fractions(
+    X,
+    row,
+    n_block,
+    element,
+    element_feature,
+    element_lower,
+    element_upper,
+    element_missing,
+    category_offsets,
+    category_bits,
+    ones,
+    index,
+):
+    """``ones[index, r]``: the one fraction of path element ``element`` for rows
+    ``row + r`` (by its category set when it has one, else by its interval)."""
+    feature = element_feature[element]
+    missing = element_missing[element]
+    begin = category_offsets[element]
+    n_words = category_offsets[element + 1] - begin
+    if n_words > 0:
+        for r in range(n_block):
+            ones[index, r] = _category_fraction(
+                X[row + r, feature], category_bits, begin, n_words, missing
+            )
+    else:
+        lower = element_lower[element]
+        upper = element_upper[element]
+        for r in range(n_block):
+            ones[index, r] = _one_fraction(X[row + r, feature], lower, upper, missing)
 
 
 @kernel
@@ -141,6 +179,8 @@ def _contributions_rows(
     element_lower,
     element_upper,
     element_missing,
+    category_offsets,
+    category_bits,
     max_length,
     out,
 ):
@@ -169,10 +209,13 @@ def _contributions_rows(
                     X,
                     row,
                     n_block,
-                    element_feature[element],
-                    element_lower[element],
-                    element_upper[element],
-                    element_missing[element],
+                    element,
+                    element_feature,
+                    element_lower,
+                    element_upper,
+                    element_missing,
+                    category_offsets,
+                    category_bits,
                     ones,
                     e + 1,
                 )
@@ -199,6 +242,8 @@ def _interactions_rows(
     element_lower,
     element_upper,
     element_missing,
+    category_offsets,
+    category_bits,
     max_length,
     contributions,
     out,
@@ -225,10 +270,13 @@ def _interactions_rows(
                     X,
                     row,
                     n_block,
-                    element_feature[element],
-                    element_lower[element],
-                    element_upper[element],
-                    element_missing[element],
+                    element,
+                    element_feature,
+                    element_lower,
+                    element_upper,
+                    element_missing,
+                    category_offsets,
+                    category_bits,
                     all_ones,
                     e + 1,
                 )
@@ -283,6 +331,8 @@ def _path_arguments(paths, shared):
         paths.element_lower,
         paths.element_upper,
         paths.element_missing,
+        paths.element_category_offsets,
+        paths.element_category_bits,
         np.int64(paths.max_length),
     )
 
