@@ -113,6 +113,18 @@ def random_tree(rng, n_features, max_bin, max_depth):
     )
 
 
+def _labels(signal, objective, params, class_edges):
+    """Labels of ``objective`` from ``signal``: itself (regression), its sign
+    (``binary:logistic``) or 3 classes cut at ``class_edges`` (``multi:softprob``, which
+    sets ``params['num_class']``)."""
+    if objective == "binary:logistic":
+        return (signal > 0).astype(np.float64)
+    if objective == "multi:softprob":
+        params.setdefault("num_class", 3)
+        return np.digitize(signal, class_edges).astype(np.float64)
+    return signal
+
+
 def shap_case(seed, objective="reg:squarederror", n_rows=400, n_rounds=3, **params):
     """A small model on :func:`messy_features` (NaN, +/-inf, ties, a constant) whose
     trees split on one feature several times along a path (depth 5, few features), and
@@ -121,13 +133,7 @@ def shap_case(seed, objective="reg:squarederror", n_rows=400, n_rounds=3, **para
     X = messy_features(n_rows, seed)
     signal = np.nan_to_num(X[:, 0], posinf=3.0, neginf=-3.0) + np.nan_to_num(X[:, 1]) * X[:, 2]
     signal = signal + np.sin(3.0 * np.nan_to_num(X[:, 3]))
-    if objective == "binary:logistic":
-        y = (signal > 0).astype(np.float64)
-    elif objective == "multi:softprob":
-        y = np.digitize(signal, [-0.5, 0.5]).astype(np.float64)
-        params.setdefault("num_class", 3)
-    else:
-        y = signal
+    y = _labels(signal, objective, params, class_edges=[-0.5, 0.5])
     params = {"objective": objective, "max_depth": 5, "device": "cpu", **params}
     return gpuboost.train(params, gpuboost.Dataset(X, label=y), n_rounds), X
 
@@ -146,13 +152,7 @@ def categorical_shap_case(seed, objective="reg:squarederror", n_rows=500, n_roun
     X = np.column_stack([big + 100.0, small * 10.0, x])
     for feature in range(3):
         X[rng.random(n_rows) < 0.05, feature] = np.nan
-    if objective == "binary:logistic":
-        y = (signal > 0).astype(np.float64)
-    elif objective == "multi:softprob":
-        y = np.digitize(signal, [-1.0, 1.0]).astype(np.float64)
-        params.setdefault("num_class", 3)
-    else:
-        y = signal
+    y = _labels(signal, objective, params, class_edges=[-1.0, 1.0])
     params = {
         "objective": objective,
         "max_depth": 4,

@@ -26,6 +26,23 @@ def _outputs(booster):
     return [i % booster.n_outputs for i in range(len(booster.trees))]
 
 
+def _assert_equal_to_the_cpu_backend(backend, X, booster):
+    """Contributions and interactions of ``booster``'s trees on ``X``: equal to the
+    compiled CPU backend's to 1e-12 (the contract), and bit for bit under the emulation
+    (the same order of operations)."""
+    trees, outputs, n = booster.trees, _outputs(booster), booster.n_outputs
+    cpu_backend = CpuBackend()
+    features = backend.prepare_features(X)
+    contributions = backend.to_host(backend.predict_contributions(features, trees, outputs, n))
+    expected = cpu_backend.predict_contributions(X, trees, outputs, n)
+    np.testing.assert_allclose(contributions, expected, rtol=1e-12, atol=1e-14)
+    assert np.array_equal(contributions, expected)
+    interactions = backend.to_host(backend.predict_interactions(features, trees, outputs, n))
+    expected = cpu_backend.predict_interactions(X, trees, outputs, n)
+    np.testing.assert_allclose(interactions, expected, rtol=1e-12, atol=1e-14)
+    assert np.array_equal(interactions, expected)
+
+
 @pytest.mark.parametrize(
     "objective, params",
     [
@@ -36,16 +53,7 @@ def _outputs(booster):
 def test_contributions_and_interactions_equal_the_cpu_backend(backend, objective, params):
     booster, X = shap_case(7, objective, n_rows=300, **params)
     X = X[:40]
-    trees, outputs, n = booster.trees, _outputs(booster), booster.n_outputs
-    cpu_backend = CpuBackend()
-    features = backend.prepare_features(X)
-    contributions = backend.to_host(backend.predict_contributions(features, trees, outputs, n))
-    expected = cpu_backend.predict_contributions(X, trees, outputs, n)
-    np.testing.assert_allclose(contributions, expected, rtol=1e-12, atol=1e-14)
-    assert np.array_equal(contributions, expected)  # the same order of operations
-    interactions = backend.to_host(backend.predict_interactions(features, trees, outputs, n))
-    expected = cpu_backend.predict_interactions(X, trees, outputs, n)
-    np.testing.assert_allclose(interactions, expected, rtol=1e-12, atol=1e-14)
+    _assert_equal_to_the_cpu_backend(backend, X, booster)
 
 
 def test_values_equal_brute_force_shapley_values_and_add_up(backend):
@@ -130,17 +138,7 @@ def test_categorical_splits_equal_the_cpu_backend(backend, objective, max_cat_to
     # looks up past a set's categories (40, 63)
     X[:6, 0] = [40.0, 63.0, 64.0, -1.0, 2.5, np.inf]
     X[6:12, 1] = [40.0, 63.0, 64.0, -1.0, 2.5, np.nan]
-    trees, outputs, n = booster.trees, _outputs(booster), booster.n_outputs
-    cpu_backend = CpuBackend()
-    features = backend.prepare_features(X)
-    contributions = backend.to_host(backend.predict_contributions(features, trees, outputs, n))
-    expected = cpu_backend.predict_contributions(X, trees, outputs, n)
-    np.testing.assert_allclose(contributions, expected, rtol=1e-12, atol=1e-14)
-    assert np.array_equal(contributions, expected)  # the same order of operations
-    interactions = backend.to_host(backend.predict_interactions(features, trees, outputs, n))
-    expected = cpu_backend.predict_interactions(X, trees, outputs, n)
-    np.testing.assert_allclose(interactions, expected, rtol=1e-12, atol=1e-14)
-    assert np.array_equal(interactions, expected)
+    _assert_equal_to_the_cpu_backend(backend, X, booster)
 
 
 def test_handmade_categorical_tree_equals_brute_force(backend):
