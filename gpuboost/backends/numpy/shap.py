@@ -175,8 +175,11 @@ def contributions_recursive(X, trees, tree_outputs, n_outputs, condition=0, cond
     for tree, output in zip(trees, tree_outputs):
         if condition == 0:
             out[:, output, n_features] += tree_expected_value(tree)
+        code_limit = category_code_limit(tree)
         for row in range(n_rows):
-            tree_shap_recursive(tree, X[row], out[row, output], condition, condition_feature)
+            tree_shap_recursive(
+                tree, X[row], out[row, output], condition, condition_feature, code_limit=code_limit
+            )
     return out
 
 
