@@ -11,6 +11,10 @@
 //   the cover fractions of the path's edges on the feature; element_lower / element_upper
 //   (n_elements,) float64: the row takes those edges when lower < x <= upper (lower == -inf:
 //   no lower bound); element_missing (n_elements,) int32: a missing x takes them.
+//   element_category_offsets (n_elements + 1,) int64, element_category_bits uint32: a
+//   categorical element owns words [offsets[e], offsets[e + 1]) (none: numeric), the set of
+//   category codes c (bit c % 32 of word c / 32) that take its edges; a value that is not
+//   an integer in [0, 32 * n_words) takes them when element_missing (as predict sends it).
 //
 // Design: one thread per row walks all paths in order (a grid-stride loop over rows), and
 // adds each path's share to its own row of the output: no atomics, so the sums are
@@ -39,6 +43,35 @@ GPUBOOST_DEVICE_INLINE double shap_one_fraction(double x, double lower, double u
   }
   // lower < -DBL_MAX: lower is -inf, no edge goes right (thresholds are finite).
   return (x <= upper && (lower < -1.7976931348623157e308 || x > lower)) ? 1.0 : 0.0;
+}
+
+//: 1.0 when x takes every edge of a categorical path element (its set: bits[0 .. n_words)),
+//: else 0.0; a value that is not a code of the set's range (NaN fails x >= 0) takes them
+//: when `missing`.
+GPUBOOST_DEVICE_INLINE double shap_category_fraction(double x, const uint32_t* bits,
+                                                     int64_t n_words, int32_t missing) {
+  if (x >= 0.0 && x < static_cast<double>(n_words * 32) && floor(x) == x) {
+    const int64_t code = static_cast<int64_t>(x);
+    return static_cast<double>((bits[code / 32] >> (code % 32)) & 1u);
+  }
+  return missing != 0 ? 1.0 : 0.0;
+}
+
+//: The one fraction of path element `element` for the row `x`: by its category set when
+//: it has one, else by its interval.
+GPUBOOST_DEVICE_INLINE double shap_element_one_fraction(
+    const double* x, int64_t element, const int32_t* element_feature,
+    const double* element_lower, const double* element_upper, const int32_t* element_missing,
+    const int64_t* element_category_offsets, const uint32_t* element_category_bits) {
+  const double value = x[element_feature[element]];
+  const int64_t begin = element_category_offsets[element];
+  const int64_t n_words = element_category_offsets[element + 1] - begin;
+  if (n_words > 0) {
+    return shap_category_fraction(value, element_category_bits + begin, n_words,
+                                  element_missing[element]);
+  }
+  return shap_one_fraction(value, element_lower[element], element_upper[element],
+                           element_missing[element]);
 }
 
 //: inverse[k] = 1.0 / k for k = 1 .. n (the kernels multiply by these instead of
@@ -113,7 +146,9 @@ extern "C" __global__ void __launch_bounds__(kShapThreadsPerBlock)
                        const int64_t* path_output, int64_t n_paths,
                        const int32_t* element_feature, const double* element_zero,
                        const double* element_lower, const double* element_upper,
-                       const int32_t* element_missing, int32_t n_outputs,
+                       const int32_t* element_missing,
+                       const int64_t* element_category_offsets,
+                       const uint32_t* element_category_bits, int32_t n_outputs,
                        double* contributions) {
   double inverse[kShapMaxPathLength + 2];
   double weights[kShapMaxPathLength];
@@ -131,8 +166,9 @@ extern "C" __global__ void __launch_bounds__(kShapThreadsPerBlock)
       shap_extend(weights, 0, 1.0, 1.0, inverse);
       for (int32_t e = 0; e < depth; ++e) {
         const int64_t element = first + e;
-        ones[e + 1] = shap_one_fraction(x[element_feature[element]], element_lower[element],
-                                        element_upper[element], element_missing[element]);
+        ones[e + 1] = shap_element_one_fraction(x, element, element_feature, element_lower,
+                                                element_upper, element_missing,
+                                                element_category_offsets, element_category_bits);
         shap_extend(weights, e + 1, element_zero[element], ones[e + 1], inverse);
       }
       const double cold = shap_cold_sum(weights, depth, inverse);
@@ -161,7 +197,9 @@ extern "C" __global__ void __launch_bounds__(kShapThreadsPerBlock)
                       const int64_t* path_output, int64_t n_paths,
                       const int32_t* element_feature, const double* element_zero,
                       const double* element_lower, const double* element_upper,
-                      const int32_t* element_missing, int32_t n_outputs,
+                      const int32_t* element_missing,
+                      const int64_t* element_category_offsets,
+                      const uint32_t* element_category_bits, int32_t n_outputs,
                       const double* contributions, double* interactions) {
   double inverse[kShapMaxPathLength + 2];
   double all_ones[kShapMaxPathLength];
@@ -178,8 +216,10 @@ extern "C" __global__ void __launch_bounds__(kShapThreadsPerBlock)
       const int32_t depth = static_cast<int32_t>(path_offsets[p + 1] - first);
       for (int32_t e = 0; e < depth; ++e) {
         const int64_t element = first + e;
-        all_ones[e + 1] = shap_one_fraction(x[element_feature[element]], element_lower[element],
-                                            element_upper[element], element_missing[element]);
+        all_ones[e + 1] = shap_element_one_fraction(x, element, element_feature, element_lower,
+                                                    element_upper, element_missing,
+                                                    element_category_offsets,
+                                                    element_category_bits);
       }
       const double value = path_value[p];
       double* inter_output = inter + path_output[p] * width * width;

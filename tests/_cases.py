@@ -4,8 +4,10 @@
 import numpy as np
 
 import gpuboost
+from gpuboost.core.categorical import bitset_from_members
 from gpuboost.core.dtypes import GRAD_QUANT_MAX
-from gpuboost.tree.tree import Tree
+from gpuboost.data.categorical import encode_features
+from gpuboost.tree.tree import TREE_ARRAYS, Tree
 
 __all__ = [
     "messy_features",
@@ -14,6 +16,8 @@ __all__ = [
     "random_segments",
     "random_tree",
     "shap_case",
+    "categorical_shap_case",
+    "small_categorical_tree",
 ]
 
 
@@ -109,6 +113,18 @@ def random_tree(rng, n_features, max_bin, max_depth):
     )
 
 
+def _labels(signal, objective, params, class_edges):
+    """Labels of ``objective`` from ``signal``: itself (regression), its sign
+    (``binary:logistic``) or 3 classes cut at ``class_edges`` (``multi:softprob``, which
+    sets ``params['num_class']``)."""
+    if objective == "binary:logistic":
+        return (signal > 0).astype(np.float64)
+    if objective == "multi:softprob":
+        params.setdefault("num_class", 3)
+        return np.digitize(signal, class_edges).astype(np.float64)
+    return signal
+
+
 def shap_case(seed, objective="reg:squarederror", n_rows=400, n_rounds=3, **params):
     """A small model on :func:`messy_features` (NaN, +/-inf, ties, a constant) whose
     trees split on one feature several times along a path (depth 5, few features), and
@@ -117,12 +133,60 @@ def shap_case(seed, objective="reg:squarederror", n_rows=400, n_rounds=3, **para
     X = messy_features(n_rows, seed)
     signal = np.nan_to_num(X[:, 0], posinf=3.0, neginf=-3.0) + np.nan_to_num(X[:, 1]) * X[:, 2]
     signal = signal + np.sin(3.0 * np.nan_to_num(X[:, 3]))
-    if objective == "binary:logistic":
-        y = (signal > 0).astype(np.float64)
-    elif objective == "multi:softprob":
-        y = np.digitize(signal, [-0.5, 0.5]).astype(np.float64)
-        params.setdefault("num_class", 3)
-    else:
-        y = signal
+    y = _labels(signal, objective, params, class_edges=[-0.5, 0.5])
     params = {"objective": objective, "max_depth": 5, "device": "cpu", **params}
     return gpuboost.train(params, gpuboost.Dataset(X, label=y), n_rounds), X
+
+
+def categorical_shap_case(seed, objective="reg:squarederror", n_rows=500, n_rounds=3, **params):
+    """A small model with categorical splits: ``(booster, X, codes)``.
+
+    ``X`` holds raw labels: feature 0 has 40 categories (labels 100 .. 139: sets of two
+    bitset words), feature 1 three (labels 0, 10, 20), feature 2 is numeric; each has
+    missing values. ``codes`` is ``X`` re-coded against the model's categories (what the
+    backends' kernels read). ``max_cat_to_onehot`` picks one-vs-rest (>= 40) or
+    many-vs-many (1) splits; ``objective`` the labels as in :func:`shap_case`."""
+    rng = np.random.default_rng(seed)
+    big, small, x = rng.integers(0, 40, n_rows), rng.integers(0, 3, n_rows), rng.normal(size=n_rows)
+    signal = np.random.default_rng(123).normal(size=40)[big] * 2 + 1.5 * (small == 0) + x
+    X = np.column_stack([big + 100.0, small * 10.0, x])
+    for feature in range(3):
+        X[rng.random(n_rows) < 0.05, feature] = np.nan
+    y = _labels(signal, objective, params, class_edges=[-1.0, 1.0])
+    params = {
+        "objective": objective,
+        "max_depth": 4,
+        "min_data_per_group": 5,
+        "device": "cpu",
+        **params,
+    }
+    data = gpuboost.Dataset(X, label=y, categorical_features=[0, 1])
+    booster = gpuboost.train(params, data, n_rounds)
+    return booster, X, encode_features(X, categories=booster.categories)[0]
+
+
+def small_categorical_tree():
+    """x0 in {1, 2, 5, 33} -> (x0 in {2, 33, 40} -> leaf 3 | leaf 4) | (x1 in {0} -> leaf 5
+    | leaf 6), missing values left at nodes 0 and 2, right at node 1: sets of two words on
+    feature 0, of one on feature 1 (prediction looks codes 32 .. 63 of feature 1 up in
+    the zero padding of the tree's widest set, so they go right, and sends 64 and
+    beyond along the default)."""
+    arrays = {name: np.zeros(7, dtype=dtype) for name, dtype in TREE_ARRAYS.items()}
+    arrays.update(
+        feature=[0, 0, 1, -1, -1, -1, -1],
+        default_left=[1, 0, 1, 0, 0, 0, 0],
+        left_child=[1, 3, 5, -1, -1, -1, -1],
+        right_child=[2, 4, 6, -1, -1, -1, -1],
+        value=[0, 0, 0, 1.0, 2.0, 3.0, 4.0],
+        cover=[10.0, 6.0, 4.0, 2.0, 4.0, 1.0, 3.0],
+        count=[10, 6, 4, 2, 4, 1, 3],
+        cat_offsets=[0, 2, 4, 5, 5, 5, 5, 5],
+        cat_bits=np.concatenate(
+            [
+                bitset_from_members([1, 2, 5, 33], 2),
+                bitset_from_members([2, 33, 40], 2),
+                bitset_from_members([0], 1),
+            ]
+        ),
+    )
+    return Tree(arrays)

@@ -12,23 +12,22 @@ import math
 
 import numpy as np
 
+from gpuboost.backends.categorical import category_code_limit, goes_left
 from gpuboost.core.shap_paths import child_fractions
 
 __all__ = ["conditional_expectation", "brute_force_contributions", "brute_force_interactions"]
 
 
 def conditional_expectation(tree, x, subset, node=0):
-    """``v(subset)``: the expected leaf value with the features of ``subset`` fixed to ``x``."""
+    """``v(subset)``: the expected leaf value with the features of ``subset`` fixed to ``x``
+    (at their splits, numeric or categorical, the branch prediction takes)."""
     if tree.feature[node] < 0:
         return float(tree.value[node])
     left, right = int(tree.left_child[node]), int(tree.right_child[node])
     feature = int(tree.feature[node])
     if feature in subset:
-        value = x[feature]
-        goes_left = (
-            bool(tree.default_left[node]) if np.isnan(value) else value <= tree.threshold[node]
-        )
-        return conditional_expectation(tree, x, subset, left if goes_left else right)
+        left_branch = goes_left(tree, node, x[feature], category_code_limit(tree))
+        return conditional_expectation(tree, x, subset, left if left_branch else right)
     f_left, f_right = child_fractions(tree, node)
     return f_left * conditional_expectation(tree, x, subset, left) + f_right * (
         conditional_expectation(tree, x, subset, right)

@@ -28,6 +28,8 @@ __all__ = [
     "predict_forest_values",
     "predict_forest_leaf_indices",
     "predict_leaves_naive",
+    "category_code_limit",
+    "goes_left",
 ]
 
 
@@ -140,6 +142,31 @@ def predict_leaves(xp, to_device, values, tree, missing_bin=None):
         )
         nodes = xp.where(internal, xp.where(goes_left, left[nodes], right[nodes]), nodes)
     return nodes
+
+
+def category_code_limit(tree):
+    """The codes ``[0, limit)`` that :func:`predict_leaves` looks up in ``tree``'s
+    category sets (the width of :meth:`~gpuboost.tree.tree.Tree.category_table` in
+    bits); any other value at a categorical split takes ``default_left``."""
+    return tree.category_table().shape[1] * BITS_PER_WORD
+
+
+def goes_left(tree, node, value, code_limit):
+    """Whether the raw value ``value`` (float, NaN missing) goes left at the internal
+    ``node`` of ``tree``: one step of :func:`predict_leaves` for one row (its scalar
+    reference; ``code_limit`` from :func:`category_code_limit`)."""
+    value = float(value)
+    if np.isnan(value):
+        return bool(tree.default_left[node])
+    begin, end = int(tree.cat_offsets[node]), int(tree.cat_offsets[node + 1])
+    if end == begin:
+        return bool(value <= tree.threshold[node])
+    if not (0.0 <= value < code_limit and np.floor(value) == value):
+        return bool(tree.default_left[node])
+    word = int(value) // BITS_PER_WORD
+    if word >= end - begin:  # past the node's words: zero padding, not in the set
+        return False
+    return bool((int(tree.cat_bits[begin + word]) >> (int(value) % BITS_PER_WORD)) & 1)
 
 
 def predict_tree_values(xp, to_device, values, tree, missing_bin=None):

@@ -14,15 +14,20 @@ on the features of its path, and for each of them on
   ``lower < x <= upper`` (``lower`` is ``-inf`` when no edge goes right, and then
   every non-missing ``x`` passes it; ``upper`` is ``+inf`` when no edge goes left),
   and a missing ``x`` takes them all when every edge is its node's default
-  direction (``missing``).
+  direction (``missing``). For categorical splits the edges on one feature make a
+  *category set*: the codes ``c`` with ``c`` in the left set of every edge going
+  left and outside that of every edge going right (the intersection of the sets
+  and complements, a bitset); a value that is not such a code (missing, negative,
+  fractional, or past the bitset) takes them all when every edge is its node's
+  default direction (``missing``), as prediction sends it
+  (:mod:`gpuboost.backends.categorical`).
 
 This module builds that table once per forest on the host (both backends' kernels
 read it: ``gpuboost/backends/cpu/shap.py`` and ``cuda/shap.cu``), and the expected
 value of every tree (the cover-weighted mean of its leaves, XGBoost's
-``FillNodeMeanValue``), the bias of the contributions. A categorical split (issue
-12) adds one kind of element: a category set per element (the intersection of the
-edges' sets) instead of the interval; the kernels' one-fraction test is the only
-code that reads the bounds.
+``FillNodeMeanValue``), the bias of the contributions. An element on a categorical
+feature holds its category set instead of the interval; the kernels' one-fraction
+test is the only code that reads either.
 
 Cover fractions: ``cover`` is the hessian sum of the node's training rows. A node
 with zero cover (possible with ``min_child_weight=0``) splits its weight by
@@ -30,6 +35,8 @@ with zero cover (possible with ``min_child_weight=0``) splits its weight by
 """
 
 import numpy as np
+
+from .categorical import BITSET_DTYPE
 
 __all__ = ["ShapPaths", "build_shap_paths", "child_fractions", "tree_expected_value"]
 
@@ -94,7 +101,17 @@ class ShapPaths:
         The row takes the element's edges when ``lower < x <= upper`` (``lower ==
         -inf``: no lower bound).
     element_missing : ndarray of shape (n_elements,), int32
-        1 when a missing value takes every edge of the element.
+        1 when a missing value takes every edge of the element (on a categorical
+        element: any value that is not a code of its set's range, see below).
+    element_category_offsets : ndarray of shape (n_elements + 1,), int64
+        Element ``e`` is categorical when it owns words, ``element_category_bits[
+        element_category_offsets[e]:element_category_offsets[e + 1]]``: the codes
+        ``c`` (bit ``c % 32`` of word ``c // 32``) whose rows take every edge of the
+        element; ``lower, upper`` are then ``-inf, inf``. A row's value ``x`` is such a
+        code when it is an integer in ``[0, 32 * n_words)``; any other value takes the
+        element when ``missing``. ``n_words`` is the widest set of the element's tree
+        (:meth:`gpuboost.tree.tree.Tree.category_table`), the codes prediction tests.
+    element_category_bits : ndarray of shape (n_category_words,), uint32
     expected_value : ndarray of shape (n_outputs,), float64
         Sum of the trees' expected values per output (in tree order).
     max_length : int
@@ -112,6 +129,8 @@ class ShapPaths:
         self.element_lower = np.zeros(0, dtype=np.float64)
         self.element_upper = np.zeros(0, dtype=np.float64)
         self.element_missing = np.zeros(0, dtype=np.int32)
+        self.element_category_offsets = np.zeros(1, dtype=np.int64)
+        self.element_category_bits = np.zeros(0, dtype=BITSET_DTYPE)
         self.expected_value = np.zeros(self.n_outputs, dtype=np.float64)
         self.max_length = 0
 
@@ -122,8 +141,18 @@ class ShapPaths:
 
 def _tree_paths(tree):
     """Yield ``(leaf, elements)`` for every leaf of ``tree`` (depth first, left first);
-    ``elements`` is a list of ``(feature, zero_fraction, lower, upper, missing)`` in
-    the order of :class:`ShapPaths`."""
+    ``elements`` is a list of ``(feature, zero_fraction, lower, upper, missing, codes)``
+    in the order of :class:`ShapPaths` (``codes``: the category set as a tuple of
+    words, None on numeric features).
+
+    Raises
+    ------
+    ValueError
+        A path splits one feature both by a threshold and by a category set.
+    """
+    categorical = tree.is_categorical
+    # every node's left set, padded to the tree's widest set: the codes predict tests
+    table = tree.category_table() if categorical.any() else None
     stack = [(0, {})]
     while stack:
         node, elements = stack.pop()
@@ -138,16 +167,29 @@ def _tree_paths(tree):
             (int(tree.left_child[node]), f_left, True),
             (int(tree.right_child[node]), f_right, False),
         ):
-            below = {key: list(value) for key, value in elements.items()}
+            below = dict(elements)
             # popped and re-inserted: the dict keeps the features in the order of
             # their deepest edge
-            zero, lower, upper, missing = below.pop(feature, [1.0, -np.inf, np.inf, True])
-            if goes_left:
+            zero, lower, upper, missing, codes = below.pop(
+                feature, (1.0, -np.inf, np.inf, True, None)
+            )
+            if categorical[node]:
+                side = table[node] if goes_left else ~table[node]
+                if codes is not None:
+                    side = side & np.asarray(codes, dtype=BITSET_DTYPE)
+                codes = tuple(int(word) for word in side)
+            elif goes_left:
                 upper = min(upper, threshold)
             else:
                 lower = max(lower, threshold)
+            if codes is not None and (lower != -np.inf or upper != np.inf):
+                raise ValueError(
+                    f"Feature {feature} is split both by thresholds and by category sets "
+                    f"on one path of a tree: its SHAP values are undefined. A model file "
+                    f"that passes validation never does this; retrain the model."
+                )
             missing = missing and bool(tree.default_left[node]) == goes_left
-            below[feature] = [zero * fraction, lower, upper, missing]
+            below[feature] = (zero * fraction, lower, upper, missing, codes)
             children.append((child, below))
         stack.append(children[1])
         stack.append(children[0])
@@ -200,4 +242,11 @@ def build_shap_paths(trees, tree_outputs, n_outputs):
         paths.element_lower = np.asarray(columns[2], dtype=np.float64)
         paths.element_upper = np.asarray(columns[3], dtype=np.float64)
         paths.element_missing = np.asarray(columns[4], dtype=np.int32)
+        words = [codes or () for codes in columns[5]]
+        paths.element_category_offsets = np.concatenate(
+            [[0], np.cumsum([len(w) for w in words])]
+        ).astype(np.int64)
+        paths.element_category_bits = np.asarray(
+            [word for w in words for word in w], dtype=BITSET_DTYPE
+        )
     return paths

@@ -11,7 +11,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..backends import get_backend
-from ..backends.categorical import has_categorical
 from ..data.categorical import check_categories, encode_features, recode_categories
 from ..data.convert import (
     convert_features,
@@ -634,12 +633,6 @@ class Booster:
         """SHAP values (``interactions``: interaction values) of ``trees`` (the slice
         from tree ``first``), with the base margin (or the rows' own) in the bias."""
         backend.configure(self.params)  # the NumPy backend's threads (nthread)
-        if has_categorical(trees):
-            raise ValueError(
-                "SHAP values of models with categorical splits are not supported yet; "
-                "train with the categories as numbers (categorical_features=None) to "
-                "explain the model."
-            )
         outputs = [(first + i) % self.n_outputs for i in range(len(trees))]
         if interactions:
             values = backend.predict_interactions(features, trees, outputs, self.n_outputs)

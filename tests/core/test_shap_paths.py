@@ -1,8 +1,11 @@
-"""The path table of TreeSHAP (gpuboost/core/shap_paths.py)."""
+"""The path table of TreeSHAP (gpuboost/core/shap_paths.py): intervals on numeric
+features, category sets on categorical ones."""
 
 import numpy as np
 import pytest
+from _cases import small_categorical_tree
 
+from gpuboost.core.categorical import bitset_members
 from gpuboost.core.shap_paths import build_shap_paths, child_fractions, tree_expected_value
 from gpuboost.tree.tree import TREE_ARRAYS, Tree
 
@@ -85,3 +88,38 @@ def test_single_leaf_trees_only_add_to_the_bias():
     paths = build_shap_paths([leaf], [0], 1)
     assert paths.n_paths == 1 and paths.path_offsets.tolist() == [0, 0]
     assert paths.expected_value.tolist() == [0.25]
+
+
+def test_categorical_elements_hold_the_intersection_of_their_edges_sets():
+    paths = build_shap_paths([small_categorical_tree()], [0], 1)
+    offsets, bits = paths.element_category_offsets, paths.element_category_bits
+
+    def members(element):
+        return bitset_members(bits[offsets[element] : offsets[element + 1]]).tolist()
+
+    assert paths.path_offsets.tolist() == [0, 1, 2, 4, 6]
+    assert np.diff(offsets).tolist() == [2] * 6  # every element categorical, two words
+    assert members(0) == [2, 33]  # leaf 3: in both sets
+    assert members(1) == [1, 5]  # leaf 4: in the first, not in the second
+    assert paths.element_missing[:2].tolist() == [0, 1]  # default: left, then right
+    everything_else = sorted(set(range(64)) - {1, 2, 5, 33})
+    assert paths.element_feature[2:6].tolist() == [0, 1, 0, 1]
+    assert members(2) == everything_else and members(3) == [0]  # leaf 5
+    assert members(4) == everything_else and members(5) == list(range(1, 64))  # leaf 6
+    assert paths.element_missing[2:6].tolist() == [0, 1, 0, 0]
+    assert np.isinf(paths.element_lower).all() and np.isinf(paths.element_upper).all()
+    assert paths.path_shared.tolist() == [0, 0, 0, 1]
+
+
+def test_numeric_elements_have_no_category_words():
+    paths = build_shap_paths([TREE], [0], 1)
+    assert paths.element_category_offsets.tolist() == [0] * 7
+    assert len(paths.element_category_bits) == 0
+
+
+def test_a_feature_split_by_threshold_and_by_set_on_one_path_is_refused():
+    tree = small_categorical_tree()
+    tree.cat_offsets[1:] -= 2  # node 0 splits x0 <= 0 now, node 1 by its set
+    tree.cat_bits = tree.cat_bits[2:]
+    with pytest.raises(ValueError, match="both by thresholds and by category sets"):
+        build_shap_paths([tree], [0], 1)

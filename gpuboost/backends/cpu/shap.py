@@ -28,6 +28,7 @@ the row's off-diagonal entries, the bias row and column zero but for
 
 import numpy as np
 
+from ...core.categorical import BITS_PER_WORD
 from ...core.shap_paths import build_shap_paths
 from ...core.threads import thread_pool
 from .jit import kernel
@@ -62,6 +63,17 @@ def _one_fraction(x, lower, upper, missing):
     if x <= upper and (lower == -np.inf or x > lower):
         return 1.0
     return 0.0
+
+
+@kernel
+def _category_fraction(x, bits, begin, n_words, missing):
+    """1.0 when ``x`` takes every edge of a categorical path element (its set: the
+    ``n_words`` words of ``bits`` from ``begin``), else 0.0; a value that is not a code
+    of the set's range (NaN fails ``x >= 0``) takes them when ``missing``."""
+    if x >= 0 and x < n_words * BITS_PER_WORD and np.floor(x) == x:
+        code = np.int64(x)
+        return np.float64((bits[begin + code // BITS_PER_WORD] >> (code % BITS_PER_WORD)) & 1)
+    return 1.0 if missing != 0 else 0.0
 
 
 @kernel
@@ -122,9 +134,20 @@ def _element_shares(levels, depth, zeros, ones, inverse, nexts, shares, cold, n_
 
 @kernel
 def _block_one_fractions(X, row, n_block, feature, lower, upper, missing, ones, index):
-    """``ones[index, r]``: the one fraction of an element for rows ``row + r``."""
+    """``ones[index, r]``: the one fraction of a numeric element for rows ``row + r``."""
     for r in range(n_block):
         ones[index, r] = _one_fraction(X[row + r, feature], lower, upper, missing)
+
+
+@kernel
+def _block_category_fractions(X, row, n_block, feature, bits, begin, n_words, missing, ones, index):
+    """``ones[index, r]``: the one fraction of a categorical element for rows ``row + r``.
+
+    The kernels pick this or :func:`_block_one_fractions` per element themselves (two
+    loads and a branch): behind one more function that takes the element arrays, or
+    with the branch inside one function, the numeric path measured 6-20 % slower."""
+    for r in range(n_block):
+        ones[index, r] = _category_fraction(X[row + r, feature], bits, begin, n_words, missing)
 
 
 @kernel
@@ -141,6 +164,8 @@ def _contributions_rows(
     element_lower,
     element_upper,
     element_missing,
+    category_offsets,
+    category_bits,
     max_length,
     out,
 ):
@@ -165,17 +190,33 @@ def _contributions_rows(
             for e in range(path_shared[p], depth):
                 element = first + e
                 zeros[e + 1] = element_zero[element]
-                _block_one_fractions(
-                    X,
-                    row,
-                    n_block,
-                    element_feature[element],
-                    element_lower[element],
-                    element_upper[element],
-                    element_missing[element],
-                    ones,
-                    e + 1,
-                )
+                begin = category_offsets[element]
+                n_words = category_offsets[element + 1] - begin
+                if n_words > 0:  # a categorical element: by its set
+                    _block_category_fractions(
+                        X,
+                        row,
+                        n_block,
+                        element_feature[element],
+                        category_bits,
+                        begin,
+                        n_words,
+                        element_missing[element],
+                        ones,
+                        e + 1,
+                    )
+                else:
+                    _block_one_fractions(
+                        X,
+                        row,
+                        n_block,
+                        element_feature[element],
+                        element_lower[element],
+                        element_upper[element],
+                        element_missing[element],
+                        ones,
+                        e + 1,
+                    )
                 _extend(levels, e + 1, ones, element_zero[element], inverse, n_block)
             _element_shares(levels, depth, zeros, ones, inverse, nexts, shares, cold, n_block)
             value = path_value[p]
@@ -199,6 +240,8 @@ def _interactions_rows(
     element_lower,
     element_upper,
     element_missing,
+    category_offsets,
+    category_bits,
     max_length,
     contributions,
     out,
@@ -221,17 +264,33 @@ def _interactions_rows(
             depth = path_offsets[p + 1] - first
             for e in range(depth):
                 element = first + e
-                _block_one_fractions(
-                    X,
-                    row,
-                    n_block,
-                    element_feature[element],
-                    element_lower[element],
-                    element_upper[element],
-                    element_missing[element],
-                    all_ones,
-                    e + 1,
-                )
+                begin = category_offsets[element]
+                n_words = category_offsets[element + 1] - begin
+                if n_words > 0:  # a categorical element: by its set
+                    _block_category_fractions(
+                        X,
+                        row,
+                        n_block,
+                        element_feature[element],
+                        category_bits,
+                        begin,
+                        n_words,
+                        element_missing[element],
+                        all_ones,
+                        e + 1,
+                    )
+                else:
+                    _block_one_fractions(
+                        X,
+                        row,
+                        n_block,
+                        element_feature[element],
+                        element_lower[element],
+                        element_upper[element],
+                        element_missing[element],
+                        all_ones,
+                        e + 1,
+                    )
             value = path_value[p]
             output = path_output[p]
             for j in range(1, depth + 1):  # condition on element j: the path without it
@@ -283,6 +342,8 @@ def _path_arguments(paths, shared):
         paths.element_lower,
         paths.element_upper,
         paths.element_missing,
+        paths.element_category_offsets,
+        paths.element_category_bits,
         np.int64(paths.max_length),
     )
 

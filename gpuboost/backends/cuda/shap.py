@@ -47,6 +47,8 @@ def _device_paths(xp, trees, tree_outputs, n_outputs):
         xp.array(paths.element_lower),
         xp.array(paths.element_upper),
         xp.array(paths.element_missing),
+        xp.array(paths.element_category_offsets),
+        xp.array(paths.element_category_bits),
     )
     return paths, arrays
 

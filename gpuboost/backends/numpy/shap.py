@@ -14,6 +14,7 @@ shapes as in :mod:`gpuboost.backends.cpu.shap` (docs/DESIGN.md, "SHAP").
 import numpy as np
 
 from ...core.shap_paths import child_fractions, tree_expected_value
+from ..categorical import category_code_limit, goes_left
 
 __all__ = [
     "predict_contributions",
@@ -79,15 +80,6 @@ def _unwound_path_sum(path, index):
     return total
 
 
-def _goes_left(tree, node, x):
-    """The hot branch: ``x <= threshold`` left, missing along ``default_left`` (a
-    categorical split would test its category set here)."""
-    value = x[tree.feature[node]]
-    if np.isnan(value):
-        return bool(tree.default_left[node])
-    return bool(value <= tree.threshold[node])
-
-
 def tree_shap_recursive(
     tree,
     x,
@@ -100,6 +92,7 @@ def tree_shap_recursive(
     one_fraction=1.0,
     feature=-1,
     condition_fraction=1.0,
+    code_limit=None,
 ):
     """Add one tree's SHAP values for row ``x`` to ``phi`` (XGBoost's ``TreeShap``).
 
@@ -115,9 +108,15 @@ def tree_shap_recursive(
     condition_feature : int
     node, parent_path, zero_fraction, one_fraction, feature, condition_fraction
         The recursion's state (defaults: the root).
+    code_limit : int, optional
+        The tree's :func:`~gpuboost.backends.categorical.category_code_limit` (computed
+        when None): the hot branch is the one prediction takes
+        (:func:`~gpuboost.backends.categorical.goes_left`), numeric or categorical.
     """
     if condition_fraction == 0:
         return
+    if code_limit is None:
+        code_limit = category_code_limit(tree)
     path = [element.copy() for element in parent_path]
     if condition == 0 or condition_feature != feature:
         _extend_path(path, zero_fraction, one_fraction, feature)
@@ -133,7 +132,7 @@ def tree_shap_recursive(
     split = int(tree.feature[node])
     left, right = int(tree.left_child[node]), int(tree.right_child[node])
     f_left, f_right = child_fractions(tree, node)
-    if _goes_left(tree, node, x):
+    if goes_left(tree, node, x[split], code_limit):
         hot, cold, hot_zero, cold_zero = left, right, f_left, f_right
     else:
         hot, cold, hot_zero, cold_zero = right, left, f_right, f_left
@@ -154,7 +153,18 @@ def tree_shap_recursive(
         (cold, cold_zero * incoming_zero, 0.0, cold_condition),
     ):
         tree_shap_recursive(
-            tree, x, phi, condition, condition_feature, child, path, zero, one, split, fraction
+            tree,
+            x,
+            phi,
+            condition,
+            condition_feature,
+            child,
+            path,
+            zero,
+            one,
+            split,
+            fraction,
+            code_limit,
         )
 
 
@@ -165,8 +175,11 @@ def contributions_recursive(X, trees, tree_outputs, n_outputs, condition=0, cond
     for tree, output in zip(trees, tree_outputs):
         if condition == 0:
             out[:, output, n_features] += tree_expected_value(tree)
+        code_limit = category_code_limit(tree)
         for row in range(n_rows):
-            tree_shap_recursive(tree, X[row], out[row, output], condition, condition_feature)
+            tree_shap_recursive(
+                tree, X[row], out[row, output], condition, condition_feature, code_limit=code_limit
+            )
     return out
 
 
