@@ -1,6 +1,6 @@
 // shap.cu -- exact TreeSHAP values and interaction values of raw float64 features.
 //
-// Contract (docs/DESIGN.md "SHAP"; gpuboost/backends/numpy/shap.py is the CPU version
+// Contract (docs/DESIGN.md "SHAP"; gpuboost/backends/cpu/shap.py is the CPU version
 // with the same arithmetic in the same order, so the values agree to rounding and, with
 // --fmad=false, usually bit for bit): every tree is cut on the host into its
 // root-to-leaf paths (gpuboost/core/shap_paths.py), one element per distinct feature
@@ -75,7 +75,7 @@ GPUBOOST_DEVICE_INLINE double shap_element_one_fraction(
 }
 
 //: inverse[k] = 1.0 / k for k = 1 .. n (the kernels multiply by these instead of
-//: dividing, as backends/numpy/shap.py does with the same table).
+//: dividing, as backends/cpu/shap.py does with the same table).
 GPUBOOST_DEVICE_INLINE void shap_reciprocals(double* inverse, int32_t n) {
   inverse[0] = 0.0;
   for (int32_t k = 1; k <= n; ++k) {

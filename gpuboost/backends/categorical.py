@@ -195,6 +195,7 @@ def predict_leaves_naive(tree, X=None, X_binned=None, missing_bin=None):
     data = X if X is not None else X_binned
     leaves = np.empty(data.shape[0], dtype=np.int64)
     categorical = tree.is_categorical
+    code_limit = category_code_limit(tree) if categorical.any() else 0
     for row in range(data.shape[0]):
         node = 0
         while tree.feature[node] >= 0:
@@ -204,13 +205,14 @@ def predict_leaves_naive(tree, X=None, X_binned=None, missing_bin=None):
             else:
                 is_missing = int(value) == missing_bin
             if categorical[node]:
+                # Codes below the tree's limit are looked up (past the node's own words:
+                # not in its set, right); others take the default, as predict_leaves.
                 members = set(tree.category_set(node).tolist())
-                words = tree.cat_offsets[node + 1] - tree.cat_offsets[node]
                 valid = (
                     not is_missing
                     and float(value) >= 0
                     and float(value) == int(value)
-                    and int(value) < words * BITS_PER_WORD
+                    and int(value) < code_limit
                 )
                 left = bool(tree.default_left[node]) if not valid else int(value) in members
             elif is_missing:

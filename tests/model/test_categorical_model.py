@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from _cases import small_categorical_tree
 from _parity import assert_predictions_match, assert_runs_match, train_on_both
 
 import gpuboost
@@ -184,6 +185,21 @@ def test_vectorized_traversal_equals_the_loop(model):
             predict_leaves(np, np.asarray, dataset.X_binned, tree, 255),
             predict_leaves_naive(tree, X_binned=dataset.X_binned, missing_bin=255),
         )
+
+
+def test_the_loop_looks_codes_past_a_nodes_words_up_as_the_vectorized_traversal():
+    """Feature 1's set is one word, the tree's widest two: codes 32 .. 63 go right (not
+    in the set), 64 and beyond and invalid codes take the default (left at node 2)."""
+    tree = small_categorical_tree()
+    X = np.array([[7.0, value] for value in (0, 1, 32, 40, 63, 64, 1000, -1, 0.5, np.nan)])
+    expected = [5, 6, 6, 6, 6, 5, 5, 5, 5, 5]
+    np.testing.assert_array_equal(predict_leaves(np, np.asarray, X, tree), expected)
+    np.testing.assert_array_equal(predict_leaves_naive(tree, X=X), expected)
+    binned = X[:7].astype(np.uint8)  # bins 0 .. 63 and 64 (1000 -> 232): no missing bin
+    np.testing.assert_array_equal(
+        predict_leaves_naive(tree, X_binned=binned, missing_bin=255),
+        predict_leaves(np, np.asarray, binned, tree, 255),
+    )
 
 
 def test_training_rows_follow_their_leaves(model):
