@@ -351,6 +351,24 @@ class Backend:
         """
         raise NotImplementedError
 
+    #: Whether :meth:`predict_forest_sparse` traverses sparse rows itself (else the
+    #: caller predicts dense blocks of them with :meth:`predict_forest_raw`).
+    predicts_sparse_rows = False
+
+    def predict_forest_sparse(
+        self,
+        rows: Any,
+        absent: float,
+        trees: Sequence[Tree],
+        tree_outputs: Sequence[int],
+        margins: ArrayLike,
+    ) -> ArrayLike:  # pragma: no cover - abstract
+        """:meth:`predict_forest_raw` of a canonical scipy.sparse CSR matrix ``rows``
+        (host), an entry it does not store reading as ``absent`` (0.0, or NaN: missing),
+        never densified; trees without categorical splits. Only where
+        :attr:`predicts_sparse_rows`."""
+        raise NotImplementedError
+
     def predict_forest_leaves(
         self, X: ArrayLike, trees: Sequence[Tree]
     ) -> ArrayLike:  # pragma: no cover - abstract
