@@ -225,6 +225,12 @@ class Backend:
             parent_histograms = parents[self.xp.asarray(rows)]
         return self.stack_histograms([built, self.subtract_histograms(parent_histograms, built)])
 
+    #: Whether :meth:`build_histograms` and :meth:`build_children_histograms` take the
+    #: sparse layout of a DeviceData whose arrays hold ``sparse_indptr``, ``sparse_cells``
+    #: and ``sparse_default_bins`` (every row's non-default histogram cells, CSR, and each
+    #: feature's default bin: gpuboost.data.bundling.BundleMap.non_default_cells).
+    builds_sparse_histograms = False
+
     def subtract_histograms(self, parent: ArrayLike, child: ArrayLike) -> ArrayLike:
         """Sibling histogram ``parent - child`` (exact)."""
         return parent - child

@@ -45,6 +45,7 @@ built (:meth:`BundleMap.encode_sparse` bundles the stored entries directly).
 import numpy as np
 
 from ..core.dtypes import HIST_DTYPE, HIST_FIELDS, X_BINNED_DTYPE
+from ..core.segments import offsets
 from ..errors import value_repr
 
 __all__ = [
@@ -78,6 +79,9 @@ SAMPLE_ROWS = 10_000
 SHAREABLE_MAX_FRACTION = 0.5
 #: Rows scanned at a time for missing values in dense input (bounds the temporary).
 MISSING_SCAN_ROWS = 1 << 16
+#: Rows of the bundled matrix read at a time by :meth:`BundleMap.non_default_cells`
+#: (bounds its temporaries).
+CELL_SCAN_ROWS = 1 << 16
 
 
 # --------------------------------------------------------------------------- #
@@ -627,6 +631,48 @@ class BundleMap:
                 ),
             )
         }
+
+    def non_default_cells(self, X_bundled, n_bins, missing_bin=None):
+        """Every row's non-default entries as per-feature histogram cells (CSR), what a
+        sparse histogram adds (gpuboost.backends.cpu.histogram.build_sparse_histograms):
+        the histograms are then those :meth:`expand_histograms` gives, bit for bit
+        (with conflicts too: a bundle value is one member's bin, the others default).
+
+        Parameters
+        ----------
+        X_bundled : ndarray of shape (n_rows, n_bundles), uint8
+        n_bins : int
+            Width of the per-feature histograms (``max_bin + 1``, or :attr:`scan_bins`).
+        missing_bin : int, optional
+            As for :meth:`histogram_expansion`.
+
+        Returns
+        -------
+        indptr : ndarray of shape (n_rows + 1,), int64
+        cells : ndarray of shape (indptr[-1],), int32
+            Row ``r``'s cells ``feature * n_bins + bin`` (bundle order):
+            ``cells[indptr[r]:indptr[r + 1]]``.
+        """
+        expansion = self.histogram_expansion(n_bins, missing_bin=missing_bin)
+        cell_of = np.full(self.n_bundles * self.n_bins, -1, dtype=np.int64)
+        cell_of[expansion["source"]] = expansion["target"]
+        n_rows = X_bundled.shape[0]
+        counts = np.zeros(n_rows, dtype=np.int64)
+        for start in range(0, n_rows, CELL_SCAN_ROWS):
+            chunk = X_bundled[start : start + CELL_SCAN_ROWS]
+            counts[start : start + len(chunk)] = np.count_nonzero(
+                chunk != ALL_DEFAULT_VALUE, axis=1
+            )
+        indptr = offsets(counts)
+        cells = np.empty(int(indptr[-1]), dtype=np.int32)
+        for start in range(0, n_rows, CELL_SCAN_ROWS):
+            chunk = X_bundled[start : start + CELL_SCAN_ROWS]
+            rows, bundles = np.nonzero(chunk != ALL_DEFAULT_VALUE)
+            values = chunk[rows, bundles].astype(np.int64)
+            cells[indptr[start] : indptr[start + len(chunk)]] = cell_of[
+                bundles.astype(np.int64) * self.n_bins + values
+            ]
+        return indptr, cells
 
     def expand_histograms(self, xp, bundle_histograms, expansion, n_bins):
         """Per-feature histograms from bundle histograms (exact integer arithmetic).

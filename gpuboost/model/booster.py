@@ -394,6 +394,7 @@ class Booster:
             predictions the link of the scores divided by
             :func:`samme_score_scale` (scikit-learn's probabilities).
         """
+        kinds = (output_margin, pred_leaf, pred_contribs, pred_interactions)
         sparse = self._sparse_rows(X)
         first, last = self._tree_range(iteration_range)
         trees = self.trees[first:last]
@@ -413,10 +414,7 @@ class Booster:
                         row_margin,
                         first,
                         last,
-                        output_margin,
-                        pred_leaf,
-                        pred_contribs,
-                        pred_interactions,
+                        kinds,
                     )
                     for start in range(0, max(1, rows.shape[0]), n_block_rows)
                 ]
@@ -427,16 +425,7 @@ class Booster:
             margins = backend.predict_forest_sparse(rows, absent, trees, outputs, margins)
             return self._margins_output(backend, margins, first, last, output_margin)
         data, row_margin = self._check_features(X)
-        return self._predict_dense(
-            data,
-            row_margin,
-            first,
-            last,
-            output_margin,
-            pred_leaf,
-            pred_contribs,
-            pred_interactions,
-        )
+        return self._predict_dense(data, row_margin, first, last, kinds)
 
     def _start_margins(self, backend, n_rows, row_margin):
         """The margins prediction starts from (backend array (n_rows, n_outputs)): the
@@ -447,18 +436,10 @@ class Booster:
             margins = np.broadcast_to(self.base_margin, (n_rows, self.n_outputs)).copy()
         return backend.to_device(margins)
 
-    def _predict_dense(
-        self,
-        data,
-        row_margin,
-        first,
-        last,
-        output_margin,
-        pred_leaf,
-        pred_contribs,
-        pred_interactions,
-    ):
-        """:meth:`predict` of dense features in the model's order (trees ``first:last``)."""
+    def _predict_dense(self, data, row_margin, first, last, kinds):
+        """:meth:`predict` of dense features in the model's order (trees ``first:last``);
+        ``kinds``: its ``(output_margin, pred_leaf, pred_contribs, pred_interactions)``."""
+        output_margin, pred_leaf, pred_contribs, pred_interactions = kinds
         # No rows: nothing to launch on a device; the empty result has the usual shape.
         backend = self._predict_backend() if data.shape[0] else get_backend("cpu")
         features = backend.prepare_features(data)

@@ -34,7 +34,7 @@ from ..categorical import (
 from ..numpy.backend import NumpyBackend
 from .binning import bin_features
 from .gradients import gradients
-from .histogram import build_children_histograms, build_histograms
+from .histogram import build_children_histograms, build_histograms, build_sparse_histograms
 from .jit import set_threads
 from .leaf import add_leaf_values
 from .partition import partition_rows
@@ -124,10 +124,32 @@ class CpuBackend(NumpyBackend):
         self._threads()
         return quantize(values)
 
+    builds_sparse_histograms = True
+
+    def _sparse_histograms(self, data, gradients, hessians, sample_indices, begins, ends, *pairs):
+        """The histograms of a DeviceData in the sparse layout (``builds_sparse_histograms``)."""
+        arrays = data.arrays
+        return build_sparse_histograms(
+            arrays["sparse_indptr"],
+            arrays["sparse_cells"],
+            arrays["sparse_default_bins"],
+            gradients,
+            hessians,
+            sample_indices,
+            begins,
+            ends,
+            data.n_bins,
+            *pairs,
+        )
+
     def build_histograms(
         self, data, quantized_gradients, quantized_hessians, sample_indices, begins, ends
     ):
         self._threads()
+        if "sparse_cells" in data.arrays:
+            return self._sparse_histograms(
+                data, quantized_gradients, quantized_hessians, sample_indices, begins, ends
+            )
         return build_histograms(
             data.arrays["X_binned"],
             quantized_gradients,
@@ -150,6 +172,17 @@ class CpuBackend(NumpyBackend):
         parent_rows,
     ):
         self._threads()
+        if "sparse_cells" in data.arrays:
+            return self._sparse_histograms(
+                data,
+                quantized_gradients,
+                quantized_hessians,
+                sample_indices,
+                begins,
+                ends,
+                parents,
+                parent_rows,
+            )
         return build_children_histograms(
             data.arrays["X_binned"],
             quantized_gradients,
