@@ -10,6 +10,7 @@ from _parity import assert_runs_match, train_on_both
 
 import gpuboost
 from gpuboost import Dataset
+from gpuboost.data import binning as binning_module
 from gpuboost.data.binning import BinMapper
 from gpuboost.model import booster as booster_module
 
@@ -105,6 +106,27 @@ def test_fit_sparse_equals_fit_on_the_dense_matrix(weighted):
             np.testing.assert_array_equal(
                 sparse.transform_sparse(columns, absent_missing), mapper.transform(dense)
             )
+
+
+def test_fit_sparse_reads_the_stored_entries_of_columns_with_few_values(monkeypatch):
+    """A column of at most max_bin distinct values is binned from its distinct stored
+    values (and one 0.0 for its absent entries), never from n_rows values: the same
+    edges (test above), in time proportional to the stored entries."""
+    X, _ = _sparse(2000, seed=12)
+    columns = X.tocsc()
+    lengths = []  # (values passed, distinct values) of every column
+    original = binning_module._find_bin_edges
+
+    def recording(values, *args):
+        lengths.append((len(values), len(np.unique(values))))
+        return original(values, *args)
+
+    monkeypatch.setattr(binning_module, "_find_bin_edges", recording)
+    BinMapper().fit_sparse(columns)
+    longest = int(np.diff(columns.indptr)[:60].max())  # the 60 columns of few values
+    assert longest + 1 < X.shape[0]
+    few = [length for length, n_distinct in lengths if n_distinct <= 255]
+    assert len(few) >= 60 and max(few) <= longest + 1
 
 
 def test_absent_entries_as_missing():
