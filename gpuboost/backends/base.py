@@ -225,6 +225,12 @@ class Backend:
             parent_histograms = parents[self.xp.asarray(rows)]
         return self.stack_histograms([built, self.subtract_histograms(parent_histograms, built)])
 
+    #: Whether :meth:`build_histograms` and :meth:`build_children_histograms` take the
+    #: sparse layout of a DeviceData whose arrays hold ``sparse_indptr``, ``sparse_cells``
+    #: and ``sparse_default_bins`` (every row's non-default histogram cells, CSR, and each
+    #: feature's default bin: gpuboost.data.bundling.BundleMap.non_default_cells).
+    builds_sparse_histograms = False
+
     def subtract_histograms(self, parent: ArrayLike, child: ArrayLike) -> ArrayLike:
         """Sibling histogram ``parent - child`` (exact)."""
         return parent - child
@@ -349,6 +355,24 @@ class Backend:
 
         ``margins``: backend array (n_rows, n_outputs) float64, starting at the base margin.
         """
+        raise NotImplementedError
+
+    #: Whether :meth:`predict_forest_sparse` traverses sparse rows itself (else the
+    #: caller predicts dense blocks of them with :meth:`predict_forest_raw`).
+    predicts_sparse_rows = False
+
+    def predict_forest_sparse(
+        self,
+        rows: Any,
+        absent: float,
+        trees: Sequence[Tree],
+        tree_outputs: Sequence[int],
+        margins: ArrayLike,
+    ) -> ArrayLike:  # pragma: no cover - abstract
+        """:meth:`predict_forest_raw` of a canonical scipy.sparse CSR matrix ``rows``
+        (host), an entry it does not store reading as ``absent`` (0.0, or NaN: missing),
+        never densified; trees without categorical splits. Only where
+        :attr:`predicts_sparse_rows`."""
         raise NotImplementedError
 
     def predict_forest_leaves(

@@ -341,7 +341,8 @@ class BinMapper:
         Notes
         -----
         With at most ``max_bin`` distinct values the edges depend only on the set of
-        values, and unweighted quantiles only on their multiset: the stored values of
+        values (so a column costs its stored entries, not ``n_rows``), and unweighted
+        quantiles only on their multiset: the stored values of
         the sampled rows plus as many zeros as sampled rows without an entry. Weighted
         quantiles sum weights in row order, so that case builds the sampled column in
         row order (``n_sampled`` values at a time, one column at a time).
@@ -367,7 +368,11 @@ class BinMapper:
             present = ~np.isnan(stored)
             distinct = np.unique(np.clip(stored[present], -FLOAT64_MAX, FLOAT64_MAX))
             n_distinct = len(distinct) + (n_absent > 0 and not np.any(distinct == 0.0))
-            if n_distinct <= self.max_bin or weights is None:
+            if n_distinct <= self.max_bin:  # the edges of the set of values
+                return _find_bin_edges(
+                    np.concatenate([distinct, np.zeros(min(n_absent, 1))]), self.max_bin, None
+                )
+            if weights is None:
                 values = np.concatenate([stored[present], np.zeros(n_absent)])
                 return _find_bin_edges(values, self.max_bin, None)
             column = np.full(n_sampled, np.nan if absent_missing else 0.0)

@@ -45,6 +45,7 @@ built (:meth:`BundleMap.encode_sparse` bundles the stored entries directly).
 import numpy as np
 
 from ..core.dtypes import HIST_DTYPE, HIST_FIELDS, X_BINNED_DTYPE
+from ..core.segments import offsets
 from ..errors import value_repr
 
 __all__ = [
@@ -78,6 +79,9 @@ SAMPLE_ROWS = 10_000
 SHAREABLE_MAX_FRACTION = 0.5
 #: Rows scanned at a time for missing values in dense input (bounds the temporary).
 MISSING_SCAN_ROWS = 1 << 16
+#: Rows of the bundled matrix read at a time by :meth:`BundleMap.non_default_cells`
+#: (bounds its temporaries).
+CELL_SCAN_ROWS = 1 << 16
 
 
 # --------------------------------------------------------------------------- #
@@ -183,16 +187,46 @@ class _NonDefaultRows:
 # --------------------------------------------------------------------------- #
 
 
-class _Bundle:
-    __slots__ = ("members", "width", "conflicts", "count", "rows", "closed")
+class _Bundles:
+    """The bundles of the greedy search: their scalar states in arrays, so that the
+    bundles a feature may join are found in one vectorized pass over all of them (a
+    Python loop over the bundles for each of 100k features cost minutes); members and
+    row sets in lists."""
 
-    def __init__(self, closed=False):
-        self.closed = closed  # no other feature may join
+    def __init__(self):
+        self.n = 0
+        self.closed = np.zeros(0, dtype=bool)  # no other feature may join
+        self.width = np.zeros(0, dtype=np.int64)  # values used, ALL_DEFAULT_VALUE included
+        self.conflicts = np.zeros(0, dtype=np.int64)
+        self.count = np.zeros(0, dtype=np.int64)  # rows with a non-default member
         self.members = []
-        self.width = 1  # ALL_DEFAULT_VALUE
-        self.conflicts = 0
-        self.count = 0  # rows with a non-default member
-        self.rows = None  # sorted non-default rows, materialized on the first comparison
+        self.rows = []  # sorted non-default rows, materialized on the first comparison
+
+    def add(self, closed, count):
+        """A new bundle (index) with no member yet."""
+        if self.n == len(self.closed):
+            size = max(64, 2 * self.n)
+            for name in ("closed", "width", "conflicts", "count"):
+                grown = np.zeros(size, dtype=getattr(self, name).dtype)
+                grown[: self.n] = getattr(self, name)[: self.n]
+                setattr(self, name, grown)
+        index = self.n
+        self.closed[index], self.width[index] = closed, 1
+        self.conflicts[index], self.count[index] = 0, count
+        self.members.append([])
+        self.rows.append(None)
+        self.n += 1
+        return index
+
+    def candidates(self, n_slots, count, n_rows, max_conflicts):
+        """The first :data:`MAX_BUNDLES_SEARCHED` bundles (creation order) a feature of
+        ``n_slots`` values and ``count`` non-default rows may join: open, narrow enough,
+        and not forced over ``max_conflicts`` by the row counts alone (at least
+        ``count_a + count_b - n_rows`` rows overlap)."""
+        n = self.n
+        eligible = ~self.closed[:n] & (self.width[:n] + n_slots <= MAX_BUNDLE_BINS)
+        eligible &= self.count[:n] + count - n_rows <= max_conflicts - self.conflicts[:n]
+        return np.flatnonzero(eligible)[:MAX_BUNDLES_SEARCHED]
 
 
 def _common(rows, sorted_rows):
@@ -237,8 +271,9 @@ def find_bundles(counts, n_slots, rows_of, n_rows, max_conflicts, shareable=None
         Conflicting rows over all bundles.
     """
     n_features = len(counts)
-    order = np.argsort(-np.asarray(counts, dtype=np.int64), kind="stable")
-    bundles = []
+    counts = np.asarray(counts, dtype=np.int64)
+    order = np.argsort(-counts, kind="stable")
+    bundles = _Bundles()
     row_cache = {}
 
     def rows(feature):
@@ -252,41 +287,35 @@ def find_bundles(counts, n_slots, rows_of, n_rows, max_conflicts, shareable=None
             without_slots.append(feature)
             continue
         chosen = None
-        searched = 0
         may_share = shareable is None or bool(shareable[feature])
-        for bundle in bundles if may_share else ():
-            if bundle.closed or bundle.width + n_slots[feature] > MAX_BUNDLE_BINS:
-                continue
-            # At least count_a + count_b - n_rows rows overlap.
-            if bundle.count + counts[feature] - n_rows > max_conflicts - bundle.conflicts:
-                continue
-            if searched == MAX_BUNDLES_SEARCHED:
-                break
-            searched += 1
-            if bundle.rows is None:
-                bundle.rows = rows(bundle.members[0])
+        candidates = (
+            bundles.candidates(int(n_slots[feature]), counts[feature], n_rows, max_conflicts)
+            if may_share
+            else ()
+        )
+        for bundle in (int(b) for b in candidates):
+            if bundles.rows[bundle] is None:
+                bundles.rows[bundle] = rows(bundles.members[bundle][0])
             feature_rows = rows(feature)
-            conflicts = int(np.count_nonzero(_common(feature_rows, bundle.rows)[0]))
-            if bundle.conflicts + conflicts <= max_conflicts:
+            conflicts = int(np.count_nonzero(_common(feature_rows, bundles.rows[bundle])[0]))
+            if bundles.conflicts[bundle] + conflicts <= max_conflicts:
                 chosen = bundle
-                chosen.conflicts += conflicts
-                chosen.rows = _merge(chosen.rows, feature_rows)
-                chosen.count = len(chosen.rows)
+                bundles.conflicts[bundle] += conflicts
+                bundles.rows[bundle] = _merge(bundles.rows[bundle], feature_rows)
+                bundles.count[bundle] = len(bundles.rows[bundle])
                 break
         if chosen is None:
-            chosen = _Bundle(closed=not may_share)
-            chosen.count = int(counts[feature])
-            bundles.append(chosen)
-        chosen.members.append(feature)
-        chosen.width += int(n_slots[feature])
-        if chosen.rows is not None:  # merged into the bundle's rows: not needed any more
+            chosen = bundles.add(not may_share, int(counts[feature]))
+        bundles.members[chosen].append(feature)
+        bundles.width[chosen] += int(n_slots[feature])
+        if bundles.rows[chosen] is not None:  # merged into the bundle's rows: not needed any more
             row_cache.pop(feature, None)
     if without_slots:
-        if not bundles:
-            bundles.append(_Bundle())
-        bundles[0].members.extend(without_slots)
-    assert sum(len(b.members) for b in bundles) == n_features
-    return [b.members for b in bundles], sum(b.conflicts for b in bundles)
+        if not bundles.n:
+            bundles.add(False, 0)
+        bundles.members[0].extend(without_slots)
+    assert sum(len(m) for m in bundles.members) == n_features
+    return bundles.members, int(bundles.conflicts[: bundles.n].sum())
 
 
 def bundle_features(data, bin_mapper, max_conflict_rate=0.0, sparse_columns=None, exclusive=None):
@@ -627,6 +656,48 @@ class BundleMap:
                 ),
             )
         }
+
+    def non_default_cells(self, X_bundled, n_bins, missing_bin=None):
+        """Every row's non-default entries as per-feature histogram cells (CSR), what a
+        sparse histogram adds (gpuboost.backends.cpu.histogram.build_sparse_histograms):
+        the histograms are then those :meth:`expand_histograms` gives, bit for bit
+        (with conflicts too: a bundle value is one member's bin, the others default).
+
+        Parameters
+        ----------
+        X_bundled : ndarray of shape (n_rows, n_bundles), uint8
+        n_bins : int
+            Width of the per-feature histograms (``max_bin + 1``, or :attr:`scan_bins`).
+        missing_bin : int, optional
+            As for :meth:`histogram_expansion`.
+
+        Returns
+        -------
+        indptr : ndarray of shape (n_rows + 1,), int64
+        cells : ndarray of shape (indptr[-1],), int32
+            Row ``r``'s cells ``feature * n_bins + bin`` (bundle order):
+            ``cells[indptr[r]:indptr[r + 1]]``.
+        """
+        expansion = self.histogram_expansion(n_bins, missing_bin=missing_bin)
+        cell_of = np.full(self.n_bundles * self.n_bins, -1, dtype=np.int64)
+        cell_of[expansion["source"]] = expansion["target"]
+        n_rows = X_bundled.shape[0]
+        counts = np.zeros(n_rows, dtype=np.int64)
+        for start in range(0, n_rows, CELL_SCAN_ROWS):
+            chunk = X_bundled[start : start + CELL_SCAN_ROWS]
+            counts[start : start + len(chunk)] = np.count_nonzero(
+                chunk != ALL_DEFAULT_VALUE, axis=1
+            )
+        indptr = offsets(counts)
+        cells = np.empty(int(indptr[-1]), dtype=np.int32)
+        for start in range(0, n_rows, CELL_SCAN_ROWS):
+            chunk = X_bundled[start : start + CELL_SCAN_ROWS]
+            rows, bundles = np.nonzero(chunk != ALL_DEFAULT_VALUE)
+            values = chunk[rows, bundles].astype(np.int64)
+            cells[indptr[start] : indptr[start + len(chunk)]] = cell_of[
+                bundles.astype(np.int64) * self.n_bins + values
+            ]
+        return indptr, cells
 
     def expand_histograms(self, xp, bundle_histograms, expansion, n_bins):
         """Per-feature histograms from bundle histograms (exact integer arithmetic).

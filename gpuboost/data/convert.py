@@ -27,6 +27,7 @@ __all__ = [
     "check_weight",
     "convert_features",
     "default_feature_names",
+    "densify",
     "feature_positions",
     "has_default_names",
     "select_features",
@@ -35,6 +36,8 @@ __all__ = [
     "group_sizes_from_qid",
     "loaded_module",
     "sparse_columns",
+    "sparse_frame_columns",
+    "has_sparse_columns",
     "is_sparse_matrix",
     "GROUP_DTYPE",
 ]
@@ -70,13 +73,18 @@ def _not_numeric(column, dtype):
     )
 
 
-def frame_to_array(frame, pandas):
-    """Numeric pandas DataFrame -> (2-D float64 array, column names as str)."""
+def _check_frame_numeric(frame, pandas):
+    """TypeError naming the first column of a pandas DataFrame that is not numeric."""
     types = pandas.api.types
     for column, dtype in frame.dtypes.items():
         is_number = types.is_numeric_dtype(dtype) and not types.is_complex_dtype(dtype)
         if not is_number or isinstance(dtype, pandas.CategoricalDtype):
             raise _not_numeric(column, dtype)
+
+
+def frame_to_array(frame, pandas):
+    """Numeric pandas DataFrame -> (2-D float64 array, column names as str)."""
+    _check_frame_numeric(frame, pandas)
     # Nullable extension dtypes (Int64, Float64, boolean) hold pd.NA: missing -> NaN.
     array = frame.to_numpy(dtype=X_DTYPE, na_value=np.nan)
     return array, [str(column) for column in frame.columns]
@@ -244,6 +252,121 @@ def sparse_columns(X):
     columns = sparse.csc_matrix(X, dtype=X_DTYPE, copy=True)
     columns.sum_duplicates()  # also sorts the row indices
     return columns
+
+
+def densify(matrix, absent_missing=False):
+    """A scipy.sparse matrix as a dense float64 C-order array, the entries it does not
+    store 0.0, or NaN with ``absent_missing``."""
+    if not absent_missing:
+        return np.ascontiguousarray(matrix.toarray(), dtype=X_DTYPE)
+    dense = np.full(matrix.shape, np.nan, dtype=X_DTYPE)
+    coo = matrix.tocoo()
+    dense[coo.row, coo.col] = coo.data
+    return dense
+
+
+def _is_absent_value(fill_value, absent_missing):
+    """Whether a pandas sparse column's ``fill_value`` is the absent value: NaN when
+    ``absent_missing``, else 0."""
+    fill = float(fill_value)
+    return np.isnan(fill) if absent_missing else fill == 0.0
+
+
+def has_sparse_columns(X):
+    """Whether ``X`` is a pandas DataFrame with a sparse column (``pd.SparseDtype``)."""
+    pandas = loaded_module("pandas")
+    return (
+        pandas is not None
+        and isinstance(X, pandas.DataFrame)
+        and any(isinstance(dtype, pandas.SparseDtype) for dtype in X.dtypes)
+    )
+
+
+def sparse_frame_columns(X, absent_missing=None, min_rows=1):
+    """A canonical float64 CSC matrix of a pandas DataFrame with sparse columns
+    (``pd.SparseDtype``, ``pd.arrays.SparseArray``), built column by column from the
+    stored entries, never the dense frame; None when ``X`` is no such DataFrame.
+
+    A sparse column is read as its dense equivalent (``fill_value`` where it stores
+    nothing). When its ``fill_value`` is the absent value of the matrix (0.0, or NaN
+    with ``absent_missing``), only its stored entries are copied; the entries of a dense
+    column (or, for prediction, of a sparse column with another fill value) other than
+    the absent value are stored one by one, so those columns cost memory in proportion
+    to their rows.
+
+    Parameters
+    ----------
+    X : object
+    absent_missing : bool, optional
+        What an absent entry of the result means: NaN (True) or 0.0 (False), the
+        Dataset's ``sparse_absent``; a sparse column whose ``fill_value`` differs then
+        raises ValueError (honouring it would store every row of the column). None
+        (prediction): NaN when every sparse column's fill value is NaN, else 0.0, and
+        columns with another fill value are stored in full.
+    min_rows : {0, 1}, default=1
+
+    Returns
+    -------
+    None, or (columns, names, absent_missing)
+        ``columns``: scipy.sparse CSC matrix of shape (n_rows, n_features), float64,
+        sorted indices; ``names``: the column names as str; ``absent_missing``: the
+        meaning of its absent entries.
+
+    Raises
+    ------
+    TypeError
+        A column is not numeric.
+    ValueError
+        A sparse column's ``fill_value`` is not the absent value (``absent_missing``
+        given), naming the column and the fix.
+    """
+    if not has_sparse_columns(X):
+        return None
+    pandas = loaded_module("pandas")
+    is_sparse = [isinstance(dtype, pandas.SparseDtype) for dtype in X.dtypes]
+    check_shape(X.shape, min_rows)
+    _check_frame_numeric(X, pandas)
+    strict = absent_missing is not None
+    if not strict:
+        absent_missing = all(
+            np.isnan(float(X.iloc[:, j].array.fill_value)) for j in np.flatnonzero(is_sparse)
+        )
+    from scipy import sparse  # optional: pandas sparse columns are read through scipy
+
+    n_rows, n_columns = X.shape
+    indices, data = [], []
+    indptr = np.zeros(n_columns + 1, dtype=np.int64)
+    for j in range(n_columns):
+        series = X.iloc[:, j]
+        if is_sparse[j] and _is_absent_value(series.array.fill_value, absent_missing):
+            rows = series.array.sp_index.to_int_index().indices
+            values = np.asarray(series.array.sp_values, dtype=X_DTYPE)
+        else:
+            if is_sparse[j] and strict:
+                fill = float(series.array.fill_value)
+                raise ValueError(
+                    f"Column {X.columns[j]!r} is a pandas sparse column with fill_value "
+                    f"{value_repr(fill)}, but the Dataset reads absent entries as "
+                    f"{'NaN (missing)' if absent_missing else '0.0'} "
+                    f"(sparse_absent={'missing' if absent_missing else 'zero'!r}). "
+                    + (
+                        "Pass sparse_absent='missing' to read them as missing values, or convert"
+                        if np.isnan(fill) and not absent_missing
+                        else "Convert"
+                    )
+                    + f" the column with .astype(pd.SparseDtype(float, "
+                    f"{'np.nan' if absent_missing else '0.0'}))."
+                )
+            values = np.asarray(series.array if is_sparse[j] else as_array(series), dtype=X_DTYPE)
+            rows = np.flatnonzero(~np.isnan(values) if absent_missing else values != 0.0)
+            values = values[rows]
+        indices.append(np.asarray(rows, dtype=np.int64))
+        data.append(values)
+        indptr[j + 1] = indptr[j] + len(rows)
+    columns = sparse.csc_matrix(
+        (np.concatenate(data), np.concatenate(indices), indptr), shape=(n_rows, n_columns)
+    )
+    return columns, [str(column) for column in X.columns], bool(absent_missing)
 
 
 def check_shape(shape, min_rows=1):

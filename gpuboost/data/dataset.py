@@ -32,9 +32,11 @@ from .convert import (
     check_weight,
     convert_features,
     default_feature_names,
+    densify,
     frame_column_names,
     is_sparse_matrix,
     sparse_columns,
+    sparse_frame_columns,
 )
 from .io import load_query_file, load_svmlight
 
@@ -139,7 +141,10 @@ class Dataset:
         interchange protocols -- (its column names become ``feature_names``;
         null / NA values are missing), a scipy.sparse matrix (kept sparse: a
         canonical CSC copy, memory proportional to the stored entries; binned
-        column by column, see ``sparse_absent``), or anything ``np.asarray``
+        column by column, see ``sparse_absent``), a pandas DataFrame with sparse
+        columns (``pd.SparseDtype``: read like a scipy.sparse matrix, from the stored
+        entries; their ``fill_value`` must be the absent value, 0 or NaN per
+        ``sparse_absent``, else ValueError), or anything ``np.asarray``
         accepts. NaN means missing; +/-inf are allowed.
     label : array-like of shape (n_rows,) or (n_rows, 1), default=None
         Finite numbers. None for prediction-only data.
@@ -203,7 +208,7 @@ class Dataset:
         *is* ``X`` (no copy) when ``X`` already is such a C-contiguous array, so
         do not modify ``X`` afterwards. For a sparse ``X``, a dense copy made at
         first use: training on the Dataset never needs it (it bins the sparse
-        columns, and predicts them in blocks of rows), evaluation sets and
+        columns, and predicts its sparse rows), evaluation sets and
         ``tree_method='exact'``/``'approx'`` do.
     sparse_columns : scipy.sparse CSC matrix or None
         The canonical CSC copy of a sparse ``X`` (None for dense input).
@@ -274,10 +279,19 @@ class Dataset:
             )
         else:
             self.categories = None
+        frame_names = None
+        frame = sparse_frame_columns(X, self._absent_missing)
+        if frame is not None:  # pandas sparse columns: read as a scipy.sparse matrix
+            if self.categories is not None:
+                raise ValueError(
+                    "Categorical features need dense input; this DataFrame has pandas "
+                    "sparse columns: pass categorical_features=None, or dense columns."
+                )
+            X, frame_names, _ = frame
         #: CSC copy of a sparse X (None otherwise) and bundle maps by conflict rate.
         self._sparse_columns = sparse_columns(X)
         if self._sparse_columns is not None:
-            data, column_names = None, None
+            data, column_names = None, frame_names
             self.n_rows, self.n_features = self._sparse_columns.shape
         else:
             data, column_names = convert_features(X, keep_float32=True)
@@ -520,23 +534,7 @@ class Dataset:
     def _densify(self, matrix):
         """A sparse matrix as a dense float64 C-order array, absent entries 0.0 or NaN
         (``sparse_absent``)."""
-        if not self._absent_missing:
-            return np.ascontiguousarray(matrix.toarray(), dtype=X_DTYPE)
-        dense = np.full(matrix.shape, np.nan, dtype=X_DTYPE)
-        coo = matrix.tocoo()
-        dense[coo.row, coo.col] = coo.data
-        return dense
-
-    def row_blocks(self, n_rows_per_block):
-        """Dense float64 blocks of consecutive rows (``(start, block)`` pairs) of a sparse
-        Dataset, or the whole ``features`` at once for dense data: prediction of sparse
-        data never holds more than one block dense."""
-        if self._sparse_columns is None:
-            yield 0, self.features
-            return
-        rows = self._sparse_columns.tocsr()
-        for start in range(0, self.n_rows, n_rows_per_block):
-            yield start, self._densify(rows[start : start + n_rows_per_block])
+        return densify(matrix, self._absent_missing)
 
     @property
     def data(self):

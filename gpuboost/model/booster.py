@@ -13,11 +13,15 @@ from numpy.typing import ArrayLike
 from ..backends import get_backend
 from ..data.categorical import check_categories, encode_features, recode_categories
 from ..data.convert import (
+    check_numeric_dtype,
     convert_features,
+    densify,
+    feature_positions,
     frame_column_names,
     has_default_names,
     is_sparse_matrix,
     select_features,
+    sparse_frame_columns,
 )
 from ..data.dataset import Dataset
 from ..errors import value_repr
@@ -241,26 +245,47 @@ class Booster:
             )
         return data, (X.get_base_margin() if isinstance(X, Dataset) else None)
 
-    def _sparse_row_blocks(self, X):
-        """Dense blocks of rows (:data:`SPARSE_PREDICT_BLOCK_BYTES`) of a sparse ``X`` (a
-        scipy.sparse matrix: absent entries 0.0; or a sparse Dataset, with its
-        ``sparse_absent``), or None for other input. A sparse Dataset with a base
-        margin or with feature names other than the model's goes the dense way."""
-        n_features = X.n_features if isinstance(X, Dataset) else getattr(X, "shape", (0, 1))[-1]
-        n_block_rows = max(1, SPARSE_PREDICT_BLOCK_BYTES // (8 * max(1, int(n_features))))
-        if isinstance(X, Dataset):
-            if X.sparse_columns is None or X.get_base_margin() is not None:
-                return None
-            if X.has_feature_names and list(X.feature_names) != list(self.feature_names):
-                return None
-            return X.row_blocks(n_block_rows)
-        if not is_sparse_matrix(X) or X.shape[0] <= n_block_rows:
+    def _sparse_rows(self, X):
+        """A sparse ``X`` as ``(rows, absent_missing, base_margin)``: ``rows`` a canonical
+        scipy CSR matrix in the model's feature order, ``absent_missing`` whether an entry
+        it does not store is missing (else 0.0), a Dataset's base margin (or None); None
+        for dense input. A scipy.sparse matrix: absent entries are 0.0; a sparse Dataset:
+        its ``sparse_absent``; a pandas DataFrame with sparse columns: its fill values
+        (:func:`~gpuboost.data.convert.sparse_frame_columns`). A model with categorical
+        features reads every input the dense way (it re-codes columns by label)."""
+        if self.categories is not None:
             return None
-        rows = X.tocsr()
-        return (
-            (start, rows[start : start + n_block_rows])
-            for start in range(0, rows.shape[0], n_block_rows)
-        )
+        names, row_margin = None, None
+        if isinstance(X, Dataset):
+            if X.sparse_columns is None:
+                return None
+            rows, absent_missing = X.sparse_columns.tocsr(), X.sparse_absent == "missing"
+            names = X.feature_names if X.has_feature_names else None
+            row_margin = X.get_base_margin()
+        elif is_sparse_matrix(X):
+            check_numeric_dtype("X", X)
+            rows, absent_missing = X.tocsr(), False
+            if not rows.has_canonical_format:
+                rows = rows.copy()
+                rows.sum_duplicates()  # also sorts each row's columns
+        else:
+            frame = sparse_frame_columns(X, min_rows=0)
+            if frame is None:
+                return None
+            columns, names, absent_missing = frame
+            rows = columns.tocsr()
+        if names is not None and not has_default_names(self.feature_names):
+            if list(names) != list(self.feature_names):
+                rows = rows[:, feature_positions(names, self.feature_names, "X")]
+        if rows.shape[1] != self.n_features:
+            raise ValueError(
+                f"X has {rows.shape[1]} features, but the model was trained with "
+                f"{self.n_features} features."
+            )
+        if rows.dtype not in (np.float32, np.float64):
+            rows = rows.astype(np.float64)
+        rows.sort_indices()
+        return rows, absent_missing, row_margin
 
     def _encode_categories(self, X):
         """``X`` with its categorical columns re-coded by label against the model's
@@ -351,21 +376,52 @@ class Booster:
             predictions the link of the scores divided by
             :func:`samme_score_scale` (scikit-learn's probabilities).
         """
-        blocks = self._sparse_row_blocks(X)
-        if blocks is not None:  # sparse rows: predicted block by block, never all dense
-            kwargs = dict(
-                output_margin=output_margin,
-                pred_leaf=pred_leaf,
-                iteration_range=iteration_range,
-                pred_contribs=pred_contribs,
-                pred_interactions=pred_interactions,
-            )
-            parts = [self.predict(block, **kwargs) for _, block in blocks]
-            if len(parts) == 1:
-                return parts[0]
-            return np.concatenate(parts, axis=0)
-        data, row_margin = self._check_features(X)
+        kinds = (output_margin, pred_leaf, pred_contribs, pred_interactions)
+        sparse = self._sparse_rows(X)
         first, last = self._tree_range(iteration_range)
+        trees = self.trees[first:last]
+        if sparse is not None:
+            rows, absent_missing, row_margin = sparse
+            # No rows: nothing to launch on a device; the empty result has the usual shape.
+            backend = self._predict_backend() if rows.shape[0] else get_backend("cpu")
+            if pred_leaf or pred_contribs or pred_interactions or not backend.predicts_sparse_rows:
+                # Dense blocks of rows, one at a time, never the whole matrix dense (but
+                # at once with the rows' own base margins).
+                n_block_rows = max(1, SPARSE_PREDICT_BLOCK_BYTES // (8 * self.n_features))
+                if row_margin is not None or rows.shape[0] <= n_block_rows:
+                    n_block_rows = max(1, rows.shape[0])
+                parts = [
+                    self._predict_dense(
+                        densify(rows[start : start + n_block_rows], absent_missing),
+                        row_margin,
+                        first,
+                        last,
+                        kinds,
+                    )
+                    for start in range(0, max(1, rows.shape[0]), n_block_rows)
+                ]
+                return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
+            margins = self._start_margins(backend, rows.shape[0], row_margin)
+            outputs = [(first + i) % self.n_outputs for i in range(len(trees))]
+            absent = np.nan if absent_missing else 0.0
+            margins = backend.predict_forest_sparse(rows, absent, trees, outputs, margins)
+            return self._margins_output(backend, margins, first, last, output_margin)
+        data, row_margin = self._check_features(X)
+        return self._predict_dense(data, row_margin, first, last, kinds)
+
+    def _start_margins(self, backend, n_rows, row_margin):
+        """The margins prediction starts from (backend array (n_rows, n_outputs)): the
+        rows' own base margins, else the model's."""
+        if row_margin is not None:
+            margins = np.array(row_margin, dtype=np.float64).reshape(n_rows, self.n_outputs)
+        else:
+            margins = np.broadcast_to(self.base_margin, (n_rows, self.n_outputs)).copy()
+        return backend.to_device(margins)
+
+    def _predict_dense(self, data, row_margin, first, last, kinds):
+        """:meth:`predict` of dense features in the model's order (trees ``first:last``);
+        ``kinds``: its ``(output_margin, pred_leaf, pred_contribs, pred_interactions)``."""
+        output_margin, pred_leaf, pred_contribs, pred_interactions = kinds
         # No rows: nothing to launch on a device; the empty result has the usual shape.
         backend = self._predict_backend() if data.shape[0] else get_backend("cpu")
         features = backend.prepare_features(data)
@@ -376,14 +432,14 @@ class Booster:
             return self._predict_shap(
                 backend, features, first, trees, row_margin, pred_interactions
             )
-        n_rows = data.shape[0]
-        if row_margin is not None:
-            margins = np.array(row_margin, dtype=np.float64).reshape(n_rows, self.n_outputs)
-        else:
-            margins = np.broadcast_to(self.base_margin, (n_rows, self.n_outputs)).copy()
-        margins = backend.to_device(margins)
+        margins = self._start_margins(backend, data.shape[0], row_margin)
         outputs = [(first + i) % self.n_outputs for i in range(len(trees))]
         margins = backend.predict_forest_raw(features, trees, outputs, margins)
+        return self._margins_output(backend, margins, first, last, output_margin)
+
+    def _margins_output(self, backend, margins, first, last, output_margin):
+        """What :meth:`predict` returns for the margins (n_rows, n_outputs) of trees
+        ``first:last``: the margins, or the objective's transform of them."""
         if output_margin:
             result = margins
         else:

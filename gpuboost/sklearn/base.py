@@ -18,7 +18,14 @@ from ..objectives import CUSTOM_OBJECTIVE_NAME
 from ..params import canonical_name, validate_params
 from .compat import BaseEstimator as _BaseEstimator
 from .compat import NotFittedError
-from .validation import as_feature_matrix, as_seed, check_positive_int, column_names, per_eval_set
+from .validation import (
+    as_feature_matrix,
+    as_seed,
+    as_sparse_feature_matrix,
+    check_positive_int,
+    column_names,
+    per_eval_set,
+)
 
 #: Booster attribute that holds an estimator's fitted attributes (JSON) in the model
 #: files of :meth:`ModelFileMixin.save_model` (XGBoost's name).
@@ -328,7 +335,9 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
             encoded, categories = encode_features(
                 X, self.categorical_features, self.enable_categorical
             )
-        data = as_feature_matrix(encoded)
+        data = as_sparse_feature_matrix(encoded)
+        if data is None:
+            data = as_feature_matrix(encoded)
         if categories is not None:
             data = X
         if reset:

@@ -6,7 +6,14 @@ import warnings
 import numpy as np
 
 from ..core.dtypes import X_DTYPE, Y_DTYPE
-from ..data.convert import as_array, convert_features, frame_column_names, is_sparse_matrix
+from ..data.convert import (
+    as_array,
+    check_numeric_dtype,
+    convert_features,
+    frame_column_names,
+    has_sparse_columns,
+    is_sparse_matrix,
+)
 from ..errors import value_repr
 from .compat import DataConversionWarning
 
@@ -42,6 +49,20 @@ def as_feature_matrix(X):
         X = array
     check_matrix_shape(np.shape(X))
     return convert_features(X)[0]
+
+
+def as_sparse_feature_matrix(X):
+    """A scipy.sparse ``X`` or a pandas DataFrame with sparse columns, checked (shape;
+    a scipy matrix's dtype) and returned as given, kept sparse for the Dataset and the
+    Booster (which read its stored entries); None for other input."""
+    if is_sparse(X):
+        check_matrix_shape(X.shape)
+        check_numeric_dtype("X", X)
+        return X
+    if has_sparse_columns(X):
+        check_matrix_shape(X.shape)
+        return X
+    return None
 
 
 def check_matrix_shape(shape):

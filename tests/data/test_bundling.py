@@ -12,6 +12,7 @@ from _parity import assert_runs_match, train_on_both
 import gpuboost
 from gpuboost import Dataset
 from gpuboost.backends import NumpyBackend
+from gpuboost.backends.cpu.backend import CpuBackend
 from gpuboost.backends.numpy.histogram import build_histograms, build_histograms_naive
 from gpuboost.backends.numpy.predict import predict_leaves_binned
 from gpuboost.core.dtypes import GRAD_QUANT_MAX
@@ -29,7 +30,7 @@ from gpuboost.data.bundling import (
 from gpuboost.params import validate_params
 from gpuboost.tree.feature_sampler import FeatureSampler
 from gpuboost.tree.grower import GrowthPolicy, TreeGrower
-from gpuboost.tree.splitters import BundledHistogramSplitter, TreeInput
+from gpuboost.tree.splitters import BundledHistogramSplitter, TreeInput, bundled
 
 # The module, not the function the package exports under the same name.
 gpuboost_train_module = importlib.import_module("gpuboost.boosting.train")
@@ -423,3 +424,42 @@ def test_cpu_and_cuda_train_the_same_bundled_model(emulated_cuda, params):
     assert runs["cuda"].dataset._X_binned is None, "bundling binned the data on the host"
     cached = runs["cuda"].dataset._backend_cache["cuda"].arrays[BundledHistogramSplitter.CACHE_KEY]
     assert cached[1].n_features == bundle_map.n_bundles
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"max_depth": 4},
+        {"max_depth": 4, "max_conflict_rate": 0.1, "subsample": 0.8, "colsample_bynode": 0.7},
+        {"grow_policy": "lossguide", "max_leaves": 9, "max_depth": 0, "max_bin": 31},
+    ],
+)
+def test_compiled_sparse_histograms_give_the_model_of_bundle_histograms(params, monkeypatch):
+    """The compiled CPU backend builds the histograms of a sparse bundled matrix from the
+    rows' non-default entries (gpuboost.backends.cpu.histogram.build_sparse_histograms):
+    the model of bundle histograms expanded (the NumPy reference backend's), byte for
+    byte, with conflicts, sampling and lossguide too."""
+    rng = np.random.default_rng(21)
+    X = sparse.random(800, 80, density=0.03, format="csr", random_state=21)
+    X.data = np.round(X.data * rng.choice([4, 50], size=X.nnz))
+    X.data[rng.random(X.nnz) < 0.05] = np.nan
+    X = sparse.hstack([sparse.csr_matrix(rng.normal(size=(800, 1))), X], format="csr")
+    dense = np.nan_to_num(X.toarray())
+    y = dense[:, 0] + dense[:, 3] - dense[:, 5] ** 2 + rng.normal(size=800)
+    calls = []
+    original = CpuBackend._sparse_histograms
+
+    def counting(self, *args):
+        calls.append(1)
+        return original(self, *args)
+
+    monkeypatch.setattr(CpuBackend, "_sparse_histograms", counting)
+    monkeypatch.setattr(bundled, "SPARSE_HISTOGRAM_MAX_FILL", 1.0)  # however dense
+    sparse_model = gpuboost.train(params, Dataset(X, label=y), 4).save_raw()
+    assert calls  # the sparse histograms were built
+    monkeypatch.setattr(bundled, "SPARSE_HISTOGRAM_MAX_FILL", -1.0)
+    calls.clear()
+    assert gpuboost.train(params, Dataset(X, label=y), 4).save_raw() == sparse_model
+    assert not calls
+    monkeypatch.setenv("GPUBOOST_CPU_KERNELS", "numpy")
+    assert gpuboost.train(params, Dataset(X, label=y), 4).save_raw() == sparse_model

@@ -10,6 +10,7 @@ from _parity import assert_runs_match, train_on_both
 
 import gpuboost
 from gpuboost import Dataset
+from gpuboost.data import binning as binning_module
 from gpuboost.data.binning import BinMapper
 from gpuboost.model import booster as booster_module
 
@@ -107,6 +108,27 @@ def test_fit_sparse_equals_fit_on_the_dense_matrix(weighted):
             )
 
 
+def test_fit_sparse_reads_the_stored_entries_of_columns_with_few_values(monkeypatch):
+    """A column of at most max_bin distinct values is binned from its distinct stored
+    values (and one 0.0 for its absent entries), never from n_rows values: the same
+    edges (test above), in time proportional to the stored entries."""
+    X, _ = _sparse(2000, seed=12)
+    columns = X.tocsc()
+    lengths = []  # (values passed, distinct values) of every column
+    original = binning_module._find_bin_edges
+
+    def recording(values, *args):
+        lengths.append((len(values), len(np.unique(values))))
+        return original(values, *args)
+
+    monkeypatch.setattr(binning_module, "_find_bin_edges", recording)
+    BinMapper().fit_sparse(columns)
+    longest = int(np.diff(columns.indptr)[:60].max())  # the 60 columns of few values
+    assert longest + 1 < X.shape[0]
+    few = [length for length, n_distinct in lengths if n_distinct <= 255]
+    assert len(few) >= 60 and max(few) <= longest + 1
+
+
 def test_absent_entries_as_missing():
     X, y = _sparse(seed=4)
     dataset = Dataset(X, y, sparse_absent="missing")
@@ -121,25 +143,75 @@ def test_absent_entries_as_missing():
 
 
 def test_prediction_of_sparse_rows_block_by_block(monkeypatch):
+    """Leaf indices and SHAP values of sparse rows: dense blocks of rows, one at a time."""
     X, y = _sparse(1450, seed=5)  # 14 blocks of 100 rows and one of 50
     model = gpuboost.train({"max_depth": 4}, Dataset(X, y), 3)
     dense = X.toarray()
     monkeypatch.setattr(booster_module, "SPARSE_PREDICT_BLOCK_BYTES", 8 * X.shape[1] * 100)
     seen = []
-    original = model._check_features
+    original = model._predict_dense
 
-    def recording(data):
+    def recording(data, *args):
         seen.append(data.shape[0])
-        return original(data)
+        return original(data, *args)
 
-    monkeypatch.setattr(model, "_check_features", recording)
-    for kwargs in ({}, {"pred_leaf": True}, {"pred_contribs": True}, {"output_margin": True}):
+    monkeypatch.setattr(model, "_predict_dense", recording)
+    for kwargs in ({"pred_leaf": True}, {"pred_contribs": True}):
         np.testing.assert_array_equal(model.predict(X, **kwargs), model.predict(dense, **kwargs))
         np.testing.assert_array_equal(
             model.predict(Dataset(X), **kwargs), model.predict(dense, **kwargs)
         )
     assert max(seen) == X.shape[0]  # the dense calls
     assert 100 in seen and 50 in seen  # the sparse ones: blocks of 100 rows
+
+
+@pytest.mark.parametrize("kernels", ["compiled", "numpy"])
+def test_prediction_traverses_the_sparse_rows(monkeypatch, kernels):
+    """Margins and predictions of CSR / CSC rows and sparse Datasets (absent entries 0.0
+    or missing, rows' own base margins, several outputs) without a dense row: those of
+    the dense matrix, bit for bit, with the compiled kernel and the NumPy reference."""
+    if kernels == "numpy":
+        monkeypatch.setenv("GPUBOOST_CPU_KERNELS", "numpy")
+    X, y = _sparse(seed=8)
+    classes = (np.arange(X.shape[0]) * 7 % 3).astype(float)
+    models = [
+        gpuboost.train({"max_depth": 4}, Dataset(X, y), 4),
+        gpuboost.train(
+            {"max_depth": 3, "objective": "multi:softprob", "num_class": 3},
+            Dataset(X, classes),
+            3,
+        ),
+    ]
+    margin = np.random.default_rng(2).normal(size=X.shape[0])
+
+    def refuse(*args):
+        raise AssertionError("densified")
+
+    for model in models:
+        expected = {
+            "zero": model.predict(X.toarray()),
+            "missing": model.predict(_missing_dense(X)),
+            "margin": model.predict(_missing_dense(X), output_margin=True),
+            "own margin": model.predict(Dataset(X.toarray(), base_margin=margin))
+            if model.n_outputs == 1
+            else None,
+        }
+        with monkeypatch.context() as patched:
+            patched.setattr(model, "_predict_dense", refuse)
+            patched.setattr(booster_module, "densify", refuse)
+            for layout in ("csr", "csc", "coo"):
+                np.testing.assert_array_equal(model.predict(X.asformat(layout)), expected["zero"])
+            missing = Dataset(X, sparse_absent="missing")
+            np.testing.assert_array_equal(model.predict(missing), expected["missing"])
+            np.testing.assert_array_equal(
+                model.predict(missing, output_margin=True), expected["margin"]
+            )
+            np.testing.assert_array_equal(model.predict(X[:0]), expected["zero"][:0])
+            if model.n_outputs == 1:
+                with_margin = Dataset(X, base_margin=margin)
+                np.testing.assert_array_equal(model.predict(with_margin), expected["own margin"])
+    with pytest.raises(ValueError, match="features"):
+        models[0].predict(X[:, :10])
 
 
 def test_subset_of_a_sparse_dataset_stays_sparse():
@@ -163,3 +235,108 @@ def test_bundles_encoded_from_the_stored_entries():
             bundle_map.decode_features(np, encoded, features),
             bundle_map.decode(np, encoded)[:, features],
         )
+
+
+# --------------------------------------------------------------------------- #
+# pandas sparse columns
+# --------------------------------------------------------------------------- #
+
+
+def _frame(X, fill_value=0.0):
+    """``X`` as a pandas DataFrame of sparse columns with ``fill_value`` (stored entries:
+    ``X``'s, plus, for a fill value other than 0, every absent entry as 0.0)."""
+    pd = pytest.importorskip("pandas")
+    names = [f"c{j}" for j in range(X.shape[1])]
+    frame = pd.DataFrame.sparse.from_spmatrix(X, columns=names)
+    if fill_value != 0.0:
+        frame = pd.DataFrame(
+            {
+                name: pd.arrays.SparseArray(X[:, j].toarray().ravel(), fill_value=fill_value)
+                for j, name in enumerate(names)
+            }
+        )
+    return frame, names
+
+
+def test_pandas_sparse_columns_give_the_models_of_scipy_and_dense_input(monkeypatch):
+    """A DataFrame of sparse columns (fill value 0), and one mixing sparse and dense
+    columns, is read from its stored entries: the model of the scipy matrix and of the
+    dense frame, byte for byte; predictions traverse its sparse rows, by column name."""
+    pd = pytest.importorskip("pandas")
+    X, y = _sparse(seed=9)
+    frame, names = _frame(X)
+    dataset = Dataset(frame, y)
+    assert dataset.feature_names == names
+    assert dataset.sparse_columns.nnz == X.nnz  # memory of the stored entries only
+    params = {"max_depth": 4}
+    model = gpuboost.train(params, dataset, 4)
+    assert dataset._features is None  # never densified
+    dense_frame = pd.DataFrame(X.toarray(), columns=names)
+    dense = gpuboost.train(params, Dataset(dense_frame, y), 4)
+    assert model.save_raw() == dense.save_raw()
+    scipy_model = gpuboost.train(params, Dataset(X, y, feature_names=names), 4)
+    assert model.save_raw() == scipy_model.save_raw()
+    mixed = frame.copy()
+    for name in names[-6:]:  # the columns of many values: dense
+        mixed[name] = mixed[name].sparse.to_dense()
+    assert gpuboost.train(params, Dataset(mixed, y), 4).save_raw() == dense.save_raw()
+    expected = dense.predict(dense_frame)
+    monkeypatch.setattr(model, "_predict_dense", None)  # would fail if called
+    np.testing.assert_array_equal(model.predict(frame), expected)
+    np.testing.assert_array_equal(model.predict(mixed), expected)
+    np.testing.assert_array_equal(model.predict(frame[names[::-1]]), expected)  # by name
+
+
+def test_pandas_sparse_fill_values():
+    """The fill value is the absent value: NaN with sparse_absent='missing' (XGBoost's
+    semantics); a fill value that is not the Dataset's absent value is refused with the
+    fix; prediction reads any fill value as its dense frame."""
+    pd = pytest.importorskip("pandas")
+    X, y = _sparse(600, seed=10)
+    nan_frame, names = _frame(X, np.nan)
+    model = gpuboost.train({"max_depth": 3}, Dataset(nan_frame, y, sparse_absent="missing"), 3)
+    # Stored zeros stay zeros in both: the dense frame of nan_frame holds NaN elsewhere.
+    dense_nan = nan_frame.sparse.to_dense()
+    assert model.save_raw() == gpuboost.train({"max_depth": 3}, Dataset(dense_nan, y), 3).save_raw()
+    np.testing.assert_array_equal(model.predict(nan_frame), model.predict(dense_nan))
+    with pytest.raises(ValueError, match="fill_value nan.*sparse_absent='missing'"):
+        Dataset(nan_frame, y)
+    zero_frame, _ = _frame(X)
+    with pytest.raises(ValueError, match="fill_value 0.*SparseDtype"):
+        Dataset(zero_frame, y, sparse_absent="missing")
+    ones, _ = _frame(X, 1.0)
+    with pytest.raises(ValueError, match="fill_value 1"):
+        Dataset(ones, y)
+    # Prediction: a mix of fill values, each column read as its dense equivalent.
+    mixed = zero_frame.copy()
+    mixed[names[0]] = ones[names[0]]
+    mixed[names[1]] = nan_frame[names[1]]
+    np.testing.assert_array_equal(model.predict(mixed), model.predict(mixed.sparse.to_dense()))
+    text = pd.DataFrame({"a": pd.arrays.SparseArray(["x", None, "y"])})
+    with pytest.raises(TypeError, match="not numeric"):
+        Dataset(text)
+
+
+def test_estimators_keep_sparse_input_sparse(monkeypatch):
+    """The scikit-learn estimators pass scipy.sparse matrices and sparse DataFrames to
+    the Dataset and the Booster as they are: the models of the dense input."""
+    pd = pytest.importorskip("pandas")
+    from gpuboost.sklearn import base as estimator_base
+
+    X, y = _sparse(800, seed=11)
+    frame, names = _frame(X)
+    cases = []
+    for sparse, dense in ((frame, pd.DataFrame(X.toarray(), columns=names)), (X, X.toarray())):
+        fitted = gpuboost.GBRegressor(n_estimators=4, max_depth=3).fit(dense, y)
+        cases.append((sparse, fitted.get_booster().save_raw(), fitted.predict(dense)))
+
+    def refuse(X):
+        raise AssertionError("densified")
+
+    monkeypatch.setattr(estimator_base, "as_feature_matrix", refuse)
+    for sparse, model_bytes, predictions in cases:
+        estimator = gpuboost.GBRegressor(n_estimators=4, max_depth=3).fit(sparse, y)
+        assert estimator.get_booster().save_raw() == model_bytes
+        np.testing.assert_array_equal(estimator.predict(sparse), predictions)
+        if sparse is frame:
+            assert list(estimator.feature_names_in_) == names

@@ -34,13 +34,14 @@ from ..categorical import (
 from ..numpy.backend import NumpyBackend
 from .binning import bin_features
 from .gradients import gradients
-from .histogram import build_children_histograms, build_histograms
+from .histogram import build_children_histograms, build_histograms, build_sparse_histograms
 from .jit import set_threads
 from .leaf import add_leaf_values
 from .partition import partition_rows
 from .predict import (
     predict_forest_leaves,
     predict_forest_raw,
+    predict_forest_sparse,
     predict_tree_binned,
     predict_tree_raw,
 )
@@ -117,10 +118,32 @@ class CpuBackend(NumpyBackend):
         self._threads()
         return quantize(values)
 
+    builds_sparse_histograms = True
+
+    def _sparse_histograms(self, data, gradients, hessians, sample_indices, begins, ends, *pairs):
+        """The histograms of a DeviceData in the sparse layout (``builds_sparse_histograms``)."""
+        arrays = data.arrays
+        return build_sparse_histograms(
+            arrays["sparse_indptr"],
+            arrays["sparse_cells"],
+            arrays["sparse_default_bins"],
+            gradients,
+            hessians,
+            sample_indices,
+            begins,
+            ends,
+            data.n_bins,
+            *pairs,
+        )
+
     def build_histograms(
         self, data, quantized_gradients, quantized_hessians, sample_indices, begins, ends
     ):
         self._threads()
+        if "sparse_cells" in data.arrays:
+            return self._sparse_histograms(
+                data, quantized_gradients, quantized_hessians, sample_indices, begins, ends
+            )
         return build_histograms(
             data.arrays["X_binned"],
             quantized_gradients,
@@ -143,6 +166,17 @@ class CpuBackend(NumpyBackend):
         parent_rows,
     ):
         self._threads()
+        if "sparse_cells" in data.arrays:
+            return self._sparse_histograms(
+                data,
+                quantized_gradients,
+                quantized_hessians,
+                sample_indices,
+                begins,
+                ends,
+                parents,
+                parent_rows,
+            )
         return build_children_histograms(
             data.arrays["X_binned"],
             quantized_gradients,
@@ -213,6 +247,21 @@ class CpuBackend(NumpyBackend):
             return predict_forest_values(self.xp, self.to_device, X, trees, tree_outputs, margins)
         self._threads()
         return predict_forest_raw(X, trees, tree_outputs, margins)
+
+    predicts_sparse_rows = True
+
+    def predict_forest_sparse(self, rows, absent, trees, tree_outputs, margins):
+        self._threads()
+        return predict_forest_sparse(
+            rows.indptr,
+            rows.indices,
+            rows.data,
+            rows.shape[1],
+            absent,
+            trees,
+            tree_outputs,
+            margins,
+        )
 
     def predict_forest_leaves(self, X, trees):
         if has_categorical(trees):

@@ -12,6 +12,14 @@ thread straight into the output; a node cut by a range boundary (at most two per
 is summed into the thread's own scratch histogram, and the scratch histograms are added
 into the output afterwards. So the work is balanced by rows whatever the node sizes, and
 no two threads ever write the same cell.
+
+Sparse rows (:func:`build_sparse_histograms`): each row lists the histogram cells of its
+entries that are not at their feature's *default bin* (a CSR layout, e.g. the
+non-default members of feature bundles, gpuboost.data.bundling); only those are added,
+and each feature's default bin is then the node's total minus the feature's other bins
+(exact int64 arithmetic, so the histograms are those of the dense bins, bit for bit).
+Nodes in parallel: the work of a node is its rows' few entries plus one pass over its
+histogram (zeroing; the default bins take one cell per feature).
 """
 
 import threading
@@ -21,7 +29,12 @@ import numpy as np
 from ...core.dtypes import HIST_DTYPE, HIST_FIELDS
 from .jit import kernel, prange, prefetch, threads, vector_add_cell
 
-__all__ = ["build_histograms", "build_children_histograms", "WIDE_CELL_FIELDS"]
+__all__ = [
+    "build_histograms",
+    "build_children_histograms",
+    "build_sparse_histograms",
+    "WIDE_CELL_FIELDS",
+]
 
 #: Scratch histograms per thread: the node its range starts inside and the one it ends in.
 _PARTIAL_NODES_PER_THREAD = 2
@@ -434,3 +447,123 @@ def build_children_histograms(
             np.ascontiguousarray(parent_rows, dtype=np.int64).reshape(-1),
         )
     return out.reshape(2 * n_pairs, n_features, n_bins, HIST_FIELDS)
+
+
+@kernel(parallel=True)
+def _build_sparse(
+    indptr,
+    cells,
+    default_bins,
+    gradients,
+    hessians,
+    sample_indices,
+    begins,
+    ends,
+    n_bins,
+    out,
+    parents,
+    parent_rows,
+):
+    """Fill ``out`` (n_nodes (+ n_pairs), n_features * n_bins * 3) as :func:`_build`
+    does, from the non-default cells of the rows (see :func:`build_sparse_histograms`)."""
+    n_nodes = begins.shape[0]
+    n_pairs = parent_rows.shape[0]
+    n_features = default_bins.shape[0]
+    fields = np.int64(HIST_FIELDS)
+    for node in prange(n_nodes):
+        histogram = out[node]
+        histogram[:] = 0
+        # Per feature, the sums of its non-default cells.
+        moved = np.zeros((n_features, HIST_FIELDS), dtype=np.int64)
+        total_gradient = np.int64(0)
+        total_hessian = np.int64(0)
+        for position in range(begins[node], ends[node]):
+            row = np.int64(sample_indices[position])
+            gradient = np.int64(gradients[row])
+            hessian = np.int64(hessians[row])
+            total_gradient += gradient
+            total_hessian += hessian
+            for entry in range(indptr[row], indptr[row + 1]):
+                cell = np.int64(cells[entry])
+                histogram[cell * fields] += gradient
+                histogram[cell * fields + 1] += hessian
+                histogram[cell * fields + 2] += np.int64(1)
+                feature = cell // n_bins
+                moved[feature, 0] += gradient
+                moved[feature, 1] += hessian
+                moved[feature, 2] += np.int64(1)
+        count = np.int64(ends[node] - begins[node])
+        for feature in range(n_features):
+            default = (feature * n_bins + np.int64(default_bins[feature])) * fields
+            histogram[default] = total_gradient - moved[feature, 0]
+            histogram[default + 1] = total_hessian - moved[feature, 1]
+            histogram[default + 2] = count - moved[feature, 2]
+    n_cells = out.shape[1]
+    for pair in prange(n_pairs):
+        parent = parents[parent_rows[pair]]
+        for cell in range(n_cells):
+            out[n_nodes + pair, cell] = parent[cell] - out[pair, cell]
+
+
+def build_sparse_histograms(
+    indptr,
+    cells,
+    default_bins,
+    quantized_gradients,
+    quantized_hessians,
+    sample_indices,
+    begins,
+    ends,
+    n_bins,
+    parents=None,
+    parent_rows=None,
+):
+    """Histograms of a batch of nodes from the non-default entries of the rows (and with
+    ``parents``, their siblings' by subtraction, as :func:`build_children_histograms`).
+
+    Parameters
+    ----------
+    indptr : ndarray of shape (n_rows + 1,), int64
+    cells : ndarray of shape (indptr[-1],), int32
+        Row ``r``'s entries that are not at their feature's default bin, as histogram
+        cells ``feature * n_bins + bin``: ``cells[indptr[r]:indptr[r + 1]]``.
+    default_bins : ndarray of shape (n_features,), int64
+        Every feature's default bin: the bin of every row not listed for the feature.
+    quantized_gradients, quantized_hessians, sample_indices, begins, ends
+        As for :func:`build_histograms`.
+    n_bins : int
+    parents, parent_rows : optional
+        As for :func:`build_children_histograms`.
+
+    Returns
+    -------
+    histograms : ndarray of shape (n_nodes (or 2 * n_pairs), n_features, n_bins, 3), int64
+        Those of :func:`build_histograms` on the dense bins, bit for bit.
+    """
+    begins, ends = _segments(begins, ends)
+    n_features = len(default_bins)
+    n_cells = n_features * n_bins * HIST_FIELDS
+    n_built = len(begins)
+    if parents is None:
+        parents, parent_rows, n_out = _NO_PARENTS, _NO_PARENT_ROWS, n_built
+    else:
+        parents = np.ascontiguousarray(parents).reshape(len(parents), n_cells)
+        parent_rows = np.ascontiguousarray(parent_rows, dtype=np.int64).reshape(-1)
+        n_out = 2 * n_built
+    out = np.empty((n_out, n_cells), dtype=HIST_DTYPE)
+    if n_built:
+        _build_sparse(
+            indptr,
+            cells,
+            np.ascontiguousarray(default_bins, dtype=np.int64),
+            quantized_gradients,
+            quantized_hessians,
+            sample_indices,
+            begins,
+            ends,
+            np.int64(n_bins),
+            out,
+            parents,
+            parent_rows,
+        )
+    return out.reshape(n_out, n_features, n_bins, HIST_FIELDS)

@@ -13,6 +13,11 @@ the CPU overlaps the rows' memory accesses instead of mispredicting every other 
 Every tree in order for the rows of a block (a tree's nodes stay in cache while the
 block goes through it, and each row's margin gets the trees' values added in tree
 order, as the reference adds them); blocks in parallel.
+
+Sparse rows (CSR, :func:`predict_forest_sparse`) go down the trees the same way, each
+value read by a binary search over the row's stored columns (a row of a sparse matrix
+stores few), an entry that is not stored reading as the absent value (0.0 or NaN):
+the dense matrix is never built.
 """
 
 import numpy as np
@@ -26,6 +31,7 @@ __all__ = [
     "predict_tree_raw",
     "predict_forest_raw",
     "predict_forest_leaves",
+    "predict_forest_sparse",
     "ROWS_PER_BLOCK",
 ]
 
@@ -121,6 +127,54 @@ def _descend_raw(X, first, n_rows, base, depth, feature, threshold, default_left
 
 
 @kernel
+def _sparse_value(indptr, indices, data, row, column, absent):
+    """Entry ``(row, column)`` of a canonical CSR matrix (float64), ``absent`` if not stored."""
+    low = indptr[row]
+    end = indptr[row + np.uint64(1)]
+    high = end
+    while low < high:
+        middle = (low + high) // np.uint64(2)
+        if indices[middle] < column:
+            low = middle + np.uint64(1)
+        else:
+            high = middle
+    if low < end and indices[low] == column:
+        return np.float64(data[low])
+    return absent
+
+
+@kernel
+def _descend_sparse(
+    indptr,
+    indices,
+    data,
+    absent,
+    first,
+    n_rows,
+    base,
+    depth,
+    feature,
+    threshold,
+    default_left,
+    children,
+    nodes,
+):
+    """:func:`_descend_raw` on the rows of a CSR matrix."""
+    base = np.uint64(base)
+    first = np.uint64(first)
+    for i in range(n_rows):
+        nodes[i] = 0
+    for _ in range(depth):
+        for i in range(np.uint64(n_rows)):
+            node = base + nodes[i]
+            value = _sparse_value(indptr, indices, data, first + i, feature[node], absent)
+            goes_left = np.uint64(value <= threshold[node]) | (
+                np.uint64(value != value) & default_left[node]
+            )
+            nodes[i] = children[np.uint64(2) * node + np.uint64(1) - goes_left]
+
+
+@kernel
 def _descend_binned(
     X_binned,
     first,
@@ -173,6 +227,51 @@ def _forest_margins(
             base = tree_offsets[tree]
             _descend_raw(
                 X,
+                first,
+                count,
+                base,
+                depths[tree],
+                feature,
+                threshold,
+                default_left,
+                children,
+                nodes,
+            )
+            output = tree_outputs[tree]
+            for i in range(count):
+                margins[first + i, output] += value[base + np.int64(nodes[i])]
+
+
+@kernel(parallel=True)
+def _forest_margins_sparse(
+    indptr,
+    indices,
+    data,
+    absent,
+    feature,
+    threshold,
+    default_left,
+    children,
+    value,
+    tree_offsets,
+    depths,
+    tree_outputs,
+    margins,
+    rows_per_block,
+):
+    n_rows = indptr.shape[0] - 1
+    n_blocks = (n_rows + rows_per_block - 1) // rows_per_block
+    for block in prange(n_blocks):
+        first = block * rows_per_block
+        count = min(n_rows, first + rows_per_block) - first
+        nodes = np.empty(rows_per_block, dtype=np.uint64)
+        for tree in range(tree_outputs.shape[0]):
+            base = tree_offsets[tree]
+            _descend_sparse(
+                indptr,
+                indices,
+                data,
+                absent,
                 first,
                 count,
                 base,
@@ -289,6 +388,50 @@ def predict_forest_raw(X, trees, tree_outputs, margins):
     forest = PackedForest(trees)
     _forest_margins(
         _features(X),
+        forest.feature,
+        forest.threshold,
+        forest.default_left,
+        forest.children,
+        forest.value,
+        forest.tree_offsets,
+        forest.depths,
+        np.asarray(tree_outputs, dtype=np.int64).reshape(-1),
+        margins,
+        ROWS_PER_BLOCK,
+    )
+    return margins
+
+
+def predict_forest_sparse(indptr, indices, data, n_features, absent, trees, tree_outputs, margins):
+    """:func:`predict_forest_raw` of the rows of a CSR matrix, never densified (NumPy
+    reference: :func:`gpuboost.backends.numpy.predict.predict_forest_sparse`).
+
+    Parameters
+    ----------
+    indptr : ndarray of shape (n_rows + 1,), int  # IN
+    indices : ndarray of shape (nnz,), int  # IN
+        Columns of the stored entries, sorted within each row, no duplicates (canonical).
+    data : ndarray of shape (nnz,), float64 or float32  # IN
+    n_features : int
+    absent : float
+        Value of an entry that is not stored: 0.0, or NaN (missing).
+    trees, tree_outputs, margins
+        As for :func:`predict_forest_raw`; the margins are those of the dense matrix
+        (``absent`` where nothing is stored), bit for bit.
+
+    Returns
+    -------
+    margins : ndarray  # OUT
+    """
+    n_rows = len(indptr) - 1
+    if not len(trees) or n_rows == 0:
+        return margins
+    forest = PackedForest(trees)
+    _forest_margins_sparse(
+        np.ascontiguousarray(indptr, dtype=np.uint64),
+        np.ascontiguousarray(indices),
+        _features(data),
+        np.float64(absent),
         forest.feature,
         forest.threshold,
         forest.default_left,

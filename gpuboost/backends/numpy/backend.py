@@ -23,6 +23,7 @@ from .partition import partition_rows_threaded
 from .predict import (
     predict_forest_leaves,
     predict_forest_raw,
+    predict_forest_sparse,
     predict_tree_binned,
     predict_tree_raw,
 )
@@ -168,6 +169,20 @@ class NumpyBackend(Backend):
         if has_categorical(trees):
             return predict_forest_values(self.xp, self.to_device, X, trees, tree_outputs, margins)
         return predict_forest_raw(X, trees, tree_outputs, margins)
+
+    predicts_sparse_rows = True
+
+    def predict_forest_sparse(self, rows, absent, trees, tree_outputs, margins):
+        return predict_forest_sparse(
+            rows.indptr,
+            rows.indices,
+            rows.data,
+            rows.shape[1],
+            absent,
+            trees,
+            tree_outputs,
+            margins,
+        )
 
     def predict_forest_leaves(self, X, trees):
         if has_categorical(trees):

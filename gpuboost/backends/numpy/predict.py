@@ -20,6 +20,8 @@ __all__ = [
     "predict_tree_raw",
     "predict_forest_raw",
     "predict_forest_leaves",
+    "predict_forest_sparse",
+    "predict_leaves_sparse",
     "ROWS_PER_CHUNK",
 ]
 
@@ -131,6 +133,61 @@ def predict_forest_raw(X, trees, tree_outputs, margins):
     """
     for tree, output in zip(trees, tree_outputs):
         margins[:, output] += tree.value[predict_leaves_raw(tree, X)]
+    return margins
+
+
+def _sparse_reader(indptr, indices, data, n_features, absent):
+    """``columns_at(rows, features)`` of :func:`_traverse` on CSR rows: each entry looked
+    up by one binary search over the stored entries' keys ``row * n_features + column``
+    (sorted in canonical CSR), ``absent`` where nothing is stored."""
+    counts = np.diff(np.asarray(indptr, dtype=np.int64))
+    keys = np.repeat(np.arange(len(counts), dtype=np.int64), counts) * int(n_features)
+    keys += np.asarray(indices, dtype=np.int64)
+    values = np.asarray(data, dtype=np.float64)
+
+    def columns_at(rows, features):
+        wanted = rows.astype(np.int64) * int(n_features) + features
+        if not len(keys):
+            return np.full(len(wanted), absent, dtype=np.float64)
+        at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+        return np.where(keys[at] == wanted, values[at], absent)
+
+    return columns_at
+
+
+def predict_leaves_sparse(tree, indptr, indices, data, n_features, absent):
+    """Leaf index of every row of a CSR matrix, on raw features, never densified.
+
+    Parameters
+    ----------
+    tree : Tree
+    indptr : ndarray of shape (n_rows + 1,), int
+    indices : ndarray of shape (nnz,), int
+        Column of every stored entry; sorted within each row, no duplicates (canonical).
+    data : ndarray of shape (nnz,), float64 or float32
+    n_features : int
+    absent : float
+        The value of an entry that is not stored: 0.0, or NaN (missing).
+
+    Returns
+    -------
+    leaves : ndarray of shape (n_rows,), int64
+        Those of the dense matrix (``absent`` where nothing is stored).
+    """
+
+    def go_left(values, nodes):
+        return (values <= tree.threshold[nodes]) | (np.isnan(values) & tree.default_left[nodes])
+
+    reader = _sparse_reader(indptr, indices, data, n_features, absent)
+    return _traverse(tree, reader, len(indptr) - 1, go_left)
+
+
+def predict_forest_sparse(indptr, indices, data, n_features, absent, trees, tree_outputs, margins):
+    """:func:`predict_forest_raw` of a CSR matrix (see :func:`predict_leaves_sparse`):
+    the same margins as on the dense matrix, bit for bit."""
+    for tree, output in zip(trees, tree_outputs):
+        leaves = predict_leaves_sparse(tree, indptr, indices, data, n_features, absent)
+        margins[:, output] += tree.value[leaves]
     return margins
 
 

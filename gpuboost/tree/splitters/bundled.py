@@ -12,7 +12,13 @@ from ...backends.base import DeviceData
 from ..tree import TREE_ARRAYS, Tree
 from .hist import HistogramSplitter
 
-__all__ = ["BundledHistogramSplitter"]
+__all__ = ["BundledHistogramSplitter", "SPARSE_HISTOGRAM_MAX_FILL"]
+
+#: Backends that build sparse histograms (``builds_sparse_histograms``) get them when at
+#: most this fraction of the bundled matrix's entries is not all-default: each such entry
+#: then costs a 4-byte cell next to the matrix, and its rows are visited by their few
+#: non-default entries instead of every bundle.
+SPARSE_HISTOGRAM_MAX_FILL = 0.25
 
 
 class BundledHistogramSplitter(HistogramSplitter):
@@ -27,6 +33,13 @@ class BundledHistogramSplitter(HistogramSplitter):
     are what the histograms counted, so both agree), never the per-feature binned
     matrix. The device arrays (the bundled matrix, the expansion's index arrays) are
     cached in ``data.arrays`` for later trainings on the same Dataset.
+
+    On a backend that ``builds_sparse_histograms`` (the compiled CPU backend), when the
+    bundled matrix is sparse (:data:`SPARSE_HISTOGRAM_MAX_FILL`), the histograms are
+    built straight in the expanded layout from every row's non-default entries
+    (:meth:`~gpuboost.data.bundling.BundleMap.non_default_cells`), each default bin from
+    the node total: the same integers as the expansion of bundle histograms, without the
+    pass over every bundle of every row nor the expansion.
 
     Parameters
     ----------
@@ -53,7 +66,7 @@ class BundledHistogramSplitter(HistogramSplitter):
         if cached is None or cached[0] is not bundle_map:
             cached = (bundle_map,) + self._device_arrays(backend, data, bundle_map, dataset)
             data.arrays[self.CACHE_KEY] = cached
-        _, self.bundled_data, self.expansion = cached
+        _, self.bundled_data, self.expansion, self.sparse_data = cached
         self.scan_bins = bundle_map.scan_bins
         #: What the split scan reads: the per-feature histograms' width and missing bin.
         self.scan_data = DeviceData(
@@ -87,7 +100,26 @@ class BundledHistogramSplitter(HistogramSplitter):
         )
         scan_bins = bundle_map.scan_bins
         expansion = bundle_map.histogram_expansion(scan_bins, backend.to_device, scan_bins - 1)
-        return bundled_data, expansion
+        sparse_data = None
+        if backend.builds_sparse_histograms and np.count_nonzero(X_bundled) <= (
+            SPARSE_HISTOGRAM_MAX_FILL * X_bundled.size
+        ):
+            indptr, cells = bundle_map.non_default_cells(X_bundled, scan_bins, scan_bins - 1)
+            sparse_data = DeviceData(
+                data.n_rows,
+                data.n_features,
+                scan_bins,
+                scan_bins - 1,
+                data.n_value_bins,
+                None,
+                None,
+                {
+                    "sparse_indptr": indptr,
+                    "sparse_cells": cells,
+                    "sparse_default_bins": bundle_map.default_bins.astype(np.int64),
+                },
+            )
+        return bundled_data, expansion, sparse_data
 
     def _decoded(self, features):
         """A DeviceData holding the bins of ``features`` only (column ``i``: feature
@@ -109,14 +141,16 @@ class BundledHistogramSplitter(HistogramSplitter):
 
     @property
     def _histogram_data(self):
-        """Histograms are bundle histograms (n_nodes, n_bundles, bundle_map.n_bins, 3)."""
-        return self.bundled_data
+        """Histograms are bundle histograms (n_nodes, n_bundles, bundle_map.n_bins, 3), or
+        with sparse histograms the expanded ones (n_nodes, n_features, scan_bins, 3)."""
+        return self.bundled_data if self.sparse_data is None else self.sparse_data
 
     def find_best_splits(self, tree, begins, ends, histograms, feature_mask, node_bounds=None):
-        expanded = self.bundle_map.expand_histograms(
-            self.backend.xp, histograms, self.expansion, self.scan_bins
-        )
-        return super().find_best_splits(tree, begins, ends, expanded, feature_mask, node_bounds)
+        if self.sparse_data is None:
+            histograms = self.bundle_map.expand_histograms(
+                self.backend.xp, histograms, self.expansion, self.scan_bins
+            )
+        return super().find_best_splits(tree, begins, ends, histograms, feature_mask, node_bounds)
 
     @property
     def _scan_data(self):

@@ -2,14 +2,20 @@
 reference and its naive loop, on random data (hypothesis)."""
 
 import numpy as np
+import pytest
 from _cases import binned_problem, random_segments
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuboost.backends.cpu.histogram import build_children_histograms, build_histograms
+from gpuboost.backends.cpu.histogram import (
+    build_children_histograms,
+    build_histograms,
+    build_sparse_histograms,
+)
 from gpuboost.backends.numpy.histogram import build_histograms as reference_histograms
 from gpuboost.backends.numpy.histogram import build_histograms_naive
 from gpuboost.core.dtypes import GRAD_QUANT_MAX, HIST_DTYPE
+from gpuboost.data import Dataset
 
 
 def _reference(X_binned, gradients, hessians, sample_indices, begins, ends, n_bins):
@@ -109,3 +115,78 @@ def test_no_nodes():
     values = np.ones(4, dtype=np.int32)
     histograms = build_histograms(X_binned, values, values, np.arange(4, dtype=np.int32), [], [], 8)
     assert histograms.shape == (0, 2, 8, 3)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_rows=st.integers(1, 400),
+    n_nodes=st.integers(1, 6),
+    conflict_rate=st.sampled_from([0.0, 0.2]),
+    extreme=st.booleans(),
+)
+def test_sparse_histograms_are_those_of_the_decoded_bins(
+    seed, n_rows, n_nodes, conflict_rate, extreme
+):
+    """build_sparse_histograms on the non-default cells of a bundled matrix (with and
+    without conflicts) == the NumPy reference histograms of the per-feature bins decoded
+    from it (missing bin moved to the narrow width's last column) == the naive expansion
+    of the reference's bundle histograms; children: parents minus the built nodes."""
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(seed)
+    X = scipy_sparse.random(n_rows, 12, density=0.15, format="csc", random_state=seed)
+    X.data = np.round(X.data * rng.choice([3, 40]))
+    X.data[rng.random(X.nnz) < 0.1] = np.nan
+    dataset = Dataset(X)
+    bundle_map = dataset.bundle_map(conflict_rate)
+    X_bundled = bundle_map.encode_sparse(dataset.sparse_columns, dataset.bin_mapper)
+    n_bins = bundle_map.scan_bins
+    indptr, cells = bundle_map.non_default_cells(X_bundled, n_bins, n_bins - 1)
+    scale = GRAD_QUANT_MAX if extreme else 1000
+    gradients = rng.integers(-scale, scale + 1, size=n_rows).astype(np.int32)
+    hessians = rng.integers(0, scale + 1, size=n_rows).astype(np.int32)
+    sample_indices = rng.permutation(n_rows).astype(np.int32)
+    begins, ends = random_segments(rng, n_rows, n_nodes)
+    built = build_sparse_histograms(
+        indptr,
+        cells,
+        bundle_map.default_bins,
+        gradients,
+        hessians,
+        sample_indices,
+        begins,
+        ends,
+        n_bins,
+    )
+    decoded = bundle_map.decode(np, X_bundled)
+    decoded[decoded == bundle_map.missing_bin] = n_bins - 1
+    expected = _reference(decoded, gradients, hessians, sample_indices, begins, ends, n_bins)
+    np.testing.assert_array_equal(built, expected)
+    bundle_histograms = reference_histograms(
+        np.ascontiguousarray(X_bundled.T),
+        gradients,
+        hessians,
+        sample_indices,
+        begins,
+        ends,
+        bundle_map.n_bins,
+    )
+    wide = bundle_map.expand_histograms_naive(bundle_histograms, bundle_map.missing_bin + 1)
+    np.testing.assert_array_equal(built[:, :, : n_bins - 1], wide[:, :, : n_bins - 1])
+    np.testing.assert_array_equal(built[:, :, n_bins - 1], wide[:, :, bundle_map.missing_bin])
+    parent_rows = rng.integers(0, n_nodes, size=n_nodes)
+    children = build_sparse_histograms(
+        indptr,
+        cells,
+        bundle_map.default_bins,
+        gradients,
+        hessians,
+        sample_indices,
+        begins,
+        ends,
+        n_bins,
+        expected,
+        parent_rows,
+    )
+    np.testing.assert_array_equal(children[:n_nodes], expected)
+    np.testing.assert_array_equal(children[n_nodes:], expected[parent_rows] - expected)

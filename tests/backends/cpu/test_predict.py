@@ -2,6 +2,7 @@
 against the NumPy reference and the naive loop, on random trees (hypothesis)."""
 
 import numpy as np
+import pytest
 from _cases import random_tree
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -76,3 +77,39 @@ def test_float32_features_are_read_without_a_copy_and_agree():
         X32.astype(np.float64), trees, [0, 0, 0], np.zeros((200, 1))
     )
     np.testing.assert_array_equal(_bits(margins), _bits(expected))
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_rows=st.integers(0, 300),
+    n_trees=st.integers(0, 5),
+    absent=st.sampled_from([0.0, np.nan]),
+    sparse_dtype=st.sampled_from([np.float64, np.float32]),
+)
+def test_sparse_rows_give_the_margins_of_the_dense_rows(
+    seed, n_rows, n_trees, absent, sparse_dtype
+):
+    """CSR traversal (compiled and NumPy reference) == dense traversal of the same matrix,
+    its absent entries 0.0 or NaN; stored zeros and NaN stay what they are."""
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(seed)
+    n_features = 7
+    trees = [random_tree(rng, n_features, MAX_BIN, 5) for _ in range(n_trees)]
+    outputs = rng.integers(0, 2, size=n_trees)
+    X, _ = _features(rng, n_rows, n_features)
+    X = X.astype(sparse_dtype)
+    stored = rng.random(X.shape) < rng.choice([0.0, 0.1, 0.5])
+    X[rng.random(X.shape) < 0.05] = 0.0  # stored zeros among the stored entries
+    # Stored entries hold 0.0 and NaN too (explicit zeros, missing values).
+    rows = scipy_sparse.coo_matrix((X[stored], np.nonzero(stored)), shape=X.shape).tocsr()
+    dense = np.where(stored, X, absent).astype(np.float64)
+    start = rng.normal(size=(n_rows, 2))
+    expected = reference.predict_forest_raw(dense, trees, outputs, start.copy())
+    args = (rows.indptr, rows.indices, rows.data, n_features, absent, trees, outputs)
+    np.testing.assert_array_equal(
+        _bits(compiled.predict_forest_sparse(*args, start.copy())), _bits(expected)
+    )
+    np.testing.assert_array_equal(
+        _bits(reference.predict_forest_sparse(*args, start.copy())), _bits(expected)
+    )
