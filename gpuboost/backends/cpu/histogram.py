@@ -84,14 +84,28 @@ def _prefetch_rows(bins, gradients, hessians, sample_indices, position, n_featur
 
 
 @kernel
-def _accumulate(X_binned, gradients, hessians, sample_indices, start, stop, histogram, n_bins):
-    """Add rows ``sample_indices[start:stop]`` to one node's flat histogram
-    ``(n_features * n_bins * 3,)`` int64."""
+def _add_cell(cells, cell, gradient, hessian, wide):
+    """``cells[cell:cell + 3] += (gradient, hessian, 1)``: one 4 x int64 vector addition
+    into a wide cell (:func:`~gpuboost.backends.cpu.jit.vector_add_cell`), else three."""
+    if wide:
+        vector_add_cell(cells, cell, gradient, hessian)
+    else:
+        cells[cell] += gradient
+        cells[cell + np.uint64(1)] += hessian
+        cells[cell + np.uint64(2)] += np.int64(1)
+
+
+@kernel
+def _accumulate(X_binned, gradients, hessians, sample_indices, start, stop, cells, n_bins, wide):
+    """Add rows ``sample_indices[start:stop]`` to one node's flat histogram ``cells``:
+    ``(n_features * n_bins * 3,)`` int64, or with ``wide`` of wide cells
+    ``(n_features * n_bins * 4,)``, 32-byte aligned (the branch on ``wide`` is
+    loop-invariant: the compiler takes it out of the loops)."""
     n_features = np.uint64(X_binned.shape[1])
     width = np.uint64(n_bins)
-    fields = np.uint64(HIST_FIELDS)
+    fields = np.uint64(WIDE_CELL_FIELDS if wide else HIST_FIELDS)
     bins = X_binned.ravel()
-    block = _feature_block(n_features, n_bins, 8 * HIST_FIELDS)
+    block = _feature_block(n_features, n_bins, 8 * (WIDE_CELL_FIELDS if wide else HIST_FIELDS))
     for first in range(np.uint64(0), n_features, block):
         last = min(n_features, first + block)
         grouped = start
@@ -116,8 +130,8 @@ def _accumulate(X_binned, gradients, hessians, sample_indices, start, stop, hist
                 base = feature * width
                 cell0 = (base + np.uint64(X_binned[row0, feature])) * fields
                 cell1 = (base + np.uint64(X_binned[row1, feature])) * fields
-                _add_cell(histogram, cell0, g0, h0)
-                _add_cell(histogram, cell1, g1, h1)
+                _add_cell(cells, cell0, g0, h0, wide)
+                _add_cell(cells, cell1, g1, h1, wide)
             grouped += ROWS_INTERLEAVED
         for position in range(grouped, stop):
             row = np.uint64(sample_indices[position])
@@ -125,63 +139,7 @@ def _accumulate(X_binned, gradients, hessians, sample_indices, start, stop, hist
             hessian = np.int64(hessians[row])
             for feature in range(first, last):
                 cell = (feature * width + np.uint64(X_binned[row, feature])) * fields
-                _add_cell(histogram, cell, gradient, hessian)
-
-
-@kernel
-def _add_cell(histogram, cell, gradient, hessian):
-    """``histogram[cell:cell + 3] += (gradient, hessian, 1)``."""
-    histogram[cell] += gradient
-    histogram[cell + np.uint64(1)] += hessian
-    histogram[cell + np.uint64(2)] += np.int64(1)
-
-
-@kernel
-def _accumulate_wide(X_binned, gradients, hessians, sample_indices, start, stop, wide, n_bins):
-    """Add rows to a flat histogram of wide cells ``(n_features * n_bins * 4,)`` int64,
-    32-byte aligned."""
-    n_features = np.uint64(X_binned.shape[1])
-    width = np.uint64(n_bins)
-    fields = np.uint64(WIDE_CELL_FIELDS)
-    bins = X_binned.ravel()
-    block = _feature_block(n_features, n_bins, 8 * WIDE_CELL_FIELDS)
-    for first in range(np.uint64(0), n_features, block):
-        last = min(n_features, first + block)
-        grouped = start
-        while grouped + ROWS_INTERLEAVED <= stop:
-            position = grouped
-            if position + PREFETCH_ROWS_AHEAD + ROWS_INTERLEAVED <= stop:
-                _prefetch_rows(
-                    bins,
-                    gradients,
-                    hessians,
-                    sample_indices,
-                    position + PREFETCH_ROWS_AHEAD,
-                    n_features,
-                    first,
-                )
-            row0 = np.uint64(sample_indices[position])
-            row1 = np.uint64(sample_indices[position + 1])
-            g0, h0 = np.int64(gradients[row0]), np.int64(hessians[row0])
-            g1, h1 = np.int64(gradients[row1]), np.int64(hessians[row1])
-            for feature in range(first, last):
-                base = feature * width
-                cell0 = (base + np.uint64(X_binned[row0, feature])) * fields
-                cell1 = (base + np.uint64(X_binned[row1, feature])) * fields
-                vector_add_cell(wide, cell0, g0, h0)
-                vector_add_cell(wide, cell1, g1, h1)
-            grouped += ROWS_INTERLEAVED
-        for position in range(grouped, stop):
-            row = np.uint64(sample_indices[position])
-            gradient = np.int64(gradients[row])
-            hessian = np.int64(hessians[row])
-            for feature in range(first, last):
-                vector_add_cell(
-                    wide,
-                    (feature * width + np.uint64(X_binned[row, feature])) * fields,
-                    gradient,
-                    hessian,
-                )
+                _add_cell(cells, cell, gradient, hessian, wide)
 
 
 @kernel
@@ -248,7 +206,7 @@ def _build(
                 stop = begins[node] + last - offsets[node]
                 if first == offsets[node] and last == offsets[node + 1]:
                     if stop - start >= wide_min_rows:
-                        _accumulate_wide(
+                        _accumulate(
                             X_binned,
                             gradients,
                             hessians,
@@ -257,6 +215,7 @@ def _build(
                             stop,
                             wide[thread, 0],
                             n_bins,
+                            True,
                         )
                         _move_wide(wide[thread, 0], out[node], False)
                     else:
@@ -270,10 +229,11 @@ def _build(
                             stop,
                             out[node],
                             n_bins,
+                            False,
                         )
                 else:
                     scratch_node[thread, used] = node
-                    _accumulate_wide(
+                    _accumulate(
                         X_binned,
                         gradients,
                         hessians,
@@ -282,6 +242,7 @@ def _build(
                         stop,
                         wide[thread, 1 + used],
                         n_bins,
+                        True,
                     )
                     used += 1
             node += 1
