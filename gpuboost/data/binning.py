@@ -188,14 +188,25 @@ def _find_bin_edges(values, max_bin, weights=None):
     return np.unique(edges).astype(X_DTYPE, copy=False)
 
 
+#: Chunks of features per thread of :func:`_edges_of_every_feature`: a task per feature
+#: would cost more in the pool than the edges of a short sparse column.
+FEATURE_CHUNKS_PER_THREAD = 4
+
+
 def _edges_of_every_feature(edges_of, n_features):
-    """``[edges_of(f) for f in range(n_features)]``, on threads (features are
-    independent: the same edges)."""
-    pool = thread_pool(usable_cores())
-    features = range(n_features)
-    if pool is None:
-        return [edges_of(feature) for feature in features]
-    return list(pool.map(edges_of, features))
+    """``[edges_of(f) for f in range(n_features)]``, on threads, features taken in a
+    few chunks per thread (features are independent: the same edges)."""
+    n_threads = usable_cores()
+    pool = thread_pool(n_threads)
+    if pool is None or n_features < 2:
+        return [edges_of(feature) for feature in range(n_features)]
+    bounds = np.linspace(0, n_features, min(n_features, FEATURE_CHUNKS_PER_THREAD * n_threads) + 1)
+    bounds = bounds.astype(np.int64)
+
+    def chunk(index):
+        return [edges_of(feature) for feature in range(bounds[index], bounds[index + 1])]
+
+    return [edges for part in pool.map(chunk, range(len(bounds) - 1)) for edges in part]
 
 
 class BinMapper:
