@@ -22,7 +22,14 @@ from ..data.categorical import (
     frame_categorical_columns,
     merge_category_counts,
 )
-from ..data.convert import check_feature_names, check_group, default_feature_names
+from ..data.convert import (
+    check_feature_names,
+    check_group,
+    default_feature_names,
+    group_sizes_from_runs,
+    merge_qid_runs,
+    qid_runs,
+)
 from ..data.dataset import bound_bin_mapper, set_categorical_edges
 from .comm import DEFAULT_TIMEOUT_SECONDS
 from .worker import host_array, take_rows
@@ -62,6 +69,21 @@ def _as_dask_array(value, name, row_chunks=None):
             f"(e.g. dataframe.to_dask_array(lengths=True))."
         )
     return value
+
+
+def _group_sizes_from_qid(client, qid, row_chunks, n_rows):
+    """Query sizes from per-row query ids (a dask collection): the runs of each
+    partition computed on the workers, merged on the client
+    (:func:`gpuboost.data.convert.group_sizes_from_runs`: the single-node rule)."""
+    import dask
+
+    qid = _as_dask_array(qid, "qid", row_chunks)
+    if qid.ndim == 2 and qid.shape[1] == 1:
+        qid = qid[:, 0]
+    if qid.ndim != 1 or int(qid.shape[0]) != n_rows:
+        raise ValueError(f"qid must have shape ({n_rows},), got {tuple(qid.shape)}.")
+    pieces = client.compute([dask.delayed(qid_runs)(block) for block in qid.to_delayed()])
+    return group_sizes_from_runs(*merge_qid_runs(client.gather(pieces)))
 
 
 def _encode_partition(part, categories):
@@ -184,7 +206,11 @@ class DaskDataset:
         Ranking: the query sizes (a host array; the rows of each query contiguous and
         in order). Partitions are re-cut at query bounds so that no query is split
         across workers (rows move between workers, never to the client).
-    qid : not supported (pass ``group``).
+    qid : dask.array or dask Series of shape (n_rows,), optional
+        Ranking, instead of ``group``: per-row query ids, the rows of each query
+        contiguous (as :class:`~gpuboost.data.dataset.Dataset`'s ``qid``). Each worker
+        reduces its partitions' ids to their runs; the client merges the runs into the
+        query sizes (one value per query, as ``group``), then as with ``group``.
     base_margin : dask.array of shape (n_rows,) or (n_rows, n_outputs), optional
     feature_names : list of str, optional
         Default: a DataFrame's columns, else ``f0, f1, ...``.
@@ -243,10 +269,9 @@ class DaskDataset:
         reference=None,
     ):
         _, distributed = _dask_modules()
-        if qid is not None:
+        if group is not None and qid is not None:
             raise ValueError(
-                "DaskDataset takes ranking queries as group= (the query sizes, a host "
-                "array: the rows of each query contiguous and in order), not qid=."
+                "Give either group (query sizes) or qid (per-row query ids), not both."
             )
         self.client = client
         columns = getattr(X, "columns", None)
@@ -279,6 +304,8 @@ class DaskDataset:
             else default_feature_names(self.n_features)
         )
         self.group = None
+        if qid is not None:
+            group = _group_sizes_from_qid(client, qid, row_chunks, self.n_rows)
         if group is not None:
             self.group = check_group(group, None, self.n_rows)
             row_chunks = _chunks_at_query_bounds(row_chunks, offsets(self.group))

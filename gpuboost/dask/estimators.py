@@ -6,7 +6,8 @@ takes Dask collections and trains with :func:`gpuboost.dask.train` (the same boo
 the single-node estimator on the same rows), ``predict`` / ``predict_proba`` return
 lazy Dask arrays (:func:`gpuboost.dask.predict`). The client is the ``client``
 attribute when set, else Dask's default client (``distributed.default_client()``).
-``DaskGBRanker`` takes the query sizes (``group``) as a host array.
+``DaskGBRanker`` takes the query sizes (``group``) as a host array, or the per-row query
+ids (``qid``) as a dask collection.
 """
 
 import numpy as np
@@ -87,6 +88,8 @@ class _DaskModel:
         init_model,
         group=None,
         eval_groups=None,
+        qid=None,
+        eval_qids=None,
     ):
         """Train on the cluster and set the fitted attributes; returns self."""
         client = self._dask_client()
@@ -98,6 +101,7 @@ class _DaskModel:
             label=label,
             weight=sample_weight,
             group=group,
+            qid=qid,
             max_bin=params["max_bin"],
             seed=params["seed"],
             categorical_features=self.categorical_features,
@@ -105,6 +109,7 @@ class _DaskModel:
         )
         weights = sample_weight_eval_set or [None] * len(eval_set)
         groups = eval_groups or [None] * len(eval_set)
+        qids = eval_qids or [None] * len(eval_set)
         evals = [
             (
                 DaskDataset(
@@ -113,14 +118,15 @@ class _DaskModel:
                     label=y_eval,
                     weight=weight,
                     group=eval_group,
+                    qid=eval_qid,
                     categorical_features=self.categorical_features,
                     enable_categorical=self.enable_categorical,
                     reference=dtrain,
                 ),
                 f"{EVAL_SET_NAME_PREFIX}{index}",
             )
-            for index, ((X_eval, _), y_eval, weight, eval_group) in enumerate(
-                zip(eval_set, eval_labels, weights, groups)
+            for index, ((X_eval, _), y_eval, weight, eval_group, eval_qid) in enumerate(
+                zip(eval_set, eval_labels, weights, groups, qids)
             )
         ]
         if hasattr(init_model, "get_booster"):
@@ -255,8 +261,8 @@ class DaskGBClassifier(_DaskModel, GBClassifier):
 
 class DaskGBRanker(_DaskModel, GBRanker):
     """:class:`gpuboost.GBRanker` on a Dask cluster (see the module docstring): ``group``
-    (query sizes, a host array) per training and evaluation set; no query is split
-    across workers."""
+    (query sizes, a host array) or ``qid`` (per-row query ids, a dask collection) per
+    training and evaluation set; no query is split across workers."""
 
     def fit(
         self,
@@ -269,20 +275,27 @@ class DaskGBRanker(_DaskModel, GBRanker):
         sample_weight_eval_set=None,
         verbose=False,
         init_model=None,
+        qid=None,
+        eval_qid=None,
     ):
         """Train on Dask collections (see :meth:`DaskGBRegressor.fit`) with the query
-        sizes ``group`` (and ``eval_group``: one per evaluation set).
+        sizes ``group`` or the per-row query ids ``qid`` (and ``eval_group`` or
+        ``eval_qid``: one per evaluation set).
 
         Returns
         -------
         self
         """
         name = type(self).__name__
-        if group is None:
-            raise ValueError(f"{name}.fit needs the queries: pass group (query sizes).")
+        if group is None and qid is None:
+            raise ValueError(
+                f"{name}.fit needs the queries: pass group (query sizes) or qid (query ids)."
+            )
         eval_set = list(eval_set or ())
-        if eval_set and eval_group is None:
-            raise ValueError("With eval_set, pass eval_group (the queries of each set).")
+        if eval_set and eval_group is None and eval_qid is None:
+            raise ValueError(
+                "With eval_set, pass eval_group or eval_qid (the queries of each set)."
+            )
         params = self._training_params()
         self._ranking_objective(params)
         return self._dask_train(
@@ -297,6 +310,8 @@ class DaskGBRanker(_DaskModel, GBRanker):
             init_model,
             group=group,
             eval_groups=eval_group,
+            qid=qid,
+            eval_qids=eval_qid,
         )
 
     def predict(self, X, output_margin=False, iteration_range=None):

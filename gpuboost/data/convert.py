@@ -34,6 +34,9 @@ __all__ = [
     "frame_column_names",
     "frame_to_array",
     "group_sizes_from_qid",
+    "group_sizes_from_runs",
+    "merge_qid_runs",
+    "qid_runs",
     "loaded_module",
     "sparse_columns",
     "sparse_frame_columns",
@@ -469,24 +472,54 @@ def as_integer_vector(name, values):
     return values.astype(GROUP_DTYPE)
 
 
+def qid_runs(qid):
+    """The runs of equal values of per-row query ids: ``(run_qids, run_lengths)``,
+    int64 arrays, in row order."""
+    qid = as_integer_vector("qid", qid)
+    if len(qid) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    run_starts = np.concatenate([[0], np.flatnonzero(qid[1:] != qid[:-1]) + 1])
+    lengths = np.diff(np.append(run_starts, len(qid)))
+    return qid[run_starts].astype(np.int64), lengths.astype(np.int64)
+
+
+def merge_qid_runs(pieces):
+    """The runs of consecutive pieces of rows (each ``(run_qids, run_lengths)`` from
+    :func:`qid_runs`), a run continued across a boundary merged."""
+    run_qids, run_lengths = [], []
+    for qids, lengths in pieces:
+        qids, lengths = list(np.asarray(qids).tolist()), list(np.asarray(lengths).tolist())
+        if qids and run_qids and run_qids[-1] == qids[0]:
+            run_lengths[-1] += lengths[0]
+            qids, lengths = qids[1:], lengths[1:]
+        run_qids += qids
+        run_lengths += lengths
+    return np.asarray(run_qids, dtype=np.int64), np.asarray(run_lengths, dtype=np.int64)
+
+
+def group_sizes_from_runs(run_qids, run_lengths):
+    """Query sizes from the runs of per-row query ids (:func:`qid_runs`); ValueError
+    when a query's rows are not contiguous (its qid starts a second run)."""
+    order = np.argsort(run_qids, kind="stable")
+    # Runs equal to the previous run in sorted order repeat an earlier query.
+    repeated_runs = order[1:][run_qids[order][1:] == run_qids[order][:-1]]
+    if len(repeated_runs):
+        run = int(repeated_runs.min())
+        row = int(np.sum(run_lengths[:run]))
+        raise ValueError(
+            f"qid {int(run_qids[run])} reappears at row {row} after rows of another "
+            f"query; the rows of each query must be contiguous (sort the data "
+            f"by qid)."
+        )
+    return np.asarray(run_lengths, dtype=GROUP_DTYPE)
+
+
 def group_sizes_from_qid(qid, n_rows):
     """Query sizes from per-row query ids that form contiguous runs."""
     qid = as_integer_vector("qid", qid)
     if len(qid) != n_rows:
         raise ValueError(f"qid has {len(qid)} values, but X has {n_rows} rows.")
-    run_starts = np.concatenate([[0], np.flatnonzero(qid[1:] != qid[:-1]) + 1])
-    run_qids = qid[run_starts]
-    order = np.argsort(run_qids, kind="stable")
-    # Runs equal to the previous run in sorted order repeat an earlier query.
-    repeated_runs = order[1:][run_qids[order][1:] == run_qids[order][:-1]]
-    if len(repeated_runs):
-        row = int(run_starts[repeated_runs.min()])
-        raise ValueError(
-            f"qid {int(qid[row])} reappears at row {row} after rows of another "
-            f"query; the rows of each query must be contiguous (sort the data "
-            f"by qid)."
-        )
-    return np.diff(np.append(run_starts, n_rows)).astype(GROUP_DTYPE)
+    return group_sizes_from_runs(*qid_runs(qid))
 
 
 def check_group(group, qid, n_rows):

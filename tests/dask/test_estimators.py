@@ -90,6 +90,27 @@ def test_ranker_matches_gbranker(client):
     np.testing.assert_array_equal(model.predict(dX).compute(), single.predict(X))
 
 
+def test_ranker_takes_query_ids(client):
+    X, rng = _data(5)
+    qid = np.repeat(np.arange(50)[::-1], 30)
+    y = np.clip(np.rint(X[:, 0] + rng.normal(size=len(X))), 0, 3)
+    Xv, yv, qv = X[:300], y[:300], np.repeat(np.arange(10), 30)
+    kwargs = dict(n_estimators=4, max_depth=3, device="cpu")
+    single = gpuboost.GBRanker(**kwargs).fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv])
+    sizes = dc.uneven_sizes(len(X), 4)
+    model = DaskGBRanker(**kwargs)
+    model.client = client
+    model.fit(
+        dc.spread(client, X, sizes, 2),
+        dc.spread(client, y, sizes, 2),
+        qid=dc.spread(client, qid, sizes, 2),
+        eval_set=[(dc.spread(client, Xv, [120, 180], 2), dc.spread(client, yv, [120, 180], 2))],
+        eval_qid=[dc.spread(client, qv, [120, 180], 2)],
+    )
+    assert model.get_booster().save_raw() == single.get_booster().save_raw()
+    assert model.evals_result_ == single.evals_result_
+
+
 def _pseudo_huber(y_true, raw_margin):
     """A per-row custom objective of the scikit-learn style (y_true, raw_margin)."""
     residual = raw_margin - y_true

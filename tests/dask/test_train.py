@@ -346,15 +346,47 @@ def test_ranking_matches_single_node(client, monkeypatch, objective):
     assert log == expected_log
 
 
-def test_qid_is_refused(client):
+def test_qid_gives_the_single_node_queries_and_model(client):
+    """Per-row query ids (not sorted, each query's rows contiguous) in partitions cut
+    inside queries: the workers' runs merged on the client are the single-node query
+    sizes, and the model is the single-node one."""
+    rng = np.random.default_rng(6)
+    group = rng.integers(2, 30, size=60)
+    n_rows = int(group.sum())
+    qid = np.repeat(rng.permutation(1000)[: len(group)], group)
+    X = rng.normal(size=(n_rows, 5))
+    y = np.clip(np.rint(X[:, 0] + rng.normal(size=n_rows)), 0, 4)
+    params = {"objective": "rank:ndcg", "max_depth": 3, "device": "cpu"}
+    single = gpuboost.train(params, gpuboost.Dataset(X, label=y, qid=qid), 3)
+    sizes = dc.uneven_sizes(n_rows, 5, 3)
+    dtrain = DaskDataset(
+        client,
+        dc.spread(client, X, sizes, 2),
+        label=dc.spread(client, y, sizes, 2),
+        qid=dc.spread(client, qid, sizes, 2),
+    )
+    np.testing.assert_array_equal(dtrain.group, group)
+    model = train(client, params, dtrain, 3, verbose_eval=False)
+    assert model.save_raw() == single.save_raw()
+
+
+def test_bad_qid_is_refused(client):
     X, y, _ = _data("binary", n_rows=200, seed=1)
     sizes = [100, 100]
-    with pytest.raises(ValueError, match="group="):
+    qid = np.repeat([3, 1, 3, 2], 50)  # query 3 comes back after query 1
+    with pytest.raises(ValueError, match="qid 3 reappears at row 100"):
         DaskDataset(
             client,
             dc.spread(client, X, sizes, 2),
             label=dc.spread(client, y, sizes, 2),
-            qid=np.repeat(np.arange(4), 50),
+            qid=dc.spread(client, qid, sizes, 2),
+        )
+    with pytest.raises(ValueError, match="either group"):
+        DaskDataset(
+            client,
+            dc.spread(client, X, sizes, 2),
+            group=[100, 100],
+            qid=dc.spread(client, qid, sizes, 2),
         )
 
 
