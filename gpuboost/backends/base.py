@@ -306,6 +306,43 @@ class Backend:
         """``raw[sample_indices[begin:end], output] += value`` for every leaf segment (in place)."""
         raise NotImplementedError  # pragma: no cover - abstract
 
+    def add_split_leaf_values(
+        self,
+        data: DeviceData,
+        raw: ArrayLike,
+        output: int,
+        sample_indices: ArrayLike,
+        begins: Sequence[int],
+        ends: Sequence[int],
+        n_left: Sequence[int],
+        features: Sequence[int],
+        threshold_bins: Sequence[int],
+        default_left: Sequence[bool],
+        left_values: Sequence[float],
+        right_values: Sequence[float],
+    ) -> None:
+        """The margin update of splits whose rows were not partitioned (their children
+        are leaves; ``gpuboost.tree.grower.GrownTree.unsplit_parents``): every row of
+        segment ``i`` gets ``left_values[i]`` if it goes left at split ``i`` (as
+        :meth:`partition` decides), else ``right_values[i]``, in ``raw[row, output]``.
+
+        This definition, for every backend: :meth:`partition` the segments (left rows
+        first, ``n_left[i]`` of them), then :meth:`add_leaf_values` over the children's
+        segments. A backend may route and add in one pass without moving the rows (the
+        same margins: one addition per row either way).
+        """
+        self.partition(data, sample_indices, begins, ends, features, threshold_bins, default_left)
+        begins = np.asarray(begins, dtype=np.int64)
+        middles = begins + np.asarray(n_left, dtype=np.int64)
+        self.add_leaf_values(
+            raw,
+            output,
+            sample_indices,
+            np.concatenate([begins, middles]),
+            np.concatenate([middles, np.asarray(ends, dtype=np.int64)]),
+            np.concatenate([np.asarray(left_values), np.asarray(right_values)]),
+        )
+
     def segment_weighted_quantile(
         self,
         values: ArrayLike,

@@ -379,7 +379,15 @@ class GBTreeLearner:
             if self.interaction_groups is None
             else InteractionConstraints(self.interaction_groups, self.dtrain.n_features)
         )
-        grown = TreeGrower(splitter, tree_input, self.policy, sampler, timer, interactions).grow()
+        grown = TreeGrower(
+            splitter,
+            tree_input,
+            self.policy,
+            sampler,
+            timer,
+            interactions,
+            defer_final_partition=not self.objective.has_leaf_refit,
+        ).grow()
         tree = grown.tree
         if self.objective.has_leaf_refit:
             with timer.phase("leaf_values"):
@@ -410,6 +418,23 @@ class GBTreeLearner:
                     grown.leaf_ends,
                     tree.value[grown.leaf_nodes],
                 )
+                unsplit = grown.unsplit
+                if len(unsplit["parents"]):  # their rows routed by the split (GrownTree)
+                    parents = unsplit["parents"]
+                    backend.add_split_leaf_values(
+                        splitter.partition_data,
+                        self.margins,
+                        output,
+                        grown.sample_indices,
+                        unsplit["begins"],
+                        unsplit["ends"],
+                        unsplit["n_left"],
+                        unsplit["features"],
+                        unsplit["bins"],
+                        unsplit["default_left"],
+                        tree.value[tree.left_child[parents]],
+                        tree.value[tree.right_child[parents]],
+                    )
             else:
                 self.margins[:, output] += splitter.predict_training_rows(tree)
             for eval_set in self.eval_sets:

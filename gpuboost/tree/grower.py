@@ -89,10 +89,25 @@ class GrownTree:
     node_bounds : ndarray of shape (n_nodes, 2), float64, or None
         Under monotone constraints, every node's weight bounds ``(lower, upper)``
         (before the learning rate): refit leaf values are clipped to them.
+    unsplit : dict of ndarrays of shape (n_unsplit,)
+        The splits whose rows were never partitioned (``TreeGrower``'s
+        ``defer_final_partition``): both children are leaves, so no histogram needed the
+        rows in order, and the margin update routes them by the split
+        (``Backend.add_split_leaf_values``). Keys ``parents`` (node ids), ``begins``,
+        ``ends`` (the parent's segment), ``n_left``, ``features``, ``bins``,
+        ``default_left``. Their children are not in ``leaf_nodes``. Empty unless deferred.
     """
 
     def __init__(
-        self, tree, leaf_nodes, leaf_begins, leaf_ends, sample_indices, node_sums, node_bounds=None
+        self,
+        tree,
+        leaf_nodes,
+        leaf_begins,
+        leaf_ends,
+        sample_indices,
+        node_sums,
+        node_bounds=None,
+        unsplit=None,
     ):
         self.tree = tree
         self.leaf_nodes = leaf_nodes
@@ -101,6 +116,25 @@ class GrownTree:
         self.sample_indices = sample_indices
         self.node_sums = node_sums
         self.node_bounds = node_bounds
+        self.unsplit = unsplit if unsplit is not None else unsplit_splits(None, [])
+
+
+def unsplit_splits(nodes, parents):
+    """:attr:`GrownTree.unsplit` of the nodes ``parents`` of ``nodes`` (a NodeTable)."""
+    parents = np.asarray(parents, dtype=np.int64)
+    if nodes is None:
+        empty = np.zeros(0, dtype=np.int64)
+        keys = ("parents", "begins", "ends", "n_left", "features", "bins", "default_left")
+        return {key: empty for key in keys}
+    return {
+        "parents": parents,
+        "begins": nodes.begin[parents].copy(),
+        "ends": nodes.end[parents].copy(),
+        "n_left": nodes.left_count[parents].copy(),
+        "features": nodes.feature[parents].copy(),
+        "bins": nodes.bin[parents].copy(),
+        "default_left": nodes.default_left[parents].copy(),
+    }
 
 
 class NodeTable:
@@ -383,8 +417,27 @@ class TreeGrower:
         The tree's nodes (after :meth:`grow`: the finished tree's).
     """
 
-    def __init__(self, splitter, tree_input, policy, feature_sampler, timer, interactions=None):
+    def __init__(
+        self,
+        splitter,
+        tree_input,
+        policy,
+        feature_sampler,
+        timer,
+        interactions=None,
+        defer_final_partition=False,
+    ):
         self.splitter = splitter
+        #: Leave the rows of a split whose children are both final leaves unpartitioned
+        #: (depthwise, numeric splits, a splitter that allows it): the caller updates the
+        #: margins by routing those rows (XGBoost's FinalisePosition) and needs no leaf's
+        #: rows otherwise (no leaf refit).
+        self.defer_final_partition = (
+            defer_final_partition
+            and policy.grow_policy == "depthwise"
+            and getattr(splitter, "defers_final_partition", False)
+        )
+        self._unsplit = []
         self.tree_input = tree_input
         self.policy = policy
         self.feature_sampler = feature_sampler
@@ -500,23 +553,31 @@ class TreeGrower:
     def _expand(self, parents):
         """Split the nodes ``parents`` (each admissible); return the new children's ids."""
         nodes, tree = self.nodes, self.tree_input
-        with self.timer.phase("partition"):
-            left_sets = nodes.left_sets[parents]
-            categorical = {"left_sets": left_sets} if left_sets.any() else {}
-            self.splitter.partition(
-                tree,
-                nodes.begin[parents],
-                nodes.end[parents],
-                nodes.feature[parents],
-                nodes.bin[parents],
-                nodes.default_left[parents],
-                **categorical,
-            )
-        # Children ids in pairs, left then right, in the order of the parents.
+        # Children ids in pairs, left then right, in the order of the parents (their
+        # segments from the split records' left counts, which the partition realises).
         n_left = nodes.left_count[parents]
         begin = nodes.begin[parents]
         children = nodes.add_children(parents, begin + n_left, nodes.left_sums[parents], n_left)
         lefts, rights = children[0::2], children[1::2]
+        moved = parents
+        if self.defer_final_partition:
+            final = ~(self._can_split(lefts) | self._can_split(rights))
+            final &= ~nodes.left_sets[parents].any(axis=1)
+            self._unsplit.append(parents[final])
+            moved = parents[~final]
+        with self.timer.phase("partition"):
+            left_sets = nodes.left_sets[moved]
+            categorical = {"left_sets": left_sets} if left_sets.any() else {}
+            if len(moved):
+                self.splitter.partition(
+                    tree,
+                    nodes.begin[moved],
+                    nodes.end[moved],
+                    nodes.feature[moved],
+                    nodes.bin[moved],
+                    nodes.default_left[moved],
+                    **categorical,
+                )
         nodes.left[parents], nodes.right[parents] = lefts, rights
         if self.interactions is not None:
             self.interactions.split(parents, nodes.feature[parents], children)
@@ -672,7 +733,11 @@ class TreeGrower:
                 **category_sets,
             }
         )
-        leaves = np.flatnonzero(nodes.left[:n_nodes] < 0)
+        unsplit = np.concatenate(self._unsplit) if self._unsplit else np.zeros(0, dtype=np.int64)
+        routed = np.zeros(n_nodes, dtype=bool)
+        routed[nodes.left[unsplit]] = True
+        routed[nodes.right[unsplit]] = True
+        leaves = np.flatnonzero((nodes.left[:n_nodes] < 0) & ~routed)
         return GrownTree(
             tree,
             leaves,
@@ -681,4 +746,5 @@ class TreeGrower:
             self.sample_indices,
             sums,
             bounds,
+            unsplit_splits(nodes, unsplit),
         )

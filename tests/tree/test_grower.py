@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 
 import gpuboost
+from gpuboost.backends.base import Backend
+from gpuboost.backends.cpu.backend import CpuBackend
 from gpuboost.backends.numpy.backend import NumpyBackend
 from gpuboost.backends.numpy.predict import predict_leaves_binned
 from gpuboost.core.gain import SplitParams, leaf_weight
@@ -531,3 +533,39 @@ def test_speculative_lossguide_batches_grow_the_one_leaf_per_step_trees(
     one_by_one = gpuboost.train(full, Dataset(X, label=y), 4).save_raw()
     assert max(kept) == 1
     assert speculative == one_by_one
+
+
+@pytest.mark.parametrize("device", ["cpu", "numpy"])
+def test_final_splits_route_their_rows_instead_of_partitioning(monkeypatch, device):
+    """Depthwise, the splits whose children are both leaves leave their rows where they
+    are and the margins are updated by routing them (Backend.add_split_leaf_values): the
+    same model bytes and the same evaluation log as partitioning every split."""
+    if device == "numpy":
+        monkeypatch.setenv("GPUBOOST_CPU_KERNELS", "numpy")
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(3000, 5))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = (X[:, 0] + np.nan_to_num(X[:, 1]) * X[:, 2] > 0).astype(float)
+    params = {"objective": "binary:logistic", "max_depth": 3, "device": "cpu", "verbosity": 0}
+    calls = []
+    routed = Backend.add_split_leaf_values
+
+    def counting(self, *args):
+        calls.append(len(args[4]))
+        return routed(self, *args)
+
+    def fit():
+        dtrain = gpuboost.Dataset(X, label=y)
+        log = {}
+        booster = gpuboost.train(params, dtrain, 4, evals=[(dtrain, "train")], evals_result=log)
+        return booster.save_raw(), log
+
+    monkeypatch.setattr(Backend, "add_split_leaf_values", counting)
+    if device == "cpu":
+        monkeypatch.setattr(CpuBackend, "add_split_leaf_values", counting)
+    deferred = fit()
+    assert calls and all(n > 0 for n in calls)  # every tree routed some splits' rows
+    monkeypatch.setattr(HistogramSplitter, "defers_final_partition", False)
+    calls.clear()
+    assert fit() == deferred
+    assert not calls

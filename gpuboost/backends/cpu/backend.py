@@ -36,7 +36,7 @@ from .binning import bin_features
 from .gradients import gradients
 from .histogram import build_children_histograms, build_histograms, build_sparse_histograms
 from .jit import set_threads
-from .leaf import add_leaf_values
+from .leaf import add_leaf_values, add_split_leaf_values
 from .partition import partition_rows
 from .predict import (
     predict_forest_leaves,
@@ -227,6 +227,38 @@ class CpuBackend(NumpyBackend):
     def add_leaf_values(self, raw, output, sample_indices, begins, ends, values):
         self._threads()
         add_leaf_values(raw, output, sample_indices, begins, ends, values)
+
+    def add_split_leaf_values(
+        self,
+        data,
+        raw,
+        output,
+        sample_indices,
+        begins,
+        ends,
+        n_left,
+        features,
+        threshold_bins,
+        default_left,
+        left_values,
+        right_values,
+    ):
+        """Routed and added in one pass, the rows left where they are."""
+        self._threads()
+        add_split_leaf_values(
+            raw,
+            output,
+            data.arrays["X_binned_columns"],
+            data.missing_bin,
+            sample_indices,
+            begins,
+            ends,
+            features,
+            threshold_bins,
+            default_left,
+            left_values,
+            right_values,
+        )
 
     def predict_tree_binned(self, data, tree):
         if tree.has_categorical:

@@ -22,14 +22,14 @@ from ...core.dtypes import SAMPLE_INDEX_DTYPE
 from .jit import kernel, prange, threads
 from .ranges import thread_ranges
 
-__all__ = ["partition_rows"]
+__all__ = ["partition_rows", "goes_left"]
 
 #: Pieces of cut nodes per thread: the node its range starts inside and the one it ends in.
 _PIECES_PER_THREAD = 2
 
 
 @kernel
-def _goes_left(bin_, threshold_bin, default_left, missing_bin):
+def goes_left(bin_, threshold_bin, default_left, missing_bin):
     """1 when the row goes left, else 0 (unsigned, for branch-free counting)."""
     return np.uint64(bin_ <= threshold_bin) | (
         np.uint64(bin_ == missing_bin) & np.uint64(default_left)
@@ -50,7 +50,7 @@ def _split_whole(
     n_right = np.uint64(0)
     for position in range(begin, np.uint64(stop)):
         row = sample_indices[position]
-        left = _goes_left(column[np.uint64(row)], threshold, default_left, missing_bin)
+        left = goes_left(column[np.uint64(row)], threshold, default_left, missing_bin)
         sample_indices[write] = row
         scratch[begin + n_right] = row
         write += left
@@ -64,7 +64,7 @@ def _split_whole(
 def _count_left(column, sample_indices, start, stop, threshold, default_left, missing_bin):
     lefts = np.uint64(0)
     for position in range(np.uint64(start), np.uint64(stop)):
-        lefts += _goes_left(
+        lefts += goes_left(
             column[np.uint64(sample_indices[position])], threshold, default_left, missing_bin
         )
     return np.int64(lefts)
@@ -89,7 +89,7 @@ def _scatter(
     right_at = np.uint64(right_at)
     for position in range(np.uint64(start), np.uint64(stop)):
         row = sample_indices[position]
-        left = _goes_left(column[np.uint64(row)], threshold, default_left, missing_bin)
+        left = goes_left(column[np.uint64(row)], threshold, default_left, missing_bin)
         scratch[left_at if left else right_at] = row
         left_at += left
         right_at += np.uint64(1) - left

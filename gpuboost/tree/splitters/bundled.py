@@ -55,6 +55,9 @@ class BundledHistogramSplitter(HistogramSplitter):
         binned matrix is never built.
     """
 
+    #: The partition reads decoded bins (no ``partition_data``): every split partitions.
+    defers_final_partition = False
+
     #: Key of the cached device arrays in ``DeviceData.arrays``.
     CACHE_KEY = "feature_bundles"
 

@@ -110,6 +110,10 @@ class HistogramSplitter(GradientRecords):
     #: grower may undo an expansion by restoring its rows' order: speculative lossguide
     #: steps, gpuboost.tree.grower.LossguideDriver).
     partition_in_sample_indices = True
+    #: The rows of a split whose children are both leaves may stay unpartitioned: the
+    #: margins are then updated by ``Backend.add_split_leaf_values`` on
+    #: :attr:`partition_data` (gpuboost.tree.grower.TreeGrower ``defer_final_partition``).
+    defers_final_partition = True
 
     def __init__(self, backend, data, thresholds):
         self.backend = backend
