@@ -43,6 +43,18 @@ class _DaskModel:
 
         return default_client()
 
+    def predict(self, X, output_margin=False, iteration_range=None):
+        """Lazy predictions, or ranking scores (dask array of shape (n_rows,); the
+        classifier's are labels)."""
+        self._check_is_fitted()
+        return dask_predict(
+            self._dask_client(),
+            self.booster_,
+            X,
+            output_margin=output_margin,
+            iteration_range=iteration_range,
+        )
+
     def fit(
         self,
         X,
@@ -169,17 +181,6 @@ class DaskGBRegressor(_DaskModel, GBRegressor):
                 f"use DaskGBClassifier."
             )
         return y, eval_labels, params
-
-    def predict(self, X, output_margin=False, iteration_range=None):
-        """Lazy predictions (dask array of shape (n_rows,))."""
-        self._check_is_fitted()
-        return dask_predict(
-            self._dask_client(),
-            self.booster_,
-            X,
-            output_margin=output_margin,
-            iteration_range=iteration_range,
-        )
 
 
 def _encode(block, classes):
@@ -312,15 +313,4 @@ class DaskGBRanker(_DaskModel, GBRanker):
             eval_groups=eval_group,
             qid=qid,
             eval_qids=eval_qid,
-        )
-
-    def predict(self, X, output_margin=False, iteration_range=None):
-        """Lazy ranking scores (dask array of shape (n_rows,))."""
-        self._check_is_fitted()
-        return dask_predict(
-            self._dask_client(),
-            self.booster_,
-            X,
-            output_margin=output_margin,
-            iteration_range=iteration_range,
         )

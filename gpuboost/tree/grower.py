@@ -559,9 +559,10 @@ class TreeGrower:
         begin = nodes.begin[parents]
         children = nodes.add_children(parents, begin + n_left, nodes.left_sums[parents], n_left)
         lefts, rights = children[0::2], children[1::2]
+        splittable = self._can_split(children)
         moved = parents
         if self.defer_final_partition:
-            final = ~(self._can_split(lefts) | self._can_split(rights))
+            final = ~(splittable[0::2] | splittable[1::2])
             final &= ~nodes.left_sets[parents].any(axis=1)
             self._unsplit.append(parents[final])
             moved = parents[~final]
@@ -598,7 +599,6 @@ class TreeGrower:
             nodes.bounds[lefts, 0], nodes.bounds[lefts, 1] = left_lower, left_upper
             nodes.bounds[rights, 0], nodes.bounds[rights, 1] = right_lower, right_upper
         self.n_leaves += len(parents)
-        splittable = self._can_split(children)
         pairs = np.flatnonzero(splittable[0::2] | splittable[1::2])
         if len(pairs):
             # The smaller child of each pair built (ties: left), the larger by subtraction.
