@@ -22,7 +22,10 @@ members are away from their default bin) stay within
 ``max_conflict_rate * n_rows``; a feature that fits nowhere opens a new bundle.
 With ``max_conflict_rate = 0`` (the default) no row has two non-default members,
 so every per-feature histogram is recovered exactly and the model is the same as
-without bundling, bit for bit.
+without bundling, bit for bit. :func:`find_bundles` is the definition (and the NumPy
+reference); with the compiled CPU kernels the same search runs compiled
+(:mod:`gpuboost.backends.cpu.bundling`, on every feature's rows as one CSR table), with
+the same bundles.
 
 Expanding a batch of bundle histograms to per-feature histograms is one scatter
 (every non-default bin of a feature is one bundle cell) plus the default bin,
@@ -44,6 +47,8 @@ built (:meth:`BundleMap.encode_sparse` bundles the stored entries directly).
 
 import numpy as np
 
+from ..backends.cpu.bundling import find_bundles as find_bundles_compiled
+from ..backends.cpu.jit import compiled_kernels_reason
 from ..core.dtypes import HIST_DTYPE, HIST_FIELDS, X_BINNED_DTYPE
 from ..core.segments import offsets
 from ..errors import value_repr
@@ -150,15 +155,38 @@ class _NonDefaultRows:
             self.has_missing = np.zeros(n_features, dtype=bool)
             for start in range(0, n_rows, MISSING_SCAN_ROWS):
                 self.has_missing |= np.isnan(data[start : start + MISSING_SCAN_ROWS]).any(axis=0)
+            for feature in np.flatnonzero(self.shareable):
+                self.counts[feature] = np.count_nonzero(
+                    self._mask(feature, self._stored_values(feature))
+                )
         else:
-            self.has_missing = np.array(
-                [bool(np.isnan(self._stored_values(f)).any()) for f in range(n_features)],
-                dtype=bool,
+            # Every stored value tested at once against its feature's default bin.
+            self._feature_of = np.repeat(
+                np.arange(n_features), np.diff(sparse_columns.indptr)
+            ).astype(np.int64)
+            low, high = self._default_bin_bounds()
+            values = sparse_columns.data
+            missing = np.isnan(values)
+            self._stored_non_default = ~(
+                ~missing & (values > low[self._feature_of]) & (values <= high[self._feature_of])
             )
-        for feature in np.flatnonzero(self.shareable):
-            self.counts[feature] = np.count_nonzero(
-                self._mask(feature, self._stored_values(feature))
-            )
+            self.has_missing = np.bincount(self._feature_of[missing], minlength=n_features) > 0
+            self.counts = np.bincount(
+                self._feature_of[self._stored_non_default], minlength=n_features
+            ).astype(np.int64)
+
+    def _default_bin_bounds(self):
+        """Per feature, the open-closed value range ``(low, high]`` of its default bin."""
+        n_features = len(self.default_bins)
+        low = np.full(n_features, -np.inf)
+        high = np.full(n_features, np.inf)
+        for feature, edges in enumerate(self.bin_mapper.bin_edges_):
+            default = int(self.default_bins[feature])
+            if default > 0:
+                low[feature] = edges[default - 1]
+            if default < len(edges):
+                high[feature] = edges[default]
+        return low, high
 
     def _stored_values(self, feature):
         if self.sparse_columns is None:
@@ -180,6 +208,28 @@ class _NonDefaultRows:
         columns = self.sparse_columns
         row_ids = columns.indices[columns.indptr[feature] : columns.indptr[feature + 1]]
         return np.sort(row_ids[mask].astype(np.int64))
+
+    def row_table(self, features):
+        """The non-default rows of ``features`` (bool mask) as one CSR table
+        ``(indptr, rows)``: feature ``f``'s sorted rows are ``rows[indptr[f]:indptr[f + 1]]``
+        (none for the features outside the mask)."""
+        n_features = len(features)
+        if self.sparse_columns is None:
+            pieces = [
+                self.rows(f) if features[f] else np.zeros(0, dtype=np.int64)
+                for f in range(n_features)
+            ]
+            lengths = np.array([len(p) for p in pieces], dtype=np.int64)
+            rows = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+            return offsets(lengths), rows.astype(np.int64, copy=False)
+        columns = self.sparse_columns
+        keep = self._stored_non_default & np.asarray(features, dtype=bool)[self._feature_of]
+        kept_features = self._feature_of[keep]
+        rows = columns.indices[keep].astype(np.int64)
+        if not columns.has_sorted_indices:
+            order = np.lexsort((rows, kept_features))
+            rows, kept_features = rows[order], kept_features[order]
+        return offsets(np.bincount(kept_features, minlength=n_features)), rows
 
 
 # --------------------------------------------------------------------------- #
@@ -353,9 +403,23 @@ def bundle_features(data, bin_mapper, max_conflict_rate=0.0, sparse_columns=None
     shareable = non_default.shareable
     if exclusive is not None:
         shareable = shareable & ~np.asarray(exclusive, dtype=bool)
-    members, n_conflicts = find_bundles(
-        non_default.counts, n_slots, non_default.rows, n_rows, max_conflicts, shareable
-    )
+    if compiled_kernels_reason() is None:
+        indptr, rows = non_default.row_table(shareable & (n_slots > 0))
+        members, n_conflicts = find_bundles_compiled(
+            non_default.counts,
+            n_slots,
+            indptr,
+            rows,
+            n_rows,
+            max_conflicts,
+            MAX_BUNDLE_BINS,
+            MAX_BUNDLES_SEARCHED,
+            shareable,
+        )
+    else:
+        members, n_conflicts = find_bundles(
+            non_default.counts, n_slots, non_default.rows, n_rows, max_conflicts, shareable
+        )
     return BundleMap(
         members,
         n_slots,
