@@ -254,6 +254,41 @@ class Backend:
         constraints (``split_params.monotone``), unbounded when None."""
         raise NotImplementedError
 
+    def row_scan_max_rows(self, data: DeviceData) -> int:
+        """The most rows of a parent whose children's splits this backend finds faster
+        with :meth:`find_best_splits_of_rows` than from stored histograms (0: never;
+        the default, where the method is only its definition)."""
+        return 0
+
+    def find_best_splits_of_rows(
+        self,
+        data: DeviceData,
+        quantized_gradients: ArrayLike,
+        quantized_hessians: ArrayLike,
+        sample_indices: ArrayLike,
+        begins: Sequence[int],
+        ends: Sequence[int],
+        scale_gradients: float,
+        scale_hessians: float,
+        split_params: SplitParams,
+        feature_mask: np.ndarray | None,
+        node_bounds: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The split records of the nodes' segments without keeping their histograms.
+
+        This definition, for every backend: :meth:`build_histograms` of the segments,
+        then :meth:`find_best_splits` (arguments as theirs). A backend may build and scan
+        one node at a time in cache-sized scratch (the compiled CPU backend: small
+        nodes, :meth:`row_scan_max_rows`); the records are the same bit for bit.
+        """
+        histograms = self.build_histograms(
+            data, quantized_gradients, quantized_hessians, sample_indices, begins, ends
+        )
+        extra = () if node_bounds is None else (node_bounds,)
+        return self.find_best_splits(
+            data, histograms, scale_gradients, scale_hessians, split_params, feature_mask, *extra
+        )
+
     def partition(
         self,
         data: DeviceData,

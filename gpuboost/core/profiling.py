@@ -20,6 +20,7 @@ PHASES = (
     "sketch",
     "histogram",
     "split",
+    "row_scan",
     "partition",
     "leaf_values",
     "predict_update",

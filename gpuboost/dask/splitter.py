@@ -45,6 +45,10 @@ class DistributedSplitter(HistogramSplitter):
     #: client, so lossguide expands one leaf per step (gpuboost.tree.grower).
     partition_in_sample_indices = False
 
+    def row_scan_max_rows(self):
+        """0: a node's histogram sums every worker's rows; the client holds none."""
+        return 0
+
     def __init__(self, exchange, backend, data, thresholds):
         super().__init__(backend, data, thresholds)
         self.exchange = exchange

@@ -437,6 +437,15 @@ class TreeGrower:
             and policy.grow_policy == "depthwise"
             and getattr(splitter, "defers_final_partition", False)
         )
+        #: Parents of at most this many rows have their children's splits found from
+        #: the rows (the splitter's ``find_best_splits_of_rows``): no histogram is kept
+        #: for those children, nor for their descendants, which are smaller still
+        #: (depthwise, a splitter that offers it; 0: never).
+        self.row_scan_max_rows = (
+            int(splitter.row_scan_max_rows())
+            if policy.grow_policy == "depthwise" and hasattr(splitter, "row_scan_max_rows")
+            else 0
+        )
         self._unsplit = []
         self.tree_input = tree_input
         self.policy = policy
@@ -511,12 +520,39 @@ class TreeGrower:
         )
         return stacked, np.arange(len(ids))
 
-    def _find_splits(self, ids):
-        """Evaluate the nodes ``ids`` (all have histograms, in one batch) and record
-        their splits.
+    def _find_splits(self, ids, from_rows=None):
+        """Evaluate the nodes ``ids`` and record their splits: those marked in
+        ``from_rows`` (bool, as ``ids``) from their rows, the others (all with
+        histograms, in one batch) from their histograms.
 
         The feature masks are drawn in the order of ``ids`` (node-id order: the random
-        stream does not depend on how histograms are batched). The scan sees the nodes
+        stream does not depend on how histograms are batched, nor on which nodes are
+        scanned from their rows).
+        """
+        if not len(ids):
+            return
+        with self.timer.phase("split"):
+            mask = self._mask(ids)
+        if from_rows is not None and from_rows.any():
+            nodes, scanned = self.nodes, ids[from_rows]
+            bounds = self._bounds(scanned)
+            with self.timer.phase("row_scan"):
+                table = self.splitter.find_best_splits_of_rows(
+                    self.tree_input,
+                    nodes.begin[scanned],
+                    nodes.end[scanned],
+                    None if mask is None else mask[from_rows],
+                    *(() if bounds is None else (bounds,)),
+                )
+            nodes.set_splits(scanned, table)
+            ids = ids[~from_rows]
+            mask = None if mask is None else mask[~from_rows]
+        self._find_splits_in_histograms(ids, mask)
+
+    def _find_splits_in_histograms(self, ids, mask):
+        """:meth:`_find_splits` of nodes with histograms, ``mask`` their feature masks.
+
+        The scan sees the nodes
         in the order of their histogram rows, so that a whole batch needs no gather:
         when ``ids`` are not consecutive rows of their batch, the whole batch is scanned
         (the other nodes' results are dropped), which costs less than gathering the rows.
@@ -525,7 +561,6 @@ class TreeGrower:
             return
         nodes = self.nodes
         with self.timer.phase("split"):
-            mask = self._mask(ids)
             array, rows = self._histograms_of(ids)
             order = np.argsort(rows, kind="stable")
             ordered, rows = ids[order], rows[order]
@@ -600,6 +635,11 @@ class TreeGrower:
             nodes.bounds[rights, 0], nodes.bounds[rights, 1] = right_lower, right_upper
         self.n_leaves += len(parents)
         pairs = np.flatnonzero(splittable[0::2] | splittable[1::2])
+        # Small parents: their children are scanned from their rows (no histograms).
+        from_rows = np.zeros(len(children), dtype=bool)
+        small = pairs[nodes.count[parents[pairs]] <= self.row_scan_max_rows]
+        from_rows[2 * small], from_rows[2 * small + 1] = True, True
+        pairs = pairs[nodes.count[parents[pairs]] > self.row_scan_max_rows]
         if len(pairs):
             # The smaller child of each pair built (ties: left), the larger by subtraction.
             left_is_smaller = nodes.count[lefts[pairs]] <= nodes.count[rights[pairs]]
@@ -612,7 +652,8 @@ class TreeGrower:
                 )
             self._keep_batch(level, np.concatenate([smaller, larger]))
         with_histogram = nodes.histogram_batch[children] != NO_HISTOGRAM
-        self._find_splits(children[with_histogram & splittable])
+        evaluated = splittable & (with_histogram | from_rows)
+        self._find_splits(children[evaluated], from_rows[evaluated])
         self._release(children[~splittable])
         return children
 

@@ -57,7 +57,7 @@ class DirectHistogramGrower(TreeGrower):
 
     n_checked = 0
 
-    def _find_splits(self, ids):
+    def _find_splits_in_histograms(self, ids, mask):
         nodes = self.nodes
         if len(ids):
             direct = self.splitter.build_histograms(
@@ -69,7 +69,7 @@ class DirectHistogramGrower(TreeGrower):
                 DirectHistogramGrower.n_checked += 1
             self._release(ids)
             self._keep_batch(direct, ids)
-        super()._find_splits(ids)
+        super()._find_splits_in_histograms(ids, mask)
 
 
 def make_problem(X, y, weight=None, max_bin=255):

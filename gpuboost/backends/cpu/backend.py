@@ -10,6 +10,7 @@ backends' modules:
 ``build_histograms``,                   :mod:`.histogram`
 ``build_children_histograms``
 ``find_best_splits``                    :mod:`.split_scan`
+``find_best_splits_of_rows``            :mod:`.row_scan` (small nodes)
 ``partition``                           :mod:`.partition`
 ``add_leaf_values``                     :mod:`.leaf`
 ``predict_*``                           :mod:`.predict`
@@ -46,6 +47,7 @@ from .predict import (
     predict_tree_raw,
 )
 from .quantize import quantize
+from .row_scan import ROW_SCAN_MAX_ROWS_PER_CELL, find_best_splits_of_rows
 from .shap import predict_contributions, predict_interactions
 from .split_scan import find_best_splits
 
@@ -206,6 +208,45 @@ class CpuBackend(NumpyBackend):
             scale_hessians,
             data.n_value_bins,
             data.missing_bin,
+            split_params,
+            feature_mask,
+            node_bounds,
+        )
+
+    def row_scan_max_rows(self, data):
+        """``ROW_SCAN_MAX_ROWS_PER_CELL * n_bins`` on per-feature bins (0 on the sparse
+        layout, whose histograms are built from non-default cells)."""
+        if "sparse_cells" in data.arrays:
+            return 0
+        return ROW_SCAN_MAX_ROWS_PER_CELL * int(data.n_bins)
+
+    def find_best_splits_of_rows(
+        self,
+        data,
+        quantized_gradients,
+        quantized_hessians,
+        sample_indices,
+        begins,
+        ends,
+        scale_gradients,
+        scale_hessians,
+        split_params,
+        feature_mask,
+        node_bounds=None,
+    ):
+        self._threads()
+        return find_best_splits_of_rows(
+            data.arrays["X_binned"],
+            quantized_gradients,
+            quantized_hessians,
+            sample_indices,
+            begins,
+            ends,
+            data.n_bins,
+            data.n_value_bins,
+            data.missing_bin,
+            scale_gradients,
+            scale_hessians,
             split_params,
             feature_mask,
             node_bounds,

@@ -24,11 +24,11 @@ from ...core.gain import SPLIT_GAIN_EPS, no_split_records
 from .jit import kernel, prange, threads
 from .scalar import clip, maximum, sign
 
-__all__ = ["find_best_splits"]
+__all__ = ["find_best_splits", "scan_node", "scan_arguments", "records_of", "INT_COLUMNS"]
 
 #: Columns of the kernel's integer output, in this order.
 _FEATURE, _BIN, _DEFAULT_LEFT, _LEFT, _PARENT = 0, 1, 2, 3, 6
-_INT_COLUMNS = 9
+INT_COLUMNS = 9
 
 
 @kernel
@@ -366,6 +366,155 @@ def _best_of_feature(
     return best_gain
 
 
+@kernel
+def _node_totals(histogram):
+    """A node's integer sums ``(G, H, n)``: over the bins of its first feature (every
+    row is in exactly one bin of each feature). ``histogram``: (n_features, n_bins, 3)."""
+    parent_g = np.int64(0)
+    parent_h = np.int64(0)
+    parent_n = np.int64(0)
+    for bin_ in range(histogram.shape[1]):
+        parent_g += histogram[0, bin_, HIST_GRAD]
+        parent_h += histogram[0, bin_, HIST_HESS]
+        parent_n += histogram[0, bin_, HIST_COUNT]
+    return parent_g, parent_h, parent_n
+
+
+@kernel
+def _node_score(
+    parent_g,
+    parent_h,
+    scale_gradients,
+    scale_hessians,
+    reg_lambda,
+    reg_alpha,
+    max_delta_step,
+    use_monotone,
+    lower,
+    upper,
+):
+    """A node's own score: ``leaf_score`` of its sums, or under monotone constraints the
+    score at its weight clipped to ``[lower, upper]``."""
+    if not use_monotone:
+        return _leaf_score(
+            parent_g / scale_gradients,
+            parent_h / scale_hessians,
+            reg_lambda,
+            reg_alpha,
+            max_delta_step,
+        )
+    parent_w = _bounded_weight(
+        parent_g / scale_gradients,
+        parent_h / scale_hessians,
+        reg_lambda,
+        reg_alpha,
+        max_delta_step,
+        lower,
+        upper,
+    )
+    return _score_given_weight(
+        parent_g / scale_gradients,
+        parent_h / scale_hessians,
+        parent_w,
+        reg_lambda,
+        reg_alpha,
+    )
+
+
+@kernel
+def scan_node(
+    histogram,
+    scale_gradients,
+    scale_hessians,
+    n_value_bins,
+    missing_bin,
+    reg_lambda,
+    reg_alpha,
+    max_delta_step,
+    min_child_weight,
+    min_data_in_leaf,
+    gamma,
+    feature_mask,
+    use_mask,
+    monotone,
+    use_monotone,
+    lower,
+    upper,
+    scratch_int,
+    scratch_float,
+    best_int,
+    out_int,
+):
+    """The best split of one node, its features in order on one thread (what
+    :func:`_scan` computes for the node, spread over threads there): fills ``out_int``
+    (``INT_COLUMNS``) and returns the gain (-inf: no split).
+
+    ``histogram`` (n_features, n_bins, 3); ``feature_mask`` (n_features,) bool, read
+    with ``use_mask``; scratch as :func:`_best_of_feature` takes it, ``best_int`` (5,).
+    """
+    n_features = histogram.shape[0]
+    parent_g, parent_h, parent_n = _node_totals(histogram)
+    parent_score = _node_score(
+        parent_g,
+        parent_h,
+        scale_gradients,
+        scale_hessians,
+        reg_lambda,
+        reg_alpha,
+        max_delta_step,
+        use_monotone,
+        lower,
+        upper,
+    )
+    plain = reg_alpha == 0.0 and max_delta_step == 0.0
+    best_gain = -np.inf
+    out_int[_FEATURE] = -1
+    for feature in range(n_features):
+        if use_mask and not feature_mask[feature]:
+            continue
+        n_candidates = n_value_bins[feature] - 1
+        if n_candidates <= 0:
+            continue
+        gain = _best_of_feature(
+            histogram,
+            feature,
+            n_candidates,
+            missing_bin,
+            parent_g,
+            parent_h,
+            parent_n,
+            parent_score,
+            scale_gradients,
+            scale_hessians,
+            reg_lambda,
+            reg_alpha,
+            max_delta_step,
+            min_child_weight,
+            min_data_in_leaf,
+            gamma,
+            plain,
+            use_monotone,
+            lower,
+            upper,
+            monotone[feature] if use_monotone else 0,
+            scratch_int,
+            scratch_float,
+            best_int,
+        )
+        if gain > best_gain:
+            best_gain = gain
+            out_int[_FEATURE] = feature
+            out_int[_BIN] = best_int[0]
+            out_int[_DEFAULT_LEFT] = best_int[1]
+            out_int[_LEFT] = best_int[2]
+            out_int[_LEFT + 1] = best_int[3]
+            out_int[_LEFT + 2] = best_int[4]
+    out_int[_PARENT] = parent_g
+    out_int[_PARENT + 1] = parent_h
+    out_int[_PARENT + 2] = parent_n
+    return best_gain
+
+
 @kernel(parallel=True)
 def _scan(
     histograms,
@@ -397,41 +546,22 @@ def _scan(
     parents = np.empty((n_nodes, 3), dtype=np.int64)
     parent_scores = np.empty(n_nodes, dtype=np.float64)
     for node in prange(n_nodes):
-        parent_g = np.int64(0)
-        parent_h = np.int64(0)
-        parent_n = np.int64(0)
-        for bin_ in range(n_bins):
-            parent_g += histograms[node, 0, bin_, HIST_GRAD]
-            parent_h += histograms[node, 0, bin_, HIST_HESS]
-            parent_n += histograms[node, 0, bin_, HIST_COUNT]
+        parent_g, parent_h, parent_n = _node_totals(histograms[node])
         parents[node, 0] = parent_g
         parents[node, 1] = parent_h
         parents[node, 2] = parent_n
-        if not use_monotone:
-            parent_scores[node] = _leaf_score(
-                parent_g / scale_gradients,
-                parent_h / scale_hessians,
-                reg_lambda,
-                reg_alpha,
-                max_delta_step,
-            )
-        else:  # the score at the weight clipped to the node's bounds
-            parent_w = _bounded_weight(
-                parent_g / scale_gradients,
-                parent_h / scale_hessians,
-                reg_lambda,
-                reg_alpha,
-                max_delta_step,
-                node_bounds[node, 0],
-                node_bounds[node, 1],
-            )
-            parent_scores[node] = _score_given_weight(
-                parent_g / scale_gradients,
-                parent_h / scale_hessians,
-                parent_w,
-                reg_lambda,
-                reg_alpha,
-            )
+        parent_scores[node] = _node_score(
+            parent_g,
+            parent_h,
+            scale_gradients,
+            scale_hessians,
+            reg_lambda,
+            reg_alpha,
+            max_delta_step,
+            use_monotone,
+            node_bounds[node, 0] if use_monotone else -np.inf,
+            node_bounds[node, 1] if use_monotone else np.inf,
+        )
     n_pairs = n_nodes * n_features
     pair_gain = np.full(n_pairs, -np.inf)
     pair_int = np.empty((n_pairs, 5), dtype=np.int64)
@@ -528,11 +658,41 @@ def find_best_splits(
     records : ndarray of shape (n_nodes,), SPLIT_RECORD_DTYPE
     """
     n_nodes = histograms.shape[0]
-    records = no_split_records(n_nodes)
     if n_nodes == 0:
-        return records
-    out_int = np.empty((n_nodes, _INT_COLUMNS), dtype=np.int64)
+        return no_split_records(0)
+    out_int = np.empty((n_nodes, INT_COLUMNS), dtype=np.int64)
     out_gain = np.empty(n_nodes, dtype=np.float64)
+    _scan(
+        np.ascontiguousarray(histograms),
+        *scan_arguments(
+            n_value_bins,
+            missing_bin,
+            scale_gradients,
+            scale_hessians,
+            params,
+            n_nodes,
+            feature_mask,
+            node_bounds,
+        ),
+        max(1, min(n_nodes * histograms.shape[1], _CHUNKS_PER_THREAD * threads())),
+        out_int,
+        out_gain,
+    )
+    return records_of(out_int, out_gain)
+
+
+def scan_arguments(
+    n_value_bins,
+    missing_bin,
+    scale_gradients,
+    scale_hessians,
+    params,
+    n_nodes,
+    feature_mask,
+    node_bounds,
+):
+    """The scan kernels' arguments after the histograms, from ``scale_gradients`` to
+    ``node_bounds`` (:func:`_scan`, and per node :func:`scan_node`), as they take them."""
     use_mask = feature_mask is not None
     use_monotone = bool(params.monotone)
     if use_monotone:
@@ -545,8 +705,7 @@ def find_best_splits(
     else:
         monotone = np.zeros(1, dtype=np.int64)
         bounds = np.zeros((1, 2), dtype=np.float64)
-    _scan(
-        np.ascontiguousarray(histograms),
+    return (
         float(scale_gradients),
         float(scale_hessians),
         np.ascontiguousarray(n_value_bins, dtype=np.int64),
@@ -564,10 +723,13 @@ def find_best_splits(
         monotone,
         use_monotone,
         bounds,
-        max(1, min(n_nodes * histograms.shape[1], _CHUNKS_PER_THREAD * threads())),
-        out_int,
-        out_gain,
     )
+
+
+def records_of(out_int, out_gain):
+    """``SPLIT_RECORD_DTYPE`` records of the scan kernels' outputs (``out_int``
+    (n_nodes, INT_COLUMNS), ``out_gain`` (n_nodes,))."""
+    records = no_split_records(len(out_gain))
     records["sum_gradients"] = out_int[:, _PARENT]
     records["sum_hessians"] = out_int[:, _PARENT + 1]
     records["count"] = out_int[:, _PARENT + 2]

@@ -58,6 +58,11 @@ class BundledHistogramSplitter(HistogramSplitter):
     #: The partition reads decoded bins (no ``partition_data``): every split partitions.
     defers_final_partition = False
 
+    def row_scan_max_rows(self):
+        """0: the scan reads per-feature histograms expanded from the bundles' (the
+        rows hold bundle values), never a node's rows."""
+        return 0
+
     #: Key of the cached device arrays in ``DeviceData.arrays``.
     CACHE_KEY = "feature_bundles"
 

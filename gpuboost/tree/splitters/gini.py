@@ -254,6 +254,10 @@ class GiniSplitter(HistogramSplitter):
     (one scale, the weights', for every column)."""
 
     # ---- node statistics -----------------------------------------------------
+    def row_scan_max_rows(self):
+        """0: the histograms hold class sums, not the scan's gradient sums."""
+        return 0
+
     def build_histograms(self, tree, begins, ends):
         """Class histograms, (n_nodes, n_features, n_bins, 3 * ceil(K / 2)) int64."""
         columns = list(tree.class_columns)

@@ -234,6 +234,33 @@ class HistogramSplitter(GradientRecords):
         table.left_sets = left_sets
         return table
 
+    def row_scan_max_rows(self):
+        """Parents of at most this many rows may have their children's splits found from
+        the rows (:meth:`find_best_splits_of_rows`; the backend's
+        ``row_scan_max_rows``); 0 with categorical features, whose scan reads
+        histograms on the host."""
+        if self.categorical_features is not None:
+            return 0
+        return self.backend.row_scan_max_rows(self._histogram_data)
+
+    def find_best_splits_of_rows(self, tree, begins, ends, feature_mask, node_bounds=None):
+        """The :class:`SplitTable` :meth:`find_best_splits` gives for the histograms of
+        the segments, without keeping them (``Backend.find_best_splits_of_rows``)."""
+        records = self.backend.find_best_splits_of_rows(
+            self._histogram_data,
+            tree.gradients,
+            tree.hessians,
+            tree.sample_indices,
+            begins,
+            ends,
+            tree.quantiser.scale_gradients,
+            tree.quantiser.scale_hessians,
+            tree.split_params,
+            feature_mask,
+            *(() if node_bounds is None else (node_bounds,)),
+        )
+        return split_table(self.checked_records(tree, records))
+
     def partition(self, tree, begins, ends, features, bins, default_left, left_sets=None):
         """Split the segments ``[begins[i], ends[i])`` of ``tree.sample_indices``
         (in place, stable); ``left_sets`` (n_splits, SPLIT_SET_WORDS) uint32: the

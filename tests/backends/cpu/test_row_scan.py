@@ -1,0 +1,127 @@
+"""Tests of gpuboost.backends.cpu.row_scan: the split records of small nodes scanned from
+their rows equal the compiled histogram scan's and the NumPy reference's bit for bit
+(random data, hypothesis), and trainings that scan small nodes from their rows give the
+models of trainings that never do."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from _cases import binned_problem, random_segments
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gpuboost
+from gpuboost.backends.cpu import backend as cpu_backend
+from gpuboost.backends.cpu.row_scan import find_best_splits_of_rows
+from gpuboost.backends.numpy.histogram import build_histograms
+from gpuboost.backends.numpy.split_scan import find_best_splits as reference_scan
+from gpuboost.core.gain import SplitParams
+
+split_params = st.builds(
+    SplitParams,
+    reg_lambda=st.sampled_from([0.0, 1.0, 7.5]),
+    reg_alpha=st.sampled_from([0.0, 0.0, 0.3]),
+    max_delta_step=st.sampled_from([0.0, 0.0, 0.7]),
+    min_child_weight=st.sampled_from([0.0, 1e-3, 1.0]),
+    min_data_in_leaf=st.sampled_from([1, 1, 3, 40]),
+    gamma=st.sampled_from([0.0, 0.5]),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_rows=st.integers(0, 400),
+    n_features=st.integers(1, 6),
+    max_bin=st.sampled_from([2, 7, 255]),
+    n_nodes=st.integers(1, 6),
+    missing_fraction=st.sampled_from([0.0, 0.2]),
+    params=split_params,
+    with_mask=st.booleans(),
+    monotone=st.booleans(),
+)
+def test_records_equal_the_histogram_scan(
+    seed, n_rows, n_features, max_bin, n_nodes, missing_fraction, params, with_mask, monotone
+):
+    rng = np.random.default_rng(seed)
+    X_binned, gradients, hessians = binned_problem(
+        rng, n_rows, n_features, max_bin, missing_fraction
+    )
+    gradients >>= 8  # sums of a node stay far inside int64
+    sample_indices = rng.permutation(n_rows).astype(np.int32)
+    begins, ends = random_segments(rng, n_rows, n_nodes)
+    values = np.where(X_binned == max_bin, 0, X_binned).astype(np.int32)
+    n_value_bins = (values.max(axis=0, initial=0) + 1).astype(np.int32)
+    mask = rng.random((n_nodes, n_features)) < 0.6 if with_mask else None
+    bounds = None
+    if monotone:
+        directions = tuple(int(d) for d in rng.choice([-1, 0, 1], size=n_features))
+        params = dataclasses.replace(params, monotone=directions)
+        lower = np.where(rng.random(n_nodes) < 0.5, -np.inf, -rng.random(n_nodes))
+        upper = np.where(rng.random(n_nodes) < 0.5, np.inf, rng.random(n_nodes))
+        bounds = np.stack([lower, upper], axis=1)
+    scales = (3.5e-3, 1.25e-2)
+    histograms = build_histograms(
+        np.ascontiguousarray(X_binned.T),
+        gradients,
+        hessians,
+        sample_indices,
+        begins,
+        ends,
+        max_bin + 1,
+    )
+    expected = reference_scan(
+        histograms, *scales, n_value_bins, max_bin, params, mask, node_bounds=bounds
+    )
+    got = find_best_splits_of_rows(
+        X_binned,
+        gradients,
+        hessians,
+        sample_indices,
+        begins,
+        ends,
+        max_bin + 1,
+        n_value_bins,
+        max_bin,
+        *scales,
+        params,
+        mask,
+        bounds,
+    )
+    assert got.tobytes() == expected.tobytes()
+
+
+def _model(params, X, y, monkeypatch, rows_per_cell, **dataset):
+    monkeypatch.setattr(cpu_backend, "ROW_SCAN_MAX_ROWS_PER_CELL", rows_per_cell)
+    booster = gpuboost.train(
+        {"device": "cpu", "verbosity": 0, **params}, gpuboost.Dataset(X, label=y, **dataset), 4
+    )
+    return booster.save_raw()
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"max_depth": 8},
+        {"max_depth": 6, "colsample_bynode": 0.5, "colsample_bylevel": 0.8, "subsample": 0.7},
+        {"max_depth": 7, "monotone_constraints": "(1,-1,0,0,1,0)", "min_child_weight": 3.0},
+        {"max_depth": 7, "interaction_constraints": [[0, 1], [2, 3, 4]], "reg_alpha": 0.5},
+        {"max_depth": 6, "objective": "multi:softprob", "num_class": 3, "max_delta_step": 0.7},
+    ],
+)
+def test_models_equal_those_trained_from_histograms_only(params, monkeypatch):
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(3000, 6))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = X[:, 0] - 2 * np.nan_to_num(X[:, 1]) + rng.normal(size=3000)
+    if params.get("num_class"):
+        y = np.digitize(y, [-1.0, 1.0]).astype(float)
+    else:
+        y = (y > 0).astype(float)
+    weight = rng.random(3000) + 0.5
+    # 8 rows per cell: parents below 8 * 256 rows (from the second level on) are scanned
+    # from their rows; 0: never.
+    from_rows = _model(params, X, y, monkeypatch, 8, weight=weight)
+    from_histograms = _model(params, X, y, monkeypatch, 0, weight=weight)
+    assert from_rows == from_histograms
