@@ -24,6 +24,7 @@ NumPy backend's modules and the kernel files:
 ``find_best_splits``                   :mod:`.split_scan` (``cuda/split_scan.cu``)
 ``partition``                          :mod:`.partition` (``cuda/partition.cu``)
 ``add_leaf_values``,                   :mod:`.leaf` (``cuda/leaf.cu``)
+``add_split_leaf_values``,
 ``segment_weighted_quantile``
 ``segment_sums``                       :mod:`.segment_reduce` (``cuda/segment_reduce.cu``)
 ``predict_*``                          :mod:`.predict` (``cuda/predict.cu``)
@@ -61,7 +62,7 @@ from ..categorical import (
 from .binning import bin_device_features, bin_features
 from .histogram import build_histograms
 from .launch import EMULATED, array_module, default_launcher
-from .leaf import add_leaf_values, segment_weighted_quantile
+from .leaf import add_leaf_values, add_split_leaf_values, segment_weighted_quantile
 from .memory import device_call, device_memory_info, out_of_memory_error
 from .partition import partition_rows
 from .predict import (
@@ -337,6 +338,41 @@ class CudaBackend(Backend):
     @device_call("adding leaf values to the margins")
     def add_leaf_values(self, raw, output, sample_indices, begins, ends, values):
         add_leaf_values(self.xp, self.launcher, raw, output, sample_indices, begins, ends, values)
+
+    @device_call("adding leaf values to the margins")
+    def add_split_leaf_values(
+        self,
+        data,
+        raw,
+        output,
+        sample_indices,
+        begins,
+        ends,
+        n_left,
+        features,
+        threshold_bins,
+        default_left,
+        left_values,
+        right_values,
+    ):
+        """Routed and added in one launch, the rows left where they are (``n_left`` is
+        not needed)."""
+        add_split_leaf_values(
+            self.xp,
+            self.launcher,
+            raw,
+            output,
+            data.arrays["X_binned"],
+            data.missing_bin,
+            sample_indices,
+            begins,
+            ends,
+            features,
+            threshold_bins,
+            default_left,
+            left_values,
+            right_values,
+        )
 
     @device_call("computing leaf quantiles")
     def segment_weighted_quantile(self, values, weights, sample_indices, begins, ends, alpha):

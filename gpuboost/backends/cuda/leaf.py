@@ -1,6 +1,8 @@
 """Leaf primitives of the CUDA backend (kernels in ``cuda/leaf.cu``): adding leaf values
-to the rows' margins, and the weighted quantile of every leaf's values (leaf refit of
-quantile objectives). NumPy versions: :mod:`gpuboost.backends.numpy.leaf`.
+to the rows' margins, routing the rows of splits that were never partitioned (both
+children leaves) to their leaves' values in the same pass, and the weighted quantile of
+every leaf's values (leaf refit of quantile objectives). NumPy versions:
+:mod:`gpuboost.backends.numpy.leaf`.
 
 Weighted quantile: the cumulative weights must round exactly as NumPy's sequential
 ``np.cumsum`` in sorted order, which no parallel scan does. The rows of every leaf are
@@ -15,12 +17,13 @@ leaf) per tree, only for quantile objectives with sample weights.
 import numpy as np
 
 from ...core.array import to_numpy
-from ...core.dtypes import SAMPLE_INDEX_DTYPE, Y_DTYPE
+from ...core.dtypes import SAMPLE_INDEX_DTYPE, X_BINNED_DTYPE, Y_DTYPE
 from ...core.segments import checked_segments, offsets
 from .launch import ceil_div, require_array, segment_table, segment_tiles
 
 __all__ = [
     "add_leaf_values",
+    "add_split_leaf_values",
     "segment_weighted_quantile",
     "LEAF_THREADS_PER_BLOCK",
     "LEAF_ITEMS_PER_THREAD",
@@ -31,6 +34,7 @@ __all__ = [
 #: Kernel file (``cuda/leaf.cu``) and its kernels.
 KERNEL_FILE = "leaf"
 ADD_KERNEL = "add_leaf_values"
+ADD_SPLIT_KERNEL = "add_split_leaf_values"
 GATHER_KERNEL = "gather_segment_rows"
 QUANTILE_KERNEL = "select_segment_quantiles"
 # The tile geometry of the tiled kernels is compiled into leaf.cu and must equal the
@@ -88,6 +92,101 @@ def add_leaf_values(xp, launcher, raw, output, sample_indices, begins, ends, val
             table[1],
             table[2],
             np.int32(len(begins)),
+            xp.array(values),
+            np.int32(n_outputs),
+            np.int32(output),
+            raw,
+        ),
+    )
+
+
+def add_split_leaf_values(
+    xp,
+    launcher,
+    raw,
+    output,
+    X_binned,
+    missing_bin,
+    sample_indices,
+    begins,
+    ends,
+    features,
+    threshold_bins,
+    default_left,
+    left_values,
+    right_values,
+):
+    """``raw[row, output] += left_values[i]`` or ``right_values[i]`` for every row of
+    segment ``i``, as it goes at split ``i`` (``bin <= threshold_bins[i]``, the missing
+    bin by ``default_left[i]``); the rows are not moved (one launch; the definition:
+    ``Backend.add_split_leaf_values``, a partition then :func:`add_leaf_values`).
+
+    Parameters
+    ----------
+    xp : module
+    launcher : gpuboost.backends.cuda.launch.KernelLauncher
+    raw : xp array of shape (n_rows, n_outputs), float64, C order  # IN, OUT
+    output : int
+        The column of ``raw`` to update.
+    X_binned : xp array of shape (n_rows, n_features), uint8, C order  # IN
+    missing_bin : int
+    sample_indices : xp array of shape (n_positions,), int32  # IN
+    begins, ends : sequence of int, shape (n_segments,) (host)
+        Disjoint segments (each row at most once) of the unpartitioned splits.
+    features, threshold_bins : sequence of int, shape (n_segments,) (host)
+    default_left : sequence of bool, shape (n_segments,) (host)
+    left_values, right_values : sequence of float, shape (n_segments,) (host)
+        The values of each split's left and right leaf.
+    """
+    require_array(xp, raw, Y_DTYPE, "raw", ndim=2)
+    require_array(xp, X_binned, X_BINNED_DTYPE, "X_binned", ndim=2)
+    require_array(xp, sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
+    begins, ends = checked_segments(begins, ends, sample_indices.shape[0], disjoint=True)
+    n_segments = len(begins)
+    n_features = X_binned.shape[1]
+    features = np.asarray(features, dtype=np.int64).reshape(-1)
+    threshold_bins = np.asarray(threshold_bins, dtype=np.int64).reshape(-1)
+    default_left = np.asarray(default_left, dtype=bool).reshape(-1).astype(np.int64)
+    values = np.concatenate(
+        [
+            np.asarray(left_values, dtype=np.float64).reshape(-1),
+            np.asarray(right_values, dtype=np.float64).reshape(-1),
+        ]
+    )
+    if not (
+        len(features) == len(threshold_bins) == len(default_left) == n_segments
+        and len(values) == 2 * n_segments
+    ):
+        raise ValueError(
+            "features, threshold_bins, default_left, left_values and right_values need one "
+            "entry per segment."
+        )
+    if np.any(features < 0) or np.any(features >= n_features):
+        raise ValueError(f"Split features must be in [0, {n_features}).")
+    n_outputs = raw.shape[1]
+    if not 0 <= int(output) < n_outputs:
+        raise ValueError(f"output must be in [0, {n_outputs}), got {output!r}.")
+    first_tile, n_tiles = segment_tiles(begins, ends, LEAF_TILE_ROWS)
+    if n_tiles == 0:
+        return
+    table = segment_table(xp, [begins, ends, first_tile, features, threshold_bins, default_left])
+    launcher(
+        KERNEL_FILE,
+        ADD_SPLIT_KERNEL,
+        n_tiles,
+        LEAF_THREADS_PER_BLOCK,
+        (
+            X_binned,
+            np.int32(n_features),
+            sample_indices,
+            table[0],
+            table[1],
+            table[2],
+            table[3],
+            table[4],
+            table[5],
+            np.int32(n_segments),
+            np.int32(missing_bin),
             xp.array(values),
             np.int32(n_outputs),
             np.int32(output),

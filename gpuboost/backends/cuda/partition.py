@@ -2,9 +2,10 @@
 
 The same stable in-place split as
 :func:`gpuboost.backends.numpy.partition.partition_rows` (docs/DESIGN.md, "Row
-partition"): per-tile go-left flags and counts, a device cumulative sum of the
-counts, then a stable scatter (a block-wide scan per tile). One small host-to-device
-copy of the segment table per batch of nodes, no device-to-host copy.
+partition"): per-tile go-left masks (a bit per position) and counts, a device
+cumulative sum of the counts, then a stable scatter (ranks from the masks' popcounts).
+One small host-to-device copy of the segment table per batch of nodes, no device-to-host
+copy.
 """
 
 import numpy as np
@@ -32,6 +33,8 @@ PARTITION_THREADS_PER_BLOCK = 128
 PARTITION_ITEMS_PER_THREAD = 8
 #: Positions per tile.
 PARTITION_TILE_ROWS = PARTITION_THREADS_PER_BLOCK * PARTITION_ITEMS_PER_THREAD
+#: Go-left mask words (32 positions each) per tile (partition.cu: kPartitionChunksPerTile).
+PARTITION_CHUNKS_PER_TILE = PARTITION_TILE_ROWS // 32
 
 
 def partition_rows(
@@ -98,7 +101,7 @@ def partition_rows(
     ) = segment_table(xp, [begins, ends, first_tile, features, threshold_bins, default_left])
     n_positions = sample_indices.shape[0]
     saved_rows = xp.empty(n_positions, dtype=SAMPLE_INDEX_DTYPE)
-    goes_left = xp.empty(n_positions, dtype=np.uint8)
+    left_masks = xp.empty(n_tiles * PARTITION_CHUNKS_PER_TILE, dtype=np.uint32)
     tile_left_counts = xp.empty(n_tiles, dtype=np.int32)
     launcher(
         KERNEL_FILE,
@@ -118,7 +121,7 @@ def partition_rows(
             np.int32(n_segments),
             np.int32(missing_bin),
             saved_rows,
-            goes_left,
+            left_masks,
             tile_left_counts,
         ),
     )
@@ -130,7 +133,7 @@ def partition_rows(
         PARTITION_THREADS_PER_BLOCK,
         (
             saved_rows,
-            goes_left,
+            left_masks,
             tile_left_counts,
             tile_left_inclusive,
             segment_begins,
