@@ -19,6 +19,8 @@
 //      row is the left rows of the earlier tiles of its segment (the cumulative
 //      sum), of the earlier chunks of its tile (a one-warp scan of the masks'
 //      popcounts) and of the lower lanes of its chunk (popcount of its mask).
+//      The tile is reordered in shared memory first, so that its left rows and
+//      its right rows are each written as one coalesced run.
 // Kernel 1 reads sample_indices and kernel 3 only writes it, so the reorder is
 // in place without a race; the scratch costs 4 bytes per position plus one bit.
 //
@@ -26,10 +28,10 @@
 // kPartitionWarpSize consecutive positions; chunk c = item * kPartitionWarpsPerBlock +
 // warp is handled by warp `warp` at step `item`, lane l taking position
 // tile_begin + 32 c + l. Consecutive lanes thus read consecutive sample_indices /
-// saved_rows (one 128-byte line per warp instruction), and in kernel 3 a chunk's
-// left rows land on consecutive positions, as do its right rows (a few sectors per
-// warp instruction). The bin read is a gather (one sector per row unless the
-// rows of a chunk are close together).
+// saved_rows (one 128-byte line per warp instruction); kernel 3 writes
+// sample_indices from shared memory in runs of consecutive positions. The bin
+// read is a gather (one sector per row unless the rows of a chunk are close
+// together).
 //
 // The per-segment table comes from the host as int64 arrays: begins, ends and
 // first_tile (n_segments + 1 entries: segment s owns tiles
@@ -132,8 +134,12 @@ partition_flag_tiles(
 // partition_scatter_tiles (launch 3): grid = one block per tile, block =
 // kPartitionThreadsPerBlock threads, the chunk layout of partition_flag_tiles.
 // Warp 0 loads the tile's masks and scans their popcounts (the left rows of the
-// earlier chunks, in shared memory); then every thread writes the saved rows of
-// its positions to their final positions.
+// earlier chunks). Every thread then puts the saved rows of its positions into
+// `staged`, the tile in its final order (its left rows, then its right rows,
+// each in position order); the block finally writes `staged` out with
+// consecutive threads on consecutive entries: the tile's left rows are one run
+// of consecutive positions of the segment and its right rows another, so every
+// warp store is coalesced.
 //   tile_left_inclusive (n_tiles,) int64: inclusive cumulative sum of tile_left_counts
 //   sample_indices      written at the positions of every tile
 extern "C" __global__ void __launch_bounds__(kPartitionThreadsPerBlock)
@@ -151,11 +157,32 @@ partition_scatter_tiles(
   const int32_t warp = static_cast<int32_t>(threadIdx.x) / kPartitionWarpSize;
   __shared__ uint32_t chunk_masks[kPartitionChunksPerTile];
   __shared__ int32_t chunk_lefts_before[kPartitionChunksPerTile];  // in the tile
+  __shared__ int32_t tile_n_left;
+  __shared__ int32_t staged[kPartitionTileRows];
   if (warp == 0) {
     const uint32_t mask = left_masks[tile * kPartitionChunksPerTile + lane];
     const int32_t lefts = __popc(mask);
+    const int32_t lefts_through = partition_warp_inclusive_scan(lefts);
     chunk_masks[lane] = mask;
-    chunk_lefts_before[lane] = partition_warp_inclusive_scan(lefts) - lefts;
+    chunk_lefts_before[lane] = lefts_through - lefts;
+    if (lane == kPartitionWarpSize - 1) tile_n_left = lefts_through;
+  }
+  __syncthreads();
+
+  // Stage: left rows at [0, tile_n_left) of `staged`, right rows after them.
+  const int32_t tile_rows = static_cast<int32_t>(tile_end - tile_begin);
+  const int32_t n_left = tile_n_left;
+  const uint32_t lower_lanes = (1u << lane) - 1u;
+  for (int32_t item = 0; item < kPartitionItemsPerThread; ++item) {
+    const int32_t chunk = item * kPartitionWarpsPerBlock + warp;
+    const int32_t offset = chunk * kPartitionWarpSize + lane;  // in the tile
+    if (offset < tile_rows) {
+      const uint32_t mask = chunk_masks[chunk];  // one word for the whole warp: a broadcast
+      const int32_t lefts_before = chunk_lefts_before[chunk] + __popc(mask & lower_lanes);
+      const int32_t slot =
+          ((mask >> lane) & 1u) != 0 ? lefts_before : n_left + (offset - lefts_before);
+      staged[slot] = saved_rows[tile_begin + offset];
+    }
   }
   __syncthreads();
 
@@ -168,21 +195,12 @@ partition_scatter_tiles(
       tile_left_inclusive[tile] - tile_left_counts[tile] - lefts_before_segment;
   const int64_t segment_n_left = tile_left_inclusive[segment_last] - lefts_before_segment;
   const int64_t segment_begin = segment_begins[segment];
-  const uint32_t lower_lanes = (1u << lane) - 1u;
-
-  for (int32_t item = 0; item < kPartitionItemsPerThread; ++item) {
-    const int32_t chunk = item * kPartitionWarpsPerBlock + warp;
-    const int64_t position = tile_begin + static_cast<int64_t>(chunk) * kPartitionWarpSize + lane;
-    if (position < tile_end) {
-      const uint32_t mask = chunk_masks[chunk];  // one word for the whole warp: a broadcast
-      const int64_t lefts_before =
-          lefts_before_tile + chunk_lefts_before[chunk] + __popc(mask & lower_lanes);
-      const int64_t offset_in_segment = position - segment_begin;
-      const int64_t destination =
-          ((mask >> lane) & 1u) != 0
-              ? segment_begin + lefts_before
-              : segment_begin + segment_n_left + (offset_in_segment - lefts_before);
-      sample_indices[destination] = saved_rows[position];
-    }
+  const int64_t rights_before_tile = (tile_begin - segment_begin) - lefts_before_tile;
+  // staged[i] goes to left_base + i (i < n_left) or right_base + i (i >= n_left).
+  const int64_t left_base = segment_begin + lefts_before_tile;
+  const int64_t right_base = segment_begin + segment_n_left + rights_before_tile - n_left;
+  for (int32_t i = static_cast<int32_t>(threadIdx.x); i < tile_rows;
+       i += kPartitionThreadsPerBlock) {
+    sample_indices[(i < n_left ? left_base : right_base) + i] = staged[i];
   }
 }
