@@ -63,12 +63,13 @@ add_leaf_values(
 // handles positions tile_begin + item * blockDim.x + threadIdx.x (coalesced
 // sample_indices; the bin and the margin are gathers). Each row appears at most
 // once in the segments, so no two threads touch the same margin.
-//   binned         (n_rows, n_features) uint8, C order
+//   binned_columns (n_features, n_rows) uint8, C order: the bins column by column,
+//                  as partition.cu reads them
 //   segment_values (2 * n_segments,) float64: the left values, then the right values
 //   raw            (n_rows, n_outputs) float64, C order, updated in place
 extern "C" __global__ void __launch_bounds__(kLeafThreadsPerBlock)
 add_split_leaf_values(
-    const uint8_t* binned, int32_t n_features, const int32_t* sample_indices,
+    const uint8_t* binned_columns, int64_t n_rows, const int32_t* sample_indices,
     const int64_t* segment_begins, const int64_t* segment_ends, const int64_t* first_tile,
     const int64_t* split_features, const int64_t* split_threshold_bins,
     const int64_t* split_default_left, int32_t n_segments, int32_t missing_bin,
@@ -78,7 +79,7 @@ add_split_leaf_values(
   const int64_t tile_begin =
       segment_begins[segment] + (tile - first_tile[segment]) * kLeafTileRows;
   const int64_t segment_end = segment_ends[segment];
-  const int64_t feature = split_features[segment];
+  const uint8_t* column = binned_columns + split_features[segment] * n_rows;
   const int32_t threshold_bin = static_cast<int32_t>(split_threshold_bins[segment]);
   const bool missing_goes_left = split_default_left[segment] != 0;
   const double left_value = segment_values[segment];
@@ -88,7 +89,7 @@ add_split_leaf_values(
         tile_begin + static_cast<int64_t>(item) * kLeafThreadsPerBlock + threadIdx.x;
     if (position < segment_end) {
       const int64_t row = sample_indices[position];
-      const int32_t bin = binned[row * n_features + feature];
+      const int32_t bin = column[row];
       const bool left = bin <= threshold_bin || (bin == missing_bin && missing_goes_left);
       raw[row * n_outputs + output] += left ? left_value : right_value;
     }

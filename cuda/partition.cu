@@ -29,9 +29,11 @@
 // warp is handled by warp `warp` at step `item`, lane l taking position
 // tile_begin + 32 c + l. Consecutive lanes thus read consecutive sample_indices /
 // saved_rows (one 128-byte line per warp instruction); kernel 3 writes
-// sample_indices from shared memory in runs of consecutive positions. The bin
-// read is a gather (one sector per row unless the rows of a chunk are close
-// together).
+// sample_indices from shared memory in runs of consecutive positions. The bins
+// are read from a column-major copy (one column per split): the rows of a
+// segment are in increasing order, so a warp's 32 bins lie in few sectors while
+// the segments are dense (at the root, 32 consecutive bytes); row-major they
+// would be n_features bytes apart. Deep down, a sector per row either way.
 //
 // The per-segment table comes from the host as int64 arrays: begins, ends and
 // first_tile (n_segments + 1 entries: segment s owns tiles
@@ -86,13 +88,13 @@ GPUBOOST_DEVICE_INLINE void partition_tile_bounds(const int64_t* segment_begins,
 // tile_begin + 32 c + l goes left; positions past the segment's end are 0) and
 // the tile's left count. The masks pass through shared memory so that one warp
 // writes the tile's kPartitionChunksPerTile words in one instruction.
-//   binned           (n_rows, n_features) uint8, C order
+//   binned_columns   (n_features, n_rows) uint8, C order: the bins column by column
 //   saved_rows       (n_positions,) int32: copy of sample_indices at the tiles' positions
 //   left_masks       (n_tiles * kPartitionChunksPerTile,) uint32
 //   tile_left_counts (n_tiles,) int32
 extern "C" __global__ void __launch_bounds__(kPartitionThreadsPerBlock)
 partition_flag_tiles(
-    const uint8_t* binned, int32_t n_features, const int32_t* sample_indices,
+    const uint8_t* binned_columns, int64_t n_rows, const int32_t* sample_indices,
     const int64_t* segment_begins, const int64_t* segment_ends, const int64_t* first_tile,
     const int64_t* split_features, const int64_t* split_threshold_bins,
     const int64_t* split_default_left, int32_t n_segments, int32_t missing_bin,
@@ -103,7 +105,7 @@ partition_flag_tiles(
   int64_t tile_end;
   partition_tile_bounds(segment_begins, segment_ends, first_tile, segment, tile, &tile_begin,
                         &tile_end);
-  const int64_t feature = split_features[segment];
+  const uint8_t* column = binned_columns + split_features[segment] * n_rows;
   const int32_t threshold_bin = static_cast<int32_t>(split_threshold_bins[segment]);
   const bool missing_goes_left = split_default_left[segment] != 0;
   const int32_t lane = static_cast<int32_t>(threadIdx.x) % kPartitionWarpSize;
@@ -116,7 +118,7 @@ partition_flag_tiles(
     if (position < tile_end) {
       const int32_t row = sample_indices[position];
       saved_rows[position] = row;
-      const int32_t bin = binned[static_cast<int64_t>(row) * n_features + feature];
+      const int32_t bin = column[row];
       left = bin <= threshold_bin || (bin == missing_bin && missing_goes_left);
     }
     const uint32_t mask = __ballot_sync(GPUBOOST_FULL_WARP_MASK, left ? 1 : 0);

@@ -33,7 +33,9 @@ NumPy backend's modules and the kernel files:
 =====================================  ===================================================
 
 ``binned_layout`` (feature bundles, gpuboost.data.bundling): every kernel reads the bins
-row-major, ``DeviceData.arrays['X_binned']``. ``quantize``, ``row_sample``,
+row-major, ``DeviceData.arrays['X_binned']``, except the partition's (and
+``add_split_leaf_values``), which read a column-major copy made at their first call
+(:func:`.partition.binned_columns`). ``quantize``, ``row_sample``,
 ``subtract_histograms``, ``stack_histograms``: array-module code of the base class.
 Device memory per row and out-of-memory errors: :mod:`.memory`.
 
@@ -64,7 +66,7 @@ from .histogram import build_histograms
 from .launch import EMULATED, array_module, default_launcher
 from .leaf import add_leaf_values, add_split_leaf_values, segment_weighted_quantile
 from .memory import device_call, device_memory_info, out_of_memory_error
-from .partition import partition_rows
+from .partition import binned_columns, partition_rows
 from .predict import (
     predict_forest_leaves,
     predict_forest_raw,
@@ -325,7 +327,7 @@ class CudaBackend(Backend):
         partition_rows(
             self.xp,
             self.launcher,
-            data.arrays["X_binned"],
+            binned_columns(self.xp, data),
             sample_indices,
             begins,
             ends,
@@ -362,7 +364,7 @@ class CudaBackend(Backend):
             self.launcher,
             raw,
             output,
-            data.arrays["X_binned"],
+            binned_columns(self.xp, data),
             data.missing_bin,
             sample_indices,
             begins,

@@ -105,7 +105,7 @@ def add_split_leaf_values(
     launcher,
     raw,
     output,
-    X_binned,
+    X_binned_columns,
     missing_bin,
     sample_indices,
     begins,
@@ -128,7 +128,8 @@ def add_split_leaf_values(
     raw : xp array of shape (n_rows, n_outputs), float64, C order  # IN, OUT
     output : int
         The column of ``raw`` to update.
-    X_binned : xp array of shape (n_rows, n_features), uint8, C order  # IN
+    X_binned_columns : xp array of shape (n_features, n_rows), uint8, C order  # IN
+        The bins column by column (:func:`.partition.binned_columns`).
     missing_bin : int
     sample_indices : xp array of shape (n_positions,), int32  # IN
     begins, ends : sequence of int, shape (n_segments,) (host)
@@ -139,11 +140,11 @@ def add_split_leaf_values(
         The values of each split's left and right leaf.
     """
     require_array(xp, raw, Y_DTYPE, "raw", ndim=2)
-    require_array(xp, X_binned, X_BINNED_DTYPE, "X_binned", ndim=2)
+    require_array(xp, X_binned_columns, X_BINNED_DTYPE, "X_binned_columns", ndim=2)
     require_array(xp, sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
     begins, ends = checked_segments(begins, ends, sample_indices.shape[0], disjoint=True)
     n_segments = len(begins)
-    n_features = X_binned.shape[1]
+    n_features, n_rows = X_binned_columns.shape
     features = np.asarray(features, dtype=np.int64).reshape(-1)
     threshold_bins = np.asarray(threshold_bins, dtype=np.int64).reshape(-1)
     default_left = np.asarray(default_left, dtype=bool).reshape(-1).astype(np.int64)
@@ -176,8 +177,8 @@ def add_split_leaf_values(
         n_tiles,
         LEAF_THREADS_PER_BLOCK,
         (
-            X_binned,
-            np.int32(n_features),
+            X_binned_columns,
+            np.int64(n_rows),
             sample_indices,
             table[0],
             table[1],

@@ -5,7 +5,9 @@ The same stable in-place split as
 partition"): per-tile go-left masks (a bit per position) and counts, a device
 cumulative sum of the counts, then a stable scatter (ranks from the masks' popcounts).
 One small host-to-device copy of the segment table per batch of nodes, no device-to-host
-copy.
+copy. The kernels read the bins from a column-major copy (:func:`binned_columns`, made
+once per DeviceData: ``n_features`` bytes per row), where a warp's bins of a dense
+segment share sectors (``cuda/partition.cu``, access pattern).
 """
 
 import numpy as np
@@ -15,6 +17,7 @@ from ...core.segments import checked_segments
 from .launch import require_array, segment_table, segment_tiles
 
 __all__ = [
+    "binned_columns",
     "partition_rows",
     "PARTITION_THREADS_PER_BLOCK",
     "PARTITION_ITEMS_PER_THREAD",
@@ -37,10 +40,34 @@ PARTITION_TILE_ROWS = PARTITION_THREADS_PER_BLOCK * PARTITION_ITEMS_PER_THREAD
 PARTITION_CHUNKS_PER_TILE = PARTITION_TILE_ROWS // 32
 
 
+#: ``DeviceData.arrays`` key of the column-major bins.
+BINNED_COLUMNS_KEY = "X_binned_columns"
+
+
+def binned_columns(xp, data):
+    """The bins of ``data`` column by column, as the partition kernels read them: made from
+    ``data.arrays['X_binned']`` at first use and kept in ``data.arrays``.
+
+    Parameters
+    ----------
+    xp : module
+    data : gpuboost.backends.base.DeviceData
+
+    Returns
+    -------
+    X_binned_columns : xp array of shape (n_features, n_rows), uint8, C order
+    """
+    columns = data.arrays.get(BINNED_COLUMNS_KEY)
+    if columns is None:
+        columns = xp.ascontiguousarray(data.arrays["X_binned"].T)
+        data.arrays[BINNED_COLUMNS_KEY] = columns
+    return columns
+
+
 def partition_rows(
     xp,
     launcher,
-    X_binned,
+    X_binned_columns,
     sample_indices,
     begins,
     ends,
@@ -58,7 +85,8 @@ def partition_rows(
     xp : module
         ``cupy`` or the emulated device namespace.
     launcher : gpuboost.backends.cuda.launch.KernelLauncher
-    X_binned : xp array of shape (n_rows, n_features), uint8, C order  # IN
+    X_binned_columns : xp array of shape (n_features, n_rows), uint8, C order  # IN
+        The bins column by column (:func:`binned_columns`).
     sample_indices : xp array of shape (n_positions,), int32  # IN, OUT
         Every listed segment is reordered: its rows going left first, then the others,
         each in their original order.
@@ -76,9 +104,9 @@ def partition_rows(
     left_counts : xp array of shape (n_nodes,), int64, or None  # OUT
         Only with ``return_left_counts``.
     """
-    require_array(xp, X_binned, X_BINNED_DTYPE, "X_binned", ndim=2)
+    require_array(xp, X_binned_columns, X_BINNED_DTYPE, "X_binned_columns", ndim=2)
     require_array(xp, sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
-    n_features = X_binned.shape[1]
+    n_features, n_rows = X_binned_columns.shape
     begins, ends = checked_segments(begins, ends, sample_indices.shape[0], disjoint=True)
     n_segments = len(begins)
     features = np.asarray(features, dtype=np.int64).reshape(-1)
@@ -109,8 +137,8 @@ def partition_rows(
         n_tiles,
         PARTITION_THREADS_PER_BLOCK,
         (
-            X_binned,
-            np.int32(n_features),
+            X_binned_columns,
+            np.int64(n_rows),
             sample_indices,
             segment_begins,
             segment_ends,

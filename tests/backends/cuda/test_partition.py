@@ -62,7 +62,7 @@ def _run_both(
     left_counts = cuda_partition.partition_rows(
         backend.xp,
         backend.launcher,
-        data.arrays["X_binned"],
+        cuda_partition.binned_columns(backend.xp, data),
         device_indices,
         begins,
         ends,
@@ -172,3 +172,17 @@ def test_launch_constants_match_kernel_source():
     assert (
         constant(partition, "kPartitionItemsPerThread") == cuda_partition.PARTITION_ITEMS_PER_THREAD
     )
+
+
+def test_binned_columns_are_made_once_per_data(backend):
+    """The partition reads a column-major copy of the bins, made at its first call and
+    kept with the data."""
+    rng = np.random.default_rng(11)
+    dataset = Dataset(rng.normal(size=(N_ROWS, N_FEATURES)), max_bin=MAX_BIN)
+    data = backend.prepare(dataset)
+    assert cuda_partition.BINNED_COLUMNS_KEY not in data.arrays
+    sample_indices = backend.to_device(np.arange(N_ROWS, dtype=np.int32))
+    backend.partition(data, sample_indices, [0], [N_ROWS], [1], [4], [True])
+    columns = data.arrays[cuda_partition.BINNED_COLUMNS_KEY]
+    np.testing.assert_array_equal(backend.to_host(columns), dataset.X_binned.T)
+    assert cuda_partition.binned_columns(backend.xp, data) is columns
