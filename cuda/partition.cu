@@ -11,18 +11,30 @@
 //      kPartitionTileRows positions (a tile never straddles two segments,
 //      segments.cuh); a block takes one tile, saves its rows to `saved_rows`,
 //      stores one 32-bit go-left mask per 32 positions (a warp ballot) and the
-//      tile's number of left rows.
-//   2. (host side, on the device) an inclusive cumulative sum of the per-tile
-//      left counts over all tiles (int64).
-//   3. partition_scatter_tiles: a block takes one tile again and writes every
+//      left rows of its segment up to the end of the tile (a decoupled
+//      look-back over the earlier tiles of the segment, below).
+//   2. partition_scatter_tiles: a block takes one tile again and writes every
 //      saved row to its final position in sample_indices: the stable rank of a
-//      row is the left rows of the earlier tiles of its segment (the cumulative
-//      sum), of the earlier chunks of its tile (a one-warp scan of the masks'
-//      popcounts) and of the lower lanes of its chunk (popcount of its mask).
-//      The tile is reordered in shared memory first, so that its left rows and
-//      its right rows are each written as one coalesced run.
-// Kernel 1 reads sample_indices and kernel 3 only writes it, so the reorder is
+//      row is the left rows of the earlier tiles of its segment (launch 1), of
+//      the earlier chunks of its tile (a one-warp scan of the masks' popcounts)
+//      and of the lower lanes of its chunk (popcount of its mask). The tile is
+//      reordered in shared memory first, so that its left rows and its right
+//      rows are each written as one coalesced run.
+// Kernel 1 reads sample_indices and kernel 2 only writes it, so the reorder is
 // in place without a race; the scratch costs 4 bytes per position plus one bit.
+//
+// Decoupled look-back (kernel 1; the single-pass scan of Merrill and Garland,
+// as CUB's): every tile publishes a 64-bit status word in `tile_status`, first
+// its own left count (kPartitionStatusAggregate), then, once known, the left
+// rows of its segment through its end (kPartitionStatusInclusive). A tile sums
+// the words of the tiles before it in its segment, from the nearest back, until
+// an inclusive one; the first tile of a segment is inclusive at once. The word
+// packs the value (low 32 bits), the kind (bit 32) and the launch's `epoch`
+// (bits 33..63): words of earlier launches read as not yet published, so the
+// buffer is never cleared (the host makes each launch's epoch new and zeroes
+// the buffer once). Statuses are only accessed through atomics. A block waits
+// only for blocks of lower index, which a GPU starts first (the emulation runs
+// blocks in order).
 //
 // Access pattern (both kernels): a tile is kPartitionChunksPerTile chunks of
 // kPartitionWarpSize consecutive positions; chunk c = item * kPartitionWarpsPerBlock +
@@ -58,6 +70,12 @@ static_assert(kPartitionThreadsPerBlock % kPartitionWarpSize == 0,
               "a chunk is one warp's positions");
 static_assert(kPartitionChunksPerTile == kPartitionWarpSize,
               "one warp scans the chunks of a tile, a chunk per lane");
+//: Status word kinds (bit 32) and the first bit of the epoch.
+constexpr uint64_t kPartitionStatusAggregate = 0;
+constexpr uint64_t kPartitionStatusInclusive = uint64_t{1} << 32;
+constexpr int32_t kPartitionStatusEpochShift = 33;
+//: The value bits of a status word.
+constexpr uint64_t kPartitionStatusValueMask = (uint64_t{1} << 32) - 1;
 
 //: Inclusive prefix sum of `value` over the lanes of the calling warp.
 GPUBOOST_DEVICE_INLINE int32_t partition_warp_inclusive_scan(int32_t value) {
@@ -82,23 +100,53 @@ GPUBOOST_DEVICE_INLINE void partition_tile_bounds(const int64_t* segment_begins,
   *tile_end = full_end < segment_ends[segment] ? full_end : segment_ends[segment];
 }
 
+//: Publishes `value` of kind `kind` (kPartitionStatus*) as the status of a tile
+//: in the launch `epoch_bits` (the epoch already shifted into place).
+GPUBOOST_DEVICE_INLINE void partition_publish_status(uint64_t* status, uint64_t epoch_bits,
+                                                     uint64_t kind, int64_t value) {
+  atomicExch(reinterpret_cast<unsigned long long*>(status),
+             static_cast<unsigned long long>(epoch_bits | kind | static_cast<uint64_t>(value)));
+}
+
+//: The left rows of the tiles [first, tile) of a segment, from their status
+//: words (decoupled look-back: the nearest tiles first, until an inclusive word;
+//: waits for words not yet published in this launch).
+GPUBOOST_DEVICE_INLINE int64_t partition_look_back(uint64_t* tile_status, uint64_t epoch_bits,
+                                                   int64_t first, int64_t tile) {
+  int64_t lefts = 0;
+  for (int64_t earlier = tile - 1; earlier >= first; --earlier) {
+    uint64_t word;
+    do {
+      word = atomicAdd(reinterpret_cast<unsigned long long*>(tile_status + earlier), 0ull);
+    } while ((word >> kPartitionStatusEpochShift) != (epoch_bits >> kPartitionStatusEpochShift));
+    lefts += static_cast<int64_t>(word & kPartitionStatusValueMask);
+    if ((word & kPartitionStatusInclusive) != 0) break;
+  }
+  return lefts;
+}
+
 // partition_flag_tiles (launch 1): grid = one block per tile, block =
 // kPartitionThreadsPerBlock threads (chunk layout: top of the file). A block saves
 // its tile's rows, stores the go-left mask of each chunk (bit l: position
 // tile_begin + 32 c + l goes left; positions past the segment's end are 0) and
-// the tile's left count. The masks pass through shared memory so that one warp
-// writes the tile's kPartitionChunksPerTile words in one instruction.
-//   binned_columns   (n_features, n_rows) uint8, C order: the bins column by column
-//   saved_rows       (n_positions,) int32: copy of sample_indices at the tiles' positions
-//   left_masks       (n_tiles * kPartitionChunksPerTile,) uint32
-//   tile_left_counts (n_tiles,) int32
+// the left rows of its segment through the tile. The masks pass through shared
+// memory so that one warp writes the tile's kPartitionChunksPerTile words in one
+// instruction; its last lane then does the look-back.
+//   binned_columns     (n_features, n_rows) uint8, C order: the bins column by column
+//   epoch              in [1, 2^31): new for every launch on this tile_status
+//   tile_status        (>= n_tiles,) uint64: status words (zeroes or earlier epochs')
+//   saved_rows         (n_positions,) int32: copy of sample_indices at the tiles' positions
+//   left_masks         (n_tiles * kPartitionChunksPerTile,) uint32
+//   tile_lefts_through (n_tiles,) int64: left rows of the tile's segment up to the
+//                      tile's end
 extern "C" __global__ void __launch_bounds__(kPartitionThreadsPerBlock)
 partition_flag_tiles(
     const uint8_t* binned_columns, int64_t n_rows, const int32_t* sample_indices,
     const int64_t* segment_begins, const int64_t* segment_ends, const int64_t* first_tile,
     const int64_t* split_features, const int64_t* split_threshold_bins,
-    const int64_t* split_default_left, int32_t n_segments, int32_t missing_bin,
-    int32_t* saved_rows, uint32_t* left_masks, int32_t* tile_left_counts) {
+    const int64_t* split_default_left, int32_t n_segments, int32_t missing_bin, int64_t epoch,
+    uint64_t* tile_status, int32_t* saved_rows, uint32_t* left_masks,
+    int64_t* tile_lefts_through) {
   const int64_t tile = blockIdx.x;
   const int32_t segment = gpuboost_segment_of_tile(first_tile, n_segments, tile);
   int64_t tile_begin;
@@ -128,12 +176,24 @@ partition_flag_tiles(
   if (warp == 0) {
     const uint32_t mask = chunk_masks[lane];
     left_masks[tile * kPartitionChunksPerTile + lane] = mask;
-    const int32_t lefts_through = partition_warp_inclusive_scan(__popc(mask));
-    if (lane == kPartitionWarpSize - 1) tile_left_counts[tile] = lefts_through;
+    const int32_t tile_lefts = partition_warp_inclusive_scan(__popc(mask));
+    if (lane == kPartitionWarpSize - 1) {
+      const uint64_t epoch_bits = static_cast<uint64_t>(epoch) << kPartitionStatusEpochShift;
+      const int64_t segment_first = first_tile[segment];
+      int64_t lefts_before = 0;
+      if (tile != segment_first) {
+        partition_publish_status(tile_status + tile, epoch_bits, kPartitionStatusAggregate,
+                                 tile_lefts);
+        lefts_before = partition_look_back(tile_status, epoch_bits, segment_first, tile);
+      }
+      partition_publish_status(tile_status + tile, epoch_bits, kPartitionStatusInclusive,
+                               lefts_before + tile_lefts);
+      tile_lefts_through[tile] = lefts_before + tile_lefts;
+    }
   }
 }
 
-// partition_scatter_tiles (launch 3): grid = one block per tile, block =
+// partition_scatter_tiles (launch 2): grid = one block per tile, block =
 // kPartitionThreadsPerBlock threads, the chunk layout of partition_flag_tiles.
 // Warp 0 loads the tile's masks and scans their popcounts (the left rows of the
 // earlier chunks). Every thread then puts the saved rows of its positions into
@@ -142,12 +202,12 @@ partition_flag_tiles(
 // consecutive threads on consecutive entries: the tile's left rows are one run
 // of consecutive positions of the segment and its right rows another, so every
 // warp store is coalesced.
-//   tile_left_inclusive (n_tiles,) int64: inclusive cumulative sum of tile_left_counts
+//   tile_lefts_through  (n_tiles,) int64: from partition_flag_tiles
 //   sample_indices      written at the positions of every tile
 extern "C" __global__ void __launch_bounds__(kPartitionThreadsPerBlock)
 partition_scatter_tiles(
-    const int32_t* saved_rows, const uint32_t* left_masks, const int32_t* tile_left_counts,
-    const int64_t* tile_left_inclusive, const int64_t* segment_begins, const int64_t* segment_ends,
+    const int32_t* saved_rows, const uint32_t* left_masks, const int64_t* tile_lefts_through,
+    const int64_t* segment_begins, const int64_t* segment_ends,
     const int64_t* first_tile, int32_t n_segments, int32_t* sample_indices) {
   const int64_t tile = blockIdx.x;
   const int32_t segment = gpuboost_segment_of_tile(first_tile, n_segments, tile);
@@ -189,13 +249,8 @@ partition_scatter_tiles(
   __syncthreads();
 
   // Left rows of the segment before this tile, and in the whole segment.
-  const int64_t segment_first = first_tile[segment];
-  const int64_t segment_last = first_tile[segment + 1] - 1;
-  const int64_t lefts_before_segment =
-      tile_left_inclusive[segment_first] - tile_left_counts[segment_first];
-  const int64_t lefts_before_tile =
-      tile_left_inclusive[tile] - tile_left_counts[tile] - lefts_before_segment;
-  const int64_t segment_n_left = tile_left_inclusive[segment_last] - lefts_before_segment;
+  const int64_t lefts_before_tile = tile_lefts_through[tile] - n_left;
+  const int64_t segment_n_left = tile_lefts_through[first_tile[segment + 1] - 1];
   const int64_t segment_begin = segment_begins[segment];
   const int64_t rights_before_tile = (tile_begin - segment_begin) - lefts_before_tile;
   // staged[i] goes to left_base + i (i < n_left) or right_base + i (i >= n_left).

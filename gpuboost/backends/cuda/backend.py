@@ -66,7 +66,7 @@ from .histogram import build_histograms
 from .launch import EMULATED, array_module, default_launcher
 from .leaf import add_leaf_values, add_split_leaf_values, segment_weighted_quantile
 from .memory import device_call, device_memory_info, out_of_memory_error
-from .partition import binned_columns, partition_rows
+from .partition import TileStatus, binned_columns, partition_rows
 from .predict import (
     predict_forest_leaves,
     predict_forest_raw,
@@ -112,6 +112,8 @@ class CudaBackend(Backend):
         self.xp = array_module(self.launcher.mode)
         self._data_shape = None
         self._data_has_weight = False
+        #: The partition's look-back status words (gpuboost.backends.cuda.partition).
+        self._partition_status = TileStatus()
         if self.emulated:
             self._cupy = None
             self._out_of_memory_errors = ()
@@ -335,6 +337,7 @@ class CudaBackend(Backend):
             threshold_bins,
             default_left,
             data.missing_bin,
+            status=self._partition_status,
         )
 
     @device_call("adding leaf values to the margins")

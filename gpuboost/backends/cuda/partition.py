@@ -2,13 +2,16 @@
 
 The same stable in-place split as
 :func:`gpuboost.backends.numpy.partition.partition_rows` (docs/DESIGN.md, "Row
-partition"): per-tile go-left masks (a bit per position) and counts, a device
-cumulative sum of the counts, then a stable scatter (ranks from the masks' popcounts).
+partition"): per-tile go-left masks (a bit per position) and the left rows of each
+segment through each tile (a decoupled look-back, :class:`TileStatus`), then a stable
+scatter (ranks from the masks' popcounts); two launches.
 One small host-to-device copy of the segment table per batch of nodes, no device-to-host
 copy. The kernels read the bins from a column-major copy (:func:`binned_columns`, made
 once per DeviceData: ``n_features`` bytes per row), where a warp's bins of a dense
 segment share sectors (``cuda/partition.cu``, access pattern).
 """
+
+import threading
 
 import numpy as np
 
@@ -19,6 +22,7 @@ from .launch import require_array, segment_table, segment_tiles
 __all__ = [
     "binned_columns",
     "partition_rows",
+    "TileStatus",
     "PARTITION_THREADS_PER_BLOCK",
     "PARTITION_ITEMS_PER_THREAD",
     "PARTITION_TILE_ROWS",
@@ -64,6 +68,37 @@ def binned_columns(xp, data):
     return columns
 
 
+#: Epochs of the status words are in [1, MAX_STATUS_EPOCH] (31 bits, partition.cu).
+MAX_STATUS_EPOCH = 2**31 - 1
+
+
+class TileStatus:
+    """The status words of ``partition_flag_tiles``' look-back, kept from launch to launch.
+
+    Every launch gets a new epoch, so the words of earlier launches read as unpublished
+    and the buffer is zeroed only when it is made (or grown, or the epochs wrap around):
+    no clearing launch per partition. One per backend (device); launches on it must be
+    in stream order, as CuPy's default stream orders them.
+    """
+
+    def __init__(self):
+        self._words = None
+        self._epoch = 0
+        self._lock = threading.Lock()
+
+    def next_launch(self, xp, n_tiles):
+        """``(words, epoch)`` for a launch over ``n_tiles`` tiles: an xp array of at
+        least ``n_tiles`` uint64 words and the launch's epoch (an int)."""
+        with self._lock:
+            self._epoch += 1
+            too_small = self._words is None or self._words.shape[0] < n_tiles
+            if too_small or self._epoch > MAX_STATUS_EPOCH:
+                self._epoch = 1
+                size = 1 << max(int(n_tiles) - 1, 1).bit_length()  # grow by powers of two
+                self._words = xp.zeros(size, dtype=np.uint64)
+            return self._words, self._epoch
+
+
 def partition_rows(
     xp,
     launcher,
@@ -76,6 +111,7 @@ def partition_rows(
     default_left,
     missing_bin,
     *,
+    status=None,
     return_left_counts=False,
 ):
     """Split several nodes' segments at once, stably and in place.
@@ -95,6 +131,8 @@ def partition_rows(
     features, threshold_bins : sequence of int, shape (n_nodes,) (host)
     default_left : sequence of bool, shape (n_nodes,) (host)
     missing_bin : int
+    status : TileStatus, optional
+        The look-back's status words (the backend's; a new one when not given).
     return_left_counts : bool
         Also return the rows sent left per segment (for tests; training knows them from
         the split records).
@@ -130,7 +168,9 @@ def partition_rows(
     n_positions = sample_indices.shape[0]
     saved_rows = xp.empty(n_positions, dtype=SAMPLE_INDEX_DTYPE)
     left_masks = xp.empty(n_tiles * PARTITION_CHUNKS_PER_TILE, dtype=np.uint32)
-    tile_left_counts = xp.empty(n_tiles, dtype=np.int32)
+    tile_lefts_through = xp.empty(n_tiles, dtype=np.int64)
+    status = TileStatus() if status is None else status
+    tile_status, epoch = status.next_launch(xp, n_tiles)
     launcher(
         KERNEL_FILE,
         FLAG_KERNEL,
@@ -148,12 +188,13 @@ def partition_rows(
             split_default_left,
             np.int32(n_segments),
             np.int32(missing_bin),
+            np.int64(epoch),
+            tile_status,
             saved_rows,
             left_masks,
-            tile_left_counts,
+            tile_lefts_through,
         ),
     )
-    tile_left_inclusive = xp.cumsum(tile_left_counts, dtype=np.int64)
     launcher(
         KERNEL_FILE,
         SCATTER_KERNEL,
@@ -162,8 +203,7 @@ def partition_rows(
         (
             saved_rows,
             left_masks,
-            tile_left_counts,
-            tile_left_inclusive,
+            tile_lefts_through,
             segment_begins,
             segment_ends,
             segment_first_tile,
@@ -173,6 +213,7 @@ def partition_rows(
     )
     if not return_left_counts:
         return None
-    inclusive = xp.concatenate([xp.zeros(1, dtype=np.int64), tile_left_inclusive])
-    first = xp.array(first_tile)
-    return inclusive[first[1:]] - inclusive[first[:-1]]
+    # The last tile of a segment holds its left count; empty segments own no tile.
+    through = xp.concatenate([xp.zeros(1, dtype=np.int64), tile_lefts_through])
+    last = xp.array(np.where(first_tile[1:] > first_tile[:-1], first_tile[1:], 0))
+    return through[last]
