@@ -76,27 +76,32 @@ class TileStatus:
     """The status words of ``partition_flag_tiles``' look-back, kept from launch to launch.
 
     Every launch gets a new epoch, so the words of earlier launches read as unpublished
-    and the buffer is zeroed only when it is made (or grown, or the epochs wrap around):
-    no clearing launch per partition. One per backend (device); launches on it must be
-    in stream order, as CuPy's default stream orders them.
+    and a buffer is zeroed only when it is made (or grown, or the epochs wrap around):
+    no clearing launch per partition. One per backend (device), with a buffer per host
+    thread: the launches of one thread are in stream order, and two threads launching on
+    different streams (CuPy's per-thread default streams) never share status words.
     """
 
     def __init__(self):
-        self._words = None
-        self._epoch = 0
-        self._lock = threading.Lock()
+        self._local = threading.local()
 
     def next_launch(self, xp, n_tiles):
         """``(words, epoch)`` for a launch over ``n_tiles`` tiles: an xp array of at
         least ``n_tiles`` uint64 words and the launch's epoch (an int)."""
-        with self._lock:
-            self._epoch += 1
-            too_small = self._words is None or self._words.shape[0] < n_tiles
-            if too_small or self._epoch > MAX_STATUS_EPOCH:
-                self._epoch = 1
-                size = 1 << max(int(n_tiles) - 1, 1).bit_length()  # grow by powers of two
-                self._words = xp.zeros(size, dtype=np.uint64)
-            return self._words, self._epoch
+        local = self._local
+        words = getattr(local, "words", None)
+        epoch = getattr(local, "epoch", 0) + 1
+        if words is None or words.shape[0] < n_tiles or epoch > MAX_STATUS_EPOCH:
+            epoch = 1
+            size = 1 << max(int(n_tiles) - 1, 1).bit_length()  # grow by powers of two
+            words = xp.zeros(size, dtype=np.uint64)
+        local.words, local.epoch = words, epoch
+        return words, epoch
+
+    @property
+    def epoch(self):
+        """The epoch of this thread's last launch (0 before the first)."""
+        return getattr(self._local, "epoch", 0)
 
 
 def partition_rows(

@@ -223,5 +223,5 @@ def test_tile_status_is_reused_across_launches(backend, dataset, monkeypatch):
         )
         np.testing.assert_array_equal(backend.to_host(got), expected)
         np.testing.assert_array_equal(backend.to_host(left_counts), expected_left)
-        epochs.append(status._epoch)
+        epochs.append(status.epoch)
     assert epochs == [1, 2, 3, 1, 2, 3]
