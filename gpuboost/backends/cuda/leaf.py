@@ -71,7 +71,7 @@ def add_leaf_values(xp, launcher, raw, output, sample_indices, begins, ends, val
     require_array(xp, raw, Y_DTYPE, "raw", ndim=2)
     require_array(xp, sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
     begins, ends = checked_segments(begins, ends, sample_indices.shape[0], disjoint=True)
-    values = np.asarray(values, dtype=np.float64).reshape(-1)
+    values = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
     if len(values) != len(begins):
         raise ValueError("values needs one entry per segment.")
     n_outputs = raw.shape[1]
@@ -80,7 +80,7 @@ def add_leaf_values(xp, launcher, raw, output, sample_indices, begins, ends, val
     first_tile, n_tiles = segment_tiles(begins, ends, LEAF_TILE_ROWS)
     if n_tiles == 0:
         return
-    table = segment_table(xp, [begins, ends, first_tile])
+    table = segment_table(xp, [begins, ends, first_tile, values.view(np.int64)])
     launcher(
         KERNEL_FILE,
         ADD_KERNEL,
@@ -92,7 +92,7 @@ def add_leaf_values(xp, launcher, raw, output, sample_indices, begins, ends, val
             table[1],
             table[2],
             np.int32(len(begins)),
-            xp.array(values),
+            table[3].view(np.float64),  # the values' bits (one copy for the whole table)
             np.int32(n_outputs),
             np.int32(output),
             raw,
@@ -148,15 +148,15 @@ def add_split_leaf_values(
     features = np.asarray(features, dtype=np.int64).reshape(-1)
     threshold_bins = np.asarray(threshold_bins, dtype=np.int64).reshape(-1)
     default_left = np.asarray(default_left, dtype=bool).reshape(-1).astype(np.int64)
-    values = np.concatenate(
-        [
-            np.asarray(left_values, dtype=np.float64).reshape(-1),
-            np.asarray(right_values, dtype=np.float64).reshape(-1),
-        ]
-    )
+    left_values = np.ascontiguousarray(left_values, dtype=np.float64).reshape(-1)
+    right_values = np.ascontiguousarray(right_values, dtype=np.float64).reshape(-1)
     if not (
-        len(features) == len(threshold_bins) == len(default_left) == n_segments
-        and len(values) == 2 * n_segments
+        len(features)
+        == len(threshold_bins)
+        == len(default_left)
+        == len(left_values)
+        == len(right_values)
+        == n_segments
     ):
         raise ValueError(
             "features, threshold_bins, default_left, left_values and right_values need one "
@@ -170,7 +170,20 @@ def add_split_leaf_values(
     first_tile, n_tiles = segment_tiles(begins, ends, LEAF_TILE_ROWS)
     if n_tiles == 0:
         return
-    table = segment_table(xp, [begins, ends, first_tile, features, threshold_bins, default_left])
+    # One copy of the whole table; the leaf values travel as the bits of int64 rows.
+    table = segment_table(
+        xp,
+        [
+            begins,
+            ends,
+            first_tile,
+            features,
+            threshold_bins,
+            default_left,
+            left_values.view(np.int64),
+            right_values.view(np.int64),
+        ],
+    )
     launcher(
         KERNEL_FILE,
         ADD_SPLIT_KERNEL,
@@ -188,7 +201,8 @@ def add_split_leaf_values(
             table[5],
             np.int32(n_segments),
             np.int32(missing_bin),
-            xp.array(values),
+            table[6].view(np.float64),
+            table[7].view(np.float64),
             np.int32(n_outputs),
             np.int32(output),
             raw,
