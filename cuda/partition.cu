@@ -87,17 +87,33 @@ GPUBOOST_DEVICE_INLINE int32_t partition_warp_inclusive_scan(int32_t value) {
   return value;
 }
 
-//: Half-open positions [*tile_begin, *tile_end) of `tile`, which belongs to `segment`.
-GPUBOOST_DEVICE_INLINE void partition_tile_bounds(const int64_t* segment_begins,
-                                                  const int64_t* segment_ends,
-                                                  const int64_t* first_tile, int32_t segment,
-                                                  int64_t tile, int64_t* tile_begin,
-                                                  int64_t* tile_end) {
-  const int64_t begin =
-      segment_begins[segment] + (tile - first_tile[segment]) * kPartitionTileRows;
-  const int64_t full_end = begin + kPartitionTileRows;
-  *tile_begin = begin;
-  *tile_end = full_end < segment_ends[segment] ? full_end : segment_ends[segment];
+//: What every thread of a block needs about its tile and its segment. Thread 0
+//: reads it from the segment table into shared memory (partition_load_tile), so
+//: that one thread, not every warp, searches first_tile and reads the table.
+struct PartitionTile {
+  int64_t begin;          // first position of the tile
+  int64_t end;            // one past its last position
+  int64_t segment_begin;  // first position of its segment
+  int64_t segment_first;  // first tile of its segment
+  int64_t segment_last;   // last tile of its segment
+  int32_t segment;
+};
+
+//: The PartitionTile of `tile` (segment table: see the top of the file).
+GPUBOOST_DEVICE_INLINE PartitionTile partition_load_tile(const int64_t* segment_begins,
+                                                         const int64_t* segment_ends,
+                                                         const int64_t* first_tile,
+                                                         int32_t n_segments, int64_t tile) {
+  PartitionTile info;
+  info.segment = gpuboost_segment_of_tile(first_tile, n_segments, tile);
+  info.segment_first = first_tile[info.segment];
+  info.segment_last = first_tile[info.segment + 1] - 1;
+  info.segment_begin = segment_begins[info.segment];
+  info.begin = info.segment_begin + (tile - info.segment_first) * kPartitionTileRows;
+  const int64_t full_end = info.begin + kPartitionTileRows;
+  const int64_t segment_end = segment_ends[info.segment];
+  info.end = full_end < segment_end ? full_end : segment_end;
+  return info;
 }
 
 //: Publishes `value` of kind `kind` (kPartitionStatus*) as the status of a tile
@@ -148,14 +164,20 @@ partition_flag_tiles(
     uint64_t* tile_status, int32_t* saved_rows, uint32_t* left_masks,
     int64_t* tile_lefts_through) {
   const int64_t tile = blockIdx.x;
-  const int32_t segment = gpuboost_segment_of_tile(first_tile, n_segments, tile);
-  int64_t tile_begin;
-  int64_t tile_end;
-  partition_tile_bounds(segment_begins, segment_ends, first_tile, segment, tile, &tile_begin,
-                        &tile_end);
-  const uint8_t* column = binned_columns + split_features[segment] * n_rows;
-  const int32_t threshold_bin = static_cast<int32_t>(split_threshold_bins[segment]);
-  const bool missing_goes_left = split_default_left[segment] != 0;
+  __shared__ PartitionTile block_tile;
+  __shared__ int64_t split[3];  // column offset, threshold bin, default_left
+  if (threadIdx.x == 0) {
+    block_tile = partition_load_tile(segment_begins, segment_ends, first_tile, n_segments, tile);
+    split[0] = split_features[block_tile.segment] * n_rows;
+    split[1] = split_threshold_bins[block_tile.segment];
+    split[2] = split_default_left[block_tile.segment];
+  }
+  __syncthreads();
+  const int64_t tile_begin = block_tile.begin;
+  const int64_t tile_end = block_tile.end;
+  const uint8_t* column = binned_columns + split[0];
+  const int32_t threshold_bin = static_cast<int32_t>(split[1]);
+  const bool missing_goes_left = split[2] != 0;
   const int32_t lane = static_cast<int32_t>(threadIdx.x) % kPartitionWarpSize;
   const int32_t warp = static_cast<int32_t>(threadIdx.x) / kPartitionWarpSize;
   __shared__ uint32_t chunk_masks[kPartitionChunksPerTile];
@@ -179,7 +201,7 @@ partition_flag_tiles(
     const int32_t tile_lefts = partition_warp_inclusive_scan(__popc(mask));
     if (lane == kPartitionWarpSize - 1) {
       const uint64_t epoch_bits = static_cast<uint64_t>(epoch) << kPartitionStatusEpochShift;
-      const int64_t segment_first = first_tile[segment];
+      const int64_t segment_first = block_tile.segment_first;
       int64_t lefts_before = 0;
       if (tile != segment_first) {
         partition_publish_status(tile_status + tile, epoch_bits, kPartitionStatusAggregate,
@@ -210,17 +232,19 @@ partition_scatter_tiles(
     const int64_t* segment_begins, const int64_t* segment_ends,
     const int64_t* first_tile, int32_t n_segments, int32_t* sample_indices) {
   const int64_t tile = blockIdx.x;
-  const int32_t segment = gpuboost_segment_of_tile(first_tile, n_segments, tile);
-  int64_t tile_begin;
-  int64_t tile_end;
-  partition_tile_bounds(segment_begins, segment_ends, first_tile, segment, tile, &tile_begin,
-                        &tile_end);
   const int32_t lane = static_cast<int32_t>(threadIdx.x) % kPartitionWarpSize;
   const int32_t warp = static_cast<int32_t>(threadIdx.x) / kPartitionWarpSize;
+  __shared__ PartitionTile block_tile;
+  __shared__ int64_t segment_lefts[2];  // left rows of the segment through the tile, in all
   __shared__ uint32_t chunk_masks[kPartitionChunksPerTile];
   __shared__ int32_t chunk_lefts_before[kPartitionChunksPerTile];  // in the tile
   __shared__ int32_t tile_n_left;
   __shared__ int32_t staged[kPartitionTileRows];
+  if (threadIdx.x == 0) {
+    block_tile = partition_load_tile(segment_begins, segment_ends, first_tile, n_segments, tile);
+    segment_lefts[0] = tile_lefts_through[tile];
+    segment_lefts[1] = tile_lefts_through[block_tile.segment_last];
+  }
   if (warp == 0) {
     const uint32_t mask = left_masks[tile * kPartitionChunksPerTile + lane];
     const int32_t lefts = __popc(mask);
@@ -232,7 +256,8 @@ partition_scatter_tiles(
   __syncthreads();
 
   // Stage: left rows at [0, tile_n_left) of `staged`, right rows after them.
-  const int32_t tile_rows = static_cast<int32_t>(tile_end - tile_begin);
+  const int64_t tile_begin = block_tile.begin;
+  const int32_t tile_rows = static_cast<int32_t>(block_tile.end - tile_begin);
   const int32_t n_left = tile_n_left;
   const uint32_t lower_lanes = (1u << lane) - 1u;
   for (int32_t item = 0; item < kPartitionItemsPerThread; ++item) {
@@ -249,9 +274,9 @@ partition_scatter_tiles(
   __syncthreads();
 
   // Left rows of the segment before this tile, and in the whole segment.
-  const int64_t lefts_before_tile = tile_lefts_through[tile] - n_left;
-  const int64_t segment_n_left = tile_lefts_through[first_tile[segment + 1] - 1];
-  const int64_t segment_begin = segment_begins[segment];
+  const int64_t lefts_before_tile = segment_lefts[0] - n_left;
+  const int64_t segment_n_left = segment_lefts[1];
+  const int64_t segment_begin = block_tile.segment_begin;
   const int64_t rights_before_tile = (tile_begin - segment_begin) - lefts_before_tile;
   // staged[i] goes to left_base + i (i < n_left) or right_base + i (i >= n_left).
   const int64_t left_base = segment_begin + lefts_before_tile;
