@@ -1,11 +1,13 @@
-// leaf.cu -- per-leaf primitives: adding leaf values to the rows' margins, and
+// leaf.cu -- per-leaf primitives: adding leaf values to the rows' margins (also
+// routing the rows of an unpartitioned last split to its two leaves), and
 // the weighted quantile of each leaf's values (leaf refit of quantile objectives).
 //
 // Leaves are segments [begin_s, end_s) of sample_indices (docs/DESIGN.md, "Row
 // partition"). The segment-parallel kernels cut every segment into tiles of
 // kLeafTileRows positions (a tile never straddles two segments): segment s owns
 // tiles [first_tile[s], first_tile[s + 1]) and a block takes one tile (segments.cuh),
-// as in partition.cu.
+// as in partition.cu. The per-segment table comes from the host in one copy; leaf
+// values are float64 rows of it (their bits stored as int64).
 //
 // Weighted quantile (gpuboost.core.quantile.weighted_quantile, per segment):
 // values sorted ascending with a stable sort, cumulative weight in sorted order
@@ -48,6 +50,50 @@ add_leaf_values(
     if (position < segment_end) {
       const int64_t row = sample_indices[position];
       raw[row * n_outputs + output] += value;
+    }
+  }
+}
+
+// add_split_leaf_values: the margin update of splits whose rows were never
+// partitioned (both children leaves; XGBoost's FinalisePosition; the definition:
+// gpuboost/backends/base.py, Backend.add_split_leaf_values). Every position p of
+// segment s holds a row that goes left at split s (bin <= threshold_bin, the
+// missing bin by default_left, as partition.cu decides) or right; the kernel adds
+// left_values[s] or right_values[s] to
+// raw[row, output] without moving the row. grid = one block per tile; a thread
+// handles positions tile_begin + item * blockDim.x + threadIdx.x (coalesced
+// sample_indices; the bin and the margin are gathers). Each row appears at most
+// once in the segments, so no two threads touch the same margin.
+//   binned_columns (n_features, n_rows) uint8, C order: the bins column by column,
+//                  as partition.cu reads them
+//   left_values, right_values (n_segments,) float64
+//   raw            (n_rows, n_outputs) float64, C order, updated in place
+extern "C" __global__ void __launch_bounds__(kLeafThreadsPerBlock)
+add_split_leaf_values(
+    const uint8_t* binned_columns, int64_t n_rows, const int32_t* sample_indices,
+    const int64_t* segment_begins, const int64_t* segment_ends, const int64_t* first_tile,
+    const int64_t* split_features, const int64_t* split_threshold_bins,
+    const int64_t* split_default_left, int32_t n_segments, int32_t missing_bin,
+    const double* left_values, const double* right_values, int32_t n_outputs, int32_t output,
+    double* raw) {
+  const int64_t tile = blockIdx.x;
+  const int32_t segment = gpuboost_segment_of_tile(first_tile, n_segments, tile);
+  const int64_t tile_begin =
+      segment_begins[segment] + (tile - first_tile[segment]) * kLeafTileRows;
+  const int64_t segment_end = segment_ends[segment];
+  const uint8_t* column = binned_columns + split_features[segment] * n_rows;
+  const int32_t threshold_bin = static_cast<int32_t>(split_threshold_bins[segment]);
+  const bool missing_goes_left = split_default_left[segment] != 0;
+  const double left_value = left_values[segment];
+  const double right_value = right_values[segment];
+  for (int32_t item = 0; item < kLeafItemsPerThread; ++item) {
+    const int64_t position =
+        tile_begin + static_cast<int64_t>(item) * kLeafThreadsPerBlock + threadIdx.x;
+    if (position < segment_end) {
+      const int64_t row = sample_indices[position];
+      const int32_t bin = column[row];
+      const bool left = bin <= threshold_bin || (bin == missing_bin && missing_goes_left);
+      raw[row * n_outputs + output] += left ? left_value : right_value;
     }
   }
 }

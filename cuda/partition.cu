@@ -10,15 +10,42 @@
 //   1. partition_flag_tiles: every segment is cut into tiles of
 //      kPartitionTileRows positions (a tile never straddles two segments,
 //      segments.cuh); a block takes one tile, saves its rows to `saved_rows`,
-//      stores the go-left flag of every position and the tile's number of left rows.
-//   2. (host side, on the device) an inclusive cumulative sum of the per-tile
-//      left counts over all tiles (int64).
-//   3. partition_scatter_tiles: a block takes one tile again, ranks its left and
-//      right rows with a block-wide exclusive scan, adds the offsets of the
-//      earlier tiles of the same segment (from the cumulative sum) and writes every
-//      saved row to its final position in sample_indices.
-// Kernel 1 reads sample_indices and kernel 3 only writes it, so the reorder is
-// in place without a race; the scratch costs 5 bytes per position.
+//      stores one 32-bit go-left mask per 32 positions (a warp ballot) and the
+//      left rows of its segment up to the end of the tile (a decoupled
+//      look-back over the earlier tiles of the segment, below).
+//   2. partition_scatter_tiles: a block takes one tile again and writes every
+//      saved row to its final position in sample_indices: the stable rank of a
+//      row is the left rows of the earlier tiles of its segment (launch 1), of
+//      the earlier chunks of its tile (a one-warp scan of the masks' popcounts)
+//      and of the lower lanes of its chunk (popcount of its mask). The tile is
+//      reordered in shared memory first, so that its left rows and its right
+//      rows are each written as one coalesced run.
+// Kernel 1 reads sample_indices and kernel 2 only writes it, so the reorder is
+// in place without a race; the scratch costs 4 bytes per position plus one bit.
+//
+// Decoupled look-back (kernel 1; the single-pass scan of Merrill and Garland,
+// as CUB's): every tile publishes a 64-bit status word in `tile_status`, first
+// its own left count (kPartitionStatusAggregate), then, once known, the left
+// rows of its segment through its end (kPartitionStatusInclusive). A tile sums
+// the words of the tiles before it in its segment, from the nearest back, until
+// an inclusive one; the first tile of a segment is inclusive at once. The word
+// packs the value (low 32 bits), the kind (bit 32) and the launch's `epoch`
+// (bits 33..63): words of earlier launches read as not yet published, so the
+// buffer is never cleared (the host makes each launch's epoch new and zeroes
+// the buffer once). Statuses are only accessed through atomics. A block waits
+// only for blocks of lower index, which a GPU starts first (the emulation runs
+// blocks in order).
+//
+// Access pattern (both kernels): a tile is kPartitionChunksPerTile chunks of
+// kPartitionWarpSize consecutive positions; chunk c = item * kPartitionWarpsPerBlock +
+// warp is handled by warp `warp` at step `item`, lane l taking position
+// tile_begin + 32 c + l. Consecutive lanes thus read consecutive sample_indices /
+// saved_rows (one 128-byte line per warp instruction); kernel 3 writes
+// sample_indices from shared memory in runs of consecutive positions. The bins
+// are read from a column-major copy (one column per split): the rows of a
+// segment are in increasing order, so a warp's 32 bins lie in few sectors while
+// the segments are dense (at the root, 32 consecutive bytes); row-major they
+// would be n_features bytes apart. Deep down, a sector per row either way.
 //
 // The per-segment table comes from the host as int64 arrays: begins, ends and
 // first_tile (n_segments + 1 entries: segment s owns tiles
@@ -37,10 +64,18 @@ constexpr int32_t kPartitionTileRows = kPartitionThreadsPerBlock * kPartitionIte
 constexpr int32_t kPartitionWarpSize = 32;
 //: Warps per block.
 constexpr int32_t kPartitionWarpsPerBlock = kPartitionThreadsPerBlock / kPartitionWarpSize;
+//: Chunks of kPartitionWarpSize positions per tile (one go-left mask word each).
+constexpr int32_t kPartitionChunksPerTile = kPartitionTileRows / kPartitionWarpSize;
 static_assert(kPartitionThreadsPerBlock % kPartitionWarpSize == 0,
-              "the block scan needs whole warps");
-static_assert(kPartitionWarpsPerBlock <= kPartitionWarpSize,
-              "the block scan scans the warp totals with one warp");
+              "a chunk is one warp's positions");
+static_assert(kPartitionChunksPerTile == kPartitionWarpSize,
+              "one warp scans the chunks of a tile, a chunk per lane");
+//: Status word kinds (bit 32) and the first bit of the epoch.
+constexpr uint64_t kPartitionStatusAggregate = 0;
+constexpr uint64_t kPartitionStatusInclusive = uint64_t{1} << 32;
+constexpr int32_t kPartitionStatusEpochShift = 33;
+//: The value bits of a status word.
+constexpr uint64_t kPartitionStatusValueMask = (uint64_t{1} << 32) - 1;
 
 //: Inclusive prefix sum of `value` over the lanes of the calling warp.
 GPUBOOST_DEVICE_INLINE int32_t partition_warp_inclusive_scan(int32_t value) {
@@ -52,139 +87,202 @@ GPUBOOST_DEVICE_INLINE int32_t partition_warp_inclusive_scan(int32_t value) {
   return value;
 }
 
-//: Block-wide exclusive prefix sum of `value` in thread order; `*block_total`
-//: receives the sum over the block. Every thread of the block must call it, once
-//: per kernel with a __shared__ `warp_totals` of kPartitionWarpsPerBlock entries
-//: (not reused afterwards: a second call would need a barrier first).
-GPUBOOST_DEVICE_INLINE int32_t partition_block_exclusive_scan(int32_t value,
-                                                              int32_t* warp_totals,
-                                                              int32_t* block_total) {
-  const int32_t lane = static_cast<int32_t>(threadIdx.x) % kPartitionWarpSize;
-  const int32_t warp = static_cast<int32_t>(threadIdx.x) / kPartitionWarpSize;
-  const int32_t inclusive = partition_warp_inclusive_scan(value);
-  if (lane == kPartitionWarpSize - 1) warp_totals[warp] = inclusive;
-  __syncthreads();
-  if (warp == 0) {
-    const int32_t total = lane < kPartitionWarpsPerBlock ? warp_totals[lane] : 0;
-    const int32_t scanned = partition_warp_inclusive_scan(total);
-    if (lane < kPartitionWarpsPerBlock) warp_totals[lane] = scanned;
-  }
-  __syncthreads();
-  *block_total = warp_totals[kPartitionWarpsPerBlock - 1];
-  const int32_t warps_below = warp > 0 ? warp_totals[warp - 1] : 0;
-  return warps_below + inclusive - value;
+//: What every thread of a block needs about its tile and its segment. Thread 0
+//: reads it from the segment table into shared memory (partition_load_tile), so
+//: that one thread, not every warp, searches first_tile and reads the table.
+struct PartitionTile {
+  int64_t begin;          // first position of the tile
+  int64_t end;            // one past its last position
+  int64_t segment_begin;  // first position of its segment
+  int64_t segment_first;  // first tile of its segment
+  int64_t segment_last;   // last tile of its segment
+  int32_t segment;
+};
+
+//: The PartitionTile of `tile` (segment table: see the top of the file).
+GPUBOOST_DEVICE_INLINE PartitionTile partition_load_tile(const int64_t* segment_begins,
+                                                         const int64_t* segment_ends,
+                                                         const int64_t* first_tile,
+                                                         int32_t n_segments, int64_t tile) {
+  PartitionTile info;
+  info.segment = gpuboost_segment_of_tile(first_tile, n_segments, tile);
+  info.segment_first = first_tile[info.segment];
+  info.segment_last = first_tile[info.segment + 1] - 1;
+  info.segment_begin = segment_begins[info.segment];
+  info.begin = info.segment_begin + (tile - info.segment_first) * kPartitionTileRows;
+  const int64_t full_end = info.begin + kPartitionTileRows;
+  const int64_t segment_end = segment_ends[info.segment];
+  info.end = full_end < segment_end ? full_end : segment_end;
+  return info;
 }
 
-//: Half-open positions [*tile_begin, *tile_end) of `tile`, which belongs to `segment`.
-GPUBOOST_DEVICE_INLINE void partition_tile_bounds(const int64_t* segment_begins,
-                                                  const int64_t* segment_ends,
-                                                  const int64_t* first_tile, int32_t segment,
-                                                  int64_t tile, int64_t* tile_begin,
-                                                  int64_t* tile_end) {
-  const int64_t begin =
-      segment_begins[segment] + (tile - first_tile[segment]) * kPartitionTileRows;
-  const int64_t full_end = begin + kPartitionTileRows;
-  *tile_begin = begin;
-  *tile_end = full_end < segment_ends[segment] ? full_end : segment_ends[segment];
+//: Publishes `value` of kind `kind` (kPartitionStatus*) as the status of a tile
+//: in the launch `epoch_bits` (the epoch already shifted into place).
+GPUBOOST_DEVICE_INLINE void partition_publish_status(uint64_t* status, uint64_t epoch_bits,
+                                                     uint64_t kind, int64_t value) {
+  atomicExch(reinterpret_cast<unsigned long long*>(status),
+             static_cast<unsigned long long>(epoch_bits | kind | static_cast<uint64_t>(value)));
+}
+
+//: The left rows of the tiles [first, tile) of a segment, from their status
+//: words (decoupled look-back: the nearest tiles first, until an inclusive word;
+//: waits for words not yet published in this launch).
+GPUBOOST_DEVICE_INLINE int64_t partition_look_back(uint64_t* tile_status, uint64_t epoch_bits,
+                                                   int64_t first, int64_t tile) {
+  int64_t lefts = 0;
+  for (int64_t earlier = tile - 1; earlier >= first; --earlier) {
+    uint64_t word;
+    do {
+      word = atomicAdd(reinterpret_cast<unsigned long long*>(tile_status + earlier), 0ull);
+    } while ((word >> kPartitionStatusEpochShift) != (epoch_bits >> kPartitionStatusEpochShift));
+    lefts += static_cast<int64_t>(word & kPartitionStatusValueMask);
+    if ((word & kPartitionStatusInclusive) != 0) break;
+  }
+  return lefts;
 }
 
 // partition_flag_tiles (launch 1): grid = one block per tile, block =
-// kPartitionThreadsPerBlock threads. A block saves its tile's rows, stores the
-// go-left flag of each position and writes the tile's left count; a thread
-// handles positions tile_begin + item * blockDim.x + threadIdx.x (coalesced).
-//   binned           (n_rows, n_features) uint8, C order
-//   saved_rows       (n_positions,) int32: copy of sample_indices at the tiles' positions
-//   goes_left        (n_positions,) uint8: 1 when the row at that position goes left
-//   tile_left_counts (n_tiles,) int32
+// kPartitionThreadsPerBlock threads (chunk layout: top of the file). A block saves
+// its tile's rows, stores the go-left mask of each chunk (bit l: position
+// tile_begin + 32 c + l goes left; positions past the segment's end are 0) and
+// the left rows of its segment through the tile. The masks pass through shared
+// memory so that one warp writes the tile's kPartitionChunksPerTile words in one
+// instruction; its last lane then does the look-back.
+//   binned_columns     (n_features, n_rows) uint8, C order: the bins column by column
+//   epoch              in [1, 2^31): new for every launch on this tile_status
+//   tile_status        (>= n_tiles,) uint64: status words (zeroes or earlier epochs')
+//   saved_rows         (n_positions,) int32: copy of sample_indices at the tiles' positions
+//   left_masks         (n_tiles * kPartitionChunksPerTile,) uint32
+//   tile_lefts_through (n_tiles,) int64: left rows of the tile's segment up to the
+//                      tile's end
 extern "C" __global__ void __launch_bounds__(kPartitionThreadsPerBlock)
 partition_flag_tiles(
-    const uint8_t* binned, int32_t n_features, const int32_t* sample_indices,
+    const uint8_t* binned_columns, int64_t n_rows, const int32_t* sample_indices,
     const int64_t* segment_begins, const int64_t* segment_ends, const int64_t* first_tile,
     const int64_t* split_features, const int64_t* split_threshold_bins,
-    const int64_t* split_default_left, int32_t n_segments, int32_t missing_bin,
-    int32_t* saved_rows, uint8_t* goes_left, int32_t* tile_left_counts) {
+    const int64_t* split_default_left, int32_t n_segments, int32_t missing_bin, int64_t epoch,
+    uint64_t* tile_status, int32_t* saved_rows, uint32_t* left_masks,
+    int64_t* tile_lefts_through) {
   const int64_t tile = blockIdx.x;
-  const int32_t segment = gpuboost_segment_of_tile(first_tile, n_segments, tile);
-  int64_t tile_begin;
-  int64_t tile_end;
-  partition_tile_bounds(segment_begins, segment_ends, first_tile, segment, tile, &tile_begin,
-                        &tile_end);
-  const int64_t feature = split_features[segment];
-  const int32_t threshold_bin = static_cast<int32_t>(split_threshold_bins[segment]);
-  const bool missing_goes_left = split_default_left[segment] != 0;
-  int32_t n_left = 0;
+  __shared__ PartitionTile block_tile;
+  __shared__ int64_t split[3];  // column offset, threshold bin, default_left
+  if (threadIdx.x == 0) {
+    block_tile = partition_load_tile(segment_begins, segment_ends, first_tile, n_segments, tile);
+    split[0] = split_features[block_tile.segment] * n_rows;
+    split[1] = split_threshold_bins[block_tile.segment];
+    split[2] = split_default_left[block_tile.segment];
+  }
+  __syncthreads();
+  const int64_t tile_begin = block_tile.begin;
+  const int64_t tile_end = block_tile.end;
+  const uint8_t* column = binned_columns + split[0];
+  const int32_t threshold_bin = static_cast<int32_t>(split[1]);
+  const bool missing_goes_left = split[2] != 0;
+  const int32_t lane = static_cast<int32_t>(threadIdx.x) % kPartitionWarpSize;
+  const int32_t warp = static_cast<int32_t>(threadIdx.x) / kPartitionWarpSize;
+  __shared__ uint32_t chunk_masks[kPartitionChunksPerTile];
   for (int32_t item = 0; item < kPartitionItemsPerThread; ++item) {
-    const int64_t position =
-        tile_begin + static_cast<int64_t>(item) * kPartitionThreadsPerBlock + threadIdx.x;
+    const int32_t chunk = item * kPartitionWarpsPerBlock + warp;
+    const int64_t position = tile_begin + static_cast<int64_t>(chunk) * kPartitionWarpSize + lane;
+    bool left = false;
     if (position < tile_end) {
       const int32_t row = sample_indices[position];
       saved_rows[position] = row;
-      const int32_t bin = binned[static_cast<int64_t>(row) * n_features + feature];
-      const bool left = bin <= threshold_bin || (bin == missing_bin && missing_goes_left);
-      goes_left[position] = left ? 1 : 0;
-      n_left += left ? 1 : 0;
+      const int32_t bin = column[row];
+      left = bin <= threshold_bin || (bin == missing_bin && missing_goes_left);
+    }
+    const uint32_t mask = __ballot_sync(GPUBOOST_FULL_WARP_MASK, left ? 1 : 0);
+    if (lane == 0) chunk_masks[chunk] = mask;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    const uint32_t mask = chunk_masks[lane];
+    left_masks[tile * kPartitionChunksPerTile + lane] = mask;
+    const int32_t tile_lefts = partition_warp_inclusive_scan(__popc(mask));
+    if (lane == kPartitionWarpSize - 1) {
+      const uint64_t epoch_bits = static_cast<uint64_t>(epoch) << kPartitionStatusEpochShift;
+      const int64_t segment_first = block_tile.segment_first;
+      int64_t lefts_before = 0;
+      if (tile != segment_first) {
+        partition_publish_status(tile_status + tile, epoch_bits, kPartitionStatusAggregate,
+                                 tile_lefts);
+        lefts_before = partition_look_back(tile_status, epoch_bits, segment_first, tile);
+      }
+      partition_publish_status(tile_status + tile, epoch_bits, kPartitionStatusInclusive,
+                               lefts_before + tile_lefts);
+      tile_lefts_through[tile] = lefts_before + tile_lefts;
     }
   }
-  __shared__ int32_t warp_totals[kPartitionWarpsPerBlock];
-  int32_t tile_total;
-  partition_block_exclusive_scan(n_left, warp_totals, &tile_total);
-  if (threadIdx.x == 0) tile_left_counts[tile] = tile_total;
 }
 
-// partition_scatter_tiles (launch 3): grid = one block per tile, block =
-// kPartitionThreadsPerBlock threads. A block writes its tile's saved rows to
-// their final positions; a thread handles kPartitionItemsPerThread consecutive
-// positions, tile_begin + threadIdx.x * kPartitionItemsPerThread + item, so that
-// thread order is position order and the block scan of the per-thread left
-// counts gives every row its stable rank.
-//   tile_left_inclusive (n_tiles,) int64: inclusive cumulative sum of tile_left_counts
+// partition_scatter_tiles (launch 2): grid = one block per tile, block =
+// kPartitionThreadsPerBlock threads, the chunk layout of partition_flag_tiles.
+// Warp 0 loads the tile's masks and scans their popcounts (the left rows of the
+// earlier chunks). Every thread then puts the saved rows of its positions into
+// `staged`, the tile in its final order (its left rows, then its right rows,
+// each in position order); the block finally writes `staged` out with
+// consecutive threads on consecutive entries: the tile's left rows are one run
+// of consecutive positions of the segment and its right rows another, so every
+// warp store is coalesced.
+//   tile_lefts_through  (n_tiles,) int64: from partition_flag_tiles
 //   sample_indices      written at the positions of every tile
 extern "C" __global__ void __launch_bounds__(kPartitionThreadsPerBlock)
 partition_scatter_tiles(
-    const int32_t* saved_rows, const uint8_t* goes_left, const int32_t* tile_left_counts,
-    const int64_t* tile_left_inclusive, const int64_t* segment_begins, const int64_t* segment_ends,
+    const int32_t* saved_rows, const uint32_t* left_masks, const int64_t* tile_lefts_through,
+    const int64_t* segment_begins, const int64_t* segment_ends,
     const int64_t* first_tile, int32_t n_segments, int32_t* sample_indices) {
   const int64_t tile = blockIdx.x;
-  const int32_t segment = gpuboost_segment_of_tile(first_tile, n_segments, tile);
-  int64_t tile_begin;
-  int64_t tile_end;
-  partition_tile_bounds(segment_begins, segment_ends, first_tile, segment, tile, &tile_begin,
-                        &tile_end);
-  const int64_t thread_begin =
-      tile_begin + static_cast<int64_t>(threadIdx.x) * kPartitionItemsPerThread;
-  int32_t thread_lefts = 0;
-  for (int32_t item = 0; item < kPartitionItemsPerThread; ++item) {
-    const int64_t position = thread_begin + item;
-    if (position < tile_end) thread_lefts += goes_left[position];
+  const int32_t lane = static_cast<int32_t>(threadIdx.x) % kPartitionWarpSize;
+  const int32_t warp = static_cast<int32_t>(threadIdx.x) / kPartitionWarpSize;
+  __shared__ PartitionTile block_tile;
+  __shared__ int64_t segment_lefts[2];  // left rows of the segment through the tile, in all
+  __shared__ uint32_t chunk_masks[kPartitionChunksPerTile];
+  __shared__ int32_t chunk_lefts_before[kPartitionChunksPerTile];  // in the tile
+  __shared__ int32_t tile_n_left;
+  __shared__ int32_t staged[kPartitionTileRows];
+  if (threadIdx.x == 0) {
+    block_tile = partition_load_tile(segment_begins, segment_ends, first_tile, n_segments, tile);
+    segment_lefts[0] = tile_lefts_through[tile];
+    segment_lefts[1] = tile_lefts_through[block_tile.segment_last];
   }
-  __shared__ int32_t warp_totals[kPartitionWarpsPerBlock];
-  int32_t tile_total;
-  const int32_t lefts_before_thread =
-      partition_block_exclusive_scan(thread_lefts, warp_totals, &tile_total);
+  if (warp == 0) {
+    const uint32_t mask = left_masks[tile * kPartitionChunksPerTile + lane];
+    const int32_t lefts = __popc(mask);
+    const int32_t lefts_through = partition_warp_inclusive_scan(lefts);
+    chunk_masks[lane] = mask;
+    chunk_lefts_before[lane] = lefts_through - lefts;
+    if (lane == kPartitionWarpSize - 1) tile_n_left = lefts_through;
+  }
+  __syncthreads();
+
+  // Stage: left rows at [0, tile_n_left) of `staged`, right rows after them.
+  const int64_t tile_begin = block_tile.begin;
+  const int32_t tile_rows = static_cast<int32_t>(block_tile.end - tile_begin);
+  const int32_t n_left = tile_n_left;
+  const uint32_t lower_lanes = (1u << lane) - 1u;
+  for (int32_t item = 0; item < kPartitionItemsPerThread; ++item) {
+    const int32_t chunk = item * kPartitionWarpsPerBlock + warp;
+    const int32_t offset = chunk * kPartitionWarpSize + lane;  // in the tile
+    if (offset < tile_rows) {
+      const uint32_t mask = chunk_masks[chunk];  // one word for the whole warp: a broadcast
+      const int32_t lefts_before = chunk_lefts_before[chunk] + __popc(mask & lower_lanes);
+      const int32_t slot =
+          ((mask >> lane) & 1u) != 0 ? lefts_before : n_left + (offset - lefts_before);
+      staged[slot] = saved_rows[tile_begin + offset];
+    }
+  }
+  __syncthreads();
 
   // Left rows of the segment before this tile, and in the whole segment.
-  const int64_t segment_first = first_tile[segment];
-  const int64_t segment_last = first_tile[segment + 1] - 1;
-  const int64_t lefts_before_segment =
-      tile_left_inclusive[segment_first] - tile_left_counts[segment_first];
-  const int64_t lefts_before_tile =
-      tile_left_inclusive[tile] - tile_left_counts[tile] - lefts_before_segment;
-  const int64_t segment_n_left = tile_left_inclusive[segment_last] - lefts_before_segment;
-  const int64_t segment_begin = segment_begins[segment];
-
-  int64_t lefts_before = lefts_before_tile + lefts_before_thread;  // in the segment
-  for (int32_t item = 0; item < kPartitionItemsPerThread; ++item) {
-    const int64_t position = thread_begin + item;
-    if (position < tile_end) {
-      const int64_t offset_in_segment = position - segment_begin;
-      int64_t destination;
-      if (goes_left[position] != 0) {
-        destination = segment_begin + lefts_before;
-        ++lefts_before;
-      } else {
-        destination = segment_begin + segment_n_left + (offset_in_segment - lefts_before);
-      }
-      sample_indices[destination] = saved_rows[position];
-    }
+  const int64_t lefts_before_tile = segment_lefts[0] - n_left;
+  const int64_t segment_n_left = segment_lefts[1];
+  const int64_t segment_begin = block_tile.segment_begin;
+  const int64_t rights_before_tile = (tile_begin - segment_begin) - lefts_before_tile;
+  // staged[i] goes to left_base + i (i < n_left) or right_base + i (i >= n_left).
+  const int64_t left_base = segment_begin + lefts_before_tile;
+  const int64_t right_base = segment_begin + segment_n_left + rights_before_tile - n_left;
+  for (int32_t i = static_cast<int32_t>(threadIdx.x); i < tile_rows;
+       i += kPartitionThreadsPerBlock) {
+    sample_indices[(i < n_left ? left_base : right_base) + i] = staged[i];
   }
 }

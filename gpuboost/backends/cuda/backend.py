@@ -24,6 +24,7 @@ NumPy backend's modules and the kernel files:
 ``find_best_splits``                   :mod:`.split_scan` (``cuda/split_scan.cu``)
 ``partition``                          :mod:`.partition` (``cuda/partition.cu``)
 ``add_leaf_values``,                   :mod:`.leaf` (``cuda/leaf.cu``)
+``add_split_leaf_values``,
 ``segment_weighted_quantile``
 ``segment_sums``                       :mod:`.segment_reduce` (``cuda/segment_reduce.cu``)
 ``predict_*``                          :mod:`.predict` (``cuda/predict.cu``)
@@ -32,7 +33,9 @@ NumPy backend's modules and the kernel files:
 =====================================  ===================================================
 
 ``binned_layout`` (feature bundles, gpuboost.data.bundling): every kernel reads the bins
-row-major, ``DeviceData.arrays['X_binned']``. ``quantize``, ``row_sample``,
+row-major, ``DeviceData.arrays['X_binned']``, except the partition's (and
+``add_split_leaf_values``), which read a column-major copy made at their first call
+(:func:`.partition.binned_columns`). ``quantize``, ``row_sample``,
 ``subtract_histograms``, ``stack_histograms``: array-module code of the base class.
 Device memory per row and out-of-memory errors: :mod:`.memory`.
 
@@ -61,9 +64,9 @@ from ..categorical import (
 from .binning import bin_device_features, bin_features
 from .histogram import build_histograms
 from .launch import EMULATED, array_module, default_launcher
-from .leaf import add_leaf_values, segment_weighted_quantile
+from .leaf import add_leaf_values, add_split_leaf_values, segment_weighted_quantile
 from .memory import device_call, device_memory_info, out_of_memory_error
-from .partition import partition_rows
+from .partition import TileStatus, binned_columns, partition_rows
 from .predict import (
     predict_forest_leaves,
     predict_forest_raw,
@@ -109,6 +112,8 @@ class CudaBackend(Backend):
         self.xp = array_module(self.launcher.mode)
         self._data_shape = None
         self._data_has_weight = False
+        #: The partition's look-back status words (gpuboost.backends.cuda.partition).
+        self._partition_status = TileStatus()
         if self.emulated:
             self._cupy = None
             self._out_of_memory_errors = ()
@@ -324,7 +329,7 @@ class CudaBackend(Backend):
         partition_rows(
             self.xp,
             self.launcher,
-            data.arrays["X_binned"],
+            binned_columns(self.xp, data),
             sample_indices,
             begins,
             ends,
@@ -332,11 +337,47 @@ class CudaBackend(Backend):
             threshold_bins,
             default_left,
             data.missing_bin,
+            status=self._partition_status,
         )
 
     @device_call("adding leaf values to the margins")
     def add_leaf_values(self, raw, output, sample_indices, begins, ends, values):
         add_leaf_values(self.xp, self.launcher, raw, output, sample_indices, begins, ends, values)
+
+    @device_call("adding leaf values to the margins")
+    def add_split_leaf_values(
+        self,
+        data,
+        raw,
+        output,
+        sample_indices,
+        begins,
+        ends,
+        n_left,
+        features,
+        threshold_bins,
+        default_left,
+        left_values,
+        right_values,
+    ):
+        """Routed and added in one launch, the rows left where they are (``n_left`` is
+        not needed)."""
+        add_split_leaf_values(
+            self.xp,
+            self.launcher,
+            raw,
+            output,
+            binned_columns(self.xp, data),
+            data.missing_bin,
+            sample_indices,
+            begins,
+            ends,
+            features,
+            threshold_bins,
+            default_left,
+            left_values,
+            right_values,
+        )
 
     @device_call("computing leaf quantiles")
     def segment_weighted_quantile(self, values, weights, sample_indices, begins, ends, alpha):

@@ -1,6 +1,8 @@
 """Leaf primitives of the CUDA backend (kernels in ``cuda/leaf.cu``): adding leaf values
-to the rows' margins, and the weighted quantile of every leaf's values (leaf refit of
-quantile objectives). NumPy versions: :mod:`gpuboost.backends.numpy.leaf`.
+to the rows' margins, routing the rows of splits that were never partitioned (both
+children leaves) to their leaves' values in the same pass, and the weighted quantile of
+every leaf's values (leaf refit of quantile objectives). NumPy versions:
+:mod:`gpuboost.backends.numpy.leaf`.
 
 Weighted quantile: the cumulative weights must round exactly as NumPy's sequential
 ``np.cumsum`` in sorted order, which no parallel scan does. The rows of every leaf are
@@ -15,12 +17,13 @@ leaf) per tree, only for quantile objectives with sample weights.
 import numpy as np
 
 from ...core.array import to_numpy
-from ...core.dtypes import SAMPLE_INDEX_DTYPE, Y_DTYPE
+from ...core.dtypes import SAMPLE_INDEX_DTYPE, X_BINNED_DTYPE, Y_DTYPE
 from ...core.segments import checked_segments, offsets
 from .launch import ceil_div, require_array, segment_table, segment_tiles
 
 __all__ = [
     "add_leaf_values",
+    "add_split_leaf_values",
     "segment_weighted_quantile",
     "LEAF_THREADS_PER_BLOCK",
     "LEAF_ITEMS_PER_THREAD",
@@ -31,6 +34,7 @@ __all__ = [
 #: Kernel file (``cuda/leaf.cu``) and its kernels.
 KERNEL_FILE = "leaf"
 ADD_KERNEL = "add_leaf_values"
+ADD_SPLIT_KERNEL = "add_split_leaf_values"
 GATHER_KERNEL = "gather_segment_rows"
 QUANTILE_KERNEL = "select_segment_quantiles"
 # The tile geometry of the tiled kernels is compiled into leaf.cu and must equal the
@@ -67,7 +71,7 @@ def add_leaf_values(xp, launcher, raw, output, sample_indices, begins, ends, val
     require_array(xp, raw, Y_DTYPE, "raw", ndim=2)
     require_array(xp, sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
     begins, ends = checked_segments(begins, ends, sample_indices.shape[0], disjoint=True)
-    values = np.asarray(values, dtype=np.float64).reshape(-1)
+    values = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
     if len(values) != len(begins):
         raise ValueError("values needs one entry per segment.")
     n_outputs = raw.shape[1]
@@ -76,7 +80,7 @@ def add_leaf_values(xp, launcher, raw, output, sample_indices, begins, ends, val
     first_tile, n_tiles = segment_tiles(begins, ends, LEAF_TILE_ROWS)
     if n_tiles == 0:
         return
-    table = segment_table(xp, [begins, ends, first_tile])
+    table = segment_table(xp, [begins, ends, first_tile, values.view(np.int64)])
     launcher(
         KERNEL_FILE,
         ADD_KERNEL,
@@ -88,7 +92,117 @@ def add_leaf_values(xp, launcher, raw, output, sample_indices, begins, ends, val
             table[1],
             table[2],
             np.int32(len(begins)),
-            xp.array(values),
+            table[3].view(np.float64),  # the values' bits (one copy for the whole table)
+            np.int32(n_outputs),
+            np.int32(output),
+            raw,
+        ),
+    )
+
+
+def add_split_leaf_values(
+    xp,
+    launcher,
+    raw,
+    output,
+    X_binned_columns,
+    missing_bin,
+    sample_indices,
+    begins,
+    ends,
+    features,
+    threshold_bins,
+    default_left,
+    left_values,
+    right_values,
+):
+    """``raw[row, output] += left_values[i]`` or ``right_values[i]`` for every row of
+    segment ``i``, as it goes at split ``i`` (``bin <= threshold_bins[i]``, the missing
+    bin by ``default_left[i]``); the rows are not moved (one launch; the definition:
+    ``Backend.add_split_leaf_values``, a partition then :func:`add_leaf_values`).
+
+    Parameters
+    ----------
+    xp : module
+    launcher : gpuboost.backends.cuda.launch.KernelLauncher
+    raw : xp array of shape (n_rows, n_outputs), float64, C order  # IN, OUT
+    output : int
+        The column of ``raw`` to update.
+    X_binned_columns : xp array of shape (n_features, n_rows), uint8, C order  # IN
+        The bins column by column (:func:`.partition.binned_columns`).
+    missing_bin : int
+    sample_indices : xp array of shape (n_positions,), int32  # IN
+    begins, ends : sequence of int, shape (n_segments,) (host)
+        Disjoint segments (each row at most once) of the unpartitioned splits.
+    features, threshold_bins : sequence of int, shape (n_segments,) (host)
+    default_left : sequence of bool, shape (n_segments,) (host)
+    left_values, right_values : sequence of float, shape (n_segments,) (host)
+        The values of each split's left and right leaf.
+    """
+    require_array(xp, raw, Y_DTYPE, "raw", ndim=2)
+    require_array(xp, X_binned_columns, X_BINNED_DTYPE, "X_binned_columns", ndim=2)
+    require_array(xp, sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
+    begins, ends = checked_segments(begins, ends, sample_indices.shape[0], disjoint=True)
+    n_segments = len(begins)
+    n_features, n_rows = X_binned_columns.shape
+    features = np.asarray(features, dtype=np.int64).reshape(-1)
+    threshold_bins = np.asarray(threshold_bins, dtype=np.int64).reshape(-1)
+    default_left = np.asarray(default_left, dtype=bool).reshape(-1).astype(np.int64)
+    left_values = np.ascontiguousarray(left_values, dtype=np.float64).reshape(-1)
+    right_values = np.ascontiguousarray(right_values, dtype=np.float64).reshape(-1)
+    if not (
+        len(features)
+        == len(threshold_bins)
+        == len(default_left)
+        == len(left_values)
+        == len(right_values)
+        == n_segments
+    ):
+        raise ValueError(
+            "features, threshold_bins, default_left, left_values and right_values need one "
+            "entry per segment."
+        )
+    if np.any(features < 0) or np.any(features >= n_features):
+        raise ValueError(f"Split features must be in [0, {n_features}).")
+    n_outputs = raw.shape[1]
+    if not 0 <= int(output) < n_outputs:
+        raise ValueError(f"output must be in [0, {n_outputs}), got {output!r}.")
+    first_tile, n_tiles = segment_tiles(begins, ends, LEAF_TILE_ROWS)
+    if n_tiles == 0:
+        return
+    # One copy of the whole table; the leaf values travel as the bits of int64 rows.
+    table = segment_table(
+        xp,
+        [
+            begins,
+            ends,
+            first_tile,
+            features,
+            threshold_bins,
+            default_left,
+            left_values.view(np.int64),
+            right_values.view(np.int64),
+        ],
+    )
+    launcher(
+        KERNEL_FILE,
+        ADD_SPLIT_KERNEL,
+        n_tiles,
+        LEAF_THREADS_PER_BLOCK,
+        (
+            X_binned_columns,
+            np.int64(n_rows),
+            sample_indices,
+            table[0],
+            table[1],
+            table[2],
+            table[3],
+            table[4],
+            table[5],
+            np.int32(n_segments),
+            np.int32(missing_bin),
+            table[6].view(np.float64),
+            table[7].view(np.float64),
             np.int32(n_outputs),
             np.int32(output),
             raw,

@@ -8,18 +8,19 @@ temporaries are an estimate of the peak, the rest is exact:
 
 ==========================================================  =================
 binned features (uint8, row-major)                          ``n_features``
+binned features, column-major copy (the row partition)      ``n_features``
 label (float64, DeviceData's copy)                          8
 sample weight (float64, when given)                         8
 margins (float64 per output)                                8 K
 gradients and hessians (float64 per output)                 16 K
 quantized gradient and hessian (int32, one output)          8
 sample indices (int32)                                      4
-partition scratch (saved row int32 + go-left flag uint8)    5
+partition scratch (saved row int32 + go-left bit, ceil)      5
 temporaries (quantization, row sampling, prediction)        up to 32
 ==========================================================  =================
 
-For example 28 features, one output, no weights: 28 + 8 + 8 + 16 + 8 + 4 + 5 +
-32 = 109 bytes per row, about 1.1 GB for 10 million rows. Not per row: the
+For example 28 features, one output, no weights: 28 + 28 + 8 + 8 + 16 + 8 + 4 + 5
++ 32 = 137 bytes per row, about 1.4 GB for 10 million rows. Not per row: the
 histograms, ``n_nodes x n_features x (max_bin + 1) x 24`` bytes per batch of
 nodes (plus the parents' histograms kept for the subtraction trick). While the
 data are binned, the raw float64 features are copied to the device in chunks of
@@ -28,11 +29,11 @@ afterwards. Every evaluation set other than the training set costs
 ``8 n_features + 8 K + 8`` bytes per row (raw features, margins, label) plus 8 with
 weights. With ``tree_method='approx'`` the raw training features stay on the device
 (``8 n_features`` more per row) and each tree is grown on its own binned copy
-(``n_features`` more). Exclusive feature bundles (gpuboost.data.bundling) add the
-bundled matrix, ``n_bundles`` bytes per row (with ``max_conflict_rate > 0`` also a
-decoded copy of the bins, ``n_features``); ``tree_method='exact'`` adds an int32 rank
-per feature (``4 n_features``), plus the raw features (``8 n_features``) when rows are
-subsampled.
+(``n_features`` more, and ``n_features`` for its column-major copy). Exclusive feature
+bundles (gpuboost.data.bundling) add the bundled matrix, ``n_bundles`` bytes per row
+(with ``max_conflict_rate > 0`` also a decoded copy of the bins, ``n_features``);
+``tree_method='exact'`` adds an int32 rank per feature (``4 n_features``), plus the raw
+features (``8 n_features``) when rows are subsampled.
 
 Out of memory
 -------------
@@ -68,7 +69,8 @@ _BYTES_MARGIN_PER_OUTPUT = _FLOAT64_BYTES
 _BYTES_GRADIENT_PAIR_PER_OUTPUT = 2 * _FLOAT64_BYTES
 _BYTES_QUANTIZED_PAIR = 2 * np.dtype(GRAD_QUANT_DTYPE).itemsize
 _BYTES_SAMPLE_INDEX = np.dtype(SAMPLE_INDEX_DTYPE).itemsize
-_BYTES_PARTITION_SCRATCH = np.dtype(SAMPLE_INDEX_DTYPE).itemsize + np.dtype(np.uint8).itemsize
+#: A saved row (int32) and a go-left bit (a uint32 mask per 32 rows), rounded up to bytes.
+_BYTES_PARTITION_SCRATCH = np.dtype(SAMPLE_INDEX_DTYPE).itemsize + 1
 _BYTES_TEMPORARIES = 4 * _FLOAT64_BYTES
 #: Bytes of one histogram cell (three int64 sums).
 HISTOGRAM_CELL_BYTES = 3 * np.dtype(np.int64).itemsize
@@ -96,6 +98,7 @@ def device_bytes_per_row(n_features, n_outputs=1, has_weight=False):
     """
     return {
         "binned features": int(n_features) * np.dtype(X_BINNED_DTYPE).itemsize,
+        "binned features by column": int(n_features) * np.dtype(X_BINNED_DTYPE).itemsize,
         "label": _BYTES_LABEL,
         "weight": _BYTES_WEIGHT if has_weight else 0,
         "margins": _BYTES_MARGIN_PER_OUTPUT * int(n_outputs),

@@ -2,10 +2,16 @@
 
 The same stable in-place split as
 :func:`gpuboost.backends.numpy.partition.partition_rows` (docs/DESIGN.md, "Row
-partition"): per-tile go-left flags and counts, a device cumulative sum of the
-counts, then a stable scatter (a block-wide scan per tile). One small host-to-device
-copy of the segment table per batch of nodes, no device-to-host copy.
+partition"): per-tile go-left masks (a bit per position) and the left rows of each
+segment through each tile (a decoupled look-back, :class:`TileStatus`), then a stable
+scatter (ranks from the masks' popcounts); two launches.
+One small host-to-device copy of the segment table per batch of nodes, no device-to-host
+copy. The kernels read the bins from a column-major copy (:func:`binned_columns`, made
+once per DeviceData: ``n_features`` bytes per row), where a warp's bins of a dense
+segment share sectors (``cuda/partition.cu``, access pattern).
 """
+
+import threading
 
 import numpy as np
 
@@ -14,7 +20,9 @@ from ...core.segments import checked_segments
 from .launch import require_array, segment_table, segment_tiles
 
 __all__ = [
+    "binned_columns",
     "partition_rows",
+    "TileStatus",
     "PARTITION_THREADS_PER_BLOCK",
     "PARTITION_ITEMS_PER_THREAD",
     "PARTITION_TILE_ROWS",
@@ -32,12 +40,74 @@ PARTITION_THREADS_PER_BLOCK = 128
 PARTITION_ITEMS_PER_THREAD = 8
 #: Positions per tile.
 PARTITION_TILE_ROWS = PARTITION_THREADS_PER_BLOCK * PARTITION_ITEMS_PER_THREAD
+#: Go-left mask words (32 positions each) per tile (partition.cu: kPartitionChunksPerTile).
+PARTITION_CHUNKS_PER_TILE = PARTITION_TILE_ROWS // 32
+
+
+#: ``DeviceData.arrays`` key of the column-major bins.
+BINNED_COLUMNS_KEY = "X_binned_columns"
+
+
+def binned_columns(xp, data):
+    """The bins of ``data`` column by column, as the partition kernels read them: made from
+    ``data.arrays['X_binned']`` at first use and kept in ``data.arrays``.
+
+    Parameters
+    ----------
+    xp : module
+    data : gpuboost.backends.base.DeviceData
+
+    Returns
+    -------
+    X_binned_columns : xp array of shape (n_features, n_rows), uint8, C order
+    """
+    columns = data.arrays.get(BINNED_COLUMNS_KEY)
+    if columns is None:
+        columns = xp.ascontiguousarray(data.arrays["X_binned"].T)
+        data.arrays[BINNED_COLUMNS_KEY] = columns
+    return columns
+
+
+#: Epochs of the status words are in [1, MAX_STATUS_EPOCH] (31 bits, partition.cu).
+MAX_STATUS_EPOCH = 2**31 - 1
+
+
+class TileStatus:
+    """The status words of ``partition_flag_tiles``' look-back, kept from launch to launch.
+
+    Every launch gets a new epoch, so the words of earlier launches read as unpublished
+    and a buffer is zeroed only when it is made (or grown, or the epochs wrap around):
+    no clearing launch per partition. One per backend (device), with a buffer per host
+    thread: the launches of one thread are in stream order, and two threads launching on
+    different streams (CuPy's per-thread default streams) never share status words.
+    """
+
+    def __init__(self):
+        self._local = threading.local()
+
+    def next_launch(self, xp, n_tiles):
+        """``(words, epoch)`` for a launch over ``n_tiles`` tiles: an xp array of at
+        least ``n_tiles`` uint64 words and the launch's epoch (an int)."""
+        local = self._local
+        words = getattr(local, "words", None)
+        epoch = getattr(local, "epoch", 0) + 1
+        if words is None or words.shape[0] < n_tiles or epoch > MAX_STATUS_EPOCH:
+            epoch = 1
+            size = 1 << max(int(n_tiles) - 1, 1).bit_length()  # grow by powers of two
+            words = xp.zeros(size, dtype=np.uint64)
+        local.words, local.epoch = words, epoch
+        return words, epoch
+
+    @property
+    def epoch(self):
+        """The epoch of this thread's last launch (0 before the first)."""
+        return getattr(self._local, "epoch", 0)
 
 
 def partition_rows(
     xp,
     launcher,
-    X_binned,
+    X_binned_columns,
     sample_indices,
     begins,
     ends,
@@ -46,6 +116,7 @@ def partition_rows(
     default_left,
     missing_bin,
     *,
+    status=None,
     return_left_counts=False,
 ):
     """Split several nodes' segments at once, stably and in place.
@@ -55,7 +126,8 @@ def partition_rows(
     xp : module
         ``cupy`` or the emulated device namespace.
     launcher : gpuboost.backends.cuda.launch.KernelLauncher
-    X_binned : xp array of shape (n_rows, n_features), uint8, C order  # IN
+    X_binned_columns : xp array of shape (n_features, n_rows), uint8, C order  # IN
+        The bins column by column (:func:`binned_columns`).
     sample_indices : xp array of shape (n_positions,), int32  # IN, OUT
         Every listed segment is reordered: its rows going left first, then the others,
         each in their original order.
@@ -64,6 +136,8 @@ def partition_rows(
     features, threshold_bins : sequence of int, shape (n_nodes,) (host)
     default_left : sequence of bool, shape (n_nodes,) (host)
     missing_bin : int
+    status : TileStatus, optional
+        The look-back's status words (the backend's; a new one when not given).
     return_left_counts : bool
         Also return the rows sent left per segment (for tests; training knows them from
         the split records).
@@ -73,9 +147,9 @@ def partition_rows(
     left_counts : xp array of shape (n_nodes,), int64, or None  # OUT
         Only with ``return_left_counts``.
     """
-    require_array(xp, X_binned, X_BINNED_DTYPE, "X_binned", ndim=2)
+    require_array(xp, X_binned_columns, X_BINNED_DTYPE, "X_binned_columns", ndim=2)
     require_array(xp, sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
-    n_features = X_binned.shape[1]
+    n_features, n_rows = X_binned_columns.shape
     begins, ends = checked_segments(begins, ends, sample_indices.shape[0], disjoint=True)
     n_segments = len(begins)
     features = np.asarray(features, dtype=np.int64).reshape(-1)
@@ -98,16 +172,18 @@ def partition_rows(
     ) = segment_table(xp, [begins, ends, first_tile, features, threshold_bins, default_left])
     n_positions = sample_indices.shape[0]
     saved_rows = xp.empty(n_positions, dtype=SAMPLE_INDEX_DTYPE)
-    goes_left = xp.empty(n_positions, dtype=np.uint8)
-    tile_left_counts = xp.empty(n_tiles, dtype=np.int32)
+    left_masks = xp.empty(n_tiles * PARTITION_CHUNKS_PER_TILE, dtype=np.uint32)
+    tile_lefts_through = xp.empty(n_tiles, dtype=np.int64)
+    status = TileStatus() if status is None else status
+    tile_status, epoch = status.next_launch(xp, n_tiles)
     launcher(
         KERNEL_FILE,
         FLAG_KERNEL,
         n_tiles,
         PARTITION_THREADS_PER_BLOCK,
         (
-            X_binned,
-            np.int32(n_features),
+            X_binned_columns,
+            np.int64(n_rows),
             sample_indices,
             segment_begins,
             segment_ends,
@@ -117,12 +193,13 @@ def partition_rows(
             split_default_left,
             np.int32(n_segments),
             np.int32(missing_bin),
+            np.int64(epoch),
+            tile_status,
             saved_rows,
-            goes_left,
-            tile_left_counts,
+            left_masks,
+            tile_lefts_through,
         ),
     )
-    tile_left_inclusive = xp.cumsum(tile_left_counts, dtype=np.int64)
     launcher(
         KERNEL_FILE,
         SCATTER_KERNEL,
@@ -130,9 +207,8 @@ def partition_rows(
         PARTITION_THREADS_PER_BLOCK,
         (
             saved_rows,
-            goes_left,
-            tile_left_counts,
-            tile_left_inclusive,
+            left_masks,
+            tile_lefts_through,
             segment_begins,
             segment_ends,
             segment_first_tile,
@@ -142,6 +218,7 @@ def partition_rows(
     )
     if not return_left_counts:
         return None
-    inclusive = xp.concatenate([xp.zeros(1, dtype=np.int64), tile_left_inclusive])
-    first = xp.array(first_tile)
-    return inclusive[first[1:]] - inclusive[first[:-1]]
+    # The last tile of a segment holds its left count; empty segments own no tile.
+    through = xp.concatenate([xp.zeros(1, dtype=np.int64), tile_lefts_through])
+    last = xp.array(np.where(first_tile[1:] > first_tile[:-1], first_tile[1:], 0))
+    return through[last]

@@ -263,7 +263,26 @@ def check_primitives(backend, train_function, n_rows=None):
         got = backend.to_device(expected)
         reference.add_leaf_values(expected, 0, state["partitioned"][0], begins, ends, values)
         backend.add_leaf_values(got, 0, state["partitioned"][1], begins, ends, values)
-        return _differs("margins", expected, host(got))
+        # The last level's update: the unpartitioned rows routed by the same splits.
+        records = state["records"]
+        splits = (
+            begins,
+            ends,
+            records["left_count"].tolist(),
+            records["feature"].tolist(),
+            records["bin"].tolist(),
+            records["default_left"].tolist(),
+            [0.5, -0.75],
+            [2.0, 1.25],
+        )
+        routed = np.zeros((n_rows, 1))
+        routed_got = backend.to_device(routed)
+        indices = state["indices"]
+        reference.add_split_leaf_values(state["reference"], routed, 0, indices[0].copy(), *splits)
+        backend.add_split_leaf_values(state["data"], routed_got, 0, indices[1], *splits)
+        return _differs("margins", expected, host(got)) or _differs(
+            "routed margins", routed, host(routed_got)
+        )
 
     def segment_reductions():
         values = y * weight
@@ -313,7 +332,7 @@ def check_primitives(backend, train_function, n_rows=None):
         ("histograms (cuda/histogram.cu)", histograms),
         ("split scan (cuda/split_scan.cu)", split_scan),
         ("row partition (cuda/partition.cu)", partition),
-        ("leaf values (cuda/leaf.cu add_leaf_values)", leaf_values),
+        ("leaf values (cuda/leaf.cu add_leaf_values, add_split_leaf_values)", leaf_values),
         ("leaf refits (cuda/segment_reduce.cu, cuda/leaf.cu)", segment_reductions),
         ("prediction (cuda/predict.cu)", prediction),
     ]

@@ -260,7 +260,10 @@ def test_training_parity(case, launched_kernels):
         "predict_forest_leaf_indices",
     }
     sampled = params.get("subsample", 1.0) < 1.0 or "top_rate" in params
-    expected_kernels.add("predict_tree_values_binned" if sampled else "add_leaf_values")
+    if sampled:
+        expected_kernels.add("predict_tree_values_binned")
+    else:  # leaves' rows by their segments, or routed by the last (unpartitioned) splits
+        assert {"add_leaf_values", "add_split_leaf_values"} & set(launched_kernels)
     if "quantile" in case or "huber" in case:
         expected_kernels.add("select_segment_quantiles")
     if case == "huber_refit_weighted":

@@ -6,11 +6,17 @@ import re
 
 import numpy as np
 import pytest
+from _cases import binned_problem, messy_features
 from _parity import bits
 
+import gpuboost
 from gpuboost.backends import NumpyBackend
+from gpuboost.backends.base import DeviceData
 from gpuboost.backends.cuda import leaf as cuda_leaf
+from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.cuda.sources import read_cuda_source
+from gpuboost.backends.numpy.binning import binned_layout
+from gpuboost.tree.splitters.hist import HistogramSplitter
 
 pytestmark = pytest.mark.usefixtures("cuda_emulation")
 
@@ -36,6 +42,83 @@ def test_add_leaf_values_matches_numpy(backend):
     backend.synchronize()
     np.testing.assert_array_equal(bits(backend.to_host(raw)), bits(expected))
     assert (expected != start).sum() == (ends - begins).sum()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_add_split_leaf_values_matches_partition_then_add(backend, seed):
+    """The one-launch route-and-add gives the margins of its definition
+    (Backend.add_split_leaf_values: partition, then add over the children's segments) bit
+    for bit, and leaves the rows where they were."""
+    rng = np.random.default_rng(seed)
+    n_rows, max_bin = 2600, 9  # segments longer than one tile (LEAF_TILE_ROWS)
+    X_binned, _, _ = binned_problem(rng, n_rows, 4, max_bin, missing_fraction=0.2)
+    host = DeviceData(n_rows, 4, max_bin + 1, max_bin, None, None, None, binned_layout(X_binned))
+    sample_indices = rng.permutation(n_rows)[:2500].astype(np.int32)
+    begins = np.array([1500, 0, 1490, 2100, 2101], dtype=np.int64)  # one empty, one row
+    ends = np.array([2100, 1490, 1490, 2101, 2450], dtype=np.int64)
+    features = np.array([1, 0, 2, 3, 1], dtype=np.int64)
+    bins = np.array([3, 5, 0, 8, 0], dtype=np.int64)
+    default_left = np.array([True, False, True, False, False])
+    n_left = np.array(
+        [
+            int(
+                np.sum(
+                    (X_binned[sample_indices[b:e], f] <= t)
+                    | ((X_binned[sample_indices[b:e], f] == max_bin) & d)
+                )
+            )
+            for b, e, f, t, d in zip(begins, ends, features, bins, default_left)
+        ]
+    )
+    assert 0 < n_left[0] < ends[0] - begins[0] and 0 < n_left[1] < ends[1] - begins[1]
+    left_values, right_values = rng.normal(size=(2, len(begins)))
+    start = rng.normal(size=(n_rows, 2))
+    args = (begins, ends, n_left, features, bins, default_left, left_values, right_values)
+    expected = start.copy()
+    NumpyBackend().add_split_leaf_values(host, expected, 1, sample_indices.copy(), *args)
+    device = DeviceData(
+        n_rows, 4, max_bin + 1, max_bin, None, None, None, {"X_binned": backend.to_device(X_binned)}
+    )
+    raw, routed = backend.to_device(start), backend.to_device(sample_indices)
+    backend.add_split_leaf_values(device, raw, 1, routed, *args)
+    backend.synchronize()
+    np.testing.assert_array_equal(bits(backend.to_host(raw)), bits(expected))
+    np.testing.assert_array_equal(backend.to_host(routed), sample_indices)
+    assert (expected != start).sum() == (ends - begins).sum()
+
+
+def test_deferred_last_partition_gives_the_same_models(monkeypatch):
+    """Depthwise on CUDA the last splits' rows are routed by add_split_leaf_values (one
+    launch, no partition): the model bytes and evaluation log of the CPU backend, and of
+    partitioning every split on CUDA."""
+    rng = np.random.default_rng(8)
+    X = messy_features(2500, seed=11)
+    y = (X[:, 0] + np.nan_to_num(X[:, 1]) * X[:, 2] > 0).astype(float)
+    params = {"objective": "binary:logistic", "max_depth": 4, "max_bin": 31, "verbosity": 0}
+    weight = rng.uniform(0.5, 2.0, size=len(y))
+    calls = []
+    routed = CudaBackend.add_split_leaf_values
+
+    def counting(self, *args):
+        calls.append(len(args[4]))
+        return routed(self, *args)
+
+    def fit(device):
+        dtrain = gpuboost.Dataset(X, label=y, weight=weight)
+        log = {}
+        booster = gpuboost.train(
+            dict(params, device=device), dtrain, 4, evals=[(dtrain, "train")], evals_result=log
+        )
+        return booster.save_raw(), log
+
+    monkeypatch.setattr(CudaBackend, "add_split_leaf_values", counting)
+    deferred = fit("cuda")
+    assert calls and all(n > 0 for n in calls)  # every tree routed some splits' rows
+    assert deferred == fit("cpu")
+    monkeypatch.setattr(HistogramSplitter, "defers_final_partition", False)
+    calls.clear()
+    assert fit("cuda") == deferred
+    assert not calls
 
 
 def _quantile_case(rng, n_rows, ties):

@@ -62,7 +62,7 @@ def _run_both(
     left_counts = cuda_partition.partition_rows(
         backend.xp,
         backend.launcher,
-        data.arrays["X_binned"],
+        cuda_partition.binned_columns(backend.xp, data),
         device_indices,
         begins,
         ends,
@@ -172,3 +172,56 @@ def test_launch_constants_match_kernel_source():
     assert (
         constant(partition, "kPartitionItemsPerThread") == cuda_partition.PARTITION_ITEMS_PER_THREAD
     )
+
+
+def test_binned_columns_are_made_once_per_data(backend):
+    """The partition reads a column-major copy of the bins, made at its first call and
+    kept with the data."""
+    rng = np.random.default_rng(11)
+    dataset = Dataset(rng.normal(size=(N_ROWS, N_FEATURES)), max_bin=MAX_BIN)
+    data = backend.prepare(dataset)
+    assert cuda_partition.BINNED_COLUMNS_KEY not in data.arrays
+    sample_indices = backend.to_device(np.arange(N_ROWS, dtype=np.int32))
+    backend.partition(data, sample_indices, [0], [N_ROWS], [1], [4], [True])
+    columns = data.arrays[cuda_partition.BINNED_COLUMNS_KEY]
+    np.testing.assert_array_equal(backend.to_host(columns), dataset.X_binned.T)
+    assert cuda_partition.binned_columns(backend.xp, data) is columns
+
+
+def test_tile_status_is_reused_across_launches(backend, dataset, monkeypatch):
+    """The look-back's status words are kept from launch to launch: words of an earlier
+    launch (an older epoch) never count, also when the epochs wrap around."""
+    monkeypatch.setattr(cuda_partition, "MAX_STATUS_EPOCH", 3)
+    status = cuda_partition.TileStatus()
+    data = backend.prepare(dataset)
+    columns = cuda_partition.binned_columns(backend.xp, data)
+    rng = np.random.default_rng(12)
+    epochs = []
+    for step in range(6):
+        sample_indices = rng.permutation(N_ROWS).astype(np.int32)
+        begins, ends = np.array([0, 2100 + 100 * step]), np.array([2100 + 100 * step, N_ROWS])
+        features, bins = rng.integers(0, N_FEATURES, size=2), rng.integers(0, MAX_BIN - 1, size=2)
+        default_left = np.array([True, False])
+        expected = sample_indices.copy()
+        expected_left = partition_rows_naive(
+            dataset.X_binned, expected, begins, ends, features, bins, default_left, MAX_BIN
+        )
+        got = backend.to_device(sample_indices)
+        left_counts = cuda_partition.partition_rows(
+            backend.xp,
+            backend.launcher,
+            columns,
+            got,
+            begins,
+            ends,
+            features,
+            bins,
+            default_left,
+            data.missing_bin,
+            status=status,
+            return_left_counts=True,
+        )
+        np.testing.assert_array_equal(backend.to_host(got), expected)
+        np.testing.assert_array_equal(backend.to_host(left_counts), expected_left)
+        epochs.append(status.epoch)
+    assert epochs == [1, 2, 3, 1, 2, 3]
