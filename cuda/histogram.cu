@@ -247,3 +247,35 @@ extern "C" __global__ void __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS)
     }
   }
 }
+
+//: Threads per block of histogram_subtract_siblings.
+constexpr int SUBTRACT_BLOCK_THREADS = 256;
+
+// Sibling histograms by subtraction (histogram subtraction trick), written straight into
+// the second half of the batch that holds the built children (no gathered copy of the
+// parents, no concatenation).
+// histograms is (2 * n_pairs, node_words) int64, C order (node_words = n_features * n_bins *
+// HISTOGRAM_FIELDS): rows 0 .. n_pairs - 1 hold the built children (complete: this launch
+// follows their build on the stream), and this kernel writes rows n_pairs .. 2 n_pairs - 1:
+//     histograms[n_pairs + i, :] = parents[parent_rows[i], :] - histograms[i, :]
+// exact (two's complement, as NumPy's int64 subtraction). parents is (n_parent_rows,
+// node_words) int64, another allocation.
+// Thread: a grid-stride loop over the n_pairs * node_words words; consecutive threads take
+// consecutive words of one node, so the reads of the parent and the built row and the
+// writes of the sibling row are coalesced (8 sectors per warp instruction).
+extern "C" __global__ void __launch_bounds__(SUBTRACT_BLOCK_THREADS)
+    histogram_subtract_siblings(const int64_t* __restrict__ parents,
+                                const int64_t* __restrict__ parent_rows, int32_t n_pairs,
+                                int64_t node_words, int64_t* __restrict__ histograms) {
+  const int64_t n_words = static_cast<int64_t>(n_pairs) * node_words;
+  const int64_t built_words = n_words;  // offset of the siblings' rows
+  const int64_t grid_stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t word = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       word < n_words; word += grid_stride) {
+    const int64_t pair = word / node_words;
+    const int64_t offset = word - pair * node_words;
+    const uint64_t parent = static_cast<uint64_t>(parents[parent_rows[pair] * node_words + offset]);
+    const uint64_t built = static_cast<uint64_t>(histograms[word]);
+    histograms[built_words + word] = static_cast<int64_t>(parent - built);
+  }
+}

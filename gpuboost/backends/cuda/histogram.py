@@ -30,10 +30,11 @@ from ...core.dtypes import (
 )
 from ...core.segments import checked_segments, offsets
 from ..emulation.launcher import MAX_SHARED_PER_BLOCK_OPTIN_BYTES
-from .launch import EMULATED, MAX_GRID_X, ceil_div, require_array
+from .launch import EMULATED, MAX_GRID_X, ceil_div, grid_stride_blocks, require_array
 
 __all__ = [
     "build_histograms",
+    "build_children_histograms",
     "HistogramPlan",
     "plan_histograms",
     "device_limits",
@@ -46,6 +47,7 @@ __all__ = [
 KERNEL_FILE = "histogram"
 SHARED_KERNEL = "histogram_shared_memory"
 GLOBAL_KERNEL = "histogram_global_memory"
+SUBTRACT_KERNEL = "histogram_subtract_siblings"
 
 #: Shared-memory bytes of one (feature, bin) cell: four 32-bit words
 #: (``SHARED_WORDS_PER_CELL`` in histogram.cu).
@@ -68,6 +70,9 @@ DEFAULT_SHARED_BYTES = 48 * 1024
 #: Streaming multiprocessors assumed under the emulation (an A100, sm_80, whose
 #: shared-memory limits the emulator enforces).
 EMULATED_SM_COUNT = 108
+
+#: Threads per block of the subtraction kernel (``SUBTRACT_BLOCK_THREADS`` in histogram.cu).
+SUBTRACT_BLOCK_THREADS = 256
 
 _DEVICE_LIMITS = {}
 
@@ -186,6 +191,13 @@ def _allow_dynamic_shared(kernel, shared_bytes):
         kernel.max_dynamic_shared_size_bytes = int(shared_bytes)
 
 
+def _check_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices):
+    require_array(xp, X_binned, X_BINNED_DTYPE, "X_binned", ndim=2)
+    require_array(xp, quantized_gradients, GRAD_QUANT_DTYPE, "quantized_gradients", ndim=1)
+    require_array(xp, quantized_hessians, GRAD_QUANT_DTYPE, "quantized_hessians", ndim=1)
+    require_array(xp, sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
+
+
 def build_histograms(
     xp,
     launcher,
@@ -238,20 +250,150 @@ def build_histograms(
         Last axis: (sum_gradients, sum_hessians, count), equal to
         :func:`gpuboost.backends.numpy.histogram.build_histograms`.
     """
-    require_array(xp, X_binned, X_BINNED_DTYPE, "X_binned", ndim=2)
-    require_array(xp, quantized_gradients, GRAD_QUANT_DTYPE, "quantized_gradients", ndim=1)
-    require_array(xp, quantized_hessians, GRAD_QUANT_DTYPE, "quantized_hessians", ndim=1)
-    require_array(xp, sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
+    _check_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices)
+    begins, ends = checked_segments(begins, ends, sample_indices.shape[0])
+    histograms = xp.zeros(
+        (len(begins), int(X_binned.shape[1]), int(n_bins), HIST_FIELDS), dtype=HIST_DTYPE
+    )
+    _launch_build(
+        xp,
+        launcher,
+        X_binned,
+        quantized_gradients,
+        quantized_hessians,
+        sample_indices,
+        begins,
+        ends,
+        histograms,
+        shared_memory_limit=shared_memory_limit,
+        rows_per_block=rows_per_block,
+        block_threads=block_threads,
+        force_global=force_global,
+    )
+    return histograms
+
+
+def build_children_histograms(
+    xp,
+    launcher,
+    X_binned,
+    quantized_gradients,
+    quantized_hessians,
+    sample_indices,
+    begins,
+    ends,
+    n_bins,
+    parents,
+    parent_rows,
+    **options,
+):
+    """Histograms of sibling pairs as one batch: the smaller children built, their
+    siblings by subtraction, written into one allocation.
+
+    Equal to stacking :func:`build_histograms` of the segments and
+    ``parents[parent_rows] - built`` (``Backend.build_children_histograms``), without
+    the gathered copy of the parents, the difference array and the concatenation: the
+    batch is allocated once, its first half zeroed and filled by the build kernel, its
+    second half written by one ``histogram_subtract_siblings`` launch that reads each
+    parent by row. One host-to-device copy carries the build's node table and
+    ``parent_rows``.
+
+    Parameters
+    ----------
+    xp, launcher, X_binned, quantized_gradients, quantized_hessians, sample_indices, n_bins
+        As for :func:`build_histograms`.  # IN
+    begins, ends : sequence of int, length n_pairs (host)
+        The segments of the children to build.
+    parents : array of shape (n_parent_rows, n_features, n_bins, 3), int64, C order  # IN
+        A batch holding the parents' histograms.
+    parent_rows : sequence of int, length n_pairs (host)
+        Row of ``parents`` holding the parent of pair ``i``.
+    **options
+        ``shared_memory_limit``, ``rows_per_block``, ``block_threads``,
+        ``force_global`` of :func:`build_histograms`.
+
+    Returns
+    -------
+    histograms : array of shape (2 * n_pairs, n_features, n_bins, 3), int64  # OUT
+        Row ``i``: the histogram of segment ``i``; row ``n_pairs + i``:
+        ``parents[parent_rows[i]] - histograms[i]`` (exact).
+    """
+    _check_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices)
+    require_array(xp, parents, HIST_DTYPE, "parents", ndim=4)
+    n_features, n_bins = int(X_binned.shape[1]), int(n_bins)
+    if tuple(parents.shape[1:]) != (n_features, n_bins, HIST_FIELDS):
+        raise ValueError(
+            f"parents must have shape (n, {n_features}, {n_bins}, {HIST_FIELDS}), "
+            f"got {tuple(parents.shape)}"
+        )
+    begins, ends = checked_segments(begins, ends, sample_indices.shape[0])
+    n_pairs = len(begins)
+    rows = np.asarray(parent_rows, dtype=np.int64).reshape(-1)
+    if len(rows) != n_pairs:
+        raise ValueError(f"{len(rows)} parent rows for {n_pairs} pairs")
+    if n_pairs and not (0 <= rows.min() and rows.max() < parents.shape[0]):
+        raise ValueError(f"parent_rows must lie in [0, {parents.shape[0]})")
+    histograms = xp.empty((2 * n_pairs, n_features, n_bins, HIST_FIELDS), dtype=HIST_DTYPE)
+    if n_pairs == 0:
+        return histograms
+    histograms[:n_pairs] = 0  # the build adds into the first half; the second is written
+    device_rows = _launch_build(
+        xp,
+        launcher,
+        X_binned,
+        quantized_gradients,
+        quantized_hessians,
+        sample_indices,
+        begins,
+        ends,
+        histograms,
+        trailing=rows,
+        **options,
+    )
+    node_words = n_features * n_bins * HIST_FIELDS
+    launcher(
+        KERNEL_FILE,
+        SUBTRACT_KERNEL,
+        grid_stride_blocks(n_pairs * node_words, SUBTRACT_BLOCK_THREADS),
+        SUBTRACT_BLOCK_THREADS,
+        (parents, device_rows, np.int32(n_pairs), np.int64(node_words), histograms),
+    )
+    return histograms
+
+
+def _launch_build(
+    xp,
+    launcher,
+    X_binned,
+    quantized_gradients,
+    quantized_hessians,
+    sample_indices,
+    begins,
+    ends,
+    histograms,
+    *,
+    shared_memory_limit=None,
+    rows_per_block=None,
+    block_threads=MAX_BLOCK_THREADS,
+    force_global=False,
+    trailing=None,
+):
+    """Add the histograms of the segments ``begins``/``ends`` (checked, int64) into rows
+    ``0 .. n_nodes - 1`` of ``histograms`` (zero there; shape (>= n_nodes, n_features,
+    n_bins, 3), int64, C order), in one launch (none when there are no rows).
+
+    ``trailing`` (int64 host values) travels in the same host-to-device copy as the
+    node table; returns its device copy (``None`` without ``trailing``).
+    """
     if not 1 <= block_threads <= MAX_BLOCK_THREADS:
         raise ValueError(f"block_threads must be in [1, {MAX_BLOCK_THREADS}], got {block_threads}")
-    n_features = int(X_binned.shape[1])
-    n_bins = int(n_bins)
-    begins, ends = checked_segments(begins, ends, sample_indices.shape[0])
+    trailing = np.zeros(0, dtype=np.int64) if trailing is None else trailing
+    n_features = int(histograms.shape[1])
+    n_bins = int(histograms.shape[2])
     n_nodes = len(begins)
     lengths = ends - begins
-    histograms = xp.zeros((n_nodes, n_features, n_bins, HIST_FIELDS), dtype=HIST_DTYPE)
     if n_nodes == 0 or n_features == 0 or int(lengths.sum()) == 0:
-        return histograms
+        return xp.asarray(trailing) if len(trailing) else None
 
     sm_count, optin_limit = device_limits(launcher.mode)
     kernel = launcher.kernel(KERNEL_FILE, SHARED_KERNEL)
@@ -269,11 +411,11 @@ def build_histograms(
     n_blocks = plan.blocks_per_group * plan.n_groups
     if n_blocks > MAX_GRID_X:
         raise ValueError(f"{n_blocks} blocks exceed the grid limit; raise rows_per_block")
-    # One host-to-device copy: [begins | ends | node_first_block].
-    node_table = xp.asarray(np.concatenate([begins, ends, plan.node_first_block]))
+    # One host-to-device copy: [begins | ends | node_first_block | trailing].
+    node_table = xp.asarray(np.concatenate([begins, ends, plan.node_first_block, trailing]))
     node_begins = node_table[:n_nodes]
     node_ends = node_table[n_nodes : 2 * n_nodes]
-    node_first_block = node_table[2 * n_nodes :]
+    node_first_block = node_table[2 * n_nodes : 3 * n_nodes + 1]
     common = (
         X_binned,
         quantized_gradients,
@@ -310,4 +452,4 @@ def build_histograms(
             block_threads,
             common + (np.int64(plan.rows_per_block), histograms),
         )
-    return histograms
+    return node_table[3 * n_nodes + 1 :] if len(trailing) else None

@@ -335,3 +335,68 @@ def test_kernel_file_compiles_with_nvcc_without_warnings(arch):
     ]
     completed = subprocess.run(command, capture_output=True, text=True)
     assert completed.returncode == 0, completed.stdout + completed.stderr
+
+
+@pytest.mark.parametrize(
+    "seed, options",
+    [
+        (0, {}),
+        (1, {"rows_per_block": 9, "block_threads": 64}),
+        (2, {"shared_memory_limit": 2 * 16 * SHARED_BYTES_PER_CELL, "rows_per_block": 13}),
+        (3, {"force_global": True, "rows_per_block": 11, "block_threads": 32}),
+    ],
+)
+def test_children_histograms_equal_built_and_subtracted(seed, options):
+    """build_children_histograms == [build_histograms | parents[rows] - built], with
+    parent rows out of order and repeated, and an empty child."""
+    rng = np.random.default_rng(60 + seed)
+    n_rows, n_features, max_bin = 260, 5, 15
+    n_bins = max_bin + 1
+    X_binned, gradients, hessians = _problem(rng, n_rows, n_features, max_bin)
+    sample_indices = rng.permutation(n_rows).astype(np.int32)
+    begins, ends = _segments(rng, n_rows, 5)
+    begins[2] = ends[2]  # an empty child: its sibling is its parent
+    n_parents = 7
+    parents = rng.integers(-(2**40), 2**40, size=(n_parents, n_features, n_bins, 3))
+    parent_rows = np.array([6, 0, 3, 3, 5])
+    launcher = KernelLauncher(EMULATED, check_launches=True)
+    device_arrays = [xp.asarray(a) for a in (X_binned, gradients, hessians, sample_indices)]
+    result = xp.asnumpy(
+        cuda_histogram.build_children_histograms(
+            xp,
+            launcher,
+            *device_arrays,
+            begins,
+            ends,
+            n_bins,
+            xp.asarray(parents),
+            parent_rows,
+            **options,
+        )
+    )
+    built = _reference(X_binned, gradients, hessians, sample_indices, begins, ends, n_bins)
+    expected = np.concatenate([built, parents[parent_rows] - built])
+    _assert_histograms_equal(result, expected)
+    assert built[..., HIST_COUNT].sum() > 0  # not vacuous
+    np.testing.assert_array_equal(result[5 + 2], parents[3])
+
+
+def test_children_histograms_without_pairs_or_rows_and_bad_parents():
+    rng = np.random.default_rng(70)
+    X_binned, gradients, hessians = _problem(rng, 20, 3, 7)
+    launcher = KernelLauncher(EMULATED, check_launches=True)
+    device_arrays = [
+        xp.asarray(a) for a in (X_binned, gradients, hessians, np.arange(20, dtype=np.int32))
+    ]
+    parents = rng.integers(-100, 100, size=(2, 3, 8, 3))
+    build = cuda_histogram.build_children_histograms
+    empty = build(xp, launcher, *device_arrays, [], [], 8, xp.asarray(parents), [])
+    assert empty.shape == (0, 3, 8, 3)
+    no_rows = xp.asnumpy(
+        build(xp, launcher, *device_arrays, [4, 9], [4, 9], 8, xp.asarray(parents), [1, 0])
+    )
+    np.testing.assert_array_equal(no_rows, np.concatenate([np.zeros_like(parents), parents[::-1]]))
+    with pytest.raises(ValueError, match="parent_rows"):
+        build(xp, launcher, *device_arrays, [0], [5], 8, xp.asarray(parents), [2])
+    with pytest.raises(ValueError, match="parents must have shape"):
+        build(xp, launcher, *device_arrays, [0], [5], 16, xp.asarray(parents), [0])
