@@ -31,8 +31,10 @@
 //     so the pair holds the exact 64-bit sum whatever the order of the atomics;
 //   * the hessian sum the same way, with the row count packed into its high word:
 //     high word = count * 2^16 + (high half of the hessian sum); see the constants.
-// 16 bytes per cell: 28 features x 256 bins = 114,688 bytes fit one block on sm_80 (opt-in
-// limit 163 KiB; 40 features fit) and sm_90 (227 KiB, 56 features). When a dataset's cells
+// The four words of a cell lie in four planes (see the kernel: no bank conflicts between
+// lanes at the same bin of consecutive features). 16 bytes per cell, with one padding bin
+// per feature when n_bins is even: 28 features x 257 x 16 = 115,136 bytes fit one block on
+// sm_80 (opt-in limit 163 KiB; 40 features fit) and sm_90 (227 KiB, 56 features). When a dataset's cells
 // do not fit, the host splits the features into groups that do (grid dimension above).
 // Global-memory kernel: the fallback when not even one feature's bins fit in shared
 // memory: every (row, feature) pair adds straight to global memory.
@@ -45,7 +47,7 @@ constexpr int HISTOGRAM_FIELDS = 3;
 constexpr int HISTOGRAM_GRADIENT = 0;
 constexpr int HISTOGRAM_HESSIAN = 1;
 constexpr int HISTOGRAM_COUNT = 2;
-//: Shared-memory words per cell, in this order.
+//: Shared-memory words per cell (one per plane), in this plane order.
 constexpr int SHARED_WORDS_PER_CELL = 4;
 constexpr int WORD_GRADIENT_LOW = 0;
 constexpr int WORD_GRADIENT_HIGH = 1;
@@ -120,6 +122,17 @@ GPUBOOST_DEVICE_INLINE void shared_add_wide(uint32_t* low, uint32_t* high, int64
   if (high_addend != 0u) atomicAdd(high, high_addend);
 }
 
+//: Lanes of a warp.
+constexpr int32_t HISTOGRAM_WARP_LANES = 32;
+
+//: The lanes of the calling thread's warp that exist (the last warp of a block whose size is
+//: not a multiple of 32 is partial): the mask of its __syncwarp.
+GPUBOOST_DEVICE_INLINE uint32_t histogram_warp_mask() {
+  const int32_t first_lane = static_cast<int32_t>(threadIdx.x) & ~(HISTOGRAM_WARP_LANES - 1);
+  const int32_t lanes = static_cast<int32_t>(blockDim.x) - first_lane;
+  return lanes >= HISTOGRAM_WARP_LANES ? GPUBOOST_FULL_WARP_MASK : (1u << lanes) - 1u;
+}
+
 //: Flat index of histogram cell (node, feature, bin), field 0.
 GPUBOOST_DEVICE_INLINE int64_t histogram_cell(int32_t node, int64_t feature, int32_t bin,
                                               int32_t n_features, int32_t n_bins) {
@@ -130,10 +143,22 @@ GPUBOOST_DEVICE_INLINE int64_t histogram_cell(int32_t node, int64_t feature, int
 // Block: the rows [begin, end) of one node for the features first_feature ..
 //   first_feature + group_features - 1, accumulated in a private shared-memory histogram
 //   in passes of at most MAX_ROWS_PER_PASS rows, each pass flushed to global memory.
+// Shared layout: SHARED_WORDS_PER_CELL planes of plane_words = group_features *
+//   feature_stride 32-bit words; word w of cell (feature f, bin b) lies at
+//   w * plane_words + f * feature_stride + b. feature_stride is n_bins rounded up to an
+//   odd number (host: shared_feature_stride), so the bank of (f, b) is
+//   (f * feature_stride + b) mod 32 (+ a per-plane constant): the lanes of a warp take
+//   consecutive features of one row, and lanes at the same bin of consecutive features
+//   hit consecutive banks (an odd stride is invertible mod 32); lanes at random bins hit
+//   random banks. (Cells of 4 contiguous words put the 4 words 16 bytes apart per bin,
+//   so every shared atomic of a warp spread over only 8 banks.)
 // Thread: (row, feature) pairs of the pass, strided by blockDim.x (consecutive threads
-//   take consecutive features of a row: coalesced reads of X_binned), 3 or 4 native
-//   32-bit shared atomics each; then every blockDim.x-th cell of the flush.
-// Dynamic shared memory: SHARED_WORDS_PER_CELL * features_per_group * n_bins 32-bit words.
+//   take consecutive features of a row: coalesced reads of X_binned), 2 to 4 native
+//   32-bit shared atomics each. The flush walks the group's global words (node, feature,
+//   bin, field) in memory order: consecutive threads add to consecutive int64 words
+//   (32 lanes: 8 sectors per atomic instruction, against 24 per field when a lane adds
+//   a whole 24-byte cell), and read the planes at consecutive cells (no bank conflict).
+// Dynamic shared memory: SHARED_WORDS_PER_CELL * features_per_group * feature_stride words.
 extern "C" __global__ void __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS)
     histogram_shared_memory(const uint8_t* __restrict__ X_binned,
                             const int32_t* __restrict__ quantized_gradients,
@@ -143,8 +168,8 @@ extern "C" __global__ void __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS)
                             const int64_t* __restrict__ node_ends,
                             const int64_t* __restrict__ node_first_block, int32_t n_nodes,
                             int32_t n_features, int32_t n_bins, int32_t features_per_group,
-                            int64_t blocks_per_group, int64_t rows_per_block,
-                            int64_t* __restrict__ histograms) {
+                            int32_t feature_stride, int64_t blocks_per_group,
+                            int64_t rows_per_block, int64_t* __restrict__ histograms) {
   GPUBOOST_DYNAMIC_SHARED(uint32_t, shared_words);
   const int64_t group = static_cast<int64_t>(blockIdx.x) / blocks_per_group;
   const int64_t row_block = static_cast<int64_t>(blockIdx.x) % blocks_per_group;
@@ -154,13 +179,24 @@ extern "C" __global__ void __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS)
   const int64_t features_left = n_features - first_feature;
   const int32_t group_features = static_cast<int32_t>(
       features_left < features_per_group ? features_left : features_per_group);
-  const int32_t group_words = group_features * n_bins * SHARED_WORDS_PER_CELL;
+  const int32_t plane_words = group_features * feature_stride;
+  const int32_t group_words = plane_words * SHARED_WORDS_PER_CELL;
+  uint32_t* const gradient_low = shared_words + WORD_GRADIENT_LOW * plane_words;
+  uint32_t* const gradient_high = shared_words + WORD_GRADIENT_HIGH * plane_words;
+  uint32_t* const hessian_low = shared_words + WORD_HESSIAN_LOW * plane_words;
+  uint32_t* const hessian_high_count = shared_words + WORD_HESSIAN_HIGH_COUNT * plane_words;
+  // The group's cells are contiguous in global memory: group_fields int64 words from out.
+  int64_t* const out =
+      histograms + histogram_cell(rows.node, first_feature, 0, n_features, n_bins);
+  const int32_t group_fields = group_features * n_bins * HISTOGRAM_FIELDS;
 
   // Advancing a (row, feature) pair by blockDim.x pairs moves it by these amounts.
   const int32_t threads = static_cast<int32_t>(blockDim.x);
   const int32_t thread = static_cast<int32_t>(threadIdx.x);
+  const int32_t lane = thread & (HISTOGRAM_WARP_LANES - 1);
+  const uint32_t warp_mask = histogram_warp_mask();
   const int64_t row_stride = threads / group_features;
-  const int32_t feature_stride = threads % group_features;
+  const int32_t feature_step = threads % group_features;
 
   for (int64_t pass_begin = rows.begin; pass_begin < rows.end; pass_begin += MAX_ROWS_PER_PASS) {
     const int64_t pass_rows =
@@ -168,43 +204,53 @@ extern "C" __global__ void __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS)
     for (int32_t word = thread; word < group_words; word += threads) shared_words[word] = 0u;
     __syncthreads();
 
+    // The loops step whole warps (warp-uniform trip counts, lanes past the end idle) and
+    // meet at a __syncwarp every step, so the lanes of a warp issue each step's shared
+    // atomics (and the flush's global atomics) together, not drifting apart where some
+    // lanes skip a conditional atomic.
+    const int64_t pass_pairs = pass_rows * group_features;
     int64_t row_offset = thread / group_features;
     int32_t feature = thread % group_features;
-    while (row_offset < pass_rows) {
-      const int64_t row = sample_indices[pass_begin + row_offset];
-      const int32_t bin = X_binned[row * n_features + first_feature + feature];
-      uint32_t* const cell = shared_words + (feature * n_bins + bin) * SHARED_WORDS_PER_CELL;
-      shared_add_wide(&cell[WORD_GRADIENT_LOW], &cell[WORD_GRADIENT_HIGH],
-                      quantized_gradients[row], 0u);
-      shared_add_wide(&cell[WORD_HESSIAN_LOW], &cell[WORD_HESSIAN_HIGH_COUNT],
-                      quantized_hessians[row], PACKED_COUNT_UNIT);
+    for (int64_t warp_pair = thread - lane; warp_pair < pass_pairs; warp_pair += threads) {
+      if (row_offset < pass_rows) {  // this lane's pair, warp_pair + lane, exists
+        const int64_t row = sample_indices[pass_begin + row_offset];
+        const int32_t bin = X_binned[row * n_features + first_feature + feature];
+        const int32_t cell = feature * feature_stride + bin;
+        shared_add_wide(&gradient_low[cell], &gradient_high[cell], quantized_gradients[row], 0u);
+        shared_add_wide(&hessian_low[cell], &hessian_high_count[cell], quantized_hessians[row],
+                        PACKED_COUNT_UNIT);
+      }
       row_offset += row_stride;
-      feature += feature_stride;
+      feature += feature_step;
       if (feature >= group_features) {
         feature -= group_features;
         ++row_offset;
       }
+      __syncwarp(warp_mask);
     }
     __syncthreads();
 
-    for (int32_t cell_index = thread; cell_index < group_features * n_bins;
-         cell_index += threads) {
-      const uint32_t* const cell = shared_words + cell_index * SHARED_WORDS_PER_CELL;
-      const uint32_t packed = cell[WORD_HESSIAN_HIGH_COUNT];
-      if (packed == 0u) continue;  // no row here (n rows leave at least n * (2^16 - 1))
-      const uint32_t count = (packed + PACKED_ROUNDING_HALF) >> PACKED_COUNT_SHIFT;
-      const int32_t hessian_high = static_cast<int32_t>(packed - (count << PACKED_COUNT_SHIFT));
-      const int64_t hessian_sum =
-          static_cast<int64_t>(hessian_high) * (int64_t{1} << LOW_WORD_BITS) +
-          static_cast<int64_t>(cell[WORD_HESSIAN_LOW]);
-      const int64_t gradient_sum = static_cast<int64_t>(
-          (static_cast<uint64_t>(cell[WORD_GRADIENT_HIGH]) << LOW_WORD_BITS) |
-          cell[WORD_GRADIENT_LOW]);
-      const int64_t out = histogram_cell(rows.node, first_feature + cell_index / n_bins,
-                                         cell_index % n_bins, n_features, n_bins);
-      gpuboost_atomic_add_int64(&histograms[out + HISTOGRAM_GRADIENT], gradient_sum);
-      gpuboost_atomic_add_int64(&histograms[out + HISTOGRAM_HESSIAN], hessian_sum);
-      gpuboost_atomic_add_int64(&histograms[out + HISTOGRAM_COUNT], static_cast<int64_t>(count));
+    for (int32_t warp_word = thread - lane; warp_word < group_fields; warp_word += threads) {
+      const int32_t word = warp_word + lane;
+      const int32_t cell_index = word / HISTOGRAM_FIELDS;  // feature * n_bins + bin
+      const int32_t field = word - cell_index * HISTOGRAM_FIELDS;
+      const int32_t cell = cell_index + (cell_index / n_bins) * (feature_stride - n_bins);
+      // A cell without rows holds 0 (n rows leave at least n * (2^16 - 1) in its packed word).
+      const uint32_t packed = word < group_fields ? hessian_high_count[cell] : 0u;
+      if (packed != 0u) {
+        const uint32_t count = (packed + PACKED_ROUNDING_HALF) >> PACKED_COUNT_SHIFT;
+        int64_t value = static_cast<int64_t>(count);
+        if (field == HISTOGRAM_GRADIENT) {
+          value = static_cast<int64_t>(
+              (static_cast<uint64_t>(gradient_high[cell]) << LOW_WORD_BITS) | gradient_low[cell]);
+        } else if (field == HISTOGRAM_HESSIAN) {
+          const int32_t high = static_cast<int32_t>(packed - (count << PACKED_COUNT_SHIFT));
+          value = static_cast<int64_t>(high) * (int64_t{1} << LOW_WORD_BITS) +
+                  static_cast<int64_t>(hessian_low[cell]);
+        }
+        gpuboost_atomic_add_int64(&out[word], value);
+      }
+      __syncwarp(warp_mask);
     }
     __syncthreads();  // the next pass clears the cells this pass just flushed
   }

@@ -9,11 +9,14 @@ equal bit for bit) with one kernel launch for a whole batch of nodes. Works with
 Strategy (details in ``cuda/histogram.cu``):
 
 * each block privatizes the histogram of a *feature group* in shared memory
-  (16 bytes per (feature, bin) cell, native 32-bit atomics, exact) for a chunk
-  of one node's rows, then flushes non-empty cells to global memory;
+  (16 bytes per (feature, bin) cell in four planes of 32-bit words, native 32-bit
+  atomics, exact) for a chunk of one node's rows, then flushes the non-empty cells to
+  global memory, consecutive threads on consecutive int64 words;
 * features are split into the fewest groups whose cells fit the device's
   opt-in shared-memory limit (one group for 28 features x 256 bins on sm_80);
-* when not even one feature's bins fit, a global-memory-atomics kernel is used.
+* when not even one feature's bins fit, a global-memory-atomics kernel is used;
+* the siblings of built children (:func:`build_children_histograms`) are
+  ``parent - built``, written by one kernel into the same batch.
 
 Only per-node bounds and the block prefix (a few integers per node) cross from
 host to device; the result stays on the device.
@@ -38,6 +41,7 @@ __all__ = [
     "HistogramPlan",
     "plan_histograms",
     "device_limits",
+    "shared_feature_stride",
     "SHARED_BYTES_PER_CELL",
     "MAX_BLOCK_THREADS",
     "MAX_ROWS_PER_PASS",
@@ -49,8 +53,8 @@ SHARED_KERNEL = "histogram_shared_memory"
 GLOBAL_KERNEL = "histogram_global_memory"
 SUBTRACT_KERNEL = "histogram_subtract_siblings"
 
-#: Shared-memory bytes of one (feature, bin) cell: four 32-bit words
-#: (``SHARED_WORDS_PER_CELL`` in histogram.cu).
+#: Shared-memory bytes of one (feature, bin) cell: four 32-bit words, one in each
+#: plane (``SHARED_WORDS_PER_CELL`` in histogram.cu).
 SHARED_BYTES_PER_CELL = 16
 #: Threads per block (``HISTOGRAM_MAX_BLOCK_THREADS`` in histogram.cu, its
 #: ``__launch_bounds__``). Few blocks fit an SM when the shared histogram is
@@ -75,6 +79,13 @@ EMULATED_SM_COUNT = 108
 SUBTRACT_BLOCK_THREADS = 256
 
 _DEVICE_LIMITS = {}
+
+
+def shared_feature_stride(n_bins):
+    """Cells per feature in a plane of the shared histogram: ``n_bins`` rounded up to
+    an odd number, so lanes at the same bin of consecutive features hit consecutive
+    shared-memory banks (``cuda/histogram.cu``)."""
+    return int(n_bins) | 1
 
 
 def device_limits(mode):
@@ -160,7 +171,7 @@ def plan_histograms(
     -------
     HistogramPlan
     """
-    cell_bytes = n_bins * SHARED_BYTES_PER_CELL
+    cell_bytes = shared_feature_stride(n_bins) * SHARED_BYTES_PER_CELL
     max_features_per_block = shared_limit // cell_bytes
     use_shared = max_features_per_block >= 1 and not force_global
     if use_shared:
@@ -438,6 +449,7 @@ def _launch_build(
             common
             + (
                 np.int32(plan.features_per_group),
+                np.int32(shared_feature_stride(n_bins)),
                 np.int64(plan.blocks_per_group),
                 np.int64(plan.rows_per_block),
                 histograms,

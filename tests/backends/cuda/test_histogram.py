@@ -23,6 +23,7 @@ from gpuboost.backends.cuda.histogram import (
     SHARED_BYTES_PER_CELL,
     build_histograms,
     plan_histograms,
+    shared_feature_stride,
 )
 from gpuboost.backends.cuda.launch import EMULATED, KernelLauncher
 from gpuboost.backends.cuda.sources import cuda_source_dir
@@ -132,7 +133,7 @@ def test_feature_groups_forced_by_a_small_shared_memory_limit(features_per_block
     rng = np.random.default_rng(10 + features_per_block)
     n_rows, n_features, max_bin = 200, 7, 15
     n_bins = max_bin + 1
-    limit = features_per_block * n_bins * SHARED_BYTES_PER_CELL
+    limit = features_per_block * shared_feature_stride(n_bins) * SHARED_BYTES_PER_CELL
     lengths = np.array([n_rows], dtype=np.int64)
     plan = plan_histograms(lengths, n_features, n_bins, limit, sm_count=1)
     assert plan.use_shared
@@ -168,7 +169,7 @@ def test_global_memory_fallback(how):
     sample_indices = rng.permutation(n_rows).astype(np.int32)
     begins, ends = _segments(rng, n_rows, 4)
     options = (
-        {"shared_memory_limit": n_bins * SHARED_BYTES_PER_CELL - 1}
+        {"shared_memory_limit": shared_feature_stride(n_bins) * SHARED_BYTES_PER_CELL - 1}
         if how == "limit_below_one_feature"
         else {"force_global": True}
     )
@@ -293,7 +294,7 @@ def test_plan_fits_28_features_of_256_bins_in_one_group_on_sm80():
         np.array([10**6], dtype=np.int64), 28, 256, sm80_optin_bytes, sm_count=108
     )
     assert plan.use_shared and plan.n_groups == 1
-    assert plan.shared_bytes == 28 * 256 * SHARED_BYTES_PER_CELL <= sm80_optin_bytes
+    assert plan.shared_bytes == 28 * 257 * SHARED_BYTES_PER_CELL <= sm80_optin_bytes
     assert plan.blocks_per_group >= 108  # enough blocks to fill the device
     small = plan_histograms(
         np.array([10, 0, 3000], dtype=np.int64), 4, 64, sm80_optin_bytes, sm_count=108
@@ -342,7 +343,7 @@ def test_kernel_file_compiles_with_nvcc_without_warnings(arch):
     [
         (0, {}),
         (1, {"rows_per_block": 9, "block_threads": 64}),
-        (2, {"shared_memory_limit": 2 * 16 * SHARED_BYTES_PER_CELL, "rows_per_block": 13}),
+        (2, {"shared_memory_limit": 2 * 17 * SHARED_BYTES_PER_CELL, "rows_per_block": 13}),
         (3, {"force_global": True, "rows_per_block": 11, "block_threads": 32}),
     ],
 )
