@@ -63,9 +63,12 @@ MAX_BLOCK_THREADS = 1024
 #: Rows a block accumulates before it flushes (``MAX_ROWS_PER_PASS`` in
 #: histogram.cu; only documented here: the kernel loops over passes itself).
 MAX_ROWS_PER_PASS = 1 << 15
-#: Blocks aimed for per streaming multiprocessor and feature group: a few waves,
-#: so that blocks of unequal nodes even out.
-TARGET_BLOCKS_PER_SM = 4
+#: Blocks aimed for per streaming multiprocessor and feature group. Blocks take equal
+#: ranges of the batch's rows (across nodes), so they need no extra waves to even out
+#: unequal nodes; every block flushes its shared histogram, so fewer blocks move fewer
+#: bytes. Two: one wave on an H100 (228 KiB of shared memory per SM holds two blocks of
+#: 28 features x 257 cells x 16 B), two equal waves on an A100 (one per SM).
+TARGET_BLOCKS_PER_SM = 2
 #: Fewest rows per block: below this, clearing and flushing the block's shared
 #: histogram (up to n_features x n_bins cells) costs more than the rows.
 MIN_ROWS_PER_BLOCK = 1024
@@ -120,10 +123,12 @@ class HistogramPlan:
     features_per_group, n_groups : int
         Feature tiling of the shared-memory kernel (``n_groups == 1``: no tiling).
     rows_per_block : int
-    node_first_block : ndarray of shape (n_nodes + 1,), int64
-        Prefix sum of the row blocks of each node.
+        Rows of the batch (its nodes' rows one node after another) per row block.
+    node_offsets : ndarray of shape (n_nodes + 1,), int64
+        Prefix sum of the node lengths: node ``i`` holds the batch's rows
+        ``node_offsets[i] .. node_offsets[i + 1] - 1``.
     blocks_per_group : int
-        Row blocks of all nodes (``node_first_block[-1]``).
+        Row blocks per feature group (``ceil(batch rows / rows_per_block)``).
     shared_bytes : int
         Dynamic shared memory per block.
     """
@@ -134,15 +139,15 @@ class HistogramPlan:
         features_per_group,
         n_groups,
         rows_per_block,
-        node_first_block,
+        node_offsets,
         shared_bytes,
     ):
         self.use_shared = use_shared
         self.features_per_group = features_per_group
         self.n_groups = n_groups
         self.rows_per_block = rows_per_block
-        self.node_first_block = node_first_block
-        self.blocks_per_group = int(node_first_block[-1])
+        self.node_offsets = node_offsets
+        self.blocks_per_group = int(ceil_div(int(node_offsets[-1]), rows_per_block))
         self.shared_bytes = shared_bytes
 
 
@@ -150,6 +155,11 @@ def plan_histograms(
     lengths, n_features, n_bins, shared_limit, sm_count, rows_per_block=None, force_global=False
 ):
     """Choose the kernel, the feature groups and the row blocks of a batch.
+
+    The row blocks cut the batch's rows (all nodes' rows, one node after another) into
+    equal ranges, whichever nodes they span (a block flushes once per node in its
+    range): about :data:`TARGET_BLOCKS_PER_SM` blocks per SM and feature group, one
+    wave, so a level flushes about ``blocks + nodes`` shared histograms.
 
     Parameters
     ----------
@@ -161,9 +171,8 @@ def plan_histograms(
     sm_count : int
         Streaming multiprocessors of the device.
     rows_per_block : int, optional
-        Force the rows per block (tests); by default about
-        ``TARGET_BLOCKS_PER_SM`` blocks per SM over the batch, at least
-        ``MIN_ROWS_PER_BLOCK``.
+        Force the rows per block (tests); by default the batch's rows over
+        ``TARGET_BLOCKS_PER_SM`` blocks per SM, at least ``MIN_ROWS_PER_BLOCK``.
     force_global : bool
         Use the global-memory kernel even when the shared one fits (tests).
 
@@ -179,17 +188,16 @@ def plan_histograms(
         features_per_group = ceil_div(n_features, n_groups)  # balanced groups
     else:
         n_groups, features_per_group = 1, n_features
+    node_offsets = offsets(np.asarray(lengths, dtype=np.int64))
     if rows_per_block is None:
         target_blocks = max(1, (sm_count * TARGET_BLOCKS_PER_SM) // n_groups)
-        total_rows = int(lengths.sum())
-        rows_per_block = max(MIN_ROWS_PER_BLOCK, ceil_div(total_rows, target_blocks))
+        rows_per_block = max(MIN_ROWS_PER_BLOCK, ceil_div(int(node_offsets[-1]), target_blocks))
     rows_per_block = int(rows_per_block)
     if rows_per_block < 1:
         raise ValueError(f"rows_per_block must be positive, got {rows_per_block}")
-    node_first_block = offsets(ceil_div(lengths, rows_per_block))
     shared_bytes = features_per_group * cell_bytes if use_shared else 0
     return HistogramPlan(
-        use_shared, features_per_group, n_groups, rows_per_block, node_first_block, shared_bytes
+        use_shared, features_per_group, n_groups, rows_per_block, node_offsets, shared_bytes
     )
 
 
@@ -422,19 +430,17 @@ def _launch_build(
     n_blocks = plan.blocks_per_group * plan.n_groups
     if n_blocks > MAX_GRID_X:
         raise ValueError(f"{n_blocks} blocks exceed the grid limit; raise rows_per_block")
-    # One host-to-device copy: [begins | ends | node_first_block | trailing].
-    node_table = xp.asarray(np.concatenate([begins, ends, plan.node_first_block, trailing]))
+    # One host-to-device copy: [begins | node_offsets | trailing].
+    node_table = xp.asarray(np.concatenate([begins, plan.node_offsets, trailing]))
     node_begins = node_table[:n_nodes]
-    node_ends = node_table[n_nodes : 2 * n_nodes]
-    node_first_block = node_table[2 * n_nodes : 3 * n_nodes + 1]
+    node_offsets = node_table[n_nodes : 2 * n_nodes + 1]
     common = (
         X_binned,
         quantized_gradients,
         quantized_hessians,
         sample_indices,
         node_begins,
-        node_ends,
-        node_first_block,
+        node_offsets,
         np.int32(n_nodes),
         np.int32(n_features),
         np.int32(n_bins),
@@ -464,4 +470,4 @@ def _launch_build(
             block_threads,
             common + (np.int64(plan.rows_per_block), histograms),
         )
-    return node_table[3 * n_nodes + 1 :] if len(trailing) else None
+    return node_table[2 * n_nodes + 1 :] if len(trailing) else None

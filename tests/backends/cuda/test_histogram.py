@@ -299,9 +299,8 @@ def test_plan_fits_28_features_of_256_bins_in_one_group_on_sm80():
     small = plan_histograms(
         np.array([10, 0, 3000], dtype=np.int64), 4, 64, sm80_optin_bytes, sm_count=108
     )
-    np.testing.assert_array_equal(
-        np.diff(small.node_first_block), -(-np.array([10, 0, 3000]) // small.rows_per_block)
-    )
+    np.testing.assert_array_equal(small.node_offsets, [0, 10, 10, 3010])
+    assert small.blocks_per_group == -(-3010 // small.rows_per_block)
     assert small.rows_per_block >= cuda_histogram.MIN_ROWS_PER_BLOCK
 
 
