@@ -187,13 +187,17 @@ extern "C" __global__ void __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS)
   uint32_t* const hessian_high_count = shared_words + WORD_HESSIAN_HIGH_COUNT * plane_words;
   const int32_t group_fields = group_features * n_bins * HISTOGRAM_FIELDS;
 
-  // Advancing a (row, feature) pair by blockDim.x pairs moves it by these amounts.
   const int32_t threads = static_cast<int32_t>(blockDim.x);
   const int32_t thread = static_cast<int32_t>(threadIdx.x);
   const int32_t lane = thread & (HISTOGRAM_WARP_LANES - 1);
+  const int32_t warp_first_thread = thread - lane;
+  const int32_t warp_lanes = threads - warp_first_thread < HISTOGRAM_WARP_LANES
+                                 ? threads - warp_first_thread
+                                 : HISTOGRAM_WARP_LANES;
   const uint32_t warp_mask = histogram_warp_mask();
-  const int64_t row_stride = threads / group_features;
-  const int32_t feature_step = threads % group_features;
+  // Advancing a (row, feature) pair of a warp's tile by warp_lanes pairs moves it by these.
+  const int32_t tile_row_step = warp_lanes / group_features;
+  const int32_t tile_feature_step = warp_lanes % group_features;
 
   for (int64_t position = block_begin; position < block_end;) {
     const RowPiece rows =
@@ -209,33 +213,54 @@ extern "C" __global__ void __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS)
       for (int32_t word = thread; word < group_words; word += threads) shared_words[word] = 0u;
       __syncthreads();
 
-      // The loops step whole warps (warp-uniform trip counts, lanes past the end idle) and
-      // meet at a __syncwarp every step, so the lanes of a warp issue each step's shared
-      // atomics (and the flush's global atomics) together, not drifting apart where some
-      // lanes skip a conditional atomic.
-      const int64_t pass_pairs = pass_rows * group_features;
-      int64_t row_offset = thread / group_features;
-      int32_t feature = thread % group_features;
-      for (int64_t warp_pair = thread - lane; warp_pair < pass_pairs; warp_pair += threads) {
-        if (row_offset < pass_rows) {  // this lane's pair, warp_pair + lane, exists
-          const int64_t row = sample_indices[pass_begin + row_offset];
-          const int32_t bin = X_binned[row * n_features + first_feature + feature];
-          const int32_t cell = feature * feature_stride + bin;
-          shared_add_wide(&gradient_low[cell], &gradient_high[cell], quantized_gradients[row], 0u);
-          shared_add_wide(&hessian_low[cell], &hessian_high_count[cell], quantized_hessians[row],
-                          PACKED_COUNT_UNIT);
+      // Rows in tiles of one warp: in each round of blockDim.x rows, the warp's lanes
+      // read the position, gradient and hessian of one row each (coalesced where the rows
+      // are: sample_indices always), then walk the tile's (row, feature) pairs, consecutive
+      // lanes on consecutive features of a row (coalesced reads of X_binned), taking the
+      // row's index, gradient and hessian from its lane by shuffle: each is read once per
+      // row, not once per warp instruction that touches the row.
+      // The loops are warp-uniform and meet at the shuffles every step, so the lanes of a
+      // warp issue each step's shared atomics (and the flush's global atomics) together.
+      for (int64_t round_begin = 0; round_begin < pass_rows; round_begin += threads) {
+        const int64_t tile_begin = round_begin + warp_first_thread;
+        const int64_t rows_left = pass_rows - tile_begin;
+        const int32_t tile_rows = static_cast<int32_t>(
+            rows_left < warp_lanes ? (rows_left > 0 ? rows_left : 0) : warp_lanes);
+        int32_t lane_row = 0;
+        int32_t lane_gradient = 0;
+        int32_t lane_hessian = 0;
+        if (lane < tile_rows) {
+          lane_row = sample_indices[pass_begin + tile_begin + lane];
+          lane_gradient = quantized_gradients[lane_row];
+          lane_hessian = quantized_hessians[lane_row];
         }
-        row_offset += row_stride;
-        feature += feature_step;
-        if (feature >= group_features) {
-          feature -= group_features;
-          ++row_offset;
+        const int32_t tile_pairs = tile_rows * group_features;
+        int32_t tile_row = lane / group_features;
+        int32_t feature = lane % group_features;
+        for (int32_t warp_pair = 0; warp_pair < tile_pairs; warp_pair += warp_lanes) {
+          const int32_t source = tile_row < tile_rows ? tile_row : 0;
+          const int64_t row = __shfl_sync(warp_mask, lane_row, source);
+          const int32_t gradient = __shfl_sync(warp_mask, lane_gradient, source);
+          const int32_t hessian = __shfl_sync(warp_mask, lane_hessian, source);
+          if (tile_row < tile_rows) {  // this lane's pair, warp_pair + lane, exists
+            const int32_t bin = X_binned[row * n_features + first_feature + feature];
+            const int32_t cell = feature * feature_stride + bin;
+            shared_add_wide(&gradient_low[cell], &gradient_high[cell], gradient, 0u);
+            shared_add_wide(&hessian_low[cell], &hessian_high_count[cell], hessian,
+                            PACKED_COUNT_UNIT);
+          }
+          tile_row += tile_row_step;
+          feature += tile_feature_step;
+          if (feature >= group_features) {
+            feature -= group_features;
+            ++tile_row;
+          }
         }
-        __syncwarp(warp_mask);
       }
       __syncthreads();
 
-      for (int32_t warp_word = thread - lane; warp_word < group_fields; warp_word += threads) {
+      for (int32_t warp_word = warp_first_thread; warp_word < group_fields;
+           warp_word += threads) {
         const int32_t word = warp_word + lane;
         const int32_t cell_index = word / HISTOGRAM_FIELDS;  // feature * n_bins + bin
         const int32_t field = word - cell_index * HISTOGRAM_FIELDS;
