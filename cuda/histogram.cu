@@ -48,6 +48,11 @@
 
 //: Threads per block of both kernels (the host launches with at most this many).
 constexpr int HISTOGRAM_MAX_BLOCK_THREADS = 1024;
+//: Blocks of the shared-memory kernel an SM must hold (its __launch_bounds__): two blocks
+//: of 1024 threads need at most 32 registers a thread (64 K registers per SM); nvcc takes
+//: 46 on sm_80 without the bound, and 32 with it, without spilling. Two blocks of 28
+//: features fit the shared memory of an sm_90 SM (host: TARGET_BLOCKS_PER_SM).
+constexpr int HISTOGRAM_MIN_BLOCKS_PER_SM = 2;
 //: Fields of a histogram cell and their order (gpuboost.core.dtypes).
 constexpr int HISTOGRAM_FIELDS = 3;
 constexpr int HISTOGRAM_GRADIENT = 0;
@@ -158,7 +163,7 @@ GPUBOOST_DEVICE_INLINE int64_t histogram_cell(int32_t node, int64_t feature, int
 //   (32 lanes: 8 sectors per atomic instruction, against 24 per field when a lane adds
 //   a whole 24-byte cell), and read the planes at consecutive cells (no bank conflict).
 // Dynamic shared memory: SHARED_WORDS_PER_CELL * features_per_group * feature_stride words.
-extern "C" __global__ void __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS)
+extern "C" __global__ void __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS, HISTOGRAM_MIN_BLOCKS_PER_SM)
     histogram_shared_memory(const uint8_t* __restrict__ X_binned,
                             const int32_t* __restrict__ quantized_gradients,
                             const int32_t* __restrict__ quantized_hessians,
@@ -344,22 +349,26 @@ constexpr int SUBTRACT_BLOCK_THREADS = 256;
 //     histograms[n_pairs + i, :] = parents[parent_rows[i], :] - histograms[i, :]
 // exact (two's complement, as NumPy's int64 subtraction). parents is (n_parent_rows,
 // node_words) int64, another allocation.
-// Thread: a grid-stride loop over the n_pairs * node_words words; consecutive threads take
-// consecutive words of one node, so the reads of the parent and the built row and the
-// writes of the sibling row are coalesced (8 sectors per warp instruction).
+// Block: blocks_per_pair blocks per pair (blockIdx.x = pair * blocks_per_pair + k), block k
+//   of a pair takes the words k * blockDim.x + thread, strided by blocks_per_pair *
+//   blockDim.x; the pair's parent row is read once per thread.
+// Thread: consecutive threads take consecutive words of one node, so the reads of the
+//   parent and the built row and the writes of the sibling row are coalesced (8 sectors
+//   per warp instruction).
 extern "C" __global__ void __launch_bounds__(SUBTRACT_BLOCK_THREADS)
     histogram_subtract_siblings(const int64_t* __restrict__ parents,
                                 const int64_t* __restrict__ parent_rows, int32_t n_pairs,
-                                int64_t node_words, int64_t* __restrict__ histograms) {
-  const int64_t n_words = static_cast<int64_t>(n_pairs) * node_words;
-  const int64_t built_words = n_words;  // offset of the siblings' rows
-  const int64_t grid_stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t word = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       word < n_words; word += grid_stride) {
-    const int64_t pair = word / node_words;
-    const int64_t offset = word - pair * node_words;
-    const uint64_t parent = static_cast<uint64_t>(parents[parent_rows[pair] * node_words + offset]);
-    const uint64_t built = static_cast<uint64_t>(histograms[word]);
-    histograms[built_words + word] = static_cast<int64_t>(parent - built);
+                                int64_t node_words, int64_t blocks_per_pair,
+                                int64_t* __restrict__ histograms) {
+  const int64_t pair = static_cast<int64_t>(blockIdx.x) / blocks_per_pair;
+  const int64_t block_in_pair = static_cast<int64_t>(blockIdx.x) % blocks_per_pair;
+  const int64_t* const parent = parents + parent_rows[pair] * node_words;
+  const int64_t* const built = histograms + pair * node_words;
+  int64_t* const sibling = histograms + (n_pairs + pair) * node_words;
+  const int64_t stride = blocks_per_pair * blockDim.x;
+  for (int64_t word = block_in_pair * blockDim.x + threadIdx.x; word < node_words;
+       word += stride) {
+    sibling[word] = static_cast<int64_t>(static_cast<uint64_t>(parent[word]) -
+                                         static_cast<uint64_t>(built[word]));
   }
 }

@@ -33,7 +33,7 @@ from ...core.dtypes import (
 )
 from ...core.segments import checked_segments, offsets
 from ..emulation.launcher import MAX_SHARED_PER_BLOCK_OPTIN_BYTES
-from .launch import EMULATED, MAX_GRID_X, ceil_div, grid_stride_blocks, require_array
+from .launch import EMULATED, MAX_GRID_X, ceil_div, require_array
 
 __all__ = [
     "build_histograms",
@@ -80,6 +80,9 @@ EMULATED_SM_COUNT = 108
 
 #: Threads per block of the subtraction kernel (``SUBTRACT_BLOCK_THREADS`` in histogram.cu).
 SUBTRACT_BLOCK_THREADS = 256
+#: Words of a sibling histogram each thread of the subtraction kernel writes (about):
+#: 28 features x 256 bins x 3 = 21,504 words per node, 11 blocks per pair.
+SUBTRACT_WORDS_PER_THREAD = 8
 
 _DEVICE_LIMITS = {}
 
@@ -370,12 +373,20 @@ def build_children_histograms(
         **options,
     )
     node_words = n_features * n_bins * HIST_FIELDS
+    blocks_per_pair = ceil_div(node_words, SUBTRACT_BLOCK_THREADS * SUBTRACT_WORDS_PER_THREAD)
     launcher(
         KERNEL_FILE,
         SUBTRACT_KERNEL,
-        grid_stride_blocks(n_pairs * node_words, SUBTRACT_BLOCK_THREADS),
+        n_pairs * blocks_per_pair,
         SUBTRACT_BLOCK_THREADS,
-        (parents, device_rows, np.int32(n_pairs), np.int64(node_words), histograms),
+        (
+            parents,
+            device_rows,
+            np.int32(n_pairs),
+            np.int64(node_words),
+            np.int64(blocks_per_pair),
+            histograms,
+        ),
     )
     return histograms
 

@@ -312,6 +312,9 @@ def _cu_constant(name):
 
 def test_python_constants_match_the_kernel_file():
     assert int(_cu_constant("HISTOGRAM_MAX_BLOCK_THREADS")) == MAX_BLOCK_THREADS
+    assert int(_cu_constant("SUBTRACT_BLOCK_THREADS")) == cuda_histogram.SUBTRACT_BLOCK_THREADS
+    # The kernel's occupancy bound holds the blocks per SM the plan aims for.
+    assert int(_cu_constant("HISTOGRAM_MIN_BLOCKS_PER_SM")) == cuda_histogram.TARGET_BLOCKS_PER_SM
     assert int(_cu_constant("SHARED_WORDS_PER_CELL")) * 4 == SHARED_BYTES_PER_CELL
     assert _cu_constant("MAX_ROWS_PER_PASS") == "int64_t{1} << 15"
     assert MAX_ROWS_PER_PASS == 1 << 15
@@ -341,6 +344,7 @@ def test_kernel_file_compiles_with_nvcc_without_warnings(arch):
     "seed, options",
     [
         (0, {}),
+        (4, {"max_bin": 255}),  # 3,840 words per node: two subtraction blocks per pair
         (1, {"rows_per_block": 9, "block_threads": 64}),
         (2, {"shared_memory_limit": 2 * 17 * SHARED_BYTES_PER_CELL, "rows_per_block": 13}),
         (3, {"force_global": True, "rows_per_block": 11, "block_threads": 32}),
@@ -350,7 +354,8 @@ def test_children_histograms_equal_built_and_subtracted(seed, options):
     """build_children_histograms == [build_histograms | parents[rows] - built], with
     parent rows out of order and repeated, and an empty child."""
     rng = np.random.default_rng(60 + seed)
-    n_rows, n_features, max_bin = 260, 5, 15
+    options = dict(options)
+    n_rows, n_features, max_bin = 260, 5, options.pop("max_bin", 15)
     n_bins = max_bin + 1
     X_binned, gradients, hessians = _problem(rng, n_rows, n_features, max_bin)
     sample_indices = rng.permutation(n_rows).astype(np.int32)
