@@ -156,14 +156,15 @@ GPUBOOST_DEVICE_INLINE int64_t histogram_cell(int32_t node, int64_t feature, int
 //   hit consecutive banks (an odd stride is invertible mod 32); lanes at random bins hit
 //   random banks. (Cells of 4 contiguous words put the 4 words 16 bytes apart per bin,
 //   so every shared atomic of a warp spread over only 8 banks.)
-// Thread: (row, feature) pairs of the pass, strided by blockDim.x (consecutive threads
-//   take consecutive features of a row: coalesced reads of X_binned), 2 to 4 native
+// Thread: the (row, feature) pairs of its warp's tiles of rows (see the loop; consecutive
+//   lanes take consecutive features of a row: coalesced reads of X_binned), 2 to 4 native
 //   32-bit shared atomics each. The flush walks the group's global words (node, feature,
 //   bin, field) in memory order: consecutive threads add to consecutive int64 words
 //   (32 lanes: 8 sectors per atomic instruction, against 24 per field when a lane adds
 //   a whole 24-byte cell), and read the planes at consecutive cells (no bank conflict).
 // Dynamic shared memory: SHARED_WORDS_PER_CELL * features_per_group * feature_stride words.
-extern "C" __global__ void __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS, HISTOGRAM_MIN_BLOCKS_PER_SM)
+extern "C" __global__ void
+__launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS, HISTOGRAM_MIN_BLOCKS_PER_SM)
     histogram_shared_memory(const uint8_t* __restrict__ X_binned,
                             const int32_t* __restrict__ quantized_gradients,
                             const int32_t* __restrict__ quantized_hessians,
@@ -270,14 +271,15 @@ extern "C" __global__ void __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS, HISTOG
         const int32_t cell_index = word / HISTOGRAM_FIELDS;  // feature * n_bins + bin
         const int32_t field = word - cell_index * HISTOGRAM_FIELDS;
         const int32_t cell = cell_index + (cell_index / n_bins) * (feature_stride - n_bins);
-        // A cell without rows holds 0 (n rows leave at least n * (2^16 - 1) in its packed word).
+        // A cell without rows holds 0 (n rows leave at least n * (2^16 - 1) in its packed
+        // word).
         const uint32_t packed = word < group_fields ? hessian_high_count[cell] : 0u;
         if (packed != 0u) {
           const uint32_t count = (packed + PACKED_ROUNDING_HALF) >> PACKED_COUNT_SHIFT;
           int64_t value = static_cast<int64_t>(count);
           if (field == HISTOGRAM_GRADIENT) {
-            value = static_cast<int64_t>(
-                (static_cast<uint64_t>(gradient_high[cell]) << LOW_WORD_BITS) | gradient_low[cell]);
+            const uint64_t high = static_cast<uint64_t>(gradient_high[cell]) << LOW_WORD_BITS;
+            value = static_cast<int64_t>(high | gradient_low[cell]);
           } else if (field == HISTOGRAM_HESSIAN) {
             const int32_t high = static_cast<int32_t>(packed - (count << PACKED_COUNT_SHIFT));
             value = static_cast<int64_t>(high) * (int64_t{1} << LOW_WORD_BITS) +
