@@ -356,7 +356,8 @@ def build_children_histograms(
     if n_pairs and not (0 <= rows.min() and rows.max() < parents.shape[0]):
         raise ValueError(f"parent_rows must lie in [0, {parents.shape[0]})")
     histograms = xp.empty((2 * n_pairs, n_features, n_bins, HIST_FIELDS), dtype=HIST_DTYPE)
-    if n_pairs == 0:
+    node_words = n_features * n_bins * HIST_FIELDS
+    if n_pairs == 0 or node_words == 0:
         return histograms
     histograms[:n_pairs] = 0  # the build adds into the first half; the second is written
     device_rows = _launch_build(
@@ -372,7 +373,6 @@ def build_children_histograms(
         trailing=rows,
         **options,
     )
-    node_words = n_features * n_bins * HIST_FIELDS
     blocks_per_pair = ceil_div(node_words, SUBTRACT_BLOCK_THREADS * SUBTRACT_WORDS_PER_THREAD)
     launcher(
         KERNEL_FILE,

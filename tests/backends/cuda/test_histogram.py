@@ -401,6 +401,18 @@ def test_children_histograms_without_pairs_or_rows_and_bad_parents():
         build(xp, launcher, *device_arrays, [4, 9], [4, 9], 8, xp.asarray(parents), [1, 0])
     )
     np.testing.assert_array_equal(no_rows, np.concatenate([np.zeros_like(parents), parents[::-1]]))
+    no_features = build(
+        xp,
+        launcher,
+        xp.asarray(np.zeros((20, 0), dtype=np.uint8)),
+        *device_arrays[1:],
+        [0],
+        [5],
+        8,
+        xp.asarray(np.zeros((1, 0, 8, 3), dtype=np.int64)),
+        [0],
+    )
+    assert no_features.shape == (2, 0, 8, 3)
     with pytest.raises(ValueError, match="parent_rows"):
         build(xp, launcher, *device_arrays, [0], [5], 8, xp.asarray(parents), [2])
     with pytest.raises(ValueError, match="parents must have shape"):
