@@ -20,7 +20,8 @@ NumPy backend's modules and the kernel files:
 =====================================  ===================================================
 ``bin_features``, ``rebin``            :mod:`.binning` (``cuda/binning.cu``); the host copy
                                        ``Dataset.X_binned`` is never computed
-``build_histograms``                   :mod:`.histogram` (``cuda/histogram.cu``)
+``build_histograms``,                  :mod:`.histogram` (``cuda/histogram.cu``)
+``build_children_histograms``
 ``find_best_splits``                   :mod:`.split_scan` (``cuda/split_scan.cu``)
 ``partition``                          :mod:`.partition` (``cuda/partition.cu``)
 ``add_leaf_values``,                   :mod:`.leaf` (``cuda/leaf.cu``)
@@ -62,7 +63,7 @@ from ..categorical import (
     predict_tree_values,
 )
 from .binning import bin_device_features, bin_features
-from .histogram import build_histograms
+from .histogram import build_children_histograms, build_histograms
 from .launch import EMULATED, array_module, default_launcher
 from .leaf import add_leaf_values, add_split_leaf_values, segment_weighted_quantile
 from .memory import device_call, device_memory_info, out_of_memory_error
@@ -290,6 +291,35 @@ class CudaBackend(Backend):
             begins,
             ends,
             data.n_bins,
+        )
+
+    @device_call("building histograms")
+    def build_children_histograms(
+        self,
+        data,
+        quantized_gradients,
+        quantized_hessians,
+        sample_indices,
+        begins,
+        ends,
+        parents,
+        parent_rows,
+    ):
+        """As ``Backend.build_children_histograms``, in one allocation: the built
+        children and their siblings (``parents[parent_rows] - built``, read by row) are
+        written straight into the batch (:func:`.histogram.build_children_histograms`)."""
+        return build_children_histograms(
+            self.xp,
+            self.launcher,
+            data.arrays["X_binned"],
+            quantized_gradients,
+            quantized_hessians,
+            sample_indices,
+            begins,
+            ends,
+            data.n_bins,
+            parents,
+            parent_rows,
         )
 
     @device_call("subtracting histograms")

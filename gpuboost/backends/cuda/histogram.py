@@ -9,11 +9,14 @@ equal bit for bit) with one kernel launch for a whole batch of nodes. Works with
 Strategy (details in ``cuda/histogram.cu``):
 
 * each block privatizes the histogram of a *feature group* in shared memory
-  (16 bytes per (feature, bin) cell, native 32-bit atomics, exact) for a chunk
-  of one node's rows, then flushes non-empty cells to global memory;
+  (16 bytes per (feature, bin) cell in four planes of 32-bit words, native 32-bit
+  atomics, exact) for a chunk of one node's rows, then flushes the non-empty cells to
+  global memory, consecutive threads on consecutive int64 words;
 * features are split into the fewest groups whose cells fit the device's
   opt-in shared-memory limit (one group for 28 features x 256 bins on sm_80);
-* when not even one feature's bins fit, a global-memory-atomics kernel is used.
+* when not even one feature's bins fit, a global-memory-atomics kernel is used;
+* the siblings of built children (:func:`build_children_histograms`) are
+  ``parent - built``, written by one kernel into the same batch.
 
 Only per-node bounds and the block prefix (a few integers per node) cross from
 host to device; the result stays on the device.
@@ -34,9 +37,11 @@ from .launch import EMULATED, MAX_GRID_X, ceil_div, require_array
 
 __all__ = [
     "build_histograms",
+    "build_children_histograms",
     "HistogramPlan",
     "plan_histograms",
     "device_limits",
+    "shared_feature_stride",
     "SHARED_BYTES_PER_CELL",
     "MAX_BLOCK_THREADS",
     "MAX_ROWS_PER_PASS",
@@ -46,9 +51,10 @@ __all__ = [
 KERNEL_FILE = "histogram"
 SHARED_KERNEL = "histogram_shared_memory"
 GLOBAL_KERNEL = "histogram_global_memory"
+SUBTRACT_KERNEL = "histogram_subtract_siblings"
 
-#: Shared-memory bytes of one (feature, bin) cell: four 32-bit words
-#: (``SHARED_WORDS_PER_CELL`` in histogram.cu).
+#: Shared-memory bytes of one (feature, bin) cell: four 32-bit words, one in each
+#: plane (``SHARED_WORDS_PER_CELL`` in histogram.cu).
 SHARED_BYTES_PER_CELL = 16
 #: Threads per block (``HISTOGRAM_MAX_BLOCK_THREADS`` in histogram.cu, its
 #: ``__launch_bounds__``). Few blocks fit an SM when the shared histogram is
@@ -57,9 +63,12 @@ MAX_BLOCK_THREADS = 1024
 #: Rows a block accumulates before it flushes (``MAX_ROWS_PER_PASS`` in
 #: histogram.cu; only documented here: the kernel loops over passes itself).
 MAX_ROWS_PER_PASS = 1 << 15
-#: Blocks aimed for per streaming multiprocessor and feature group: a few waves,
-#: so that blocks of unequal nodes even out.
-TARGET_BLOCKS_PER_SM = 4
+#: Blocks aimed for per streaming multiprocessor and feature group. Blocks take equal
+#: ranges of the batch's rows (across nodes), so they need no extra waves to even out
+#: unequal nodes; every block flushes its shared histogram, so fewer blocks move fewer
+#: bytes. Two: one wave on an H100 (228 KiB of shared memory per SM holds two blocks of
+#: 28 features x 257 cells x 16 B), two equal waves on an A100 (one per SM).
+TARGET_BLOCKS_PER_SM = 2
 #: Fewest rows per block: below this, clearing and flushing the block's shared
 #: histogram (up to n_features x n_bins cells) costs more than the rows.
 MIN_ROWS_PER_BLOCK = 1024
@@ -69,7 +78,20 @@ DEFAULT_SHARED_BYTES = 48 * 1024
 #: shared-memory limits the emulator enforces).
 EMULATED_SM_COUNT = 108
 
+#: Threads per block of the subtraction kernel (``SUBTRACT_BLOCK_THREADS`` in histogram.cu).
+SUBTRACT_BLOCK_THREADS = 256
+#: Words of a sibling histogram each thread of the subtraction kernel writes (about):
+#: 28 features x 256 bins x 3 = 21,504 words per node, 11 blocks per pair.
+SUBTRACT_WORDS_PER_THREAD = 8
+
 _DEVICE_LIMITS = {}
+
+
+def shared_feature_stride(n_bins):
+    """Cells per feature in a plane of the shared histogram: ``n_bins`` rounded up to
+    an odd number, so lanes at the same bin of consecutive features hit consecutive
+    shared-memory banks (``cuda/histogram.cu``)."""
+    return int(n_bins) | 1
 
 
 def device_limits(mode):
@@ -104,10 +126,12 @@ class HistogramPlan:
     features_per_group, n_groups : int
         Feature tiling of the shared-memory kernel (``n_groups == 1``: no tiling).
     rows_per_block : int
-    node_first_block : ndarray of shape (n_nodes + 1,), int64
-        Prefix sum of the row blocks of each node.
+        Rows of the batch (its nodes' rows one node after another) per row block.
+    node_offsets : ndarray of shape (n_nodes + 1,), int64
+        Prefix sum of the node lengths: node ``i`` holds the batch's rows
+        ``node_offsets[i] .. node_offsets[i + 1] - 1``.
     blocks_per_group : int
-        Row blocks of all nodes (``node_first_block[-1]``).
+        Row blocks per feature group (``ceil(batch rows / rows_per_block)``).
     shared_bytes : int
         Dynamic shared memory per block.
     """
@@ -118,15 +142,15 @@ class HistogramPlan:
         features_per_group,
         n_groups,
         rows_per_block,
-        node_first_block,
+        node_offsets,
         shared_bytes,
     ):
         self.use_shared = use_shared
         self.features_per_group = features_per_group
         self.n_groups = n_groups
         self.rows_per_block = rows_per_block
-        self.node_first_block = node_first_block
-        self.blocks_per_group = int(node_first_block[-1])
+        self.node_offsets = node_offsets
+        self.blocks_per_group = int(ceil_div(int(node_offsets[-1]), rows_per_block))
         self.shared_bytes = shared_bytes
 
 
@@ -134,6 +158,11 @@ def plan_histograms(
     lengths, n_features, n_bins, shared_limit, sm_count, rows_per_block=None, force_global=False
 ):
     """Choose the kernel, the feature groups and the row blocks of a batch.
+
+    The row blocks cut the batch's rows (all nodes' rows, one node after another) into
+    equal ranges, whichever nodes they span (a block flushes once per node in its
+    range): about :data:`TARGET_BLOCKS_PER_SM` blocks per SM and feature group, one
+    wave, so a level flushes about ``blocks + nodes`` shared histograms.
 
     Parameters
     ----------
@@ -145,9 +174,8 @@ def plan_histograms(
     sm_count : int
         Streaming multiprocessors of the device.
     rows_per_block : int, optional
-        Force the rows per block (tests); by default about
-        ``TARGET_BLOCKS_PER_SM`` blocks per SM over the batch, at least
-        ``MIN_ROWS_PER_BLOCK``.
+        Force the rows per block (tests); by default the batch's rows over
+        ``TARGET_BLOCKS_PER_SM`` blocks per SM, at least ``MIN_ROWS_PER_BLOCK``.
     force_global : bool
         Use the global-memory kernel even when the shared one fits (tests).
 
@@ -155,7 +183,7 @@ def plan_histograms(
     -------
     HistogramPlan
     """
-    cell_bytes = n_bins * SHARED_BYTES_PER_CELL
+    cell_bytes = shared_feature_stride(n_bins) * SHARED_BYTES_PER_CELL
     max_features_per_block = shared_limit // cell_bytes
     use_shared = max_features_per_block >= 1 and not force_global
     if use_shared:
@@ -163,17 +191,16 @@ def plan_histograms(
         features_per_group = ceil_div(n_features, n_groups)  # balanced groups
     else:
         n_groups, features_per_group = 1, n_features
+    node_offsets = offsets(np.asarray(lengths, dtype=np.int64))
     if rows_per_block is None:
         target_blocks = max(1, (sm_count * TARGET_BLOCKS_PER_SM) // n_groups)
-        total_rows = int(lengths.sum())
-        rows_per_block = max(MIN_ROWS_PER_BLOCK, ceil_div(total_rows, target_blocks))
+        rows_per_block = max(MIN_ROWS_PER_BLOCK, ceil_div(int(node_offsets[-1]), target_blocks))
     rows_per_block = int(rows_per_block)
     if rows_per_block < 1:
         raise ValueError(f"rows_per_block must be positive, got {rows_per_block}")
-    node_first_block = offsets(ceil_div(lengths, rows_per_block))
     shared_bytes = features_per_group * cell_bytes if use_shared else 0
     return HistogramPlan(
-        use_shared, features_per_group, n_groups, rows_per_block, node_first_block, shared_bytes
+        use_shared, features_per_group, n_groups, rows_per_block, node_offsets, shared_bytes
     )
 
 
@@ -184,6 +211,13 @@ def _allow_dynamic_shared(kernel, shared_bytes):
         and kernel.max_dynamic_shared_size_bytes < shared_bytes
     ):
         kernel.max_dynamic_shared_size_bytes = int(shared_bytes)
+
+
+def _check_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices):
+    require_array(xp, X_binned, X_BINNED_DTYPE, "X_binned", ndim=2)
+    require_array(xp, quantized_gradients, GRAD_QUANT_DTYPE, "quantized_gradients", ndim=1)
+    require_array(xp, quantized_hessians, GRAD_QUANT_DTYPE, "quantized_hessians", ndim=1)
+    require_array(xp, sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
 
 
 def build_histograms(
@@ -238,20 +272,158 @@ def build_histograms(
         Last axis: (sum_gradients, sum_hessians, count), equal to
         :func:`gpuboost.backends.numpy.histogram.build_histograms`.
     """
-    require_array(xp, X_binned, X_BINNED_DTYPE, "X_binned", ndim=2)
-    require_array(xp, quantized_gradients, GRAD_QUANT_DTYPE, "quantized_gradients", ndim=1)
-    require_array(xp, quantized_hessians, GRAD_QUANT_DTYPE, "quantized_hessians", ndim=1)
-    require_array(xp, sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
+    _check_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices)
+    begins, ends = checked_segments(begins, ends, sample_indices.shape[0])
+    histograms = xp.zeros(
+        (len(begins), int(X_binned.shape[1]), int(n_bins), HIST_FIELDS), dtype=HIST_DTYPE
+    )
+    _launch_build(
+        xp,
+        launcher,
+        X_binned,
+        quantized_gradients,
+        quantized_hessians,
+        sample_indices,
+        begins,
+        ends,
+        histograms,
+        shared_memory_limit=shared_memory_limit,
+        rows_per_block=rows_per_block,
+        block_threads=block_threads,
+        force_global=force_global,
+    )
+    return histograms
+
+
+def build_children_histograms(
+    xp,
+    launcher,
+    X_binned,
+    quantized_gradients,
+    quantized_hessians,
+    sample_indices,
+    begins,
+    ends,
+    n_bins,
+    parents,
+    parent_rows,
+    **options,
+):
+    """Histograms of sibling pairs as one batch: the smaller children built, their
+    siblings by subtraction, written into one allocation.
+
+    Equal to stacking :func:`build_histograms` of the segments and
+    ``parents[parent_rows] - built`` (``Backend.build_children_histograms``), without
+    the gathered copy of the parents, the difference array and the concatenation: the
+    batch is allocated once, its first half zeroed and filled by the build kernel, its
+    second half written by one ``histogram_subtract_siblings`` launch that reads each
+    parent by row. One host-to-device copy carries the build's node table and
+    ``parent_rows``.
+
+    Parameters
+    ----------
+    xp, launcher, X_binned, quantized_gradients, quantized_hessians, sample_indices, n_bins
+        As for :func:`build_histograms`.  # IN
+    begins, ends : sequence of int, length n_pairs (host)
+        The segments of the children to build.
+    parents : array of shape (n_parent_rows, n_features, n_bins, 3), int64, C order  # IN
+        A batch holding the parents' histograms.
+    parent_rows : sequence of int, length n_pairs (host)
+        Row of ``parents`` holding the parent of pair ``i``.
+    **options
+        ``shared_memory_limit``, ``rows_per_block``, ``block_threads``,
+        ``force_global`` of :func:`build_histograms`.
+
+    Returns
+    -------
+    histograms : array of shape (2 * n_pairs, n_features, n_bins, 3), int64  # OUT
+        Row ``i``: the histogram of segment ``i``; row ``n_pairs + i``:
+        ``parents[parent_rows[i]] - histograms[i]`` (exact).
+    """
+    _check_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices)
+    require_array(xp, parents, HIST_DTYPE, "parents", ndim=4)
+    n_features, n_bins = int(X_binned.shape[1]), int(n_bins)
+    if tuple(parents.shape[1:]) != (n_features, n_bins, HIST_FIELDS):
+        raise ValueError(
+            f"parents must have shape (n, {n_features}, {n_bins}, {HIST_FIELDS}), "
+            f"got {tuple(parents.shape)}"
+        )
+    begins, ends = checked_segments(begins, ends, sample_indices.shape[0])
+    n_pairs = len(begins)
+    rows = np.asarray(parent_rows, dtype=np.int64).reshape(-1)
+    if len(rows) != n_pairs:
+        raise ValueError(f"{len(rows)} parent rows for {n_pairs} pairs")
+    if n_pairs and not (0 <= rows.min() and rows.max() < parents.shape[0]):
+        raise ValueError(f"parent_rows must lie in [0, {parents.shape[0]})")
+    histograms = xp.empty((2 * n_pairs, n_features, n_bins, HIST_FIELDS), dtype=HIST_DTYPE)
+    node_words = n_features * n_bins * HIST_FIELDS
+    if n_pairs == 0 or node_words == 0:
+        return histograms
+    histograms[:n_pairs] = 0  # the build adds into the first half; the second is written
+    device_rows = _launch_build(
+        xp,
+        launcher,
+        X_binned,
+        quantized_gradients,
+        quantized_hessians,
+        sample_indices,
+        begins,
+        ends,
+        histograms,
+        trailing=rows,
+        **options,
+    )
+    blocks_per_pair = ceil_div(node_words, SUBTRACT_BLOCK_THREADS * SUBTRACT_WORDS_PER_THREAD)
+    launcher(
+        KERNEL_FILE,
+        SUBTRACT_KERNEL,
+        n_pairs * blocks_per_pair,
+        SUBTRACT_BLOCK_THREADS,
+        (
+            parents,
+            device_rows,
+            np.int32(n_pairs),
+            np.int64(node_words),
+            np.int64(blocks_per_pair),
+            histograms,
+        ),
+    )
+    return histograms
+
+
+def _launch_build(
+    xp,
+    launcher,
+    X_binned,
+    quantized_gradients,
+    quantized_hessians,
+    sample_indices,
+    begins,
+    ends,
+    histograms,
+    *,
+    shared_memory_limit=None,
+    rows_per_block=None,
+    block_threads=MAX_BLOCK_THREADS,
+    force_global=False,
+    trailing=None,
+):
+    """Add the histograms of the segments ``begins``/``ends`` (checked, int64) into rows
+    ``0 .. n_nodes - 1`` of ``histograms`` (zero there; shape (>= n_nodes, n_features,
+    n_bins, 3), int64, C order), in one launch (none when there are no rows).
+
+    ``trailing`` (int64 host values) travels in the same host-to-device copy as the
+    node table; returns its device copy (``None`` without ``trailing``).
+    """
     if not 1 <= block_threads <= MAX_BLOCK_THREADS:
         raise ValueError(f"block_threads must be in [1, {MAX_BLOCK_THREADS}], got {block_threads}")
-    n_features = int(X_binned.shape[1])
-    n_bins = int(n_bins)
-    begins, ends = checked_segments(begins, ends, sample_indices.shape[0])
+    trailing = np.zeros(0, dtype=np.int64) if trailing is None else trailing
+    n_features = int(histograms.shape[1])
+    n_bins = int(histograms.shape[2])
     n_nodes = len(begins)
     lengths = ends - begins
-    histograms = xp.zeros((n_nodes, n_features, n_bins, HIST_FIELDS), dtype=HIST_DTYPE)
     if n_nodes == 0 or n_features == 0 or int(lengths.sum()) == 0:
-        return histograms
+        return xp.asarray(trailing) if len(trailing) else None
 
     sm_count, optin_limit = device_limits(launcher.mode)
     kernel = launcher.kernel(KERNEL_FILE, SHARED_KERNEL)
@@ -269,19 +441,17 @@ def build_histograms(
     n_blocks = plan.blocks_per_group * plan.n_groups
     if n_blocks > MAX_GRID_X:
         raise ValueError(f"{n_blocks} blocks exceed the grid limit; raise rows_per_block")
-    # One host-to-device copy: [begins | ends | node_first_block].
-    node_table = xp.asarray(np.concatenate([begins, ends, plan.node_first_block]))
+    # One host-to-device copy: [begins | node_offsets | trailing].
+    node_table = xp.asarray(np.concatenate([begins, plan.node_offsets, trailing]))
     node_begins = node_table[:n_nodes]
-    node_ends = node_table[n_nodes : 2 * n_nodes]
-    node_first_block = node_table[2 * n_nodes :]
+    node_offsets = node_table[n_nodes : 2 * n_nodes + 1]
     common = (
         X_binned,
         quantized_gradients,
         quantized_hessians,
         sample_indices,
         node_begins,
-        node_ends,
-        node_first_block,
+        node_offsets,
         np.int32(n_nodes),
         np.int32(n_features),
         np.int32(n_bins),
@@ -296,6 +466,7 @@ def build_histograms(
             common
             + (
                 np.int32(plan.features_per_group),
+                np.int32(shared_feature_stride(n_bins)),
                 np.int64(plan.blocks_per_group),
                 np.int64(plan.rows_per_block),
                 histograms,
@@ -310,4 +481,4 @@ def build_histograms(
             block_threads,
             common + (np.int64(plan.rows_per_block), histograms),
         )
-    return histograms
+    return node_table[2 * n_nodes + 1 :] if len(trailing) else None

@@ -23,6 +23,7 @@ from gpuboost.backends.cuda.histogram import (
     SHARED_BYTES_PER_CELL,
     build_histograms,
     plan_histograms,
+    shared_feature_stride,
 )
 from gpuboost.backends.cuda.launch import EMULATED, KernelLauncher
 from gpuboost.backends.cuda.sources import cuda_source_dir
@@ -132,7 +133,7 @@ def test_feature_groups_forced_by_a_small_shared_memory_limit(features_per_block
     rng = np.random.default_rng(10 + features_per_block)
     n_rows, n_features, max_bin = 200, 7, 15
     n_bins = max_bin + 1
-    limit = features_per_block * n_bins * SHARED_BYTES_PER_CELL
+    limit = features_per_block * shared_feature_stride(n_bins) * SHARED_BYTES_PER_CELL
     lengths = np.array([n_rows], dtype=np.int64)
     plan = plan_histograms(lengths, n_features, n_bins, limit, sm_count=1)
     assert plan.use_shared
@@ -168,7 +169,7 @@ def test_global_memory_fallback(how):
     sample_indices = rng.permutation(n_rows).astype(np.int32)
     begins, ends = _segments(rng, n_rows, 4)
     options = (
-        {"shared_memory_limit": n_bins * SHARED_BYTES_PER_CELL - 1}
+        {"shared_memory_limit": shared_feature_stride(n_bins) * SHARED_BYTES_PER_CELL - 1}
         if how == "limit_below_one_feature"
         else {"force_global": True}
     )
@@ -293,14 +294,13 @@ def test_plan_fits_28_features_of_256_bins_in_one_group_on_sm80():
         np.array([10**6], dtype=np.int64), 28, 256, sm80_optin_bytes, sm_count=108
     )
     assert plan.use_shared and plan.n_groups == 1
-    assert plan.shared_bytes == 28 * 256 * SHARED_BYTES_PER_CELL <= sm80_optin_bytes
+    assert plan.shared_bytes == 28 * 257 * SHARED_BYTES_PER_CELL <= sm80_optin_bytes
     assert plan.blocks_per_group >= 108  # enough blocks to fill the device
     small = plan_histograms(
         np.array([10, 0, 3000], dtype=np.int64), 4, 64, sm80_optin_bytes, sm_count=108
     )
-    np.testing.assert_array_equal(
-        np.diff(small.node_first_block), -(-np.array([10, 0, 3000]) // small.rows_per_block)
-    )
+    np.testing.assert_array_equal(small.node_offsets, [0, 10, 10, 3010])
+    assert small.blocks_per_group == -(-3010 // small.rows_per_block)
     assert small.rows_per_block >= cuda_histogram.MIN_ROWS_PER_BLOCK
 
 
@@ -312,6 +312,9 @@ def _cu_constant(name):
 
 def test_python_constants_match_the_kernel_file():
     assert int(_cu_constant("HISTOGRAM_MAX_BLOCK_THREADS")) == MAX_BLOCK_THREADS
+    assert int(_cu_constant("SUBTRACT_BLOCK_THREADS")) == cuda_histogram.SUBTRACT_BLOCK_THREADS
+    # The kernel's occupancy bound holds the blocks per SM the plan aims for.
+    assert int(_cu_constant("HISTOGRAM_MIN_BLOCKS_PER_SM")) == cuda_histogram.TARGET_BLOCKS_PER_SM
     assert int(_cu_constant("SHARED_WORDS_PER_CELL")) * 4 == SHARED_BYTES_PER_CELL
     assert _cu_constant("MAX_ROWS_PER_PASS") == "int64_t{1} << 15"
     assert MAX_ROWS_PER_PASS == 1 << 15
@@ -335,3 +338,82 @@ def test_kernel_file_compiles_with_nvcc_without_warnings(arch):
     ]
     completed = subprocess.run(command, capture_output=True, text=True)
     assert completed.returncode == 0, completed.stdout + completed.stderr
+
+
+@pytest.mark.parametrize(
+    "seed, options",
+    [
+        (0, {}),
+        (4, {"max_bin": 255}),  # 3,840 words per node: two subtraction blocks per pair
+        (1, {"rows_per_block": 9, "block_threads": 64}),
+        (2, {"shared_memory_limit": 2 * 17 * SHARED_BYTES_PER_CELL, "rows_per_block": 13}),
+        (3, {"force_global": True, "rows_per_block": 11, "block_threads": 32}),
+    ],
+)
+def test_children_histograms_equal_built_and_subtracted(seed, options):
+    """build_children_histograms == [build_histograms | parents[rows] - built], with
+    parent rows out of order and repeated, and an empty child."""
+    rng = np.random.default_rng(60 + seed)
+    options = dict(options)
+    n_rows, n_features, max_bin = 260, 5, options.pop("max_bin", 15)
+    n_bins = max_bin + 1
+    X_binned, gradients, hessians = _problem(rng, n_rows, n_features, max_bin)
+    sample_indices = rng.permutation(n_rows).astype(np.int32)
+    begins, ends = _segments(rng, n_rows, 5)
+    begins[2] = ends[2]  # an empty child: its sibling is its parent
+    n_parents = 7
+    parents = rng.integers(-(2**40), 2**40, size=(n_parents, n_features, n_bins, 3))
+    parent_rows = np.array([6, 0, 3, 3, 5])
+    launcher = KernelLauncher(EMULATED, check_launches=True)
+    device_arrays = [xp.asarray(a) for a in (X_binned, gradients, hessians, sample_indices)]
+    result = xp.asnumpy(
+        cuda_histogram.build_children_histograms(
+            xp,
+            launcher,
+            *device_arrays,
+            begins,
+            ends,
+            n_bins,
+            xp.asarray(parents),
+            parent_rows,
+            **options,
+        )
+    )
+    built = _reference(X_binned, gradients, hessians, sample_indices, begins, ends, n_bins)
+    expected = np.concatenate([built, parents[parent_rows] - built])
+    _assert_histograms_equal(result, expected)
+    assert built[..., HIST_COUNT].sum() > 0  # not vacuous
+    np.testing.assert_array_equal(result[5 + 2], parents[3])
+
+
+def test_children_histograms_without_pairs_or_rows_and_bad_parents():
+    rng = np.random.default_rng(70)
+    X_binned, gradients, hessians = _problem(rng, 20, 3, 7)
+    launcher = KernelLauncher(EMULATED, check_launches=True)
+    device_arrays = [
+        xp.asarray(a) for a in (X_binned, gradients, hessians, np.arange(20, dtype=np.int32))
+    ]
+    parents = rng.integers(-100, 100, size=(2, 3, 8, 3))
+    build = cuda_histogram.build_children_histograms
+    empty = build(xp, launcher, *device_arrays, [], [], 8, xp.asarray(parents), [])
+    assert empty.shape == (0, 3, 8, 3)
+    no_rows = xp.asnumpy(
+        build(xp, launcher, *device_arrays, [4, 9], [4, 9], 8, xp.asarray(parents), [1, 0])
+    )
+    np.testing.assert_array_equal(no_rows, np.concatenate([np.zeros_like(parents), parents[::-1]]))
+    no_features = build(
+        xp,
+        launcher,
+        xp.asarray(np.zeros((20, 0), dtype=np.uint8)),
+        *device_arrays[1:],
+        [0],
+        [5],
+        8,
+        xp.asarray(np.zeros((1, 0, 8, 3), dtype=np.int64)),
+        [0],
+    )
+    assert no_features.shape == (2, 0, 8, 3)
+    with pytest.raises(ValueError, match="parent_rows"):
+        build(xp, launcher, *device_arrays, [0], [5], 8, xp.asarray(parents), [2])
+    with pytest.raises(ValueError, match="parents must have shape"):
+        build(xp, launcher, *device_arrays, [0], [5], 16, xp.asarray(parents), [0])
