@@ -176,6 +176,15 @@ class Backend:
         """Quantize one column: ``(int32 array, scale)`` (see gpuboost.core.quantize)."""
         return quantize(self.xp, values)
 
+    def quantize_gradients(
+        self, gradients: ArrayLike, hessians: ArrayLike
+    ) -> tuple[tuple[ArrayLike, float], tuple[ArrayLike, float]]:
+        """Quantize a tree's gradient and hessian columns (each of shape (n_rows,),
+        float64): ``(self.quantize(gradients), self.quantize(hessians))``, each an
+        ``(int32 array, scale)`` pair. A backend may quantize both columns together
+        (the CUDA backend: one host synchronization for both scales), bit for bit."""
+        return self.quantize(gradients), self.quantize(hessians)
+
     def row_sample(self, n_rows: int, seed: int, stream: int, fraction: float) -> ArrayLike:
         """Sample indices (int32) of the rows kept for one tree (all rows when
         fraction == 1).

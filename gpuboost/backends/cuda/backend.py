@@ -59,6 +59,7 @@ from ..categorical import (
     predict_tree_values,
 )
 from .binning import bin_device_features, bin_features
+from .gradients import gradients as objective_gradients
 from .histogram import build_histograms
 from .launch import EMULATED, array_module, default_launcher
 from .leaf import add_leaf_values, segment_weighted_quantile
@@ -70,6 +71,7 @@ from .predict import (
     predict_tree_binned,
     predict_tree_raw,
 )
+from .quantize import quantize_columns
 from .segment_reduce import segment_sums
 from .shap import predict_contributions, predict_interactions
 from .split_scan import find_best_splits
@@ -263,9 +265,23 @@ class CudaBackend(Backend):
         return self.xp.array(np.ascontiguousarray(X, dtype=X_DTYPE))
 
     # ---- one round ------------------------------------------------------------
+    @device_call("computing gradients")
+    def gradients(self, objective, label, margins, weight, dataset=None):
+        """Built-in squared error, logistic and softmax objectives by the kernels of
+        :mod:`.gradients` (bit for bit); the others by their array-module code."""
+        computed = objective_gradients(self.xp, self.launcher, objective, label, margins, weight)
+        if computed is None:
+            return super().gradients(objective, label, margins, weight, dataset)
+        return computed
+
     @device_call("quantizing gradients")
     def quantize(self, values):
         return super().quantize(values)
+
+    @device_call("quantizing gradients")
+    def quantize_gradients(self, gradients, hessians):
+        """Both columns in two launches and one synchronization (:mod:`.quantize`)."""
+        return quantize_columns(self.xp, self.launcher, gradients, hessians)
 
     @device_call("sampling rows")
     def row_sample(self, n_rows, seed, stream, fraction):

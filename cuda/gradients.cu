@@ -1,0 +1,133 @@
+// gradients.cu -- gradients and hessians of built-in pointwise objectives, fused with the
+// sample weights (the definitions: the objectives' _gradients in gpuboost/objectives and
+// _apply_weight in gpuboost/objectives/base.py; backends/cuda/gradients.py).
+//
+// Each kernel does an objective's float64 arithmetic in the reference's operation order
+// (compiled with --fmad=false, so every operation rounds as NumPy's) and multiplies by
+// the row's weight, in one pass over the rows. The transcendental part is not computed
+// here: exp is the array module's (CuPy's on a GPU), applied by the host code to an array
+// holding exactly the reference's arguments, which the *_exp_argument kernels write,
+// because exp implementations may differ in the last bit (docs/DESIGN.md, "Quantization").
+//
+// Layouts: y, weight (n_rows,) float64; raw, grad, hess (n_rows,) float64 for one output,
+// (n_rows, n_classes) C order for softmax. weight is read only when has_weight != 0.
+// Every kernel is a grid-stride loop over rows: a block covers blockDim.x consecutive
+// rows per step (coalesced), a thread one row (and, for softmax, its n_classes
+// consecutive values).
+#include "common.cuh"
+
+//: Threads per block of every kernel (backends/cuda/gradients.py:
+//: GRADIENT_THREADS_PER_BLOCK).
+constexpr int GRADIENT_THREADS_PER_BLOCK = 256;
+
+//: np.maximum: NaN when either is NaN; on equal values (+0.0 and -0.0) the second.
+GPUBOOST_DEVICE_INLINE double gradient_numpy_maximum(double first, double second) {
+  if (gpuboost_is_nan(first)) return first;
+  if (gpuboost_is_nan(second)) return second;
+  return first > second ? first : second;
+}
+
+//: The row's gradient and hessian, times its weight when there are weights
+//: (_apply_weight: grad * weight, hess * weight).
+GPUBOOST_DEVICE_INLINE void gradient_store(double grad, double hess,
+                                           const double* __restrict__ weight,
+                                           int32_t has_weight, int64_t row, int64_t element,
+                                           double* __restrict__ grad_out,
+                                           double* __restrict__ hess_out) {
+  if (has_weight != 0) {
+    const double row_weight = weight[row];
+    grad *= row_weight;
+    hess *= row_weight;
+  }
+  grad_out[element] = grad;
+  hess_out[element] = hess;
+}
+
+// reg:squarederror: grad = raw - y, hess = 1.
+extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
+    squared_error_gradients(const double* __restrict__ y, const double* __restrict__ raw,
+                            const double* __restrict__ weight, int32_t has_weight,
+                            int64_t n_rows, double* __restrict__ grad,
+                            double* __restrict__ hess) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
+       row += stride) {
+    gradient_store(raw[row] - y[row], 1.0, weight, has_weight, row, row, grad, hess);
+  }
+}
+
+// binary:logistic, the exp argument of _sigmoid: out = -|raw|.
+extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
+    logistic_exp_argument(const double* __restrict__ raw, int64_t n_rows,
+                          double* __restrict__ out) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
+       row += stride) {
+    out[row] = -fabs(raw[row]);
+  }
+}
+
+// binary:logistic, exp_term = exp(-|raw|): p = 1 / (1 + e) for raw >= 0, else e / (1 + e)
+// (_sigmoid); grad = p - y, hess = max(p * (1 - p), hessian_floor) (LogisticLoss;
+// hessian_floor = gpuboost.objectives.classification.HESSIAN_FLOOR).
+extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
+    logistic_gradients(const double* __restrict__ y, const double* __restrict__ raw,
+                       const double* __restrict__ exp_term, const double* __restrict__ weight,
+                       int32_t has_weight, int64_t n_rows, double hessian_floor,
+                       double* __restrict__ grad, double* __restrict__ hess) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
+       row += stride) {
+    const double e = exp_term[row];
+    const double one_plus_e = 1.0 + e;
+    const double probability = raw[row] >= 0.0 ? 1.0 / one_plus_e : e / one_plus_e;
+    const double h =
+        gradient_numpy_maximum(probability * (1.0 - probability), hessian_floor);
+    gradient_store(probability - y[row], h, weight, has_weight, row, row, grad, hess);
+  }
+}
+
+// multi:softprob / multi:softmax, the exp argument of _softmax: out = raw - max(raw of the
+// row) (np.max: NaN propagates).
+extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
+    softmax_exp_argument(const double* __restrict__ raw, int64_t n_rows, int32_t n_classes,
+                         double* __restrict__ out) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
+       row += stride) {
+    const double* const values = raw + row * n_classes;
+    double largest = values[0];
+    for (int32_t k = 1; k < n_classes && !gpuboost_is_nan(largest); ++k) {
+      const double value = values[k];
+      if (value > largest || gpuboost_is_nan(value)) largest = value;
+    }
+    for (int32_t k = 0; k < n_classes; ++k) out[row * n_classes + k] = values[k] - largest;
+  }
+}
+
+// multi:softprob / multi:softmax, exp_shifted = exp(raw - row max): the row sum in class
+// order, p = exp_shifted / sum (_softmax); grad = p - (y == k),
+// hess = max(hessian_factor * p * (1 - p), hessian_floor) (SoftmaxLoss; the factor is
+// MULTICLASS_HESSIAN_FACTOR).
+extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
+    softmax_gradients(const double* __restrict__ y, const double* __restrict__ exp_shifted,
+                      const double* __restrict__ weight, int32_t has_weight, int64_t n_rows,
+                      int32_t n_classes, double hessian_factor, double hessian_floor,
+                      double* __restrict__ grad, double* __restrict__ hess) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
+       row += stride) {
+    const double* const terms = exp_shifted + row * n_classes;
+    double row_sum = terms[0];
+    for (int32_t k = 1; k < n_classes; ++k) row_sum = row_sum + terms[k];
+    const double label = y[row];
+    for (int32_t k = 0; k < n_classes; ++k) {
+      const double probability = terms[k] / row_sum;
+      const double one_hot = label == static_cast<double>(k) ? 1.0 : 0.0;
+      const double h = gradient_numpy_maximum(
+          hessian_factor * probability * (1.0 - probability), hessian_floor);
+      gradient_store(probability - one_hot, h, weight, has_weight, row, row * n_classes + k,
+                     grad, hess);
+    }
+  }
+}

@@ -1,0 +1,106 @@
+"""Gradients and hessians of built-in objectives on the CUDA backend (kernels in
+``cuda/gradients.cu``).
+
+The definitions, and the reference, are the objectives' ``gradients`` (their
+``_gradients`` and the sample weights of ``gpuboost.objectives.base._apply_weight``). As
+in the compiled CPU backend (:mod:`gpuboost.backends.cpu.gradients`), one kernel fuses an
+objective's float64 arithmetic and the weights in the reference's operation order, and
+``exp`` stays the array module's (``xp.exp``, CuPy's on a GPU), applied to an array
+holding exactly the reference's arguments: exp implementations may differ in the last
+bit. Squared error: one launch (the reference: 4 array operations); logistic and
+softmax: the argument kernel, ``xp.exp`` in place, the fused kernel (the reference: 9
+to 20 array operations). Other objectives (and subclasses) keep their array-module code
+(:func:`gradients` returns None).
+"""
+
+import numpy as np
+
+from ...core.dtypes import Y_DTYPE
+from ...objectives.classification import (
+    HESSIAN_FLOOR,
+    MULTICLASS_HESSIAN_FACTOR,
+    LogisticLoss,
+    SoftmaxClassLoss,
+    SoftmaxLoss,
+)
+from ...objectives.regression import SquaredError
+from .launch import grid_stride_blocks
+
+__all__ = ["gradients", "KERNEL_OBJECTIVES", "GRADIENT_THREADS_PER_BLOCK"]
+
+#: Kernel file (``cuda/gradients.cu``).
+KERNEL_FILE = "gradients"
+#: Threads per block of every kernel (gradients.cu: GRADIENT_THREADS_PER_BLOCK).
+GRADIENT_THREADS_PER_BLOCK = 256
+#: The objective classes computed by kernels (exact classes, not subclasses).
+KERNEL_OBJECTIVES = (SquaredError, LogisticLoss, SoftmaxLoss, SoftmaxClassLoss)
+
+
+def gradients(xp, launcher, objective, y, raw, weight):
+    """``objective.gradients(xp, y, raw, weight)`` by the kernels, bit for bit; None for
+    an objective without kernels.
+
+    Parameters
+    ----------
+    xp : module
+    launcher : gpuboost.backends.cuda.launch.KernelLauncher
+    objective : gpuboost.objectives.Objective
+    y : xp array of shape (n_rows,), float64  # IN
+    raw : xp array of shape (n_rows,) or (n_rows, n_classes), float64  # IN
+        Two-dimensional for softmax (``objective.n_outputs() > 1``).
+    weight : xp array of shape (n_rows,), float64, or None  # IN
+
+    Returns
+    -------
+    (grad, hess) : xp arrays of the shape of ``raw``, float64 (# OUT), or None
+    """
+    kind = type(objective)
+    if kind not in KERNEL_OBJECTIVES:
+        return None
+    y = xp.ascontiguousarray(xp.asarray(y, dtype=Y_DTYPE))
+    raw = xp.ascontiguousarray(xp.asarray(raw, dtype=Y_DTYPE))
+    objective._check_raw_shape(y, raw)
+    has_weight = np.int32(weight is not None)
+    weight = y if weight is None else xp.ascontiguousarray(xp.asarray(weight, dtype=Y_DTYPE))
+    grad = xp.empty_like(raw)
+    hess = xp.empty_like(raw)
+    n_rows = y.shape[0]
+    if n_rows == 0:
+        return grad, hess
+    blocks = grid_stride_blocks(n_rows, GRADIENT_THREADS_PER_BLOCK)
+
+    def launch(kernel, args):
+        launcher(KERNEL_FILE, kernel, blocks, GRADIENT_THREADS_PER_BLOCK, args)
+
+    rows = np.int64(n_rows)
+    if kind is SquaredError:
+        launch("squared_error_gradients", (y, raw, weight, has_weight, rows, grad, hess))
+    elif kind is LogisticLoss:
+        exp_term = xp.empty_like(raw)  # -|raw|, then exp(-|raw|) in place
+        launch("logistic_exp_argument", (raw, rows, exp_term))
+        xp.exp(exp_term, out=exp_term)
+        launch(
+            "logistic_gradients",
+            (y, raw, exp_term, weight, has_weight, rows, np.float64(HESSIAN_FLOOR), grad, hess),
+        )
+    else:  # softmax
+        n_classes = np.int32(raw.shape[1])
+        exp_shifted = xp.empty_like(raw)  # raw - row max, then its exp in place
+        launch("softmax_exp_argument", (raw, rows, n_classes, exp_shifted))
+        xp.exp(exp_shifted, out=exp_shifted)
+        launch(
+            "softmax_gradients",
+            (
+                y,
+                exp_shifted,
+                weight,
+                has_weight,
+                rows,
+                n_classes,
+                np.float64(MULTICLASS_HESSIAN_FACTOR),
+                np.float64(HESSIAN_FLOOR),
+                grad,
+                hess,
+            ),
+        )
+    return grad, hess
