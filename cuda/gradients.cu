@@ -9,16 +9,23 @@
 // holding exactly the reference's arguments, which the *_exp_argument kernels write,
 // because exp implementations may differ in the last bit (docs/DESIGN.md, "Quantization").
 //
+// The one-output kernels also write every block's largest |grad| and |hess|
+// (column_maxima.cuh), so that quantizing these columns needs no pass of its own to find
+// the scales (quantize.cu).
+//
 // Layouts: y, weight (n_rows,) float64; raw, grad, hess (n_rows,) float64 for one output,
-// (n_rows, n_classes) C order for softmax. weight is read only when has_weight != 0.
+// (n_rows, n_classes) C order for softmax; block_maxima (gridDim.x, 2) uint64. weight is
+// read only when has_weight != 0.
 // Every kernel is a grid-stride loop over rows: a block covers blockDim.x consecutive
 // rows per step (coalesced), a thread one row (and, for softmax, its n_classes
 // consecutive values).
 #include "common.cuh"
+#include "column_maxima.cuh"
 
 //: Threads per block of every kernel (backends/cuda/gradients.py:
 //: GRADIENT_THREADS_PER_BLOCK).
 constexpr int GRADIENT_THREADS_PER_BLOCK = 256;
+static_assert(GRADIENT_THREADS_PER_BLOCK <= COLUMN_MAXIMA_MAX_THREADS, "shared maxima too small");
 
 //: np.maximum: NaN when either is NaN; on equal values (+0.0 and -0.0) the second.
 GPUBOOST_DEVICE_INLINE double gradient_numpy_maximum(double first, double second) {
@@ -28,32 +35,49 @@ GPUBOOST_DEVICE_INLINE double gradient_numpy_maximum(double first, double second
 }
 
 //: The row's gradient and hessian, times its weight when there are weights
-//: (_apply_weight: grad * weight, hess * weight).
-GPUBOOST_DEVICE_INLINE void gradient_store(double grad, double hess,
+//: (_apply_weight: grad * weight, hess * weight), in place.
+GPUBOOST_DEVICE_INLINE void gradient_weigh(double& grad, double& hess,
                                            const double* __restrict__ weight,
-                                           int32_t has_weight, int64_t row, int64_t element,
-                                           double* __restrict__ grad_out,
-                                           double* __restrict__ hess_out) {
+                                           int32_t has_weight, int64_t row) {
   if (has_weight != 0) {
     const double row_weight = weight[row];
     grad *= row_weight;
     hess *= row_weight;
   }
-  grad_out[element] = grad;
-  hess_out[element] = hess;
 }
 
-// reg:squarederror: grad = raw - y, hess = 1.
+//: Weighs and stores one output's gradient and hessian of `row`, and keeps the thread's
+//: largest magnitude bits of each column (column_maxima.cuh).
+GPUBOOST_DEVICE_INLINE void gradient_store_tracking(double grad, double hess,
+                                                    const double* __restrict__ weight,
+                                                    int32_t has_weight, int64_t row,
+                                                    double* __restrict__ grad_out,
+                                                    double* __restrict__ hess_out,
+                                                    uint64_t& largest_grad,
+                                                    uint64_t& largest_hess) {
+  gradient_weigh(grad, hess, weight, has_weight, row);
+  grad_out[row] = grad;
+  hess_out[row] = hess;
+  largest_grad = column_larger_bits(largest_grad, column_magnitude_bits(grad));
+  largest_hess = column_larger_bits(largest_hess, column_magnitude_bits(hess));
+}
+
+// reg:squarederror: grad = raw - y, hess = 1; and the block's largest magnitudes.
 extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
     squared_error_gradients(const double* __restrict__ y, const double* __restrict__ raw,
                             const double* __restrict__ weight, int32_t has_weight,
                             int64_t n_rows, double* __restrict__ grad,
-                            double* __restrict__ hess) {
+                            double* __restrict__ hess, uint64_t* __restrict__ block_maxima) {
+  __shared__ ColumnMaximaShared shared_maxima;
+  uint64_t largest_grad = 0;
+  uint64_t largest_hess = 0;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
        row += stride) {
-    gradient_store(raw[row] - y[row], 1.0, weight, has_weight, row, row, grad, hess);
+    gradient_store_tracking(raw[row] - y[row], 1.0, weight, has_weight, row, grad, hess,
+                            largest_grad, largest_hess);
   }
+  column_maxima_store_block(largest_grad, largest_hess, shared_maxima, block_maxima);
 }
 
 // binary:logistic, the exp argument of _sigmoid: out = -|raw|.
@@ -69,22 +93,28 @@ extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
 
 // binary:logistic, exp_term = exp(-|raw|): p = 1 / (1 + e) for raw >= 0, else e / (1 + e)
 // (_sigmoid); grad = p - y, hess = max(p * (1 - p), hessian_floor) (LogisticLoss;
-// hessian_floor = gpuboost.objectives.classification.HESSIAN_FLOOR).
+// hessian_floor = gpuboost.objectives.classification.HESSIAN_FLOOR); and the block's
+// largest magnitudes.
 extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
     logistic_gradients(const double* __restrict__ y, const double* __restrict__ raw,
                        const double* __restrict__ exp_term, const double* __restrict__ weight,
                        int32_t has_weight, int64_t n_rows, double hessian_floor,
-                       double* __restrict__ grad, double* __restrict__ hess) {
+                       double* __restrict__ grad, double* __restrict__ hess,
+                       uint64_t* __restrict__ block_maxima) {
+  __shared__ ColumnMaximaShared shared_maxima;
+  uint64_t largest_grad = 0;
+  uint64_t largest_hess = 0;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
        row += stride) {
     const double e = exp_term[row];
     const double one_plus_e = 1.0 + e;
     const double probability = raw[row] >= 0.0 ? 1.0 / one_plus_e : e / one_plus_e;
-    const double h =
-        gradient_numpy_maximum(probability * (1.0 - probability), hessian_floor);
-    gradient_store(probability - y[row], h, weight, has_weight, row, row, grad, hess);
+    const double h = gradient_numpy_maximum(probability * (1.0 - probability), hessian_floor);
+    gradient_store_tracking(probability - y[row], h, weight, has_weight, row, grad, hess,
+                            largest_grad, largest_hess);
   }
+  column_maxima_store_block(largest_grad, largest_hess, shared_maxima, block_maxima);
 }
 
 // multi:softprob / multi:softmax, the exp argument of _softmax: out = raw - max(raw of the
@@ -126,8 +156,11 @@ extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
       const double one_hot = label == static_cast<double>(k) ? 1.0 : 0.0;
       const double h = gradient_numpy_maximum(
           hessian_factor * probability * (1.0 - probability), hessian_floor);
-      gradient_store(probability - one_hot, h, weight, has_weight, row, row * n_classes + k,
-                     grad, hess);
+      double class_grad = probability - one_hot;
+      double class_hess = h;
+      gradient_weigh(class_grad, class_hess, weight, has_weight, row);
+      grad[row * n_classes + k] = class_grad;
+      hess[row * n_classes + k] = class_hess;
     }
   }
 }

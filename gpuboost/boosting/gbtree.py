@@ -357,7 +357,7 @@ class GBTreeLearner:
                 column_g, column_h = column_g * multipliers, column_h * multipliers
         with timer.phase("quantize"):
             (quantized_g, scale_g), (quantized_h, scale_h) = backend.quantize_gradients(
-                column_g, column_h
+                column_g, column_h, output if multipliers is None else None
             )
         splitter = self.splitter
         if self.rebinner is not None:  # tree_method='approx': this tree's own bins

@@ -111,6 +111,8 @@ class CudaBackend(Backend):
         self.xp = array_module(self.launcher.mode)
         self._data_shape = None
         self._data_has_weight = False
+        #: Block maxima of the last gradients() call's one-output columns (or None).
+        self._gradient_maxima = None
         if self.emulated:
             self._cupy = None
             self._out_of_memory_errors = ()
@@ -268,20 +270,28 @@ class CudaBackend(Backend):
     @device_call("computing gradients")
     def gradients(self, objective, label, margins, weight, dataset=None):
         """Built-in squared error, logistic and softmax objectives by the kernels of
-        :mod:`.gradients` (bit for bit); the others by their array-module code."""
+        :mod:`.gradients` (bit for bit); the others by their array-module code. The
+        kernels' block maxima of one-output gradients are kept for
+        :meth:`quantize_gradients` of the same columns."""
+        self._gradient_maxima = None
         computed = objective_gradients(self.xp, self.launcher, objective, label, margins, weight)
         if computed is None:
             return super().gradients(objective, label, margins, weight, dataset)
-        return computed
+        grad, hess, self._gradient_maxima = computed
+        return grad, hess
 
     @device_call("quantizing gradients")
     def quantize(self, values):
         return super().quantize(values)
 
     @device_call("quantizing gradients")
-    def quantize_gradients(self, gradients, hessians):
-        """Both columns in two launches and one synchronization (:mod:`.quantize`)."""
-        return quantize_columns(self.xp, self.launcher, gradients, hessians)
+    def quantize_gradients(self, gradients, hessians, round_output=None):
+        """Both columns in two launches and one synchronization (:mod:`.quantize`); one
+        launch when they are the last :meth:`gradients` call's one-output columns
+        (``round_output == 0``), whose maxima its kernels kept."""
+        maxima = self._gradient_maxima if round_output == 0 else None
+        self._gradient_maxima = None  # used once: the next columns are another round's
+        return quantize_columns(self.xp, self.launcher, gradients, hessians, maxima)
 
     @device_call("sampling rows")
     def row_sample(self, n_rows, seed, stream, fraction):

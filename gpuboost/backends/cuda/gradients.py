@@ -9,7 +9,10 @@ objective's float64 arithmetic and the weights in the reference's operation orde
 holding exactly the reference's arguments: exp implementations may differ in the last
 bit. Squared error: one launch (the reference: 4 array operations); logistic and
 softmax: the argument kernel, ``xp.exp`` in place, the fused kernel (the reference: 9
-to 20 array operations). Other objectives (and subclasses) keep their array-module code
+to 20 array operations). The one-output kernels (squared error, logistic) also reduce
+the magnitudes of what they write to one maximum per block (``cuda/column_maxima.cuh``),
+which :func:`gpuboost.backends.cuda.quantize.quantize_columns` takes instead of reading
+the columns again. Other objectives (and subclasses) keep their array-module code
 (:func:`gradients` returns None).
 """
 
@@ -25,6 +28,7 @@ from ...objectives.classification import (
 )
 from ...objectives.regression import SquaredError
 from .launch import grid_stride_blocks
+from .quantize import maxima_blocks
 
 __all__ = ["gradients", "KERNEL_OBJECTIVES", "GRADIENT_THREADS_PER_BLOCK"]
 
@@ -52,7 +56,11 @@ def gradients(xp, launcher, objective, y, raw, weight):
 
     Returns
     -------
-    (grad, hess) : xp arrays of the shape of ``raw``, float64 (# OUT), or None
+    (grad, hess, block_maxima), or None
+        ``grad``, ``hess``: xp arrays of the shape of ``raw``, float64  # OUT
+        ``block_maxima``: xp array of shape (n_blocks, 2), uint64, the magnitude bits of
+        the columns reduced per block (``cuda/column_maxima.cuh``) for one output; None
+        for softmax and for no rows.
     """
     kind = type(objective)
     if kind not in KERNEL_OBJECTIVES:
@@ -66,24 +74,14 @@ def gradients(xp, launcher, objective, y, raw, weight):
     hess = xp.empty_like(raw)
     n_rows = y.shape[0]
     if n_rows == 0:
-        return grad, hess
+        return grad, hess, None
     blocks = grid_stride_blocks(n_rows, GRADIENT_THREADS_PER_BLOCK)
-
-    def launch(kernel, args):
-        launcher(KERNEL_FILE, kernel, blocks, GRADIENT_THREADS_PER_BLOCK, args)
-
     rows = np.int64(n_rows)
-    if kind is SquaredError:
-        launch("squared_error_gradients", (y, raw, weight, has_weight, rows, grad, hess))
-    elif kind is LogisticLoss:
-        exp_term = xp.empty_like(raw)  # -|raw|, then exp(-|raw|) in place
-        launch("logistic_exp_argument", (raw, rows, exp_term))
-        xp.exp(exp_term, out=exp_term)
-        launch(
-            "logistic_gradients",
-            (y, raw, exp_term, weight, has_weight, rows, np.float64(HESSIAN_FLOOR), grad, hess),
-        )
-    else:  # softmax
+
+    def launch(kernel, args, n_blocks=blocks):
+        launcher(KERNEL_FILE, kernel, n_blocks, GRADIENT_THREADS_PER_BLOCK, args)
+
+    if kind in (SoftmaxLoss, SoftmaxClassLoss):
         n_classes = np.int32(raw.shape[1])
         exp_shifted = xp.empty_like(raw)  # raw - row max, then its exp in place
         launch("softmax_exp_argument", (raw, rows, n_classes, exp_shifted))
@@ -103,4 +101,18 @@ def gradients(xp, launcher, objective, y, raw, weight):
                 hess,
             ),
         )
-    return grad, hess
+        return grad, hess, None
+    # One output: the kernels also write block maxima, on a grid the host reads cheaply.
+    tracking_blocks = maxima_blocks(n_rows)
+    block_maxima = xp.empty((tracking_blocks, 2), dtype=np.uint64)
+    if kind is SquaredError:
+        arguments = (y, raw, weight, has_weight, rows, grad, hess, block_maxima)
+        launch("squared_error_gradients", arguments, tracking_blocks)
+    else:  # LogisticLoss
+        exp_term = xp.empty_like(raw)  # -|raw|, then exp(-|raw|) in place
+        launch("logistic_exp_argument", (raw, rows, exp_term))
+        xp.exp(exp_term, out=exp_term)
+        floor = np.float64(HESSIAN_FLOOR)
+        arguments = (y, raw, exp_term, weight, has_weight, rows, floor, grad, hess, block_maxima)
+        launch("logistic_gradients", arguments, tracking_blocks)
+    return grad, hess, block_maxima

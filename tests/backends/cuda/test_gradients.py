@@ -66,13 +66,47 @@ def test_kernel_gradients_equal_the_objective(backend, name, extra, weights):
     expected_g, expected_h = objective.gradients(np, y, raw, weight)
     xp = backend.xp
     device_weight = None if weight is None else xp.asarray(weight)
-    grad, hess = cuda_gradients.gradients(
+    grad, hess, block_maxima = cuda_gradients.gradients(
         xp, backend.launcher, objective, xp.asarray(y), xp.asarray(raw), device_weight
     )
     assert_same_bits(grad, expected_g)
     assert_same_bits(hess, expected_h)
+    if objective.n_outputs() > 1:
+        assert block_maxima is None
+    else:  # the columns' maxima, NaN included (bits: NaN payloads may differ)
+        largest = cuda_quantize.maxima_from_blocks(block_maxima)
+        for found, column in zip(largest, (expected_g, expected_h)):
+            reference = np.max(np.abs(column))
+            assert found == reference or (np.isnan(found) and np.isnan(reference))
     via_backend = backend.gradients(objective, xp.asarray(y), xp.asarray(raw), device_weight)
     assert_same_bits(via_backend[0], expected_g)
+
+
+@pytest.mark.parametrize("name", ["reg:squarederror", "binary:logistic"])
+@pytest.mark.parametrize("n_rows", [1, 300, 400_000])
+def test_quantizing_the_rounds_gradients_reuses_their_maxima(backend, name, n_rows):
+    """backend.quantize_gradients(..., round_output=0) right after backend.gradients: the
+    quantized columns of the reference from one launch (no maxima pass) and one sync;
+    the maxima are used once."""
+    rng = np.random.default_rng(n_rows)
+    objective = get_objective(name, validate_params(dict(objective=name)))
+    y, raw = _case(rng, name, 1, n_rows)
+    raw[~np.isfinite(raw)] = 3.0
+    weight = rng.random(n_rows) * 4.0
+    expected_g, expected_h = objective.gradients(np, y, raw, weight)
+    xp = backend.xp
+    grad, hess = backend.gradients(objective, xp.asarray(y), xp.asarray(raw), xp.asarray(weight))
+    with traffic.record_traffic() as log:
+        (qg, scale_g), (qh, scale_h) = backend.quantize_gradients(grad, hess, 0)
+    assert [event.name for event in log.events if event.launches] == ["quantize_column_pair"]
+    assert sum(event.syncs for event in log.events) == 1
+    for (quantized, scale), column in (((qg, scale_g), expected_g), ((qh, scale_h), expected_h)):
+        reference, reference_scale = quantize(np, column)
+        assert scale == reference_scale
+        assert_same_bits(quantized, reference)
+    with traffic.record_traffic() as log:  # the maxima were used: computed again
+        assert backend.quantize_gradients(grad, hess, 0)[0][1] == scale_g
+    assert sum(event.launches for event in log.events) == 2
 
 
 def test_other_objectives_keep_their_array_code(backend):
