@@ -20,6 +20,10 @@ NumPy backend's modules and the kernel files:
 =====================================  ===================================================
 ``bin_features``, ``rebin``            :mod:`.binning` (``cuda/binning.cu``); the host copy
                                        ``Dataset.X_binned`` is never computed
+``gradients``                          :mod:`.gradients` (``cuda/gradients.cu``) for squared
+                                       error, logistic and softmax; the base class (the
+                                       objective's array code) for the others
+``quantize_gradients``                 :mod:`.quantize` (``cuda/quantize.cu``)
 ``build_histograms``                   :mod:`.histogram` (``cuda/histogram.cu``)
 ``find_best_splits``                   :mod:`.split_scan` (``cuda/split_scan.cu``)
 ``partition``                          :mod:`.partition` (``cuda/partition.cu``)
@@ -32,7 +36,7 @@ NumPy backend's modules and the kernel files:
 =====================================  ===================================================
 
 ``binned_layout`` (feature bundles, gpuboost.data.bundling): every kernel reads the bins
-row-major, ``DeviceData.arrays['X_binned']``. ``quantize``, ``row_sample``,
+row-major, ``DeviceData.arrays['X_binned']``. ``quantize`` (one column), ``row_sample``,
 ``subtract_histograms``, ``stack_histograms``: array-module code of the base class.
 Device memory per row and out-of-memory errors: :mod:`.memory`.
 
