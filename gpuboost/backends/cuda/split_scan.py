@@ -74,8 +74,8 @@ def _power_of_two_at_least(value, lowest, highest):
 def scan_chunks(n_nodes, n_features):
     """``(features_per_block, chunks_per_node)`` of a scan launch over ``n_nodes`` nodes:
     ``chunks_per_node`` blocks per node, each scanning ``features_per_block`` consecutive
-    features (the last chunk fewer), with ``n_nodes * chunks_per_node`` at least
-    :data:`SCAN_MIN_BLOCKS` where the features allow it."""
+    features (the last chunk fewer): about :data:`SCAN_MIN_BLOCKS` blocks in all (at
+    least half as many; rounding) where the features allow it, else one per feature."""
     wanted = max(1, min(n_features, ceil_div(SCAN_MIN_BLOCKS, max(n_nodes, 1))))
     features_per_block = ceil_div(n_features, wanted)
     return features_per_block, ceil_div(n_features, features_per_block)
