@@ -3,15 +3,19 @@ cuda/gradients.cu; gpuboost.backends.cuda.quantize, cuda/quantize.cu), under the
 emulation: every result must equal its reference bit for bit (the objectives'
 ``gradients`` on NumPy arrays; :func:`gpuboost.core.quantize.quantize` per column)."""
 
+import collections
 import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
+from _parity import assert_models_match
 
+import gpuboost
 from gpuboost.backends.cuda import gradients as cuda_gradients
 from gpuboost.backends.cuda import quantize as cuda_quantize
+from gpuboost.backends.cuda.launch import KernelLauncher
 from gpuboost.backends.cuda.sources import cuda_source_dir
 from gpuboost.backends.emulation import traffic
 from gpuboost.core.quantize import quantize
@@ -107,6 +111,62 @@ def test_quantizing_the_rounds_gradients_reuses_their_maxima(backend, name, n_ro
     with traffic.record_traffic() as log:  # the maxima were used: computed again
         assert backend.quantize_gradients(grad, hess, 0)[0][1] == scale_g
     assert sum(event.launches for event in log.events) == 2
+
+
+#: name -> (extra parameters, kernels launched, kernels not launched) of a training.
+TRAINING_CASES = {
+    "logistic": (
+        {"objective": "binary:logistic"},
+        {"logistic_exp_argument", "logistic_gradients", "quantize_column_pair"},
+        {"column_pair_max_magnitudes"},  # the gradient kernel's maxima are used
+    ),
+    "squared_error_weighted": (
+        {"objective": "reg:squarederror"},
+        {"squared_error_gradients", "quantize_column_pair"},
+        {"column_pair_max_magnitudes"},
+    ),
+    "goss": (  # multiplied columns: their own maxima
+        {"objective": "reg:squarederror", "data_sample_strategy": "goss"},
+        {"squared_error_gradients", "column_pair_max_magnitudes", "quantize_column_pair"},
+        set(),
+    ),
+    "softprob": (
+        {"objective": "multi:softprob", "num_class": 3},
+        {"softmax_exp_argument", "softmax_gradients", "column_pair_max_magnitudes"},
+        set(),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(TRAINING_CASES))
+def test_training_uses_the_kernels_and_matches_the_cpu(monkeypatch, case):
+    """End to end: the models of the CPU backend, byte for byte, with the gradient and
+    quantization kernels launched (and the maxima pass skipped where the gradient
+    kernels' maxima serve)."""
+    extra, launched, skipped = TRAINING_CASES[case]
+    names = collections.Counter()
+    original = KernelLauncher.__call__
+
+    def spy(self, file_stem, kernel_name, *args, **kwargs):
+        names[kernel_name] += 1
+        return original(self, file_stem, kernel_name, *args, **kwargs)
+
+    monkeypatch.setattr(KernelLauncher, "__call__", spy)
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 4))
+    signal = X[:, 0] + np.sin(X[:, 1]) + 0.3 * rng.normal(size=300)
+    n_classes = extra.get("num_class", 2 if "logistic" in extra["objective"] else 0)
+    y = np.digitize(signal, np.quantile(signal, np.linspace(0, 1, n_classes + 1)[1:-1]))
+    y = signal if n_classes == 0 else y.astype(np.float64)
+    weight = rng.uniform(0.2, 2.0, size=300) if "weighted" in case else None
+    models = {}
+    for device in ("cpu", "cuda"):
+        params = dict(extra, device=device, max_depth=3, max_bin=15, seed=3)
+        dataset = gpuboost.Dataset(X, label=y, weight=weight, max_bin=15)
+        models[device] = gpuboost.train(params, dataset, num_boost_round=3, verbose_eval=False)
+    assert_models_match(models["cpu"], models["cuda"])
+    assert launched <= set(names), launched - set(names)
+    assert not skipped & set(names)
 
 
 def test_other_objectives_keep_their_array_code(backend):
