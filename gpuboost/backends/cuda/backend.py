@@ -49,6 +49,7 @@ name; tests do this. Under the emulation the launcher raises at the launch.
 """
 
 import contextlib
+import threading
 
 import numpy as np
 
@@ -115,8 +116,10 @@ class CudaBackend(Backend):
         self.xp = array_module(self.launcher.mode)
         self._data_shape = None
         self._data_has_weight = False
-        #: Block maxima of the last gradients() call's one-output columns (or None).
-        self._gradient_maxima = None
+        #: Per thread (a backend serves every training on its device, in any thread):
+        #: ``maxima``, the block maxima of the thread's last gradients() call's
+        #: one-output columns, or None.
+        self._round_state = threading.local()
         if self.emulated:
             self._cupy = None
             self._out_of_memory_errors = ()
@@ -277,11 +280,12 @@ class CudaBackend(Backend):
         :mod:`.gradients` (bit for bit); the others by their array-module code. The
         kernels' block maxima of one-output gradients are kept for
         :meth:`quantize_gradients` of the same columns."""
-        self._gradient_maxima = None
+        state = self._round_state
+        state.maxima = None
         computed = objective_gradients(self.xp, self.launcher, objective, label, margins, weight)
         if computed is None:
             return super().gradients(objective, label, margins, weight, dataset)
-        grad, hess, self._gradient_maxima = computed
+        grad, hess, state.maxima = computed
         return grad, hess
 
     @device_call("quantizing gradients")
@@ -292,9 +296,10 @@ class CudaBackend(Backend):
     def quantize_gradients(self, gradients, hessians, round_output=None):
         """Both columns in two launches and one synchronization (:mod:`.quantize`); one
         launch when they are the last :meth:`gradients` call's one-output columns
-        (``round_output == 0``), whose maxima its kernels kept."""
-        maxima = self._gradient_maxima if round_output == 0 else None
-        self._gradient_maxima = None  # used once: the next columns are another round's
+        (``round_output == 0``) in this thread, whose maxima its kernels kept."""
+        state = self._round_state
+        maxima = getattr(state, "maxima", None) if round_output == 0 else None
+        state.maxima = None  # used once: the next columns are another round's
         return quantize_columns(self.xp, self.launcher, gradients, hessians, maxima)
 
     @device_call("sampling rows")

@@ -6,6 +6,7 @@ emulation: every result must equal its reference bit for bit (the objectives'
 import collections
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -263,3 +264,22 @@ def test_kernel_files_compile_with_nvcc_without_warnings(stem, arch):
     ]
     completed = subprocess.run(command, capture_output=True, text=True)
     assert completed.returncode == 0, completed.stdout + completed.stderr
+
+
+def test_kept_maxima_belong_to_the_thread_that_computed_them(backend):
+    """A backend serves every training on its device: another thread's gradients do not
+    lend their maxima to this thread's columns."""
+    xp = backend.xp
+    objective = get_objective("reg:squarederror", validate_params({}))
+    y = xp.asarray(np.zeros(500))
+    small, _ = backend.gradients(objective, y, xp.asarray(np.linspace(-1.0, 1.0, 500)), None)
+    large = {}
+
+    def other_training():
+        large["grad"] = backend.gradients(objective, y, xp.asarray(np.full(500, 8.0)), None)
+
+    worker = threading.Thread(target=other_training)
+    worker.start()
+    worker.join()
+    (_, scale_g), _ = backend.quantize_gradients(small, xp.ones(500), 0)
+    assert scale_g == quantize(np, np.linspace(-1.0, 1.0, 500))[1]
