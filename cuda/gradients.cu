@@ -16,9 +16,9 @@
 // Layouts: y, weight (n_rows,) float64; raw, grad, hess (n_rows,) float64 for one output,
 // (n_rows, n_classes) C order for softmax; block_maxima (gridDim.x, 2) uint64. weight is
 // read only when has_weight != 0.
-// Every kernel is a grid-stride loop over rows: a block covers blockDim.x consecutive
-// rows per step (coalesced), a thread one row (and, for softmax, its n_classes
-// consecutive values).
+// The one-output kernels are grid-stride loops over rows: a block covers blockDim.x
+// consecutive rows per step (coalesced), a thread one row. The softmax kernels go
+// through shared-memory tiles (below).
 #include "common.cuh"
 #include "column_maxima.cuh"
 
@@ -117,21 +117,55 @@ extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
   column_maxima_store_block(largest_grad, largest_hess, shared_maxima, block_maxima);
 }
 
+// Softmax tiles: a block takes tiles of tile_rows consecutive rows (tile_rows * n_classes
+// <= SOFTMAX_TILE_VALUES values, contiguous in the (n_rows, n_classes) arrays; the host
+// picks tile_rows), grid-stride over the tiles. The block copies a tile's values to shared
+// memory with coalesced loads, a thread computes one row of it there (its n_classes
+// values in class order), and the block copies the results back with coalesced stores:
+// a thread reading its own row from global memory would make every warp instruction touch
+// the sectors of n_classes values of 32 rows.
+
+//: Most values of a softmax tile (backends/cuda/gradients.py: SOFTMAX_TILE_VALUES).
+constexpr int32_t SOFTMAX_TILE_VALUES = 2048;
+
+//: Copies `count` doubles from `source` to `destination` with the whole block (coalesced
+//: when one side is global memory).
+GPUBOOST_DEVICE_INLINE void softmax_block_copy(const double* __restrict__ source,
+                                               double* __restrict__ destination,
+                                               int32_t count) {
+  for (int32_t index = static_cast<int32_t>(threadIdx.x); index < count;
+       index += static_cast<int32_t>(blockDim.x)) {
+    destination[index] = source[index];
+  }
+}
+
 // multi:softprob / multi:softmax, the exp argument of _softmax: out = raw - max(raw of the
 // row) (np.max: NaN propagates).
 extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
     softmax_exp_argument(const double* __restrict__ raw, int64_t n_rows, int32_t n_classes,
-                         double* __restrict__ out) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
-       row += stride) {
-    const double* const values = raw + row * n_classes;
-    double largest = values[0];
-    for (int32_t k = 1; k < n_classes && !gpuboost_is_nan(largest); ++k) {
-      const double value = values[k];
-      if (value > largest || gpuboost_is_nan(value)) largest = value;
+                         int32_t tile_rows, double* __restrict__ out) {
+  __shared__ double tile[SOFTMAX_TILE_VALUES];
+  const int64_t n_tiles = (n_rows + tile_rows - 1) / tile_rows;
+  for (int64_t tile_index = blockIdx.x; tile_index < n_tiles; tile_index += gridDim.x) {
+    const int64_t first_row = tile_index * tile_rows;
+    const int32_t rows = static_cast<int32_t>(
+        n_rows - first_row < tile_rows ? n_rows - first_row : tile_rows);
+    const int64_t offset = first_row * n_classes;
+    softmax_block_copy(raw + offset, tile, rows * n_classes);
+    __syncthreads();
+    for (int32_t row = static_cast<int32_t>(threadIdx.x); row < rows;
+         row += static_cast<int32_t>(blockDim.x)) {
+      double* const values = tile + row * n_classes;
+      double largest = values[0];
+      for (int32_t k = 1; k < n_classes && !gpuboost_is_nan(largest); ++k) {
+        const double value = values[k];
+        if (value > largest || gpuboost_is_nan(value)) largest = value;
+      }
+      for (int32_t k = 0; k < n_classes; ++k) values[k] = values[k] - largest;
     }
-    for (int32_t k = 0; k < n_classes; ++k) out[row * n_classes + k] = values[k] - largest;
+    __syncthreads();
+    softmax_block_copy(tile, out + offset, rows * n_classes);
+    __syncthreads();  // the tile is reused by the next step
   }
 }
 
@@ -142,25 +176,40 @@ extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
 extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
     softmax_gradients(const double* __restrict__ y, const double* __restrict__ exp_shifted,
                       const double* __restrict__ weight, int32_t has_weight, int64_t n_rows,
-                      int32_t n_classes, double hessian_factor, double hessian_floor,
-                      double* __restrict__ grad, double* __restrict__ hess) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
-       row += stride) {
-    const double* const terms = exp_shifted + row * n_classes;
-    double row_sum = terms[0];
-    for (int32_t k = 1; k < n_classes; ++k) row_sum = row_sum + terms[k];
-    const double label = y[row];
-    for (int32_t k = 0; k < n_classes; ++k) {
-      const double probability = terms[k] / row_sum;
-      const double one_hot = label == static_cast<double>(k) ? 1.0 : 0.0;
-      const double h = gradient_numpy_maximum(
-          hessian_factor * probability * (1.0 - probability), hessian_floor);
-      double class_grad = probability - one_hot;
-      double class_hess = h;
-      gradient_weigh(class_grad, class_hess, weight, has_weight, row);
-      grad[row * n_classes + k] = class_grad;
-      hess[row * n_classes + k] = class_hess;
+                      int32_t n_classes, int32_t tile_rows, double hessian_factor,
+                      double hessian_floor, double* __restrict__ grad,
+                      double* __restrict__ hess) {
+  __shared__ double tile_grad[SOFTMAX_TILE_VALUES];  // exp_shifted in, gradients out
+  __shared__ double tile_hess[SOFTMAX_TILE_VALUES];
+  const int64_t n_tiles = (n_rows + tile_rows - 1) / tile_rows;
+  for (int64_t tile_index = blockIdx.x; tile_index < n_tiles; tile_index += gridDim.x) {
+    const int64_t first_row = tile_index * tile_rows;
+    const int32_t rows = static_cast<int32_t>(
+        n_rows - first_row < tile_rows ? n_rows - first_row : tile_rows);
+    const int64_t offset = first_row * n_classes;
+    softmax_block_copy(exp_shifted + offset, tile_grad, rows * n_classes);
+    __syncthreads();
+    for (int32_t tile_row = static_cast<int32_t>(threadIdx.x); tile_row < rows;
+         tile_row += static_cast<int32_t>(blockDim.x)) {
+      const int64_t row = first_row + tile_row;
+      double* const terms = tile_grad + tile_row * n_classes;
+      double row_sum = terms[0];
+      for (int32_t k = 1; k < n_classes; ++k) row_sum = row_sum + terms[k];
+      const double label = y[row];
+      for (int32_t k = 0; k < n_classes; ++k) {
+        const double probability = terms[k] / row_sum;
+        const double one_hot = label == static_cast<double>(k) ? 1.0 : 0.0;
+        double class_hess = gradient_numpy_maximum(
+            hessian_factor * probability * (1.0 - probability), hessian_floor);
+        double class_grad = probability - one_hot;
+        gradient_weigh(class_grad, class_hess, weight, has_weight, row);
+        terms[k] = class_grad;  // this thread's own value, read above
+        tile_hess[tile_row * n_classes + k] = class_hess;
+      }
     }
+    __syncthreads();
+    softmax_block_copy(tile_grad, grad + offset, rows * n_classes);
+    softmax_block_copy(tile_hess, hess + offset, rows * n_classes);
+    __syncthreads();  // the tiles are reused by the next step
   }
 }

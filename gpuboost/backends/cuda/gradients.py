@@ -27,7 +27,7 @@ from ...objectives.classification import (
     SoftmaxLoss,
 )
 from ...objectives.regression import SquaredError
-from .launch import grid_stride_blocks
+from .launch import GRID_STRIDE_MAX_BLOCKS, ceil_div, grid_stride_blocks
 from .quantize import maxima_blocks
 
 __all__ = ["gradients", "KERNEL_OBJECTIVES", "GRADIENT_THREADS_PER_BLOCK"]
@@ -36,6 +36,10 @@ __all__ = ["gradients", "KERNEL_OBJECTIVES", "GRADIENT_THREADS_PER_BLOCK"]
 KERNEL_FILE = "gradients"
 #: Threads per block of every kernel (gradients.cu: GRADIENT_THREADS_PER_BLOCK).
 GRADIENT_THREADS_PER_BLOCK = 256
+#: Most values of a softmax kernel's shared-memory tile (gradients.cu:
+#: SOFTMAX_TILE_VALUES): a tile holds ``SOFTMAX_TILE_VALUES // n_classes`` rows; more
+#: classes than this keep the objective's array code.
+SOFTMAX_TILE_VALUES = 2048
 #: The objective classes computed by kernels (exact classes, not subclasses).
 KERNEL_OBJECTIVES = (SquaredError, LogisticLoss, SoftmaxLoss, SoftmaxClassLoss)
 
@@ -63,7 +67,8 @@ def gradients(xp, launcher, objective, y, raw, weight):
         for softmax and for no rows.
     """
     kind = type(objective)
-    if kind not in KERNEL_OBJECTIVES:
+    softmax = kind in (SoftmaxLoss, SoftmaxClassLoss)
+    if kind not in KERNEL_OBJECTIVES or (softmax and objective.n_outputs() > SOFTMAX_TILE_VALUES):
         return None
     y = xp.ascontiguousarray(xp.asarray(y, dtype=Y_DTYPE))
     raw = xp.ascontiguousarray(xp.asarray(raw, dtype=Y_DTYPE))
@@ -81,10 +86,13 @@ def gradients(xp, launcher, objective, y, raw, weight):
     def launch(kernel, args, n_blocks=blocks):
         launcher(KERNEL_FILE, kernel, n_blocks, GRADIENT_THREADS_PER_BLOCK, args)
 
-    if kind in (SoftmaxLoss, SoftmaxClassLoss):
+    if softmax:  # shared-memory tiles of whole rows, one block per tile (grid-stride)
         n_classes = np.int32(raw.shape[1])
+        tile_rows = SOFTMAX_TILE_VALUES // int(n_classes)
+        tiles = min(ceil_div(n_rows, tile_rows), GRID_STRIDE_MAX_BLOCKS)
+        tile_rows = np.int32(tile_rows)
         exp_shifted = xp.empty_like(raw)  # raw - row max, then its exp in place
-        launch("softmax_exp_argument", (raw, rows, n_classes, exp_shifted))
+        launch("softmax_exp_argument", (raw, rows, n_classes, tile_rows, exp_shifted), tiles)
         xp.exp(exp_shifted, out=exp_shifted)
         launch(
             "softmax_gradients",
@@ -95,11 +103,13 @@ def gradients(xp, launcher, objective, y, raw, weight):
                 has_weight,
                 rows,
                 n_classes,
+                tile_rows,
                 np.float64(MULTICLASS_HESSIAN_FACTOR),
                 np.float64(HESSIAN_FLOOR),
                 grad,
                 hess,
             ),
+            tiles,
         )
         return grad, hess, None
     # One output: the kernels also write block maxima, on a grid the host reads cheaply.

@@ -31,6 +31,7 @@ KERNEL_CASES = [
     ("binary:logistic", {}),
     ("multi:softprob", {"num_class": 3}),
     ("multi:softmax", {"num_class": 5}),
+    ("multi:softprob", {"num_class": 700}),  # 2 rows a tile: the last tile has 1 row
 ]
 
 
@@ -175,6 +176,10 @@ def test_other_objectives_keep_their_array_code(backend):
     xp = backend.xp
     y = xp.asarray(np.arange(4.0))
     assert cuda_gradients.gradients(xp, backend.launcher, objective, y, y, None) is None
+    many = cuda_gradients.SOFTMAX_TILE_VALUES + 1  # more classes than a tile holds
+    softmax = get_objective("multi:softprob", validate_params({"num_class": many}))
+    raw = xp.asarray(np.zeros((4, many)))
+    assert cuda_gradients.gradients(xp, backend.launcher, softmax, y, raw, None) is None
     grad, _ = backend.gradients(objective, y, xp.asarray(np.array([1.0, 0.0, 5.0, 3.0])), None)
     np.testing.assert_array_equal(grad.get(), [1.0, -1.0, 1.0, 0.0])
 
@@ -242,6 +247,8 @@ def test_python_constants_match_the_kernel_files():
     ):
         text = (Path(cuda_source_dir()) / f"{stem}.cu").read_text()
         assert f"constexpr int {constant} = {getattr(module, constant)};" in text
+    text = (Path(cuda_source_dir()) / "gradients.cu").read_text()
+    assert f"constexpr int32_t SOFTMAX_TILE_VALUES = {cuda_gradients.SOFTMAX_TILE_VALUES};" in text
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
