@@ -2,10 +2,11 @@
 // (gpuboost.backends.numpy.split_scan.find_best_splits).
 //
 // Two kernels:
-//   1. split_scan_features: one block per (node, feature). An exact int64 prefix scan of
-//      the feature's bins gives the left child of every threshold bin; every candidate
-//      (bin, missing direction) is evaluated with the float64 formulas of gain.cuh and the
-//      block reduces to the feature's best candidate.
+//   1. split_scan_features: one block per (node, chunk of features). For each feature of
+//      the chunk an exact int64 prefix scan of its bins gives the left child of every
+//      threshold bin; every candidate (bin, missing direction) is evaluated with the
+//      float64 formulas of gain.cuh and the block reduces to the feature's best
+//      candidate.
 //   2. split_select_nodes: one block per node reduces the per-feature bests to the node's
 //      record.
 // Tie-breaking equals NumPy's argmax over candidates ordered (feature, bin, direction),
@@ -136,133 +137,166 @@ GPUBOOST_DEVICE_INLINE void block_scan_cells(const int64_t (&mine)[HISTOGRAM_FIE
   __syncthreads();  // the array may be reused right after
 }
 
-// Best candidate of one feature of one node.
-// Block: (node, feature) = (blockIdx.x / n_features, blockIdx.x % n_features); blockDim.x is
-//   a power of two >= n_bins. Sums feature 0 of the node (the parent sums, as NumPy),
-//   prefix-scans this feature's candidate bins, evaluates every candidate and reduces.
-// Thread: bin b = threadIdx.x: loads it, evaluates threshold b with missing values right
-//   and, when the feature has missing rows in the node, left.
-// Output: FEATURE_BEST_WORDS int64 per (node, feature); the block of feature 0 also writes
+//: Sums of the histogram fields over one feature's n_bins cells, read coalesced: thread t
+//: reads the int64 words t, t + blockDim.x, ... of the feature's n_bins * 3 words (a
+//: warp reads 32 consecutive words) and keeps one sum per field (word w is field w % 3);
+//: the block then adds the threads' sums. Every thread gets the totals (exact int64
+//: sums, in any order the same).
+GPUBOOST_DEVICE_INLINE void block_feature_totals(const int64_t* __restrict__ feature_histogram,
+                                                 int32_t n_bins, SharedCells& shared,
+                                                 int64_t (&total)[HISTOGRAM_FIELDS]) {
+  int64_t mine[HISTOGRAM_FIELDS] = {0, 0, 0};
+  const int32_t n_words = n_bins * HISTOGRAM_FIELDS;
+  for (int32_t word = static_cast<int32_t>(threadIdx.x); word < n_words;
+       word += static_cast<int32_t>(blockDim.x)) {
+    mine[word % HISTOGRAM_FIELDS] += feature_histogram[word];
+  }
+  block_sum_cells(mine, shared, total);
+}
+
+// Best candidate of every feature of a chunk of one node's features.
+// Block: (node, chunk) = (blockIdx.x / chunks_per_node, blockIdx.x % chunks_per_node); the
+//   chunk is features [chunk * features_per_block, min(n_features, (chunk + 1) *
+//   features_per_block)); blockDim.x is a power of two >= n_bins. The block sums
+//   feature 0 of the node once (the parent sums, as NumPy), then for each feature of
+//   the chunk in turn: copies the feature's cells to shared memory (coalesced: a warp
+//   reads 32 consecutive int64 words), prefix-scans its candidate bins, evaluates every
+//   candidate and reduces. Chunks trade parallelism against re-reading feature 0: the
+//   host picks features_per_block (backends/cuda/split_scan.py).
+// Thread: bin b = threadIdx.x: evaluates threshold b with missing values right and, when
+//   the feature has missing rows in the node, left.
+// Output: FEATURE_BEST_WORDS int64 per (node, feature); the block of chunk 0 also writes
 //   the node's sums.
 extern "C" __global__ void __launch_bounds__(SPLIT_SCAN_MAX_THREADS)
     split_scan_features(const int64_t* __restrict__ histograms,
                         const int32_t* __restrict__ n_value_bins,
                         const uint8_t* __restrict__ feature_mask, int32_t has_feature_mask,
                         const int8_t* __restrict__ monotone, const double* __restrict__ node_bounds,
-                        int32_t has_monotone, int32_t n_features, int32_t n_bins,
-                        int32_t missing_bin,
+                        int32_t has_monotone, int32_t n_features, int32_t features_per_block,
+                        int32_t chunks_per_node, int32_t n_bins, int32_t missing_bin,
                         double scale_gradients, double scale_hessians, double reg_lambda,
                         double reg_alpha, double max_delta_step, double min_child_weight,
                         int64_t min_data_in_leaf, double gamma, double split_gain_eps,
                         int64_t* __restrict__ feature_best, int64_t* __restrict__ node_sums) {
   __shared__ SharedCells shared_cells;
+  __shared__ int64_t staged_cells[SPLIT_SCAN_MAX_THREADS * HISTOGRAM_FIELDS];
   __shared__ double shared_gain[SPLIT_SCAN_MAX_THREADS];
   __shared__ int32_t shared_key[SPLIT_SCAN_MAX_THREADS];
   const GainParams params{reg_lambda,       reg_alpha, max_delta_step, min_child_weight,
                           min_data_in_leaf, gamma,     split_gain_eps};
-  const int64_t node_feature = blockIdx.x;
-  const int64_t node = node_feature / n_features;
-  const int32_t feature = static_cast<int32_t>(node_feature % n_features);
+  const int64_t node = blockIdx.x / chunks_per_node;
+  const int32_t chunk = static_cast<int32_t>(blockIdx.x % chunks_per_node);
+  const int32_t first_feature = chunk * features_per_block;
+  const int32_t end_feature =
+      first_feature + features_per_block < n_features ? first_feature + features_per_block
+                                                      : n_features;
   const int32_t bin = static_cast<int32_t>(threadIdx.x);
-  const int64_t* const node_histogram = histograms + node * n_features * n_bins * HISTOGRAM_FIELDS;
-  const int64_t* const feature_histogram =
-      node_histogram + static_cast<int64_t>(feature) * n_bins * HISTOGRAM_FIELDS;
+  const int32_t n_words = n_bins * HISTOGRAM_FIELDS;
+  const int64_t* const node_histogram = histograms + node * n_features * n_words;
 
   // Parent sums: every row of the node is in exactly one bin of feature 0.
-  int64_t feature0_cell[HISTOGRAM_FIELDS];
-  for (int field = 0; field < HISTOGRAM_FIELDS; ++field) {
-    feature0_cell[field] = bin < n_bins ? node_histogram[bin * HISTOGRAM_FIELDS + field] : 0;
-  }
   int64_t parent[HISTOGRAM_FIELDS];
-  block_sum_cells(feature0_cell, shared_cells, parent);
-  if (feature == 0 && bin == 0) {
+  block_feature_totals(node_histogram, n_bins, shared_cells, parent);
+  if (chunk == 0 && bin == 0) {
     for (int field = 0; field < HISTOGRAM_FIELDS; ++field) {
       node_sums[node * HISTOGRAM_FIELDS + field] = parent[field];
     }
   }
-  int64_t* const best_out = feature_best + node_feature * FEATURE_BEST_WORDS;
-  const bool allowed = has_feature_mask == 0 || feature_mask[node_feature] != 0;
-  if (!allowed) {  // the whole block returns: no barrier follows for it
-    if (bin == 0) best_out[FEATURE_BEST_BIN] = NO_CANDIDATE;
-    return;
-  }
-
-  // Left sums of threshold `bin` with missing values right: bins 0 .. bin.
-  const int32_t n_candidate_bins = missing_bin - 1;
-  int64_t own_cell[HISTOGRAM_FIELDS];
-  for (int field = 0; field < HISTOGRAM_FIELDS; ++field) {
-    own_cell[field] =
-        bin < n_candidate_bins ? feature_histogram[bin * HISTOGRAM_FIELDS + field] : 0;
-  }
-  int64_t left[HISTOGRAM_FIELDS];
-  block_scan_cells(own_cell, shared_cells, left);
-  const int64_t* const missing_cell = feature_histogram + missing_bin * HISTOGRAM_FIELDS;
-  const bool has_missing = missing_cell[HISTOGRAM_COUNT] > 0;
-
   const double parent_g = static_cast<double>(parent[HISTOGRAM_GRADIENT]) / scale_gradients;
   const double parent_h = static_cast<double>(parent[HISTOGRAM_HESSIAN]) / scale_hessians;
   // Monotone constraints: the node's weight bounds, scores at the clipped weights.
   const double lower = has_monotone != 0 ? node_bounds[node * 2] : 0.0;
   const double upper = has_monotone != 0 ? node_bounds[node * 2 + 1] : 0.0;
-  const int32_t direction_sign = has_monotone != 0 ? monotone[feature] : 0;
   const double parent_score =
       has_monotone != 0
           ? gain_score_given_weight(parent_g, parent_h,
                                     gain_bounded_weight(parent_g, parent_h, params, lower, upper),
                                     params)
           : gain_leaf_score(parent_g, parent_h, params);
-  Candidate mine{0.0, NO_CANDIDATE};
-  if (bin < n_candidate_bins && bin <= n_value_bins[feature] - 2) {
-    const int32_t n_directions = has_missing ? DIRECTIONS : 1;
-    for (int32_t direction = 0; direction < n_directions; ++direction) {
-      int64_t left_sums[HISTOGRAM_FIELDS];
-      int64_t right_sums[HISTOGRAM_FIELDS];
-      for (int field = 0; field < HISTOGRAM_FIELDS; ++field) {
-        left_sums[field] =
-            left[field] + (direction == DIRECTION_MISSING_LEFT ? missing_cell[field] : 0);
-        right_sums[field] = parent[field] - left_sums[field];
-      }
-      const double left_g = static_cast<double>(left_sums[HISTOGRAM_GRADIENT]) / scale_gradients;
-      const double left_h = static_cast<double>(left_sums[HISTOGRAM_HESSIAN]) / scale_hessians;
-      const double right_g =
-          static_cast<double>(right_sums[HISTOGRAM_GRADIENT]) / scale_gradients;
-      const double right_h = static_cast<double>(right_sums[HISTOGRAM_HESSIAN]) / scale_hessians;
-      const double gain =
-          has_monotone != 0
-              ? gain_monotone_split(left_g, left_h, right_g, right_h, parent_score, params, lower,
-                                    upper, direction_sign,
-                                    gain_bits_to_double(FLOAT64_NEGATIVE_INFINITY_BITS))
-              : gain_split(left_g, left_h, right_g, right_h, parent_score, params);
-      const int32_t key = bin * DIRECTIONS + direction;
-      if (gain_admissible(left_h, left_sums[HISTOGRAM_COUNT], right_h,
-                          right_sums[HISTOGRAM_COUNT], gain, params) &&
-          better_candidate(gain, key, mine.gain, mine.key)) {
-        mine = Candidate{gain, key};
+  const int32_t n_candidate_bins = missing_bin - 1;
+
+  for (int32_t feature = first_feature; feature < end_feature; ++feature) {
+    const int64_t node_feature = node * n_features + feature;
+    int64_t* const best_out = feature_best + node_feature * FEATURE_BEST_WORDS;
+    // The same for the whole block: no barrier is skipped by some threads only.
+    if (has_feature_mask != 0 && feature_mask[node_feature] == 0) {
+      if (bin == 0) best_out[FEATURE_BEST_BIN] = NO_CANDIDATE;
+      continue;
+    }
+    const int64_t* const feature_histogram =
+        node_histogram + static_cast<int64_t>(feature) * n_words;
+    for (int32_t word = bin; word < n_words; word += static_cast<int32_t>(blockDim.x)) {
+      staged_cells[word] = feature_histogram[word];
+    }
+    __syncthreads();
+    // Left sums of threshold `bin` with missing values right: bins 0 .. bin.
+    int64_t own_cell[HISTOGRAM_FIELDS];
+    int64_t missing_cell[HISTOGRAM_FIELDS];
+    for (int field = 0; field < HISTOGRAM_FIELDS; ++field) {
+      own_cell[field] = bin < n_candidate_bins ? staged_cells[bin * HISTOGRAM_FIELDS + field] : 0;
+      missing_cell[field] = staged_cells[missing_bin * HISTOGRAM_FIELDS + field];
+    }
+    // (block_scan_cells synchronizes after these reads, before the next feature's copy.)
+    int64_t left[HISTOGRAM_FIELDS];
+    block_scan_cells(own_cell, shared_cells, left);
+    const bool has_missing = missing_cell[HISTOGRAM_COUNT] > 0;
+    const int32_t direction_sign = has_monotone != 0 ? monotone[feature] : 0;
+    Candidate mine{0.0, NO_CANDIDATE};
+    if (bin < n_candidate_bins && bin <= n_value_bins[feature] - 2) {
+      const int32_t n_directions = has_missing ? DIRECTIONS : 1;
+      for (int32_t direction = 0; direction < n_directions; ++direction) {
+        int64_t left_sums[HISTOGRAM_FIELDS];
+        int64_t right_sums[HISTOGRAM_FIELDS];
+        for (int field = 0; field < HISTOGRAM_FIELDS; ++field) {
+          left_sums[field] =
+              left[field] + (direction == DIRECTION_MISSING_LEFT ? missing_cell[field] : 0);
+          right_sums[field] = parent[field] - left_sums[field];
+        }
+        const double left_g =
+            static_cast<double>(left_sums[HISTOGRAM_GRADIENT]) / scale_gradients;
+        const double left_h = static_cast<double>(left_sums[HISTOGRAM_HESSIAN]) / scale_hessians;
+        const double right_g =
+            static_cast<double>(right_sums[HISTOGRAM_GRADIENT]) / scale_gradients;
+        const double right_h =
+            static_cast<double>(right_sums[HISTOGRAM_HESSIAN]) / scale_hessians;
+        const double gain =
+            has_monotone != 0
+                ? gain_monotone_split(left_g, left_h, right_g, right_h, parent_score, params,
+                                      lower, upper, direction_sign,
+                                      gain_bits_to_double(FLOAT64_NEGATIVE_INFINITY_BITS))
+                : gain_split(left_g, left_h, right_g, right_h, parent_score, params);
+        const int32_t key = bin * DIRECTIONS + direction;
+        if (gain_admissible(left_h, left_sums[HISTOGRAM_COUNT], right_h,
+                            right_sums[HISTOGRAM_COUNT], gain, params) &&
+            better_candidate(gain, key, mine.gain, mine.key)) {
+          mine = Candidate{gain, key};
+        }
       }
     }
+    const Candidate best = block_best_candidate(mine, shared_gain, shared_key);
+    if (best.key == NO_CANDIDATE) {
+      if (bin == 0) best_out[FEATURE_BEST_BIN] = NO_CANDIDATE;
+      continue;
+    }
+    const int32_t best_bin = best.key / DIRECTIONS;
+    const int32_t best_direction = best.key % DIRECTIONS;
+    if (bin != best_bin) continue;
+    int64_t left_sums[HISTOGRAM_FIELDS];
+    for (int field = 0; field < HISTOGRAM_FIELDS; ++field) {
+      left_sums[field] =
+          left[field] + (best_direction == DIRECTION_MISSING_LEFT ? missing_cell[field] : 0);
+      best_out[FEATURE_BEST_LEFT_SUMS + field] = left_sums[field];
+    }
+    // Default direction: the chosen one when there are missing rows, else the larger
+    // child (ties left).
+    const bool default_left =
+        has_missing ? best_direction == DIRECTION_MISSING_LEFT
+                    : left_sums[HISTOGRAM_COUNT] >=
+                          parent[HISTOGRAM_COUNT] - left_sums[HISTOGRAM_COUNT];
+    best_out[FEATURE_BEST_GAIN_BITS] = gain_double_to_bits(best.gain);
+    best_out[FEATURE_BEST_BIN] = best_bin;
+    best_out[FEATURE_BEST_DEFAULT_LEFT] = default_left ? 1 : 0;
   }
-  const Candidate best = block_best_candidate(mine, shared_gain, shared_key);
-  if (best.key == NO_CANDIDATE) {
-    if (bin == 0) best_out[FEATURE_BEST_BIN] = NO_CANDIDATE;
-    return;
-  }
-  const int32_t best_bin = best.key / DIRECTIONS;
-  const int32_t best_direction = best.key % DIRECTIONS;
-  if (bin != best_bin) return;
-  int64_t left_sums[HISTOGRAM_FIELDS];
-  for (int field = 0; field < HISTOGRAM_FIELDS; ++field) {
-    left_sums[field] =
-        left[field] + (best_direction == DIRECTION_MISSING_LEFT ? missing_cell[field] : 0);
-    best_out[FEATURE_BEST_LEFT_SUMS + field] = left_sums[field];
-  }
-  // Default direction: the chosen one when there are missing rows, else the larger child
-  // (ties left).
-  const bool default_left = has_missing ? best_direction == DIRECTION_MISSING_LEFT
-                                        : left_sums[HISTOGRAM_COUNT] >=
-                                              parent[HISTOGRAM_COUNT] - left_sums[HISTOGRAM_COUNT];
-  best_out[FEATURE_BEST_GAIN_BITS] = gain_double_to_bits(best.gain);
-  best_out[FEATURE_BEST_BIN] = best_bin;
-  best_out[FEATURE_BEST_DEFAULT_LEFT] = default_left ? 1 : 0;
 }
 
 // Node records from the per-feature bests.

@@ -176,6 +176,20 @@ class Backend:
         """Quantize one column: ``(int32 array, scale)`` (see gpuboost.core.quantize)."""
         return quantize(self.xp, values)
 
+    def quantize_gradients(
+        self, gradients: ArrayLike, hessians: ArrayLike, round_output: int | None = None
+    ) -> tuple[tuple[ArrayLike, float], tuple[ArrayLike, float]]:
+        """Quantize a tree's gradient and hessian columns (each of shape (n_rows,),
+        float64): ``(self.quantize(gradients), self.quantize(hessians))``, each an
+        ``(int32 array, scale)`` pair.
+
+        ``round_output``: the columns are output ``round_output`` of what the last
+        :meth:`gradients` call returned, unchanged (None: other values, e.g. scaled by
+        sampling multipliers). A backend may then reuse what it computed with them (the
+        CUDA backend: the columns' maxima) and may quantize both columns together, bit
+        for bit."""
+        return self.quantize(gradients), self.quantize(hessians)
+
     def row_sample(self, n_rows: int, seed: int, stream: int, fraction: float) -> ArrayLike:
         """Sample indices (int32) of the rows kept for one tree (all rows when
         fraction == 1).

@@ -356,8 +356,9 @@ class GBTreeLearner:
             if multipliers is not None:  # before quantization: integer sums stay exact
                 column_g, column_h = column_g * multipliers, column_h * multipliers
         with timer.phase("quantize"):
-            quantized_g, scale_g = backend.quantize(column_g)
-            quantized_h, scale_h = backend.quantize(column_h)
+            (quantized_g, scale_g), (quantized_h, scale_h) = backend.quantize_gradients(
+                column_g, column_h, output if multipliers is None else None
+            )
         splitter = self.splitter
         if self.rebinner is not None:  # tree_method='approx': this tree's own bins
             with timer.phase("sketch"):

@@ -20,6 +20,10 @@ NumPy backend's modules and the kernel files:
 =====================================  ===================================================
 ``bin_features``, ``rebin``            :mod:`.binning` (``cuda/binning.cu``); the host copy
                                        ``Dataset.X_binned`` is never computed
+``gradients``                          :mod:`.gradients` (``cuda/gradients.cu``) for squared
+                                       error, logistic and softmax; the base class (the
+                                       objective's array code) for the others
+``quantize_gradients``                 :mod:`.quantize` (``cuda/quantize.cu``)
 ``build_histograms``,                  :mod:`.histogram` (``cuda/histogram.cu``)
 ``build_children_histograms``
 ``find_best_splits``                   :mod:`.split_scan` (``cuda/split_scan.cu``)
@@ -36,7 +40,7 @@ NumPy backend's modules and the kernel files:
 ``binned_layout`` (feature bundles, gpuboost.data.bundling): every kernel reads the bins
 row-major, ``DeviceData.arrays['X_binned']``, except the partition's (and
 ``add_split_leaf_values``), which read a column-major copy made at their first call
-(:func:`.partition.binned_columns`). ``quantize``, ``row_sample``,
+(:func:`.partition.binned_columns`). ``quantize`` (one column), ``row_sample``,
 ``subtract_histograms``, ``stack_histograms``: array-module code of the base class.
 Device memory per row and out-of-memory errors: :mod:`.memory`.
 
@@ -49,6 +53,7 @@ name; tests do this. Under the emulation the launcher raises at the launch.
 """
 
 import contextlib
+import threading
 
 import numpy as np
 
@@ -63,6 +68,7 @@ from ..categorical import (
     predict_tree_values,
 )
 from .binning import bin_device_features, bin_features
+from .gradients import gradients as objective_gradients
 from .histogram import build_children_histograms, build_histograms
 from .launch import EMULATED, array_module, default_launcher
 from .leaf import add_leaf_values, add_split_leaf_values, segment_weighted_quantile
@@ -74,6 +80,7 @@ from .predict import (
     predict_tree_binned,
     predict_tree_raw,
 )
+from .quantize import quantize_columns
 from .segment_reduce import segment_sums
 from .shap import predict_contributions, predict_interactions
 from .split_scan import find_best_splits
@@ -115,6 +122,10 @@ class CudaBackend(Backend):
         self._data_has_weight = False
         #: The partition's look-back status words (gpuboost.backends.cuda.partition).
         self._partition_status = TileStatus()
+        #: Per thread (a backend serves every training on its device, in any thread):
+        #: ``maxima``, the block maxima of the thread's last gradients() call's
+        #: one-output columns, or None.
+        self._round_state = threading.local()
         if self.emulated:
             self._cupy = None
             self._out_of_memory_errors = ()
@@ -269,9 +280,33 @@ class CudaBackend(Backend):
         return self.xp.array(np.ascontiguousarray(X, dtype=X_DTYPE))
 
     # ---- one round ------------------------------------------------------------
+    @device_call("computing gradients")
+    def gradients(self, objective, label, margins, weight, dataset=None):
+        """Built-in squared error, logistic and softmax objectives by the kernels of
+        :mod:`.gradients` (bit for bit); the others by their array-module code. The
+        kernels' block maxima of one-output gradients are kept for
+        :meth:`quantize_gradients` of the same columns."""
+        state = self._round_state
+        state.maxima = None
+        computed = objective_gradients(self.xp, self.launcher, objective, label, margins, weight)
+        if computed is None:
+            return super().gradients(objective, label, margins, weight, dataset)
+        grad, hess, state.maxima = computed
+        return grad, hess
+
     @device_call("quantizing gradients")
     def quantize(self, values):
         return super().quantize(values)
+
+    @device_call("quantizing gradients")
+    def quantize_gradients(self, gradients, hessians, round_output=None):
+        """Both columns in two launches and one synchronization (:mod:`.quantize`); one
+        launch when they are the last :meth:`gradients` call's one-output columns
+        (``round_output == 0``) in this thread, whose maxima its kernels kept."""
+        state = self._round_state
+        maxima = getattr(state, "maxima", None) if round_output == 0 else None
+        state.maxima = None  # used once: the next columns are another round's
+        return quantize_columns(self.xp, self.launcher, gradients, hessians, maxima)
 
     @device_call("sampling rows")
     def row_sample(self, n_rows, seed, stream, fraction):

@@ -8,9 +8,18 @@ operation by operation (compiled with
 ``--fmad=false``), and break ties in NumPy's argmax order. Works with
 ``xp = cupy`` on a GPU and the emulated device namespace under the CPU emulation.
 
-Two launches per batch: one block per (node, feature) scans the feature's bins
-and keeps its best candidate; one block per node picks the best feature. Only
-the ``n_nodes`` records (10 int64 words each) are copied to the host.
+Two launches per batch: one block per (node, chunk of features) scans each feature's
+bins in turn and keeps its best candidate; one block per node picks the best feature.
+Only the ``n_nodes`` records (10 int64 words each) are copied to the host.
+
+Traffic: a scan block copies each feature's cells to shared memory with coalesced
+reads (a warp reads 32 consecutive int64 words; reading a cell's three fields per thread
+would touch every sector three times), and sums feature 0 of its node once for the
+parent sums, which every block of the node needs. :func:`scan_chunks` picks the chunks:
+the fewest blocks that still give the GPU :data:`SCAN_MIN_BLOCKS` blocks, so that feature
+0 is re-read as little as possible (1 / features_per_block of the histograms' bytes).
+The pointers of absent options (feature mask, monotone constraints) get uninitialised
+one-element placeholders (never read), so a launch issues no other device operation.
 """
 
 import numpy as np
@@ -18,9 +27,16 @@ import numpy as np
 from ...core.array import to_numpy
 from ...core.dtypes import HIST_DTYPE, HIST_FIELDS, MAX_BIN_LIMIT
 from ...core.gain import SPLIT_GAIN_EPS, SPLIT_RECORD_DTYPE, no_split_records
-from .launch import MAX_GRID_X
+from .launch import MAX_GRID_X, ceil_div
 
-__all__ = ["find_best_splits", "records_from_words", "RECORD_WORDS", "FEATURE_BEST_WORDS"]
+__all__ = [
+    "find_best_splits",
+    "records_from_words",
+    "scan_chunks",
+    "RECORD_WORDS",
+    "FEATURE_BEST_WORDS",
+    "SCAN_MIN_BLOCKS",
+]
 
 #: Kernel file (``cuda/split_scan.cu``) and its kernels.
 KERNEL_FILE = "split_scan"
@@ -33,6 +49,9 @@ SCAN_MAX_THREADS = MAX_BIN_LIMIT + 1
 WARP_SIZE = 32
 #: Threads of a select block (``SPLIT_SELECT_MAX_THREADS``), each striding over features.
 SELECT_MAX_THREADS = 256
+#: Scan blocks wanted per launch: 2 per SM of an H100 (132 SMs). Nodes get more blocks
+#: (fewer features each) until a launch has this many, at most one per feature.
+SCAN_MIN_BLOCKS = 264
 #: int64 words of a per-(node, feature) best candidate (``FEATURE_BEST_WORDS``).
 FEATURE_BEST_WORDS = 6
 #: int64 words of a node record (``RECORD_WORDS``), in SPLIT_RECORD_DTYPE's order:
@@ -50,6 +69,16 @@ def _power_of_two_at_least(value, lowest, highest):
     while threads < value:
         threads *= 2
     return min(threads, highest)
+
+
+def scan_chunks(n_nodes, n_features):
+    """``(features_per_block, chunks_per_node)`` of a scan launch over ``n_nodes`` nodes:
+    ``chunks_per_node`` blocks per node, each scanning ``features_per_block`` consecutive
+    features (the last chunk fewer): about :data:`SCAN_MIN_BLOCKS` blocks in all (at
+    least half as many; rounding) where the features allow it, else one per feature."""
+    wanted = max(1, min(n_features, ceil_div(SCAN_MIN_BLOCKS, max(n_nodes, 1))))
+    features_per_block = ceil_div(n_features, wanted)
+    return features_per_block, ceil_div(n_features, features_per_block)
 
 
 def records_from_words(words):
@@ -122,8 +151,9 @@ def find_best_splits(
         raise ValueError(f"missing_bin={missing_bin} is not a bin of {n_bins}-bin histograms")
     if n_bins > SCAN_MAX_THREADS:
         raise ValueError(f"at most {SCAN_MAX_THREADS} bins are supported, got {n_bins}")
-    if n_nodes * n_features > MAX_GRID_X:
-        raise ValueError(f"{n_nodes} nodes x {n_features} features exceed the grid limit")
+    features_per_block, chunks_per_node = scan_chunks(n_nodes, n_features)
+    if n_nodes * chunks_per_node > MAX_GRID_X:
+        raise ValueError(f"{n_nodes} nodes x {chunks_per_node} blocks exceed the grid limit")
     histograms = xp.ascontiguousarray(histograms, dtype=HIST_DTYPE)
     if isinstance(n_value_bins, xp.ndarray) and n_value_bins.dtype == np.int32:
         value_bins = xp.ascontiguousarray(n_value_bins)
@@ -133,7 +163,7 @@ def find_best_splits(
         raise ValueError(f"n_value_bins must have shape ({n_features},), got {value_bins.shape}")
     if feature_mask is None:
         has_mask = np.int32(0)
-        mask = xp.zeros(1, dtype=np.uint8)
+        mask = xp.empty(1, dtype=np.uint8)  # placeholder, never read
     else:
         host_mask = np.asarray(feature_mask, dtype=bool)
         if host_mask.shape != (n_nodes, n_features):
@@ -159,8 +189,8 @@ def find_best_splits(
         bounds = xp.asarray(np.ascontiguousarray(bounds))
     else:
         has_monotone = np.int32(0)
-        monotone = xp.zeros(1, dtype=np.int8)
-        bounds = xp.zeros(2, dtype=np.float64)
+        monotone = xp.empty(1, dtype=np.int8)  # placeholders, never read
+        bounds = xp.empty(2, dtype=np.float64)
     feature_best = xp.empty((n_nodes * n_features, FEATURE_BEST_WORDS), dtype=np.int64)
     node_sums = xp.empty((n_nodes, HIST_FIELDS), dtype=np.int64)
     words = xp.empty((n_nodes, RECORD_WORDS), dtype=np.int64)
@@ -169,7 +199,7 @@ def find_best_splits(
     launcher(
         KERNEL_FILE,
         SCAN_KERNEL,
-        n_nodes * n_features,
+        n_nodes * chunks_per_node,
         scan_threads,
         (
             histograms,
@@ -180,6 +210,8 @@ def find_best_splits(
             bounds,
             has_monotone,
             np.int32(n_features),
+            np.int32(features_per_block),
+            np.int32(chunks_per_node),
             np.int32(n_bins),
             np.int32(missing_bin),
             np.float64(scale_gradients),

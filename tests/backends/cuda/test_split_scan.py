@@ -348,3 +348,43 @@ def test_monotone_constraints(seed):
         assert_same_records(result, expected)
         n_found += int((expected["feature"] >= 0).sum())
     assert n_found > 0
+
+
+def test_scan_chunks_cover_every_feature_once():
+    for n_nodes in (1, 2, 5, 64, 128, 1000):
+        for n_features in (1, 3, 28, 300):
+            per_block, chunks = cuda_split.scan_chunks(n_nodes, n_features)
+            assert (chunks - 1) * per_block < n_features <= chunks * per_block
+            if n_nodes * n_features >= cuda_split.SCAN_MIN_BLOCKS:
+                assert 2 * n_nodes * chunks >= cuda_split.SCAN_MIN_BLOCKS  # rounding
+    assert cuda_split.scan_chunks(128, 28) == (10, 3)
+    assert cuda_split.scan_chunks(1, 28) == (1, 28)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered", "ignore:invalid value encountered")
+@pytest.mark.parametrize("min_blocks", [1, 2, 7])
+def test_blocks_scanning_several_features(monkeypatch, min_blocks):
+    """Chunks of several features per block (fewer blocks than features): masks (whole
+    masked chunks too), monotone constraints, and features that disagree on the node
+    total (every chunk takes feature 0's, as NumPy)."""
+    monkeypatch.setattr(cuda_split, "SCAN_MIN_BLOCKS", min_blocks)
+    rng = np.random.default_rng(700 + min_blocks)
+    n_nodes, n_features, max_bin = 3, 7, 15
+    histograms, scale_g, scale_h, n_value_bins = data_histograms(rng, n_nodes, n_features, max_bin)
+    assert cuda_split.scan_chunks(n_nodes, n_features)[0] > 1
+    mask = rng.random((n_nodes, n_features)) < 0.6
+    mask[0, :4] = False
+    for params in PARAM_GRID[::11]:
+        both(histograms, scale_g, scale_h, n_value_bins, max_bin, params)
+        both(histograms, scale_g, scale_h, n_value_bins, max_bin, params, mask)
+    directions = (1, -1, 0, 1, -1, 0, 1)
+    bounds = np.stack([-rng.random(n_nodes), rng.random(n_nodes)], axis=1)
+    params = SplitParams(monotone=directions)
+    arguments = (histograms, scale_g, scale_h, n_value_bins, max_bin, params, mask)
+    assert_same_records(
+        _scan_on_device(*arguments, node_bounds=bounds),
+        numpy_find_best_splits(*arguments, node_bounds=bounds),
+    )
+    arbitrary = rng.integers(-GRAD_QUANT_MAX, GRAD_QUANT_MAX, size=histograms.shape)
+    arbitrary[..., HIST_COUNT] = rng.integers(-2, 30, size=histograms.shape[:3])
+    both(arbitrary, 2.0**27, 3.0**17, n_value_bins, max_bin, SplitParams(reg_lambda=0.0))
