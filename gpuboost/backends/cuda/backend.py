@@ -27,6 +27,8 @@ NumPy backend's modules and the kernel files:
 ``build_histograms``,                  :mod:`.histogram` (``cuda/histogram.cu``)
 ``build_children_histograms``
 ``find_best_splits``                   :mod:`.split_scan` (``cuda/split_scan.cu``)
+``find_best_splits_of_rows``,          :mod:`.row_scan` (``cuda/row_scan.cu``; small nodes)
+``row_scan_max_rows``
 ``partition``                          :mod:`.partition` (``cuda/partition.cu``)
 ``add_leaf_values``,                   :mod:`.leaf` (``cuda/leaf.cu``)
 ``add_split_leaf_values``,
@@ -83,6 +85,7 @@ from .predict import (
 from .quantize import quantize_columns
 from .segment_reduce import segment_sums
 from .shap import predict_contributions, predict_interactions
+from .row_scan import find_best_splits_of_rows, row_scan_max_rows
 from .split_scan import find_best_splits
 
 __all__ = ["CudaBackend"]
@@ -388,6 +391,64 @@ class CudaBackend(Backend):
             feature_mask,
             node_bounds,
         )
+
+    def row_scan_max_rows(self, data):
+        """The parents whose children are scanned from their rows: ``16 * n_bins`` rows
+        (:func:`.row_scan.row_scan_max_rows`, which explains the choice); 0 when one
+        feature's shared cells do not fit a block."""
+        return row_scan_max_rows(self.launcher, int(data.n_features), int(data.n_bins))
+
+    @device_call("finding the best splits")
+    def find_best_splits_of_rows(
+        self,
+        data,
+        quantized_gradients,
+        quantized_hessians,
+        sample_indices,
+        begins,
+        ends,
+        scale_gradients,
+        scale_hessians,
+        split_params,
+        feature_mask,
+        node_bounds=None,
+    ):
+        """One block per (node, feature group) builds the node's histogram in shared memory
+        and scans it there (:func:`.row_scan.find_best_splits_of_rows`); the definition
+        (``Backend.find_best_splits_of_rows``) where that kernel cannot take the batch."""
+        records = find_best_splits_of_rows(
+            self.xp,
+            self.launcher,
+            data.arrays["X_binned"],
+            quantized_gradients,
+            quantized_hessians,
+            sample_indices,
+            begins,
+            ends,
+            data.n_bins,
+            data.arrays["n_value_bins"],
+            data.missing_bin,
+            scale_gradients,
+            scale_hessians,
+            split_params,
+            feature_mask,
+            node_bounds,
+        )
+        if records is None:
+            return super().find_best_splits_of_rows(
+                data,
+                quantized_gradients,
+                quantized_hessians,
+                sample_indices,
+                begins,
+                ends,
+                scale_gradients,
+                scale_hessians,
+                split_params,
+                feature_mask,
+                node_bounds,
+            )
+        return records
 
     @device_call("partitioning rows")
     def partition(self, data, sample_indices, begins, ends, features, threshold_bins, default_left):

@@ -33,6 +33,10 @@ __all__ = [
     "find_best_splits",
     "records_from_words",
     "scan_chunks",
+    "scan_options",
+    "scan_scalars",
+    "select_records",
+    "scan_threads",
     "RECORD_WORDS",
     "FEATURE_BEST_WORDS",
     "SCAN_MIN_BLOCKS",
@@ -69,6 +73,12 @@ def _power_of_two_at_least(value, lowest, highest):
     while threads < value:
         threads *= 2
     return min(threads, highest)
+
+
+def scan_threads(n_bins):
+    """Threads of a scan block: the power of two >= ``n_bins`` (one per bin), at least
+    a warp."""
+    return _power_of_two_at_least(n_bins, WARP_SIZE, SCAN_MAX_THREADS)
 
 
 def scan_chunks(n_nodes, n_features):
@@ -155,6 +165,35 @@ def find_best_splits(
     if n_nodes * chunks_per_node > MAX_GRID_X:
         raise ValueError(f"{n_nodes} nodes x {chunks_per_node} blocks exceed the grid limit")
     histograms = xp.ascontiguousarray(histograms, dtype=HIST_DTYPE)
+    options = scan_options(
+        xp, n_value_bins, n_nodes, n_features, split_params, feature_mask, node_bounds
+    )
+    feature_best = xp.empty((n_nodes * n_features, FEATURE_BEST_WORDS), dtype=np.int64)
+    node_sums = xp.empty((n_nodes, HIST_FIELDS), dtype=np.int64)
+    words = xp.empty((n_nodes, RECORD_WORDS), dtype=np.int64)
+    launcher(
+        KERNEL_FILE,
+        SCAN_KERNEL,
+        n_nodes * chunks_per_node,
+        scan_threads(n_bins),
+        (
+            histograms,
+            *options,
+            np.int32(n_features),
+            np.int32(features_per_block),
+            np.int32(chunks_per_node),
+            *scan_scalars(n_bins, missing_bin, scale_gradients, scale_hessians, split_params),
+            feature_best,
+            node_sums,
+        ),
+    )
+    return select_records(launcher, feature_best, node_sums, words)
+
+
+def scan_options(xp, n_value_bins, n_nodes, n_features, split_params, feature_mask, node_bounds):
+    """The device arguments ``(n_value_bins, feature_mask, has_mask, monotone, node_bounds,
+    has_monotone)`` of a scan kernel (``split_scan_features``, ``row_scan_features``),
+    checked; absent options get uninitialised one-element placeholders (never read)."""
     if isinstance(n_value_bins, xp.ndarray) and n_value_bins.dtype == np.int32:
         value_bins = xp.ascontiguousarray(n_value_bins)
     else:
@@ -191,42 +230,34 @@ def find_best_splits(
         has_monotone = np.int32(0)
         monotone = xp.empty(1, dtype=np.int8)  # placeholders, never read
         bounds = xp.empty(2, dtype=np.float64)
-    feature_best = xp.empty((n_nodes * n_features, FEATURE_BEST_WORDS), dtype=np.int64)
-    node_sums = xp.empty((n_nodes, HIST_FIELDS), dtype=np.int64)
-    words = xp.empty((n_nodes, RECORD_WORDS), dtype=np.int64)
+    return value_bins, mask, has_mask, monotone, bounds, has_monotone
+
+
+def scan_scalars(n_bins, missing_bin, scale_gradients, scale_hessians, split_params):
+    """The trailing scalars of a scan kernel, from ``n_bins`` to ``split_gain_eps``."""
     params = split_params
-    scan_threads = _power_of_two_at_least(n_bins, WARP_SIZE, SCAN_MAX_THREADS)
-    launcher(
-        KERNEL_FILE,
-        SCAN_KERNEL,
-        n_nodes * chunks_per_node,
-        scan_threads,
-        (
-            histograms,
-            value_bins,
-            mask,
-            has_mask,
-            monotone,
-            bounds,
-            has_monotone,
-            np.int32(n_features),
-            np.int32(features_per_block),
-            np.int32(chunks_per_node),
-            np.int32(n_bins),
-            np.int32(missing_bin),
-            np.float64(scale_gradients),
-            np.float64(scale_hessians),
-            np.float64(params.reg_lambda),
-            np.float64(params.reg_alpha),
-            np.float64(params.max_delta_step),
-            np.float64(params.min_child_weight),
-            np.int64(params.min_data_in_leaf),
-            np.float64(params.gamma),
-            np.float64(SPLIT_GAIN_EPS),
-            feature_best,
-            node_sums,
-        ),
+    return (
+        np.int32(n_bins),
+        np.int32(missing_bin),
+        np.float64(scale_gradients),
+        np.float64(scale_hessians),
+        np.float64(params.reg_lambda),
+        np.float64(params.reg_alpha),
+        np.float64(params.max_delta_step),
+        np.float64(params.min_child_weight),
+        np.int64(params.min_data_in_leaf),
+        np.float64(params.gamma),
+        np.float64(SPLIT_GAIN_EPS),
     )
+
+
+def select_records(launcher, feature_best, node_sums, words):
+    """Launch ``split_select_nodes`` on the per-(node, feature) bests ``feature_best``
+    ((n_nodes * n_features, FEATURE_BEST_WORDS) int64, IN) and ``node_sums`` ((n_nodes,
+    3) int64, IN) into ``words`` ((n_nodes, RECORD_WORDS) int64, OUT); return the host
+    records."""
+    n_nodes = int(words.shape[0])
+    n_features = int(feature_best.shape[0]) // max(n_nodes, 1)
     select_threads = _power_of_two_at_least(n_features, WARP_SIZE, SELECT_MAX_THREADS)
     launcher(
         KERNEL_FILE,

@@ -305,7 +305,9 @@ def test_plan_fits_28_features_of_256_bins_in_one_group_on_sm80():
 
 
 def _cu_constant(name):
-    match = re.search(rf"constexpr\s+\w+\s+{name}\s*=\s*([^;]+);", KERNEL_PATH.read_text())
+    """A constant of histogram.cu or of its shared-histogram header."""
+    source = KERNEL_PATH.read_text() + (KERNEL_PATH.parent / "histogram_shared.cuh").read_text()
+    match = re.search(rf"constexpr\s+\w+\s+{name}\s*=\s*([^;]+);", source)
     assert match, name
     return match.group(1)
 

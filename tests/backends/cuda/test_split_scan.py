@@ -279,7 +279,10 @@ def test_device_copy_of_n_value_bins_and_wrong_shapes():
 
 
 def test_python_constants_match_the_kernel_file():
-    source = (Path(cuda_source_dir()) / "split_scan.cu").read_text()
+    source = "".join(
+        (Path(cuda_source_dir()) / name).read_text()
+        for name in ("split_scan.cu", "split_candidates.cuh")
+    )
 
     def constant(name):
         match = re.search(rf"constexpr\s+\w+\s+{name}\s*=\s*(\d+);", source)

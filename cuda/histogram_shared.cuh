@@ -1,0 +1,181 @@
+// histogram_shared.cuh -- a node's histogram of one feature group in shared memory,
+// exact with native 32-bit shared atomics: the layout and the accumulation shared by
+// histogram.cu (flushed to global memory) and row_scan.cu (scanned in place).
+//
+// A cell is four 32-bit words updated with native 32-bit shared atomics only (a 64-bit
+// shared atomicAdd compiles to a compare-and-swap loop on sm_80 / sm_90,
+// ATOMS.CAST.SPIN.64, which serializes when many threads hit one bin):
+//   * the gradient sum as a 64-bit two's complement number split in a low and a high
+//     word; adding a value adds its low half to the low word, and its high half plus
+//     the carry out of that atomic (known from the old value it returns) to the high word,
+//     so the pair holds the exact 64-bit sum whatever the order of the atomics;
+//   * the hessian sum the same way, with the row count packed into its high word:
+//     high word = count * 2^16 + (high half of the hessian sum); see the constants.
+// Planes: SHARED_WORDS_PER_CELL planes of plane_words = group_features * feature_stride
+//   32-bit words; word w of cell (feature f, bin b) lies at w * plane_words +
+//   f * feature_stride + b. feature_stride is n_bins rounded up to an odd number (host:
+//   shared_feature_stride), so the bank of (f, b) is (f * feature_stride + b) mod 32
+//   (+ a per-plane constant): the lanes of a warp take consecutive features of one row,
+//   and lanes at the same bin of consecutive features hit consecutive banks (an odd
+//   stride is invertible mod 32); lanes at random bins hit random banks. (Cells of 4
+//   contiguous words put the 4 words 16 bytes apart per bin, so every shared atomic of a
+//   warp spread over only 8 banks.)
+#ifndef GPUBOOST_HISTOGRAM_SHARED_CUH
+#define GPUBOOST_HISTOGRAM_SHARED_CUH
+
+#include "common.cuh"
+#include "histogram_cell.cuh"
+
+//: Shared-memory words per cell (one per plane), in this plane order.
+constexpr int SHARED_WORDS_PER_CELL = 4;
+constexpr int WORD_GRADIENT_LOW = 0;
+constexpr int WORD_GRADIENT_HIGH = 1;
+constexpr int WORD_HESSIAN_LOW = 2;
+constexpr int WORD_HESSIAN_HIGH_COUNT = 3;
+//: Bits of the low word of a 64-bit sum.
+constexpr int LOW_WORD_BITS = 32;
+constexpr uint32_t LOW_WORD_MAX = 0xffffffffu;
+//: Largest magnitude of a quantized gradient / hessian (gpuboost.core.dtypes.GRAD_QUANT_MAX).
+constexpr int64_t GRAD_QUANT_MAX = int64_t{1} << 30;
+//: Rows accumulated in shared memory before a flush. With at most 2^15 rows a cell's
+//: hessian sum S satisfies |S| <= 2^15 * 2^30 = 2^45, so its high word floor(S / 2^32)
+//: lies in [-2^13, 2^13], and its count n <= 2^15.
+constexpr int64_t MAX_ROWS_PER_PASS = int64_t{1} << 15;
+//: The packed word is n * 2^16 + floor(S / 2^32) (mod 2^32). As |floor(S / 2^32)| < 2^15,
+//: n = (word + 2^15) >> 16 and the high word is word - n * 2^16 (as int32); the word stays
+//: below 2^15 * 2^16 + 2^15 + 2^13 < 2^32, so it never wraps.
+constexpr int PACKED_COUNT_SHIFT = 16;
+constexpr uint32_t PACKED_COUNT_UNIT = 1u << PACKED_COUNT_SHIFT;
+constexpr uint32_t PACKED_ROUNDING_HALF = PACKED_COUNT_UNIT >> 1;
+static_assert(MAX_ROWS_PER_PASS * GRAD_QUANT_MAX / (int64_t{1} << LOW_WORD_BITS) <
+                  static_cast<int64_t>(PACKED_ROUNDING_HALF),
+              "the high word of one pass's hessian sum must stay below half a count unit");
+static_assert(MAX_ROWS_PER_PASS * PACKED_COUNT_UNIT + 2 * PACKED_ROUNDING_HALF <=
+                  static_cast<int64_t>(LOW_WORD_MAX),
+              "the packed count word of one pass must not wrap");
+
+//: Add the 64-bit `value` (two's complement) to the 64-bit sum held in the shared words
+//: `*low` (bits 0-31) and `*high` (bits 32-63, plus `high_extra`), with two native 32-bit
+//: atomics. The carry out of the low word is read from the value the atomic returns, so
+//: the pair is the exact modular sum of all additions, in any order.
+GPUBOOST_DEVICE_INLINE void shared_add_wide(uint32_t* low, uint32_t* high, int64_t value,
+                                            uint32_t high_extra) {
+  const uint64_t bits = static_cast<uint64_t>(value);
+  const uint32_t value_low = static_cast<uint32_t>(bits);
+  const uint32_t value_high = static_cast<uint32_t>(bits >> LOW_WORD_BITS);
+  const uint32_t previous_low = atomicAdd(low, value_low);
+  const uint32_t carry = previous_low > LOW_WORD_MAX - value_low ? 1u : 0u;
+  const uint32_t high_addend = value_high + carry + high_extra;  // mod 2^32
+  if (high_addend != 0u) atomicAdd(high, high_addend);
+}
+
+//: Lanes of a warp.
+constexpr int32_t HISTOGRAM_WARP_LANES = 32;
+
+//: The lanes of the calling thread's warp that exist (the last warp of a block whose size is
+//: not a multiple of 32 is partial): the mask of its __syncwarp.
+GPUBOOST_DEVICE_INLINE uint32_t histogram_warp_mask() {
+  const int32_t first_lane = static_cast<int32_t>(threadIdx.x) & ~(HISTOGRAM_WARP_LANES - 1);
+  const int32_t lanes = static_cast<int32_t>(blockDim.x) - first_lane;
+  return lanes >= HISTOGRAM_WARP_LANES ? GPUBOOST_FULL_WARP_MASK : (1u << lanes) - 1u;
+}
+
+//: The four planes of a shared histogram of plane_words cells each (see the header).
+struct SharedPlanes {
+  uint32_t* gradient_low;
+  uint32_t* gradient_high;
+  uint32_t* hessian_low;
+  uint32_t* hessian_high_count;
+};
+
+//: The planes of the shared histogram that starts at `shared_words`.
+GPUBOOST_DEVICE_INLINE SharedPlanes shared_planes(uint32_t* shared_words, int32_t plane_words) {
+  return SharedPlanes{shared_words + WORD_GRADIENT_LOW * plane_words,
+                      shared_words + WORD_GRADIENT_HIGH * plane_words,
+                      shared_words + WORD_HESSIAN_LOW * plane_words,
+                      shared_words + WORD_HESSIAN_HIGH_COUNT * plane_words};
+}
+
+//: The exact int64 sums (gradient, hessian, count) of shared cell `cell` (an index into
+//: a plane) after at most MAX_ROWS_PER_PASS rows were added.
+GPUBOOST_DEVICE_INLINE void shared_cell_sums(const SharedPlanes& planes, int32_t cell,
+                                             int64_t (&sums)[HISTOGRAM_FIELDS]) {
+  const uint32_t packed = planes.hessian_high_count[cell];
+  const uint32_t count = (packed + PACKED_ROUNDING_HALF) >> PACKED_COUNT_SHIFT;
+  const int32_t hessian_high = static_cast<int32_t>(packed - (count << PACKED_COUNT_SHIFT));
+  const uint64_t gradient_high = static_cast<uint64_t>(planes.gradient_high[cell]);
+  sums[HISTOGRAM_GRADIENT] =
+      static_cast<int64_t>((gradient_high << LOW_WORD_BITS) | planes.gradient_low[cell]);
+  sums[HISTOGRAM_HESSIAN] = static_cast<int64_t>(hessian_high) * (int64_t{1} << LOW_WORD_BITS) +
+                            static_cast<int64_t>(planes.hessian_low[cell]);
+  sums[HISTOGRAM_COUNT] = static_cast<int64_t>(count);
+}
+
+// Add rows sample_indices[pass_begin .. pass_begin + pass_rows - 1] (pass_rows <=
+// MAX_ROWS_PER_PASS) to the shared histogram of the features first_feature ..
+// first_feature + group_features - 1 (cells zero or holding earlier rows of the pass).
+// Called by every thread of the block (no barrier inside; the caller synchronizes
+// before reading the cells).
+// Rows in tiles of one warp: in each round of blockDim.x rows, the warp's lanes read the
+// position, gradient and hessian of one row each (coalesced where the rows are:
+// sample_indices always), then walk the tile's (row, feature) pairs, consecutive lanes on
+// consecutive features of a row (coalesced reads of X_binned, row-major), taking the
+// row's index, gradient and hessian from its lane by shuffle: each is read once per row,
+// not once per warp instruction that touches the row. The loops are warp-uniform and
+// meet at the shuffles every step, so the lanes of a warp issue each step's shared
+// atomics together. 2 to 4 native 32-bit shared atomics per (row, feature) pair.
+GPUBOOST_DEVICE_INLINE void shared_histogram_add_rows(
+    const uint8_t* __restrict__ X_binned, const int32_t* __restrict__ quantized_gradients,
+    const int32_t* __restrict__ quantized_hessians, const int32_t* __restrict__ sample_indices,
+    int64_t pass_begin, int64_t pass_rows, int32_t n_features, int64_t first_feature,
+    int32_t group_features, int32_t feature_stride, const SharedPlanes& planes) {
+  const int32_t threads = static_cast<int32_t>(blockDim.x);
+  const int32_t thread = static_cast<int32_t>(threadIdx.x);
+  const int32_t lane = thread & (HISTOGRAM_WARP_LANES - 1);
+  const int32_t warp_first_thread = thread - lane;
+  const int32_t warp_lanes = threads - warp_first_thread < HISTOGRAM_WARP_LANES
+                                 ? threads - warp_first_thread
+                                 : HISTOGRAM_WARP_LANES;
+  const uint32_t warp_mask = histogram_warp_mask();
+  // Advancing a (row, feature) pair of a warp's tile by warp_lanes pairs moves it by these.
+  const int32_t tile_row_step = warp_lanes / group_features;
+  const int32_t tile_feature_step = warp_lanes % group_features;
+  for (int64_t round_begin = 0; round_begin < pass_rows; round_begin += threads) {
+    const int64_t tile_begin = round_begin + warp_first_thread;
+    const int64_t rows_left = pass_rows - tile_begin;
+    const int32_t tile_rows = static_cast<int32_t>(
+        rows_left < warp_lanes ? (rows_left > 0 ? rows_left : 0) : warp_lanes);
+    int32_t lane_row = 0;
+    int32_t lane_gradient = 0;
+    int32_t lane_hessian = 0;
+    if (lane < tile_rows) {
+      lane_row = sample_indices[pass_begin + tile_begin + lane];
+      lane_gradient = quantized_gradients[lane_row];
+      lane_hessian = quantized_hessians[lane_row];
+    }
+    const int32_t tile_pairs = tile_rows * group_features;
+    int32_t tile_row = lane / group_features;
+    int32_t feature = lane % group_features;
+    for (int32_t warp_pair = 0; warp_pair < tile_pairs; warp_pair += warp_lanes) {
+      const int32_t source = tile_row < tile_rows ? tile_row : 0;
+      const int64_t row = __shfl_sync(warp_mask, lane_row, source);
+      const int32_t gradient = __shfl_sync(warp_mask, lane_gradient, source);
+      const int32_t hessian = __shfl_sync(warp_mask, lane_hessian, source);
+      if (tile_row < tile_rows) {  // this lane's pair, warp_pair + lane, exists
+        const int32_t bin = X_binned[row * n_features + first_feature + feature];
+        const int32_t cell = feature * feature_stride + bin;
+        shared_add_wide(&planes.gradient_low[cell], &planes.gradient_high[cell], gradient, 0u);
+        shared_add_wide(&planes.hessian_low[cell], &planes.hessian_high_count[cell], hessian,
+                        PACKED_COUNT_UNIT);
+      }
+      tile_row += tile_row_step;
+      feature += tile_feature_step;
+      if (feature >= group_features) {
+        feature -= group_features;
+        ++tile_row;
+      }
+    }
+  }
+}
+
+#endif  // GPUBOOST_HISTOGRAM_SHARED_CUH

@@ -1,0 +1,129 @@
+// row_scan.cu -- best split candidates of small nodes straight from their rows
+// (Backend.find_best_splits_of_rows: defined as build_histograms then find_best_splits).
+//
+// Deep in a tree a node has a few hundred to a few thousand rows, but its global
+// histogram has n_features * n_bins cells (172 KB for 28 features x 256 bins): zeroing it,
+// flushing into it, subtracting it from its parent for the sibling and scanning it move
+// about six such tables per pair of children, far more than the rows. Here a block builds
+// one node's histogram of a feature group in shared memory (histogram_shared.cuh: the
+// layout and exact 32-bit atomics of histogram.cu) and scans it in place with the split
+// scan's code (split_candidates.cuh: same float64 operation order, tie rule, missing
+// directions, feature masks, monotone bounds, admissibility); no histogram ever reaches
+// global memory. It writes the per-(node, feature) best candidates (FEATURE_BEST_WORDS
+// int64) and the node sums, which split_select_nodes (split_scan.cu) reduces to the
+// node records, as after split_scan_features: the records are bit for bit those of
+// build_histograms + find_best_splits (integer sums are order-free; the scan is the same
+// code).
+//
+// Layouts: X_binned row-major (n_rows, n_features) uint8; node i owns
+// sample_indices[node_begins[i] .. node_ends[i] - 1], at most MAX_ROWS_PER_PASS rows (the
+// host checks; the shared cells hold one pass). feature_best (n_nodes * n_features,
+// FEATURE_BEST_WORDS) int64, node_sums (n_nodes, 3) int64.
+#include "common.cuh"
+#include "gain.cuh"
+#include "histogram_cell.cuh"
+#include "histogram_shared.cuh"
+#include "split_candidates.cuh"
+
+//: Threads of a block: one per bin in the scan (a power of two >= n_bins from the host).
+constexpr int ROW_SCAN_MAX_THREADS = SPLIT_SCAN_MAX_THREADS;
+
+// Best candidate of every feature of one feature group of one node, from its rows.
+// Block: (node, group) = (blockIdx.x / n_groups, blockIdx.x % n_groups); the group is the
+//   features group * features_per_group .. (one fewer for the last groups where the
+//   host balanced them: min(n_features, ...)). blockDim.x is a power of two >= n_bins.
+//   1. zero the group's shared cells; 2. add the node's rows (shared_histogram_add_rows,
+//   (row, feature) pairs, consecutive lanes on consecutive features of a row);
+//   3. the node's sums from the group's first feature (every row lies in exactly one of
+//   its bins, so these are the sums of any feature, those NumPy takes from feature 0);
+//   4. each feature of the group in turn: thread b decodes cell b and the missing bin from
+//   the planes and scan_feature evaluates and reduces its candidates.
+// Dynamic shared memory: SHARED_WORDS_PER_CELL * features_per_group * feature_stride words.
+// Output: FEATURE_BEST_WORDS int64 per (node, feature) of the group; the block of group 0
+//   also writes the node's sums.
+extern "C" __global__ void __launch_bounds__(ROW_SCAN_MAX_THREADS)
+    row_scan_features(const uint8_t* __restrict__ X_binned,
+                      const int32_t* __restrict__ quantized_gradients,
+                      const int32_t* __restrict__ quantized_hessians,
+                      const int32_t* __restrict__ sample_indices,
+                      const int64_t* __restrict__ node_begins,
+                      const int64_t* __restrict__ node_ends, int32_t n_features,
+                      int32_t features_per_group, int32_t n_groups, int32_t feature_stride,
+                      const int32_t* __restrict__ n_value_bins,
+                      const uint8_t* __restrict__ feature_mask, int32_t has_feature_mask,
+                      const int8_t* __restrict__ monotone, const double* __restrict__ node_bounds,
+                      int32_t has_monotone, int32_t n_bins, int32_t missing_bin,
+                      double scale_gradients, double scale_hessians, double reg_lambda,
+                      double reg_alpha, double max_delta_step, double min_child_weight,
+                      int64_t min_data_in_leaf, double gamma, double split_gain_eps,
+                      int64_t* __restrict__ feature_best, int64_t* __restrict__ node_sums) {
+  GPUBOOST_DYNAMIC_SHARED(uint32_t, shared_words);
+  __shared__ SharedCells shared_cells;
+  __shared__ double shared_gain[ROW_SCAN_MAX_THREADS];
+  __shared__ int32_t shared_key[ROW_SCAN_MAX_THREADS];
+  const GainParams params{reg_lambda,       reg_alpha, max_delta_step, min_child_weight,
+                          min_data_in_leaf, gamma,     split_gain_eps};
+  const int64_t node = blockIdx.x / n_groups;
+  const int32_t group = static_cast<int32_t>(blockIdx.x % n_groups);
+  const int32_t first_feature = group * features_per_group;
+  const int32_t features_left = n_features - first_feature;
+  const int32_t group_features =
+      features_left < features_per_group ? features_left : features_per_group;
+  const int32_t plane_words = group_features * feature_stride;
+  const int32_t group_words = plane_words * SHARED_WORDS_PER_CELL;
+  const SharedPlanes planes = shared_planes(shared_words, plane_words);
+  const int32_t threads = static_cast<int32_t>(blockDim.x);
+  const int32_t bin = static_cast<int32_t>(threadIdx.x);
+
+  for (int32_t word = bin; word < group_words; word += threads) shared_words[word] = 0u;
+  __syncthreads();
+  const int64_t begin = node_begins[node];
+  shared_histogram_add_rows(X_binned, quantized_gradients, quantized_hessians, sample_indices,
+                            begin, node_ends[node] - begin, n_features, first_feature,
+                            group_features, feature_stride, planes);
+  __syncthreads();
+
+  // Node sums: the cells of the group's first feature (thread t: bins t, t + blockDim.x...).
+  int64_t parent[HISTOGRAM_FIELDS];
+  {
+    int64_t mine[HISTOGRAM_FIELDS] = {0, 0, 0};
+    for (int32_t cell = bin; cell < n_bins; cell += threads) {
+      int64_t sums[HISTOGRAM_FIELDS];
+      shared_cell_sums(planes, cell, sums);
+      for (int field = 0; field < HISTOGRAM_FIELDS; ++field) mine[field] += sums[field];
+    }
+    block_sum_cells(mine, shared_cells, parent);
+  }
+  if (group == 0 && bin == 0) {
+    for (int field = 0; field < HISTOGRAM_FIELDS; ++field) {
+      node_sums[node * HISTOGRAM_FIELDS + field] = parent[field];
+    }
+  }
+  // Monotone constraints: the node's weight bounds, scores at the clipped weights.
+  const double lower = has_monotone != 0 ? node_bounds[node * 2] : 0.0;
+  const double upper = has_monotone != 0 ? node_bounds[node * 2 + 1] : 0.0;
+  const double parent_score = node_parent_score(parent, scale_gradients, scale_hessians, params,
+                                                has_monotone != 0, lower, upper);
+  const int32_t n_candidate_bins = missing_bin - 1;
+
+  for (int32_t group_feature = 0; group_feature < group_features; ++group_feature) {
+    const int32_t feature = first_feature + group_feature;
+    const int64_t node_feature = node * n_features + feature;
+    int64_t* const best_out = feature_best + node_feature * FEATURE_BEST_WORDS;
+    // The same for the whole block: no barrier is skipped by some threads only.
+    if (has_feature_mask != 0 && feature_mask[node_feature] == 0) {
+      if (bin == 0) best_out[FEATURE_BEST_BIN] = NO_CANDIDATE;
+      continue;
+    }
+    // The cells are only read from here on (no barrier needed between features).
+    const int32_t feature_cells = group_feature * feature_stride;
+    int64_t own_cell[HISTOGRAM_FIELDS] = {0, 0, 0};
+    int64_t missing_cell[HISTOGRAM_FIELDS];
+    if (bin < n_candidate_bins) shared_cell_sums(planes, feature_cells + bin, own_cell);
+    shared_cell_sums(planes, feature_cells + missing_bin, missing_cell);
+    scan_feature(own_cell, missing_cell, parent, feature, n_candidate_bins, n_value_bins,
+                 has_monotone != 0 ? monotone[feature] : 0, has_monotone != 0, scale_gradients,
+                 scale_hessians, parent_score, params, lower, upper, shared_cells, shared_gain,
+                 shared_key, best_out);
+  }
+}

@@ -1,0 +1,213 @@
+"""Split scan of small nodes straight from their rows on the CUDA backend (kernel
+``row_scan_features`` in ``cuda/row_scan.cu``; the definition:
+``Backend.find_best_splits_of_rows``, ``build_histograms`` then ``find_best_splits``).
+
+A node's global histogram is ``n_features * n_bins`` cells of 24 bytes (172 KB for 28
+features x 256 bins) whatever its rows: deep in a tree, zeroing it, flushing into it,
+subtracting it from the parent for the sibling and scanning it move about six such tables
+per pair of children, more than the rows. Here one block per (node, feature group) adds
+the node's rows to a shared-memory histogram (the layout of ``cuda/histogram.cu``) and
+scans it in place with the split scan's code; the per-feature bests then go through
+``split_select_nodes`` as after ``split_scan_features``. Two launches per batch, no
+histogram in global memory: per node only its rows (sample index, gradient, hessian,
+bins) are read and ``n_features`` best candidates (48 B each) plus 3 sums written.
+
+The records equal those of ``build_histograms`` + ``find_best_splits`` bit for bit: the
+shared sums are exact integers and the scan is the same device code.
+
+:func:`row_scan_max_rows` is the backend's ``row_scan_max_rows`` (see its docstring for
+the choice); nodes beyond :data:`MAX_NODE_ROWS` rows, or bins whose shared cells do not
+fit one feature, are left to the definition (``find_best_splits_of_rows`` returns None).
+"""
+
+import numpy as np
+
+from ...core.dtypes import HIST_FIELDS
+from ...core.gain import no_split_records
+from ...core.segments import checked_segments
+from .histogram import (
+    MAX_ROWS_PER_PASS,
+    SHARED_BYTES_PER_CELL,
+    _allow_dynamic_shared,
+    _check_inputs,
+    device_limits,
+    shared_feature_stride,
+)
+from .launch import MAX_GRID_X, ceil_div
+from .split_scan import (
+    FEATURE_BEST_WORDS,
+    RECORD_WORDS,
+    SCAN_MAX_THREADS,
+    scan_options,
+    scan_scalars,
+    scan_threads,
+    select_records,
+)
+
+__all__ = [
+    "find_best_splits_of_rows",
+    "row_scan_max_rows",
+    "row_scan_groups",
+    "ROW_SCAN_MAX_ROWS_PER_CELL",
+    "MAX_NODE_ROWS",
+]
+
+#: Kernel file (``cuda/row_scan.cu``) and its kernel.
+KERNEL_FILE = "row_scan"
+KERNEL = "row_scan_features"
+
+#: Most rows of a node scanned from its rows: the shared cells hold one pass of the
+#: histogram kernel (``MAX_ROWS_PER_PASS``: the packed count word must not wrap).
+MAX_NODE_ROWS = MAX_ROWS_PER_PASS
+#: The parents whose children are scanned from their rows: at most this many rows per bin
+#: of one feature, ``16 * n_bins`` (4,096 rows for 256 bins). See :func:`row_scan_max_rows`.
+ROW_SCAN_MAX_ROWS_PER_CELL = 16
+
+
+def row_scan_groups(n_features, n_bins, shared_limit):
+    """``(features_per_group, n_groups)``: the fewest balanced feature groups whose shared
+    cells (``shared_feature_stride(n_bins)`` cells of ``SHARED_BYTES_PER_CELL`` bytes per
+    feature) fit ``shared_limit`` dynamic bytes; ``(0, 0)`` when not one feature fits."""
+    max_features = int(shared_limit) // (shared_feature_stride(n_bins) * SHARED_BYTES_PER_CELL)
+    if max_features < 1 or n_features < 1:
+        return 0, 0
+    n_groups = ceil_div(n_features, max_features)
+    return ceil_div(n_features, n_groups), n_groups
+
+
+def _shared_limit(launcher):
+    """Dynamic shared bytes a ``row_scan_features`` block may use: the device's opt-in
+    limit less the kernel's static shared memory (the scan's cells and arg-max)."""
+    _, optin_limit = device_limits(launcher.mode)
+    return optin_limit - launcher.kernel(KERNEL_FILE, KERNEL).shared_size_bytes
+
+
+def row_scan_max_rows(launcher, n_features, n_bins):
+    """The most rows of a parent whose children are scanned from their rows
+    (``Backend.row_scan_max_rows``): ``ROW_SCAN_MAX_ROWS_PER_CELL * n_bins`` (4,096 rows
+    for 256 bins), 0 when one feature's shared cells do not fit a block.
+
+    The choice. A pair of children costs the histogram path about six tables of
+    ``n_features * n_bins * 24`` bytes in global memory whatever its rows (the built
+    child's zeroing and flush, the subtraction's parent and child reads and sibling write,
+    two scan reads: about 1 MB for 28 x 256), against about 40 bytes per row here (sample
+    index, gradient, hessian, the row's bins), so by traffic the rows win up to ~25,000 rows
+    per pair. The limit is parallelism: one block per node (and feature group) runs its
+    node's rows alone, 256 threads adding ``rows * n_features`` pairs to shared memory,
+    and a level with fewer nodes than SMs leaves SMs idle (132 on an H100). Below
+    ``16 * n_bins`` rows a child is at most 16 rows a thread per feature, about the cost
+    of the block's fixed work (zeroing ``n_features * n_bins`` cells and scanning them), so
+    a block is short; and the first level routed here has at least ``n_rows / 4,096``
+    nodes (49 at 200,000 rows, 128 in the next level), while a level of bigger nodes
+    would put a few long blocks on a mostly idle device where the histogram kernel spreads
+    every node's rows over all SMs.
+    """
+    features_per_group, _ = row_scan_groups(n_features, n_bins, _shared_limit(launcher))
+    if features_per_group == 0:
+        return 0
+    return min(ROW_SCAN_MAX_ROWS_PER_CELL * int(n_bins), MAX_NODE_ROWS)
+
+
+def find_best_splits_of_rows(
+    xp,
+    launcher,
+    X_binned,
+    quantized_gradients,
+    quantized_hessians,
+    sample_indices,
+    begins,
+    ends,
+    n_bins,
+    n_value_bins,
+    missing_bin,
+    scale_gradients,
+    scale_hessians,
+    split_params,
+    feature_mask=None,
+    node_bounds=None,
+    *,
+    shared_memory_limit=None,
+):
+    """Best split of every node of a batch from its rows, on the device, no histogram kept.
+
+    Parameters
+    ----------
+    xp : module
+        ``cupy`` (GPU) or the emulated device namespace.
+    launcher : gpuboost.backends.cuda.launch.KernelLauncher
+    X_binned : array of shape (n_rows, n_features), uint8, C order  # IN
+        Row-major bins (``Dataset.X_binned``).
+    quantized_gradients, quantized_hessians : array of shape (n_rows,), int32  # IN
+    sample_indices : array of shape (n_samples,), int32  # IN
+        Node ``i`` owns ``sample_indices[begins[i]:ends[i]]``.
+    begins, ends : sequence of int, length n_nodes (host)
+    n_bins : int
+        Histogram width (``max_bin + 1``), at most ``MAX_BIN_LIMIT + 1``.
+    n_value_bins, missing_bin, scale_gradients, scale_hessians, split_params,
+    feature_mask, node_bounds
+        As for :func:`gpuboost.backends.cuda.split_scan.find_best_splits`.
+    shared_memory_limit : int, optional
+        Dynamic shared bytes a block may use (tests force feature groups with a small
+        value); default: the device's opt-in limit less the kernel's static shared memory.
+
+    Returns
+    -------
+    records : host ndarray of shape (n_nodes,), SPLIT_RECORD_DTYPE or None  # OUT
+        Those of ``build_histograms`` + ``find_best_splits`` of the same segments, bit
+        for bit; None when this kernel cannot take the batch (a node above
+        :data:`MAX_NODE_ROWS` rows, or not one feature's cells fit the shared memory):
+        the caller then uses the definition.
+    """
+    _check_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices)
+    begins, ends = checked_segments(begins, ends, sample_indices.shape[0])
+    n_nodes = len(begins)
+    n_features, n_bins, missing_bin = int(X_binned.shape[1]), int(n_bins), int(missing_bin)
+    if n_nodes == 0 or missing_bin - 1 <= 0:  # as the split scan: nothing to evaluate
+        return no_split_records(n_nodes)
+    if n_features == 0:
+        raise ValueError("X_binned has no feature")
+    if not 0 <= missing_bin < n_bins:
+        raise ValueError(f"missing_bin={missing_bin} is not a bin of {n_bins}-bin histograms")
+    if n_bins > SCAN_MAX_THREADS:
+        raise ValueError(f"at most {SCAN_MAX_THREADS} bins are supported, got {n_bins}")
+    if shared_memory_limit is None:
+        shared_memory_limit = _shared_limit(launcher)
+    features_per_group, n_groups = row_scan_groups(n_features, n_bins, shared_memory_limit)
+    if n_groups == 0 or int((ends - begins).max()) > MAX_NODE_ROWS:
+        return None
+    if n_nodes * n_groups > MAX_GRID_X:
+        raise ValueError(f"{n_nodes} nodes x {n_groups} groups exceed the grid limit")
+    options = scan_options(
+        xp, n_value_bins, n_nodes, n_features, split_params, feature_mask, node_bounds
+    )
+    node_table = xp.asarray(np.concatenate([begins, ends]))  # one host-to-device copy
+    feature_best = xp.empty((n_nodes * n_features, FEATURE_BEST_WORDS), dtype=np.int64)
+    node_sums = xp.empty((n_nodes, HIST_FIELDS), dtype=np.int64)
+    words = xp.empty((n_nodes, RECORD_WORDS), dtype=np.int64)
+    feature_stride = shared_feature_stride(n_bins)
+    shared_bytes = features_per_group * feature_stride * SHARED_BYTES_PER_CELL
+    _allow_dynamic_shared(launcher.kernel(KERNEL_FILE, KERNEL), shared_bytes)
+    launcher(
+        KERNEL_FILE,
+        KERNEL,
+        n_nodes * n_groups,
+        scan_threads(n_bins),
+        (
+            X_binned,
+            quantized_gradients,
+            quantized_hessians,
+            sample_indices,
+            node_table[:n_nodes],
+            node_table[n_nodes:],
+            np.int32(n_features),
+            np.int32(features_per_group),
+            np.int32(n_groups),
+            np.int32(feature_stride),
+            *options,
+            *scan_scalars(n_bins, missing_bin, scale_gradients, scale_hessians, split_params),
+            feature_best,
+            node_sums,
+        ),
+        shared_mem=shared_bytes,
+    )
+    return select_records(launcher, feature_best, node_sums, words)

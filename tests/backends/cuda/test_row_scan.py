@@ -1,0 +1,216 @@
+"""Tests of the CUDA row scan (gpuboost.backends.cuda.row_scan, cuda/row_scan.cu): the
+split records of small nodes built and scanned in shared memory equal the NumPy
+reference's (build_histograms + find_best_splits) bit for bit, with one feature group or
+several, and trainings that scan small nodes from their rows on the emulated CUDA backend
+give the CPU backend's models byte for byte."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from _cases import binned_problem, random_segments
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gpuboost
+from gpuboost.backends.cuda import backend as cuda_backend_module
+from gpuboost.backends.cuda import row_scan as cuda_row_scan
+from gpuboost.backends.cuda.histogram import SHARED_BYTES_PER_CELL, shared_feature_stride
+from gpuboost.backends.cuda.launch import EMULATED, KernelLauncher
+from gpuboost.backends.emulation.device_array import namespace as xp
+from gpuboost.backends.numpy.histogram import build_histograms
+from gpuboost.backends.numpy.split_scan import find_best_splits as reference_scan
+from gpuboost.core.gain import SplitParams
+
+pytestmark = pytest.mark.usefixtures("cuda_emulation")
+
+split_params = st.builds(
+    SplitParams,
+    reg_lambda=st.sampled_from([0.0, 1.0, 7.5]),
+    reg_alpha=st.sampled_from([0.0, 0.0, 0.3]),
+    max_delta_step=st.sampled_from([0.0, 0.0, 0.7]),
+    min_child_weight=st.sampled_from([0.0, 1e-3, 1.0]),
+    min_data_in_leaf=st.sampled_from([1, 1, 3, 40]),
+    gamma=st.sampled_from([0.0, 0.5]),
+)
+
+
+def _problem(seed, n_rows, n_features, max_bin, n_nodes, missing_fraction, with_mask, monotone):
+    rng = np.random.default_rng(seed)
+    X_binned, gradients, hessians = binned_problem(
+        rng, n_rows, n_features, max_bin, missing_fraction
+    )
+    gradients >>= 8  # sums of a node stay far inside int64
+    sample_indices = rng.permutation(n_rows).astype(np.int32)
+    begins, ends = random_segments(rng, n_rows, n_nodes)
+    values = np.where(X_binned == max_bin, 0, X_binned).astype(np.int32)
+    n_value_bins = (values.max(axis=0, initial=0) + 1).astype(np.int32)
+    mask = rng.random((n_nodes, n_features)) < 0.6 if with_mask else None
+    bounds, directions = None, ()
+    if monotone:
+        directions = tuple(int(d) for d in rng.choice([-1, 0, 1], size=n_features))
+        lower = np.where(rng.random(n_nodes) < 0.5, -np.inf, -rng.random(n_nodes))
+        upper = np.where(rng.random(n_nodes) < 0.5, np.inf, rng.random(n_nodes))
+        bounds = np.stack([lower, upper], axis=1)
+    return (
+        X_binned,
+        gradients,
+        hessians,
+        sample_indices,
+        begins,
+        ends,
+        n_value_bins,
+        mask,
+        bounds,
+        directions,
+    )
+
+
+def _check(problem, max_bin, params, shared_memory_limit=None):
+    (
+        X_binned,
+        gradients,
+        hessians,
+        sample_indices,
+        begins,
+        ends,
+        n_value_bins,
+        mask,
+        bounds,
+        mono,
+    ) = problem
+    if mono:
+        params = dataclasses.replace(params, monotone=mono)
+    scales = (3.5e-3, 1.25e-2)
+    histograms = build_histograms(
+        np.ascontiguousarray(X_binned.T),
+        gradients,
+        hessians,
+        sample_indices,
+        begins,
+        ends,
+        max_bin + 1,
+    )
+    expected = reference_scan(
+        histograms, *scales, n_value_bins, max_bin, params, mask, node_bounds=bounds
+    )
+    got = cuda_row_scan.find_best_splits_of_rows(
+        xp,
+        KernelLauncher(EMULATED, check_launches=True),
+        xp.asarray(X_binned),
+        xp.asarray(gradients),
+        xp.asarray(hessians),
+        xp.asarray(sample_indices),
+        begins,
+        ends,
+        max_bin + 1,
+        n_value_bins,
+        max_bin,
+        *scales,
+        params,
+        mask,
+        bounds,
+        shared_memory_limit=shared_memory_limit,
+    )
+    assert got is not None
+    assert got.tobytes() == expected.tobytes()
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_rows=st.integers(0, 300),
+    n_features=st.integers(1, 5),
+    max_bin=st.sampled_from([2, 7, 255]),
+    n_nodes=st.integers(1, 4),
+    missing_fraction=st.sampled_from([0.0, 0.2]),
+    params=split_params,
+    with_mask=st.booleans(),
+    monotone=st.booleans(),
+)
+def test_records_equal_the_histogram_scan(
+    seed, n_rows, n_features, max_bin, n_nodes, missing_fraction, params, with_mask, monotone
+):
+    problem = _problem(
+        seed, n_rows, n_features, max_bin, n_nodes, missing_fraction, with_mask, monotone
+    )
+    _check(problem, max_bin, params)
+
+
+@pytest.mark.parametrize("features_per_group", [1, 2, 3])
+def test_feature_groups_give_the_same_records(features_per_group):
+    """Cells that do not fit one block: the features split into groups, one block each."""
+    max_bin = 31
+    limit = features_per_group * shared_feature_stride(max_bin + 1) * SHARED_BYTES_PER_CELL
+    assert cuda_row_scan.row_scan_groups(7, max_bin + 1, limit) == (
+        -(-7 // -(-7 // features_per_group)),
+        -(-7 // features_per_group),
+    )
+    problem = _problem(11, 500, 7, max_bin, 5, 0.1, True, True)
+    _check(problem, max_bin, SplitParams(reg_lambda=1.0, min_data_in_leaf=3), limit)
+
+
+def test_no_room_or_too_many_rows_is_left_to_the_definition():
+    problem = _problem(3, 50, 3, 7, 2, 0.1, False, False)
+    X_binned, gradients, hessians, sample_indices, begins, ends, n_value_bins = problem[:7]
+    arguments = (
+        xp,
+        KernelLauncher(EMULATED),
+        xp.asarray(X_binned),
+        xp.asarray(gradients),
+        xp.asarray(hessians),
+        xp.asarray(sample_indices),
+    )
+    common = (8, n_value_bins, 7, 1e-3, 1e-3, SplitParams())
+    too_small = shared_feature_stride(8) * SHARED_BYTES_PER_CELL - 1
+    assert (
+        cuda_row_scan.find_best_splits_of_rows(
+            *arguments, begins, ends, *common, shared_memory_limit=too_small
+        )
+        is None
+    )
+    assert cuda_row_scan.row_scan_groups(3, 8, too_small) == (0, 0)
+
+
+def _model(device, params, X, y, weight, rounds=3):
+    booster = gpuboost.train(
+        {"device": device, "verbosity": 0, **params},
+        gpuboost.Dataset(X, label=y, weight=weight),
+        rounds,
+    )
+    return booster.save_raw()
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"max_depth": 8},
+        {"max_depth": 6, "colsample_bynode": 0.5, "colsample_bylevel": 0.8, "subsample": 0.7},
+        {"max_depth": 7, "monotone_constraints": "(1,-1,0,0,1,0)", "min_child_weight": 3.0},
+        {"max_depth": 6, "objective": "multi:softprob", "num_class": 3, "max_delta_step": 0.7},
+    ],
+)
+def test_models_equal_the_cpu_models(params, monkeypatch):
+    """Parents below 8 * 256 rows (the second level on) scanned from their rows on the
+    emulated GPU: the CPU backend's models, byte for byte."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(2000, 6))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = X[:, 0] - 2 * np.nan_to_num(X[:, 1]) + rng.normal(size=2000)
+    if params.get("num_class"):
+        y = np.digitize(y, [-1.0, 1.0]).astype(float)
+    else:
+        y = (y > 0).astype(float)
+    weight = rng.random(2000) + 0.5
+    calls = []
+    original = cuda_row_scan.find_best_splits_of_rows
+
+    def counted(*args, **kwargs):
+        records = original(*args, **kwargs)
+        calls.append(records is not None)
+        return records
+
+    monkeypatch.setattr(cuda_backend_module, "find_best_splits_of_rows", counted)
+    monkeypatch.setattr(cuda_row_scan, "ROW_SCAN_MAX_ROWS_PER_CELL", 8)
+    assert _model("cuda", params, X, y, weight) == _model("cpu", params, X, y, weight)
+    assert calls and all(calls)
