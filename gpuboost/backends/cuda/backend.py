@@ -83,9 +83,9 @@ from .predict import (
     predict_tree_raw,
 )
 from .quantize import quantize_columns
+from .row_scan import find_best_splits_of_rows, row_scan_max_rows
 from .segment_reduce import segment_sums
 from .shap import predict_contributions, predict_interactions
-from .row_scan import find_best_splits_of_rows, row_scan_max_rows
 from .split_scan import find_best_splits
 
 __all__ = ["CudaBackend"]

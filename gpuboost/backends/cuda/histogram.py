@@ -42,6 +42,8 @@ __all__ = [
     "plan_histograms",
     "device_limits",
     "shared_feature_stride",
+    "allow_dynamic_shared",
+    "check_row_inputs",
     "SHARED_BYTES_PER_CELL",
     "MAX_BLOCK_THREADS",
     "MAX_ROWS_PER_PASS",
@@ -204,7 +206,7 @@ def plan_histograms(
     )
 
 
-def _allow_dynamic_shared(kernel, shared_bytes):
+def allow_dynamic_shared(kernel, shared_bytes):
     """Opt the kernel in to ``shared_bytes`` of dynamic shared memory (above 48 KiB)."""
     if (
         shared_bytes > DEFAULT_SHARED_BYTES - kernel.shared_size_bytes
@@ -213,7 +215,8 @@ def _allow_dynamic_shared(kernel, shared_bytes):
         kernel.max_dynamic_shared_size_bytes = int(shared_bytes)
 
 
-def _check_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices):
+def check_row_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices):
+    """Check the device arrays of a kernel that reads nodes' rows (dtypes, dimensions)."""
     require_array(xp, X_binned, X_BINNED_DTYPE, "X_binned", ndim=2)
     require_array(xp, quantized_gradients, GRAD_QUANT_DTYPE, "quantized_gradients", ndim=1)
     require_array(xp, quantized_hessians, GRAD_QUANT_DTYPE, "quantized_hessians", ndim=1)
@@ -272,7 +275,7 @@ def build_histograms(
         Last axis: (sum_gradients, sum_hessians, count), equal to
         :func:`gpuboost.backends.numpy.histogram.build_histograms`.
     """
-    _check_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices)
+    check_row_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices)
     begins, ends = checked_segments(begins, ends, sample_indices.shape[0])
     histograms = xp.zeros(
         (len(begins), int(X_binned.shape[1]), int(n_bins), HIST_FIELDS), dtype=HIST_DTYPE
@@ -340,7 +343,7 @@ def build_children_histograms(
         Row ``i``: the histogram of segment ``i``; row ``n_pairs + i``:
         ``parents[parent_rows[i]] - histograms[i]`` (exact).
     """
-    _check_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices)
+    check_row_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices)
     require_array(xp, parents, HIST_DTYPE, "parents", ndim=4)
     n_features, n_bins = int(X_binned.shape[1]), int(n_bins)
     if tuple(parents.shape[1:]) != (n_features, n_bins, HIST_FIELDS):
@@ -457,7 +460,7 @@ def _launch_build(
         np.int32(n_bins),
     )
     if plan.use_shared:
-        _allow_dynamic_shared(kernel, plan.shared_bytes)
+        allow_dynamic_shared(kernel, plan.shared_bytes)
         launcher(
             KERNEL_FILE,
             SHARED_KERNEL,

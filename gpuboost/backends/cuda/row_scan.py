@@ -28,8 +28,8 @@ from ...core.segments import checked_segments
 from .histogram import (
     MAX_ROWS_PER_PASS,
     SHARED_BYTES_PER_CELL,
-    _allow_dynamic_shared,
-    _check_inputs,
+    allow_dynamic_shared,
+    check_row_inputs,
     device_limits,
     shared_feature_stride,
 )
@@ -158,7 +158,7 @@ def find_best_splits_of_rows(
         :data:`MAX_NODE_ROWS` rows, or not one feature's cells fit the shared memory):
         the caller then uses the definition.
     """
-    _check_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices)
+    check_row_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices)
     begins, ends = checked_segments(begins, ends, sample_indices.shape[0])
     n_nodes = len(begins)
     n_features, n_bins, missing_bin = int(X_binned.shape[1]), int(n_bins), int(missing_bin)
@@ -186,7 +186,7 @@ def find_best_splits_of_rows(
     words = xp.empty((n_nodes, RECORD_WORDS), dtype=np.int64)
     feature_stride = shared_feature_stride(n_bins)
     shared_bytes = features_per_group * feature_stride * SHARED_BYTES_PER_CELL
-    _allow_dynamic_shared(launcher.kernel(KERNEL_FILE, KERNEL), shared_bytes)
+    allow_dynamic_shared(launcher.kernel(KERNEL_FILE, KERNEL), shared_bytes)
     launcher(
         KERNEL_FILE,
         KERNEL,
