@@ -10,15 +10,17 @@
 // scan's code (split_candidates.cuh: same float64 operation order, tie rule, missing
 // directions, feature masks, monotone bounds, admissibility); no histogram ever reaches
 // global memory. It writes the per-(node, feature) best candidates (FEATURE_BEST_WORDS
-// int64) and the node sums, which split_select_nodes (split_scan.cu) reduces to the
-// node records, as after split_scan_features: the records are bit for bit those of
+// int64) and the node sums, then, when one block holds all features, the node's record;
+// with several feature groups split_select_nodes (split_scan.cu) reduces them to the
+// node records, as after split_scan_features. The records are bit for bit those of
 // build_histograms + find_best_splits (integer sums are order-free; the scan is the same
 // code).
 //
 // Layouts: X_binned row-major (n_rows, n_features) uint8; node i owns
 // sample_indices[node_begins[i] .. node_ends[i] - 1], at most MAX_ROWS_PER_PASS rows (the
 // host checks; the shared cells hold one pass). feature_best (n_nodes * n_features,
-// FEATURE_BEST_WORDS) int64, node_sums (n_nodes, 3) int64.
+// FEATURE_BEST_WORDS) int64, node_sums (n_nodes, 3) int64, records (n_nodes, RECORD_WORDS)
+// int64.
 #include "common.cuh"
 #include "gain.cuh"
 #include "histogram_cell.cuh"
@@ -40,7 +42,9 @@ constexpr int ROW_SCAN_MAX_THREADS = SPLIT_SCAN_MAX_THREADS;
 //   the planes and scan_feature evaluates and reduces its candidates.
 // Dynamic shared memory: SHARED_WORDS_PER_CELL * features_per_group * feature_stride words.
 // Output: FEATURE_BEST_WORDS int64 per (node, feature) of the group; the block of group 0
-//   also writes the node's sums.
+//   also writes the node's sums. With one group (n_groups == 1) the block also selects
+//   the node's best feature and writes its record (RECORD_WORDS int64; no
+//   split_select_nodes launch); with several, records is not written.
 extern "C" __global__ void __launch_bounds__(ROW_SCAN_MAX_THREADS)
     row_scan_features(const uint8_t* __restrict__ X_binned,
                       const int32_t* __restrict__ quantized_gradients,
@@ -56,7 +60,8 @@ extern "C" __global__ void __launch_bounds__(ROW_SCAN_MAX_THREADS)
                       double scale_gradients, double scale_hessians, double reg_lambda,
                       double reg_alpha, double max_delta_step, double min_child_weight,
                       int64_t min_data_in_leaf, double gamma, double split_gain_eps,
-                      int64_t* __restrict__ feature_best, int64_t* __restrict__ node_sums) {
+                      int64_t* __restrict__ feature_best, int64_t* __restrict__ node_sums,
+                      int64_t* __restrict__ records) {
   GPUBOOST_DYNAMIC_SHARED(uint32_t, shared_words);
   __shared__ SharedCells shared_cells;
   __shared__ double shared_gain[ROW_SCAN_MAX_THREADS];
@@ -106,6 +111,10 @@ extern "C" __global__ void __launch_bounds__(ROW_SCAN_MAX_THREADS)
                                                 has_monotone != 0, lower, upper);
   const int32_t n_candidate_bins = missing_bin - 1;
 
+  // The node's best feature so far (one group: the whole node), the same in every thread:
+  // features in increasing order, replaced only by a strictly better one (larger gain;
+  // equal gains keep the lower feature), as split_select_nodes' reduction.
+  Candidate node_best{0.0, NO_CANDIDATE};
   for (int32_t group_feature = 0; group_feature < group_features; ++group_feature) {
     const int32_t feature = first_feature + group_feature;
     const int64_t node_feature = node * n_features + feature;
@@ -121,9 +130,22 @@ extern "C" __global__ void __launch_bounds__(ROW_SCAN_MAX_THREADS)
     int64_t missing_cell[HISTOGRAM_FIELDS];
     if (bin < n_candidate_bins) shared_cell_sums(planes, feature_cells + bin, own_cell);
     shared_cell_sums(planes, feature_cells + missing_bin, missing_cell);
-    scan_feature(own_cell, missing_cell, parent, feature, n_candidate_bins, n_value_bins,
-                 has_monotone != 0 ? monotone[feature] : 0, has_monotone != 0, scale_gradients,
-                 scale_hessians, parent_score, params, lower, upper, shared_cells, shared_gain,
-                 shared_key, best_out);
+    const Candidate best = scan_feature(
+        own_cell, missing_cell, parent, feature, n_candidate_bins, n_value_bins,
+        has_monotone != 0 ? monotone[feature] : 0, has_monotone != 0, scale_gradients,
+        scale_hessians, parent_score, params, lower, upper, shared_cells, shared_gain,
+        shared_key, best_out);
+    if (best.key != NO_CANDIDATE && better_candidate(best.gain, feature, node_best.gain,
+                                                     node_best.key)) {
+      node_best = Candidate{best.gain, feature};
+    }
+  }
+  if (n_groups != 1) return;  // split_select_nodes reduces the groups' bests
+  // One group: the node's record, as split_select_nodes would write it. The barrier makes
+  // the winning threads' best_out words visible to thread 0.
+  __syncthreads();
+  if (bin == 0) {
+    write_node_record(node_best, feature_best + node * n_features * FEATURE_BEST_WORDS, parent,
+                      records + node * RECORD_WORDS);
   }
 }

@@ -31,6 +31,15 @@ constexpr int FEATURE_BEST_DEFAULT_LEFT = 2;
 constexpr int FEATURE_BEST_LEFT_SUMS = 3;  // 3 words: left gradient, hessian, count
 constexpr int FEATURE_BEST_WORDS = FEATURE_BEST_LEFT_SUMS + HISTOGRAM_FIELDS;
 
+//: Words of a node record (int64), in SPLIT_RECORD_DTYPE's field order.
+constexpr int RECORD_FEATURE = 0;
+constexpr int RECORD_BIN = 1;
+constexpr int RECORD_DEFAULT_LEFT = 2;
+constexpr int RECORD_GAIN_BITS = 3;
+constexpr int RECORD_LEFT_SUMS = 4;    // 3 words
+constexpr int RECORD_NODE_SUMS = RECORD_LEFT_SUMS + HISTOGRAM_FIELDS;  // 3 words
+constexpr int RECORD_WORDS = RECORD_NODE_SUMS + HISTOGRAM_FIELDS;
+
 //: The bits of float64 -inf, the gain of a node without a split.
 constexpr long long FLOAT64_NEGATIVE_INFINITY_BITS = static_cast<long long>(0xfff0000000000000ull);
 
@@ -131,7 +140,9 @@ GPUBOOST_DEVICE_INLINE double node_parent_score(const int64_t (&parent)[HISTOGRA
 }
 
 // The best candidate of one feature of a node, written to best_out (FEATURE_BEST_WORDS
-// int64: its gain bits, bin (NO_CANDIDATE: none), default direction, left sums).
+// int64: its gain bits, bin (NO_CANDIDATE: none), default direction, left sums) and
+// returned to every thread (its gain and key bin * DIRECTIONS + direction, or
+// NO_CANDIDATE).
 // Block: blockDim.x a power of two, at most SPLIT_SCAN_MAX_THREADS and above
 //   n_candidate_bins; every thread calls it (block-wide barriers inside).
 // Thread: bin b = threadIdx.x, holding own_cell (the cell of bin b, zero when b >=
@@ -140,7 +151,7 @@ GPUBOOST_DEVICE_INLINE double node_parent_score(const int64_t (&parent)[HISTOGRA
 //   with the float64 formulas of gain.cuh (in NumPy's operation order).
 // parent: the node's sums; parent_score: its score (at its bounded weight under monotone
 // constraints, has_monotone); direction_sign: the feature's monotone direction.
-GPUBOOST_DEVICE_INLINE void scan_feature(
+GPUBOOST_DEVICE_INLINE Candidate scan_feature(
     const int64_t (&own_cell)[HISTOGRAM_FIELDS], const int64_t (&missing_cell)[HISTOGRAM_FIELDS],
     const int64_t (&parent)[HISTOGRAM_FIELDS], int32_t feature, int32_t n_candidate_bins,
     const int32_t* __restrict__ n_value_bins, int32_t direction_sign, bool has_monotone,
@@ -186,11 +197,11 @@ GPUBOOST_DEVICE_INLINE void scan_feature(
   const Candidate best = block_best_candidate(mine, shared_gain, shared_key);
   if (best.key == NO_CANDIDATE) {
     if (bin == 0) best_out[FEATURE_BEST_BIN] = NO_CANDIDATE;
-    return;
+    return best;
   }
   const int32_t best_bin = best.key / DIRECTIONS;
   const int32_t best_direction = best.key % DIRECTIONS;
-  if (bin != best_bin) return;
+  if (bin != best_bin) return best;
   int64_t left_sums[HISTOGRAM_FIELDS];
   for (int field = 0; field < HISTOGRAM_FIELDS; ++field) {
     left_sums[field] =
@@ -206,6 +217,36 @@ GPUBOOST_DEVICE_INLINE void scan_feature(
   best_out[FEATURE_BEST_GAIN_BITS] = gain_double_to_bits(best.gain);
   best_out[FEATURE_BEST_BIN] = best_bin;
   best_out[FEATURE_BEST_DEFAULT_LEFT] = default_left ? 1 : 0;
+  return best;
+}
+
+//: Write a node's record (RECORD_WORDS int64) from `best`, its best feature (gain and key =
+//: the feature, NO_CANDIDATE: none), the per-feature bests node_best (FEATURE_BEST_WORDS
+//: per feature) and its sums. As NumPy (found = isfinite(gain)), a node whose best gain is
+//: not finite (+inf: the float64 sums overflowed) gets no split but keeps that gain, so
+//: that the host reports the overflow.
+GPUBOOST_DEVICE_INLINE void write_node_record(Candidate best, const int64_t* node_best,
+                                              const int64_t* sums, int64_t* record) {
+  for (int field = 0; field < HISTOGRAM_FIELDS; ++field) {
+    record[RECORD_NODE_SUMS + field] = sums[field];
+  }
+  if (best.key == NO_CANDIDATE || !gain_is_finite(best.gain)) {
+    record[RECORD_FEATURE] = NO_CANDIDATE;
+    record[RECORD_BIN] = NO_CANDIDATE;
+    record[RECORD_DEFAULT_LEFT] = 0;
+    record[RECORD_GAIN_BITS] = best.key == NO_CANDIDATE ? FLOAT64_NEGATIVE_INFINITY_BITS
+                                                         : gain_double_to_bits(best.gain);
+    for (int field = 0; field < HISTOGRAM_FIELDS; ++field) record[RECORD_LEFT_SUMS + field] = 0;
+    return;
+  }
+  const int64_t* const chosen = node_best + static_cast<int64_t>(best.key) * FEATURE_BEST_WORDS;
+  record[RECORD_FEATURE] = best.key;
+  record[RECORD_BIN] = chosen[FEATURE_BEST_BIN];
+  record[RECORD_DEFAULT_LEFT] = chosen[FEATURE_BEST_DEFAULT_LEFT];
+  record[RECORD_GAIN_BITS] = chosen[FEATURE_BEST_GAIN_BITS];
+  for (int field = 0; field < HISTOGRAM_FIELDS; ++field) {
+    record[RECORD_LEFT_SUMS + field] = chosen[FEATURE_BEST_LEFT_SUMS + field];
+  }
 }
 
 #endif  // GPUBOOST_SPLIT_CANDIDATES_CUH

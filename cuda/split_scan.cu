@@ -27,14 +27,6 @@
 
 //: Threads of a split_select_nodes block (a power of two; each strides over features).
 constexpr int SPLIT_SELECT_MAX_THREADS = 256;
-//: Words of a node record (int64), in SPLIT_RECORD_DTYPE's field order.
-constexpr int RECORD_FEATURE = 0;
-constexpr int RECORD_BIN = 1;
-constexpr int RECORD_DEFAULT_LEFT = 2;
-constexpr int RECORD_GAIN_BITS = 3;
-constexpr int RECORD_LEFT_SUMS = 4;    // 3 words
-constexpr int RECORD_NODE_SUMS = RECORD_LEFT_SUMS + HISTOGRAM_FIELDS;  // 3 words
-constexpr int RECORD_WORDS = RECORD_NODE_SUMS + HISTOGRAM_FIELDS;
 //: Sums of the histogram fields over one feature's n_bins cells, read coalesced: thread t
 //: reads the int64 words t, t + blockDim.x, ... of the feature's n_bins * 3 words (a
 //: warp reads 32 consecutive words) and keeps one sum per field (word w is field w % 3);
@@ -158,25 +150,6 @@ extern "C" __global__ void __launch_bounds__(SPLIT_SELECT_MAX_THREADS)
   }
   const Candidate best = block_best_candidate(mine, shared_gain, shared_key);
   if (threadIdx.x != 0) return;
-  int64_t* const record = records + node * RECORD_WORDS;
-  for (int field = 0; field < HISTOGRAM_FIELDS; ++field) {
-    record[RECORD_NODE_SUMS + field] = node_sums[node * HISTOGRAM_FIELDS + field];
-  }
-  if (best.key == NO_CANDIDATE || !gain_is_finite(best.gain)) {  // NumPy: found = isfinite(gain)
-    record[RECORD_FEATURE] = NO_CANDIDATE;
-    record[RECORD_BIN] = NO_CANDIDATE;
-    record[RECORD_DEFAULT_LEFT] = 0;
-    record[RECORD_GAIN_BITS] = best.key == NO_CANDIDATE ? FLOAT64_NEGATIVE_INFINITY_BITS
-                                                         : gain_double_to_bits(best.gain);
-    for (int field = 0; field < HISTOGRAM_FIELDS; ++field) record[RECORD_LEFT_SUMS + field] = 0;
-    return;
-  }
-  const int64_t* const chosen = node_best + static_cast<int64_t>(best.key) * FEATURE_BEST_WORDS;
-  record[RECORD_FEATURE] = best.key;
-  record[RECORD_BIN] = chosen[FEATURE_BEST_BIN];
-  record[RECORD_DEFAULT_LEFT] = chosen[FEATURE_BEST_DEFAULT_LEFT];
-  record[RECORD_GAIN_BITS] = chosen[FEATURE_BEST_GAIN_BITS];
-  for (int field = 0; field < HISTOGRAM_FIELDS; ++field) {
-    record[RECORD_LEFT_SUMS + field] = chosen[FEATURE_BEST_LEFT_SUMS + field];
-  }
+  write_node_record(best, node_best, node_sums + node * HISTOGRAM_FIELDS,
+                    records + node * RECORD_WORDS);
 }

@@ -7,9 +7,10 @@ features x 256 bins) whatever its rows: deep in a tree, zeroing it, flushing int
 subtracting it from the parent for the sibling and scanning it move about six such tables
 per pair of children, more than the rows. Here one block per (node, feature group) adds
 the node's rows to a shared-memory histogram (the layout of ``cuda/histogram.cu``) and
-scans it in place with the split scan's code; the per-feature bests then go through
-``split_select_nodes`` as after ``split_scan_features``. Two launches per batch, no
-histogram in global memory: per node only its rows (sample index, gradient, hessian,
+scans it in place with the split scan's code, and writes the node's record when one block
+holds all its features (one launch per batch; with feature groups the per-feature bests
+go through ``split_select_nodes`` as after ``split_scan_features``). No histogram in global
+memory: per node only its rows (sample index, gradient, hessian,
 bins) are read and ``n_features`` best candidates (48 B each) plus 3 sums written.
 
 The records equal those of ``build_histograms`` + ``find_best_splits`` bit for bit: the
@@ -22,6 +23,7 @@ fit one feature, are left to the definition (``find_best_splits_of_rows`` return
 
 import numpy as np
 
+from ...core.array import to_numpy
 from ...core.dtypes import HIST_FIELDS
 from ...core.gain import no_split_records
 from ...core.segments import checked_segments
@@ -38,6 +40,7 @@ from .split_scan import (
     FEATURE_BEST_WORDS,
     RECORD_WORDS,
     SCAN_MAX_THREADS,
+    records_from_words,
     scan_options,
     scan_scalars,
     scan_threads,
@@ -207,7 +210,10 @@ def find_best_splits_of_rows(
             *scan_scalars(n_bins, missing_bin, scale_gradients, scale_hessians, split_params),
             feature_best,
             node_sums,
+            words,
         ),
         shared_mem=shared_bytes,
     )
+    if n_groups == 1:  # the kernel wrote the records
+        return records_from_words(to_numpy(words))
     return select_records(launcher, feature_best, node_sums, words)
