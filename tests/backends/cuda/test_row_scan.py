@@ -142,10 +142,8 @@ def test_feature_groups_give_the_same_records(features_per_group):
     """Cells that do not fit one block: the features split into groups, one block each."""
     max_bin = 31
     limit = features_per_group * shared_feature_stride(max_bin + 1) * SHARED_BYTES_PER_CELL
-    assert cuda_row_scan.row_scan_groups(7, max_bin + 1, limit) == (
-        -(-7 // -(-7 // features_per_group)),
-        -(-7 // features_per_group),
-    )
+    expected_groups = {1: (1, 7), 2: (2, 4), 3: (3, 3)}[features_per_group]
+    assert cuda_row_scan.row_scan_groups(7, max_bin + 1, limit) == expected_groups
     problem = _problem(11, 500, 7, max_bin, 5, 0.1, True, True)
     _check(problem, max_bin, SplitParams(reg_lambda=1.0, min_data_in_leaf=3), limit)
 
