@@ -212,3 +212,20 @@ def test_models_equal_the_cpu_models(params, monkeypatch):
     monkeypatch.setattr(cuda_row_scan, "ROW_SCAN_MAX_ROWS_PER_CELL", 8)
     assert _model("cuda", params, X, y, weight) == _model("cpu", params, X, y, weight)
     assert calls and all(calls)
+
+
+def test_batches_the_kernel_cannot_take_use_the_definition(monkeypatch):
+    """``find_best_splits_of_rows`` returning None (too many rows, no shared room): the
+    backend builds the histograms and scans them; the model is still the CPU's."""
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(1500, 5))
+    y = (X[:, 0] + rng.normal(size=1500) > 0).astype(float)
+    calls = []
+
+    def refused(*args, **kwargs):
+        calls.append(1)
+
+    monkeypatch.setattr(cuda_backend_module, "find_best_splits_of_rows", refused)
+    params = {"max_depth": 7}
+    assert _model("cuda", params, X, y, None) == _model("cpu", params, X, y, None)
+    assert calls
