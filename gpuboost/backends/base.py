@@ -268,6 +268,11 @@ class Backend:
         constraints (``split_params.monotone``), unbounded when None."""
         raise NotImplementedError
 
+    #: Whether the depthwise grower should scan a level from its rows only when every
+    #: pair of it qualifies (:meth:`row_scan_max_rows`): a backend whose scan of a level
+    #: in two ways (from rows and from histograms) costs an extra host synchronization.
+    row_scan_whole_levels = False
+
     def row_scan_max_rows(self, data: DeviceData) -> int:
         """The most rows of a parent whose children's splits this backend finds faster
         with :meth:`find_best_splits_of_rows` than from stored histograms (0: never;

@@ -446,6 +446,9 @@ class TreeGrower:
             if policy.grow_policy == "depthwise" and hasattr(splitter, "row_scan_max_rows")
             else 0
         )
+        #: Scan from rows only when every pair of a level qualifies (a backend whose two
+        #: scans of a mixed level would each cost a host synchronization: CUDA).
+        self.row_scan_whole_levels = bool(getattr(splitter, "row_scan_whole_levels", False))
         self._unsplit = []
         self.tree_input = tree_input
         self.policy = policy
@@ -637,9 +640,14 @@ class TreeGrower:
         pairs = np.flatnonzero(splittable[0::2] | splittable[1::2])
         # Small parents: their children are scanned from their rows (no histograms).
         from_rows = np.zeros(len(children), dtype=bool)
-        small = pairs[nodes.count[parents[pairs]] <= self.row_scan_max_rows]
+        is_small = nodes.count[parents[pairs]] <= self.row_scan_max_rows
+        if self.row_scan_whole_levels and not is_small.all():
+            # A mixed level is scanned from histograms: every parent has one, since a
+            # level scanned from its rows has only parents of at most the limit after it.
+            is_small[:] = False
+        small = pairs[is_small]
         from_rows[2 * small], from_rows[2 * small + 1] = True, True
-        pairs = pairs[nodes.count[parents[pairs]] > self.row_scan_max_rows]
+        pairs = pairs[~is_small]
         if len(pairs):
             # The smaller child of each pair built (ties: left), the larger by subtraction.
             left_is_smaller = nodes.count[lefts[pairs]] <= nodes.count[rights[pairs]]

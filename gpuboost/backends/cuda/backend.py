@@ -392,6 +392,10 @@ class CudaBackend(Backend):
             node_bounds,
         )
 
+    #: Each scan copies its records to the host (one sync): a level scanned both from
+    #: rows and from histograms would cost two.
+    row_scan_whole_levels = True
+
     def row_scan_max_rows(self, data):
         """The parents whose children are scanned from their rows: ``16 * n_bins`` rows
         (:func:`.row_scan.row_scan_max_rows`, which explains the choice); 0 when one

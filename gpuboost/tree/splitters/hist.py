@@ -243,6 +243,12 @@ class HistogramSplitter(GradientRecords):
             return 0
         return self.backend.row_scan_max_rows(self._histogram_data)
 
+    @property
+    def row_scan_whole_levels(self):
+        """Whether a level is scanned from its rows only when all of it qualifies (the
+        backend's ``row_scan_whole_levels``)."""
+        return self.backend.row_scan_whole_levels
+
     def find_best_splits_of_rows(self, tree, begins, ends, feature_mask, node_bounds=None):
         """The :class:`SplitTable` :meth:`find_best_splits` gives for the histograms of
         the segments, without keeping them (``Backend.find_best_splits_of_rows``)."""
