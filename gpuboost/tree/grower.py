@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.categorical import BITSET_DTYPE, SPLIT_SET_WORDS
-from ..core.dtypes import NODE_DTYPE
+from ..core.dtypes import NODE_DTYPE, SAMPLE_INDEX_DTYPE
 from .constraints import UNBOUNDED, child_weights, children_bounds
 from .tree import Tree
 
@@ -693,37 +693,62 @@ class TreeGrower:
     # ---- speculative lossguide steps (LossguideDriver) ----------------------
     def _speculation_limit(self):
         """Most leaves per lossguide step: :data:`LOSSGUIDE_MAX_BATCH` when an expansion
-        can be undone exactly (the splitter's partition changes nothing but the row
-        order, on the host; no random feature sampling per node, whose draws would
-        move), else 1 (and 1 for depthwise, which never speculates)."""
+        can be undone exactly (the splitter's partition changes nothing but the order of
+        ``sample_indices``, a host or a device array; no random feature sampling per
+        node, whose draws would move), else 1 (and 1 for depthwise, which never
+        speculates)."""
         if (
             self.policy.grow_policy == "lossguide"
             and getattr(self.splitter, "partition_in_sample_indices", False)
-            and isinstance(self.sample_indices, np.ndarray)
             and self.feature_sampler.trivial
         ):
             return LOSSGUIDE_MAX_BATCH
         return 1
 
     def _save_segments(self, ids):
-        """Copies of the row segments of nodes ``ids`` (before their partition)."""
+        """The rows of the segments of nodes ``ids`` before their partition, as
+        :meth:`_undo` restores them: on the host a copy per segment; on the device one
+        upload of their positions (int32, segment after segment) and one gather, so that
+        a step costs two operations whatever its batch.
+
+        Returns
+        -------
+        saved : list of ndarray (host), or tuple ``(positions, rows, offsets)`` (device)
+            ``positions`` and ``rows`` backend arrays of shape (n_saved,), int32;
+            ``offsets`` host int64 (len(ids) + 1,): segment ``i`` is
+            ``[offsets[i], offsets[i + 1])`` of both.
+        """
         nodes = self.nodes
-        return [
-            self.sample_indices[b:e].copy()
-            for b, e in zip(nodes.begin[ids].tolist(), nodes.end[ids].tolist())
-        ]
+        if isinstance(self.sample_indices, np.ndarray):
+            return [
+                self.sample_indices[b:e].copy()
+                for b, e in zip(nodes.begin[ids].tolist(), nodes.end[ids].tolist())
+            ]
+        begins = nodes.begin[ids]
+        lengths = nodes.end[ids] - begins
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        positions = np.arange(offsets[-1], dtype=SAMPLE_INDEX_DTYPE)
+        positions += np.repeat(begins - offsets[:-1], lengths).astype(SAMPLE_INDEX_DTYPE)
+        positions = self.splitter.backend.to_device(positions)
+        return positions, self.sample_indices[positions], offsets
 
     def _undo(self, batch, taken_back, saved):
         """Take back the expansion of nodes ``taken_back`` (the tail of ``batch``, whose
         children are the last nodes added): restore their rows' order, forget their
-        children; free the histograms of the expansions kept."""
+        children; free the histograms of the expansions kept. ``saved``: what
+        :meth:`_save_segments` returned for ``batch[1:]``."""
         n_back = len(taken_back)
         self._release(batch[: len(batch) - n_back])
         if not n_back:
             return
         nodes = self.nodes
-        for node, rows in zip(taken_back.tolist(), saved[len(saved) - n_back :]):
-            self.sample_indices[nodes.begin[node] : nodes.end[node]] = rows
+        if isinstance(saved, tuple):  # device: the tail of the saved positions, one scatter
+            positions, rows, offsets = saved
+            first = int(offsets[len(offsets) - 1 - n_back])
+            self.sample_indices[positions[first:]] = rows[first:]
+        else:
+            for node, rows in zip(taken_back.tolist(), saved[len(saved) - n_back :]):
+                self.sample_indices[nodes.begin[node] : nodes.end[node]] = rows
         size = nodes.size - 2 * n_back
         self._release(np.arange(size, nodes.size))
         nodes.truncate(size)
