@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.categorical import BITSET_DTYPE, SPLIT_SET_WORDS
-from ..core.dtypes import NODE_DTYPE, SAMPLE_INDEX_DTYPE
+from ..core.dtypes import NODE_DTYPE
 from .constraints import UNBOUNDED, child_weights, children_bounds
 from .tree import Tree
 
@@ -447,6 +447,9 @@ class TreeGrower:
             else 0
         )
         self._unsplit = []
+        #: Nodes whose speculative expansion was taken back (:meth:`_undo`), their rows
+        #: left partitioned.
+        self._disordered = set()
         self.tree_input = tree_input
         self.policy = policy
         self.feature_sampler = feature_sampler
@@ -685,9 +688,8 @@ class TreeGrower:
             self._release(dropped)
             if not len(batch):
                 break
-            saved = self._save_segments(batch[1:]) if speculation > 1 else []
             taken_back = driver.push(self._expand(batch))
-            self._undo(batch, taken_back, saved)
+            self._undo(batch, taken_back)
         return self._finish()
 
     # ---- speculative lossguide steps (LossguideDriver) ----------------------
@@ -705,58 +707,44 @@ class TreeGrower:
             return LOSSGUIDE_MAX_BATCH
         return 1
 
-    def _save_segments(self, ids):
-        """The rows of the segments of nodes ``ids`` before their partition, as
-        :meth:`_undo` restores them: on the host a copy per segment; on the device one
-        upload of their positions (int32, segment after segment) and one gather, so that
-        a step costs two operations whatever its batch.
-
-        Returns
-        -------
-        saved : list of ndarray (host), or tuple ``(positions, rows, offsets)`` (device)
-            ``positions`` and ``rows`` backend arrays of shape (n_saved,), int32;
-            ``offsets`` host int64 (len(ids) + 1,): segment ``i`` is
-            ``[offsets[i], offsets[i + 1])`` of both.
-        """
-        nodes = self.nodes
-        if isinstance(self.sample_indices, np.ndarray):
-            return [
-                self.sample_indices[b:e].copy()
-                for b, e in zip(nodes.begin[ids].tolist(), nodes.end[ids].tolist())
-            ]
-        begins = nodes.begin[ids]
-        lengths = nodes.end[ids] - begins
-        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        positions = np.arange(offsets[-1], dtype=SAMPLE_INDEX_DTYPE)
-        positions += np.repeat(begins - offsets[:-1], lengths).astype(SAMPLE_INDEX_DTYPE)
-        positions = self.splitter.backend.to_device(positions)
-        return positions, self.sample_indices[positions], offsets
-
-    def _undo(self, batch, taken_back, saved):
+    def _undo(self, batch, taken_back):
         """Take back the expansion of nodes ``taken_back`` (the tail of ``batch``, whose
-        children are the last nodes added): restore their rows' order, forget their
-        children; free the histograms of the expansions kept. ``saved``: what
-        :meth:`_save_segments` returned for ``batch[1:]``."""
+        children are the last nodes added): forget their children; free the histograms
+        of the expansions kept.
+
+        Their rows stay partitioned, costing no device operation: a segment holds its rows
+        in increasing order (docs/DESIGN.md, "Row partition") and the partition is
+        stable, so partitioning a taken-back node again by its (unchanged) split leaves
+        its rows where they are, as partitioning its sorted segment would put them. Only
+        the taken-back nodes that end as leaves keep a partitioned segment;
+        :meth:`_restore_order` sorts those when the tree is finished.
+        """
         n_back = len(taken_back)
         self._release(batch[: len(batch) - n_back])
         if not n_back:
             return
         nodes = self.nodes
-        if isinstance(saved, tuple):  # device: the tail of the saved positions, one scatter
-            positions, rows, offsets = saved
-            first = int(offsets[len(offsets) - 1 - n_back])
-            self.sample_indices[positions[first:]] = rows[first:]
-        else:
-            for node, rows in zip(taken_back.tolist(), saved[len(saved) - n_back :]):
-                self.sample_indices[nodes.begin[node] : nodes.end[node]] = rows
+        self._disordered.update(taken_back.tolist())
         size = nodes.size - 2 * n_back
         self._release(np.arange(size, nodes.size))
         nodes.truncate(size)
         nodes.left[taken_back] = nodes.right[taken_back] = -1
         self.n_leaves -= n_back
 
+    def _restore_order(self):
+        """Sort the segments of the leaves whose expansion was taken back (:meth:`_undo`):
+        every leaf's rows in increasing order, as one-leaf-per-step growth leaves them
+        (float sums over a leaf's rows, as a refit's, follow that order). One in-place
+        sort per such leaf, once per tree."""
+        nodes = self.nodes
+        for node in sorted(self._disordered):
+            if nodes.left[node] < 0:
+                self.sample_indices[nodes.begin[node] : nodes.end[node]].sort()
+        self._disordered = set()
+
     # ---- the finished tree --------------------------------------------------
     def _finish(self):
+        self._restore_order()
         nodes = self.nodes
         n_nodes = nodes.size
         self._release(np.arange(n_nodes))

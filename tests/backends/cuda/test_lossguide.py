@@ -42,6 +42,10 @@ CASES = {
         {"objective": "reg:huber", "huber_delta": 0.8, "max_leaves": 20, "max_depth": 0},
         "regression",
     ),
+    "goss": (  # sampled rows: sample_indices a subset, increasing within every segment
+        {"max_leaves": 48, "max_depth": 0, "data_sample_strategy": "goss", "top_rate": 0.3},
+        "regression",
+    ),
     "binary": ({"objective": "binary:logistic", "max_leaves": 24, "max_depth": 0}, "binary"),
     "multiclass": (
         {"objective": "multi:softprob", "num_class": 3, "max_leaves": 16, "max_depth": 0},
@@ -119,34 +123,34 @@ def test_speculative_cuda_lossguide_is_the_cpu_and_the_one_leaf_model(case, monk
     assert speculative.save_raw() == cpu.save_raw()
 
 
-def test_speculation_saves_and_restores_segments_in_one_operation_each(monkeypatch):
-    """A speculative step on the device saves its segments with one upload and one gather,
-    and undoes with one scatter, not one operation per segment."""
+def test_undoing_a_speculative_expansion_costs_no_device_operation(monkeypatch):
+    """Taking an expansion back runs nothing on the device (its rows stay partitioned);
+    the finished tree sorts the segments of the taken-back nodes that stayed leaves, one
+    in-place sort each, and nothing else."""
     params, kind = CASES["leaves_255"]
     X, y = _data(kind)
-    calls = []
-    save, undo = grower_module.TreeGrower._save_segments, grower_module.TreeGrower._undo
+    undos, restores = [], []
+    undo = grower_module.TreeGrower._undo
+    restore = grower_module.TreeGrower._restore_order
 
-    def counted_save(self, ids):
+    def counted_undo(self, batch, taken_back):
         with count_operations() as counts:
-            saved = save(self, ids)
-        calls.append(("save", len(ids), dict(counts)))
-        return saved
+            undo(self, batch, taken_back)
+        undos.append((len(taken_back), dict(counts)))
 
-    def counted_undo(self, batch, taken_back, saved):
+    def counted_restore(self):
+        leaves = [n for n in self._disordered if self.nodes.left[n] < 0]
         with count_operations() as counts:
-            undo(self, batch, taken_back, saved)
-        calls.append(("undo", len(taken_back), dict(counts)))
+            restore(self)
+        restores.append((len(leaves), dict(counts)))
 
-    monkeypatch.setattr(grower_module.TreeGrower, "_save_segments", counted_save)
     monkeypatch.setattr(grower_module.TreeGrower, "_undo", counted_undo)
+    monkeypatch.setattr(grower_module.TreeGrower, "_restore_order", counted_restore)
     _train(params, X, y, "cuda")
-    saves = [counts for name, n, counts in calls if name == "save" and n > 1]
-    undos = [counts for name, n, counts in calls if name == "undo" and n > 1]
-    assert saves and undos
-    for counts in saves:
-        assert counts.get("to_device") == 1 and counts.get("sync", 0) == 0
-        assert counts.get("array_op") == 1
-    for counts in undos:
-        assert counts.get("to_device", 0) == 0 and counts.get("sync", 0) == 0
-        assert counts.get("array_op") == 1  # the scatter (the slices are views)
+    assert any(n_back for n_back, _ in undos)
+    for _, counts in undos:
+        assert not any(counts.values()), counts
+    assert any(n_leaves for n_leaves, _ in restores), "no taken-back node stayed a leaf"
+    for n_leaves, counts in restores:
+        assert counts["array_op"] == n_leaves
+        assert counts["to_device"] == counts["to_host"] == counts["sync"] == 0
