@@ -179,6 +179,7 @@ def measure(X, y, params, rounds):
         "per_phase": per_phase,
         "per_kernel": per_kernel,
         "levels_per_round": levels,
+        "leaves_per_round": sum(tree.n_leaves for tree in round_trees) / rounds,
         "per_level": {
             "launches": per_round["launches"] / levels if levels else None,
             "syncs": per_round["syncs"] / levels if levels else None,

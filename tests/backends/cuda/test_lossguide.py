@@ -1,0 +1,156 @@
+"""Speculative lossguide steps on the CUDA backend (emulated kernels).
+
+The grower expands a batch of the best leaves per step and undoes the tail the
+one-leaf order would not take (gpuboost.tree.grower, docs/DESIGN.md "Growth"); on the
+CUDA backend the row segments are saved and restored on the device (one gather, one
+scatter). The models must be the CPU backend's, byte for byte, and those of one leaf
+per step.
+"""
+
+import numpy as np
+import pytest
+from _cases import messy_features
+from _parity import assert_models_match
+
+import gpuboost
+from gpuboost import Dataset
+from gpuboost.backends.emulation.device_array import count_operations
+from gpuboost.tree import grower as grower_module
+
+pytestmark = pytest.mark.usefixtures("cuda_emulation")
+
+N_ROWS = 1500
+MAX_BIN = 31
+
+#: name -> (params, label kind)
+CASES = {
+    "leaves_8": ({"max_leaves": 8, "max_depth": 0}, "regression"),
+    "leaves_31_depth_5": ({"max_leaves": 31, "max_depth": 5}, "regression"),
+    "leaves_255": (
+        {"max_leaves": 255, "max_depth": 0, "min_child_weight": 0.0, "reg_lambda": 0.1},
+        "regression",
+    ),
+    "min_child_weight": (
+        {"max_leaves": 40, "max_depth": 0, "min_child_weight": 8.0, "gamma": 0.01},
+        "regression",
+    ),
+    "monotone": (
+        {"max_leaves": 31, "max_depth": 0, "monotone_constraints": [1, 0, -1, 0, 0, 0]},
+        "regression",
+    ),
+    "huber_refit": (  # leaf values refit from float sums over each leaf's rows, in order
+        {"objective": "reg:huber", "huber_delta": 0.8, "max_leaves": 20, "max_depth": 0},
+        "regression",
+    ),
+    "goss": (  # sampled rows: sample_indices a subset, increasing within every segment
+        {"max_leaves": 48, "max_depth": 0, "data_sample_strategy": "goss", "top_rate": 0.3},
+        "regression",
+    ),
+    "binary": ({"objective": "binary:logistic", "max_leaves": 24, "max_depth": 0}, "binary"),
+    "multiclass": (
+        {"objective": "multi:softprob", "num_class": 3, "max_leaves": 16, "max_depth": 0},
+        "multiclass",
+    ),
+}
+
+
+def _data(kind):
+    rng = np.random.default_rng(41)
+    X = messy_features(N_ROWS, seed=7)[:, :6]
+    signal = (
+        np.nan_to_num(X[:, 0], posinf=3.0, neginf=-3.0)
+        + np.sin(3 * np.nan_to_num(X[:, 1]))
+        - 0.7 * (np.nan_to_num(X[:, 2]) > 0.1)
+        + 0.3 * rng.normal(size=N_ROWS)
+    )
+    if kind == "binary":
+        return X, (signal > 0.2).astype(np.float64)
+    if kind == "multiclass":
+        return X, np.digitize(signal, [-0.5, 0.8]).astype(np.float64)
+    return X, signal
+
+
+def _train(params, X, y, device):
+    return gpuboost.train(
+        dict(params, grow_policy="lossguide", device=device, max_bin=MAX_BIN, seed=3),
+        Dataset(X, label=y, max_bin=MAX_BIN),
+        num_boost_round=3,
+        verbose_eval=False,
+    )
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_speculative_cuda_lossguide_is_the_cpu_and_the_one_leaf_model(case, monkeypatch):
+    params, kind = CASES[case]
+    X, y = _data(kind)
+    sizes = {"kept": [], "cut": []}
+    push = grower_module.LossguideDriver.push
+
+    def recording_push(driver, ids):
+        size = len(driver.batch)
+        taken_back = push(driver, ids)
+        sizes["cut" if len(taken_back) else "kept"].append(size)
+        return taken_back
+
+    partitions = []  # every tree's final row partition (host copies)
+    grow = grower_module.TreeGrower.grow
+
+    def recording_grow(grower):
+        grown = grow(grower)
+        partitions.append(getattr(grown.sample_indices, "get", grown.sample_indices.copy)())
+        return grown
+
+    monkeypatch.setattr(grower_module.LossguideDriver, "push", recording_push)
+    monkeypatch.setattr(grower_module.TreeGrower, "grow", recording_grow)
+    speculative = _train(params, X, y, "cuda")
+    speculative_partitions, partitions[:] = list(partitions), []
+    assert max(sizes["kept"]) > 1, "no step expanded several leaves"
+    if case in ("leaves_255", "min_child_weight", "monotone", "huber_refit"):
+        assert sizes["cut"], "no speculative expansion was undone"
+    cpu = _train(params, X, y, "cpu")
+    assert_models_match(cpu, speculative)
+    monkeypatch.setattr(grower_module, "LOSSGUIDE_MAX_BATCH", 1)
+    sizes["kept"].clear()
+    partitions.clear()
+    one_leaf = _train(params, X, y, "cuda")
+    assert max(sizes["kept"]) == 1
+    # The undone expansions left their rows in their order: the same partition (the
+    # leaves' rows in the same order, which float sums over a leaf depend on).
+    assert len(partitions) == len(speculative_partitions)
+    for one_leaf_rows, speculative_rows in zip(partitions, speculative_partitions):
+        np.testing.assert_array_equal(one_leaf_rows, speculative_rows)
+    assert speculative.save_raw() == one_leaf.save_raw()
+    assert speculative.save_raw() == cpu.save_raw()
+
+
+def test_undoing_a_speculative_expansion_costs_no_device_operation(monkeypatch):
+    """Taking an expansion back runs nothing on the device (its rows stay partitioned);
+    the finished tree sorts the segments of the taken-back nodes that stayed leaves, one
+    in-place sort each, and nothing else."""
+    params, kind = CASES["leaves_255"]
+    X, y = _data(kind)
+    undos, restores = [], []
+    undo = grower_module.TreeGrower._undo
+    restore = grower_module.TreeGrower._restore_order
+
+    def counted_undo(self, batch, taken_back):
+        with count_operations() as counts:
+            undo(self, batch, taken_back)
+        undos.append((len(taken_back), dict(counts)))
+
+    def counted_restore(self):
+        leaves = [n for n in self._disordered if self.nodes.left[n] < 0]
+        with count_operations() as counts:
+            restore(self)
+        restores.append((len(leaves), dict(counts)))
+
+    monkeypatch.setattr(grower_module.TreeGrower, "_undo", counted_undo)
+    monkeypatch.setattr(grower_module.TreeGrower, "_restore_order", counted_restore)
+    _train(params, X, y, "cuda")
+    assert any(n_back for n_back, _ in undos)
+    for _, counts in undos:
+        assert not any(counts.values()), counts
+    assert any(n_leaves for n_leaves, _ in restores), "no taken-back node stayed a leaf"
+    for n_leaves, counts in restores:
+        assert counts["array_op"] == n_leaves
+        assert counts["to_device"] == counts["to_host"] == counts["sync"] == 0
