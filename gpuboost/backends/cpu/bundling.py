@@ -21,14 +21,6 @@ from .jit import kernel
 
 __all__ = ["find_bundles"]
 
-try:  # the typed list of row sets; without Numba the kernel is never called
-    from numba import types as _types
-    from numba.typed import List as _List
-
-    _ROW_SET_TYPE = _types.int64[::1]
-except ImportError:  # pragma: no cover - exercised only without numba
-    _types = _List = _ROW_SET_TYPE = None
-
 
 @kernel
 def _common_count(feature_rows, bundle_rows, limit):
@@ -48,9 +40,9 @@ def _common_count(feature_rows, bundle_rows, limit):
 
 
 @kernel
-def _merge(bundle_rows, feature_rows):
-    """Sorted union of two sorted, unique row sets."""
-    out = np.empty(bundle_rows.shape[0] + feature_rows.shape[0], dtype=np.int64)
+def _merge_into(bundle_rows, feature_rows, out):
+    """Write the sorted union of two sorted, unique row sets to the start of ``out``;
+    returns its length."""
     i = j = k = 0
     while i < bundle_rows.shape[0] and j < feature_rows.shape[0]:
         a, b = bundle_rows[i], feature_rows[j]
@@ -73,7 +65,25 @@ def _merge(bundle_rows, feature_rows):
         out[k] = feature_rows[j]
         j += 1
         k += 1
-    return out[:k].copy()
+    return k
+
+
+@kernel
+def _compact(pool, starts, lengths, n_bundles, needed):
+    """A new pool holding the bundles' live row sets back to back (``starts`` updated),
+    with room for ``needed`` more rows (and as much again)."""
+    live = 0
+    for bundle in range(n_bundles):
+        live += lengths[bundle]
+    fresh = np.empty(2 * (live + needed) + 1, dtype=np.int64)
+    used = 0
+    for bundle in range(n_bundles):
+        start = starts[bundle]
+        for k in range(lengths[bundle]):
+            fresh[used + k] = pool[start + k]
+        starts[bundle] = used
+        used += lengths[bundle]
+    return fresh, used
 
 
 @kernel
@@ -88,16 +98,23 @@ def _find(
     max_conflicts,
     max_bundle_bins,
     max_searched,
-    row_sets,
     bundle_of,
 ):
     """Assign every feature a bundle (``bundle_of``, OUT); returns ``(n_bundles,
-    n_conflicts)``. ``row_sets``: an empty typed list of int64 arrays (scratch)."""
+    n_conflicts)``.
+
+    Every bundle's rows are a run of one pool array (``starts``, ``lengths``): a merge
+    writes the union after the last run, and a full pool is compacted into a new one
+    holding only the live runs."""
     n_features = order.shape[0]
     closed = np.zeros(n_features + 1, dtype=np.bool_)
     width = np.zeros(n_features + 1, dtype=np.int64)
     conflicts = np.zeros(n_features + 1, dtype=np.int64)
     count = np.zeros(n_features + 1, dtype=np.int64)
+    starts = np.zeros(n_features + 1, dtype=np.int64)
+    lengths = np.zeros(n_features + 1, dtype=np.int64)
+    pool = np.empty(2 * rows.shape[0] + 1, dtype=np.int64)
+    used = 0
     n_bundles = 0
     any_without_slots = False
     for feature in order:
@@ -116,12 +133,19 @@ def _find(
                 room = max_conflicts - conflicts[bundle]
                 if count[bundle] + counts[feature] - n_rows > room:
                     continue
-                common = _common_count(feature_rows, row_sets[bundle], room)
+                bundle_rows = pool[starts[bundle] : starts[bundle] + lengths[bundle]]
+                common = _common_count(feature_rows, bundle_rows, room)
                 if common <= room:
                     chosen = bundle
                     conflicts[bundle] += common
-                    row_sets[bundle] = _merge(row_sets[bundle], feature_rows)
-                    count[bundle] = row_sets[bundle].shape[0]
+                    needed = lengths[bundle] + feature_rows.shape[0]
+                    if used + needed > pool.shape[0]:
+                        pool, used = _compact(pool, starts, lengths, n_bundles, needed)
+                        bundle_rows = pool[starts[bundle] : starts[bundle] + lengths[bundle]]
+                    length = _merge_into(bundle_rows, feature_rows, pool[used:])
+                    starts[bundle], lengths[bundle] = used, length
+                    used += length
+                    count[bundle] = length
                     break
                 searched += 1
                 if searched == max_searched:
@@ -132,7 +156,12 @@ def _find(
             closed[chosen] = not shareable[feature]
             width[chosen] = 1
             count[chosen] = counts[feature]
-            row_sets.append(feature_rows.copy())
+            length = feature_rows.shape[0]
+            if used + length > pool.shape[0]:
+                pool, used = _compact(pool, starts, lengths, n_bundles - 1, length)
+            pool[used : used + length] = feature_rows
+            starts[chosen], lengths[chosen] = used, length
+            used += length
         bundle_of[feature] = chosen
         width[chosen] += slots
     if any_without_slots:
@@ -183,7 +212,6 @@ def find_bundles(
         np.int64(max_conflicts),
         np.int64(max_bundle_bins),
         np.int64(max_searched),
-        _List.empty_list(_ROW_SET_TYPE),
         bundle_of,
     )
     # Members in the order they joined: features with slots in processing order, then
