@@ -2,10 +2,12 @@
 (the versions must be tested on the same cases)."""
 
 import numpy as np
+from hypothesis import strategies as st
 
 import gpuboost
 from gpuboost.core.categorical import bitset_from_members
 from gpuboost.core.dtypes import GRAD_QUANT_MAX
+from gpuboost.core.gain import SplitParams
 from gpuboost.data.categorical import encode_features
 from gpuboost.tree.tree import TREE_ARRAYS, Tree
 
@@ -190,3 +192,53 @@ def small_categorical_tree():
         ),
     )
     return Tree(arrays)
+
+
+#: Split parameters for the row-scan tests (hypothesis): every regularizer and
+#: admissibility rule off and on.
+row_scan_split_params = st.builds(
+    SplitParams,
+    reg_lambda=st.sampled_from([0.0, 1.0, 7.5]),
+    reg_alpha=st.sampled_from([0.0, 0.0, 0.3]),
+    max_delta_step=st.sampled_from([0.0, 0.0, 0.7]),
+    min_child_weight=st.sampled_from([0.0, 1e-3, 1.0]),
+    min_data_in_leaf=st.sampled_from([1, 1, 3, 40]),
+    gamma=st.sampled_from([0.0, 0.5]),
+)
+
+
+def row_scan_problem(
+    seed, n_rows, n_features, max_bin, n_nodes, missing_fraction, with_mask, monotone
+):
+    """Random nodes of random binned data for ``find_best_splits_of_rows`` against the
+    histogram scan: ``(X_binned, gradients, hessians, sample_indices, begins, ends,
+    n_value_bins, mask, bounds, directions)`` (mask, bounds None and directions ``()``
+    when not asked for)."""
+    rng = np.random.default_rng(seed)
+    X_binned, gradients, hessians = binned_problem(
+        rng, n_rows, n_features, max_bin, missing_fraction
+    )
+    gradients >>= 8  # sums of a node stay far inside int64
+    sample_indices = rng.permutation(n_rows).astype(np.int32)
+    begins, ends = random_segments(rng, n_rows, n_nodes)
+    values = np.where(X_binned == max_bin, 0, X_binned).astype(np.int32)
+    n_value_bins = (values.max(axis=0, initial=0) + 1).astype(np.int32)
+    mask = rng.random((n_nodes, n_features)) < 0.6 if with_mask else None
+    bounds, directions = None, ()
+    if monotone:
+        directions = tuple(int(d) for d in rng.choice([-1, 0, 1], size=n_features))
+        lower = np.where(rng.random(n_nodes) < 0.5, -np.inf, -rng.random(n_nodes))
+        upper = np.where(rng.random(n_nodes) < 0.5, np.inf, rng.random(n_nodes))
+        bounds = np.stack([lower, upper], axis=1)
+    return (
+        X_binned,
+        gradients,
+        hessians,
+        sample_indices,
+        begins,
+        ends,
+        n_value_bins,
+        mask,
+        bounds,
+        directions,
+    )

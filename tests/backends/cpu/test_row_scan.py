@@ -7,7 +7,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from _cases import binned_problem, random_segments
+from _cases import row_scan_problem, row_scan_split_params
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,17 +16,6 @@ from gpuboost.backends.cpu import backend as cpu_backend
 from gpuboost.backends.cpu.row_scan import find_best_splits_of_rows
 from gpuboost.backends.numpy.histogram import build_histograms
 from gpuboost.backends.numpy.split_scan import find_best_splits as reference_scan
-from gpuboost.core.gain import SplitParams
-
-split_params = st.builds(
-    SplitParams,
-    reg_lambda=st.sampled_from([0.0, 1.0, 7.5]),
-    reg_alpha=st.sampled_from([0.0, 0.0, 0.3]),
-    max_delta_step=st.sampled_from([0.0, 0.0, 0.7]),
-    min_child_weight=st.sampled_from([0.0, 1e-3, 1.0]),
-    min_data_in_leaf=st.sampled_from([1, 1, 3, 40]),
-    gamma=st.sampled_from([0.0, 0.5]),
-)
 
 
 @settings(max_examples=60, deadline=None)
@@ -37,30 +26,29 @@ split_params = st.builds(
     max_bin=st.sampled_from([2, 7, 255]),
     n_nodes=st.integers(1, 6),
     missing_fraction=st.sampled_from([0.0, 0.2]),
-    params=split_params,
+    params=row_scan_split_params,
     with_mask=st.booleans(),
     monotone=st.booleans(),
 )
 def test_records_equal_the_histogram_scan(
     seed, n_rows, n_features, max_bin, n_nodes, missing_fraction, params, with_mask, monotone
 ):
-    rng = np.random.default_rng(seed)
-    X_binned, gradients, hessians = binned_problem(
-        rng, n_rows, n_features, max_bin, missing_fraction
+    (
+        X_binned,
+        gradients,
+        hessians,
+        sample_indices,
+        begins,
+        ends,
+        n_value_bins,
+        mask,
+        bounds,
+        directions,
+    ) = row_scan_problem(
+        seed, n_rows, n_features, max_bin, n_nodes, missing_fraction, with_mask, monotone
     )
-    gradients >>= 8  # sums of a node stay far inside int64
-    sample_indices = rng.permutation(n_rows).astype(np.int32)
-    begins, ends = random_segments(rng, n_rows, n_nodes)
-    values = np.where(X_binned == max_bin, 0, X_binned).astype(np.int32)
-    n_value_bins = (values.max(axis=0, initial=0) + 1).astype(np.int32)
-    mask = rng.random((n_nodes, n_features)) < 0.6 if with_mask else None
-    bounds = None
     if monotone:
-        directions = tuple(int(d) for d in rng.choice([-1, 0, 1], size=n_features))
         params = dataclasses.replace(params, monotone=directions)
-        lower = np.where(rng.random(n_nodes) < 0.5, -np.inf, -rng.random(n_nodes))
-        upper = np.where(rng.random(n_nodes) < 0.5, np.inf, rng.random(n_nodes))
-        bounds = np.stack([lower, upper], axis=1)
     scales = (3.5e-3, 1.25e-2)
     histograms = build_histograms(
         np.ascontiguousarray(X_binned.T),

@@ -8,7 +8,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from _cases import binned_problem, random_segments
+from _cases import row_scan_problem, row_scan_split_params
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,47 +23,6 @@ from gpuboost.backends.numpy.split_scan import find_best_splits as reference_sca
 from gpuboost.core.gain import SplitParams
 
 pytestmark = pytest.mark.usefixtures("cuda_emulation")
-
-split_params = st.builds(
-    SplitParams,
-    reg_lambda=st.sampled_from([0.0, 1.0, 7.5]),
-    reg_alpha=st.sampled_from([0.0, 0.0, 0.3]),
-    max_delta_step=st.sampled_from([0.0, 0.0, 0.7]),
-    min_child_weight=st.sampled_from([0.0, 1e-3, 1.0]),
-    min_data_in_leaf=st.sampled_from([1, 1, 3, 40]),
-    gamma=st.sampled_from([0.0, 0.5]),
-)
-
-
-def _problem(seed, n_rows, n_features, max_bin, n_nodes, missing_fraction, with_mask, monotone):
-    rng = np.random.default_rng(seed)
-    X_binned, gradients, hessians = binned_problem(
-        rng, n_rows, n_features, max_bin, missing_fraction
-    )
-    gradients >>= 8  # sums of a node stay far inside int64
-    sample_indices = rng.permutation(n_rows).astype(np.int32)
-    begins, ends = random_segments(rng, n_rows, n_nodes)
-    values = np.where(X_binned == max_bin, 0, X_binned).astype(np.int32)
-    n_value_bins = (values.max(axis=0, initial=0) + 1).astype(np.int32)
-    mask = rng.random((n_nodes, n_features)) < 0.6 if with_mask else None
-    bounds, directions = None, ()
-    if monotone:
-        directions = tuple(int(d) for d in rng.choice([-1, 0, 1], size=n_features))
-        lower = np.where(rng.random(n_nodes) < 0.5, -np.inf, -rng.random(n_nodes))
-        upper = np.where(rng.random(n_nodes) < 0.5, np.inf, rng.random(n_nodes))
-        bounds = np.stack([lower, upper], axis=1)
-    return (
-        X_binned,
-        gradients,
-        hessians,
-        sample_indices,
-        begins,
-        ends,
-        n_value_bins,
-        mask,
-        bounds,
-        directions,
-    )
 
 
 def _check(problem, max_bin, params, shared_memory_limit=None):
@@ -124,14 +83,14 @@ def _check(problem, max_bin, params, shared_memory_limit=None):
     max_bin=st.sampled_from([2, 7, 255]),
     n_nodes=st.integers(1, 4),
     missing_fraction=st.sampled_from([0.0, 0.2]),
-    params=split_params,
+    params=row_scan_split_params,
     with_mask=st.booleans(),
     monotone=st.booleans(),
 )
 def test_records_equal_the_histogram_scan(
     seed, n_rows, n_features, max_bin, n_nodes, missing_fraction, params, with_mask, monotone
 ):
-    problem = _problem(
+    problem = row_scan_problem(
         seed, n_rows, n_features, max_bin, n_nodes, missing_fraction, with_mask, monotone
     )
     _check(problem, max_bin, params)
@@ -144,12 +103,12 @@ def test_feature_groups_give_the_same_records(features_per_group):
     limit = features_per_group * shared_feature_stride(max_bin + 1) * SHARED_BYTES_PER_CELL
     expected_groups = {1: (1, 7), 2: (2, 4), 3: (3, 3)}[features_per_group]
     assert cuda_row_scan.row_scan_groups(7, max_bin + 1, limit) == expected_groups
-    problem = _problem(11, 500, 7, max_bin, 5, 0.1, True, True)
+    problem = row_scan_problem(11, 500, 7, max_bin, 5, 0.1, True, True)
     _check(problem, max_bin, SplitParams(reg_lambda=1.0, min_data_in_leaf=3), limit)
 
 
 def test_no_room_or_too_many_rows_is_left_to_the_definition():
-    problem = _problem(3, 50, 3, 7, 2, 0.1, False, False)
+    problem = row_scan_problem(3, 50, 3, 7, 2, 0.1, False, False)
     X_binned, gradients, hessians, sample_indices, begins, ends, n_value_bins = problem[:7]
     arguments = (
         xp,
