@@ -121,7 +121,7 @@ extern "C" __global__ void __launch_bounds__(ROW_SCAN_MAX_THREADS)
     int64_t* const best_out = feature_best + node_feature * FEATURE_BEST_WORDS;
     // The same for the whole block: no barrier is skipped by some threads only.
     if (has_feature_mask != 0 && feature_mask[node_feature] == 0) {
-      if (bin == 0) best_out[FEATURE_BEST_BIN] = NO_CANDIDATE;
+      if (bin == 0) publish_best_word(best_out + FEATURE_BEST_BIN, NO_CANDIDATE);
       continue;
     }
     // The cells are only read from here on (no barrier needed between features).

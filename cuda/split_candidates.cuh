@@ -40,6 +40,18 @@ constexpr int RECORD_LEFT_SUMS = 4;    // 3 words
 constexpr int RECORD_NODE_SUMS = RECORD_LEFT_SUMS + HISTOGRAM_FIELDS;  // 3 words
 constexpr int RECORD_WORDS = RECORD_NODE_SUMS + HISTOGRAM_FIELDS;
 
+//: The per-(node, feature) best words are published with atomics and read back with
+//: atomics: in split_scan.cu the last block of a node to finish reads the words the
+//: node's other blocks wrote (after a __threadfence and an arrival counter), and atomics
+//: are performed at L2, never served from a stale L1 line. The traffic is that of plain
+//: accesses (one thread per word either way).
+GPUBOOST_DEVICE_INLINE void publish_best_word(int64_t* address, int64_t value) {
+  atomicExch(reinterpret_cast<unsigned long long*>(address), static_cast<unsigned long long>(value));
+}
+GPUBOOST_DEVICE_INLINE int64_t read_best_word(int64_t* address) {
+  return gpuboost_atomic_add_int64(address, 0);
+}
+
 //: The bits of float64 -inf, the gain of a node without a split.
 constexpr long long FLOAT64_NEGATIVE_INFINITY_BITS = static_cast<long long>(0xfff0000000000000ull);
 
@@ -196,7 +208,7 @@ GPUBOOST_DEVICE_INLINE Candidate scan_feature(
   }
   const Candidate best = block_best_candidate(mine, shared_gain, shared_key);
   if (best.key == NO_CANDIDATE) {
-    if (bin == 0) best_out[FEATURE_BEST_BIN] = NO_CANDIDATE;
+    if (bin == 0) publish_best_word(best_out + FEATURE_BEST_BIN, NO_CANDIDATE);
     return best;
   }
   const int32_t best_bin = best.key / DIRECTIONS;
@@ -206,7 +218,7 @@ GPUBOOST_DEVICE_INLINE Candidate scan_feature(
   for (int field = 0; field < HISTOGRAM_FIELDS; ++field) {
     left_sums[field] =
         left[field] + (best_direction == DIRECTION_MISSING_LEFT ? missing_cell[field] : 0);
-    best_out[FEATURE_BEST_LEFT_SUMS + field] = left_sums[field];
+    publish_best_word(best_out + FEATURE_BEST_LEFT_SUMS + field, left_sums[field]);
   }
   // Default direction: the chosen one when there are missing rows, else the larger
   // child (ties left).
@@ -214,18 +226,37 @@ GPUBOOST_DEVICE_INLINE Candidate scan_feature(
       has_missing ? best_direction == DIRECTION_MISSING_LEFT
                   : left_sums[HISTOGRAM_COUNT] >=
                         parent[HISTOGRAM_COUNT] - left_sums[HISTOGRAM_COUNT];
-  best_out[FEATURE_BEST_GAIN_BITS] = gain_double_to_bits(best.gain);
-  best_out[FEATURE_BEST_BIN] = best_bin;
-  best_out[FEATURE_BEST_DEFAULT_LEFT] = default_left ? 1 : 0;
+  publish_best_word(best_out + FEATURE_BEST_GAIN_BITS, gain_double_to_bits(best.gain));
+  publish_best_word(best_out + FEATURE_BEST_BIN, best_bin);
+  publish_best_word(best_out + FEATURE_BEST_DEFAULT_LEFT, default_left ? 1 : 0);
   return best;
+}
+
+//: The best feature of a node from its per-feature bests node_best (FEATURE_BEST_WORDS
+//: per feature, read with read_best_word): its gain and key = the feature, NO_CANDIDATE
+//: when no feature has a candidate. Thread t takes features t, t + blockDim.x, ...
+//: (consecutive threads 48 bytes apart) and keeps the best (maximum gain, then lowest
+//: feature); the block reduces with block_best_candidate (blockDim.x a power of two,
+//: shared arrays of blockDim.x entries). Every thread returns the winner.
+GPUBOOST_DEVICE_INLINE Candidate select_best_feature(int64_t* node_best, int32_t n_features,
+                                                     double* shared_gain, int32_t* shared_key) {
+  Candidate mine{0.0, NO_CANDIDATE};
+  for (int32_t feature = static_cast<int32_t>(threadIdx.x); feature < n_features;
+       feature += static_cast<int32_t>(blockDim.x)) {
+    int64_t* const best = node_best + static_cast<int64_t>(feature) * FEATURE_BEST_WORDS;
+    if (read_best_word(best + FEATURE_BEST_BIN) == NO_CANDIDATE) continue;
+    const double gain = gain_bits_to_double(read_best_word(best + FEATURE_BEST_GAIN_BITS));
+    if (better_candidate(gain, feature, mine.gain, mine.key)) mine = Candidate{gain, feature};
+  }
+  return block_best_candidate(mine, shared_gain, shared_key);
 }
 
 //: Write a node's record (RECORD_WORDS int64) from `best`, its best feature (gain and key =
 //: the feature, NO_CANDIDATE: none), the per-feature bests node_best (FEATURE_BEST_WORDS
-//: per feature) and its sums. As NumPy (found = isfinite(gain)), a node whose best gain is
-//: not finite (+inf: the float64 sums overflowed) gets no split but keeps that gain, so
-//: that the host reports the overflow.
-GPUBOOST_DEVICE_INLINE void write_node_record(Candidate best, const int64_t* node_best,
+//: per feature, read with read_best_word) and its sums. As NumPy (found =
+//: isfinite(gain)), a node whose best gain is not finite (+inf: the float64 sums
+//: overflowed) gets no split but keeps that gain, so that the host reports the overflow.
+GPUBOOST_DEVICE_INLINE void write_node_record(Candidate best, int64_t* node_best,
                                               const int64_t* sums, int64_t* record) {
   for (int field = 0; field < HISTOGRAM_FIELDS; ++field) {
     record[RECORD_NODE_SUMS + field] = sums[field];
@@ -239,13 +270,13 @@ GPUBOOST_DEVICE_INLINE void write_node_record(Candidate best, const int64_t* nod
     for (int field = 0; field < HISTOGRAM_FIELDS; ++field) record[RECORD_LEFT_SUMS + field] = 0;
     return;
   }
-  const int64_t* const chosen = node_best + static_cast<int64_t>(best.key) * FEATURE_BEST_WORDS;
+  int64_t* const chosen = node_best + static_cast<int64_t>(best.key) * FEATURE_BEST_WORDS;
   record[RECORD_FEATURE] = best.key;
-  record[RECORD_BIN] = chosen[FEATURE_BEST_BIN];
-  record[RECORD_DEFAULT_LEFT] = chosen[FEATURE_BEST_DEFAULT_LEFT];
-  record[RECORD_GAIN_BITS] = chosen[FEATURE_BEST_GAIN_BITS];
+  record[RECORD_BIN] = read_best_word(chosen + FEATURE_BEST_BIN);
+  record[RECORD_DEFAULT_LEFT] = read_best_word(chosen + FEATURE_BEST_DEFAULT_LEFT);
+  record[RECORD_GAIN_BITS] = read_best_word(chosen + FEATURE_BEST_GAIN_BITS);
   for (int field = 0; field < HISTOGRAM_FIELDS; ++field) {
-    record[RECORD_LEFT_SUMS + field] = chosen[FEATURE_BEST_LEFT_SUMS + field];
+    record[RECORD_LEFT_SUMS + field] = read_best_word(chosen + FEATURE_BEST_LEFT_SUMS + field);
   }
 }
 

@@ -86,7 +86,7 @@ from .quantize import quantize_columns
 from .row_scan import find_best_splits_of_rows, row_scan_max_rows
 from .segment_reduce import segment_sums
 from .shap import predict_contributions, predict_interactions
-from .split_scan import find_best_splits
+from .split_scan import SplitScanScratch, find_best_splits
 
 __all__ = ["CudaBackend"]
 
@@ -125,6 +125,8 @@ class CudaBackend(Backend):
         self._data_has_weight = False
         #: The partition's look-back status words (gpuboost.backends.cuda.partition).
         self._partition_status = TileStatus()
+        #: The split scan's arrival counters and per-feature bests (.split_scan).
+        self._split_scratch = SplitScanScratch()
         #: Per thread (a backend serves every training on its device, in any thread):
         #: ``maxima``, the block maxima of the thread's last gradients() call's
         #: one-output columns, or None.
@@ -390,6 +392,7 @@ class CudaBackend(Backend):
             split_params,
             feature_mask,
             node_bounds,
+            scratch=self._split_scratch,
         )
 
     #: Each scan copies its records to the host (one sync): a level scanned both from
@@ -437,6 +440,7 @@ class CudaBackend(Backend):
             split_params,
             feature_mask,
             node_bounds,
+            scratch=self._split_scratch,
         )
         if records is None:
             return super().find_best_splits_of_rows(

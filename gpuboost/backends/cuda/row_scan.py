@@ -37,9 +37,9 @@ from .histogram import (
 )
 from .launch import MAX_GRID_X, ceil_div
 from .split_scan import (
-    FEATURE_BEST_WORDS,
     RECORD_WORDS,
     SCAN_MAX_THREADS,
+    SplitScanScratch,
     records_from_words,
     scan_options,
     scan_scalars,
@@ -130,6 +130,7 @@ def find_best_splits_of_rows(
     node_bounds=None,
     *,
     shared_memory_limit=None,
+    scratch=None,
 ):
     """Best split of every node of a batch from its rows, on the device, no histogram kept.
 
@@ -152,6 +153,9 @@ def find_best_splits_of_rows(
     shared_memory_limit : int, optional
         Dynamic shared bytes a block may use (tests force feature groups with a small
         value); default: the device's opt-in limit less the kernel's static shared memory.
+    scratch : gpuboost.backends.cuda.split_scan.SplitScanScratch, optional
+        Where the per-(node, feature) bests go (published with atomics, so in memory
+        written before: see there); a new one when None.
 
     Returns
     -------
@@ -184,7 +188,8 @@ def find_best_splits_of_rows(
         xp, n_value_bins, n_nodes, n_features, split_params, feature_mask, node_bounds
     )
     node_table = xp.asarray(np.concatenate([begins, ends]))  # one host-to-device copy
-    feature_best = xp.empty((n_nodes * n_features, FEATURE_BEST_WORDS), dtype=np.int64)
+    scratch = SplitScanScratch() if scratch is None else scratch
+    feature_best = scratch.feature_best(xp, n_nodes, n_features)
     node_sums = xp.empty((n_nodes, HIST_FIELDS), dtype=np.int64)
     words = xp.empty((n_nodes, RECORD_WORDS), dtype=np.int64)
     feature_stride = shared_feature_stride(n_bins)

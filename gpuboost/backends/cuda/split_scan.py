@@ -8,9 +8,15 @@ operation by operation (compiled with
 ``--fmad=false``), and break ties in NumPy's argmax order. Works with
 ``xp = cupy`` on a GPU and the emulated device namespace under the CPU emulation.
 
-Two launches per batch: one block per (node, chunk of features) scans each feature's
-bins in turn and keeps its best candidate; one block per node picks the best feature.
-Only the ``n_nodes`` records (10 int64 words each) are copied to the host.
+One launch per batch: one block per (node, chunk of features) scans each feature's
+bins in turn and keeps its best candidate; the last block of each node to finish (an
+arrival counter per node, kept from launch to launch with a new epoch per launch as the
+partition's :class:`~gpuboost.backends.cuda.partition.TileStatus`, so never cleared;
+:class:`SplitScanScratch`) picks the node's best feature. Which block is last does not
+change the record (it reads every feature's best in a fixed order). Only the ``n_nodes``
+records (10 int64 words each) are copied to the host. (:func:`select_records`, the
+second launch of a reduction over per-feature bests, remains for the row scan's feature
+groups.)
 
 Traffic: a scan block copies each feature's cells to shared memory with coalesced
 reads (a warp reads 32 consecutive int64 words; reading a cell's three fields per thread
@@ -19,8 +25,11 @@ parent sums, which every block of the node needs. :func:`scan_chunks` picks the 
 the fewest blocks that still give the GPU :data:`SCAN_MIN_BLOCKS` blocks, so that feature
 0 is re-read as little as possible (1 / features_per_block of the histograms' bytes).
 The pointers of absent options (feature mask, monotone constraints) get uninitialised
-one-element placeholders (never read), so a launch issues no other device operation.
+one-element placeholders (never read), so a launch issues no other device operation
+(the scratch buffers are zeroed only when made or grown).
 """
+
+import threading
 
 import numpy as np
 
@@ -28,9 +37,11 @@ from ...core.array import to_numpy
 from ...core.dtypes import HIST_DTYPE, HIST_FIELDS, MAX_BIN_LIMIT
 from ...core.gain import SPLIT_GAIN_EPS, SPLIT_RECORD_DTYPE, no_split_records
 from .launch import MAX_GRID_X, ceil_div
+from .partition import TileStatus
 
 __all__ = [
     "find_best_splits",
+    "SplitScanScratch",
     "records_from_words",
     "scan_chunks",
     "scan_options",
@@ -105,6 +116,37 @@ def records_from_words(words):
     return records
 
 
+class SplitScanScratch:
+    """The device buffers of :func:`find_best_splits`, kept from launch to launch.
+
+    * the nodes' arrival counters: a :class:`~gpuboost.backends.cuda.partition.TileStatus`
+      (a new epoch per launch, so never cleared);
+    * the per-(node, feature) best candidates, ``FEATURE_BEST_WORDS`` int64 each: the
+      scan's blocks publish them with atomics and a node's last block reads them with
+      atomics, and an atomic reads its word, so the words must have been written once
+      (``xp.empty`` memory would be an uninitialised read); every launch writes all the
+      words its last blocks read before they read them.
+
+    Both are zeroed only when made or grown (powers of two): no clearing operation per
+    launch. One per backend (device), a buffer per host thread, as ``TileStatus``.
+    """
+
+    def __init__(self):
+        self.arrivals = TileStatus()
+        self._local = threading.local()
+
+    def feature_best(self, xp, n_nodes, n_features):
+        """An xp int64 array of shape (n_nodes * n_features, FEATURE_BEST_WORDS), a view
+        of this thread's buffer (its contents: earlier launches')."""
+        n_words = n_nodes * n_features * FEATURE_BEST_WORDS
+        words = getattr(self._local, "feature_best", None)
+        if words is None or words.shape[0] < n_words:
+            size = 1 << max(n_words - 1, 1).bit_length()  # grow by powers of two
+            words = xp.zeros(size, dtype=np.int64)
+            self._local.feature_best = words
+        return words[:n_words].reshape(n_nodes * n_features, FEATURE_BEST_WORDS)
+
+
 def find_best_splits(
     xp,
     launcher,
@@ -116,6 +158,7 @@ def find_best_splits(
     split_params,
     feature_mask=None,
     node_bounds=None,
+    scratch=None,
 ):
     """Best split of every node of a batch, computed on the device.
 
@@ -138,6 +181,10 @@ def find_best_splits(
     node_bounds : host ndarray of shape (n_nodes, 2), float64, optional
         The nodes' weight bounds under monotone constraints (``split_params.monotone``);
         unbounded when None.
+    scratch : SplitScanScratch, optional
+        The arrival counters and per-feature bests, kept from launch to launch (a backend
+        keeps one, so that they are zeroed only when made or grown); a new one (zeroed
+        here) when None.
 
     Returns
     -------
@@ -168,8 +215,9 @@ def find_best_splits(
     options = scan_options(
         xp, n_value_bins, n_nodes, n_features, split_params, feature_mask, node_bounds
     )
-    feature_best = xp.empty((n_nodes * n_features, FEATURE_BEST_WORDS), dtype=np.int64)
-    node_sums = xp.empty((n_nodes, HIST_FIELDS), dtype=np.int64)
+    scratch = SplitScanScratch() if scratch is None else scratch
+    node_arrivals, epoch = scratch.arrivals.next_launch(xp, n_nodes)
+    feature_best = scratch.feature_best(xp, n_nodes, n_features)
     words = xp.empty((n_nodes, RECORD_WORDS), dtype=np.int64)
     launcher(
         KERNEL_FILE,
@@ -183,11 +231,13 @@ def find_best_splits(
             np.int32(features_per_block),
             np.int32(chunks_per_node),
             *scan_scalars(n_bins, missing_bin, scale_gradients, scale_hessians, split_params),
+            np.int64(epoch),
+            node_arrivals,
             feature_best,
-            node_sums,
+            words,
         ),
     )
-    return select_records(launcher, feature_best, node_sums, words)
+    return records_from_words(to_numpy(words))
 
 
 def scan_options(xp, n_value_bins, n_nodes, n_features, split_params, feature_mask, node_bounds):
@@ -253,9 +303,9 @@ def scan_scalars(n_bins, missing_bin, scale_gradients, scale_hessians, split_par
 
 def select_records(launcher, feature_best, node_sums, words):
     """Launch ``split_select_nodes`` on the per-(node, feature) bests ``feature_best``
-    ((n_nodes * n_features, FEATURE_BEST_WORDS) int64, IN) and ``node_sums`` ((n_nodes,
-    3) int64, IN) into ``words`` ((n_nodes, RECORD_WORDS) int64, OUT); return the host
-    records."""
+    ((n_nodes * n_features, FEATURE_BEST_WORDS) int64, IN; written by an earlier launch)
+    and ``node_sums`` ((n_nodes, 3) int64, IN) into ``words`` ((n_nodes, RECORD_WORDS)
+    int64, OUT); return the host records."""
     n_nodes = int(words.shape[0])
     n_features = int(feature_best.shape[0]) // max(n_nodes, 1)
     select_threads = _power_of_two_at_least(n_features, WARP_SIZE, SELECT_MAX_THREADS)

@@ -17,10 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gpuboost.backends.cuda import partition as partition_module
 from gpuboost.backends.cuda import split_scan as cuda_split
 from gpuboost.backends.cuda.launch import EMULATED, KernelLauncher
 from gpuboost.backends.cuda.sources import cuda_source_dir
 from gpuboost.backends.cuda.split_scan import find_best_splits
+from gpuboost.backends.emulation.device_array import count_operations
 from gpuboost.backends.emulation.device_array import namespace as xp
 from gpuboost.backends.numpy.histogram import build_histograms
 from gpuboost.backends.numpy.split_scan import find_best_splits as numpy_find_best_splits
@@ -391,3 +393,71 @@ def test_blocks_scanning_several_features(monkeypatch, min_blocks):
     arbitrary = rng.integers(-GRAD_QUANT_MAX, GRAD_QUANT_MAX, size=histograms.shape)
     arbitrary[..., HIST_COUNT] = rng.integers(-2, 30, size=histograms.shape[:3])
     both(arbitrary, 2.0**27, 3.0**17, n_value_bins, max_bin, SplitParams(reg_lambda=0.0))
+
+
+@pytest.mark.parametrize("min_blocks", [1, 7, 264])
+def test_one_launch_per_batch_with_reused_scratch(monkeypatch, min_blocks):
+    """One kernel launch and one copy to the host per batch once the scratch buffers are
+    made (the node's last block selects: no second launch, no clearing operation); the
+    arrival counters of earlier launches (finished, or left half-counted by a launch that
+    never finished) and earlier launches' per-feature bests do not change the records."""
+    monkeypatch.setattr(cuda_split, "SCAN_MIN_BLOCKS", min_blocks)
+    rng = np.random.default_rng(800 + min_blocks)
+    launcher = KernelLauncher(EMULATED, check_launches=True)
+    scratch = cuda_split.SplitScanScratch()
+    max_bin = 15
+    batches = [data_histograms(rng, n_nodes, 6, max_bin) for n_nodes in (5, 2, 5, 3)]
+    # Make the buffers for the largest batch, so that no later launch grows them.
+    histograms, scale_g, scale_h, n_value_bins = batches[0]
+    find_best_splits(
+        xp,
+        launcher,
+        xp.asarray(histograms),
+        scale_g,
+        scale_h,
+        n_value_bins,
+        max_bin,
+        SplitParams(),
+        scratch=scratch,
+    )
+    for index, (histograms, scale_g, scale_h, n_value_bins) in enumerate(batches):
+        if index == 2:  # an interrupted launch of the last epoch: counts, not all blocks
+            words, epoch = scratch.arrivals.next_launch(xp, 1)
+            words[...] = xp.asarray(np.full(words.shape, (epoch << 32) | 1, dtype=np.uint64))
+        device_histograms = xp.asarray(histograms)
+        device_bins = xp.asarray(np.asarray(n_value_bins, dtype=np.int32))
+        params = PARAM_GRID[int(rng.integers(len(PARAM_GRID)))]
+        with count_operations() as counts:
+            result = find_best_splits(
+                xp,
+                launcher,
+                device_histograms,
+                scale_g,
+                scale_h,
+                device_bins,
+                max_bin,
+                params,
+                scratch=scratch,
+            )
+        assert dict(counts) == {"kernel": 1, "array_op": 0, "to_device": 0, "to_host": 1, "sync": 1}
+        expected = numpy_find_best_splits(
+            histograms, scale_g, scale_h, n_value_bins, max_bin, params
+        )
+        assert_same_records(result, expected)
+
+
+def test_arrival_epochs_wrap_around(monkeypatch):
+    """When the epochs run out the counters are made again (zeroed) from epoch 1."""
+    monkeypatch.setattr(partition_module, "MAX_STATUS_EPOCH", 3)
+    rng = np.random.default_rng(900)
+    scratch = cuda_split.SplitScanScratch()
+    histograms, scale_g, scale_h, n_value_bins = data_histograms(rng, 3, 4, 7)
+    expected = numpy_find_best_splits(histograms, scale_g, scale_h, n_value_bins, 7, SplitParams())
+    epochs = []
+    for _ in range(5):
+        result = _scan_on_device(
+            histograms, scale_g, scale_h, n_value_bins, 7, SplitParams(), scratch=scratch
+        )
+        assert_same_records(result, expected)
+        epochs.append(scratch.arrivals.epoch)
+    assert epochs == [1, 2, 3, 1, 2]
