@@ -219,24 +219,40 @@ constexpr int SUBTRACT_BLOCK_THREADS = 256;
 
 // Sibling histograms by subtraction (histogram subtraction trick), written straight into
 // the second half of the batch that holds the built children (no gathered copy of the
-// parents, no concatenation).
+// parents, no concatenation), and the zeroed built half of the next level's batch.
 // histograms is (2 * n_pairs, node_words) int64, C order (node_words = n_features * n_bins *
 // HISTOGRAM_FIELDS): rows 0 .. n_pairs - 1 hold the built children (complete: this launch
 // follows their build on the stream), and this kernel writes rows n_pairs .. 2 n_pairs - 1:
 //     histograms[n_pairs + i, :] = parents[parent_rows[i], :] - histograms[i, :]
 // exact (two's complement, as NumPy's int64 subtraction). parents is (n_parent_rows,
 // node_words) int64, another allocation.
-// Block: blocks_per_pair blocks per pair (blockIdx.x = pair * blocks_per_pair + k), block k
-//   of a pair takes the words k * blockDim.x + thread, strided by blocks_per_pair *
-//   blockDim.x; the pair's parent row is read once per thread.
-// Thread: consecutive threads take consecutive words of one node, so the reads of the
-//   parent and the built row and the writes of the sibling row are coalesced (8 sectors
-//   per warp instruction).
+// Block: the first n_pairs * blocks_per_pair blocks subtract: blocks_per_pair blocks per
+//   pair (blockIdx.x = pair * blocks_per_pair + k), block k of a pair takes the words
+//   k * blockDim.x + thread, strided by blocks_per_pair * blockDim.x; the pair's parent row
+//   is read once per thread. The blocks after them (about SUBTRACT_WORDS_PER_THREAD words
+//   per thread: backends/cuda/histogram.py; none without a next batch) write zeros over next_zeroed[0 .. next_words - 1] (the built half of the
+//   next level's batch, which that level's build adds into): block z takes the words
+//   z * blockDim.x + thread, strided by the zeroing blocks' threads. This replaces one
+//   zeroing operation per level by stores in a launch that runs anyway (the same bytes).
+// Thread: consecutive threads take consecutive words of one node (or of next_zeroed), so
+//   the reads of the parent and the built row and the writes of the sibling row and the
+//   zeros are coalesced (8 sectors per warp instruction).
 extern "C" __global__ void __launch_bounds__(SUBTRACT_BLOCK_THREADS)
     histogram_subtract_siblings(const int64_t* __restrict__ parents,
                                 const int64_t* __restrict__ parent_rows, int32_t n_pairs,
                                 int64_t node_words, int64_t blocks_per_pair,
-                                int64_t* __restrict__ histograms) {
+                                int64_t next_words, int64_t* __restrict__ histograms,
+                                int64_t* __restrict__ next_zeroed) {
+  const int64_t subtract_blocks = n_pairs * blocks_per_pair;
+  if (static_cast<int64_t>(blockIdx.x) >= subtract_blocks) {  // the whole block
+    const int64_t zero_block = static_cast<int64_t>(blockIdx.x) - subtract_blocks;
+    const int64_t zero_stride = (static_cast<int64_t>(gridDim.x) - subtract_blocks) * blockDim.x;
+    for (int64_t word = zero_block * blockDim.x + threadIdx.x; word < next_words;
+         word += zero_stride) {
+      next_zeroed[word] = 0;
+    }
+    return;
+  }
   const int64_t pair = static_cast<int64_t>(blockIdx.x) / blocks_per_pair;
   const int64_t block_in_pair = static_cast<int64_t>(blockIdx.x) % blocks_per_pair;
   const int64_t* const parent = parents + parent_rows[pair] * node_words;

@@ -272,6 +272,11 @@ class Backend:
     #: pair of it qualifies (:meth:`row_scan_max_rows`): a backend whose scan of a level
     #: in two ways (from rows and from histograms) costs an extra host synchronization.
     row_scan_whole_levels = False
+    #: Whether ``build_histograms`` and ``build_children_histograms`` take
+    #: ``next_pairs``, the most pairs the next depthwise level may build (an upper
+    #: bound the grower passes), to prepare that level's batch ahead (CUDA: its built
+    #: half zeroed by this level's launches, not by an operation of its own).
+    reserves_histograms = False
 
     def row_scan_max_rows(self, data: DeviceData) -> int:
         """The most rows of a parent whose children's splits this backend finds faster

@@ -62,6 +62,9 @@ class DistributedSplitter(HistogramSplitter):
         self._splits = []
         self._left_counts = {}
 
+    #: Its histograms are the workers' sums on the host.
+    reserves_histograms = False
+
     # ---- node statistics -----------------------------------------------------
     def build_histograms(self, tree, begins, ends):
         """The nodes' histograms (n_nodes, n_features, n_bins, 3) int64: the sum of every

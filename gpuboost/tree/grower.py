@@ -449,6 +449,11 @@ class TreeGrower:
         #: Scan from rows only when every pair of a level qualifies (a backend whose two
         #: scans of a mixed level would each cost a host synchronization: CUDA).
         self.row_scan_whole_levels = bool(getattr(splitter, "row_scan_whole_levels", False))
+        #: Tell the builds how many pairs the next level may build (depthwise, a
+        #: splitter that prepares that level's batch ahead: ``next_pairs``).
+        self.reserve_histograms = policy.grow_policy == "depthwise" and bool(
+            getattr(splitter, "reserves_histograms", False)
+        )
         self._unsplit = []
         #: Nodes whose speculative expansion was taken back (:meth:`_undo`), their rows
         #: left partitioned.
@@ -513,6 +518,27 @@ class TreeGrower:
             self._batch_users[batch] -= int(users[batch])
             if self._batch_users[batch] == 0:
                 self._batches[batch] = self._batch_nodes[batch] = None
+
+    def _next_level(self, ids=None, root_rows=0):
+        """The ``next_pairs`` keyword of a depthwise build whose batch holds the nodes
+        ``ids`` (None: the root of ``root_rows`` rows, not yet in the node table), where
+        the splitter takes it: the pairs the next level may build, at most one per node
+        that may split with splittable children (depth), none where that level is sure
+        to be scanned from its rows."""
+        if not self.reserve_histograms:
+            return {}
+        max_depth = self.policy.max_depth
+        if ids is None:
+            children_split = not max_depth or max_depth > 1
+            return {"next_pairs": int(children_split and root_rows > self.row_scan_max_rows)}
+        nodes = self.nodes
+        candidates = ids[self._can_split(ids)]
+        if max_depth:
+            candidates = candidates[nodes.depth[candidates] + 1 < max_depth]
+        small = nodes.count[candidates] <= self.row_scan_max_rows
+        if self.row_scan_whole_levels and not small.all():
+            small[:] = False  # as _expand: a mixed level is scanned from histograms
+        return {"next_pairs": int((~small).sum())}
 
     def _histograms_of(self, ids):
         """``(batch array, rows)`` holding the histograms of ``ids``: their own batch when
@@ -658,10 +684,16 @@ class TreeGrower:
             larger = np.where(left_is_smaller, rights[pairs], lefts[pairs])
             with self.timer.phase("histogram"):
                 parent_batch, parent_rows = self._histograms_of(parents[pairs])
+                batch = np.concatenate([smaller, larger])
                 level = self.splitter.build_children_histograms(
-                    tree, nodes.begin[smaller], nodes.end[smaller], parent_batch, parent_rows
+                    tree,
+                    nodes.begin[smaller],
+                    nodes.end[smaller],
+                    parent_batch,
+                    parent_rows,
+                    **self._next_level(batch),
                 )
-            self._keep_batch(level, np.concatenate([smaller, larger]))
+            self._keep_batch(level, batch)
         with_histogram = nodes.histogram_batch[children] != NO_HISTOGRAM
         evaluated = splittable & (with_histogram | from_rows)
         self._find_splits(children[evaluated], from_rows[evaluated])
@@ -675,7 +707,9 @@ class TreeGrower:
         n_samples = int(self.sample_indices.shape[0])
         begins, ends = np.array([0], dtype=np.int64), np.array([n_samples], dtype=np.int64)
         with self.timer.phase("histogram"):
-            root_histogram = self.splitter.build_histograms(tree, begins, ends)
+            root_histogram = self.splitter.build_histograms(
+                tree, begins, ends, **self._next_level(root_rows=n_samples)
+            )
         with self.timer.phase("split"):
             mask = self.feature_sampler.mask([0])  # the root: no interaction constraint yet
             extra = (np.array([UNBOUNDED]),) if len(self.monotone) else ()

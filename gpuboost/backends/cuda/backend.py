@@ -71,7 +71,7 @@ from ..categorical import (
 )
 from .binning import bin_device_features, bin_features
 from .gradients import gradients as objective_gradients
-from .histogram import build_children_histograms, build_histograms
+from .histogram import ZeroedBatches, build_children_histograms, build_histograms
 from .launch import EMULATED, array_module, default_launcher
 from .leaf import add_leaf_values, add_split_leaf_values, segment_weighted_quantile
 from .memory import device_call, device_memory_info, out_of_memory_error
@@ -127,6 +127,8 @@ class CudaBackend(Backend):
         self._partition_status = TileStatus()
         #: The split scan's arrival counters and per-feature bests (.split_scan).
         self._split_scratch = SplitScanScratch()
+        #: The next depthwise level's children batch, its built half zeroed (.histogram).
+        self._zeroed_batches = ZeroedBatches()
         #: Per thread (a backend serves every training on its device, in any thread):
         #: ``maxima``, the block maxima of the thread's last gradients() call's
         #: one-output columns, or None.
@@ -317,10 +319,23 @@ class CudaBackend(Backend):
     def row_sample(self, n_rows, seed, stream, fraction):
         return super().row_sample(n_rows, seed, stream, fraction)
 
+    #: The next level's batch is reserved and zeroed ahead (``next_pairs`` of the build
+    #: calls; :class:`.histogram.ZeroedBatches`): one zeroing per tree, not per level.
+    reserves_histograms = True
+
     @device_call("building histograms")
     def build_histograms(
-        self, data, quantized_gradients, quantized_hessians, sample_indices, begins, ends
+        self,
+        data,
+        quantized_gradients,
+        quantized_hessians,
+        sample_indices,
+        begins,
+        ends,
+        next_pairs=0,
     ):
+        """As ``Backend.build_histograms``; ``next_pairs`` > 0 reserves the next level's
+        batch, its built half zeroed with these histograms (:func:`.histogram.build_histograms`)."""
         return build_histograms(
             self.xp,
             self.launcher,
@@ -331,6 +346,8 @@ class CudaBackend(Backend):
             begins,
             ends,
             data.n_bins,
+            next_pairs=next_pairs,
+            zeroed_batches=self._zeroed_batches,
         )
 
     @device_call("building histograms")
@@ -344,10 +361,14 @@ class CudaBackend(Backend):
         ends,
         parents,
         parent_rows,
+        next_pairs=0,
     ):
         """As ``Backend.build_children_histograms``, in one allocation: the built
         children and their siblings (``parents[parent_rows] - built``, read by row) are
-        written straight into the batch (:func:`.histogram.build_children_histograms`)."""
+        written straight into the batch (:func:`.histogram.build_children_histograms`),
+        taken from the reservation of the level before when there is one; ``next_pairs``
+        > 0 reserves the next level's, its built half zeroed by this level's
+        subtraction."""
         return build_children_histograms(
             self.xp,
             self.launcher,
@@ -360,6 +381,8 @@ class CudaBackend(Backend):
             data.n_bins,
             parents,
             parent_rows,
+            next_pairs=next_pairs,
+            zeroed_batches=self._zeroed_batches,
         )
 
     @device_call("subtracting histograms")

@@ -16,11 +16,19 @@ Strategy (details in ``cuda/histogram.cu``):
   opt-in shared-memory limit (one group for 28 features x 256 bins on sm_80);
 * when not even one feature's bins fit, a global-memory-atomics kernel is used;
 * the siblings of built children (:func:`build_children_histograms`) are
-  ``parent - built``, written by one kernel into the same batch.
+  ``parent - built``, written by one kernel into the same batch;
+* the built half of a batch must be zero before the build adds into it. Depthwise, the
+  grower says how many pairs the next level may build (``next_pairs``, an upper bound):
+  the subtraction kernel of this level (the root's zeroing, for the first level) then
+  also zeroes the built half of the next level's batch, which :class:`ZeroedBatches`
+  keeps until that level takes it. One zeroing operation per tree instead of one per
+  level, the same bytes where the bound is met (it is the nodes that may split).
 
 Only per-node bounds and the block prefix (a few integers per node) cross from
 host to device; the result stays on the device.
 """
+
+import threading
 
 import numpy as np
 
@@ -38,6 +46,7 @@ from .launch import EMULATED, MAX_GRID_X, ceil_div, require_array
 __all__ = [
     "build_histograms",
     "build_children_histograms",
+    "ZeroedBatches",
     "HistogramPlan",
     "plan_histograms",
     "device_limits",
@@ -86,7 +95,47 @@ SUBTRACT_BLOCK_THREADS = 256
 #: 28 features x 256 bins x 3 = 21,504 words per node, 11 blocks per pair.
 SUBTRACT_WORDS_PER_THREAD = 8
 
+#: Largest next-level batch reserved ahead (bytes); a larger one is zeroed when built.
+MAX_RESERVED_BYTES = 256 * 1024 * 1024
+
 _DEVICE_LIMITS = {}
+
+
+class ZeroedBatches:
+    """A children batch whose built half an earlier launch zeroed, kept until the next
+    level takes it: per host thread (the launches of one thread are in stream order),
+    one at a time. Nothing else refers to it, so its built half is zero whoever takes it
+    (a later tree's levels, or nobody: the next reservation replaces it)."""
+
+    def __init__(self):
+        self._local = threading.local()
+
+    def put(self, batch, zeroed_pairs):
+        """Keep ``batch`` (xp int64 (rows, n_features, n_bins, 3)), whose rows
+        ``0 .. zeroed_pairs - 1`` are zero (or will be, by a launch already issued)."""
+        self._local.pending = (batch, int(zeroed_pairs))
+
+    def take(self, n_pairs, n_features, n_bins):
+        """The kept batch's first ``2 * n_pairs`` rows when its shape fits and at least
+        ``n_pairs`` rows are zero (then it is no longer kept), else None."""
+        pending = getattr(self._local, "pending", None)
+        self._local.pending = None
+        if pending is None:
+            return None
+        batch, zeroed_pairs = pending
+        fits = tuple(batch.shape[1:]) == (n_features, n_bins, HIST_FIELDS)
+        if not fits or zeroed_pairs < n_pairs or batch.shape[0] < 2 * n_pairs:
+            return None
+        return batch[: 2 * n_pairs]
+
+
+def _reserved_pairs(next_pairs, node_words, reserved_rows_before=0):
+    """``next_pairs`` (int), or 0 when the next batch would exceed MAX_RESERVED_BYTES."""
+    next_pairs = max(int(next_pairs), 0)
+    table_bytes = node_words * np.dtype(HIST_DTYPE).itemsize
+    if (reserved_rows_before + 2 * next_pairs) * table_bytes > MAX_RESERVED_BYTES:
+        return 0
+    return next_pairs
 
 
 def shared_feature_stride(n_bins):
@@ -238,6 +287,8 @@ def build_histograms(
     rows_per_block=None,
     block_threads=MAX_BLOCK_THREADS,
     force_global=False,
+    next_pairs=0,
+    zeroed_batches=None,
 ):
     """Histograms of a batch of nodes, on the device, in one kernel launch.
 
@@ -268,6 +319,11 @@ def build_histograms(
         Threads per block, 1 .. :data:`MAX_BLOCK_THREADS`.
     force_global : bool
         Use the global-memory kernel.
+    next_pairs : int
+        Pairs the next level (:func:`build_children_histograms`) may build at most: with
+        ``zeroed_batches``, its batch is allocated here and its built half zeroed by the
+        same operation as these histograms, then kept in ``zeroed_batches``.
+    zeroed_batches : ZeroedBatches, optional
 
     Returns
     -------
@@ -277,9 +333,20 @@ def build_histograms(
     """
     check_row_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices)
     begins, ends = checked_segments(begins, ends, sample_indices.shape[0])
-    histograms = xp.zeros(
-        (len(begins), int(X_binned.shape[1]), int(n_bins), HIST_FIELDS), dtype=HIST_DTYPE
+    n_nodes, n_features, n_bins = len(begins), int(X_binned.shape[1]), int(n_bins)
+    shape = (n_features, n_bins, HIST_FIELDS)
+    node_words = n_features * n_bins * HIST_FIELDS
+    next_pairs = (
+        _reserved_pairs(next_pairs, node_words, n_nodes) if zeroed_batches is not None else 0
     )
+    if next_pairs:
+        # One allocation [these nodes | next built half | next siblings], one zeroing.
+        block = xp.empty((n_nodes + 2 * next_pairs, *shape), dtype=HIST_DTYPE)
+        block[: n_nodes + next_pairs] = 0
+        histograms = block[:n_nodes]
+        zeroed_batches.put(block[n_nodes:], next_pairs)
+    else:
+        histograms = xp.zeros((n_nodes, *shape), dtype=HIST_DTYPE)
     _launch_build(
         xp,
         launcher,
@@ -310,6 +377,9 @@ def build_children_histograms(
     n_bins,
     parents,
     parent_rows,
+    *,
+    next_pairs=0,
+    zeroed_batches=None,
     **options,
 ):
     """Histograms of sibling pairs as one batch: the smaller children built, their
@@ -318,10 +388,12 @@ def build_children_histograms(
     Equal to stacking :func:`build_histograms` of the segments and
     ``parents[parent_rows] - built`` (``Backend.build_children_histograms``), without
     the gathered copy of the parents, the difference array and the concatenation: the
-    batch is allocated once, its first half zeroed and filled by the build kernel, its
-    second half written by one ``histogram_subtract_siblings`` launch that reads each
-    parent by row. One host-to-device copy carries the build's node table and
-    ``parent_rows``.
+    batch is allocated once (or taken from ``zeroed_batches``, its first half already
+    zero), its first half zeroed and filled by the build kernel, its second half written
+    by one ``histogram_subtract_siblings`` launch that reads each parent by row; that
+    launch also zeroes the built half of the next level's batch when ``next_pairs`` is
+    given (kept in ``zeroed_batches``). One host-to-device copy carries the build's node
+    table and ``parent_rows``.
 
     Parameters
     ----------
@@ -333,6 +405,11 @@ def build_children_histograms(
         A batch holding the parents' histograms.
     parent_rows : sequence of int, length n_pairs (host)
         Row of ``parents`` holding the parent of pair ``i``.
+    next_pairs : int
+        Pairs the next level may build at most (0: unknown or none).
+    zeroed_batches : ZeroedBatches, optional
+        Where this batch may come from and the next level's goes (none: this batch's
+        built half is zeroed by an operation, and nothing is reserved).
     **options
         ``shared_memory_limit``, ``rows_per_block``, ``block_threads``,
         ``force_global`` of :func:`build_histograms`.
@@ -358,11 +435,20 @@ def build_children_histograms(
         raise ValueError(f"{len(rows)} parent rows for {n_pairs} pairs")
     if n_pairs and not (0 <= rows.min() and rows.max() < parents.shape[0]):
         raise ValueError(f"parent_rows must lie in [0, {parents.shape[0]})")
-    histograms = xp.empty((2 * n_pairs, n_features, n_bins, HIST_FIELDS), dtype=HIST_DTYPE)
+    shape = (n_features, n_bins, HIST_FIELDS)
     node_words = n_features * n_bins * HIST_FIELDS
     if n_pairs == 0 or node_words == 0:
-        return histograms
-    histograms[:n_pairs] = 0  # the build adds into the first half; the second is written
+        return xp.empty((2 * n_pairs, *shape), dtype=HIST_DTYPE)
+    histograms = None
+    if zeroed_batches is not None:
+        histograms = zeroed_batches.take(n_pairs, n_features, n_bins)
+    if histograms is None:
+        histograms = xp.empty((2 * n_pairs, *shape), dtype=HIST_DTYPE)
+        histograms[:n_pairs] = 0  # the build adds into the first half; the second is written
+    next_pairs = _reserved_pairs(next_pairs, node_words) if zeroed_batches is not None else 0
+    # The next level's batch; a one-word placeholder (never written) without one.
+    next_batch = xp.empty((2 * next_pairs, *shape) if next_pairs else 1, dtype=HIST_DTYPE)
+    next_words = next_pairs * node_words
     device_rows = _launch_build(
         xp,
         launcher,
@@ -376,11 +462,12 @@ def build_children_histograms(
         trailing=rows,
         **options,
     )
-    blocks_per_pair = ceil_div(node_words, SUBTRACT_BLOCK_THREADS * SUBTRACT_WORDS_PER_THREAD)
+    block_words = SUBTRACT_BLOCK_THREADS * SUBTRACT_WORDS_PER_THREAD
+    blocks_per_pair = ceil_div(node_words, block_words)
     launcher(
         KERNEL_FILE,
         SUBTRACT_KERNEL,
-        n_pairs * blocks_per_pair,
+        n_pairs * blocks_per_pair + ceil_div(next_words, block_words),
         SUBTRACT_BLOCK_THREADS,
         (
             parents,
@@ -388,9 +475,13 @@ def build_children_histograms(
             np.int32(n_pairs),
             np.int64(node_words),
             np.int64(blocks_per_pair),
+            np.int64(next_words),
             histograms,
+            next_batch,
         ),
     )
+    if next_pairs:
+        zeroed_batches.put(next_batch, next_pairs)
     return histograms
 
 

@@ -253,6 +253,9 @@ class GiniSplitter(HistogramSplitter):
     docstring). Reads ``TreeInput.class_columns`` and ``TreeInput.quantiser``
     (one scale, the weights', for every column)."""
 
+    #: Its builds are several backend builds (class columns) and a generic subtraction.
+    reserves_histograms = False
+
     # ---- node statistics -----------------------------------------------------
     def row_scan_max_rows(self):
         """0: the histograms hold class sums, not the scan's gradient sums."""

@@ -148,16 +148,30 @@ class HistogramSplitter(GradientRecords):
         """The DeviceData the split scan reads (histogram width, missing bin, value bins)."""
         return self.data
 
-    def build_histograms(self, tree, begins, ends):
-        """Histograms (n_nodes, n_features, n_bins, 3) int64 of the nodes (one batch)."""
+    @property
+    def reserves_histograms(self):
+        """Whether the build methods take ``next_pairs`` (the backend's
+        ``reserves_histograms``)."""
+        return bool(getattr(self.backend, "reserves_histograms", False))
+
+    def build_histograms(self, tree, begins, ends, **next_level):
+        """Histograms (n_nodes, n_features, n_bins, 3) int64 of the nodes (one batch).
+        ``next_level``: ``next_pairs=`` where :attr:`reserves_histograms`."""
         return self.backend.build_histograms(
-            self._histogram_data, tree.gradients, tree.hessians, tree.sample_indices, begins, ends
+            self._histogram_data,
+            tree.gradients,
+            tree.hessians,
+            tree.sample_indices,
+            begins,
+            ends,
+            **next_level,
         )
 
-    def build_children_histograms(self, tree, begins, ends, parents, parent_rows):
+    def build_children_histograms(self, tree, begins, ends, parents, parent_rows, **next_level):
         """The batch [the nodes..., their siblings...] (2 * n, n_features, n_bins, 3):
         the nodes' histograms built, sibling ``i``'s as ``parents[parent_rows[i]]``
-        minus node ``i``'s (exact), in one backend call."""
+        minus node ``i``'s (exact), in one backend call. ``next_level``:
+        ``next_pairs=`` where :attr:`reserves_histograms`."""
         return self.backend.build_children_histograms(
             self._histogram_data,
             tree.gradients,
@@ -167,6 +181,7 @@ class HistogramSplitter(GradientRecords):
             ends,
             parents,
             parent_rows,
+            **next_level,
         )
 
     def subtract_histograms(self, parent, child):

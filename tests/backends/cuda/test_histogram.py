@@ -21,13 +21,16 @@ from gpuboost.backends.cuda.histogram import (
     MAX_BLOCK_THREADS,
     MAX_ROWS_PER_PASS,
     SHARED_BYTES_PER_CELL,
+    ZeroedBatches,
     build_histograms,
     plan_histograms,
     shared_feature_stride,
 )
 from gpuboost.backends.cuda.launch import EMULATED, KernelLauncher
 from gpuboost.backends.cuda.sources import cuda_source_dir
+from gpuboost.backends.emulation.device_array import count_operations
 from gpuboost.backends.emulation.device_array import namespace as xp
+from gpuboost.backends.emulation.sanitizer import SANITIZE_ENV_VAR
 from gpuboost.backends.numpy.histogram import build_histograms as numpy_build_histograms
 from gpuboost.backends.numpy.histogram import build_histograms_naive
 from gpuboost.core.dtypes import GRAD_QUANT_MAX, HIST_COUNT, HIST_DTYPE, HIST_GRAD, HIST_HESS
@@ -419,3 +422,65 @@ def test_children_histograms_without_pairs_or_rows_and_bad_parents():
         build(xp, launcher, *device_arrays, [0], [5], 8, xp.asarray(parents), [2])
     with pytest.raises(ValueError, match="parents must have shape"):
         build(xp, launcher, *device_arrays, [0], [5], 16, xp.asarray(parents), [0])
+
+
+def test_levels_take_the_batch_zeroed_by_the_level_before(monkeypatch):
+    """Depthwise levels with ``next_pairs``: the root's zeroing also zeroes the first
+    level's built half, and each subtraction launch the next level's, so the levels
+    issue no array operation; every batch equals the reference histograms of its
+    segments. A level needing more pairs than reserved, or none reserved, zeroes its
+    own. Under initcheck ``xp.empty`` memory is poisoned: a built half left unzeroed
+    would be reported (and sum wrong)."""
+    monkeypatch.setenv(SANITIZE_ENV_VAR, "initcheck")
+    rng = np.random.default_rng(90)
+    n_rows, n_features, max_bin = 300, 4, 15
+    n_bins = max_bin + 1
+    X_binned, gradients, hessians = _problem(rng, n_rows, n_features, max_bin)
+    sample_indices = rng.permutation(n_rows).astype(np.int32)
+    device_arrays = [xp.asarray(a) for a in (X_binned, gradients, hessians, sample_indices)]
+    launcher = KernelLauncher(EMULATED, check_launches=True)
+    zeroed = ZeroedBatches()
+
+    def expected(segments):
+        begins, ends = np.array(segments, dtype=np.int64).T
+        return _reference(X_binned, gradients, hessians, sample_indices, begins, ends, n_bins)
+
+    with count_operations() as counts:
+        batch = build_histograms(
+            xp,
+            launcher,
+            *device_arrays,
+            [0],
+            [n_rows],
+            n_bins,
+            next_pairs=1,
+            zeroed_batches=zeroed,
+        )
+    assert counts["array_op"] == 1 and counts["kernel"] == 1
+    _assert_histograms_equal(xp.asnumpy(batch), expected([(0, n_rows)]))
+    # (built segments, parent rows, next_pairs, the batch's segments, zeroing operations)
+    levels = [
+        ([(0, 120)], [0], 2, [(0, 120), (120, 300)], 0),
+        ([(0, 50), (200, 300)], [0, 1], 3, [(0, 50), (200, 300), (50, 120), (120, 200)], 0),
+        ([(50, 60)], [2], 0, [(50, 60), (60, 120)], 0),  # fewer pairs than reserved
+        ([(60, 70)], [1], 1, [(60, 70), (70, 120)], 1),  # nothing reserved
+        ([(70, 80), (60, 61)], [1, 0], 0, [(70, 80), (60, 61), (80, 120), (61, 70)], 1),  # too few
+    ]
+    for built, parent_rows, next_pairs, segments, zeroings in levels:
+        begins, ends = np.array(built, dtype=np.int64).T
+        with count_operations() as counts:
+            batch = cuda_histogram.build_children_histograms(
+                xp,
+                launcher,
+                *device_arrays,
+                begins,
+                ends,
+                n_bins,
+                batch,
+                parent_rows,
+                next_pairs=next_pairs,
+                zeroed_batches=zeroed,
+            )
+        assert counts["array_op"] == zeroings and counts["kernel"] == 2, segments
+        _assert_histograms_equal(xp.asnumpy(batch), expected(segments))
+        assert expected(built)[..., HIST_COUNT].sum() > 0  # not vacuous
