@@ -63,9 +63,14 @@ add_leaf_values(
 // raw[row, output] without moving the row. grid = one block per tile; a thread
 // handles positions tile_begin + item * blockDim.x + threadIdx.x (coalesced
 // sample_indices; the bin and the margin are gathers). Each row appears at most
-// once in the segments, so no two threads touch the same margin.
+// once in the segments, so no two threads touch the same margin. A segment whose
+// split feature is negative is a leaf's own (partitioned) segment: every row gets
+// left_values[s] and no bin is read, as add_leaf_values does, so one launch (and
+// one table copy) updates the margins of a whole tree (backends/cuda/leaf.py:
+// add_tree_leaf_values).
 //   binned_columns (n_features, n_rows) uint8, C order: the bins column by column,
 //                  as partition.cu reads them
+//   split_features (n_segments,) int64: the split's feature, or -1: a leaf
 //   left_values, right_values (n_segments,) float64
 //   raw            (n_rows, n_outputs) float64, C order, updated in place
 extern "C" __global__ void __launch_bounds__(kLeafThreadsPerBlock)
@@ -81,7 +86,9 @@ add_split_leaf_values(
   const int64_t tile_begin =
       segment_begins[segment] + (tile - first_tile[segment]) * kLeafTileRows;
   const int64_t segment_end = segment_ends[segment];
-  const uint8_t* column = binned_columns + split_features[segment] * n_rows;
+  const int64_t feature = split_features[segment];
+  const bool routed = feature >= 0;  // the same for the whole block
+  const uint8_t* column = binned_columns + (routed ? feature : 0) * n_rows;
   const int32_t threshold_bin = static_cast<int32_t>(split_threshold_bins[segment]);
   const bool missing_goes_left = split_default_left[segment] != 0;
   const double left_value = left_values[segment];
@@ -91,8 +98,11 @@ add_split_leaf_values(
         tile_begin + static_cast<int64_t>(item) * kLeafThreadsPerBlock + threadIdx.x;
     if (position < segment_end) {
       const int64_t row = sample_indices[position];
-      const int32_t bin = column[row];
-      const bool left = bin <= threshold_bin || (bin == missing_bin && missing_goes_left);
+      bool left = true;
+      if (routed) {
+        const int32_t bin = column[row];
+        left = bin <= threshold_bin || (bin == missing_bin && missing_goes_left);
+      }
       raw[row * n_outputs + output] += left ? left_value : right_value;
     }
   }

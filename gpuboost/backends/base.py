@@ -402,6 +402,48 @@ class Backend:
             np.concatenate([np.asarray(left_values), np.asarray(right_values)]),
         )
 
+    def add_tree_leaf_values(
+        self,
+        data: DeviceData | None,
+        raw: ArrayLike,
+        output: int,
+        sample_indices: ArrayLike,
+        leaf_begins: Sequence[int],
+        leaf_ends: Sequence[int],
+        leaf_values: Sequence[float],
+        begins: Sequence[int],
+        ends: Sequence[int],
+        n_left: Sequence[int],
+        features: Sequence[int],
+        threshold_bins: Sequence[int],
+        default_left: Sequence[bool],
+        left_values: Sequence[float],
+        right_values: Sequence[float],
+    ) -> None:
+        """The margin update of a grown tree: :meth:`add_leaf_values` over the leaves'
+        segments, then :meth:`add_split_leaf_values` over the unpartitioned splits
+        (``begins`` ... ``right_values``; none: empty, and ``data`` may be None).
+
+        This definition makes the two calls; a backend may do both in one pass (the
+        same margins: the segments are disjoint, one addition per row either way).
+        """
+        self.add_leaf_values(raw, output, sample_indices, leaf_begins, leaf_ends, leaf_values)
+        if len(begins):
+            self.add_split_leaf_values(
+                data,
+                raw,
+                output,
+                sample_indices,
+                begins,
+                ends,
+                n_left,
+                features,
+                threshold_bins,
+                default_left,
+                left_values,
+                right_values,
+            )
+
     def segment_weighted_quantile(
         self,
         values: ArrayLike,

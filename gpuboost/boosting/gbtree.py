@@ -411,31 +411,27 @@ class GBTreeLearner:
                     tree.value[leaves] = params["learning_rate"] * refit
         with timer.phase("predict_update"):
             if grown.sample_indices.shape[0] == self.dtrain.n_rows:  # every row is in a leaf
-                backend.add_leaf_values(
+                # The leaves' segments, and the unpartitioned splits whose rows are
+                # routed by the split (GrownTree.unsplit), in one backend call.
+                unsplit = grown.unsplit
+                parents = unsplit["parents"]
+                backend.add_tree_leaf_values(
+                    splitter.partition_data if len(parents) else None,
                     self.margins,
                     output,
                     grown.sample_indices,
                     grown.leaf_begins,
                     grown.leaf_ends,
                     tree.value[grown.leaf_nodes],
+                    unsplit["begins"],
+                    unsplit["ends"],
+                    unsplit["n_left"],
+                    unsplit["features"],
+                    unsplit["bins"],
+                    unsplit["default_left"],
+                    tree.value[tree.left_child[parents]],
+                    tree.value[tree.right_child[parents]],
                 )
-                unsplit = grown.unsplit
-                if len(unsplit["parents"]):  # their rows routed by the split (GrownTree)
-                    parents = unsplit["parents"]
-                    backend.add_split_leaf_values(
-                        splitter.partition_data,
-                        self.margins,
-                        output,
-                        grown.sample_indices,
-                        unsplit["begins"],
-                        unsplit["ends"],
-                        unsplit["n_left"],
-                        unsplit["features"],
-                        unsplit["bins"],
-                        unsplit["default_left"],
-                        tree.value[tree.left_child[parents]],
-                        tree.value[tree.right_child[parents]],
-                    )
             else:
                 self.margins[:, output] += splitter.predict_training_rows(tree)
             for eval_set in self.eval_sets:

@@ -32,6 +32,7 @@ NumPy backend's modules and the kernel files:
 ``partition``                          :mod:`.partition` (``cuda/partition.cu``)
 ``add_leaf_values``,                   :mod:`.leaf` (``cuda/leaf.cu``)
 ``add_split_leaf_values``,
+``add_tree_leaf_values``,
 ``segment_weighted_quantile``
 ``segment_sums``                       :mod:`.segment_reduce` (``cuda/segment_reduce.cu``)
 ``predict_*``                          :mod:`.predict` (``cuda/predict.cu``)
@@ -73,7 +74,12 @@ from .binning import bin_device_features, bin_features
 from .gradients import gradients as objective_gradients
 from .histogram import ZeroedBatches, build_children_histograms, build_histograms
 from .launch import EMULATED, array_module, default_launcher
-from .leaf import add_leaf_values, add_split_leaf_values, segment_weighted_quantile
+from .leaf import (
+    add_leaf_values,
+    add_split_leaf_values,
+    add_tree_leaf_values,
+    segment_weighted_quantile,
+)
 from .memory import device_call, device_memory_info, out_of_memory_error
 from .partition import TileStatus, binned_columns, partition_rows
 from .predict import (
@@ -527,6 +533,51 @@ class CudaBackend(Backend):
             binned_columns(self.xp, data),
             data.missing_bin,
             sample_indices,
+            begins,
+            ends,
+            features,
+            threshold_bins,
+            default_left,
+            left_values,
+            right_values,
+        )
+
+    @device_call("adding leaf values to the margins")
+    def add_tree_leaf_values(
+        self,
+        data,
+        raw,
+        output,
+        sample_indices,
+        leaf_begins,
+        leaf_ends,
+        leaf_values,
+        begins,
+        ends,
+        n_left,
+        features,
+        threshold_bins,
+        default_left,
+        left_values,
+        right_values,
+    ):
+        """The leaves and the unpartitioned splits in one launch and one table copy
+        (:func:`.leaf.add_tree_leaf_values`); without unpartitioned splits,
+        :meth:`add_leaf_values` (no column-major copy of the bins needed)."""
+        if not len(begins):
+            self.add_leaf_values(raw, output, sample_indices, leaf_begins, leaf_ends, leaf_values)
+            return
+        add_tree_leaf_values(
+            self.xp,
+            self.launcher,
+            raw,
+            output,
+            binned_columns(self.xp, data),
+            data.missing_bin,
+            sample_indices,
+            leaf_begins,
+            leaf_ends,
+            leaf_values,
             begins,
             ends,
             features,

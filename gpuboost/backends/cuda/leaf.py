@@ -24,6 +24,7 @@ from .launch import ceil_div, require_array, segment_table, segment_tiles
 __all__ = [
     "add_leaf_values",
     "add_split_leaf_values",
+    "add_tree_leaf_values",
     "segment_weighted_quantile",
     "LEAF_THREADS_PER_BLOCK",
     "LEAF_ITEMS_PER_THREAD",
@@ -47,6 +48,9 @@ LEAF_ITEMS_PER_THREAD = 8
 LEAF_TILE_ROWS = LEAF_THREADS_PER_BLOCK * LEAF_ITEMS_PER_THREAD
 #: Threads (one per leaf) per block of ``select_segment_quantiles`` (any block size).
 QUANTILE_THREADS_PER_BLOCK = 128
+#: Split feature of a leaf's own segment in ``add_split_leaf_values``' table: its rows
+#: all get the segment's left value, no bin is read (leaf.cu).
+LEAF_SEGMENT = -1
 
 
 def add_leaf_values(xp, launcher, raw, output, sample_indices, begins, ends, values):
@@ -139,6 +143,112 @@ def add_split_leaf_values(
     left_values, right_values : sequence of float, shape (n_segments,) (host)
         The values of each split's left and right leaf.
     """
+    _add_routed_values(
+        xp,
+        launcher,
+        raw,
+        output,
+        X_binned_columns,
+        missing_bin,
+        sample_indices,
+        begins,
+        ends,
+        features,
+        threshold_bins,
+        default_left,
+        left_values,
+        right_values,
+        lowest_feature=0,
+    )
+
+
+def add_tree_leaf_values(
+    xp,
+    launcher,
+    raw,
+    output,
+    X_binned_columns,
+    missing_bin,
+    sample_indices,
+    leaf_begins,
+    leaf_ends,
+    leaf_values,
+    begins,
+    ends,
+    features,
+    threshold_bins,
+    default_left,
+    left_values,
+    right_values,
+):
+    """:func:`add_leaf_values` over the leaves' segments and :func:`add_split_leaf_values`
+    over the unpartitioned splits' segments, in one launch with one table copy: the
+    leaves' segments are rows of the splits' table whose feature is
+    :data:`LEAF_SEGMENT` (every row gets the leaf's value, no bin read). The same
+    margins: one addition per row either way.
+
+    Parameters
+    ----------
+    xp, launcher, output, X_binned_columns, missing_bin, sample_indices
+        As for :func:`add_split_leaf_values`.
+    raw : xp array of shape (n_rows, n_outputs), float64, C order  # IN, OUT
+    leaf_begins, leaf_ends : sequence of int, shape (n_leaves,) (host)
+        The leaves' segments.
+    leaf_values : sequence of float, shape (n_leaves,) (host)
+    begins, ends, features, threshold_bins, default_left, left_values, right_values
+        The unpartitioned splits, as for :func:`add_split_leaf_values` (disjoint from
+        the leaves' segments).
+    """
+    leaf_values = np.ascontiguousarray(leaf_values, dtype=np.float64).reshape(-1)
+    leaf_begins = np.asarray(leaf_begins, dtype=np.int64).reshape(-1)
+    leaf_ends = np.asarray(leaf_ends, dtype=np.int64).reshape(-1)
+    if not len(leaf_begins) == len(leaf_ends) == len(leaf_values):
+        raise ValueError("values needs one entry per segment.")
+    features = np.asarray(features, dtype=np.int64).reshape(-1)
+    if np.any(features < 0):
+        raise ValueError("Split features must not be negative.")
+    n_leaves = len(leaf_values)
+    no_split = np.zeros(n_leaves, dtype=np.int64)
+    _add_routed_values(
+        xp,
+        launcher,
+        raw,
+        output,
+        X_binned_columns,
+        missing_bin,
+        sample_indices,
+        np.concatenate([leaf_begins, np.asarray(begins, dtype=np.int64).reshape(-1)]),
+        np.concatenate([leaf_ends, np.asarray(ends, dtype=np.int64).reshape(-1)]),
+        np.concatenate([np.full(n_leaves, LEAF_SEGMENT, dtype=np.int64), features]),
+        np.concatenate([no_split, np.asarray(threshold_bins, dtype=np.int64).reshape(-1)]),
+        np.concatenate([no_split.astype(bool), np.asarray(default_left, dtype=bool).reshape(-1)]),
+        np.concatenate([leaf_values, np.asarray(left_values, dtype=np.float64).reshape(-1)]),
+        np.concatenate([leaf_values, np.asarray(right_values, dtype=np.float64).reshape(-1)]),
+        lowest_feature=LEAF_SEGMENT,
+    )
+
+
+def _add_routed_values(
+    xp,
+    launcher,
+    raw,
+    output,
+    X_binned_columns,
+    missing_bin,
+    sample_indices,
+    begins,
+    ends,
+    features,
+    threshold_bins,
+    default_left,
+    left_values,
+    right_values,
+    *,
+    lowest_feature,
+):
+    """Check the arguments of :func:`add_split_leaf_values` (features from
+    ``lowest_feature``: :data:`LEAF_SEGMENT` admits leaves' segments), copy the segment
+    table to the device and launch ``add_split_leaf_values``."""
     require_array(xp, raw, Y_DTYPE, "raw", ndim=2)
     require_array(xp, X_binned_columns, X_BINNED_DTYPE, "X_binned_columns", ndim=2)
     require_array(xp, sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
@@ -162,8 +272,8 @@ def add_split_leaf_values(
             "features, threshold_bins, default_left, left_values and right_values need one "
             "entry per segment."
         )
-    if np.any(features < 0) or np.any(features >= n_features):
-        raise ValueError(f"Split features must be in [0, {n_features}).")
+    if np.any(features < lowest_feature) or np.any(features >= n_features):
+        raise ValueError(f"Split features must be in [{lowest_feature}, {n_features}).")
     n_outputs = raw.shape[1]
     if not 0 <= int(output) < n_outputs:
         raise ValueError(f"output must be in [0, {n_outputs}), got {output!r}.")

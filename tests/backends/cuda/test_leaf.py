@@ -15,6 +15,7 @@ from gpuboost.backends.base import DeviceData
 from gpuboost.backends.cuda import leaf as cuda_leaf
 from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.cuda.sources import read_cuda_source
+from gpuboost.backends.emulation.device_array import count_operations
 from gpuboost.backends.numpy.binning import binned_layout
 from gpuboost.tree.splitters.hist import HistogramSplitter
 
@@ -87,20 +88,91 @@ def test_add_split_leaf_values_matches_partition_then_add(backend, seed):
     assert (expected != start).sum() == (ends - begins).sum()
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_add_tree_leaf_values_in_one_launch(backend, seed):
+    """Leaves' segments and unpartitioned splits' segments (disjoint) in one launch and
+    one host-to-device copy: the margins of the definition (Backend.add_tree_leaf_values:
+    add_leaf_values, then add_split_leaf_values) bit for bit; no split: add_leaf_values."""
+    rng = np.random.default_rng(10 + seed)
+    n_rows, max_bin = 2600, 9
+    X_binned, _, _ = binned_problem(rng, n_rows, 4, max_bin, missing_fraction=0.2)
+    host = DeviceData(n_rows, 4, max_bin + 1, max_bin, None, None, None, binned_layout(X_binned))
+    sample_indices = rng.permutation(n_rows)[:2500].astype(np.int32)
+    leaf_begins = np.array([600, 2450, 1490, 2101], dtype=np.int64)  # one empty
+    leaf_ends = np.array([1490, 2500, 1490, 2103], dtype=np.int64)
+    leaf_values = rng.normal(size=len(leaf_begins))
+    begins = np.array([1500, 0, 2103], dtype=np.int64)  # longer than a tile, one row
+    ends = np.array([2101, 600, 2104], dtype=np.int64)
+    features = np.array([1, 0, 3], dtype=np.int64)
+    bins = np.array([3, 5, 8], dtype=np.int64)
+    default_left = np.array([True, False, False])
+    n_left = np.array(
+        [
+            int(
+                np.sum(
+                    (X_binned[sample_indices[b:e], f] <= t)
+                    | ((X_binned[sample_indices[b:e], f] == max_bin) & d)
+                )
+            )
+            for b, e, f, t, d in zip(begins, ends, features, bins, default_left)
+        ]
+    )
+    left_values, right_values = rng.normal(size=(2, len(begins)))
+    splits = (begins, ends, n_left, features, bins, default_left, left_values, right_values)
+    no_splits = tuple(np.zeros(0, dtype=a.dtype) for a in splits)
+    start = rng.normal(size=(n_rows, 2))
+    leaves = (leaf_begins, leaf_ends, leaf_values)
+    device = DeviceData(
+        n_rows, 4, max_bin + 1, max_bin, None, None, None, {"X_binned": backend.to_device(X_binned)}
+    )
+    routed = backend.to_device(sample_indices)
+    for arguments in (splits, no_splits):
+        expected = start.copy()
+        NumpyBackend().add_tree_leaf_values(
+            host, expected, 1, sample_indices.copy(), *leaves, *arguments
+        )
+        raw = backend.to_device(start)
+        backend.add_tree_leaf_values(device, raw, 1, routed, *leaves, *arguments)  # warm
+        raw = backend.to_device(start)
+        with count_operations() as counts:
+            backend.add_tree_leaf_values(device, raw, 1, routed, *leaves, *arguments)
+        assert counts["kernel"] == 1 and counts["to_device"] == 1 and counts["array_op"] == 0
+        np.testing.assert_array_equal(bits(backend.to_host(raw)), bits(expected))
+        np.testing.assert_array_equal(backend.to_host(routed), sample_indices)
+        n_added = (leaf_ends - leaf_begins).sum() + (arguments[1] - arguments[0]).sum()
+        assert (expected != start).sum() == n_added
+    with pytest.raises(ValueError, match="must not be negative"):
+        backend.add_tree_leaf_values(
+            device,
+            raw,
+            1,
+            routed,
+            *leaves,
+            begins,
+            ends,
+            n_left,
+            -features,
+            bins,
+            default_left,
+            left_values,
+            right_values,
+        )
+
+
 def test_deferred_last_partition_gives_the_same_models(monkeypatch):
-    """Depthwise on CUDA the last splits' rows are routed by add_split_leaf_values (one
-    launch, no partition): the model bytes and evaluation log of the CPU backend, and of
-    partitioning every split on CUDA."""
+    """Depthwise on CUDA the last splits' rows are routed by add_tree_leaf_values (one
+    launch with the leaves, no partition): the model bytes and evaluation log of the CPU
+    backend, and of partitioning every split on CUDA."""
     rng = np.random.default_rng(8)
     X = messy_features(2500, seed=11)
     y = (X[:, 0] + np.nan_to_num(X[:, 1]) * X[:, 2] > 0).astype(float)
     params = {"objective": "binary:logistic", "max_depth": 4, "max_bin": 31, "verbosity": 0}
     weight = rng.uniform(0.5, 2.0, size=len(y))
     calls = []
-    routed = CudaBackend.add_split_leaf_values
+    routed = CudaBackend.add_tree_leaf_values
 
     def counting(self, *args):
-        calls.append(len(args[4]))
+        calls.append(len(args[7]))  # the unpartitioned splits' segments
         return routed(self, *args)
 
     def fit(device):
@@ -111,14 +183,14 @@ def test_deferred_last_partition_gives_the_same_models(monkeypatch):
         )
         return booster.save_raw(), log
 
-    monkeypatch.setattr(CudaBackend, "add_split_leaf_values", counting)
+    monkeypatch.setattr(CudaBackend, "add_tree_leaf_values", counting)
     deferred = fit("cuda")
     assert calls and all(n > 0 for n in calls)  # every tree routed some splits' rows
     assert deferred == fit("cpu")
     monkeypatch.setattr(HistogramSplitter, "defers_final_partition", False)
     calls.clear()
     assert fit("cuda") == deferred
-    assert not calls
+    assert calls and not any(calls)
 
 
 def _quantile_case(rng, n_rows, ties):
