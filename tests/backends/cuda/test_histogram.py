@@ -16,7 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import gpuboost
 from gpuboost.backends.cuda import histogram as cuda_histogram
+from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.cuda.histogram import (
     MAX_BLOCK_THREADS,
     MAX_ROWS_PER_PASS,
@@ -484,3 +486,41 @@ def test_levels_take_the_batch_zeroed_by_the_level_before(monkeypatch):
         assert counts["array_op"] == zeroings and counts["kernel"] == 2, segments
         _assert_histograms_equal(xp.asnumpy(batch), expected(segments))
         assert expected(built)[..., HIST_COUNT].sum() > 0  # not vacuous
+
+
+@pytest.mark.parametrize("grow_policy", ["depthwise", "lossguide"])
+def test_depthwise_trees_zero_histograms_once(monkeypatch, grow_policy):
+    """Training depthwise on CUDA: the root's build zeroes once (its histogram and the
+    first level's built half) and no level's build issues an array operation; lossguide
+    zeroes each batch (no next level to reserve for). The models equal the CPU's."""
+    rng = np.random.default_rng(91)
+    X = rng.normal(size=(3000, 5))
+    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(float)
+    params = {"objective": "binary:logistic", "max_depth": 5, "max_bin": 31, "verbosity": 0}
+    params = dict(
+        params, grow_policy=grow_policy, max_leaves=0 if grow_policy == "depthwise" else 24
+    )
+    array_ops = {"build_histograms": [], "build_children_histograms": []}
+    for name, calls in array_ops.items():
+        original = getattr(CudaBackend, name)
+
+        def counted(self, *args, _original=original, _calls=calls, **kwargs):
+            with count_operations() as counts:
+                result = _original(self, *args, **kwargs)
+            _calls.append(counts["array_op"])
+            return result
+
+        monkeypatch.setattr(CudaBackend, name, counted)
+
+    def fit(device):
+        booster = gpuboost.train(dict(params, device=device), gpuboost.Dataset(X, label=y), 3)
+        return booster.save_raw()
+
+    assert fit("cuda") == fit("cpu")
+    roots, levels = array_ops["build_histograms"], array_ops["build_children_histograms"]
+    assert len(roots) == 3 and all(n == 1 for n in roots)
+    assert len(levels) >= 3 * 3
+    if grow_policy == "depthwise":
+        assert not any(levels)
+    else:
+        assert all(n == 1 for n in levels)
