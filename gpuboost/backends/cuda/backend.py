@@ -218,7 +218,9 @@ class CudaBackend(Backend):
             self._cupy.cuda.runtime.deviceSynchronize()
 
     def release_memory(self):
-        """Return the unused blocks of CuPy's device and pinned memory pools."""
+        """Return the unused blocks of CuPy's device and pinned memory pools (after
+        dropping this thread's reserved histogram batch)."""
+        self._zeroed_batches.clear()
         if self.emulated:
             return
         with self._device_context():

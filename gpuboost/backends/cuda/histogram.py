@@ -115,6 +115,10 @@ class ZeroedBatches:
         ``0 .. zeroed_pairs - 1`` are zero (or will be, by a launch already issued)."""
         self._local.pending = (batch, int(zeroed_pairs))
 
+    def clear(self):
+        """Drop this thread's kept batch (its memory returns to the pool)."""
+        self._local.pending = None
+
     def take(self, n_pairs, n_features, n_bins):
         """The kept batch's first ``2 * n_pairs`` rows when its shape fits and at least
         ``n_pairs`` rows are zero (then it is no longer kept), else None."""

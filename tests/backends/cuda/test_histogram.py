@@ -486,6 +486,12 @@ def test_levels_take_the_batch_zeroed_by_the_level_before(monkeypatch):
         assert counts["array_op"] == zeroings and counts["kernel"] == 2, segments
         _assert_histograms_equal(xp.asnumpy(batch), expected(segments))
         assert expected(built)[..., HIST_COUNT].sum() > 0  # not vacuous
+    assert zeroed.take(1, n_features, n_bins) is None  # the last level reserved none
+    zeroed.put(batch, 1)
+    zeroed.clear()  # (CudaBackend.release_memory)
+    assert zeroed.take(1, n_features, n_bins) is None
+    zeroed.put(batch, 1)
+    assert zeroed.take(1, n_features, n_bins).shape == (2, n_features, n_bins, 3)
 
 
 @pytest.mark.parametrize("grow_policy", ["depthwise", "lossguide"])
