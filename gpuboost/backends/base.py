@@ -268,10 +268,6 @@ class Backend:
         constraints (``split_params.monotone``), unbounded when None."""
         raise NotImplementedError
 
-    #: Whether the depthwise grower should scan a level from its rows only when every
-    #: pair of it qualifies (:meth:`row_scan_max_rows`): a backend whose scan of a level
-    #: in two ways (from rows and from histograms) costs an extra host synchronization.
-    row_scan_whole_levels = False
     #: Whether ``build_histograms`` and ``build_children_histograms`` take
     #: ``next_pairs``, the most pairs the next depthwise level may build (an upper
     #: bound the grower passes), to prepare that level's batch ahead (CUDA: its built
@@ -312,6 +308,53 @@ class Backend:
         return self.find_best_splits(
             data, histograms, scale_gradients, scale_hessians, split_params, feature_mask, *extra
         )
+
+    def find_best_splits_mixed(
+        self,
+        data: DeviceData,
+        quantized_gradients: ArrayLike,
+        quantized_hessians: ArrayLike,
+        sample_indices: ArrayLike,
+        row_begins: Sequence[int],
+        row_ends: Sequence[int],
+        histograms: ArrayLike,
+        scale_gradients: float,
+        scale_hessians: float,
+        split_params: SplitParams,
+        row_feature_mask: np.ndarray | None,
+        feature_mask: np.ndarray | None,
+        row_node_bounds: np.ndarray | None = None,
+        node_bounds: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The split records of a level scanned both ways: ``(row_records, records)``.
+
+        ``row_records``: those of :meth:`find_best_splits_of_rows` of the segments
+        ``[row_begins[i], row_ends[i])`` (``row_feature_mask``, ``row_node_bounds``: its
+        ``feature_mask`` and ``node_bounds``); ``records``: those of
+        :meth:`find_best_splits` of ``histograms`` (``feature_mask``, ``node_bounds``).
+        This definition, for every backend: the two calls. A backend may launch both
+        scans and copy their records to the host at once (CUDA: one synchronization a
+        level instead of two); the records are the same bit for bit.
+        """
+        row_extra = () if row_node_bounds is None else (row_node_bounds,)
+        row_records = self.find_best_splits_of_rows(
+            data,
+            quantized_gradients,
+            quantized_hessians,
+            sample_indices,
+            row_begins,
+            row_ends,
+            scale_gradients,
+            scale_hessians,
+            split_params,
+            row_feature_mask,
+            *row_extra,
+        )
+        extra = () if node_bounds is None else (node_bounds,)
+        records = self.find_best_splits(
+            data, histograms, scale_gradients, scale_hessians, split_params, feature_mask, *extra
+        )
+        return row_records, records
 
     def partition(
         self,

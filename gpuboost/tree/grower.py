@@ -446,9 +446,6 @@ class TreeGrower:
             if policy.grow_policy == "depthwise" and hasattr(splitter, "row_scan_max_rows")
             else 0
         )
-        #: Scan from rows only when every pair of a level qualifies (a backend whose two
-        #: scans of a mixed level would each cost a host synchronization: CUDA).
-        self.row_scan_whole_levels = bool(getattr(splitter, "row_scan_whole_levels", False))
         #: Tell the builds how many pairs the next level may build (depthwise, a
         #: splitter that prepares that level's batch ahead: ``next_pairs``).
         self.reserve_histograms = policy.grow_policy == "depthwise" and bool(
@@ -536,8 +533,6 @@ class TreeGrower:
         if max_depth:
             candidates = candidates[nodes.depth[candidates] + 1 < max_depth]
         small = nodes.count[candidates] <= self.row_scan_max_rows
-        if self.row_scan_whole_levels and not small.all():
-            small[:] = False  # as _expand: a mixed level is scanned from histograms
         return {"next_pairs": int((~small).sum())}
 
     def _histograms_of(self, ids):
@@ -555,7 +550,9 @@ class TreeGrower:
     def _find_splits(self, ids, from_rows=None):
         """Evaluate the nodes ``ids`` and record their splits: those marked in
         ``from_rows`` (bool, as ``ids``) from their rows, the others (all with
-        histograms, in one batch) from their histograms.
+        histograms, in one batch) from their histograms; a level with both kinds in one
+        splitter call where the splitter offers it (``find_best_splits_mixed``: on CUDA
+        one copy of the level's records to the host).
 
         The feature masks are drawn in the order of ``ids`` (node-id order: the random
         stream does not depend on how histograms are batched, nor on which nodes are
@@ -565,50 +562,83 @@ class TreeGrower:
             return
         with self.timer.phase("split"):
             mask = self._mask(ids)
-        if from_rows is not None and from_rows.any():
-            nodes, scanned = self.nodes, ids[from_rows]
-            bounds = self._bounds(scanned)
-            with self.timer.phase("row_scan"):
-                table = self.splitter.find_best_splits_of_rows(
+        if from_rows is None or not from_rows.any():
+            self._find_splits_in_histograms(ids, mask)
+            return
+        nodes, scanned = self.nodes, ids[from_rows]
+        row_mask = None if mask is None else mask[from_rows]
+        row_bounds = self._bounds(scanned)
+        ids = ids[~from_rows]
+        mask = None if mask is None else mask[~from_rows]
+        mixed = getattr(self.splitter, "find_best_splits_mixed", None)
+        if len(ids) and mixed is not None:
+            with self.timer.phase("split"):
+                ordered, in_scan, histograms, mask, taken = self._histogram_scan(ids, mask)
+                row_table, table = mixed(
                     self.tree_input,
                     nodes.begin[scanned],
                     nodes.end[scanned],
-                    None if mask is None else mask[from_rows],
-                    *(() if bounds is None else (bounds,)),
+                    row_mask,
+                    nodes.begin[in_scan],
+                    nodes.end[in_scan],
+                    histograms,
+                    mask,
+                    row_bounds,
+                    self._bounds(in_scan),
                 )
-            nodes.set_splits(scanned, table)
-            ids = ids[~from_rows]
-            mask = None if mask is None else mask[~from_rows]
+            nodes.set_splits(scanned, row_table)
+            nodes.set_splits(ordered, table if taken is None else table.take(taken))
+            return
+        with self.timer.phase("row_scan"):
+            table = self.splitter.find_best_splits_of_rows(
+                self.tree_input,
+                nodes.begin[scanned],
+                nodes.end[scanned],
+                row_mask,
+                *(() if row_bounds is None else (row_bounds,)),
+            )
+        nodes.set_splits(scanned, table)
         self._find_splits_in_histograms(ids, mask)
 
-    def _find_splits_in_histograms(self, ids, mask):
-        """:meth:`_find_splits` of nodes with histograms, ``mask`` their feature masks.
+    def _histogram_scan(self, ids, mask):
+        """How the nodes ``ids`` (with histograms; ``mask`` their feature masks) are
+        scanned: ``(ordered, scanned, histograms, mask, taken)``, the scan of the nodes
+        ``scanned`` (``histograms``, their feature masks ``mask``) giving the records of
+        ``ordered`` (``ids`` in the order of their histogram rows) as they are when
+        ``taken`` is None, else at its rows ``taken``.
 
-        The scan sees the nodes
-        in the order of their histogram rows, so that a whole batch needs no gather:
-        when ``ids`` are not consecutive rows of their batch, the whole batch is scanned
-        (the other nodes' results are dropped), which costs less than gathering the rows.
+        The scan sees the nodes in the order of their histogram rows, so that a whole
+        batch needs no gather: when ``ids`` are not consecutive rows of their batch, the
+        whole batch is scanned (the other nodes' results are dropped), which costs less
+        than gathering the rows.
         """
+        nodes = self.nodes
+        array, rows = self._histograms_of(ids)
+        order = np.argsort(rows, kind="stable")
+        ordered, rows = ids[order], rows[order]
+        first = int(rows[0])
+        if np.array_equal(rows, np.arange(first, first + len(rows))):
+            scanned, histograms = ordered, array[first : first + len(rows)]
+            if mask is not None:
+                mask = mask[order]
+            taken = None
+        else:
+            scanned, histograms = self._batch_nodes[nodes.histogram_batch[ids[0]]], array
+            if mask is not None:
+                full = np.ones((len(scanned), mask.shape[1]), dtype=bool)
+                full[rows] = mask[order]
+                mask = full
+            taken = rows
+        return ordered, scanned, histograms, mask, taken
+
+    def _find_splits_in_histograms(self, ids, mask):
+        """:meth:`_find_splits` of nodes with histograms, ``mask`` their feature masks
+        (:meth:`_histogram_scan`)."""
         if not len(ids):
             return
         nodes = self.nodes
         with self.timer.phase("split"):
-            array, rows = self._histograms_of(ids)
-            order = np.argsort(rows, kind="stable")
-            ordered, rows = ids[order], rows[order]
-            first = int(rows[0])
-            if np.array_equal(rows, np.arange(first, first + len(rows))):
-                scanned, histograms = ordered, array[first : first + len(rows)]
-                if mask is not None:
-                    mask = mask[order]
-                taken = None
-            else:
-                scanned, histograms = self._batch_nodes[nodes.histogram_batch[ids[0]]], array
-                if mask is not None:
-                    full = np.ones((len(scanned), mask.shape[1]), dtype=bool)
-                    full[rows] = mask[order]
-                    mask = full
-                taken = rows
+            ordered, scanned, histograms, mask, taken = self._histogram_scan(ids, mask)
             bounds = self._bounds(scanned)
             extra = () if bounds is None else (bounds,)
             table = self.splitter.find_best_splits(
@@ -670,10 +700,6 @@ class TreeGrower:
         # Small parents: their children are scanned from their rows (no histograms).
         from_rows = np.zeros(len(children), dtype=bool)
         is_small = nodes.count[parents[pairs]] <= self.row_scan_max_rows
-        if self.row_scan_whole_levels and not is_small.all():
-            # A mixed level is scanned from histograms: every parent has one, since a
-            # level scanned from its rows has only parents of at most the limit after it.
-            is_small[:] = False
         small = pairs[is_small]
         from_rows[2 * small], from_rows[2 * small + 1] = True, True
         pairs = pairs[~is_small]

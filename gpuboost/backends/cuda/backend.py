@@ -29,6 +29,7 @@ NumPy backend's modules and the kernel files:
 ``find_best_splits``                   :mod:`.split_scan` (``cuda/split_scan.cu``)
 ``find_best_splits_of_rows``,          :mod:`.row_scan` (``cuda/row_scan.cu``; small nodes)
 ``row_scan_max_rows``
+``find_best_splits_mixed``             :mod:`.row_scan` and :mod:`.split_scan`, one copy
 ``partition``                          :mod:`.partition` (``cuda/partition.cu``)
 ``add_leaf_values``,                   :mod:`.leaf` (``cuda/leaf.cu``)
 ``add_split_leaf_values``,
@@ -60,6 +61,7 @@ import threading
 
 import numpy as np
 
+from ...core.array import to_numpy
 from ...core.dtypes import X_DTYPE, Y_DTYPE
 from ...core.profiling import nvtx_range
 from ...errors import DeviceUnavailableError, GpuOutOfMemoryError
@@ -89,10 +91,17 @@ from .predict import (
     predict_tree_raw,
 )
 from .quantize import quantize_columns
-from .row_scan import find_best_splits_of_rows, row_scan_max_rows
+from .row_scan import find_best_splits_of_rows, row_scan_max_rows, row_scan_words
 from .segment_reduce import segment_sums
 from .shap import predict_contributions, predict_interactions
-from .split_scan import SplitScanScratch, find_best_splits
+from .split_scan import (
+    RECORD_WORDS,
+    SplitScanScratch,
+    find_best_splits,
+    nothing_to_scan,
+    records_from_words,
+    split_scan_words,
+)
 
 __all__ = ["CudaBackend"]
 
@@ -426,10 +435,6 @@ class CudaBackend(Backend):
             scratch=self._split_scratch,
         )
 
-    #: Each scan copies its records to the host (one sync): a level scanned both from
-    #: rows and from histograms would cost two.
-    row_scan_whole_levels = True
-
     def row_scan_max_rows(self, data):
         """The parents whose children are scanned from their rows: ``16 * n_bins`` rows
         (:func:`.row_scan.row_scan_max_rows`, which explains the choice); 0 when one
@@ -488,6 +493,89 @@ class CudaBackend(Backend):
                 node_bounds,
             )
         return records
+
+    @device_call("finding the best splits")
+    def find_best_splits_mixed(
+        self,
+        data,
+        quantized_gradients,
+        quantized_hessians,
+        sample_indices,
+        row_begins,
+        row_ends,
+        histograms,
+        scale_gradients,
+        scale_hessians,
+        split_params,
+        row_feature_mask,
+        feature_mask,
+        row_node_bounds=None,
+        node_bounds=None,
+    ):
+        """The row scan (:func:`.row_scan.row_scan_words`) and the histogram scan
+        (:func:`.split_scan.split_scan_words`) write their records into the two halves
+        of one device array, copied to the host once: one synchronization for a level
+        scanned both ways. The definition (``Backend.find_best_splits_mixed``, two copies)
+        where a part has nothing to scan or the row-scan kernel cannot take its batch."""
+        arguments = (
+            data,
+            quantized_gradients,
+            quantized_hessians,
+            sample_indices,
+            row_begins,
+            row_ends,
+            histograms,
+            scale_gradients,
+            scale_hessians,
+            split_params,
+            row_feature_mask,
+            feature_mask,
+            row_node_bounds,
+            node_bounds,
+        )
+        n_row_nodes, n_nodes = len(row_begins), int(histograms.shape[0])
+        if nothing_to_scan(min(n_row_nodes, n_nodes), data.missing_bin):
+            return super().find_best_splits_mixed(*arguments)
+        # Rows [0, n_row_nodes): the row scan's records; the rest: the histogram scan's.
+        words = self.xp.empty((n_row_nodes + n_nodes, RECORD_WORDS), dtype=np.int64)
+        row_words = row_scan_words(
+            self.xp,
+            self.launcher,
+            data.arrays["X_binned"],
+            quantized_gradients,
+            quantized_hessians,
+            sample_indices,
+            row_begins,
+            row_ends,
+            data.n_bins,
+            data.arrays["n_value_bins"],
+            data.missing_bin,
+            scale_gradients,
+            scale_hessians,
+            split_params,
+            row_feature_mask,
+            row_node_bounds,
+            scratch=self._split_scratch,
+            words=words[:n_row_nodes],
+        )
+        if row_words is None:
+            return super().find_best_splits_mixed(*arguments)
+        split_scan_words(
+            self.xp,
+            self.launcher,
+            histograms,
+            scale_gradients,
+            scale_hessians,
+            data.arrays["n_value_bins"],
+            data.missing_bin,
+            split_params,
+            feature_mask,
+            node_bounds,
+            scratch=self._split_scratch,
+            words=words[n_row_nodes:],
+        )
+        records = records_from_words(to_numpy(words))  # the level's one copy
+        return records[:n_row_nodes], records[n_row_nodes:]
 
     @device_call("partitioning rows")
     def partition(self, data, sample_indices, begins, ends, features, threshold_bins, default_left):

@@ -37,18 +37,20 @@ from .histogram import (
 )
 from .launch import MAX_GRID_X, ceil_div
 from .split_scan import (
-    RECORD_WORDS,
     SCAN_MAX_THREADS,
     SplitScanScratch,
+    checked_words,
+    nothing_to_scan,
     records_from_words,
     scan_options,
     scan_scalars,
     scan_threads,
-    select_records,
+    select_words,
 )
 
 __all__ = [
     "find_best_splits_of_rows",
+    "row_scan_words",
     "row_scan_max_rows",
     "row_scan_groups",
     "ROW_SCAN_MAX_ROWS_PER_CELL",
@@ -163,14 +165,75 @@ def find_best_splits_of_rows(
         Those of ``build_histograms`` + ``find_best_splits`` of the same segments, bit
         for bit; None when this kernel cannot take the batch (a node above
         :data:`MAX_NODE_ROWS` rows, or not one feature's cells fit the shared memory):
-        the caller then uses the definition.
+        the caller then uses the definition. (:func:`row_scan_words`, then one copy.)
+    """
+    if nothing_to_scan(len(begins), missing_bin):  # as the split scan
+        return no_split_records(len(begins))
+    words = row_scan_words(
+        xp,
+        launcher,
+        X_binned,
+        quantized_gradients,
+        quantized_hessians,
+        sample_indices,
+        begins,
+        ends,
+        n_bins,
+        n_value_bins,
+        missing_bin,
+        scale_gradients,
+        scale_hessians,
+        split_params,
+        feature_mask,
+        node_bounds,
+        shared_memory_limit=shared_memory_limit,
+        scratch=scratch,
+    )
+    return None if words is None else records_from_words(to_numpy(words))
+
+
+def row_scan_words(
+    xp,
+    launcher,
+    X_binned,
+    quantized_gradients,
+    quantized_hessians,
+    sample_indices,
+    begins,
+    ends,
+    n_bins,
+    n_value_bins,
+    missing_bin,
+    scale_gradients,
+    scale_hessians,
+    split_params,
+    feature_mask=None,
+    node_bounds=None,
+    *,
+    shared_memory_limit=None,
+    scratch=None,
+    words=None,
+):
+    """Launch the row scan of a batch (:func:`find_best_splits_of_rows`, whose arguments
+    it takes, for a batch with something to scan: ``split_scan.nothing_to_scan`` false);
+    the records stay on the device.
+
+    words : xp array of shape (n_nodes, RECORD_WORDS), int64, optional  # OUT
+        Where the records go (a view of a larger array, so that two scans share one
+        copy to the host: ``CudaBackend.find_best_splits_mixed``); a new array when None.
+
+    Returns
+    -------
+    words : xp array of shape (n_nodes, RECORD_WORDS), int64, or None  # OUT
+        ``words``, written by the launches; None (no launch) when this kernel cannot
+        take the batch.
     """
     check_row_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices)
     begins, ends = checked_segments(begins, ends, sample_indices.shape[0])
     n_nodes = len(begins)
     n_features, n_bins, missing_bin = int(X_binned.shape[1]), int(n_bins), int(missing_bin)
-    if n_nodes == 0 or missing_bin - 1 <= 0:  # as the split scan: nothing to evaluate
-        return no_split_records(n_nodes)
+    if nothing_to_scan(n_nodes, missing_bin):
+        raise ValueError("nothing to scan: no node, or no candidate bin")
     if n_features == 0:
         raise ValueError("X_binned has no feature")
     if not 0 <= missing_bin < n_bins:
@@ -191,7 +254,7 @@ def find_best_splits_of_rows(
     scratch = SplitScanScratch() if scratch is None else scratch
     feature_best = scratch.feature_best(xp, n_nodes, n_features)
     node_sums = xp.empty((n_nodes, HIST_FIELDS), dtype=np.int64)
-    words = xp.empty((n_nodes, RECORD_WORDS), dtype=np.int64)
+    words = checked_words(xp, words, n_nodes)
     feature_stride = shared_feature_stride(n_bins)
     shared_bytes = features_per_group * feature_stride * SHARED_BYTES_PER_CELL
     allow_dynamic_shared(launcher.kernel(KERNEL_FILE, KERNEL), shared_bytes)
@@ -220,5 +283,5 @@ def find_best_splits_of_rows(
         shared_mem=shared_bytes,
     )
     if n_groups == 1:  # the kernel wrote the records
-        return records_from_words(to_numpy(words))
-    return select_records(launcher, feature_best, node_sums, words)
+        return words
+    return select_words(launcher, feature_best, node_sums, words)

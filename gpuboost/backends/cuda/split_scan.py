@@ -47,6 +47,10 @@ __all__ = [
     "scan_options",
     "scan_scalars",
     "select_records",
+    "select_words",
+    "split_scan_words",
+    "checked_words",
+    "nothing_to_scan",
     "scan_threads",
     "RECORD_WORDS",
     "FEATURE_BEST_WORDS",
@@ -190,7 +194,62 @@ def find_best_splits(
     -------
     records : host ndarray of shape (n_nodes,), SPLIT_RECORD_DTYPE  # OUT
         Equal to :func:`gpuboost.backends.numpy.split_scan.find_best_splits` field by
-        field.
+        field (:func:`split_scan_words`, then one copy to the host).
+    """
+    words = split_scan_words(
+        xp,
+        launcher,
+        histograms,
+        scale_gradients,
+        scale_hessians,
+        n_value_bins,
+        missing_bin,
+        split_params,
+        feature_mask,
+        node_bounds,
+        scratch=scratch,
+    )
+    if words is None:
+        return no_split_records(int(histograms.shape[0]))
+    return records_from_words(to_numpy(words))
+
+
+def nothing_to_scan(n_nodes, missing_bin):
+    """Whether a scan of ``n_nodes`` nodes has nothing to evaluate (no node, or no
+    candidate bin below ``missing_bin``): its records are ``no_split_records(n_nodes)``,
+    as the NumPy split scan's."""
+    return n_nodes == 0 or int(missing_bin) - 1 <= 0
+
+
+def split_scan_words(
+    xp,
+    launcher,
+    histograms,
+    scale_gradients,
+    scale_hessians,
+    n_value_bins,
+    missing_bin,
+    split_params,
+    feature_mask=None,
+    node_bounds=None,
+    *,
+    scratch=None,
+    words=None,
+):
+    """Launch the split scan of a batch; its records stay on the device.
+
+    Arguments as :func:`find_best_splits`'s, and
+
+    words : xp array of shape (n_nodes, RECORD_WORDS), int64, optional  # OUT
+        Where the records go (a view of a larger array, so that two scans share one
+        copy to the host: ``CudaBackend.find_best_splits_mixed``); a new array when None.
+
+    Returns
+    -------
+    words : xp array of shape (n_nodes, RECORD_WORDS), int64, or None  # OUT
+        The records as words (:func:`records_from_words` reads them on the host),
+        written by the launch; None when there is nothing to scan
+        (:func:`nothing_to_scan`: the records are ``no_split_records``, no launch).
     """
     if histograms.ndim != 4 or histograms.shape[3] != HIST_FIELDS:
         raise ValueError(
@@ -200,8 +259,8 @@ def find_best_splits(
     n_nodes, n_features, n_bins, _ = (int(size) for size in histograms.shape)
     missing_bin = int(missing_bin)
     # As the NumPy split scan: no candidate bins (or no node) -> records with zero sums.
-    if n_nodes == 0 or missing_bin - 1 <= 0:
-        return no_split_records(n_nodes)
+    if nothing_to_scan(n_nodes, missing_bin):
+        return None
     if n_features == 0:
         raise ValueError("histograms have no feature")
     if not 0 <= missing_bin < n_bins:
@@ -218,7 +277,7 @@ def find_best_splits(
     scratch = SplitScanScratch() if scratch is None else scratch
     node_arrivals, epoch = scratch.arrivals.next_launch(xp, n_nodes)
     feature_best = scratch.feature_best(xp, n_nodes, n_features)
-    words = xp.empty((n_nodes, RECORD_WORDS), dtype=np.int64)
+    words = checked_words(xp, words, n_nodes)
     launcher(
         KERNEL_FILE,
         SCAN_KERNEL,
@@ -237,7 +296,19 @@ def find_best_splits(
             words,
         ),
     )
-    return records_from_words(to_numpy(words))
+    return words
+
+
+def checked_words(xp, words, n_nodes):
+    """``words`` (an xp (n_nodes, RECORD_WORDS) int64 C-contiguous array a scan writes),
+    checked; a new uninitialised one when None (every launch writes all its words)."""
+    if words is None:
+        return xp.empty((n_nodes, RECORD_WORDS), dtype=np.int64)
+    if words.shape != (n_nodes, RECORD_WORDS) or words.dtype != np.int64:
+        raise ValueError(
+            f"words must be ({n_nodes}, {RECORD_WORDS}) int64, got {words.shape} {words.dtype}"
+        )
+    return words
 
 
 def scan_options(xp, n_value_bins, n_nodes, n_features, split_params, feature_mask, node_bounds):
@@ -302,10 +373,15 @@ def scan_scalars(n_bins, missing_bin, scale_gradients, scale_hessians, split_par
 
 
 def select_records(launcher, feature_best, node_sums, words):
+    """:func:`select_words`, then the records copied to the host."""
+    return records_from_words(to_numpy(select_words(launcher, feature_best, node_sums, words)))
+
+
+def select_words(launcher, feature_best, node_sums, words):
     """Launch ``split_select_nodes`` on the per-(node, feature) bests ``feature_best``
     ((n_nodes * n_features, FEATURE_BEST_WORDS) int64, IN; written by an earlier launch)
     and ``node_sums`` ((n_nodes, 3) int64, IN) into ``words`` ((n_nodes, RECORD_WORDS)
-    int64, OUT); return the host records."""
+    int64, OUT); return ``words`` (on the device)."""
     n_nodes = int(words.shape[0])
     n_features = int(feature_best.shape[0]) // max(n_nodes, 1)
     select_threads = _power_of_two_at_least(n_features, WARP_SIZE, SELECT_MAX_THREADS)
@@ -316,4 +392,4 @@ def select_records(launcher, feature_best, node_sums, words):
         select_threads,
         (feature_best, node_sums, np.int32(n_features), words),
     )
-    return records_from_words(to_numpy(words))
+    return words

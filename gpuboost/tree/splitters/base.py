@@ -19,7 +19,9 @@ row partition, docs/DESIGN.md "Row partition"), never one node at a time:
   prediction update when rows were subsampled);
 * optionally ``row_scan_max_rows()`` and ``find_best_splits_of_rows``: the children of
   parents of at most that many rows get their splits from their rows, no histogram kept
-  (the depthwise grower asks; absent means never);
+  (the depthwise grower asks; absent means never); with them optionally
+  ``find_best_splits_mixed``: both scans of a level that has nodes of each kind in one
+  call (absent: the two calls);
 * optionally ``partition_in_sample_indices = True``: ``partition`` changes nothing but
   the order of ``tree.sample_indices``, so the grower may undo an expansion (speculative
   lossguide steps); absent means False.

@@ -258,12 +258,6 @@ class HistogramSplitter(GradientRecords):
             return 0
         return self.backend.row_scan_max_rows(self._histogram_data)
 
-    @property
-    def row_scan_whole_levels(self):
-        """Whether a level is scanned from its rows only when all of it qualifies (the
-        backend's ``row_scan_whole_levels``)."""
-        return self.backend.row_scan_whole_levels
-
     def find_best_splits_of_rows(self, tree, begins, ends, feature_mask, node_bounds=None):
         """The :class:`SplitTable` :meth:`find_best_splits` gives for the histograms of
         the segments, without keeping them (``Backend.find_best_splits_of_rows``)."""
@@ -281,6 +275,55 @@ class HistogramSplitter(GradientRecords):
             *(() if node_bounds is None else (node_bounds,)),
         )
         return split_table(self.checked_records(tree, records))
+
+    def find_best_splits_mixed(
+        self,
+        tree,
+        row_begins,
+        row_ends,
+        row_feature_mask,
+        begins,
+        ends,
+        histograms,
+        feature_mask,
+        row_node_bounds=None,
+        node_bounds=None,
+    ):
+        """``(row_table, table)``: :meth:`find_best_splits_of_rows` of the segments
+        ``[row_begins[i], row_ends[i])`` and :meth:`find_best_splits` of ``histograms``
+        (a level scanned both ways), in one backend call
+        (``Backend.find_best_splits_mixed``: on CUDA one copy of the records to the host);
+        the two calls where the two scans read different data (a subclass's
+        histograms) or categorical features are scanned on the host."""
+        if self.categorical_features is not None or self._histogram_data is not self._scan_data:
+            row_extra = () if row_node_bounds is None else (row_node_bounds,)
+            extra = () if node_bounds is None else (node_bounds,)
+            return (
+                self.find_best_splits_of_rows(
+                    tree, row_begins, row_ends, row_feature_mask, *row_extra
+                ),
+                self.find_best_splits(tree, begins, ends, histograms, feature_mask, *extra),
+            )
+        row_records, records = self.backend.find_best_splits_mixed(
+            self._histogram_data,
+            tree.gradients,
+            tree.hessians,
+            tree.sample_indices,
+            row_begins,
+            row_ends,
+            histograms,
+            tree.quantiser.scale_gradients,
+            tree.quantiser.scale_hessians,
+            tree.split_params,
+            row_feature_mask,
+            feature_mask,
+            row_node_bounds,
+            node_bounds,
+        )
+        return (
+            split_table(self.checked_records(tree, row_records)),
+            split_table(self.checked_records(tree, records)),
+        )
 
     def partition(self, tree, begins, ends, features, bins, default_left, left_sets=None):
         """Split the segments ``[begins[i], ends[i])`` of ``tree.sample_indices``
