@@ -17,6 +17,7 @@ from gpuboost.backends.cuda import backend as cuda_backend_module
 from gpuboost.backends.cuda import row_scan as cuda_row_scan
 from gpuboost.backends.cuda.histogram import SHARED_BYTES_PER_CELL, shared_feature_stride
 from gpuboost.backends.cuda.launch import EMULATED, KernelLauncher
+from gpuboost.backends.emulation.device_array import count_operations
 from gpuboost.backends.emulation.device_array import namespace as xp
 from gpuboost.backends.numpy.histogram import build_histograms
 from gpuboost.backends.numpy.split_scan import find_best_splits as reference_scan
@@ -188,3 +189,59 @@ def test_batches_the_kernel_cannot_take_use_the_definition(monkeypatch):
     params = {"max_depth": 7}
     assert _model("cuda", params, X, y, None) == _model("cpu", params, X, y, None)
     assert calls
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"max_depth": 8},
+        {"max_depth": 7, "colsample_bynode": 0.5, "subsample": 0.8},
+        {"max_depth": 7, "monotone_constraints": "(1,-1,0,0,1,0)", "min_child_weight": 2.0},
+    ],
+)
+def test_mixed_levels_copy_their_records_once(params, monkeypatch):
+    """Parents of at most 4 * 256 rows (of 3,000): levels with nodes scanned from their
+    rows and nodes scanned from histograms. Each such level is one
+    ``find_best_splits_mixed`` call whose records come to the host in one copy (one
+    sync, the row scan's and the histogram scan's launches), and the models are the CPU
+    backend's byte for byte."""
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(3000, 6))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = (X[:, 0] - 2 * np.nan_to_num(X[:, 1]) + rng.normal(size=3000) > 0.3).astype(float)
+    weight = rng.random(3000) + 0.5
+    original = cuda_backend_module.CudaBackend.find_best_splits_mixed
+    counts_of_calls = []
+
+    def counted(self, *args, **kwargs):
+        with count_operations() as counts:
+            result = original(self, *args, **kwargs)
+        counts_of_calls.append(dict(counts))
+        return result
+
+    monkeypatch.setattr(cuda_backend_module.CudaBackend, "find_best_splits_mixed", counted)
+    monkeypatch.setattr(cuda_row_scan, "ROW_SCAN_MAX_ROWS_PER_CELL", 4)
+    assert _model("cuda", params, X, y, weight) == _model("cpu", params, X, y, weight)
+    assert counts_of_calls
+    for counts in counts_of_calls:
+        assert counts["to_host"] == counts["sync"] == 1
+        assert counts["kernel"] >= 2  # the row scan's and the histogram scan's
+
+
+def test_mixed_levels_the_kernel_cannot_take_use_the_definition(monkeypatch):
+    """``row_scan_words`` refusing a mixed level's rows: the backend's definition (the row
+    part built from histograms, both scans copied); the model is still the CPU's."""
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(3000, 5))
+    y = (X[:, 0] + rng.normal(size=3000) > 0).astype(float)
+    refusals = []
+
+    def refused(*args, **kwargs):
+        refusals.append(1)
+
+    monkeypatch.setattr(cuda_backend_module, "row_scan_words", refused)
+    monkeypatch.setattr(cuda_backend_module, "find_best_splits_of_rows", refused)
+    monkeypatch.setattr(cuda_row_scan, "ROW_SCAN_MAX_ROWS_PER_CELL", 4)
+    params = {"max_depth": 7}
+    assert _model("cuda", params, X, y, None) == _model("cpu", params, X, y, None)
+    assert refusals
