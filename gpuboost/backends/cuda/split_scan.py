@@ -14,9 +14,10 @@ arrival counter per node, kept from launch to launch with a new epoch per launch
 partition's :class:`~gpuboost.backends.cuda.partition.TileStatus`, so never cleared;
 :class:`SplitScanScratch`) picks the node's best feature. Which block is last does not
 change the record (it reads every feature's best in a fixed order). Only the ``n_nodes``
-records (10 int64 words each) are copied to the host. (:func:`select_records`, the
-second launch of a reduction over per-feature bests, remains for the row scan's feature
-groups.)
+records (10 int64 words each) are copied to the host (:func:`split_scan_words` leaves them
+on the device, so that a level scanned both from rows and from histograms copies its
+records once: ``CudaBackend.find_best_splits_mixed``). (:func:`select_words`, the second
+launch of a reduction over per-feature bests, remains for the row scan's feature groups.)
 
 Traffic: a scan block copies each feature's cells to shared memory with coalesced
 reads (a warp reads 32 consecutive int64 words; reading a cell's three fields per thread
@@ -46,7 +47,6 @@ __all__ = [
     "scan_chunks",
     "scan_options",
     "scan_scalars",
-    "select_records",
     "select_words",
     "split_scan_words",
     "checked_words",
@@ -370,11 +370,6 @@ def scan_scalars(n_bins, missing_bin, scale_gradients, scale_hessians, split_par
         np.float64(params.gamma),
         np.float64(SPLIT_GAIN_EPS),
     )
-
-
-def select_records(launcher, feature_best, node_sums, words):
-    """:func:`select_words`, then the records copied to the host."""
-    return records_from_words(to_numpy(select_words(launcher, feature_best, node_sums, words)))
 
 
 def select_words(launcher, feature_best, node_sums, words):
