@@ -191,6 +191,16 @@ def test_batches_the_kernel_cannot_take_use_the_definition(monkeypatch):
     assert calls
 
 
+def _unbalanced_data():
+    """3,000 rows whose trees split unevenly: with parents of at most 4 * 256 rows scanned
+    from their rows, some levels mix the two kinds of nodes."""
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(3000, 6))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = (X[:, 0] - 2 * np.nan_to_num(X[:, 1]) + rng.normal(size=3000) > 0.3).astype(float)
+    return X, y, rng.random(3000) + 0.5
+
+
 @pytest.mark.parametrize(
     "params",
     [
@@ -205,11 +215,7 @@ def test_mixed_levels_copy_their_records_once(params, monkeypatch):
     ``find_best_splits_mixed`` call whose records come to the host in one copy (one
     sync, the row scan's and the histogram scan's launches), and the models are the CPU
     backend's byte for byte."""
-    rng = np.random.default_rng(12)
-    X = rng.normal(size=(3000, 6))
-    X[rng.random(X.shape) < 0.05] = np.nan
-    y = (X[:, 0] - 2 * np.nan_to_num(X[:, 1]) + rng.normal(size=3000) > 0.3).astype(float)
-    weight = rng.random(3000) + 0.5
+    X, y, weight = _unbalanced_data()
     original = cuda_backend_module.CudaBackend.find_best_splits_mixed
     counts_of_calls = []
 
@@ -231,17 +237,18 @@ def test_mixed_levels_copy_their_records_once(params, monkeypatch):
 def test_mixed_levels_the_kernel_cannot_take_use_the_definition(monkeypatch):
     """``row_scan_words`` refusing a mixed level's rows: the backend's definition (the row
     part built from histograms, both scans copied); the model is still the CPU's."""
-    rng = np.random.default_rng(13)
-    X = rng.normal(size=(3000, 5))
-    y = (X[:, 0] + rng.normal(size=3000) > 0).astype(float)
-    refusals = []
+    X, y, weight = _unbalanced_data()
+    refusals = {"mixed": 0, "rows": 0}
 
-    def refused(*args, **kwargs):
-        refusals.append(1)
+    def refuser(kind):
+        def refused(*args, **kwargs):
+            refusals[kind] += 1
 
-    monkeypatch.setattr(cuda_backend_module, "row_scan_words", refused)
-    monkeypatch.setattr(cuda_backend_module, "find_best_splits_of_rows", refused)
+        return refused
+
+    monkeypatch.setattr(cuda_backend_module, "row_scan_words", refuser("mixed"))
+    monkeypatch.setattr(cuda_backend_module, "find_best_splits_of_rows", refuser("rows"))
     monkeypatch.setattr(cuda_row_scan, "ROW_SCAN_MAX_ROWS_PER_CELL", 4)
     params = {"max_depth": 7}
-    assert _model("cuda", params, X, y, None) == _model("cpu", params, X, y, None)
-    assert refusals
+    assert _model("cuda", params, X, y, weight) == _model("cpu", params, X, y, weight)
+    assert refusals["mixed"] and refusals["rows"] >= refusals["mixed"]
