@@ -34,6 +34,7 @@ from ...core.dtypes import (
 from ...core.segments import checked_segments, offsets
 from ..emulation.launcher import MAX_SHARED_PER_BLOCK_OPTIN_BYTES
 from .launch import EMULATED, MAX_GRID_X, ceil_div, require_array
+from .quantize import gradient_pairs
 
 __all__ = [
     "build_histograms",
@@ -216,11 +217,31 @@ def allow_dynamic_shared(kernel, shared_bytes):
 
 
 def check_row_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices):
-    """Check the device arrays of a kernel that reads nodes' rows (dtypes, dimensions)."""
+    """Check the device arrays of a kernel that reads nodes' rows (dtypes, dimensions) and
+    return the ``(n_rows, 2)`` int32 (gradient, hessian) array the kernel reads
+    (:func:`.quantize.gradient_pairs`: the columns' own pair array when they are its
+    halves, as :func:`.quantize.quantize_columns` returns them, else one stacked copy)."""
     require_array(xp, X_binned, X_BINNED_DTYPE, "X_binned", ndim=2)
-    require_array(xp, quantized_gradients, GRAD_QUANT_DTYPE, "quantized_gradients", ndim=1)
-    require_array(xp, quantized_hessians, GRAD_QUANT_DTYPE, "quantized_hessians", ndim=1)
+    for name, column in (
+        ("quantized_gradients", quantized_gradients),
+        ("quantized_hessians", quantized_hessians),
+    ):
+        if not isinstance(column, xp.ndarray):
+            raise TypeError(f"{name} must be a {xp.__name__} array, got {type(column).__name__}.")
+        if column.dtype != GRAD_QUANT_DTYPE or column.ndim != 1:
+            raise TypeError(
+                f"{name} must be a {np.dtype(GRAD_QUANT_DTYPE).name} array with 1 "
+                f"dimension(s), got {column.dtype} of shape {column.shape}."
+            )
+    if quantized_gradients.shape != quantized_hessians.shape:
+        raise ValueError(
+            f"quantized_gradients and quantized_hessians differ in shape: "
+            f"{quantized_gradients.shape} and {quantized_hessians.shape}."
+        )
     require_array(xp, sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
+    pairs = gradient_pairs(xp, quantized_gradients, quantized_hessians)
+    require_array(xp, pairs, GRAD_QUANT_DTYPE, "quantized pairs", ndim=2)
+    return pairs
 
 
 def build_histograms(
@@ -252,6 +273,9 @@ def build_histograms(
         kernel needs: rows are gathered through ``sample_indices``, and row-major
         lets consecutive threads read consecutive features of one row.
     quantized_gradients, quantized_hessians : array of shape (n_rows,), int32  # IN
+        Any strides. The kernel reads one (gradient, hessian) int2 per row: the columns
+        as :func:`.quantize.quantize_columns` returns them (halves of one pair array)
+        are read in place; other columns are first stacked into one (a copy).
     sample_indices : array of shape (n_samples,), int32  # IN
         The row partition; node ``i`` owns ``sample_indices[begins[i]:ends[i]]``.
     begins, ends : sequence of int, length n_nodes (host)
@@ -275,7 +299,7 @@ def build_histograms(
         Last axis: (sum_gradients, sum_hessians, count), equal to
         :func:`gpuboost.backends.numpy.histogram.build_histograms`.
     """
-    check_row_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices)
+    pairs = check_row_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices)
     begins, ends = checked_segments(begins, ends, sample_indices.shape[0])
     histograms = xp.zeros(
         (len(begins), int(X_binned.shape[1]), int(n_bins), HIST_FIELDS), dtype=HIST_DTYPE
@@ -284,8 +308,7 @@ def build_histograms(
         xp,
         launcher,
         X_binned,
-        quantized_gradients,
-        quantized_hessians,
+        pairs,
         sample_indices,
         begins,
         ends,
@@ -343,7 +366,7 @@ def build_children_histograms(
         Row ``i``: the histogram of segment ``i``; row ``n_pairs + i``:
         ``parents[parent_rows[i]] - histograms[i]`` (exact).
     """
-    check_row_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices)
+    pairs = check_row_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices)
     require_array(xp, parents, HIST_DTYPE, "parents", ndim=4)
     n_features, n_bins = int(X_binned.shape[1]), int(n_bins)
     if tuple(parents.shape[1:]) != (n_features, n_bins, HIST_FIELDS):
@@ -367,8 +390,7 @@ def build_children_histograms(
         xp,
         launcher,
         X_binned,
-        quantized_gradients,
-        quantized_hessians,
+        pairs,
         sample_indices,
         begins,
         ends,
@@ -398,8 +420,7 @@ def _launch_build(
     xp,
     launcher,
     X_binned,
-    quantized_gradients,
-    quantized_hessians,
+    pairs,
     sample_indices,
     begins,
     ends,
@@ -411,7 +432,8 @@ def _launch_build(
     force_global=False,
     trailing=None,
 ):
-    """Add the histograms of the segments ``begins``/``ends`` (checked, int64) into rows
+    """Add the histograms of the segments ``begins``/``ends`` (checked, int64) of the rows'
+    (gradient, hessian) ``pairs`` (:func:`check_row_inputs`) into rows
     ``0 .. n_nodes - 1`` of ``histograms`` (zero there; shape (>= n_nodes, n_features,
     n_bins, 3), int64, C order), in one launch (none when there are no rows).
 
@@ -450,8 +472,7 @@ def _launch_build(
     node_offsets = node_table[n_nodes : 2 * n_nodes + 1]
     common = (
         X_binned,
-        quantized_gradients,
-        quantized_hessians,
+        pairs,
         sample_indices,
         node_begins,
         node_offsets,

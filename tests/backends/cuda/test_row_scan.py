@@ -25,7 +25,10 @@ from gpuboost.core.gain import SplitParams
 pytestmark = pytest.mark.usefixtures("cuda_emulation")
 
 
-def _check(problem, max_bin, params, shared_memory_limit=None):
+def _check(problem, max_bin, params, shared_memory_limit=None, as_pairs=False):
+    """The row scan's records equal the histogram scan's; ``as_pairs``: the quantized
+    columns are the halves of one (n_rows, 2) array (as the quantize kernel writes them,
+    read in place), else two separate arrays (stacked into one first)."""
     (
         X_binned,
         gradients,
@@ -53,12 +56,17 @@ def _check(problem, max_bin, params, shared_memory_limit=None):
     expected = reference_scan(
         histograms, *scales, n_value_bins, max_bin, params, mask, node_bounds=bounds
     )
+    if as_pairs:
+        pairs = xp.asarray(np.stack([gradients, hessians], axis=1))
+        device_g, device_h = pairs[:, 0], pairs[:, 1]
+    else:
+        device_g, device_h = xp.asarray(gradients), xp.asarray(hessians)
     got = cuda_row_scan.find_best_splits_of_rows(
         xp,
         KernelLauncher(EMULATED, check_launches=True),
         xp.asarray(X_binned),
-        xp.asarray(gradients),
-        xp.asarray(hessians),
+        device_g,
+        device_h,
         xp.asarray(sample_indices),
         begins,
         ends,
@@ -86,14 +94,24 @@ def _check(problem, max_bin, params, shared_memory_limit=None):
     params=row_scan_split_params,
     with_mask=st.booleans(),
     monotone=st.booleans(),
+    as_pairs=st.booleans(),
 )
 def test_records_equal_the_histogram_scan(
-    seed, n_rows, n_features, max_bin, n_nodes, missing_fraction, params, with_mask, monotone
+    seed,
+    n_rows,
+    n_features,
+    max_bin,
+    n_nodes,
+    missing_fraction,
+    params,
+    with_mask,
+    monotone,
+    as_pairs,
 ):
     problem = row_scan_problem(
         seed, n_rows, n_features, max_bin, n_nodes, missing_fraction, with_mask, monotone
     )
-    _check(problem, max_bin, params)
+    _check(problem, max_bin, params, as_pairs=as_pairs)
 
 
 @pytest.mark.parametrize("features_per_group", [1, 2, 3])
@@ -104,7 +122,8 @@ def test_feature_groups_give_the_same_records(features_per_group):
     expected_groups = {1: (1, 7), 2: (2, 4), 3: (3, 3)}[features_per_group]
     assert cuda_row_scan.row_scan_groups(7, max_bin + 1, limit) == expected_groups
     problem = row_scan_problem(11, 500, 7, max_bin, 5, 0.1, True, True)
-    _check(problem, max_bin, SplitParams(reg_lambda=1.0, min_data_in_leaf=3), limit)
+    params = SplitParams(reg_lambda=1.0, min_data_in_leaf=3)
+    _check(problem, max_bin, params, limit, as_pairs=features_per_group == 2)
 
 
 def test_no_room_or_too_many_rows_is_left_to_the_definition():
