@@ -7,10 +7,13 @@
 // as exact int64 sums (docs/DESIGN.md, "Quantization"): integer sums do not depend on
 // the order of the atomics, so the result equals the NumPy backend's bit for bit.
 //
-// Layouts: X_binned is row-major (n_rows, n_features) uint8 (Dataset.X_binned). Rows
-// are gathered through sample_indices, so a feature-major layout would make every
-// thread of a warp touch a different cache line; row-major lets consecutive threads
-// read consecutive features of the same row. quantized_pairs is (n_rows, 2) int32, C
+// Layouts: X_binned is row-major (n_rows, n_features) uint8 (Dataset.X_binned), row r
+// at byte r * row_stride (>= n_features; the device layout pads a row to whole 32-byte
+// sectors when that adds at most a quarter of it, gpuboost/backends/cuda/binned_rows.py,
+// so a gathered row of 28 features is one sector). Rows are gathered through
+// sample_indices, so a feature-major layout would make every thread of a warp touch a
+// different cache line; row-major lets consecutive threads read consecutive features of
+// the same row. quantized_pairs is (n_rows, 2) int32, C
 // order, 8-byte aligned: row r's (gradient, hessian), read as one int2 (quantize.cu).
 // histograms is (n_nodes, n_features,
 // n_bins, 3) int64, C order, zero on entry.
@@ -92,7 +95,7 @@ GPUBOOST_DEVICE_INLINE int64_t histogram_cell(int32_t node, int64_t feature, int
 // Dynamic shared memory: SHARED_WORDS_PER_CELL * features_per_group * feature_stride words.
 extern "C" __global__ void
 __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS, HISTOGRAM_MIN_BLOCKS_PER_SM)
-    histogram_shared_memory(const uint8_t* __restrict__ X_binned,
+    histogram_shared_memory(const uint8_t* __restrict__ X_binned, int64_t row_stride,
                             const int32_t* __restrict__ quantized_pairs,
                             const int32_t* __restrict__ sample_indices,
                             const int64_t* __restrict__ node_begins,
@@ -137,7 +140,7 @@ __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS, HISTOGRAM_MIN_BLOCKS_PER_SM)
       __syncthreads();
 
       shared_histogram_add_rows(X_binned, gradient_pairs, sample_indices, pass_begin, pass_rows,
-                                n_features, first_feature, group_features, feature_stride,
+                                row_stride, first_feature, group_features, feature_stride,
                                 planes);
       __syncthreads();
 
@@ -176,7 +179,7 @@ __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS, HISTOGRAM_MIN_BLOCKS_PER_SM)
 //   grid size).
 // Thread: (row, feature) pairs strided by blockDim.x, three 64-bit global atomics each.
 extern "C" __global__ void __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS)
-    histogram_global_memory(const uint8_t* __restrict__ X_binned,
+    histogram_global_memory(const uint8_t* __restrict__ X_binned, int64_t row_stride,
                             const int32_t* __restrict__ quantized_pairs,
                             const int32_t* __restrict__ sample_indices,
                             const int64_t* __restrict__ node_begins,
@@ -190,7 +193,7 @@ extern "C" __global__ void __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS)
       batch_rows - block_begin < rows_per_block ? batch_rows : block_begin + rows_per_block;
   const int32_t threads = static_cast<int32_t>(blockDim.x);
   const int32_t thread = static_cast<int32_t>(threadIdx.x);
-  const int64_t row_stride = threads / n_features;
+  const int64_t row_offset_step = threads / n_features;
   const int32_t feature_step = threads % n_features;
   for (int64_t position = block_begin; position < block_end;) {
     const RowPiece rows =
@@ -201,13 +204,13 @@ extern "C" __global__ void __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS)
     int32_t feature = thread % n_features;
     while (row_offset < n_rows) {
       const int64_t row = sample_indices[rows.begin + row_offset];
-      const int32_t bin = X_binned[row * n_features + feature];
+      const int32_t bin = X_binned[row * row_stride + feature];
       const int64_t out = histogram_cell(rows.node, feature, bin, n_features, n_bins);
       const int2 pair = gpuboost_load_int2(&gradient_pairs[row]);
       gpuboost_atomic_add_int64(&histograms[out + HISTOGRAM_GRADIENT], pair.x);
       gpuboost_atomic_add_int64(&histograms[out + HISTOGRAM_HESSIAN], pair.y);
       gpuboost_atomic_add_int64(&histograms[out + HISTOGRAM_COUNT], 1);
-      row_offset += row_stride;
+      row_offset += row_offset_step;
       feature += feature_step;
       if (feature >= n_features) {
         feature -= n_features;

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from gpuboost.backends.cuda import histogram as cuda_histogram
+from gpuboost.backends.cuda.binned_rows import lay_out_binned
 from gpuboost.backends.cuda.histogram import (
     MAX_BLOCK_THREADS,
     MAX_ROWS_PER_PASS,
@@ -40,15 +41,26 @@ pytestmark = pytest.mark.usefixtures("cuda_emulation")
 
 
 def _build_on_device(
-    X_binned, gradients, hessians, sample_indices, begins, ends, n_bins, as_pairs=False, **options
+    X_binned,
+    gradients,
+    hessians,
+    sample_indices,
+    begins,
+    ends,
+    n_bins,
+    device_layout=False,
+    **options,
 ):
-    """:func:`build_histograms` on device copies of the host inputs, copied back;
-    ``as_pairs``: the quantized columns as the halves of one (n_rows, 2) array (the
-    layout the quantize kernel writes, read in place), else two arrays (stacked first)."""
+    """:func:`build_histograms` on device copies of the host inputs, copied back.
+    ``device_layout``: the inputs as the backend holds them, the quantized columns the
+    halves of one (n_rows, 2) array (the layout the quantize kernel writes, read in place)
+    and the bins in padded rows (binned_rows.lay_out_binned); else two arrays (stacked
+    first) and C-ordered bins."""
     device_arrays = [xp.asarray(array) for array in (X_binned, gradients, hessians, sample_indices)]
-    if as_pairs:
+    if device_layout:
         pairs = xp.asarray(np.stack([gradients, hessians], axis=1))
         device_arrays[1:3] = pairs[:, 0], pairs[:, 1]
+        device_arrays[0] = lay_out_binned(xp, device_arrays[0])
     launcher = KernelLauncher(EMULATED, check_launches=True)
     return xp.asnumpy(
         build_histograms(xp, launcher, *device_arrays, begins, ends, n_bins, **options)
@@ -89,7 +101,7 @@ def _assert_histograms_equal(result, expected):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_default_plan_matches_numpy_and_naive(seed):
-    """Seeds 1 and 3 pass the columns as the halves of one pair array."""
+    """Seeds 1 and 3 pass the inputs in the device layout (pair array, padded rows)."""
     rng = np.random.default_rng(seed)
     max_bin = int(rng.choice([2, 15, 63]))
     n_rows = int(rng.integers(50, 300))
@@ -158,6 +170,7 @@ def test_feature_groups_forced_by_a_small_shared_memory_limit(features_per_block
         begins,
         ends,
         n_bins,
+        device_layout=features_per_block % 2 == 0,
         shared_memory_limit=limit,
         rows_per_block=17,
         block_threads=64,
@@ -197,7 +210,7 @@ def test_global_memory_fallback(how):
         begins,
         ends,
         n_bins,
-        as_pairs=how == "forced",
+        device_layout=how == "forced",
         rows_per_block=23,
         block_threads=48,
         **options,
