@@ -39,8 +39,8 @@ GPUBOOST_DEVICE_INLINE int32_t binning_lower_bound(const double* edges, int32_t 
 // Grid-stride loop over the n_rows * n_features elements of the chunk in memory
 // order: a block covers blockDim.x consecutive elements per step (coalesced reads,
 // and writes that skip only each row's padding bytes), a thread bins one element
-// (row, feature) per step. Any 1-D launch
-// shape works (backends/cuda/binning.py: BINNING_THREADS_PER_BLOCK).
+// (row, feature) per step. Any 1-D launch shape works (backends/cuda/binning.py:
+// BINNING_THREADS_PER_BLOCK).
 extern "C" __global__ void bin_features(
     const double* features, int64_t n_rows, int32_t n_features, const double* edges,
     const int64_t* edge_offsets, int32_t missing_bin, int64_t first_output_row,

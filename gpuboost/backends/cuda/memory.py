@@ -32,9 +32,10 @@ afterwards. Every evaluation set other than the training set costs
 ``8 n_features + 8 K + 8`` bytes per row (raw features, margins, label) plus 8 with
 weights. With ``tree_method='approx'`` the raw training features stay on the device
 (``8 n_features`` more per row) and each tree is grown on its own binned copy
-(``n_features`` more, and ``n_features`` for its column-major copy). Exclusive feature
+(``row_stride`` more, and ``n_features`` for its column-major copy). Exclusive feature
 bundles (gpuboost.data.bundling) add the bundled matrix, ``n_bundles`` bytes per row
-(with ``max_conflict_rate > 0`` also a decoded copy of the bins, ``n_features``);
+padded as the binned features (with ``max_conflict_rate > 0`` also a decoded copy of the
+bins, ``row_stride``);
 ``tree_method='exact'`` adds an int32 rank per feature (``4 n_features``), plus the raw
 features (``8 n_features``) when rows are subsampled.
 
