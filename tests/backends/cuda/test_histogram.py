@@ -461,6 +461,9 @@ def test_levels_take_the_batch_zeroed_by_the_level_before(monkeypatch):
     X_binned, gradients, hessians = _problem(rng, n_rows, n_features, max_bin)
     sample_indices = rng.permutation(n_rows).astype(np.int32)
     device_arrays = [xp.asarray(a) for a in (X_binned, gradients, hessians, sample_indices)]
+    # The gradient pairs as quantization lays them out (no stacking operation per build).
+    pairs = xp.asarray(np.stack([gradients, hessians], axis=1))
+    device_arrays[1:3] = pairs[:, 0], pairs[:, 1]
     launcher = KernelLauncher(EMULATED, check_launches=True)
     zeroed = ZeroedBatches()
 
