@@ -33,20 +33,24 @@ GPUBOOST_DEVICE_INLINE int32_t binning_lower_bound(const double* edges, int32_t 
 //   features      (n_rows, n_features) float64, C order (the chunk)
 //   edges         all features' edges, concatenated
 //   edge_offsets  (n_features + 1,) int64
-//   binned        (n_total_rows, n_features) uint8, C order (the whole matrix)
+//   binned        (n_total_rows, n_features) uint8, row-major, row r at byte
+//                 r * row_stride (>= n_features; the padding bytes are not written:
+//                 gpuboost/backends/cuda/binned_rows.py)
 // Grid-stride loop over the n_rows * n_features elements of the chunk in memory
-// order: a block covers blockDim.x consecutive elements per step (coalesced reads
-// and writes), a thread bins one element (row, feature) per step. Any 1-D launch
-// shape works (backends/cuda/binning.py: BINNING_THREADS_PER_BLOCK).
+// order: a block covers blockDim.x consecutive elements per step (coalesced reads,
+// and writes that skip only each row's padding bytes), a thread bins one element
+// (row, feature) per step. Any 1-D launch shape works (backends/cuda/binning.py:
+// BINNING_THREADS_PER_BLOCK).
 extern "C" __global__ void bin_features(
     const double* features, int64_t n_rows, int32_t n_features, const double* edges,
-    const int64_t* edge_offsets, int32_t missing_bin, int64_t first_output_row, uint8_t* binned) {
+    const int64_t* edge_offsets, int32_t missing_bin, int64_t first_output_row,
+    int64_t row_stride, uint8_t* binned) {
   const int64_t n_elements = n_rows * static_cast<int64_t>(n_features);
-  const int64_t output_base = first_output_row * static_cast<int64_t>(n_features);
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t element = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        element < n_elements; element += stride) {
-    const int32_t feature = static_cast<int32_t>(element % n_features);
+    const int64_t row = element / n_features;
+    const int32_t feature = static_cast<int32_t>(element - row * n_features);
     const double value = features[element];
     int32_t bin = missing_bin;
     if (!gpuboost_is_nan(value)) {
@@ -54,6 +58,6 @@ extern "C" __global__ void bin_features(
       const int32_t n_edges = static_cast<int32_t>(edge_offsets[feature + 1] - first_edge);
       bin = binning_lower_bound(edges + first_edge, n_edges, value);
     }
-    binned[output_base + element] = static_cast<uint8_t>(bin);
+    binned[(first_output_row + row) * row_stride + feature] = static_cast<uint8_t>(bin);
   }
 }

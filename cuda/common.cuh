@@ -93,4 +93,23 @@ GPUBOOST_DEVICE_INLINE int64_t gpuboost_atomic_add_int64(int64_t* address, int64
 //: no <cmath> isnan (NVRTC has no standard headers).
 GPUBOOST_DEVICE_INLINE bool gpuboost_is_nan(double value) { return value != value; }
 
+// One int2 (two int32 in 8 aligned bytes; x first) moved with one 8-byte access. A GPU
+// loads and stores a vector type with one 64-bit instruction (LDG.E.64 / STG.E.64);
+// the emulation's g++ splits a struct copy into one access per field, which its traffic
+// model would count as two requests touching the sectors twice (docs/EMULATION.md,
+// "Traffic model"). Going through a 64-bit integer is one access in all three builds
+// (little-endian: x is the low word on the GPU and on x86-64).
+//: The int2 at `address` (8-byte aligned), one 8-byte load.
+GPUBOOST_DEVICE_INLINE int2 gpuboost_load_int2(const int2* address) {
+  const uint64_t bits = *reinterpret_cast<const uint64_t*>(address);
+  return make_int2(static_cast<int32_t>(static_cast<uint32_t>(bits)),
+                   static_cast<int32_t>(static_cast<uint32_t>(bits >> 32)));
+}
+//: Store `value` at `address` (8-byte aligned), one 8-byte store.
+GPUBOOST_DEVICE_INLINE void gpuboost_store_int2(int2* address, int2 value) {
+  *reinterpret_cast<uint64_t*>(address) =
+      (static_cast<uint64_t>(static_cast<uint32_t>(value.y)) << 32) |
+      static_cast<uint64_t>(static_cast<uint32_t>(value.x));
+}
+
 #endif  // GPUBOOST_COMMON_CUH

@@ -7,10 +7,15 @@
 // as exact int64 sums (docs/DESIGN.md, "Quantization"): integer sums do not depend on
 // the order of the atomics, so the result equals the NumPy backend's bit for bit.
 //
-// Layouts: X_binned is row-major (n_rows, n_features) uint8 (Dataset.X_binned). Rows
-// are gathered through sample_indices, so a feature-major layout would make every
-// thread of a warp touch a different cache line; row-major lets consecutive threads
-// read consecutive features of the same row. histograms is (n_nodes, n_features,
+// Layouts: X_binned is row-major (n_rows, n_features) uint8 (Dataset.X_binned), row r
+// at byte r * row_stride (>= n_features; the device layout pads a row to whole 32-byte
+// sectors when that adds at most a quarter of it, gpuboost/backends/cuda/binned_rows.py,
+// so a gathered row of 28 features is one sector). Rows are gathered through
+// sample_indices, so a feature-major layout would make every thread of a warp touch a
+// different cache line; row-major lets consecutive threads read consecutive features of
+// the same row. quantized_pairs is (n_rows, 2) int32, C
+// order, 8-byte aligned: row r's (gradient, hessian), read as one int2 (quantize.cu).
+// histograms is (n_nodes, n_features,
 // n_bins, 3) int64, C order, zero on entry.
 //
 // Work distribution (both kernels): the grid is flat. blockIdx.x = feature_group *
@@ -90,9 +95,8 @@ GPUBOOST_DEVICE_INLINE int64_t histogram_cell(int32_t node, int64_t feature, int
 // Dynamic shared memory: SHARED_WORDS_PER_CELL * features_per_group * feature_stride words.
 extern "C" __global__ void
 __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS, HISTOGRAM_MIN_BLOCKS_PER_SM)
-    histogram_shared_memory(const uint8_t* __restrict__ X_binned,
-                            const int32_t* __restrict__ quantized_gradients,
-                            const int32_t* __restrict__ quantized_hessians,
+    histogram_shared_memory(const uint8_t* __restrict__ X_binned, int64_t row_stride,
+                            const int32_t* __restrict__ quantized_pairs,
                             const int32_t* __restrict__ sample_indices,
                             const int64_t* __restrict__ node_begins,
                             const int64_t* __restrict__ node_offsets, int32_t n_nodes,
@@ -100,6 +104,7 @@ __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS, HISTOGRAM_MIN_BLOCKS_PER_SM)
                             int32_t feature_stride, int64_t blocks_per_group,
                             int64_t rows_per_block, int64_t* __restrict__ histograms) {
   GPUBOOST_DYNAMIC_SHARED(uint32_t, shared_words);
+  const int2* const gradient_pairs = reinterpret_cast<const int2*>(quantized_pairs);
   const int64_t group = static_cast<int64_t>(blockIdx.x) / blocks_per_group;
   const int64_t row_block = static_cast<int64_t>(blockIdx.x) % blocks_per_group;
   const int64_t block_begin = row_block * rows_per_block;
@@ -134,9 +139,9 @@ __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS, HISTOGRAM_MIN_BLOCKS_PER_SM)
       for (int32_t word = thread; word < group_words; word += threads) shared_words[word] = 0u;
       __syncthreads();
 
-      shared_histogram_add_rows(X_binned, quantized_gradients, quantized_hessians,
-                                sample_indices, pass_begin, pass_rows, n_features, first_feature,
-                                group_features, feature_stride, planes);
+      shared_histogram_add_rows(X_binned, gradient_pairs, sample_indices, pass_begin, pass_rows,
+                                row_stride, first_feature, group_features, feature_stride,
+                                planes);
       __syncthreads();
 
       for (int32_t warp_word = warp_first_thread; warp_word < group_fields;
@@ -174,21 +179,21 @@ __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS, HISTOGRAM_MIN_BLOCKS_PER_SM)
 //   grid size).
 // Thread: (row, feature) pairs strided by blockDim.x, three 64-bit global atomics each.
 extern "C" __global__ void __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS)
-    histogram_global_memory(const uint8_t* __restrict__ X_binned,
-                            const int32_t* __restrict__ quantized_gradients,
-                            const int32_t* __restrict__ quantized_hessians,
+    histogram_global_memory(const uint8_t* __restrict__ X_binned, int64_t row_stride,
+                            const int32_t* __restrict__ quantized_pairs,
                             const int32_t* __restrict__ sample_indices,
                             const int64_t* __restrict__ node_begins,
                             const int64_t* __restrict__ node_offsets, int32_t n_nodes,
                             int32_t n_features, int32_t n_bins, int64_t rows_per_block,
                             int64_t* __restrict__ histograms) {
+  const int2* const gradient_pairs = reinterpret_cast<const int2*>(quantized_pairs);
   const int64_t block_begin = static_cast<int64_t>(blockIdx.x) * rows_per_block;
   const int64_t batch_rows = node_offsets[n_nodes];
   const int64_t block_end =
       batch_rows - block_begin < rows_per_block ? batch_rows : block_begin + rows_per_block;
   const int32_t threads = static_cast<int32_t>(blockDim.x);
   const int32_t thread = static_cast<int32_t>(threadIdx.x);
-  const int64_t row_stride = threads / n_features;
+  const int64_t row_offset_step = threads / n_features;
   const int32_t feature_step = threads % n_features;
   for (int64_t position = block_begin; position < block_end;) {
     const RowPiece rows =
@@ -199,12 +204,13 @@ extern "C" __global__ void __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS)
     int32_t feature = thread % n_features;
     while (row_offset < n_rows) {
       const int64_t row = sample_indices[rows.begin + row_offset];
-      const int32_t bin = X_binned[row * n_features + feature];
+      const int32_t bin = X_binned[row * row_stride + feature];
       const int64_t out = histogram_cell(rows.node, feature, bin, n_features, n_bins);
-      gpuboost_atomic_add_int64(&histograms[out + HISTOGRAM_GRADIENT], quantized_gradients[row]);
-      gpuboost_atomic_add_int64(&histograms[out + HISTOGRAM_HESSIAN], quantized_hessians[row]);
+      const int2 pair = gpuboost_load_int2(&gradient_pairs[row]);
+      gpuboost_atomic_add_int64(&histograms[out + HISTOGRAM_GRADIENT], pair.x);
+      gpuboost_atomic_add_int64(&histograms[out + HISTOGRAM_HESSIAN], pair.y);
       gpuboost_atomic_add_int64(&histograms[out + HISTOGRAM_COUNT], 1);
-      row_offset += row_stride;
+      row_offset += row_offset_step;
       feature += feature_step;
       if (feature >= n_features) {
         feature -= n_features;

@@ -116,8 +116,13 @@ GPUBOOST_DEVICE_INLINE void shared_cell_sums(const SharedPlanes& planes, int32_t
 // first_feature + group_features - 1 (cells zero or holding earlier rows of the pass).
 // Called by every thread of the block (no barrier inside; the caller synchronizes
 // before reading the cells).
+// X_binned: row r's bins start at byte r * row_stride (the device layout pads rows to
+// whole 32-byte sectors, gpuboost/backends/cuda/binned_rows.py: a gathered row of 28
+// features is one sector, not 1.84). gradient_pairs: (n_rows,) int2, row r's (quantized gradient, quantized hessian)
+// (quantize.cu writes them so): a gathered row costs one 8-byte load, one 32-byte sector,
+// not one sector in each of two int32 columns.
 // Rows in tiles of one warp: in each round of blockDim.x rows, the warp's lanes read the
-// position, gradient and hessian of one row each (coalesced where the rows are:
+// position and the (gradient, hessian) pair of one row each (coalesced where the rows are:
 // sample_indices always), then walk the tile's (row, feature) pairs, consecutive lanes on
 // consecutive features of a row (coalesced reads of X_binned, row-major), taking the
 // row's index, gradient and hessian from its lane by shuffle: each is read once per row,
@@ -125,9 +130,9 @@ GPUBOOST_DEVICE_INLINE void shared_cell_sums(const SharedPlanes& planes, int32_t
 // meet at the shuffles every step, so the lanes of a warp issue each step's shared
 // atomics together. 2 to 4 native 32-bit shared atomics per (row, feature) pair.
 GPUBOOST_DEVICE_INLINE void shared_histogram_add_rows(
-    const uint8_t* __restrict__ X_binned, const int32_t* __restrict__ quantized_gradients,
-    const int32_t* __restrict__ quantized_hessians, const int32_t* __restrict__ sample_indices,
-    int64_t pass_begin, int64_t pass_rows, int32_t n_features, int64_t first_feature,
+    const uint8_t* __restrict__ X_binned, const int2* __restrict__ gradient_pairs,
+    const int32_t* __restrict__ sample_indices,
+    int64_t pass_begin, int64_t pass_rows, int64_t row_stride, int64_t first_feature,
     int32_t group_features, int32_t feature_stride, const SharedPlanes& planes) {
   const int32_t threads = static_cast<int32_t>(blockDim.x);
   const int32_t thread = static_cast<int32_t>(threadIdx.x);
@@ -150,8 +155,9 @@ GPUBOOST_DEVICE_INLINE void shared_histogram_add_rows(
     int32_t lane_hessian = 0;
     if (lane < tile_rows) {
       lane_row = sample_indices[pass_begin + tile_begin + lane];
-      lane_gradient = quantized_gradients[lane_row];
-      lane_hessian = quantized_hessians[lane_row];
+      const int2 pair = gpuboost_load_int2(&gradient_pairs[lane_row]);
+      lane_gradient = pair.x;
+      lane_hessian = pair.y;
     }
     const int32_t tile_pairs = tile_rows * group_features;
     int32_t tile_row = lane / group_features;
@@ -162,7 +168,7 @@ GPUBOOST_DEVICE_INLINE void shared_histogram_add_rows(
       const int32_t gradient = __shfl_sync(warp_mask, lane_gradient, source);
       const int32_t hessian = __shfl_sync(warp_mask, lane_hessian, source);
       if (tile_row < tile_rows) {  // this lane's pair, warp_pair + lane, exists
-        const int32_t bin = X_binned[row * n_features + first_feature + feature];
+        const int32_t bin = X_binned[row * row_stride + first_feature + feature];
         const int32_t cell = feature * feature_stride + bin;
         shared_add_wide(&planes.gradient_low[cell], &planes.gradient_high[cell], gradient, 0u);
         shared_add_wide(&planes.hessian_low[cell], &planes.hessian_high_count[cell], hessian,

@@ -145,15 +145,16 @@ extern "C" __global__ void predict_tree_values_raw(
 
 // predict_tree_values_binned: values[row] = leaf value of the row in one tree,
 // traversing on the binned features. One thread per row.
-//   binned (n_rows, n_features) uint8, C order
+//   binned (n_rows, n_features) uint8, row-major, row r at byte r * row_stride (padded
+//   rows: gpuboost/backends/cuda/binned_rows.py)
 extern "C" __global__ void predict_tree_values_binned(
-    const uint8_t* binned, int64_t n_rows, int32_t n_features, int32_t missing_bin,
+    const uint8_t* binned, int64_t n_rows, int64_t row_stride, int32_t missing_bin,
     const int32_t* node_ints, const double* node_floats, int64_t n_nodes, double* values) {
   const TreeView tree = predict_tree_view(node_ints, node_floats, n_nodes, 0, n_nodes);
   const int64_t grid_stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
        row += grid_stride) {
     values[row] =
-        tree.value[predict_leaf_binned(tree, binned + row * n_features, missing_bin)];
+        tree.value[predict_leaf_binned(tree, binned + row * row_stride, missing_bin)];
   }
 }

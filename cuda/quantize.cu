@@ -12,9 +12,13 @@
 //      multiply, compiled with --fmad=false; rint rounds half to even as np.rint).
 //
 // Layouts: gradients, hessians (n_rows,) float64; block_maxima (gridDim.x, 2) uint64
-// (column_maxima.cuh); quantized columns (n_rows,) int32.
+// (column_maxima.cuh); quantized_pairs (n_rows, 2) int32, C order: row r holds
+// (gradient, hessian) in words 2r and 2r + 1, one 8-byte-aligned int2 per row (the host
+// allocates it, so it starts 256-byte aligned). The histogram and row-scan kernels gather
+// rows through the partition: one row's pair is one 8-byte load inside one 32-byte sector,
+// where two separate columns cost two sectors per gathered row.
 // Both kernels are grid-stride loops: in each step a block covers blockDim.x consecutive
-// rows (coalesced 8-byte reads and 4-byte writes), a thread one row.
+// rows (coalesced 8-byte reads and 8-byte writes), a thread one row.
 #include "common.cuh"
 #include "column_maxima.cuh"
 
@@ -43,19 +47,22 @@ extern "C" __global__ void __launch_bounds__(QUANTIZE_THREADS_PER_BLOCK)
   column_maxima_store_block(largest_g, largest_h, shared_maxima, block_maxima);
 }
 
-// q = rint(value * scale) as int32 for both columns; the scales keep |value * scale| <=
-// GRAD_QUANT_MAX (2**30), so the conversion never overflows.
-// Thread: one row per grid-stride step.
+// q = rint(value * scale) as int32 for both columns, written as one (gradient, hessian)
+// pair per row; the scales keep |value * scale| <= GRAD_QUANT_MAX (2**30), so the
+// conversion never overflows.
+// Thread: one row per grid-stride step, one 8-byte store of its pair (a warp writes 256
+// consecutive bytes: 8 sectors).
 extern "C" __global__ void __launch_bounds__(QUANTIZE_THREADS_PER_BLOCK)
     quantize_column_pair(const double* __restrict__ gradients,
                          const double* __restrict__ hessians, int64_t n_rows,
                          double scale_gradients, double scale_hessians,
-                         int32_t* __restrict__ quantized_gradients,
-                         int32_t* __restrict__ quantized_hessians) {
+                         int32_t* __restrict__ quantized_pairs) {
+  int2* const pairs = reinterpret_cast<int2*>(quantized_pairs);
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
        row += stride) {
-    quantized_gradients[row] = static_cast<int32_t>(rint(gradients[row] * scale_gradients));
-    quantized_hessians[row] = static_cast<int32_t>(rint(hessians[row] * scale_hessians));
+    gpuboost_store_int2(
+        &pairs[row], make_int2(static_cast<int32_t>(rint(gradients[row] * scale_gradients)),
+                               static_cast<int32_t>(rint(hessians[row] * scale_hessians))));
   }
 }

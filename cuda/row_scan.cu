@@ -16,7 +16,9 @@
 // build_histograms + find_best_splits (integer sums are order-free; the scan is the same
 // code).
 //
-// Layouts: X_binned row-major (n_rows, n_features) uint8; node i owns
+// Layouts: X_binned row-major (n_rows, n_features) uint8, row r at byte r * row_stride
+// (padded rows: gpuboost/backends/cuda/binned_rows.py); quantized_pairs (n_rows, 2)
+// int32, 8-byte aligned, row r's (gradient, hessian) read as one int2; node i owns
 // sample_indices[node_begins[i] .. node_ends[i] - 1], at most MAX_ROWS_PER_PASS rows (the
 // host checks; the shared cells hold one pass). feature_best (n_nodes * n_features,
 // FEATURE_BEST_WORDS) int64, node_sums (n_nodes, 3) int64, records (n_nodes, RECORD_WORDS)
@@ -46,9 +48,8 @@ constexpr int ROW_SCAN_MAX_THREADS = SPLIT_SCAN_MAX_THREADS;
 //   the node's best feature and writes its record (RECORD_WORDS int64; no
 //   split_select_nodes launch); with several, records is not written.
 extern "C" __global__ void __launch_bounds__(ROW_SCAN_MAX_THREADS)
-    row_scan_features(const uint8_t* __restrict__ X_binned,
-                      const int32_t* __restrict__ quantized_gradients,
-                      const int32_t* __restrict__ quantized_hessians,
+    row_scan_features(const uint8_t* __restrict__ X_binned, int64_t row_stride,
+                      const int32_t* __restrict__ quantized_pairs,
                       const int32_t* __restrict__ sample_indices,
                       const int64_t* __restrict__ node_begins,
                       const int64_t* __restrict__ node_ends, int32_t n_features,
@@ -83,9 +84,9 @@ extern "C" __global__ void __launch_bounds__(ROW_SCAN_MAX_THREADS)
   for (int32_t word = bin; word < group_words; word += threads) shared_words[word] = 0u;
   __syncthreads();
   const int64_t begin = node_begins[node];
-  shared_histogram_add_rows(X_binned, quantized_gradients, quantized_hessians, sample_indices,
-                            begin, node_ends[node] - begin, n_features, first_feature,
-                            group_features, feature_stride, planes);
+  shared_histogram_add_rows(X_binned, reinterpret_cast<const int2*>(quantized_pairs),
+                            sample_indices, begin, node_ends[node] - begin, row_stride,
+                            first_feature, group_features, feature_stride, planes);
   __syncthreads();
 
   // Node sums: the cells of the group's first feature (thread t: bins t, t + blockDim.x...).

@@ -42,7 +42,8 @@ NumPy backend's modules and the kernel files:
 =====================================  ===================================================
 
 ``binned_layout`` (feature bundles, gpuboost.data.bundling): every kernel reads the bins
-row-major, ``DeviceData.arrays['X_binned']``, except the partition's (and
+row-major, ``DeviceData.arrays['X_binned']`` (rows padded to whole sectors where that is
+cheap, the layout of :mod:`.binned_rows`), except the partition's (and
 ``add_split_leaf_values``), which read a column-major copy made at their first call
 (:func:`.partition.binned_columns`). ``quantize`` (one column), ``row_sample``,
 ``subtract_histograms``, ``stack_histograms``: array-module code of the base class.
@@ -72,6 +73,7 @@ from ..categorical import (
     predict_forest_values,
     predict_tree_values,
 )
+from .binned_rows import lay_out_binned
 from .binning import bin_device_features, bin_features
 from .gradients import gradients as objective_gradients
 from .histogram import ZeroedBatches, build_children_histograms, build_histograms
@@ -295,8 +297,9 @@ class CudaBackend(Backend):
 
     @device_call("laying out binned features")
     def binned_layout(self, X_binned):
-        """Row-major bins, the layout of every kernel reading bins."""
-        return {"X_binned": self.xp.ascontiguousarray(X_binned)}
+        """Row-major bins with padded rows (:mod:`.binned_rows`), the layout of every
+        kernel reading bins."""
+        return {"X_binned": lay_out_binned(self.xp, X_binned)}
 
     @device_call("copying features to the device")
     def prepare_features(self, X):

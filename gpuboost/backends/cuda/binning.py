@@ -9,9 +9,10 @@ concatenated into one array copied to the device once per call.
 
 import numpy as np
 
-from ...core.dtypes import X_BINNED_DTYPE, X_DTYPE
+from ...core.dtypes import X_DTYPE
 from ...core.profiling import nvtx_range
 from ...core.segments import offsets
+from .binned_rows import empty_binned, kernel_rows
 from .launch import grid_stride_blocks, require_array
 
 __all__ = [
@@ -61,9 +62,10 @@ def _binning_launcher(xp, launcher, n_rows, n_features, bin_mapper, what):
             f"{what} has {n_features} features, the BinMapper {len(bin_mapper.bin_edges_)}."
         )
     edges, edge_offsets = packed_edges(bin_mapper.bin_edges_)
-    binned = xp.empty((n_rows, n_features), dtype=X_BINNED_DTYPE)
+    binned = empty_binned(xp, n_rows, n_features)  # the device layout (padded rows)
     if binned.size == 0:
         return binned, None
+    rows, row_stride = kernel_rows(xp, binned)
     edges_device, offsets_device = xp.array(edges), xp.array(edge_offsets)
 
     def launch(chunk, first_row):
@@ -80,7 +82,8 @@ def _binning_launcher(xp, launcher, n_rows, n_features, bin_mapper, what):
                 offsets_device,
                 np.int32(bin_mapper.missing_bin),
                 np.int64(first_row),
-                binned,
+                np.int64(row_stride),
+                rows,
             ),
         )
 
@@ -102,8 +105,9 @@ def bin_features(xp, launcher, data, bin_mapper):
 
     Returns
     -------
-    binned : xp array of shape (n_rows, n_features), uint8, C order  # OUT
-        Equal to ``bin_mapper.transform(data)``.
+    binned : xp array of shape (n_rows, n_features), uint8  # OUT
+        Equal to ``bin_mapper.transform(data)``, in the device layout (rows padded:
+        :func:`.binned_rows.empty_binned`).
     """
     data = np.ascontiguousarray(data, dtype=X_DTYPE)
     n_rows, n_features = data.shape
@@ -134,8 +138,9 @@ def bin_device_features(xp, launcher, raw_features, bin_mapper):
 
     Returns
     -------
-    binned : xp array of shape (n_rows, n_features), uint8, C order  # OUT
-        Equal to ``bin_mapper.transform`` of the features.
+    binned : xp array of shape (n_rows, n_features), uint8  # OUT
+        Equal to ``bin_mapper.transform`` of the features, in the device layout
+        (:func:`.binned_rows.empty_binned`).
     """
     require_array(xp, raw_features, X_DTYPE, "raw_features", ndim=2)
     n_rows, n_features = raw_features.shape

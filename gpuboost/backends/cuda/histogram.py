@@ -41,7 +41,9 @@ from ...core.dtypes import (
 )
 from ...core.segments import checked_segments, offsets
 from ..emulation.launcher import MAX_SHARED_PER_BLOCK_OPTIN_BYTES
+from .binned_rows import kernel_rows
 from .launch import EMULATED, MAX_GRID_X, ceil_div, require_array
+from .quantize import gradient_pairs
 
 __all__ = [
     "build_histograms",
@@ -269,11 +271,34 @@ def allow_dynamic_shared(kernel, shared_bytes):
 
 
 def check_row_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices):
-    """Check the device arrays of a kernel that reads nodes' rows (dtypes, dimensions)."""
-    require_array(xp, X_binned, X_BINNED_DTYPE, "X_binned", ndim=2)
-    require_array(xp, quantized_gradients, GRAD_QUANT_DTYPE, "quantized_gradients", ndim=1)
-    require_array(xp, quantized_hessians, GRAD_QUANT_DTYPE, "quantized_hessians", ndim=1)
+    """Check the device arrays of a kernel that reads nodes' rows (dtypes, dimensions) and
+    return what it reads: ``(rows, row_stride, pairs)``, the bins' allocation and row
+    stride (:func:`.binned_rows.kernel_rows`: the padded device layout or a C-contiguous
+    matrix, no copy) and the ``(n_rows, 2)`` int32 (gradient, hessian) array
+    (:func:`.quantize.gradient_pairs`: the columns' own pair array when they are its
+    halves, as :func:`.quantize.quantize_columns` returns them, else one stacked copy)."""
+    rows, row_stride = kernel_rows(xp, X_binned)
+    require_array(xp, rows, X_BINNED_DTYPE, "X_binned", ndim=2)
+    for name, column in (
+        ("quantized_gradients", quantized_gradients),
+        ("quantized_hessians", quantized_hessians),
+    ):
+        if not isinstance(column, xp.ndarray):
+            raise TypeError(f"{name} must be a {xp.__name__} array, got {type(column).__name__}.")
+        if column.dtype != GRAD_QUANT_DTYPE or column.ndim != 1:
+            raise TypeError(
+                f"{name} must be a {np.dtype(GRAD_QUANT_DTYPE).name} array with 1 "
+                f"dimension(s), got {column.dtype} of shape {column.shape}."
+            )
+    if quantized_gradients.shape != quantized_hessians.shape:
+        raise ValueError(
+            f"quantized_gradients and quantized_hessians differ in shape: "
+            f"{quantized_gradients.shape} and {quantized_hessians.shape}."
+        )
     require_array(xp, sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
+    pairs = gradient_pairs(xp, quantized_gradients, quantized_hessians)
+    require_array(xp, pairs, GRAD_QUANT_DTYPE, "quantized pairs", ndim=2)
+    return rows, row_stride, pairs
 
 
 def build_histograms(
@@ -302,11 +327,16 @@ def build_histograms(
         ``cupy`` (GPU) or the emulated device namespace; every array argument
         lives there.
     launcher : gpuboost.backends.cuda.launch.KernelLauncher
-    X_binned : array of shape (n_rows, n_features), uint8, C order  # IN
+    X_binned : array of shape (n_rows, n_features), uint8  # IN
         The binned features **row-major** (``Dataset.X_binned``), the layout this
         kernel needs: rows are gathered through ``sample_indices``, and row-major
-        lets consecutive threads read consecutive features of one row.
+        lets consecutive threads read consecutive features of one row. C-contiguous,
+        or the device layout with padded rows (:mod:`.binned_rows`, as
+        ``DeviceData.arrays['X_binned']``).
     quantized_gradients, quantized_hessians : array of shape (n_rows,), int32  # IN
+        Any strides. The kernel reads one (gradient, hessian) int2 per row: the columns
+        as :func:`.quantize.quantize_columns` returns them (halves of one pair array)
+        are read in place; other columns are first stacked into one (a copy).
     sample_indices : array of shape (n_samples,), int32  # IN
         The row partition; node ``i`` owns ``sample_indices[begins[i]:ends[i]]``.
     begins, ends : sequence of int, length n_nodes (host)
@@ -335,7 +365,9 @@ def build_histograms(
         Last axis: (sum_gradients, sum_hessians, count), equal to
         :func:`gpuboost.backends.numpy.histogram.build_histograms`.
     """
-    check_row_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices)
+    binned_rows, row_stride, pairs = check_row_inputs(
+        xp, X_binned, quantized_gradients, quantized_hessians, sample_indices
+    )
     begins, ends = checked_segments(begins, ends, sample_indices.shape[0])
     n_nodes, n_features, n_bins = len(begins), int(X_binned.shape[1]), int(n_bins)
     shape = (n_features, n_bins, HIST_FIELDS)
@@ -354,9 +386,9 @@ def build_histograms(
     _launch_build(
         xp,
         launcher,
-        X_binned,
-        quantized_gradients,
-        quantized_hessians,
+        binned_rows,
+        row_stride,
+        pairs,
         sample_indices,
         begins,
         ends,
@@ -424,7 +456,9 @@ def build_children_histograms(
         Row ``i``: the histogram of segment ``i``; row ``n_pairs + i``:
         ``parents[parent_rows[i]] - histograms[i]`` (exact).
     """
-    check_row_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices)
+    binned_rows, row_stride, pairs = check_row_inputs(
+        xp, X_binned, quantized_gradients, quantized_hessians, sample_indices
+    )
     require_array(xp, parents, HIST_DTYPE, "parents", ndim=4)
     n_features, n_bins = int(X_binned.shape[1]), int(n_bins)
     if tuple(parents.shape[1:]) != (n_features, n_bins, HIST_FIELDS):
@@ -456,9 +490,9 @@ def build_children_histograms(
     device_rows = _launch_build(
         xp,
         launcher,
-        X_binned,
-        quantized_gradients,
-        quantized_hessians,
+        binned_rows,
+        row_stride,
+        pairs,
         sample_indices,
         begins,
         ends,
@@ -492,9 +526,9 @@ def build_children_histograms(
 def _launch_build(
     xp,
     launcher,
-    X_binned,
-    quantized_gradients,
-    quantized_hessians,
+    binned_rows,
+    row_stride,
+    pairs,
     sample_indices,
     begins,
     ends,
@@ -506,7 +540,9 @@ def _launch_build(
     force_global=False,
     trailing=None,
 ):
-    """Add the histograms of the segments ``begins``/``ends`` (checked, int64) into rows
+    """Add the histograms of the segments ``begins``/``ends`` (checked, int64) of the rows'
+    (gradient, hessian) ``pairs``, bins ``binned_rows`` of ``row_stride`` bytes a row
+    (:func:`check_row_inputs`) into rows
     ``0 .. n_nodes - 1`` of ``histograms`` (zero there; shape (>= n_nodes, n_features,
     n_bins, 3), int64, C order), in one launch (none when there are no rows).
 
@@ -544,9 +580,9 @@ def _launch_build(
     node_begins = node_table[:n_nodes]
     node_offsets = node_table[n_nodes : 2 * n_nodes + 1]
     common = (
-        X_binned,
-        quantized_gradients,
-        quantized_hessians,
+        binned_rows,
+        np.int64(row_stride),
+        pairs,
         sample_indices,
         node_begins,
         node_offsets,

@@ -7,7 +7,7 @@ outputs, 1 except for multi-class), see :func:`device_bytes_per_row`; the
 temporaries are an estimate of the peak, the rest is exact:
 
 ==========================================================  =================
-binned features (uint8, row-major)                          ``n_features``
+binned features (uint8, row-major, rows padded)             ``row_stride``
 binned features, column-major copy (the row partition)      ``n_features``
 label (float64, DeviceData's copy)                          8
 sample weight (float64, when given)                         8
@@ -19,8 +19,11 @@ partition scratch (saved row int32 + go-left bit, ceil)      5
 temporaries (quantization, row sampling, prediction)        up to 32
 ==========================================================  =================
 
-For example 28 features, one output, no weights: 28 + 28 + 8 + 8 + 16 + 8 + 4 + 5
-+ 32 = 137 bytes per row, about 1.4 GB for 10 million rows. Not per row: the
+``row_stride`` is :func:`gpuboost.backends.cuda.binned_rows.binned_row_stride`:
+``n_features`` rounded up to whole 32-byte sectors when that adds at most a quarter of
+it, else to 4 bytes (28 -> 32), so that a gathered row costs whole sectors.
+For example 28 features, one output, no weights: 32 + 28 + 8 + 8 + 16 + 8 + 4 + 5
++ 32 = 141 bytes per row, about 1.4 GB for 10 million rows. Not per row: the
 histograms, ``n_nodes x n_features x (max_bin + 1) x 24`` bytes per batch of
 nodes (plus the parents' histograms kept for the subtraction trick). While the
 data are binned, the raw float64 features are copied to the device in chunks of
@@ -29,9 +32,10 @@ afterwards. Every evaluation set other than the training set costs
 ``8 n_features + 8 K + 8`` bytes per row (raw features, margins, label) plus 8 with
 weights. With ``tree_method='approx'`` the raw training features stay on the device
 (``8 n_features`` more per row) and each tree is grown on its own binned copy
-(``n_features`` more, and ``n_features`` for its column-major copy). Exclusive feature
+(``row_stride`` more, and ``n_features`` for its column-major copy). Exclusive feature
 bundles (gpuboost.data.bundling) add the bundled matrix, ``n_bundles`` bytes per row
-(with ``max_conflict_rate > 0`` also a decoded copy of the bins, ``n_features``);
+padded as the binned features (with ``max_conflict_rate > 0`` also a decoded copy of the
+bins, ``row_stride``);
 ``tree_method='exact'`` adds an int32 rank per feature (``4 n_features``), plus the raw
 features (``8 n_features``) when rows are subsampled.
 
@@ -51,6 +55,7 @@ import numpy as np
 
 from ...core.dtypes import GRAD_QUANT_DTYPE, SAMPLE_INDEX_DTYPE, X_BINNED_DTYPE
 from ...errors import GpuOutOfMemoryError
+from .binned_rows import binned_row_stride
 
 __all__ = [
     "device_bytes_per_row",
@@ -97,7 +102,7 @@ def device_bytes_per_row(n_features, n_outputs=1, has_weight=False):
         ``sum(parts.values())`` is the total.
     """
     return {
-        "binned features": int(n_features) * np.dtype(X_BINNED_DTYPE).itemsize,
+        "binned features": binned_row_stride(n_features) * np.dtype(X_BINNED_DTYPE).itemsize,
         "binned features by column": int(n_features) * np.dtype(X_BINNED_DTYPE).itemsize,
         "label": _BYTES_LABEL,
         "weight": _BYTES_WEIGHT if has_weight else 0,

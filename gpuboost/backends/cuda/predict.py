@@ -12,6 +12,7 @@ import numpy as np
 from ...core.dtypes import X_BINNED_DTYPE, X_DTYPE
 from ...core.profiling import nvtx_range
 from ...core.segments import offsets
+from .binned_rows import kernel_rows
 from .launch import grid_stride_blocks, require_array, segment_table
 
 __all__ = [
@@ -90,7 +91,8 @@ def predict_tree_binned(xp, launcher, X_binned, missing_bin, tree):
     ----------
     xp : module
     launcher : gpuboost.backends.cuda.launch.KernelLauncher
-    X_binned : xp array of shape (n_rows, n_features), uint8, C order  # IN
+    X_binned : xp array of shape (n_rows, n_features), uint8  # IN
+        C-contiguous or the padded device layout (:mod:`.binned_rows`).
     missing_bin : int
     tree : Tree
 
@@ -99,7 +101,8 @@ def predict_tree_binned(xp, launcher, X_binned, missing_bin, tree):
     values : xp array of shape (n_rows,), float64  # OUT
     """
     with nvtx_range("predict_tree_binned"):
-        require_array(xp, X_binned, X_BINNED_DTYPE, "X_binned", ndim=2)
+        rows, row_stride = kernel_rows(xp, X_binned)
+        require_array(xp, rows, X_BINNED_DTYPE, "X_binned", ndim=2)
         n_rows, n_features = X_binned.shape
         values = xp.empty(n_rows, dtype=np.float64)
         if n_rows == 0:
@@ -110,9 +113,9 @@ def predict_tree_binned(xp, launcher, X_binned, missing_bin, tree):
             "predict_tree_values_binned",
             n_rows,
             (
-                X_binned,
+                rows,
                 np.int64(n_rows),
-                np.int32(n_features),
+                np.int64(row_stride),
                 np.int32(missing_bin),
                 node_ints,
                 node_floats,

@@ -11,6 +11,13 @@ once and computes the scales, and one kernel writes both quantized columns. When
 columns are a round's gradients as the gradient kernels wrote them
 (:mod:`.gradients`), those kernels' block maxima are passed in and the first launch is
 skipped.
+
+Layout: the quantized columns are the two halves of one ``(n_rows, 2)`` int32 array
+(gradient, hessian per row; :func:`quantize_columns` returns its columns as views), so the
+kernels that gather rows through the partition (histogram, row scan) read a row's pair
+with one 8-byte load, one 32-byte sector, instead of one sector in each of two columns.
+:func:`gradient_pairs` gives those kernels the pair array: the columns' own when they are
+its halves (no copy), else one stacked copy.
 """
 
 import numpy as np
@@ -22,6 +29,8 @@ from .launch import ceil_div, grid_stride_blocks, require_array
 
 __all__ = [
     "quantize_columns",
+    "gradient_pairs",
+    "PAIR_BYTES",
     "column_max_magnitudes",
     "maxima_blocks",
     "maxima_from_blocks",
@@ -38,6 +47,9 @@ QUANTIZE_THREADS_PER_BLOCK = 256
 #: Most blocks of the maxima kernel (a grid-stride loop): enough to fill an H100 (132
 #: SMs x 8 blocks of 256 threads) while the per-block maxima the host reads stay 16 KB.
 MAXIMA_MAX_BLOCKS = 1024
+#: Bytes of a row's (gradient, hessian) pair: two int32 read as one int2, whose address
+#: the kernels need aligned to this.
+PAIR_BYTES = 8
 
 
 def maxima_blocks(n_rows):
@@ -100,7 +112,9 @@ def quantize_columns(xp, launcher, gradients, hessians, block_maxima=None):
     Returns
     -------
     (quantized_gradients, scale_gradients), (quantized_hessians, scale_hessians)
-        xp arrays of shape (n_rows,), int32 (# OUT), and host floats.
+        xp arrays of shape (n_rows,), int32 (# OUT), and host floats. The two arrays
+        are the columns of one ``(n_rows, 2)`` int32 array (strided views, stride 8
+        bytes), which :func:`gradient_pairs` hands to the row-gathering kernels.
 
     Raises
     ------
@@ -123,8 +137,7 @@ def quantize_columns(xp, launcher, gradients, hessians, block_maxima=None):
     else:
         max_g, max_h = column_max_magnitudes(xp, launcher, gradients, hessians)
     scale_g, scale_h = quantization_scale(max_g), quantization_scale(max_h)
-    quantized_g = xp.empty(n_rows, dtype=GRAD_QUANT_DTYPE)
-    quantized_h = xp.empty(n_rows, dtype=GRAD_QUANT_DTYPE)
+    pairs = xp.empty((n_rows, 2), dtype=GRAD_QUANT_DTYPE)  # (row, gradient | hessian)
     if n_rows:
         launcher(
             KERNEL_FILE,
@@ -137,8 +150,47 @@ def quantize_columns(xp, launcher, gradients, hessians, block_maxima=None):
                 np.int64(n_rows),
                 np.float64(scale_g),
                 np.float64(scale_h),
-                quantized_g,
-                quantized_h,
+                pairs,
             ),
         )
-    return (quantized_g, scale_g), (quantized_h, scale_h)
+    return (pairs[:, 0], scale_g), (pairs[:, 1], scale_h)
+
+
+def _address(array):
+    """Device address of the first element of ``array`` (CuPy or emulated)."""
+    return int(array.__cuda_array_interface__["data"][0])
+
+
+def gradient_pairs(xp, quantized_gradients, quantized_hessians):
+    """The ``(n_rows, 2)`` int32 array of (gradient, hessian) rows that the
+    row-gathering kernels read (one 8-byte load per row).
+
+    Parameters
+    ----------
+    xp : module
+    quantized_gradients, quantized_hessians : xp arrays of shape (n_rows,), int32  # IN
+        Any strides.
+
+    Returns
+    -------
+    pairs : xp array of shape (n_rows, 2), int32, C order, 8-byte aligned
+        The array whose columns the two arguments are, when they are (the layout
+        :func:`quantize_columns` writes: no copy); otherwise a new one stacked from
+        them (one copy, e.g. for direct callers with two separate columns).
+    """
+    n_rows = quantized_gradients.shape[0]
+    pairs = quantized_gradients.base
+    if (
+        pairs is not None
+        and isinstance(pairs, xp.ndarray)
+        and pairs.dtype == GRAD_QUANT_DTYPE
+        and pairs.shape == (n_rows, 2)
+        and pairs.flags.c_contiguous
+        and quantized_hessians.shape == (n_rows,)
+        and quantized_gradients.strides == quantized_hessians.strides == (PAIR_BYTES,)
+        and _address(pairs) % PAIR_BYTES == 0
+        and _address(quantized_gradients) == _address(pairs)
+        and _address(quantized_hessians) == _address(pairs) + pairs.itemsize
+    ):
+        return pairs
+    return xp.stack([quantized_gradients, quantized_hessians], axis=1)

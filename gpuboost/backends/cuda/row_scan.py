@@ -141,9 +141,12 @@ def find_best_splits_of_rows(
     xp : module
         ``cupy`` (GPU) or the emulated device namespace.
     launcher : gpuboost.backends.cuda.launch.KernelLauncher
-    X_binned : array of shape (n_rows, n_features), uint8, C order  # IN
-        Row-major bins (``Dataset.X_binned``).
+    X_binned : array of shape (n_rows, n_features), uint8  # IN
+        Row-major bins (``Dataset.X_binned``): C-contiguous or the padded device layout
+        (:mod:`.binned_rows`).
     quantized_gradients, quantized_hessians : array of shape (n_rows,), int32  # IN
+        As for :func:`.histogram.build_histograms` (read as one int2 per row; copied
+        into one pair array unless they are the halves of one).
     sample_indices : array of shape (n_samples,), int32  # IN
         Node ``i`` owns ``sample_indices[begins[i]:ends[i]]``.
     begins, ends : sequence of int, length n_nodes (host)
@@ -228,7 +231,9 @@ def row_scan_words(
         ``words``, written by the launches; None (no launch) when this kernel cannot
         take the batch.
     """
-    check_row_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices)
+    rows, row_stride, pairs = check_row_inputs(
+        xp, X_binned, quantized_gradients, quantized_hessians, sample_indices
+    )
     begins, ends = checked_segments(begins, ends, sample_indices.shape[0])
     n_nodes = len(begins)
     n_features, n_bins, missing_bin = int(X_binned.shape[1]), int(n_bins), int(missing_bin)
@@ -264,9 +269,9 @@ def row_scan_words(
         n_nodes * n_groups,
         scan_threads(n_bins),
         (
-            X_binned,
-            quantized_gradients,
-            quantized_hessians,
+            rows,
+            np.int64(row_stride),
+            pairs,
             sample_indices,
             node_table[:n_nodes],
             node_table[n_nodes:],

@@ -203,6 +203,44 @@ def test_quantize_columns_equal_the_reference(backend, n_rows):
     assert (scale_g, scale_h) == (expected_scale_g, expected_scale_h)
     assert_same_bits(qg, expected_g)
     assert_same_bits(qh, expected_h)
+    # One (n_rows, 2) array of (gradient, hessian) rows, handed to the row-gathering
+    # kernels as it is (no copy).
+    pairs = cuda_quantize.gradient_pairs(xp, qg, qh)
+    assert pairs.shape == (n_rows, 2) and pairs.flags.c_contiguous
+    assert_same_bits(pairs, np.stack([expected_g, expected_h], axis=1))
+    if n_rows:
+        assert qg.strides == qh.strides == (cuda_quantize.PAIR_BYTES,)
+        assert np.shares_memory(pairs._array, qg._array)
+        assert np.shares_memory(pairs._array, qh._array)
+
+
+def test_gradient_pairs_copy_only_columns_that_are_not_one_pair_array(backend):
+    """The halves of a pair array in place; separate columns, swapped halves, columns of
+    a wider array or a pair array not 8-byte aligned are stacked (one copy), equal."""
+    xp = backend.xp
+    host = np.arange(-30, 30, dtype=np.int32).reshape(20, 3)
+    expected = host[:, :2]
+    pairs = xp.asarray(np.ascontiguousarray(expected))
+    with traffic.record_traffic() as log:
+        same = cuda_quantize.gradient_pairs(xp, pairs[:, 0], pairs[:, 1])
+    assert not log.events and np.shares_memory(same._array, pairs._array)
+    wide = xp.asarray(host)
+    flat = xp.asarray(np.ascontiguousarray(host[:, :2]).reshape(-1))
+    unaligned = xp.empty(41, dtype=np.int32)
+    unaligned[1:] = flat
+    shifted = unaligned[1:].reshape(20, 2)
+    cases = [
+        (xp.asarray(host[:, 0]), xp.asarray(host[:, 1]), expected),
+        (pairs[:, 1], pairs[:, 0], expected[:, ::-1]),
+        (wide[:, 0], wide[:, 1], expected),
+        (shifted[:, 0], shifted[:, 1], expected),
+    ]
+    for gradients, hessians, want in cases:
+        with traffic.record_traffic() as log:
+            got = cuda_quantize.gradient_pairs(xp, gradients, hessians)
+        assert log.events  # a stack
+        assert got.flags.c_contiguous and not np.shares_memory(got._array, gradients._array)
+        np.testing.assert_array_equal(got.get(), want)
 
 
 @pytest.mark.parametrize(

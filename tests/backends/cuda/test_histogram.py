@@ -19,6 +19,7 @@ import pytest
 import gpuboost
 from gpuboost.backends.cuda import histogram as cuda_histogram
 from gpuboost.backends.cuda.backend import CudaBackend
+from gpuboost.backends.cuda.binned_rows import lay_out_binned
 from gpuboost.backends.cuda.histogram import (
     MAX_BLOCK_THREADS,
     MAX_ROWS_PER_PASS,
@@ -30,6 +31,7 @@ from gpuboost.backends.cuda.histogram import (
 )
 from gpuboost.backends.cuda.launch import EMULATED, KernelLauncher
 from gpuboost.backends.cuda.sources import cuda_source_dir
+from gpuboost.backends.emulation import traffic
 from gpuboost.backends.emulation.device_array import count_operations
 from gpuboost.backends.emulation.device_array import namespace as xp
 from gpuboost.backends.emulation.sanitizer import SANITIZE_ENV_VAR
@@ -44,10 +46,26 @@ pytestmark = pytest.mark.usefixtures("cuda_emulation")
 
 
 def _build_on_device(
-    X_binned, gradients, hessians, sample_indices, begins, ends, n_bins, **options
+    X_binned,
+    gradients,
+    hessians,
+    sample_indices,
+    begins,
+    ends,
+    n_bins,
+    device_layout=False,
+    **options,
 ):
-    """:func:`build_histograms` on device copies of the host inputs, copied back."""
+    """:func:`build_histograms` on device copies of the host inputs, copied back.
+    ``device_layout``: the inputs as the backend holds them, the quantized columns the
+    halves of one (n_rows, 2) array (the layout the quantize kernel writes, read in place)
+    and the bins in padded rows (binned_rows.lay_out_binned); else two arrays (stacked
+    first) and C-ordered bins."""
     device_arrays = [xp.asarray(array) for array in (X_binned, gradients, hessians, sample_indices)]
+    if device_layout:
+        pairs = xp.asarray(np.stack([gradients, hessians], axis=1))
+        device_arrays[1:3] = pairs[:, 0], pairs[:, 1]
+        device_arrays[0] = lay_out_binned(xp, device_arrays[0])
     launcher = KernelLauncher(EMULATED, check_launches=True)
     return xp.asnumpy(
         build_histograms(xp, launcher, *device_arrays, begins, ends, n_bins, **options)
@@ -88,6 +106,7 @@ def _assert_histograms_equal(result, expected):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_default_plan_matches_numpy_and_naive(seed):
+    """Seeds 1 and 3 pass the inputs in the device layout (pair array, padded rows)."""
     rng = np.random.default_rng(seed)
     max_bin = int(rng.choice([2, 15, 63]))
     n_rows = int(rng.integers(50, 300))
@@ -95,7 +114,7 @@ def test_default_plan_matches_numpy_and_naive(seed):
     sample_indices = rng.permutation(n_rows).astype(np.int32)
     begins, ends = _segments(rng, n_rows, int(rng.integers(1, 6)))
     result = _build_on_device(
-        X_binned, gradients, hessians, sample_indices, begins, ends, max_bin + 1
+        X_binned, gradients, hessians, sample_indices, begins, ends, max_bin + 1, seed % 2 == 1
     )
     expected = _reference(X_binned, gradients, hessians, sample_indices, begins, ends, max_bin + 1)
     _assert_histograms_equal(result, expected)
@@ -156,6 +175,7 @@ def test_feature_groups_forced_by_a_small_shared_memory_limit(features_per_block
         begins,
         ends,
         n_bins,
+        device_layout=features_per_block % 2 == 0,
         shared_memory_limit=limit,
         rows_per_block=17,
         block_threads=64,
@@ -195,6 +215,7 @@ def test_global_memory_fallback(how):
         begins,
         ends,
         n_bins,
+        device_layout=how == "forced",
         rows_per_block=23,
         block_threads=48,
         **options,
@@ -440,6 +461,9 @@ def test_levels_take_the_batch_zeroed_by_the_level_before(monkeypatch):
     X_binned, gradients, hessians = _problem(rng, n_rows, n_features, max_bin)
     sample_indices = rng.permutation(n_rows).astype(np.int32)
     device_arrays = [xp.asarray(a) for a in (X_binned, gradients, hessians, sample_indices)]
+    # The gradient pairs as quantization lays them out (no stacking operation per build).
+    pairs = xp.asarray(np.stack([gradients, hessians], axis=1))
+    device_arrays[1:3] = pairs[:, 0], pairs[:, 1]
     launcher = KernelLauncher(EMULATED, check_launches=True)
     zeroed = ZeroedBatches()
 
@@ -530,3 +554,42 @@ def test_depthwise_trees_zero_histograms_once(monkeypatch, grow_policy):
         assert not any(levels)
     else:
         assert all(n == 1 for n in levels)
+
+
+def _histogram_load_sectors(X_binned, pairs, sample_indices):
+    """Global load sectors of one node's histogram build (one block) under the traffic
+    model."""
+    launcher = KernelLauncher(EMULATED, check_launches=True)
+    with traffic.record_traffic() as log:
+        build_histograms(
+            xp,
+            launcher,
+            X_binned,
+            pairs[:, 0],
+            pairs[:, 1],
+            xp.asarray(sample_indices),
+            [0],
+            [len(sample_indices)],
+            2,
+            block_threads=64,
+        )
+    (event,) = [event for event in log.events if event.name == "histogram_shared_memory"]
+    return event.counters["global_load_sectors"]
+
+
+def test_a_gathered_row_reads_its_gradient_pair_in_one_sector():
+    """Rows 8 apart (their (gradient, hessian) pairs 64 bytes apart): one sector per row
+    for the pair (two when gradient and hessian were two int32 columns, or a pair loaded
+    field by field), against one per 4 consecutive rows. 32 features of bin 0: every
+    row's bins are one sector either way, and both builds flush the same cells."""
+    n_rows, spacing, n_features = 8192, 8, 32
+    X_binned = xp.asarray(np.zeros((n_rows, n_features), dtype=np.uint8))
+    pairs = xp.asarray(np.ones((n_rows, 2), dtype=np.int32))
+    node_rows = n_rows // spacing
+    scattered = np.arange(0, n_rows, spacing, dtype=np.int32)
+    consecutive = np.arange(node_rows, dtype=np.int32)
+    extra = _histogram_load_sectors(X_binned, pairs, scattered) - _histogram_load_sectors(
+        X_binned, pairs, consecutive
+    )
+    pairs_per_sector = traffic.SECTOR_BYTES // 8
+    assert extra == node_rows - node_rows // pairs_per_sector

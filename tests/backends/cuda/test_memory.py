@@ -22,10 +22,11 @@ pytestmark = pytest.mark.usefixtures("cuda_emulation")
 
 def test_device_bytes_per_row_matches_the_documented_example():
     parts = device_bytes_per_row(28)
-    assert sum(parts.values()) == 137
-    assert "137 bytes per row" in cuda_memory.__doc__
+    assert sum(parts.values()) == 141
+    assert parts["binned features"] == 32  # rows padded to a whole sector
+    assert "141 bytes per row" in cuda_memory.__doc__
     with_weights_and_classes = device_bytes_per_row(28, n_outputs=3, has_weight=True)
-    assert sum(with_weights_and_classes.values()) == 137 + 8 + 2 * 24
+    assert sum(with_weights_and_classes.values()) == 141 + 8 + 2 * 24
 
 
 class _FakeCupyOutOfMemory(MemoryError):

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import gpuboost
 from gpuboost.backends.cuda import backend as cuda_backend_module
 from gpuboost.backends.cuda import row_scan as cuda_row_scan
+from gpuboost.backends.cuda.binned_rows import lay_out_binned
 from gpuboost.backends.cuda.histogram import SHARED_BYTES_PER_CELL, shared_feature_stride
 from gpuboost.backends.cuda.launch import EMULATED, KernelLauncher
 from gpuboost.backends.emulation.device_array import count_operations
@@ -26,7 +27,12 @@ from gpuboost.core.gain import SplitParams
 pytestmark = pytest.mark.usefixtures("cuda_emulation")
 
 
-def _check(problem, max_bin, params, shared_memory_limit=None):
+def _check(problem, max_bin, params, shared_memory_limit=None, device_layout=False):
+    """The row scan's records equal the histogram scan's. ``device_layout``: the inputs as
+    the backend holds them, the quantized columns the halves of one (n_rows, 2) array (as
+    the quantize kernel writes them, read in place) and the bins in padded rows
+    (binned_rows.lay_out_binned); else two separate columns (stacked into one first) and
+    C-ordered bins."""
     (
         X_binned,
         gradients,
@@ -54,12 +60,19 @@ def _check(problem, max_bin, params, shared_memory_limit=None):
     expected = reference_scan(
         histograms, *scales, n_value_bins, max_bin, params, mask, node_bounds=bounds
     )
+    device_X = xp.asarray(X_binned)
+    if device_layout:
+        pairs = xp.asarray(np.stack([gradients, hessians], axis=1))
+        device_g, device_h = pairs[:, 0], pairs[:, 1]
+        device_X = lay_out_binned(xp, device_X)
+    else:
+        device_g, device_h = xp.asarray(gradients), xp.asarray(hessians)
     got = cuda_row_scan.find_best_splits_of_rows(
         xp,
         KernelLauncher(EMULATED, check_launches=True),
-        xp.asarray(X_binned),
-        xp.asarray(gradients),
-        xp.asarray(hessians),
+        device_X,
+        device_g,
+        device_h,
         xp.asarray(sample_indices),
         begins,
         ends,
@@ -87,14 +100,24 @@ def _check(problem, max_bin, params, shared_memory_limit=None):
     params=row_scan_split_params,
     with_mask=st.booleans(),
     monotone=st.booleans(),
+    device_layout=st.booleans(),
 )
 def test_records_equal_the_histogram_scan(
-    seed, n_rows, n_features, max_bin, n_nodes, missing_fraction, params, with_mask, monotone
+    seed,
+    n_rows,
+    n_features,
+    max_bin,
+    n_nodes,
+    missing_fraction,
+    params,
+    with_mask,
+    monotone,
+    device_layout,
 ):
     problem = row_scan_problem(
         seed, n_rows, n_features, max_bin, n_nodes, missing_fraction, with_mask, monotone
     )
-    _check(problem, max_bin, params)
+    _check(problem, max_bin, params, device_layout=device_layout)
 
 
 @pytest.mark.parametrize("features_per_group", [1, 2, 3])
@@ -105,7 +128,8 @@ def test_feature_groups_give_the_same_records(features_per_group):
     expected_groups = {1: (1, 7), 2: (2, 4), 3: (3, 3)}[features_per_group]
     assert cuda_row_scan.row_scan_groups(7, max_bin + 1, limit) == expected_groups
     problem = row_scan_problem(11, 500, 7, max_bin, 5, 0.1, True, True)
-    _check(problem, max_bin, SplitParams(reg_lambda=1.0, min_data_in_leaf=3), limit)
+    params = SplitParams(reg_lambda=1.0, min_data_in_leaf=3)
+    _check(problem, max_bin, params, limit, device_layout=features_per_group == 2)
 
 
 def test_no_room_or_too_many_rows_is_left_to_the_definition():
