@@ -273,6 +273,12 @@ class Backend:
     #: bound the grower passes), to prepare that level's batch ahead (CUDA: its built
     #: half zeroed by this level's launches, not by an operation of its own).
     reserves_histograms = False
+    #: Whether ``build_children_histograms`` takes ``row_segments``, ``(begins, ends)``
+    #: of the level's nodes scanned from their rows (a depthwise level scanned both
+    #: ways: :meth:`find_best_splits_mixed` follows with those segments), to send them
+    #: to the device with the build's own data (CUDA: one host-to-device copy fewer).
+    #: The results do not depend on it.
+    carries_row_segments = False
 
     def row_scan_max_rows(self, data: DeviceData) -> int:
         """The most rows of a parent whose children's splits this backend finds faster

@@ -451,6 +451,11 @@ class TreeGrower:
         self.reserve_histograms = policy.grow_policy == "depthwise" and bool(
             getattr(splitter, "reserves_histograms", False)
         )
+        #: Tell a level's build which of its nodes are scanned from their rows (a
+        #: splitter that sends their segments with the build's data: ``row_segments``).
+        self.carry_row_segments = self.row_scan_max_rows > 0 and bool(
+            getattr(splitter, "carries_row_segments", False)
+        )
         self._unsplit = []
         #: Nodes whose speculative expansion was taken back (:meth:`_undo`), their rows
         #: left partitioned.
@@ -534,6 +539,14 @@ class TreeGrower:
             candidates = candidates[nodes.depth[candidates] + 1 < max_depth]
         small = nodes.count[candidates] <= self.row_scan_max_rows
         return {"next_pairs": int((~small).sum())}
+
+    def _row_segments(self, scanned):
+        """The ``row_segments`` keyword of a level's build where the splitter takes it:
+        the segments of ``scanned``, the level's nodes :meth:`_find_splits` scans from
+        their rows (in its order), none when there are none."""
+        if not self.carry_row_segments or not len(scanned):
+            return {}
+        return {"row_segments": (self.nodes.begin[scanned], self.nodes.end[scanned])}
 
     def _histograms_of(self, ids):
         """``(batch array, rows)`` holding the histograms of ``ids``: their own batch when
@@ -718,6 +731,7 @@ class TreeGrower:
                     parent_batch,
                     parent_rows,
                     **self._next_level(batch),
+                    **self._row_segments(children[from_rows & splittable]),
                 )
             self._keep_batch(level, batch)
         with_histogram = nodes.histogram_batch[children] != NO_HISTOGRAM

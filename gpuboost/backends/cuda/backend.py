@@ -75,6 +75,7 @@ from ..categorical import (
 )
 from .binned_rows import lay_out_binned
 from .binning import bin_device_features, bin_features
+from .carried_segments import CarriedSegments, segment_table
 from .gradients import gradients as objective_gradients
 from .histogram import ZeroedBatches, build_children_histograms, build_histograms
 from .launch import EMULATED, array_module, default_launcher
@@ -146,6 +147,8 @@ class CudaBackend(Backend):
         self._split_scratch = SplitScanScratch()
         #: The next depthwise level's children batch, its built half zeroed (.histogram).
         self._zeroed_batches = ZeroedBatches()
+        #: The row-scanned segments a level's build sent to the device (.carried_segments).
+        self._carried_segments = CarriedSegments()
         #: Per thread (a backend serves every training on its device, in any thread):
         #: ``maxima``, the block maxima of the thread's last gradients() call's
         #: one-output columns, or None.
@@ -232,6 +235,7 @@ class CudaBackend(Backend):
         """Return the unused blocks of CuPy's device and pinned memory pools (after
         dropping this thread's reserved histogram batch)."""
         self._zeroed_batches.clear()
+        self._carried_segments.clear()
         if self.emulated:
             return
         with self._device_context():
@@ -342,6 +346,10 @@ class CudaBackend(Backend):
     #: The next level's batch is reserved and zeroed ahead (``next_pairs`` of the build
     #: calls; :class:`.histogram.ZeroedBatches`): one zeroing per tree, not per level.
     reserves_histograms = True
+    #: ``build_children_histograms`` takes ``row_segments`` (the level's row-scanned
+    #: nodes) and sends their node table in its own copy: one copy fewer per level
+    #: scanned both ways (:mod:`.carried_segments`).
+    carries_row_segments = True
 
     @device_call("building histograms")
     def build_histograms(
@@ -382,13 +390,22 @@ class CudaBackend(Backend):
         parents,
         parent_rows,
         next_pairs=0,
+        row_segments=None,
     ):
         """As ``Backend.build_children_histograms``, in one allocation: the built
         children and their siblings (``parents[parent_rows] - built``, read by row) are
         written straight into the batch (:func:`.histogram.build_children_histograms`),
         taken from the reservation of the level before when there is one; ``next_pairs``
         > 0 reserves the next level's, its built half zeroed by this level's
-        subtraction."""
+        subtraction. ``row_segments``: ``(begins, ends)`` (host) of the level's
+        row-scanned nodes, whose node table travels in the build's copy
+        (:mod:`.carried_segments`, taken by :meth:`find_best_splits_mixed`)."""
+        carry = {}
+        if row_segments is not None:
+            carry = {
+                "carry": segment_table(*row_segments),
+                "carried_segments": self._carried_segments,
+            }
         return build_children_histograms(
             self.xp,
             self.launcher,
@@ -403,6 +420,7 @@ class CudaBackend(Backend):
             parent_rows,
             next_pairs=next_pairs,
             zeroed_batches=self._zeroed_batches,
+            **carry,
         )
 
     @device_call("subtracting histograms")
@@ -541,6 +559,8 @@ class CudaBackend(Backend):
             return super().find_best_splits_mixed(*arguments)
         # Rows [0, n_row_nodes): the row scan's records; the rest: the histogram scan's.
         words = self.xp.empty((n_row_nodes + n_nodes, RECORD_WORDS), dtype=np.int64)
+        # The row scan's node table, when the level's build sent it (else copied there).
+        node_table = self._carried_segments.take(row_begins, row_ends)
         row_words = row_scan_words(
             self.xp,
             self.launcher,
@@ -560,6 +580,7 @@ class CudaBackend(Backend):
             row_node_bounds,
             scratch=self._split_scratch,
             words=words[:n_row_nodes],
+            node_table=node_table,
         )
         if row_words is None:
             return super().find_best_splits_mixed(*arguments)

@@ -416,6 +416,8 @@ def build_children_histograms(
     *,
     next_pairs=0,
     zeroed_batches=None,
+    carry=None,
+    carried_segments=None,
     **options,
 ):
     """Histograms of sibling pairs as one batch: the smaller children built, their
@@ -429,7 +431,7 @@ def build_children_histograms(
     by one ``histogram_subtract_siblings`` launch that reads each parent by row; that
     launch also zeroes the built half of the next level's batch when ``next_pairs`` is
     given (kept in ``zeroed_batches``). One host-to-device copy carries the build's node
-    table and ``parent_rows``.
+    table and ``parent_rows`` (and ``carry``: another scan's segment table).
 
     Parameters
     ----------
@@ -446,6 +448,11 @@ def build_children_histograms(
     zeroed_batches : ZeroedBatches, optional
         Where this batch may come from and the next level's goes (none: this batch's
         built half is zeroed by an operation, and nothing is reserved).
+    carry : ndarray of shape (2 * m,), int64, optional (host)
+        A segment table (:func:`.carried_segments.segment_table`: the level's row-scanned
+        segments) sent in this build's copy; its device view is put in
+        ``carried_segments`` (both or neither; nothing is kept when there is no pair).
+    carried_segments : gpuboost.backends.cuda.carried_segments.CarriedSegments, optional
     **options
         ``shared_memory_limit``, ``rows_per_block``, ``block_threads``,
         ``force_global`` of :func:`build_histograms`.
@@ -473,6 +480,9 @@ def build_children_histograms(
         raise ValueError(f"{len(rows)} parent rows for {n_pairs} pairs")
     if n_pairs and not (0 <= rows.min() and rows.max() < parents.shape[0]):
         raise ValueError(f"parent_rows must lie in [0, {parents.shape[0]})")
+    if (carry is None) != (carried_segments is None):
+        raise ValueError("carry and carried_segments go together")
+    carry = np.zeros(0, dtype=np.int64) if carry is None else np.asarray(carry, dtype=np.int64)
     shape = (n_features, n_bins, HIST_FIELDS)
     node_words = n_features * n_bins * HIST_FIELDS
     if n_pairs == 0 or node_words == 0:
@@ -497,9 +507,11 @@ def build_children_histograms(
         begins,
         ends,
         histograms,
-        trailing=rows,
+        trailing=np.concatenate([rows, carry]),  # [parent_rows | carry]
         **options,
     )
+    if carried_segments is not None:
+        carried_segments.put(carry, device_rows[n_pairs:])
     block_words = SUBTRACT_BLOCK_THREADS * SUBTRACT_WORDS_PER_THREAD
     blocks_per_pair = ceil_div(node_words, block_words)
     launcher(

@@ -27,6 +27,7 @@ from ...core.array import to_numpy
 from ...core.dtypes import HIST_FIELDS
 from ...core.gain import no_split_records
 from ...core.segments import checked_segments
+from .carried_segments import segment_table
 from .histogram import (
     MAX_ROWS_PER_PASS,
     SHARED_BYTES_PER_CELL,
@@ -216,6 +217,7 @@ def row_scan_words(
     shared_memory_limit=None,
     scratch=None,
     words=None,
+    node_table=None,
 ):
     """Launch the row scan of a batch (:func:`find_best_splits_of_rows`, whose arguments
     it takes, for a batch with something to scan: ``split_scan.nothing_to_scan`` false);
@@ -224,6 +226,9 @@ def row_scan_words(
     words : xp array of shape (n_nodes, RECORD_WORDS), int64, optional  # OUT
         Where the records go (a view of a larger array, so that two scans share one
         copy to the host: ``CudaBackend.find_best_splits_mixed``); a new array when None.
+    node_table : xp array of shape (2 * n_nodes,), int64, optional  # IN
+        ``[begins | ends]`` already on the device (:mod:`.carried_segments`: sent in the
+        level's histogram-build copy); None: copied here (one host-to-device copy).
 
     Returns
     -------
@@ -255,7 +260,10 @@ def row_scan_words(
     options = scan_options(
         xp, n_value_bins, n_nodes, n_features, split_params, feature_mask, node_bounds
     )
-    node_table = xp.asarray(np.concatenate([begins, ends]))  # one host-to-device copy
+    if node_table is None:
+        node_table = xp.asarray(segment_table(begins, ends))  # one host-to-device copy
+    elif node_table.shape != (2 * n_nodes,) or node_table.dtype != np.int64:
+        raise ValueError(f"node_table must be int64 of shape ({2 * n_nodes},)")
     scratch = SplitScanScratch() if scratch is None else scratch
     feature_best = scratch.feature_best(xp, n_nodes, n_features)
     node_sums = xp.empty((n_nodes, HIST_FIELDS), dtype=np.int64)

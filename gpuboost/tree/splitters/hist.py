@@ -154,6 +154,12 @@ class HistogramSplitter(GradientRecords):
         ``reserves_histograms``)."""
         return bool(getattr(self.backend, "reserves_histograms", False))
 
+    @property
+    def carries_row_segments(self):
+        """Whether ``build_children_histograms`` takes ``row_segments`` (the backend's
+        ``carries_row_segments``)."""
+        return bool(getattr(self.backend, "carries_row_segments", False))
+
     def build_histograms(self, tree, begins, ends, **next_level):
         """Histograms (n_nodes, n_features, n_bins, 3) int64 of the nodes (one batch).
         ``next_level``: ``next_pairs=`` where :attr:`reserves_histograms`."""
@@ -171,7 +177,8 @@ class HistogramSplitter(GradientRecords):
         """The batch [the nodes..., their siblings...] (2 * n, n_features, n_bins, 3):
         the nodes' histograms built, sibling ``i``'s as ``parents[parent_rows[i]]``
         minus node ``i``'s (exact), in one backend call. ``next_level``:
-        ``next_pairs=`` where :attr:`reserves_histograms`."""
+        ``next_pairs=`` where :attr:`reserves_histograms`, ``row_segments=`` where
+        :attr:`carries_row_segments`."""
         return self.backend.build_children_histograms(
             self._histogram_data,
             tree.gradients,

@@ -237,11 +237,20 @@ def test_mixed_levels_copy_their_records_once(params, monkeypatch):
     """Parents of at most 4 * 256 rows (of 3,000): levels with nodes scanned from their
     rows and nodes scanned from histograms. Each such level is one
     ``find_best_splits_mixed`` call whose records come to the host in one copy (one
-    sync, the row scan's and the histogram scan's launches), and the models are the CPU
-    backend's byte for byte."""
+    sync, the row scan's and the histogram scan's launches; the row scan's node table
+    came with the level's histogram build, no copy of its own), and the models are the
+    CPU backend's byte for byte."""
     X, y, weight = _unbalanced_data()
     original = cuda_backend_module.CudaBackend.find_best_splits_mixed
     counts_of_calls = []
+    original_words = cuda_backend_module.row_scan_words
+    carried = []
+
+    def recorded(*args, **kwargs):
+        carried.append(kwargs.get("node_table") is not None)
+        return original_words(*args, **kwargs)
+
+    monkeypatch.setattr(cuda_backend_module, "row_scan_words", recorded)
 
     def counted(self, *args, **kwargs):
         with count_operations() as counts:
@@ -256,6 +265,7 @@ def test_mixed_levels_copy_their_records_once(params, monkeypatch):
     for counts in counts_of_calls:
         assert counts["to_host"] == counts["sync"] == 1
         assert counts["kernel"] >= 2  # the row scan's and the histogram scan's
+    assert len(carried) == len(counts_of_calls) and all(carried)
 
 
 def test_mixed_levels_the_kernel_cannot_take_use_the_definition(monkeypatch):
