@@ -30,6 +30,7 @@ NumPy backend's modules and the kernel files:
 ``find_best_splits_of_rows``,          :mod:`.row_scan` (``cuda/row_scan.cu``; small nodes)
 ``row_scan_max_rows``
 ``find_best_splits_mixed``             :mod:`.row_scan` and :mod:`.split_scan`, one copy
+                                       (the row scan's node table: :mod:`.carried_segments`)
 ``partition``                          :mod:`.partition` (``cuda/partition.cu``)
 ``add_leaf_values``,                   :mod:`.leaf` (``cuda/leaf.cu``)
 ``add_split_leaf_values``,
