@@ -12,9 +12,10 @@ the bytes past ``n_features`` in a row are padding, never read or written.
 Why. Deep in a tree a node's rows are scattered over the matrix and every gathered row
 costs the whole 32-byte sectors it touches (a GPU moves sectors). With 28 features and a
 28-byte stride, row ``r`` starts at ``28 r mod 32`` (a multiple of 4) and straddles two
-sectors 3 times in 4 (1.75 sectors a row); with a 32-byte stride it is one sector. The stride is rounded up
-to whole sectors when that adds at most a quarter of the row (28 -> 32, 103 -> 128), else
-to 4 bytes (a row then starts on a 4-byte word: 20 -> 20, 100 -> 100, 1 -> 4).
+sectors 3 times in 4 (1.75 sectors a row); with a 32-byte stride it is one sector. The
+stride is rounded up to whole sectors when that adds at most a quarter of the row
+(28 -> 32, 103 -> 128), else to 4 bytes (a row then starts on a 4-byte word: 20 -> 20,
+100 -> 100, 1 -> 4).
 The device memory per row is :func:`binned_row_stride` bytes, not ``n_features``
 (:mod:`.memory`).
 """
