@@ -279,6 +279,10 @@ class Backend:
     #: to the device with the build's own data (CUDA: one host-to-device copy fewer).
     #: The results do not depend on it.
     carries_row_segments = False
+    #: Whether :meth:`find_best_splits_mixed` costs less than its two calls (CUDA: one
+    #: records copy a level); where not, the grower makes the two calls, each timed in
+    #: its own phase (``row_scan``, ``split``).
+    scans_mixed_levels = False
 
     def row_scan_max_rows(self, data: DeviceData) -> int:
         """The most rows of a parent whose children's splits this backend finds faster

@@ -584,7 +584,7 @@ class TreeGrower:
         ids = ids[~from_rows]
         mask = None if mask is None else mask[~from_rows]
         mixed = getattr(self.splitter, "find_best_splits_mixed", None)
-        if len(ids) and mixed is not None:
+        if len(ids) and mixed is not None and getattr(self.splitter, "scans_mixed_levels", False):
             with self.timer.phase("split"):
                 ordered, in_scan, histograms, mask, taken = self._histogram_scan(ids, mask)
                 row_table, table = mixed(

@@ -351,6 +351,8 @@ class CudaBackend(Backend):
     #: nodes) and sends their node table in its own copy: one copy fewer per level
     #: scanned both ways (:mod:`.carried_segments`).
     carries_row_segments = True
+    #: A level scanned both ways copies its records once (:meth:`find_best_splits_mixed`).
+    scans_mixed_levels = True
 
     @device_call("building histograms")
     def build_histograms(

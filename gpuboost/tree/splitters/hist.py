@@ -155,6 +155,12 @@ class HistogramSplitter(GradientRecords):
         return bool(getattr(self.backend, "reserves_histograms", False))
 
     @property
+    def scans_mixed_levels(self):
+        """Whether :meth:`find_best_splits_mixed` saves work over its two calls (the
+        backend's ``scans_mixed_levels``)."""
+        return bool(getattr(self.backend, "scans_mixed_levels", False))
+
+    @property
     def carries_row_segments(self):
         """Whether ``build_children_histograms`` takes ``row_segments`` (the backend's
         ``carries_row_segments``)."""
