@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.emulation import emulated_kernels, traffic
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -210,3 +211,23 @@ def test_dask_scaling_compares_the_distributed_model_and_skips_without_dask_cuda
     except ImportError:
         assert dask_scaling.main(argv + ["--cuda"]) == 0
         assert capsys.readouterr().out.strip().splitlines()[-1].startswith("SKIP: dask-cuda")
+
+
+def test_device_ops_fits_without_the_row_scan(device_ops):
+    """The fit's measurements run without the small-node row scan (its fixed row cutoff
+    would make the per-row slope wrong): inside ``without_row_scan`` no node is scanned
+    from its rows and every level builds histograms; outside it the backend's cutoff is
+    back and the same round scans small nodes from their rows."""
+    original = CudaBackend.row_scan_max_rows
+    params = {"objective": "binary:logistic", "max_depth": 3}
+    X, y = _data(3000)
+    with emulated_kernels():
+        with device_ops.without_row_scan():
+            plain = device_ops.measure(X, y, params, rounds=1)
+        assert CudaBackend.row_scan_max_rows is original
+        scanned = device_ops.measure(X, y, params, rounds=1)
+    assert "row_scan" not in plain["per_phase"]
+    assert "row_scan" in scanned["per_phase"] or (
+        scanned["per_phase"]["split"]["launches"] > plain["per_phase"]["split"]["launches"]
+    )
+    assert len(plain["histogram_plans"]) > len(scanned["histogram_plans"])
