@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core.array import ArrayLike
 from ..core.dtypes import SAMPLE_INDEX_DTYPE
-from ..core.quantize import quantize
+from ..core.quantize import quantize, quantize_with_scale
 from ..core.random import row_uniforms
 from .categorical import partition_categorical
 
@@ -175,6 +175,22 @@ class Backend:
     def quantize(self, values: ArrayLike) -> tuple[ArrayLike, float]:
         """Quantize one column: ``(int32 array, scale)`` (see gpuboost.core.quantize)."""
         return quantize(self.xp, values)
+
+    def quantize_with_scales(
+        self,
+        gradients: ArrayLike,
+        hessians: ArrayLike,
+        scale_gradients: float,
+        scale_hessians: float,
+    ) -> tuple[ArrayLike, ArrayLike]:
+        """A tree's gradient and hessian columns quantized with scales chosen elsewhere
+        (distributed training: the global ones): ``rint(column * scale)`` as int32 each
+        (:func:`gpuboost.core.quantize.quantize_with_scale`). A backend may lay both out
+        together (CUDA: as :meth:`quantize_gradients` does), bit for bit."""
+        return (
+            quantize_with_scale(self.xp, gradients, scale_gradients),
+            quantize_with_scale(self.xp, hessians, scale_hessians),
+        )
 
     def quantize_gradients(
         self, gradients: ArrayLike, hessians: ArrayLike, round_output: int | None = None

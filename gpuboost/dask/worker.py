@@ -23,7 +23,6 @@ from ..backends.numpy.partition import goes_left
 from ..boosting.gbtree import training_objective
 from ..boosting.train import training_backend
 from ..core.dtypes import SAMPLE_INDEX_DTYPE
-from ..core.quantize import quantize_with_scale
 from ..core.random import row_uniforms_at
 from ..data.binning import BinMapper
 from ..data.dataset import Dataset
@@ -268,9 +267,10 @@ class WorkerState:
     def quantize(self, scale_g, scale_h, n_samples):
         """Quantize the tree's column with the global scales; the root is the global
         segment ``(0, n_samples)``."""
-        xp, tree = self.backend.xp, self._tree
-        tree["qg"] = quantize_with_scale(xp, tree.pop("g"), scale_g)
-        tree["qh"] = quantize_with_scale(xp, tree.pop("h"), scale_h)
+        tree = self._tree
+        tree["qg"], tree["qh"] = self.backend.quantize_with_scales(
+            tree.pop("g"), tree.pop("h"), scale_g, scale_h
+        )
         tree["segments"] = {(0, n_samples): (0, int(tree["rows"].shape[0]))}
 
     def _partition(self, splits):

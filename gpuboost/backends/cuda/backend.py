@@ -94,7 +94,7 @@ from .predict import (
     predict_tree_binned,
     predict_tree_raw,
 )
-from .quantize import quantize_columns
+from .quantize import quantize_columns, quantize_with_scales
 from .row_scan import find_best_splits_of_rows, row_scan_max_rows, row_scan_words
 from .segment_reduce import segment_sums
 from .shap import predict_contributions, predict_interactions
@@ -339,6 +339,14 @@ class CudaBackend(Backend):
         maxima = getattr(state, "maxima", None) if round_output == 0 else None
         state.maxima = None  # used once: the next columns are another round's
         return quantize_columns(self.xp, self.launcher, gradients, hessians, maxima)
+
+    @device_call("quantizing gradients")
+    def quantize_with_scales(self, gradients, hessians, scale_gradients, scale_hessians):
+        """Both columns in one launch, laid out as :meth:`quantize_gradients` lays them
+        (one pair array, which the histogram and row-scan kernels read without a copy)."""
+        return quantize_with_scales(
+            self.xp, self.launcher, gradients, hessians, scale_gradients, scale_hessians
+        )
 
     @device_call("sampling rows")
     def row_sample(self, n_rows, seed, stream, fraction):

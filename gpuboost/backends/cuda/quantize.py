@@ -29,6 +29,7 @@ from .launch import ceil_div, grid_stride_blocks, require_array
 
 __all__ = [
     "quantize_columns",
+    "quantize_with_scales",
     "gradient_pairs",
     "PAIR_BYTES",
     "column_max_magnitudes",
@@ -121,15 +122,8 @@ def quantize_columns(xp, launcher, gradients, hessians, block_maxima=None):
     ValueError
         A column holds NaN or inf (:func:`~gpuboost.core.quantize.quantization_scale`).
     """
-    gradients = xp.ascontiguousarray(gradients)
-    hessians = xp.ascontiguousarray(hessians)
-    require_array(xp, gradients, Y_DTYPE, "gradients", ndim=1)
-    require_array(xp, hessians, Y_DTYPE, "hessians", ndim=1)
+    gradients, hessians = _checked_columns(xp, gradients, hessians)
     n_rows = gradients.shape[0]
-    if hessians.shape[0] != n_rows:
-        raise ValueError(
-            f"gradients and hessians differ in length: {n_rows} and {hessians.shape[0]}."
-        )
     if n_rows == 0:
         max_g = max_h = 0.0
     elif block_maxima is not None:
@@ -137,6 +131,50 @@ def quantize_columns(xp, launcher, gradients, hessians, block_maxima=None):
     else:
         max_g, max_h = column_max_magnitudes(xp, launcher, gradients, hessians)
     scale_g, scale_h = quantization_scale(max_g), quantization_scale(max_h)
+    quantized_g, quantized_h = _quantize_pairs(xp, launcher, gradients, hessians, scale_g, scale_h)
+    return (quantized_g, scale_g), (quantized_h, scale_h)
+
+
+def quantize_with_scales(xp, launcher, gradients, hessians, scale_gradients, scale_hessians):
+    """Quantize a gradient and a hessian column with given scales, each as
+    :func:`gpuboost.core.quantize.quantize_with_scale` does, into one pair array as
+    :func:`quantize_columns` lays it out (one launch, no synchronization).
+
+    Parameters
+    ----------
+    xp : module
+    launcher : gpuboost.backends.cuda.launch.KernelLauncher
+    gradients, hessians : xp arrays of shape (n_rows,), float64  # IN
+        Non-contiguous columns are copied first.
+    scale_gradients, scale_hessians : float
+
+    Returns
+    -------
+    quantized_gradients, quantized_hessians : xp arrays of shape (n_rows,), int32  # OUT
+        The columns of one ``(n_rows, 2)`` int32 array (:func:`gradient_pairs`).
+    """
+    gradients, hessians = _checked_columns(xp, gradients, hessians)
+    return _quantize_pairs(xp, launcher, gradients, hessians, scale_gradients, scale_hessians)
+
+
+def _checked_columns(xp, gradients, hessians):
+    """The two float64 columns, contiguous, of one length (else ValueError)."""
+    gradients = xp.ascontiguousarray(gradients)
+    hessians = xp.ascontiguousarray(hessians)
+    require_array(xp, gradients, Y_DTYPE, "gradients", ndim=1)
+    require_array(xp, hessians, Y_DTYPE, "hessians", ndim=1)
+    if hessians.shape[0] != gradients.shape[0]:
+        raise ValueError(
+            f"gradients and hessians differ in length: {gradients.shape[0]} and "
+            f"{hessians.shape[0]}."
+        )
+    return gradients, hessians
+
+
+def _quantize_pairs(xp, launcher, gradients, hessians, scale_g, scale_h):
+    """``rint(column * scale)`` of both (checked) columns into one ``(n_rows, 2)`` int32
+    array; returns its two columns (views)."""
+    n_rows = gradients.shape[0]
     pairs = xp.empty((n_rows, 2), dtype=GRAD_QUANT_DTYPE)  # (row, gradient | hessian)
     if n_rows:
         launcher(
@@ -153,7 +191,7 @@ def quantize_columns(xp, launcher, gradients, hessians, block_maxima=None):
                 pairs,
             ),
         )
-    return (pairs[:, 0], scale_g), (pairs[:, 1], scale_h)
+    return pairs[:, 0], pairs[:, 1]
 
 
 def _address(array):

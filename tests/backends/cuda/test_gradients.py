@@ -19,7 +19,7 @@ from gpuboost.backends.cuda import quantize as cuda_quantize
 from gpuboost.backends.cuda.launch import KernelLauncher
 from gpuboost.backends.cuda.sources import cuda_source_dir
 from gpuboost.backends.emulation import traffic
-from gpuboost.core.quantize import quantize
+from gpuboost.core.quantize import quantize, quantize_with_scale
 from gpuboost.objectives import get_objective
 from gpuboost.params import validate_params
 
@@ -212,6 +212,24 @@ def test_quantize_columns_equal_the_reference(backend, n_rows):
         assert qg.strides == qh.strides == (cuda_quantize.PAIR_BYTES,)
         assert np.shares_memory(pairs._array, qg._array)
         assert np.shares_memory(pairs._array, qh._array)
+
+
+def test_quantize_with_scales_lays_out_one_pair_array(backend):
+    """Given scales (distributed training's global ones): the columns equal
+    ``quantize_with_scale`` bit for bit and are the halves of one pair array, which
+    ``gradient_pairs`` hands over without a copy (no stacking per histogram build)."""
+    rng = np.random.default_rng(17)
+    gradients, hessians = rng.normal(size=300), rng.random(300) * 0.25
+    scale_g, scale_h = 2.0**28 / 3.5, 2.0**30 / 0.3  # not the columns' own scales
+    xp = backend.xp
+    qg, qh = backend.quantize_with_scales(
+        xp.asarray(gradients), xp.asarray(hessians), scale_g, scale_h
+    )
+    assert_same_bits(qg, quantize_with_scale(np, gradients, scale_g))
+    assert_same_bits(qh, quantize_with_scale(np, hessians, scale_h))
+    with traffic.record_traffic() as log:
+        pairs = cuda_quantize.gradient_pairs(xp, qg, qh)
+    assert not log.events and np.shares_memory(pairs._array, qg._array)
 
 
 def test_gradient_pairs_copy_only_columns_that_are_not_one_pair_array(backend):
