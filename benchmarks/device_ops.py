@@ -162,6 +162,7 @@ def measure(X, y, params, rounds):
     trees_per_round = booster.n_outputs if params.get("objective") == "multi:softprob" else 1
     round_trees = booster.trees[trees_per_round:]  # rounds after the first
     levels = _levels(round_trees, params) / rounds
+    leaves = sum(tree.n_leaves for tree in round_trees) / rounds
     depth = _floor_depth(params)
     floor = traffic.floor_bytes(n_rows, n_features, depth) * trees_per_round
     floor_seconds = floor / traffic.H100_BANDWIDTH_BYTES_PER_SECOND
@@ -187,7 +188,7 @@ def measure(X, y, params, rounds):
         "per_phase": per_phase,
         "per_kernel": per_kernel,
         "levels_per_round": levels,
-        "leaves_per_round": sum(tree.n_leaves for tree in round_trees) / rounds,
+        "leaves_per_round": leaves,
         "per_level": {
             "launches": per_round["launches"] / levels if levels else None,
             "syncs": per_round["syncs"] / levels if levels else None,
@@ -200,6 +201,7 @@ def measure(X, y, params, rounds):
         "modeled_bytes_to_floor_ratio": per_round["device_bytes"] / floor,
         "modeled_ms_per_round": per_round["modeled_seconds"] * MS,
         "floor_ms_per_round": floor_seconds * MS,
+        "modeled_us_per_leaf": per_round["modeled_seconds"] * 1e6 / leaves,
     }
 
 
@@ -304,6 +306,21 @@ def _labels(params, X, y):
     return y
 
 
+#: The configurations whose modeled cost per expanded leaf issue 14 compares (bar: 3x).
+LOSSGUIDE_PER_LEAF = "lossguide 255 leaves"
+DEPTHWISE_PER_LEAF = "binary depth 8"
+
+
+def lossguide_per_leaf(results):
+    """Modeled microseconds per leaf (of the round's trees) of :data:`LOSSGUIDE_PER_LEAF` and of
+    :data:`DEPTHWISE_PER_LEAF`, and their ratio; None unless both were measured."""
+    if LOSSGUIDE_PER_LEAF not in results or DEPTHWISE_PER_LEAF not in results:
+        return None
+    lossguide = results[LOSSGUIDE_PER_LEAF]["modeled_us_per_leaf"]
+    depthwise = results[DEPTHWISE_PER_LEAF]["modeled_us_per_leaf"]
+    return {"lossguide_us": lossguide, "depthwise_us": depthwise, "ratio": lossguide / depthwise}
+
+
 def print_report(results, args, n_features):
     print(
         f"# CUDA backend under the emulation's traffic model: {args.rows:,} x {n_features}, "
@@ -329,6 +346,14 @@ def print_report(results, args, n_features):
             f"{result['modeled_ms_per_round']:.2f} | {result['floor_ms_per_round']:.3f} | "
             f"{r['bank_conflict_ways']:.2f} | {r['global_atomics']:.3g} | "
             f"{r['shared_atomics']:.3g} |"
+        )
+    per_leaf = lossguide_per_leaf(results)
+    if per_leaf is not None:
+        print()
+        print(
+            f"Lossguide per leaf: {per_leaf['lossguide_us']:.2f} us modeled against "
+            f"{per_leaf['depthwise_us']:.2f} us for {DEPTHWISE_PER_LEAF} "
+            f"(**{per_leaf['ratio']:.2f}x**; issue 14's bar: 3x)"
         )
     scaled = {name: result["scaled"] for name, result in results.items() if "scaled" in result}
     if scaled:

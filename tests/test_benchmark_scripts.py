@@ -231,3 +231,32 @@ def test_device_ops_fits_without_the_row_scan(device_ops):
         scanned["per_phase"]["split"]["launches"] > plain["per_phase"]["split"]["launches"]
     )
     assert len(plain["histogram_plans"]) > len(scanned["histogram_plans"])
+
+
+def test_device_ops_compares_lossguide_and_depthwise_per_leaf(device_ops, measured, capsys):
+    """The per-leaf cost of issue 14's lossguide bar: modeled time over the round's
+    leaves, lossguide against depthwise from the same run; CUDA lossguide expands ahead,
+    so it synchronises far less often than once per leaf."""
+    depthwise, _, _ = measured
+    X, y = _data(3000)
+    params = {"objective": "binary:logistic", "grow_policy": "lossguide", "max_leaves": 24}
+    with emulated_kernels():
+        lossguide = device_ops.measure(X, y, params | {"max_depth": 0}, rounds=1)
+    for result in (depthwise, lossguide):
+        assert result["modeled_us_per_leaf"] == pytest.approx(
+            1e3 * result["modeled_ms_per_round"] / result["leaves_per_round"]
+        )
+    assert lossguide["leaves_per_round"] == 24
+    assert lossguide["per_round"]["syncs"] < lossguide["leaves_per_round"] / 2
+    results = {device_ops.LOSSGUIDE_PER_LEAF: lossguide, device_ops.DEPTHWISE_PER_LEAF: depthwise}
+    per_leaf = device_ops.lossguide_per_leaf(results)
+    assert per_leaf["ratio"] == pytest.approx(
+        lossguide["modeled_us_per_leaf"] / depthwise["modeled_us_per_leaf"]
+    )
+    assert device_ops.lossguide_per_leaf({"tiny": depthwise}) is None
+
+    class Arguments:
+        rows, rounds, fit_rows, scale_rows = 3000, 1, 0, 1_000_000
+
+    device_ops.print_report(results, Arguments, 5)
+    assert f"**{per_leaf['ratio']:.2f}x**" in capsys.readouterr().out

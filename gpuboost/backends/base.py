@@ -299,6 +299,12 @@ class Backend:
     #: records copy a level); where not, the grower makes the two calls, each timed in
     #: its own phase (``row_scan``, ``split``).
     scans_mixed_levels = False
+    #: Whether a lossguide tree grows in steps of every leaf its one-leaf order may still
+    #: expand, the order replayed from the gains (gpuboost.tree.grower.
+    #: LookaheadLossguideDriver): fewer, larger steps for expansions that may be dropped.
+    #: Where a step costs launches and a synchronisation whatever its size (CUDA); the
+    #: tree is the same.
+    expands_lossguide_ahead = False
 
     def row_scan_max_rows(self, data: DeviceData) -> int:
         """The most rows of a parent whose children's splits this backend finds faster

@@ -35,8 +35,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.array import get_array_module
 from ..core.categorical import BITSET_DTYPE, SPLIT_SET_WORDS
-from ..core.dtypes import NODE_DTYPE
+from ..core.dtypes import NODE_DTYPE, SAMPLE_INDEX_DTYPE
 from .constraints import UNBOUNDED, child_weights, children_bounds
 from .tree import Tree
 
@@ -47,6 +48,7 @@ __all__ = [
     "NodeTable",
     "DepthwiseDriver",
     "LossguideDriver",
+    "LookaheadLossguideDriver",
     "DRIVERS",
 ]
 
@@ -56,7 +58,11 @@ _INITIAL_NODE_CAPACITY = 64
 NO_HISTOGRAM = -1
 #: Most leaves a lossguide step expands speculatively (:class:`LossguideDriver`).
 LOSSGUIDE_MAX_BATCH = 32
+#: Most leaves a lossguide step expands ahead (:class:`LookaheadLossguideDriver`).
+LOOKAHEAD_MAX_BATCH = 64
 _NOTHING = np.zeros(0, dtype=np.int64)
+#: Bits of a row id (``SAMPLE_INDEX_DTYPE``, non-negative) in a ``(leaf, row)`` sort key.
+_ROW_BITS = 8 * np.dtype(SAMPLE_INDEX_DTYPE).itemsize - 1
 
 
 @dataclass(frozen=True)
@@ -182,6 +188,7 @@ class NodeTable:
         "histogram_batch",
         "histogram_row",
     )
+    _OTHER_COLUMNS = ("default_left", "gain", "sums", "left_sums", "bounds", "left_sets")
 
     def __init__(self, n_sums):
         self.size = 0
@@ -197,13 +204,8 @@ class NodeTable:
         #: Categorical splits: the bins going left (zero words: not categorical).
         self.left_sets = np.zeros((capacity, SPLIT_SET_WORDS), dtype=BITSET_DTYPE)
 
-    def _reserve(self, size):
-        capacity = len(self.begin)
-        if size <= capacity:
-            return
-        while capacity < size:
-            capacity *= 2
-        for name in (
+    def _columns(self):
+        return (
             *self._INT_COLUMNS,
             "default_left",
             "gain",
@@ -211,7 +213,15 @@ class NodeTable:
             "left_sums",
             "bounds",
             "left_sets",
-        ):
+        )
+
+    def _reserve(self, size):
+        capacity = len(self.begin)
+        if size <= capacity:
+            return
+        while capacity < size:
+            capacity *= 2
+        for name in self._columns():
             old = getattr(self, name)
             new = np.zeros((capacity,) + old.shape[1:], dtype=old.dtype)
             new[: self.size] = old[: self.size]
@@ -257,6 +267,23 @@ class NodeTable:
     def truncate(self, size):
         """Forget the nodes from id ``size`` on (the last ones added)."""
         self.size = size
+
+    def renumber(self, kept, internal):
+        """Keep the nodes ``kept`` only, node ``kept[i]`` becoming node ``i``; those marked
+        in ``internal`` (bool, indexed by the old ids) keep their children, which must be
+        kept too, and the others become leaves. Histograms are not kept."""
+        kept = np.asarray(kept, dtype=np.int64)
+        new_id = np.full(self.size, -1, dtype=np.int64)
+        new_id[kept] = np.arange(len(kept))
+        split = internal[kept]
+        left = np.where(split, new_id[self.left[kept]], -1)
+        right = np.where(split, new_id[self.right[kept]], -1)
+        for name in self._columns():
+            column = getattr(self, name)
+            column[: len(kept)] = column[kept]
+        self.size = len(kept)
+        self.left[: self.size], self.right[: self.size] = left, right
+        self.histogram_batch[: self.size] = NO_HISTOGRAM
 
     def set_splits(self, ids, table):
         """Record the :class:`~gpuboost.tree.splitters.SplitTable` rows of nodes ``ids``."""
@@ -305,6 +332,10 @@ class DepthwiseDriver:
                 best = np.lexsort((candidates, -self.nodes.gain[candidates]))[:budget]
                 chosen = np.isin(frontier, candidates[best])
         return frontier[chosen], frontier[~chosen]
+
+    def expansion_order(self):
+        """None: the nodes are expanded in their ids' order as they are."""
+        return None
 
 
 class LossguideDriver:
@@ -387,6 +418,129 @@ class LossguideDriver:
         self.waiting.difference_update(batch)
         self.batch = np.array(batch, dtype=np.int64)
         return self.batch, np.zeros(0, dtype=np.int64)
+
+    def expansion_order(self):
+        """None: the kept expansions are the one-leaf order's, ids included."""
+        return None
+
+
+class LookaheadLossguideDriver:
+    """Best leaf first, as :class:`LossguideDriver` grows it, found by expanding ahead:
+    nothing is taken back; the one-leaf order is replayed from the known gains and the
+    expansions it never reaches are dropped when the tree is done.
+
+    A node's split, gain and children do not depend on when it is expanded (no random
+    draw per node: :meth:`TreeGrower._speculation_limit`), so the one-leaf policy's order
+    can be replayed on the host over an expanded-ahead tree: pop the heap's best node
+    (largest gain; ties: lowest id of the one-leaf order, which the replay assigns as it
+    goes: the children of the k-th expansion get ids ``2k + 1`` and ``2k + 2``) while
+    it has been expanded, and stop at the first that has not. That node is expanded next,
+    with other open nodes the replay may still reach, in one step.
+
+    Which nodes it may reach: call ``e(v)`` the smallest gain on the path from the root
+    to ``v``. Best-first growth expands nodes in non-increasing ``e`` (docs/DESIGN.md,
+    "Growth", has the argument), so a node with at least ``max_leaves - 1`` known nodes
+    of larger ``e`` is never expanded, nor are its descendants (their ``e`` are no
+    larger): it is dropped at once.
+    Every other open node goes into the step, up to ``max_batch``, the replay's next
+    node first, then by decreasing ``e`` (ties: the order they were added). Steps are
+    about the depth of the tree instead of its leaves, for expansions the replay may not
+    use (their histograms, partitions and scans): the trade for a backend whose step
+    costs launches and a synchronisation whatever its size (CUDA:
+    ``expands_lossguide_ahead``).
+
+    The grower adopts the replayed order when the tree is done
+    (:meth:`TreeGrower._adopt_order`): the expanded nodes outside it become leaves again,
+    their segments sorted back (:meth:`TreeGrower._restore_order`).
+
+    Parameters
+    ----------
+    max_leaves : int
+        0: no limit.
+    nodes : NodeTable
+    max_batch : int
+        Most nodes expanded in one step.
+    """
+
+    def __init__(self, max_leaves, nodes, max_batch=LOOKAHEAD_MAX_BATCH):
+        self.max_leaves = max_leaves
+        self.nodes = nodes
+        self.max_batch = max(1, int(max_batch))
+        self.heap = []  # (-gain, one-leaf id, node) of the nodes the replay may pop
+        self.order = []  # the nodes the replay popped, in its order
+        self.next_id = 1
+        self.bottleneck = {}  # node -> e(node), admissible nodes only
+        self.open = {}  # admissible nodes not expanded nor dropped -> the order they came
+        self.batch = _NOTHING
+
+    def _replayable(self, node, one_leaf_id):
+        heapq.heappush(self.heap, (-float(self.nodes.gain[node]), one_leaf_id, int(node)))
+
+    def push(self, ids):
+        """The children of the last batch, two per batch node in its order (or the root);
+        nothing is taken back."""
+        ids = np.asarray(ids, dtype=np.int64)
+        nodes = self.nodes
+        admissible = nodes.admissible(ids)
+        if not len(self.batch):  # the root
+            parents_e = np.full(len(ids), np.inf)
+            for node in ids[admissible].tolist():
+                self._replayable(node, 0)
+        else:
+            parents_e = np.repeat([self.bottleneck[int(p)] for p in self.batch], 2)
+        self.batch = _NOTHING
+        for node, parent_e in zip(ids[admissible].tolist(), parents_e[admissible].tolist()):
+            self.bottleneck[node] = min(parent_e, float(nodes.gain[node]))
+            self.open[node] = None  # a dict: an ordered set
+        return _NOTHING
+
+    def _replay(self):
+        """Pop the one-leaf order as far as the expanded nodes tell it; True when the
+        tree is complete."""
+        nodes = self.nodes
+        while self.heap:
+            if self.max_leaves and 1 + len(self.order) >= self.max_leaves:
+                return True
+            node = self.heap[0][2]
+            if nodes.left[node] < 0:
+                return False
+            heapq.heappop(self.heap)
+            self.order.append(node)
+            children = (int(nodes.left[node]), int(nodes.right[node]))
+            for offset, child in enumerate(children):
+                if nodes.feature[child] >= 0:
+                    self._replayable(child, self.next_id + offset)
+            self.next_id += 2
+        return True
+
+    def pop(self, n_leaves):
+        """``(ids to expand now, ids that will never be expanded)``; ``n_leaves`` (the
+        grower's count, expansions ahead included) is not used: the replay counts."""
+        if self._replay():
+            dropped = np.array(sorted(self.open), dtype=np.int64)
+            self.open = {}
+            return _NOTHING, dropped
+        following = self.heap[0][2]
+        open_nodes = np.array(list(self.open), dtype=np.int64)
+        open_e = np.array([self.bottleneck[node] for node in open_nodes.tolist()])
+        dropped = _NOTHING
+        if self.max_leaves:
+            known = np.sort(np.fromiter(self.bottleneck.values(), dtype=np.float64))
+            larger = len(known) - np.searchsorted(known, open_e, side="right")
+            never = larger >= self.max_leaves - 1
+            dropped = np.sort(open_nodes[never])
+            open_nodes, open_e = open_nodes[~never], open_e[~never]
+        ranked = open_nodes[np.argsort(-open_e, kind="stable")]
+        ranked = ranked[ranked != following][: self.max_batch - 1]
+        batch = np.concatenate([[following], ranked]).astype(np.int64)
+        for node in (*dropped.tolist(), *batch.tolist()):
+            del self.open[node]
+        self.batch = batch
+        return batch, dropped
+
+    def expansion_order(self):
+        """The nodes the one-leaf policy expands, in its order (int64 array)."""
+        return np.array(self.order, dtype=np.int64)
 
 
 #: ``grow_policy`` -> driver class.
@@ -762,8 +916,7 @@ class TreeGrower:
         self.n_leaves = 1
         if not self._can_split(root)[0]:
             nodes.feature[root] = -1
-        speculation = self._speculation_limit()
-        driver = DRIVERS[self.policy.grow_policy](self.policy.max_leaves, nodes, speculation)
+        driver = self._driver()
         driver.push(root)
         while True:
             batch, dropped = driver.pop(self.n_leaves)
@@ -772,9 +925,22 @@ class TreeGrower:
                 break
             taken_back = driver.push(self._expand(batch))
             self._undo(batch, taken_back)
+        order = driver.expansion_order()
+        if order is not None:
+            self._adopt_order(order)
         return self._finish()
 
     # ---- speculative lossguide steps (LossguideDriver) ----------------------
+    def _driver(self):
+        """The policy's driver: lossguide expands ahead (:class:`LookaheadLossguideDriver`)
+        where the splitter asks for it (``expands_lossguide_ahead``) and speculation is
+        exact, else speculative batches taken back in part (:class:`LossguideDriver`)."""
+        speculation = self._speculation_limit()
+        max_leaves = self.policy.max_leaves
+        if speculation > 1 and getattr(self.splitter, "expands_lossguide_ahead", False):
+            return LookaheadLossguideDriver(max_leaves, self.nodes, LOOKAHEAD_MAX_BATCH)
+        return DRIVERS[self.policy.grow_policy](max_leaves, self.nodes, speculation)
+
     def _speculation_limit(self):
         """Most leaves per lossguide step: :data:`LOSSGUIDE_MAX_BATCH` when an expansion
         can be undone exactly (the splitter's partition changes nothing but the order of
@@ -813,16 +979,52 @@ class TreeGrower:
         nodes.left[taken_back] = nodes.right[taken_back] = -1
         self.n_leaves -= n_back
 
-    def _restore_order(self):
-        """Sort the segments of the leaves whose expansion was taken back (:meth:`_undo`):
-        every leaf's rows in increasing order, as one-leaf-per-step growth leaves them
-        (float sums over a leaf's rows, as a refit's, follow that order). One in-place
-        sort per such leaf, once per tree."""
+    def _adopt_order(self, order):
+        """Make the tree the one-leaf policy grows the node table
+        (:class:`LookaheadLossguideDriver`): ``order`` are the nodes it expands, in its
+        order; the root and their children are kept, renumbered as that policy numbers
+        them (the children of ``order[k]`` are ``2k + 1`` and ``2k + 2``). The nodes
+        expanded ahead that it keeps as leaves have their rows partitioned, as after
+        :meth:`_undo`: :meth:`_restore_order` sorts them."""
         nodes = self.nodes
-        for node in sorted(self._disordered):
-            if nodes.left[node] < 0:
-                self.sample_indices[nodes.begin[node] : nodes.end[node]].sort()
+        order = np.asarray(order, dtype=np.int64)
+        self._release(np.arange(nodes.size))
+        kept = np.zeros(1 + 2 * len(order), dtype=np.int64)
+        kept[1::2], kept[2::2] = nodes.left[order], nodes.right[order]
+        internal = np.zeros(nodes.size, dtype=bool)
+        internal[order] = True
+        ahead = (nodes.left[kept] >= 0) & ~internal[kept]
+        nodes.renumber(kept, internal)
+        self._disordered.update(np.flatnonzero(ahead).tolist())
+        self.n_leaves = len(kept) - len(order)
+
+    def _restore_order(self):
+        """Sort the segments of the leaves whose expansion was taken back (:meth:`_undo`,
+        :meth:`_adopt_order`): every leaf's rows in increasing order, as one-leaf-per-step
+        growth leaves them (float sums over a leaf's rows, as a refit's, follow that
+        order). Once per tree: one in-place sort for one such leaf; for several, one sort
+        of ``(leaf, row)`` keys over all their positions (a copy of the positions and
+        the leaves' key offsets to the array's device, a gather, a sort, a scatter), so
+        that the array operations do not grow with the leaves."""
+        nodes = self.nodes
+        leaves = [node for node in sorted(self._disordered) if nodes.left[node] < 0]
         self._disordered = set()
+        rows = self.sample_indices
+        if len(leaves) == 1:
+            rows[nodes.begin[leaves[0]] : nodes.end[leaves[0]]].sort()
+        if len(leaves) < 2:
+            return
+        begins, ends = nodes.begin[leaves], nodes.end[leaves]
+        lengths = ends - begins
+        starts = np.repeat(begins - np.cumsum(lengths) + lengths, lengths)
+        table = np.empty((2, int(lengths.sum())), dtype=np.int64)
+        table[0] = starts + np.arange(table.shape[1])  # positions
+        table[1] = np.repeat(np.arange(len(leaves), dtype=np.int64) << _ROW_BITS, lengths)
+        xp = get_array_module(rows)
+        table = xp.asarray(table)
+        keys = table[1] + rows[table[0]]
+        keys.sort()
+        rows[table[0]] = keys & ((1 << _ROW_BITS) - 1)
 
     # ---- the finished tree --------------------------------------------------
     def _finish(self):

@@ -535,6 +535,74 @@ def test_speculative_lossguide_batches_grow_the_one_leaf_per_step_trees(
     assert speculative == one_by_one
 
 
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"max_leaves": 31, "max_depth": 0},
+        {"max_leaves": 200, "max_depth": 0, "min_child_weight": 0.0, "reg_lambda": 0.0},
+        {"max_leaves": 0, "max_depth": 7, "gamma": 0.05},
+        {"max_leaves": 12, "max_depth": 4, "min_data_in_leaf": 20},
+        {"max_leaves": 2, "max_depth": 0},
+        {"max_leaves": 64, "max_depth": 0, "subsample": 0.7, "objective": "binary:logistic"},
+        {"max_leaves": 40, "max_depth": 0, "enable_bundle": True},
+        {"max_leaves": 31, "max_depth": 0, "monotone_constraints": [1, 0, -1, 0, 0, 0, 0, 0]},
+        {"max_leaves": 31, "max_depth": 0, "interaction_constraints": [[0, 1], [2, 3, 4]]},
+        {"max_leaves": 24, "max_depth": 0, "objective": "reg:huber", "huber_delta": 0.5},
+    ],
+)
+@pytest.mark.parametrize("device", ["cpu", "numpy-reference"])
+def test_lossguide_expanded_ahead_is_the_one_leaf_per_step_tree(params, device, monkeypatch):
+    """Lossguide steps that expand every leaf the one-leaf order may still reach
+    (LookaheadLossguideDriver: nothing taken back, the order replayed from the gains, the
+    unused expansions dropped at the end) give the model bytes and the final row
+    partition of one leaf per step, in fewer steps than leaves, with expansions that
+    were dropped."""
+    if device == "numpy-reference":
+        monkeypatch.setenv("GPUBOOST_CPU_KERNELS", "numpy")
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(3000, 8))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    X[:, 7] = rng.integers(0, 2, size=3000) * (rng.random(3000) < 0.1)
+    signal = np.sin(3 * np.nan_to_num(X[:, 0])) + np.nan_to_num(X[:, 1] * X[:, 2] ** 2)
+    y = (signal > 0).astype(float) if params.get("objective") == "binary:logistic" else signal
+    full = {"device": "cpu", "grow_policy": "lossguide", "seed": 3, **params}
+    steps, partitions, splits = [], [], []
+    pop = grower_module.LookaheadLossguideDriver.pop
+    grow = grower_module.TreeGrower.grow
+
+    def recording_pop(driver, n_leaves):
+        batch, dropped = pop(driver, n_leaves)
+        if len(batch):
+            steps.append(len(batch))
+        return batch, dropped
+
+    def recording_grow(grower):
+        grown = grow(grower)
+        partitions.append(np.array(grown.sample_indices))
+        splits.append(grown.tree.n_leaves - 1)
+        return grown
+
+    assert not CpuBackend.expands_lossguide_ahead and not NumpyBackend.expands_lossguide_ahead
+    monkeypatch.setattr(grower_module.LookaheadLossguideDriver, "pop", recording_pop)
+    monkeypatch.setattr(grower_module.TreeGrower, "grow", recording_grow)
+    monkeypatch.setattr(Backend, "expands_lossguide_ahead", True)
+    ahead = gpuboost.train(full, Dataset(X, label=y), 4).save_raw()
+    ahead_partitions, partitions[:] = list(partitions), []
+    if sum(splits) > 2 * len(splits):
+        assert len(steps) < sum(splits), "no step expanded several leaves"
+        if params["max_leaves"] and not params["max_depth"]:  # the leaf cap binds
+            assert sum(steps) > sum(splits), "no expansion ahead was dropped"
+    steps.clear()
+    monkeypatch.setattr(Backend, "expands_lossguide_ahead", False)
+    monkeypatch.setattr(grower_module, "LOSSGUIDE_MAX_BATCH", 1)
+    one_by_one = gpuboost.train(full, Dataset(X, label=y), 4).save_raw()
+    assert not steps
+    assert ahead == one_by_one
+    assert len(partitions) == len(ahead_partitions)
+    for rows, one_leaf_rows in zip(ahead_partitions, partitions):
+        np.testing.assert_array_equal(rows, one_leaf_rows)
+
+
 @pytest.mark.parametrize("device", ["cpu", "numpy"])
 def test_final_splits_route_their_rows_instead_of_partitioning(monkeypatch, device):
     """Depthwise, the splits whose children are both leaves leave their rows where they

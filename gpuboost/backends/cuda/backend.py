@@ -361,6 +361,9 @@ class CudaBackend(Backend):
     carries_row_segments = True
     #: A level scanned both ways copies its records once (:meth:`find_best_splits_mixed`).
     scans_mixed_levels = True
+    #: Lossguide steps expand ahead (docs/DESIGN.md, "Growth"): a step's launches and its
+    #: one sync cost more than the expansions the replay may drop.
+    expands_lossguide_ahead = True
 
     @device_call("building histograms")
     def build_histograms(

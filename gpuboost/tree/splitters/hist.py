@@ -161,6 +161,13 @@ class HistogramSplitter(GradientRecords):
         return bool(getattr(self.backend, "scans_mixed_levels", False))
 
     @property
+    def expands_lossguide_ahead(self):
+        """Whether lossguide steps expand every node the one-leaf order may still reach
+        (the backend's ``expands_lossguide_ahead``;
+        gpuboost.tree.grower.LookaheadLossguideDriver)."""
+        return bool(getattr(self.backend, "expands_lossguide_ahead", False))
+
+    @property
     def carries_row_segments(self):
         """Whether ``build_children_histograms`` takes ``row_segments`` (the backend's
         ``carries_row_segments``)."""

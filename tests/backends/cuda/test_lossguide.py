@@ -1,10 +1,10 @@
 """Speculative lossguide steps on the CUDA backend (emulated kernels).
 
-The grower expands a batch of the best leaves per step and undoes the tail the
-one-leaf order would not take (gpuboost.tree.grower, docs/DESIGN.md "Growth"); on the
-CUDA backend the row segments are saved and restored on the device (one gather, one
-scatter). The models must be the CPU backend's, byte for byte, and those of one leaf
-per step.
+The CUDA backend's grower expands ahead every leaf the one-leaf order may still reach
+and replays that order from the gains (LookaheadLossguideDriver), or, where told so,
+expands a batch of the best leaves per step and undoes the tail the one-leaf order would
+not take (LossguideDriver; gpuboost.tree.grower, docs/DESIGN.md "Growth"). The models
+must be the CPU backend's, byte for byte, and those of one leaf per step.
 """
 
 import numpy as np
@@ -14,6 +14,7 @@ from _parity import assert_models_match
 
 import gpuboost
 from gpuboost import Dataset
+from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.emulation.device_array import count_operations
 from gpuboost.tree import grower as grower_module
 
@@ -79,12 +80,16 @@ def _train(params, X, y, device):
     )
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_speculative_cuda_lossguide_is_the_cpu_and_the_one_leaf_model(case, monkeypatch):
-    params, kind = CASES[case]
-    X, y = _data(kind)
-    sizes = {"kept": [], "cut": []}
+def _recording(monkeypatch):
+    """Record the steps of both lossguide drivers and every tree's final row partition:
+    ``(sizes, partitions)``, sizes ``{"kept": [...], "cut": [...], "ahead": [...],
+    "splits": [...]}`` (batch sizes of LossguideDriver's steps kept whole or cut, of
+    LookaheadLossguideDriver's steps, and each tree's expansions)."""
+    sizes = {"kept": [], "cut": [], "ahead": [], "splits": []}
     push = grower_module.LossguideDriver.push
+    pop = grower_module.LookaheadLossguideDriver.pop
+    grow = grower_module.TreeGrower.grow
+    partitions = []  # host copies
 
     def recording_push(driver, ids):
         size = len(driver.batch)
@@ -92,30 +97,58 @@ def test_speculative_cuda_lossguide_is_the_cpu_and_the_one_leaf_model(case, monk
         sizes["cut" if len(taken_back) else "kept"].append(size)
         return taken_back
 
-    partitions = []  # every tree's final row partition (host copies)
-    grow = grower_module.TreeGrower.grow
+    def recording_pop(driver, n_leaves):
+        batch, dropped = pop(driver, n_leaves)
+        if len(batch):
+            sizes["ahead"].append(len(batch))
+        return batch, dropped
 
     def recording_grow(grower):
         grown = grow(grower)
         partitions.append(getattr(grown.sample_indices, "get", grown.sample_indices.copy)())
+        sizes["splits"].append(grown.tree.n_leaves - 1)
         return grown
 
     monkeypatch.setattr(grower_module.LossguideDriver, "push", recording_push)
+    monkeypatch.setattr(grower_module.LookaheadLossguideDriver, "pop", recording_pop)
     monkeypatch.setattr(grower_module.TreeGrower, "grow", recording_grow)
+    return sizes, partitions
+
+
+@pytest.mark.parametrize("driver", ["ahead", "prefix"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_speculative_cuda_lossguide_is_the_cpu_and_the_one_leaf_model(case, driver, monkeypatch):
+    """CUDA lossguide, expanding ahead (its default: LookaheadLossguideDriver) or in
+    speculative batches taken back in part (LossguideDriver), gives the CPU backend's
+    model and the one-leaf-per-step model and row partition, byte for byte."""
+    params, kind = CASES[case]
+    X, y = _data(kind)
+    if driver == "prefix":
+        monkeypatch.setattr(CudaBackend, "expands_lossguide_ahead", False)
+    sizes, partitions = _recording(monkeypatch)
     speculative = _train(params, X, y, "cuda")
     speculative_partitions, partitions[:] = list(partitions), []
-    assert max(sizes["kept"]) > 1, "no step expanded several leaves"
-    if case in ("leaves_255", "min_child_weight", "monotone", "huber_refit"):
-        assert sizes["cut"], "no speculative expansion was undone"
+    if driver == "prefix":
+        assert not sizes["ahead"]
+        assert max(sizes["kept"]) > 1, "no step expanded several leaves"
+        if case in ("leaves_255", "min_child_weight", "monotone", "huber_refit"):
+            assert sizes["cut"], "no speculative expansion was undone"
+    else:
+        assert not sizes["kept"] and not sizes["cut"]
+        assert len(sizes["ahead"]) < sum(sizes["splits"]), "no step expanded several leaves"
+        if case in ("leaves_255", "min_child_weight", "monotone", "huber_refit"):
+            assert sum(sizes["ahead"]) > sum(sizes["splits"]), "no expansion was dropped"
     cpu = _train(params, X, y, "cpu")
     assert_models_match(cpu, speculative)
     monkeypatch.setattr(grower_module, "LOSSGUIDE_MAX_BATCH", 1)
-    sizes["kept"].clear()
+    for steps in sizes.values():
+        steps.clear()
     partitions.clear()
     one_leaf = _train(params, X, y, "cuda")
-    assert max(sizes["kept"]) == 1
-    # The undone expansions left their rows in their order: the same partition (the
-    # leaves' rows in the same order, which float sums over a leaf depend on).
+    assert max(sizes["kept"]) == 1 and not sizes["ahead"]
+    # The dropped or undone expansions left their rows in their order: the same
+    # partition (the leaves' rows in the same order, which float sums over a leaf
+    # depend on).
     assert len(partitions) == len(speculative_partitions)
     for one_leaf_rows, speculative_rows in zip(partitions, speculative_partitions):
         np.testing.assert_array_equal(one_leaf_rows, speculative_rows)
@@ -123,12 +156,48 @@ def test_speculative_cuda_lossguide_is_the_cpu_and_the_one_leaf_model(case, monk
     assert speculative.save_raw() == cpu.save_raw()
 
 
-def test_undoing_a_speculative_expansion_costs_no_device_operation(monkeypatch):
-    """Taking an expansion back runs nothing on the device (its rows stay partitioned);
-    the finished tree sorts the segments of the taken-back nodes that stayed leaves, one
-    in-place sort each, and nothing else."""
+def test_dropping_the_expansions_ahead_costs_no_device_operation(monkeypatch):
+    """Adopting the one-leaf order (dropping the expansions it does not reach) runs
+    nothing on the device; the finished tree sorts the segments of the expanded nodes
+    that stayed leaves with a fixed number of array operations and one copy to the
+    device, however many they are."""
     params, kind = CASES["leaves_255"]
     X, y = _data(kind)
+    adopts, restores = [], []
+    adopt = grower_module.TreeGrower._adopt_order
+    restore = grower_module.TreeGrower._restore_order
+
+    def counted_adopt(self, order):
+        with count_operations() as counts:
+            adopt(self, order)
+        adopts.append(dict(counts))
+
+    def counted_restore(self):
+        leaves = [n for n in self._disordered if self.nodes.left[n] < 0]
+        with count_operations() as counts:
+            restore(self)
+        restores.append((len(leaves), dict(counts)))
+
+    monkeypatch.setattr(grower_module.TreeGrower, "_adopt_order", counted_adopt)
+    monkeypatch.setattr(grower_module.TreeGrower, "_restore_order", counted_restore)
+    _train(params, X, y, "cuda")
+    assert adopts
+    for counts in adopts:
+        assert not any(counts.values()), counts
+    assert max(n_leaves for n_leaves, _ in restores) > 2, "too few expansions were dropped"
+    many = [counts for n_leaves, counts in restores if n_leaves > 1]
+    assert all(counts == many[0] for counts in many), many
+    assert many[0]["to_device"] == 1 and many[0]["to_host"] == many[0]["sync"] == 0
+    assert many[0]["array_op"] <= 6, many[0]
+
+
+def test_undoing_a_speculative_expansion_costs_no_device_operation(monkeypatch):
+    """Taking an expansion back (LossguideDriver) runs nothing on the device (its rows
+    stay partitioned); the finished tree sorts the segments of the taken-back nodes
+    that stayed leaves, one in-place sort for one, and nothing else."""
+    params, kind = CASES["leaves_255"]
+    X, y = _data(kind)
+    monkeypatch.setattr(CudaBackend, "expands_lossguide_ahead", False)
     undos, restores = [], []
     undo = grower_module.TreeGrower._undo
     restore = grower_module.TreeGrower._restore_order
@@ -152,5 +221,6 @@ def test_undoing_a_speculative_expansion_costs_no_device_operation(monkeypatch):
         assert not any(counts.values()), counts
     assert any(n_leaves for n_leaves, _ in restores), "no taken-back node stayed a leaf"
     for n_leaves, counts in restores:
-        assert counts["array_op"] == n_leaves
-        assert counts["to_device"] == counts["to_host"] == counts["sync"] == 0
+        if n_leaves == 1:
+            assert counts["array_op"] == 1
+            assert counts["to_device"] == counts["to_host"] == counts["sync"] == 0
