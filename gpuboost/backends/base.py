@@ -305,6 +305,10 @@ class Backend:
     #: Where a step costs launches and a synchronisation whatever its size (CUDA); the
     #: tree is the same.
     expands_lossguide_ahead = False
+    #: Whether ``partition`` takes ``then_build`` (the histogram build that follows it in
+    #: the grower's step) to send that build's data with its own (CUDA: one host-to-device
+    #: copy fewer per level). The results do not depend on it.
+    carries_build_tables = False
 
     def row_scan_max_rows(self, data: DeviceData) -> int:
         """The most rows of a parent whose children's splits this backend finds faster

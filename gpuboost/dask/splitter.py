@@ -44,6 +44,9 @@ class DistributedSplitter(HistogramSplitter):
     #: The rows are partitioned on the workers: an expansion cannot be undone on the
     #: client, so lossguide expands one leaf per step (gpuboost.tree.grower).
     partition_in_sample_indices = False
+    #: The workers partition and build; the driver sends them nothing ahead.
+    carries_build_tables = False
+    expands_lossguide_ahead = False
 
     def row_scan_max_rows(self):
         """0: a node's histogram sums every worker's rows; the client holds none."""

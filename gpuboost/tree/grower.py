@@ -610,6 +610,9 @@ class TreeGrower:
         self.carry_row_segments = self.row_scan_max_rows > 0 and bool(
             getattr(splitter, "carries_row_segments", False)
         )
+        #: Send a step's histogram-build table with its partition (a splitter whose
+        #: ``partition`` takes ``then_build``: one host-to-device copy fewer per step).
+        self.carry_build_tables = bool(getattr(splitter, "carries_build_tables", False))
         self._unsplit = []
         #: Nodes whose speculative expansion was taken back (:meth:`_undo`), their rows
         #: left partitioned.
@@ -830,6 +833,27 @@ class TreeGrower:
             final &= ~nodes.left_sets[parents].any(axis=1)
             self._unsplit.append(parents[final])
             moved = parents[~final]
+        pairs = np.flatnonzero(splittable[0::2] | splittable[1::2])
+        # Small parents: their children are scanned from their rows (no histograms).
+        from_rows = np.zeros(len(children), dtype=bool)
+        is_small = nodes.count[parents[pairs]] <= self.row_scan_max_rows
+        small = pairs[is_small]
+        from_rows[2 * small], from_rows[2 * small + 1] = True, True
+        pairs = pairs[~is_small]
+        # The smaller child of each pair built (ties: left), the larger by subtraction.
+        left_is_smaller = nodes.count[lefts[pairs]] <= nodes.count[rights[pairs]]
+        smaller = np.where(left_is_smaller, lefts[pairs], rights[pairs])
+        larger = np.where(left_is_smaller, rights[pairs], lefts[pairs])
+        row_segments = self._row_segments(children[from_rows & splittable])
+        build = {}
+        if len(pairs):
+            with self.timer.phase("histogram"):
+                parent_batch, parent_rows = self._histograms_of(parents[pairs])
+            if self.carry_build_tables:  # the build's table in the partition's copy
+                segments = row_segments.get("row_segments")
+                build = {
+                    "then_build": (nodes.begin[smaller], nodes.end[smaller], parent_rows, segments)
+                }
         with self.timer.phase("partition"):
             left_sets = nodes.left_sets[moved]
             categorical = {"left_sets": left_sets} if left_sets.any() else {}
@@ -842,6 +866,7 @@ class TreeGrower:
                     nodes.bin[moved],
                     nodes.default_left[moved],
                     **categorical,
+                    **build,
                 )
         nodes.left[parents], nodes.right[parents] = lefts, rights
         if self.interactions is not None:
@@ -863,20 +888,8 @@ class TreeGrower:
             nodes.bounds[lefts, 0], nodes.bounds[lefts, 1] = left_lower, left_upper
             nodes.bounds[rights, 0], nodes.bounds[rights, 1] = right_lower, right_upper
         self.n_leaves += len(parents)
-        pairs = np.flatnonzero(splittable[0::2] | splittable[1::2])
-        # Small parents: their children are scanned from their rows (no histograms).
-        from_rows = np.zeros(len(children), dtype=bool)
-        is_small = nodes.count[parents[pairs]] <= self.row_scan_max_rows
-        small = pairs[is_small]
-        from_rows[2 * small], from_rows[2 * small + 1] = True, True
-        pairs = pairs[~is_small]
         if len(pairs):
-            # The smaller child of each pair built (ties: left), the larger by subtraction.
-            left_is_smaller = nodes.count[lefts[pairs]] <= nodes.count[rights[pairs]]
-            smaller = np.where(left_is_smaller, lefts[pairs], rights[pairs])
-            larger = np.where(left_is_smaller, rights[pairs], lefts[pairs])
             with self.timer.phase("histogram"):
-                parent_batch, parent_rows = self._histograms_of(parents[pairs])
                 batch = np.concatenate([smaller, larger])
                 level = self.splitter.build_children_histograms(
                     tree,
@@ -885,7 +898,7 @@ class TreeGrower:
                     parent_batch,
                     parent_rows,
                     **self._next_level(batch),
-                    **self._row_segments(children[from_rows & splittable]),
+                    **row_segments,
                 )
             self._keep_batch(level, batch)
         with_histogram = nodes.histogram_batch[children] != NO_HISTOGRAM

@@ -78,7 +78,12 @@ from .binned_rows import lay_out_binned
 from .binning import bin_device_features, bin_features
 from .carried_segments import CarriedSegments, segment_table
 from .gradients import gradients as objective_gradients
-from .histogram import ZeroedBatches, build_children_histograms, build_histograms
+from .histogram import (
+    ZeroedBatches,
+    build_children_histograms,
+    build_histograms,
+    children_build_table,
+)
 from .launch import EMULATED, array_module, default_launcher
 from .leaf import (
     add_leaf_values,
@@ -361,6 +366,9 @@ class CudaBackend(Backend):
     carries_row_segments = True
     #: A level scanned both ways copies its records once (:meth:`find_best_splits_mixed`).
     scans_mixed_levels = True
+    #: ``partition`` takes ``then_build`` and sends the level's histogram-build node table
+    #: in its own copy: one host-to-device copy fewer per level (:mod:`.carried_segments`).
+    carries_build_tables = True
     #: Lossguide steps expand ahead (docs/DESIGN.md, "Growth"): a step's launches and its
     #: one sync cost more than the expansions the replay may drop.
     expands_lossguide_ahead = True
@@ -434,6 +442,7 @@ class CudaBackend(Backend):
             parent_rows,
             next_pairs=next_pairs,
             zeroed_batches=self._zeroed_batches,
+            table_ahead=self._carried_segments,
             **carry,
         )
 
@@ -616,7 +625,34 @@ class CudaBackend(Backend):
         return records[:n_row_nodes], records[n_row_nodes:]
 
     @device_call("partitioning rows")
-    def partition(self, data, sample_indices, begins, ends, features, threshold_bins, default_left):
+    def partition(
+        self,
+        data,
+        sample_indices,
+        begins,
+        ends,
+        features,
+        threshold_bins,
+        default_left,
+        then_build=None,
+    ):
+        """``then_build``: ``(build data, begins, ends, parent_rows, row_segments)`` of the
+        :meth:`build_children_histograms` call that follows (``carries_build_tables``):
+        its node table travels in this partition's copy (:mod:`.carried_segments`)."""
+        carry = {}
+        if then_build is not None:
+            build_data, build_begins, build_ends, parent_rows, row_segments = then_build
+            table = children_build_table(
+                self.launcher,
+                build_begins,
+                build_ends,
+                build_data.arrays["X_binned"].shape[1],
+                build_data.n_bins,
+                parent_rows,
+                None if row_segments is None else segment_table(*row_segments),
+            )
+            if table is not None:
+                carry = {"carry": table, "carried_segments": self._carried_segments}
         partition_rows(
             self.xp,
             self.launcher,
@@ -629,6 +665,7 @@ class CudaBackend(Backend):
             default_left,
             data.missing_bin,
             status=self._partition_status,
+            **carry,
         )
 
     @device_call("adding leaf values to the margins")

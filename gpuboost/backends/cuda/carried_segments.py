@@ -1,5 +1,11 @@
 """Segments sent to the device ahead, in another launch's host-to-device copy.
 
+The same cache serves a level's histogram build, whose node table (its segments, the
+blocks' row offsets, the parents' rows, the row-scan carry) the host knows before the
+level's partition: the partition sends it in its own segment-table copy
+(``partition_rows``' ``carry``) and the build takes it (:meth:`CarriedSegments.take_table`)
+instead of copying it again.
+
 A depthwise level that scans some children from their rows (:mod:`.row_scan`) and the
 others from histograms builds the histograms first (:func:`.histogram.build_children_histograms`,
 one host-to-device copy of its node table), then scans both kinds
@@ -61,9 +67,15 @@ class CarriedSegments:
     def take(self, begins, ends):
         """The kept device table when it holds exactly the segments ``begins``/``ends``
         (then it is no longer kept), else None (the kept one is dropped)."""
+        return self.take_table(segment_table(begins, ends))
+
+    def take_table(self, table):
+        """The kept device table when its host values equal ``table`` (any int64 host
+        table, as a partition sends a histogram build's: ``partition_rows``' ``carry``),
+        else None; either way no table is kept any more."""
         pending = getattr(self._local, "pending", None)
         self._local.pending = None
         if pending is None:
             return None
-        table, device_table = pending
-        return device_table if np.array_equal(table, segment_table(begins, ends)) else None
+        kept, device_table = pending
+        return device_table if np.array_equal(kept, table) else None

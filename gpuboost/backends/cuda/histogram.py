@@ -48,6 +48,7 @@ from .quantize import gradient_pairs
 __all__ = [
     "build_histograms",
     "build_children_histograms",
+    "children_build_table",
     "ZeroedBatches",
     "HistogramPlan",
     "plan_histograms",
@@ -418,6 +419,7 @@ def build_children_histograms(
     zeroed_batches=None,
     carry=None,
     carried_segments=None,
+    table_ahead=None,
     **options,
 ):
     """Histograms of sibling pairs as one batch: the smaller children built, their
@@ -453,6 +455,9 @@ def build_children_histograms(
         segments) sent in this build's copy; its device view is put in
         ``carried_segments`` (both or neither; nothing is kept when there is no pair).
     carried_segments : gpuboost.backends.cuda.carried_segments.CarriedSegments, optional
+    table_ahead : gpuboost.backends.cuda.carried_segments.CarriedSegments, optional
+        Where the level's partition may have sent this build's node table
+        (:func:`children_build_table`): then the build copies nothing.
     **options
         ``shared_memory_limit``, ``rows_per_block``, ``block_threads``,
         ``force_global`` of :func:`build_histograms`.
@@ -508,6 +513,7 @@ def build_children_histograms(
         ends,
         histograms,
         trailing=np.concatenate([rows, carry]),  # [parent_rows | carry]
+        table_ahead=table_ahead,
         **options,
     )
     if carried_segments is not None:
@@ -535,6 +541,53 @@ def build_children_histograms(
     return histograms
 
 
+def _plan(launcher, lengths, n_features, n_bins, shared_memory_limit, rows_per_block, force_global):
+    """``(plan, shared kernel)`` of a build of nodes of ``lengths`` rows on this device."""
+    sm_count, optin_limit = device_limits(launcher.mode)
+    kernel = launcher.kernel(KERNEL_FILE, SHARED_KERNEL)
+    if shared_memory_limit is None:
+        shared_memory_limit = optin_limit - kernel.shared_size_bytes
+    plan = plan_histograms(
+        lengths,
+        n_features,
+        n_bins,
+        int(shared_memory_limit),
+        sm_count,
+        rows_per_block=rows_per_block,
+        force_global=force_global,
+    )
+    return plan, kernel
+
+
+def children_build_table(launcher, begins, ends, n_features, n_bins, parent_rows, carry=None):
+    """The host table :func:`build_children_histograms` (default options) copies to the
+    device for these pairs, ``[begins | node_offsets | parent_rows | carry]`` (int64),
+    or None when it copies none (no pair, no row, no feature or bin): what the level's
+    partition sends ahead in its own copy (``partition_rows``' ``carry``), so that the
+    build, given the cache (``table_ahead``), copies nothing.
+
+    Parameters
+    ----------
+    launcher : KernelLauncher
+    begins, ends : sequence of int, length n_pairs (host)
+        The segments of the children the build will build.
+    n_features, n_bins : int
+        Of the build's bins.
+    parent_rows : sequence of int, length n_pairs (host)
+    carry : ndarray of shape (2 * m,), int64, optional (host)
+        The build's ``carry``.
+    """
+    begins = np.asarray(begins, dtype=np.int64).reshape(-1)
+    ends = np.asarray(ends, dtype=np.int64).reshape(-1)
+    lengths = ends - begins
+    if not len(begins) or not n_features or not n_bins or int(lengths.sum()) == 0:
+        return None
+    carry = np.zeros(0, dtype=np.int64) if carry is None else np.asarray(carry, dtype=np.int64)
+    trailing = np.concatenate([np.asarray(parent_rows, dtype=np.int64).reshape(-1), carry])
+    plan, _ = _plan(launcher, lengths, int(n_features), int(n_bins), None, None, False)
+    return np.concatenate([begins, plan.node_offsets, trailing])
+
+
 def _launch_build(
     xp,
     launcher,
@@ -551,6 +604,7 @@ def _launch_build(
     block_threads=MAX_BLOCK_THREADS,
     force_global=False,
     trailing=None,
+    table_ahead=None,
 ):
     """Add the histograms of the segments ``begins``/``ends`` (checked, int64) of the rows'
     (gradient, hessian) ``pairs``, bins ``binned_rows`` of ``row_stride`` bytes a row
@@ -559,7 +613,10 @@ def _launch_build(
     n_bins, 3), int64, C order), in one launch (none when there are no rows).
 
     ``trailing`` (int64 host values) travels in the same host-to-device copy as the
-    node table; returns its device copy (``None`` without ``trailing``).
+    node table; returns its device copy (``None`` without ``trailing``). With
+    ``table_ahead`` (a :class:`.carried_segments.CarriedSegments`), the copy is skipped
+    when it holds the same table, sent by an earlier launch
+    (:func:`children_build_table`).
     """
     if not 1 <= block_threads <= MAX_BLOCK_THREADS:
         raise ValueError(f"block_threads must be in [1, {MAX_BLOCK_THREADS}], got {block_threads}")
@@ -571,24 +628,18 @@ def _launch_build(
     if n_nodes == 0 or n_features == 0 or int(lengths.sum()) == 0:
         return xp.asarray(trailing) if len(trailing) else None
 
-    sm_count, optin_limit = device_limits(launcher.mode)
-    kernel = launcher.kernel(KERNEL_FILE, SHARED_KERNEL)
-    if shared_memory_limit is None:
-        shared_memory_limit = optin_limit - kernel.shared_size_bytes
-    plan = plan_histograms(
-        lengths,
-        n_features,
-        n_bins,
-        int(shared_memory_limit),
-        sm_count,
-        rows_per_block=rows_per_block,
-        force_global=force_global,
+    plan, kernel = _plan(
+        launcher, lengths, n_features, n_bins, shared_memory_limit, rows_per_block, force_global
     )
     n_blocks = plan.blocks_per_group * plan.n_groups
     if n_blocks > MAX_GRID_X:
         raise ValueError(f"{n_blocks} blocks exceed the grid limit; raise rows_per_block")
-    # One host-to-device copy: [begins | node_offsets | trailing].
-    node_table = xp.asarray(np.concatenate([begins, plan.node_offsets, trailing]))
+    # One host-to-device copy: [begins | node_offsets | trailing], or none when a launch
+    # before sent it (table_ahead).
+    host_table = np.concatenate([begins, plan.node_offsets, trailing])
+    node_table = None if table_ahead is None else table_ahead.take_table(host_table)
+    if node_table is None:
+        node_table = xp.asarray(host_table)
     node_begins = node_table[:n_nodes]
     node_offsets = node_table[n_nodes : 2 * n_nodes + 1]
     common = (

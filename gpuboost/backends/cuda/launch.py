@@ -289,7 +289,7 @@ def padded(values, width):
     return out
 
 
-def segment_table(xp, rows):
+def segment_table(xp, rows, trailing=None):
     """Per-segment int64 rows copied to the device in one transfer.
 
     Parameters
@@ -297,14 +297,22 @@ def segment_table(xp, rows):
     xp : module
     rows : sequence of 1-D int arrays
         Each padded with zeros to the longest (see :func:`padded`).
+    trailing : ndarray of shape (m,), int64, optional (host)
+        Other values sent in the same copy, after the rows.
 
     Returns
     -------
     table : xp array of shape (len(rows), width), int64
         ``table[i]`` is row ``i`` (C-contiguous, a kernel pointer argument).
+    trailing : xp array of shape (m,), int64
+        Only with ``trailing``: its device copy (a view of the same allocation).
     """
     width = max(len(row) for row in rows)
-    return xp.array(np.stack([padded(row, width) for row in rows]))
+    host = np.stack([padded(row, width) for row in rows])
+    if trailing is None:
+        return xp.array(host)
+    device = xp.array(np.concatenate([host.reshape(-1), np.asarray(trailing, dtype=np.int64)]))
+    return device[: host.size].reshape(host.shape), device[host.size :]
 
 
 def require_array(xp, array, dtype, name, ndim=None):

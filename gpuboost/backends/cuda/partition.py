@@ -118,6 +118,8 @@ def partition_rows(
     *,
     status=None,
     return_left_counts=False,
+    carry=None,
+    carried_segments=None,
 ):
     """Split several nodes' segments at once, stably and in place.
 
@@ -138,6 +140,12 @@ def partition_rows(
     missing_bin : int
     status : TileStatus, optional
         The look-back's status words (the backend's; a new one when not given).
+    carry : ndarray of shape (m,), int64, optional (host)
+        Another launch's table sent in the segment table's copy (the level's histogram
+        build: :func:`.histogram.children_build_table`), its device copy kept in
+        ``carried_segments`` (:mod:`.carried_segments`).
+    carried_segments : CarriedSegments, optional
+        With ``carry``.
     return_left_counts : bool
         Also return the rows sent left per segment (for tests; training knows them from
         the split records).
@@ -159,9 +167,17 @@ def partition_rows(
         raise ValueError("features, threshold_bins and default_left need one entry per segment.")
     if np.any(features < 0) or np.any(features >= n_features):
         raise ValueError(f"Split features must be in [0, {n_features}).")
+    if (carry is None) != (carried_segments is None):
+        raise ValueError("carry and carried_segments go together")
     first_tile, n_tiles = segment_tiles(begins, ends, PARTITION_TILE_ROWS)
     if n_tiles == 0:
         return xp.zeros(n_segments, dtype=np.int64) if return_left_counts else None
+    table = [begins, ends, first_tile, features, threshold_bins, default_left]
+    if carry is None:
+        table = segment_table(xp, table)
+    else:
+        table, device_carry = segment_table(xp, table, trailing=carry)
+        carried_segments.put(carry, device_carry)
     (
         segment_begins,
         segment_ends,
@@ -169,7 +185,7 @@ def partition_rows(
         split_features,
         split_bins,
         split_default_left,
-    ) = segment_table(xp, [begins, ends, first_tile, features, threshold_bins, default_left])
+    ) = table
     n_positions = sample_indices.shape[0]
     saved_rows = xp.empty(n_positions, dtype=SAMPLE_INDEX_DTYPE)
     left_masks = xp.empty(n_tiles * PARTITION_CHUNKS_PER_TILE, dtype=np.uint32)

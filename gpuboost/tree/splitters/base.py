@@ -24,7 +24,13 @@ row partition, docs/DESIGN.md "Row partition"), never one node at a time:
   call (absent: the two calls);
 * optionally ``partition_in_sample_indices = True``: ``partition`` changes nothing but
   the order of ``tree.sample_indices``, so the grower may undo an expansion (speculative
-  lossguide steps); absent means False.
+  lossguide steps); absent means False;
+* optionally ``carries_build_tables = True``: ``partition`` takes ``then_build=(begins,
+  ends, parent_rows, row_segments)``, the ``build_children_histograms`` call of the same
+  step, to send that build's data with its own (CUDA); optionally
+  ``expands_lossguide_ahead = True``: lossguide steps expand every leaf the one-leaf
+  order may still reach (gpuboost.tree.grower.LookaheadLossguideDriver); absent means
+  False.
 
 A splitter is built once per training run (or once per tree for
 ``tree_method='approx'``); what changes from tree to tree comes in a

@@ -165,8 +165,9 @@ class BundledHistogramSplitter(HistogramSplitter):
         """The expanded histograms' width and missing bin (``scan_bins``)."""
         return self.scan_data
 
-    def partition(self, tree, begins, ends, features, bins, default_left):
-        """Split the segments on the bins of the split features, decoded from the bundles."""
+    def partition(self, tree, begins, ends, features, bins, default_left, then_build=None):
+        """Split the segments on the bins of the split features, decoded from the bundles
+        (``then_build``: as :meth:`HistogramSplitter.partition`'s)."""
         features = np.asarray(features, dtype=np.int64)
         used, position = np.unique(features, return_inverse=True)
         self.backend.partition(
@@ -177,6 +178,7 @@ class BundledHistogramSplitter(HistogramSplitter):
             position.astype(np.int64).reshape(-1),
             np.asarray(bins, dtype=np.int64),
             np.asarray(default_left, dtype=bool),
+            **self._build_ahead(then_build),
         )
 
     def predict_training_rows(self, tree):

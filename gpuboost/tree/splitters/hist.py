@@ -161,6 +161,12 @@ class HistogramSplitter(GradientRecords):
         return bool(getattr(self.backend, "scans_mixed_levels", False))
 
     @property
+    def carries_build_tables(self):
+        """Whether :meth:`partition` takes ``then_build`` (the backend's
+        ``carries_build_tables``)."""
+        return bool(getattr(self.backend, "carries_build_tables", False))
+
+    @property
     def expands_lossguide_ahead(self):
         """Whether lossguide steps expand every node the one-leaf order may still reach
         (the backend's ``expands_lossguide_ahead``;
@@ -345,10 +351,15 @@ class HistogramSplitter(GradientRecords):
             split_table(self.checked_records(tree, records)),
         )
 
-    def partition(self, tree, begins, ends, features, bins, default_left, left_sets=None):
+    def partition(
+        self, tree, begins, ends, features, bins, default_left, left_sets=None, then_build=None
+    ):
         """Split the segments ``[begins[i], ends[i])`` of ``tree.sample_indices``
         (in place, stable); ``left_sets`` (n_splits, SPLIT_SET_WORDS) uint32: the
-        bins going left at categorical splits (zero words at the others)."""
+        bins going left at categorical splits (zero words at the others);
+        ``then_build``: ``(begins, ends, parent_rows, row_segments)`` of the
+        :meth:`build_children_histograms` call that follows, where
+        :attr:`carries_build_tables`."""
         features = np.asarray(features, dtype=np.int64)
         bins = np.asarray(bins, dtype=np.int64)
         default_left = np.asarray(default_left, dtype=bool)
@@ -376,7 +387,13 @@ class HistogramSplitter(GradientRecords):
             features[numeric],
             bins[numeric],
             default_left[numeric],
+            **self._build_ahead(then_build),
         )
+
+    def _build_ahead(self, then_build):
+        """The backend partition's ``then_build`` keyword for the splitter's (none when
+        None): the build's bins (:attr:`_histogram_data`) added."""
+        return {} if then_build is None else {"then_build": (self._histogram_data, *then_build)}
 
     def category_sets(self, features, left_sets):
         """The Tree's ``(cat_offsets, cat_bits)`` of nodes splitting on ``features`` by

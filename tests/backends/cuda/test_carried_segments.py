@@ -6,8 +6,11 @@ table kept for other segments is never used."""
 import numpy as np
 import pytest
 
+from gpuboost import Dataset
 from gpuboost.backends.cuda import histogram as cuda_histogram
+from gpuboost.backends.cuda import partition as cuda_partition
 from gpuboost.backends.cuda import row_scan as cuda_row_scan
+from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.cuda.carried_segments import CarriedSegments, segment_table
 from gpuboost.backends.cuda.launch import EMULATED, KernelLauncher
 from gpuboost.backends.cuda.split_scan import records_from_words
@@ -94,3 +97,69 @@ def test_the_build_carries_the_row_scan_table():
     assert (got["feature"] >= 0).any()  # not vacuous
     with pytest.raises(ValueError, match="node_table"):
         row_scan(node_table=node_table[:4])
+
+
+def test_the_partition_carries_the_build_table():
+    """The backend's partition given ``then_build`` sends the following children build's
+    node table (and its row-scan carry) in its own copy: the same partition, the build's
+    histograms unchanged and no copy of its own, and the row-scan table still taken from
+    the build; a build of other segments copies its own table."""
+    rng = np.random.default_rng(5)
+    n_rows, max_bin = 600, 15
+    X = rng.normal(size=(n_rows, 4))
+    backend = CudaBackend()
+    data = backend.prepare(Dataset(X, label=X[:, 0], max_bin=max_bin))
+    gradients = xp.asarray(rng.integers(-1000, 1000, size=n_rows, dtype=np.int32))
+    hessians = xp.asarray(rng.integers(1, 1000, size=n_rows, dtype=np.int32))
+    parents = xp.asarray(rng.integers(-(2**30), 2**30, size=(2, 4, data.n_bins, 3)))
+    split = ([0, 300], [300, 600], [1, 2], [7, 3], [True, False])  # two nodes
+    begins, ends, parent_rows = [0, 300], [90, 420], [1, 0]  # their smaller children
+    row_segments = (np.array([420, 500]), np.array([500, 600]))
+
+    def step(then_build, build_begins=begins):
+        indices = xp.asarray(np.arange(n_rows, dtype=np.int32))
+        with count_operations() as partition_counts:
+            backend.partition(data, indices, *split, **then_build)
+        with count_operations() as build_counts:
+            histograms = backend.build_children_histograms(
+                data,
+                gradients,
+                hessians,
+                indices,
+                build_begins,
+                ends,
+                parents,
+                parent_rows,
+                row_segments=row_segments,
+            )
+        row_table = backend._carried_segments.take(*row_segments)
+        return (
+            xp.asnumpy(indices),
+            xp.asnumpy(histograms),
+            partition_counts["to_device"],
+            build_counts["to_device"],
+            None if row_table is None else xp.asnumpy(row_table),
+        )
+
+    plain = step({})
+    ahead = step({"then_build": (data, begins, ends, parent_rows, row_segments)})
+    np.testing.assert_array_equal(ahead[0], plain[0])
+    np.testing.assert_array_equal(ahead[1], plain[1])
+    assert (plain[2], plain[3]) == (1, 1)
+    assert (ahead[2], ahead[3]) == (1, 0)
+    np.testing.assert_array_equal(plain[4], segment_table(*row_segments))
+    np.testing.assert_array_equal(ahead[4], segment_table(*row_segments))
+    # Sent for other segments: the build copies its own table, and the result holds.
+    other = step({"then_build": (data, [0, 300], [80, 420], parent_rows, None)})
+    np.testing.assert_array_equal(other[1], plain[1])
+    assert (other[2], other[3]) == (1, 1)
+    with pytest.raises(ValueError, match="together"):
+        cuda_partition.partition_rows(
+            xp,
+            backend.launcher,
+            cuda_partition.binned_columns(xp, data),
+            xp.asarray(np.arange(n_rows, dtype=np.int32)),
+            *split,
+            data.missing_bin,
+            carry=np.zeros(2, dtype=np.int64),
+        )
