@@ -489,16 +489,29 @@ def test_colsample_bynode_masks_are_honoured(problem):
     assert n_split_nodes > 5
 
 
+#: Lossguide parameters of the speculation tests (the grower's drivers).
+LOSSGUIDE_CASES = [
+    {"max_leaves": 31, "max_depth": 0},
+    {"max_leaves": 200, "max_depth": 0, "min_child_weight": 0.0, "reg_lambda": 0.0},
+    {"max_leaves": 0, "max_depth": 7, "gamma": 0.05},
+    {"max_leaves": 12, "max_depth": 4, "min_data_in_leaf": 20},
+    {"max_leaves": 64, "max_depth": 0, "subsample": 0.7, "objective": "binary:logistic"},
+    {"max_leaves": 40, "max_depth": 0, "enable_bundle": True},
+]
+
+
+def _lossguide_data():
+    """``(X, signal)``: 3000 x 8 with missing values and a sparse binary column."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(3000, 8))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    X[:, 7] = rng.integers(0, 2, size=3000) * (rng.random(3000) < 0.1)
+    return X, np.sin(3 * np.nan_to_num(X[:, 0])) + np.nan_to_num(X[:, 1] * X[:, 2] ** 2)
+
+
 @pytest.mark.parametrize(
     "params",
-    [
-        {"max_leaves": 31, "max_depth": 0},
-        {"max_leaves": 200, "max_depth": 0, "min_child_weight": 0.0, "reg_lambda": 0.0},
-        {"max_leaves": 0, "max_depth": 7, "gamma": 0.05},
-        {"max_leaves": 12, "max_depth": 4, "min_data_in_leaf": 20},
-        {"max_leaves": 64, "max_depth": 0, "subsample": 0.7, "objective": "binary:logistic"},
-        {"max_leaves": 40, "max_depth": 0, "enable_bundle": True},
-    ],
+    LOSSGUIDE_CASES,
 )
 @pytest.mark.parametrize("device", ["cpu", "numpy-reference"])
 def test_speculative_lossguide_batches_grow_the_one_leaf_per_step_trees(
@@ -509,11 +522,7 @@ def test_speculative_lossguide_batches_grow_the_one_leaf_per_step_trees(
     and batches of more than one leaf are both kept and cut on this data."""
     if device == "numpy-reference":
         monkeypatch.setenv("GPUBOOST_CPU_KERNELS", "numpy")
-    rng = np.random.default_rng(5)
-    X = rng.normal(size=(3000, 8))
-    X[rng.random(X.shape) < 0.05] = np.nan
-    X[:, 7] = rng.integers(0, 2, size=3000) * (rng.random(3000) < 0.1)
-    signal = np.sin(3 * np.nan_to_num(X[:, 0])) + np.nan_to_num(X[:, 1] * X[:, 2] ** 2)
+    X, signal = _lossguide_data()
     y = (signal > 0).astype(float) if "objective" in params else signal
     full = {"device": "cpu", "grow_policy": "lossguide", "seed": 3, **params}
     kept, cut = [], []
@@ -538,13 +547,8 @@ def test_speculative_lossguide_batches_grow_the_one_leaf_per_step_trees(
 @pytest.mark.parametrize(
     "params",
     [
-        {"max_leaves": 31, "max_depth": 0},
-        {"max_leaves": 200, "max_depth": 0, "min_child_weight": 0.0, "reg_lambda": 0.0},
-        {"max_leaves": 0, "max_depth": 7, "gamma": 0.05},
-        {"max_leaves": 12, "max_depth": 4, "min_data_in_leaf": 20},
+        *LOSSGUIDE_CASES,
         {"max_leaves": 2, "max_depth": 0},
-        {"max_leaves": 64, "max_depth": 0, "subsample": 0.7, "objective": "binary:logistic"},
-        {"max_leaves": 40, "max_depth": 0, "enable_bundle": True},
         {"max_leaves": 31, "max_depth": 0, "monotone_constraints": [1, 0, -1, 0, 0, 0, 0, 0]},
         {"max_leaves": 31, "max_depth": 0, "interaction_constraints": [[0, 1], [2, 3, 4]]},
         {"max_leaves": 24, "max_depth": 0, "objective": "reg:huber", "huber_delta": 0.5},
@@ -559,11 +563,7 @@ def test_lossguide_expanded_ahead_is_the_one_leaf_per_step_tree(params, device, 
     were dropped."""
     if device == "numpy-reference":
         monkeypatch.setenv("GPUBOOST_CPU_KERNELS", "numpy")
-    rng = np.random.default_rng(5)
-    X = rng.normal(size=(3000, 8))
-    X[rng.random(X.shape) < 0.05] = np.nan
-    X[:, 7] = rng.integers(0, 2, size=3000) * (rng.random(3000) < 0.1)
-    signal = np.sin(3 * np.nan_to_num(X[:, 0])) + np.nan_to_num(X[:, 1] * X[:, 2] ** 2)
+    X, signal = _lossguide_data()
     y = (signal > 0).astype(float) if params.get("objective") == "binary:logistic" else signal
     full = {"device": "cpu", "grow_policy": "lossguide", "seed": 3, **params}
     steps, partitions, splits = [], [], []

@@ -156,21 +156,11 @@ def test_speculative_cuda_lossguide_is_the_cpu_and_the_one_leaf_model(case, driv
     assert speculative.save_raw() == cpu.save_raw()
 
 
-def test_dropping_the_expansions_ahead_costs_no_device_operation(monkeypatch):
-    """Adopting the one-leaf order (dropping the expansions it does not reach) runs
-    nothing on the device; the finished tree sorts the segments of the expanded nodes
-    that stayed leaves with a fixed number of array operations and one copy to the
-    device, however many they are."""
-    params, kind = CASES["leaves_255"]
-    X, y = _data(kind)
-    adopts, restores = [], []
-    adopt = grower_module.TreeGrower._adopt_order
+def _counted_restores(monkeypatch):
+    """Record every ``TreeGrower._restore_order`` call: ``(leaves it sorts, operation
+    counts)``."""
+    restores = []
     restore = grower_module.TreeGrower._restore_order
-
-    def counted_adopt(self, order):
-        with count_operations() as counts:
-            adopt(self, order)
-        adopts.append(dict(counts))
 
     def counted_restore(self):
         leaves = [n for n in self._disordered if self.nodes.left[n] < 0]
@@ -178,8 +168,27 @@ def test_dropping_the_expansions_ahead_costs_no_device_operation(monkeypatch):
             restore(self)
         restores.append((len(leaves), dict(counts)))
 
-    monkeypatch.setattr(grower_module.TreeGrower, "_adopt_order", counted_adopt)
     monkeypatch.setattr(grower_module.TreeGrower, "_restore_order", counted_restore)
+    return restores
+
+
+def test_dropping_the_expansions_ahead_costs_no_device_operation(monkeypatch):
+    """Adopting the one-leaf order (dropping the expansions it does not reach) runs
+    nothing on the device; the finished tree sorts the segments of the expanded nodes
+    that stayed leaves with a fixed number of array operations and one copy to the
+    device, however many they are."""
+    params, kind = CASES["leaves_255"]
+    X, y = _data(kind)
+    adopts = []
+    adopt = grower_module.TreeGrower._adopt_order
+
+    def counted_adopt(self, order):
+        with count_operations() as counts:
+            adopt(self, order)
+        adopts.append(dict(counts))
+
+    monkeypatch.setattr(grower_module.TreeGrower, "_adopt_order", counted_adopt)
+    restores = _counted_restores(monkeypatch)
     _train(params, X, y, "cuda")
     assert adopts
     for counts in adopts:
@@ -198,23 +207,16 @@ def test_undoing_a_speculative_expansion_costs_no_device_operation(monkeypatch):
     params, kind = CASES["leaves_255"]
     X, y = _data(kind)
     monkeypatch.setattr(CudaBackend, "expands_lossguide_ahead", False)
-    undos, restores = [], []
+    undos = []
     undo = grower_module.TreeGrower._undo
-    restore = grower_module.TreeGrower._restore_order
 
     def counted_undo(self, batch, taken_back):
         with count_operations() as counts:
             undo(self, batch, taken_back)
         undos.append((len(taken_back), dict(counts)))
 
-    def counted_restore(self):
-        leaves = [n for n in self._disordered if self.nodes.left[n] < 0]
-        with count_operations() as counts:
-            restore(self)
-        restores.append((len(leaves), dict(counts)))
-
     monkeypatch.setattr(grower_module.TreeGrower, "_undo", counted_undo)
-    monkeypatch.setattr(grower_module.TreeGrower, "_restore_order", counted_restore)
+    restores = _counted_restores(monkeypatch)
     _train(params, X, y, "cuda")
     assert any(n_back for n_back, _ in undos)
     for _, counts in undos:
