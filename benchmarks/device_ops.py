@@ -133,18 +133,29 @@ def measure(X, y, params, rounds):
     params = dict(params, device="cuda", verbosity=0, max_bin=255)
     start = time.perf_counter()
     plans = []  # (round, arguments) of every histogram launch's plan
-    planner = histogram_primitive.plan_histograms
+    planner, launch_build = histogram_primitive.plan_histograms, histogram_primitive._launch_build
+    launching = []  # the plans of launches only (a partition also plans the build it precedes)
 
     def recording_planner(lengths, *arguments, **options):
-        plans.append((log.round, np.array(lengths), arguments, options))
+        if launching:
+            plans.append((log.round, np.array(lengths), arguments, options))
         return planner(lengths, *arguments, **options)
 
+    def recording_launch(*arguments, **options):
+        launching.append(True)
+        try:
+            return launch_build(*arguments, **options)
+        finally:
+            launching.pop()
+
     histogram_primitive.plan_histograms = recording_planner
+    histogram_primitive._launch_build = recording_launch
     try:
         with traffic.record_traffic() as log:
             booster = gpuboost.train(params, dataset, 1 + rounds, callbacks=[_RoundMarker(log)])
     finally:
         histogram_primitive.plan_histograms = planner
+        histogram_primitive._launch_build = launch_build
     seconds = time.perf_counter() - start
     measured = [event for event in log.events if event.round >= 1]
     per_round = _per_round(measured, rounds)

@@ -260,3 +260,19 @@ def test_device_ops_compares_lossguide_and_depthwise_per_leaf(device_ops, measur
 
     device_ops.print_report(results, Arguments, 5)
     assert f"**{per_leaf['ratio']:.2f}x**" in capsys.readouterr().out
+
+
+def test_device_ops_plans_each_histogram_launch_once(device_ops):
+    """The recorded plans are those of the histogram launches only (the partition that
+    sends a build's node table ahead plans it too): their blocks are the launches'."""
+    X, y = _data(3000)
+    with emulated_kernels(), device_ops.without_row_scan():
+        result = device_ops.measure(X, y, {"objective": "binary:logistic", "max_depth": 4}, 1)
+    assert (
+        len(result["histogram_plans"])
+        == result["per_kernel"]["histogram_shared_memory"]["launches"]
+    )
+    assert device_ops.histogram_blocks(result, 3000) == result["histogram_flush"]["blocks"]
+    from gpuboost.backends.cuda import histogram
+
+    assert histogram._launch_build.__name__ == "_launch_build"
