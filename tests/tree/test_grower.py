@@ -637,3 +637,42 @@ def test_final_splits_route_their_rows_instead_of_partitioning(monkeypatch, devi
     calls.clear()
     assert fit() == deferred
     assert not calls
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lossguide_expanded_ahead_breaks_ties_as_one_leaf_per_step(seed, monkeypatch):
+    """Mirrored halves (feature 0 tells them apart, labels negated: the gradients of one
+    half are those of the other negated) give every node of one half the gains of its
+    mirror node, exactly: with a leaf cap, which tied leaf is expanded first decides the
+    tree, and the replay's ties (lowest one-leaf id) must be those of one leaf per step."""
+    rng = np.random.default_rng(seed)
+    n_half, n_features = int(rng.integers(100, 400)), int(rng.integers(1, 5))
+    X_half = rng.integers(0, int(rng.integers(3, 9)), size=(n_half, n_features)).astype(float)
+    y_half = rng.normal(size=n_half) + 0.5
+    X = np.column_stack([np.repeat([0.0, 1.0], n_half), np.vstack([X_half, X_half])])
+    y = np.concatenate([y_half, -y_half])
+    params = {
+        "device": "cpu",
+        "grow_policy": "lossguide",
+        "max_leaves": int(rng.integers(6, 24)),
+        "max_depth": int(rng.choice([0, 0, 5])),
+        "min_child_weight": 0.0,
+        "base_score": 0.0,
+        "max_bin": 16,
+    }
+    trees = []
+    grow = grower_module.TreeGrower.grow
+
+    def recording_grow(grower):
+        grown = grow(grower)
+        trees.append(grown.tree)
+        return grown
+
+    monkeypatch.setattr(grower_module.TreeGrower, "grow", recording_grow)
+    monkeypatch.setattr(Backend, "expands_lossguide_ahead", True)
+    ahead = gpuboost.train(params, Dataset(X, label=y, max_bin=16), 1).save_raw()
+    root = trees[0]  # splits the halves apart: its children tie, and so do their mirrors
+    assert root.feature[0] == 0 and root.count[1] == root.count[2] == n_half
+    monkeypatch.setattr(Backend, "expands_lossguide_ahead", False)
+    monkeypatch.setattr(grower_module, "LOSSGUIDE_MAX_BATCH", 1)
+    assert ahead == gpuboost.train(params, Dataset(X, label=y, max_bin=16), 1).save_raw()
