@@ -512,7 +512,7 @@ def build_children_histograms(
         begins,
         ends,
         histograms,
-        trailing=np.concatenate([rows, carry]),  # [parent_rows | carry]
+        trailing=_children_trailing(rows, carry),
         table_ahead=table_ahead,
         **options,
     )
@@ -578,13 +578,27 @@ def children_build_table(launcher, begins, ends, n_features, n_bins, parent_rows
         The build's ``carry``.
     """
     begins = np.asarray(begins, dtype=np.int64).reshape(-1)
-    ends = np.asarray(ends, dtype=np.int64).reshape(-1)
-    lengths = ends - begins
-    if not len(begins) or not n_features or not n_bins or int(lengths.sum()) == 0:
+    lengths = np.asarray(ends, dtype=np.int64).reshape(-1) - begins
+    if not n_bins or _builds_nothing(lengths, n_features):
         return None
-    carry = np.zeros(0, dtype=np.int64) if carry is None else np.asarray(carry, dtype=np.int64)
-    trailing = np.concatenate([np.asarray(parent_rows, dtype=np.int64).reshape(-1), carry])
     plan, _ = _plan(launcher, lengths, int(n_features), int(n_bins), None, None, False)
+    return _node_table(begins, plan, _children_trailing(parent_rows, carry))
+
+
+def _children_trailing(parent_rows, carry):
+    """What a children build sends after its node table: ``[parent_rows | carry]``
+    (int64; ``carry`` None: none)."""
+    carry = np.zeros(0, dtype=np.int64) if carry is None else np.asarray(carry, dtype=np.int64)
+    return np.concatenate([np.asarray(parent_rows, dtype=np.int64).reshape(-1), carry])
+
+
+def _builds_nothing(lengths, n_features):
+    """Whether a build of nodes of ``lengths`` rows on ``n_features`` launches nothing."""
+    return len(lengths) == 0 or n_features == 0 or int(np.sum(lengths)) == 0
+
+
+def _node_table(begins, plan, trailing):
+    """The host node table of a build: ``[begins | node_offsets | trailing]`` (int64)."""
     return np.concatenate([begins, plan.node_offsets, trailing])
 
 
@@ -625,7 +639,7 @@ def _launch_build(
     n_bins = int(histograms.shape[2])
     n_nodes = len(begins)
     lengths = ends - begins
-    if n_nodes == 0 or n_features == 0 or int(lengths.sum()) == 0:
+    if _builds_nothing(lengths, n_features):
         return xp.asarray(trailing) if len(trailing) else None
 
     plan, kernel = _plan(
@@ -636,7 +650,7 @@ def _launch_build(
         raise ValueError(f"{n_blocks} blocks exceed the grid limit; raise rows_per_block")
     # One host-to-device copy: [begins | node_offsets | trailing], or none when a launch
     # before sent it (table_ahead).
-    host_table = np.concatenate([begins, plan.node_offsets, trailing])
+    host_table = _node_table(begins, plan, trailing)
     node_table = None if table_ahead is None else table_ahead.take_table(host_table)
     if node_table is None:
         node_table = xp.asarray(host_table)
