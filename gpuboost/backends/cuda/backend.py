@@ -79,6 +79,7 @@ from .binning import bin_device_features, bin_features
 from .carried_segments import CarriedSegments, segment_table
 from .gradients import gradients as objective_gradients
 from .histogram import (
+    SiblingDebts,
     ZeroedBatches,
     build_children_histograms,
     build_histograms,
@@ -153,6 +154,8 @@ class CudaBackend(Backend):
         self._split_scratch = SplitScanScratch()
         #: The next depthwise level's children batch, its built half zeroed (.histogram).
         self._zeroed_batches = ZeroedBatches()
+        #: A children batch's siblings left to its split scan (.histogram.SiblingDebt).
+        self._sibling_debts = SiblingDebts()
         #: The row-scanned segments a level's build sent to the device (.carried_segments).
         self._carried_segments = CarriedSegments()
         #: Per thread (a backend serves every training on its device, in any thread):
@@ -228,6 +231,7 @@ class CudaBackend(Backend):
         if isinstance(array, np.ndarray):
             return np.array(array, copy=True)
         with self._device_context():
+            self._settle_siblings()
             return self.xp.asnumpy(array)
 
     def synchronize(self):
@@ -240,6 +244,8 @@ class CudaBackend(Backend):
     def release_memory(self):
         """Return the unused blocks of CuPy's device and pinned memory pools (after
         dropping this thread's reserved histogram batch)."""
+        with self._device_context():
+            self._settle_siblings()
         self._zeroed_batches.clear()
         self._carried_segments.clear()
         if self.emulated:
@@ -372,6 +378,15 @@ class CudaBackend(Backend):
     #: Lossguide steps expand ahead (docs/DESIGN.md, "Growth"): a step's launches and its
     #: one sync cost more than the expansions the replay may drop.
     expands_lossguide_ahead = True
+    #: ``build_children_histograms`` takes ``siblings_in_scan``: the batch's siblings are
+    #: written by its split scan, which reads the parents and the built children once
+    #: (.histogram.SiblingDebt); any other reader of histograms through this backend
+    #: first has them written by the subtraction launch.
+    scans_siblings = True
+
+    def _settle_siblings(self):
+        """Write the siblings a build left to a scan that did not come (one launch)."""
+        self._sibling_debts.settle(self.launcher)
 
     @device_call("building histograms")
     def build_histograms(
@@ -386,6 +401,7 @@ class CudaBackend(Backend):
     ):
         """As ``Backend.build_histograms``; ``next_pairs`` > 0 reserves the next level's
         batch, its built half zeroed with these histograms (:func:`.histogram.build_histograms`)."""
+        self._settle_siblings()
         return build_histograms(
             self.xp,
             self.launcher,
@@ -413,6 +429,7 @@ class CudaBackend(Backend):
         parent_rows,
         next_pairs=0,
         row_segments=None,
+        siblings_in_scan=False,
     ):
         """As ``Backend.build_children_histograms``, in one allocation: the built
         children and their siblings (``parents[parent_rows] - built``, read by row) are
@@ -421,7 +438,11 @@ class CudaBackend(Backend):
         > 0 reserves the next level's, its built half zeroed by this level's
         subtraction. ``row_segments``: ``(begins, ends)`` (host) of the level's
         row-scanned nodes, whose node table travels in the build's copy
-        (:mod:`.carried_segments`, taken by :meth:`find_best_splits_mixed`)."""
+        (:mod:`.carried_segments`, taken by :meth:`find_best_splits_mixed`).
+        ``siblings_in_scan``: the siblings are left to the batch's split scan
+        (:attr:`scans_siblings`); the caller's next reader of the batch must be this
+        backend."""
+        self._settle_siblings()
         carry = {}
         if row_segments is not None:
             carry = {
@@ -443,15 +464,18 @@ class CudaBackend(Backend):
             next_pairs=next_pairs,
             zeroed_batches=self._zeroed_batches,
             table_ahead=self._carried_segments,
+            sibling_debts=self._sibling_debts if siblings_in_scan else None,
             **carry,
         )
 
     @device_call("subtracting histograms")
     def subtract_histograms(self, parent, child):
+        self._settle_siblings()
         return parent - child
 
     @device_call("stacking histograms")
     def stack_histograms(self, histograms):
+        self._settle_siblings()
         return self.xp.concatenate(histograms, axis=0)
 
     @device_call("finding the best splits")
@@ -465,6 +489,8 @@ class CudaBackend(Backend):
         feature_mask,
         node_bounds=None,
     ):
+        """As ``Backend.find_best_splits``; when ``histograms`` are rows of a batch whose
+        siblings are owed, the scan writes them (:meth:`build_children_histograms`)."""
         return find_best_splits(
             self.xp,
             self.launcher,
@@ -477,6 +503,7 @@ class CudaBackend(Backend):
             feature_mask,
             node_bounds,
             scratch=self._split_scratch,
+            siblings=self._sibling_debts.take(histograms, self.launcher),
         )
 
     def row_scan_max_rows(self, data):
@@ -580,6 +607,7 @@ class CudaBackend(Backend):
         n_row_nodes, n_nodes = len(row_begins), int(histograms.shape[0])
         if nothing_to_scan(min(n_row_nodes, n_nodes), data.missing_bin):
             return super().find_best_splits_mixed(*arguments)
+        siblings = self._sibling_debts.take(histograms, self.launcher)
         # Rows [0, n_row_nodes): the row scan's records; the rest: the histogram scan's.
         words = self.xp.empty((n_row_nodes + n_nodes, RECORD_WORDS), dtype=np.int64)
         # The row scan's node table, when the level's build sent it (else copied there).
@@ -606,6 +634,8 @@ class CudaBackend(Backend):
             node_table=node_table,
         )
         if row_words is None:
+            if siblings is not None:
+                siblings[0].pay(self.launcher)
             return super().find_best_splits_mixed(*arguments)
         split_scan_words(
             self.xp,
@@ -620,6 +650,7 @@ class CudaBackend(Backend):
             node_bounds,
             scratch=self._split_scratch,
             words=words[n_row_nodes:],
+            siblings=siblings,
         )
         records = records_from_words(to_numpy(words))  # the level's one copy
         return records[:n_row_nodes], records[n_row_nodes:]

@@ -50,6 +50,8 @@ __all__ = [
     "build_children_histograms",
     "children_build_table",
     "ZeroedBatches",
+    "SiblingDebt",
+    "SiblingDebts",
     "HistogramPlan",
     "plan_histograms",
     "device_limits",
@@ -134,6 +136,114 @@ class ZeroedBatches:
         if not fits or zeroed_pairs < n_pairs or batch.shape[0] < 2 * n_pairs:
             return None
         return batch[: 2 * n_pairs]
+
+
+class SiblingDebt:
+    """The sibling half of a children batch that :func:`build_children_histograms` left
+    to the split scan (``sibling_debts``): rows ``n_pairs .. 2 n_pairs - 1`` of ``batch``
+    are owed as ``parents[parent_rows[i]] - batch[i]``, and ``next_words`` zeros at the
+    start of ``next_zeroed`` (the built half of the next level's batch, already handed to
+    the :class:`ZeroedBatches`: the debt is paid before any later launch reads either).
+
+    Paid once, by the scan of the batch's nodes (``split_scan_features`` with pairs: the
+    parent and the built child read once, the sibling written once and never read back,
+    against ``histogram_subtract_siblings`` then a scan that reads both halves), or by
+    :meth:`pay` (that subtraction launch) before anything else reads the batch.
+    """
+
+    def __init__(self, batch, n_pairs, parents, parent_rows, next_zeroed, next_words):
+        self.batch = batch
+        self.n_pairs = int(n_pairs)
+        self.parents = parents
+        self.parent_rows = parent_rows
+        self.next_zeroed = next_zeroed
+        self.next_words = int(next_words)
+
+    def kernel_arguments(self):
+        """``(parents, parent_rows, n_pairs, next_words, next_zeroed)``, as both kernels
+        that pay the debt take them."""
+        return (
+            self.parents,
+            self.parent_rows,
+            np.int32(self.n_pairs),
+            np.int64(self.next_words),
+            self.next_zeroed,
+        )
+
+    def pay(self, launcher):
+        """Write the siblings and the zeros: one ``histogram_subtract_siblings`` launch."""
+        node_words = int(np.prod(self.batch.shape[1:]))
+        block_words = SUBTRACT_BLOCK_THREADS * SUBTRACT_WORDS_PER_THREAD
+        blocks_per_pair = ceil_div(node_words, block_words)
+        parents, parent_rows, n_pairs, next_words, next_zeroed = self.kernel_arguments()
+        launcher(
+            KERNEL_FILE,
+            SUBTRACT_KERNEL,
+            self.n_pairs * blocks_per_pair + ceil_div(self.next_words, block_words),
+            SUBTRACT_BLOCK_THREADS,
+            (
+                parents,
+                parent_rows,
+                n_pairs,
+                np.int64(node_words),
+                np.int64(blocks_per_pair),
+                next_words,
+                self.batch,
+                next_zeroed,
+            ),
+        )
+
+    def first_row(self, histograms):
+        """The row of :attr:`batch` where ``histograms`` (an xp array) starts when it is
+        whole rows of the batch (the same memory, C-contiguous), else None."""
+        if tuple(histograms.shape[1:]) != tuple(self.batch.shape[1:]):
+            return None
+        if not histograms.flags.c_contiguous or histograms.dtype != self.batch.dtype:
+            return None
+        offset = _address(histograms) - _address(self.batch)
+        row_bytes = int(np.prod(self.batch.shape[1:])) * self.batch.itemsize
+        if offset < 0 or offset % row_bytes:
+            return None
+        first = offset // row_bytes
+        return first if first + histograms.shape[0] <= self.batch.shape[0] else None
+
+
+def _address(array):
+    """The device address of an xp array's first element."""
+    return int(array.__cuda_array_interface__["data"][0])
+
+
+class SiblingDebts:
+    """The :class:`SiblingDebt` of this host thread, one at a time (launches of one
+    thread are in stream order): kept from the build that leaves it until the scan that
+    pays it, or paid by :meth:`settle` first (every other reader of histograms)."""
+
+    def __init__(self):
+        self._local = threading.local()
+
+    def put(self, debt):
+        """Keep ``debt`` (the thread's earlier debt must be settled)."""
+        if getattr(self._local, "debt", None) is not None:
+            raise RuntimeError("a sibling debt is already pending; settle it first")
+        self._local.debt = debt
+
+    def settle(self, launcher):
+        """Pay this thread's debt, if any (one launch)."""
+        debt = getattr(self._local, "debt", None)
+        self._local.debt = None
+        if debt is not None:
+            debt.pay(launcher)
+
+    def take(self, histograms, launcher):
+        """``(debt, first)`` when ``histograms`` are rows of the owed batch from row
+        ``first`` (the debt is then the caller's to pay), else None after settling."""
+        debt = getattr(self._local, "debt", None)
+        first = None if debt is None else debt.first_row(histograms)
+        if first is None:
+            self.settle(launcher)
+            return None
+        self._local.debt = None
+        return debt, first
 
 
 def _reserved_pairs(next_pairs, node_words, reserved_rows_before=0):
@@ -420,6 +530,7 @@ def build_children_histograms(
     carry=None,
     carried_segments=None,
     table_ahead=None,
+    sibling_debts=None,
     **options,
 ):
     """Histograms of sibling pairs as one batch: the smaller children built, their
@@ -458,6 +569,9 @@ def build_children_histograms(
     table_ahead : gpuboost.backends.cuda.carried_segments.CarriedSegments, optional
         Where the level's partition may have sent this build's node table
         (:func:`children_build_table`): then the build copies nothing.
+    sibling_debts : SiblingDebts, optional
+        Where the sibling half goes unwritten, as a :class:`SiblingDebt` that the split
+        scan of the batch pays (none: written here, by one subtraction launch).
     **options
         ``shared_memory_limit``, ``rows_per_block``, ``block_threads``,
         ``force_global`` of :func:`build_histograms`.
@@ -518,26 +632,13 @@ def build_children_histograms(
     )
     if carried_segments is not None:
         carried_segments.put(carry, device_rows[n_pairs:])
-    block_words = SUBTRACT_BLOCK_THREADS * SUBTRACT_WORDS_PER_THREAD
-    blocks_per_pair = ceil_div(node_words, block_words)
-    launcher(
-        KERNEL_FILE,
-        SUBTRACT_KERNEL,
-        n_pairs * blocks_per_pair + ceil_div(next_words, block_words),
-        SUBTRACT_BLOCK_THREADS,
-        (
-            parents,
-            device_rows,
-            np.int32(n_pairs),
-            np.int64(node_words),
-            np.int64(blocks_per_pair),
-            np.int64(next_words),
-            histograms,
-            next_batch,
-        ),
-    )
+    debt = SiblingDebt(histograms, n_pairs, parents, device_rows, next_batch, next_words)
     if next_pairs:
         zeroed_batches.put(next_batch, next_pairs)
+    if sibling_debts is None:
+        debt.pay(launcher)
+    else:
+        sibling_debts.put(debt)
     return histograms
 
 

@@ -163,6 +163,7 @@ def find_best_splits(
     feature_mask=None,
     node_bounds=None,
     scratch=None,
+    siblings=None,
 ):
     """Best split of every node of a batch, computed on the device.
 
@@ -189,6 +190,9 @@ def find_best_splits(
         The arrival counters and per-feature bests, kept from launch to launch (a backend
         keeps one, so that they are zeroed only when made or grown); a new one (zeroed
         here) when None.
+    siblings : tuple ``(debt, first)``, optional
+        The sibling debt of the batch ``histograms`` belongs to, which this scan pays
+        (:func:`split_scan_words`).
 
     Returns
     -------
@@ -208,6 +212,7 @@ def find_best_splits(
         feature_mask,
         node_bounds,
         scratch=scratch,
+        siblings=siblings,
     )
     if words is None:
         return no_split_records(int(histograms.shape[0]))
@@ -235,6 +240,7 @@ def split_scan_words(
     *,
     scratch=None,
     words=None,
+    siblings=None,
 ):
     """Launch the split scan of a batch; its records stay on the device.
 
@@ -243,6 +249,15 @@ def split_scan_words(
     words : xp array of shape (n_nodes, RECORD_WORDS), int64, optional  # OUT
         Where the records go (a view of a larger array, so that two scans share one
         copy to the host: ``CudaBackend.find_best_splits_mixed``); a new array when None.
+    siblings : tuple ``(debt, first)``, optional
+        ``histograms`` is rows ``first .. first + n_nodes - 1`` of the children batch
+        ``debt.batch`` whose sibling half is still owed
+        (:class:`~gpuboost.backends.cuda.histogram.SiblingDebt`): the launch pays it,
+        one block per (pair, chunk) writing the sibling's histogram as it scans the pair
+        (``split_scan_features`` with pairs), and zeroes the next level's built half the
+        debt names. The whole batch is scanned (the rows outside ``histograms`` with all
+        features and unbounded, their records dropped); the records are those of
+        ``histograms`` once paid. The caller forgets the debt.
 
     Returns
     -------
@@ -260,6 +275,8 @@ def split_scan_words(
     missing_bin = int(missing_bin)
     # As the NumPy split scan: no candidate bins (or no node) -> records with zero sums.
     if nothing_to_scan(n_nodes, missing_bin):
+        if siblings is not None:
+            siblings[0].pay(launcher)
         return None
     if n_features == 0:
         raise ValueError("histograms have no feature")
@@ -267,24 +284,39 @@ def split_scan_words(
         raise ValueError(f"missing_bin={missing_bin} is not a bin of {n_bins}-bin histograms")
     if n_bins > SCAN_MAX_THREADS:
         raise ValueError(f"at most {SCAN_MAX_THREADS} bins are supported, got {n_bins}")
-    features_per_block, chunks_per_node = scan_chunks(n_nodes, n_features)
-    if n_nodes * chunks_per_node > MAX_GRID_X:
-        raise ValueError(f"{n_nodes} nodes x {chunks_per_node} blocks exceed the grid limit")
-    histograms = xp.ascontiguousarray(histograms, dtype=HIST_DTYPE)
+    words = checked_words(xp, words, n_nodes)
+    record_first, pairs = 0, _NO_PAIRS
+    if siblings is None:
+        histograms = xp.ascontiguousarray(histograms, dtype=HIST_DTYPE)
+    else:
+        debt, record_first = siblings
+        histograms, pairs = debt.batch, debt.kernel_arguments()
+        feature_mask, node_bounds = _whole_batch_options(
+            int(histograms.shape[0]), record_first, n_nodes, n_features, feature_mask, node_bounds
+        )
+    n_scanned = int(histograms.shape[0])
+    n_pairs = int(pairs[2])
+    n_units = n_pairs if n_pairs else n_scanned
+    features_per_block, chunks_per_node = scan_chunks(n_units, n_features)
+    zero_blocks = ceil_div(int(pairs[3]), scan_threads(n_bins) * ZERO_WORDS_PER_THREAD)
+    if n_units * chunks_per_node + zero_blocks > MAX_GRID_X:
+        raise ValueError(f"{n_units} nodes x {chunks_per_node} blocks exceed the grid limit")
     options = scan_options(
-        xp, n_value_bins, n_nodes, n_features, split_params, feature_mask, node_bounds
+        xp, n_value_bins, n_scanned, n_features, split_params, feature_mask, node_bounds
     )
     scratch = SplitScanScratch() if scratch is None else scratch
-    node_arrivals, epoch = scratch.arrivals.next_launch(xp, n_nodes)
-    feature_best = scratch.feature_best(xp, n_nodes, n_features)
-    words = checked_words(xp, words, n_nodes)
+    node_arrivals, epoch = scratch.arrivals.next_launch(xp, n_units)
+    feature_best = scratch.feature_best(xp, n_scanned, n_features)
+    placeholder = xp.empty(1, dtype=np.int64) if siblings is None else None  # never read
     launcher(
         KERNEL_FILE,
         SCAN_KERNEL,
-        n_nodes * chunks_per_node,
+        n_units * chunks_per_node + zero_blocks,
         scan_threads(n_bins),
         (
             histograms,
+            np.int32(n_scanned),
+            *(pair if pair is not None else placeholder for pair in pairs),
             *options,
             np.int32(n_features),
             np.int32(features_per_block),
@@ -293,10 +325,39 @@ def split_scan_words(
             np.int64(epoch),
             node_arrivals,
             feature_best,
+            np.int32(record_first),
+            np.int32(n_nodes),
             words,
         ),
     )
     return words
+
+
+#: The pair arguments of a scan without pairs: ``(parents, parent_rows, n_pairs,
+#: next_words, next_zeroed)``, the pointers placeholders (never read).
+_NO_PAIRS = (None, None, np.int32(0), np.int64(0), None)
+#: Words of the next level's batch each thread of a zeroing block of the scan writes
+#: (about).
+ZERO_WORDS_PER_THREAD = 8
+
+
+def _whole_batch_options(n_rows, first, n_nodes, n_features, feature_mask, node_bounds):
+    """``(feature_mask, node_bounds)`` of the nodes ``first .. first + n_nodes - 1`` of a
+    batch of ``n_rows``, spread over the whole batch: the other rows get every feature
+    and no bounds (their records are dropped). None stays None."""
+    if feature_mask is not None:
+        whole = np.ones((n_rows, n_features), dtype=bool)
+        whole[first : first + n_nodes] = np.asarray(feature_mask, dtype=bool).reshape(
+            n_nodes, n_features
+        )
+        feature_mask = whole
+    if node_bounds is not None:
+        whole = np.tile(np.array([[-np.inf, np.inf]]), (n_rows, 1))
+        whole[first : first + n_nodes] = np.asarray(node_bounds, dtype=np.float64).reshape(
+            n_nodes, 2
+        )
+        node_bounds = whole
+    return feature_mask, node_bounds
 
 
 def checked_words(xp, words, n_nodes):

@@ -153,6 +153,9 @@ class BundledHistogramSplitter(HistogramSplitter):
         with sparse histograms the expanded ones (n_nodes, n_features, scan_bins, 3)."""
         return self.bundled_data if self.sparse_data is None else self.sparse_data
 
+    #: The bundle histograms are expanded (an array operation) before the backend scans.
+    reads_batches_through_backend = False
+
     def find_best_splits(self, tree, begins, ends, histograms, feature_mask, node_bounds=None):
         if self.sparse_data is None:
             histograms = self.bundle_map.expand_histograms(

@@ -192,12 +192,21 @@ class HistogramSplitter(GradientRecords):
             **next_level,
         )
 
+    #: Whether the first reader of a children batch this splitter builds is always a
+    #: backend call (its scan, or a stack or build that reads it as parents), never the
+    #: splitter itself: then the backend may leave the siblings to the scan (its
+    #: ``scans_siblings``). Not where the splitter expands the histograms first.
+    reads_batches_through_backend = True
+
     def build_children_histograms(self, tree, begins, ends, parents, parent_rows, **next_level):
         """The batch [the nodes..., their siblings...] (2 * n, n_features, n_bins, 3):
         the nodes' histograms built, sibling ``i``'s as ``parents[parent_rows[i]]``
         minus node ``i``'s (exact), in one backend call. ``next_level``:
         ``next_pairs=`` where :attr:`reserves_histograms`, ``row_segments=`` where
-        :attr:`carries_row_segments`."""
+        :attr:`carries_row_segments`. Where the backend ``scans_siblings``, the siblings
+        are written by the batch's scan (``siblings_in_scan``)."""
+        if self.reads_batches_through_backend and getattr(self.backend, "scans_siblings", False):
+            next_level = {**next_level, "siblings_in_scan": True}
         return self.backend.build_children_histograms(
             self._histogram_data,
             tree.gradients,
