@@ -251,12 +251,7 @@ extern "C" __global__ void __launch_bounds__(SUBTRACT_BLOCK_THREADS)
                                 int64_t* __restrict__ next_zeroed) {
   const int64_t subtract_blocks = n_pairs * blocks_per_pair;
   if (static_cast<int64_t>(blockIdx.x) >= subtract_blocks) {  // the whole block
-    const int64_t zero_block = static_cast<int64_t>(blockIdx.x) - subtract_blocks;
-    const int64_t zero_stride = (static_cast<int64_t>(gridDim.x) - subtract_blocks) * blockDim.x;
-    for (int64_t word = zero_block * blockDim.x + threadIdx.x; word < next_words;
-         word += zero_stride) {
-      next_zeroed[word] = 0;
-    }
+    zero_in_tail_blocks(subtract_blocks, next_words, next_zeroed);
     return;
   }
   const int64_t pair = static_cast<int64_t>(blockIdx.x) / blocks_per_pair;
@@ -267,7 +262,6 @@ extern "C" __global__ void __launch_bounds__(SUBTRACT_BLOCK_THREADS)
   const int64_t stride = blocks_per_pair * blockDim.x;
   for (int64_t word = block_in_pair * blockDim.x + threadIdx.x; word < node_words;
        word += stride) {
-    sibling[word] = static_cast<int64_t>(static_cast<uint64_t>(parent[word]) -
-                                         static_cast<uint64_t>(built[word]));
+    sibling[word] = exact_difference(parent[word], built[word]);
   }
 }

@@ -98,11 +98,6 @@ GPUBOOST_DEVICE_INLINE ScannedNode scanned_node(int64_t row, const int64_t (&sum
   return node;
 }
 
-//: Exact a - b of int64 words (two's complement, as NumPy's int64 subtraction).
-GPUBOOST_DEVICE_INLINE int64_t exact_difference(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
-}
-
 //: Publish "no candidate" for (node row, feature) (a feature the node's mask excludes).
 GPUBOOST_DEVICE_INLINE void publish_no_candidate(int64_t row, int32_t feature, int32_t n_features,
                                                  int64_t* __restrict__ feature_best) {
@@ -207,12 +202,7 @@ extern "C" __global__ void __launch_bounds__(SPLIT_SCAN_MAX_THREADS)
   const int64_t n_units = pairs ? n_pairs : n_nodes;
   const int64_t scan_blocks = n_units * chunks_per_node;
   if (static_cast<int64_t>(blockIdx.x) >= scan_blocks) {  // the whole block: zeroing
-    const int64_t zero_block = static_cast<int64_t>(blockIdx.x) - scan_blocks;
-    const int64_t zero_stride = (static_cast<int64_t>(gridDim.x) - scan_blocks) * blockDim.x;
-    for (int64_t word = zero_block * blockDim.x + threadIdx.x; word < next_words;
-         word += zero_stride) {
-      next_zeroed[word] = 0;
-    }
+    zero_in_tail_blocks(scan_blocks, next_words, next_zeroed);
     return;
   }
   const GainParams params{reg_lambda,       reg_alpha, max_delta_step, min_child_weight,
