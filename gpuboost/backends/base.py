@@ -309,6 +309,11 @@ class Backend:
     #: the grower's step) to send that build's data with its own (CUDA: one host-to-device
     #: copy fewer per level). The results do not depend on it.
     carries_build_tables = False
+    #: Whether ``build_children_histograms`` takes ``siblings_in_scan``: the batch's
+    #: sibling half is then written by the batch's split scan (CUDA: the parent and the
+    #: built child read once), or before any other backend call reads histograms; the
+    #: caller reads the batch only through the backend. The results do not depend on it.
+    scans_siblings = False
 
     def row_scan_max_rows(self, data: DeviceData) -> int:
         """The most rows of a parent whose children's splits this backend finds faster
