@@ -98,11 +98,16 @@ GPUBOOST_DEVICE_INLINE ScannedNode scanned_node(int64_t row, const int64_t (&sum
   return node;
 }
 
+//: The FEATURE_BEST_WORDS words of (node row, feature) in feature_best.
+GPUBOOST_DEVICE_INLINE int64_t* best_of(int64_t* feature_best, int64_t row, int32_t feature,
+                                        int32_t n_features) {
+  return feature_best + (row * n_features + feature) * FEATURE_BEST_WORDS;
+}
+
 //: Publish "no candidate" for (node row, feature) (a feature the node's mask excludes).
 GPUBOOST_DEVICE_INLINE void publish_no_candidate(int64_t row, int32_t feature, int32_t n_features,
                                                  int64_t* __restrict__ feature_best) {
-  publish_best_word(feature_best + (row * n_features + feature) * FEATURE_BEST_WORDS +
-                        FEATURE_BEST_BIN,
+  publish_best_word(best_of(feature_best, row, feature, n_features) + FEATURE_BEST_BIN,
                     NO_CANDIDATE);
 }
 
@@ -127,7 +132,7 @@ GPUBOOST_DEVICE_INLINE void scan_staged_feature(
   scan_feature(own_cell, missing_cell, node.sums, feature, n_candidate_bins, n_value_bins,
                direction_sign, bounded, scale_gradients, scale_hessians, node.score, params,
                node.lower, node.upper, shared_cells, shared_gain, shared_key,
-               feature_best + (node.row * n_features + feature) * FEATURE_BEST_WORDS);
+               best_of(feature_best, node.row, feature, n_features));
 }
 
 //: Select `node`'s best feature from its per-feature bests and write its record when its
@@ -138,10 +143,11 @@ GPUBOOST_DEVICE_INLINE void select_node_record(const ScannedNode& node, int32_t 
                                                int32_t record_first, int32_t record_count,
                                                double* shared_gain, int32_t* shared_key,
                                                int64_t* __restrict__ records) {
-  int64_t* const node_best = feature_best + node.row * n_features * FEATURE_BEST_WORDS;
+  int64_t* const node_best = best_of(feature_best, node.row, 0, n_features);
   const Candidate best = select_best_feature(node_best, n_features, shared_gain, shared_key);
   if (threadIdx.x == 0 && node.row >= record_first && node.row < record_first + record_count) {
-    write_node_record(best, node_best, node.sums, records + (node.row - record_first) * RECORD_WORDS);
+    int64_t* const record = records + (node.row - record_first) * RECORD_WORDS;
+    write_node_record(best, node_best, node.sums, record);
   }
 }
 
@@ -164,9 +170,10 @@ GPUBOOST_DEVICE_INLINE void select_node_record(const ScannedNode& node, int32_t 
 //   sums: without pairs, feature 0's, summed once per block (chunks trade parallelism
 //   against re-reading feature 0: the host picks features_per_block,
 //   backends/cuda/split_scan.py); with pairs, those of the chunk's first feature as
-//   staged (every row lies in one bin of each feature: the same exact sums, no re-read). The blocks after them
-//   (none without next_words) write zeros over next_zeroed[0 .. next_words - 1], the built
-//   half of the next level's batch, as histogram_subtract_siblings does.
+//   staged (every row lies in one bin of each feature: the same exact sums, no re-read).
+//   The blocks after them (none without next_words) write zeros over next_zeroed[0 ..
+//   next_words - 1], the built half of the next level's batch, as
+//   histogram_subtract_siblings does.
 // Thread: bin b = threadIdx.x: evaluates threshold b with missing values right and, when
 //   the feature has missing rows in the node, left.
 // Output: FEATURE_BEST_WORDS int64 per (node, feature), published with atomics. Then

@@ -205,15 +205,7 @@ class NodeTable:
         self.left_sets = np.zeros((capacity, SPLIT_SET_WORDS), dtype=BITSET_DTYPE)
 
     def _columns(self):
-        return (
-            *self._INT_COLUMNS,
-            "default_left",
-            "gain",
-            "sums",
-            "left_sums",
-            "bounds",
-            "left_sets",
-        )
+        return (*self._INT_COLUMNS, *self._OTHER_COLUMNS)
 
     def _reserve(self, size):
         capacity = len(self.begin)

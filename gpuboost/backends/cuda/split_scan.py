@@ -285,20 +285,22 @@ def split_scan_words(
     if n_bins > SCAN_MAX_THREADS:
         raise ValueError(f"at most {SCAN_MAX_THREADS} bins are supported, got {n_bins}")
     words = checked_words(xp, words, n_nodes)
-    record_first, pairs = 0, _NO_PAIRS
     if siblings is None:
         histograms = xp.ascontiguousarray(histograms, dtype=HIST_DTYPE)
+        record_first, n_pairs, next_words = 0, 0, 0
+        unused = xp.empty(1, dtype=np.int64)  # the pair pointers: placeholders, never read
+        pair_arguments = (unused, unused, np.int32(0), np.int64(0), unused)
     else:
         debt, record_first = siblings
-        histograms, pairs = debt.batch, debt.kernel_arguments()
+        histograms, n_pairs, next_words = debt.batch, debt.n_pairs, debt.next_words
+        pair_arguments = debt.kernel_arguments()
         feature_mask, node_bounds = _whole_batch_options(
             int(histograms.shape[0]), record_first, n_nodes, n_features, feature_mask, node_bounds
         )
     n_scanned = int(histograms.shape[0])
-    n_pairs = int(pairs[2])
     n_units = n_pairs if n_pairs else n_scanned
     features_per_block, chunks_per_node = scan_chunks(n_units, n_features)
-    zero_blocks = ceil_div(int(pairs[3]), scan_threads(n_bins) * ZERO_WORDS_PER_THREAD)
+    zero_blocks = ceil_div(next_words, scan_threads(n_bins) * ZERO_WORDS_PER_THREAD)
     if n_units * chunks_per_node + zero_blocks > MAX_GRID_X:
         raise ValueError(f"{n_units} nodes x {chunks_per_node} blocks exceed the grid limit")
     options = scan_options(
@@ -307,7 +309,6 @@ def split_scan_words(
     scratch = SplitScanScratch() if scratch is None else scratch
     node_arrivals, epoch = scratch.arrivals.next_launch(xp, n_units)
     feature_best = scratch.feature_best(xp, n_scanned, n_features)
-    placeholder = xp.empty(1, dtype=np.int64) if siblings is None else None  # never read
     launcher(
         KERNEL_FILE,
         SCAN_KERNEL,
@@ -316,7 +317,7 @@ def split_scan_words(
         (
             histograms,
             np.int32(n_scanned),
-            *(pair if pair is not None else placeholder for pair in pairs),
+            *pair_arguments,
             *options,
             np.int32(n_features),
             np.int32(features_per_block),
@@ -333,9 +334,6 @@ def split_scan_words(
     return words
 
 
-#: The pair arguments of a scan without pairs: ``(parents, parent_rows, n_pairs,
-#: next_words, next_zeroed)``, the pointers placeholders (never read).
-_NO_PAIRS = (None, None, np.int32(0), np.int64(0), None)
 #: Words of the next level's batch each thread of a zeroing block of the scan writes
 #: (about).
 ZERO_WORDS_PER_THREAD = 8
