@@ -25,8 +25,9 @@ every phase) the script reports:
 * the same round modeled at ``--scale-rows`` rows (default 10M; ``scaled``): a second,
   smaller measurement (``--fit-rows``, default a quarter) splits the bytes into a part
   proportional to the rows and a fixed part (histogram tables, per-node work), except the
-  histogram kernel's flush of its shared-memory histogram to global memory, which is per
-  block: it is scaled by the blocks the host code's plan
+  histogram kernels' flush of their shared-memory histograms to global memory, which is
+  per block (per *table*: a block flushes its feature group's share of a node's table):
+  it is scaled by the tables of the blocks the host code's plan
   (``gpuboost.backends.cuda.histogram.plan_histograms``) launches for the same nodes with
   proportionally more rows. Launches and syncs per round stay as measured. Both
   measurements of the fit (at ``--rows`` and at ``--fit-rows``) run without the
@@ -81,9 +82,9 @@ CONFIGURATIONS = {
 }
 #: Rows the per-row figures are scaled to (the issue's 10M x 28 benchmark size).
 DEFAULT_SCALE_ROWS = 10_000_000
-#: The histogram kernel whose global atomics flush a block's shared histogram, and its
-#: profiling phase.
-HISTOGRAM_KERNEL = histogram_primitive.SHARED_KERNEL
+#: The histogram kernels whose global atomics flush a block's shared histogram (of its
+#: feature group), and their profiling phase.
+HISTOGRAM_KERNELS = (histogram_primitive.SHARED_KERNEL, histogram_primitive.COLUMNS_KERNEL)
 HISTOGRAM_PHASE = "histogram"
 MS = 1e3
 MB = 1e6
@@ -177,7 +178,14 @@ def measure(X, y, params, rounds):
     depth = _floor_depth(params)
     floor = traffic.floor_bytes(n_rows, n_features, depth) * trees_per_round
     floor_seconds = floor / traffic.H100_BANDWIDTH_BYTES_PER_SECOND
-    flushes = [e for e in measured if e.name == HISTOGRAM_KERNEL]
+    flushes = [e for e in measured if e.name in HISTOGRAM_KERNELS]
+    launch_plans = [  # the node lengths and options of every histogram launch
+        {"lengths": lengths.tolist(), "arguments": list(arguments), "options": options}
+        for round_, lengths, arguments, options in plans
+        if round_ >= 1
+    ]
+    if len(launch_plans) != len(flushes):
+        raise RuntimeError(f"{len(launch_plans)} plans recorded for {len(flushes)} launches")
     return {
         "rows": n_rows,
         "rounds": rounds,
@@ -187,12 +195,10 @@ def measure(X, y, params, rounds):
             / rounds,
             "atomics": sum(e.counters["global_atomics"] for e in flushes) / rounds,
             "blocks": sum(e.blocks for e in flushes) / rounds,
+            "tables": sum(e.blocks * _table_share(plan) for e, plan in zip(flushes, launch_plans))
+            / rounds,
         },
-        "histogram_plans": [  # the node lengths and options of every histogram launch
-            {"lengths": lengths.tolist(), "arguments": list(arguments), "options": options}
-            for round_, lengths, arguments, options in plans
-            if round_ >= 1
-        ],
+        "histogram_plans": launch_plans,
         "params": params,
         "emulation_seconds": seconds,
         "per_round": per_round,
@@ -216,19 +222,40 @@ def measure(X, y, params, rounds):
     }
 
 
+def _replan(launch, scale=1.0):
+    """The plan of a recorded histogram launch with every node's rows times ``scale``,
+    as the host code plans it (``plan_histograms``); ordered rows scale with them."""
+    lengths = np.ceil(np.asarray(launch["lengths"], dtype=np.float64) * scale)
+    options = dict(launch["options"])
+    if options.get("ordered_rows") is not None:
+        n_rows, row_stride = options["ordered_rows"]
+        options["ordered_rows"] = (int(np.ceil(n_rows * scale)), row_stride)
+    return histogram_primitive.plan_histograms(
+        lengths.astype(np.int64), *launch["arguments"], **options
+    )
+
+
+def _table_share(launch):
+    """The share of a node's table each block of a recorded launch flushes: its feature
+    group's features over all of them."""
+    plan = _replan(launch)
+    return plan.features_per_group / max(launch["arguments"][0], 1)
+
+
 def histogram_blocks(result, n_rows):
-    """Blocks per round of the histogram kernel at ``n_rows`` rows: the launches of the
-    measured round with every node's rows scaled by ``n_rows / result["rows"]``, planned
-    as the host code plans them (``plan_histograms``)."""
+    """``(blocks, tables)`` per round of the histogram kernels at ``n_rows`` rows: the
+    launches of the measured round with every node's rows scaled by
+    ``n_rows / result["rows"]``, planned as the host code plans them
+    (``plan_histograms``); ``tables`` counts each block as the share of a node's table
+    its feature group flushes (the unit of the flush's bytes)."""
     scale = n_rows / result["rows"]
-    blocks = 0
+    blocks = tables = 0.0
     for launch in result["histogram_plans"]:
-        lengths = np.ceil(np.asarray(launch["lengths"], dtype=np.float64) * scale)
-        plan = histogram_primitive.plan_histograms(
-            lengths.astype(np.int64), *launch["arguments"], **launch["options"]
-        )
-        blocks += plan.blocks_per_group * plan.n_groups
-    return blocks / result["rounds"]
+        plan = _replan(launch, scale)
+        n_blocks = plan.blocks_per_group * plan.n_groups
+        blocks += n_blocks
+        tables += n_blocks * plan.features_per_group / max(launch["arguments"][0], 1)
+    return blocks / result["rounds"], tables / result["rounds"]
 
 
 @contextlib.contextmanager
@@ -262,8 +289,8 @@ def fit(result, smaller):
     return {
         "fit_rows": [fewer, rows],
         "per_phase": phases,
-        "flush_bytes_per_block": flush["bytes"] / flush["blocks"] if flush["blocks"] else 0.0,
-        "flush_atomics_per_block": flush["atomics"] / flush["blocks"] if flush["blocks"] else 0.0,
+        "flush_bytes_per_table": flush["bytes"] / flush["tables"] if flush["tables"] else 0.0,
+        "flush_atomics_per_table": flush["atomics"] / flush["tables"] if flush["tables"] else 0.0,
     }
 
 
@@ -272,8 +299,8 @@ def model_round(result, n_rows):
     and modeled ms per phase and in total (launches and syncs per round as measured),
     the histogram flush, and the floor."""
     fitted = result["fit"]
-    blocks = histogram_blocks(result, n_rows)
-    flush_bytes = fitted["flush_bytes_per_block"] * blocks
+    blocks, tables = histogram_blocks(result, n_rows)
+    flush_bytes = fitted["flush_bytes_per_table"] * tables
     phases = {}
     for phase, line in fitted["per_phase"].items():
         measured = result["per_phase"][phase]
@@ -296,8 +323,9 @@ def model_round(result, n_rows):
         "fixed_bytes": sum(line["fixed_bytes"] for line in fitted["per_phase"].values()),
         "histogram_flush": {
             "blocks": blocks,
+            "tables": tables,
             "bytes": flush_bytes,
-            "atomics": fitted["flush_atomics_per_block"] * blocks,
+            "atomics": fitted["flush_atomics_per_table"] * tables,
         },
         "modeled_bytes_per_round": total_bytes,
         "floor_bytes_per_round": floor,
@@ -372,7 +400,8 @@ def print_report(results, args, n_features):
         print(
             f"Modeled at {args.scale_rows:,} rows (bytes split into per-row and fixed parts "
             f"from {args.fit_rows:,} and {args.rows:,} rows measured without the small-node "
-            "row scan, an upper bound; the histogram flush per block of the scaled plans; "
+            "row scan, an upper bound; the histogram flush per table (a block's share of a "
+            "node's table: its feature group) of the scaled plans; "
             "launches and syncs as measured without the row scan):"
         )
         print(

@@ -79,6 +79,73 @@ GPUBOOST_DEVICE_INLINE int64_t histogram_cell(int32_t node, int64_t feature, int
   return ((static_cast<int64_t>(node) * n_features + feature) * n_bins + bin) * HISTOGRAM_FIELDS;
 }
 
+//: The bins a shared-memory histogram block reads, row-major (X_binned, gathered rows):
+//: shared_histogram_add_rows.
+struct RowMajorBins {
+  const uint8_t* __restrict__ X_binned;
+  int64_t row_stride;
+  GPUBOOST_DEVICE_INLINE void add(const int2* __restrict__ gradient_pairs,
+                                  const int32_t* __restrict__ sample_indices,
+                                  int64_t pass_begin, int64_t pass_rows, int64_t first_feature,
+                                  int32_t group_features, int32_t feature_stride,
+                                  const SharedPlanes& planes) const {
+    shared_histogram_add_rows(X_binned, gradient_pairs, sample_indices, pass_begin, pass_rows,
+                              row_stride, first_feature, group_features, feature_stride, planes);
+  }
+};
+
+//: The bins column by column (the partition's column-major copy), for positions whose rows
+//: are in increasing order: shared_histogram_add_columns.
+struct ColumnBins {
+  const uint8_t* __restrict__ X_columns;
+  int64_t n_rows;
+  GPUBOOST_DEVICE_INLINE void add(const int2* __restrict__ gradient_pairs,
+                                  const int32_t* __restrict__ sample_indices,
+                                  int64_t pass_begin, int64_t pass_rows, int64_t first_feature,
+                                  int32_t group_features, int32_t feature_stride,
+                                  const SharedPlanes& planes) const {
+    shared_histogram_add_columns(X_columns, n_rows, gradient_pairs, sample_indices, pass_begin,
+                                 pass_rows, first_feature, group_features, feature_stride,
+                                 planes);
+  }
+};
+
+//: Add the shared histogram of a pass (cells of the group's features, planes) into the
+//: node's global cells `out` (the group's group_fields int64 words, contiguous), the
+//: non-empty cells only. Called by every thread of the block, after a barrier.
+GPUBOOST_DEVICE_INLINE void flush_shared_histogram(const SharedPlanes& planes,
+                                                   int32_t group_fields, int32_t n_bins,
+                                                   int32_t feature_stride,
+                                                   int64_t* __restrict__ out) {
+  const int32_t threads = static_cast<int32_t>(blockDim.x);
+  const int32_t lane = static_cast<int32_t>(threadIdx.x) & (HISTOGRAM_WARP_LANES - 1);
+  const int32_t warp_first_thread = static_cast<int32_t>(threadIdx.x) - lane;
+  const uint32_t warp_mask = histogram_warp_mask();
+  for (int32_t warp_word = warp_first_thread; warp_word < group_fields; warp_word += threads) {
+    const int32_t word = warp_word + lane;
+    const int32_t cell_index = word / HISTOGRAM_FIELDS;  // feature * n_bins + bin
+    const int32_t field = word - cell_index * HISTOGRAM_FIELDS;
+    const int32_t cell = cell_index + (cell_index / n_bins) * (feature_stride - n_bins);
+    // A cell without rows holds 0 (n rows leave at least n * (2^16 - 1) in its packed
+    // word).
+    const uint32_t packed = word < group_fields ? planes.hessian_high_count[cell] : 0u;
+    if (packed != 0u) {
+      const uint32_t count = (packed + PACKED_ROUNDING_HALF) >> PACKED_COUNT_SHIFT;
+      int64_t value = static_cast<int64_t>(count);
+      if (field == HISTOGRAM_GRADIENT) {
+        const uint64_t high = static_cast<uint64_t>(planes.gradient_high[cell]) << LOW_WORD_BITS;
+        value = static_cast<int64_t>(high | planes.gradient_low[cell]);
+      } else if (field == HISTOGRAM_HESSIAN) {
+        const int32_t high = static_cast<int32_t>(packed - (count << PACKED_COUNT_SHIFT));
+        value = static_cast<int64_t>(high) * (int64_t{1} << LOW_WORD_BITS) +
+                static_cast<int64_t>(planes.hessian_low[cell]);
+      }
+      gpuboost_atomic_add_int64(&out[word], value);
+    }
+    __syncwarp(warp_mask);
+  }
+}
+
 // Shared-memory histogram of one (feature group, row block).
 // Block: the batch's rows of its range, node by node (pieces), for the features
 //   first_feature .. first_feature + group_features - 1, accumulated in a private
@@ -86,23 +153,22 @@ GPUBOOST_DEVICE_INLINE int64_t histogram_cell(int32_t node, int64_t feature, int
 //   pass flushed to global memory (to the piece's node).
 // Shared layout: the planes of histogram_shared.cuh (bank-conflict-free odd feature
 //   stride).
-// Thread: the (row, feature) pairs of its warp's tiles of rows (shared_histogram_add_rows:
-//   consecutive lanes take consecutive features of a row, coalesced reads of X_binned), 2
-//   to 4 native 32-bit shared atomics each. The flush walks the group's global words (node, feature,
-//   bin, field) in memory order: consecutive threads add to consecutive int64 words
-//   (32 lanes: 8 sectors per atomic instruction, against 24 per field when a lane adds
-//   a whole 24-byte cell), and read the planes at consecutive cells (no bank conflict).
+// Thread: the rows' (row, feature) pairs as `bins` reads them (RowMajorBins: the pairs
+//   of its warp's tiles of rows, consecutive lanes on consecutive features of a row,
+//   coalesced reads of X_binned; ColumnBins: consecutive threads on consecutive
+//   positions, coalesced reads of a column), 2 to 4 native 32-bit shared atomics each.
+//   The flush walks the group's global words (node, feature, bin, field) in memory
+//   order: consecutive threads add to consecutive int64 words (32 lanes: 8 sectors per
+//   atomic instruction, against 24 per field when a lane adds a whole 24-byte cell), and
+//   read the planes at consecutive cells (no bank conflict).
 // Dynamic shared memory: SHARED_WORDS_PER_CELL * features_per_group * feature_stride words.
-extern "C" __global__ void
-__launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS, HISTOGRAM_MIN_BLOCKS_PER_SM)
-    histogram_shared_memory(const uint8_t* __restrict__ X_binned, int64_t row_stride,
-                            const int32_t* __restrict__ quantized_pairs,
-                            const int32_t* __restrict__ sample_indices,
-                            const int64_t* __restrict__ node_begins,
-                            const int64_t* __restrict__ node_offsets, int32_t n_nodes,
-                            int32_t n_features, int32_t n_bins, int32_t features_per_group,
-                            int32_t feature_stride, int64_t blocks_per_group,
-                            int64_t rows_per_block, int64_t* __restrict__ histograms) {
+template <class Bins>
+GPUBOOST_DEVICE_INLINE void histogram_shared_block(
+    const Bins& bins, const int32_t* __restrict__ quantized_pairs,
+    const int32_t* __restrict__ sample_indices, const int64_t* __restrict__ node_begins,
+    const int64_t* __restrict__ node_offsets, int32_t n_nodes, int32_t n_features,
+    int32_t n_bins, int32_t features_per_group, int32_t feature_stride,
+    int64_t blocks_per_group, int64_t rows_per_block, int64_t* __restrict__ histograms) {
   GPUBOOST_DYNAMIC_SHARED(uint32_t, shared_words);
   const int2* const gradient_pairs = reinterpret_cast<const int2*>(quantized_pairs);
   const int64_t group = static_cast<int64_t>(blockIdx.x) / blocks_per_group;
@@ -119,12 +185,8 @@ __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS, HISTOGRAM_MIN_BLOCKS_PER_SM)
   const int32_t group_words = plane_words * SHARED_WORDS_PER_CELL;
   const SharedPlanes planes = shared_planes(shared_words, plane_words);
   const int32_t group_fields = group_features * n_bins * HISTOGRAM_FIELDS;
-
   const int32_t threads = static_cast<int32_t>(blockDim.x);
   const int32_t thread = static_cast<int32_t>(threadIdx.x);
-  const int32_t lane = thread & (HISTOGRAM_WARP_LANES - 1);
-  const int32_t warp_first_thread = thread - lane;
-  const uint32_t warp_mask = histogram_warp_mask();
   for (int64_t position = block_begin; position < block_end;) {
     const RowPiece rows =
         find_row_piece(position, block_end, node_begins, node_offsets, n_nodes);
@@ -138,40 +200,55 @@ __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS, HISTOGRAM_MIN_BLOCKS_PER_SM)
           rows.end - pass_begin < MAX_ROWS_PER_PASS ? rows.end - pass_begin : MAX_ROWS_PER_PASS;
       for (int32_t word = thread; word < group_words; word += threads) shared_words[word] = 0u;
       __syncthreads();
-
-      shared_histogram_add_rows(X_binned, gradient_pairs, sample_indices, pass_begin, pass_rows,
-                                row_stride, first_feature, group_features, feature_stride,
-                                planes);
+      bins.add(gradient_pairs, sample_indices, pass_begin, pass_rows, first_feature,
+               group_features, feature_stride, planes);
       __syncthreads();
-
-      for (int32_t warp_word = warp_first_thread; warp_word < group_fields;
-           warp_word += threads) {
-        const int32_t word = warp_word + lane;
-        const int32_t cell_index = word / HISTOGRAM_FIELDS;  // feature * n_bins + bin
-        const int32_t field = word - cell_index * HISTOGRAM_FIELDS;
-        const int32_t cell = cell_index + (cell_index / n_bins) * (feature_stride - n_bins);
-        // A cell without rows holds 0 (n rows leave at least n * (2^16 - 1) in its packed
-        // word).
-        const uint32_t packed = word < group_fields ? planes.hessian_high_count[cell] : 0u;
-        if (packed != 0u) {
-          const uint32_t count = (packed + PACKED_ROUNDING_HALF) >> PACKED_COUNT_SHIFT;
-          int64_t value = static_cast<int64_t>(count);
-          if (field == HISTOGRAM_GRADIENT) {
-            const uint64_t high = static_cast<uint64_t>(planes.gradient_high[cell])
-                                  << LOW_WORD_BITS;
-            value = static_cast<int64_t>(high | planes.gradient_low[cell]);
-          } else if (field == HISTOGRAM_HESSIAN) {
-            const int32_t high = static_cast<int32_t>(packed - (count << PACKED_COUNT_SHIFT));
-            value = static_cast<int64_t>(high) * (int64_t{1} << LOW_WORD_BITS) +
-                    static_cast<int64_t>(planes.hessian_low[cell]);
-          }
-          gpuboost_atomic_add_int64(&out[word], value);
-        }
-        __syncwarp(warp_mask);
-      }
+      flush_shared_histogram(planes, group_fields, n_bins, feature_stride, out);
       __syncthreads();  // the next pass clears the cells this pass just flushed
     }
   }
+}
+
+// Shared-memory histogram of gathered rows (any order): histogram_shared_block over the
+// row-major bins. X_binned: row r at byte r * row_stride.
+extern "C" __global__ void
+__launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS, HISTOGRAM_MIN_BLOCKS_PER_SM)
+    histogram_shared_memory(const uint8_t* __restrict__ X_binned, int64_t row_stride,
+                            const int32_t* __restrict__ quantized_pairs,
+                            const int32_t* __restrict__ sample_indices,
+                            const int64_t* __restrict__ node_begins,
+                            const int64_t* __restrict__ node_offsets, int32_t n_nodes,
+                            int32_t n_features, int32_t n_bins, int32_t features_per_group,
+                            int32_t feature_stride, int64_t blocks_per_group,
+                            int64_t rows_per_block, int64_t* __restrict__ histograms) {
+  histogram_shared_block(RowMajorBins{X_binned, row_stride}, quantized_pairs, sample_indices,
+                         node_begins, node_offsets, n_nodes, n_features, n_bins,
+                         features_per_group, feature_stride, blocks_per_group, rows_per_block,
+                         histograms);
+}
+
+// Shared-memory histogram of nodes whose positions hold rows in increasing order (the
+// host passes it only so: a tree's root before any partition), from the column-major
+// bins: histogram_shared_block over X_columns, (n_features, n_rows) uint8, C order. The
+// host picks this kernel, and its feature groups, where it moves fewer bytes than
+// gathering rows (gpuboost/backends/cuda/histogram.py: plan_histograms): a block reads
+// its rows' positions and gradient pairs once per group, and the group's bin bytes
+// coalesced, and flushes only the group's cells, so more groups of fewer features each
+// flush smaller tables for more rows read.
+extern "C" __global__ void
+__launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS, HISTOGRAM_MIN_BLOCKS_PER_SM)
+    histogram_shared_columns(const uint8_t* __restrict__ X_columns, int64_t n_rows,
+                             const int32_t* __restrict__ quantized_pairs,
+                             const int32_t* __restrict__ sample_indices,
+                             const int64_t* __restrict__ node_begins,
+                             const int64_t* __restrict__ node_offsets, int32_t n_nodes,
+                             int32_t n_features, int32_t n_bins, int32_t features_per_group,
+                             int32_t feature_stride, int64_t blocks_per_group,
+                             int64_t rows_per_block, int64_t* __restrict__ histograms) {
+  histogram_shared_block(ColumnBins{X_columns, n_rows}, quantized_pairs, sample_indices,
+                         node_begins, node_offsets, n_nodes, n_features, n_bins,
+                         features_per_group, feature_stride, blocks_per_group, rows_per_block,
+                         histograms);
 }
 
 // Global-memory histogram (fallback when one feature's bins exceed shared memory).

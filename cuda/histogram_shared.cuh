@@ -111,6 +111,15 @@ GPUBOOST_DEVICE_INLINE void shared_cell_sums(const SharedPlanes& planes, int32_t
   sums[HISTOGRAM_COUNT] = static_cast<int64_t>(count);
 }
 
+//: Add one row's (gradient, hessian) and a count of 1 to shared cell `cell`: 2 to 4 native
+//: 32-bit shared atomics.
+GPUBOOST_DEVICE_INLINE void shared_add_row(const SharedPlanes& planes, int32_t cell,
+                                           int32_t gradient, int32_t hessian) {
+  shared_add_wide(&planes.gradient_low[cell], &planes.gradient_high[cell], gradient, 0u);
+  shared_add_wide(&planes.hessian_low[cell], &planes.hessian_high_count[cell], hessian,
+                  PACKED_COUNT_UNIT);
+}
+
 // Add rows sample_indices[pass_begin .. pass_begin + pass_rows - 1] (pass_rows <=
 // MAX_ROWS_PER_PASS) to the shared histogram of the features first_feature ..
 // first_feature + group_features - 1 (cells zero or holding earlier rows of the pass).
@@ -169,10 +178,7 @@ GPUBOOST_DEVICE_INLINE void shared_histogram_add_rows(
       const int32_t hessian = __shfl_sync(warp_mask, lane_hessian, source);
       if (tile_row < tile_rows) {  // this lane's pair, warp_pair + lane, exists
         const int32_t bin = X_binned[row * row_stride + first_feature + feature];
-        const int32_t cell = feature * feature_stride + bin;
-        shared_add_wide(&planes.gradient_low[cell], &planes.gradient_high[cell], gradient, 0u);
-        shared_add_wide(&planes.hessian_low[cell], &planes.hessian_high_count[cell], hessian,
-                        PACKED_COUNT_UNIT);
+        shared_add_row(planes, feature * feature_stride + bin, gradient, hessian);
       }
       tile_row += tile_row_step;
       feature += tile_feature_step;
@@ -180,6 +186,36 @@ GPUBOOST_DEVICE_INLINE void shared_histogram_add_rows(
         feature -= group_features;
         ++tile_row;
       }
+    }
+  }
+}
+
+// The same sums as shared_histogram_add_rows from the bins column by column: X_columns is
+// (n_features, n_rows) uint8, C order (feature f's bins start at byte f * n_rows; the
+// partition's copy, gpuboost/backends/cuda/partition.py: binned_columns). For positions
+// whose rows are in increasing order (a tree's sample_indices before any partition: the
+// root), so that consecutive threads take consecutive positions and read the bins of
+// nearby rows of one column: with every row sampled, a warp's 32 bins are one 32-byte
+// sector, one byte per (row, feature), where a gathered row-major row costs a sector for
+// the row. Thread: the positions pass_begin + thread, strided by blockDim.x; it reads the
+// position's row and (gradient, hessian) pair once (coalesced), then the row's bin of
+// each feature of the group. No barrier inside; called by every thread of the block.
+GPUBOOST_DEVICE_INLINE void shared_histogram_add_columns(
+    const uint8_t* __restrict__ X_columns, int64_t n_rows,
+    const int2* __restrict__ gradient_pairs, const int32_t* __restrict__ sample_indices,
+    int64_t pass_begin, int64_t pass_rows, int64_t first_feature, int32_t group_features,
+    int32_t feature_stride, const SharedPlanes& planes) {
+  const uint8_t* const group_columns = X_columns + first_feature * n_rows;
+  const int32_t* const pass_indices = sample_indices + pass_begin;
+  const int32_t group_cells = group_features * feature_stride;
+  for (int64_t offset = threadIdx.x; offset < pass_rows; offset += blockDim.x) {
+    const int64_t row = pass_indices[offset];
+    const int2 pair = gpuboost_load_int2(&gradient_pairs[row]);
+    const uint8_t* bin = group_columns + row;  // the row's bin of the feature, column by column
+#pragma unroll 1
+    for (int32_t cells = 0; cells < group_cells; cells += feature_stride) {
+      shared_add_row(planes, cells + *bin, pair.x, pair.y);
+      bin += n_rows;
     }
   }
 }

@@ -141,6 +141,36 @@ GPUBOOST_DEVICE_INLINE int64_t partition_look_back(uint64_t* tile_status, uint64
   return lefts;
 }
 
+//: The left rows of a segment's tiles before `tile` (decoupled look-back), once this
+//: tile's own `tile_lefts` are published; then publishes the left rows through the tile
+//: (inclusive). Called by one thread of the block. The first tile of a segment looks at
+//: none.
+GPUBOOST_DEVICE_INLINE int64_t partition_resolve_tile(uint64_t* tile_status, int64_t epoch,
+                                                      int64_t segment_first, int64_t tile,
+                                                      int32_t tile_lefts) {
+  const uint64_t epoch_bits = static_cast<uint64_t>(epoch) << kPartitionStatusEpochShift;
+  int64_t lefts_before = 0;
+  if (tile != segment_first) {
+    partition_publish_status(tile_status + tile, epoch_bits, kPartitionStatusAggregate,
+                             tile_lefts);
+    lefts_before = partition_look_back(tile_status, epoch_bits, segment_first, tile);
+  }
+  partition_publish_status(tile_status + tile, epoch_bits, kPartitionStatusInclusive,
+                           lefts_before + tile_lefts);
+  return lefts_before;
+}
+
+//: The slot in the tile's final order (its left rows, then its right rows, each in
+//: position order) of the position at `offset` in the tile, lane `lane` of its chunk,
+//: whose go-left mask is `mask` and whose earlier chunks hold `chunk_lefts_before` left
+//: rows; `n_left`: the tile's left rows.
+GPUBOOST_DEVICE_INLINE int32_t partition_staged_slot(uint32_t mask, int32_t chunk_lefts_before,
+                                                     int32_t lane, int32_t offset,
+                                                     int32_t n_left) {
+  const int32_t lefts_before = chunk_lefts_before + __popc(mask & ((1u << lane) - 1u));
+  return ((mask >> lane) & 1u) != 0 ? lefts_before : n_left + (offset - lefts_before);
+}
+
 // partition_flag_tiles (launch 1): grid = one block per tile, block =
 // kPartitionThreadsPerBlock threads (chunk layout: top of the file). A block saves
 // its tile's rows, stores the go-left mask of each chunk (bit l: position
@@ -200,16 +230,8 @@ partition_flag_tiles(
     left_masks[tile * kPartitionChunksPerTile + lane] = mask;
     const int32_t tile_lefts = partition_warp_inclusive_scan(__popc(mask));
     if (lane == kPartitionWarpSize - 1) {
-      const uint64_t epoch_bits = static_cast<uint64_t>(epoch) << kPartitionStatusEpochShift;
-      const int64_t segment_first = block_tile.segment_first;
-      int64_t lefts_before = 0;
-      if (tile != segment_first) {
-        partition_publish_status(tile_status + tile, epoch_bits, kPartitionStatusAggregate,
-                                 tile_lefts);
-        lefts_before = partition_look_back(tile_status, epoch_bits, segment_first, tile);
-      }
-      partition_publish_status(tile_status + tile, epoch_bits, kPartitionStatusInclusive,
-                               lefts_before + tile_lefts);
+      const int64_t lefts_before = partition_resolve_tile(
+          tile_status, epoch, block_tile.segment_first, tile, tile_lefts);
       tile_lefts_through[tile] = lefts_before + tile_lefts;
     }
   }
@@ -259,16 +281,12 @@ partition_scatter_tiles(
   const int64_t tile_begin = block_tile.begin;
   const int32_t tile_rows = static_cast<int32_t>(block_tile.end - tile_begin);
   const int32_t n_left = tile_n_left;
-  const uint32_t lower_lanes = (1u << lane) - 1u;
   for (int32_t item = 0; item < kPartitionItemsPerThread; ++item) {
     const int32_t chunk = item * kPartitionWarpsPerBlock + warp;
     const int32_t offset = chunk * kPartitionWarpSize + lane;  // in the tile
-    if (offset < tile_rows) {
-      const uint32_t mask = chunk_masks[chunk];  // one word for the whole warp: a broadcast
-      const int32_t lefts_before = chunk_lefts_before[chunk] + __popc(mask & lower_lanes);
-      const int32_t slot =
-          ((mask >> lane) & 1u) != 0 ? lefts_before : n_left + (offset - lefts_before);
-      staged[slot] = saved_rows[tile_begin + offset];
+    if (offset < tile_rows) {  // the chunk's mask: one word for the whole warp, a broadcast
+      staged[partition_staged_slot(chunk_masks[chunk], chunk_lefts_before[chunk], lane, offset,
+                                   n_left)] = saved_rows[tile_begin + offset];
     }
   }
   __syncthreads();
@@ -284,5 +302,110 @@ partition_scatter_tiles(
   for (int32_t i = static_cast<int32_t>(threadIdx.x); i < tile_rows;
        i += kPartitionThreadsPerBlock) {
     sample_indices[(i < n_left ? left_base : right_base) + i] = staged[i];
+  }
+}
+
+// partition_move_tiles (one launch, double-buffered): the same stable split written into
+// another array, in one pass, for segments whose left counts the host knows (a depthwise
+// level: the split records' counts, which the rows realise). grid = one block per tile,
+// block = kPartitionThreadsPerBlock threads (the chunk layout above). A block reads its
+// tile's rows once and keeps them in registers, sets the go-left mask of each chunk (a
+// ballot, into shared memory), finds the left rows of its segment before the tile (warp
+// 0: the chunks' popcounts scanned, then its last lane publishes and looks back as
+// partition_flag_tiles does), stages the tile in its final order in shared memory and
+// writes it to `moved` in two coalesced runs, the right rows after the segment's
+// segment_n_left left rows. sample_indices is only read and `moved` only written, so no
+// copy is saved and no second launch waits for every tile's flags: 8 bytes of index a
+// position (the two-launch split in place: 16, plus the masks). Segments whose split
+// feature is negative are copied unchanged (every row "left"; no bin read, no look-back):
+// the host lists every position of sample_indices in some segment, so `moved` is whole.
+//   segment_n_left   (n_segments,) int64: left rows of each segment (the segment's length
+//                    for a copied one)
+//   moved            (n_positions,) int32: written at every position of every tile
+extern "C" __global__ void __launch_bounds__(kPartitionThreadsPerBlock)
+partition_move_tiles(
+    const uint8_t* binned_columns, int64_t n_rows, const int32_t* sample_indices,
+    const int64_t* segment_begins, const int64_t* segment_ends, const int64_t* first_tile,
+    const int64_t* split_features, const int64_t* split_threshold_bins,
+    const int64_t* split_default_left, const int64_t* segment_n_left, int32_t n_segments,
+    int32_t missing_bin, int64_t epoch, uint64_t* tile_status, int32_t* moved) {
+  const int64_t tile = blockIdx.x;
+  const int32_t lane = static_cast<int32_t>(threadIdx.x) % kPartitionWarpSize;
+  const int32_t warp = static_cast<int32_t>(threadIdx.x) / kPartitionWarpSize;
+  __shared__ PartitionTile block_tile;
+  __shared__ int64_t split[4];  // feature, threshold bin, default_left, segment's left rows
+  __shared__ uint32_t chunk_masks[kPartitionChunksPerTile];
+  __shared__ int32_t chunk_lefts_before[kPartitionChunksPerTile];  // in the tile
+  __shared__ int32_t tile_n_left;
+  __shared__ int64_t lefts_before_tile;
+  __shared__ int32_t staged[kPartitionTileRows];
+  if (threadIdx.x == 0) {
+    block_tile = partition_load_tile(segment_begins, segment_ends, first_tile, n_segments, tile);
+    split[0] = split_features[block_tile.segment];
+    split[1] = split_threshold_bins[block_tile.segment];
+    split[2] = split_default_left[block_tile.segment];
+    split[3] = segment_n_left[block_tile.segment];
+  }
+  __syncthreads();
+  const int64_t tile_begin = block_tile.begin;
+  const int32_t tile_rows = static_cast<int32_t>(block_tile.end - tile_begin);
+  const bool copied = split[0] < 0;
+  const uint8_t* column = binned_columns + (copied ? 0 : split[0] * n_rows);
+  const int32_t threshold_bin = static_cast<int32_t>(split[1]);
+  const bool missing_goes_left = split[2] != 0;
+  int32_t rows[kPartitionItemsPerThread];
+  for (int32_t item = 0; item < kPartitionItemsPerThread; ++item) {
+    const int32_t chunk = item * kPartitionWarpsPerBlock + warp;
+    const int32_t offset = chunk * kPartitionWarpSize + lane;  // in the tile
+    bool left = false;
+    rows[item] = 0;
+    if (offset < tile_rows) {
+      rows[item] = sample_indices[tile_begin + offset];
+      if (copied) {
+        left = true;
+      } else {
+        const int32_t bin = column[rows[item]];
+        left = bin <= threshold_bin || (bin == missing_bin && missing_goes_left);
+      }
+    }
+    const uint32_t mask = __ballot_sync(GPUBOOST_FULL_WARP_MASK, left ? 1 : 0);
+    if (lane == 0) chunk_masks[chunk] = mask;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    const uint32_t mask = chunk_masks[lane];
+    const int32_t lefts = __popc(mask);
+    const int32_t lefts_through = partition_warp_inclusive_scan(lefts);
+    chunk_lefts_before[lane] = lefts_through - lefts;
+    if (lane == kPartitionWarpSize - 1) {
+      tile_n_left = lefts_through;
+      const int64_t segment_first = block_tile.segment_first;
+      lefts_before_tile =
+          copied ? tile_begin - block_tile.segment_begin  // every row of the segment left
+                 : partition_resolve_tile(tile_status, epoch, segment_first, tile, lefts_through);
+    }
+  }
+  __syncthreads();
+
+  // Stage: the tile's left rows at [0, n_left) of `staged`, its right rows after them.
+  const int32_t n_left = tile_n_left;
+  for (int32_t item = 0; item < kPartitionItemsPerThread; ++item) {
+    const int32_t chunk = item * kPartitionWarpsPerBlock + warp;
+    const int32_t offset = chunk * kPartitionWarpSize + lane;
+    if (offset < tile_rows) {
+      staged[partition_staged_slot(chunk_masks[chunk], chunk_lefts_before[chunk], lane, offset,
+                                   n_left)] = rows[item];
+    }
+  }
+  __syncthreads();
+
+  // staged[i] goes to left_base + i (i < n_left) or right_base + i (i >= n_left).
+  const int64_t segment_begin = block_tile.segment_begin;
+  const int64_t rights_before_tile = (tile_begin - segment_begin) - lefts_before_tile;
+  const int64_t left_base = segment_begin + lefts_before_tile;
+  const int64_t right_base = segment_begin + split[3] + rights_before_tile - n_left;
+  for (int32_t i = static_cast<int32_t>(threadIdx.x); i < tile_rows;
+       i += kPartitionThreadsPerBlock) {
+    moved[(i < n_left ? left_base : right_base) + i] = staged[i];
   }
 }

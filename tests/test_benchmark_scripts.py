@@ -80,7 +80,7 @@ def test_device_ops_reports_a_round_against_its_floor(measured):
             per_round["device_bytes"], per_round["launches"], per_round["syncs"]
         )
     )
-    histogram = result["per_kernel"]["histogram_shared_memory"]
+    histogram = result["per_kernel"]["histogram_shared_columns"]  # the root (the rest: rows)
     assert histogram["bank_conflict_ways"] == pytest.approx(
         histogram["shared_wavefronts"] / histogram["shared_requests"]
     )
@@ -102,12 +102,13 @@ def test_device_ops_splits_bytes_into_per_row_fixed_and_per_block_parts(measured
             small["per_phase"].get(phase, {}).get("device_bytes", 0.0), abs=1e-6
         )
     assert lines["histogram"]["bytes_per_row"] > 0  # the rows' bins and gradients
-    # the flush: bytes per block as measured, blocks of the plans for 1M / 3000 x the rows
-    assert device_ops.histogram_blocks(big, 3000) == flush["blocks"]
-    per_block = flush["bytes"] / flush["blocks"]
-    assert scaled["histogram_flush"]["blocks"] > flush["blocks"]
+    # the flush: bytes per table as measured, tables of the plans for 1M / 3000 x the rows
+    assert device_ops.histogram_blocks(big, 3000) == (flush["blocks"], flush["tables"])
+    assert 0 < flush["tables"] <= flush["blocks"]
+    per_table = flush["bytes"] / flush["tables"]
+    assert scaled["histogram_flush"]["tables"] > flush["tables"]
     assert scaled["histogram_flush"]["bytes"] == pytest.approx(
-        per_block * scaled["histogram_flush"]["blocks"]
+        per_table * scaled["histogram_flush"]["tables"]
     )
     assert scaled["modeled_bytes_per_round"] == pytest.approx(
         scaled["fixed_bytes"]
@@ -268,11 +269,17 @@ def test_device_ops_plans_each_histogram_launch_once(device_ops):
     X, y = _data(3000)
     with emulated_kernels(), device_ops.without_row_scan():
         result = device_ops.measure(X, y, {"objective": "binary:logistic", "max_depth": 4}, 1)
-    assert (
-        len(result["histogram_plans"])
-        == result["per_kernel"]["histogram_shared_memory"]["launches"]
+    launches = sum(
+        result["per_kernel"].get(kernel, {}).get("launches", 0)
+        for kernel in device_ops.HISTOGRAM_KERNELS
     )
-    assert device_ops.histogram_blocks(result, 3000) == result["histogram_flush"]["blocks"]
+    assert len(result["histogram_plans"]) == launches
+    assert result["per_kernel"]["histogram_shared_columns"]["launches"] == 1  # the root
+    blocks, tables = device_ops.histogram_blocks(result, 3000)
+    assert (blocks, tables) == (
+        result["histogram_flush"]["blocks"],
+        result["histogram_flush"]["tables"],
+    )
     from gpuboost.backends.cuda import histogram
 
     assert histogram._launch_build.__name__ == "_launch_build"

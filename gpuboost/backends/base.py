@@ -314,6 +314,20 @@ class Backend:
     #: built child read once), or before any other backend call reads histograms; the
     #: caller reads the batch only through the backend. The results do not depend on it.
     scans_siblings = False
+    #: Whether ``build_histograms`` takes ``rows_in_order``: true when every segment's
+    #: positions hold rows in increasing order (a tree's ``sample_indices`` as row
+    #: sampling makes them, before the first partition: its root), which lets the backend
+    #: read the bins column by column (CUDA: coalesced, in feature groups that flush
+    #: smaller tables). The results do not depend on it.
+    takes_rows_in_order = False
+    #: Whether ``partition`` takes ``left_counts`` (the rows of each segment that go left,
+    #: from the split records) and then returns the partition as a new array: every
+    #: position of ``sample_indices``, the listed segments split, the others copied, and
+    #: ``sample_indices`` itself left as it was (CUDA: one pass over the indices, no
+    #: scratch copy; ``partition`` returns None otherwise, having split in place). Worth
+    #: it where most positions are split (depthwise levels), as every other position is
+    #: copied. The results do not depend on it.
+    moves_partitioned_rows = False
 
     def row_scan_max_rows(self, data: DeviceData) -> int:
         """The most rows of a parent whose children's splits this backend finds faster
@@ -406,8 +420,9 @@ class Backend:
         features: Sequence[int],
         threshold_bins: Sequence[int],
         default_left: Sequence[bool],
-    ) -> None:  # pragma: no cover - abstract
-        """Stable in-place split of the listed segments of ``sample_indices``."""
+    ) -> ArrayLike | None:  # pragma: no cover - abstract
+        """Stable in-place split of the listed segments of ``sample_indices`` (None); with
+        ``left_counts=`` where :attr:`moves_partitioned_rows`, the split as a new array."""
         raise NotImplementedError
 
     def partition_categorical(

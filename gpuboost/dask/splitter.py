@@ -67,6 +67,8 @@ class DistributedSplitter(HistogramSplitter):
 
     #: Its histograms are the workers' sums on the host.
     reserves_histograms = False
+    takes_rows_in_order = False
+    moves_partitioned_rows = False
 
     # ---- node statistics -----------------------------------------------------
     def build_histograms(self, tree, begins, ends):

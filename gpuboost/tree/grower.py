@@ -605,6 +605,16 @@ class TreeGrower:
         #: Send a step's histogram-build table with its partition (a splitter whose
         #: ``partition`` takes ``then_build``: one host-to-device copy fewer per step).
         self.carry_build_tables = bool(getattr(splitter, "carries_build_tables", False))
+        #: Tell the root's build that its positions hold rows in increasing order (the
+        #: sampled rows' order, gpuboost.tree.sampling.sample_rows; a splitter whose
+        #: ``build_histograms`` takes ``rows_in_order``).
+        self.root_rows_in_order = bool(getattr(splitter, "takes_rows_in_order", False))
+        #: Depthwise levels partition into a new array (a splitter whose ``partition``
+        #: takes ``left_counts``): one pass over the indices; every position outside the
+        #: level's splits is copied, few at a depthwise level, most at a lossguide step.
+        self.move_partitioned_rows = policy.grow_policy == "depthwise" and bool(
+            getattr(splitter, "moves_partitioned_rows", False)
+        )
         self._unsplit = []
         #: Nodes whose speculative expansion was taken back (:meth:`_undo`), their rows
         #: left partitioned.
@@ -849,6 +859,7 @@ class TreeGrower:
         with self.timer.phase("partition"):
             left_sets = nodes.left_sets[moved]
             categorical = {"left_sets": left_sets} if left_sets.any() else {}
+            counts = {"left_counts": nodes.left_count[moved]} if self.move_partitioned_rows else {}
             if len(moved):
                 self.splitter.partition(
                     tree,
@@ -859,6 +870,7 @@ class TreeGrower:
                     nodes.default_left[moved],
                     **categorical,
                     **build,
+                    **counts,
                 )
         nodes.left[parents], nodes.right[parents] = lefts, rights
         if self.interactions is not None:
@@ -906,8 +918,9 @@ class TreeGrower:
         n_samples = int(self.sample_indices.shape[0])
         begins, ends = np.array([0], dtype=np.int64), np.array([n_samples], dtype=np.int64)
         with self.timer.phase("histogram"):
+            in_order = {"rows_in_order": True} if self.root_rows_in_order else {}
             root_histogram = self.splitter.build_histograms(
-                tree, begins, ends, **self._next_level(root_rows=n_samples)
+                tree, begins, ends, **self._next_level(root_rows=n_samples), **in_order
             )
         with self.timer.phase("split"):
             mask = self.feature_sampler.mask([0])  # the root: no interaction constraint yet

@@ -93,7 +93,7 @@ from .leaf import (
     segment_weighted_quantile,
 )
 from .memory import device_call, device_memory_info, out_of_memory_error
-from .partition import TileStatus, binned_columns, partition_rows
+from .partition import TileStatus, binned_columns, move_partitioned_rows, partition_rows
 from .predict import (
     predict_forest_leaves,
     predict_forest_raw,
@@ -383,6 +383,13 @@ class CudaBackend(Backend):
     #: (.histogram.SiblingDebt); any other reader of histograms through this backend
     #: first has them written by the subtraction launch.
     scans_siblings = True
+    #: ``build_histograms`` takes ``rows_in_order`` (a tree's root): the build may read
+    #: the partition's column-major bins, coalesced, in feature groups that flush smaller
+    #: tables (.histogram.plan_histograms).
+    takes_rows_in_order = True
+    #: ``partition`` takes ``left_counts`` and returns the partition in a new array, in one
+    #: launch that reads each index once (.partition.move_partitioned_rows).
+    moves_partitioned_rows = True
 
     def _settle_siblings(self):
         """Write the siblings a build left to a scan that did not come (one launch)."""
@@ -398,10 +405,14 @@ class CudaBackend(Backend):
         begins,
         ends,
         next_pairs=0,
+        rows_in_order=False,
     ):
         """As ``Backend.build_histograms``; ``next_pairs`` > 0 reserves the next level's
-        batch, its built half zeroed with these histograms (:func:`.histogram.build_histograms`)."""
+        batch, its built half zeroed with these histograms (:func:`.histogram.build_histograms`);
+        ``rows_in_order`` (:attr:`takes_rows_in_order`): the build may read the bins'
+        column-major copy (:func:`.partition.binned_columns`)."""
         self._settle_siblings()
+        columns = binned_columns(self.xp, data) if rows_in_order else None
         return build_histograms(
             self.xp,
             self.launcher,
@@ -414,6 +425,7 @@ class CudaBackend(Backend):
             data.n_bins,
             next_pairs=next_pairs,
             zeroed_batches=self._zeroed_batches,
+            binned_columns=columns,
         )
 
     @device_call("building histograms")
@@ -666,10 +678,14 @@ class CudaBackend(Backend):
         threshold_bins,
         default_left,
         then_build=None,
+        left_counts=None,
     ):
         """``then_build``: ``(build data, begins, ends, parent_rows, row_segments)`` of the
         :meth:`build_children_histograms` call that follows (``carries_build_tables``):
-        its node table travels in this partition's copy (:mod:`.carried_segments`)."""
+        its node table travels in this partition's copy (:mod:`.carried_segments`).
+        ``left_counts`` (:attr:`moves_partitioned_rows`): the rows of each segment going
+        left; the split is then written into a new array, returned, in one launch
+        (:func:`.partition.move_partitioned_rows`); without them, in place (None)."""
         carry = {}
         if then_build is not None:
             build_data, build_begins, build_ends, parent_rows, row_segments = then_build
@@ -684,6 +700,22 @@ class CudaBackend(Backend):
             )
             if table is not None:
                 carry = {"carry": table, "carried_segments": self._carried_segments}
+        if left_counts is not None:
+            return move_partitioned_rows(
+                self.xp,
+                self.launcher,
+                binned_columns(self.xp, data),
+                sample_indices,
+                begins,
+                ends,
+                features,
+                threshold_bins,
+                default_left,
+                left_counts,
+                data.missing_bin,
+                status=self._partition_status,
+                **carry,
+            )
         partition_rows(
             self.xp,
             self.launcher,
@@ -698,6 +730,7 @@ class CudaBackend(Backend):
             status=self._partition_status,
             **carry,
         )
+        return None
 
     @device_call("adding leaf values to the margins")
     def add_leaf_values(self, raw, output, sample_indices, begins, ends, values):

@@ -66,6 +66,7 @@ __all__ = [
 #: Kernel file (``cuda/histogram.cu``) and its kernels.
 KERNEL_FILE = "histogram"
 SHARED_KERNEL = "histogram_shared_memory"
+COLUMNS_KERNEL = "histogram_shared_columns"
 GLOBAL_KERNEL = "histogram_global_memory"
 SUBTRACT_KERNEL = "histogram_subtract_siblings"
 
@@ -88,6 +89,17 @@ TARGET_BLOCKS_PER_SM = 2
 #: Fewest rows per block: below this, clearing and flushing the block's shared
 #: histogram (up to n_features x n_bins cells) costs more than the rows.
 MIN_ROWS_PER_BLOCK = 1024
+#: Bytes a block reads per position besides the bins, in the planner's estimate of a
+#: build (:func:`build_bytes`): the position's row id (4) and its (gradient, hessian)
+#: pair (8), both coalesced where the positions hold rows in order.
+POSITION_BYTES = 4 + 8
+#: Bytes a flushed cell adds into global memory (three int64 fields).
+FLUSHED_CELL_BYTES = HIST_FIELDS * 8
+#: Positions a warp takes at once in the columns kernel (its lanes' bins of one feature:
+#: one sector when the block's first position is a multiple of it).
+WARP_POSITIONS = 32
+#: Bytes of the sector a scattered read costs (the traffic model's unit, 32 B).
+SECTOR_BYTES = 32
 #: Dynamic shared memory a kernel may use without opting in (all CUDA devices).
 DEFAULT_SHARED_BYTES = 48 * 1024
 #: Streaming multiprocessors assumed under the emulation (an A100, sm_80, whose
@@ -302,6 +314,9 @@ class HistogramPlan:
         Row blocks per feature group (``ceil(batch rows / rows_per_block)``).
     shared_bytes : int
         Dynamic shared memory per block.
+    columns : bool
+        Read the bins column by column (``histogram_shared_columns``; the positions hold
+        rows in increasing order), else gather rows of the row-major bins.
     """
 
     def __init__(
@@ -312,7 +327,9 @@ class HistogramPlan:
         rows_per_block,
         node_offsets,
         shared_bytes,
+        columns=False,
     ):
+        self.columns = columns
         self.use_shared = use_shared
         self.features_per_group = features_per_group
         self.n_groups = n_groups
@@ -323,7 +340,15 @@ class HistogramPlan:
 
 
 def plan_histograms(
-    lengths, n_features, n_bins, shared_limit, sm_count, rows_per_block=None, force_global=False
+    lengths,
+    n_features,
+    n_bins,
+    shared_limit,
+    sm_count,
+    rows_per_block=None,
+    force_global=False,
+    ordered_rows=None,
+    force_columns=False,
 ):
     """Choose the kernel, the feature groups and the row blocks of a batch.
 
@@ -331,6 +356,14 @@ def plan_histograms(
     equal ranges, whichever nodes they span (a block flushes once per node in its
     range): about :data:`TARGET_BLOCKS_PER_SM` blocks per SM and feature group, one
     wave, so a level flushes about ``blocks + nodes`` shared histograms.
+
+    With ``ordered_rows`` (the nodes' positions hold rows in increasing order), the bins
+    may be read column by column instead (``plan.columns``): each feature group then
+    reads its own bytes of the rows, so more groups of fewer features cost only the
+    positions and gradient pairs read again per group, while each block, taking more
+    rows, flushes a smaller table. Of the layouts and group counts, the plan takes the
+    one :func:`build_bytes` estimates to move the fewest bytes (the fewest groups on a
+    tie; the row-major gather unless the columns move fewer).
 
     Parameters
     ----------
@@ -346,6 +379,12 @@ def plan_histograms(
         ``TARGET_BLOCKS_PER_SM`` blocks per SM, at least ``MIN_ROWS_PER_BLOCK``.
     force_global : bool
         Use the global-memory kernel even when the shared one fits (tests).
+    ordered_rows : tuple (n_rows, row_stride), optional
+        The nodes' positions hold rows in increasing order, of ``n_rows`` rows whose
+        row-major bins take ``row_stride`` bytes a row: the columns may be read.
+    force_columns : bool
+        With ``ordered_rows``, read the columns (in the groups that move the fewest
+        bytes) even where gathering rows moves fewer (tests).
 
     Returns
     -------
@@ -355,21 +394,75 @@ def plan_histograms(
     max_features_per_block = shared_limit // cell_bytes
     use_shared = max_features_per_block >= 1 and not force_global
     if use_shared:
-        n_groups = ceil_div(n_features, max_features_per_block)
-        features_per_group = ceil_div(n_features, n_groups)  # balanced groups
+        min_groups = ceil_div(n_features, max_features_per_block)
     else:
-        n_groups, features_per_group = 1, n_features
+        min_groups = 1
     node_offsets = offsets(np.asarray(lengths, dtype=np.int64))
-    if rows_per_block is None:
-        target_blocks = max(1, (sm_count * TARGET_BLOCKS_PER_SM) // n_groups)
-        rows_per_block = max(MIN_ROWS_PER_BLOCK, ceil_div(int(node_offsets[-1]), target_blocks))
-    rows_per_block = int(rows_per_block)
-    if rows_per_block < 1:
+    n_positions = int(node_offsets[-1])
+    if rows_per_block is not None and int(rows_per_block) < 1:
         raise ValueError(f"rows_per_block must be positive, got {rows_per_block}")
-    shared_bytes = features_per_group * cell_bytes if use_shared else 0
-    return HistogramPlan(
-        use_shared, features_per_group, n_groups, rows_per_block, node_offsets, shared_bytes
-    )
+
+    def layout(n_groups, columns):
+        features_per_group = ceil_div(n_features, n_groups) if use_shared else n_features
+        n_groups = ceil_div(n_features, features_per_group) if use_shared else 1
+        if rows_per_block is None:
+            target_blocks = max(1, (sm_count * TARGET_BLOCKS_PER_SM) // n_groups)
+            block_rows = max(MIN_ROWS_PER_BLOCK, ceil_div(n_positions, target_blocks))
+            if columns:  # whole warps of positions: a warp's bins start a sector
+                block_rows = ceil_div(block_rows, WARP_POSITIONS) * WARP_POSITIONS
+        else:
+            block_rows = int(rows_per_block)
+        shared_bytes = features_per_group * cell_bytes if use_shared else 0
+        return HistogramPlan(
+            use_shared,
+            features_per_group,
+            n_groups,
+            block_rows,
+            node_offsets,
+            shared_bytes,
+            columns=columns,
+        )
+
+    plan = layout(min_groups, False)
+    if ordered_rows is None or not use_shared or n_positions == 0:
+        return plan
+    n_rows, row_stride = (int(value) for value in ordered_rows)
+    best = np.inf if force_columns else build_bytes(plan, n_features, n_bins, row_stride, n_rows)
+    for n_groups in range(min_groups, n_features + 1):
+        candidate = layout(n_groups, True)
+        if candidate.n_groups != n_groups:  # the same balanced groups as fewer
+            continue
+        candidate_bytes = build_bytes(candidate, n_features, n_bins, row_stride, n_rows)
+        if candidate_bytes < best:
+            plan, best = candidate, candidate_bytes
+    return plan
+
+
+def build_bytes(plan, n_features, n_bins, row_stride, n_rows):
+    """The bytes a build of ``plan`` moves over positions holding rows in increasing
+    order (``n_rows`` rows in all), as the planner estimates them in the traffic model's
+    terms (docs/DESIGN.md "GPU performance model"): every feature group reads each
+    position's row id and gradient pair (:data:`POSITION_BYTES`) and the group's bins,
+    and every block flushes its group's table once per node piece.
+
+    The bins, row-major: ``row_stride`` bytes a position (consecutive rows share
+    sectors) per group, or a sector where the positions skip more than a row's worth;
+    column by column: a (row, feature) costs ``n_rows / positions`` bytes (the stretch of
+    a column a warp's consecutive positions span), at most a sector. The flush: the
+    pieces (``blocks + nodes - 1`` per group, a block's range cut at the node bounds) of
+    ``features_per_group x n_bins`` cells of :data:`FLUSHED_CELL_BYTES` each.
+    """
+    n_positions = int(plan.node_offsets[-1])
+    n_nodes = len(plan.node_offsets) - 1
+    stretch = n_rows / max(n_positions, 1)  # rows per position
+    if plan.columns:
+        bin_bytes = n_positions * n_features * min(float(SECTOR_BYTES), stretch)
+    else:
+        row_bytes = min(float(max(SECTOR_BYTES, row_stride)), stretch * row_stride)
+        bin_bytes = plan.n_groups * n_positions * row_bytes
+    pieces = plan.blocks_per_group + max(n_nodes - 1, 0)
+    flush_bytes = plan.n_groups * pieces * plan.features_per_group * n_bins * FLUSHED_CELL_BYTES
+    return plan.n_groups * n_positions * POSITION_BYTES + bin_bytes + flush_bytes
 
 
 def allow_dynamic_shared(kernel, shared_bytes):
@@ -429,6 +522,8 @@ def build_histograms(
     force_global=False,
     next_pairs=0,
     zeroed_batches=None,
+    binned_columns=None,
+    force_columns=False,
 ):
     """Histograms of a batch of nodes, on the device, in one kernel launch.
 
@@ -469,6 +564,14 @@ def build_histograms(
         ``zeroed_batches``, its batch is allocated here and its built half zeroed by the
         same operation as these histograms, then kept in ``zeroed_batches``.
     zeroed_batches : ZeroedBatches, optional
+    binned_columns : array of shape (n_features, n_rows), uint8, C order, optional  # IN
+        The same bins column by column (:func:`.partition.binned_columns`), given only
+        when every segment's positions hold rows in increasing order (a tree's
+        ``sample_indices`` before its first partition): the build may then read them,
+        coalesced, in feature groups that flush smaller tables (:func:`plan_histograms`).
+        With rows out of order the sums are still right, only the reads scattered.
+    force_columns : bool
+        With ``binned_columns``, read them whatever the plan's estimate (tests).
 
     Returns
     -------
@@ -479,6 +582,13 @@ def build_histograms(
     binned_rows, row_stride, pairs = check_row_inputs(
         xp, X_binned, quantized_gradients, quantized_hessians, sample_indices
     )
+    if binned_columns is not None:
+        require_array(xp, binned_columns, X_BINNED_DTYPE, "binned_columns", ndim=2)
+        if tuple(binned_columns.shape) != tuple(X_binned.shape)[::-1]:
+            raise ValueError(
+                f"binned_columns must have shape {tuple(X_binned.shape)[::-1]} (X_binned "
+                f"transposed), got {tuple(binned_columns.shape)}"
+            )
     begins, ends = checked_segments(begins, ends, sample_indices.shape[0])
     n_nodes, n_features, n_bins = len(begins), int(X_binned.shape[1]), int(n_bins)
     shape = (n_features, n_bins, HIST_FIELDS)
@@ -508,6 +618,8 @@ def build_histograms(
         rows_per_block=rows_per_block,
         block_threads=block_threads,
         force_global=force_global,
+        binned_columns=binned_columns,
+        force_columns=force_columns,
     )
     return histograms
 
@@ -642,10 +754,23 @@ def build_children_histograms(
     return histograms
 
 
-def _plan(launcher, lengths, n_features, n_bins, shared_memory_limit, rows_per_block, force_global):
-    """``(plan, shared kernel)`` of a build of nodes of ``lengths`` rows on this device."""
+def _plan(
+    launcher,
+    lengths,
+    n_features,
+    n_bins,
+    shared_memory_limit,
+    rows_per_block,
+    force_global,
+    ordered_rows=None,
+    force_columns=False,
+):
+    """``(plan, shared kernel)`` of a build of nodes of ``lengths`` rows on this device:
+    the shared-memory kernel the plan launches (``histogram_shared_columns`` or
+    ``histogram_shared_memory``; one template, the same static shared memory)."""
     sm_count, optin_limit = device_limits(launcher.mode)
-    kernel = launcher.kernel(KERNEL_FILE, SHARED_KERNEL)
+    likely = COLUMNS_KERNEL if ordered_rows is not None else SHARED_KERNEL
+    kernel = launcher.kernel(KERNEL_FILE, likely)
     if shared_memory_limit is None:
         shared_memory_limit = optin_limit - kernel.shared_size_bytes
     plan = plan_histograms(
@@ -656,7 +781,12 @@ def _plan(launcher, lengths, n_features, n_bins, shared_memory_limit, rows_per_b
         sm_count,
         rows_per_block=rows_per_block,
         force_global=force_global,
+        ordered_rows=ordered_rows,
+        force_columns=force_columns,
     )
+    chosen = COLUMNS_KERNEL if plan.columns else SHARED_KERNEL
+    if chosen != likely:
+        kernel = launcher.kernel(KERNEL_FILE, chosen)
     return plan, kernel
 
 
@@ -720,6 +850,8 @@ def _launch_build(
     force_global=False,
     trailing=None,
     table_ahead=None,
+    binned_columns=None,
+    force_columns=False,
 ):
     """Add the histograms of the segments ``begins``/``ends`` (checked, int64) of the rows'
     (gradient, hessian) ``pairs``, bins ``binned_rows`` of ``row_stride`` bytes a row
@@ -731,7 +863,10 @@ def _launch_build(
     node table; returns its device copy (``None`` without ``trailing``). With
     ``table_ahead`` (a :class:`.carried_segments.CarriedSegments`), the copy is skipped
     when it holds the same table, sent by an earlier launch
-    (:func:`children_build_table`).
+    (:func:`children_build_table`). ``binned_columns``: the bins column by column
+    ((n_features, n_rows) uint8, C order), given only where the segments' positions hold
+    rows in increasing order: the plan may read them (:func:`plan_histograms`;
+    ``force_columns``: it does).
     """
     if not 1 <= block_threads <= MAX_BLOCK_THREADS:
         raise ValueError(f"block_threads must be in [1, {MAX_BLOCK_THREADS}], got {block_threads}")
@@ -743,8 +878,19 @@ def _launch_build(
     if _builds_nothing(lengths, n_features):
         return xp.asarray(trailing) if len(trailing) else None
 
+    ordered_rows = None
+    if binned_columns is not None:
+        ordered_rows = (int(binned_columns.shape[1]), row_stride)
     plan, kernel = _plan(
-        launcher, lengths, n_features, n_bins, shared_memory_limit, rows_per_block, force_global
+        launcher,
+        lengths,
+        n_features,
+        n_bins,
+        shared_memory_limit,
+        rows_per_block,
+        force_global,
+        ordered_rows,
+        force_columns,
     )
     n_blocks = plan.blocks_per_group * plan.n_groups
     if n_blocks > MAX_GRID_X:
@@ -757,9 +903,10 @@ def _launch_build(
         node_table = xp.asarray(host_table)
     node_begins = node_table[:n_nodes]
     node_offsets = node_table[n_nodes : 2 * n_nodes + 1]
-    common = (
-        binned_rows,
-        np.int64(row_stride),
+    bins = (binned_rows, np.int64(row_stride))
+    if plan.columns:
+        bins = (binned_columns, np.int64(binned_columns.shape[1]))
+    common = bins + (
         pairs,
         sample_indices,
         node_begins,
@@ -772,7 +919,7 @@ def _launch_build(
         allow_dynamic_shared(kernel, plan.shared_bytes)
         launcher(
             KERNEL_FILE,
-            SHARED_KERNEL,
+            COLUMNS_KERNEL if plan.columns else SHARED_KERNEL,
             n_blocks,
             block_threads,
             common

@@ -22,6 +22,7 @@ from .launch import require_array, segment_table, segment_tiles
 __all__ = [
     "binned_columns",
     "partition_rows",
+    "move_partitioned_rows",
     "TileStatus",
     "PARTITION_THREADS_PER_BLOCK",
     "PARTITION_ITEMS_PER_THREAD",
@@ -32,6 +33,9 @@ __all__ = [
 KERNEL_FILE = "partition"
 FLAG_KERNEL = "partition_flag_tiles"
 SCATTER_KERNEL = "partition_scatter_tiles"
+MOVE_KERNEL = "partition_move_tiles"
+#: The split feature of a segment copied unchanged by ``partition_move_tiles``.
+COPIED = -1
 # The tile geometry is compiled into partition.cu and must equal the constants named
 # there (tests/backends/cuda/test_partition.py checks it).
 #: Threads per block of both kernels (partition.cu: kPartitionThreadsPerBlock).
@@ -155,29 +159,13 @@ def partition_rows(
     left_counts : xp array of shape (n_nodes,), int64, or None  # OUT
         Only with ``return_left_counts``.
     """
-    require_array(xp, X_binned_columns, X_BINNED_DTYPE, "X_binned_columns", ndim=2)
-    require_array(xp, sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
-    n_features, n_rows = X_binned_columns.shape
-    begins, ends = checked_segments(begins, ends, sample_indices.shape[0], disjoint=True)
-    n_segments = len(begins)
-    features = np.asarray(features, dtype=np.int64).reshape(-1)
-    threshold_bins = np.asarray(threshold_bins, dtype=np.int64).reshape(-1)
-    default_left = np.asarray(default_left, dtype=bool).reshape(-1).astype(np.int64)
-    if not (len(features) == len(threshold_bins) == len(default_left) == n_segments):
-        raise ValueError("features, threshold_bins and default_left need one entry per segment.")
-    if np.any(features < 0) or np.any(features >= n_features):
-        raise ValueError(f"Split features must be in [0, {n_features}).")
-    if (carry is None) != (carried_segments is None):
-        raise ValueError("carry and carried_segments go together")
-    first_tile, n_tiles = segment_tiles(begins, ends, PARTITION_TILE_ROWS)
+    checked = _checked_splits(
+        xp, X_binned_columns, sample_indices, begins, ends, features, threshold_bins, default_left
+    )
+    n_rows, n_segments = checked["n_rows"], len(checked["begins"])
+    first_tile, n_tiles = segment_tiles(checked["begins"], checked["ends"], PARTITION_TILE_ROWS)
     if n_tiles == 0:
         return xp.zeros(n_segments, dtype=np.int64) if return_left_counts else None
-    table = [begins, ends, first_tile, features, threshold_bins, default_left]
-    if carry is None:
-        table = segment_table(xp, table)
-    else:
-        table, device_carry = segment_table(xp, table, trailing=carry)
-        carried_segments.put(carry, device_carry)
     (
         segment_begins,
         segment_ends,
@@ -185,7 +173,7 @@ def partition_rows(
         split_features,
         split_bins,
         split_default_left,
-    ) = table
+    ) = _device_table(xp, checked, first_tile, (), carry, carried_segments)
     n_positions = sample_indices.shape[0]
     saved_rows = xp.empty(n_positions, dtype=SAMPLE_INDEX_DTYPE)
     left_masks = xp.empty(n_tiles * PARTITION_CHUNKS_PER_TILE, dtype=np.uint32)
@@ -238,3 +226,147 @@ def partition_rows(
     through = xp.concatenate([xp.zeros(1, dtype=np.int64), tile_lefts_through])
     last = xp.array(np.where(first_tile[1:] > first_tile[:-1], first_tile[1:], 0))
     return through[last]
+
+
+def _checked_splits(
+    xp, X_binned_columns, sample_indices, begins, ends, features, threshold_bins, default_left
+):
+    """The checked inputs of a partition as host int64 arrays (dict: ``begins``, ``ends``,
+    ``features``, ``threshold_bins``, ``default_left``, and ``n_rows``, the bins' rows)."""
+    require_array(xp, X_binned_columns, X_BINNED_DTYPE, "X_binned_columns", ndim=2)
+    require_array(xp, sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
+    n_features, n_rows = X_binned_columns.shape
+    begins, ends = checked_segments(begins, ends, sample_indices.shape[0], disjoint=True)
+    n_segments = len(begins)
+    features = np.asarray(features, dtype=np.int64).reshape(-1)
+    threshold_bins = np.asarray(threshold_bins, dtype=np.int64).reshape(-1)
+    default_left = np.asarray(default_left, dtype=bool).reshape(-1).astype(np.int64)
+    if not (len(features) == len(threshold_bins) == len(default_left) == n_segments):
+        raise ValueError("features, threshold_bins and default_left need one entry per segment.")
+    if np.any(features < 0) or np.any(features >= n_features):
+        raise ValueError(f"Split features must be in [0, {n_features}).")
+    return {
+        "begins": begins,
+        "ends": ends,
+        "features": features,
+        "threshold_bins": threshold_bins,
+        "default_left": default_left,
+        "n_rows": int(n_rows),
+    }
+
+
+def _device_table(xp, checked, first_tile, extra_rows, carry, carried_segments):
+    """The per-segment table of a partition launch on the device, in one copy: begins,
+    ends, first tiles, features, threshold bins, default_left, then ``extra_rows``
+    (with ``carry``: another launch's table in the same copy, kept in
+    ``carried_segments``)."""
+    if (carry is None) != (carried_segments is None):
+        raise ValueError("carry and carried_segments go together")
+    table = [
+        checked["begins"],
+        checked["ends"],
+        first_tile,
+        checked["features"],
+        checked["threshold_bins"],
+        checked["default_left"],
+        *extra_rows,
+    ]
+    if carry is None:
+        return segment_table(xp, table)
+    table, device_carry = segment_table(xp, table, trailing=carry)
+    carried_segments.put(carry, device_carry)
+    return table
+
+
+def move_partitioned_rows(
+    xp,
+    launcher,
+    X_binned_columns,
+    sample_indices,
+    begins,
+    ends,
+    features,
+    threshold_bins,
+    default_left,
+    left_counts,
+    missing_bin,
+    *,
+    status=None,
+    carry=None,
+    carried_segments=None,
+):
+    """:func:`partition_rows` into a new array, in one launch (double buffering).
+
+    ``partition_move_tiles`` writes every position of ``sample_indices`` to a new array:
+    the listed segments split (stable; their right rows placed after ``left_counts[i]``
+    left rows, so no launch has to count them first), every other position as it was
+    (copied as segments that do not split). ``sample_indices`` is only read: 8 bytes of
+    index per position and no scratch copy, where the in-place split moves 16 and needs a
+    second launch (``cuda/partition.cu``).
+
+    Parameters
+    ----------
+    xp, launcher, X_binned_columns, begins, ends, features, threshold_bins, default_left,
+    missing_bin, status, carry, carried_segments
+        As for :func:`partition_rows`.
+    sample_indices : xp array of shape (n_positions,), int32  # IN
+    left_counts : sequence of int, shape (n_nodes,) (host)
+        The rows of each segment that go left (the split records' counts). They must be
+        those of the rows: a wrong count leaves positions of the new array unwritten
+        (the emulation's initcheck reports a read of them).
+
+    Returns
+    -------
+    moved : xp array of shape (n_positions,), int32  # OUT
+        The partition: ``sample_indices`` with the listed segments split.
+    """
+    checked = _checked_splits(
+        xp, X_binned_columns, sample_indices, begins, ends, features, threshold_bins, default_left
+    )
+    left_counts = np.asarray(left_counts, dtype=np.int64).reshape(-1)
+    lengths = checked["ends"] - checked["begins"]
+    if len(left_counts) != len(lengths) or np.any(left_counts < 0) or np.any(left_counts > lengths):
+        raise ValueError("left_counts needs one count per segment, in [0, its length].")
+    n_positions = int(sample_indices.shape[0])
+    moved = xp.empty(n_positions, dtype=SAMPLE_INDEX_DTYPE)
+    # Every position in a segment: the gaps between the listed ones are copied.
+    order = np.argsort(checked["begins"], kind="stable")
+    bounds = np.concatenate(
+        [[0], np.ravel(np.column_stack([checked["begins"], checked["ends"]])[order]), [n_positions]]
+    )
+    gap_begins, gap_ends = bounds[0::2], bounds[1::2]
+    gaps = gap_ends > gap_begins
+    gap_begins, gap_ends = gap_begins[gaps], gap_ends[gaps]
+    n_gaps = len(gap_begins)
+    every = {
+        "begins": np.concatenate([checked["begins"], gap_begins]),
+        "ends": np.concatenate([checked["ends"], gap_ends]),
+        "features": np.concatenate([checked["features"], np.full(n_gaps, COPIED)]),
+        "threshold_bins": np.concatenate([checked["threshold_bins"], np.zeros(n_gaps, np.int64)]),
+        "default_left": np.concatenate([checked["default_left"], np.zeros(n_gaps, np.int64)]),
+    }
+    n_left = np.concatenate([left_counts, gap_ends - gap_begins])
+    first_tile, n_tiles = segment_tiles(every["begins"], every["ends"], PARTITION_TILE_ROWS)
+    if n_tiles == 0:
+        return moved
+    table = _device_table(xp, every, first_tile, (n_left,), carry, carried_segments)
+    status = TileStatus() if status is None else status
+    tile_status, epoch = status.next_launch(xp, n_tiles)
+    launcher(
+        KERNEL_FILE,
+        MOVE_KERNEL,
+        n_tiles,
+        PARTITION_THREADS_PER_BLOCK,
+        (
+            X_binned_columns,
+            np.int64(checked["n_rows"]),
+            sample_indices,
+            *table,
+            np.int32(len(n_left)),
+            np.int32(missing_bin),
+            np.int64(epoch),
+            tile_status,
+            moved,
+        ),
+    )
+    return moved

@@ -66,8 +66,9 @@ class TreeInput:
     quantiser : GradientQuantiser
         The scales that turn integer sums back into floats.
     sample_indices : backend array of shape (n_samples,), int32
-        The rows of this tree in increasing order; the grower partitions it in
-        place, so it ends as the row partition of the leaves.
+        The rows of this tree in increasing order; the grower partitions it (in place,
+        or replacing it by the partitioned array where the splitter's
+        ``moves_partitioned_rows``), so it ends as the row partition of the leaves.
     split_params : SplitParams
     learning_rate : float
         Applied to the leaf values.

@@ -168,12 +168,15 @@ class BundledHistogramSplitter(HistogramSplitter):
         """The expanded histograms' width and missing bin (``scan_bins``)."""
         return self.scan_data
 
-    def partition(self, tree, begins, ends, features, bins, default_left, then_build=None):
+    def partition(
+        self, tree, begins, ends, features, bins, default_left, then_build=None, left_counts=None
+    ):
         """Split the segments on the bins of the split features, decoded from the bundles
-        (``then_build``: as :meth:`HistogramSplitter.partition`'s)."""
+        (``then_build``, ``left_counts``: as :meth:`HistogramSplitter.partition`'s)."""
         features = np.asarray(features, dtype=np.int64)
         used, position = np.unique(features, return_inverse=True)
-        self.backend.partition(
+        moves = {} if left_counts is None else {"left_counts": left_counts}
+        moved = self.backend.partition(
             self._decoded(used),
             tree.sample_indices,
             begins,
@@ -182,7 +185,10 @@ class BundledHistogramSplitter(HistogramSplitter):
             np.asarray(bins, dtype=np.int64),
             np.asarray(default_left, dtype=bool),
             **self._build_ahead(then_build),
+            **moves,
         )
+        if moved is not None:
+            tree.sample_indices = moved
 
     def predict_training_rows(self, tree):
         """Leaf value of every training row, on the bins of the tree's features decoded

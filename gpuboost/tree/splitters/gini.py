@@ -261,14 +261,16 @@ class GiniSplitter(HistogramSplitter):
         """0: the histograms hold class sums, not the scan's gradient sums."""
         return 0
 
-    def build_histograms(self, tree, begins, ends):
-        """Class histograms, (n_nodes, n_features, n_bins, 3 * ceil(K / 2)) int64."""
+    def build_histograms(self, tree, begins, ends, **in_order):
+        """Class histograms, (n_nodes, n_features, n_bins, 3 * ceil(K / 2)) int64.
+        ``in_order``: ``rows_in_order=`` where :attr:`takes_rows_in_order`, passed to
+        every build."""
         columns = list(tree.class_columns)
         if len(columns) % CLASSES_PER_BUILD:
             columns.append(self.backend.xp.zeros_like(columns[0]))
         built = [
             self.backend.build_histograms(
-                self.data, columns[i], columns[i + 1], tree.sample_indices, begins, ends
+                self.data, columns[i], columns[i + 1], tree.sample_indices, begins, ends, **in_order
             )
             for i in range(0, len(columns), CLASSES_PER_BUILD)
         ]

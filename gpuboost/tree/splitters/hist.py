@@ -179,9 +179,16 @@ class HistogramSplitter(GradientRecords):
         ``carries_row_segments``)."""
         return bool(getattr(self.backend, "carries_row_segments", False))
 
+    @property
+    def takes_rows_in_order(self):
+        """Whether :meth:`build_histograms` takes ``rows_in_order`` (the backend's
+        ``takes_rows_in_order``)."""
+        return bool(getattr(self.backend, "takes_rows_in_order", False))
+
     def build_histograms(self, tree, begins, ends, **next_level):
         """Histograms (n_nodes, n_features, n_bins, 3) int64 of the nodes (one batch).
-        ``next_level``: ``next_pairs=`` where :attr:`reserves_histograms`."""
+        ``next_level``: ``next_pairs=`` where :attr:`reserves_histograms`,
+        ``rows_in_order=`` where :attr:`takes_rows_in_order`."""
         return self.backend.build_histograms(
             self._histogram_data,
             tree.gradients,
@@ -360,15 +367,32 @@ class HistogramSplitter(GradientRecords):
             split_table(self.checked_records(tree, records)),
         )
 
+    @property
+    def moves_partitioned_rows(self):
+        """Whether :meth:`partition` takes ``left_counts`` (the backend's
+        ``moves_partitioned_rows``)."""
+        return bool(getattr(self.backend, "moves_partitioned_rows", False))
+
     def partition(
-        self, tree, begins, ends, features, bins, default_left, left_sets=None, then_build=None
+        self,
+        tree,
+        begins,
+        ends,
+        features,
+        bins,
+        default_left,
+        left_sets=None,
+        then_build=None,
+        left_counts=None,
     ):
         """Split the segments ``[begins[i], ends[i])`` of ``tree.sample_indices``
-        (in place, stable); ``left_sets`` (n_splits, SPLIT_SET_WORDS) uint32: the
+        (stable; in place, or with ``left_counts`` into a new array that replaces
+        ``tree.sample_indices``); ``left_sets`` (n_splits, SPLIT_SET_WORDS) uint32: the
         bins going left at categorical splits (zero words at the others);
         ``then_build``: ``(begins, ends, parent_rows, row_segments)`` of the
         :meth:`build_children_histograms` call that follows, where
-        :attr:`carries_build_tables`."""
+        :attr:`carries_build_tables`; ``left_counts``: the rows of each segment going
+        left (the split records'), where :attr:`moves_partitioned_rows`."""
         features = np.asarray(features, dtype=np.int64)
         bins = np.asarray(bins, dtype=np.int64)
         default_left = np.asarray(default_left, dtype=bool)
@@ -388,7 +412,10 @@ class HistogramSplitter(GradientRecords):
                 numeric = ~categorical
                 if not numeric.any():
                     return
-        self.backend.partition(
+        moves = {}
+        if left_counts is not None:
+            moves = {"left_counts": np.asarray(left_counts, dtype=np.int64)[numeric]}
+        moved = self.backend.partition(
             self.partition_data,
             tree.sample_indices,
             np.asarray(begins)[numeric],
@@ -397,7 +424,10 @@ class HistogramSplitter(GradientRecords):
             bins[numeric],
             default_left[numeric],
             **self._build_ahead(then_build),
+            **moves,
         )
+        if moved is not None:
+            tree.sample_indices = moved
 
     def _build_ahead(self, then_build):
         """The backend partition's ``then_build`` keyword for the splitter's (none when

@@ -11,11 +11,14 @@ import re
 import numpy as np
 import pytest
 
+import gpuboost
 from gpuboost import Dataset
 from gpuboost.backends.cuda import partition as cuda_partition
 from gpuboost.backends.cuda.backend import CudaBackend
+from gpuboost.backends.cuda.launch import KernelLauncher
 from gpuboost.backends.cuda.sources import read_cuda_source
 from gpuboost.backends.emulation import emulated_kernels
+from gpuboost.backends.emulation.sanitizer import SANITIZE_ENV_VAR, SanitizerError
 from gpuboost.backends.numpy.partition import partition_rows_naive
 
 MAX_BIN = 15
@@ -43,9 +46,19 @@ def dataset():
 
 
 def _run_both(
-    backend, dataset, sample_indices, begins, ends, features, threshold_bins, default_left
+    backend,
+    dataset,
+    sample_indices,
+    begins,
+    ends,
+    features,
+    threshold_bins,
+    default_left,
+    moved=False,
 ):
-    """Partition with the CUDA backend and the naive reference; return both results."""
+    """Partition with the CUDA backend and the naive reference; return both results.
+    ``moved``: into a new array (``move_partitioned_rows``, given the reference's left
+    counts; the input checked unchanged), else in place."""
     data = backend.prepare(dataset)
     expected = sample_indices.copy()
     expected_left = partition_rows_naive(
@@ -59,6 +72,24 @@ def _run_both(
         dataset.max_bin,
     )
     device_indices = backend.to_device(sample_indices)
+    if moved:
+        result = cuda_partition.move_partitioned_rows(
+            backend.xp,
+            backend.launcher,
+            cuda_partition.binned_columns(backend.xp, data),
+            device_indices,
+            begins,
+            ends,
+            features,
+            threshold_bins,
+            default_left,
+            expected_left,
+            data.missing_bin,
+        )
+        backend.synchronize()
+        # the input is only read
+        np.testing.assert_array_equal(backend.to_host(device_indices), sample_indices)
+        return backend.to_host(result), expected_left, expected, expected_left
     left_counts = cuda_partition.partition_rows(
         backend.xp,
         backend.launcher,
@@ -76,7 +107,9 @@ def _run_both(
     return (backend.to_host(device_indices), backend.to_host(left_counts), expected, expected_left)
 
 
-def test_partition_matches_naive_reference(backend, dataset):
+@pytest.mark.parametrize("moved", [False, True])
+def test_partition_matches_naive_reference(backend, dataset, moved):
+    """In place, and into a new array (the positions outside the segments copied)."""
     rng = np.random.default_rng(0)
     sample_indices = np.sort(rng.choice(N_ROWS, size=2600, replace=False)).astype(np.int32)
     # Segments: multi-tile, empty, one row, all-left (threshold at the top value bin),
@@ -87,7 +120,15 @@ def test_partition_matches_naive_reference(backend, dataset):
     threshold_bins = np.array([6, 3, 0, 4, 9, MAX_BIN - 2, 0], dtype=np.int64)
     default_left = np.array([False, True, True, True, False, False, True])
     got, got_left, expected, expected_left = _run_both(
-        backend, dataset, sample_indices, begins, ends, features, threshold_bins, default_left
+        backend,
+        dataset,
+        sample_indices,
+        begins,
+        ends,
+        features,
+        threshold_bins,
+        default_left,
+        moved,
     )
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(got_left, expected_left)
@@ -97,8 +138,8 @@ def test_partition_matches_naive_reference(backend, dataset):
     assert 0 < expected_left[4] < ends[4] - begins[4]
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_partition_random_batches(backend, dataset, seed):
+@pytest.mark.parametrize("seed, moved", [(1, False), (2, False), (3, False), (4, True), (5, True)])
+def test_partition_random_batches(backend, dataset, seed, moved):
     rng = np.random.default_rng(seed)
     sample_indices = rng.permutation(N_ROWS).astype(np.int32)  # any order is kept stable
     cuts = np.sort(rng.choice(np.arange(1, N_ROWS), size=9, replace=False))
@@ -109,7 +150,15 @@ def test_partition_random_batches(backend, dataset, seed):
     threshold_bins = rng.integers(0, MAX_BIN - 1, size=len(chosen))
     default_left = rng.random(len(chosen)) < 0.5
     got, got_left, expected, expected_left = _run_both(
-        backend, dataset, sample_indices, begins, ends, features, threshold_bins, default_left
+        backend,
+        dataset,
+        sample_indices,
+        begins,
+        ends,
+        features,
+        threshold_bins,
+        default_left,
+        moved,
     )
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(got_left, expected_left)
@@ -225,3 +274,90 @@ def test_tile_status_is_reused_across_launches(backend, dataset, monkeypatch):
         np.testing.assert_array_equal(backend.to_host(left_counts), expected_left)
         epochs.append(status.epoch)
     assert epochs == [1, 2, 3, 1, 2, 3]
+
+
+def test_moved_partition_with_no_segments_copies_every_position(backend, dataset):
+    sample_indices = np.random.default_rng(3).permutation(N_ROWS).astype(np.int32)
+    got, _, _, _ = _run_both(backend, dataset, sample_indices, [], [], [], [], [], moved=True)
+    np.testing.assert_array_equal(got, sample_indices)
+    got, _, _, _ = _run_both(
+        backend, dataset, sample_indices, [5, 2000], [5, 2001], [0, 1], [3, 3], [True, False], True
+    )
+    np.testing.assert_array_equal(got, sample_indices)
+
+
+def test_moved_partition_rejects_counts_that_do_not_fit(backend, dataset):
+    data = backend.prepare(dataset)
+    sample_indices = backend.to_device(np.arange(10, dtype=np.int32))
+    for counts in ([11], [-1], [1, 2]):
+        with pytest.raises(ValueError, match="left_counts"):
+            backend.partition(data, sample_indices, [0], [10], [0], [1], [True], left_counts=counts)
+
+
+def test_a_wrong_left_count_leaves_positions_the_sanitizer_names(backend, dataset, monkeypatch):
+    """A left count that is not the rows' (the grower's records are): positions of the
+    new array stay unwritten, and initcheck reports the first read of them."""
+    monkeypatch.setenv(SANITIZE_ENV_VAR, "initcheck")
+    data = backend.prepare(dataset)
+    sample_indices = backend.to_device(np.arange(N_ROWS, dtype=np.int32))
+    columns = cuda_partition.binned_columns(backend.xp, data)
+    arguments = (sample_indices, [0], [N_ROWS], [0], [6], [True])
+    true_left = partition_rows_naive(
+        dataset.X_binned,
+        np.arange(N_ROWS, dtype=np.int32),
+        [0],
+        [N_ROWS],
+        [0],
+        [6],
+        [True],
+        MAX_BIN,
+    )
+    right = cuda_partition.move_partitioned_rows(
+        backend.xp, backend.launcher, columns, *arguments, true_left, data.missing_bin
+    )
+    assert int(right.sum()) == N_ROWS * (N_ROWS - 1) // 2  # every position written once
+    wrong = cuda_partition.move_partitioned_rows(
+        backend.xp, backend.launcher, columns, *arguments, true_left - 5, data.missing_bin
+    )
+    with pytest.raises(SanitizerError, match="never written"):
+        wrong.sum()
+
+
+@pytest.mark.parametrize("grow_policy", ["depthwise", "lossguide"])
+def test_depthwise_levels_move_rows_and_lossguide_splits_in_place(monkeypatch, grow_policy):
+    """Depthwise, every level's partition is one ``partition_move_tiles`` launch into a
+    new array (tree.sample_indices replaced); lossguide steps, whose other positions are
+    most of the array, split in place. Models equal the CPU backend's byte for byte."""
+    launched = []
+    original = KernelLauncher.__call__
+
+    def recorded(self, file, kernel, *args, **kwargs):
+        launched.append(kernel)
+        return original(self, file, kernel, *args, **kwargs)
+
+    monkeypatch.setattr(KernelLauncher, "__call__", recorded)
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(3000, 5))
+    X[rng.random(3000) < 0.1, 2] = np.nan
+    y = (X[:, 0] + np.nan_to_num(X[:, 2]) * X[:, 1] > 0).astype(float)
+    params = {
+        "objective": "binary:logistic",
+        "grow_policy": grow_policy,
+        "max_depth": 5 if grow_policy == "depthwise" else 0,
+        "max_leaves": 0 if grow_policy == "depthwise" else 20,
+        "max_bin": 31,
+        "subsample": 0.8,
+        "verbosity": 0,
+    }
+    with emulated_kernels():
+        models = [
+            gpuboost.train(dict(params, device=d), gpuboost.Dataset(X, label=y), 3).save_raw()
+            for d in ("cuda", "cpu")
+        ]
+    assert models[0] == models[1]
+    moves = launched.count(cuda_partition.MOVE_KERNEL)
+    in_place = launched.count(cuda_partition.FLAG_KERNEL)
+    if grow_policy == "depthwise":
+        assert moves >= 3 * 3 and in_place == 0
+    else:
+        assert in_place >= 3 * 3 and moves == 0

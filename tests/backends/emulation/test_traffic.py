@@ -223,7 +223,9 @@ def test_a_round_of_the_cuda_backend_is_modeled_per_phase():
     assert plain.save_raw() == measured.save_raw()
     phases = {event.phase for event in log.events}
     assert {"gradients", "quantize", "histogram", "split", "partition"} <= phases
-    histogram = [e for e in log.events if e.name == "histogram_shared_memory"]
+    kernels = ("histogram_shared_memory", "histogram_shared_columns")  # levels, root
+    histogram = [e for e in log.events if e.name in kernels]
+    assert {e.name for e in histogram} == set(kernels)
     assert histogram and all(e.phase == "histogram" for e in histogram)
     rows = sum(e.counters["global_load_sectors"] for e in histogram)
     # the root's histogram alone reads every row's 6 bins and its gradient and hessian
