@@ -214,6 +214,21 @@ def test_dask_scaling_compares_the_distributed_model_and_skips_without_dask_cuda
         assert capsys.readouterr().out.strip().splitlines()[-1].startswith("SKIP: dask-cuda")
 
 
+def test_device_ops_fits_with_roots_from_gathered_rows(device_ops):
+    """Inside ``without_root_columns`` the root is built from gathered rows (the columns'
+    group count changes with the rows, which a two-point fit would take for a per-row
+    cost); outside it the root reads the columns again."""
+    params = {"objective": "binary:logistic", "max_depth": 3}
+    X, y = _data(3000)
+    with emulated_kernels():
+        with device_ops.without_root_columns():
+            gathered = device_ops.measure(X, y, params, rounds=1)
+        assert CudaBackend.takes_rows_in_order is True
+        columns = device_ops.measure(X, y, params, rounds=1)
+    assert "histogram_shared_columns" not in gathered["per_kernel"]
+    assert columns["per_kernel"]["histogram_shared_columns"]["launches"] == 1
+
+
 def test_device_ops_fits_without_the_row_scan(device_ops):
     """The fit's measurements run without the small-node row scan (its fixed row cutoff
     would make the per-row slope wrong): inside ``without_row_scan`` no node is scanned
