@@ -41,6 +41,7 @@ from ...core.dtypes import (
 )
 from ...core.segments import checked_segments, offsets
 from ..emulation.launcher import MAX_SHARED_PER_BLOCK_OPTIN_BYTES
+from ..emulation.traffic import SECTOR_BYTES
 from .binned_rows import kernel_rows
 from .launch import EMULATED, MAX_GRID_X, ceil_div, require_array
 from .quantize import gradient_pairs
@@ -98,8 +99,6 @@ FLUSHED_CELL_BYTES = HIST_FIELDS * 8
 #: Positions a warp takes at once in the columns kernel (its lanes' bins of one feature:
 #: one sector when the block's first position is a multiple of it).
 WARP_POSITIONS = 32
-#: Bytes of the sector a scattered read costs (the traffic model's unit, 32 B).
-SECTOR_BYTES = 32
 #: Dynamic shared memory a kernel may use without opting in (all CUDA devices).
 DEFAULT_SHARED_BYTES = 48 * 1024
 #: Streaming multiprocessors assumed under the emulation (an A100, sm_80, whose

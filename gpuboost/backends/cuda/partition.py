@@ -329,11 +329,11 @@ def move_partitioned_rows(
         raise ValueError("left_counts needs one count per segment, in [0, its length].")
     n_positions = int(sample_indices.shape[0])
     moved = xp.empty(n_positions, dtype=SAMPLE_INDEX_DTYPE)
-    # Every position in a segment: the gaps between the listed ones are copied.
-    order = np.argsort(checked["begins"], kind="stable")
-    bounds = np.concatenate(
-        [[0], np.ravel(np.column_stack([checked["begins"], checked["ends"]])[order]), [n_positions]]
-    )
+    # Every position in a segment: the gaps between the listed (non-empty) ones are copied.
+    listed = np.flatnonzero(lengths > 0)
+    listed = listed[np.argsort(checked["begins"][listed])]
+    spans = np.column_stack([checked["begins"][listed], checked["ends"][listed]])
+    bounds = np.concatenate([[0], spans.reshape(-1), [n_positions]])
     gap_begins, gap_ends = bounds[0::2], bounds[1::2]
     gaps = gap_ends > gap_begins
     gap_begins, gap_ends = gap_begins[gaps], gap_ends[gaps]

@@ -284,6 +284,13 @@ def test_moved_partition_with_no_segments_copies_every_position(backend, dataset
         backend, dataset, sample_indices, [5, 2000], [5, 2001], [0, 1], [3, 3], [True, False], True
     )
     np.testing.assert_array_equal(got, sample_indices)
+    # an empty segment listed after a non-empty one that begins where it does
+    begins, ends = [700, 700, 0], [1900, 700, 300]
+    got, _, expected, _ = _run_both(
+        backend, dataset, sample_indices, begins, ends, [0, 2, 3], [6, 1, 8], [True] * 3, True
+    )
+    np.testing.assert_array_equal(got, expected)
+    assert not np.array_equal(got, sample_indices)
 
 
 def test_moved_partition_rejects_counts_that_do_not_fit(backend, dataset):
