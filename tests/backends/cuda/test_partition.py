@@ -368,3 +368,29 @@ def test_depthwise_levels_move_rows_and_lossguide_splits_in_place(monkeypatch, g
         assert moves >= 3 * 3 and in_place == 0
     else:
         assert in_place >= 3 * 3 and moves == 0
+
+
+def test_depthwise_levels_with_categorical_splits_equal_the_cpu_backend():
+    """A level splitting some nodes by categories (in place, by array operations) and
+    others numerically (moved into the new array, the categorical segments copied as
+    they were split): the model equals the CPU backend's byte for byte."""
+    rng = np.random.default_rng(4)
+    n_rows = 4000
+    big, small, x = rng.integers(0, 30, n_rows), rng.integers(0, 3, n_rows), rng.normal(size=n_rows)
+    y = np.random.default_rng(9).normal(size=30)[big] * 2 + 1.5 * (small == 0) + x
+    X = np.column_stack([big + 100.0, small * 10.0, x, rng.normal(size=n_rows)])
+    X[rng.random(n_rows) < 0.05, 0] = np.nan
+    params = {"max_depth": 5, "min_data_per_group": 5, "max_cat_to_onehot": 1, "verbosity": 0}
+    with emulated_kernels():
+        boosters = [
+            gpuboost.train(
+                dict(params, device=device),
+                gpuboost.Dataset(X, label=y, categorical_features=[0, 1]),
+                3,
+            )
+            for device in ("cuda", "cpu")
+        ]
+    assert boosters[0].save_raw() == boosters[1].save_raw()
+    assert any(tree.has_categorical for tree in boosters[1].trees)
+    numeric = [tree.feature[(tree.feature >= 2)] for tree in boosters[1].trees]
+    assert sum(len(features) for features in numeric) > 0
