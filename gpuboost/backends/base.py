@@ -321,12 +321,12 @@ class Backend:
     #: smaller tables). The results do not depend on it.
     takes_rows_in_order = False
     #: Whether ``partition`` takes ``left_counts`` (the rows of each segment that go left,
-    #: from the split records) and then returns the partition as a new array: every
-    #: position of ``sample_indices``, the listed segments split, the others copied, and
-    #: ``sample_indices`` itself left as it was (CUDA: one pass over the indices, no
-    #: scratch copy; ``partition`` returns None otherwise, having split in place). Worth
-    #: it where most positions are split (depthwise levels), as every other position is
-    #: copied. The results do not depend on it.
+    #: from the split records), with which it may return the partition as a new array:
+    #: every position of ``sample_indices``, the listed segments split, the others
+    #: copied, and ``sample_indices`` itself left as it was (CUDA: one pass over the
+    #: indices, no scratch copy, where the split segments hold at least half of the
+    #: positions, as every other position is copied); it returns None where it split in
+    #: place. The results do not depend on it.
     moves_partitioned_rows = False
 
     def row_scan_max_rows(self, data: DeviceData) -> int:

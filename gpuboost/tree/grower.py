@@ -609,12 +609,10 @@ class TreeGrower:
         #: sampled rows' order, gpuboost.tree.sampling.sample_rows; a splitter whose
         #: ``build_histograms`` takes ``rows_in_order``).
         self.root_rows_in_order = bool(getattr(splitter, "takes_rows_in_order", False))
-        #: Depthwise levels partition into a new array (a splitter whose ``partition``
-        #: takes ``left_counts``): one pass over the indices; every position outside the
-        #: level's splits is copied, few at a depthwise level, most at a lossguide step.
-        self.move_partitioned_rows = policy.grow_policy == "depthwise" and bool(
-            getattr(splitter, "moves_partitioned_rows", False)
-        )
+        #: Give the partition the split records' left counts (a splitter whose
+        #: ``partition`` takes ``left_counts``): it may then move the rows into a new
+        #: array in one pass over the indices.
+        self.move_partitioned_rows = bool(getattr(splitter, "moves_partitioned_rows", False))
         self._unsplit = []
         #: Nodes whose speculative expansion was taken back (:meth:`_undo`), their rows
         #: left partitioned.

@@ -93,7 +93,13 @@ from .leaf import (
     segment_weighted_quantile,
 )
 from .memory import device_call, device_memory_info, out_of_memory_error
-from .partition import TileStatus, binned_columns, move_partitioned_rows, partition_rows
+from .partition import (
+    TileStatus,
+    binned_columns,
+    move_partitioned_rows,
+    moving_moves_fewer_bytes,
+    partition_rows,
+)
 from .predict import (
     predict_forest_leaves,
     predict_forest_raw,
@@ -388,7 +394,8 @@ class CudaBackend(Backend):
     #: tables (.histogram.plan_histograms).
     takes_rows_in_order = True
     #: ``partition`` takes ``left_counts`` and returns the partition in a new array, in one
-    #: launch that reads each index once (.partition.move_partitioned_rows).
+    #: launch that reads each index once (.partition.move_partitioned_rows), where the
+    #: split segments hold at least half of the positions.
     moves_partitioned_rows = True
 
     def _settle_siblings(self):
@@ -684,8 +691,10 @@ class CudaBackend(Backend):
         :meth:`build_children_histograms` call that follows (``carries_build_tables``):
         its node table travels in this partition's copy (:mod:`.carried_segments`).
         ``left_counts`` (:attr:`moves_partitioned_rows`): the rows of each segment going
-        left; the split is then written into a new array, returned, in one launch
-        (:func:`.partition.move_partitioned_rows`); without them, in place (None)."""
+        left; where that moves fewer bytes (the segments hold at least half of the
+        positions: :func:`.partition.moving_moves_fewer_bytes`), the split is written into
+        a new array, returned, in one launch (:func:`.partition.move_partitioned_rows`);
+        else, and without them, in place (None)."""
         carry = {}
         if then_build is not None:
             build_data, build_begins, build_ends, parent_rows, row_segments = then_build
@@ -700,7 +709,9 @@ class CudaBackend(Backend):
             )
             if table is not None:
                 carry = {"carry": table, "carried_segments": self._carried_segments}
-        if left_counts is not None:
+        if left_counts is not None and moving_moves_fewer_bytes(
+            begins, ends, sample_indices.shape[0]
+        ):
             return move_partitioned_rows(
                 self.xp,
                 self.launcher,

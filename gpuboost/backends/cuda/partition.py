@@ -23,6 +23,7 @@ __all__ = [
     "binned_columns",
     "partition_rows",
     "move_partitioned_rows",
+    "moving_moves_fewer_bytes",
     "TileStatus",
     "PARTITION_THREADS_PER_BLOCK",
     "PARTITION_ITEMS_PER_THREAD",
@@ -276,6 +277,18 @@ def _device_table(xp, checked, first_tile, extra_rows, carry, carried_segments):
     table, device_carry = segment_table(xp, table, trailing=carry)
     carried_segments.put(carry, device_carry)
     return table
+
+
+def moving_moves_fewer_bytes(begins, ends, n_positions):
+    """Whether :func:`move_partitioned_rows` moves no more index bytes than
+    :func:`partition_rows` for these segments of ``n_positions`` positions: moving reads
+    and writes every position's index once (8 bytes, the positions outside the segments
+    copied), splitting in place reads, saves, reads back and writes the segments' (16
+    bytes); the bins are read either way. So: when the segments hold at least half of the
+    positions (a depthwise level, the first lossguide step), not when most positions are
+    in earlier leaves (small trees of many classes, later lossguide steps)."""
+    split_positions = int(np.sum(np.asarray(ends, np.int64) - np.asarray(begins, np.int64)))
+    return 2 * split_positions >= int(n_positions)
 
 
 def move_partitioned_rows(

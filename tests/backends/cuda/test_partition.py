@@ -15,7 +15,6 @@ import gpuboost
 from gpuboost import Dataset
 from gpuboost.backends.cuda import partition as cuda_partition
 from gpuboost.backends.cuda.backend import CudaBackend
-from gpuboost.backends.cuda.launch import KernelLauncher
 from gpuboost.backends.cuda.sources import read_cuda_source
 from gpuboost.backends.emulation import emulated_kernels
 from gpuboost.backends.emulation.sanitizer import SANITIZE_ENV_VAR, SanitizerError
@@ -331,18 +330,23 @@ def test_a_wrong_left_count_leaves_positions_the_sanitizer_names(backend, datase
 
 
 @pytest.mark.parametrize("grow_policy", ["depthwise", "lossguide"])
-def test_depthwise_levels_move_rows_and_lossguide_splits_in_place(monkeypatch, grow_policy):
-    """Depthwise, every level's partition is one ``partition_move_tiles`` launch into a
-    new array (tree.sample_indices replaced); lossguide steps, whose other positions are
-    most of the array, split in place. Models equal the CPU backend's byte for byte."""
-    launched = []
-    original = KernelLauncher.__call__
+def test_partitions_move_rows_where_that_moves_fewer_bytes(monkeypatch, grow_policy):
+    """Training passes the split records' left counts; each partition whose segments
+    hold at least half of the positions is one ``partition_move_tiles`` launch into a new
+    array (tree.sample_indices replaced), the others split in place (a lossguide step
+    splitting a few leaves). Models equal the CPU backend's byte for byte."""
+    decisions = []
+    original_partition = CudaBackend.partition
 
-    def recorded(self, file, kernel, *args, **kwargs):
-        launched.append(kernel)
-        return original(self, file, kernel, *args, **kwargs)
+    def spy(self, data, sample_indices, begins, ends, *args, left_counts=None, **kwargs):
+        moved = original_partition(
+            self, data, sample_indices, begins, ends, *args, left_counts=left_counts, **kwargs
+        )
+        split = int(np.sum(np.asarray(ends) - np.asarray(begins)))
+        decisions.append((left_counts is not None, split, int(sample_indices.shape[0]), moved))
+        return moved
 
-    monkeypatch.setattr(KernelLauncher, "__call__", recorded)
+    monkeypatch.setattr(CudaBackend, "partition", spy)
     rng = np.random.default_rng(11)
     X = rng.normal(size=(3000, 5))
     X[rng.random(3000) < 0.1, 2] = np.nan
@@ -362,12 +366,20 @@ def test_depthwise_levels_move_rows_and_lossguide_splits_in_place(monkeypatch, g
             for d in ("cuda", "cpu")
         ]
     assert models[0] == models[1]
-    moves = launched.count(cuda_partition.MOVE_KERNEL)
-    in_place = launched.count(cuda_partition.FLAG_KERNEL)
-    if grow_policy == "depthwise":
-        assert moves >= 3 * 3 and in_place == 0
-    else:
-        assert in_place >= 3 * 3 and moves == 0
+    assert decisions and all(counted for counted, _, _, _ in decisions)
+    for _, split, positions, moved in decisions:
+        assert (moved is not None) == (2 * split >= positions)
+    moves = sum(moved is not None for _, _, _, moved in decisions)
+    assert moves >= 3  # every tree's first split moves all of its positions
+    if grow_policy == "lossguide":
+        assert moves < len(decisions)
+
+
+def test_moving_moves_fewer_bytes_from_half_of_the_positions():
+    assert cuda_partition.moving_moves_fewer_bytes([0], [50], 100)
+    assert cuda_partition.moving_moves_fewer_bytes([0, 70], [30, 100], 100)
+    assert not cuda_partition.moving_moves_fewer_bytes([0, 70], [30, 89], 100)
+    assert cuda_partition.moving_moves_fewer_bytes([], [], 0)
 
 
 def test_depthwise_levels_with_categorical_splits_equal_the_cpu_backend():
