@@ -31,6 +31,8 @@ def spread(client, array, sizes, n_workers):
     import dask.array as da
 
     assert sum(sizes) == len(array)
+    # a worker process the nanny restarted (a busy machine) is back before partitions go
+    client.wait_for_workers(n_workers, timeout=120)
     workers = workers_of(client)[:n_workers]
     pieces, start = [], 0
     for index, size in enumerate(sizes):
