@@ -709,25 +709,7 @@ class CudaBackend(Backend):
             )
             if table is not None:
                 carry = {"carry": table, "carried_segments": self._carried_segments}
-        if left_counts is not None and moving_moves_fewer_bytes(
-            begins, ends, sample_indices.shape[0]
-        ):
-            return move_partitioned_rows(
-                self.xp,
-                self.launcher,
-                binned_columns(self.xp, data),
-                sample_indices,
-                begins,
-                ends,
-                features,
-                threshold_bins,
-                default_left,
-                left_counts,
-                data.missing_bin,
-                status=self._partition_status,
-                **carry,
-            )
-        partition_rows(
+        splits = (
             self.xp,
             self.launcher,
             binned_columns(self.xp, data),
@@ -737,10 +719,13 @@ class CudaBackend(Backend):
             features,
             threshold_bins,
             default_left,
-            data.missing_bin,
-            status=self._partition_status,
-            **carry,
         )
+        options = {"status": self._partition_status, **carry}
+        if left_counts is not None and moving_moves_fewer_bytes(
+            begins, ends, sample_indices.shape[0]
+        ):
+            return move_partitioned_rows(*splits, left_counts, data.missing_bin, **options)
+        partition_rows(*splits, data.missing_bin, **options)
         return None
 
     @device_call("adding leaf values to the margins")
