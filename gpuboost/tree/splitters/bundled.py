@@ -175,20 +175,17 @@ class BundledHistogramSplitter(HistogramSplitter):
         (``then_build``, ``left_counts``: as :meth:`HistogramSplitter.partition`'s)."""
         features = np.asarray(features, dtype=np.int64)
         used, position = np.unique(features, return_inverse=True)
-        moves = {} if left_counts is None else {"left_counts": left_counts}
-        moved = self.backend.partition(
+        self._partition_numeric(
+            tree,
             self._decoded(used),
-            tree.sample_indices,
             begins,
             ends,
             position.astype(np.int64).reshape(-1),
             np.asarray(bins, dtype=np.int64),
             np.asarray(default_left, dtype=bool),
-            **self._build_ahead(then_build),
-            **moves,
+            then_build,
+            left_counts,
         )
-        if moved is not None:
-            tree.sample_indices = moved
 
     def predict_training_rows(self, tree):
         """Leaf value of every training row, on the bins of the tree's features decoded

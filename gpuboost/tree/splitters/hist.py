@@ -412,17 +412,33 @@ class HistogramSplitter(GradientRecords):
                 numeric = ~categorical
                 if not numeric.any():
                     return
-        moves = {}
-        if left_counts is not None:
-            moves = {"left_counts": np.asarray(left_counts, dtype=np.int64)[numeric]}
-        moved = self.backend.partition(
+        self._partition_numeric(
+            tree,
             self.partition_data,
-            tree.sample_indices,
             np.asarray(begins)[numeric],
             np.asarray(ends)[numeric],
             features[numeric],
             bins[numeric],
             default_left[numeric],
+            then_build,
+            None if left_counts is None else np.asarray(left_counts, dtype=np.int64)[numeric],
+        )
+
+    def _partition_numeric(
+        self, tree, data, begins, ends, features, bins, default_left, then_build, left_counts
+    ):
+        """``Backend.partition`` of numeric splits on the bins of ``data``; where it
+        returns the partition as a new array (given ``left_counts``), that array becomes
+        ``tree.sample_indices``."""
+        moves = {} if left_counts is None else {"left_counts": left_counts}
+        moved = self.backend.partition(
+            data,
+            tree.sample_indices,
+            begins,
+            ends,
+            features,
+            bins,
+            default_left,
             **self._build_ahead(then_build),
             **moves,
         )
