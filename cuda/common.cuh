@@ -73,6 +73,18 @@ static_assert(sizeof(unsigned long long) == sizeof(int64_t),
   type* const name = reinterpret_cast<type*>(gpuboost_dynamic_shared_bytes)
 #endif
 
+// GPUBOOST_CLUSTERS: 1 where thread-block clusters exist (`__cluster_dims__`,
+// cooperative_groups::this_cluster(), distributed shared memory): sm_90 and the
+// emulation (docs/EMULATION.md, "Thread-block clusters"), although the emulation
+// reports sm_80. A file with cluster kernels keeps them, and its
+// `#include <cooperative_groups.h>`, inside `#if GPUBOOST_CLUSTERS`; the host launches
+// them only where the device has clusters.
+#if defined(GPUBOOST_EMULATION) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900)
+#define GPUBOOST_CLUSTERS 1
+#else
+#define GPUBOOST_CLUSTERS 0
+#endif
+
 // ---------------------------------------------------------------------------
 // Atomics on int64_t. CUDA's 64-bit atomicAdd only takes unsigned long long;
 // two's complement makes the unsigned sum bit-identical to the signed one.

@@ -10,6 +10,14 @@
 //   when one waits at `__syncthreads` or a warp intrinsic, so barriers are real
 //   (a barrier among the workers) and warp intrinsics are real exchanges among
 //   the 32 lanes. Blocks run one after another on the same workers.
+// * thread-block clusters (`__cluster_dims__(K, 1, 1)`, sm_90): the K blocks of a
+//   cluster run one after another between cluster barriers. Each has its own
+//   GPU threads (fibers) and dynamic shared memory; a block whose threads all
+//   wait at `cluster.sync()` is parked (its fibers keep their stacks) and the
+//   next block of the cluster runs; once all K are parked they resume in rank
+//   order. `cluster.map_shared_rank` maps an address of the dynamic shared
+//   memory to the same offset in another block's. Cluster kernels may not use
+//   static `__shared__` variables (one copy per module); launcher.py refuses them.
 // * `threadIdx`, `blockIdx`, `blockDim`, `gridDim` are thread_local variables,
 //   switched together with the fibers.
 // * `__shared__` variables are function-scope `static` variables: one copy per
@@ -83,6 +91,7 @@
 #define __forceinline__ inline __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
+#define __cluster_dims__(...)
 #define __align__(alignment) __attribute__((aligned(alignment)))
 #define __grid_constant__
 
@@ -174,6 +183,10 @@ constexpr unsigned kFullWarpMask = 0xffffffffu;
 constexpr unsigned char kSharedPoisonByte = 0xff;
 //: Alignment of the dynamic shared memory buffer (as on a GPU).
 constexpr size_t kDynamicSharedAlignment = 128;
+//: Most blocks of a thread-block cluster (the portable cluster size of sm_90).
+constexpr unsigned kMaxClusterBlocks = 8;
+//: Bit of a barrier's site tag marking a cluster barrier (cluster.sync()).
+constexpr uintptr_t kClusterSiteBit = uintptr_t{1} << 62;
 //: Stack of each emulated GPU thread (fiber); a GPU thread has about 1 KiB.
 constexpr size_t kFiberStackBytes = size_t{256} << 10;
 //: Busy-wait iterations of a worker at a barrier before it sleeps.
@@ -557,6 +570,8 @@ struct Worker {
   bool barrier_sites_differ = false;
   BlockSyncResult barrier_result{0, 0};
   bool barrier_result_sites_differ = false;
+  // its GPU threads of the running block wait at a cluster barrier (cluster.sync())
+  bool parked = false;
 };
 
 struct StaticSharedRange {
@@ -574,11 +589,13 @@ inline thread_local Fiber* tls_fiber = nullptr;
 
 #if defined(GPUBOOST_EMU_INSTRUMENTED)
 // Hooks of the instrumented flavour, defined in instrument.h.
-inline void instrument_block_start(uint64_t linear_block);
+inline void instrument_block_start(uint64_t linear_block, unsigned cluster_rank, bool resumed);
+inline void instrument_cluster_barrier_completed();
+inline const char* instrument_block_returned(unsigned cluster_rank);
 inline void instrument_barrier_completed();
 inline void instrument_warp_phase(WarpState& warp);
 inline void instrument_worker_idle(Worker& worker);
-inline unsigned char* instrument_dynamic_shared(unsigned char* fallback);
+inline unsigned char* instrument_dynamic_shared(unsigned char* fallback, unsigned cluster_rank);
 inline void instrument_atomic(const void* address, uint32_t size, const void* pc);
 #endif
 
@@ -594,8 +611,23 @@ struct LaunchState {
   bool stop = false;
   double timeout_seconds = 0;
 
-  unsigned char* dynamic_shared = nullptr;
+  unsigned char* dynamic_shared = nullptr;  // the running block's
   size_t dynamic_shared_bytes = 0;
+
+  // Thread-block clusters: per rank of a cluster, its threads, warps, workers and
+  // dynamic shared memory; fibers, warps, workers and dynamic_shared above point to
+  // the running rank's. Without clusters, cluster_blocks is 1.
+  unsigned cluster_blocks = 1;
+  unsigned cluster_rank = 0;          // rank of the running block in its cluster
+  uint64_t cluster_first_block = 0;   // linear index of the cluster's rank 0
+  bool cluster_open = false;          // a cluster's blocks are in progress
+  bool resuming = false;              // the running block resumes from a cluster barrier
+  Fiber* rank_fibers[kMaxClusterBlocks] = {};
+  WarpState* rank_warps[kMaxClusterBlocks] = {};
+  Worker* rank_workers[kMaxClusterBlocks] = {};
+  unsigned char* rank_shared[kMaxClusterBlocks] = {};
+  bool rank_started[kMaxClusterBlocks] = {};
+  bool rank_finished[kMaxClusterBlocks] = {};
 
   void (*run_kernel)(void*) = nullptr;
   void* kernel_call = nullptr;
@@ -611,21 +643,33 @@ struct LaunchState {
   char error_message[kErrorMessageCapacity + kErrorLocationCapacity] = {0};
 
   // Run by the last worker to reach the gate: set up the next block, or stop.
-  void prepare_next_block() {
-    if (__atomic_load_n(&failed, __ATOMIC_ACQUIRE) != 0 || next_block == total_blocks) {
-      stop = true;
-      return;
-    }
-    const uint64_t linear = next_block++;
+  void prepare_next_block();
+
+  // Make rank `rank` of the current cluster the running block (poisoning its shared
+  // memory when it starts).
+  void select_rank(unsigned rank) {
+    cluster_rank = rank;
+    fibers = rank_fibers[rank];
+    warps = rank_warps[rank];
+    workers = rank_workers[rank];
+    dynamic_shared = rank_shared[rank];
+    const uint64_t linear = cluster_first_block + rank;
     current_block.x = static_cast<unsigned>(linear % grid.x);
     current_block.y = static_cast<unsigned>((linear / grid.x) % grid.y);
     current_block.z = static_cast<unsigned>(linear / (static_cast<uint64_t>(grid.x) * grid.y));
-    if (dynamic_shared_bytes != 0) memset(dynamic_shared, kSharedPoisonByte, dynamic_shared_bytes);
-    for (size_t range = 0; range < g_static_shared_range_count; ++range) {
-      memset(g_static_shared_ranges[range].address, kSharedPoisonByte,
-             g_static_shared_ranges[range].size);
+    resuming = rank_started[rank];
+    if (!resuming) {
+      rank_started[rank] = true;
+      if (dynamic_shared_bytes != 0) {
+        memset(dynamic_shared, kSharedPoisonByte, dynamic_shared_bytes);
+      }
+      for (size_t range = 0; range < g_static_shared_range_count; ++range) {
+        memset(g_static_shared_ranges[range].address, kSharedPoisonByte,
+               g_static_shared_ranges[range].size);
+      }
     }
-    GPUBOOST_EMU_HOOK(instrument_block_start(linear));
+    for (unsigned index = 0; index < worker_count; ++index) workers[index].parked = false;
+    GPUBOOST_EMU_HOOK(instrument_block_start(linear, rank, resuming));
     block_barrier.reset(worker_count);
   }
 
@@ -648,6 +692,69 @@ struct LaunchState {
 
   bool has_failed() const { return __atomic_load_n(&failed, __ATOMIC_ACQUIRE) != 0; }
 };
+
+// A cluster runs in phases: every block of it that has not returned runs, in rank order,
+// until it returns or waits at a cluster barrier; once each waits there, the next phase
+// resumes them. A plain launch is a cluster of one block per cluster.
+inline void LaunchState::prepare_next_block() {
+  if (has_failed()) {
+    stop = true;
+    return;
+  }
+  if (cluster_open) {
+    bool parked = false;
+    for (unsigned index = 0; index < worker_count; ++index) parked |= workers[index].parked;
+    rank_finished[cluster_rank] = !parked;
+#if defined(GPUBOOST_EMU_INSTRUMENTED)
+    if (!parked) {
+      const char* hazard = instrument_block_returned(cluster_rank);
+      if (hazard != nullptr) {
+        record_error(hazard, false);
+        stop = true;
+        return;
+      }
+    }
+#endif
+    for (unsigned rank = cluster_rank + 1; rank < cluster_blocks; ++rank) {
+      if (!rank_finished[rank]) {
+        select_rank(rank);
+        return;
+      }
+    }
+    unsigned waiting = 0;
+    for (unsigned rank = 0; rank < cluster_blocks; ++rank) waiting += rank_finished[rank] ? 0 : 1;
+    if (waiting != 0) {
+      if (waiting != cluster_blocks) {
+        char message[kErrorMessageCapacity];
+        snprintf(message, sizeof(message),
+                 "cluster barrier: %u of the %u blocks of the cluster starting at linear block "
+                 "%llu returned from the kernel while the others wait at cluster.sync(); every "
+                 "block of a cluster must reach the same cluster barriers",
+                 cluster_blocks - waiting, cluster_blocks,
+                 static_cast<unsigned long long>(cluster_first_block));
+        record_error(message, false);
+        stop = true;
+        return;
+      }
+      GPUBOOST_EMU_HOOK(instrument_cluster_barrier_completed());
+      select_rank(0);
+      return;
+    }
+    cluster_open = false;
+  }
+  if (next_block == total_blocks) {
+    stop = true;
+    return;
+  }
+  cluster_first_block = next_block;
+  next_block += cluster_blocks;
+  for (unsigned rank = 0; rank < cluster_blocks; ++rank) {
+    rank_started[rank] = false;
+    rank_finished[rank] = false;
+  }
+  cluster_open = true;
+  select_rank(0);
+}
 
 // Record the failure (the first one of a launch wins) and leave the kernel.
 [[noreturn]] inline void fail_thread(const char* format, ...)
@@ -746,24 +853,29 @@ inline void report_deadlock(Worker& worker) {
 }
 
 // Run the worker's GPU threads of the current block to completion.
+// A block resumed after a cluster barrier continues its parked GPU threads.
 inline void run_block(Worker& worker) {
   LaunchState& launch = *worker.launch;
-  for (unsigned index = 0; index < worker.warp_count; ++index) {
-    WarpState& warp = launch.warps[worker.warps[index]];
-    warp.live_lanes = warp.existing_lanes;
-    warp.arrived_lanes = 0;
-    warp.operations_differ = false;
-  }
-  worker.live_fibers = worker.fiber_count;
-  worker.at_barrier = 0;
-  worker.barrier_true = 0;
-  worker.barrier_sites_differ = false;
-  for (unsigned index = 0; index < worker.fiber_count; ++index) {
-    Fiber& fiber = *worker.fibers[index];
-    fiber.state = FiberState::kRunnable;
-    if (!start_context(fiber.context, fiber.stack, kFiberStackBytes, fiber_entry)) {
-      launch.record_error("could not create a GPU thread context", false);
-      fiber_returned(fiber);
+  if (launch.resuming) {
+    release_waiting_fibers(worker);
+  } else {
+    for (unsigned index = 0; index < worker.warp_count; ++index) {
+      WarpState& warp = launch.warps[worker.warps[index]];
+      warp.live_lanes = warp.existing_lanes;
+      warp.arrived_lanes = 0;
+      warp.operations_differ = false;
+    }
+    worker.live_fibers = worker.fiber_count;
+    worker.at_barrier = 0;
+    worker.barrier_true = 0;
+    worker.barrier_sites_differ = false;
+    for (unsigned index = 0; index < worker.fiber_count; ++index) {
+      Fiber& fiber = *worker.fibers[index];
+      fiber.state = FiberState::kRunnable;
+      if (!start_context(fiber.context, fiber.stack, kFiberStackBytes, fiber_entry)) {
+        launch.record_error("could not create a GPU thread context", false);
+        fiber_returned(fiber);
+      }
     }
   }
   while (worker.live_fibers != 0) {
@@ -803,14 +915,22 @@ inline void run_block(Worker& worker) {
     worker.at_barrier = 0;
     worker.barrier_true = 0;
     worker.barrier_sites_differ = false;
+    if (phase.status == Barrier::kCompleted && !phase.sites_differ && site != kSiteMismatch &&
+        (site & kClusterSiteBit) != 0 && !launch.has_failed()) {
+      worker.parked = true;  // the block's threads wait for the rest of the cluster
+      return;
+    }
     release_waiting_fibers(worker);
   }
   GPUBOOST_EMU_HOOK(instrument_worker_idle(worker));
   launch.block_barrier.arrive_and_drop();
 }
 
-inline void run_worker(Worker& worker) {
-  LaunchState& launch = *worker.launch;
+// `first` is the worker's state for rank 0 of a cluster; each block runs with the
+// worker of the same index among its rank's.
+inline void run_worker(Worker& first) {
+  LaunchState& launch = *first.launch;
+  const unsigned index = first.index;
   tls_launch = &launch;
   blockDim = launch.block;
   gridDim = launch.grid;
@@ -818,7 +938,7 @@ inline void run_worker(Worker& worker) {
     launch.gate.arrive_and_wait(0, 0, 0, 0.0, nullptr, [&] { launch.prepare_next_block(); });
     if (launch.stop) break;
     blockIdx = launch.current_block;
-    run_block(worker);
+    run_block(launch.workers[index]);
   }
   tls_launch = nullptr;
 }
@@ -861,13 +981,23 @@ inline unsigned default_worker_count() {
 }
 
 // Run `run_kernel(kernel_call)` on a grid x block launch with `requested_workers`
-// OS threads (0: one per core), at most one per warp.
+// OS threads (0: one per core), at most one per warp; blocks in clusters of
+// `cluster_blocks` along x (1: no clusters).
 inline int run_launch(void (*run_kernel)(void*), void* kernel_call, const uint32_t* grid,
                       const uint32_t* block, uint64_t dynamic_shared_bytes,
-                      double timeout_seconds, uint32_t requested_workers, char* error_message,
-                      uint64_t error_capacity) {
+                      uint32_t cluster_blocks, double timeout_seconds,
+                      uint32_t requested_workers, char* error_message, uint64_t error_capacity) {
   LaunchState launch;
   LaunchStorage storage;
+  if (cluster_blocks == 0 || cluster_blocks > kMaxClusterBlocks || grid[0] % cluster_blocks != 0) {
+    char message[kErrorMessageCapacity];
+    snprintf(message, sizeof(message),
+             "a cluster of %u blocks: the size must be 1..%u and divide the grid's x "
+             "dimension (%u)",
+             cluster_blocks, kMaxClusterBlocks, grid[0]);
+    copy_message(error_message, error_capacity, message);
+    return kLaunchSetupFailed;
+  }
   launch.grid = dim3(grid[0], grid[1], grid[2]);
   launch.block = dim3(block[0], block[1], block[2]);
   launch.threads_per_block = block[0] * block[1] * block[2];
@@ -879,82 +1009,98 @@ inline int run_launch(void (*run_kernel)(void*), void* kernel_call, const uint32
   launch.run_kernel = run_kernel;
   launch.kernel_call = kernel_call;
   launch.dynamic_shared_bytes = dynamic_shared_bytes;
+  launch.cluster_blocks = cluster_blocks;
 
+  const unsigned ranks = cluster_blocks;
+  const size_t threads = launch.threads_per_block;
   const size_t buffer_bytes = (dynamic_shared_bytes / kDynamicSharedAlignment + 1) *
                               kDynamicSharedAlignment;
-  storage.dynamic_shared =
-      static_cast<unsigned char*>(aligned_alloc(kDynamicSharedAlignment, buffer_bytes));
-  storage.fibers = new (std::nothrow) Fiber[launch.threads_per_block];
-  storage.fiber_lists = new (std::nothrow) Fiber*[launch.threads_per_block];
-  storage.warps = new (std::nothrow) WarpState[launch.warps_per_block];
-  storage.warp_lists = new (std::nothrow) unsigned[launch.warps_per_block];
-  storage.workers = new (std::nothrow) Worker[launch.worker_count];
+  storage.dynamic_shared = static_cast<unsigned char*>(
+      aligned_alloc(kDynamicSharedAlignment, buffer_bytes * ranks));
+  storage.fibers = new (std::nothrow) Fiber[threads * ranks];
+  storage.fiber_lists = new (std::nothrow) Fiber*[threads * ranks];
+  storage.warps = new (std::nothrow) WarpState[launch.warps_per_block * ranks];
+  storage.warp_lists = new (std::nothrow) unsigned[launch.warps_per_block * ranks];
+  storage.workers = new (std::nothrow) Worker[launch.worker_count * ranks];
   if (storage.dynamic_shared == nullptr || storage.fibers == nullptr ||
       storage.fiber_lists == nullptr || storage.warps == nullptr ||
       storage.warp_lists == nullptr || storage.workers == nullptr) {
     copy_message(error_message, error_capacity, "out of memory while setting up the launch");
     return kLaunchSetupFailed;
   }
-  launch.dynamic_shared = storage.dynamic_shared;
-#if defined(GPUBOOST_EMU_INSTRUMENTED)
-  launch.dynamic_shared = instrument_dynamic_shared(launch.dynamic_shared);
-#endif
-  launch.fibers = storage.fibers;
-  launch.warps = storage.warps;
-  launch.workers = storage.workers;
 
   pthread_mutex_lock(&g_launch_mutex);
-  if (!ensure_fiber_stacks(launch.threads_per_block)) {
+  if (!ensure_fiber_stacks(threads * ranks)) {
     pthread_mutex_unlock(&g_launch_mutex);
     copy_message(error_message, error_capacity, "could not map stacks for the GPU threads");
     return kLaunchSetupFailed;
   }
 
-  // Threads, warps and their assignment to workers (warp w -> worker w % workers).
-  for (unsigned rank = 0; rank < launch.threads_per_block; ++rank) {
-    Fiber& fiber = launch.fibers[rank];
-    fiber.rank = rank;
-    fiber.warp = rank / kWarpSize;
-    fiber.lane = rank % kWarpSize;
-    fiber.stack = fiber_stack(rank);
-    fiber.thread_index.x = rank % block[0];
-    fiber.thread_index.y = (rank / block[0]) % block[1];
-    fiber.thread_index.z = rank / (block[0] * block[1]);
-    launch.warps[fiber.warp].lanes[fiber.lane] = &fiber;
-  }
-  for (unsigned warp = 0; warp < launch.warps_per_block; ++warp) {
-    const unsigned remaining = launch.threads_per_block - warp * kWarpSize;
-    WarpState& state = launch.warps[warp];
-    state.existing_lanes = remaining >= kWarpSize ? kFullWarpMask : (1u << remaining) - 1u;
-    for (unsigned lane = remaining; lane < kWarpSize; ++lane) state.lanes[lane] = nullptr;
-  }
-  unsigned next_fiber = 0;
-  unsigned next_warp = 0;
-  for (unsigned index = 0; index < launch.worker_count; ++index) {
-    Worker& worker = launch.workers[index];
-    worker.launch = &launch;
-    worker.index = index;
-    worker.fibers = storage.fiber_lists + next_fiber;
-    worker.warps = storage.warp_lists + next_warp;
-    for (unsigned warp = index; warp < launch.warps_per_block; warp += launch.worker_count) {
-      worker.warps[worker.warp_count++] = warp;
-      for (unsigned lane = 0; lane < kWarpSize; ++lane) {
-        Fiber* fiber = launch.warps[warp].lanes[lane];
-        if (fiber == nullptr) continue;
-        fiber->worker = &worker;
-        worker.fibers[worker.fiber_count++] = fiber;
-      }
+  // Per rank of a cluster: threads, warps and their assignment to workers
+  // (warp w -> worker w % workers).
+  for (unsigned rank = 0; rank < ranks; ++rank) {
+    Fiber* fibers = storage.fibers + rank * threads;
+    WarpState* warps = storage.warps + rank * launch.warps_per_block;
+    Worker* workers = storage.workers + rank * launch.worker_count;
+    launch.rank_fibers[rank] = fibers;
+    launch.rank_warps[rank] = warps;
+    launch.rank_workers[rank] = workers;
+    launch.rank_shared[rank] = storage.dynamic_shared + rank * buffer_bytes;
+#if defined(GPUBOOST_EMU_INSTRUMENTED)
+    launch.rank_shared[rank] = instrument_dynamic_shared(launch.rank_shared[rank], rank);
+#endif
+    for (unsigned thread = 0; thread < threads; ++thread) {
+      Fiber& fiber = fibers[thread];
+      fiber.rank = thread;
+      fiber.warp = thread / kWarpSize;
+      fiber.lane = thread % kWarpSize;
+      fiber.stack = fiber_stack(rank * threads + thread);
+      fiber.thread_index.x = thread % block[0];
+      fiber.thread_index.y = (thread / block[0]) % block[1];
+      fiber.thread_index.z = thread / (block[0] * block[1]);
+      warps[fiber.warp].lanes[fiber.lane] = &fiber;
     }
-    next_fiber += worker.fiber_count;
-    next_warp += worker.warp_count;
+    for (unsigned warp = 0; warp < launch.warps_per_block; ++warp) {
+      const unsigned remaining = launch.threads_per_block - warp * kWarpSize;
+      WarpState& state = warps[warp];
+      state.existing_lanes = remaining >= kWarpSize ? kFullWarpMask : (1u << remaining) - 1u;
+      for (unsigned lane = remaining; lane < kWarpSize; ++lane) state.lanes[lane] = nullptr;
+    }
+    Fiber** fiber_lists = storage.fiber_lists + rank * threads;
+    unsigned* warp_lists = storage.warp_lists + rank * launch.warps_per_block;
+    unsigned next_fiber = 0;
+    unsigned next_warp = 0;
+    for (unsigned index = 0; index < launch.worker_count; ++index) {
+      Worker& worker = workers[index];
+      worker.launch = &launch;
+      worker.index = index;
+      worker.fibers = fiber_lists + next_fiber;
+      worker.warps = warp_lists + next_warp;
+      for (unsigned warp = index; warp < launch.warps_per_block; warp += launch.worker_count) {
+        worker.warps[worker.warp_count++] = warp;
+        for (unsigned lane = 0; lane < kWarpSize; ++lane) {
+          Fiber* fiber = warps[warp].lanes[lane];
+          if (fiber == nullptr) continue;
+          fiber->worker = &worker;
+          worker.fibers[worker.fiber_count++] = fiber;
+        }
+      }
+      next_fiber += worker.fiber_count;
+      next_warp += worker.warp_count;
+    }
   }
+  launch.fibers = launch.rank_fibers[0];
+  launch.warps = launch.rank_warps[0];
+  launch.workers = launch.rank_workers[0];
+  launch.dynamic_shared = launch.rank_shared[0];
   launch.gate.reset(launch.worker_count);
 
   // Worker 0 runs on the calling thread, the others on new OS threads.
   int status = kLaunchOk;
   unsigned started = 1;
+  Worker* const first_workers = launch.rank_workers[0];  // the OS threads' handles
   for (; started < launch.worker_count; ++started) {
-    Worker& worker = launch.workers[started];
+    Worker& worker = first_workers[started];
     if (pthread_create(&worker.thread, nullptr, worker_thread_main, &worker) != 0) break;
     worker.thread_started = true;
   }
@@ -967,11 +1113,11 @@ inline int run_launch(void (*run_kernel)(void*), void* kernel_call, const uint32
   }
   const dim3 saved_block_dim = blockDim;
   const dim3 saved_grid_dim = gridDim;
-  run_worker(launch.workers[0]);
+  run_worker(first_workers[0]);
   blockDim = saved_block_dim;
   gridDim = saved_grid_dim;
   for (unsigned index = 1; index < launch.worker_count; ++index) {
-    if (launch.workers[index].thread_started) pthread_join(launch.workers[index].thread, nullptr);
+    if (first_workers[index].thread_started) pthread_join(first_workers[index].thread, nullptr);
   }
   pthread_mutex_unlock(&g_launch_mutex);
   fflush(stdout);
@@ -1042,8 +1188,9 @@ void invoke_kernel(void (*kernel)(Params...), void** arguments, std::index_seque
 
 template <class... Params>
 int launch_kernel(void (*kernel)(Params...), const uint32_t* grid, const uint32_t* block,
-                  uint64_t dynamic_shared_bytes, double timeout_seconds, uint32_t workers,
-                  void** arguments, char* error_message, uint64_t error_capacity) {
+                  uint64_t dynamic_shared_bytes, uint32_t cluster_blocks,
+                  double timeout_seconds, uint32_t workers, void** arguments,
+                  char* error_message, uint64_t error_capacity) {
   struct Call {
     void (*kernel)(Params...);
     void** arguments;
@@ -1053,8 +1200,8 @@ int launch_kernel(void (*kernel)(Params...), const uint32_t* grid, const uint32_
     Call* target = static_cast<Call*>(pointer);
     invoke_kernel(target->kernel, target->arguments, std::index_sequence_for<Params...>{});
   };
-  return run_launch(run, &call, grid, block, dynamic_shared_bytes, timeout_seconds, workers,
-                    error_message, error_capacity);
+  return run_launch(run, &call, grid, block, dynamic_shared_bytes, cluster_blocks,
+                    timeout_seconds, workers, error_message, error_capacity);
 }
 
 // ---------------------------------------------------------------------------
@@ -1065,11 +1212,12 @@ inline unsigned char* dynamic_shared_memory() {
   return tls_launch->dynamic_shared;
 }
 
-inline BlockSyncResult block_sync(int predicate, int line) {
+// `site_bits`: kClusterSiteBit for a cluster barrier (cluster.sync()), else 0.
+inline BlockSyncResult block_sync(int predicate, int line, uintptr_t site_bits = 0) {
   check_launch_alive();
   Fiber& fiber = *tls_fiber;
   Worker& worker = *fiber.worker;
-  const uintptr_t site = static_cast<uintptr_t>(line);
+  const uintptr_t site = static_cast<uintptr_t>(line) | site_bits;
   if (worker.at_barrier == 0) {
     worker.barrier_site = site;
   } else if (worker.barrier_site != site) {
@@ -1082,9 +1230,43 @@ inline BlockSyncResult block_sync(int predicate, int line) {
   check_launch_alive();
   if (worker.barrier_result_sites_differ) {
     fail_thread("divergent __syncthreads: threads of the block met at different __syncthreads "
-                "calls (this one at line %d); every thread must reach the same barrier", line);
+                "or cluster.sync() calls (this one %s at line %d); every thread must reach the "
+                "same barrier", site_bits != 0 ? "cluster.sync()" : "__syncthreads", line);
   }
   return worker.barrier_result;
+}
+
+// ---------------------------------------------------------------------------
+// Thread-block clusters (the cooperative_groups::cluster_group subset of
+// gpuboost/backends/emulation/cooperative_groups.h).
+// ---------------------------------------------------------------------------
+inline unsigned cluster_blocks() {
+  if (tls_launch == nullptr) fail_thread("a cluster query outside a kernel launch");
+  return tls_launch->cluster_blocks;
+}
+
+inline unsigned cluster_block_rank() {
+  if (tls_launch == nullptr) fail_thread("a cluster query outside a kernel launch");
+  return tls_launch->cluster_rank;
+}
+
+// The address at the same offset of block `rank`'s dynamic shared memory as `address`
+// in the calling block's (the emulation maps only dynamic shared memory).
+inline void* cluster_map_shared(const void* address, unsigned rank, int line) {
+  check_launch_alive();
+  const LaunchState& launch = *tls_launch;
+  if (rank >= launch.cluster_blocks) {
+    fail_thread("cluster.map_shared_rank at line %d: rank %u, but the cluster has %u blocks",
+                line, rank, launch.cluster_blocks);
+  }
+  const uintptr_t offset =
+      reinterpret_cast<uintptr_t>(address) - reinterpret_cast<uintptr_t>(launch.dynamic_shared);
+  if (offset > launch.dynamic_shared_bytes) {
+    fail_thread("cluster.map_shared_rank at line %d: the address is not in the block's dynamic "
+                "shared memory (the emulation maps only `extern __shared__` memory)",
+                line);
+  }
+  return launch.rank_shared[rank] + offset;
 }
 
 // ---------------------------------------------------------------------------
@@ -1677,12 +1859,12 @@ GPUBOOST_EMU_EXPORT int gpuboost_emu_register_static_shared(const uint64_t* offs
 #define GPUBOOST_EMU_DEFINE_INSTRUMENTED_ENTRY_POINT(kernel)                                \
   GPUBOOST_EMU_EXPORT int gpuboost_emu_launch_instrumented__##kernel(                       \
       const uint32_t* grid, const uint32_t* block, uint64_t dynamic_shared_bytes,          \
-      double timeout_seconds, uint32_t workers, void** arguments, char* error_message,     \
-      uint64_t error_capacity, const ::gpuboost_emu::InstrumentConfig* config,             \
-      uint64_t* counters) {                                                                \
+      uint32_t cluster_blocks, double timeout_seconds, uint32_t workers, void** arguments, \
+      char* error_message, uint64_t error_capacity,                                        \
+      const ::gpuboost_emu::InstrumentConfig* config, uint64_t* counters) {                \
     return ::gpuboost_emu::launch_kernel_instrumented(                                     \
-        &kernel, grid, block, dynamic_shared_bytes, timeout_seconds, workers, arguments,   \
-        error_message, error_capacity, config, counters);                                  \
+        &kernel, grid, block, dynamic_shared_bytes, cluster_blocks, timeout_seconds,       \
+        workers, arguments, error_message, error_capacity, config, counters);              \
   }
 #else
 #define GPUBOOST_EMU_DEFINE_INSTRUMENTED_ENTRY_POINT(kernel)
@@ -1695,11 +1877,11 @@ GPUBOOST_EMU_EXPORT int gpuboost_emu_register_static_shared(const uint64_t* offs
 #define GPUBOOST_EMU_DEFINE_ENTRY_POINTS(kernel)                                            \
   GPUBOOST_EMU_EXPORT int gpuboost_emu_launch__##kernel(                                    \
       const uint32_t* grid, const uint32_t* block, uint64_t dynamic_shared_bytes,          \
-      double timeout_seconds, uint32_t workers, void** arguments, char* error_message,     \
-      uint64_t error_capacity) {                                                           \
+      uint32_t cluster_blocks, double timeout_seconds, uint32_t workers, void** arguments, \
+      char* error_message, uint64_t error_capacity) {                                      \
     return ::gpuboost_emu::launch_kernel(&kernel, grid, block, dynamic_shared_bytes,       \
-                                         timeout_seconds, workers, arguments,               \
-                                         error_message, error_capacity);                    \
+                                         cluster_blocks, timeout_seconds, workers,          \
+                                         arguments, error_message, error_capacity);         \
   }                                                                                         \
   GPUBOOST_EMU_EXPORT const char* gpuboost_emu_signature__##kernel() {                      \
     return ::gpuboost_emu::kernel_signature(&kernel);                                      \

@@ -36,7 +36,9 @@
 //   __syncthreads, at least one writing, not both through atomics, is a hazard (if they
 //   are lanes of one warp, a __syncwarp between them also orders them); for global
 //   memory, so is any such pair of threads of different blocks of the launch (blocks are
-//   never ordered);
+//   never ordered), unless the blocks are of one cluster and a cluster barrier lies
+//   between the accesses; for shared memory, so is such a pair of threads of different
+//   blocks of one cluster (distributed shared memory) with no cluster barrier between;
 // * traffic: every access of a GPU thread to device or shared memory is logged per warp;
 //   at every point where all lanes of the warp have met (a warp intrinsic, __syncthreads,
 //   the end of the block) the log is cut into *warp instructions*: the k-th execution of
@@ -157,6 +159,12 @@ struct RaceCell {
   RaceAccess other_reader;
 };
 
+//: The block and cluster phase of a racecheck epoch (a barrier interval of one block).
+struct EpochInfo {
+  uint64_t block;          // linear index
+  uint32_t cluster_phase;  // cluster barriers completed in the launch before it
+};
+
 //: A range of memory a kernel may access.
 struct Region {
   uintptr_t begin;
@@ -219,10 +227,16 @@ struct Instrumentation {
   // Device memory of the launch.
   unsigned char* arena = nullptr;
   size_t arena_bytes = 0;
-  Region* regions = nullptr;  // allocations (then dynamic shared memory), by address
-  size_t region_count = 0;
-  Region* dynamic_shared = nullptr;
+  Region* regions = nullptr;  // allocations, then the dynamic shared memory per cluster
+  size_t region_count = 0;    // rank, by address
+  Region* dynamic_shared = nullptr;  // the running block's
+  Region* first_dynamic_shared = nullptr;  // cluster rank 0's
   size_t dynamic_shared_bytes = 0;
+  unsigned cluster_blocks = 1;
+  // Per cluster rank: returned from the kernel; 1 + the cluster phase of the last access
+  // of another block of the cluster to its shared memory (0: none).
+  bool rank_returned[kMaxClusterBlocks] = {};
+  uint32_t rank_remote_phase[kMaxClusterBlocks] = {};
 
   // Static shared memory: the gpuboost_shared section, widened by kSharedSectionSlack.
   uintptr_t static_begin = 0;
@@ -230,12 +244,15 @@ struct Instrumentation {
   Region* static_regions = nullptr;  // by address
   size_t static_region_count = 0;
 
-  // racecheck: epochs number the barrier intervals of the launch (block after block).
+  // racecheck: epochs number the barrier intervals of the launch (block after block,
+  // and for a cluster each block's run between cluster barriers), 1, 2, ...
   uint32_t epoch = 0;
-  uint32_t block_first_epoch = 0;
-  uint32_t* block_epochs = nullptr;  // first epoch of every block started, by linear index
-  uint64_t blocks_started = 0;
-  uint32_t* warp_syncs = nullptr;    // per warp of the block: completed __syncwarp
+  EpochInfo* epochs = nullptr;  // per epoch, from 1
+  size_t epoch_capacity = 0;
+  uint64_t current_block = 0;
+  uint32_t cluster_phase = 0;
+  uint32_t* rank_warp_syncs = nullptr;  // per cluster rank and warp: completed __syncwarp
+  uint32_t* warp_syncs = nullptr;       // the running block's
   unsigned warps_per_block = 0;
 
   // traffic
@@ -343,7 +360,8 @@ GPUBOOST_EMU_RUNTIME inline void describe_address(char* out, size_t capacity,
                 access_name(kind), size, where, pc_offset(state, pc));
   }
   if (address - reinterpret_cast<uintptr_t>(state.arena) < state.arena_bytes) {
-    describe_address(where, sizeof(where), state.dynamic_shared, 1, address);
+    describe_address(where, sizeof(where), state.first_dynamic_shared, state.cluster_blocks,
+                     address);
   } else {  // static shared memory: only the variables of this kernel count
     constexpr size_t kMaxListed = 64;
     Region allowed[kMaxListed];
@@ -378,28 +396,44 @@ GPUBOOST_EMU_RUNTIME inline void check_initialized(Instrumentation& state, const
 // ---------------------------------------------------------------------------
 //: Whether `earlier` and the current access `now` (same byte) may run in either order
 //: on a GPU.
+GPUBOOST_EMU_RUNTIME inline bool same_cluster(const Instrumentation& state, uint64_t block,
+                                              uint64_t other) {
+  return block / state.cluster_blocks == other / state.cluster_blocks;
+}
+
 GPUBOOST_EMU_RUNTIME inline bool unordered(const Instrumentation& state, Space space,
                                            const RaceAccess& earlier, const RaceAccess& now) {
   if (earlier.epoch == 0) return false;
-  if (earlier.epoch < state.block_first_epoch) return space == kGlobal;  // an earlier block
+  const EpochInfo& before = state.epochs[earlier.epoch];
+  const EpochInfo& current = state.epochs[now.epoch];
+  if (before.block != current.block) {
+    const bool cluster_ordered = same_cluster(state, before.block, current.block) &&
+                                 before.cluster_phase != current.cluster_phase;
+    // Global memory: blocks are never ordered, but by a cluster barrier. Shared memory:
+    // another block's is reached only inside a cluster (a later block of the emulation
+    // reusing the buffer has memory of its own on a GPU).
+    if (space == kGlobal) return !cluster_ordered;
+    return same_cluster(state, before.block, current.block) && !cluster_ordered;
+  }
   if (earlier.epoch != now.epoch || earlier.thread == now.thread) return false;
   const bool same_warp = earlier.thread / kWarpSize == now.thread / kWarpSize;
   return !(same_warp && earlier.warp_sync != now.warp_sync);
 }
 
-GPUBOOST_EMU_RUNTIME inline uint64_t block_of_epoch(const Instrumentation& state,
-                                                    uint32_t epoch) {
-  uint64_t low = 0;
-  uint64_t high = state.blocks_started;  // last block whose first epoch is <= epoch
-  while (high - low > 1) {
-    const uint64_t middle = low + (high - low) / 2;
-    if (state.block_epochs[middle] <= epoch) {
-      low = middle;
-    } else {
-      high = middle;
-    }
+//: Start epoch `state.epoch + 1`, of the running block.
+GPUBOOST_EMU_RUNTIME inline bool new_epoch(Instrumentation& state) {
+  const size_t next = static_cast<size_t>(state.epoch) + 1;
+  if (next >= state.epoch_capacity) {
+    const size_t capacity = state.epoch_capacity == 0 ? 1024 : 2 * state.epoch_capacity;
+    EpochInfo* grown =
+        static_cast<EpochInfo*>(realloc(state.epochs, capacity * sizeof(EpochInfo)));
+    if (grown == nullptr) return false;
+    state.epochs = grown;
+    state.epoch_capacity = capacity;
   }
-  return low;
+  state.epochs[next] = EpochInfo{state.current_block, state.cluster_phase};
+  state.epoch = static_cast<uint32_t>(next);
+  return true;
 }
 
 [[noreturn]] GPUBOOST_EMU_RUNTIME inline void report_race(
@@ -413,13 +447,17 @@ GPUBOOST_EMU_RUNTIME inline uint64_t block_of_epoch(const Instrumentation& state
   format_thread(earlier_thread, sizeof(earlier_thread), earlier.thread);
   format_thread(now_thread, sizeof(now_thread), now.thread);
   const char* space = region.space == kGlobal ? "global" : "shared-memory";
-  if (earlier.epoch < state.block_first_epoch) {
+  const uint64_t earlier_block_index = state.epochs[earlier.epoch].block;
+  if (earlier_block_index != state.epochs[now.epoch].block) {
     char earlier_block[48];
-    format_block(earlier_block, sizeof(earlier_block), block_of_epoch(state, earlier.epoch));
-    fail_thread("racecheck: %s hazard on %s byte at %s between different blocks (never "
-                "ordered): thread %s of block %s %s at @pc:0x%x, this thread %s at @pc:0x%x",
-                hazard, space, where, earlier_thread, earlier_block, earlier_kind, earlier.pc,
-                now_kind, now.pc);
+    format_block(earlier_block, sizeof(earlier_block), earlier_block_index);
+    const bool clustered = same_cluster(state, earlier_block_index, state.epochs[now.epoch].block);
+    fail_thread("racecheck: %s hazard on %s byte at %s between different blocks (%s): thread "
+                "%s of block %s %s at @pc:0x%x, this thread %s at @pc:0x%x",
+                hazard, space, where,
+                clustered ? "of one cluster, with no cluster.sync() between them"
+                          : "never ordered",
+                earlier_thread, earlier_block, earlier_kind, earlier.pc, now_kind, now.pc);
   }
   const bool same_warp = earlier.thread / kWarpSize == now.thread / kWarpSize;
   fail_thread("racecheck: %s %s hazard on %s byte at %s: thread %s %s at @pc:0x%x, thread %s "
@@ -456,7 +494,7 @@ GPUBOOST_EMU_RUNTIME inline void check_race(Instrumentation& state, const Region
       }
       cell.write = now;
     } else if (cell.reader.epoch != 0 && cell.reader.thread == now.thread &&
-               cell.reader.epoch >= state.block_first_epoch) {
+               state.epochs[cell.reader.epoch].block == state.current_block) {
       cell.reader = now;  // the same thread again: keep the other reader
     } else {
       cell.other_reader = cell.reader;
@@ -708,8 +746,8 @@ GPUBOOST_EMU_RUNTIME inline void on_access(const void* pointer, uint32_t size, u
     if (tls_fiber == nullptr) return;  // the emulation's own code, outside GPU threads
     region = find_region(state->regions, state->region_count, address);
     space = region != nullptr ? region->space
-                              : (state->dynamic_shared != nullptr &&
-                                         address >= state->dynamic_shared->begin
+                              : (state->first_dynamic_shared != nullptr &&
+                                         address >= state->first_dynamic_shared->begin
                                      ? kShared
                                      : kGlobal);
   } else if (address - state->static_begin < state->static_bytes) {
@@ -724,6 +762,18 @@ GPUBOOST_EMU_RUNTIME inline void on_access(const void* pointer, uint32_t size, u
   if (region == nullptr || address + size > region->end) {
     if (memcheck) report_out_of_bounds(*state, space, address, size, kind, pc);
     return;
+  }
+  if (space == kShared && state->cluster_blocks > 1 && region != state->dynamic_shared &&
+      region >= state->first_dynamic_shared &&
+      region < state->first_dynamic_shared + state->cluster_blocks) {
+    const unsigned rank = static_cast<unsigned>(region - state->first_dynamic_shared);
+    if (memcheck && state->rank_returned[rank]) {
+      fail_thread("memcheck: distributed shared-memory %s of %u bytes of cluster rank %u, "
+                  "which has returned from the kernel (no cluster.sync() orders the access "
+                  "before its exit), @pc:0x%x",
+                  access_name(kind), size, rank, pc_offset(*state, pc));
+    }
+    state->rank_remote_phase[rank] = state->cluster_phase + 1;
   }
   if (memcheck && kind != kRead && !region->writable) {
     char where[kErrorMessageCapacity / 2];
@@ -749,14 +799,24 @@ GPUBOOST_EMU_RUNTIME inline void instrument_atomic(const void* address,
 // ---------------------------------------------------------------------------
 // Hooks called by cuda_emu.h.
 // ---------------------------------------------------------------------------
-GPUBOOST_EMU_RUNTIME inline void instrument_block_start(uint64_t linear_block) {
+// A block starts, or resumes after a cluster barrier (`resumed`).
+GPUBOOST_EMU_RUNTIME inline void instrument_block_start(uint64_t linear_block,
+                                                        unsigned cluster_rank, bool resumed) {
   Instrumentation* state = g_instrument;
   if (state == nullptr) return;
-  if (state->block_epochs != nullptr) {
-    state->block_first_epoch = ++state->epoch;
-    state->block_epochs[linear_block] = state->epoch;
-    state->blocks_started = linear_block + 1;
-    memset(state->warp_syncs, 0, state->warps_per_block * sizeof(uint32_t));
+  state->current_block = linear_block;
+  if (state->first_dynamic_shared != nullptr) {
+    state->dynamic_shared = state->first_dynamic_shared + cluster_rank;
+  }
+  if ((state->checks & kCheckRacecheck) != 0) {
+    if (!new_epoch(*state)) tls_launch->record_error("racecheck: out of memory for its epochs", false);
+    state->warp_syncs = state->rank_warp_syncs + cluster_rank * state->warps_per_block;
+    if (!resumed) memset(state->warp_syncs, 0, state->warps_per_block * sizeof(uint32_t));
+  }
+  if (resumed) return;
+  if (cluster_rank < kMaxClusterBlocks) {
+    state->rank_returned[cluster_rank] = false;
+    state->rank_remote_phase[cluster_rank] = 0;
   }
   if (state->dynamic_shared != nullptr && state->dynamic_shared->initialized != nullptr) {
     memset(state->dynamic_shared->initialized, 0, state->dynamic_shared_bytes);
@@ -769,14 +829,40 @@ GPUBOOST_EMU_RUNTIME inline void instrument_block_start(uint64_t linear_block) {
 
 GPUBOOST_EMU_RUNTIME inline void instrument_barrier_completed() {
   Instrumentation* state = g_instrument;
-  if (state != nullptr) ++state->epoch;
+  if (state != nullptr && (state->checks & kCheckRacecheck) != 0 && !new_epoch(*state)) {
+    tls_launch->record_error("racecheck: out of memory for its epochs", false);
+  }
+}
+
+// Block `cluster_rank` of the cluster in progress returned from the kernel. Returns an
+// error message when another block of the cluster accessed its shared memory in the same
+// cluster phase (nothing orders that access before the exit), else null.
+GPUBOOST_EMU_RUNTIME inline const char* instrument_block_returned(unsigned cluster_rank) {
+  Instrumentation* state = g_instrument;
+  if (state == nullptr || state->cluster_blocks <= 1 || cluster_rank >= kMaxClusterBlocks) {
+    return nullptr;
+  }
+  state->rank_returned[cluster_rank] = true;
+  if ((state->checks & kCheckMemcheck) != 0 &&
+      state->rank_remote_phase[cluster_rank] == state->cluster_phase + 1) {
+    return "memcheck: a block of the cluster returned from the kernel while another block "
+           "of the cluster accessed its shared memory with no cluster.sync() between them "
+           "(distributed shared memory must not be accessed after its block may have exited)";
+  }
+  return nullptr;
+}
+
+// Every block of a cluster waits at a cluster barrier; they resume next.
+GPUBOOST_EMU_RUNTIME inline void instrument_cluster_barrier_completed() {
+  Instrumentation* state = g_instrument;
+  if (state != nullptr) ++state->cluster_phase;
 }
 
 GPUBOOST_EMU_RUNTIME inline void instrument_warp_phase(WarpState& warp) {
   Instrumentation* state = g_instrument;
   if (state == nullptr || tls_launch == nullptr) return;
   const unsigned index = static_cast<unsigned>(&warp - tls_launch->warps);
-  if (state->block_epochs != nullptr && warp.operation == kWarpSync && !warp.operations_differ) {
+  if (state->warp_syncs != nullptr && warp.operation == kWarpSync && !warp.operations_differ) {
     ++state->warp_syncs[index];
   }
   if ((state->checks & kMeasureTraffic) != 0 && tls_fiber != nullptr) {
@@ -793,10 +879,12 @@ GPUBOOST_EMU_RUNTIME inline void instrument_worker_idle(Worker& worker) {
   }
 }
 
-GPUBOOST_EMU_RUNTIME inline unsigned char* instrument_dynamic_shared(unsigned char* fallback) {
+// The dynamic shared memory of cluster rank `cluster_rank`: in the arena.
+GPUBOOST_EMU_RUNTIME inline unsigned char* instrument_dynamic_shared(unsigned char* fallback,
+                                                                     unsigned cluster_rank) {
   Instrumentation* state = g_instrument;
-  if (state == nullptr || state->dynamic_shared == nullptr) return fallback;
-  return reinterpret_cast<unsigned char*>(state->dynamic_shared->begin);
+  if (state == nullptr || state->first_dynamic_shared == nullptr) return fallback;
+  return reinterpret_cast<unsigned char*>(state->first_dynamic_shared[cluster_rank].begin);
 }
 
 // ---------------------------------------------------------------------------
@@ -821,8 +909,8 @@ struct InstrumentedLaunch {
     }
     delete[] s.regions;
     delete[] s.static_regions;
-    free(s.block_epochs);
-    free(s.warp_syncs);
+    free(s.epochs);
+    free(s.rank_warp_syncs);
     if (s.warp_logs != nullptr) {
       for (unsigned warp = 0; warp < s.warps_per_block; ++warp) free(s.warp_logs[warp].entries);
     }
@@ -869,6 +957,7 @@ GPUBOOST_EMU_RUNTIME inline bool instrument_begin(InstrumentedLaunch& launch,
                                                   const InstrumentConfig& config,
                                                   const uint32_t* grid, const uint32_t* block,
                                                   uint64_t dynamic_shared_bytes,
+                                                  uint32_t cluster_blocks,
                                                   uint32_t worker_count, void** arguments,
                                                   char* error_message, uint64_t error_capacity) {
   Instrumentation& state = launch.state;
@@ -883,9 +972,12 @@ GPUBOOST_EMU_RUNTIME inline bool instrument_begin(InstrumentedLaunch& launch,
   };
 
   // Layout: redzone, then every allocation (at its device alignment) followed by a
-  // redzone, then the dynamic shared memory and a last redzone.
+  // redzone, then the dynamic shared memory of each block of a cluster, each followed
+  // by a redzone.
   const size_t count = config.allocation_count;
-  state.regions = new (std::nothrow) Region[count + 1];
+  const unsigned ranks = cluster_blocks == 0 ? 1 : cluster_blocks;
+  state.cluster_blocks = ranks;
+  state.regions = new (std::nothrow) Region[count + ranks];
   if (state.regions == nullptr) return fail("out of memory (instrumented launch)");
   size_t offset = kRedzoneBytes;
   for (size_t index = 0; index < count; ++index) {
@@ -897,9 +989,12 @@ GPUBOOST_EMU_RUNTIME inline bool instrument_begin(InstrumentedLaunch& launch,
                     nullptr, nullptr, &allocation};
     offset += allocation.bytes + kRedzoneBytes;
   }
-  offset = align_up(offset, kArenaAlignment);
-  const size_t shared_offset = offset;
-  offset += dynamic_shared_bytes + kRedzoneBytes;
+  size_t shared_offsets[kMaxClusterBlocks];
+  for (unsigned rank = 0; rank < ranks && rank < kMaxClusterBlocks; ++rank) {
+    offset = align_up(offset, kArenaAlignment);
+    shared_offsets[rank] = offset;
+    offset += dynamic_shared_bytes + kRedzoneBytes;
+  }
   state.arena_bytes = align_up(offset, static_cast<size_t>(sysconf(_SC_PAGESIZE)));
   void* arena = mmap(nullptr, state.arena_bytes, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -924,14 +1019,29 @@ GPUBOOST_EMU_RUNTIME inline bool instrument_begin(InstrumentedLaunch& launch,
   }
   state.region_count = count;
   state.dynamic_shared_bytes = dynamic_shared_bytes;
-  Region& shared = state.regions[count];
-  shared = Region{base + shared_offset, base + shared_offset + dynamic_shared_bytes, kShared,
-                  true, true, "the dynamic shared memory", nullptr, nullptr, nullptr};
-  if (!allocate_shadows(state, shared, true, &race_bytes)) {
-    return fail("out of memory for the sanitizer's shadow of the dynamic shared memory");
+  static const char* const kSharedLabels[kMaxClusterBlocks] = {
+      "the dynamic shared memory",
+      "the dynamic shared memory of cluster rank 1",
+      "the dynamic shared memory of cluster rank 2",
+      "the dynamic shared memory of cluster rank 3",
+      "the dynamic shared memory of cluster rank 4",
+      "the dynamic shared memory of cluster rank 5",
+      "the dynamic shared memory of cluster rank 6",
+      "the dynamic shared memory of cluster rank 7"};
+  if (ranks > kMaxClusterBlocks) return fail("too many blocks per cluster");
+  for (unsigned rank = 0; rank < ranks; ++rank) {
+    Region& shared = state.regions[count + rank];
+    shared = Region{base + shared_offsets[rank], base + shared_offsets[rank] + dynamic_shared_bytes,
+                    kShared, true, true,
+                    ranks == 1 ? kSharedLabels[0] : kSharedLabels[rank],
+                    nullptr, nullptr, nullptr};
+    if (!allocate_shadows(state, shared, true, &race_bytes)) {
+      return fail("out of memory for the sanitizer's shadow of the dynamic shared memory");
+    }
+    state.region_count = count + rank + 1;
   }
-  state.dynamic_shared = &shared;
-  state.region_count = count + 1;
+  state.first_dynamic_shared = &state.regions[count];
+  state.dynamic_shared = state.first_dynamic_shared;
 
   // Static shared memory: the registered variables of the gpuboost_shared section.
   if (__start_gpuboost_shared != nullptr && __stop_gpuboost_shared != __start_gpuboost_shared) {
@@ -972,12 +1082,10 @@ GPUBOOST_EMU_RUNTIME inline bool instrument_begin(InstrumentedLaunch& launch,
   }
 
   if ((state.checks & kCheckRacecheck) != 0) {
-    const uint64_t blocks = static_cast<uint64_t>(grid[0]) * grid[1] * grid[2];
-    state.block_epochs = static_cast<uint32_t*>(calloc(blocks, sizeof(uint32_t)));
-    state.warp_syncs = static_cast<uint32_t*>(calloc(state.warps_per_block, sizeof(uint32_t)));
-    if (state.block_epochs == nullptr || state.warp_syncs == nullptr) {
-      return fail("out of memory (racecheck)");
-    }
+    state.rank_warp_syncs = static_cast<uint32_t*>(
+        calloc(static_cast<size_t>(state.warps_per_block) * ranks, sizeof(uint32_t)));
+    if (state.rank_warp_syncs == nullptr) return fail("out of memory (racecheck)");
+    state.warp_syncs = state.rank_warp_syncs;
   }
   if ((state.checks & kMeasureTraffic) != 0) {
     state.warp_logs = new (std::nothrow) WarpLog[state.warps_per_block];
@@ -997,7 +1105,7 @@ GPUBOOST_EMU_RUNTIME inline bool instrument_begin(InstrumentedLaunch& launch,
 // Copy written memory and initialisation back to the host; sum the traffic counters.
 GPUBOOST_EMU_RUNTIME inline void instrument_end(InstrumentedLaunch& launch, uint64_t* counters) {
   Instrumentation& state = launch.state;
-  for (size_t index = 0; index + 1 < state.region_count; ++index) {
+  for (size_t index = 0; index < state.config->allocation_count; ++index) {
     const Region& region = state.regions[index];
     const InstrumentAllocation& allocation = *region.allocation;
     if (region.writable) {
@@ -1021,17 +1129,20 @@ GPUBOOST_EMU_RUNTIME inline void instrument_end(InstrumentedLaunch& launch, uint
 template <class... Params>
 GPUBOOST_EMU_RUNTIME int launch_kernel_instrumented(
     void (*kernel)(Params...), const uint32_t* grid, const uint32_t* block,
-    uint64_t dynamic_shared_bytes, double timeout_seconds, uint32_t workers, void** arguments,
+    uint64_t dynamic_shared_bytes, uint32_t cluster_blocks, double timeout_seconds,
+    uint32_t workers, void** arguments,
     char* error_message, uint64_t error_capacity, const InstrumentConfig* config,
     uint64_t* counters) {
   pthread_mutex_lock(&g_instrument_mutex);
   int status = kLaunchSetupFailed;
   {
     InstrumentedLaunch launch;
-    if (instrument_begin(launch, *config, grid, block, dynamic_shared_bytes, workers, arguments,
+    if (instrument_begin(launch, *config, grid, block, dynamic_shared_bytes, cluster_blocks,
+                         workers, arguments,
                          error_message, error_capacity)) {
       g_instrument = &launch.state;
-      status = launch_kernel(kernel, grid, block, dynamic_shared_bytes, timeout_seconds, workers,
+      status = launch_kernel(kernel, grid, block, dynamic_shared_bytes, cluster_blocks,
+                             timeout_seconds, workers,
                              arguments, error_message, error_capacity);
       g_instrument = nullptr;
       instrument_end(launch, counters);

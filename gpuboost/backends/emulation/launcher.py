@@ -66,6 +66,8 @@ __all__ = [
     "KernelParameter",
     "parse_kernel_signatures",
     "parse_launch_bounds",
+    "parse_cluster_dims",
+    "MAX_CLUSTER_BLOCKS",
     "EMULATED_ARCH",
     "MAX_THREADS_PER_BLOCK",
     "MAX_BLOCK_DIMS",
@@ -106,6 +108,8 @@ MAX_WORKERS = MAX_THREADS_PER_BLOCK // 32
 ERROR_BUFFER_BYTES = 2048
 #: Status codes of the generated entry points (see cuda_emu.h).
 _LAUNCH_OK = 0
+#: Position of the worker count among a launch entry point's arguments.
+_WORKERS_ARGUMENT = 5
 _LAUNCH_KERNEL_FAILED = 1
 
 _ENTRY_LAUNCH = "gpuboost_emu_launch__"
@@ -117,6 +121,10 @@ ARENA_ALIGNMENT = 256
 _ENTRY_SIGNATURE = "gpuboost_emu_signature__"
 _ENTRY_REGISTER_SHARED = "gpuboost_emu_register_static_shared"
 _ENTRY_MAX_THREADS = "gpuboost_emu_max_threads__"
+_ENTRY_CLUSTER_BLOCKS = "gpuboost_emu_cluster_blocks__"
+#: Most blocks of a thread-block cluster (the portable size on sm_90; cuda_emu.h:
+#: kMaxClusterBlocks).
+MAX_CLUSTER_BLOCKS = 8
 _ANONYMOUS_SOURCE_NAME = "<EmulatedModule code>"
 _ENTRY_POINTS_SOURCE_NAME = "<gpuboost emulation entry points>"
 
@@ -148,8 +156,8 @@ _EXTERN_C_BLOCK = re.compile(r'\bextern\s*"C"\s*\{')
 _EXTERN_C = re.compile(r'\bextern\s*"C"')
 _GLOBAL = re.compile(r"\b__global__\b")
 _KERNEL_HEAD = re.compile(
-    r"__global__((?:\s*(?:__launch_bounds__\s*\([^()]*\)|[A-Za-z_]\w*))*?)"
-    r"\s*(?!__launch_bounds__\b)([A-Za-z_]\w*)\s*\("
+    r"__global__((?:\s*(?:(?:__launch_bounds__|__cluster_dims__)\s*\([^()]*\)|[A-Za-z_]\w*))*?)"
+    r"\s*(?!__launch_bounds__\b|__cluster_dims__\b)([A-Za-z_]\w*)\s*\("
 )
 _TYPE_WORDS = frozenset(
     "void bool char short int long float double signed unsigned const volatile "
@@ -271,6 +279,46 @@ def parse_kernel_signatures(source):
 
 
 _LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\(")
+_CLUSTER_DIMS = re.compile(r"__cluster_dims__\s*\(")
+
+
+def _kernel_attribute_arguments(source, attribute):
+    """Kernel name to the argument expressions of ``attribute(...)`` in its head."""
+    text = _strip_comments_and_directives(source)
+    kernels = parse_kernel_signatures(source)
+    found_arguments = {}
+    for match in _GLOBAL.finditer(text):
+        head = _KERNEL_HEAD.match(text, match.start())
+        if head is None or head.group(2) not in kernels:
+            continue
+        found = attribute.search(head.group(1))
+        if found is None:
+            continue
+        open_paren = found.end() - 1
+        inner = head.group(1)[open_paren + 1 : _matching_close(head.group(1), open_paren, "(", ")")]
+        arguments = [part.strip() for part in _split_top_level(inner)]
+        found_arguments.setdefault(head.group(2), arguments)
+    return found_arguments
+
+
+def parse_cluster_dims(source):
+    """The ``__cluster_dims__`` of the ``extern "C"`` kernels of a CUDA source.
+
+    Parameters
+    ----------
+    source : str
+        CUDA C++ source text (parsed as :func:`parse_kernel_signatures` does).
+
+    Returns
+    -------
+    dict of str to tuple of str
+        Kernel name to the C expressions of its cluster's x, y and z sizes (``"1"``
+        for those not written), for the kernels that declare one.
+    """
+    dims = {}
+    for name, arguments in _kernel_attribute_arguments(source, _CLUSTER_DIMS).items():
+        dims[name] = tuple(arguments[:3]) + ("1",) * (3 - len(arguments[:3]))
+    return dims
 
 
 def parse_launch_bounds(source):
@@ -287,20 +335,10 @@ def parse_launch_bounds(source):
         Kernel name to the C expression of its maximum threads per block (the
         first argument of ``__launch_bounds__``), for the kernels that declare one.
     """
-    text = _strip_comments_and_directives(source)
-    kernels = parse_kernel_signatures(source)
-    bounds = {}
-    for match in _GLOBAL.finditer(text):
-        head = _KERNEL_HEAD.match(text, match.start())
-        if head is None or head.group(2) not in kernels:
-            continue
-        found = _LAUNCH_BOUNDS.search(head.group(1))
-        if found is None:
-            continue
-        open_paren = found.end() - 1
-        inner = head.group(1)[open_paren + 1 : _matching_close(head.group(1), open_paren, "(", ")")]
-        bounds.setdefault(head.group(2), _split_top_level(inner)[0].strip())
-    return bounds
+    return {
+        name: arguments[0]
+        for name, arguments in _kernel_attribute_arguments(source, _LAUNCH_BOUNDS).items()
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -588,6 +626,7 @@ class EmulatedModule:
         self._include_dirs = source_dirs + option_include_dirs
         self._signatures = parse_kernel_signatures(code)
         self._launch_bounds = parse_launch_bounds(code)
+        self._cluster_dims = parse_cluster_dims(code)
         self._libraries = {}  # instrumented (bool) -> ctypes.CDLL
         self._library_paths = {}
         self._static_shared_by_flavour = {}
@@ -608,6 +647,12 @@ class EmulatedModule:
             f"GPUBOOST_EMU_EXPORT long long {_ENTRY_MAX_THREADS}{name}() "
             f"{{ return (long long)({expression}); }}\n"
             for name, expression in self._launch_bounds.items()
+        )
+        entry_points += "".join(
+            f"GPUBOOST_EMU_EXPORT long long {_ENTRY_CLUSTER_BLOCKS}{name}() {{ "
+            f'static_assert(({y}) == 1 && ({z}) == 1, "the emulation runs clusters along x '
+            f'only"); return (long long)({x}); }}\n'
+            for name, (x, y, z) in self._cluster_dims.items()
         )
         return (
             _line_directive(self._display_name)
@@ -751,6 +796,25 @@ class EmulatedKernel:
         self._max_dynamic_shared_size_bytes = max(
             DEFAULT_MAX_DYNAMIC_SHARED_BYTES - self.shared_size_bytes, 0
         )
+        #: Blocks per thread-block cluster (``__cluster_dims__``; 1 without).
+        self.cluster_blocks = 1
+        if name in module._cluster_dims:
+            cluster = getattr(library, _ENTRY_CLUSTER_BLOCKS + name)
+            cluster.restype = ctypes.c_longlong
+            self.cluster_blocks = int(cluster())
+            if not 1 <= self.cluster_blocks <= MAX_CLUSTER_BLOCKS:
+                raise ValueError(
+                    f"kernel {name!r}: __cluster_dims__({module._cluster_dims[name][0]}, ...) = "
+                    f"{self.cluster_blocks} blocks, outside 1..{MAX_CLUSTER_BLOCKS} (the "
+                    "portable cluster size)"
+                )
+            if self.cluster_blocks > 1 and self.shared_size_bytes != 0:
+                raise ValueError(
+                    f"kernel {name!r} runs in clusters of {self.cluster_blocks} blocks and "
+                    f"declares {self.shared_size_bytes} bytes of static __shared__ memory; the "
+                    "emulation keeps one copy of a static variable for all blocks of a cluster, "
+                    "so a cluster kernel must keep its shared memory in `extern __shared__`"
+                )
 
     def __repr__(self):
         parameters = ", ".join(f"{p.c_type} {p.name}" for p in self.parameters)
@@ -769,6 +833,7 @@ class EmulatedKernel:
             ctypes.POINTER(ctypes.c_uint32),
             ctypes.POINTER(ctypes.c_uint32),
             ctypes.c_uint64,
+            ctypes.c_uint32,
             ctypes.c_double,
             ctypes.c_uint32,
             ctypes.POINTER(ctypes.c_void_p),
@@ -965,6 +1030,12 @@ class EmulatedKernel:
                 "fails with cudaErrorLaunchOutOfResources"
             )
         shared_mem = self._check_shared(shared_mem)
+        if grid_dims[0] % self.cluster_blocks != 0:
+            raise ValueError(
+                f"kernel {self.name!r}: grid {grid_dims} is not a whole number of its clusters "
+                f"of {self.cluster_blocks} blocks along x (__cluster_dims__); on a GPU the "
+                "launch fails with cudaErrorInvalidClusterSize"
+            )
         if not isinstance(args, (tuple, list)):
             raise TypeError(
                 f"kernel {self.name!r}: args must be a tuple, got {type(args).__name__}"
@@ -986,6 +1057,7 @@ class EmulatedKernel:
             (ctypes.c_uint32 * 3)(*grid_dims),
             (ctypes.c_uint32 * 3)(*block_dims),
             shared_mem,
+            self.cluster_blocks,
             emulation_timeout_seconds(),
             emulation_worker_count(),
             argument_array,
@@ -1092,7 +1164,7 @@ class EmulatedKernel:
         counters = (ctypes.c_uint64 * len(self._counter_names))()
         launch_arguments = list(launch_arguments)
         if checks:  # one worker: the checks see the threads' accesses in program order
-            launch_arguments[4] = 1
+            launch_arguments[_WORKERS_ARGUMENT] = 1
         status = entry(*launch_arguments, ctypes.byref(config), counters)
         del keep
         for array, start, flags in written_back:
