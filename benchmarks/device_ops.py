@@ -86,7 +86,12 @@ CONFIGURATIONS = {
 DEFAULT_SCALE_ROWS = 10_000_000
 #: The histogram kernels whose global atomics flush a block's shared histogram (of its
 #: feature group), and their profiling phase.
-HISTOGRAM_KERNELS = (histogram_primitive.SHARED_KERNEL, histogram_primitive.COLUMNS_KERNEL)
+HISTOGRAM_KERNELS = (
+    histogram_primitive.SHARED_KERNEL,
+    histogram_primitive.COLUMNS_KERNEL,
+    histogram_primitive.CLUSTER_KERNEL,
+    histogram_primitive.CLUSTER_COLUMNS_KERNEL,
+)
 HISTOGRAM_PHASE = "histogram"
 MS = 1e3
 MB = 1e6
@@ -237,11 +242,11 @@ def _replan(launch, scale=1.0):
     )
 
 
-def _table_share(launch):
+def _table_share(launch, scale=1.0):
     """The share of a node's table each block of a recorded launch flushes: its feature
-    group's features over all of them."""
-    plan = _replan(launch)
-    return plan.features_per_group / max(launch["arguments"][0], 1)
+    group's features over all of them, over the blocks of a cluster that flush one."""
+    plan = _replan(launch, scale)
+    return plan.features_per_group / max(launch["arguments"][0], 1) / plan.cluster_blocks
 
 
 def histogram_blocks(result, n_rows):
@@ -256,7 +261,7 @@ def histogram_blocks(result, n_rows):
         plan = _replan(launch, scale)
         n_blocks = plan.blocks_per_group * plan.n_groups
         blocks += n_blocks
-        tables += n_blocks * plan.features_per_group / max(launch["arguments"][0], 1)
+        tables += n_blocks * _table_share(launch, scale)
     return blocks / result["rounds"], tables / result["rounds"]
 
 

@@ -73,14 +73,47 @@ static_assert(sizeof(unsigned long long) == sizeof(int64_t),
   type* const name = reinterpret_cast<type*>(gpuboost_dynamic_shared_bytes)
 #endif
 
-// GPUBOOST_CLUSTERS: 1 where thread-block clusters exist (`__cluster_dims__`,
-// cooperative_groups::this_cluster(), distributed shared memory): sm_90 and the
-// emulation (docs/EMULATION.md, "Thread-block clusters"), although the emulation
-// reports sm_80. A file with cluster kernels keeps them, and its
-// `#include <cooperative_groups.h>`, inside `#if GPUBOOST_CLUSTERS`; the host launches
-// them only where the device has clusters.
-#if defined(GPUBOOST_EMULATION) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900)
+// Thread-block clusters (sm_90): GPUBOOST_CLUSTERS is 1 where they exist -- sm_90 and the
+// emulation (docs/EMULATION.md, "Thread-block clusters"), although the emulation reports
+// sm_80. Cluster kernels (`__cluster_dims__(K, 1, 1)`) sit inside `#if GPUBOOST_CLUSTERS`
+// (nvcc has neither the attribute nor the builtins for sm_80; the host launches them only
+// where the device has clusters) and use these helpers, which need no header (NVRTC
+// finds no <cooperative_groups.h>):
+//   gpuboost_cluster_sync()            barrier of every thread of the cluster (arrive and
+//                                      wait back to back), ordering shared memory too;
+//   gpuboost_cluster_rank()            the block's rank in its cluster;
+//   gpuboost_cluster_blocks()          blocks of the cluster;
+//   gpuboost_cluster_shared(p, rank)   the address at p's offset in block `rank`'s shared
+//                                      memory (distributed shared memory; the emulation
+//                                      maps dynamic shared memory only).
+#if defined(GPUBOOST_EMULATION)
 #define GPUBOOST_CLUSTERS 1
+GPUBOOST_DEVICE_INLINE void gpuboost_cluster_sync(int line = __builtin_LINE()) {
+  ::gpuboost_emu::block_sync(0, line, ::gpuboost_emu::kClusterSiteBit);
+}
+GPUBOOST_DEVICE_INLINE unsigned gpuboost_cluster_rank() {
+  return ::gpuboost_emu::cluster_block_rank();
+}
+GPUBOOST_DEVICE_INLINE unsigned gpuboost_cluster_blocks() {
+  return ::gpuboost_emu::cluster_blocks();
+}
+template <class T>
+GPUBOOST_DEVICE_INLINE T* gpuboost_cluster_shared(T* address, unsigned rank,
+                                                  int line = __builtin_LINE()) {
+  return static_cast<T*>(::gpuboost_emu::cluster_map_shared(address, rank, line));
+}
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define GPUBOOST_CLUSTERS 1
+GPUBOOST_DEVICE_INLINE void gpuboost_cluster_sync() {
+  __cluster_barrier_arrive();
+  __cluster_barrier_wait();
+}
+GPUBOOST_DEVICE_INLINE unsigned gpuboost_cluster_rank() { return __clusterRelativeBlockRank(); }
+GPUBOOST_DEVICE_INLINE unsigned gpuboost_cluster_blocks() { return __clusterSizeInBlocks(); }
+template <class T>
+GPUBOOST_DEVICE_INLINE T* gpuboost_cluster_shared(T* address, unsigned rank) {
+  return static_cast<T*>(__cluster_map_shared_rank(address, rank));
+}
 #else
 #define GPUBOOST_CLUSTERS 0
 #endif

@@ -110,6 +110,16 @@ struct ColumnBins {
   }
 };
 
+//: The shared cell (an index into a plane) of the group's global word `word` (n_bins cells
+//: per feature, HISTOGRAM_FIELDS words per cell, in memory order; the planes hold
+//: feature_stride cells per feature), and in `*field` the word's field.
+GPUBOOST_DEVICE_INLINE int32_t shared_cell_of_word(int32_t word, int32_t n_bins,
+                                                   int32_t feature_stride, int32_t* field) {
+  const int32_t cell_index = word / HISTOGRAM_FIELDS;  // feature * n_bins + bin
+  *field = word - cell_index * HISTOGRAM_FIELDS;
+  return cell_index + (cell_index / n_bins) * (feature_stride - n_bins);
+}
+
 //: Add the shared histogram of a pass (cells of the group's features, planes) into the
 //: node's global cells `out` (the group's group_fields int64 words, contiguous), the
 //: non-empty cells only. Called by every thread of the block, after a barrier.
@@ -123,24 +133,13 @@ GPUBOOST_DEVICE_INLINE void flush_shared_histogram(const SharedPlanes& planes,
   const uint32_t warp_mask = histogram_warp_mask();
   for (int32_t warp_word = warp_first_thread; warp_word < group_fields; warp_word += threads) {
     const int32_t word = warp_word + lane;
-    const int32_t cell_index = word / HISTOGRAM_FIELDS;  // feature * n_bins + bin
-    const int32_t field = word - cell_index * HISTOGRAM_FIELDS;
-    const int32_t cell = cell_index + (cell_index / n_bins) * (feature_stride - n_bins);
+    int32_t field = 0;
+    const int32_t cell = shared_cell_of_word(word, n_bins, feature_stride, &field);
     // A cell without rows holds 0 (n rows leave at least n * (2^16 - 1) in its packed
     // word).
     const uint32_t packed = word < group_fields ? planes.hessian_high_count[cell] : 0u;
     if (packed != 0u) {
-      const uint32_t count = (packed + PACKED_ROUNDING_HALF) >> PACKED_COUNT_SHIFT;
-      int64_t value = static_cast<int64_t>(count);
-      if (field == HISTOGRAM_GRADIENT) {
-        const uint64_t high = static_cast<uint64_t>(planes.gradient_high[cell]) << LOW_WORD_BITS;
-        value = static_cast<int64_t>(high | planes.gradient_low[cell]);
-      } else if (field == HISTOGRAM_HESSIAN) {
-        const int32_t high = static_cast<int32_t>(packed - (count << PACKED_COUNT_SHIFT));
-        value = static_cast<int64_t>(high) * (int64_t{1} << LOW_WORD_BITS) +
-                static_cast<int64_t>(planes.hessian_low[cell]);
-      }
-      gpuboost_atomic_add_int64(&out[word], value);
+      gpuboost_atomic_add_int64(&out[word], shared_cell_field(planes, cell, field, packed));
     }
     __syncwarp(warp_mask);
   }
@@ -250,6 +249,164 @@ __launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS, HISTOGRAM_MIN_BLOCKS_PER_SM)
                          features_per_group, feature_stride, blocks_per_group, rows_per_block,
                          histograms);
 }
+
+#if GPUBOOST_CLUSTERS  // sm_90 and the emulation (common.cuh); the host launches these there
+
+//: Blocks of a thread-block cluster of the cluster kernels (host: CLUSTER_BLOCKS; the
+//: portable cluster size of sm_90).
+constexpr int HISTOGRAM_CLUSTER_BLOCKS = 8;
+
+// After a cluster barrier: the cluster's exact sums of this block's slice of the group's
+// group_fields global words (block `rank` of the cluster: the rank-th of equal slices of
+// whole warps of words), read from the shared histograms of every block of the cluster
+// (distributed shared memory), added into `out` (the group's words of the node), the
+// non-empty cells only. Consecutive lanes on consecutive words, as
+// flush_shared_histogram. Called by every thread of the block.
+GPUBOOST_DEVICE_INLINE void flush_cluster_share(uint32_t* shared_words, int32_t plane_words,
+                                                int32_t group_fields, int32_t n_bins,
+                                                int32_t feature_stride,
+                                                int64_t* __restrict__ out) {
+  const int32_t threads = static_cast<int32_t>(blockDim.x);
+  const int32_t lane = static_cast<int32_t>(threadIdx.x) & (HISTOGRAM_WARP_LANES - 1);
+  const int32_t warp_first_thread = static_cast<int32_t>(threadIdx.x) - lane;
+  const uint32_t warp_mask = histogram_warp_mask();
+  const unsigned blocks = HISTOGRAM_CLUSTER_BLOCKS;  // gpuboost_cluster_blocks(), known to nvcc
+  const int32_t slice_words =
+      (group_fields + static_cast<int32_t>(blocks) * HISTOGRAM_WARP_LANES - 1) /
+      (static_cast<int32_t>(blocks) * HISTOGRAM_WARP_LANES) * HISTOGRAM_WARP_LANES;
+  const int32_t slice_begin = static_cast<int32_t>(gpuboost_cluster_rank()) * slice_words;
+  const int32_t first_word = slice_begin < group_fields ? slice_begin : group_fields;
+  const int32_t last_word =
+      group_fields - first_word < slice_words ? group_fields : first_word + slice_words;
+  for (int32_t warp_word = first_word + warp_first_thread; warp_word < last_word;
+       warp_word += threads) {
+    const int32_t word = warp_word + lane;
+    uint64_t sum = 0;  // exact: int64 two's complement, modular
+    bool has_rows = false;
+    if (word < last_word) {
+      int32_t field = 0;
+      const int32_t cell = shared_cell_of_word(word, n_bins, feature_stride, &field);
+      for (unsigned rank = 0; rank < blocks; ++rank) {
+        const SharedPlanes planes =
+            shared_planes(gpuboost_cluster_shared(shared_words, rank), plane_words);
+        const uint32_t packed = planes.hessian_high_count[cell];
+        if (packed != 0u) {
+          has_rows = true;
+          sum += static_cast<uint64_t>(shared_cell_field(planes, cell, field, packed));
+        }
+      }
+    }
+    if (has_rows) gpuboost_atomic_add_int64(&out[word], static_cast<int64_t>(sum));
+    __syncwarp(warp_mask);
+  }
+}
+
+// The shared-memory histogram of histogram_shared_block, flushed once per cluster of
+// blocks instead of once per block.
+// Cluster: HISTOGRAM_CLUSTER_BLOCKS consecutive row blocks of one feature group
+//   (blocks_per_group is a multiple of the cluster size: host) take the batch's rows of
+//   their ranges together, rows_per_block * blocks rows from the cluster's first block's
+//   start, piece by piece (a node's rows in the range, as find_row_piece cuts them). Per
+//   pass of a piece (at most blocks * MAX_ROWS_PER_PASS rows) every block accumulates its
+//   share (whole warps of positions, at most MAX_ROWS_PER_PASS) in its own shared
+//   histogram; after a cluster barrier, block `rank` adds the cluster's sums of its share
+//   of the group's global words (a warp-aligned slice) into the node's histogram, reading
+//   every block's cells; a second barrier keeps the cells until all have read them.
+//   Every block of a cluster walks the same pieces and passes (they depend on the
+//   cluster's range only), so all meet at the same barriers.
+// So a level flushes about (clusters + nodes) tables per group where
+// histogram_shared_block flushes (blocks + nodes), at the cost of reading each cell from
+// the cluster's blocks over the SM-to-SM network (not DRAM).
+template <class Bins>
+GPUBOOST_DEVICE_INLINE void histogram_cluster_block(
+    const Bins& bins, const int32_t* __restrict__ quantized_pairs,
+    const int32_t* __restrict__ sample_indices, const int64_t* __restrict__ node_begins,
+    const int64_t* __restrict__ node_offsets, int32_t n_nodes, int32_t n_features,
+    int32_t n_bins, int32_t features_per_group, int32_t feature_stride,
+    int64_t blocks_per_group, int64_t rows_per_block, int64_t* __restrict__ histograms) {
+  GPUBOOST_DYNAMIC_SHARED(uint32_t, shared_words);
+  const int64_t blocks = HISTOGRAM_CLUSTER_BLOCKS;  // gpuboost_cluster_blocks(), known to nvcc
+  const int2* const gradient_pairs = reinterpret_cast<const int2*>(quantized_pairs);
+  const int64_t group = static_cast<int64_t>(blockIdx.x) / blocks_per_group;
+  const int64_t row_block = static_cast<int64_t>(blockIdx.x) % blocks_per_group;
+  const int64_t cluster_rows = rows_per_block * blocks;
+  const int64_t cluster_begin = (row_block / blocks) * cluster_rows;
+  const int64_t batch_rows = node_offsets[n_nodes];
+  const int64_t cluster_end =
+      batch_rows - cluster_begin < cluster_rows ? batch_rows : cluster_begin + cluster_rows;
+  const int64_t first_feature = group * features_per_group;
+  const int64_t features_left = n_features - first_feature;
+  const int32_t group_features = static_cast<int32_t>(
+      features_left < features_per_group ? features_left : features_per_group);
+  const int32_t plane_words = group_features * feature_stride;
+  const int32_t group_words = plane_words * SHARED_WORDS_PER_CELL;
+  const SharedPlanes planes = shared_planes(shared_words, plane_words);
+  const int32_t group_fields = group_features * n_bins * HISTOGRAM_FIELDS;
+  const int32_t threads = static_cast<int32_t>(blockDim.x);
+  const int32_t thread = static_cast<int32_t>(threadIdx.x);
+  for (int64_t position = cluster_begin; position < cluster_end;) {
+    const RowPiece rows =
+        find_row_piece(position, cluster_end, node_begins, node_offsets, n_nodes);
+    position = rows.next_position;
+    int64_t* const out =
+        histograms + histogram_cell(rows.node, first_feature, 0, n_features, n_bins);
+    for (int64_t pass_begin = rows.begin; pass_begin < rows.end;
+         pass_begin += blocks * MAX_ROWS_PER_PASS) {
+      const int64_t pass_rows = rows.end - pass_begin < blocks * MAX_ROWS_PER_PASS
+                                    ? rows.end - pass_begin
+                                    : blocks * MAX_ROWS_PER_PASS;
+      // Whole warps of positions (at most MAX_ROWS_PER_PASS, a multiple of a warp).
+      const int64_t block_share = (pass_rows + blocks * HISTOGRAM_WARP_LANES - 1) /
+                                  (blocks * HISTOGRAM_WARP_LANES) * HISTOGRAM_WARP_LANES;
+      const int64_t own_offset = static_cast<int64_t>(gpuboost_cluster_rank()) * block_share;
+      const int64_t own_begin = own_offset < pass_rows ? own_offset : pass_rows;
+      const int64_t own_rows =
+          pass_rows - own_begin < block_share ? pass_rows - own_begin : block_share;
+      for (int32_t word = thread; word < group_words; word += threads) shared_words[word] = 0u;
+      __syncthreads();
+      bins.add(gradient_pairs, sample_indices, pass_begin + own_begin, own_rows, first_feature,
+               group_features, feature_stride, planes);
+      gpuboost_cluster_sync();  // every block's cells are complete
+      flush_cluster_share(shared_words, plane_words, group_fields, n_bins, feature_stride, out);
+      gpuboost_cluster_sync();  // every block has read the cells the next pass clears
+    }
+  }
+}
+
+// histogram_shared_memory flushed per cluster (histogram_cluster_block).
+extern "C" __global__ void __cluster_dims__(HISTOGRAM_CLUSTER_BLOCKS, 1, 1)
+__launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS, HISTOGRAM_MIN_BLOCKS_PER_SM)
+    histogram_cluster_memory(const uint8_t* __restrict__ X_binned, int64_t row_stride,
+                             const int32_t* __restrict__ quantized_pairs,
+                             const int32_t* __restrict__ sample_indices,
+                             const int64_t* __restrict__ node_begins,
+                             const int64_t* __restrict__ node_offsets, int32_t n_nodes,
+                             int32_t n_features, int32_t n_bins, int32_t features_per_group,
+                             int32_t feature_stride, int64_t blocks_per_group,
+                             int64_t rows_per_block, int64_t* __restrict__ histograms) {
+  histogram_cluster_block(RowMajorBins{X_binned, row_stride}, quantized_pairs, sample_indices,
+                          node_begins, node_offsets, n_nodes, n_features, n_bins,
+                          features_per_group, feature_stride, blocks_per_group, rows_per_block,
+                          histograms);
+}
+
+// histogram_shared_columns flushed per cluster (histogram_cluster_block).
+extern "C" __global__ void __cluster_dims__(HISTOGRAM_CLUSTER_BLOCKS, 1, 1)
+__launch_bounds__(HISTOGRAM_MAX_BLOCK_THREADS, HISTOGRAM_MIN_BLOCKS_PER_SM)
+    histogram_cluster_columns(const uint8_t* __restrict__ X_columns, int64_t n_rows,
+                              const int32_t* __restrict__ quantized_pairs,
+                              const int32_t* __restrict__ sample_indices,
+                              const int64_t* __restrict__ node_begins,
+                              const int64_t* __restrict__ node_offsets, int32_t n_nodes,
+                              int32_t n_features, int32_t n_bins, int32_t features_per_group,
+                              int32_t feature_stride, int64_t blocks_per_group,
+                              int64_t rows_per_block, int64_t* __restrict__ histograms) {
+  histogram_cluster_block(ColumnBins{X_columns, n_rows}, quantized_pairs, sample_indices,
+                          node_begins, node_offsets, n_nodes, n_features, n_bins,
+                          features_per_group, feature_stride, blocks_per_group, rows_per_block,
+                          histograms);
+}
+#endif  // GPUBOOST_CLUSTERS
 
 // Global-memory histogram (fallback when one feature's bins exceed shared memory).
 // Block: the batch's rows of its range (node by node), all features (blocks_per_group ==

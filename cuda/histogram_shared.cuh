@@ -111,6 +111,23 @@ GPUBOOST_DEVICE_INLINE void shared_cell_sums(const SharedPlanes& planes, int32_t
   sums[HISTOGRAM_COUNT] = static_cast<int64_t>(count);
 }
 
+//: Field `field` (HISTOGRAM_GRADIENT, _HESSIAN or _COUNT) of shared cell `cell` as an exact
+//: int64 sum, given the cell's packed word `packed` (the caller read it, to skip empty cells).
+GPUBOOST_DEVICE_INLINE int64_t shared_cell_field(const SharedPlanes& planes, int32_t cell,
+                                                 int32_t field, uint32_t packed) {
+  const uint32_t count = (packed + PACKED_ROUNDING_HALF) >> PACKED_COUNT_SHIFT;
+  if (field == HISTOGRAM_GRADIENT) {
+    const uint64_t high = static_cast<uint64_t>(planes.gradient_high[cell]) << LOW_WORD_BITS;
+    return static_cast<int64_t>(high | planes.gradient_low[cell]);
+  }
+  if (field == HISTOGRAM_HESSIAN) {
+    const int32_t high = static_cast<int32_t>(packed - (count << PACKED_COUNT_SHIFT));
+    return static_cast<int64_t>(high) * (int64_t{1} << LOW_WORD_BITS) +
+           static_cast<int64_t>(planes.hessian_low[cell]);
+  }
+  return static_cast<int64_t>(count);
+}
+
 //: Add one row's (gradient, hessian) and a count of 1 to shared cell `cell`: 2 to 4 native
 //: 32-bit shared atomics.
 GPUBOOST_DEVICE_INLINE void shared_add_row(const SharedPlanes& planes, int32_t cell,

@@ -150,3 +150,138 @@ extern "C" __global__ void __launch_bounds__(ROW_SCAN_MAX_THREADS)
                       records + node * RECORD_WORDS);
   }
 }
+
+#if GPUBOOST_CLUSTERS  // sm_90 and the emulation (common.cuh); the host launches it there
+//: Blocks of a thread-block cluster of row_scan_cluster (host: CLUSTER_BLOCKS of
+//: gpuboost/backends/cuda/histogram.py, the portable cluster size of sm_90).
+constexpr int ROW_SCAN_CLUSTER_BLOCKS = 8;
+//: Dynamic shared bytes of row_scan_cluster after its planes (8-byte aligned): the scan's
+//: cells, gains and keys (row_scan_features keeps them static; a cluster kernel keeps all
+//: its shared memory dynamic, docs/EMULATION.md).
+constexpr int ROW_SCAN_CLUSTER_SCRATCH_BYTES = static_cast<int>(
+    sizeof(SharedCells) + ROW_SCAN_MAX_THREADS * (sizeof(double) + sizeof(int32_t)));
+static_assert(ROW_SCAN_CLUSTER_SCRATCH_BYTES == 9216, "host: ROW_SCAN_CLUSTER_SCRATCH_BYTES");
+
+// row_scan_features for larger nodes: a thread-block cluster of ROW_SCAN_CLUSTER_BLOCKS
+// blocks per node, all features in one group (the host launches it only so).
+// Cluster: node blockIdx.x / ROW_SCAN_CLUSTER_BLOCKS. Block `rank` adds the rank-th of the
+//   cluster's equal shares of the node's rows (at most MAX_ROWS_PER_PASS: the host
+//   checks) to its own shared cells of every feature; after a cluster barrier it scans the
+//   rank-th of equal slices of the features, each cell the exact sum of the cluster's
+//   blocks' cells (distributed shared memory, gpuboost_cluster_shared), with the node's
+//   sums from feature 0 summed the same way (every block the same). After a second
+//   barrier (the per-feature bests are written) rank 0 selects the node's best feature
+//   as split_select_nodes does (split_candidates.cuh: select_best_feature) and writes its
+//   record and sums; the cells are not read after that barrier, so blocks may leave.
+// So a node of up to ROW_SCAN_CLUSTER_BLOCKS * MAX_ROWS_PER_PASS rows is scanned from its
+// rows with ROW_SCAN_CLUSTER_BLOCKS blocks' parallelism and no global histogram.
+// Dynamic shared memory: the planes (SHARED_WORDS_PER_CELL * n_features * feature_stride
+// words, rounded up to 8 bytes), then ROW_SCAN_CLUSTER_SCRATCH_BYTES.
+extern "C" __global__ void __cluster_dims__(ROW_SCAN_CLUSTER_BLOCKS, 1, 1)
+__launch_bounds__(ROW_SCAN_MAX_THREADS)
+    row_scan_cluster(const uint8_t* __restrict__ X_binned, int64_t row_stride,
+                     const int32_t* __restrict__ quantized_pairs,
+                     const int32_t* __restrict__ sample_indices,
+                     const int64_t* __restrict__ node_begins,
+                     const int64_t* __restrict__ node_ends, int32_t n_features,
+                     int32_t feature_stride, const int32_t* __restrict__ n_value_bins,
+                     const uint8_t* __restrict__ feature_mask, int32_t has_feature_mask,
+                     const int8_t* __restrict__ monotone, const double* __restrict__ node_bounds,
+                     int32_t has_monotone, int32_t n_bins, int32_t missing_bin,
+                     double scale_gradients, double scale_hessians, double reg_lambda,
+                     double reg_alpha, double max_delta_step, double min_child_weight,
+                     int64_t min_data_in_leaf, double gamma, double split_gain_eps,
+                     int64_t* __restrict__ feature_best, int64_t* __restrict__ node_sums,
+                     int64_t* __restrict__ records) {
+  GPUBOOST_DYNAMIC_SHARED(uint32_t, shared_words);
+  const int32_t plane_words = n_features * feature_stride;
+  const int32_t group_words = plane_words * SHARED_WORDS_PER_CELL;
+  unsigned char* const scratch =
+      reinterpret_cast<unsigned char*>(shared_words) + ((group_words * 4 + 7) / 8) * 8;
+  SharedCells& shared_cells = *reinterpret_cast<SharedCells*>(scratch);
+  double* const shared_gain = reinterpret_cast<double*>(scratch + sizeof(SharedCells));
+  int32_t* const shared_key = reinterpret_cast<int32_t*>(
+      scratch + sizeof(SharedCells) + ROW_SCAN_MAX_THREADS * sizeof(double));
+  const GainParams params{reg_lambda,       reg_alpha, max_delta_step, min_child_weight,
+                          min_data_in_leaf, gamma,     split_gain_eps};
+  const int64_t blocks = ROW_SCAN_CLUSTER_BLOCKS;  // gpuboost_cluster_blocks(), known to nvcc
+  const int64_t rank = gpuboost_cluster_rank();
+  const int64_t node = blockIdx.x / ROW_SCAN_CLUSTER_BLOCKS;
+  const int32_t threads = static_cast<int32_t>(blockDim.x);
+  const int32_t bin = static_cast<int32_t>(threadIdx.x);
+
+  for (int32_t word = bin; word < group_words; word += threads) shared_words[word] = 0u;
+  __syncthreads();
+  const int64_t begin = node_begins[node];
+  const int64_t rows = node_ends[node] - begin;
+  const int64_t share = (rows + blocks - 1) / blocks;
+  const int64_t own_begin = rank * share < rows ? rank * share : rows;
+  const int64_t own_rows = rows - own_begin < share ? rows - own_begin : share;
+  shared_histogram_add_rows(X_binned, reinterpret_cast<const int2*>(quantized_pairs),
+                            sample_indices, begin + own_begin, own_rows, row_stride, 0,
+                            n_features, feature_stride, shared_planes(shared_words, plane_words));
+  gpuboost_cluster_sync();  // every block's cells are complete
+
+  // The cluster's sums of cell `cell` (an index into a plane), from every block's planes.
+  auto cluster_cell = [&](int32_t cell, int64_t (&sums)[HISTOGRAM_FIELDS]) {
+    for (int field = 0; field < HISTOGRAM_FIELDS; ++field) sums[field] = 0;
+    for (int64_t source = 0; source < blocks; ++source) {
+      int64_t part[HISTOGRAM_FIELDS];
+      shared_cell_sums(shared_planes(gpuboost_cluster_shared(shared_words,
+                                                             static_cast<unsigned>(source)),
+                                     plane_words),
+                       cell, part);
+      for (int field = 0; field < HISTOGRAM_FIELDS; ++field) sums[field] += part[field];
+    }
+  };
+  // Node sums: the cells of feature 0 (thread t: bins t, t + blockDim.x, ...).
+  int64_t parent[HISTOGRAM_FIELDS];
+  {
+    int64_t mine[HISTOGRAM_FIELDS] = {0, 0, 0};
+    for (int32_t cell = bin; cell < n_bins; cell += threads) {
+      int64_t sums[HISTOGRAM_FIELDS];
+      cluster_cell(cell, sums);
+      for (int field = 0; field < HISTOGRAM_FIELDS; ++field) mine[field] += sums[field];
+    }
+    block_sum_cells(mine, shared_cells, parent);
+  }
+  const double lower = has_monotone != 0 ? node_bounds[node * 2] : 0.0;
+  const double upper = has_monotone != 0 ? node_bounds[node * 2 + 1] : 0.0;
+  const double parent_score = node_parent_score(parent, scale_gradients, scale_hessians, params,
+                                                has_monotone != 0, lower, upper);
+  const int32_t n_candidate_bins = missing_bin - 1;
+  const int32_t slice = static_cast<int32_t>((n_features + blocks - 1) / blocks);
+  const int32_t first = static_cast<int32_t>(rank) * slice;
+  const int32_t last = n_features - first < slice ? n_features : first + slice;
+  for (int32_t feature = first; feature < last; ++feature) {
+    const int64_t node_feature = node * n_features + feature;
+    int64_t* const best_out = feature_best + node_feature * FEATURE_BEST_WORDS;
+    // The same for the whole block: no barrier is skipped by some threads only.
+    if (has_feature_mask != 0 && feature_mask[node_feature] == 0) {
+      if (bin == 0) publish_best_word(best_out + FEATURE_BEST_BIN, NO_CANDIDATE);
+      continue;
+    }
+    const int32_t feature_cells = feature * feature_stride;
+    int64_t own_cell[HISTOGRAM_FIELDS] = {0, 0, 0};
+    int64_t missing_cell[HISTOGRAM_FIELDS];
+    if (bin < n_candidate_bins) cluster_cell(feature_cells + bin, own_cell);
+    cluster_cell(feature_cells + missing_bin, missing_cell);
+    scan_feature(own_cell, missing_cell, parent, feature, n_candidate_bins, n_value_bins,
+                 has_monotone != 0 ? monotone[feature] : 0, has_monotone != 0, scale_gradients,
+                 scale_hessians, parent_score, params, lower, upper, shared_cells, shared_gain,
+                 shared_key, best_out);
+  }
+  gpuboost_cluster_sync();  // every feature's best is written (cluster scope)
+  if (rank == 0) {
+    int64_t* const node_best = feature_best + node * n_features * FEATURE_BEST_WORDS;
+    const Candidate best = select_best_feature(node_best, n_features, shared_gain, shared_key);
+    if (bin == 0) {
+      for (int field = 0; field < HISTOGRAM_FIELDS; ++field) {
+        node_sums[node * HISTOGRAM_FIELDS + field] = parent[field];
+      }
+      write_node_record(best, node_best, parent, records + node * RECORD_WORDS);
+    }
+  }
+  // No block reads another's cells after the second barrier: blocks may leave.
+}
+#endif  // GPUBOOST_CLUSTERS

@@ -51,6 +51,9 @@ from cuda_compile_check import (  # noqa: E402 - after the path set-up above
 )
 
 #: Options CuPy's compiler (cupy/cuda/compiler.py, CuPy 13 and 14) adds to a
+#: First architecture with thread-block clusters: kernels declaring ``__cluster_dims__``
+#: are compiled from it on (``cuda/common.cuh``: ``GPUBOOST_CLUSTERS``).
+CLUSTER_MIN_ARCH = 90
 #: RawModule's own options when it compiles with NVRTC, besides ``-arch``:
 #: ``-ftz=true`` (flush float32 denormals: the kernels use no float32
 #: arithmetic, so results are unaffected) and
@@ -242,7 +245,7 @@ class NvrtcResult:
 
 def check_source(library, source, arch):
     """Compile ``source`` for ``arch`` as CuPy would and run every check on it."""
-    from gpuboost.backends.emulation import parse_kernel_signatures
+    from gpuboost.backends.emulation import parse_cluster_dims, parse_kernel_signatures
 
     start = time.monotonic()
     text = source.read_text()
@@ -269,6 +272,10 @@ def check_source(library, source, arch):
         declared = {
             name: len(parameters) for name, parameters in parse_kernel_signatures(text).items()
         }
+        if int(arch.split("_", 1)[1]) < CLUSTER_MIN_ARCH:
+            # cluster kernels exist from sm_90 (common.cuh: GPUBOOST_CLUSTERS)
+            for name in parse_cluster_dims(text):
+                declared.pop(name, None)
         if set(result.kernels) != set(declared):
             result.problems.append(
                 f"exported kernels {sorted(result.kernels)} differ from the "

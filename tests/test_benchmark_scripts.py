@@ -80,7 +80,7 @@ def test_device_ops_reports_a_round_against_its_floor(measured):
             per_round["device_bytes"], per_round["launches"], per_round["syncs"]
         )
     )
-    histogram = result["per_kernel"]["histogram_shared_columns"]  # the root (the rest: rows)
+    histogram = result["per_kernel"]["histogram_cluster_columns"]  # the root (the rest: rows)
     assert histogram["bank_conflict_ways"] == pytest.approx(
         histogram["shared_wavefronts"] / histogram["shared_requests"]
     )
@@ -225,8 +225,8 @@ def test_device_ops_fits_with_roots_from_gathered_rows(device_ops):
             gathered = device_ops.measure(X, y, params, rounds=1)
         assert CudaBackend.takes_rows_in_order is True
         columns = device_ops.measure(X, y, params, rounds=1)
-    assert "histogram_shared_columns" not in gathered["per_kernel"]
-    assert columns["per_kernel"]["histogram_shared_columns"]["launches"] == 1
+    assert "histogram_cluster_columns" not in gathered["per_kernel"]
+    assert columns["per_kernel"]["histogram_cluster_columns"]["launches"] == 1
 
 
 def test_device_ops_fits_without_the_row_scan(device_ops):
@@ -289,7 +289,7 @@ def test_device_ops_plans_each_histogram_launch_once(device_ops):
         for kernel in device_ops.HISTOGRAM_KERNELS
     )
     assert len(result["histogram_plans"]) == launches
-    assert result["per_kernel"]["histogram_shared_columns"]["launches"] == 1  # the root
+    assert result["per_kernel"]["histogram_cluster_columns"]["launches"] == 1  # the root
     blocks, tables = device_ops.histogram_blocks(result, 3000)
     assert (blocks, tables) == (
         result["histogram_flush"]["blocks"],

@@ -12,6 +12,9 @@ Strategy (details in ``cuda/histogram.cu``):
   (16 bytes per (feature, bin) cell in four planes of 32-bit words, native 32-bit
   atomics, exact) for a chunk of one node's rows, then flushes the non-empty cells to
   global memory, consecutive threads on consecutive int64 words;
+* on a device with thread-block clusters (sm_90, and the emulation), the blocks of a
+  cluster of :data:`CLUSTER_BLOCKS` sum their shared histograms over distributed shared
+  memory and flush once per cluster (``histogram_cluster_*``), a tenth of the tables;
 * features are split into the fewest groups whose cells fit the device's
   opt-in shared-memory limit (one group for 28 features x 256 bins on sm_80);
 * when not even one feature's bins fit, a global-memory-atomics kernel is used;
@@ -56,6 +59,7 @@ __all__ = [
     "HistogramPlan",
     "plan_histograms",
     "device_limits",
+    "device_cluster_blocks",
     "shared_feature_stride",
     "allow_dynamic_shared",
     "check_row_inputs",
@@ -68,6 +72,15 @@ __all__ = [
 KERNEL_FILE = "histogram"
 SHARED_KERNEL = "histogram_shared_memory"
 COLUMNS_KERNEL = "histogram_shared_columns"
+CLUSTER_KERNEL = "histogram_cluster_memory"
+CLUSTER_COLUMNS_KERNEL = "histogram_cluster_columns"
+#: Kernel of a plan, by (plan.columns, plan flushes per cluster).
+_SHARED_KERNELS = {
+    (False, False): SHARED_KERNEL,
+    (True, False): COLUMNS_KERNEL,
+    (False, True): CLUSTER_KERNEL,
+    (True, True): CLUSTER_COLUMNS_KERNEL,
+}
 GLOBAL_KERNEL = "histogram_global_memory"
 SUBTRACT_KERNEL = "histogram_subtract_siblings"
 
@@ -104,6 +117,11 @@ DEFAULT_SHARED_BYTES = 48 * 1024
 #: Streaming multiprocessors assumed under the emulation (an A100, sm_80, whose
 #: shared-memory limits the emulator enforces).
 EMULATED_SM_COUNT = 108
+#: Blocks of a thread-block cluster of the cluster kernels (``HISTOGRAM_CLUSTER_BLOCKS``
+#: in histogram.cu; 8, the portable cluster size of sm_90).
+CLUSTER_BLOCKS = 8
+#: Compute capability (major) from which a device has thread-block clusters.
+CLUSTER_MIN_MAJOR = 9
 
 #: Threads per block of the subtraction kernel (``SUBTRACT_BLOCK_THREADS`` in histogram.cu).
 SUBTRACT_BLOCK_THREADS = 256
@@ -295,6 +313,19 @@ def device_limits(mode):
     return limits
 
 
+def device_cluster_blocks(mode):
+    """Blocks per cluster of the histogram kernels on the device: :data:`CLUSTER_BLOCKS`
+    where it has thread-block clusters (compute capability 9.0 and later; the emulation
+    runs them, though it reports sm_80's limits: the model is of an H100), else 1 (the
+    kernels that flush per block)."""
+    if mode == EMULATED:
+        return CLUSTER_BLOCKS
+    import cupy
+
+    major = int(cupy.cuda.Device().compute_capability[:-1])
+    return CLUSTER_BLOCKS if major >= CLUSTER_MIN_MAJOR else 1
+
+
 class HistogramPlan:
     """How one batch is launched (chosen on the host from the segment lengths).
 
@@ -316,6 +347,9 @@ class HistogramPlan:
     columns : bool
         Read the bins column by column (``histogram_shared_columns``; the positions hold
         rows in increasing order), else gather rows of the row-major bins.
+    cluster_blocks : int
+        Blocks per thread-block cluster, which flushes once (``histogram_cluster_*``; 1:
+        every block flushes its own). ``blocks_per_group`` is then a multiple of it.
     """
 
     def __init__(
@@ -327,15 +361,29 @@ class HistogramPlan:
         node_offsets,
         shared_bytes,
         columns=False,
+        cluster_blocks=1,
     ):
         self.columns = columns
+        self.cluster_blocks = cluster_blocks
         self.use_shared = use_shared
         self.features_per_group = features_per_group
         self.n_groups = n_groups
         self.rows_per_block = rows_per_block
         self.node_offsets = node_offsets
-        self.blocks_per_group = int(ceil_div(int(node_offsets[-1]), rows_per_block))
+        blocks = ceil_div(int(node_offsets[-1]), rows_per_block)
+        self.blocks_per_group = int(ceil_div(blocks, cluster_blocks) * cluster_blocks)
         self.shared_bytes = shared_bytes
+
+    @property
+    def kernel(self):
+        """The shared-memory kernel of the plan (of ``cuda/histogram.cu``)."""
+        return _SHARED_KERNELS[(bool(self.columns), self.cluster_blocks > 1)]
+
+    @property
+    def flushing_units(self):
+        """Units that flush a table per node piece, per feature group: the row blocks, or
+        their clusters."""
+        return self.blocks_per_group // self.cluster_blocks
 
 
 def plan_histograms(
@@ -348,6 +396,7 @@ def plan_histograms(
     force_global=False,
     ordered_rows=None,
     force_columns=False,
+    cluster_blocks=1,
 ):
     """Choose the kernel, the feature groups and the row blocks of a batch.
 
@@ -384,6 +433,10 @@ def plan_histograms(
     force_columns : bool
         With ``ordered_rows``, read the columns (in the groups that move the fewest
         bytes) even where gathering rows moves fewer (tests).
+    cluster_blocks : int
+        Blocks per thread-block cluster of the device (:func:`device_cluster_blocks`): the
+        shared-memory kernels then flush once per cluster, and the row blocks of a group
+        are a whole number of clusters.
 
     Returns
     -------
@@ -400,6 +453,8 @@ def plan_histograms(
     n_positions = int(node_offsets[-1])
     if rows_per_block is not None and int(rows_per_block) < 1:
         raise ValueError(f"rows_per_block must be positive, got {rows_per_block}")
+    if int(cluster_blocks) < 1:
+        raise ValueError(f"cluster_blocks must be positive, got {cluster_blocks}")
 
     def layout(n_groups, columns):
         features_per_group = ceil_div(n_features, n_groups) if use_shared else n_features
@@ -420,6 +475,7 @@ def plan_histograms(
             node_offsets,
             shared_bytes,
             columns=columns,
+            cluster_blocks=int(cluster_blocks) if use_shared else 1,
         )
 
     plan = layout(min_groups, False)
@@ -442,14 +498,15 @@ def build_bytes(plan, n_features, n_bins, row_stride, n_rows):
     order (``n_rows`` rows in all), as the planner estimates them in the traffic model's
     terms (docs/DESIGN.md "GPU performance model"): every feature group reads each
     position's row id and gradient pair (:data:`POSITION_BYTES`) and the group's bins,
-    and every block flushes its group's table once per node piece.
+    and every block (or cluster of blocks) flushes its group's table once per node piece.
 
     The bins, row-major: ``row_stride`` bytes a position (consecutive rows share
     sectors) per group, or a sector where the positions skip more than a row's worth;
     column by column: a (row, feature) costs ``n_rows / positions`` bytes (the stretch of
     a column a warp's consecutive positions span), at most a sector. The flush: the
-    pieces (``blocks + nodes - 1`` per group, a block's range cut at the node bounds) of
-    ``features_per_group x n_bins`` cells of :data:`FLUSHED_CELL_BYTES` each.
+    pieces (``units + nodes - 1`` per group, a block's or a cluster's range cut at the
+    node bounds: ``plan.flushing_units``) of ``features_per_group x n_bins`` cells of
+    :data:`FLUSHED_CELL_BYTES` each.
     """
     n_positions = int(plan.node_offsets[-1])
     n_nodes = len(plan.node_offsets) - 1
@@ -459,7 +516,7 @@ def build_bytes(plan, n_features, n_bins, row_stride, n_rows):
     else:
         row_bytes = min(float(max(SECTOR_BYTES, row_stride)), stretch * row_stride)
         bin_bytes = plan.n_groups * n_positions * row_bytes
-    pieces = plan.blocks_per_group + max(n_nodes - 1, 0)
+    pieces = plan.flushing_units + max(n_nodes - 1, 0)
     flush_bytes = plan.n_groups * pieces * plan.features_per_group * n_bins * FLUSHED_CELL_BYTES
     return plan.n_groups * n_positions * POSITION_BYTES + bin_bytes + flush_bytes
 
@@ -523,6 +580,7 @@ def build_histograms(
     zeroed_batches=None,
     binned_columns=None,
     force_columns=False,
+    cluster_blocks=None,
 ):
     """Histograms of a batch of nodes, on the device, in one kernel launch.
 
@@ -571,6 +629,9 @@ def build_histograms(
         With rows out of order the sums are still right, only the reads scattered.
     force_columns : bool
         With ``binned_columns``, read them whatever the plan's estimate (tests).
+    cluster_blocks : int, optional
+        Blocks per thread-block cluster flushing one table (:func:`plan_histograms`);
+        default: the device's (:func:`device_cluster_blocks`); 1 flushes per block.
 
     Returns
     -------
@@ -619,6 +680,7 @@ def build_histograms(
         force_global=force_global,
         binned_columns=binned_columns,
         force_columns=force_columns,
+        cluster_blocks=cluster_blocks,
     )
     return histograms
 
@@ -685,7 +747,7 @@ def build_children_histograms(
         scan of the batch pays (none: written here, by one subtraction launch).
     **options
         ``shared_memory_limit``, ``rows_per_block``, ``block_threads``,
-        ``force_global`` of :func:`build_histograms`.
+        ``force_global``, ``cluster_blocks`` of :func:`build_histograms`.
 
     Returns
     -------
@@ -763,12 +825,16 @@ def _plan(
     force_global,
     ordered_rows=None,
     force_columns=False,
+    cluster_blocks=None,
 ):
     """``(plan, shared kernel)`` of a build of nodes of ``lengths`` rows on this device:
-    the shared-memory kernel the plan launches (``histogram_shared_columns`` or
-    ``histogram_shared_memory``; one template, the same static shared memory)."""
+    the shared-memory kernel the plan launches (``plan.kernel``: the columns or gathered
+    rows, flushed per block or per cluster; one template, the same static shared memory).
+    ``cluster_blocks``: None for the device's (:func:`device_cluster_blocks`)."""
     sm_count, optin_limit = device_limits(launcher.mode)
-    likely = COLUMNS_KERNEL if ordered_rows is not None else SHARED_KERNEL
+    if cluster_blocks is None:
+        cluster_blocks = device_cluster_blocks(launcher.mode)
+    likely = _SHARED_KERNELS[(ordered_rows is not None, int(cluster_blocks) > 1)]
     kernel = launcher.kernel(KERNEL_FILE, likely)
     if shared_memory_limit is None:
         shared_memory_limit = optin_limit - kernel.shared_size_bytes
@@ -782,10 +848,10 @@ def _plan(
         force_global=force_global,
         ordered_rows=ordered_rows,
         force_columns=force_columns,
+        cluster_blocks=cluster_blocks,
     )
-    chosen = COLUMNS_KERNEL if plan.columns else SHARED_KERNEL
-    if chosen != likely:
-        kernel = launcher.kernel(KERNEL_FILE, chosen)
+    if plan.kernel != likely:
+        kernel = launcher.kernel(KERNEL_FILE, plan.kernel)
     return plan, kernel
 
 
@@ -851,6 +917,7 @@ def _launch_build(
     table_ahead=None,
     binned_columns=None,
     force_columns=False,
+    cluster_blocks=None,
 ):
     """Add the histograms of the segments ``begins``/``ends`` (checked, int64) of the rows'
     (gradient, hessian) ``pairs``, bins ``binned_rows`` of ``row_stride`` bytes a row
@@ -865,7 +932,8 @@ def _launch_build(
     (:func:`children_build_table`). ``binned_columns``: the bins column by column
     ((n_features, n_rows) uint8, C order), given only where the segments' positions hold
     rows in increasing order: the plan may read them (:func:`plan_histograms`;
-    ``force_columns``: it does).
+    ``force_columns``: it does). ``cluster_blocks``: blocks per flushing cluster, None for
+    the device's (:func:`device_cluster_blocks`; tests pass 1 for the per-block flush).
     """
     if not 1 <= block_threads <= MAX_BLOCK_THREADS:
         raise ValueError(f"block_threads must be in [1, {MAX_BLOCK_THREADS}], got {block_threads}")
@@ -890,6 +958,7 @@ def _launch_build(
         force_global,
         ordered_rows,
         force_columns,
+        cluster_blocks,
     )
     n_blocks = plan.blocks_per_group * plan.n_groups
     if n_blocks > MAX_GRID_X:
@@ -918,7 +987,7 @@ def _launch_build(
         allow_dynamic_shared(kernel, plan.shared_bytes)
         launcher(
             KERNEL_FILE,
-            COLUMNS_KERNEL if plan.columns else SHARED_KERNEL,
+            plan.kernel,
             n_blocks,
             block_threads,
             common

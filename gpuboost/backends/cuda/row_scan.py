@@ -16,9 +16,17 @@ bins) are read and ``n_features`` best candidates (48 B each) plus 3 sums writte
 The records equal those of ``build_histograms`` + ``find_best_splits`` bit for bit: the
 shared sums are exact integers and the scan is the same device code.
 
+On a device with thread-block clusters (sm_90, and the emulation), a batch with a node
+above ``ROW_SCAN_MAX_ROWS_PER_CELL * n_bins`` rows goes to ``row_scan_cluster`` instead:
+a cluster of :data:`.histogram.CLUSTER_BLOCKS` blocks per node, each adding an eighth of
+its rows to its own shared cells of all features, then scanning a slice of the features
+over the cluster's summed cells (distributed shared memory); so nodes of up to
+``CLUSTER_BLOCKS`` times as many rows are scanned from their rows with as many blocks.
+
 :func:`row_scan_max_rows` is the backend's ``row_scan_max_rows`` (see its docstring for
-the choice); nodes beyond :data:`MAX_NODE_ROWS` rows, or bins whose shared cells do not
-fit one feature, are left to the definition (``find_best_splits_of_rows`` returns None).
+the choice); nodes beyond the kernel's rows (:data:`MAX_NODE_ROWS`, ``CLUSTER_BLOCKS``
+times that in clusters), or bins whose shared cells do not fit one feature, are left to
+the definition (``find_best_splits_of_rows`` returns None).
 """
 
 import numpy as np
@@ -33,6 +41,7 @@ from .histogram import (
     SHARED_BYTES_PER_CELL,
     allow_dynamic_shared,
     check_row_inputs,
+    device_cluster_blocks,
     device_limits,
     shared_feature_stride,
 )
@@ -58,9 +67,13 @@ __all__ = [
     "MAX_NODE_ROWS",
 ]
 
-#: Kernel file (``cuda/row_scan.cu``) and its kernel.
+#: Kernel file (``cuda/row_scan.cu``) and its kernels.
 KERNEL_FILE = "row_scan"
 KERNEL = "row_scan_features"
+CLUSTER_KERNEL = "row_scan_cluster"
+#: Dynamic shared bytes of ``row_scan_cluster`` after its planes: the scan's cells,
+#: gains and keys (``ROW_SCAN_CLUSTER_SCRATCH_BYTES`` in row_scan.cu).
+CLUSTER_SCRATCH_BYTES = 9216
 
 #: Most rows of a node scanned from its rows: the shared cells hold one pass of the
 #: histogram kernel (``MAX_ROWS_PER_PASS``: the packed count word must not wrap).
@@ -79,6 +92,25 @@ def row_scan_groups(n_features, n_bins, shared_limit):
         return 0, 0
     n_groups = ceil_div(n_features, max_features)
     return ceil_div(n_features, n_groups), n_groups
+
+
+def cluster_shared_bytes(n_features, n_bins):
+    """Dynamic shared bytes of a ``row_scan_cluster`` block: every feature's shared cells
+    (8-byte aligned), then :data:`CLUSTER_SCRATCH_BYTES`."""
+    planes = int(n_features) * shared_feature_stride(n_bins) * SHARED_BYTES_PER_CELL
+    return ceil_div(planes, 8) * 8 + CLUSTER_SCRATCH_BYTES
+
+
+def cluster_blocks(launcher, n_features, n_bins):
+    """Blocks per node of ``row_scan_cluster`` on this device: the device's cluster size
+    (:func:`.histogram.device_cluster_blocks`) where a block's shared memory holds every
+    feature's cells and the scratch (the kernel has no static shared memory), else 0 (no
+    cluster scan)."""
+    blocks = device_cluster_blocks(launcher.mode)
+    _, optin_limit = device_limits(launcher.mode)
+    if blocks <= 1 or n_features < 1 or cluster_shared_bytes(n_features, n_bins) > optin_limit:
+        return 0
+    return blocks
 
 
 def _shared_limit(launcher):
@@ -107,11 +139,18 @@ def row_scan_max_rows(launcher, n_features, n_bins):
     nodes (49 at 200,000 rows, 128 in the next level), while a level of bigger nodes
     would put a few long blocks on a mostly idle device where the histogram kernel spreads
     every node's rows over all SMs.
+
+    With thread-block clusters (:func:`cluster_blocks`) a node takes a cluster of 8 blocks
+    (``row_scan_cluster``), each with the same share of rows as one block of a node at the
+    bound above: the bound is then 8 times that (32,768 rows for 256 bins; by traffic the
+    rows still win there, about 1 MB of tables per pair against 16,384 rows x about 40
+    bytes of the larger child read instead of subtracted).
     """
     features_per_group, _ = row_scan_groups(n_features, n_bins, _shared_limit(launcher))
     if features_per_group == 0:
         return 0
-    return min(ROW_SCAN_MAX_ROWS_PER_CELL * int(n_bins), MAX_NODE_ROWS)
+    per_block = min(ROW_SCAN_MAX_ROWS_PER_CELL * int(n_bins), MAX_NODE_ROWS)
+    return per_block * max(cluster_blocks(launcher, n_features, n_bins), 1)
 
 
 def find_best_splits_of_rows(
@@ -253,17 +292,37 @@ def row_scan_words(
     if shared_memory_limit is None:
         shared_memory_limit = _shared_limit(launcher)
     features_per_group, n_groups = row_scan_groups(n_features, n_bins, shared_memory_limit)
-    if n_groups == 0 or int((ends - begins).max()) > MAX_NODE_ROWS:
+    largest = int((ends - begins).max())
+    clusters = cluster_blocks(launcher, n_features, n_bins)
+    per_block = min(ROW_SCAN_MAX_ROWS_PER_CELL * n_bins, MAX_NODE_ROWS)
+    if clusters and largest > per_block and largest <= clusters * MAX_NODE_ROWS:
+        return _launch_cluster_scan(
+            xp,
+            launcher,
+            clusters,
+            (rows, row_stride, pairs, sample_indices, n_features),
+            begins,
+            ends,
+            n_bins,
+            n_value_bins,
+            missing_bin,
+            scale_gradients,
+            scale_hessians,
+            split_params,
+            feature_mask,
+            node_bounds,
+            scratch,
+            words,
+            node_table,
+        )
+    if n_groups == 0 or largest > MAX_NODE_ROWS:
         return None
     if n_nodes * n_groups > MAX_GRID_X:
         raise ValueError(f"{n_nodes} nodes x {n_groups} groups exceed the grid limit")
     options = scan_options(
         xp, n_value_bins, n_nodes, n_features, split_params, feature_mask, node_bounds
     )
-    if node_table is None:
-        node_table = xp.asarray(segment_table(begins, ends))  # one host-to-device copy
-    elif node_table.shape != (2 * n_nodes,) or node_table.dtype != np.int64:
-        raise ValueError(f"node_table must be int64 of shape ({2 * n_nodes},)")
+    node_table = _device_node_table(xp, node_table, begins, ends)
     scratch = SplitScanScratch() if scratch is None else scratch
     feature_best = scratch.feature_best(xp, n_nodes, n_features)
     node_sums = xp.empty((n_nodes, HIST_FIELDS), dtype=np.int64)
@@ -298,3 +357,76 @@ def row_scan_words(
     if n_groups == 1:  # the kernel wrote the records
         return words
     return select_words(launcher, feature_best, node_sums, words)
+
+
+def _device_node_table(xp, node_table, begins, ends):
+    """``[begins | ends]`` on the device: ``node_table`` (checked) or one copy of them."""
+    n_nodes = len(begins)
+    if node_table is None:
+        return xp.asarray(segment_table(begins, ends))  # one host-to-device copy
+    if node_table.shape != (2 * n_nodes,) or node_table.dtype != np.int64:
+        raise ValueError(f"node_table must be int64 of shape ({2 * n_nodes},)")
+    return node_table
+
+
+def _launch_cluster_scan(
+    xp,
+    launcher,
+    clusters,
+    inputs,
+    begins,
+    ends,
+    n_bins,
+    n_value_bins,
+    missing_bin,
+    scale_gradients,
+    scale_hessians,
+    split_params,
+    feature_mask,
+    node_bounds,
+    scratch,
+    words,
+    node_table,
+):
+    """One ``row_scan_cluster`` launch over the batch (``clusters`` blocks per node, every
+    node at most ``clusters * MAX_NODE_ROWS`` rows): the records in ``words`` (new when
+    None), as :func:`row_scan_words` returns them. ``inputs``: ``(rows, row_stride, pairs,
+    sample_indices, n_features)``, the first three as :func:`.histogram.check_row_inputs`
+    gives them."""
+    rows, row_stride, pairs, sample_indices, n_features = inputs
+    n_nodes = len(begins)
+    if n_nodes * clusters > MAX_GRID_X:
+        raise ValueError(f"{n_nodes} nodes x {clusters} blocks exceed the grid limit")
+    options = scan_options(
+        xp, n_value_bins, n_nodes, n_features, split_params, feature_mask, node_bounds
+    )
+    node_table = _device_node_table(xp, node_table, begins, ends)
+    scratch = SplitScanScratch() if scratch is None else scratch
+    feature_best = scratch.feature_best(xp, n_nodes, n_features)
+    node_sums = xp.empty((n_nodes, HIST_FIELDS), dtype=np.int64)
+    words = checked_words(xp, words, n_nodes)
+    shared_bytes = cluster_shared_bytes(n_features, n_bins)
+    allow_dynamic_shared(launcher.kernel(KERNEL_FILE, CLUSTER_KERNEL), shared_bytes)
+    launcher(
+        KERNEL_FILE,
+        CLUSTER_KERNEL,
+        n_nodes * clusters,
+        scan_threads(n_bins),
+        (
+            rows,
+            np.int64(row_stride),
+            pairs,
+            sample_indices,
+            node_table[:n_nodes],
+            node_table[n_nodes:],
+            np.int32(n_features),
+            np.int32(shared_feature_stride(n_bins)),
+            *options,
+            *scan_scalars(n_bins, missing_bin, scale_gradients, scale_hessians, split_params),
+            feature_best,
+            node_sums,
+            words,
+        ),
+        shared_mem=shared_bytes,
+    )
+    return words

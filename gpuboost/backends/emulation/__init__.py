@@ -15,7 +15,13 @@ import contextlib
 import os
 
 from .compiler import EmulationCompileError
-from .launcher import EmulatedKernel, EmulatedModule, KernelParameter, parse_kernel_signatures
+from .launcher import (
+    EmulatedKernel,
+    EmulatedModule,
+    KernelParameter,
+    parse_cluster_dims,
+    parse_kernel_signatures,
+)
 
 __all__ = [
     "emulated_kernels",
@@ -24,6 +30,7 @@ __all__ = [
     "EmulationCompileError",
     "KernelParameter",
     "parse_kernel_signatures",
+    "parse_cluster_dims",
     "emulation_enabled",
     "EMULATE_ENV_VAR",
 ]

@@ -40,9 +40,8 @@ __all__ = [
 EMULATION_DIR = Path(__file__).resolve().parent
 #: The header that maps CUDA onto C++ threads.
 EMULATION_HEADER = EMULATION_DIR / "cuda_emu.h"
-#: Every header of the emulation (cuda_emu.h, the instrumentation it includes, the
-#: stand-in for <cooperative_groups.h>).
-EMULATION_HEADERS = ("cuda_emu.h", "instrument.h", "cooperative_groups.h")
+#: Every header of the emulation (cuda_emu.h and the instrumentation it includes).
+EMULATION_HEADERS = ("cuda_emu.h", "instrument.h")
 #: Environment variable naming the cache folder.
 CACHE_ENV_VAR = "GPUBOOST_EMULATION_CACHE"
 #: Environment variable naming the C++ compiler (default ``g++``).

@@ -13,10 +13,10 @@
 // * thread-block clusters (`__cluster_dims__(K, 1, 1)`, sm_90): the K blocks of a
 //   cluster run one after another between cluster barriers. Each has its own
 //   GPU threads (fibers) and dynamic shared memory; a block whose threads all
-//   wait at `cluster.sync()` is parked (its fibers keep their stacks) and the
+//   wait at a cluster barrier is parked (its fibers keep their stacks) and the
 //   next block of the cluster runs; once all K are parked they resume in rank
-//   order. `cluster.map_shared_rank` maps an address of the dynamic shared
-//   memory to the same offset in another block's. Cluster kernels may not use
+//   order. cluster_map_shared maps an address of the dynamic shared memory to
+//   the same offset in another block's. Cluster kernels may not use
 //   static `__shared__` variables (one copy per module); launcher.py refuses them.
 // * `threadIdx`, `blockIdx`, `blockDim`, `gridDim` are thread_local variables,
 //   switched together with the fibers.
@@ -185,7 +185,7 @@ constexpr unsigned char kSharedPoisonByte = 0xff;
 constexpr size_t kDynamicSharedAlignment = 128;
 //: Most blocks of a thread-block cluster (the portable cluster size of sm_90).
 constexpr unsigned kMaxClusterBlocks = 8;
-//: Bit of a barrier's site tag marking a cluster barrier (cluster.sync()).
+//: Bit of a barrier's site tag marking a cluster barrier (gpuboost_cluster_sync()).
 constexpr uintptr_t kClusterSiteBit = uintptr_t{1} << 62;
 //: Stack of each emulated GPU thread (fiber); a GPU thread has about 1 KiB.
 constexpr size_t kFiberStackBytes = size_t{256} << 10;
@@ -570,7 +570,7 @@ struct Worker {
   bool barrier_sites_differ = false;
   BlockSyncResult barrier_result{0, 0};
   bool barrier_result_sites_differ = false;
-  // its GPU threads of the running block wait at a cluster barrier (cluster.sync())
+  // its GPU threads of the running block wait at a cluster barrier (gpuboost_cluster_sync())
   bool parked = false;
 };
 
@@ -728,7 +728,7 @@ inline void LaunchState::prepare_next_block() {
         char message[kErrorMessageCapacity];
         snprintf(message, sizeof(message),
                  "cluster barrier: %u of the %u blocks of the cluster starting at linear block "
-                 "%llu returned from the kernel while the others wait at cluster.sync(); every "
+                 "%llu returned from the kernel while the others wait at gpuboost_cluster_sync(); every "
                  "block of a cluster must reach the same cluster barriers",
                  cluster_blocks - waiting, cluster_blocks,
                  static_cast<unsigned long long>(cluster_first_block));
@@ -1212,7 +1212,7 @@ inline unsigned char* dynamic_shared_memory() {
   return tls_launch->dynamic_shared;
 }
 
-// `site_bits`: kClusterSiteBit for a cluster barrier (cluster.sync()), else 0.
+// `site_bits`: kClusterSiteBit for a cluster barrier (gpuboost_cluster_sync()), else 0.
 inline BlockSyncResult block_sync(int predicate, int line, uintptr_t site_bits = 0) {
   check_launch_alive();
   Fiber& fiber = *tls_fiber;
@@ -1230,15 +1230,14 @@ inline BlockSyncResult block_sync(int predicate, int line, uintptr_t site_bits =
   check_launch_alive();
   if (worker.barrier_result_sites_differ) {
     fail_thread("divergent __syncthreads: threads of the block met at different __syncthreads "
-                "or cluster.sync() calls (this one %s at line %d); every thread must reach the "
-                "same barrier", site_bits != 0 ? "cluster.sync()" : "__syncthreads", line);
+                "or gpuboost_cluster_sync() calls (this one %s at line %d); every thread must reach the "
+                "same barrier", site_bits != 0 ? "gpuboost_cluster_sync()" : "__syncthreads", line);
   }
   return worker.barrier_result;
 }
 
 // ---------------------------------------------------------------------------
-// Thread-block clusters (the cooperative_groups::cluster_group subset of
-// gpuboost/backends/emulation/cooperative_groups.h).
+// Thread-block clusters: the runtime of common.cuh's gpuboost_cluster_* helpers.
 // ---------------------------------------------------------------------------
 inline unsigned cluster_blocks() {
   if (tls_launch == nullptr) fail_thread("a cluster query outside a kernel launch");
@@ -1256,13 +1255,13 @@ inline void* cluster_map_shared(const void* address, unsigned rank, int line) {
   check_launch_alive();
   const LaunchState& launch = *tls_launch;
   if (rank >= launch.cluster_blocks) {
-    fail_thread("cluster.map_shared_rank at line %d: rank %u, but the cluster has %u blocks",
+    fail_thread("gpuboost_cluster_shared at line %d: rank %u, but the cluster has %u blocks",
                 line, rank, launch.cluster_blocks);
   }
   const uintptr_t offset =
       reinterpret_cast<uintptr_t>(address) - reinterpret_cast<uintptr_t>(launch.dynamic_shared);
   if (offset > launch.dynamic_shared_bytes) {
-    fail_thread("cluster.map_shared_rank at line %d: the address is not in the block's dynamic "
+    fail_thread("gpuboost_cluster_shared at line %d: the address is not in the block's dynamic "
                 "shared memory (the emulation maps only `extern __shared__` memory)",
                 line);
   }

@@ -455,7 +455,7 @@ GPUBOOST_EMU_RUNTIME inline bool new_epoch(Instrumentation& state) {
     fail_thread("racecheck: %s hazard on %s byte at %s between different blocks (%s): thread "
                 "%s of block %s %s at @pc:0x%x, this thread %s at @pc:0x%x",
                 hazard, space, where,
-                clustered ? "of one cluster, with no cluster.sync() between them"
+                clustered ? "of one cluster, with no gpuboost_cluster_sync() between them"
                           : "never ordered",
                 earlier_thread, earlier_block, earlier_kind, earlier.pc, now_kind, now.pc);
   }
@@ -769,7 +769,7 @@ GPUBOOST_EMU_RUNTIME inline void on_access(const void* pointer, uint32_t size, u
     const unsigned rank = static_cast<unsigned>(region - state->first_dynamic_shared);
     if (memcheck && state->rank_returned[rank]) {
       fail_thread("memcheck: distributed shared-memory %s of %u bytes of cluster rank %u, "
-                  "which has returned from the kernel (no cluster.sync() orders the access "
+                  "which has returned from the kernel (no gpuboost_cluster_sync() orders the access "
                   "before its exit), @pc:0x%x",
                   access_name(kind), size, rank, pc_offset(*state, pc));
     }
@@ -846,7 +846,7 @@ GPUBOOST_EMU_RUNTIME inline const char* instrument_block_returned(unsigned clust
   if ((state->checks & kCheckMemcheck) != 0 &&
       state->rank_remote_phase[cluster_rank] == state->cluster_phase + 1) {
     return "memcheck: a block of the cluster returned from the kernel while another block "
-           "of the cluster accessed its shared memory with no cluster.sync() between them "
+           "of the cluster accessed its shared memory with no gpuboost_cluster_sync() between them "
            "(distributed shared memory must not be accessed after its block may have exited)";
   }
   return nullptr;

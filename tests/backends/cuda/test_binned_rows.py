@@ -89,6 +89,7 @@ def _load_sectors(X_binned, sample_indices):
             [len(sample_indices)],
             2,
             block_threads=64,
+            cluster_blocks=1,
         )
     (event,) = [event for event in log.events if event.name == "histogram_shared_memory"]
     return event.counters["global_load_sectors"]

@@ -21,6 +21,7 @@ from gpuboost.backends.cuda import histogram as cuda_histogram
 from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.cuda.binned_rows import lay_out_binned
 from gpuboost.backends.cuda.histogram import (
+    CLUSTER_BLOCKS,
     MAX_BLOCK_THREADS,
     MAX_ROWS_PER_PASS,
     SHARED_BYTES_PER_CELL,
@@ -104,8 +105,14 @@ def _assert_histograms_equal(result, expected):
     np.testing.assert_array_equal(result, expected)
 
 
+#: Blocks per flushing cluster: the device's (the emulation's: clusters of
+#: ``CLUSTER_BLOCKS``, ``histogram_cluster_*``) and 1 (every block flushes, as on sm_80).
+CLUSTERING = pytest.mark.parametrize("cluster_blocks", [None, 1], ids=["clusters", "blocks"])
+
+
+@CLUSTERING
 @pytest.mark.parametrize("seed", range(4))
-def test_default_plan_matches_numpy_and_naive(seed):
+def test_default_plan_matches_numpy_and_naive(seed, cluster_blocks):
     """Seeds 1 and 3 pass the inputs in the device layout (pair array, padded rows)."""
     rng = np.random.default_rng(seed)
     max_bin = int(rng.choice([2, 15, 63]))
@@ -114,7 +121,15 @@ def test_default_plan_matches_numpy_and_naive(seed):
     sample_indices = rng.permutation(n_rows).astype(np.int32)
     begins, ends = _segments(rng, n_rows, int(rng.integers(1, 6)))
     result = _build_on_device(
-        X_binned, gradients, hessians, sample_indices, begins, ends, max_bin + 1, seed % 2 == 1
+        X_binned,
+        gradients,
+        hessians,
+        sample_indices,
+        begins,
+        ends,
+        max_bin + 1,
+        seed % 2 == 1,
+        cluster_blocks=cluster_blocks,
     )
     expected = _reference(X_binned, gradients, hessians, sample_indices, begins, ends, max_bin + 1)
     _assert_histograms_equal(result, expected)
@@ -125,10 +140,11 @@ def test_default_plan_matches_numpy_and_naive(seed):
     assert expected[..., HIST_COUNT].sum() > 0  # not vacuous
 
 
+@CLUSTERING
 @pytest.mark.parametrize(
     "rows_per_block, block_threads", [(1, 32), (7, 1), (13, 96), (64, 5), (1000, MAX_BLOCK_THREADS)]
 )
-def test_row_blocks_and_thread_counts(rows_per_block, block_threads):
+def test_row_blocks_and_thread_counts(rows_per_block, block_threads, cluster_blocks):
     """Several blocks per node (one flush each) and block sizes that do not divide
     the pairs evenly, including fewer threads than features."""
     rng = np.random.default_rng(rows_per_block)
@@ -146,6 +162,7 @@ def test_row_blocks_and_thread_counts(rows_per_block, block_threads):
         max_bin + 1,
         rows_per_block=rows_per_block,
         block_threads=block_threads,
+        cluster_blocks=cluster_blocks,
     )
     _assert_histograms_equal(
         result, _reference(X_binned, gradients, hessians, sample_indices, begins, ends, max_bin + 1)
@@ -225,7 +242,8 @@ def test_global_memory_fallback(how):
     )
 
 
-def test_many_nodes_with_empty_and_overlapping_segments():
+@CLUSTERING
+def test_many_nodes_with_empty_and_overlapping_segments(cluster_blocks):
     rng = np.random.default_rng(30)
     n_rows, n_features, max_bin = 150, 3, 7
     X_binned, gradients, hessians = _problem(rng, n_rows, n_features, max_bin)
@@ -243,6 +261,7 @@ def test_many_nodes_with_empty_and_overlapping_segments():
         max_bin + 1,
         rows_per_block=4,
         block_threads=32,
+        cluster_blocks=cluster_blocks,
     )
     expected = _reference(X_binned, gradients, hessians, sample_indices, begins, ends, max_bin + 1)
     _assert_histograms_equal(result, expected)
@@ -250,8 +269,9 @@ def test_many_nodes_with_empty_and_overlapping_segments():
     assert expected[..., HIST_COUNT].sum() == n_features * (ends - begins).sum()
 
 
+@CLUSTERING
 @pytest.mark.parametrize("sign", [1, -1])
-def test_extreme_values_over_several_flush_passes(sign):
+def test_extreme_values_over_several_flush_passes(sign, cluster_blocks):
     """Every row at |q| = GRAD_QUANT_MAX in one bin, more rows than one pass holds:
     the packed shared-memory words reach their documented bounds."""
     n_rows = 2 * MAX_ROWS_PER_PASS + 5
@@ -263,13 +283,80 @@ def test_extreme_values_over_several_flush_passes(sign):
     sample_indices = np.arange(n_rows, dtype=np.int32)
     begins, ends = [0, 5], [n_rows, n_rows]
     result = _build_on_device(
-        X_binned, gradients, hessians, sample_indices, begins, ends, 4, rows_per_block=n_rows
+        X_binned,
+        gradients,
+        hessians,
+        sample_indices,
+        begins,
+        ends,
+        4,
+        rows_per_block=n_rows,
+        cluster_blocks=cluster_blocks,
     )
     expected = _reference(X_binned, gradients, hessians, sample_indices, begins, ends, 4)
     _assert_histograms_equal(result, expected)
     assert expected[0, 0, 0, HIST_COUNT] > MAX_ROWS_PER_PASS
     assert abs(int(expected[0, 0, 0, HIST_GRAD])) == (n_rows - 3) * GRAD_QUANT_MAX
     assert expected[0, 0, 0, HIST_HESS] != 0
+
+
+def test_a_cluster_sums_a_piece_over_several_cluster_passes():
+    """A node of more rows than a cluster's pass holds (CLUSTER_BLOCKS x MAX_ROWS_PER_PASS),
+    at |q| = GRAD_QUANT_MAX in one bin, cut by a second node inside the cluster's range:
+    every block's share of a pass is summed across the cluster exactly."""
+    n_rows = CLUSTER_BLOCKS * MAX_ROWS_PER_PASS + 777
+    X_binned = np.zeros((n_rows, 1), dtype=np.uint8)
+    X_binned[::5, 0] = 1
+    gradients = np.full(n_rows, GRAD_QUANT_MAX, dtype=np.int32)
+    gradients[1::2] = -GRAD_QUANT_MAX + 1
+    hessians = np.full(n_rows, GRAD_QUANT_MAX, dtype=np.int32)
+    sample_indices = np.arange(n_rows, dtype=np.int32)
+    begins, ends = [0, 100], [n_rows - 50, 300]
+    launches = []
+    original = KernelLauncher.__call__
+
+    def recorded(self, file, kernel, *args, **kwargs):
+        launches.append((kernel, args[0]))
+        return original(self, file, kernel, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(KernelLauncher, "__call__", recorded)
+        result = _build_on_device(
+            X_binned, gradients, hessians, sample_indices, begins, ends, 2, rows_per_block=n_rows
+        )
+    assert launches == [(cuda_histogram.CLUSTER_KERNEL, CLUSTER_BLOCKS)]  # one cluster
+    expected = _reference(X_binned, gradients, hessians, sample_indices, begins, ends, 2)
+    _assert_histograms_equal(result, expected)
+    assert expected[0, 0, :, HIST_COUNT].sum() == n_rows - 50 > CLUSTER_BLOCKS * MAX_ROWS_PER_PASS
+
+
+def test_the_emulated_device_flushes_per_cluster_and_plans_whole_clusters():
+    """The emulation has clusters (the model is of an H100): the plan's row blocks of a
+    group are a whole number of clusters, and the flush estimate counts clusters."""
+    assert cuda_histogram.device_cluster_blocks(EMULATED) == CLUSTER_BLOCKS
+    lengths = np.array([200_000, 3_000], dtype=np.int64)
+    per_block = plan_histograms(lengths, 28, 256, 163 * 1024, sm_count=108)
+    clustered = plan_histograms(
+        lengths, 28, 256, 163 * 1024, sm_count=108, cluster_blocks=CLUSTER_BLOCKS
+    )
+    assert per_block.kernel == cuda_histogram.SHARED_KERNEL and per_block.cluster_blocks == 1
+    assert clustered.kernel == cuda_histogram.CLUSTER_KERNEL
+    assert clustered.rows_per_block == per_block.rows_per_block
+    assert clustered.blocks_per_group % CLUSTER_BLOCKS == 0
+    assert 0 <= clustered.blocks_per_group - per_block.blocks_per_group < CLUSTER_BLOCKS
+    assert clustered.flushing_units == clustered.blocks_per_group // CLUSTER_BLOCKS
+    assert per_block.flushing_units == per_block.blocks_per_group
+    table = 28 * 256 * cuda_histogram.FLUSHED_CELL_BYTES
+    saved = cuda_histogram.build_bytes(per_block, 28, 256, 32, 203_000) - (
+        cuda_histogram.build_bytes(clustered, 28, 256, 32, 203_000)
+    )
+    assert saved == (per_block.flushing_units - clustered.flushing_units) * table
+    fallback = plan_histograms(
+        lengths, 28, 256, 163 * 1024, sm_count=108, force_global=True, cluster_blocks=8
+    )
+    assert not fallback.use_shared and fallback.cluster_blocks == 1
+    with pytest.raises(ValueError, match="cluster_blocks"):
+        plan_histograms(lengths, 28, 256, 163 * 1024, sm_count=108, cluster_blocks=0)
 
 
 def test_no_nodes_no_rows_and_no_features():
@@ -344,6 +431,7 @@ def test_python_constants_match_the_kernel_file():
     # The kernel's occupancy bound holds the blocks per SM the plan aims for.
     assert int(_cu_constant("HISTOGRAM_MIN_BLOCKS_PER_SM")) == cuda_histogram.TARGET_BLOCKS_PER_SM
     assert int(_cu_constant("SHARED_WORDS_PER_CELL")) * 4 == SHARED_BYTES_PER_CELL
+    assert int(_cu_constant("HISTOGRAM_CLUSTER_BLOCKS")) == cuda_histogram.CLUSTER_BLOCKS
     assert _cu_constant("MAX_ROWS_PER_PASS") == "int64_t{1} << 15"
     assert MAX_ROWS_PER_PASS == 1 << 15
 
@@ -573,6 +661,7 @@ def _histogram_load_sectors(X_binned, pairs, sample_indices):
             [len(sample_indices)],
             2,
             block_threads=64,
+            cluster_blocks=1,
         )
     (event,) = [event for event in log.events if event.name == "histogram_shared_memory"]
     return event.counters["global_load_sectors"]

@@ -1,8 +1,9 @@
 """Tests of the histogram build from the column-major bins (``histogram_shared_columns``
-in cuda/histogram.cu; gpuboost.backends.cuda.histogram.plan_histograms with
-``ordered_rows``), the root's build: equal to the NumPy backend's histograms bit for bit
-on every path (feature groups, row blocks, flush passes, rows in and out of order), and
-chosen where it moves fewer bytes than gathering rows.
+and ``histogram_cluster_columns`` in cuda/histogram.cu; gpuboost.backends.cuda.histogram.
+plan_histograms with ``ordered_rows``), the root's build: equal to the NumPy backend's
+histograms bit for bit on every path (feature groups, row blocks, flush passes, rows in
+and out of order, flushed per block or per cluster), and chosen where it moves fewer
+bytes than gathering rows.
 """
 
 import numpy as np
@@ -13,6 +14,7 @@ from gpuboost.backends.cuda import histogram as cuda_histogram
 from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.cuda.binned_rows import lay_out_binned
 from gpuboost.backends.cuda.histogram import (
+    CLUSTER_BLOCKS,
     MAX_ROWS_PER_PASS,
     SHARED_BYTES_PER_CELL,
     build_bytes,
@@ -75,6 +77,19 @@ def _build(X_binned, gradients, hessians, sample_indices, begins, ends, n_bins, 
     return xp.asnumpy(result), expected
 
 
+#: Blocks per flushing cluster: the device's (the emulation's: clusters) and 1 (every
+#: block flushes, as on sm_80), with the kernel each launches.
+CLUSTERING = pytest.mark.parametrize(
+    "cluster_blocks, kernel",
+    [
+        (None, cuda_histogram.CLUSTER_COLUMNS_KERNEL),
+        (1, cuda_histogram.COLUMNS_KERNEL),
+    ],
+    ids=["clusters", "blocks"],
+)
+
+
+@CLUSTERING
 @pytest.mark.parametrize(
     "order, segments, options",
     [
@@ -87,7 +102,7 @@ def _build(X_binned, gradients, hessians, sample_indices, begins, ends, n_bins, 
         ("sampled", "several", {"features_per_block": 3, "rows_per_block": 41}),
     ],
 )
-def test_columns_build_equals_numpy(monkeypatch, order, segments, options):
+def test_columns_build_equals_numpy(monkeypatch, order, segments, options, cluster_blocks, kernel):
     """Rows in order (all of them, a sorted sample) and out of order (still exact, only
     slower), one node or several (overlapping, one empty), feature groups forced by a
     small shared-memory limit, row blocks and block sizes that cut unevenly."""
@@ -116,15 +131,17 @@ def test_columns_build_equals_numpy(monkeypatch, order, segments, options):
         ends,
         max_bin + 1,
         force_columns=True,
+        cluster_blocks=cluster_blocks,
         **options,
     )
-    assert launches == [cuda_histogram.COLUMNS_KERNEL]
+    assert launches == [kernel]
     np.testing.assert_array_equal(result, expected)
     assert expected[..., HIST_COUNT].sum() == n_features * sum(e - b for b, e in zip(begins, ends))
 
 
+@CLUSTERING
 @pytest.mark.parametrize("sign", [1, -1])
-def test_columns_build_over_several_flush_passes(sign):
+def test_columns_build_over_several_flush_passes(sign, cluster_blocks, kernel):
     """A block of more rows than one pass holds, at |q| = GRAD_QUANT_MAX in one bin: the
     packed shared words reach their bounds, as in the row-major kernel."""
     n_rows = 2 * MAX_ROWS_PER_PASS + 5
@@ -143,6 +160,7 @@ def test_columns_build_over_several_flush_passes(sign):
         4,
         rows_per_block=n_rows,
         force_columns=True,
+        cluster_blocks=cluster_blocks,
     )
     np.testing.assert_array_equal(result, expected)
     assert expected[0, 0, 0, HIST_COUNT] == n_rows > MAX_ROWS_PER_PASS
@@ -177,17 +195,26 @@ SHARED_LIMIT = 163 * 1024
 SM_COUNT = 108
 
 
-@pytest.mark.parametrize("n_rows, groups", [(5_000, 1), (200_000, 4), (10_000_000, 1)])
-def test_the_plan_reads_columns_in_the_groups_that_move_the_fewest_bytes(n_rows, groups):
+@pytest.mark.parametrize(
+    "n_rows, cluster_blocks, groups",
+    [(5_000, 1, 1), (200_000, 1, 4), (10_000_000, 1, 1), (200_000, CLUSTER_BLOCKS, 1)],
+)
+def test_the_plan_reads_columns_in_the_groups_that_move_the_fewest_bytes(
+    n_rows, cluster_blocks, groups
+):
     """28 features of 256 bins, rows in order (32-byte padded rows): at 200k rows 4
     groups of 7 features, 54 blocks each of 3,704 rows (flushing a quarter of a table
     each) move fewer bytes than gathering rows in 196 blocks of 1,024 rows; at 10M rows
     a block's rows outweigh its table and one group reads the columns (28 bytes a row
-    against 32). Every other group count is estimated to move more."""
+    against 32). Flushed per cluster of 8 blocks, the tables are few and one group wins
+    at 200k rows too. Every other group count is estimated to move more."""
     lengths = np.array([n_rows])
     ordered = (n_rows, 32)
-    plan = plan_histograms(lengths, 28, 256, SHARED_LIMIT, SM_COUNT, ordered_rows=ordered)
-    gathered = plan_histograms(lengths, 28, 256, SHARED_LIMIT, SM_COUNT)
+    clusters = {"cluster_blocks": cluster_blocks}
+    plan = plan_histograms(
+        lengths, 28, 256, SHARED_LIMIT, SM_COUNT, ordered_rows=ordered, **clusters
+    )
+    gathered = plan_histograms(lengths, 28, 256, SHARED_LIMIT, SM_COUNT, **clusters)
     assert plan.columns and not gathered.columns
     assert plan.n_groups == groups and gathered.n_groups == 1
     assert plan.n_groups * plan.blocks_per_group <= SM_COUNT * 2 or plan.rows_per_block == 1024
@@ -202,6 +229,7 @@ def test_the_plan_reads_columns_in_the_groups_that_move_the_fewest_bytes(n_rows,
             SM_COUNT,
             ordered_rows=ordered,
             force_columns=True,
+            **clusters,
         )
         assert build_bytes(other, 28, 256, 32, n_rows) >= chosen
 
@@ -241,8 +269,8 @@ def test_training_builds_each_root_from_the_columns(monkeypatch):
             for device in ("cuda", "cpu")
         ]
         assert models[0] == models[1]
-        assert launches.count(cuda_histogram.COLUMNS_KERNEL) == 3
-        assert launches.count(cuda_histogram.SHARED_KERNEL) >= 3
+        assert launches.count(cuda_histogram.CLUSTER_COLUMNS_KERNEL) == 3
+        assert launches.count(cuda_histogram.CLUSTER_KERNEL) >= 3
 
 
 def test_a_backend_that_does_not_take_the_order_is_not_told(monkeypatch):

@@ -16,7 +16,11 @@ import gpuboost
 from gpuboost.backends.cuda import backend as cuda_backend_module
 from gpuboost.backends.cuda import row_scan as cuda_row_scan
 from gpuboost.backends.cuda.binned_rows import lay_out_binned
-from gpuboost.backends.cuda.histogram import SHARED_BYTES_PER_CELL, shared_feature_stride
+from gpuboost.backends.cuda.histogram import (
+    CLUSTER_BLOCKS,
+    SHARED_BYTES_PER_CELL,
+    shared_feature_stride,
+)
 from gpuboost.backends.cuda.launch import EMULATED, KernelLauncher
 from gpuboost.backends.emulation.device_array import count_operations
 from gpuboost.backends.emulation.device_array import namespace as xp
@@ -132,6 +136,52 @@ def test_feature_groups_give_the_same_records(features_per_group):
     _check(problem, max_bin, params, limit, device_layout=features_per_group == 2)
 
 
+def _launched_kernels(monkeypatch):
+    """The kernel names launched from here on, in order."""
+    names = []
+    original = KernelLauncher.__call__
+
+    def recorded(self, file, kernel, *args, **kwargs):
+        names.append(kernel)
+        return original(self, file, kernel, *args, **kwargs)
+
+    monkeypatch.setattr(KernelLauncher, "__call__", recorded)
+    return names
+
+
+@pytest.mark.parametrize(
+    "n_rows, n_nodes, max_bin",
+    [(15_000, 3, 255), (40_000, 1, 255), (1_500, 4, 15)],
+    ids=["nodes-above-one-block", "node-above-one-pass", "small-bins"],
+)
+def test_large_nodes_are_scanned_by_a_cluster(monkeypatch, n_rows, n_nodes, max_bin):
+    """A batch with a node above one block's rows (16 x n_bins) goes to
+    ``row_scan_cluster``: 8 blocks per node, each an eighth of the rows, the features
+    scanned over the cluster's summed cells; a node above MAX_NODE_ROWS too (each block
+    then holds fewer than a pass). The records equal the histogram scan's."""
+    launches = _launched_kernels(monkeypatch)
+    problem = list(row_scan_problem(n_rows, n_rows, 5, max_bin, n_nodes, 0.1, True, True))
+    cuts = np.linspace(0, n_rows, n_nodes + 1).astype(np.int64)  # nodes of n_rows / n_nodes
+    problem[4], problem[5] = cuts[:-1], cuts[1:]
+    lengths = cuts[1:] - cuts[:-1]
+    assert lengths.max() > cuda_row_scan.ROW_SCAN_MAX_ROWS_PER_CELL * (max_bin + 1)
+    if n_rows > cuda_row_scan.MAX_NODE_ROWS:
+        assert lengths.max() > cuda_row_scan.MAX_NODE_ROWS
+    _check(problem, max_bin, SplitParams(reg_lambda=1.0, min_data_in_leaf=3), device_layout=True)
+    assert launches == [cuda_row_scan.CLUSTER_KERNEL]
+
+
+def test_the_cluster_scan_raises_the_row_bound_where_the_cells_fit():
+    """With clusters (the emulated device) the bound is 8 x 16 x n_bins rows; without room
+    for every feature's cells in one block the cluster scan is not used."""
+    launcher = KernelLauncher(EMULATED)
+    assert cuda_row_scan.cluster_blocks(launcher, 28, 256) == CLUSTER_BLOCKS
+    assert cuda_row_scan.row_scan_max_rows(launcher, 28, 256) == CLUSTER_BLOCKS * 16 * 256
+    assert cuda_row_scan.cluster_shared_bytes(28, 256) == 28 * 257 * 16 + 9216
+    assert cuda_row_scan.cluster_blocks(launcher, 100, 256) == 0  # 411 KB of cells
+    assert cuda_row_scan.row_scan_max_rows(launcher, 100, 256) == 16 * 256
+
+
 def test_no_room_or_too_many_rows_is_left_to_the_definition():
     problem = row_scan_problem(3, 50, 3, 7, 2, 0.1, False, False)
     X_binned, gradients, hessians, sample_indices, begins, ends, n_value_bins = problem[:7]
@@ -152,6 +202,12 @@ def test_no_room_or_too_many_rows_is_left_to_the_definition():
         is None
     )
     assert cuda_row_scan.row_scan_groups(3, 8, too_small) == (0, 0)
+    beyond = CLUSTER_BLOCKS * cuda_row_scan.MAX_NODE_ROWS + 1  # no row is read first
+    indices = xp.asarray(np.zeros(beyond, dtype=np.int32))
+    assert (
+        cuda_row_scan.find_best_splits_of_rows(*arguments[:5], indices, [0], [beyond], *common)
+        is None
+    )
 
 
 def _model(device, params, X, y, weight, rounds=3):
@@ -173,8 +229,10 @@ def _model(device, params, X, y, weight, rounds=3):
     ],
 )
 def test_models_equal_the_cpu_models(params, monkeypatch):
-    """Parents below 8 * 256 rows (the second level on) scanned from their rows on the
-    emulated GPU: the CPU backend's models, byte for byte."""
+    """Parents of at most 8 x 256 rows (the emulated device's clusters of 8 blocks, one
+    row per cell each: every level of these 2,000 rows) scanned from their rows on the
+    emulated GPU, batches with a node above 256 rows by ``row_scan_cluster``, others by
+    ``row_scan_features``: the CPU backend's models, byte for byte."""
     rng = np.random.default_rng(5)
     X = rng.normal(size=(2000, 6))
     X[rng.random(X.shape) < 0.05] = np.nan
@@ -193,9 +251,11 @@ def test_models_equal_the_cpu_models(params, monkeypatch):
         return records
 
     monkeypatch.setattr(cuda_backend_module, "find_best_splits_of_rows", counted)
-    monkeypatch.setattr(cuda_row_scan, "ROW_SCAN_MAX_ROWS_PER_CELL", 8)
+    monkeypatch.setattr(cuda_row_scan, "ROW_SCAN_MAX_ROWS_PER_CELL", 1)
+    launches = _launched_kernels(monkeypatch)
     assert _model("cuda", params, X, y, weight) == _model("cpu", params, X, y, weight)
     assert calls and all(calls)
+    assert {cuda_row_scan.CLUSTER_KERNEL, cuda_row_scan.KERNEL} & set(launches)
 
 
 def test_batches_the_kernel_cannot_take_use_the_definition(monkeypatch):
@@ -216,13 +276,14 @@ def test_batches_the_kernel_cannot_take_use_the_definition(monkeypatch):
 
 
 def _unbalanced_data():
-    """3,000 rows whose trees split unevenly: with parents of at most 4 * 256 rows scanned
-    from their rows, some levels mix the two kinds of nodes."""
+    """6,000 rows whose trees split unevenly: with parents of at most 8 x 256 rows scanned
+    from their rows (one row per cell and block, clusters of 8), some levels mix the two
+    kinds of nodes."""
     rng = np.random.default_rng(12)
-    X = rng.normal(size=(3000, 6))
+    X = rng.normal(size=(6000, 6))
     X[rng.random(X.shape) < 0.05] = np.nan
-    y = (X[:, 0] - 2 * np.nan_to_num(X[:, 1]) + rng.normal(size=3000) > 0.3).astype(float)
-    return X, y, rng.random(3000) + 0.5
+    y = (X[:, 0] - 2 * np.nan_to_num(X[:, 1]) + rng.normal(size=6000) > 0.3).astype(float)
+    return X, y, rng.random(6000) + 0.5
 
 
 @pytest.mark.parametrize(
@@ -234,7 +295,7 @@ def _unbalanced_data():
     ],
 )
 def test_mixed_levels_copy_their_records_once(params, monkeypatch):
-    """Parents of at most 4 * 256 rows (of 3,000): levels with nodes scanned from their
+    """Parents of at most 8 x 256 rows (of 6,000): levels with nodes scanned from their
     rows and nodes scanned from histograms. Each such level is one
     ``find_best_splits_mixed`` call whose records come to the host in one copy (one
     sync, the row scan's and the histogram scan's launches; the row scan's node table
@@ -259,7 +320,7 @@ def test_mixed_levels_copy_their_records_once(params, monkeypatch):
         return result
 
     monkeypatch.setattr(cuda_backend_module.CudaBackend, "find_best_splits_mixed", counted)
-    monkeypatch.setattr(cuda_row_scan, "ROW_SCAN_MAX_ROWS_PER_CELL", 4)
+    monkeypatch.setattr(cuda_row_scan, "ROW_SCAN_MAX_ROWS_PER_CELL", 1)
     assert _model("cuda", params, X, y, weight) == _model("cpu", params, X, y, weight)
     assert counts_of_calls
     for counts in counts_of_calls:
@@ -282,7 +343,7 @@ def test_mixed_levels_the_kernel_cannot_take_use_the_definition(monkeypatch):
 
     monkeypatch.setattr(cuda_backend_module, "row_scan_words", refuser("mixed"))
     monkeypatch.setattr(cuda_backend_module, "find_best_splits_of_rows", refuser("rows"))
-    monkeypatch.setattr(cuda_row_scan, "ROW_SCAN_MAX_ROWS_PER_CELL", 4)
+    monkeypatch.setattr(cuda_row_scan, "ROW_SCAN_MAX_ROWS_PER_CELL", 1)
     params = {"max_depth": 7}
     assert _model("cuda", params, X, y, weight) == _model("cpu", params, X, y, weight)
     assert refusals["mixed"] and refusals["rows"] >= refusals["mixed"]

@@ -1,6 +1,6 @@
 """Thread-block clusters under the emulation (docs/EMULATION.md, "Thread-block clusters"):
-``__cluster_dims__`` kernels whose blocks exchange shared memory through
-``cooperative_groups::this_cluster()``, run as on a GPU, alone and under the sanitizer;
+``__cluster_dims__`` kernels whose blocks exchange shared memory through the
+``gpuboost_cluster_*`` helpers of cuda/common.cuh, run as on a GPU, alone and under the sanitizer;
 each misuse (a read before the cluster barrier, an exit while another block reads, an
 out-of-bounds or unwritten remote read, a rank beyond the cluster, a block leaving the
 cluster's barriers) is reported.
@@ -55,7 +55,8 @@ def test_cluster_dims_are_parsed_from_the_kernel_head():
     source = SAMPLE.read_text()
     dims = parse_cluster_dims(source)
     assert dims["cluster_sums"] == ("kClusterBlocks", "1", "1")
-    assert "cluster_of_one" not in dims
+    assert dims["cluster_of_one"] == ("1", "1", "1")
+    assert "cluster_sums" in parse_cluster_dims(source.replace("kClusterBlocks, 1, 1", "4"))
 
 
 @pytest.mark.parametrize("names", ["", ALL_CHECKS])
@@ -76,7 +77,7 @@ def test_blocks_of_a_cluster_read_each_others_shared_memory(samples, checks, nam
 
 
 @pytest.mark.parametrize("names", ["", ALL_CHECKS])
-def test_a_launch_without_clusters_is_a_cluster_of_one_block(samples, checks, names):
+def test_a_cluster_of_one_block_is_the_block(samples, checks, names):
     checks(names)
     kernel = samples.get_function("cluster_of_one")
     assert kernel.cluster_blocks == 1
@@ -110,7 +111,7 @@ def test_racecheck_finds_a_remote_read_before_the_cluster_barrier(samples, check
     with pytest.raises(
         SanitizerError,
         match=r"racecheck: .*between different blocks \(of one "
-        r"cluster, with no cluster\.sync\(\) between them\)",
+        r"cluster, with no gpuboost_cluster_sync\(\) between them\)",
     ) as error:
         _launch(
             samples.get_function("cluster_read_before_barrier"),
@@ -163,7 +164,9 @@ def test_initcheck_finds_a_remote_read_of_an_unwritten_word(samples, checks):
 
 def test_a_rank_beyond_the_cluster_stops_the_kernel(samples, checks):
     checks("")
-    with pytest.raises(RuntimeError, match=r"map_shared_rank .*rank 4, but the cluster has 4"):
+    with pytest.raises(
+        RuntimeError, match=r"gpuboost_cluster_shared at line \d+: rank 4, but the cluster has 4"
+    ):
         _launch(samples.get_function("cluster_rank_out_of_range"), np.zeros(THREADS, np.int64))
 
 

@@ -223,7 +223,7 @@ def test_a_round_of_the_cuda_backend_is_modeled_per_phase():
     assert plain.save_raw() == measured.save_raw()
     phases = {event.phase for event in log.events}
     assert {"gradients", "quantize", "histogram", "split", "partition"} <= phases
-    kernels = ("histogram_shared_memory", "histogram_shared_columns")  # levels, root
+    kernels = ("histogram_cluster_memory", "histogram_cluster_columns")  # levels, root
     histogram = [e for e in log.events if e.name in kernels]
     assert {e.name for e in histogram} == set(kernels)
     assert histogram and all(e.phase == "histogram" for e in histogram)
