@@ -71,6 +71,11 @@ __all__ = [
 KERNEL_FILE = "row_scan"
 KERNEL = "row_scan_features"
 CLUSTER_KERNEL = "row_scan_cluster"
+#: How many times the per-block bound a cluster of ``CLUSTER_BLOCKS`` blocks takes
+#: (:func:`row_scan_max_rows`): half the cluster, each block at most half the rows of a
+#: block at the per-block bound. Binary depth 8 at 200k x 28 (``device_ops.py``), bytes
+#: a round by bound: 8,192 rows (2) 167.2 MB, 16,384 (4) 164.5 MB, 32,768 (8) 168.3 MB.
+CLUSTER_BOUND_FACTOR = 4
 #: Dynamic shared bytes of ``row_scan_cluster`` after its planes: the scan's cells,
 #: gains and keys (``ROW_SCAN_CLUSTER_SCRATCH_BYTES`` in row_scan.cu).
 CLUSTER_SCRATCH_BYTES = 9216
@@ -141,16 +146,19 @@ def row_scan_max_rows(launcher, n_features, n_bins):
     every node's rows over all SMs.
 
     With thread-block clusters (:func:`cluster_blocks`) a node takes a cluster of 8 blocks
-    (``row_scan_cluster``), each with the same share of rows as one block of a node at the
-    bound above: the bound is then 8 times that (32,768 rows for 256 bins; by traffic the
-    rows still win there, about 1 MB of tables per pair against 16,384 rows x about 40
-    bytes of the larger child read instead of subtracted).
+    (``row_scan_cluster``), each with at most half the rows of one block at the bound
+    above: the bound is :data:`CLUSTER_BOUND_FACTOR` (4) times that, 16,384 rows for 256
+    bins. By traffic the rows win up to about that: a pair's tables (about 0.7 MB with
+    the cluster flush) against the larger child's rows read instead of subtracted (about
+    63 B a gathered row); the measurements at 200k rows are at the constant.
     """
     features_per_group, _ = row_scan_groups(n_features, n_bins, _shared_limit(launcher))
     if features_per_group == 0:
         return 0
     per_block = min(ROW_SCAN_MAX_ROWS_PER_CELL * int(n_bins), MAX_NODE_ROWS)
-    return per_block * max(cluster_blocks(launcher, n_features, n_bins), 1)
+    if cluster_blocks(launcher, n_features, n_bins):
+        return per_block * CLUSTER_BOUND_FACTOR
+    return per_block
 
 
 def find_best_splits_of_rows(

@@ -172,11 +172,11 @@ def test_large_nodes_are_scanned_by_a_cluster(monkeypatch, n_rows, n_nodes, max_
 
 
 def test_the_cluster_scan_raises_the_row_bound_where_the_cells_fit():
-    """With clusters (the emulated device) the bound is 8 x 16 x n_bins rows; without room
+    """With clusters (the emulated device) the bound is 4 x 16 x n_bins rows; without room
     for every feature's cells in one block the cluster scan is not used."""
     launcher = KernelLauncher(EMULATED)
     assert cuda_row_scan.cluster_blocks(launcher, 28, 256) == CLUSTER_BLOCKS
-    assert cuda_row_scan.row_scan_max_rows(launcher, 28, 256) == CLUSTER_BLOCKS * 16 * 256
+    assert cuda_row_scan.row_scan_max_rows(launcher, 28, 256) == 4 * 16 * 256
     assert cuda_row_scan.cluster_shared_bytes(28, 256) == 28 * 257 * 16 + 9216
     assert cuda_row_scan.cluster_blocks(launcher, 100, 256) == 0  # 411 KB of cells
     assert cuda_row_scan.row_scan_max_rows(launcher, 100, 256) == 16 * 256
@@ -229,10 +229,10 @@ def _model(device, params, X, y, weight, rounds=3):
     ],
 )
 def test_models_equal_the_cpu_models(params, monkeypatch):
-    """Parents of at most 8 x 256 rows (the emulated device's clusters of 8 blocks, one
-    row per cell each: every level of these 2,000 rows) scanned from their rows on the
-    emulated GPU, batches with a node above 256 rows by ``row_scan_cluster``, others by
-    ``row_scan_features``: the CPU backend's models, byte for byte."""
+    """Parents of at most 8 x 256 rows (two rows per cell, 4 times that in clusters: the
+    second level on) scanned from their rows on the emulated GPU, batches with a node
+    above 512 rows by ``row_scan_cluster``, others by ``row_scan_features``: the CPU
+    backend's models, byte for byte."""
     rng = np.random.default_rng(5)
     X = rng.normal(size=(2000, 6))
     X[rng.random(X.shape) < 0.05] = np.nan
@@ -251,7 +251,7 @@ def test_models_equal_the_cpu_models(params, monkeypatch):
         return records
 
     monkeypatch.setattr(cuda_backend_module, "find_best_splits_of_rows", counted)
-    monkeypatch.setattr(cuda_row_scan, "ROW_SCAN_MAX_ROWS_PER_CELL", 1)
+    monkeypatch.setattr(cuda_row_scan, "ROW_SCAN_MAX_ROWS_PER_CELL", 2)
     launches = _launched_kernels(monkeypatch)
     assert _model("cuda", params, X, y, weight) == _model("cpu", params, X, y, weight)
     assert calls and all(calls)
@@ -276,14 +276,14 @@ def test_batches_the_kernel_cannot_take_use_the_definition(monkeypatch):
 
 
 def _unbalanced_data():
-    """6,000 rows whose trees split unevenly: with parents of at most 8 x 256 rows scanned
-    from their rows (one row per cell and block, clusters of 8), some levels mix the two
+    """3,000 rows whose trees split unevenly: with parents of at most 4 * 256 rows scanned
+    from their rows (one row per cell, 4 times that in clusters), some levels mix the two
     kinds of nodes."""
     rng = np.random.default_rng(12)
-    X = rng.normal(size=(6000, 6))
+    X = rng.normal(size=(3000, 6))
     X[rng.random(X.shape) < 0.05] = np.nan
-    y = (X[:, 0] - 2 * np.nan_to_num(X[:, 1]) + rng.normal(size=6000) > 0.3).astype(float)
-    return X, y, rng.random(6000) + 0.5
+    y = (X[:, 0] - 2 * np.nan_to_num(X[:, 1]) + rng.normal(size=3000) > 0.3).astype(float)
+    return X, y, rng.random(3000) + 0.5
 
 
 @pytest.mark.parametrize(
@@ -295,7 +295,7 @@ def _unbalanced_data():
     ],
 )
 def test_mixed_levels_copy_their_records_once(params, monkeypatch):
-    """Parents of at most 8 x 256 rows (of 6,000): levels with nodes scanned from their
+    """Parents of at most 4 * 256 rows (of 3,000): levels with nodes scanned from their
     rows and nodes scanned from histograms. Each such level is one
     ``find_best_splits_mixed`` call whose records come to the host in one copy (one
     sync, the row scan's and the histogram scan's launches; the row scan's node table
