@@ -18,6 +18,7 @@ import pytest
 
 import gpuboost
 from gpuboost.backends.cuda import histogram as cuda_histogram
+from gpuboost.backends.cuda import row_scan as cuda_row_scan
 from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.cuda.binned_rows import lay_out_binned
 from gpuboost.backends.cuda.histogram import (
@@ -357,6 +358,32 @@ def test_the_emulated_device_flushes_per_cluster_and_plans_whole_clusters():
     assert not fallback.use_shared and fallback.cluster_blocks == 1
     with pytest.raises(ValueError, match="cluster_blocks"):
         plan_histograms(lengths, 28, 256, 163 * 1024, sm_count=108, cluster_blocks=0)
+
+
+def test_training_on_a_device_without_clusters_equals_the_cpu_model(monkeypatch):
+    """A device without thread-block clusters (sm_80): the per-block histogram kernels and
+    the per-block row scan only, and the CPU backend's models byte for byte."""
+    for module in (cuda_histogram, cuda_row_scan):
+        monkeypatch.setattr(module, "device_cluster_blocks", lambda mode: 1)
+    names = []
+    original = KernelLauncher.__call__
+
+    def recorded(self, file, kernel, *args, **kwargs):
+        names.append(kernel)
+        return original(self, file, kernel, *args, **kwargs)
+
+    monkeypatch.setattr(KernelLauncher, "__call__", recorded)
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(6000, 6))
+    y = (X[:, 0] + X[:, 1] * X[:, 2] + 0.3 * rng.normal(size=6000) > 0).astype(float)
+    params = {"objective": "binary:logistic", "max_depth": 6, "max_bin": 63, "verbosity": 0}
+    models = [
+        gpuboost.train(dict(params, device=device), gpuboost.Dataset(X, label=y), 3).save_raw()
+        for device in ("cuda", "cpu")
+    ]
+    assert models[0] == models[1]
+    assert cuda_histogram.SHARED_KERNEL in names and cuda_row_scan.KERNEL in names
+    assert not [name for name in names if "cluster" in name]
 
 
 def test_no_nodes_no_rows_and_no_features():
