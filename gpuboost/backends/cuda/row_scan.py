@@ -302,31 +302,20 @@ def row_scan_words(
     features_per_group, n_groups = row_scan_groups(n_features, n_bins, shared_memory_limit)
     largest = int((ends - begins).max())
     clusters = cluster_blocks(launcher, n_features, n_bins)
-    per_block = min(ROW_SCAN_MAX_ROWS_PER_CELL * n_bins, MAX_NODE_ROWS)
-    if clusters and largest > per_block and largest <= clusters * MAX_NODE_ROWS:
-        return _launch_cluster_scan(
-            xp,
-            launcher,
-            clusters,
-            (rows, row_stride, pairs, sample_indices, n_features),
-            begins,
-            ends,
-            n_bins,
-            n_value_bins,
-            missing_bin,
-            scale_gradients,
-            scale_hessians,
-            split_params,
-            feature_mask,
-            node_bounds,
-            scratch,
-            words,
-            node_table,
-        )
-    if n_groups == 0 or largest > MAX_NODE_ROWS:
+    feature_stride = shared_feature_stride(n_bins)
+    if clusters and min(ROW_SCAN_MAX_ROWS_PER_CELL * n_bins, MAX_NODE_ROWS) < largest <= (
+        clusters * MAX_NODE_ROWS
+    ):  # a cluster per node, every feature in each block
+        kernel, blocks_per_node, grouping = CLUSTER_KERNEL, clusters, ()
+        shared_bytes = cluster_shared_bytes(n_features, n_bins)
+    elif n_groups and largest <= MAX_NODE_ROWS:  # a block per (node, feature group)
+        kernel, blocks_per_node = KERNEL, n_groups
+        grouping = (np.int32(features_per_group), np.int32(n_groups))
+        shared_bytes = features_per_group * feature_stride * SHARED_BYTES_PER_CELL
+    else:
         return None
-    if n_nodes * n_groups > MAX_GRID_X:
-        raise ValueError(f"{n_nodes} nodes x {n_groups} groups exceed the grid limit")
+    if n_nodes * blocks_per_node > MAX_GRID_X:
+        raise ValueError(f"{n_nodes} nodes x {blocks_per_node} blocks exceed the grid limit")
     options = scan_options(
         xp, n_value_bins, n_nodes, n_features, split_params, feature_mask, node_bounds
     )
@@ -335,13 +324,11 @@ def row_scan_words(
     feature_best = scratch.feature_best(xp, n_nodes, n_features)
     node_sums = xp.empty((n_nodes, HIST_FIELDS), dtype=np.int64)
     words = checked_words(xp, words, n_nodes)
-    feature_stride = shared_feature_stride(n_bins)
-    shared_bytes = features_per_group * feature_stride * SHARED_BYTES_PER_CELL
-    allow_dynamic_shared(launcher.kernel(KERNEL_FILE, KERNEL), shared_bytes)
+    allow_dynamic_shared(launcher.kernel(KERNEL_FILE, kernel), shared_bytes)
     launcher(
         KERNEL_FILE,
-        KERNEL,
-        n_nodes * n_groups,
+        kernel,
+        n_nodes * blocks_per_node,
         scan_threads(n_bins),
         (
             rows,
@@ -351,8 +338,7 @@ def row_scan_words(
             node_table[:n_nodes],
             node_table[n_nodes:],
             np.int32(n_features),
-            np.int32(features_per_group),
-            np.int32(n_groups),
+            *grouping,
             np.int32(feature_stride),
             *options,
             *scan_scalars(n_bins, missing_bin, scale_gradients, scale_hessians, split_params),
@@ -362,7 +348,7 @@ def row_scan_words(
         ),
         shared_mem=shared_bytes,
     )
-    if n_groups == 1:  # the kernel wrote the records
+    if kernel == CLUSTER_KERNEL or n_groups == 1:  # the kernel wrote the records
         return words
     return select_words(launcher, feature_best, node_sums, words)
 
@@ -375,66 +361,3 @@ def _device_node_table(xp, node_table, begins, ends):
     if node_table.shape != (2 * n_nodes,) or node_table.dtype != np.int64:
         raise ValueError(f"node_table must be int64 of shape ({2 * n_nodes},)")
     return node_table
-
-
-def _launch_cluster_scan(
-    xp,
-    launcher,
-    clusters,
-    inputs,
-    begins,
-    ends,
-    n_bins,
-    n_value_bins,
-    missing_bin,
-    scale_gradients,
-    scale_hessians,
-    split_params,
-    feature_mask,
-    node_bounds,
-    scratch,
-    words,
-    node_table,
-):
-    """One ``row_scan_cluster`` launch over the batch (``clusters`` blocks per node, every
-    node at most ``clusters * MAX_NODE_ROWS`` rows): the records in ``words`` (new when
-    None), as :func:`row_scan_words` returns them. ``inputs``: ``(rows, row_stride, pairs,
-    sample_indices, n_features)``, the first three as :func:`.histogram.check_row_inputs`
-    gives them."""
-    rows, row_stride, pairs, sample_indices, n_features = inputs
-    n_nodes = len(begins)
-    if n_nodes * clusters > MAX_GRID_X:
-        raise ValueError(f"{n_nodes} nodes x {clusters} blocks exceed the grid limit")
-    options = scan_options(
-        xp, n_value_bins, n_nodes, n_features, split_params, feature_mask, node_bounds
-    )
-    node_table = _device_node_table(xp, node_table, begins, ends)
-    scratch = SplitScanScratch() if scratch is None else scratch
-    feature_best = scratch.feature_best(xp, n_nodes, n_features)
-    node_sums = xp.empty((n_nodes, HIST_FIELDS), dtype=np.int64)
-    words = checked_words(xp, words, n_nodes)
-    shared_bytes = cluster_shared_bytes(n_features, n_bins)
-    allow_dynamic_shared(launcher.kernel(KERNEL_FILE, CLUSTER_KERNEL), shared_bytes)
-    launcher(
-        KERNEL_FILE,
-        CLUSTER_KERNEL,
-        n_nodes * clusters,
-        scan_threads(n_bins),
-        (
-            rows,
-            np.int64(row_stride),
-            pairs,
-            sample_indices,
-            node_table[:n_nodes],
-            node_table[n_nodes:],
-            np.int32(n_features),
-            np.int32(shared_feature_stride(n_bins)),
-            *options,
-            *scan_scalars(n_bins, missing_bin, scale_gradients, scale_hessians, split_params),
-            feature_best,
-            node_sums,
-            words,
-        ),
-        shared_mem=shared_bytes,
-    )
-    return words

@@ -1,10 +1,11 @@
 """Fixtures of the CUDA backend tests: the CPU emulation of the kernels for a whole
-module (``pytestmark = pytest.mark.usefixtures("cuda_emulation")``) and a backend that
-checks every launch."""
+module (``pytestmark = pytest.mark.usefixtures("cuda_emulation")``), a backend that
+checks every launch, and the launches of a test."""
 
 import pytest
 
 from gpuboost.backends.cuda.backend import CudaBackend
+from gpuboost.backends.cuda.launch import KernelLauncher
 from gpuboost.backends.emulation import emulated_kernels
 
 
@@ -21,3 +22,18 @@ def backend(cuda_emulation):
     cuda = CudaBackend()
     cuda.check_launches = True
     return cuda
+
+
+@pytest.fixture
+def kernel_launches(monkeypatch):
+    """``(kernel name, grid)`` of every launch through a ``KernelLauncher`` during the
+    test, in order."""
+    launches = []
+    original = KernelLauncher.__call__
+
+    def recorded(self, file_stem, kernel_name, grid, *args, **kwargs):
+        launches.append((kernel_name, grid))
+        return original(self, file_stem, kernel_name, grid, *args, **kwargs)
+
+    monkeypatch.setattr(KernelLauncher, "__call__", recorded)
+    return launches

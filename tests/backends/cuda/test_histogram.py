@@ -301,7 +301,7 @@ def test_extreme_values_over_several_flush_passes(sign, cluster_blocks):
     assert expected[0, 0, 0, HIST_HESS] != 0
 
 
-def test_a_cluster_sums_a_piece_over_several_cluster_passes():
+def test_a_cluster_sums_a_piece_over_several_cluster_passes(kernel_launches):
     """A node of more rows than a cluster's pass holds (CLUSTER_BLOCKS x MAX_ROWS_PER_PASS),
     at |q| = GRAD_QUANT_MAX in one bin, cut by a second node inside the cluster's range:
     every block's share of a pass is summed across the cluster exactly."""
@@ -313,19 +313,10 @@ def test_a_cluster_sums_a_piece_over_several_cluster_passes():
     hessians = np.full(n_rows, GRAD_QUANT_MAX, dtype=np.int32)
     sample_indices = np.arange(n_rows, dtype=np.int32)
     begins, ends = [0, 100], [n_rows - 50, 300]
-    launches = []
-    original = KernelLauncher.__call__
-
-    def recorded(self, file, kernel, *args, **kwargs):
-        launches.append((kernel, args[0]))
-        return original(self, file, kernel, *args, **kwargs)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(KernelLauncher, "__call__", recorded)
-        result = _build_on_device(
-            X_binned, gradients, hessians, sample_indices, begins, ends, 2, rows_per_block=n_rows
-        )
-    assert launches == [(cuda_histogram.CLUSTER_KERNEL, CLUSTER_BLOCKS)]  # one cluster
+    result = _build_on_device(
+        X_binned, gradients, hessians, sample_indices, begins, ends, 2, rows_per_block=n_rows
+    )
+    assert kernel_launches == [(cuda_histogram.CLUSTER_KERNEL, CLUSTER_BLOCKS)]  # one cluster
     expected = _reference(X_binned, gradients, hessians, sample_indices, begins, ends, 2)
     _assert_histograms_equal(result, expected)
     assert expected[0, 0, :, HIST_COUNT].sum() == n_rows - 50 > CLUSTER_BLOCKS * MAX_ROWS_PER_PASS
@@ -360,19 +351,11 @@ def test_the_emulated_device_flushes_per_cluster_and_plans_whole_clusters():
         plan_histograms(lengths, 28, 256, 163 * 1024, sm_count=108, cluster_blocks=0)
 
 
-def test_training_on_a_device_without_clusters_equals_the_cpu_model(monkeypatch):
+def test_training_on_a_device_without_clusters_equals_the_cpu_model(monkeypatch, kernel_launches):
     """A device without thread-block clusters (sm_80): the per-block histogram kernels and
     the per-block row scan only, and the CPU backend's models byte for byte."""
     for module in (cuda_histogram, cuda_row_scan):
         monkeypatch.setattr(module, "device_cluster_blocks", lambda mode: 1)
-    names = []
-    original = KernelLauncher.__call__
-
-    def recorded(self, file, kernel, *args, **kwargs):
-        names.append(kernel)
-        return original(self, file, kernel, *args, **kwargs)
-
-    monkeypatch.setattr(KernelLauncher, "__call__", recorded)
     rng = np.random.default_rng(9)
     X = rng.normal(size=(6000, 6))
     y = (X[:, 0] + X[:, 1] * X[:, 2] + 0.3 * rng.normal(size=6000) > 0).astype(float)
@@ -382,6 +365,7 @@ def test_training_on_a_device_without_clusters_equals_the_cpu_model(monkeypatch)
         for device in ("cuda", "cpu")
     ]
     assert models[0] == models[1]
+    names = {name for name, _ in kernel_launches}
     assert cuda_histogram.SHARED_KERNEL in names and cuda_row_scan.KERNEL in names
     assert not [name for name in names if "cluster" in name]
 
@@ -638,6 +622,9 @@ def test_depthwise_trees_zero_histograms_once(monkeypatch, grow_policy):
     """Training depthwise on CUDA: the root's build zeroes once (its histogram and the
     first level's built half) and no level's build issues an array operation; lossguide
     zeroes each batch (no next level to reserve for). The models equal the CPU's."""
+    # the row scan's per-block bound (512 rows) also with clusters: several levels of
+    # these 3,000 rows are then built from histograms
+    monkeypatch.setattr(cuda_row_scan, "CLUSTER_BOUND_FACTOR", 1)
     rng = np.random.default_rng(91)
     X = rng.normal(size=(3000, 5))
     y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(float)

@@ -136,30 +136,16 @@ def test_feature_groups_give_the_same_records(features_per_group):
     _check(problem, max_bin, params, limit, device_layout=features_per_group == 2)
 
 
-def _launched_kernels(monkeypatch):
-    """The kernel names launched from here on, in order."""
-    names = []
-    original = KernelLauncher.__call__
-
-    def recorded(self, file, kernel, *args, **kwargs):
-        names.append(kernel)
-        return original(self, file, kernel, *args, **kwargs)
-
-    monkeypatch.setattr(KernelLauncher, "__call__", recorded)
-    return names
-
-
 @pytest.mark.parametrize(
     "n_rows, n_nodes, max_bin",
     [(15_000, 3, 255), (40_000, 1, 255), (1_500, 4, 15)],
     ids=["nodes-above-one-block", "node-above-one-pass", "small-bins"],
 )
-def test_large_nodes_are_scanned_by_a_cluster(monkeypatch, n_rows, n_nodes, max_bin):
+def test_large_nodes_are_scanned_by_a_cluster(kernel_launches, n_rows, n_nodes, max_bin):
     """A batch with a node above one block's rows (16 x n_bins) goes to
     ``row_scan_cluster``: 8 blocks per node, each an eighth of the rows, the features
     scanned over the cluster's summed cells; a node above MAX_NODE_ROWS too (each block
     then holds fewer than a pass). The records equal the histogram scan's."""
-    launches = _launched_kernels(monkeypatch)
     problem = list(row_scan_problem(n_rows, n_rows, 5, max_bin, n_nodes, 0.1, True, True))
     cuts = np.linspace(0, n_rows, n_nodes + 1).astype(np.int64)  # nodes of n_rows / n_nodes
     problem[4], problem[5] = cuts[:-1], cuts[1:]
@@ -168,7 +154,7 @@ def test_large_nodes_are_scanned_by_a_cluster(monkeypatch, n_rows, n_nodes, max_
     if n_rows > cuda_row_scan.MAX_NODE_ROWS:
         assert lengths.max() > cuda_row_scan.MAX_NODE_ROWS
     _check(problem, max_bin, SplitParams(reg_lambda=1.0, min_data_in_leaf=3), device_layout=True)
-    assert launches == [cuda_row_scan.CLUSTER_KERNEL]
+    assert [name for name, _ in kernel_launches] == [cuda_row_scan.CLUSTER_KERNEL]
 
 
 def test_the_cluster_scan_raises_the_row_bound_where_the_cells_fit():
@@ -228,7 +214,7 @@ def _model(device, params, X, y, weight, rounds=3):
         {"max_depth": 6, "objective": "multi:softprob", "num_class": 3, "max_delta_step": 0.7},
     ],
 )
-def test_models_equal_the_cpu_models(params, monkeypatch):
+def test_models_equal_the_cpu_models(params, monkeypatch, kernel_launches):
     """Parents of at most 8 x 256 rows (two rows per cell, 4 times that in clusters: the
     second level on) scanned from their rows on the emulated GPU, batches with a node
     above 512 rows by ``row_scan_cluster``, others by ``row_scan_features``: the CPU
@@ -252,10 +238,10 @@ def test_models_equal_the_cpu_models(params, monkeypatch):
 
     monkeypatch.setattr(cuda_backend_module, "find_best_splits_of_rows", counted)
     monkeypatch.setattr(cuda_row_scan, "ROW_SCAN_MAX_ROWS_PER_CELL", 2)
-    launches = _launched_kernels(monkeypatch)
     assert _model("cuda", params, X, y, weight) == _model("cpu", params, X, y, weight)
     assert calls and all(calls)
-    assert {cuda_row_scan.CLUSTER_KERNEL, cuda_row_scan.KERNEL} & set(launches)
+    launched = {name for name, _ in kernel_launches}
+    assert {cuda_row_scan.CLUSTER_KERNEL, cuda_row_scan.KERNEL} & launched
 
 
 def test_batches_the_kernel_cannot_take_use_the_definition(monkeypatch):

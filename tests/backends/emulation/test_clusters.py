@@ -91,6 +91,20 @@ def test_a_cluster_of_one_block_is_the_block(samples, checks, names):
     assert blocks[0] == 1
 
 
+@pytest.mark.parametrize("names", ["", ALL_CHECKS])
+def test_atomics_into_another_blocks_shared_memory_are_exact(samples, checks, names):
+    """Each block adds its values into its own words and its next rank's (distributed
+    shared-memory atomics, as a GPU performs them at the target SM): exact, and atomics of
+    two blocks on one word between the same barriers are no hazard."""
+    checks(names)
+    values = _values()
+    out = np.zeros(values.size, np.int64)
+    _launch(samples.get_function("cluster_remote_atomics"), values, out)
+    per_block = values.reshape(CLUSTERS, CLUSTER_BLOCKS, THREADS).astype(np.int64)
+    expected = per_block + np.roll(per_block, 1, axis=1)  # own + previous rank's
+    np.testing.assert_array_equal(out, expected.ravel())
+
+
 def test_a_grid_of_partial_clusters_is_refused(samples, checks):
     checks("")
     kernel = samples.get_function("cluster_sums")

@@ -122,6 +122,22 @@ extern "C" __global__ void __cluster_dims__(kClusterBlocks, 1, 1)
   if (with_barrier == 0) gpuboost_cluster_sync();
 }
 
+// Distributed shared-memory atomics: every block adds its values into the shared words of
+// block (rank + 1) % blocks of its cluster and of itself; after a barrier each block writes
+// its words (two blocks' values each, in any order: atomics, no race).
+extern "C" __global__ void __cluster_dims__(kClusterBlocks, 1, 1)
+    cluster_remote_atomics(const int32_t* values, int64_t* out) {
+  GPUBOOST_DYNAMIC_SHARED(int32_t, words);
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  words[threadIdx.x] = 0;
+  gpuboost_cluster_sync();  // every block's words are zero before any adds into them
+  const unsigned next = (gpuboost_cluster_rank() + 1) % gpuboost_cluster_blocks();
+  atomicAdd(&gpuboost_cluster_shared(words, next)[threadIdx.x], values[i]);
+  atomicAdd(&words[threadIdx.x], values[i]);
+  gpuboost_cluster_sync();  // all adds are done
+  out[i] = words[threadIdx.x];
+}
+
 // A cluster kernel with a static __shared__ variable (refused by the emulation).
 extern "C" __global__ void __cluster_dims__(kClusterBlocks, 1, 1)
     cluster_static_shared(int32_t* out) {
