@@ -11,6 +11,8 @@ and the global-memory fallback.
 import re
 import shutil
 import subprocess
+import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -368,6 +370,16 @@ def test_training_on_a_device_without_clusters_equals_the_cpu_model(monkeypatch,
     names = {name for name, _ in kernel_launches}
     assert cuda_histogram.SHARED_KERNEL in names and cuda_row_scan.KERNEL in names
     assert not [name for name in names if "cluster" in name]
+
+
+@pytest.mark.parametrize("capability, blocks", [("80", 1), ("86", 1), ("90", 8), ("100", 8)])
+def test_a_gpu_has_clusters_from_compute_capability_9(monkeypatch, capability, blocks):
+    """On a GPU (CuPy), the histogram and row-scan kernels run in clusters from compute
+    capability 9.0 (H100) on, per block below (A100: sm_80)."""
+    device = types.SimpleNamespace(compute_capability=capability)
+    fake_cupy = types.SimpleNamespace(cuda=types.SimpleNamespace(Device=lambda: device))
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
+    assert cuda_histogram.device_cluster_blocks("cupy") == blocks
 
 
 def test_no_nodes_no_rows_and_no_features():
