@@ -32,6 +32,40 @@
 //: Threads of a block: one per bin in the scan (a power of two >= n_bins from the host).
 constexpr int ROW_SCAN_MAX_THREADS = SPLIT_SCAN_MAX_THREADS;
 
+// The best candidate of feature `feature` of node `node` (its cells at plane index
+// feature_cells), with `cell_sums(cell, sums)` giving a cell's exact sums (the block's own
+// shared cells, or the cluster's summed cells): published in feature_best, or
+// NO_CANDIDATE there for a feature the mask excludes (the same for the whole block, so no
+// barrier of scan_feature is skipped by some threads only). Called by every thread (bin
+// threadIdx.x).
+template <class CellSums>
+GPUBOOST_DEVICE_INLINE Candidate scan_node_feature(
+    const CellSums& cell_sums, int64_t node, int32_t feature, int32_t feature_cells,
+    int32_t n_features, const int32_t* __restrict__ n_value_bins,
+    const uint8_t* __restrict__ feature_mask, int32_t has_feature_mask,
+    const int8_t* __restrict__ monotone, int32_t has_monotone, int32_t missing_bin,
+    const int64_t (&parent)[HISTOGRAM_FIELDS], double scale_gradients, double scale_hessians,
+    double parent_score, const GainParams& params, double lower, double upper,
+    SharedCells& shared_cells, double* shared_gain, int32_t* shared_key,
+    int64_t* __restrict__ feature_best) {
+  const int32_t bin = static_cast<int32_t>(threadIdx.x);
+  const int64_t node_feature = node * n_features + feature;
+  int64_t* const best_out = feature_best + node_feature * FEATURE_BEST_WORDS;
+  if (has_feature_mask != 0 && feature_mask[node_feature] == 0) {
+    if (bin == 0) publish_best_word(best_out + FEATURE_BEST_BIN, NO_CANDIDATE);
+    return Candidate{0.0, NO_CANDIDATE};
+  }
+  const int32_t n_candidate_bins = missing_bin - 1;
+  int64_t own_cell[HISTOGRAM_FIELDS] = {0, 0, 0};
+  int64_t missing_cell[HISTOGRAM_FIELDS];
+  if (bin < n_candidate_bins) cell_sums(feature_cells + bin, own_cell);
+  cell_sums(feature_cells + missing_bin, missing_cell);
+  return scan_feature(own_cell, missing_cell, parent, feature, n_candidate_bins, n_value_bins,
+                      has_monotone != 0 ? monotone[feature] : 0, has_monotone != 0,
+                      scale_gradients, scale_hessians, parent_score, params, lower, upper,
+                      shared_cells, shared_gain, shared_key, best_out);
+}
+
 // Best candidate of every feature of one feature group of one node, from its rows.
 // Block: (node, group) = (blockIdx.x / n_groups, blockIdx.x % n_groups); the group is the
 //   features group * features_per_group .. (one fewer for the last groups where the
@@ -110,32 +144,22 @@ extern "C" __global__ void __launch_bounds__(ROW_SCAN_MAX_THREADS)
   const double upper = has_monotone != 0 ? node_bounds[node * 2 + 1] : 0.0;
   const double parent_score = node_parent_score(parent, scale_gradients, scale_hessians, params,
                                                 has_monotone != 0, lower, upper);
-  const int32_t n_candidate_bins = missing_bin - 1;
 
   // The node's best feature so far (one group: the whole node), the same in every thread:
   // features in increasing order, replaced only by a strictly better one (larger gain;
   // equal gains keep the lower feature), as split_select_nodes' reduction.
   Candidate node_best{0.0, NO_CANDIDATE};
+  // The cells are only read from here on (no barrier needed between features).
+  const auto own_cells = [&](int32_t cell, int64_t (&sums)[HISTOGRAM_FIELDS]) {
+    shared_cell_sums(planes, cell, sums);
+  };
   for (int32_t group_feature = 0; group_feature < group_features; ++group_feature) {
     const int32_t feature = first_feature + group_feature;
-    const int64_t node_feature = node * n_features + feature;
-    int64_t* const best_out = feature_best + node_feature * FEATURE_BEST_WORDS;
-    // The same for the whole block: no barrier is skipped by some threads only.
-    if (has_feature_mask != 0 && feature_mask[node_feature] == 0) {
-      if (bin == 0) publish_best_word(best_out + FEATURE_BEST_BIN, NO_CANDIDATE);
-      continue;
-    }
-    // The cells are only read from here on (no barrier needed between features).
-    const int32_t feature_cells = group_feature * feature_stride;
-    int64_t own_cell[HISTOGRAM_FIELDS] = {0, 0, 0};
-    int64_t missing_cell[HISTOGRAM_FIELDS];
-    if (bin < n_candidate_bins) shared_cell_sums(planes, feature_cells + bin, own_cell);
-    shared_cell_sums(planes, feature_cells + missing_bin, missing_cell);
-    const Candidate best = scan_feature(
-        own_cell, missing_cell, parent, feature, n_candidate_bins, n_value_bins,
-        has_monotone != 0 ? monotone[feature] : 0, has_monotone != 0, scale_gradients,
-        scale_hessians, parent_score, params, lower, upper, shared_cells, shared_gain,
-        shared_key, best_out);
+    const Candidate best = scan_node_feature(
+        own_cells, node, feature, group_feature * feature_stride, n_features, n_value_bins,
+        feature_mask, has_feature_mask, monotone, has_monotone, missing_bin, parent,
+        scale_gradients, scale_hessians, parent_score, params, lower, upper, shared_cells,
+        shared_gain, shared_key, feature_best);
     if (best.key != NO_CANDIDATE && better_candidate(best.gain, feature, node_best.gain,
                                                      node_best.key)) {
       node_best = Candidate{best.gain, feature};
@@ -249,27 +273,14 @@ __launch_bounds__(ROW_SCAN_MAX_THREADS)
   const double upper = has_monotone != 0 ? node_bounds[node * 2 + 1] : 0.0;
   const double parent_score = node_parent_score(parent, scale_gradients, scale_hessians, params,
                                                 has_monotone != 0, lower, upper);
-  const int32_t n_candidate_bins = missing_bin - 1;
   const int32_t slice = static_cast<int32_t>((n_features + blocks - 1) / blocks);
   const int32_t first = static_cast<int32_t>(rank) * slice;
   const int32_t last = n_features - first < slice ? n_features : first + slice;
   for (int32_t feature = first; feature < last; ++feature) {
-    const int64_t node_feature = node * n_features + feature;
-    int64_t* const best_out = feature_best + node_feature * FEATURE_BEST_WORDS;
-    // The same for the whole block: no barrier is skipped by some threads only.
-    if (has_feature_mask != 0 && feature_mask[node_feature] == 0) {
-      if (bin == 0) publish_best_word(best_out + FEATURE_BEST_BIN, NO_CANDIDATE);
-      continue;
-    }
-    const int32_t feature_cells = feature * feature_stride;
-    int64_t own_cell[HISTOGRAM_FIELDS] = {0, 0, 0};
-    int64_t missing_cell[HISTOGRAM_FIELDS];
-    if (bin < n_candidate_bins) cluster_cell(feature_cells + bin, own_cell);
-    cluster_cell(feature_cells + missing_bin, missing_cell);
-    scan_feature(own_cell, missing_cell, parent, feature, n_candidate_bins, n_value_bins,
-                 has_monotone != 0 ? monotone[feature] : 0, has_monotone != 0, scale_gradients,
-                 scale_hessians, parent_score, params, lower, upper, shared_cells, shared_gain,
-                 shared_key, best_out);
+    scan_node_feature(cluster_cell, node, feature, feature * feature_stride, n_features,
+                      n_value_bins, feature_mask, has_feature_mask, monotone, has_monotone,
+                      missing_bin, parent, scale_gradients, scale_hessians, parent_score, params,
+                      lower, upper, shared_cells, shared_gain, shared_key, feature_best);
   }
   gpuboost_cluster_sync();  // every feature's best is written (cluster scope)
   if (rank == 0) {

@@ -71,36 +71,18 @@ def _run_both(
         dataset.max_bin,
     )
     device_indices = backend.to_device(sample_indices)
+    split = (begins, ends, features, threshold_bins, default_left)
+    inputs = (backend.xp, backend.launcher, cuda_partition.binned_columns(backend.xp, data))
     if moved:
         result = cuda_partition.move_partitioned_rows(
-            backend.xp,
-            backend.launcher,
-            cuda_partition.binned_columns(backend.xp, data),
-            device_indices,
-            begins,
-            ends,
-            features,
-            threshold_bins,
-            default_left,
-            expected_left,
-            data.missing_bin,
+            *inputs, device_indices, *split, expected_left, data.missing_bin
         )
         backend.synchronize()
         # the input is only read
         np.testing.assert_array_equal(backend.to_host(device_indices), sample_indices)
         return backend.to_host(result), expected_left, expected, expected_left
     left_counts = cuda_partition.partition_rows(
-        backend.xp,
-        backend.launcher,
-        cuda_partition.binned_columns(backend.xp, data),
-        device_indices,
-        begins,
-        ends,
-        features,
-        threshold_bins,
-        default_left,
-        data.missing_bin,
-        return_left_counts=True,
+        *inputs, device_indices, *split, data.missing_bin, return_left_counts=True
     )
     backend.synchronize()
     return (backend.to_host(device_indices), backend.to_host(left_counts), expected, expected_left)
