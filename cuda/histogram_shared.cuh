@@ -147,19 +147,46 @@ GPUBOOST_DEVICE_INLINE void shared_add_row(const SharedPlanes& planes, int32_t c
 // features is one sector, not 1.84). gradient_pairs: (n_rows,) int2, row r's (quantized gradient, quantized hessian)
 // (quantize.cu writes them so): a gathered row costs one 8-byte load, one 32-byte sector,
 // not one sector in each of two int32 columns.
+//: Bytes of a word of X_binned (the kernels load a row's bins in 4-byte words).
+constexpr int32_t BIN_WORD_BYTES = 4;
+constexpr int32_t BIN_WORD_SHIFT = 2;
+constexpr int32_t BIN_BITS = 8;
+constexpr uint32_t BIN_MASK = 0xffu;
+
+//: Words of a row's bins that hold features first_feature .. + group_features - 1.
+GPUBOOST_DEVICE_INLINE int32_t shared_row_words(int64_t first_feature, int32_t group_features) {
+  return static_cast<int32_t>(
+      ((first_feature + group_features + BIN_WORD_BYTES - 1) >> BIN_WORD_SHIFT) -
+      (first_feature >> BIN_WORD_SHIFT));
+}
+
 // Rows in tiles of one warp: in each round of blockDim.x rows, the warp's lanes read the
 // position and the (gradient, hessian) pair of one row each (coalesced where the rows are:
-// sample_indices always), then walk the tile's (row, feature) pairs, consecutive lanes on
-// consecutive features of a row (coalesced reads of X_binned, row-major), taking the
-// row's index, gradient and hessian from its lane by shuffle: each is read once per row,
-// not once per warp instruction that touches the row. The loops are warp-uniform and
-// meet at the shuffles every step, so the lanes of a warp issue each step's shared
-// atomics together. 2 to 4 native 32-bit shared atomics per (row, feature) pair.
+// sample_indices always), then read the tile's rows in 4-byte words of bins, whole rows
+// per warp instruction: with row_words words covering the group's features, a step takes
+// warp_lanes / row_words rows, lanes r * row_words .. (r + 1) * row_words - 1 on the
+// words of the step's row r, which take the row's index, gradient and hessian from its
+// lane by shuffle (each read once per row). A row is thus touched by one load
+// instruction, in the sectors its words span (one for a 32-byte padded row), not by the
+// two instructions a row split between two (row, feature) steps met; each lane adds the
+// bins of its word's bytes that are features of the group. Words past warp_lanes in a
+// row (groups of more than 124 features) are taken by the same lanes in turn.
+// Requires X_binned and row_stride aligned to BIN_WORD_BYTES (the host:
+// gpuboost/backends/cuda/binned_rows.py, word_rows) and the bytes of a row's last word
+// past its features initialised (the device layout zeroes its padding): they are read,
+// never used. The loops are warp-uniform and meet at the shuffles every step, so the lanes
+// of a warp issue each step's shared atomics together. 2 to 4 native 32-bit shared
+// atomics per (row, feature) pair.
+// saved_rows, saved_words (both or neither; shared memory): where given, the pass's first
+// saved_limit rows are kept for a later step of the block (row_scan.cu: the partition
+// ahead): position pass_begin + i's row at saved_rows[i] and its words at
+// saved_words[i * row_words ..] (row_words: shared_row_words), for i < saved_limit.
 GPUBOOST_DEVICE_INLINE void shared_histogram_add_rows(
     const uint8_t* __restrict__ X_binned, const int2* __restrict__ gradient_pairs,
     const int32_t* __restrict__ sample_indices,
     int64_t pass_begin, int64_t pass_rows, int64_t row_stride, int64_t first_feature,
-    int32_t group_features, int32_t feature_stride, const SharedPlanes& planes) {
+    int32_t group_features, int32_t feature_stride, const SharedPlanes& planes,
+    int32_t* saved_rows = nullptr, uint32_t* saved_words = nullptr, int64_t saved_limit = 0) {
   const int32_t threads = static_cast<int32_t>(blockDim.x);
   const int32_t thread = static_cast<int32_t>(threadIdx.x);
   const int32_t lane = thread & (HISTOGRAM_WARP_LANES - 1);
@@ -168,9 +195,18 @@ GPUBOOST_DEVICE_INLINE void shared_histogram_add_rows(
                                  ? threads - warp_first_thread
                                  : HISTOGRAM_WARP_LANES;
   const uint32_t warp_mask = histogram_warp_mask();
-  // Advancing a (row, feature) pair of a warp's tile by warp_lanes pairs moves it by these.
-  const int32_t tile_row_step = warp_lanes / group_features;
-  const int32_t tile_feature_step = warp_lanes % group_features;
+  // The words of a row holding the group's features, and how a step lays rows on lanes.
+  const int64_t word_first = first_feature >> BIN_WORD_SHIFT;
+  const int32_t row_words = shared_row_words(first_feature, group_features);
+  const int32_t lanes_per_row = row_words < warp_lanes ? row_words : warp_lanes;
+  const int32_t rows_per_step = warp_lanes / lanes_per_row;
+  const int32_t step_row = lane / lanes_per_row;  // this lane's row of a step
+  const int32_t lane_word = lane - step_row * lanes_per_row;
+  // Group feature of byte 0 of the row's word `lane_word` (negative: before the group).
+  const int32_t lane_word_feature =
+      static_cast<int32_t>((word_first + lane_word) * BIN_WORD_BYTES - first_feature);
+  const int64_t row_stride_words = row_stride >> BIN_WORD_SHIFT;
+  const uint32_t* const words = reinterpret_cast<const uint32_t*>(X_binned) + word_first;
   for (int64_t round_begin = 0; round_begin < pass_rows; round_begin += threads) {
     const int64_t tile_begin = round_begin + warp_first_thread;
     const int64_t rows_left = pass_rows - tile_begin;
@@ -184,24 +220,32 @@ GPUBOOST_DEVICE_INLINE void shared_histogram_add_rows(
       const int2 pair = gpuboost_load_int2(&gradient_pairs[lane_row]);
       lane_gradient = pair.x;
       lane_hessian = pair.y;
+      if (saved_rows != nullptr && tile_begin + lane < saved_limit) {
+        saved_rows[tile_begin + lane] = lane_row;
+      }
     }
-    const int32_t tile_pairs = tile_rows * group_features;
-    int32_t tile_row = lane / group_features;
-    int32_t feature = lane % group_features;
-    for (int32_t warp_pair = 0; warp_pair < tile_pairs; warp_pair += warp_lanes) {
-      const int32_t source = tile_row < tile_rows ? tile_row : 0;
+    for (int32_t step_first = 0; step_first < tile_rows; step_first += rows_per_step) {
+      const int32_t tile_row = step_first + step_row;
+      const bool active = step_row < rows_per_step && tile_row < tile_rows;
+      const int32_t source = active ? tile_row : 0;
       const int64_t row = __shfl_sync(warp_mask, lane_row, source);
       const int32_t gradient = __shfl_sync(warp_mask, lane_gradient, source);
       const int32_t hessian = __shfl_sync(warp_mask, lane_hessian, source);
-      if (tile_row < tile_rows) {  // this lane's pair, warp_pair + lane, exists
-        const int32_t bin = X_binned[row * row_stride + first_feature + feature];
-        shared_add_row(planes, feature * feature_stride + bin, gradient, hessian);
-      }
-      tile_row += tile_row_step;
-      feature += tile_feature_step;
-      if (feature >= group_features) {
-        feature -= group_features;
-        ++tile_row;
+      if (!active) continue;
+      const uint32_t* const row_words_at = words + row * row_stride_words;
+      uint32_t* const saved_at = saved_words != nullptr && tile_begin + tile_row < saved_limit
+                                     ? saved_words + (tile_begin + tile_row) * row_words
+                                     : nullptr;
+      for (int32_t word = lane_word; word < row_words; word += lanes_per_row) {
+        const uint32_t bins = row_words_at[word];
+        if (saved_at != nullptr) saved_at[word] = bins;
+        const int32_t word_feature = lane_word_feature + (word - lane_word) * BIN_WORD_BYTES;
+        for (int32_t byte = 0; byte < BIN_WORD_BYTES; ++byte) {
+          const int32_t feature = word_feature + byte;
+          if (feature < 0 || feature >= group_features) continue;
+          const int32_t bin = static_cast<int32_t>((bins >> (byte * BIN_BITS)) & BIN_MASK);
+          shared_add_row(planes, feature * feature_stride + bin, gradient, hessian);
+        }
       }
     }
   }

@@ -27,6 +27,10 @@ constexpr int32_t kLeafThreadsPerBlock = 128;
 constexpr int32_t kLeafItemsPerThread = 8;
 //: Positions per tile.
 constexpr int32_t kLeafTileRows = kLeafThreadsPerBlock * kLeafItemsPerThread;
+//: The split feature of add_split_leaf_values' leaf segments over ahead_indices
+//: (backends/cuda/leaf.py: AHEAD_LEAF_SEGMENT); any other negative one (LEAF_SEGMENT, -1)
+//: is a leaf segment over sample_indices.
+constexpr int64_t kAheadLeafSegment = -2;
 
 // add_leaf_values: raw[sample_indices[p], output] += segment_values[s] for every
 // position p of every segment s. grid = one block per tile; a thread handles
@@ -67,20 +71,22 @@ add_leaf_values(
 // split feature is negative is a leaf's own (partitioned) segment: every row gets
 // left_values[s] and no bin is read, as add_leaf_values does, so one launch (and
 // one table copy) updates the margins of a whole tree (backends/cuda/leaf.py:
-// add_tree_leaf_values).
+// add_tree_leaf_values); kAheadLeafSegment the same over ahead_indices (a leaf's rows
+// as the row scan partitioned them ahead, backends/cuda/partition_ahead.py).
 //   binned_columns (n_features, n_rows) uint8, C order: the bins column by column,
 //                  as partition.cu reads them
-//   split_features (n_segments,) int64: the split's feature, or -1: a leaf
+//   ahead_indices  (n_positions,) int32: read at kAheadLeafSegment segments only
+//   split_features (n_segments,) int64: the split's feature, or a leaf segment
 //   left_values, right_values (n_segments,) float64
 //   raw            (n_rows, n_outputs) float64, C order, updated in place
 extern "C" __global__ void __launch_bounds__(kLeafThreadsPerBlock)
 add_split_leaf_values(
     const uint8_t* binned_columns, int64_t n_rows, const int32_t* sample_indices,
-    const int64_t* segment_begins, const int64_t* segment_ends, const int64_t* first_tile,
-    const int64_t* split_features, const int64_t* split_threshold_bins,
-    const int64_t* split_default_left, int32_t n_segments, int32_t missing_bin,
-    const double* left_values, const double* right_values, int32_t n_outputs, int32_t output,
-    double* raw) {
+    const int32_t* ahead_indices, const int64_t* segment_begins, const int64_t* segment_ends,
+    const int64_t* first_tile, const int64_t* split_features,
+    const int64_t* split_threshold_bins, const int64_t* split_default_left, int32_t n_segments,
+    int32_t missing_bin, const double* left_values, const double* right_values,
+    int32_t n_outputs, int32_t output, double* raw) {
   const int64_t tile = blockIdx.x;
   const int32_t segment = gpuboost_segment_of_tile(first_tile, n_segments, tile);
   const int64_t tile_begin =
@@ -88,6 +94,7 @@ add_split_leaf_values(
   const int64_t segment_end = segment_ends[segment];
   const int64_t feature = split_features[segment];
   const bool routed = feature >= 0;  // the same for the whole block
+  const int32_t* const indices = feature == kAheadLeafSegment ? ahead_indices : sample_indices;
   const uint8_t* column = binned_columns + (routed ? feature : 0) * n_rows;
   const int32_t threshold_bin = static_cast<int32_t>(split_threshold_bins[segment]);
   const bool missing_goes_left = split_default_left[segment] != 0;
@@ -97,7 +104,7 @@ add_split_leaf_values(
     const int64_t position =
         tile_begin + static_cast<int64_t>(item) * kLeafThreadsPerBlock + threadIdx.x;
     if (position < segment_end) {
-      const int64_t row = sample_indices[position];
+      const int64_t row = indices[position];
       bool left = true;
       if (routed) {
         const int32_t bin = column[row];

@@ -100,6 +100,7 @@ from .partition import (
     moving_moves_fewer_bytes,
     partition_rows,
 )
+from .partition_ahead import PartitionAhead
 from .predict import (
     predict_forest_leaves,
     predict_forest_raw,
@@ -164,6 +165,8 @@ class CudaBackend(Backend):
         self._sibling_debts = SiblingDebts()
         #: The row-scanned segments a level's build sent to the device (.carried_segments).
         self._carried_segments = CarriedSegments()
+        #: The rows a row scan partitioned ahead by its records (.partition_ahead).
+        self._partition_ahead = PartitionAhead()
         #: Per thread (a backend serves every training on its device, in any thread):
         #: ``maxima``, the block maxima of the thread's last gradients() call's
         #: one-output columns, or None.
@@ -254,6 +257,7 @@ class CudaBackend(Backend):
             self._settle_siblings()
         self._zeroed_batches.clear()
         self._carried_segments.clear()
+        self._partition_ahead.discard()
         if self.emulated:
             return
         with self._device_context():
@@ -547,8 +551,10 @@ class CudaBackend(Backend):
         node_bounds=None,
     ):
         """One block per (node, feature group) builds the node's histogram in shared memory
-        and scans it there (:func:`.row_scan.find_best_splits_of_rows`); the definition
+        and scans it there (:func:`.row_scan.find_best_splits_of_rows`), partitioning the
+        nodes it can ahead (:mod:`.partition_ahead`); the definition
         (``Backend.find_best_splits_of_rows``) where that kernel cannot take the batch."""
+        ahead = self._ahead_indices(data, sample_indices, begins, ends)
         records = find_best_splits_of_rows(
             self.xp,
             self.launcher,
@@ -567,8 +573,10 @@ class CudaBackend(Backend):
             feature_mask,
             node_bounds,
             scratch=self._split_scratch,
+            ahead_indices=ahead,
         )
         if records is None:
+            self._partition_ahead.discard()
             return super().find_best_splits_of_rows(
                 data,
                 quantized_gradients,
@@ -582,7 +590,34 @@ class CudaBackend(Backend):
                 feature_mask,
                 node_bounds,
             )
+        self._keep_ahead(ahead, data, sample_indices, begins, ends, records)
         return records
+
+    def _ahead_indices(self, data, sample_indices, begins, ends):
+        """The array a row scan of these segments partitions ahead into, or None
+        (:meth:`.partition_ahead.PartitionAhead.indices_for`)."""
+        return self._partition_ahead.indices_for(
+            self.xp,
+            self.launcher,
+            int(data.arrays["X_binned"].shape[1]),
+            int(data.n_bins),
+            sample_indices,
+            begins,
+            ends,
+        )
+
+    def _keep_ahead(self, ahead, data, sample_indices, begins, ends, records):
+        """Keep the partition ahead of a row scan into ``ahead`` that gave ``records``."""
+        self._partition_ahead.keep(
+            self.launcher,
+            ahead,
+            sample_indices,
+            data.arrays["X_binned"],
+            int(data.n_bins),
+            begins,
+            ends,
+            records,
+        )
 
     @device_call("finding the best splits")
     def find_best_splits_mixed(
@@ -625,12 +660,14 @@ class CudaBackend(Backend):
         )
         n_row_nodes, n_nodes = len(row_begins), int(histograms.shape[0])
         if nothing_to_scan(min(n_row_nodes, n_nodes), data.missing_bin):
+            self._partition_ahead.discard()
             return super().find_best_splits_mixed(*arguments)
         siblings = self._sibling_debts.take(histograms, self.launcher)
         # Rows [0, n_row_nodes): the row scan's records; the rest: the histogram scan's.
         words = self.xp.empty((n_row_nodes + n_nodes, RECORD_WORDS), dtype=np.int64)
         # The row scan's node table, when the level's build sent it (else copied there).
         node_table = self._carried_segments.take(row_begins, row_ends)
+        ahead = self._ahead_indices(data, sample_indices, row_begins, row_ends)
         row_words = row_scan_words(
             self.xp,
             self.launcher,
@@ -651,8 +688,10 @@ class CudaBackend(Backend):
             scratch=self._split_scratch,
             words=words[:n_row_nodes],
             node_table=node_table,
+            ahead_indices=ahead,
         )
         if row_words is None:
+            self._partition_ahead.discard()
             if siblings is not None:
                 siblings[0].pay(self.launcher)
             return super().find_best_splits_mixed(*arguments)
@@ -672,6 +711,7 @@ class CudaBackend(Backend):
             siblings=siblings,
         )
         records = records_from_words(to_numpy(words))  # the level's one copy
+        self._keep_ahead(ahead, data, sample_indices, row_begins, row_ends, records[:n_row_nodes])
         return records[:n_row_nodes], records[n_row_nodes:]
 
     @device_call("partitioning rows")
@@ -693,8 +733,11 @@ class CudaBackend(Backend):
         ``left_counts`` (:attr:`moves_partitioned_rows`): the rows of each segment going
         left; where that moves fewer bytes (the segments hold at least half of the
         positions: :func:`.partition.moving_moves_fewer_bytes`), the split is written into
-        a new array, returned, in one launch (:func:`.partition.move_partitioned_rows`);
-        else, and without them, in place (None)."""
+        a new array, returned, in one launch (:func:`.partition.move_partitioned_rows`),
+        into the last row scan's partition ahead where it has some of these splits
+        (:mod:`.partition_ahead`: their segments are not written again); else, and
+        without them, in place (None)."""
+        ahead = self._partition_ahead.take(sample_indices, data.arrays["X_binned"])
         carry = {}
         if then_build is not None:
             build_data, build_begins, build_ends, parent_rows, row_segments = then_build
@@ -724,9 +767,33 @@ class CudaBackend(Backend):
         if left_counts is not None and moving_moves_fewer_bytes(
             begins, ends, sample_indices.shape[0]
         ):
+            written = (
+                np.zeros(len(begins), dtype=bool)
+                if ahead is None
+                else ahead.written(
+                    begins, ends, features, threshold_bins, default_left, left_counts
+                )
+            )
+            if written.any():
+                left = ~written
+                splits = (
+                    *splits[:4],
+                    *(np.asarray(column)[left] for column in splits[4:]),
+                )
+                options.update(
+                    moved=ahead.indices,
+                    written=(np.asarray(begins)[written], np.asarray(ends)[written]),
+                )
+                left_counts = np.asarray(left_counts)[left]
             return move_partitioned_rows(*splits, left_counts, data.missing_bin, **options)
         partition_rows(*splits, data.missing_bin, **options)
         return None
+
+    def partition_categorical(self, data, sample_indices, *splits):
+        """``Backend.partition_categorical`` (in place), after discarding any partition
+        ahead of ``sample_indices``, whose rows it reorders."""
+        self._partition_ahead.discard()
+        super().partition_categorical(data, sample_indices, *splits)
 
     @device_call("adding leaf values to the margins")
     def add_leaf_values(self, raw, output, sample_indices, begins, ends, values):
@@ -788,8 +855,36 @@ class CudaBackend(Backend):
     ):
         """The leaves and the unpartitioned splits in one launch and one table copy
         (:func:`.leaf.add_tree_leaf_values`); without unpartitioned splits,
-        :meth:`add_leaf_values` (no column-major copy of the bins needed)."""
-        if not len(begins):
+        :meth:`add_leaf_values` (no column-major copy of the bins needed). A split the
+        last row scan partitioned ahead (:mod:`.partition_ahead`) is added as its two
+        leaves' segments of that partition, no bin read."""
+        ahead = (
+            self._partition_ahead.take(sample_indices, data.arrays["X_binned"])
+            if len(begins)
+            else self._partition_ahead.discard()
+        )
+        ahead_leaves = None
+        if ahead is not None:
+            written = ahead.written(begins, ends, features, threshold_bins, default_left, n_left)
+            if written.any():
+                split_begins, split_ends = np.asarray(begins)[written], np.asarray(ends)[written]
+                middles = split_begins + np.asarray(n_left)[written]
+                ahead_leaves = (
+                    ahead.indices,
+                    np.concatenate([split_begins, middles]),
+                    np.concatenate([middles, split_ends]),
+                    np.concatenate(
+                        [np.asarray(left_values)[written], np.asarray(right_values)[written]]
+                    ),
+                )
+                routed = ~written
+                begins, ends, n_left, features, threshold_bins, default_left = (
+                    np.asarray(column)[routed]
+                    for column in (begins, ends, n_left, features, threshold_bins, default_left)
+                )
+                left_values = np.asarray(left_values)[routed]
+                right_values = np.asarray(right_values)[routed]
+        if not len(begins) and ahead_leaves is None:
             self.add_leaf_values(raw, output, sample_indices, leaf_begins, leaf_ends, leaf_values)
             return
         add_tree_leaf_values(
@@ -810,6 +905,7 @@ class CudaBackend(Backend):
             default_left,
             left_values,
             right_values,
+            ahead_leaves=ahead_leaves,
         )
 
     @device_call("computing leaf quantiles")

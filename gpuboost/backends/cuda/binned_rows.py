@@ -5,7 +5,9 @@ row scan, binned prediction) passes it with :func:`kernel_rows`.
 
 Layout. Row ``r`` of an ``(n_rows, n_features)`` uint8 matrix starts at byte
 ``r * row_stride`` of one ``(n_rows, row_stride)`` allocation (:func:`binned_row_stride`);
-the bytes past ``n_features`` in a row are padding, never read or written.
+the bytes past ``n_features`` in a row are padding, zeroed when the matrix is made and
+never written after: kernels that load a row's bins in 4-byte words (the histogram and
+row-scan kernels, :func:`word_rows`) read them with the row's last features and drop them.
 ``DeviceData.arrays['X_binned']`` is the ``(n_rows, n_features)`` view of it (strides
 ``(row_stride, 1)``), so array-module code indexes it as before.
 
@@ -30,6 +32,7 @@ __all__ = [
     "empty_binned",
     "lay_out_binned",
     "kernel_rows",
+    "word_rows",
     "ROW_SECTOR_BYTES",
     "ROW_WORD_BYTES",
 ]
@@ -71,10 +74,14 @@ def empty_binned(xp, n_rows, n_features):
     -------
     X_binned : xp array of shape (n_rows, n_features), uint8  # OUT
         The first ``n_features`` columns of a new C-ordered ``(n_rows,
-        binned_row_stride(n_features))`` array (a view; strides ``(row_stride, 1)``).
+        binned_row_stride(n_features))`` array (a view; strides ``(row_stride, 1)``); its
+        padding columns are zero, the others uninitialised.
     """
     row_stride = binned_row_stride(n_features)
-    return xp.empty((int(n_rows), row_stride), dtype=X_BINNED_DTYPE)[:, : int(n_features)]
+    rows = xp.empty((int(n_rows), row_stride), dtype=X_BINNED_DTYPE)
+    if row_stride > int(n_features):
+        rows[:, int(n_features) :] = 0  # read as the rest of a row's last word, never used
+    return rows[:, : int(n_features)]
 
 
 def _address(array):
@@ -164,3 +171,25 @@ def kernel_rows(xp, X_binned):
             f"strides {X_binned.strides}."
         )
     return base, int(base.shape[1])
+
+
+def word_rows(xp, X_binned):
+    """:func:`kernel_rows` for kernels that load a row's bins in 4-byte words
+    (``cuda/histogram_shared.cuh``: ``shared_histogram_add_rows``): the array and its row
+    stride, both multiples of :data:`ROW_WORD_BYTES` (the device layout always is; a
+    C-contiguous matrix whose stride or address is not, e.g. a test's, is copied into the
+    layout first).
+
+    Returns
+    -------
+    rows : xp array of shape (n_rows, row_stride), uint8, C order
+    row_stride : int
+    """
+    rows, row_stride = kernel_rows(xp, X_binned)
+    if row_stride % ROW_WORD_BYTES or _address(rows) % ROW_WORD_BYTES:
+        X_binned = lay_out_binned(xp, X_binned)
+        rows, row_stride = kernel_rows(xp, X_binned)
+    base = _padded_base(xp, X_binned)  # one row of the layout is C-contiguous as a view
+    if base is not None and row_stride % ROW_WORD_BYTES:
+        rows, row_stride = base, int(base.shape[1])
+    return rows, row_stride

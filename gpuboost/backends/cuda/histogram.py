@@ -45,7 +45,7 @@ from ...core.dtypes import (
 from ...core.segments import checked_segments, offsets
 from ..emulation.launcher import MAX_SHARED_PER_BLOCK_OPTIN_BYTES
 from ..emulation.traffic import SECTOR_BYTES
-from .binned_rows import kernel_rows
+from .binned_rows import word_rows
 from .launch import EMULATED, MAX_GRID_X, ceil_div, require_array
 from .quantize import gradient_pairs
 
@@ -533,11 +533,12 @@ def allow_dynamic_shared(kernel, shared_bytes):
 def check_row_inputs(xp, X_binned, quantized_gradients, quantized_hessians, sample_indices):
     """Check the device arrays of a kernel that reads nodes' rows (dtypes, dimensions) and
     return what it reads: ``(rows, row_stride, pairs)``, the bins' allocation and row
-    stride (:func:`.binned_rows.kernel_rows`: the padded device layout or a C-contiguous
-    matrix, no copy) and the ``(n_rows, 2)`` int32 (gradient, hessian) array
+    stride (:func:`.binned_rows.word_rows`: the padded device layout, no copy, or a
+    C-contiguous matrix, copied into that layout unless its stride is whole words) and
+    the ``(n_rows, 2)`` int32 (gradient, hessian) array
     (:func:`.quantize.gradient_pairs`: the columns' own pair array when they are its
     halves, as :func:`.quantize.quantize_columns` returns them, else one stacked copy)."""
-    rows, row_stride = kernel_rows(xp, X_binned)
+    rows, row_stride = word_rows(xp, X_binned)
     require_array(xp, rows, X_BINNED_DTYPE, "X_binned", ndim=2)
     for name, column in (
         ("quantized_gradients", quantized_gradients),

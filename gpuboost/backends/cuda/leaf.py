@@ -51,6 +51,8 @@ QUANTILE_THREADS_PER_BLOCK = 128
 #: Split feature of a leaf's own segment in ``add_split_leaf_values``' table: its rows
 #: all get the segment's left value, no bin is read (leaf.cu).
 LEAF_SEGMENT = -1
+#: The same for a leaf's segment of ``ahead_indices`` (leaf.cu: kAheadLeafSegment).
+AHEAD_LEAF_SEGMENT = -2
 
 
 def add_leaf_values(xp, launcher, raw, output, sample_indices, begins, ends, values):
@@ -180,6 +182,7 @@ def add_tree_leaf_values(
     default_left,
     left_values,
     right_values,
+    ahead_leaves=None,
 ):
     """:func:`add_leaf_values` over the leaves' segments and :func:`add_split_leaf_values`
     over the unpartitioned splits' segments, in one launch with one table copy: the
@@ -198,6 +201,11 @@ def add_tree_leaf_values(
     begins, ends, features, threshold_bins, default_left, left_values, right_values
         The unpartitioned splits, as for :func:`add_split_leaf_values` (disjoint from
         the leaves' segments).
+    ahead_leaves : (ahead_indices, begins, ends, values), optional
+        More leaves, whose rows are those of ``ahead_indices`` (an int32 xp array of
+        the shape of ``sample_indices``: a row scan's partition ahead,
+        :mod:`.partition_ahead`) at their segments (host sequences; disjoint from the
+        other segments), in the table as :data:`AHEAD_LEAF_SEGMENT` rows.
     """
     leaf_values = np.ascontiguousarray(leaf_values, dtype=np.float64).reshape(-1)
     leaf_begins = np.asarray(leaf_begins, dtype=np.int64).reshape(-1)
@@ -207,8 +215,18 @@ def add_tree_leaf_values(
     features = np.asarray(features, dtype=np.int64).reshape(-1)
     if np.any(features < 0):
         raise ValueError("Split features must not be negative.")
-    n_leaves = len(leaf_values)
-    no_split = np.zeros(n_leaves, dtype=np.int64)
+    leaf_kinds = np.full(len(leaf_values), LEAF_SEGMENT, dtype=np.int64)
+    ahead_indices = sample_indices
+    if ahead_leaves is not None:
+        ahead_indices, ahead_begins, ahead_ends, ahead_values = ahead_leaves
+        ahead_values = np.ascontiguousarray(ahead_values, dtype=np.float64).reshape(-1)
+        leaf_begins = np.concatenate([leaf_begins, np.asarray(ahead_begins, np.int64)])
+        leaf_ends = np.concatenate([leaf_ends, np.asarray(ahead_ends, np.int64)])
+        leaf_values = np.concatenate([leaf_values, ahead_values])
+        leaf_kinds = np.concatenate(
+            [leaf_kinds, np.full(len(ahead_values), AHEAD_LEAF_SEGMENT, dtype=np.int64)]
+        )
+    no_split = np.zeros(len(leaf_values), dtype=np.int64)
     _add_routed_values(
         xp,
         launcher,
@@ -219,12 +237,13 @@ def add_tree_leaf_values(
         sample_indices,
         np.concatenate([leaf_begins, np.asarray(begins, dtype=np.int64).reshape(-1)]),
         np.concatenate([leaf_ends, np.asarray(ends, dtype=np.int64).reshape(-1)]),
-        np.concatenate([np.full(n_leaves, LEAF_SEGMENT, dtype=np.int64), features]),
+        np.concatenate([leaf_kinds, features]),
         np.concatenate([no_split, np.asarray(threshold_bins, dtype=np.int64).reshape(-1)]),
         np.concatenate([no_split.astype(bool), np.asarray(default_left, dtype=bool).reshape(-1)]),
         np.concatenate([leaf_values, np.asarray(left_values, dtype=np.float64).reshape(-1)]),
         np.concatenate([leaf_values, np.asarray(right_values, dtype=np.float64).reshape(-1)]),
-        lowest_feature=LEAF_SEGMENT,
+        lowest_feature=AHEAD_LEAF_SEGMENT,
+        ahead_indices=ahead_indices,
     )
 
 
@@ -245,13 +264,20 @@ def _add_routed_values(
     right_values,
     *,
     lowest_feature,
+    ahead_indices=None,
 ):
     """Check the arguments of :func:`add_split_leaf_values` (features from
-    ``lowest_feature``: :data:`LEAF_SEGMENT` admits leaves' segments), copy the segment
-    table to the device and launch ``add_split_leaf_values``."""
+    ``lowest_feature``: :data:`LEAF_SEGMENT` admits leaves' segments,
+    :data:`AHEAD_LEAF_SEGMENT` also those of ``ahead_indices``), copy the segment table
+    to the device and launch ``add_split_leaf_values``."""
     require_array(xp, raw, Y_DTYPE, "raw", ndim=2)
     require_array(xp, X_binned_columns, X_BINNED_DTYPE, "X_binned_columns", ndim=2)
     require_array(xp, sample_indices, SAMPLE_INDEX_DTYPE, "sample_indices", ndim=1)
+    if ahead_indices is None:
+        ahead_indices = sample_indices
+    require_array(xp, ahead_indices, SAMPLE_INDEX_DTYPE, "ahead_indices", ndim=1)
+    if ahead_indices.shape != sample_indices.shape:
+        raise ValueError("ahead_indices must have the shape of sample_indices")
     begins, ends = checked_segments(begins, ends, sample_indices.shape[0], disjoint=True)
     n_segments = len(begins)
     n_features, n_rows = X_binned_columns.shape
@@ -303,6 +329,7 @@ def _add_routed_values(
             X_binned_columns,
             np.int64(n_rows),
             sample_indices,
+            ahead_indices,
             table[0],
             table[1],
             table[2],

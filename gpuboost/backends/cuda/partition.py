@@ -307,6 +307,8 @@ def move_partitioned_rows(
     status=None,
     carry=None,
     carried_segments=None,
+    moved=None,
+    written=None,
 ):
     """:func:`partition_rows` into a new array, in one launch (double buffering).
 
@@ -327,6 +329,12 @@ def move_partitioned_rows(
         The rows of each segment that go left (the split records' counts). They must be
         those of the rows: a wrong count leaves positions of the new array unwritten
         (the emulation's initcheck reports a read of them).
+    moved : xp array of shape (n_positions,), int32, optional  # IN, OUT
+        The array to write (default: a new one), whose ``written`` segments hold
+        their partition already (``row_scan.row_scan_words``' partition ahead).
+    written : (begins, ends), sequences of int (host), optional
+        Segments of ``moved`` already written: neither split nor copied here (disjoint
+        from the listed segments).
 
     Returns
     -------
@@ -341,11 +349,23 @@ def move_partitioned_rows(
     if len(left_counts) != len(lengths) or np.any(left_counts < 0) or np.any(left_counts > lengths):
         raise ValueError("left_counts needs one count per segment, in [0, its length].")
     n_positions = int(sample_indices.shape[0])
-    moved = xp.empty(n_positions, dtype=SAMPLE_INDEX_DTYPE)
-    # Every position in a segment: the gaps between the listed (non-empty) ones are copied.
-    listed = np.flatnonzero(lengths > 0)
-    listed = listed[np.argsort(checked["begins"][listed])]
-    spans = np.column_stack([checked["begins"][listed], checked["ends"][listed]])
+    if moved is None:
+        moved = xp.empty(n_positions, dtype=SAMPLE_INDEX_DTYPE)
+    else:
+        require_array(xp, moved, SAMPLE_INDEX_DTYPE, "moved", ndim=1)
+        if moved.shape != sample_indices.shape or moved is sample_indices:
+            raise ValueError("moved must be another array of the shape of sample_indices")
+    written_begins, written_ends = (
+        (np.zeros(0, np.int64), np.zeros(0, np.int64)) if written is None else written
+    )
+    written_begins, written_ends = checked_segments(written_begins, written_ends, n_positions)
+    # Every position in a segment, listed or written: the gaps between them are copied.
+    span_begins = np.concatenate([checked["begins"], written_begins])
+    span_ends = np.concatenate([checked["ends"], written_ends])
+    checked_segments(span_begins, span_ends, n_positions, disjoint=True)
+    listed = np.flatnonzero(span_ends > span_begins)
+    listed = listed[np.argsort(span_begins[listed])]
+    spans = np.column_stack([span_begins[listed], span_ends[listed]])
     bounds = np.concatenate([[0], spans.reshape(-1), [n_positions]])
     gap_begins, gap_ends = bounds[0::2], bounds[1::2]
     gaps = gap_ends > gap_begins

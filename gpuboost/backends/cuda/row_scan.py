@@ -32,9 +32,10 @@ the definition (``find_best_splits_of_rows`` returns None).
 import numpy as np
 
 from ...core.array import to_numpy
-from ...core.dtypes import HIST_FIELDS
+from ...core.dtypes import HIST_FIELDS, SAMPLE_INDEX_DTYPE
 from ...core.gain import no_split_records
 from ...core.segments import checked_segments
+from .binned_rows import ROW_WORD_BYTES
 from .carried_segments import segment_table
 from .histogram import (
     MAX_ROWS_PER_PASS,
@@ -45,8 +46,9 @@ from .histogram import (
     device_limits,
     shared_feature_stride,
 )
-from .launch import MAX_GRID_X, ceil_div
+from .launch import MAX_GRID_X, ceil_div, require_array
 from .split_scan import (
+    FEATURE_BEST_WORDS,
     SCAN_MAX_THREADS,
     SplitScanScratch,
     checked_words,
@@ -61,6 +63,7 @@ from .split_scan import (
 __all__ = [
     "find_best_splits_of_rows",
     "row_scan_words",
+    "ahead_nodes",
     "row_scan_max_rows",
     "row_scan_groups",
     "ROW_SCAN_MAX_ROWS_PER_CELL",
@@ -72,13 +75,19 @@ KERNEL_FILE = "row_scan"
 KERNEL = "row_scan_features"
 CLUSTER_KERNEL = "row_scan_cluster"
 #: How many times the per-block bound a cluster of ``CLUSTER_BLOCKS`` blocks takes
-#: (:func:`row_scan_max_rows`): half the cluster, each block at most half the rows of a
-#: block at the per-block bound. Binary depth 8 at 200k x 28 (``device_ops.py``), bytes
-#: a round by bound: 8,192 rows (2) 167.2 MB, 16,384 (4) 164.5 MB, 32,768 (8) 168.3 MB.
-CLUSTER_BOUND_FACTOR = 4
+#: (:func:`row_scan_max_rows`): each block of the cluster at most the rows of a block at
+#: the per-block bound. Binary depth 8 at 200k x 28 (``device_ops.py``, round 1), bytes by
+#: bound: with whole-row loads and the partition ahead 16,384 rows (4) 135.6 MB, 32,768
+#: (8) 133.7 MB, 65,536 (16) 137.5 MB; before them 8,192 (2) 167.2 MB, 16,384 (4) 164.5
+#: MB, 32,768 (8) 168.3 MB (a mean of two rounds).
+CLUSTER_BOUND_FACTOR = 8
 #: Dynamic shared bytes of ``row_scan_cluster`` after its planes: the scan's cells,
 #: gains and keys (``ROW_SCAN_CLUSTER_SCRATCH_BYTES`` in row_scan.cu).
 CLUSTER_SCRATCH_BYTES = 9216
+
+#: Shared bytes of ``row_scan_cluster``'s partition ahead before its saved rows (the
+#: ``AheadSplit`` of row_scan.cu: the node's split and the block's left rows).
+AHEAD_SPLIT_BYTES = 16
 
 #: Most rows of a node scanned from its rows: the shared cells hold one pass of the
 #: histogram kernel (``MAX_ROWS_PER_PASS``: the packed count word must not wrap).
@@ -100,10 +109,13 @@ def row_scan_groups(n_features, n_bins, shared_limit):
 
 
 def cluster_shared_bytes(n_features, n_bins):
-    """Dynamic shared bytes of a ``row_scan_cluster`` block: every feature's shared cells
-    (8-byte aligned), then :data:`CLUSTER_SCRATCH_BYTES`."""
+    """Dynamic shared bytes of a ``row_scan_cluster`` block before the partition ahead:
+    every feature's shared cells (8-byte aligned), :data:`CLUSTER_SCRATCH_BYTES`, then
+    every feature's best candidate (``FEATURE_BEST_WORDS`` int64; rank 0's are the
+    node's)."""
     planes = int(n_features) * shared_feature_stride(n_bins) * SHARED_BYTES_PER_CELL
-    return ceil_div(planes, 8) * 8 + CLUSTER_SCRATCH_BYTES
+    bests = int(n_features) * FEATURE_BEST_WORDS * np.dtype(np.int64).itemsize
+    return ceil_div(planes, 8) * 8 + CLUSTER_SCRATCH_BYTES + bests
 
 
 def cluster_blocks(launcher, n_features, n_bins):
@@ -116,6 +128,46 @@ def cluster_blocks(launcher, n_features, n_bins):
     if blocks <= 1 or n_features < 1 or cluster_shared_bytes(n_features, n_bins) > optin_limit:
         return 0
     return blocks
+
+
+#: Bytes of a sample index.
+SAMPLE_INDEX_BYTES = np.dtype(SAMPLE_INDEX_DTYPE).itemsize
+
+
+def _ahead_row_bytes(n_features):
+    """Shared bytes a saved row costs the partition ahead: its index and its bins' words."""
+    return SAMPLE_INDEX_BYTES + ROW_WORD_BYTES * ceil_div(int(n_features), ROW_WORD_BYTES)
+
+
+def ahead_nodes(launcher, n_features, n_bins, begins, ends):
+    """Which nodes a row scan of these segments partitions ahead (``row_scan_cluster``
+    with ``ahead_indices``: each node's rows split by its record into a new array): every
+    node of a batch the cluster kernel takes (each node at most ``clusters *
+    MAX_NODE_ROWS`` rows, on a device with clusters) where a block can keep at least one
+    row beside its cells, none otherwise (bool array). A block keeps the first rows of its
+    share in shared memory (:func:`_ahead_layout`) and reads the split feature's byte of
+    the others again."""
+    lengths = np.asarray(ends, dtype=np.int64) - np.asarray(begins, dtype=np.int64)
+    clusters = cluster_blocks(launcher, n_features, n_bins)
+    if not clusters or not len(lengths) or int(lengths.max()) > clusters * MAX_NODE_ROWS:
+        return np.zeros(len(lengths), dtype=bool)
+    capacity, _ = _ahead_layout(launcher, n_features, n_bins, int(lengths.max()), clusters)
+    return np.full(len(lengths), capacity > 0)
+
+
+def _ahead_layout(launcher, n_features, n_bins, largest, clusters):
+    """``(capacity, flag_words)`` of a partition ahead whose largest node has ``largest``
+    rows: the rows a ``row_scan_cluster`` block keeps (its index and bins' words; at most
+    its share, as many as fit the device's shared memory beside the cells, the scratch,
+    the bests, the split and a bit per row of the share) and the 32-bit words of those
+    bits."""
+    share = ceil_div(int(largest), int(clusters))
+    flag_words = ceil_div(share, 32)
+    _, optin_limit = device_limits(launcher.mode)
+    free = (
+        optin_limit - cluster_shared_bytes(n_features, n_bins) - AHEAD_SPLIT_BYTES - 4 * flag_words
+    )
+    return min(share, max(free, 0) // _ahead_row_bytes(n_features)), flag_words
 
 
 def _shared_limit(launcher):
@@ -146,11 +198,12 @@ def row_scan_max_rows(launcher, n_features, n_bins):
     every node's rows over all SMs.
 
     With thread-block clusters (:func:`cluster_blocks`) a node takes a cluster of 8 blocks
-    (``row_scan_cluster``), each with at most half the rows of one block at the bound
-    above: the bound is :data:`CLUSTER_BOUND_FACTOR` (4) times that, 16,384 rows for 256
-    bins. By traffic the rows win up to about that: a pair's tables (about 0.7 MB with
-    the cluster flush) against the larger child's rows read instead of subtracted (about
-    63 B a gathered row); the measurements at 200k rows are at the constant.
+    (``row_scan_cluster``), each with at most the rows of one block at the bound above:
+    the bound is :data:`CLUSTER_BOUND_FACTOR` (8) times that, 32,768 rows for 256 bins.
+    By traffic the rows win up to about that: a pair's tables (about 0.7 MB with the
+    cluster flush) against the larger child's rows read instead of subtracted (about 72 B
+    a gathered row with whole-row loads, less the partition the scan does ahead); the
+    measurements at 200k rows are at the constant.
     """
     features_per_group, _ = row_scan_groups(n_features, n_bins, _shared_limit(launcher))
     if features_per_group == 0:
@@ -181,6 +234,7 @@ def find_best_splits_of_rows(
     *,
     shared_memory_limit=None,
     scratch=None,
+    ahead_indices=None,
 ):
     """Best split of every node of a batch from its rows, on the device, no histogram kept.
 
@@ -209,6 +263,8 @@ def find_best_splits_of_rows(
     scratch : gpuboost.backends.cuda.split_scan.SplitScanScratch, optional
         Where the per-(node, feature) bests go (published with atomics, so in memory
         written before: see there); a new one when None.
+    ahead_indices : array of shape (n_samples,), int32, optional  # OUT
+        The partition ahead (:func:`row_scan_words`).
 
     Returns
     -------
@@ -239,6 +295,7 @@ def find_best_splits_of_rows(
         node_bounds,
         shared_memory_limit=shared_memory_limit,
         scratch=scratch,
+        ahead_indices=ahead_indices,
     )
     return None if words is None else records_from_words(to_numpy(words))
 
@@ -265,6 +322,7 @@ def row_scan_words(
     scratch=None,
     words=None,
     node_table=None,
+    ahead_indices=None,
 ):
     """Launch the row scan of a batch (:func:`find_best_splits_of_rows`, whose arguments
     it takes, for a batch with something to scan: ``split_scan.nothing_to_scan`` false);
@@ -276,6 +334,12 @@ def row_scan_words(
     node_table : xp array of shape (2 * n_nodes,), int64, optional  # IN
         ``[begins | ends]`` already on the device (:mod:`.carried_segments`: sent in the
         level's histogram-build copy); None: copied here (one host-to-device copy).
+    ahead_indices : xp array of shape (n_samples,), int32, optional  # OUT
+        The partition ahead: the nodes of :func:`ahead_nodes` that have a split get their
+        positions of this array written with their rows split by their records, as
+        ``partition.move_partitioned_rows`` writes them once the records are applied
+        (the scan kernel in clusters for any node size then); other positions are not
+        written. None: no partition ahead.
 
     Returns
     -------
@@ -303,14 +367,41 @@ def row_scan_words(
     largest = int((ends - begins).max())
     clusters = cluster_blocks(launcher, n_features, n_bins)
     feature_stride = shared_feature_stride(n_bins)
-    if clusters and min(ROW_SCAN_MAX_ROWS_PER_CELL * n_bins, MAX_NODE_ROWS) < largest <= (
-        clusters * MAX_NODE_ROWS
+    ahead = ahead_indices is not None and bool(
+        ahead_nodes(launcher, n_features, n_bins, begins, ends).any()
+    )
+    if ahead:
+        require_array(xp, ahead_indices, SAMPLE_INDEX_DTYPE, "ahead_indices", ndim=1)
+        if ahead_indices.shape != sample_indices.shape:
+            raise ValueError("ahead_indices must have the shape of sample_indices")
+    if ahead or (
+        clusters
+        and min(ROW_SCAN_MAX_ROWS_PER_CELL * n_bins, MAX_NODE_ROWS) < largest
+        and largest <= clusters * MAX_NODE_ROWS
     ):  # a cluster per node, every feature in each block
-        kernel, blocks_per_node, grouping = CLUSTER_KERNEL, clusters, ()
+        kernel, blocks_per_node = CLUSTER_KERNEL, clusters
+        # The rows a block keeps for the partition ahead, and its bits of their sides.
+        capacity, flag_words = (
+            _ahead_layout(launcher, n_features, n_bins, largest, clusters) if ahead else (0, 0)
+        )
+        grouping = ()
+        ahead_arguments = (
+            np.int32(capacity),
+            np.int32(flag_words),
+            ahead_indices if ahead else sample_indices,
+        )
+        outputs = ()  # the bests stay in the cluster's shared memory
         shared_bytes = cluster_shared_bytes(n_features, n_bins)
+        if ahead:
+            shared_bytes += (
+                AHEAD_SPLIT_BYTES + 4 * flag_words + capacity * _ahead_row_bytes(n_features)
+            )
     elif n_groups and largest <= MAX_NODE_ROWS:  # a block per (node, feature group)
         kernel, blocks_per_node = KERNEL, n_groups
         grouping = (np.int32(features_per_group), np.int32(n_groups))
+        ahead_arguments = ()
+        scratch = SplitScanScratch() if scratch is None else scratch
+        outputs = (scratch.feature_best(xp, n_nodes, n_features),)
         shared_bytes = features_per_group * feature_stride * SHARED_BYTES_PER_CELL
     else:
         return None
@@ -320,8 +411,6 @@ def row_scan_words(
         xp, n_value_bins, n_nodes, n_features, split_params, feature_mask, node_bounds
     )
     node_table = _device_node_table(xp, node_table, begins, ends)
-    scratch = SplitScanScratch() if scratch is None else scratch
-    feature_best = scratch.feature_best(xp, n_nodes, n_features)
     node_sums = xp.empty((n_nodes, HIST_FIELDS), dtype=np.int64)
     words = checked_words(xp, words, n_nodes)
     allow_dynamic_shared(launcher.kernel(KERNEL_FILE, kernel), shared_bytes)
@@ -342,7 +431,8 @@ def row_scan_words(
             np.int32(feature_stride),
             *options,
             *scan_scalars(n_bins, missing_bin, scale_gradients, scale_hessians, split_params),
-            feature_best,
+            *ahead_arguments,
+            *outputs,
             node_sums,
             words,
         ),
@@ -350,7 +440,7 @@ def row_scan_words(
     )
     if kernel == CLUSTER_KERNEL or n_groups == 1:  # the kernel wrote the records
         return words
-    return select_words(launcher, feature_best, node_sums, words)
+    return select_words(launcher, *outputs, node_sums, words)
 
 
 def _device_node_table(xp, node_table, begins, ends):

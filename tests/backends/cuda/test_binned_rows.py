@@ -10,6 +10,7 @@ from gpuboost.backends.cuda.binned_rows import (
     empty_binned,
     kernel_rows,
     lay_out_binned,
+    word_rows,
 )
 from gpuboost.backends.cuda.histogram import build_histograms
 from gpuboost.backends.cuda.launch import EMULATED, KernelLauncher
@@ -75,6 +76,25 @@ def test_lay_out_binned_keeps_the_values(n_features):
     assert lay_out_binned(xp, laid_out) is laid_out  # already laid out: no copy
 
 
+def test_padding_is_zero():
+    """Kernels loading a row's bins in 4-byte words read its padding (never used): it is
+    initialised, so that the sanitizer's initcheck has nothing to report."""
+    rows, stride = kernel_rows(xp, empty_binned(xp, 3, 26))
+    assert stride == 32
+    np.testing.assert_array_equal(rows[:, 26:].get(), 0)
+
+
+@pytest.mark.parametrize("n_features, copied", [(7, True), (8, False), (28, False)])
+def test_word_rows_copies_only_strides_that_are_not_whole_words(n_features, copied):
+    host = np.random.default_rng(n_features).integers(0, 255, size=(5, n_features))
+    plain = xp.asarray(host.astype(np.uint8))
+    rows, stride = word_rows(xp, plain)
+    assert stride % 4 == 0 and (rows is not plain) == copied
+    np.testing.assert_array_equal(rows.get()[:, :n_features], host)
+    laid_out = lay_out_binned(xp, plain)
+    assert word_rows(xp, laid_out)[1] == binned_row_stride(n_features)
+
+
 def _load_sectors(X_binned, sample_indices):
     pairs = xp.asarray(np.ones((X_binned.shape[0], 2), dtype=np.int32))
     with traffic.record_traffic() as log:
@@ -97,25 +117,32 @@ def _load_sectors(X_binned, sample_indices):
 
 def _modeled_bin_sectors(rows, row_stride, n_features, warp_lanes=32):
     """Sectors of the bin reads of shared_histogram_add_rows under the traffic model: per
-    warp tile of 32 rows, consecutive lanes on consecutive (row, feature) pairs, each warp
-    instruction's distinct 32-byte sectors (the allocation starts sector-aligned)."""
+    warp tile of 32 rows, steps of whole rows (``warp_lanes // row_words`` rows, a lane per
+    4-byte word of the row's features), each step's distinct 32-byte sectors (the
+    allocation starts sector-aligned)."""
+    row_words = -(-n_features // 4)
+    rows_per_step = warp_lanes // row_words
     sectors = 0
     for tile_begin in range(0, len(rows), warp_lanes):
         tile = rows[tile_begin : tile_begin + warp_lanes]
-        pairs = [(row, feature) for row in tile for feature in range(n_features)]
-        for first in range(0, len(pairs), warp_lanes):
-            step = pairs[first : first + warp_lanes]
-            sectors += len({(row * row_stride + feature) // 32 for row, feature in step})
+        for first in range(0, len(tile), rows_per_step):
+            sectors += len(
+                {
+                    (row * row_stride + 4 * word) // 32
+                    for row in tile[first : first + rows_per_step]
+                    for word in range(row_words)
+                }
+            )
     return sectors
 
 
 def test_gathered_padded_rows_of_28_features_cost_fewer_sectors():
     """Rows 5 apart (no two gathered rows share a sector). With 28-byte rows, row r starts
     at byte 28 r (a multiple of 4 mod 32) and straddles two sectors 3 times in 4; with
-    32-byte rows it is one sector. Under the model a warp instruction covers 32 (row,
-    feature) pairs, one row and 4 bins of the next, so a row split over two instructions
-    is counted in both: 2.125 sectors a row with 28-byte rows, 1.75 with 32-byte rows.
-    Everything else of the build (positions, gradient pairs, the flush) is the same."""
+    32-byte rows it is one sector. Under the model a warp instruction loads the words of
+    whole rows (4 rows of 7 words), so a row is counted once: 1.75 sectors a row with
+    28-byte rows, 1 with 32-byte rows. Everything else of the build (positions, gradient
+    pairs, the flush) is the same."""
     n_rows, n_features, spacing = 4000, 28, 5
     host = np.zeros((n_rows, n_features), dtype=np.uint8)
     gathered = np.arange(0, n_rows, spacing, dtype=np.int32)
@@ -124,5 +151,5 @@ def test_gathered_padded_rows_of_28_features_cost_fewer_sectors():
     rows = [int(row) for row in gathered]
     modeled_plain = _modeled_bin_sectors(rows, n_features, n_features)
     modeled_padded = _modeled_bin_sectors(rows, 32, n_features)
-    assert (modeled_plain, modeled_padded) == (len(rows) * 17 // 8, len(rows) * 7 // 4)
+    assert (modeled_plain, modeled_padded) == (len(rows) * 7 // 4, len(rows))
     assert plain - padded == modeled_plain - modeled_padded

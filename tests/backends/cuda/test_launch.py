@@ -76,7 +76,11 @@ def test_each_kernel_is_fetched_from_its_module_once(monkeypatch):
         _train_twice()
     assert fetched and set(fetched.values()) == {1}, fetched
     assert modules and set(modules.values()) == {1}, modules
-    assert set(launch._KERNELS) == {(EMULATED, stem, name) for stem, name in launched}
+    launched_kernels = {(EMULATED, stem, name) for stem, name in launched}
+    # The per-block row scan is fetched for its static shared memory (row_scan_max_rows)
+    # even where every scan runs in clusters; every other cached kernel was launched.
+    assert launched_kernels <= set(launch._KERNELS)
+    assert set(launch._KERNELS) - launched_kernels <= {(EMULATED, "row_scan", "row_scan_features")}
     assert max(launched.values()) > 2  # not vacuous: kernels ran many times
 
 

@@ -158,12 +158,12 @@ def test_large_nodes_are_scanned_by_a_cluster(kernel_launches, n_rows, n_nodes, 
 
 
 def test_the_cluster_scan_raises_the_row_bound_where_the_cells_fit():
-    """With clusters (the emulated device) the bound is 4 x 16 x n_bins rows; without room
+    """With clusters (the emulated device) the bound is 8 x 16 x n_bins rows; without room
     for every feature's cells in one block the cluster scan is not used."""
     launcher = KernelLauncher(EMULATED)
     assert cuda_row_scan.cluster_blocks(launcher, 28, 256) == CLUSTER_BLOCKS
-    assert cuda_row_scan.row_scan_max_rows(launcher, 28, 256) == 4 * 16 * 256
-    assert cuda_row_scan.cluster_shared_bytes(28, 256) == 28 * 257 * 16 + 9216
+    assert cuda_row_scan.row_scan_max_rows(launcher, 28, 256) == 8 * 16 * 256
+    assert cuda_row_scan.cluster_shared_bytes(28, 256) == 28 * 257 * 16 + 9216 + 28 * 48
     assert cuda_row_scan.cluster_blocks(launcher, 100, 256) == 0  # 411 KB of cells
     assert cuda_row_scan.row_scan_max_rows(launcher, 100, 256) == 16 * 256
 
@@ -307,6 +307,7 @@ def test_mixed_levels_copy_their_records_once(params, monkeypatch):
 
     monkeypatch.setattr(cuda_backend_module.CudaBackend, "find_best_splits_mixed", counted)
     monkeypatch.setattr(cuda_row_scan, "ROW_SCAN_MAX_ROWS_PER_CELL", 1)
+    monkeypatch.setattr(cuda_row_scan, "CLUSTER_BOUND_FACTOR", 4)  # levels of both kinds
     assert _model("cuda", params, X, y, weight) == _model("cpu", params, X, y, weight)
     assert counts_of_calls
     for counts in counts_of_calls:
@@ -330,6 +331,7 @@ def test_mixed_levels_the_kernel_cannot_take_use_the_definition(monkeypatch):
     monkeypatch.setattr(cuda_backend_module, "row_scan_words", refuser("mixed"))
     monkeypatch.setattr(cuda_backend_module, "find_best_splits_of_rows", refuser("rows"))
     monkeypatch.setattr(cuda_row_scan, "ROW_SCAN_MAX_ROWS_PER_CELL", 1)
+    monkeypatch.setattr(cuda_row_scan, "CLUSTER_BOUND_FACTOR", 4)  # levels of both kinds
     params = {"max_depth": 7}
     assert _model("cuda", params, X, y, weight) == _model("cpu", params, X, y, weight)
     assert refusals["mixed"] and refusals["rows"] >= refusals["mixed"]

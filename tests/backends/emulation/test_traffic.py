@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import gpuboost
+from gpuboost.backends.cuda import row_scan as cuda_row_scan
 from gpuboost.backends.emulation import EmulatedModule, emulated_kernels, traffic
 from gpuboost.backends.emulation.device_array import count_operations
 from gpuboost.backends.emulation.device_array import namespace as xp
@@ -211,7 +212,10 @@ def test_modeled_time_adds_bandwidth_launches_and_syncs():
 
 
 # ---- a round of the CUDA backend ---------------------------------------------------------
-def test_a_round_of_the_cuda_backend_is_modeled_per_phase():
+def test_a_round_of_the_cuda_backend_is_modeled_per_phase(monkeypatch):
+    # The root's children built from histograms (not scanned from their rows: 3,000 rows
+    # above the bound of 4 x 16 x 32), so that both histogram kernels run.
+    monkeypatch.setattr(cuda_row_scan, "CLUSTER_BOUND_FACTOR", 4)
     rng = np.random.default_rng(5)
     X = rng.normal(size=(3000, 6))
     y = X[:, 0] + 0.5 * X[:, 1] ** 2 + 0.1 * rng.normal(size=3000)
