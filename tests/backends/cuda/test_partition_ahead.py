@@ -133,20 +133,10 @@ def test_the_move_leaves_written_segments_and_copies_or_splits_the_rest():
         int(np.sum(X_binned[sample_indices[b:e], f] <= t))
         for b, e, f, t in zip(begins, ends, features, bins)
     ]
+    splits = (columns, device_indices, begins, ends, features, bins, [False, False], lefts, 7)
+    launcher = KernelLauncher(EMULATED, check_launches=True)
     result = move_partitioned_rows(
-        xp,
-        KernelLauncher(EMULATED, check_launches=True),
-        columns,
-        device_indices,
-        begins,
-        ends,
-        features,
-        bins,
-        [False, False],
-        lefts,
-        7,
-        moved=moved,
-        written=([120, 340], [200, 390]),
+        xp, launcher, *splits, moved=moved, written=([120, 340], [200, 390])
     )
     assert result is moved
     got = moved.get()
@@ -159,21 +149,7 @@ def test_the_move_leaves_written_segments_and_copies_or_splits_the_rest():
     copied = np.r_[100:120, 200:250, 330:340, 390:400]
     np.testing.assert_array_equal(got[copied], sample_indices[copied])
     with pytest.raises(ValueError, match="overlap"):
-        move_partitioned_rows(
-            xp,
-            KernelLauncher(EMULATED),
-            columns,
-            device_indices,
-            begins,
-            ends,
-            features,
-            bins,
-            [False, False],
-            lefts,
-            7,
-            moved=moved,
-            written=([90], [120]),
-        )
+        move_partitioned_rows(xp, launcher, *splits, moved=moved, written=([90], [120]))
 
 
 def _records(*rows):
