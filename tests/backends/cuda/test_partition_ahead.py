@@ -16,6 +16,7 @@ from gpuboost.backends.cuda.binned_rows import lay_out_binned
 from gpuboost.backends.cuda.launch import EMULATED, KernelLauncher
 from gpuboost.backends.cuda.partition import move_partitioned_rows
 from gpuboost.backends.cuda.split_scan import records_from_words
+from gpuboost.backends.emulation import traffic
 from gpuboost.backends.emulation.device_array import namespace as xp
 from gpuboost.core.gain import SPLIT_RECORD_DTYPE, SplitParams
 
@@ -230,3 +231,29 @@ def test_trainings_take_partitions_and_last_levels_from_the_scan(monkeypatch, pa
     assert taken["partition"] > 0
     # Sampled rows: the margins of every row are updated by prediction, not by segments.
     assert (taken["leaves"] > 0) == ("subsample" not in params)
+
+
+def _partition_and_update_bytes(monkeypatch, ahead):
+    """Device bytes of the partition and margin-update kernels of a training (the traffic
+    model), with or without the partition ahead, and its model."""
+    if not ahead:
+        monkeypatch.setattr(
+            partition_ahead,
+            "ahead_nodes",
+            lambda launcher, n_features, n_bins, begins, ends: np.zeros(len(begins), bool),
+        )
+    X, y = _data(4000, seed=9)
+    with traffic.record_traffic() as log:
+        model = _model("cuda", {"max_depth": 6}, X, y, rounds=2)
+    kernels = ("partition_move_tiles", "add_split_leaf_values")
+    return sum(e.bytes for e in log.events if e.name in kernels), model
+
+
+def test_the_partition_ahead_moves_fewer_bytes(monkeypatch):
+    """The next partitions and the last level's margin update read no bin of a row the
+    scan partitioned ahead: fewer bytes under the traffic model, the same model."""
+    monkeypatch.setattr(cuda_row_scan, "ROW_SCAN_MAX_ROWS_PER_CELL", 2)
+    with_ahead, model = _partition_and_update_bytes(monkeypatch, ahead=True)
+    without, plain = _partition_and_update_bytes(monkeypatch, ahead=False)
+    assert model == plain
+    assert with_ahead < 0.75 * without
