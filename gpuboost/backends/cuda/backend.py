@@ -609,14 +609,7 @@ class CudaBackend(Backend):
     def _keep_ahead(self, ahead, data, sample_indices, begins, ends, records):
         """Keep the partition ahead of a row scan into ``ahead`` that gave ``records``."""
         self._partition_ahead.keep(
-            self.launcher,
-            ahead,
-            sample_indices,
-            data.arrays["X_binned"],
-            int(data.n_bins),
-            begins,
-            ends,
-            records,
+            ahead, sample_indices, data.arrays["X_binned"], begins, ends, records
         )
 
     @device_call("finding the best splits")
@@ -858,12 +851,12 @@ class CudaBackend(Backend):
         :meth:`add_leaf_values` (no column-major copy of the bins needed). A split the
         last row scan partitioned ahead (:mod:`.partition_ahead`) is added as its two
         leaves' segments of that partition, no bin read."""
-        ahead = (
-            self._partition_ahead.take(sample_indices, data.arrays["X_binned"])
-            if len(begins)
-            else self._partition_ahead.discard()
-        )
         ahead_leaves = None
+        if not len(begins):  # no split to route: nothing of a partition ahead to take
+            self._partition_ahead.discard()
+            ahead = None
+        else:
+            ahead = self._partition_ahead.take(sample_indices, data.arrays["X_binned"])
         if ahead is not None:
             written = ahead.written(begins, ends, features, threshold_bins, default_left, n_left)
             if written.any():

@@ -33,7 +33,7 @@ import threading
 
 import numpy as np
 
-from .row_scan import ahead_nodes
+from .row_scan import partitions_ahead
 
 __all__ = ["AheadRows", "PartitionAhead"]
 
@@ -88,26 +88,23 @@ class PartitionAhead:
 
     def indices_for(self, xp, launcher, n_features, n_bins, sample_indices, begins, ends):
         """The array a row scan of these segments partitions ahead into (a new one), or
-        None when it partitions no node ahead (:func:`.row_scan.ahead_nodes`). Discards
+        None when it partitions no node ahead (:func:`.row_scan.partitions_ahead`). Discards
         what an earlier scan left."""
         self.discard()
-        if not ahead_nodes(launcher, n_features, n_bins, begins, ends).any():
+        if not partitions_ahead(launcher, n_features, n_bins, begins, ends):
             return None
         return xp.empty(sample_indices.shape, dtype=sample_indices.dtype)
 
-    def keep(self, launcher, indices, sample_indices, X_binned, n_bins, begins, ends, records):
-        """Keep what the scan with ``indices`` (from :meth:`indices_for`) wrote: the nodes
-        partitioned ahead (``ahead_nodes``) that have a split, by their ``records``
+    def keep(self, indices, sample_indices, X_binned, begins, ends, records):
+        """Keep what the scan with ``indices`` (from :meth:`indices_for`: every node of the
+        scan partitioned ahead) wrote: the nodes that have a split, by their ``records``
         (host SPLIT_RECORD_DTYPE, one per segment)."""
         if indices is None:
             return
         begins = np.asarray(begins, np.int64).reshape(-1)
         ends = np.asarray(ends, np.int64).reshape(-1)
-        n_features = int(X_binned.shape[1])
-        done = ahead_nodes(launcher, n_features, n_bins, begins, ends)
-        done &= records["feature"] >= 0
         splits = {}
-        for node in np.flatnonzero(done).tolist():
+        for node in np.flatnonzero(records["feature"] >= 0).tolist():
             record = records[node]
             key = (
                 int(begins[node]),

@@ -63,7 +63,7 @@ from .split_scan import (
 __all__ = [
     "find_best_splits_of_rows",
     "row_scan_words",
-    "ahead_nodes",
+    "partitions_ahead",
     "row_scan_max_rows",
     "row_scan_groups",
     "ROW_SCAN_MAX_ROWS_PER_CELL",
@@ -139,20 +139,20 @@ def _ahead_row_bytes(n_features):
     return SAMPLE_INDEX_BYTES + ROW_WORD_BYTES * ceil_div(int(n_features), ROW_WORD_BYTES)
 
 
-def ahead_nodes(launcher, n_features, n_bins, begins, ends):
-    """Which nodes a row scan of these segments partitions ahead (``row_scan_cluster``
-    with ``ahead_indices``: each node's rows split by its record into a new array): every
-    node of a batch the cluster kernel takes (each node at most ``clusters *
+def partitions_ahead(launcher, n_features, n_bins, begins, ends):
+    """Whether a row scan of these segments partitions its nodes ahead
+    (``row_scan_cluster`` with ``ahead_indices``: each node's rows split by its record
+    into a new array): a batch the cluster kernel takes (each node at most ``clusters *
     MAX_NODE_ROWS`` rows, on a device with clusters) where a block can keep at least one
-    row beside its cells, none otherwise (bool array). A block keeps the first rows of its
-    share in shared memory (:func:`_ahead_layout`) and reads the split feature's byte of
-    the others again."""
+    row beside its cells. Then every node is: a block keeps the first rows of its share
+    in shared memory (:func:`_ahead_layout`) and reads the split feature's byte of the
+    others again."""
     lengths = np.asarray(ends, dtype=np.int64) - np.asarray(begins, dtype=np.int64)
     clusters = cluster_blocks(launcher, n_features, n_bins)
     if not clusters or not len(lengths) or int(lengths.max()) > clusters * MAX_NODE_ROWS:
-        return np.zeros(len(lengths), dtype=bool)
+        return False
     capacity, _ = _ahead_layout(launcher, n_features, n_bins, int(lengths.max()), clusters)
-    return np.full(len(lengths), capacity > 0)
+    return capacity > 0
 
 
 def _ahead_layout(launcher, n_features, n_bins, largest, clusters):
@@ -335,7 +335,7 @@ def row_scan_words(
         ``[begins | ends]`` already on the device (:mod:`.carried_segments`: sent in the
         level's histogram-build copy); None: copied here (one host-to-device copy).
     ahead_indices : xp array of shape (n_samples,), int32, optional  # OUT
-        The partition ahead: the nodes of :func:`ahead_nodes` that have a split get their
+        The partition ahead (where :func:`partitions_ahead`): the nodes that have a split get their
         positions of this array written with their rows split by their records, as
         ``partition.move_partitioned_rows`` writes them once the records are applied
         (the scan kernel in clusters for any node size then); other positions are not
@@ -367,8 +367,8 @@ def row_scan_words(
     largest = int((ends - begins).max())
     clusters = cluster_blocks(launcher, n_features, n_bins)
     feature_stride = shared_feature_stride(n_bins)
-    ahead = ahead_indices is not None and bool(
-        ahead_nodes(launcher, n_features, n_bins, begins, ends).any()
+    ahead = ahead_indices is not None and partitions_ahead(
+        launcher, n_features, n_bins, begins, ends
     )
     if ahead:
         require_array(xp, ahead_indices, SAMPLE_INDEX_DTYPE, "ahead_indices", ndim=1)

@@ -116,9 +116,9 @@ def test_rows_past_the_kept_ones_are_read_again(monkeypatch, capacity):
 
 def test_no_clusters_no_partition_ahead(monkeypatch):
     launcher = KernelLauncher(EMULATED)
-    assert cuda_row_scan.ahead_nodes(launcher, 28, 256, [0], [5000]).all()
+    assert cuda_row_scan.partitions_ahead(launcher, 28, 256, [0], [5000])
     monkeypatch.setattr(cuda_row_scan, "device_cluster_blocks", lambda mode: 1)
-    assert not cuda_row_scan.ahead_nodes(launcher, 28, 256, [0], [5000]).any()
+    assert not cuda_row_scan.partitions_ahead(launcher, 28, 256, [0], [5000])
 
 
 def test_the_move_leaves_written_segments_and_copies_or_splits_the_rest():
@@ -169,10 +169,10 @@ def test_a_step_takes_the_proposal_once_for_the_same_arrays_and_splits():
     indices = state.indices_for(xp, launcher, 3, 16, sample_indices, [0, 20], [20, 50])
     assert indices is not None and indices.shape == sample_indices.shape
     records = _records((1, 4, True, 7), (-1, -1, False, 0))
-    state.keep(launcher, indices, sample_indices, X_binned, 16, [0, 20], [20, 50], records)
+    state.keep(indices, sample_indices, X_binned, [0, 20], [20, 50], records)
     assert state.take(xp.asarray(np.arange(50, dtype=np.int32)), X_binned) is None  # other
     assert state.take(sample_indices, X_binned) is None  # a step took or discarded it
-    state.keep(launcher, indices, sample_indices, X_binned, 16, [0, 20], [20, 50], records)
+    state.keep(indices, sample_indices, X_binned, [0, 20], [20, 50], records)
     rows = state.take(sample_indices, X_binned)
     assert rows.indices is indices
     written = rows.written(
@@ -184,7 +184,7 @@ def test_a_step_takes_the_proposal_once_for_the_same_arrays_and_splits():
         [7, 7, 7, 10],
     )
     np.testing.assert_array_equal(written, [True, False, False, False])
-    state.keep(launcher, indices, sample_indices, X_binned, 16, [0, 20], [20, 50], records)
+    state.keep(indices, sample_indices, X_binned, [0, 20], [20, 50], records)
     state.discard()
     assert state.take(sample_indices, X_binned) is None
 
@@ -237,11 +237,7 @@ def _partition_and_update_bytes(monkeypatch, ahead):
     """Device bytes of the partition and margin-update kernels of a training (the traffic
     model), with or without the partition ahead, and its model."""
     if not ahead:
-        monkeypatch.setattr(
-            partition_ahead,
-            "ahead_nodes",
-            lambda launcher, n_features, n_bins, begins, ends: np.zeros(len(begins), bool),
-        )
+        monkeypatch.setattr(partition_ahead, "partitions_ahead", lambda *args: False)
     X, y = _data(4000, seed=9)
     with traffic.record_traffic() as log:
         model = _model("cuda", {"max_depth": 6}, X, y, rounds=2)
