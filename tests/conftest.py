@@ -6,8 +6,16 @@ same name in different folders do not clash. The helpers shared by several test
 modules (``_parity``, ``_reference_data``, ``_timeouts``, ``_checkpoint_worker``,
 ``_objective_references``, ``_metric_references``, ``_cases``, ``_shap_references``)
 live in this folder and are imported by name, which this file makes possible.
+
+Two tiers (issue 27, README "Quick setup"): ``python -m pytest -q`` runs every test not
+marked ``slow`` (pyproject.toml's ``addopts`` holds ``-m "not slow"``), on one
+pytest-xdist worker per core (``-n auto``); ``python -m pytest -q -m slow`` runs the slow
+tier: the sanitizer over the CUDA kernels, the large parity matrices, and every test whose
+small sibling runs in the fast tier. The plugin ``_compile_report`` prints what the run
+spent in Numba and g++.
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -17,10 +25,33 @@ import pytest
 from gpuboost.backends import get_backend
 from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.emulation import emulated_kernels
+from gpuboost.backends.emulation.launcher import WORKERS_ENV_VAR
 
 _TESTS_DIR = str(Path(__file__).resolve().parent)
 if _TESTS_DIR not in sys.path:
     sys.path.insert(0, _TESTS_DIR)
+
+pytest_plugins = ["_compile_report"]
+
+#: The marker expression of the fast tier (pyproject.toml's addopts).
+FAST_TIER = "not slow"
+
+
+def pytest_configure(config):
+    """The suite shares the cores: with pytest-xdist's workers, and with the processes its
+    tests start (Dask workers, the emulation's threads, child trainings). So Numba's
+    OpenMP threads sleep when they wait instead of spinning: a spinning thread holds a
+    core another process needs, and a parallel loop then waits for a descheduled thread
+    (README, "CPU training on a busy machine": a 400-row training took 6.7 s instead of
+    0.05 s beside one busy process). In an xdist worker of the fast tier, the emulation
+    runs each launch on one OS thread (the other cores run other tests); the slow tier
+    keeps one emulation thread per core, so that blocks and warps run truly concurrently
+    there. Settings made by the caller are kept."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return
+    if config.getoption("markexpr") == FAST_TIER:
+        os.environ.setdefault(WORKERS_ENV_VAR, "1")
 
 
 def _features(n_rows, n_features, seed):

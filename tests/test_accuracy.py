@@ -15,6 +15,7 @@ Skipped when the data folder (``<repo>/../shared/data/lightgbm-examples``, or
 # The shared helper sits next to this file; import it whatever pytest's import mode.
 import _reference_data as ref
 import pytest
+from _tiers import SLOW
 
 import gpuboost
 
@@ -50,6 +51,7 @@ def test_regression_matches_peer_median():
     _assert_bar("regression", metrics)  # rmse <= 0.41488
 
 
+@SLOW  # fast siblings: the binary and regression bars (the same helper)
 def test_multiclass_matches_peer_median():
     metrics = _train_and_evaluate("multiclass")
     _assert_bar("multiclass", metrics)  # mlogloss <= 1.31705

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _tiers import SLOW
 
 from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.emulation import emulated_kernels, traffic
@@ -249,6 +250,7 @@ def test_device_ops_fits_without_the_row_scan(device_ops):
     assert len(plain["histogram_plans"]) > len(scanned["histogram_plans"])
 
 
+@SLOW  # fast sibling: test_device_ops_reports_a_round_against_its_floor (same script)
 def test_device_ops_compares_lossguide_and_depthwise_per_leaf(device_ops, measured, capsys):
     """The per-leaf cost of issue 14's lossguide bar: modeled time over the round's
     leaves, lossguide against depthwise from the same run; CUDA lossguide expands ahead,

@@ -26,6 +26,7 @@ import sys
 
 import numpy as np
 import pytest
+from _tiers import sampled
 
 import gpuboost
 from gpuboost.backends.emulation import emulated_kernels
@@ -257,7 +258,32 @@ def test_golden_numpy(name):
     assert _train_and_hash(name, "cpu") == GOLDEN[name]
 
 
-@pytest.mark.parametrize("name", sorted(CONFIGURATIONS))
+#: The configurations emulated CUDA trains in the fast tier (the compiled CPU kernels and
+#: the NumPy reference train all of them there); the slow tier emulates the others, whose
+#: paths the fast tier's CUDA parity tests sample on other data (lossguide:
+#: tests/backends/cuda/test_lossguide.py; sampling: tests/tree/test_sampling.py).
+EMULATED_IN_THE_FAST_TIER = {
+    "adaboost_binary",
+    "adaboost_multiclass",
+    "approx",
+    "bundled",
+    "exact",
+    "exponential",
+    "gamma",
+    "huber",
+    "logistic_sampled",
+    "poisson",
+    "quantile",
+    "rank_map_lossguide",
+    "rank_ndcg",
+    "rank_pairwise",
+    "squarederror_depthwise",
+    "tweedie",
+    "weights_and_max_bin",
+}
+
+
+@pytest.mark.parametrize("name", sampled(sorted(CONFIGURATIONS), EMULATED_IN_THE_FAST_TIER))
 def test_golden_emulated_cuda(name):
     with emulated_kernels():
         assert _train_and_hash(name, "cuda") == GOLDEN[name]

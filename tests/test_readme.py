@@ -19,8 +19,13 @@ def test_every_objective_is_listed():
         assert f"`{name}`" in text, name
 
 
-def test_readme_states_the_ci_test_command():
-    assert "\npython -m pytest -q\n" in README.read_text()
+def test_readme_states_the_ci_test_commands():
+    """Both tiers' commands, each on a line of its own, as .ci/run checks and runs them."""
+    text = README.read_text()
+    ci_script = (README.parent / ".ci" / "run").read_text()
+    for command in ("python -m pytest -q", "python -m pytest -q -m slow"):
+        assert f"\n{command}\n" in text, command
+        assert f"({command})" in ci_script, command
 
 
 def test_readme_documents_the_user_facing_features():

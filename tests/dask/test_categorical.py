@@ -16,9 +16,14 @@ pytest.importorskip("dask.dataframe")
 import _dask_cluster as dc
 import dask.dataframe as dd
 import pandas as pd
+from _tiers import sampled
 
 import gpuboost
 from gpuboost.dask import DaskDataset, DaskGBClassifier, predict, train
+
+#: Every Dask test on one xdist worker (pyproject: --dist loadgroup), which starts the
+#: session's clusters once.
+pytestmark = pytest.mark.xdist_group("dask")
 
 ROUNDS = 4
 #: 40 categories, at most 16 bins (max_cat): the 25 rarest share the "other" bin.
@@ -80,10 +85,12 @@ def _label_series(client, y, sizes, n_workers):
     return dc.spread(client, y, sizes, n_workers)
 
 
-def test_category_frames_give_the_single_node_model(client):
+@pytest.mark.parametrize("layout", sampled(LAYOUTS, [(7, 3)]))
+def test_category_frames_give_the_single_node_model(client, layout):
     """Partitions sharing the frame's dtype (non-sorted order, ties in count): 2 and 3
-    workers, 2, 5 and 7 uneven partitions; one-vs-rest and many-vs-many splits and the
-    "other" bin; predictions of the frame and of the DaskDataset."""
+    workers, 2, 5 and 7 uneven partitions (the slow tier adds the first two layouts);
+    one-vs-rest and many-vs-many splits and the "other" bin; predictions of the frame and
+    of the DaskDataset."""
     frame, y = _frame()
     dataset = gpuboost.Dataset(frame, label=y)
     single = gpuboost.train(PARAMS, dataset, ROUNDS)
@@ -92,7 +99,7 @@ def test_category_frames_give_the_single_node_model(client):
     assert any(size > 1 for size in _categorical_split_kinds(single, 1))  # many-vs-many
     assert _categorical_split_kinds(single, 3) == {1}  # one-vs-rest
     expected = single.save_raw()
-    for n_partitions, n_workers in LAYOUTS:
+    for n_partitions, n_workers in [layout]:
         sizes = dc.uneven_sizes(len(frame), n_partitions, seed=n_partitions)
         dtrain = DaskDataset(
             client,
@@ -108,10 +115,12 @@ def test_category_frames_give_the_single_node_model(client):
     np.testing.assert_array_equal(predict(client, model, dtrain).compute(), single.predict(frame))
 
 
-def test_partitions_with_other_category_dtypes_are_recoded_by_label(client):
+@pytest.mark.parametrize("layout", sampled([(5, 2), (7, 3)], [(7, 3)]))
+def test_partitions_with_other_category_dtypes_are_recoded_by_label(client, layout):
     """Each partition's ``category`` dtype holds only its own categories, in its own
     order (the rarest category absent from most): the categories are those of one
-    frame of all the rows (ties: sorted labels), the model single-node's."""
+    frame of all the rows (ties: sorted labels), the model single-node's (7 partitions
+    on 3 workers; the slow tier adds 5 on 2)."""
     frame, y = _frame(seed=1)
     rng = np.random.default_rng(5)
     sorted_frame = frame.copy()
@@ -120,7 +129,7 @@ def test_partitions_with_other_category_dtypes_are_recoded_by_label(client):
             sorted(frame[column].cat.categories)
         )
     single = gpuboost.train(PARAMS, gpuboost.Dataset(sorted_frame, label=y), ROUNDS)
-    for n_partitions, n_workers in [(5, 2), (7, 3)]:
+    for n_partitions, n_workers in [layout]:
         sizes = dc.uneven_sizes(len(frame), n_partitions, seed=n_partitions + 1)
         pieces = []
         for piece in dc.frame_pieces(frame, sizes):

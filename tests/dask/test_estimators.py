@@ -10,6 +10,10 @@ import _dask_cluster as dc
 import gpuboost
 from gpuboost.dask import DaskGBClassifier, DaskGBRanker, DaskGBRegressor
 
+#: Every Dask test on one xdist worker (pyproject: --dist loadgroup), which starts the
+#: session's clusters once.
+pytestmark = pytest.mark.xdist_group("dask")
+
 
 def _data(seed):
     rng = np.random.default_rng(seed)

@@ -12,9 +12,14 @@ import pytest
 pytest.importorskip("distributed")
 
 import _dask_cluster as dc
+from _tiers import SLOW
 
 from gpuboost.boosting.callback import TrainingCallback
 from gpuboost.dask import DaskDataset, train
+
+#: Every Dask test on one xdist worker (pyproject: --dist loadgroup), which starts the
+#: session's clusters once.
+pytestmark = pytest.mark.xdist_group("dask")
 
 #: The training's timeout in the tests, and the slack allowed beyond it (seconds).
 TIMEOUT_S, SLACK_S = 5.0, 10.0
@@ -76,6 +81,7 @@ class _BlockWorkerAfter(TrainingCallback):
         return False
 
 
+@SLOW  # fast sibling: test_killed_worker_raises_within_the_timeout (the same wait)
 def test_unresponsive_worker_raises_within_the_timeout(cluster_client):
     client = cluster_client
     dtrain = _dataset(client)

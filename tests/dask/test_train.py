@@ -14,10 +14,15 @@ import pytest
 pytest.importorskip("distributed")
 
 import _dask_cluster as dc
+from _tiers import sampled
 
 import gpuboost
 from gpuboost.boosting.callback import TrainingCheckPoint
 from gpuboost.dask import DaskDataset, predict, train
+
+#: Every Dask test on one xdist worker (pyproject: --dist loadgroup), which starts the
+#: session's clusters once.
+pytestmark = pytest.mark.xdist_group("dask")
 
 N_ROWS, N_FEATURES = 3000, 8
 ROUNDS = 4
@@ -95,7 +100,11 @@ CONFIGS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(CONFIGS))
+@pytest.mark.parametrize(
+    "name",
+    # the slow tier adds goss, constraints and the class weights to these
+    sampled(sorted(CONFIGS), {"binary", "multiclass", "regression_sampled", "lossguide"}),
+)
 def test_model_bytes_equal_single_node(client, name):
     """2 and 3 workers, 2, 5 and 7 uneven partitions: the single-node model's bytes."""
     kind, params = CONFIGS[name]

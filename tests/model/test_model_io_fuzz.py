@@ -31,6 +31,7 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
+from _tiers import SLOW
 from _timeouts import time_limit
 
 import gpuboost
@@ -39,9 +40,11 @@ from gpuboost.model import model_io
 from gpuboost.params import model_params, validate_params
 from gpuboost.tree.tree import TREE_ARRAYS
 
-#: Cases per model (three models) of each mutation family.
+#: Cases per model (three models) of each mutation family: the slow tier's count, and the
+#: fast tier's (the first cases of the same random streams).
 BYTE_CASES_PER_MODEL = 800
 STRUCTURE_CASES_PER_MODEL = 600
+FAST_CASES_PER_MODEL = 100
 #: Seconds a single load may take; a case beyond it counts as a hang.
 CASE_TIME_LIMIT_S = 2.0
 #: Nesting depth of the deep-nesting mutation (beyond Python's recursion limit).
@@ -305,16 +308,19 @@ def mutate_bytes(raw, other, rng):
     return bytes(data)
 
 
-def test_byte_level_corruptions_load_identically_or_raise_value_error(models, tmp_path):
+@pytest.mark.parametrize(
+    "n_cases", [FAST_CASES_PER_MODEL, pytest.param(BYTE_CASES_PER_MODEL, marks=SLOW)]
+)
+def test_byte_level_corruptions_load_identically_or_raise_value_error(models, tmp_path, n_cases):
     rng = np.random.default_rng(20240)
     outcomes = {"loaded": 0, "rejected": 0}
     names = list(models)
     for index, name in enumerate(names):
         raw, X = models[name]
         other = models[names[(index + 1) % len(names)]][0]
-        for _ in range(BYTE_CASES_PER_MODEL):
+        for _ in range(n_cases):
             outcomes[check_case(mutate_bytes(raw, other, rng), raw, X, tmp_path)] += 1
-    total = len(names) * BYTE_CASES_PER_MODEL
+    total = len(names) * n_cases
     assert outcomes["rejected"] > total // 2
     assert outcomes["loaded"] > 0  # some corruptions (a digit) leave a valid model
 
@@ -479,15 +485,20 @@ def mutate_structure(document, rng):
     return text
 
 
-def test_structure_level_corruptions_load_identically_or_raise_value_error(models, tmp_path):
+@pytest.mark.parametrize(
+    "n_cases", [FAST_CASES_PER_MODEL, pytest.param(STRUCTURE_CASES_PER_MODEL, marks=SLOW)]
+)
+def test_structure_level_corruptions_load_identically_or_raise_value_error(
+    models, tmp_path, n_cases
+):
     rng = np.random.default_rng(777)
     outcomes = {"loaded": 0, "rejected": 0}
     for raw, X in models.values():
         document = json.loads(raw)
-        for _ in range(STRUCTURE_CASES_PER_MODEL):
+        for _ in range(n_cases):
             text = mutate_structure(document, rng)
             outcomes[check_case(text.encode("utf-8"), raw, X, tmp_path)] += 1
-    total = len(models) * STRUCTURE_CASES_PER_MODEL
+    total = len(models) * n_cases
     assert outcomes["rejected"] > total // 2
     assert outcomes["loaded"] > 0  # e.g. swapped children: a valid, different model
 

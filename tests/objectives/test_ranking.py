@@ -8,6 +8,7 @@ import _reference_data as ref
 import numpy as np
 import pytest
 from _parity import assert_runs_match, train_on_both
+from _tiers import SLOW
 
 import gpuboost
 from gpuboost import Dataset
@@ -282,6 +283,7 @@ def test_cpu_and_cuda_models_are_identical(name, emulated_cuda):
 
 
 # ---- accuracy on LightGBM's rank example --------------------------------------------
+@SLOW  # fast siblings: the rank:ndcg trainings above (the same objective, small data)
 def test_ndcg_at_least_lightgbm_lambdarank():
     folder = ref.data_dir()
     files = [

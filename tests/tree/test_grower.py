@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from _tiers import SLOW
 
 import gpuboost
 from gpuboost.backends.base import Backend
@@ -509,11 +510,27 @@ def _lossguide_data():
     return X, np.sin(3 * np.nan_to_num(X[:, 0])) + np.nan_to_num(X[:, 1] * X[:, 2] ** 2)
 
 
-@pytest.mark.parametrize(
-    "params",
-    LOSSGUIDE_CASES,
-)
-@pytest.mark.parametrize("device", ["cpu", "numpy-reference"])
+def _lossguide_tiers(cases, slow_on_cpu):
+    """(params, device) of every case on both kernels, ids as pytest made them
+    (``cpu-params3``): the fast tier runs the compiled kernels on every case but
+    ``slow_on_cpu`` and the NumPy reference on the smallest case (the drivers are the
+    same code on both); the slow tier the rest."""
+    smallest = 3  # {"max_leaves": 12, "max_depth": 4, ...}
+    return [
+        pytest.param(
+            params,
+            device,
+            id=f"{device}-params{index}",
+            marks=[]
+            if (device == "cpu" and index not in slow_on_cpu) or index == smallest
+            else [SLOW],
+        )
+        for device in ("cpu", "numpy-reference")
+        for index, params in enumerate(cases)
+    ]
+
+
+@pytest.mark.parametrize("params, device", _lossguide_tiers(LOSSGUIDE_CASES, slow_on_cpu=(1,)))
 def test_speculative_lossguide_batches_grow_the_one_leaf_per_step_trees(
     params, device, monkeypatch
 ):
@@ -545,16 +562,18 @@ def test_speculative_lossguide_batches_grow_the_one_leaf_per_step_trees(
 
 
 @pytest.mark.parametrize(
-    "params",
-    [
-        *LOSSGUIDE_CASES,
-        {"max_leaves": 2, "max_depth": 0},
-        {"max_leaves": 31, "max_depth": 0, "monotone_constraints": [1, 0, -1, 0, 0, 0, 0, 0]},
-        {"max_leaves": 31, "max_depth": 0, "interaction_constraints": [[0, 1], [2, 3, 4]]},
-        {"max_leaves": 24, "max_depth": 0, "objective": "reg:huber", "huber_delta": 0.5},
-    ],
+    "params, device",
+    _lossguide_tiers(
+        [
+            *LOSSGUIDE_CASES,
+            {"max_leaves": 2, "max_depth": 0},
+            {"max_leaves": 31, "max_depth": 0, "monotone_constraints": [1, 0, -1, 0, 0, 0, 0, 0]},
+            {"max_leaves": 31, "max_depth": 0, "interaction_constraints": [[0, 1], [2, 3, 4]]},
+            {"max_leaves": 24, "max_depth": 0, "objective": "reg:huber", "huber_delta": 0.5},
+        ],
+        slow_on_cpu=(1,),
+    ),
 )
-@pytest.mark.parametrize("device", ["cpu", "numpy-reference"])
 def test_lossguide_expanded_ahead_is_the_one_leaf_per_step_tree(params, device, monkeypatch):
     """Lossguide steps that expand every leaf the one-leaf order may still reach
     (LookaheadLossguideDriver: nothing taken back, the order replayed from the gains, the

@@ -25,6 +25,8 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "INSTRUMENTATION_FLAGS",
     "cache_dir",
     "compile_shared_library",
+    "compile_statistics",
 ]
 
 #: Folder of this package, holding ``cuda_emu.h``.
@@ -94,7 +97,31 @@ CACHE_KEY_LENGTH = 32
 #: Version tag of the cache layout; bump when the build changes incompatibly.
 CACHE_FORMAT_VERSION = "1"
 
+#: What this process compiled: libraries built by g++ and their seconds, and libraries
+#: found in the cache (:func:`compile_statistics`).
+_STATISTICS = {"compiled": 0, "seconds": 0.0, "cached": 0}
+_STATISTICS_LOCK = threading.Lock()
+
 _LOCAL_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.MULTILINE)
+
+
+def compile_statistics():
+    """What this process's emulation builds cost, for the test suite's report (dict).
+
+    Returns
+    -------
+    dict
+        ``compiled``: libraries g++ built; ``seconds``: their wall-clock time, summed;
+        ``cached``: libraries found already built in :func:`cache_dir`.
+    """
+    with _STATISTICS_LOCK:
+        return dict(_STATISTICS)
+
+
+def _count(what, seconds=0.0):
+    with _STATISTICS_LOCK:
+        _STATISTICS[what] += 1
+        _STATISTICS["seconds"] += seconds
 
 
 class EmulationCompileError(RuntimeError):
@@ -241,8 +268,10 @@ def compile_shared_library(
     folder = cache_dir()
     library = folder / f"{key}.so"
     if library.is_file():
+        _count("cached")
         return library
 
+    started = time.perf_counter()
     stem = Path(source_name).stem or "kernel"
     source_fd, source_path = tempfile.mkstemp(prefix=f"{stem}-", suffix=".cu", dir=folder)
     library_fd, library_tmp = tempfile.mkstemp(prefix=f"{key}-", suffix=".so.tmp", dir=folder)
@@ -268,6 +297,7 @@ def compile_shared_library(
                 f"emulation build of {source_name} failed:\n{' '.join(command)}\n{result.stderr}"
             )
         os.replace(library_tmp, library)
+        _count("compiled", time.perf_counter() - started)
     finally:
         for leftover in (source_path, library_tmp):
             try:

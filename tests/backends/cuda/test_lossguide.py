@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from _cases import messy_features
 from _parity import assert_models_match
+from _tiers import sampled
 
 import gpuboost
 from gpuboost import Dataset
@@ -115,8 +116,28 @@ def _recording(monkeypatch):
     return sizes, partitions
 
 
-@pytest.mark.parametrize("driver", ["ahead", "prefix"])
-@pytest.mark.parametrize("case", list(CASES))
+#: (case, driver) pairs of the fast tier: every case once, each driver on the paths that
+#: matter to it (undone expansions for "prefix"); the slow tier runs the other pairs.
+FAST_PAIRS = [
+    ("leaves_8", "ahead"),
+    ("leaves_31_depth_5", "ahead"),
+    ("monotone", "ahead"),
+    ("huber_refit", "ahead"),
+    ("binary", "ahead"),
+    ("multiclass", "ahead"),
+    ("min_child_weight", "prefix"),
+    ("goss", "prefix"),
+]
+
+
+@pytest.mark.parametrize(
+    "case, driver",
+    sampled(
+        [(case, driver) for case in CASES for driver in ("ahead", "prefix")],
+        FAST_PAIRS,
+        unpack=True,
+    ),
+)
 def test_speculative_cuda_lossguide_is_the_cpu_and_the_one_leaf_model(case, driver, monkeypatch):
     """CUDA lossguide, expanding ahead (its default: LookaheadLossguideDriver) or in
     speculative batches taken back in part (LossguideDriver), gives the CPU backend's
@@ -172,12 +193,13 @@ def _counted_restores(monkeypatch):
     return restores
 
 
-def test_dropping_the_expansions_ahead_costs_no_device_operation(monkeypatch):
+@pytest.mark.parametrize("case", sampled(["min_child_weight", "leaves_255"], ["min_child_weight"]))
+def test_dropping_the_expansions_ahead_costs_no_device_operation(monkeypatch, case):
     """Adopting the one-leaf order (dropping the expansions it does not reach) runs
     nothing on the device; the finished tree sorts the segments of the expanded nodes
     that stayed leaves with a fixed number of array operations and one copy to the
     device, however many they are."""
-    params, kind = CASES["leaves_255"]
+    params, kind = CASES[case]
     X, y = _data(kind)
     adopts = []
     adopt = grower_module.TreeGrower._adopt_order
@@ -200,11 +222,12 @@ def test_dropping_the_expansions_ahead_costs_no_device_operation(monkeypatch):
     assert many[0]["array_op"] == 5, many[0]  # gather, add, sort, mask, scatter
 
 
-def test_undoing_a_speculative_expansion_costs_no_device_operation(monkeypatch):
+@pytest.mark.parametrize("case", sampled(["min_child_weight", "leaves_255"], ["min_child_weight"]))
+def test_undoing_a_speculative_expansion_costs_no_device_operation(monkeypatch, case):
     """Taking an expansion back (LossguideDriver) runs nothing on the device (its rows
     stay partitioned); the finished tree sorts the segments of the taken-back nodes
     that stayed leaves, one in-place sort for one, and nothing else."""
-    params, kind = CASES["leaves_255"]
+    params, kind = CASES[case]
     X, y = _data(kind)
     monkeypatch.setattr(CudaBackend, "expands_lossguide_ahead", False)
     undos = []

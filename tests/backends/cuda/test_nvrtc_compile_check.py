@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _tiers import SLOW
 
 import gpuboost.backends.emulation
 
@@ -71,6 +72,7 @@ def test_missing_library_is_a_clear_usage_error(tmp_path, capsys):
     assert "no NVRTC library found" in capsys.readouterr().err
 
 
+@SLOW  # .ci/run's NVRTC step runs the script on them; fast sibling: test_sample_kernels_compile
 def test_project_kernels_compile_as_cupy_compiles_them(nvrtc, capsys):
     del nvrtc
     status = check.main([str(CUDA_DIR)])

@@ -7,6 +7,7 @@ very split the scan used; trainings use it and give the CPU backend's models."""
 import numpy as np
 import pytest
 from _cases import row_scan_problem
+from _tiers import SLOW
 
 import gpuboost
 from gpuboost.backends.cuda import leaf as cuda_leaf
@@ -245,6 +246,7 @@ def _partition_and_update_bytes(monkeypatch, ahead):
     return sum(e.bytes for e in log.events if e.name in kernels), model
 
 
+@SLOW  # fast sibling: test_trainings_take_partitions_and_last_levels_from_the_scan
 def test_the_partition_ahead_moves_fewer_bytes(monkeypatch):
     """The next partitions and the last level's margin update read no bin of a row the
     scan partitioned ahead: fewer bytes under the traffic model, the same model."""

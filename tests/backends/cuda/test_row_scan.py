@@ -9,6 +9,7 @@ import dataclasses
 import numpy as np
 import pytest
 from _cases import row_scan_problem, row_scan_split_params
+from _tiers import SLOW
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -209,8 +210,14 @@ def _model(device, params, X, y, weight, rounds=3):
     "params",
     [
         {"max_depth": 8},
-        {"max_depth": 6, "colsample_bynode": 0.5, "colsample_bylevel": 0.8, "subsample": 0.7},
-        {"max_depth": 7, "monotone_constraints": "(1,-1,0,0,1,0)", "min_child_weight": 3.0},
+        pytest.param(
+            {"max_depth": 6, "colsample_bynode": 0.5, "colsample_bylevel": 0.8, "subsample": 0.7},
+            marks=SLOW,
+        ),
+        pytest.param(
+            {"max_depth": 7, "monotone_constraints": "(1,-1,0,0,1,0)", "min_child_weight": 3.0},
+            marks=SLOW,
+        ),
         {"max_depth": 6, "objective": "multi:softprob", "num_class": 3, "max_delta_step": 0.7},
     ],
 )
@@ -276,8 +283,11 @@ def _unbalanced_data():
     "params",
     [
         {"max_depth": 8},
-        {"max_depth": 7, "colsample_bynode": 0.5, "subsample": 0.8},
-        {"max_depth": 7, "monotone_constraints": "(1,-1,0,0,1,0)", "min_child_weight": 2.0},
+        pytest.param({"max_depth": 7, "colsample_bynode": 0.5, "subsample": 0.8}, marks=SLOW),
+        pytest.param(
+            {"max_depth": 7, "monotone_constraints": "(1,-1,0,0,1,0)", "min_child_weight": 2.0},
+            marks=SLOW,
+        ),
     ],
 )
 def test_mixed_levels_copy_their_records_once(params, monkeypatch):

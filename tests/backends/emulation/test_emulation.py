@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _tiers import SLOW
 
 from gpuboost.backends.emulation import (
     EmulatedKernel,
@@ -643,6 +644,7 @@ def test_compile_check_script_fails_on_warnings(tmp_path):
     assert "FAILED" in result.stdout
 
 
+@SLOW  # fast sibling: test_compile_check_script_passes_on_samples (the same script)
 @needs_nvcc
 def test_compile_check_script_fails_on_registers_without_launch_bounds(tmp_path):
     body = """

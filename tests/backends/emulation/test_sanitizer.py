@@ -1,7 +1,8 @@
 """The emulation's sanitizer (GPUBOOST_SANITIZE=memcheck,racecheck,initcheck): each
 check fires on a kernel with a planted bug (tests/backends/emulation/cuda_samples/
 sanitizer_bugs.cu) and names the kernel, the threads and the source line; the fixed
-variants pass; and the whole CUDA backend test suite runs clean under all three checks.
+variants pass; a small training runs clean under all three checks (fast tier), and so do
+the CUDA backend's tests, launching every kernel (slow tier: the sanitizer run).
 """
 
 import os
@@ -12,7 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _parity import assert_models_match
+from _sanitizer_launches import LAUNCHES_ENV_VAR
+from _tiers import SLOW
 
+import gpuboost
+from gpuboost.backends.cuda.launch import EMULATED, PROBE_KERNEL, get_module
+from gpuboost.backends.cuda.sources import cuda_source_dir
 from gpuboost.backends.emulation import EmulatedModule, sanitizer
 from gpuboost.backends.emulation.device_array import namespace as xp
 from gpuboost.backends.emulation.sanitizer import SANITIZE_ENV_VAR, SanitizerError
@@ -23,9 +30,8 @@ ALL_CHECKS = "memcheck,racecheck,initcheck"
 #: Threads per block of the shared-memory samples (kTileThreads in sanitizer_bugs.cu).
 TILE_THREADS = 64
 WARP_SIZE = 32
-#: A hang guard for the whole CUDA backend suite under the sanitizer (about 2-3 minutes
-#: on the 2-core development machine when quiet; it ran past 300 s there under a load
-#: average of 5).
+#: A hang guard for the CUDA backend's tests under the sanitizer (the slow tier's bar is
+#: 300 s on a 2-core machine).
 SUITE_TIMEOUT_SECONDS = 600
 
 
@@ -278,6 +284,29 @@ def test_initcheck_finds_an_unwritten_shared_memory_read(bugs, sanitize):
 
 
 # ---- the CUDA backend ---------------------------------------------------------------
+#: Tests of the CUDA backend's fast tier left out of the sanitizer run: parity matrices
+#: and operation counts whose kernels, launch paths and shapes lighter tests of the same
+#: files launch too, at several times their cost (the run checks that every kernel is
+#: launched); and compiler checks, which launch nothing.
+SANITIZER_DESELECTED = (
+    "tests/backends/cuda/test_lossguide.py::test_undoing_a_speculative_expansion_costs_no_device_operation",
+    "tests/backends/cuda/test_lossguide.py::test_dropping_the_expansions_ahead_costs_no_device_operation",
+    "tests/backends/cuda/test_row_scan.py::test_models_equal_the_cpu_models",
+    "tests/backends/cuda/test_row_scan.py::test_mixed_levels_copy_their_records_once",
+    "tests/backends/cuda/test_row_scan.py::test_batches_the_kernel_cannot_take_use_the_definition",
+    "tests/backends/cuda/test_row_scan.py::test_mixed_levels_the_kernel_cannot_take_use_the_definition",
+    "tests/backends/cuda/test_partition_ahead.py::test_the_partition_ahead_moves_fewer_bytes",
+    "tests/backends/cuda/test_predict.py::test_forest_margins_match_numpy",
+    "tests/backends/cuda/test_predict.py::test_forest_margins_non_contiguous",
+    "tests/backends/cuda/test_nvrtc_compile_check.py",
+    # 700 classes x 3,001 rows: the softprob kernels' shapes run on 3 and 5 classes too
+    *(
+        "tests/backends/cuda/test_gradients.py::test_kernel_gradients_equal_the_objective"
+        f"[{weights}-multi:softprob-extra4]"
+        for weights in ("none", "random", "signed_zeros", "huge")
+    ),
+)
+
 _SUITE_DRIVER = """
 import concurrent.futures
 import os
@@ -285,7 +314,6 @@ import sys
 import pytest
 from gpuboost.backends.cuda.launch import EMULATED, get_module
 from gpuboost.backends.cuda.sources import cuda_source_dir
-from gpuboost.backends.emulation import launcher
 
 def build(path):  # the instrumented flavour of every kernel file, compiled concurrently
     module = get_module(EMULATED, path.stem)
@@ -294,39 +322,45 @@ def build(path):  # the instrumented flavour of every kernel file, compiled conc
 with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
     list(pool.map(build, sorted(cuda_source_dir().glob("*.cu"))))
 
-launched = []
-original = launcher.EmulatedKernel._launch_instrumented
-
-def counting(self, *args, **kwargs):
-    launched.append(self.name)
-    return original(self, *args, **kwargs)
-
-launcher.EmulatedKernel._launch_instrumented = counting
-status = pytest.main(["-q", "-p", "no:cacheprovider", *sys.argv[1:]])
-print(f"instrumented launches: {len(launched)} of {len(set(launched))} kernels")
-sys.exit(status)
+# the fast tier's tests of the CUDA backend, on one xdist worker per core
+sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "-p", "_sanitizer_launches",
+                      "--durations=10", *sys.argv[1:]]))
 """
 
 
-def test_the_cuda_backend_suite_is_clean_under_every_check():
-    """CI's sanitizer run: the tests of the CUDA backend that launch kernels (training
-    parity of every configuration, every primitive against NumPy, small data) with all
-    three checks."""
+def _kernels_of_the_backend():
+    """Every kernel of cuda/*.cu (as the emulation compiles them) and the probe kernel."""
+    names = {PROBE_KERNEL}
+    for path in cuda_source_dir().glob("*.cu"):
+        names.update(get_module(EMULATED, path.stem).kernel_names)
+    return names
+
+
+@SLOW  # fast siblings: the planted bugs above, and the training below
+def test_the_cuda_backend_suite_is_clean_under_every_check(tmp_path):
+    """The sanitizer tier: the fast tier's tests of the CUDA backend (every primitive
+    against NumPy, training parity of the configurations, small data) with all three
+    checks, but the parity matrices of SANITIZER_DESELECTED; every kernel of the backend
+    is launched, so every kernel runs under each check."""
     environment = dict(os.environ, **{SANITIZE_ENV_VAR: ALL_CHECKS})
     environment["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO_ROOT), *filter(None, [environment.get("PYTHONPATH")])]
+        [str(REPO_ROOT), str(REPO_ROOT / "tests"), *filter(None, [environment.get("PYTHONPATH")])]
     )
-    suite = REPO_ROOT / "tests" / "backends" / "cuda"
+    environment[LAUNCHES_ENV_VAR] = str(tmp_path)
+    for name in list(environment):  # the child is no xdist worker of this run
+        if name.startswith("PYTEST_XDIST") or name == "PYTEST_CURRENT_TEST":
+            del environment[name]
+    deselected = [f"--deselect={node}" for node in SANITIZER_DESELECTED]  # from REPO_ROOT
     result = subprocess.run(
         [
             sys.executable,
             "-c",
             _SUITE_DRIVER,
-            str(suite),
-            # compiler checks (nvcc, NVRTC) launch nothing
-            f"--ignore={suite / 'test_nvrtc_compile_check.py'}",
+            str(REPO_ROOT / "tests" / "backends" / "cuda"),
+            *deselected,
             "-k",
-            "not compiles_with_nvcc",
+            # compiler checks launch nothing; 400,000 rows prove nothing 5,000 do not
+            "not compiles_with_nvcc and not 400000",
         ],
         cwd=REPO_ROOT,
         env=environment,
@@ -336,7 +370,26 @@ def test_the_cuda_backend_suite_is_clean_under_every_check():
         check=False,
     )
     output = result.stdout + result.stderr
+    print(output[-2500:])  # the slowest sanitized tests (shown with -s or -rP)
     assert result.returncode == 0, output[-6000:]
-    launches = re.search(r"instrumented launches: (\d+) of (\d+) kernels", output)
-    assert launches is not None, output[-2000:]
-    assert int(launches.group(1)) > 500 and int(launches.group(2)) >= 12, launches.group(0)
+    launched = [name for record in tmp_path.glob("*.txt") for name in record.read_text().split()]
+    assert len(launched) > 500, f"{len(launched)} instrumented launches"
+    never = _kernels_of_the_backend() - set(launched)
+    assert not never, f"kernels no sanitized test launched: {sorted(never)}"
+
+
+def test_a_training_is_clean_under_every_check(sanitize, emulated_cuda):
+    """The fast tier's sanitizer run: a small depthwise training on the CUDA backend with
+    all three checks (the instrumented flavour of every kernel a round launches) equals
+    the CPU backend's model."""
+    sanitize()
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 5))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = (X[:, 0] + np.nan_to_num(X[:, 1]) > 0).astype(np.float64)
+    params = {"objective": "binary:logistic", "max_depth": 4, "verbosity": 0}
+    models = [
+        gpuboost.train(dict(params, device=device), gpuboost.Dataset(X, label=y), 3)
+        for device in ("cuda", "cpu")
+    ]
+    assert_models_match(*models)
