@@ -11,7 +11,8 @@ Two tiers (issue 27, README "Quick setup"): ``python -m pytest -q`` runs every t
 marked ``slow`` (pyproject.toml's ``addopts`` holds ``-m "not slow"``), on one
 pytest-xdist worker per core (``-n auto``); ``python -m pytest -q -m slow`` runs the slow
 tier: the sanitizer over the CUDA kernels, the large parity matrices, and every test whose
-small sibling runs in the fast tier. The plugin ``_compile_report`` prints what the run
+small sibling runs in the fast tier. The plugin ``_warm_up`` builds the compiled kernels
+on every core before the workers start, and ``_compile_report`` prints what the run
 spent in Numba and g++.
 """
 
@@ -31,7 +32,7 @@ _TESTS_DIR = str(Path(__file__).resolve().parent)
 if _TESTS_DIR not in sys.path:
     sys.path.insert(0, _TESTS_DIR)
 
-pytest_plugins = ["_compile_report"]
+pytest_plugins = ["_compile_report", "_warm_up"]
 
 #: The marker expression of the fast tier (pyproject.toml's addopts).
 FAST_TIER = "not slow"

@@ -19,6 +19,10 @@ Parallel kernels (``parallel=True``) loop with :data:`prange` over independent p
 work that write disjoint outputs, and every sum they form is an integer sum, so their
 results never depend on the number of threads (:func:`set_threads`).
 
+Processes that start on a cold cache at once compile each kernel once: the first
+compiles it under a file lock and the others load it from the cache
+(:func:`_compile_once_across_processes`).
+
 Numba invalidates a cached kernel only when the file defining it changes, not when a
 function it calls (the scalar helpers of :mod:`.scalar`, the intrinsic below) or the
 compile options here change. So the cache is tied to the sources of the whole
@@ -37,6 +41,8 @@ import hashlib
 import os
 import threading
 from pathlib import Path
+
+from ...core.file_lock import exclusive
 
 __all__ = [
     "CPU_KERNELS_ENV_VAR",
@@ -77,7 +83,7 @@ _CACHE_DIR = _PACKAGE_DIR / "__pycache__"
 #: File (in the cache folder) holding the fingerprint the cached kernels were built from.
 _FINGERPRINT_FILE = "gpuboost_kernels.fingerprint"
 #: Suffixes of Numba's cache files (index and compiled code).
-_NUMBA_CACHE_SUFFIXES = (".nbi", ".nbc")
+_NUMBA_CACHE_SUFFIXES = (".nbi", ".nbc", ".lock")
 
 
 def kernel_sources_fingerprint():
@@ -131,15 +137,50 @@ def kernel(function=None, *, parallel=False):
     def decorate(python_function):
         if _numba is None:
             return python_function
-        return _numba.njit(
+        dispatcher = _numba.njit(
             nogil=True,
             cache=True,
             parallel=parallel,
             boundscheck=False,
             error_model="numpy",
         )(python_function)
+        _compile_once_across_processes(dispatcher)
+        return dispatcher
 
     return decorate if function is None else decorate(function)
+
+
+#: Per thread: whether a kernel's compile is under way (its callees compile unlocked).
+_compiling = threading.local()
+
+
+def _compile_once_across_processes(dispatcher):
+    """Compile each kernel once however many processes start on a cold cache at once
+    (pytest-xdist's workers, a Dask cluster's worker processes): a kernel called with new
+    argument types compiles under a lock of its own next to its cache files
+    (:func:`gpuboost.core.file_lock.exclusive`), so the other processes wait, then load
+    it from Numba's cache instead of compiling it too. The helpers a kernel calls compile
+    inside its compile without a lock of their own: a thread holding a helper's lock
+    while waiting for Numba's compiler lock, held by a thread compiling a kernel that
+    calls the helper, would never get it."""
+    cache = getattr(dispatcher, "_cache", None)
+    try:
+        lock_path = Path(cache._cache_path) / f"{cache._impl.filename_base}.lock"
+    except AttributeError:  # a Numba without these internals: compile as it does
+        return
+    compile_in_this_process = dispatcher.compile
+
+    def compile_once(signature):
+        if getattr(_compiling, "active", False):  # a callee of a kernel being compiled
+            return compile_in_this_process(signature)
+        _compiling.active = True
+        try:
+            with exclusive(lock_path):  # Numba's compile looks in its cache first
+                return compile_in_this_process(signature)
+        finally:
+            _compiling.active = False
+
+    dispatcher.compile = compile_once
 
 
 #: ``numba.prange`` (``range`` without Numba).

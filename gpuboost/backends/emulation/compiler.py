@@ -14,8 +14,9 @@ Compiled libraries are cached in :func:`cache_dir` under a hash of everything
 that affects the build: the source, the emulation headers, the local headers
 the source includes (``#include "..."``, followed recursively), the flags (so the
 flavours are cached apart) and the compiler version. Concurrent compilations
-(several processes, or threads) are safe: each writes a private temporary file and
-renames it into place.
+(several processes, or threads) are safe and happen once: a library is built under a
+lock of its own (:func:`gpuboost.core.file_lock.exclusive`), and written to a private
+temporary file renamed into place.
 """
 
 import functools
@@ -28,6 +29,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+from ...core.file_lock import exclusive
 
 __all__ = [
     "EmulationCompileError",
@@ -270,7 +273,17 @@ def compile_shared_library(
     if library.is_file():
         _count("cached")
         return library
+    # One build per library however many processes ask at once (xdist workers, Dask
+    # workers): the others wait, then load what the first one built.
+    with exclusive(folder / f"{key}.lock"):
+        if library.is_file():
+            _count("cached")
+            return library
+        return _build(source, flags, executable, folder, library, key, source_name)
 
+
+def _build(source, flags, executable, folder, library, key, source_name):
+    """Run g++ on ``source`` and move the library into place as ``library``."""
     started = time.perf_counter()
     stem = Path(source_name).stem or "kernel"
     source_fd, source_path = tempfile.mkstemp(prefix=f"{stem}-", suffix=".cu", dir=folder)
