@@ -22,9 +22,10 @@ import numpy as np
 from . import backends
 from ._version import __version__
 from .backends.cuda import launch, selfcheck
+from .backends.cuda.histogram import device_cluster_blocks
 from .backends.cuda.sources import cuda_source_dir, list_cuda_sources, read_cuda_source
 from .backends.emulation import emulation_enabled
-from .backends.emulation.launcher import parse_kernel_signatures
+from .backends.emulation.launcher import parse_cluster_dims, parse_kernel_signatures
 from .boosting.train import train
 from .data.dataset import Dataset
 from .datasets import make_higgs_like
@@ -114,11 +115,18 @@ def _kernel_resources(mode, say):
         f"{launch.compile_options(cuda_source_dir())[-1].split('=', 1)[1]}):"
     )
     failures = []
+    clusters = device_cluster_blocks(mode) > 1
     for name in list_cuda_sources():
         if not name.endswith(".cu"):
             continue
         stem = name[: -len(".cu")]
-        for kernel_name in parse_kernel_signatures(read_cuda_source(name)):
+        source = read_cuda_source(name)
+        cluster_kernels = parse_cluster_dims(source)
+        for kernel_name in parse_kernel_signatures(source):
+            if kernel_name in cluster_kernels and not clusters:
+                # compiled only where GPUBOOST_CLUSTERS (cuda/common.cuh): sm_90 and later
+                say(f"  {name:<18} {kernel_name:<30} not built: the device has no clusters")
+                continue
             try:
                 kernel = launch.get_kernel(mode, stem, kernel_name)
             except Exception as error:

@@ -7,10 +7,13 @@ import types
 import pytest
 
 from gpuboost import backends
-from gpuboost.backends.cuda import selfcheck
+from gpuboost import doctor as doctor_module
+from gpuboost.backends.cuda import histogram as cuda_histogram
+from gpuboost.backends.cuda import launch, selfcheck
+from gpuboost.backends.cuda import row_scan as cuda_row_scan
 from gpuboost.backends.cuda.sources import list_cuda_sources, read_cuda_source
 from gpuboost.backends.emulation import EMULATE_ENV_VAR, emulated_kernels
-from gpuboost.backends.emulation.launcher import parse_kernel_signatures
+from gpuboost.backends.emulation.launcher import parse_cluster_dims, parse_kernel_signatures
 from gpuboost.cli import main
 
 
@@ -101,3 +104,29 @@ def test_a_failed_check_is_reported_with_exit_1(capsys, emulation, broken_histog
     assert "FAILED histograms (cuda/histogram.cu)" in out and "timing" not in out
     assert out.splitlines()[-1].startswith("supported: NO -- the CPU emulation of the CUDA")
     assert "please report it with this output" in out
+
+
+def test_a_device_without_clusters_lists_no_cluster_kernel(capsys, emulation, monkeypatch):
+    """Compute capability 8.x (A100, L4, RTX 30/40): the kernels inside
+    ``#if GPUBOOST_CLUSTERS`` are not compiled there (NVRTC would not find them), so the
+    doctor names them as not built instead of failing (issue 29)."""
+    cluster_kernels = set()
+    for name in list_cuda_sources():
+        if name.endswith(".cu"):
+            cluster_kernels |= set(parse_cluster_dims(read_cuda_source(name)))
+    assert {"histogram_cluster_memory", "row_scan_cluster"} <= cluster_kernels
+    get_kernel = launch.get_kernel
+
+    def without_clusters(mode, stem, kernel_name):
+        if kernel_name in cluster_kernels:  # as NVRTC answers for sm_80
+            raise RuntimeError(f"no kernel named {kernel_name}")
+        return get_kernel(mode, stem, kernel_name)
+
+    monkeypatch.setattr(launch, "get_kernel", without_clusters)
+    for module in (doctor_module, cuda_histogram, cuda_row_scan):  # a device of sm_80
+        monkeypatch.setattr(module, "device_cluster_blocks", lambda mode: 1)
+    code, out = doctor(capsys, "--rows", 0)
+    assert "FAILED to compile" not in out
+    for kernel in cluster_kernels:
+        assert f" {kernel:<30} not built: the device has no clusters" in out
+    assert code == 0, out

@@ -16,7 +16,7 @@ pytest.importorskip("dask.dataframe")
 import _dask_cluster as dc
 import dask.dataframe as dd
 import pandas as pd
-from _tiers import sampled
+from _tiers import SLOW, sampled
 
 import gpuboost
 from gpuboost.dask import DaskDataset, DaskGBClassifier, predict, train
@@ -99,17 +99,17 @@ def test_category_frames_give_the_single_node_model(client, layout):
     assert any(size > 1 for size in _categorical_split_kinds(single, 1))  # many-vs-many
     assert _categorical_split_kinds(single, 3) == {1}  # one-vs-rest
     expected = single.save_raw()
-    for n_partitions, n_workers in [layout]:
-        sizes = dc.uneven_sizes(len(frame), n_partitions, seed=n_partitions)
-        dtrain = DaskDataset(
-            client,
-            dc.spread_frame(client, dc.frame_pieces(frame, sizes), n_workers),
-            label=_label_series(client, y, sizes, n_workers),
-        )
-        assert dtrain.categories == dataset.categories
-        assert len(dtrain.workers()) == n_workers
-        model = train(client, PARAMS, dtrain, ROUNDS, verbose_eval=False)
-        assert model.save_raw() == expected, (n_partitions, n_workers)
+    n_partitions, n_workers = layout
+    sizes = dc.uneven_sizes(len(frame), n_partitions, seed=n_partitions)
+    dtrain = DaskDataset(
+        client,
+        dc.spread_frame(client, dc.frame_pieces(frame, sizes), n_workers),
+        label=_label_series(client, y, sizes, n_workers),
+    )
+    assert dtrain.categories == dataset.categories
+    assert len(dtrain.workers()) == n_workers
+    model = train(client, PARAMS, dtrain, ROUNDS, verbose_eval=False)
+    assert model.save_raw() == expected, (n_partitions, n_workers)
     lazy = predict(client, model, dc.spread_frame(client, dc.frame_pieces(frame, sizes), 2))
     np.testing.assert_array_equal(lazy.compute(), single.predict(frame))
     np.testing.assert_array_equal(predict(client, model, dtrain).compute(), single.predict(frame))
@@ -129,32 +129,36 @@ def test_partitions_with_other_category_dtypes_are_recoded_by_label(client, layo
             sorted(frame[column].cat.categories)
         )
     single = gpuboost.train(PARAMS, gpuboost.Dataset(sorted_frame, label=y), ROUNDS)
-    for n_partitions, n_workers in [layout]:
-        sizes = dc.uneven_sizes(len(frame), n_partitions, seed=n_partitions + 1)
-        pieces = []
-        for piece in dc.frame_pieces(frame, sizes):
-            piece = piece.copy()
-            for column in ("big", "small"):
-                present = piece[column].cat.remove_unused_categories()
-                categories = list(present.cat.categories)
-                piece[column] = present.cat.reorder_categories(rng.permutation(categories))
-            pieces.append(piece)
-        assert any("c39" not in piece["big"].cat.categories for piece in pieces)
-        assert len({tuple(piece["big"].cat.categories) for piece in pieces}) > 1
-        dtrain = DaskDataset(
-            client,
-            dc.spread_frame(client, pieces, n_workers),
-            label=_label_series(client, y, sizes, n_workers),
-        )
-        model = train(client, PARAMS, dtrain, ROUNDS, verbose_eval=False)
-        assert model.save_raw() == single.save_raw(), (n_partitions, n_workers)
+    n_partitions, n_workers = layout
+    sizes = dc.uneven_sizes(len(frame), n_partitions, seed=n_partitions + 1)
+    pieces = []
+    for piece in dc.frame_pieces(frame, sizes):
+        piece = piece.copy()
+        for column in ("big", "small"):
+            present = piece[column].cat.remove_unused_categories()
+            categories = list(present.cat.categories)
+            piece[column] = present.cat.reorder_categories(rng.permutation(categories))
+        pieces.append(piece)
+    assert any("c39" not in piece["big"].cat.categories for piece in pieces)
+    assert len({tuple(piece["big"].cat.categories) for piece in pieces}) > 1
+    dtrain = DaskDataset(
+        client,
+        dc.spread_frame(client, pieces, n_workers),
+        label=_label_series(client, y, sizes, n_workers),
+    )
+    model = train(client, PARAMS, dtrain, ROUNDS, verbose_eval=False)
+    assert model.save_raw() == single.save_raw(), (n_partitions, n_workers)
     lazy = predict(client, model, dc.spread_frame(client, pieces, 3))
     np.testing.assert_array_equal(lazy.compute(), single.predict(frame))
 
 
-def test_dask_arrays_of_codes_by_index_and_by_name(client):
+@pytest.mark.parametrize(
+    "features", [["big", "small"], pytest.param([1, 3], marks=SLOW)], ids=["names", "indices"]
+)
+def test_dask_arrays_of_codes_by_index_and_by_name(client, features):
     """A dask array whose columns 1 and 3 hold integer codes, named as categorical by
-    index or by feature name: the single-node model of the same array."""
+    feature name (or, in the slow tier, by index): the single-node model of the same
+    array."""
     frame, y = _frame(seed=2)
     X = np.column_stack(
         [
@@ -169,18 +173,17 @@ def test_dask_arrays_of_codes_by_index_and_by_name(client):
     )
     names = ["x0", "big", "x1", "small"]
     sizes = dc.uneven_sizes(len(X), 5, seed=4)
-    for features in ([1, 3], ["big", "small"]):
-        dtrain = DaskDataset(
-            client,
-            dc.spread(client, X, sizes, 3),
-            label=dc.spread(client, y, sizes, 3),
-            categorical_features=features,
-            feature_names=names if isinstance(features[0], str) else None,
-        )
-        model = train(client, PARAMS, dtrain, ROUNDS, verbose_eval=False)
-        if isinstance(features[0], str):
-            model.feature_names = single.feature_names  # the names are the only difference
-        assert model.save_raw() == single.save_raw()
+    dtrain = DaskDataset(
+        client,
+        dc.spread(client, X, sizes, 3),
+        label=dc.spread(client, y, sizes, 3),
+        categorical_features=features,
+        feature_names=names if isinstance(features[0], str) else None,
+    )
+    model = train(client, PARAMS, dtrain, ROUNDS, verbose_eval=False)
+    if isinstance(features[0], str):
+        model.feature_names = single.feature_names  # the names are the only difference
+    assert model.save_raw() == single.save_raw()
     lazy = predict(client, single, dc.spread(client, X, sizes, 2))
     np.testing.assert_array_equal(lazy.compute(), single.predict(X))
 

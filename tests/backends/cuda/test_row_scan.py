@@ -218,7 +218,10 @@ def _model(device, params, X, y, weight, rounds=3):
             {"max_depth": 7, "monotone_constraints": "(1,-1,0,0,1,0)", "min_child_weight": 3.0},
             marks=SLOW,
         ),
-        {"max_depth": 6, "objective": "multi:softprob", "num_class": 3, "max_delta_step": 0.7},
+        pytest.param(
+            {"max_depth": 6, "objective": "multi:softprob", "num_class": 3, "max_delta_step": 0.7},
+            marks=SLOW,
+        ),
     ],
 )
 def test_models_equal_the_cpu_models(params, monkeypatch, kernel_launches):
