@@ -21,9 +21,9 @@ def sampled(cases, fast, *, unpack=False):
     Parameters
     ----------
     cases : sequence
-        The parametrization's values; ``pytest.param`` values keep their id and marks.
+        The parametrization's values.
     fast : container
-        The values (or, for ``pytest.param``s, their ids) that run in the fast tier.
+        The values that run in the fast tier.
     unpack : bool
         Each case is a tuple of the values of several argument names.
 
@@ -31,13 +31,7 @@ def sampled(cases, fast, *, unpack=False):
     -------
     list of ``pytest.param``
     """
-    params = []
-    for case in cases:
-        if isinstance(case, type(pytest.param(None))):
-            key = case.id if case.id is not None else case.values[0]
-            marks = list(case.marks) + ([] if key in fast else [SLOW])
-            params.append(pytest.param(*case.values, id=case.id, marks=marks))
-        else:
-            values = case if unpack else (case,)
-            params.append(pytest.param(*values, marks=[] if case in fast else [SLOW]))
-    return params
+    return [
+        pytest.param(*(case if unpack else (case,)), marks=[] if case in fast else [SLOW])
+        for case in cases
+    ]

@@ -307,26 +307,6 @@ SANITIZER_DESELECTED = (
     ),
 )
 
-_SUITE_DRIVER = """
-import concurrent.futures
-import os
-import sys
-import pytest
-from gpuboost.backends.cuda.launch import EMULATED, get_module
-from gpuboost.backends.cuda.sources import cuda_source_dir
-
-def build(path):  # the instrumented flavour of every kernel file, compiled concurrently
-    module = get_module(EMULATED, path.stem)
-    module.get_function(module.kernel_names[0])
-
-with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-    list(pool.map(build, sorted(cuda_source_dir().glob("*.cu"))))
-
-# the fast tier's tests of the CUDA backend, on one xdist worker per core
-sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "-p", "_sanitizer_launches",
-                      "--durations=10", *sys.argv[1:]]))
-"""
-
 
 def _kernels_of_the_backend():
     """Every kernel of cuda/*.cu (as the emulation compiles them) and the probe kernel."""
@@ -351,11 +331,19 @@ def test_the_cuda_backend_suite_is_clean_under_every_check(tmp_path):
         if name.startswith("PYTEST_XDIST") or name == "PYTEST_CURRENT_TEST":
             del environment[name]
     deselected = [f"--deselect={node}" for node in SANITIZER_DESELECTED]  # from REPO_ROOT
+    # the fast tier's tests of the CUDA backend, on one xdist worker per core (the child's
+    # controller builds the instrumented flavour of every kernel file first: _warm_up)
     result = subprocess.run(
         [
             sys.executable,
-            "-c",
-            _SUITE_DRIVER,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "_sanitizer_launches",
+            "--durations=10",
             str(REPO_ROOT / "tests" / "backends" / "cuda"),
             *deselected,
             "-k",
