@@ -1,0 +1,398 @@
+"""Platform-independent ``exp``, ``exp2``, ``log``, ``log2`` and ``lgamma`` (docs/DESIGN.md,
+"Platform-independent arithmetic").
+
+A platform's ``exp`` and ``log`` (the C library's, NumPy's SIMD loops, CuPy's CUDA
+math library) may differ in the last bit between CPUs, library builds and GPUs; one
+ulp in one row's gradient moves the quantization scale and so every quantized
+gradient. These functions are instead one fixed sequence of IEEE-754 basic operations
+(``+ - * /``, comparisons, selections, and exact scalings by powers of two built from
+their bits), evaluated in the same order by
+
+* this module (vectorized, for any array module: NumPy on the host, CuPy on a GPU),
+* :mod:`gpuboost.backends.cpu.strict_math` (scalar, compiled with Numba: no fastmath,
+  no contraction into fused multiply-adds),
+* ``cuda/strict_math.cuh`` (device functions whose every operation is an explicitly
+  rounded intrinsic, ``__dadd_rn`` / ``__dmul_rn`` / ``__ddiv_rn``, which the compiler
+  never contracts),
+
+so the three give the same bits for every argument, on every machine. None of them
+calls a math library. The constants below are exact roundings of their definitions
+(``tests/core/test_strict_math.py`` derives them again with :mod:`decimal` and checks
+the CUDA header holds the same).
+
+Algorithms
+----------
+``exp(x)``
+    Tang's table method. ``n = rint(x * 64 / ln 2)`` (the round-to-nearest-even of
+    ``t`` as ``(t + 1.5 * 2**52) - 1.5 * 2**52``), ``r = (x - n * C1) - n * C2`` where
+    ``C1 + C2 = ln 2 / 64`` and ``C1`` has 32 significant bits (``n * C1`` and the first
+    difference are exact), ``|r| <= ln 2 / 128``. With ``n = 64 k + j``:
+    ``exp(x) = 2**k * 2**(j/64) * exp(r)``; ``2**(j/64) = T_hi[j] + T_lo[j]`` to 106
+    bits, ``exp(r) - 1 = p(r) = r + r**2 (1/2 + r (1/6 + r (1/24 + r (1/120 + r /
+    720))))`` (Taylor, truncation below ``2**-63``), and ``y = T_hi + (T_lo + T_hi *
+    p)``. The scaling by ``2**k`` is two exact multiplications by ``2**(k >> 1)`` and
+    ``2**(k - (k >> 1))`` (only the second can round: into the subnormals, or to inf),
+    so overflow, gradual underflow and 0 come out of the arithmetic with no threshold.
+    ``x`` is clamped to [-1100, 1100] first (the result is already 0 or inf there); NaN
+    gives NaN.
+``exp2(x)``
+    The same with ``n = rint(64 x)`` and ``r = (x - n / 64) * ln 2`` (the difference
+    is exact).
+``log(x)``
+    ``x = 2**k * m`` with ``m`` in ``[sqrt(2)/2, sqrt(2))`` (subnormals are first
+    scaled by ``2**54``), ``f = m - 1`` (exact), ``s = f / (2 + f)``, ``z = s * s``,
+    ``hfsq = f * f / 2``, ``R = z (2/3 + z (2/5 + ... + z 2/23))`` (the series of
+    ``2 atanh(s) = log(m)``, 11 terms, truncation below ``2**-63``), and
+    ``log(x) = k * L_hi - ((hfsq - (s (hfsq + R) + k * L_lo)) - f)`` with
+    ``L_hi + L_lo = ln 2`` and 42 significant bits in ``L_hi`` (``k * L_hi`` is exact).
+    ``log(0) = -inf``, negative arguments and NaN give NaN, ``log(inf) = inf``.
+``log2(x)``
+    ``k + (f - (hfsq - s (hfsq + R))) * (1 / ln 2)``: exact for powers of two.
+``lgamma(x)``, ``x > 0``
+    For an integer ``x <= 23``, ``log((x - 1)!)`` (the factorial is exact in float64);
+    otherwise ``x`` is raised to ``z >= 16`` by ``z = x + i``, with the product ``P =
+    x (x + 1) ... (x + i - 1)``, and ``lgamma(x) = (z - 1/2) log z - z + log(2 pi) / 2
+    + S(1/z) - log P``, ``S`` the first 7 terms of Stirling's series. Its error is
+    absolute (below ``3e-14``) where ``lgamma`` crosses 0 (near 1 and 2), relative
+    elsewhere (benchmarks/RESULTS.md, "Platform-independent arithmetic").
+
+Accuracy (``benchmarks/strict_math_accuracy.py``, RESULTS.md): ``exp``, ``exp2`` and
+``log`` are within 1 ulp of the correctly rounded result for every argument.
+"""
+
+import numpy as np
+
+__all__ = ["exp", "exp2", "log", "log2", "lgamma", "EXP_TABLE_SIZE"]
+
+# ---- constants (hexadecimal float literals; derived in the module docstring) ---------
+#: Table size of exp: ``2**(j / EXP_TABLE_SIZE)`` for j in [0, EXP_TABLE_SIZE).
+EXP_TABLE_SIZE = 64
+#: 1.5 * 2**52: ``(t + ROUND_SHIFT) - ROUND_SHIFT`` is ``rint(t)`` for ``|t| < 2**51``.
+ROUND_SHIFT = float.fromhex("0x1.8p+52")
+#: 64 / ln 2.
+EXP_N_OVER_LN2 = float.fromhex("0x1.71547652b82fep+6")
+#: ln 2 / 64 = EXP_LN2_OVER_N_HI + EXP_LN2_OVER_N_LO; the high part has 32 bits.
+EXP_LN2_OVER_N_HI = float.fromhex("0x1.62e42fee00000p-7")
+EXP_LN2_OVER_N_LO = float.fromhex("0x1.a39ef35793c76p-39")
+#: ln 2 = LN2_HI + LN2_LO; the high part has 42 bits. LN2: ln 2 rounded.
+LN2_HI = float.fromhex("0x1.62e42fefa3800p-1")
+LN2_LO = float.fromhex("0x1.ef35793c76730p-45")
+LN2 = float.fromhex("0x1.62e42fefa39efp-1")
+#: 1 / ln 2 rounded.
+INV_LN2 = float.fromhex("0x1.71547652b82fep+0")
+#: 1 / i! for i = 2..6, rounded (exp's polynomial).
+EXP_COEFFICIENTS = tuple(float.fromhex(h) for h in (
+    "0x1.0000000000000p-1",
+    "0x1.5555555555555p-3",
+    "0x1.5555555555555p-5",
+    "0x1.1111111111111p-7",
+    "0x1.6c16c16c16c17p-10",
+))
+#: 2 / (2 i + 1) for i = 1..11, rounded (log's series in z = s**2).
+LOG_COEFFICIENTS = tuple(float.fromhex(h) for h in (
+    "0x1.5555555555555p-1",
+    "0x1.999999999999ap-2",
+    "0x1.2492492492492p-2",
+    "0x1.c71c71c71c71cp-3",
+    "0x1.745d1745d1746p-3",
+    "0x1.3b13b13b13b14p-3",
+    "0x1.1111111111111p-3",
+    "0x1.e1e1e1e1e1e1ep-4",
+    "0x1.af286bca1af28p-4",
+    "0x1.8618618618618p-4",
+    "0x1.642c8590b2164p-4",
+))
+#: sqrt(2) rounded: the reduced log argument is in [SQRT2 / 2, SQRT2).
+SQRT2 = float.fromhex("0x1.6a09e667f3bcdp+0")
+#: 2**54, the scaling of subnormal log arguments.
+TWO_54 = float.fromhex("0x1p+54")
+#: exp's argument clamp (beyond it the result is 0 or inf anyway).
+EXP_CLAMP = 1100.0
+#: log(2 pi) / 2 rounded.
+HALF_LOG_2PI = float.fromhex("0x1.d67f1c864beb5p-1")
+#: Stirling's series: B_2i / (2i (2i - 1)) for i = 1..7, rounded.
+STIRLING_COEFFICIENTS = tuple(float.fromhex(h) for h in (
+    "0x1.5555555555555p-4",
+    "-0x1.6c16c16c16c17p-9",
+    "0x1.a01a01a01a01ap-11",
+    "-0x1.3813813813814p-11",
+    "0x1.b951e2b18ff23p-11",
+    "-0x1.f6ab0d9993c7dp-10",
+    "0x1.a41a41a41a41ap-8",
+))
+#: lgamma raises its argument to at least this before Stirling's series.
+LGAMMA_SHIFT_TO = 16.0
+#: lgamma of integers up to this is log((x - 1)!), with the factorial exact.
+LGAMMA_EXACT_FACTORIAL_MAX = 23
+#: 2**(j/64) = EXP_TABLE_HI[j] + EXP_TABLE_LO[j].
+_EXP_TABLE = (
+    ("0x1.0000000000000p+0", "0x0.0p+0"),
+    ("0x1.02c9a3e778061p+0", "-0x1.19083535b085dp-56"),
+    ("0x1.059b0d3158574p+0", "0x1.d73e2a475b465p-55"),
+    ("0x1.0874518759bc8p+0", "0x1.186be4bb284ffp-57"),
+    ("0x1.0b5586cf9890fp+0", "0x1.8a62e4adc610bp-54"),
+    ("0x1.0e3ec32d3d1a2p+0", "0x1.03a1727c57b53p-59"),
+    ("0x1.11301d0125b51p+0", "-0x1.6c51039449b3ap-54"),
+    ("0x1.1429aaea92de0p+0", "-0x1.32fbf9af1369ep-54"),
+    ("0x1.172b83c7d517bp+0", "-0x1.19041b9d78a76p-55"),
+    ("0x1.1a35beb6fcb75p+0", "0x1.e5b4c7b4968e4p-55"),
+    ("0x1.1d4873168b9aap+0", "0x1.e016e00a2643cp-54"),
+    ("0x1.2063b88628cd6p+0", "0x1.dc775814a8495p-55"),
+    ("0x1.2387a6e756238p+0", "0x1.9b07eb6c70573p-54"),
+    ("0x1.26b4565e27cddp+0", "0x1.2bd339940e9d9p-55"),
+    ("0x1.29e9df51fdee1p+0", "0x1.612e8afad1255p-55"),
+    ("0x1.2d285a6e4030bp+0", "0x1.0024754db41d5p-54"),
+    ("0x1.306fe0a31b715p+0", "0x1.6f46ad23182e4p-55"),
+    ("0x1.33c08b26416ffp+0", "0x1.32721843659a6p-54"),
+    ("0x1.371a7373aa9cbp+0", "-0x1.63aeabf42eae2p-54"),
+    ("0x1.3a7db34e59ff7p+0", "-0x1.5e436d661f5e3p-56"),
+    ("0x1.3dea64c123422p+0", "0x1.ada0911f09ebcp-55"),
+    ("0x1.4160a21f72e2ap+0", "-0x1.ef3691c309278p-58"),
+    ("0x1.44e086061892dp+0", "0x1.89b7a04ef80d0p-59"),
+    ("0x1.486a2b5c13cd0p+0", "0x1.3c1a3b69062f0p-56"),
+    ("0x1.4bfdad5362a27p+0", "0x1.d4397afec42e2p-56"),
+    ("0x1.4f9b2769d2ca7p+0", "-0x1.4b309d25957e3p-54"),
+    ("0x1.5342b569d4f82p+0", "-0x1.07abe1db13cadp-55"),
+    ("0x1.56f4736b527dap+0", "0x1.9bb2c011d93adp-54"),
+    ("0x1.5ab07dd485429p+0", "0x1.6324c054647adp-54"),
+    ("0x1.5e76f15ad2148p+0", "0x1.ba6f93080e65ep-54"),
+    ("0x1.6247eb03a5585p+0", "-0x1.383c17e40b497p-54"),
+    ("0x1.6623882552225p+0", "-0x1.bb60987591c34p-54"),
+    ("0x1.6a09e667f3bcdp+0", "-0x1.bdd3413b26456p-54"),
+    ("0x1.6dfb23c651a2fp+0", "-0x1.bbe3a683c88abp-57"),
+    ("0x1.71f75e8ec5f74p+0", "-0x1.16e4786887a99p-55"),
+    ("0x1.75feb564267c9p+0", "-0x1.0245957316dd3p-54"),
+    ("0x1.7a11473eb0187p+0", "-0x1.41577ee04992fp-55"),
+    ("0x1.7e2f336cf4e62p+0", "0x1.05d02ba15797ep-56"),
+    ("0x1.82589994cce13p+0", "-0x1.d4c1dd41532d8p-54"),
+    ("0x1.868d99b4492edp+0", "-0x1.fc6f89bd4f6bap-54"),
+    ("0x1.8ace5422aa0dbp+0", "0x1.6e9f156864b27p-54"),
+    ("0x1.8f1ae99157736p+0", "0x1.5cc13a2e3976cp-55"),
+    ("0x1.93737b0cdc5e5p+0", "-0x1.75fc781b57ebcp-57"),
+    ("0x1.97d829fde4e50p+0", "-0x1.d185b7c1b85d1p-54"),
+    ("0x1.9c49182a3f090p+0", "0x1.c7c46b071f2bep-56"),
+    ("0x1.a0c667b5de565p+0", "-0x1.359495d1cd533p-54"),
+    ("0x1.a5503b23e255dp+0", "-0x1.d2f6edb8d41e1p-54"),
+    ("0x1.a9e6b5579fdbfp+0", "0x1.0fac90ef7fd31p-54"),
+    ("0x1.ae89f995ad3adp+0", "0x1.7a1cd345dcc81p-54"),
+    ("0x1.b33a2b84f15fbp+0", "-0x1.2805e3084d708p-57"),
+    ("0x1.b7f76f2fb5e47p+0", "-0x1.5584f7e54ac3bp-56"),
+    ("0x1.bcc1e904bc1d2p+0", "0x1.23dd07a2d9e84p-55"),
+    ("0x1.c199bdd85529cp+0", "0x1.11065895048ddp-55"),
+    ("0x1.c67f12e57d14bp+0", "0x1.2884dff483cadp-54"),
+    ("0x1.cb720dcef9069p+0", "0x1.503cbd1e949dbp-56"),
+    ("0x1.d072d4a07897cp+0", "-0x1.cbc3743797a9cp-54"),
+    ("0x1.d5818dcfba487p+0", "0x1.2ed02d75b3707p-55"),
+    ("0x1.da9e603db3285p+0", "0x1.c2300696db532p-54"),
+    ("0x1.dfc97337b9b5fp+0", "-0x1.1a5cd4f184b5cp-54"),
+    ("0x1.e502ee78b3ff6p+0", "0x1.39e8980a9cc8fp-55"),
+    ("0x1.ea4afa2a490dap+0", "-0x1.e9c23179c2893p-54"),
+    ("0x1.efa1bee615a27p+0", "0x1.dc7f486a4b6b0p-54"),
+    ("0x1.f50765b6e4540p+0", "0x1.9d3e12dd8a18bp-54"),
+    ("0x1.fa7c1819e90d8p+0", "0x1.74853f3a5931ep-55"),
+)
+EXP_TABLE_HI = np.array([float.fromhex(hi) for hi, _ in _EXP_TABLE])
+EXP_TABLE_LO = np.array([float.fromhex(lo) for _, lo in _EXP_TABLE])
+
+
+# ---- helpers -------------------------------------------------------------------------
+def _as_float64(xp, x):
+    return xp.asarray(x, dtype=np.float64)
+
+
+def _quiet(function):
+    """Run ``function`` with NumPy's float warnings off: both sides of every selection
+    are evaluated, and the side not selected may overflow or be NaN."""
+
+    def quiet(xp, x):
+        with np.errstate(all="ignore"):
+            return function(xp, x)
+
+    quiet.__name__ = function.__name__
+    quiet.__qualname__ = function.__qualname__
+    quiet.__doc__ = function.__doc__
+    return quiet
+
+
+def _power_of_two(xp, k):
+    """``2.0**k`` for an int64 array ``k`` in [-1022, 1023], from its bits (exact)."""
+    return ((k + 1023) << 52).view(np.float64)
+
+
+def _rint(t):
+    """Round to nearest, ties to even, for ``|t| < 2**51`` (two additions)."""
+    return (t + ROUND_SHIFT) - ROUND_SHIFT
+
+
+def _scale(xp, y, k):
+    """``y * 2**k`` for int64 ``k`` in [-2044, 2046]: two exact power-of-two factors."""
+    half = k >> 1
+    return (y * _power_of_two(xp, half)) * _power_of_two(xp, k - half)
+
+
+def _exp_finish(xp, n_float, r):
+    """``2**(n / 64) * exp(r)`` for the integer-valued ``n_float`` and ``|r| <= ln 2 / 128``."""
+    n = n_float.astype(np.int64)
+    j = n & (EXP_TABLE_SIZE - 1)
+    k = n >> 6
+    c2, c3, c4, c5, c6 = EXP_COEFFICIENTS
+    p = r + (r * r) * (c2 + r * (c3 + r * (c4 + r * (c5 + r * c6))))
+    table_hi = xp.asarray(EXP_TABLE_HI)[j]
+    y = table_hi + (xp.asarray(EXP_TABLE_LO)[j] + table_hi * p)
+    return _scale(xp, y, k)
+
+
+def _clamped(xp, x, limit):
+    """``x`` clamped to [-limit, limit], NaN replaced by 0 (restored by the caller)."""
+    return xp.where(x != x, 0.0, xp.minimum(xp.maximum(x, -limit), limit))
+
+
+# ---- the functions -------------------------------------------------------------------
+@_quiet
+def exp(xp, x):
+    """``e**x``, the same bits on every platform (module docstring).
+
+    Parameters
+    ----------
+    xp : module
+        The array module of ``x`` (``numpy`` or ``cupy``).
+    x : array_like of any shape, float64
+
+    Returns
+    -------
+    xp array of the shape of ``x``, float64
+    """
+    x = _as_float64(xp, x)
+    clamped = _clamped(xp, x, EXP_CLAMP)
+    n_float = _rint(clamped * EXP_N_OVER_LN2)
+    r = (clamped - n_float * EXP_LN2_OVER_N_HI) - n_float * EXP_LN2_OVER_N_LO
+    return xp.where(x != x, x, _exp_finish(xp, n_float, r))
+
+
+@_quiet
+def exp2(xp, x):
+    """``2**x``, the same bits on every platform (module docstring).
+
+    Parameters
+    ----------
+    xp : module
+    x : array_like of any shape, float64
+
+    Returns
+    -------
+    xp array of the shape of ``x``, float64
+    """
+    x = _as_float64(xp, x)
+    clamped = _clamped(xp, x, EXP_CLAMP)
+    n_float = _rint(clamped * float(EXP_TABLE_SIZE))
+    r = (clamped - n_float * (1.0 / EXP_TABLE_SIZE)) * LN2
+    return xp.where(x != x, x, _exp_finish(xp, n_float, r))
+
+
+def _log_parts(xp, x):
+    """``(k, f, hfsq, s * (hfsq + R))`` of a positive finite ``x`` (module docstring)."""
+    subnormal = x < float.fromhex("0x1p-1022")
+    x = xp.where(subnormal, x * TWO_54, x)
+    bits = x.view(np.int64)
+    k = ((bits >> 52) & 0x7FF) - 1023 - xp.where(subnormal, 54, 0)
+    m = ((bits & 0x000FFFFFFFFFFFFF) | 0x3FF0000000000000).view(np.float64)
+    above = m > SQRT2
+    m = xp.where(above, m * 0.5, m)
+    k = k + above
+    f = m - 1.0
+    s = f / (2.0 + f)
+    z = s * s
+    series = LOG_COEFFICIENTS[-1]
+    for coefficient in LOG_COEFFICIENTS[-2::-1]:
+        series = coefficient + z * series
+    series = z * series
+    hfsq = 0.5 * f * f
+    return k.astype(np.float64), f, hfsq, s * (hfsq + series)
+
+
+def _log_special(xp, x, finite_result):
+    """The finite result where ``x > 0`` is finite; else ``log``'s special values."""
+    special = xp.where(x == 0.0, -np.inf, xp.where(x > 0.0, x, np.nan))  # inf stays inf
+    return xp.where((x > 0.0) & (x < np.inf), finite_result, special)
+
+
+def _positive_finite(xp, x):
+    return xp.where((x > 0.0) & (x < np.inf), x, 1.0)
+
+
+@_quiet
+def log(xp, x):
+    """Natural logarithm, the same bits on every platform (module docstring).
+
+    Parameters
+    ----------
+    xp : module
+    x : array_like of any shape, float64
+
+    Returns
+    -------
+    xp array of the shape of ``x``, float64
+        ``-inf`` at 0, NaN for negative arguments and NaN.
+    """
+    x = _as_float64(xp, x)
+    k, f, hfsq, correction = _log_parts(xp, _positive_finite(xp, x))
+    result = k * LN2_HI - ((hfsq - (correction + k * LN2_LO)) - f)
+    return _log_special(xp, x, result)
+
+
+@_quiet
+def log2(xp, x):
+    """Base-2 logarithm, the same bits on every platform; exact for powers of two.
+
+    Parameters
+    ----------
+    xp : module
+    x : array_like of any shape, float64
+
+    Returns
+    -------
+    xp array of the shape of ``x``, float64
+    """
+    x = _as_float64(xp, x)
+    k, f, hfsq, correction = _log_parts(xp, _positive_finite(xp, x))
+    result = k + (f - (hfsq - correction)) * INV_LN2
+    return _log_special(xp, x, result)
+
+
+@_quiet
+def lgamma(xp, x):
+    """``log(Gamma(x))`` for ``x > 0``, the same bits on every platform.
+
+    Parameters
+    ----------
+    xp : module
+    x : array_like of any shape, float64
+        Positive; other arguments give NaN (``+inf`` gives ``+inf``).
+
+    Returns
+    -------
+    xp array of the shape of ``x``, float64
+    """
+    x = _as_float64(xp, x)
+    valid = (x > 0.0) & (x < np.inf)
+    z = xp.where(valid, x, 1.0)
+    # Integers up to LGAMMA_EXACT_FACTORIAL_MAX: log of the exact factorial.
+    small_integer = (z == xp.floor(z)) & (z <= LGAMMA_EXACT_FACTORIAL_MAX)
+    factorial = xp.ones_like(z)
+    for i in range(2, LGAMMA_EXACT_FACTORIAL_MAX):
+        factorial = xp.where(z > i, factorial * float(i), factorial)
+    # Others: raise to z >= LGAMMA_SHIFT_TO, then Stirling's series.
+    product = xp.ones_like(z)
+    for _ in range(int(LGAMMA_SHIFT_TO)):
+        below = z < LGAMMA_SHIFT_TO
+        product = xp.where(below, product * z, product)
+        z = xp.where(below, z + 1.0, z)
+    w = 1.0 / z
+    w2 = w * w
+    series = STIRLING_COEFFICIENTS[-1]
+    for coefficient in STIRLING_COEFFICIENTS[-2::-1]:
+        series = coefficient + w2 * series
+    stirling = ((z - 0.5) * log(xp, z) - z) + (HALF_LOG_2PI + w * series)
+    result = xp.where(small_integer, log(xp, factorial), stirling - log(xp, product))
+    special = xp.where(x == np.inf, x, np.nan)
+    return xp.where(valid, result, special)

@@ -1,0 +1,219 @@
+"""Tests of the platform-independent functions (gpuboost.core.strict_math and its compiled
+twin gpuboost.backends.cpu.strict_math; the CUDA one: tests/backends/cuda/test_strict_math.py).
+
+* Every constant is the exact rounding of its definition (derived again here with
+  :mod:`decimal`, stdlib arbitrary precision) and ``cuda/strict_math.cuh`` holds the same.
+* ``exp``, ``exp2``, ``log`` and ``log2`` are within 1 ulp of the correctly rounded value
+  (a :mod:`decimal` reference at 40 digits) on random and edge arguments; special values
+  follow IEEE / C99; ``lgamma`` against ``math.lgamma`` (an independent approximation).
+* The compiled scalar functions give the vectorized ones' bits on random bit patterns
+  (every exponent, subnormals, infinities, NaN).
+The million-argument accuracy table is benchmarks/strict_math_accuracy.py (RESULTS.md).
+"""
+
+import math
+import re
+from decimal import Decimal, localcontext
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from gpuboost.backends.cpu import jit
+from gpuboost.backends.cuda.sources import cuda_source_dir
+from gpuboost.core import strict_math as sm
+
+PRECISION = 60
+
+
+def _ln2():
+    with localcontext() as context:
+        context.prec = PRECISION
+        return Decimal(2).ln()
+
+
+def _rounded(value):
+    return float(Fraction(value))
+
+
+def _truncated(value, bits):
+    """``value`` with ``bits`` significant bits, rounded toward zero (exact)."""
+    fraction = Fraction(value)
+    exponent = math.frexp(float(fraction))[1]
+    quantum = Fraction(2) ** (exponent - bits)
+    return float(math.floor(fraction / quantum) * quantum)
+
+
+def test_constants_are_the_roundings_of_their_definitions():
+    ln2 = _ln2()
+    assert sm.LN2 == _rounded(ln2)
+    assert sm.INV_LN2 == _rounded(1 / Fraction(ln2))
+    assert sm.EXP_N_OVER_LN2 == _rounded(sm.EXP_TABLE_SIZE / Fraction(ln2))
+    high = _truncated(Fraction(ln2) / sm.EXP_TABLE_SIZE, 32)
+    assert (sm.EXP_LN2_OVER_N_HI, sm.EXP_LN2_OVER_N_LO) == (
+        high,
+        _rounded(Fraction(ln2) / sm.EXP_TABLE_SIZE - Fraction(high)),
+    )
+    high = _truncated(ln2, 42)
+    assert (sm.LN2_HI, sm.LN2_LO) == (high, _rounded(Fraction(ln2) - Fraction(high)))
+    assert sm.EXP_COEFFICIENTS == tuple(_rounded(Fraction(1, math.factorial(i))) for i in range(2, 7))
+    assert sm.LOG_COEFFICIENTS == tuple(_rounded(Fraction(2, 2 * i + 1)) for i in range(1, 12))
+    with localcontext() as context:
+        context.prec = PRECISION
+        assert sm.SQRT2 == _rounded(Decimal(2).sqrt())
+        pi = Decimal("3.14159265358979323846264338327950288419716939937510582097494459")
+        assert sm.HALF_LOG_2PI == _rounded((2 * pi).ln() / 2)
+        for j in range(sm.EXP_TABLE_SIZE):
+            value = (Decimal(j) / sm.EXP_TABLE_SIZE * ln2).exp()
+            assert sm.EXP_TABLE_HI[j] == _rounded(value), j
+            assert sm.EXP_TABLE_LO[j] == _rounded(Fraction(value) - Fraction(sm.EXP_TABLE_HI[j]))
+    bernoulli = [Fraction(1, 6), Fraction(-1, 30), Fraction(1, 42), Fraction(-1, 30),
+                 Fraction(5, 66), Fraction(-691, 2730), Fraction(7, 6)]  # fmt: skip
+    assert sm.STIRLING_COEFFICIENTS == tuple(
+        _rounded(b / ((2 * i + 2) * (2 * i + 1))) for i, b in enumerate(bernoulli)
+    )
+
+
+def _hex_literals(text):
+    return [float.fromhex(h) for h in re.findall(r"-?0x[0-9a-f]\.[0-9a-f]+p[+-]?\d+", text)]
+
+
+def test_cuda_header_holds_the_python_constants():
+    header = (cuda_source_dir() / "strict_math.cuh").read_text()
+    table = header[header.index("STRICT_EXP_TABLE[2 * 64] = {") : header.index("};")]
+    pairs = np.array(_hex_literals(table)).reshape(-1, 2)
+    np.testing.assert_array_equal(pairs[:, 0], sm.EXP_TABLE_HI)
+    np.testing.assert_array_equal(pairs[:, 1], sm.EXP_TABLE_LO)
+    named = {
+        "STRICT_ROUND_SHIFT": sm.ROUND_SHIFT,
+        "STRICT_EXP_N_OVER_LN2": sm.EXP_N_OVER_LN2,
+        "STRICT_EXP_LN2_OVER_N_HI": sm.EXP_LN2_OVER_N_HI,
+        "STRICT_EXP_LN2_OVER_N_LO": sm.EXP_LN2_OVER_N_LO,
+        "STRICT_LN2_HI": sm.LN2_HI,
+        "STRICT_LN2_LO": sm.LN2_LO,
+        "STRICT_LN2": sm.LN2,
+        "STRICT_INV_LN2": sm.INV_LN2,
+        "STRICT_SQRT2": sm.SQRT2,
+        "STRICT_TWO_54": sm.TWO_54,
+        "STRICT_EXP_CLAMP": sm.EXP_CLAMP,
+    }
+    for name, value in named.items():
+        match = re.search(rf"constexpr double {name} = ([^;]+);", header)
+        assert match and float.fromhex(match.group(1)) == value, name
+    # The polynomials, in Horner order: exp's from the highest degree inward.
+    finish = header[header.index("strict_exp_finish(double") : header.index("strict_clamped")]
+    assert _hex_literals(finish) == list(sm.EXP_COEFFICIENTS)
+    parts = header[header.index("strict_log_parts(double") : header.index("strict_log_special")]
+    assert _hex_literals(parts) == list(sm.LOG_COEFFICIENTS[::-1])
+
+
+def _reference(function, x):
+    """The exact value of ``function`` at the float ``x``, to 40 digits (Decimal)."""
+    with localcontext() as context:
+        context.prec = 40
+        argument = Decimal(float(x))
+        if function == "exp":
+            return argument.exp()
+        if function == "exp2":
+            return (argument * Decimal(2).ln()).exp()
+        if function == "log":
+            return argument.ln()
+        return argument.ln() / Decimal(2).ln()
+
+
+def ulp_error(result, exact):
+    """|result - exact| in ulps of the correctly rounded value (subnormal ulp below)."""
+    rounded = float(exact)
+    if rounded == 0.0 and exact == 0:
+        return 0.0 if result == 0.0 else math.inf
+    ulp = math.ulp(abs(rounded)) if rounded != 0.0 else math.ulp(0.0)
+    return float(abs(Decimal(result) - exact) / Decimal(ulp))
+
+
+def _arguments(function, rng, n):
+    if function == "exp":
+        return np.concatenate([rng.uniform(-745.0, 709.78, n), rng.normal(0, 2, n),
+                               [1e-300, -1e-300, 1e-17, 709.78, -708.4, -744.0]])  # fmt: skip
+    if function == "exp2":
+        return np.concatenate([rng.uniform(-1074.0, 1023.9, n), rng.normal(0, 2, n), [0.5, -1022.5]])
+    magnitudes = np.exp(rng.uniform(-744.0, 709.0, n))  # every binade, subnormals included
+    return np.concatenate([magnitudes, rng.uniform(0.5, 2.0, n), [5e-324, 2.2e-308, 1.0 + 2**-52]])
+
+
+@pytest.mark.parametrize("function", ["exp", "exp2", "log", "log2"])
+def test_within_one_ulp_of_the_correctly_rounded_value(function):
+    rng = np.random.default_rng(7)
+    x = _arguments(function, rng, 1500)
+    results = getattr(sm, function)(np, x)
+    errors = [ulp_error(float(r), _reference(function, v)) for r, v in zip(results, x)]
+    bound = 1.0 if function != "log2" else 1.5  # log2: (log(m)) * (1 / ln 2), two roundings
+    assert max(errors) < bound, x[int(np.argmax(errors))]
+
+
+SPECIAL_CASES = {
+    "exp": [(0.0, 1.0), (-0.0, 1.0), (np.inf, np.inf), (-np.inf, 0.0), (710.0, np.inf),
+            (-746.0, 0.0), (-745.1, 5e-324), (1.0, math.e)],
+    "exp2": [(0.0, 1.0), (10.0, 1024.0), (-1074.0, 5e-324), (1024.0, np.inf), (-1076.0, 0.0),
+             (-np.inf, 0.0), (0.5, math.sqrt(2.0))],
+    "log": [(1.0, 0.0), (0.0, -np.inf), (-0.0, -np.inf), (np.inf, np.inf), (-1.0, np.nan),
+            (-np.inf, np.nan), (5e-324, -744.4400719213812), (2.0, math.log(2.0))],
+    "log2": [(1.0, 0.0), (1024.0, 10.0), (0.5, -1.0), (5e-324, -1074.0), (0.0, -np.inf),
+             (-2.0, np.nan), (np.inf, np.inf)],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("function", sorted(SPECIAL_CASES))
+def test_special_values(function):
+    cases = SPECIAL_CASES[function] + [(np.nan, np.nan)]
+    x = np.array([c[0] for c in cases])
+    expected = np.array([c[1] for c in cases])
+    np.testing.assert_array_equal(getattr(sm, function)(np, x), expected)
+    assert getattr(sm, function)(np, 2.0).shape == ()  # 0-d in, 0-d out
+
+
+def test_lgamma_against_the_c_library():
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.uniform(1e-3, 30.0, 4000), np.exp(rng.uniform(-20, 300, 2000)),
+                        np.arange(1.0, 40.0), [0.5, 1.5, 2.5]])  # fmt: skip
+    result = sm.lgamma(np, x)
+    expected = np.array([math.lgamma(v) for v in x])
+    # Absolute error where lgamma crosses 0 (near 1 and 2): the Stirling value (about 30
+    # at z = 16) minus log P (module docstring).
+    np.testing.assert_allclose(result, expected, rtol=4e-15, atol=3e-14)
+    integers = np.arange(1.0, sm.LGAMMA_EXACT_FACTORIAL_MAX + 1)
+    exact = [_rounded(Decimal(math.factorial(int(n) - 1)).ln()) if n > 2 else 0.0 for n in integers]
+    errors = [abs(r - e) / math.ulp(e or 1.0) for r, e in zip(sm.lgamma(np, integers), exact)]
+    assert max(errors) <= 1.0  # log of the exact factorial
+    assert sm.lgamma(np, 1.0) == 0.0 and sm.lgamma(np, 2.0) == 0.0
+    special = sm.lgamma(np, np.array([0.0, -1.0, -0.5, np.inf, np.nan]))
+    np.testing.assert_array_equal(special, [np.nan, np.nan, np.nan, np.inf, np.nan])
+
+
+def _random_bit_patterns(rng, n):
+    bits = rng.integers(0, 2**64, n, dtype=np.uint64).view(np.float64)
+    near = rng.uniform(-1200.0, 1200.0, n)
+    edges = [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 2.2250738585072014e-308,
+             709.782712893384, 709.7827128933841, -745.1332191019411, -745.1332191019412,
+             1024.0, -1074.0, -1075.0, 1.0, 2.0]  # fmt: skip
+    return np.concatenate([bits, near, rng.normal(0, 3, n), edges])
+
+
+@pytest.mark.skipif(not jit.NUMBA_AVAILABLE, reason="needs Numba")
+@pytest.mark.parametrize("function", ["exp", "exp2", "log", "log2"])
+def test_compiled_scalar_functions_give_the_vectorized_bits(function):
+    from numba import njit  # only with Numba (skipif above)
+
+    from gpuboost.backends.cpu import strict_math as compiled
+
+    scalar = getattr(compiled, function)
+
+    @njit
+    def apply(x, out):
+        for i in range(x.shape[0]):
+            out[i] = scalar(x[i])
+
+    x = _random_bit_patterns(np.random.default_rng(11), 300_000)
+    out = np.empty_like(x)
+    apply(x, out)
+    expected = getattr(sm, function)(np, x)
+    np.testing.assert_array_equal(out.view(np.uint64), expected.view(np.uint64))
