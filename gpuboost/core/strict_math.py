@@ -81,27 +81,33 @@ LN2 = float.fromhex("0x1.62e42fefa39efp-1")
 #: 1 / ln 2 rounded.
 INV_LN2 = float.fromhex("0x1.71547652b82fep+0")
 #: 1 / i! for i = 2..6, rounded (exp's polynomial).
-EXP_COEFFICIENTS = tuple(float.fromhex(h) for h in (
-    "0x1.0000000000000p-1",
-    "0x1.5555555555555p-3",
-    "0x1.5555555555555p-5",
-    "0x1.1111111111111p-7",
-    "0x1.6c16c16c16c17p-10",
-))
+EXP_COEFFICIENTS = tuple(
+    float.fromhex(h)
+    for h in (
+        "0x1.0000000000000p-1",
+        "0x1.5555555555555p-3",
+        "0x1.5555555555555p-5",
+        "0x1.1111111111111p-7",
+        "0x1.6c16c16c16c17p-10",
+    )
+)
 #: 2 / (2 i + 1) for i = 1..11, rounded (log's series in z = s**2).
-LOG_COEFFICIENTS = tuple(float.fromhex(h) for h in (
-    "0x1.5555555555555p-1",
-    "0x1.999999999999ap-2",
-    "0x1.2492492492492p-2",
-    "0x1.c71c71c71c71cp-3",
-    "0x1.745d1745d1746p-3",
-    "0x1.3b13b13b13b14p-3",
-    "0x1.1111111111111p-3",
-    "0x1.e1e1e1e1e1e1ep-4",
-    "0x1.af286bca1af28p-4",
-    "0x1.8618618618618p-4",
-    "0x1.642c8590b2164p-4",
-))
+LOG_COEFFICIENTS = tuple(
+    float.fromhex(h)
+    for h in (
+        "0x1.5555555555555p-1",
+        "0x1.999999999999ap-2",
+        "0x1.2492492492492p-2",
+        "0x1.c71c71c71c71cp-3",
+        "0x1.745d1745d1746p-3",
+        "0x1.3b13b13b13b14p-3",
+        "0x1.1111111111111p-3",
+        "0x1.e1e1e1e1e1e1ep-4",
+        "0x1.af286bca1af28p-4",
+        "0x1.8618618618618p-4",
+        "0x1.642c8590b2164p-4",
+    )
+)
 #: sqrt(2) rounded: the reduced log argument is in [SQRT2 / 2, SQRT2).
 SQRT2 = float.fromhex("0x1.6a09e667f3bcdp+0")
 #: 2**54, the scaling of subnormal log arguments.
@@ -111,15 +117,18 @@ EXP_CLAMP = 1100.0
 #: log(2 pi) / 2 rounded.
 HALF_LOG_2PI = float.fromhex("0x1.d67f1c864beb5p-1")
 #: Stirling's series: B_2i / (2i (2i - 1)) for i = 1..7, rounded.
-STIRLING_COEFFICIENTS = tuple(float.fromhex(h) for h in (
-    "0x1.5555555555555p-4",
-    "-0x1.6c16c16c16c17p-9",
-    "0x1.a01a01a01a01ap-11",
-    "-0x1.3813813813814p-11",
-    "0x1.b951e2b18ff23p-11",
-    "-0x1.f6ab0d9993c7dp-10",
-    "0x1.a41a41a41a41ap-8",
-))
+STIRLING_COEFFICIENTS = tuple(
+    float.fromhex(h)
+    for h in (
+        "0x1.5555555555555p-4",
+        "-0x1.6c16c16c16c17p-9",
+        "0x1.a01a01a01a01ap-11",
+        "-0x1.3813813813814p-11",
+        "0x1.b951e2b18ff23p-11",
+        "-0x1.f6ab0d9993c7dp-10",
+        "0x1.a41a41a41a41ap-8",
+    )
+)
 #: lgamma raises its argument to at least this before Stirling's series.
 LGAMMA_SHIFT_TO = 16.0
 #: lgamma of integers up to this is log((x - 1)!), with the factorial exact.

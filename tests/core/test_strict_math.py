@@ -56,7 +56,9 @@ def test_constants_are_the_roundings_of_their_definitions():
     )
     high = _truncated(ln2, 42)
     assert (sm.LN2_HI, sm.LN2_LO) == (high, _rounded(Fraction(ln2) - Fraction(high)))
-    assert sm.EXP_COEFFICIENTS == tuple(_rounded(Fraction(1, math.factorial(i))) for i in range(2, 7))
+    assert sm.EXP_COEFFICIENTS == tuple(
+        _rounded(Fraction(1, math.factorial(i))) for i in range(2, 7)
+    )
     assert sm.LOG_COEFFICIENTS == tuple(_rounded(Fraction(2, 2 * i + 1)) for i in range(1, 12))
     with localcontext() as context:
         context.prec = PRECISION
@@ -135,7 +137,9 @@ def _arguments(function, rng, n):
         return np.concatenate([rng.uniform(-745.0, 709.78, n), rng.normal(0, 2, n),
                                [1e-300, -1e-300, 1e-17, 709.78, -708.4, -744.0]])  # fmt: skip
     if function == "exp2":
-        return np.concatenate([rng.uniform(-1074.0, 1023.9, n), rng.normal(0, 2, n), [0.5, -1022.5]])
+        return np.concatenate(
+            [rng.uniform(-1074.0, 1023.9, n), rng.normal(0, 2, n), [0.5, -1022.5]]
+        )
     magnitudes = np.exp(rng.uniform(-744.0, 709.0, n))  # every binade, subnormals included
     return np.concatenate([magnitudes, rng.uniform(0.5, 2.0, n), [5e-324, 2.2e-308, 1.0 + 2**-52]])
 
