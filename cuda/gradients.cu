@@ -3,11 +3,11 @@
 // _apply_weight in gpuboost/objectives/base.py; backends/cuda/gradients.py).
 //
 // Each kernel does an objective's float64 arithmetic in the reference's operation order
-// (compiled with --fmad=false, so every operation rounds as NumPy's) and multiplies by
-// the row's weight, in one pass over the rows. The transcendental part is not computed
-// here: exp is the array module's (CuPy's on a GPU), applied by the host code to an array
-// holding exactly the reference's arguments, which the *_exp_argument kernels write,
-// because exp implementations may differ in the last bit (docs/DESIGN.md, "Quantization").
+// (compiled with --fmad=false, so every operation rounds as NumPy's), its exp, and
+// multiplies by the row's weight, in one pass over the rows. exp is strict_exp
+// (strict_math.cuh), which gives the bits of the references' gpuboost.core.strict_math.exp
+// on every GPU (docs/DESIGN.md, "Platform-independent arithmetic"); CUDA's own exp differs
+// from other libraries' in the last bit.
 //
 // The one-output kernels also write every block's largest |grad| and |hess|
 // (column_maxima.cuh), so that quantizing these columns needs no pass of its own to find
@@ -21,6 +21,7 @@
 // through shared-memory tiles (below).
 #include "common.cuh"
 #include "column_maxima.cuh"
+#include "strict_math.cuh"
 
 //: Threads per block of every kernel (backends/cuda/gradients.py:
 //: GRADIENT_THREADS_PER_BLOCK).
@@ -80,24 +81,13 @@ extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
   column_maxima_store_block(largest_grad, largest_hess, shared_maxima, block_maxima);
 }
 
-// binary:logistic, the exp argument of _sigmoid: out = -|raw|.
-extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
-    logistic_exp_argument(const double* __restrict__ raw, int64_t n_rows,
-                          double* __restrict__ out) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
-       row += stride) {
-    out[row] = -fabs(raw[row]);
-  }
-}
-
-// binary:logistic, exp_term = exp(-|raw|): p = 1 / (1 + e) for raw >= 0, else e / (1 + e)
+// binary:logistic, e = exp(-|raw|): p = 1 / (1 + e) for raw >= 0, else e / (1 + e)
 // (_sigmoid); grad = p - y, hess = max(p * (1 - p), hessian_floor) (LogisticLoss;
 // hessian_floor = gpuboost.objectives.classification.HESSIAN_FLOOR); and the block's
 // largest magnitudes.
 extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
     logistic_gradients(const double* __restrict__ y, const double* __restrict__ raw,
-                       const double* __restrict__ exp_term, const double* __restrict__ weight,
+                       const double* __restrict__ weight,
                        int32_t has_weight, int64_t n_rows, double hessian_floor,
                        double* __restrict__ grad, double* __restrict__ hess,
                        uint64_t* __restrict__ block_maxima) {
@@ -107,7 +97,7 @@ extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
        row += stride) {
-    const double e = exp_term[row];
+    const double e = strict_exp(-fabs(raw[row]));
     const double one_plus_e = 1.0 + e;
     const double probability = raw[row] >= 0.0 ? 1.0 / one_plus_e : e / one_plus_e;
     const double h = gradient_numpy_maximum(probability * (1.0 - probability), hessian_floor);
@@ -139,10 +129,10 @@ GPUBOOST_DEVICE_INLINE void softmax_block_copy(const double* __restrict__ source
   }
 }
 
-// multi:softprob / multi:softmax, the exp argument of _softmax: out = raw - max(raw of the
-// row) (np.max: NaN propagates).
+// multi:softprob / multi:softmax, the terms of _softmax: out = exp(raw - max(raw of the
+// row)) (np.max: NaN propagates).
 extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
-    softmax_exp_argument(const double* __restrict__ raw, int64_t n_rows, int32_t n_classes,
+    softmax_exp_terms(const double* __restrict__ raw, int64_t n_rows, int32_t n_classes,
                          int32_t tile_rows, double* __restrict__ out) {
   __shared__ double tile[SOFTMAX_TILE_VALUES];
   const int64_t n_tiles = (n_rows + tile_rows - 1) / tile_rows;
@@ -161,7 +151,7 @@ extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
         const double value = values[k];
         if (value > largest || gpuboost_is_nan(value)) largest = value;
       }
-      for (int32_t k = 0; k < n_classes; ++k) values[k] = values[k] - largest;
+      for (int32_t k = 0; k < n_classes; ++k) values[k] = strict_exp(values[k] - largest);
     }
     __syncthreads();
     softmax_block_copy(tile, out + offset, rows * n_classes);

@@ -71,10 +71,9 @@ non-default value raises ``ValueError``. Not supported: ``init_model``, a
 custom objective (``obj``), ``base_margin``.
 """
 
-import math
-
 import numpy as np
 
+from ..core import strict_math
 from ..core.dtypes import GRAD_QUANT_DTYPE, Y_DTYPE
 from ..core.gain import SplitParams
 from ..core.quantize import GradientQuantiser
@@ -379,7 +378,8 @@ class AdaBoostLearner:
             return False
         else:
             tree_weight = self.params["learning_rate"] * (
-                math.log((1.0 - error) / error) + math.log(self.n_classes - 1.0)
+                float(strict_math.log(np, (1.0 - error) / error))
+                + float(strict_math.log(np, self.n_classes - 1.0))
             )
         structure = grown.tree
         trees = _output_trees(structure, node_class, tree_weight, booster.n_outputs)
@@ -398,7 +398,7 @@ class AdaBoostLearner:
             if not perfect:
                 boosted = xp.where(
                     predicted != self.label_device,
-                    self.row_weights * math.exp(tree_weight),
+                    self.row_weights * float(strict_math.exp(np, tree_weight)),
                     self.row_weights,
                 )
                 self.row_weights = boosted / xp.max(boosted)

@@ -59,6 +59,7 @@ import numpy as np
 
 from ..core.array import get_array_module
 from ..core.dtypes import Y_DTYPE
+from ..core.reproducible_sum import reproducible_mean
 
 __all__ = ["Metric", "PARAMETER_SEPARATOR", "metric_name"]
 
@@ -108,23 +109,6 @@ def _as_sample_weight(xp, weight, n_samples):
     if not float(xp.sum(weight)) > 0:
         raise ValueError("the sum of the weights must be positive")
     return weight
-
-
-def _weighted_mean(xp, values, weight):
-    """Return ``sum(weight * values) / sum(weight)`` (plain mean without weights).
-
-    Parameters
-    ----------
-    values : ndarray of shape (n_samples,)
-    weight : ndarray of shape (n_samples,) or None
-
-    Returns
-    -------
-    mean : 0-d ndarray
-    """
-    if weight is None:
-        return xp.mean(values)
-    return xp.sum(weight * values) / xp.sum(weight)
 
 
 def metric_name(base_name, parameter=None):
@@ -220,7 +204,7 @@ class _PointwiseMetric(Metric):
         n_samples = y.shape[0]
         pred = _as_single_output_predictions(xp, pred, n_samples)
         weight = _as_sample_weight(xp, weight, n_samples)
-        mean_loss = _weighted_mean(xp, self._pointwise_loss(xp, y, pred), weight)
+        mean_loss = reproducible_mean(xp, self._pointwise_loss(xp, y, pred), weight)
         return self._finalize(xp, mean_loss)
 
     def _pointwise_loss(self, xp, y, pred):

@@ -8,13 +8,14 @@ See :mod:`gpuboost.metrics.base` for the conventions.
 
 import math
 
+from ..core import strict_math
 from ..core.dtypes import Y_DTYPE
+from ..core.reproducible_sum import reproducible_cumsum, reproducible_mean, reproducible_sum
 from .base import (
     Metric,
     _as_sample_weight,
     _as_single_output_predictions,
     _PointwiseMetric,
-    _weighted_mean,
     metric_name,
 )
 
@@ -62,7 +63,7 @@ class LogLoss(_PointwiseMetric):
 
     def _pointwise_loss(self, xp, y, pred):
         proba = xp.clip(pred, LOGLOSS_EPS, 1.0 - LOGLOSS_EPS)
-        return -(y * xp.log(proba) + (1.0 - y) * xp.log(1.0 - proba))
+        return -(y * strict_math.log(xp, proba) + (1.0 - y) * strict_math.log(xp, 1.0 - proba))
 
 
 class BinaryError(_PointwiseMetric):
@@ -116,8 +117,8 @@ class ROCAUC(Metric):
         sorted_pred = pred[order]
         positive_weight = (weight * y)[order]
         negative_weight = (weight * (1.0 - y))[order]
-        cumulative_positive = xp.cumsum(positive_weight)
-        cumulative_negative = xp.cumsum(negative_weight)
+        cumulative_positive = reproducible_cumsum(xp, positive_weight)
+        cumulative_negative = reproducible_cumsum(xp, negative_weight)
         total_positive = cumulative_positive[-1]
         total_negative = cumulative_negative[-1]
         if not (float(total_positive) > 0 and float(total_negative) > 0):
@@ -128,8 +129,9 @@ class ROCAUC(Metric):
         zero = xp.zeros(1, dtype=Y_DTYPE)
         true_positive = xp.concatenate([zero, cumulative_positive[is_run_end]])
         false_positive = xp.concatenate([zero, cumulative_negative[is_run_end]])
-        twice_area = xp.sum(
-            (false_positive[1:] - false_positive[:-1]) * (true_positive[1:] + true_positive[:-1])
+        twice_area = reproducible_sum(
+            xp,
+            (false_positive[1:] - false_positive[:-1]) * (true_positive[1:] + true_positive[:-1]),
         )
         return twice_area / (2.0 * total_positive * total_negative)
 
@@ -157,7 +159,7 @@ class _MulticlassMetric(Metric):
                 f"pred with {n_classes} columns"
             )
         labels = y.astype(xp.int64)
-        return _weighted_mean(xp, self._pointwise_loss(xp, labels, proba), weight)
+        return reproducible_mean(xp, self._pointwise_loss(xp, labels, proba), weight)
 
     def _pointwise_loss(self, xp, labels, proba):
         raise NotImplementedError
@@ -174,7 +176,7 @@ class MultiLogLoss(_MulticlassMetric):
 
     def _pointwise_loss(self, xp, labels, proba):
         true_class_proba = proba[xp.arange(labels.shape[0]), labels]
-        return -xp.log(xp.clip(true_class_proba, LOGLOSS_EPS, 1.0 - LOGLOSS_EPS))
+        return -strict_math.log(xp, xp.clip(true_class_proba, LOGLOSS_EPS, 1.0 - LOGLOSS_EPS))
 
 
 class MultiError(_MulticlassMetric):

@@ -6,11 +6,7 @@ Each is the weighted mean of a per-row loss of one-dimensional predictions
 :mod:`gpuboost.metrics.base` for the conventions.
 """
 
-import math
-
-import numpy as np
-
-from ..core.dtypes import Y_DTYPE
+from ..core import strict_math
 from ..params import PARAMETERS
 from .base import _PointwiseMetric, metric_name
 
@@ -44,32 +40,14 @@ TWEEDIE_VARIANCE_POWER_RANGE = (
 DEFAULT_PINBALL_ALPHA = PARAMETERS["quantile_alpha"].default
 
 
-def _log_gamma(xp, values):
-    """Element-wise ``log(Gamma(values))`` with the array module ``xp``.
-
-    NumPy and CuPy have no common log-gamma function; this uses
-    ``cupyx.scipy.special.gammaln`` for CuPy arrays, ``scipy.special.gammaln``
-    for NumPy arrays when SciPy is installed, and ``math.lgamma`` element by
-    element otherwise.
-    """
-    if xp is not np:
-        from cupyx.scipy.special import gammaln
-
-        return gammaln(values)
-    try:
-        from scipy.special import gammaln
-    except ImportError:
-        return np.vectorize(math.lgamma, otypes=[Y_DTYPE])(values)
-    return gammaln(values)
-
-
 class RootMeanSquaredError(_PointwiseMetric):
     """``rmse``: ``sqrt(sum(w * (y - pred)**2) / sum(w))``; ``pred`` raw."""
 
     name = "rmse"
 
     def _pointwise_loss(self, xp, y, pred):
-        return (y - pred) ** 2
+        residual = y - pred
+        return residual * residual
 
     def _finalize(self, xp, mean_loss):
         return xp.sqrt(mean_loss)
@@ -112,16 +90,15 @@ class PoissonNegLogLik(_PointwiseMetric):
     """``poisson-nloglik``: Poisson negative log-likelihood.
 
     Per-row loss ``lgamma(y + 1) + mu - y * log(mu)`` with the expected value
-    ``mu = max(pred, MIN_EXPECTED_VALUE)``. ``lgamma`` comes from
-    ``cupyx.scipy.special`` for CuPy arrays and from SciPy (or ``math.lgamma``
-    row by row when SciPy is missing) for NumPy arrays.
+    ``mu = max(pred, MIN_EXPECTED_VALUE)``; ``lgamma`` and ``log`` are
+    :mod:`gpuboost.core.strict_math`'s (the same bits on every platform).
     """
 
     name = "poisson-nloglik"
 
     def _pointwise_loss(self, xp, y, pred):
         expected = xp.maximum(pred, MIN_EXPECTED_VALUE)
-        return _log_gamma(xp, y + 1.0) + expected - y * xp.log(expected)
+        return strict_math.lgamma(xp, y + 1.0) + expected - y * strict_math.log(xp, expected)
 
 
 class GammaNegLogLik(_PointwiseMetric):
@@ -136,7 +113,7 @@ class GammaNegLogLik(_PointwiseMetric):
 
     def _pointwise_loss(self, xp, y, pred):
         expected = xp.maximum(pred, MIN_EXPECTED_VALUE)
-        return y / expected + xp.log(expected)
+        return y / expected + strict_math.log(xp, expected)
 
 
 class TweedieNegLogLik(_PointwiseMetric):
@@ -166,10 +143,10 @@ class TweedieNegLogLik(_PointwiseMetric):
 
     def _pointwise_loss(self, xp, y, pred):
         expected = xp.maximum(pred, MIN_EXPECTED_VALUE)
-        log_expected = xp.log(expected)
+        log_expected = strict_math.log(xp, expected)
         rho = self.variance_power
         if rho == TWEEDIE_VARIANCE_POWER_RANGE[0]:
             return expected - y * log_expected
-        first = y * xp.exp((1.0 - rho) * log_expected) / (1.0 - rho)
-        second = xp.exp((2.0 - rho) * log_expected) / (2.0 - rho)
+        first = y * strict_math.exp(xp, (1.0 - rho) * log_expected) / (1.0 - rho)
+        second = strict_math.exp(xp, (2.0 - rho) * log_expected) / (2.0 - rho)
         return second - first

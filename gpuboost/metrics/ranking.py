@@ -7,8 +7,10 @@ LambdaMART objectives (:mod:`gpuboost.objectives.ranking`) use as well.
 
 import numpy as np
 
+from ..core import strict_math
 from ..core.array import to_numpy
 from ..core.dtypes import Y_DTYPE
+from ..core.reproducible_sum import reproducible_mean
 from ..core.segments import offsets
 from .base import Metric, _as_single_output_predictions, metric_name
 
@@ -31,7 +33,7 @@ def ndcg_gains(labels):
     -------
     gains : ndarray of the shape of ``labels``, float64
     """
-    return np.exp2(np.asarray(labels, dtype=np.float64)) - 1.0
+    return strict_math.exp2(np, np.asarray(labels, dtype=np.float64)) - 1.0
 
 
 def position_discounts(n_positions):
@@ -47,7 +49,7 @@ def position_discounts(n_positions):
         ``discounts[p] = 1 / log2(p + 2)`` for the 0-based position ``p``
         (rank ``p + 1``).
     """
-    return 1.0 / np.log2(np.arange(n_positions, dtype=np.float64) + 2.0)
+    return 1.0 / strict_math.log2(np, np.arange(n_positions, dtype=np.float64) + 2.0)
 
 
 class _RankingMetric(Metric):
@@ -94,9 +96,7 @@ class _RankingMetric(Metric):
         per_query = self._score_queries(
             labels, ranked_rows, positions, in_top_k, query_of_row, query_offsets
         )
-        if query_weight is None:
-            return per_query.mean()
-        return np.sum(query_weight * per_query) / np.sum(query_weight)
+        return reproducible_mean(np, per_query, query_weight)
 
     def _score_queries(self, labels, ranked_rows, positions, in_top_k, query_of_row, query_offsets):
         """Per-query scores, ndarray of shape (n_queries,).

@@ -26,12 +26,14 @@ apply the weight again.
 
 CPU/GPU contract
 ----------------
-The only transcendental functions used on row data are ``xp.exp`` and
-``xp.log``; everything else is ``+ - * /``, comparisons, ``abs``, ``sign``,
-``clip``, ``maximum``/``minimum``, ``where`` and ``argmax``. Sums over the
+The only transcendental functions used on row data are
+:mod:`gpuboost.core.strict_math`'s ``exp`` and ``log`` (the same bits on every CPU and
+GPU, never the array module's); everything else is ``+ - * /``, comparisons, ``abs``,
+``sign``, ``clip``, ``maximum``/``minimum``, ``where`` and ``argmax``. Sums over the
 classes of a row are accumulated left to right in class order, never with a
-reduction whose order the library chooses. Hence NumPy and CuPy results may
-differ in the last bits only where ``exp``/``log`` differ.
+reduction whose order the library chooses, and sums over rows are
+:mod:`gpuboost.core.reproducible_sum`'s. Hence NumPy and CuPy give the same bits
+(docs/DESIGN.md, "Platform-independent arithmetic").
 
 Overflow
 --------
@@ -43,8 +45,10 @@ sigmoid and the softmax are written so that they never overflow.
 
 import numpy as np
 
+from ..core import strict_math
 from ..core.dtypes import Y_DTYPE
 from ..core.quantile import check_host_weights
+from ..core.reproducible_sum import reproducible_mean
 
 __all__ = ["Objective", "LOG_LINK_MEAN_FLOOR"]
 
@@ -102,7 +106,7 @@ def _sigmoid(xp, x):
     -------
     array of the shape of ``x``, float64, in ``[0, 1]``
     """
-    e = xp.exp(-xp.abs(x))
+    e = strict_math.exp(xp, -xp.abs(x))
     one_plus_e = 1.0 + e
     return xp.where(x >= 0, 1.0 / one_plus_e, e / one_plus_e)
 
@@ -127,7 +131,7 @@ def _softmax(xp, raw):
         Each row sums to 1 (up to rounding).
     """
     shifted = raw - xp.max(raw, axis=1, keepdims=True)
-    exp_shifted = xp.exp(shifted)
+    exp_shifted = strict_math.exp(xp, shifted)
     row_sum = exp_shifted[:, 0].copy()
     for k in range(1, raw.shape[1]):
         row_sum = row_sum + exp_shifted[:, k]
@@ -448,14 +452,14 @@ class _LogLinkMixin:
     """Log link: prediction ``exp(F)``; base margin ``log(weighted mean)``."""
 
     def output(self, xp, raw):
-        return xp.exp(xp.asarray(raw, dtype=Y_DTYPE))
+        return strict_math.exp(xp, xp.asarray(raw, dtype=Y_DTYPE))
 
     def base_margin(self, y, weight):
         y, weight = _host_label_and_weight(y, weight, self.name)
-        weighted_mean = np.sum(weight * y) / np.sum(weight)
+        weighted_mean = float(reproducible_mean(np, y, weight))
         weighted_mean = max(weighted_mean, LOG_LINK_MEAN_FLOOR)
-        return np.array([np.log(weighted_mean)], dtype=Y_DTYPE)
+        return np.array([strict_math.log(np, weighted_mean)], dtype=Y_DTYPE)
 
     def base_score_to_margin(self, base_score):
         value = self._check_base_score(base_score, lambda v: v > 0, "positive and finite")
-        return np.array([np.log(value)], dtype=Y_DTYPE)
+        return np.array([strict_math.log(np, value)], dtype=Y_DTYPE)

@@ -9,7 +9,9 @@ import numbers
 
 import numpy as np
 
+from ..core import strict_math
 from ..core.dtypes import Y_DTYPE
+from ..core.reproducible_sum import reproducible_mean, reproducible_sum
 from .base import Objective, _host_label_and_weight, _sigmoid, _softmax
 
 __all__ = [
@@ -51,7 +53,7 @@ MIN_NUM_CLASS = 2
 def _clipped_weighted_mean(y, weight, who):
     """Weighted label mean clipped into ``[PROBABILITY_CLIP, 1 - CLIP]``."""
     y, weight = _host_label_and_weight(y, weight, who)
-    probability = np.sum(weight * y) / np.sum(weight)
+    probability = float(reproducible_mean(np, y, weight))
     return float(np.clip(probability, PROBABILITY_CLIP, 1.0 - PROBABILITY_CLIP))
 
 
@@ -146,11 +148,11 @@ class LogisticLoss(Objective):
 
     def base_margin(self, y, weight):
         probability = _clipped_weighted_mean(y, weight, self.name)
-        return np.array([np.log(probability / (1.0 - probability))], dtype=Y_DTYPE)
+        return np.array([strict_math.log(np, probability / (1.0 - probability))], dtype=Y_DTYPE)
 
     def base_score_to_margin(self, base_score):
         probability = _check_probability(self, base_score)
-        return np.array([np.log(probability / (1.0 - probability))], dtype=Y_DTYPE)
+        return np.array([strict_math.log(np, probability / (1.0 - probability))], dtype=Y_DTYPE)
 
     def output(self, xp, raw):
         return _sigmoid(xp, xp.asarray(raw, dtype=Y_DTYPE))
@@ -175,16 +177,20 @@ class ExponentialLoss(Objective):
 
     def _gradients(self, xp, y, raw):
         sign = 2.0 * y - 1.0
-        exp_loss = xp.exp(-sign * raw)
+        exp_loss = strict_math.exp(xp, -sign * raw)
         return -sign * exp_loss, exp_loss
 
     def base_margin(self, y, weight):
         probability = _clipped_weighted_mean(y, weight, self.name)
-        return np.array([0.5 * np.log(probability / (1.0 - probability))], dtype=Y_DTYPE)
+        return np.array(
+            [0.5 * strict_math.log(np, probability / (1.0 - probability))], dtype=Y_DTYPE
+        )
 
     def base_score_to_margin(self, base_score):
         probability = _check_probability(self, base_score)
-        return np.array([0.5 * np.log(probability / (1.0 - probability))], dtype=Y_DTYPE)
+        return np.array(
+            [0.5 * strict_math.log(np, probability / (1.0 - probability))], dtype=Y_DTYPE
+        )
 
     def output(self, xp, raw):
         return _sigmoid(xp, 2.0 * xp.asarray(raw, dtype=Y_DTYPE))
@@ -271,9 +277,9 @@ class SoftmaxLoss(Objective):
     def base_margin(self, y, weight):
         y, weight = _host_label_and_weight(y, weight, self.name)
         class_weight = np.bincount(y.astype(np.intp), weights=weight, minlength=self.num_class)
-        priors = np.clip(class_weight / np.sum(weight), PROBABILITY_CLIP, 1.0)
-        log_priors = np.log(priors)
-        return (log_priors - np.mean(log_priors)).astype(Y_DTYPE)
+        priors = np.clip(class_weight / float(reproducible_sum(np, weight)), PROBABILITY_CLIP, 1.0)
+        log_priors = strict_math.log(np, priors)
+        return (log_priors - float(reproducible_mean(np, log_priors))).astype(Y_DTYPE)
 
     def base_score_to_margin(self, base_score):
         """``base_score`` added to every class margin (XGBoost semantics).

@@ -54,15 +54,16 @@ largest term) is far below the gradient quantization that follows
 average precision needs are exact integer cumulative sums as well (hit counts,
 and reciprocal ranks in fixed point). The per-query constants (ideal DCG, number of
 relevant documents) depend on the labels only and are computed once on the
-host. The only transcendental functions on row data are ``exp`` (the
-sigmoid); as for ``binary:logistic``, a real GPU may differ from NumPy in
-their last bits.
+host. The only transcendental function on row data is ``exp`` (the sigmoid), and
+the gains and discounts use ``exp2`` and ``log2``, all :mod:`gpuboost.core.strict_math`'s:
+the same bits on every CPU and GPU.
 """
 
 import numbers
 
 import numpy as np
 
+from ..core import strict_math
 from ..core.dtypes import Y_DTYPE
 from ..core.segments import offsets
 from ..metrics.ranking import ndcg_gains, position_discounts
@@ -500,7 +501,7 @@ class NDCGLambdaRank(_LambdaRankObjective):
 
     def _check_label_domain(self, y):
         super()._check_label_domain(y)
-        bad = ~np.isfinite(np.exp2(y))
+        bad = ~np.isfinite(strict_math.exp2(np, y))
         if bad.any():
             self._label_error("relevance labels must be below 1024 (gain 2**label - 1)", y, bad)
 

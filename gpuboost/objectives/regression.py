@@ -14,8 +14,10 @@ import numbers
 
 import numpy as np
 
+from ..core import strict_math
 from ..core.dtypes import Y_DTYPE
 from ..core.quantile import weighted_quantile
+from ..core.reproducible_sum import reproducible_mean
 from ..metrics.base import metric_name
 from ..params import PARAMETERS
 from .base import Objective, _host_label_and_weight, _IdentityLinkMixin, _LogLinkMixin
@@ -72,7 +74,7 @@ class SquaredError(_IdentityLinkMixin, Objective):
 
     def base_margin(self, y, weight):
         y, weight = _host_label_and_weight(y, weight, self.name)
-        return np.array([np.sum(weight * y) / np.sum(weight)], dtype=Y_DTYPE)
+        return np.array([float(reproducible_mean(np, y, weight))], dtype=Y_DTYPE)
 
 
 class AbsoluteError(_IdentityLinkMixin, Objective):
@@ -317,7 +319,7 @@ class PoissonLoss(_LogLinkMixin, Objective):
             self._label_error("labels must be non-negative", y, bad)
 
     def _gradients(self, xp, y, raw):
-        return xp.exp(raw) - y, xp.exp(raw + self.max_delta_step)
+        return strict_math.exp(xp, raw) - y, strict_math.exp(xp, raw + self.max_delta_step)
 
 
 class GammaLoss(_LogLinkMixin, Objective):
@@ -338,7 +340,7 @@ class GammaLoss(_LogLinkMixin, Objective):
             self._label_error("labels must be positive (> 0)", y, bad)
 
     def _gradients(self, xp, y, raw):
-        scaled_label = y * xp.exp(-raw)
+        scaled_label = y * strict_math.exp(xp, -raw)
         return 1.0 - scaled_label, scaled_label
 
 
@@ -393,8 +395,8 @@ class TweedieLoss(_LogLinkMixin, Objective):
 
     def _gradients(self, xp, y, raw):
         rho = self.tweedie_variance_power
-        exp_one = xp.exp((1.0 - rho) * raw)
-        exp_two = xp.exp((2.0 - rho) * raw)
+        exp_one = strict_math.exp(xp, (1.0 - rho) * raw)
+        exp_two = strict_math.exp(xp, (2.0 - rho) * raw)
         grad = -y * exp_one + exp_two
         hess = -y * (1.0 - rho) * exp_one + (2.0 - rho) * exp_two
         return grad, hess

@@ -2,12 +2,12 @@
 definitions, and the reference, are the objectives' ``_gradients`` in
 :mod:`gpuboost.objectives`).
 
-Each kernel fuses an objective's arithmetic and the sample weights into one pass over
-the rows, in the reference's float64 operation order. The transcendental part is not
-compiled: ``exp`` is NumPy's, on an array holding exactly the reference's arguments,
-because NumPy's vectorized ``exp`` and the C library's (which compiled code calls) may
-differ in the last bit (docs/DESIGN.md, "Quantization"). Ranking and custom objectives
-keep their NumPy code (:func:`gradients` returns None for them).
+Each kernel fuses an objective's arithmetic, its ``exp`` and the sample weights into one
+pass over the rows, in the reference's float64 operation order. ``exp`` is
+:mod:`gpuboost.backends.cpu.strict_math`'s, the compiled twin of the references'
+:func:`gpuboost.core.strict_math.exp` (the same bits on every machine; docs/DESIGN.md,
+"Platform-independent arithmetic"). Ranking and custom objectives keep their NumPy code
+(:func:`gradients` returns None for them).
 """
 
 import numpy as np
@@ -32,6 +32,7 @@ from ...objectives.regression import (
 )
 from .jit import kernel, prange
 from .scalar import clip, maximum, sign
+from .strict_math import exp
 
 __all__ = ["gradients", "COMPILED_OBJECTIVES"]
 
@@ -72,16 +73,10 @@ def _quantile(y, raw, above, below, weight, use_weight, grad, hess):
 
 # ---- sigmoid and softmax -----------------------------------------------------------
 @kernel(parallel=True)
-def _negative_magnitude(raw, out):
-    for row in prange(raw.shape[0]):
-        out[row] = -abs(raw[row])
-
-
-@kernel(parallel=True)
-def _logistic(y, raw, exp_term, weight, use_weight, grad, hess):
-    """``exp_term = exp(-|raw|)``; gpuboost.objectives.base._sigmoid and LogisticLoss."""
+def _logistic(y, raw, weight, use_weight, grad, hess):
+    """gpuboost.objectives.base._sigmoid (``e = exp(-|raw|)``) and LogisticLoss."""
     for row in prange(y.shape[0]):
-        e = exp_term[row]
+        e = exp(-abs(raw[row]))
         one_plus_e = 1.0 + e
         probability = 1.0 / one_plus_e if raw[row] >= 0 else e / one_plus_e
         h = maximum(probability * (1.0 - probability), HESSIAN_FLOOR)
@@ -89,7 +84,8 @@ def _logistic(y, raw, exp_term, weight, use_weight, grad, hess):
 
 
 @kernel(parallel=True)
-def _shift_by_row_max(raw, out):
+def _softmax_terms(raw, out):
+    """``out = exp(raw - row max)`` (gpuboost.objectives.base._softmax)."""
     for row in prange(raw.shape[0]):
         largest = raw[row, 0]
         for k in range(1, raw.shape[1]):
@@ -100,7 +96,7 @@ def _shift_by_row_max(raw, out):
                 if value != value:
                     break
         for k in range(raw.shape[1]):
-            out[row, k] = raw[row, k] - largest
+            out[row, k] = exp(raw[row, k] - largest)
 
 
 @kernel(parallel=True)
@@ -124,47 +120,38 @@ def _softmax(y, exp_shifted, weight, use_weight, grad, hess):
 
 # ---- exponential terms -------------------------------------------------------------
 @kernel(parallel=True)
-def _exponential_argument(y, raw, out):
+def _exponential(y, raw, weight, use_weight, grad, hess):
     for row in prange(y.shape[0]):
-        out[row] = -(2.0 * y[row] - 1.0) * raw[row]
-
-
-@kernel(parallel=True)
-def _exponential(y, exp_loss, weight, use_weight, grad, hess):
-    for row in prange(y.shape[0]):
-        e = exp_loss[row]
+        e = exp(-(2.0 * y[row] - 1.0) * raw[row])
         grad[row], hess[row] = _weighted(-(2.0 * y[row] - 1.0) * e, e, weight, use_weight, row)
 
 
 @kernel(parallel=True)
-def _poisson(y, exp_raw, exp_damped, weight, use_weight, grad, hess):
+def _poisson(y, raw, max_delta_step, weight, use_weight, grad, hess):
     for row in prange(y.shape[0]):
         grad[row], hess[row] = _weighted(
-            exp_raw[row] - y[row], exp_damped[row], weight, use_weight, row
+            exp(raw[row]) - y[row], exp(raw[row] + max_delta_step), weight, use_weight, row
         )
 
 
 @kernel(parallel=True)
-def _gamma(y, exp_negative, weight, use_weight, grad, hess):
+def _gamma(y, raw, weight, use_weight, grad, hess):
     for row in prange(y.shape[0]):
-        scaled_label = y[row] * exp_negative[row]
+        scaled_label = y[row] * exp(-raw[row])
         grad[row], hess[row] = _weighted(1.0 - scaled_label, scaled_label, weight, use_weight, row)
 
 
 @kernel(parallel=True)
-def _tweedie(y, exp_one, exp_two, one_minus_rho, two_minus_rho, weight, use_weight, grad, hess):
+def _tweedie(y, raw, one_minus_rho, two_minus_rho, weight, use_weight, grad, hess):
     for row in prange(y.shape[0]):
-        g = -y[row] * exp_one[row] + exp_two[row]
-        h = -y[row] * one_minus_rho * exp_one[row] + two_minus_rho * exp_two[row]
+        exp_one = exp(one_minus_rho * raw[row])
+        exp_two = exp(two_minus_rho * raw[row])
+        g = -y[row] * exp_one + exp_two
+        h = -y[row] * one_minus_rho * exp_one + two_minus_rho * exp_two
         grad[row], hess[row] = _weighted(g, h, weight, use_weight, row)
 
 
 # ---- dispatch ------------------------------------------------------------------------
-def _scaled(raw, factor):
-    """``factor * raw`` (the reference's exp argument), as a new contiguous array."""
-    return np.multiply(factor, raw)
-
-
 def _pointwise(objective, y, raw, weight_args, grad, hess):
     kind = type(objective)
     if kind is SquaredError:
@@ -177,35 +164,19 @@ def _pointwise(objective, y, raw, weight_args, grad, hess):
         alpha = objective.quantile_alpha
         _quantile(y, raw, 1.0 - alpha, -alpha, *weight_args, grad, hess)
     elif kind is LogisticLoss:
-        exp_term = np.empty_like(raw)
-        _negative_magnitude(raw, exp_term)
-        np.exp(exp_term, out=exp_term)
-        _logistic(y, raw, exp_term, *weight_args, grad, hess)
+        _logistic(y, raw, *weight_args, grad, hess)
     elif kind is ExponentialLoss:
-        exp_loss = np.empty_like(raw)
-        _exponential_argument(y, raw, exp_loss)
-        np.exp(exp_loss, out=exp_loss)
-        _exponential(y, exp_loss, *weight_args, grad, hess)
+        _exponential(y, raw, *weight_args, grad, hess)
     elif kind is PoissonLoss:
-        _poisson(y, np.exp(raw), np.exp(raw + objective.max_delta_step), *weight_args, grad, hess)
+        _poisson(y, raw, float(objective.max_delta_step), *weight_args, grad, hess)
     elif kind is GammaLoss:
-        _gamma(y, np.exp(-raw), *weight_args, grad, hess)
+        _gamma(y, raw, *weight_args, grad, hess)
     elif kind is TweedieLoss:
         rho = objective.tweedie_variance_power
-        _tweedie(
-            y,
-            np.exp(_scaled(raw, 1.0 - rho)),
-            np.exp(_scaled(raw, 2.0 - rho)),
-            1.0 - rho,
-            2.0 - rho,
-            *weight_args,
-            grad,
-            hess,
-        )
+        _tweedie(y, raw, 1.0 - rho, 2.0 - rho, *weight_args, grad, hess)
     elif kind in (SoftmaxLoss, SoftmaxClassLoss):
         exp_shifted = np.empty_like(raw)
-        _shift_by_row_max(raw, exp_shifted)
-        np.exp(exp_shifted, out=exp_shifted)
+        _softmax_terms(raw, exp_shifted)
         _softmax(y, exp_shifted, *weight_args, grad, hess)
     else:
         return False

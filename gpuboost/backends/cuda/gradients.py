@@ -4,12 +4,11 @@
 The definitions, and the reference, are the objectives' ``gradients`` (their
 ``_gradients`` and the sample weights of ``gpuboost.objectives.base._apply_weight``). As
 in the compiled CPU backend (:mod:`gpuboost.backends.cpu.gradients`), one kernel fuses an
-objective's float64 arithmetic and the weights in the reference's operation order, and
-``exp`` stays the array module's (``xp.exp``, CuPy's on a GPU), applied to an array
-holding exactly the reference's arguments: exp implementations may differ in the last
-bit. Squared error: one launch (the reference: 4 array operations); logistic and
-softmax: the argument kernel, ``xp.exp`` in place, the fused kernel (the reference: 9
-to 20 array operations). The one-output kernels (squared error, logistic) also reduce
+objective's float64 arithmetic, its ``exp`` (``cuda/strict_math.cuh``, the bits of the
+references' :func:`gpuboost.core.strict_math.exp` on every GPU) and the weights in the
+reference's operation order. Squared error and logistic: one launch (the reference: 4
+and some 50 array operations); softmax: the terms kernel (``exp(raw - row max)``) and
+the fused kernel. The one-output kernels (squared error, logistic) also reduce
 the magnitudes of what they write to one maximum per block (``cuda/column_maxima.cuh``),
 which :func:`gpuboost.backends.cuda.quantize.quantize_columns` takes instead of reading
 the columns again. Other objectives (and subclasses) keep their array-module code
@@ -91,9 +90,8 @@ def gradients(xp, launcher, objective, y, raw, weight):
         tile_rows = SOFTMAX_TILE_VALUES // int(n_classes)
         tiles = min(ceil_div(n_rows, tile_rows), GRID_STRIDE_MAX_BLOCKS)
         tile_rows = np.int32(tile_rows)
-        exp_shifted = xp.empty_like(raw)  # raw - row max, then its exp in place
-        launch("softmax_exp_argument", (raw, rows, n_classes, tile_rows, exp_shifted), tiles)
-        xp.exp(exp_shifted, out=exp_shifted)
+        exp_shifted = xp.empty_like(raw)  # exp(raw - row max)
+        launch("softmax_exp_terms", (raw, rows, n_classes, tile_rows, exp_shifted), tiles)
         launch(
             "softmax_gradients",
             (
@@ -119,10 +117,7 @@ def gradients(xp, launcher, objective, y, raw, weight):
         arguments = (y, raw, weight, has_weight, rows, grad, hess, block_maxima)
         launch("squared_error_gradients", arguments, tracking_blocks)
     else:  # LogisticLoss
-        exp_term = xp.empty_like(raw)  # -|raw|, then exp(-|raw|) in place
-        launch("logistic_exp_argument", (raw, rows, exp_term))
-        xp.exp(exp_term, out=exp_term)
         floor = np.float64(HESSIAN_FLOOR)
-        arguments = (y, raw, exp_term, weight, has_weight, rows, floor, grad, hess, block_maxima)
+        arguments = (y, raw, weight, has_weight, rows, floor, grad, hess, block_maxima)
         launch("logistic_gradients", arguments, tracking_blocks)
     return grad, hess, block_maxima

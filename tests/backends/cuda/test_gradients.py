@@ -119,7 +119,7 @@ def test_quantizing_the_rounds_gradients_reuses_their_maxima(backend, name, n_ro
 TRAINING_CASES = {
     "logistic": (
         {"objective": "binary:logistic"},
-        {"logistic_exp_argument", "logistic_gradients", "quantize_column_pair"},
+        {"logistic_gradients", "quantize_column_pair"},
         {"column_pair_max_magnitudes"},  # the gradient kernel's maxima are used
     ),
     "squared_error_weighted": (
@@ -134,7 +134,7 @@ TRAINING_CASES = {
     ),
     "softprob": (
         {"objective": "multi:softprob", "num_class": 3},
-        {"softmax_exp_argument", "softmax_gradients", "column_pair_max_magnitudes"},
+        {"softmax_exp_terms", "softmax_gradients", "column_pair_max_magnitudes"},
         set(),
     ),
 }
