@@ -19,8 +19,12 @@ the code that would work on NumPy arrays and fail (or silently copy) on CuPy:
   ``float()``, ``int()``, ``bool()``, ``.item()`` convert (CuPy synchronizes);
 * the ``xp`` namespace lacks the NumPy functions CuPy lacks.
 
-Arithmetic, indexing and functions compute with NumPy on the wrapped arrays,
-so results are NumPy's bit for bit.
+Arithmetic, indexing and functions compute with NumPy on the wrapped arrays, so results
+are NumPy's bit for bit, except where a GPU's are not (:mod:`.platform_math`): the
+transcendental ufuncs (``exp``, ``log``, ``power`` ...) return NumPy's result moved by one
+ulp, and float sums, means and running sums add in another order, as CUDA's math library
+and CuPy's reductions do. Code whose results must match the CPU's computes these with
+:mod:`gpuboost.core.strict_math` and :mod:`gpuboost.core.reproducible_sum` instead.
 
 Every operation also reports what it asks of the device: to :func:`count_operations`
 (counts per kind, including the host synchronizations CuPy performs implicitly), to
@@ -36,6 +40,13 @@ import numbers
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
+from .platform_math import (
+    FLOAT_REDUCTIONS,
+    TRANSCENDENTAL_UFUNCS,
+    perturbed_ufunc_result,
+    reordered_cumsum,
+    reordered_sum,
+)
 from .shadow import check_read, mark_written, track_uninitialized, tracking
 from .traffic import (
     ARGSORT_INDEX_BYTES,
@@ -506,7 +517,11 @@ class DeviceArray(NDArrayOperatorsMixin):
             operands = [self, *args, *kwargs.values()]
             if tracking():
                 _check_reads(what, _arrays_in(operands[1:] if name == "fill" else operands))
-            result = method(*_unwrap(args, what), **_unwrap_kwargs(kwargs, what))
+            if name in FLOAT_REDUCTIONS:
+                arguments = (self._array, *_unwrap(args, what))
+                result = _float_reduction(name, arguments, _unwrap_kwargs(kwargs, what))
+            else:
+                result = method(*_unwrap(args, what), **_unwrap_kwargs(kwargs, what))
             _account_function(name, result, operands)
             if name in IN_PLACE_METHODS:
                 if name == "put":
@@ -642,7 +657,7 @@ def _apply_ufunc(ufunc, method, inputs, kwargs):
     if isinstance(kwargs.get("where"), np.ndarray):
         reads.append(kwargs["where"])
     _check_reads(what, reads)
-    result = getattr(ufunc, method)(*operands, **kwargs)
+    result = _ufunc_result(ufunc, method, operands, kwargs)
     _operation("array_op", what, reads, _result_bytes(result))
     if outputs is not None:
         if "where" not in kwargs:
@@ -650,6 +665,63 @@ def _apply_ufunc(ufunc, method, inputs, kwargs):
                 mark_written(output._array)
         return outputs[0] if len(outputs) == 1 else outputs
     return _wrap(result)
+
+
+def _float_reduction(name, arguments, kwargs):
+    """A float reduction as a GPU computes it (:mod:`.platform_math`): ``sum``, ``mean``
+    and ``cumsum`` in another order, the others NumPy's result moved by one ulp; integer
+    reductions (exact) are NumPy's."""
+    numpy_function = getattr(np, name)
+    array = np.asarray(arguments[0])
+    result_dtype = kwargs.get("dtype")
+    is_float = array.dtype.kind in "fc" or (
+        result_dtype is not None and np.dtype(result_dtype).kind in "fc"
+    )
+    if not is_float:
+        return numpy_function(*arguments, **kwargs)
+    if name == "sum":
+        return reordered_sum(*arguments, **kwargs)
+    if name == "cumsum":
+        return reordered_cumsum(*arguments, **kwargs)
+    if name == "mean" and len(arguments) == 1 and set(kwargs) <= {"axis", "dtype", "keepdims"}:
+        axis = kwargs.get("axis")
+        total = reordered_sum(array, **kwargs)
+        count = (
+            array.size if axis is None else np.prod([array.shape[a] for a in np.atleast_1d(axis)])
+        )
+        return total / count
+    result = numpy_function(*arguments, **kwargs)
+    return perturbed_ufunc_result(result, result)
+
+
+def _ufunc_result(ufunc, method, operands, kwargs):
+    """``getattr(ufunc, method)(*operands, **kwargs)``, as a GPU computes it: transcendental
+    ufuncs moved by one ulp, float ``add.reduce`` / ``add.accumulate`` in another order
+    (:mod:`.platform_math`)."""
+    name = ufunc.__name__
+    float_operands = any(
+        isinstance(value, (np.ndarray, np.generic, float)) and np.asarray(value).dtype.kind in "fc"
+        for value in operands
+    )
+    if name == "add" and method in ("reduce", "accumulate") and float_operands:
+        if kwargs.get("out") is not None or kwargs.get("where") is not None:
+            raise NotImplementedError(f"emulated float add.{method} with out= or where=")
+        keywords = {key: value for key, value in kwargs.items() if key in ("axis", "dtype")}
+        axis = keywords.pop("axis", 0)
+        if method == "reduce":
+            return reordered_sum(
+                operands[0], axis=axis, keepdims=kwargs.get("keepdims", False), **keywords
+            )
+        return reordered_cumsum(operands[0], axis=axis, **keywords)
+    result = getattr(ufunc, method)(*operands, **kwargs)
+    if method != "__call__" or name not in TRANSCENDENTAL_UFUNCS:
+        return result
+    outputs = kwargs.get("out")
+    if outputs is None:
+        return perturbed_ufunc_result(result, operands[0])
+    for output in outputs:
+        output[...] = perturbed_ufunc_result(output, operands[0])
+    return result
 
 
 def _ufunc_at(ufunc, what, inputs):
@@ -765,7 +837,10 @@ def _function(numpy_function, what, *args, **kwargs):
     if tracking():
         read_kwargs = [value for key, value in kwargs.items() if key != "out"]
         _check_reads(what, _arrays_in((*args, *read_kwargs)))
-    result = numpy_function(*_unwrap(args, what), **_unwrap_kwargs(kwargs, what))
+    if name in FLOAT_REDUCTIONS and outputs is None:
+        result = _float_reduction(name, _unwrap(args, what), _unwrap_kwargs(kwargs, what))
+    else:
+        result = numpy_function(*_unwrap(args, what), **_unwrap_kwargs(kwargs, what))
     if name in ALLOCATING_ONLY:
         track_uninitialized(result, what)
     _account_function(name, result, (*args, *kwargs.values()))

@@ -220,13 +220,63 @@ def test_like_functions_accept_host_prototypes(values):
     assert is_device_array(like) and like.shape == values.shape and like.dtype == values.dtype
 
 
-def test_results_equal_numpy_bit_for_bit():
+def test_basic_arithmetic_equals_numpy_bit_for_bit():
     rng = np.random.default_rng(1)
     raw = rng.normal(scale=30.0, size=1000)
     device = xp.asarray(raw)
-    expected = 1.0 / (1.0 + np.exp(-raw))
-    result = (1.0 / (1.0 + xp.exp(-device))).get()
+    expected = 1.0 / (1.0 + np.sqrt(raw * raw) * 0.5 - raw / 3.0)
+    result = (1.0 / (1.0 + xp.sqrt(device * device) * 0.5 - device / 3.0)).get()
     np.testing.assert_array_equal(result.view(np.int64), expected.view(np.int64))
+
+
+def _ulps(result, expected):
+    return np.abs(result.view(np.int64) - expected.view(np.int64))
+
+
+def test_transcendental_ufuncs_differ_from_numpy_in_the_last_bit_as_a_gpu_may():
+    rng = np.random.default_rng(1)
+    raw = rng.normal(scale=30.0, size=1000)
+    for name in ("exp", "log", "log1p", "sin"):
+        argument = np.abs(raw) if name.startswith("log") else raw
+        result = getattr(xp, name)(xp.asarray(argument)).get()
+        expected = getattr(np, name)(argument)
+        ulps = _ulps(result, expected)
+        assert ulps.max() == 1 and ulps.mean() > 0.9, name  # not NumPy's, within 1 ulp
+    assert _ulps(xp.tanh(xp.asarray(raw / 30.0)).get(), np.tanh(raw / 30.0)).mean() > 0.9
+    powered = (xp.asarray(np.abs(raw)) ** 1.5).get()
+    assert _ulps(powered, np.abs(raw) ** 1.5).max() == 1
+    out = xp.empty(1000)
+    xp.exp(xp.asarray(raw), out=out)
+    assert _ulps(out.get(), np.exp(raw)).max() == 1
+    # What a GPU computes exactly stays exact: special values, zeros and integers.
+    exact = np.array([0.0, 3.0, -np.inf, np.inf, np.nan])
+    np.testing.assert_array_equal(xp.exp2(xp.asarray(exact)).get(), np.exp2(exact))
+    np.testing.assert_array_equal(xp.log(xp.asarray(np.ones(3))).get(), np.zeros(3))
+
+
+def test_float_sums_add_in_another_order_integer_sums_are_exact():
+    values = np.array([1.0, 2.0**-53, 2.0**-53])
+    device = xp.asarray(values)
+    # Left to right 1.0, right to left 1.0000000000000002.
+    assert float(xp.sum(device)) != float(np.sum(values))
+    assert float(device.sum()) == float(xp.sum(device)) == float(np.sum(values[::-1]))
+    assert float(xp.mean(device)) == float(np.sum(values[::-1])) / 3
+    assert float(xp.add.reduce(device)) == float(np.sum(values[::-1]))
+    tenths = np.full(10, 0.1)
+    running = xp.cumsum(xp.asarray(tenths)).get()
+    assert not np.array_equal(running, np.cumsum(tenths))
+    np.testing.assert_allclose(running, np.cumsum(tenths), rtol=1e-15)
+    np.testing.assert_array_equal(xp.add.accumulate(xp.asarray(tenths)).get(), running)
+    integers = np.arange(1000, dtype=np.int64)
+    assert int(xp.sum(xp.asarray(integers))) == int(integers.sum())
+    np.testing.assert_array_equal(xp.cumsum(xp.asarray(integers)).get(), np.cumsum(integers))
+    # Exact float sums (small integers) are exact in every order.
+    assert float(xp.sum(xp.asarray(np.ones(7)))) == 7.0
+    weights = rng_values = np.random.default_rng(2).uniform(size=(4, 6))
+    assert (
+        _ulps(xp.asarray(weights).dot(xp.asarray(rng_values.T)).get(), weights @ rng_values.T).max()
+        <= 1
+    )
 
 
 def test_array_protocols(values):
