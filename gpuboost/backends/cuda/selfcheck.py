@@ -58,16 +58,29 @@ SELFCHECK_ROUNDS = 3
 SELFCHECK_SEED = 2024
 #: Quantile level of the segment-quantile check.
 QUANTILE_ALPHA = 0.3
-#: Whole trainings compared, by name (objectives without exp / log, whose results on a
-#: GPU are bit-identical to the CPU's: docs/DESIGN.md, "Quantization").
+#: Whole trainings compared, by name. Those with ``eval_metric`` train with the training
+#: set as an eval set and compare the eval histories too; the exp / log objectives and
+#: metrics check that the device computes them with strict_math and reproducible sums
+#: (docs/DESIGN.md, "Platform-independent arithmetic"), not with CUDA's exp / log or
+#: CuPy's reductions.
 CONFIGURATIONS: Dict[str, dict] = {
     "squarederror": {"max_depth": 4, "subsample": 0.8, "colsample_bytree": 0.8},
+    "logistic_eval": {
+        "objective": "binary:logistic",
+        "max_depth": 3,
+        "eval_metric": ["logloss", "auc", "error"],
+    },
+    "poisson_eval": {
+        "objective": "count:poisson",
+        "max_depth": 3,
+        "eval_metric": ["poisson-nloglik", "rmse"],
+    },
     "lossguide": {"grow_policy": "lossguide", "max_leaves": 15, "max_depth": 0, "max_bin": 63},
     "absoluteerror": {"objective": "reg:absoluteerror", "max_depth": 3},
     "approx": {"tree_method": "approx", "max_depth": 3, "max_bin": 31},
 }
 #: The configurations of the check at the first CUDA training.
-QUICK_CONFIGURATIONS = ("squarederror",)
+QUICK_CONFIGURATIONS = ("squarederror", "logistic_eval")
 
 #: (kernel mode, device ordinal) -> None (passed), the GpuSelfCheckError, or _RUNNING.
 _STATE: dict = {}
@@ -369,20 +382,34 @@ def check_training(backend, train_function, name, n_rows=None):
     """
     X, y, weight = self_check_data(SELFCHECK_ROWS if n_rows is None else n_rows)
     device = f"cuda:{backend.device_ordinal}"
+    params = CONFIGURATIONS[name]
+    objective = params.get("objective", "")
+    if objective.startswith("binary:"):
+        y = (y > np.median(y)).astype(np.float64)
+    elif objective == "count:poisson":
+        y = np.floor(np.abs(y) * 2.0)
 
     def compare():
-        models = [
-            train_function(
-                dict(CONFIGURATIONS[name], device=on, seed=SELFCHECK_SEED),
-                Dataset(X, label=y, weight=weight),
-                SELFCHECK_ROUNDS,
-                verbose_eval=False,
+        models, histories = [], []
+        for on in ("cpu", device):
+            dtrain = Dataset(X, label=y, weight=weight)
+            history = {}
+            models.append(
+                train_function(
+                    dict(params, device=on, seed=SELFCHECK_SEED),
+                    dtrain,
+                    SELFCHECK_ROUNDS,
+                    evals=[(dtrain, "train")] if "eval_metric" in params else (),
+                    evals_result=history,
+                    verbose_eval=False,
+                )
             )
-            for on in ("cpu", device)
-        ]
+            histories.append(history)
         where = first_model_difference(*models)
         if where is not None:
             return f"the models differ: {where}"
+        if histories[0] != histories[1]:
+            return f"the eval histories differ: {histories[0]} on the CPU, {histories[1]}"
         return _differs("predictions", models[0].predict(X), models[1].predict(X))
 
     return _timed(f"training {name!r}", compare)

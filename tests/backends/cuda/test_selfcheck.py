@@ -14,6 +14,8 @@ from gpuboost import Dataset, GpuSelfCheckError
 from gpuboost.backends import get_backend
 from gpuboost.backends.cuda import selfcheck
 from gpuboost.backends.cuda.backend import CudaBackend
+from gpuboost.core import strict_math
+from gpuboost.metrics import classification
 
 pytestmark = pytest.mark.usefixtures("cuda_emulation")
 #: The module of gpuboost.train (the package exports the function under the same name).
@@ -133,3 +135,20 @@ def test_first_model_difference(regression_data):
     assert selfcheck.first_model_difference(model, other) == "tree 2, array 'value'"
     assert "number of trees" in selfcheck.first_model_difference(model, model[:2])
     assert np.array_equal(other.trees[0].value, model.trees[0].value)
+
+
+def test_a_metric_with_the_platforms_log_fails_the_quick_check(fresh_check, monkeypatch):
+    """The first-use check trains an exp / log objective with an eval set: a metric that
+    took the array module's ``log`` (CUDA's on a GPU, one ulp off under the emulation)
+    instead of strict_math's is caught, naming the eval histories."""
+    class PlatformLog:
+        def log(self, xp, values):
+            return xp.log(values)
+
+        def __getattr__(self, name):
+            return getattr(strict_math, name)
+
+    monkeypatch.setattr(classification, "strict_math", PlatformLog())
+    result = selfcheck.check_training(get_backend("cuda"), gpuboost.train, "logistic_eval")
+    assert not result.passed
+    assert "eval histories differ" in result.detail
