@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from ..core.reproducible_sum import reproducible_mean
 from ..data.dataset import Dataset
 from ..params import canonical_name, validate_params
 from .callback import EarlyStopping, EvaluationMonitor, metric_maximized
@@ -240,9 +241,12 @@ def cv(
             for set_name in CV_SETS:
                 summary = history.setdefault(set_name, {})
                 for metric_name in fold_logs[0][set_name]:
-                    scores = [log[set_name][metric_name][-1] for log in fold_logs]
-                    summary.setdefault(metric_name + MEAN_SUFFIX, []).append(float(np.mean(scores)))
-                    summary.setdefault(metric_name + STD_SUFFIX, []).append(float(np.std(scores)))
+                    scores = np.array([log[set_name][metric_name][-1] for log in fold_logs])
+                    mean = float(reproducible_mean(np, scores))
+                    deviations = scores - mean
+                    std = float(np.sqrt(reproducible_mean(np, deviations * deviations)))
+                    summary.setdefault(metric_name + MEAN_SUFFIX, []).append(mean)
+                    summary.setdefault(metric_name + STD_SUFFIX, []).append(std)
             if early_stopping_rounds is not None and stopping is None:
                 watched = list(fold_logs[0][CV_SETS[1]])[-1]
                 stopping = EarlyStopping(

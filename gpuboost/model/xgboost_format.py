@@ -62,6 +62,7 @@ import math
 
 import numpy as np
 
+from ..core import strict_math
 from ..core.categorical import bitset_from_members, bitset_words
 from ..data.convert import DEFAULT_FEATURE_NAME_PREFIX
 from ..tree.tree import TREE_ARRAYS, Tree
@@ -155,9 +156,9 @@ def _base_score(params, base_margin):
     if link in ("identity", "margin"):
         scores = margins
     elif link == "log":
-        scores = [math.exp(m) for m in margins]
+        scores = [float(strict_math.exp(np, m)) for m in margins]
     else:
-        scores = [1.0 / (1.0 + math.exp(-m)) for m in margins]
+        scores = [1.0 / (1.0 + float(strict_math.exp(np, -m))) for m in margins]
         if not all(0.0 < float(np.float32(s)) < 1.0 for s in scores):
             raise ValueError(
                 f"The base margin {margins} is a probability of 0 or 1 in float32; XGBoost "
@@ -371,10 +372,10 @@ def _margin_of(link, score):
     if link == "log":
         if score <= 0.0:
             _fail(f"base_score {score!r} is not a positive mean")
-        return math.log(score)
+        return float(strict_math.log(np, score))
     if not 0.0 < score < 1.0:
         _fail(f"base_score {score!r} is not a probability")
-    return math.log(score / (1.0 - score))
+    return float(strict_math.log(np, score / (1.0 - score)))
 
 
 def _import_params(objective, n_outputs):

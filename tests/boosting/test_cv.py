@@ -6,6 +6,7 @@ import pytest
 import gpuboost
 from gpuboost import Dataset
 from gpuboost.boosting.cv import make_folds
+from gpuboost.core.reproducible_sum import reproducible_mean
 
 PARAMS = {"device": "cpu", "max_depth": 3, "eval_metric": ["rmse", "mae"]}
 
@@ -34,8 +35,19 @@ def test_means_and_stds_are_those_of_the_folds_trained_alone(regression_data):
     for set_name in ("train", "test"):
         for metric in ("rmse", "mae"):
             scores = np.array([log[set_name][metric] for log in logs])
-            assert result[f"{set_name}-{metric}-mean"] == list(np.mean(scores, axis=0))
-            assert result[f"{set_name}-{metric}-std"] == list(np.std(scores, axis=0))
+            # Order-free sums (gpuboost.core.reproducible_sum): the folds' mean and std
+            # within rounding of NumPy's, the same bits for any order of the folds.
+            np.testing.assert_allclose(
+                result[f"{set_name}-{metric}-mean"], np.mean(scores, axis=0), rtol=1e-15
+            )
+            np.testing.assert_allclose(
+                result[f"{set_name}-{metric}-std"], np.std(scores, axis=0), rtol=1e-12
+            )
+            for round_index in range(scores.shape[1]):
+                column = scores[::-1, round_index]
+                assert result[f"{set_name}-{metric}-mean"][round_index] == float(
+                    reproducible_mean(np, column)
+                )
 
 
 def test_folds_are_deterministic_partitions(regression_data):
