@@ -11,12 +11,16 @@ stopping, on the platform-free data of tests/test_golden.py.
 """
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 import test_golden
 from _platform import perturbed_platform
-from _tiers import sampled
+from _tiers import SLOW, sampled
 
 import gpuboost
 from gpuboost.backends.cpu.jit import CPU_KERNELS_ENV_VAR
@@ -45,6 +49,7 @@ CASES = {
     ),
 }
 N_ROUNDS = 25
+REPO_ROOT = Path(__file__).resolve().parents[1]
 EARLY_STOPPING_ROUNDS = 4
 
 
@@ -130,3 +135,71 @@ def test_the_perturbation_is_seen_by_code_that_uses_the_platform(monkeypatch):
     assert not np.array_equal(plain[0], perturbed[0])
     assert not np.array_equal(plain[1], perturbed[1])
     assert plain[2] != perturbed[2]
+
+
+# ---- other CPU code paths: NumPy without its SIMD loops, Numba for a generic x86-64 -------
+_HASHES_SCRIPT = """
+import json, sys
+sys.path.insert(0, "tests")
+import numpy as np
+from numpy._core import _multiarray_umath as umath
+import test_golden
+from gpuboost.backends import get_backend
+names = json.loads(sys.argv[1])
+disabled = [f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f)]
+print(json.dumps({
+    "backend": type(get_backend("cpu")).__name__,
+    "simd_left": disabled,
+    "numba_cpu": __import__("numba").config.CPU_NAME,
+    "hashes": {name: test_golden._train_and_hash(name, "cpu") for name in names},
+}))
+"""
+
+
+def _numpy_dispatch_features():
+    """NumPy's run-time dispatched CPU features that this CPU has (those
+    NPY_DISABLE_CPU_FEATURES may turn off; the baseline cannot be)."""
+    from numpy._core import _multiarray_umath as umath
+
+    return [name for name in umath.__cpu_dispatch__ if umath.__cpu_features__.get(name)]
+
+
+def _hashes_in_a_subprocess(names, env, tmp_path):
+    completed = subprocess.run(
+        [sys.executable, "-c", _HASHES_SCRIPT, json.dumps(sorted(names))],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env={**os.environ, **env},
+        timeout=600,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return json.loads(completed.stdout.splitlines()[-1])
+
+
+#: Golden configurations of the fast tier's run (NumPy reference, no SIMD).
+WITHOUT_SIMD_FAST = ("logistic_goss", "poisson", "softprob", "tweedie", "rank_ndcg")
+
+
+@pytest.mark.parametrize(
+    "kernels, numba_cpu, names",
+    [
+        ("numpy", None, WITHOUT_SIMD_FAST),
+        pytest.param("numba", "generic", tuple(test_golden.CONFIGURATIONS), marks=SLOW),
+    ],
+)
+def test_golden_hashes_without_numpys_simd_and_with_generic_compiled_code(
+    kernels, numba_cpu, names, tmp_path
+):
+    """The golden hashes with NumPy's dispatched SIMD loops off (NPY_DISABLE_CPU_FEATURES)
+    and, in the slow tier, the compiled kernels built for a generic x86-64
+    (NUMBA_CPU_NAME=generic: no AVX, other vectorization; in a cache folder of its own)."""
+    features = _numpy_dispatch_features()
+    env = {CPU_KERNELS_ENV_VAR: kernels, "NPY_DISABLE_CPU_FEATURES": " ".join(features)}
+    if numba_cpu is not None:
+        env.update(NUMBA_CPU_NAME=numba_cpu, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    result = _hashes_in_a_subprocess(names, env, tmp_path)
+    assert result["backend"] == ("CpuBackend" if kernels == "numba" else "NumpyBackend")
+    assert result["simd_left"] == []  # every dispatched feature was off
+    assert result["numba_cpu"] == numba_cpu
+    assert result["hashes"] == {name: test_golden.GOLDEN[name] for name in names}
