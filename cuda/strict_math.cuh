@@ -87,7 +87,8 @@ constexpr double STRICT_EXP_LN2_OVER_N_LO = 0x1.a39ef35793c76p-39;
 constexpr double STRICT_LN2_HI = 0x1.62e42fefa3800p-1;
 constexpr double STRICT_LN2_LO = 0x1.ef35793c76730p-45;
 constexpr double STRICT_LN2 = 0x1.62e42fefa39efp-1;
-constexpr double STRICT_INV_LN2 = 0x1.71547652b82fep+0;
+constexpr double STRICT_INV_LN2_HI = 0x1.7154765200000p+0;
+constexpr double STRICT_INV_LN2_LO = 0x1.705fc2eefa200p-33;
 constexpr double STRICT_SQRT2 = 0x1.6a09e667f3bcdp+0;
 constexpr double STRICT_TWO_54 = 0x1.0000000000000p+54;
 constexpr double STRICT_EXP_CLAMP = 0x1.1300000000000p+10;
@@ -194,5 +195,12 @@ GPUBOOST_DEVICE_INLINE double strict_log2(double x) {
   if (!(x > 0.0 && x < __longlong_as_double(0x7FF0000000000000LL))) return strict_log_special(x);
   double k, f, hfsq, correction;
   strict_log_parts(x, k, f, hfsq, correction);
-  return k + (f - (hfsq - correction)) * STRICT_INV_LN2;
+  const double hi = __longlong_as_double(
+      __double_as_longlong(f - hfsq) & static_cast<long long>(0xFFFFFFFF00000000ULL));
+  const double lo = ((f - hi) - hfsq) + correction;
+  const double value_hi = hi * STRICT_INV_LN2_HI;
+  double value_lo = (lo + hi) * STRICT_INV_LN2_LO + lo * STRICT_INV_LN2_HI;
+  const double w = k + value_hi;
+  value_lo = value_lo + ((k - w) + value_hi);
+  return value_lo + w;
 }

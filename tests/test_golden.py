@@ -237,7 +237,7 @@ GOLDEN = {
     "poisson": "0cce61cf9e3247c09ea7220518fa483f8a0d03ed7ce04db050cac26901ee6b90",
     "quantile": "9648897eb2d1593dff222de9bf08cff5695071a6a17b4afb9cdc440689b80449",
     "rank_map_lossguide": "82711656df66979b0a3a5c5a3319eba3a99bed5ca345ca5e459c5aabe9e1ce29",
-    "rank_ndcg": "b11ad980d64f36767c5b968464180f0aa2a25b291f1a61c221bb416b6ee2d0fb",
+    "rank_ndcg": "21f938778ee30ed24501476323a9cb496b3782c58076b279c586efc6bc4fc99f",
     "rank_pairwise": "756e8f93c2d1c62590867274d8cf909750bafc325b3550e66d71b006a5a253cb",
     "regularized": "ad6904eed5a54fcd3fbbdb1ccc1f66cea7e84fb2d29767786d37036001d6b566",
     "softmax_lossguide": "2e79004fbf6dab8bc119a463ed3ae9afd26c02a0037d74825f40620dd6a983f6",

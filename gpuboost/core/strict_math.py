@@ -47,7 +47,11 @@ Algorithms
     ``L_hi + L_lo = ln 2`` and 42 significant bits in ``L_hi`` (``k * L_hi`` is exact).
     ``log(0) = -inf``, negative arguments and NaN give NaN, ``log(inf) = inf``.
 ``log2(x)``
-    ``k + (f - (hfsq - s (hfsq + R))) * (1 / ln 2)``: exact for powers of two.
+    ``log(m) / ln 2`` in two parts: ``hi = f - hfsq`` with its low 32 bits cleared,
+    ``lo = ((f - hi) - hfsq) + s (hfsq + R)``; ``v_hi = hi * I_hi`` (exact: 21 and 32
+    bits), ``v_lo = (lo + hi) * I_lo + lo * I_hi`` with ``I_hi + I_lo = 1 / ln 2``; then
+    ``w = k + v_hi``, ``v_lo = v_lo + ((k - w) + v_hi)``, ``log2(x) = v_lo + w``. Exact
+    for powers of two.
 ``lgamma(x)``, ``x > 0``
     For an integer ``x <= 23``, ``log((x - 1)!)`` (the factorial is exact in float64);
     otherwise ``x`` is raised to ``z >= 16`` by ``z = x + i``, with the product ``P =
@@ -78,8 +82,11 @@ EXP_LN2_OVER_N_LO = float.fromhex("0x1.a39ef35793c76p-39")
 LN2_HI = float.fromhex("0x1.62e42fefa3800p-1")
 LN2_LO = float.fromhex("0x1.ef35793c76730p-45")
 LN2 = float.fromhex("0x1.62e42fefa39efp-1")
-#: 1 / ln 2 rounded.
-INV_LN2 = float.fromhex("0x1.71547652b82fep+0")
+#: 1 / ln 2 = INV_LN2_HI + INV_LN2_LO; the high part has 32 bits.
+INV_LN2_HI = float.fromhex("0x1.7154765200000p+0")
+INV_LN2_LO = float.fromhex("0x1.705fc2eefa200p-33")
+#: The high 32 bits of a float64 (its low 32 bits cleared): 0xFFFFFFFF00000000.
+HIGH_WORD_MASK = -(2**32)
 #: 1 / i! for i = 2..6, rounded (exp's polynomial).
 EXP_COEFFICIENTS = tuple(
     float.fromhex(h)
@@ -364,8 +371,13 @@ def log2(xp, x):
     """
     x = _as_float64(xp, x)
     k, f, hfsq, correction = _log_parts(xp, _positive_finite(xp, x))
-    result = k + (f - (hfsq - correction)) * INV_LN2
-    return _log_special(xp, x, result)
+    hi = ((f - hfsq).view(np.int64) & HIGH_WORD_MASK).view(np.float64)
+    lo = ((f - hi) - hfsq) + correction
+    value_hi = hi * INV_LN2_HI
+    value_lo = (lo + hi) * INV_LN2_LO + lo * INV_LN2_HI
+    w = k + value_hi
+    value_lo = value_lo + ((k - w) + value_hi)
+    return _log_special(xp, x, value_lo + w)
 
 
 @_quiet

@@ -18,7 +18,9 @@ from ...core.strict_math import (
     EXP_TABLE_HI,
     EXP_TABLE_LO,
     EXP_TABLE_SIZE,
-    INV_LN2,
+    HIGH_WORD_MASK,
+    INV_LN2_HI,
+    INV_LN2_LO,
     LN2,
     LN2_HI,
     LN2_LO,
@@ -141,4 +143,10 @@ def log2(x):
     if not (x > 0.0 and x < np.inf):
         return _log_special(x)
     k, f, hfsq, correction = _log_parts(x)
-    return k + (f - (hfsq - correction)) * INV_LN2
+    hi = np.int64(np.float64(f - hfsq).view(np.int64) & HIGH_WORD_MASK).view(np.float64)
+    lo = ((f - hi) - hfsq) + correction
+    value_hi = hi * INV_LN2_HI
+    value_lo = (lo + hi) * INV_LN2_LO + lo * INV_LN2_HI
+    w = k + value_hi
+    value_lo = value_lo + ((k - w) + value_hi)
+    return value_lo + w

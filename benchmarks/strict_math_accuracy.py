@@ -1,0 +1,167 @@
+"""Accuracy and speed of gpuboost's platform-independent functions (issue 28;
+gpuboost.core.strict_math, docs/DESIGN.md "Platform-independent arithmetic").
+
+Accuracy: for each function, ``--n`` random arguments over its whole useful range (and
+the range that matters to training, |x| <= 40 for exp), compared with the exact value
+(Python's :mod:`decimal` at 40 significant digits, correctly rounded there): the largest
+error in ulps of the correctly rounded result and the share of results that are
+correctly rounded (error <= 0.5 ulp). ``lgamma`` is compared with ``math.lgamma`` (glibc;
+itself not exact), as an absolute error where |lgamma| < 1 and in ulps elsewhere.
+
+Speed: ns per element of the compiled scalar function in a Numba loop (what the CPU
+gradient kernels call), the vectorized NumPy version (the NumPy reference backend and
+the array code), NumPy's own ufunc and the C library's function called from the same
+kind of Numba loop (``math.exp`` compiles to libm's ``exp``), on 4M arguments.
+
+    python benchmarks/strict_math_accuracy.py            # 1M arguments per function
+    python benchmarks/strict_math_accuracy.py --n 20000  # quick
+"""
+
+import argparse
+import math
+import multiprocessing
+import platform
+import time
+from decimal import Decimal, localcontext
+
+import numpy as np
+
+from gpuboost.core import strict_math
+
+FUNCTIONS = ("exp", "exp2", "log", "log2")
+
+
+def _arguments(name, n, rng):
+    half = n // 2
+    if name == "exp":
+        return np.concatenate([rng.uniform(-745.0, 709.78, half), rng.uniform(-40, 40, n - half)])
+    if name == "exp2":
+        return np.concatenate([rng.uniform(-1074.0, 1023.9, half), rng.uniform(-60, 60, n - half)])
+    # log, log2: every binade (subnormals included) and [0.5, 2).
+    bits = rng.integers(1, 0x7FF0000000000000, half, dtype=np.int64).view(np.float64)
+    return np.concatenate([bits, rng.uniform(0.5, 2.0, n - half)])
+
+
+def _exact(name, x):
+    with localcontext() as context:
+        context.prec = 40
+        argument = Decimal(float(x))
+        if name == "exp":
+            return argument.exp()
+        if name == "exp2":
+            return (argument * Decimal(2).ln()).exp()
+        if name == "log":
+            return argument.ln()
+        return argument.ln() / Decimal(2).ln()
+
+
+def _ulp_errors(task):
+    name, arguments, results = task
+    errors = np.empty(len(arguments))
+    for i, (x, result) in enumerate(zip(arguments, results)):
+        exact = _exact(name, x)
+        rounded = float(exact)
+        if rounded == 0.0 or math.isinf(rounded):
+            errors[i] = 0.0 if result == rounded else math.inf
+            continue
+        ulp = Decimal(math.ulp(rounded))
+        errors[i] = float(abs(Decimal(float(result)) - exact) / ulp)
+    return errors
+
+
+def accuracy(n, seed=0, processes=None):
+    rows = []
+    rng = np.random.default_rng(seed)
+    with multiprocessing.Pool(processes) as pool:
+        for name in FUNCTIONS:
+            x = _arguments(name, n, rng)
+            results = getattr(strict_math, name)(np, x)
+            chunks = np.array_split(np.arange(n), 64)
+            errors = np.concatenate(
+                pool.map(_ulp_errors, [(name, x[c], results[c]) for c in chunks])
+            )
+            rows.append((name, n, float(errors.max()), float(np.mean(errors <= 0.5))))
+    x = np.concatenate([rng.uniform(1e-3, 30.0, n // 2), np.exp(rng.uniform(-20, 300, n - n // 2))])
+    ours = strict_math.lgamma(np, x)
+    glibc = np.array([math.lgamma(v) for v in x])
+    small = np.abs(glibc) < 1.0
+    absolute = float(np.max(np.abs(ours - glibc)[small])) if small.any() else 0.0
+    ulps = np.abs(ours - glibc)[~small] / np.array([math.ulp(v) for v in glibc[~small]])
+    rows.append(("lgamma", n, float(ulps.max()), absolute))
+    return rows
+
+
+def _timed(function, *args, repeats=5):
+    best = math.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function(*args)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def speed(n=4_000_000, seed=1):
+    from numba import njit
+
+    from gpuboost.backends.cpu import strict_math as compiled
+
+    def loop(scalar):
+        @njit
+        def apply(x, out):
+            for i in range(x.shape[0]):
+                out[i] = scalar(x[i])
+
+        return apply
+
+    libm = {"exp": math.exp, "log": math.log, "exp2": lambda v: 2.0**v, "log2": math.log2}
+    rng = np.random.default_rng(seed)
+    rows = []
+    for name in FUNCTIONS:
+        x = rng.uniform(-40.0, 40.0, n) if name.startswith("exp") else rng.uniform(1e-3, 1e3, n)
+        out = np.empty_like(x)
+        ours, theirs = loop(getattr(compiled, name)), loop(njit(libm[name]))
+        ours(x[:10], out[:10]), theirs(x[:10], out[:10])  # compile
+        rows.append(
+            (
+                name,
+                1e9 * _timed(ours, x, out) / n,
+                1e9 * _timed(getattr(strict_math, name), np, x, repeats=2) / n,
+                1e9 * _timed(getattr(np, name), x) / n,
+                1e9 * _timed(theirs, x, out) / n,
+            )
+        )
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1_000_000, help="arguments per function")
+    parser.add_argument("--skip-accuracy", action="store_true")
+    arguments = parser.parse_args()
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            cpu = next(line.split(":", 1)[1].strip() for line in cpuinfo if "model name" in line)
+    except (OSError, StopIteration):
+        pass
+    print(f"machine: {cpu}, NumPy {np.__version__}")
+    if not arguments.skip_accuracy:
+        print("\n| function | arguments | max error (ulp) | correctly rounded |")
+        print("|---|---|---|---|")
+        for name, n, worst, share in accuracy(arguments.n)[:-1]:
+            print(f"| {name} | {n:,} | {worst:.3f} | {100 * share:.3f} % |")
+        name, n, worst, absolute = accuracy(min(arguments.n, 200_000))[-1]
+        print(
+            f"| lgamma (against glibc) | {n:,} | {worst:.2f} where abs >= 1 | "
+            f"abs error {absolute:.1e} where abs < 1 |"
+        )
+    print(
+        "\n| function | compiled (ns/elem) | vectorized NumPy version | NumPy's ufunc | libm in a Numba loop |"
+    )
+    print("|---|---|---|---|---|")
+    for name, ours, vectorized, numpy_ufunc, libm in speed():
+        print(f"| {name} | {ours:.2f} | {vectorized:.1f} | {numpy_ufunc:.2f} | {libm:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
