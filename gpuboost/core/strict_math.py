@@ -53,16 +53,24 @@ Algorithms
     ``w = k + v_hi``, ``v_lo = v_lo + ((k - w) + v_hi)``, ``log2(x) = v_lo + w``. Exact
     for powers of two.
 ``lgamma(x)``, ``x > 0``
-    For an integer ``x <= 23``, ``log((x - 1)!)`` (the factorial is exact in float64);
-    otherwise ``x`` is raised to ``z >= 16`` by ``z = x + i``, with the product ``P =
-    x (x + 1) ... (x + i - 1)``, and ``lgamma(x) = (z - 1/2) log z - z + log(2 pi) / 2
-    + S(1/z) - log P``, ``S`` the first 7 terms of Stirling's series. Its error is
-    absolute (below ``3e-14``) where ``lgamma`` crosses 0 (near 1 and 2), relative
-    elsewhere (benchmarks/RESULTS.md, "Platform-independent arithmetic").
+    For an integer ``x <= 23``, ``log((x - 1)!)`` (the factorial is exact in float64).
+    For ``|x - 1| <= 1/16`` and ``|x - 2| <= 1/16``, where lgamma crosses 0, its Taylor
+    series there (``-gamma t + sum (-1)**k zeta(k) t**k / k`` at 1, with ``zeta(k) - 1``
+    and ``1 - gamma`` at 2), the leading product exact. Elsewhere, in double-double
+    arithmetic (pairs ``hi + lo`` with Knuth's two-sum and Dekker's two-product, no FMA):
+    ``x`` is raised to ``z >= 16`` by ``z = x + i`` with ``P = x (x + 1) ... (x + i -
+    1)``, and ``lgamma(x) = (z - 1/2) log z - z + log(2 pi) / 2 + S(1/z) - log P``, ``S``
+    the first 7 terms of Stirling's series and ``log`` a double-double logarithm (a
+    table of ``log(1 + j/64)`` derived with :mod:`decimal`), so the cancellation between
+    the two large terms costs nothing. Vectorized only: the metrics call it through the
+    array module.
 
-Accuracy (``benchmarks/strict_math_accuracy.py``, RESULTS.md): ``exp``, ``exp2`` and
-``log`` are within 1 ulp of the correctly rounded result for every argument.
+Accuracy (``benchmarks/strict_math_accuracy.py``, benchmarks/RESULTS.md): every function
+is within 1 ulp of the exact value (below 0.75 ulp in the measurements), and correctly
+rounded for more than 96 % of the arguments.
 """
+
+import math
 
 import numpy as np
 
@@ -140,6 +148,102 @@ STIRLING_COEFFICIENTS = tuple(
 LGAMMA_SHIFT_TO = 16.0
 #: lgamma of integers up to this is log((x - 1)!), with the factorial exact.
 LGAMMA_EXACT_FACTORIAL_MAX = 23
+#: (n - 1)! for n = 1 .. LGAMMA_EXACT_FACTORIAL_MAX (exact in float64).
+_FACTORIALS = np.array([float(math.factorial(n - 1)) for n in range(1, 24)])
+#: log(2 pi) / 2 = HALF_LOG_2PI + HALF_LOG_2PI_LO.
+HALF_LOG_2PI_LO = float.fromhex("-0x1.65b5a1b7ff5dfp-55")
+#: lgamma(1 + t) = t (-gamma) + sum over k >= 2 of LGAMMA_NEAR_ONE[k - 2] t**k, where
+#: -gamma = LGAMMA_NEAR_ONE_LINEAR + LGAMMA_NEAR_ONE_LINEAR_LO and the coefficients are
+#: (-1)**k zeta(k) / k, rounded.
+LGAMMA_NEAR_ONE_LINEAR = float.fromhex("-0x1.2788cfc6fb619p-1")
+LGAMMA_NEAR_ONE_LINEAR_LO = float.fromhex("0x1.6cb90701fbfabp-58")
+LGAMMA_NEAR_ONE = tuple(
+    float.fromhex(h)
+    for h in (
+        "0x1.a51a6625307d3p-1",
+        "-0x1.9a4d55beab2d7p-2",
+        "0x1.151322ac7d848p-2",
+        "-0x1.a8b9c17aa6149p-3",
+        "0x1.5b40cb100c306p-3",
+        "-0x1.2703a1dcea3aep-3",
+        "0x1.010b36af86397p-3",
+        "-0x1.c806706d57db4p-4",
+        "0x1.9a01e385d5f8fp-4",
+        "-0x1.748c33114c6d6p-4",
+        "0x1.556ad63243bc4p-4",
+        "-0x1.3b1d971fc5985p-4",
+        "0x1.2496df8320c5fp-4",
+        "-0x1.11133476e7fe0p-4",
+        "0x1.00010064cdeb2p-4",
+        "-0x1.e1e2d311e8abdp-5",
+        "0x1.c71ce3a20b419p-5",
+        "-0x1.af28a1b5688a0p-5",
+        "0x1.9999b3352d5bap-5",
+        "-0x1.86186db77bfbfp-5",
+        "0x1.745d1d1778df9p-5",
+        "-0x1.642c88591b66dp-5",
+        "0x1.555556aaafdcdp-5",
+        "-0x1.47ae151eb9fb7p-5",
+        "0x1.3b13b189d925ep-5",
+        "-0x1.2f684c00002bcp-5",
+        "0x1.24924936db7bcp-5",
+        "-0x1.1a7b961a7b9aap-5",
+        "0x1.111111155556dp-5",
+        "-0x1.08421086318cep-5",
+        "0x1.0000000100002p-5",
+        "-0x1.f07c1f08ba2eap-6",
+    )
+)
+#: lgamma(2 + t) = t (1 - gamma) + sum over k >= 2 of LGAMMA_NEAR_TWO[k - 2] t**k:
+#: (-1)**k (zeta(k) - 1) / k, rounded.
+LGAMMA_NEAR_TWO_LINEAR = float.fromhex("0x1.b0ee6072093cep-2")
+LGAMMA_NEAR_TWO_LINEAR_LO = float.fromhex("0x1.6cb90701fbfabp-58")
+LGAMMA_NEAR_TWO = tuple(
+    float.fromhex(h)
+    for h in (
+        "0x1.4a34cc4a60fa6p-2",
+        "-0x1.13e001a557607p-4",
+        "0x1.51322ac7d8483p-6",
+        "-0x1.e404fc218f5f2p-8",
+        "0x1.7add6eadb6c30p-9",
+        "-0x1.38ac5c2bf8e08p-10",
+        "0x1.0b36af86396e9p-11",
+        "-0x1.d3fd4c76d2fc8p-13",
+        "0x1.a127b0f17d65ap-14",
+        "-0x1.78de5bd7c81efp-15",
+        "0x1.580dcee66eb02p-16",
+        "-0x1.3cbc963ce2243p-17",
+        "0x1.2597a39f34aacp-18",
+        "-0x1.11b2eb7679541p-19",
+        "0x1.0064cdeb22f0fp-20",
+        "-0x1.e2600d93cfd2fp-22",
+        "0x1.c76bbb3f07a4dp-23",
+        "-0x1.af5a6cbbf8a97p-24",
+        "0x1.99b93c2070b0fp-25",
+        "-0x1.862c734df3eacp-26",
+        "0x1.7469daccfadcdp-27",
+        "-0x1.6434a8447aeadp-28",
+        "0x1.555a877ffd2c3p-29",
+        "-0x1.47b1679258d0ep-30",
+        "0x1.3b15d2b2fc10cp-31",
+        "-0x1.2f69a9fabe3e0p-32",
+        "0x1.24932a337434cp-33",
+        "-0x1.1a7c26ec2523cp-34",
+        "0x1.11116e693ed98p-35",
+        "-0x1.08424cbc543d8p-36",
+        "0x1.000026e3f644fp-37",
+        "-0x1.f07c514fc9f0ap-39",
+    )
+)
+#: lgamma uses those series for |x - 1| and |x - 2| up to this (where lgamma is near 0).
+LGAMMA_NEAR_ROOT = 0.0625
+#: 1 / 12 = TWELFTH + TWELFTH_LO (the first coefficient of Stirling's series).
+TWELFTH = float.fromhex("0x1.5555555555555p-4")
+TWELFTH_LO = float.fromhex("0x1.5555555555555p-58")
+#: Veltkamp's splitter 2**27 + 1 (a float64 into two halves of 26 bits).
+SPLITTER = 134217729.0
+#: log's table size in the double-double logarithm of lgamma: log(1 + j / 64).
+DD_LOG_TABLE_SIZE = 64
 #: 2**(j/64) = EXP_TABLE_HI[j] + EXP_TABLE_LO[j].
 _EXP_TABLE = (
     ("0x1.0000000000000p+0", "0x0.0p+0"),
@@ -380,9 +484,146 @@ def log2(xp, x):
     return _log_special(xp, x, value_lo + w)
 
 
+# ---- lgamma: double-double arithmetic (a value is hi + lo, |lo| <= ulp(hi) / 2) ------
+def _two_sum(a, b):
+    """``(s, e)`` with ``s = fl(a + b)`` and ``s + e = a + b`` exactly (Knuth)."""
+    s = a + b
+    b_virtual = s - a
+    return s, (a - (s - b_virtual)) + (b - b_virtual)
+
+
+def _fast_two_sum(a, b):
+    """As :func:`_two_sum` for ``|a| >= |b|`` (Dekker)."""
+    s = a + b
+    return s, b - (s - a)
+
+
+def _split(xp, a):
+    """Veltkamp's split of ``a`` into two 26-bit halves (scaled where it would overflow)."""
+    big = xp.abs(a) > 2.0**900
+    scaled = xp.where(big, a * 2.0**-64, a)
+    c = SPLITTER * scaled
+    hi = c - (c - scaled)
+    lo = scaled - hi
+    return xp.where(big, hi * 2.0**64, hi), xp.where(big, lo * 2.0**64, lo)
+
+
+def _two_product(xp, a, b):
+    """``(p, e)`` with ``p = fl(a * b)`` and ``p + e = a * b`` exactly, without an FMA."""
+    p = a * b
+    a_hi, a_lo = _split(xp, a)
+    b_hi, b_lo = _split(xp, b)
+    return p, ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+
+
+def _dd_add(xp, a, b):
+    s, e = _two_sum(a[0], b[0])
+    return _fast_two_sum(s, e + (a[1] + b[1]))
+
+
+def _dd_multiply(xp, a, b):
+    p, e = _two_product(xp, a[0], b[0])
+    return _fast_two_sum(p, e + (a[0] * b[1] + a[1] * b[0]))
+
+
+_DD_LOG_TABLE = []
+
+
+def _dd_log_table():
+    """``log(1 + j / 64)`` as (hi, lo) arrays, derived once with :mod:`decimal` (exact
+    decimal arithmetic, the same on every machine)."""
+    if not _DD_LOG_TABLE:
+        from decimal import Decimal, localcontext  # stdlib; only lgamma needs it
+        from fractions import Fraction
+
+        with localcontext() as context:
+            context.prec = 50
+            exact = [Fraction((1 + Decimal(j) / DD_LOG_TABLE_SIZE).ln()) for j in range(64)]
+        hi = [float(value) for value in exact]
+        lo = [float(value - Fraction(h)) for value, h in zip(exact, hi)]
+        _DD_LOG_TABLE.append((np.array(hi), np.array(lo)))
+    return _DD_LOG_TABLE[0]
+
+
+def _dd_log(xp, value):
+    """Double-double ``log`` of a positive finite double-double ``value``, to about
+    ``2**-100`` relative: ``x = 2**k m``, ``m = c (1 + v)`` with ``c = 1 + j / 64``,
+    ``log x = k ln 2 + log c + log(1 + v)`` with ``|v| < 1 / 64``."""
+    x = value[0]
+    subnormal = x < float.fromhex("0x1p-1022")
+    scaled = xp.where(subnormal, x * TWO_54, x)
+    bits = scaled.view(np.int64)
+    k = (((bits >> 52) & 0x7FF) - 1023 - xp.where(subnormal, 54, 0)).astype(np.float64)
+    j = (bits >> 46) & (DD_LOG_TABLE_SIZE - 1)
+    m = ((bits & 0x000FFFFFFFFFFFFF) | 0x3FF0000000000000).view(np.float64)
+    c = 1.0 + j.astype(np.float64) * (1.0 / DD_LOG_TABLE_SIZE)
+    u = m - c  # exact, in [0, 1 / 64)
+    v_hi = u / c
+    p, e = _two_product(xp, v_hi, c)
+    v_lo = ((u - p) - e) / c
+    # log(1 + v) = v - v**2 / 2 + v**3 (1/3 - v/4 + ... - v**10 / 13).
+    square, square_lo = _two_product(xp, v_hi, v_hi)
+    square_lo = square_lo + 2.0 * v_hi * v_lo
+    tail = 1.0 / 13.0
+    for n in range(12, 2, -1):
+        tail = (1.0 / n) - v_hi * tail
+    cubic = v_hi * square * tail
+    log1p = _dd_add(xp, (v_hi, v_lo), (-0.5 * square, -0.5 * square_lo + cubic))
+    table_hi, table_lo = _dd_log_table()
+    table = (xp.asarray(table_hi)[j], xp.asarray(table_lo)[j])
+    total = _dd_add(xp, _dd_add(xp, (k * LN2_HI, k * LN2_LO), table), log1p)
+    # The low part of the argument: log(hi + lo) = log(hi) + lo / hi (to 2**-106).
+    return _dd_add(xp, total, (value[1] / x, xp.zeros_like(x)))
+
+
+def _near_root(xp, t, linear, linear_lo, coefficients):
+    """``t (linear + linear_lo) + sum of coefficients[i] t**(i + 2)``, the leading product
+    kept exact."""
+    series = coefficients[-1]
+    for coefficient in coefficients[-2::-1]:
+        series = coefficient + t * series
+    p, e = _two_product(xp, t, linear)
+    return p + ((e + linear_lo * t) + (t * t) * series)
+
+
+def _stirling(xp, x):
+    """lgamma(x), x > 0 finite, in double-double: raised to ``z >= 16`` (``z = x + i``
+    and ``P = x (x + 1) ... (x + i - 1)``, both double-double), then
+    ``(z - 1/2) log z - z + log(2 pi) / 2 + S(1 / z) - log P``."""
+    zero = xp.zeros_like(x)
+    z = (x, zero)
+    product = (xp.ones_like(x), zero)
+    for _ in range(int(LGAMMA_SHIFT_TO)):
+        below = z[0] < LGAMMA_SHIFT_TO
+        multiplied = _dd_multiply(xp, product, z)
+        product = tuple(xp.where(below, m, p) for m, p in zip(multiplied, product))
+        raised = _dd_add(xp, z, (xp.ones_like(x), zero))
+        z = tuple(xp.where(below, r, current) for r, current in zip(raised, z))
+    # S(w) = w / 12 + w**3 T(w**2): the leading term in double-double (w = 1 / z too).
+    w = 1.0 / z[0]
+    p, e = _two_product(xp, z[0], w)
+    w_dd = (w, ((1.0 - p) - e - z[1] * w) / z[0])
+    w2 = w * w
+    tail = STIRLING_COEFFICIENTS[-1]
+    for coefficient in STIRLING_COEFFICIENTS[-2:0:-1]:
+        tail = coefficient + w2 * tail
+    leading = _dd_multiply(xp, w_dd, (xp.full_like(x, TWELFTH), xp.full_like(x, TWELFTH_LO)))
+    half_less = _dd_add(xp, z, (xp.full_like(x, -0.5), zero))
+    result = _dd_multiply(xp, half_less, _dd_log(xp, z))
+    result = _dd_add(xp, result, (-z[0], -z[1]))
+    result = _dd_add(xp, result, (xp.full_like(x, HALF_LOG_2PI), xp.full_like(x, HALF_LOG_2PI_LO)))
+    result = _dd_add(xp, result, leading)
+    result = _dd_add(xp, result, (w * w2 * tail, zero))
+    log_product = _dd_log(xp, product)
+    result = _dd_add(xp, result, (-log_product[0], -log_product[1]))
+    value = result[0] + result[1]
+    # Beyond about 2.556e305, lgamma exceeds the largest float64 (inf - inf gave NaN).
+    return xp.where((value != value) & (x > 1e300), np.inf, value)
+
+
 @_quiet
 def lgamma(xp, x):
-    """``log(Gamma(x))`` for ``x > 0``, the same bits on every platform.
+    """``log(Gamma(x))`` for ``x > 0``, the same bits on every platform (module docstring).
 
     Parameters
     ----------
@@ -397,23 +638,22 @@ def lgamma(xp, x):
     x = _as_float64(xp, x)
     valid = (x > 0.0) & (x < np.inf)
     z = xp.where(valid, x, 1.0)
-    # Integers up to LGAMMA_EXACT_FACTORIAL_MAX: log of the exact factorial.
-    small_integer = (z == xp.floor(z)) & (z <= LGAMMA_EXACT_FACTORIAL_MAX)
-    factorial = xp.ones_like(z)
-    for i in range(2, LGAMMA_EXACT_FACTORIAL_MAX):
-        factorial = xp.where(z > i, factorial * float(i), factorial)
-    # Others: raise to z >= LGAMMA_SHIFT_TO, then Stirling's series.
-    product = xp.ones_like(z)
-    for _ in range(int(LGAMMA_SHIFT_TO)):
-        below = z < LGAMMA_SHIFT_TO
-        product = xp.where(below, product * z, product)
-        z = xp.where(below, z + 1.0, z)
-    w = 1.0 / z
-    w2 = w * w
-    series = STIRLING_COEFFICIENTS[-1]
-    for coefficient in STIRLING_COEFFICIENTS[-2::-1]:
-        series = coefficient + w2 * series
-    stirling = ((z - 0.5) * log(xp, z) - z) + (HALF_LOG_2PI + w * series)
-    result = xp.where(small_integer, log(xp, factorial), stirling - log(xp, product))
-    special = xp.where(x == np.inf, x, np.nan)
-    return xp.where(valid, result, special)
+    result = xp.where(x == np.inf, x, np.nan)
+    # Integers up to LGAMMA_EXACT_FACTORIAL_MAX: log((z - 1)!), the factorial exact.
+    small_integer = valid & (z == xp.floor(z)) & (z <= LGAMMA_EXACT_FACTORIAL_MAX)
+    near_one = valid & ~small_integer & (xp.abs(z - 1.0) <= LGAMMA_NEAR_ROOT)
+    near_two = valid & ~small_integer & (xp.abs(z - 2.0) <= LGAMMA_NEAR_ROOT)
+    elsewhere = valid & ~(small_integer | near_one | near_two)
+    # Each branch on its own elements only (the Stirling one costs some 300 operations).
+    if bool(xp.any(small_integer)):
+        log_factorials = log(xp, xp.asarray(_FACTORIALS))  # 23 values, then gathered
+        result[small_integer] = log_factorials[z[small_integer].astype(np.int64) - 1]
+    for mask, linear, linear_lo, coefficients, root in (
+        (near_one, LGAMMA_NEAR_ONE_LINEAR, LGAMMA_NEAR_ONE_LINEAR_LO, LGAMMA_NEAR_ONE, 1.0),
+        (near_two, LGAMMA_NEAR_TWO_LINEAR, LGAMMA_NEAR_TWO_LINEAR_LO, LGAMMA_NEAR_TWO, 2.0),
+    ):
+        if bool(xp.any(mask)):
+            result[mask] = _near_root(xp, z[mask] - root, linear, linear_lo, coefficients)
+    if bool(xp.any(elsewhere)):
+        result[elsewhere] = _stirling(xp, z[elsewhere])
+    return result

@@ -176,22 +176,70 @@ def test_special_values(function):
     assert getattr(sm, function)(np, 2.0).shape == ()  # 0-d in, 0-d out
 
 
-def test_lgamma_against_the_c_library():
-    rng = np.random.default_rng(3)
-    x = np.concatenate([rng.uniform(1e-3, 30.0, 4000), np.exp(rng.uniform(-20, 300, 2000)),
-                        np.arange(1.0, 40.0), [0.5, 1.5, 2.5]])  # fmt: skip
+def test_lgamma_constants():
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.prec = 200
+
+    def pair(value):
+        hi = float(value)
+        return hi, float(value - mpmath.mpf(hi))
+
+    gamma = mpmath.euler
+    assert (sm.LGAMMA_NEAR_ONE_LINEAR, sm.LGAMMA_NEAR_ONE_LINEAR_LO) == pair(-gamma)
+    assert (sm.LGAMMA_NEAR_TWO_LINEAR, sm.LGAMMA_NEAR_TWO_LINEAR_LO) == pair(1 - gamma)
+    n = len(sm.LGAMMA_NEAR_ONE)
+    assert sm.LGAMMA_NEAR_ONE == tuple(
+        float((-1) ** k * mpmath.zeta(k) / k) for k in range(2, n + 2)
+    )
+    assert sm.LGAMMA_NEAR_TWO == tuple(
+        float((-1) ** k * (mpmath.zeta(k) - 1) / k) for k in range(2, n + 2)
+    )
+    assert (sm.HALF_LOG_2PI, sm.HALF_LOG_2PI_LO) == pair(mpmath.log(2 * mpmath.pi) / 2)
+    assert (sm.TWELFTH, sm.TWELFTH_LO) == pair(mpmath.mpf(1) / 12)
+    table_hi, table_lo = sm._dd_log_table()
+    for j in range(sm.DD_LOG_TABLE_SIZE):
+        assert (table_hi[j], table_lo[j]) == pair(mpmath.log(1 + mpmath.mpf(j) / 64)), j
+
+
+def _lgamma_arguments(rng, n):
+    return np.concatenate(
+        [
+            rng.uniform(1e-3, 30.0, n),
+            rng.uniform(0.5, 2.5, n),  # both roots and the windows' edges
+            1.0 + rng.uniform(-0.07, 0.07, n // 4),
+            2.0 + rng.uniform(-0.07, 0.07, n // 4),
+            np.exp(rng.uniform(-700.0, 700.0, n // 2)),
+            [5e-324, 1e-300, 0.0625, 0.9375, 1.0625, 1.9375, 2.0625, 24.0, 1e300, 1.7e308],
+        ]
+    )
+
+
+def test_lgamma_within_one_ulp():
+    mpmath = pytest.importorskip("mpmath")  # the test extra's high-precision reference
+    mpmath.mp.prec = 120
+    x = _lgamma_arguments(np.random.default_rng(3), 2000)
     result = sm.lgamma(np, x)
-    expected = np.array([math.lgamma(v) for v in x])
-    # Absolute error where lgamma crosses 0 (near 1 and 2): the Stirling value (about 30
-    # at z = 16) minus log P (module docstring).
-    np.testing.assert_allclose(result, expected, rtol=4e-15, atol=3e-14)
+    errors = []
+    for value, got in zip(x, result):
+        exact = mpmath.loggamma(mpmath.mpf(float(value)))
+        errors.append(float(abs((mpmath.mpf(float(got)) - exact) / math.ulp(float(exact)))))
+    assert max(errors) < 1.0, x[int(np.argmax(errors))]
+
+
+def test_lgamma_exact_values_and_special_cases():
     integers = np.arange(1.0, sm.LGAMMA_EXACT_FACTORIAL_MAX + 1)
     exact = [_rounded(Decimal(math.factorial(int(n) - 1)).ln()) if n > 2 else 0.0 for n in integers]
     errors = [abs(r - e) / math.ulp(e or 1.0) for r, e in zip(sm.lgamma(np, integers), exact)]
     assert max(errors) <= 1.0  # log of the exact factorial
     assert sm.lgamma(np, 1.0) == 0.0 and sm.lgamma(np, 2.0) == 0.0
-    special = sm.lgamma(np, np.array([0.0, -1.0, -0.5, np.inf, np.nan]))
-    np.testing.assert_array_equal(special, [np.nan, np.nan, np.nan, np.inf, np.nan])
+    assert sm.lgamma(np, 2.5).shape == ()
+    special = sm.lgamma(np, np.array([0.0, -1.0, -0.5, np.inf, np.nan, -np.inf]))
+    np.testing.assert_array_equal(special, [np.nan, np.nan, np.nan, np.inf, np.nan, np.nan])
+    # Against the C library's (an independent approximation, a few ulps at most).
+    x = _lgamma_arguments(np.random.default_rng(4), 3000)
+    x = x[x < 1e305]  # the C library's overflows (inf: ours too)
+    expected = [math.lgamma(v) for v in x]  # absolute error near the roots: glibc's
+    np.testing.assert_allclose(sm.lgamma(np, x), expected, rtol=1e-14, atol=4e-15)
 
 
 def _random_bit_patterns(rng, n):
