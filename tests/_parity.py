@@ -3,10 +3,9 @@
 Every test that compares the NumPy backend with the CUDA backend (under the CPU
 emulation in CI, on a real GPU in the GPU suite) trains through
 :func:`train_on_both` and compares with :func:`assert_models_match`. The contract
-(docs/DESIGN.md, "Quantization"): byte-identical model files; on a real GPU, for
-objectives that evaluate ``exp``/``log`` on the device (logistic, softmax, ...),
-identical tree structure with leaf values equal to 1e-12 relative
-(``transcendental=True``).
+(docs/DESIGN.md, "Quantization" and "Platform-independent arithmetic"): byte-identical
+model files and evaluation results, for every objective, under the emulation and on a
+real GPU alike.
 """
 
 import collections
@@ -18,8 +17,6 @@ import gpuboost
 from gpuboost.backends.cuda.selfcheck import first_model_difference
 
 __all__ = [
-    "TRANSCENDENTAL_RTOL",
-    "STRUCTURE_ARRAYS",
     "assert_models_match",
     "bits",
     "ParityRun",
@@ -28,67 +25,21 @@ __all__ = [
     "assert_predictions_match",
 ]
 
-#: Relative tolerance of leaf values, gains and covers between a CPU and a real-GPU
-#: model of an objective that evaluates exp / log on the device.
-TRANSCENDENTAL_RTOL = 1e-12
-#: Tree arrays that must match exactly even then (the structure).
-STRUCTURE_ARRAYS = (
-    "feature",
-    "threshold_bin",
-    "threshold",
-    "default_left",
-    "left_child",
-    "right_child",
-    "count",
-)
-
 
 # ---- the comparison helper (reused by the GPU suite) ---------------------------------
-def assert_models_match(model_a, model_b, transcendental=False):
-    """Assert that two Boosters are the same model.
+def assert_models_match(model_a, model_b):
+    """Assert that two Boosters are the same model: byte-identical saved JSON.
 
     Parameters
     ----------
     model_a, model_b : Booster
-    transcendental : bool
-        False: the saved model JSON must be byte-identical (the contract of every
-        objective, and of all objectives under the emulation). True: the contract of
-        objectives evaluating exp / log on a real GPU (binary:logistic, multi:softprob,
-        ...): identical tree structure (features, bins, thresholds, default
-        directions, children, counts) and leaf values, gains, covers and base margin
-        equal to :data:`TRANSCENDENTAL_RTOL` relative.
     """
-    if not transcendental:
-        where = first_model_difference(model_a, model_b)
-        if where is not None:
-            raise AssertionError(
-                f"models differ ({len(model_a.save_raw())} vs {len(model_b.save_raw())} "
-                f"bytes of JSON); first difference: {where}"
-            )
-        return
-    assert model_a.n_outputs == model_b.n_outputs, "different numbers of outputs"
-    assert len(model_a.trees) == len(model_b.trees), (
-        f"{len(model_a.trees)} vs {len(model_b.trees)} trees"
-    )
-    np.testing.assert_allclose(
-        model_a.base_margin, model_b.base_margin, rtol=TRANSCENDENTAL_RTOL, atol=0
-    )
-    for index, (tree_a, tree_b) in enumerate(zip(model_a.trees, model_b.trees)):
-        for name in STRUCTURE_ARRAYS:
-            np.testing.assert_array_equal(
-                getattr(tree_a, name),
-                getattr(tree_b, name),
-                err_msg=f"tree {index}: {name} differs",
-            )
-        for name in ("value", "gain", "cover"):
-            np.testing.assert_allclose(
-                getattr(tree_a, name),
-                getattr(tree_b, name),
-                rtol=TRANSCENDENTAL_RTOL,
-                atol=0,
-                err_msg=f"tree {index}: {name} differs",
-            )
-    assert model_a.best_iteration == model_b.best_iteration
+    where = first_model_difference(model_a, model_b)
+    if where is not None:
+        raise AssertionError(
+            f"models differ ({len(model_a.save_raw())} vs {len(model_b.save_raw())} "
+            f"bytes of JSON); first difference: {where}"
+        )
 
 
 def bits(array):
@@ -141,14 +92,13 @@ def train_on_both(
     return runs
 
 
-def assert_runs_match(runs, transcendental=False):
-    """:func:`assert_models_match` of every run against the first, and (without
-    ``transcendental``) identical evaluation results."""
+def assert_runs_match(runs):
+    """:func:`assert_models_match` of every run against the first, and identical
+    evaluation results."""
     first, *others = runs.values()
     for run in others:
-        assert_models_match(first.model, run.model, transcendental=transcendental)
-        if not transcendental:
-            assert json.dumps(first.evals_result) == json.dumps(run.evals_result)
+        assert_models_match(first.model, run.model)
+        assert json.dumps(first.evals_result) == json.dumps(run.evals_result)
 
 
 def assert_predictions_match(

@@ -141,6 +141,7 @@ def test_a_metric_with_the_platforms_log_fails_the_quick_check(fresh_check, monk
     """The first-use check trains an exp / log objective with an eval set: a metric that
     took the array module's ``log`` (CUDA's on a GPU, one ulp off under the emulation)
     instead of strict_math's is caught, naming the eval histories."""
+
     class PlatformLog:
         def log(self, xp, values):
             return xp.log(values)
