@@ -35,6 +35,16 @@ __all__ = ["reproducible_sum", "reproducible_cumsum", "reproducible_mean"]
 
 #: int64 accumulators: n terms below 2**W sum exactly when W + bit_length(n) <= 62.
 ACCUMULATOR_BITS = 62
+#: Compiled loops for NumPy arrays, registered by gpuboost.backends.cpu.reproducible_sum
+#: when Numba is there: ``"fold_sums"(values, factors) -> int64 sums of every fold`` (or
+#: None to decline), the integers of the array code in one pass.
+_HOST_LOOPS = {}
+
+
+def use_host_loops(loops):
+    """Register compiled loops (see ``_HOST_LOOPS``); they must give the array code's
+    integers."""
+    _HOST_LOOPS.update(loops)
 
 
 def _power_of_two(k):
@@ -55,22 +65,42 @@ def _folds(n_terms):
     return width, -(-(ACCUMULATOR_BITS + length) // width)
 
 
-def _fold_sums(xp, values, axis, reduce):
-    """The folded sums of finite ``values`` (module docstring, steps 1 to 3)."""
+def _power_factors(k):
+    """``2.0**k`` as two float factors whose product, applied in order, is exact: one
+    factor and 1.0 where ``2.0**k`` is a normal float64."""
+    if -1022 <= k <= 1023:
+        return float(2.0**k), 1.0
+    return float(2.0 ** (k >> 1)), float(2.0 ** (k - (k >> 1)))
+
+
+def _fold_sums(xp, values, axis, running=False):
+    """The folded sums of finite ``values`` (module docstring, steps 1 to 3): along
+    ``axis``, or running sums of a 1-D array (``running``)."""
     largest = xp.max(xp.abs(values), axis=axis, keepdims=axis is not None)
     exponent = ((largest.view(np.int64) >> 52) & 0x7FF) - 1022  # largest < 2**exponent
     n_terms = values.size if axis is None else values.shape[axis]
     width, n_folds = _folds(n_terms)
-    if axis is None:  # one quantum: scalings by host powers of two, one multiplication
-        exponent = int(exponent)
+    if axis is None:  # one quantum: scalings by host powers of two
 
         def scale(array, k):
-            if -1022 <= k <= 1023:
-                return array * float(2.0**k)
-            return (array * float(2.0 ** (k >> 1))) * float(2.0 ** (k - (k >> 1)))
+            first, second = _power_factors(k)
+            return (array * first) * second
 
+        exponent = int(exponent)
+        shifts = [exponent - fold * width for fold in range(1, n_folds + 1)]  # quanta 2**shift
+        loop = _HOST_LOOPS.get("fold_sums") if xp is np and not running else None
+        if loop is not None:  # the integer sums of every fold in one compiled pass
+            factors = np.array([[*_power_factors(-k), *_power_factors(k)] for k in shifts])
+            sums = loop(values.ravel(), factors)
+            if sums is not None:
+                total = None
+                for shift, folded in zip(shifts, sums):
+                    term = scale(np.int64(folded).astype(np.float64), shift)
+                    total = term if total is None else total + term
+                return total
     else:
         scale = _scale
+    reduce = xp.cumsum if running else (lambda a: xp.sum(a, axis=axis))
     total = None
     remainder = values
     for fold in range(1, n_folds + 1):
@@ -114,9 +144,9 @@ def reproducible_sum(xp, values, axis=None):
         return xp.sum(values, axis=axis)
     with np.errstate(invalid="ignore", over="ignore"):
         if bool(xp.isfinite(xp.max(xp.abs(values)))):  # no NaN, no inf (the common case)
-            return _fold_sums(xp, values, axis, lambda a: xp.sum(a, axis=axis))
+            return _fold_sums(xp, values, axis)
         finite = xp.isfinite(values)
-        total = _fold_sums(xp, xp.where(finite, values, 0.0), axis, lambda a: xp.sum(a, axis=axis))
+        total = _fold_sums(xp, xp.where(finite, values, 0.0), axis)
         non_finite, any_non_finite = _non_finite(xp, values, finite, axis)
         return xp.where(any_non_finite, non_finite, total)
 
@@ -142,7 +172,7 @@ def reproducible_cumsum(xp, values):
     if not bool(xp.all(xp.isfinite(values))):
         raise ValueError("reproducible_cumsum needs finite values")
     with np.errstate(invalid="ignore", over="ignore"):
-        return _fold_sums(xp, values, None, xp.cumsum)
+        return _fold_sums(xp, values, None, running=True)
 
 
 def reproducible_mean(xp, values, weight=None):

@@ -315,6 +315,23 @@ EXP_TABLE_HI = np.array([float.fromhex(hi) for hi, _ in _EXP_TABLE])
 EXP_TABLE_LO = np.array([float.fromhex(lo) for _, lo in _EXP_TABLE])
 
 
+# ---- compiled loops for NumPy arrays -------------------------------------------------
+#: Registered by gpuboost.backends.cpu.strict_math when Numba is there: name -> f(x) for a
+#: float64 NumPy array, the vectorized function's bits in one compiled pass (or None to
+#: decline). The vectorized code below stays the definition (and runs on CuPy arrays).
+_HOST_LOOPS = {}
+
+
+def use_host_loops(loops):
+    """Register compiled loops (see ``_HOST_LOOPS``); they must give the vectorized bits."""
+    _HOST_LOOPS.update(loops)
+
+
+def _host_loop(xp, name, x):
+    loop = _HOST_LOOPS.get(name) if xp is np else None
+    return None if loop is None else loop(x)
+
+
 # ---- helpers -------------------------------------------------------------------------
 def _as_float64(xp, x):
     return xp.asarray(x, dtype=np.float64)
@@ -383,6 +400,9 @@ def exp(xp, x):
     xp array of the shape of ``x``, float64
     """
     x = _as_float64(xp, x)
+    compiled = _host_loop(xp, "exp", x)
+    if compiled is not None:
+        return compiled
     clamped = _clamped(xp, x, EXP_CLAMP)
     n_float = _rint(clamped * EXP_N_OVER_LN2)
     r = (clamped - n_float * EXP_LN2_OVER_N_HI) - n_float * EXP_LN2_OVER_N_LO
@@ -403,6 +423,9 @@ def exp2(xp, x):
     xp array of the shape of ``x``, float64
     """
     x = _as_float64(xp, x)
+    compiled = _host_loop(xp, "exp2", x)
+    if compiled is not None:
+        return compiled
     clamped = _clamped(xp, x, EXP_CLAMP)
     n_float = _rint(clamped * float(EXP_TABLE_SIZE))
     r = (clamped - n_float * (1.0 / EXP_TABLE_SIZE)) * LN2
@@ -455,6 +478,9 @@ def log(xp, x):
         ``-inf`` at 0, NaN for negative arguments and NaN.
     """
     x = _as_float64(xp, x)
+    compiled = _host_loop(xp, "log", x)
+    if compiled is not None:
+        return compiled
     k, f, hfsq, correction = _log_parts(xp, _positive_finite(xp, x))
     result = k * LN2_HI - ((hfsq - (correction + k * LN2_LO)) - f)
     return _log_special(xp, x, result)
@@ -474,6 +500,9 @@ def log2(xp, x):
     xp array of the shape of ``x``, float64
     """
     x = _as_float64(xp, x)
+    compiled = _host_loop(xp, "log2", x)
+    if compiled is not None:
+        return compiled
     k, f, hfsq, correction = _log_parts(xp, _positive_finite(xp, x))
     hi = ((f - hfsq).view(np.int64) & HIGH_WORD_MASK).view(np.float64)
     lo = ((f - hi) - hfsq) + correction

@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from gpuboost.backends.cpu import jit
 from gpuboost.core.reproducible_sum import (
     reproducible_cumsum,
     reproducible_mean,
@@ -85,3 +86,21 @@ def test_cumsum_and_mean():
         reproducible_sum(np, weight)
     )
     assert float(reproducible_mean(np, values)) == float(reproducible_sum(np, values)) / 500
+
+
+@pytest.mark.skipif(not jit.NUMBA_AVAILABLE, reason="needs Numba")
+@pytest.mark.parametrize("n", [1, 5, 70_000, 300_000])
+def test_the_compiled_loop_gives_the_array_codes_integers(n, monkeypatch):
+    """gpuboost.backends.cpu.reproducible_sum's one-pass loop (registered on import) and
+    the array code give the same sums; the loop declines under GPUBOOST_CPU_KERNELS=numpy."""
+    from gpuboost.core import reproducible_sum as module
+
+    assert "fold_sums" in module._HOST_LOOPS
+    rng = np.random.default_rng(n)
+    for values in (_terms(rng, n, 40.0), _terms(rng, n, 0.0) * 1e-310, _terms(rng, n, 700.0)):
+        compiled = float(reproducible_sum(np, values))
+        with monkeypatch.context() as patch:
+            patch.setattr(module, "_HOST_LOOPS", {})
+            assert float(reproducible_sum(np, values)) == compiled
+    monkeypatch.setenv(jit.CPU_KERNELS_ENV_VAR, "numpy")
+    assert module._HOST_LOOPS["fold_sums"](values, np.ones((2, 4))) is None

@@ -270,3 +270,20 @@ def test_compiled_scalar_functions_give_the_vectorized_bits(function):
     apply(x, out)
     expected = getattr(sm, function)(np, x)
     np.testing.assert_array_equal(out.view(np.uint64), expected.view(np.uint64))
+
+
+@pytest.mark.skipif(not jit.NUMBA_AVAILABLE, reason="needs Numba")
+@pytest.mark.parametrize("function", ["exp", "exp2", "log", "log2"])
+def test_compiled_loops_for_numpy_arrays_give_the_vectorized_bits(function, monkeypatch):
+    """gpuboost.backends.cpu.strict_math registers compiled loops that the vectorized
+    functions use on NumPy arrays; they decline under GPUBOOST_CPU_KERNELS=numpy."""
+    assert function in sm._HOST_LOOPS
+    x = _random_bit_patterns(np.random.default_rng(12), 50_000)[:150_000].reshape(-1, 3)
+    compiled = getattr(sm, function)(np, x)
+    assert compiled.shape == x.shape
+    monkeypatch.setattr(sm, "_HOST_LOOPS", {})
+    vectorized = getattr(sm, function)(np, x)
+    np.testing.assert_array_equal(compiled.view(np.uint64), vectorized.view(np.uint64))
+    monkeypatch.undo()
+    monkeypatch.setenv(jit.CPU_KERNELS_ENV_VAR, "numpy")
+    assert sm._HOST_LOOPS[function](x) is None  # the NumPy reference computes itself

@@ -9,6 +9,7 @@ with the vectorized one, bit for bit.
 
 import numpy as np
 
+from ...core import strict_math
 from ...core.strict_math import (
     EXP_CLAMP,
     EXP_COEFFICIENTS,
@@ -29,7 +30,7 @@ from ...core.strict_math import (
     SQRT2,
     TWO_54,
 )
-from .jit import kernel
+from .jit import compiled_kernels_reason, kernel, prange
 
 __all__ = ["exp", "exp2", "log", "log2"]
 
@@ -150,3 +151,55 @@ def log2(x):
     w = k + value_hi
     value_lo = value_lo + ((k - w) + value_hi)
     return value_lo + w
+
+
+# ---- whole NumPy arrays: the vectorized functions' compiled loops ------------------------
+@kernel(parallel=True)
+def _exp_loop(x, out):
+    for i in prange(x.shape[0]):
+        out[i] = exp(x[i])
+
+
+@kernel(parallel=True)
+def _exp2_loop(x, out):
+    for i in prange(x.shape[0]):
+        out[i] = exp2(x[i])
+
+
+@kernel(parallel=True)
+def _log_loop(x, out):
+    for i in prange(x.shape[0]):
+        out[i] = log(x[i])
+
+
+@kernel(parallel=True)
+def _log2_loop(x, out):
+    for i in prange(x.shape[0]):
+        out[i] = log2(x[i])
+
+
+def _array_function(loop):
+    """``f(x)`` for a float64 NumPy array of any shape by ``loop``, or None when the
+    compiled kernels are off (``GPUBOOST_CPU_KERNELS=numpy``: the reference stays NumPy)."""
+
+    def apply(x):
+        if compiled_kernels_reason() is not None:
+            return None
+        flat = np.ascontiguousarray(x).reshape(-1)
+        out = np.empty_like(flat)
+        loop(flat, out)
+        return out.reshape(np.shape(x))
+
+    return apply
+
+
+# The vectorized functions of gpuboost.core.strict_math call these on NumPy arrays: the
+# same bits (tests/core/test_strict_math.py), one pass instead of some forty.
+strict_math.use_host_loops(
+    {
+        "exp": _array_function(_exp_loop),
+        "exp2": _array_function(_exp2_loop),
+        "log": _array_function(_log_loop),
+        "log2": _array_function(_log2_loop),
+    }
+)
