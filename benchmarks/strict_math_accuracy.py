@@ -8,10 +8,11 @@ error in ulps of the correctly rounded result and the share of results that are
 correctly rounded (error <= 0.5 ulp). ``lgamma``'s exact values come from mpmath
 (``pip install mpmath``; the test extra has it), at 120 bits.
 
-Speed: ns per element of the compiled scalar function in a Numba loop (what the CPU
-gradient kernels call), the vectorized NumPy version (the NumPy reference backend and
-the array code), NumPy's own ufunc and the C library's function called from the same
-kind of Numba loop (``math.exp`` compiles to libm's ``exp``), on 4M arguments.
+Speed (:func:`speed`): ns per element on 4M arguments of the compiled scalar function in
+a Numba loop (what the CPU gradient kernels call), the compiled array loop (what the
+vectorized function runs on NumPy arrays), the array code (the NumPy reference backend's
+path and the GPU's through CuPy), NumPy's own ufunc and the C library's function in the
+same kind of Numba loop (``math.exp`` compiles to libm's ``exp``).
 
     python benchmarks/strict_math_accuracy.py            # 1M arguments per function
     python benchmarks/strict_math_accuracy.py --n 20000  # quick
@@ -111,6 +112,10 @@ def _timed(function, *args, repeats=5):
 
 
 def speed(n=4_000_000, seed=1):
+    """ns per element: the compiled scalar function in a one-thread Numba loop (what the
+    gradient kernels call), the compiled array loop on every thread (what the vectorized
+    function runs on NumPy arrays), the vectorized array code itself (the NumPy
+    reference's path, and on CuPy arrays the GPU's), NumPy's ufunc, libm in a Numba loop."""
     from numba import njit
 
     from gpuboost.backends.cpu import strict_math as compiled
@@ -131,16 +136,24 @@ def speed(n=4_000_000, seed=1):
     }
     rng = np.random.default_rng(seed)
     rows = []
+    loops = dict(strict_math._HOST_LOOPS)
     for name in FUNCTIONS:
         x = rng.uniform(-40.0, 40.0, n) if name.startswith("exp") else rng.uniform(1e-3, 1e3, n)
         out = np.empty_like(x)
         ours, theirs = loop(getattr(compiled, name)), loop(njit(libm[name]))
         ours(x[:10], out[:10]), theirs(x[:10], out[:10])  # compile
+        vectorized = getattr(strict_math, name)
+        vectorized(np, x[:10])
+        array_loop = 1e9 * _timed(vectorized, np, x) / n
+        strict_math._HOST_LOOPS.clear()
+        array_code = 1e9 * _timed(vectorized, np, x, repeats=2) / n
+        strict_math._HOST_LOOPS.update(loops)
         rows.append(
             (
                 name,
                 1e9 * _timed(ours, x, out) / n,
-                1e9 * _timed(getattr(strict_math, name), np, x, repeats=2) / n,
+                array_loop,
+                array_code,
                 1e9 * _timed(getattr(np, name), x) / n,
                 1e9 * _timed(theirs, x, out) / n,
             )
@@ -166,11 +179,14 @@ def main():
         print("|---|---|---|---|")
         for name, n, worst, share in accuracy(arguments.n, lgamma_n=arguments.lgamma_n):
             print(f"| {name} | {n:,} | {worst:.3f} | {100 * share:.3f} % |")
-    print("\n| function | compiled (ns/elem) | vectorized NumPy version | NumPy's ufunc ", end="")
-    print("| libm in a Numba loop |")
-    print("|---|---|---|---|---|")
-    for name, ours, vectorized, numpy_ufunc, libm in speed():
-        print(f"| {name} | {ours:.2f} | {vectorized:.1f} | {numpy_ufunc:.2f} | {libm:.2f} |")
+    print("\n| function (ns/element) | compiled, 1 thread | array loop, all threads ", end="")
+    print("| array code | NumPy's ufunc | libm in a Numba loop, 1 thread |")
+    print("|---|---|---|---|---|---|")
+    for name, ours, array_loop, array_code, numpy_ufunc, libm in speed():
+        print(
+            f"| {name} | {ours:.2f} | {array_loop:.2f} | {array_code:.1f} | {numpy_ufunc:.2f} "
+            f"| {libm:.2f} |"
+        )
 
 
 if __name__ == "__main__":
