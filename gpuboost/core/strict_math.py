@@ -70,6 +70,7 @@ is within 1 ulp of the exact value (below 0.75 ulp in the measurements), and cor
 rounded for more than 96 % of the arguments.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -337,18 +338,22 @@ def _as_float64(xp, x):
     return xp.asarray(x, dtype=np.float64)
 
 
-def _quiet(function):
-    """Run ``function`` with NumPy's float warnings off: both sides of every selection
-    are evaluated, and the side not selected may overflow or be NaN."""
+def _array_function(function):
+    """The public function ``function(xp, x)``: ``x`` as float64, the compiled loop for
+    NumPy arrays where one is registered, else ``function`` with NumPy's float warnings
+    off (both sides of every selection are evaluated, and the side not selected may
+    overflow or be NaN)."""
+    name = function.__name__
 
-    def quiet(xp, x):
+    def apply(xp, x):
+        x = _as_float64(xp, x)
+        compiled = _host_loop(xp, name, x)
+        if compiled is not None:
+            return compiled
         with np.errstate(all="ignore"):
             return function(xp, x)
 
-    quiet.__name__ = function.__name__
-    quiet.__qualname__ = function.__qualname__
-    quiet.__doc__ = function.__doc__
-    return quiet
+    return functools.update_wrapper(apply, function)
 
 
 def _power_of_two(xp, k):
@@ -385,7 +390,7 @@ def _clamped(xp, x, limit):
 
 
 # ---- the functions -------------------------------------------------------------------
-@_quiet
+@_array_function
 def exp(xp, x):
     """``e**x``, the same bits on every platform (module docstring).
 
@@ -399,17 +404,13 @@ def exp(xp, x):
     -------
     xp array of the shape of ``x``, float64
     """
-    x = _as_float64(xp, x)
-    compiled = _host_loop(xp, "exp", x)
-    if compiled is not None:
-        return compiled
     clamped = _clamped(xp, x, EXP_CLAMP)
     n_float = _rint(clamped * EXP_N_OVER_LN2)
     r = (clamped - n_float * EXP_LN2_OVER_N_HI) - n_float * EXP_LN2_OVER_N_LO
     return xp.where(x != x, x, _exp_finish(xp, n_float, r))
 
 
-@_quiet
+@_array_function
 def exp2(xp, x):
     """``2**x``, the same bits on every platform (module docstring).
 
@@ -422,10 +423,6 @@ def exp2(xp, x):
     -------
     xp array of the shape of ``x``, float64
     """
-    x = _as_float64(xp, x)
-    compiled = _host_loop(xp, "exp2", x)
-    if compiled is not None:
-        return compiled
     clamped = _clamped(xp, x, EXP_CLAMP)
     n_float = _rint(clamped * float(EXP_TABLE_SIZE))
     r = (clamped - n_float * (1.0 / EXP_TABLE_SIZE)) * LN2
@@ -463,7 +460,7 @@ def _positive_finite(xp, x):
     return xp.where((x > 0.0) & (x < np.inf), x, 1.0)
 
 
-@_quiet
+@_array_function
 def log(xp, x):
     """Natural logarithm, the same bits on every platform (module docstring).
 
@@ -477,16 +474,12 @@ def log(xp, x):
     xp array of the shape of ``x``, float64
         ``-inf`` at 0, NaN for negative arguments and NaN.
     """
-    x = _as_float64(xp, x)
-    compiled = _host_loop(xp, "log", x)
-    if compiled is not None:
-        return compiled
     k, f, hfsq, correction = _log_parts(xp, _positive_finite(xp, x))
     result = k * LN2_HI - ((hfsq - (correction + k * LN2_LO)) - f)
     return _log_special(xp, x, result)
 
 
-@_quiet
+@_array_function
 def log2(xp, x):
     """Base-2 logarithm, the same bits on every platform; exact for powers of two.
 
@@ -499,10 +492,6 @@ def log2(xp, x):
     -------
     xp array of the shape of ``x``, float64
     """
-    x = _as_float64(xp, x)
-    compiled = _host_loop(xp, "log2", x)
-    if compiled is not None:
-        return compiled
     k, f, hfsq, correction = _log_parts(xp, _positive_finite(xp, x))
     hi = ((f - hfsq).view(np.int64) & HIGH_WORD_MASK).view(np.float64)
     lo = ((f - hi) - hfsq) + correction
@@ -650,7 +639,7 @@ def _stirling(xp, x):
     return xp.where((value != value) & (x > 1e300), np.inf, value)
 
 
-@_quiet
+@_array_function
 def lgamma(xp, x):
     """``log(Gamma(x))`` for ``x > 0``, the same bits on every platform (module docstring).
 
@@ -664,7 +653,6 @@ def lgamma(xp, x):
     -------
     xp array of the shape of ``x``, float64
     """
-    x = _as_float64(xp, x)
     valid = (x > 0.0) & (x < np.inf)
     z = xp.where(valid, x, 1.0)
     result = xp.where(x == np.inf, x, np.nan)
