@@ -29,6 +29,7 @@ from .backends.emulation.launcher import parse_cluster_dims, parse_kernel_signat
 from .boosting.train import train
 from .data.dataset import Dataset
 from .datasets import make_higgs_like
+from .errors import GpuOutOfMemoryError
 
 __all__ = ["run_doctor", "TIMING_ROWS", "EMULATED_TIMING_ROWS"]
 
@@ -144,7 +145,14 @@ def _kernel_resources(mode, say):
 def _parity(backend, say):
     """Run the self-check with every configuration; returns the first failure or None."""
     say("parity with the CPU (NumPy) backend:")
-    results = selfcheck.run_checks(backend, train, configurations=tuple(selfcheck.CONFIGURATIONS))
+    try:
+        with backend.guard("running the parity checks against the CPU"):
+            results = selfcheck.run_checks(
+                backend, train, configurations=tuple(selfcheck.CONFIGURATIONS)
+            )
+    except GpuOutOfMemoryError as error:  # no verdict on the device's results
+        say(f"  not run to the end: {error}")
+        return selfcheck.CheckResult("the parity checks", False, str(error), 0.0)
     for result in results:
         status = "ok    " if result.passed else "FAILED"
         detail = f": {result.detail}" if result.detail else ""

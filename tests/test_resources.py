@@ -120,6 +120,9 @@ N_ROUNDS = 3
 
 
 def _count_allocations(backend, monkeypatch, X, y):
+    """Allocations of one training, after a first one: that first training of a process
+    also makes what the backend keeps (a few more allocations)."""
+    gpuboost.train(dict(PARAMS, device="cuda"), gpuboost.Dataset(X, label=y), N_ROUNDS)
     counter = FailingArrayModule(backend.xp, fail_at=0)
     monkeypatch.setattr(backend, "xp", counter)
     gpuboost.train(dict(PARAMS, device="cuda"), gpuboost.Dataset(X, label=y), N_ROUNDS)
@@ -290,3 +293,35 @@ def test_many_gpu_fits_do_not_grow_device_memory(monkeypatch):
     gc.collect()
     assert pool.used_bytes() - used_before < MAX_DEVICE_GROWTH_BYTES
     assert pool.total_bytes() - total_before < MAX_DEVICE_GROWTH_BYTES
+
+
+def test_out_of_memory_in_the_first_use_self_check_is_not_a_gpu_bug(emulated_cuda, monkeypatch):
+    """Running out of memory during the self-check raises GpuOutOfMemoryError with the
+    figures, frees what the check took, and is not remembered: the next CUDA training
+    checks again and trains (issue 29)."""
+    from gpuboost.backends.cuda import selfcheck
+
+    backend = emulated_cuda
+    monkeypatch.setenv(selfcheck.SELFCHECK_ENV_VAR, "1")
+    monkeypatch.setattr(selfcheck, "SELFCHECK_ROWS", 300)
+    monkeypatch.setattr(backend, "_out_of_memory_errors", (EmulatedCupyOutOfMemoryError,))
+    selfcheck.reset()
+    try:
+        X, y = _data()
+        failing = FailingArrayModule(backend.xp, fail_at=5)  # inside the check's first step
+        monkeypatch.setattr(backend, "xp", failing)
+        with pytest.raises(GpuOutOfMemoryError, match="first-use self-check") as caught:
+            gpuboost.train(dict(PARAMS, device="cuda"), gpuboost.Dataset(X, label=y), N_ROUNDS)
+        monkeypatch.setattr(backend, "xp", failing._xp)
+        assert "1,234,567,936 bytes requested" in str(caught.value)
+        assert "checks again" in str(caught.value)
+        assert failing.alive() == []
+        assert selfcheck._key(backend) not in selfcheck._STATE  # nothing concluded
+        model = gpuboost.train(dict(PARAMS, device="cuda"), gpuboost.Dataset(X, label=y), N_ROUNDS)
+        assert selfcheck._STATE[selfcheck._key(backend)] is None  # checked again, passed
+        expected = gpuboost.train(
+            dict(PARAMS, device="cpu"), gpuboost.Dataset(X, label=y), N_ROUNDS
+        )
+        assert model.save_raw() == expected.save_raw()
+    finally:
+        selfcheck.reset()

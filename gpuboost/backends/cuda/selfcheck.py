@@ -30,7 +30,7 @@ import numpy as np
 
 from ...core.gain import SplitParams
 from ...data.dataset import Dataset
-from ...errors import GpuSelfCheckError
+from ...errors import GpuOutOfMemoryError, GpuSelfCheckError
 from ..numpy import NumpyBackend
 
 __all__ = [
@@ -136,11 +136,15 @@ def self_check_data(n_rows=SELFCHECK_ROWS, n_features=SELFCHECK_FEATURES, seed=S
 
 
 def _timed(step, compare):
-    """Run ``compare() -> detail or None`` as one step; exceptions fail the step."""
+    """Run ``compare() -> detail or None`` as one step; exceptions fail the step, except
+    running out of memory (a ``MemoryError``: CuPy's and gpuboost's out-of-memory errors
+    are), which says nothing of the device's results and propagates."""
     start = time.perf_counter()
     try:
         detail = compare()
-    except Exception as error:  # any failure of the device is a failed check
+    except MemoryError:
+        raise
+    except Exception as error:  # any other failure of the device is a failed check
         detail = f"raised {type(error).__name__}: {error}"
     return CheckResult(step, detail is None, detail or "", time.perf_counter() - start)
 
@@ -473,10 +477,28 @@ def verify(backend, train_function):
     ------
     GpuSelfCheckError
         The check failed (now or earlier in the process), naming the step.
+    GpuOutOfMemoryError
+        The device ran out of memory during the check (other processes' memory, a small
+        MIG slice): nothing is concluded or remembered, the memory the check took is
+        freed, and the next CUDA training checks again.
     """
     key = _key(backend)
     if key not in _STATE:
-        failed = [result for result in run_checks(backend, train_function) if not result.passed]
+        try:
+            with backend.guard("running the first-use self-check against the CPU"):
+                results = run_checks(backend, train_function)
+        except GpuOutOfMemoryError as error:
+            raise GpuOutOfMemoryError(
+                f"The first-use self-check (a small training on the CPU and on the GPU, "
+                f"compared) ran out of GPU memory: {error} Nothing was concluded about the "
+                f"GPU and the next CUDA training checks again; set {SELFCHECK_ENV_VAR}=0 to "
+                f"skip the check.",
+                action=error.action,
+                requested_bytes=error.requested_bytes,
+                bytes_per_row=error.bytes_per_row,
+                data_shape=error.data_shape,
+            ) from error
+        failed = [result for result in results if not result.passed]
         _STATE[key] = (
             GpuSelfCheckError(failed[0].step, failed[0].detail, backend.device_ordinal)
             if failed
