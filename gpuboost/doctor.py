@@ -25,6 +25,7 @@ from .backends.cuda import launch, selfcheck
 from .backends.cuda.histogram import device_cluster_blocks
 from .backends.cuda.sources import cuda_source_dir, list_cuda_sources, read_cuda_source
 from .backends.emulation import emulation_enabled
+from .backends.emulation.device_profiles import EMULATE_DEVICE_ENV_VAR, current_profile
 from .backends.emulation.launcher import parse_cluster_dims, parse_kernel_signatures
 from .boosting.train import train
 from .data.dataset import Dataset
@@ -208,6 +209,14 @@ def run_doctor(timing_rows=None, printer=print):
             "emulation: on (GPUBOOST_EMULATE_CUDA=1): the checks below run the CUDA "
             "kernels on the CPU emulation, not on a GPU"
         )
+        profile = current_profile()
+        major, minor = profile.compute_capability
+        say(
+            f"emulated device ({EMULATE_DEVICE_ENV_VAR}={profile.key}): {profile.name}, "
+            f"compute capability {major}.{minor}, {profile.multiprocessors} multiprocessors, "
+            f"{profile.shared_per_block_optin // 1024} KiB shared memory per block, "
+            f"thread-block clusters: {'yes' if profile.clusters else 'no'}"
+        )
     reason = backends._cuda_reason()
     if reason is not None:
         say(f"supported: no GPU -- {reason}. gpuboost trains on the CPU (NumPy backend).")
@@ -228,7 +237,9 @@ def run_doctor(timing_rows=None, printer=print):
     )
     if not failures and failed is None and rows:
         _timing("cuda", rows, say, emulated)
-    where = "the CPU emulation of the CUDA kernels" if emulated else "cuda:0"
+    where = (
+        f"the CPU emulation of the CUDA kernels ({current_profile().key})" if emulated else "cuda:0"
+    )
     if failures:
         verdict = f"NO -- kernels do not compile on {where}: {', '.join(failures)}"
     elif failed is not None:

@@ -5,6 +5,7 @@ import sys
 import types
 
 import pytest
+from _tiers import SLOW
 
 from gpuboost import backends
 from gpuboost import doctor as doctor_module
@@ -13,6 +14,7 @@ from gpuboost.backends.cuda import launch, selfcheck
 from gpuboost.backends.cuda import row_scan as cuda_row_scan
 from gpuboost.backends.cuda.sources import list_cuda_sources, read_cuda_source
 from gpuboost.backends.emulation import EMULATE_ENV_VAR, emulated_kernels
+from gpuboost.backends.emulation.device_profiles import EMULATE_DEVICE_ENV_VAR, PROFILES
 from gpuboost.backends.emulation.launcher import parse_cluster_dims, parse_kernel_signatures
 from gpuboost.cli import main
 
@@ -94,7 +96,7 @@ def test_under_the_emulation_it_runs_every_check(capsys, emulation):
     assert "ok     histograms (cuda/histogram.cu)" in out
     assert "timing: one round at 300 rows" in out
     assert out.splitlines()[-1] == (
-        "supported: no GPU here; the CPU emulation of the CUDA kernels passes every check."
+        "supported: no GPU here; the CPU emulation of the CUDA kernels (H100) passes every check."
     )
 
 
@@ -130,3 +132,23 @@ def test_a_device_without_clusters_lists_no_cluster_kernel(capsys, emulation, mo
     for kernel in cluster_kernels:
         assert f" {kernel:<30} not built: the device has no clusters" in out
     assert code == 0, out
+
+
+@pytest.mark.parametrize("profile", ["A100", pytest.param("L4", marks=SLOW), "H200"])
+def test_every_emulated_profile_is_supported(capsys, emulation, monkeypatch, profile):
+    """GPUBOOST_EMULATE_DEVICE picks the emulated GPU: the doctor names it, lists the
+    cluster kernels as not built where it has no clusters, runs every check on its
+    launch configurations and says "supported" (issue 29; H100, the default: above)."""
+    monkeypatch.setenv(EMULATE_DEVICE_ENV_VAR, profile)
+    code, out = doctor(capsys, "--rows", 0)
+    assert code == 0, out
+    expected = PROFILES[profile]
+    major, minor = expected.compute_capability
+    assert f"{expected.name}, compute capability {major}.{minor}" in out
+    assert ("histogram_cluster_memory" in out) and (
+        ("not built: the device has no clusters" in out) != expected.clusters
+    )
+    assert out.splitlines()[-1] == (
+        f"supported: no GPU here; the CPU emulation of the CUDA kernels ({profile}) passes "
+        "every check."
+    )

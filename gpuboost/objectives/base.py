@@ -111,6 +111,22 @@ def _sigmoid(xp, x):
     return xp.where(x >= 0, 1.0 / one_plus_e, e / one_plus_e)
 
 
+def _sign(xp, x):
+    """``np.sign`` on every array module: NaN stays NaN (CuPy's ``sign`` gives 0 for NaN,
+    which would hide a NaN margin on a GPU where the CPU raises).
+
+    Parameters
+    ----------
+    xp : module
+    x : array of any shape, float64
+
+    Returns
+    -------
+    array of the shape of ``x``, float64: -1, 0 or 1, and ``x`` itself where it is NaN
+    """
+    return xp.where(x != x, x, xp.sign(x))
+
+
 def _softmax(xp, raw):
     """Row-wise softmax of ``raw`` (n, K) without overflow.
 

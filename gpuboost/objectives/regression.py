@@ -20,7 +20,7 @@ from ..core.quantile import weighted_quantile
 from ..core.reproducible_sum import reproducible_mean
 from ..metrics.base import metric_name
 from ..params import PARAMETERS
-from .base import Objective, _host_label_and_weight, _IdentityLinkMixin, _LogLinkMixin
+from .base import Objective, _host_label_and_weight, _IdentityLinkMixin, _LogLinkMixin, _sign
 
 __all__ = [
     "SquaredError",
@@ -91,7 +91,7 @@ class AbsoluteError(_IdentityLinkMixin, Objective):
     refit_alpha = 0.5
 
     def _gradients(self, xp, y, raw):
-        return xp.sign(raw - y), xp.ones_like(raw)
+        return _sign(xp, raw - y), xp.ones_like(raw)
 
     def base_margin(self, y, weight):
         y, weight = _host_label_and_weight(y, weight, self.name)
@@ -217,7 +217,7 @@ class HuberError(_IdentityLinkMixin, Objective):
         leaf_median_of_row = xp.zeros((residuals.shape[0], 1), dtype=Y_DTYPE)
         backend.add_leaf_values(leaf_median_of_row, 0, sample_indices, begins, ends, medians)
         deviations = residuals - leaf_median_of_row[:, 0]
-        clipped = xp.sign(deviations) * xp.minimum(xp.abs(deviations), self.round_delta)
+        clipped = _sign(xp, deviations) * xp.minimum(xp.abs(deviations), self.round_delta)
         if weight is None:
             totals = (np.asarray(ends) - np.asarray(begins)).astype(np.float64)
         else:

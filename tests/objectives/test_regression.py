@@ -124,3 +124,21 @@ def test_refit_alpha_and_residuals():
         np, np.array([3.0, 1.0]), np.array([1.0, 1.5])
     )
     np.testing.assert_array_equal(residuals, [2.0, -0.5])
+
+
+def test_nan_margins_are_refused_alike_on_both_array_modules():
+    """reg:absoluteerror's gradient and the Huber refit's sign keep NaN on every array
+    module (CuPy's sign(NaN) is 0: a NaN margin would train silently on a GPU), so the
+    quantization refuses NaN margins on the CPU and on CUDA alike (issue 29)."""
+    from gpuboost.backends.emulation import device_array
+    from gpuboost.core.quantize import quantize
+
+    y = np.array([0.0, 1.0, 2.0])
+    raw = np.array([0.5, np.nan, 1.0])
+    objective = get_objective("reg:absoluteerror", {})
+    for xp in (np, device_array.namespace):
+        grad, _ = objective.gradients(xp, xp.asarray(y), xp.asarray(raw), None)
+        grad = grad if xp is np else grad.get()
+        assert np.isnan(grad[1]) and grad[0] == 1.0 and grad[2] == -1.0
+        with pytest.raises(ValueError, match="NaN or inf"):
+            quantize(xp, xp.asarray(grad))

@@ -43,7 +43,7 @@ from ...core.dtypes import (
     X_BINNED_DTYPE,
 )
 from ...core.segments import checked_segments, offsets
-from ..emulation.launcher import MAX_SHARED_PER_BLOCK_OPTIN_BYTES
+from ..emulation.device_profiles import current_profile
 from ..emulation.traffic import SECTOR_BYTES
 from .binned_rows import word_rows
 from .launch import EMULATED, MAX_GRID_X, ceil_div, require_array
@@ -114,9 +114,6 @@ FLUSHED_CELL_BYTES = HIST_FIELDS * 8
 WARP_POSITIONS = 32
 #: Dynamic shared memory a kernel may use without opting in (all CUDA devices).
 DEFAULT_SHARED_BYTES = 48 * 1024
-#: Streaming multiprocessors assumed under the emulation (an A100, sm_80, whose
-#: shared-memory limits the emulator enforces).
-EMULATED_SM_COUNT = 108
 #: Blocks of a thread-block cluster of the cluster kernels (``HISTOGRAM_CLUSTER_BLOCKS``
 #: in histogram.cu; 8, the portable cluster size of sm_90).
 CLUSTER_BLOCKS = 8
@@ -295,10 +292,12 @@ def device_limits(mode):
     """``(multiprocessor_count, max_shared_bytes_per_block_optin)`` of the device.
 
     On a GPU (``mode='cupy'``), from the current CuPy device (cached per device id);
-    under the emulation, :data:`EMULATED_SM_COUNT` and the emulator's opt-in limit.
+    under the emulation, the emulated profile's (``GPUBOOST_EMULATE_DEVICE``,
+    :mod:`gpuboost.backends.emulation.device_profiles`).
     """
     if mode == EMULATED:
-        return EMULATED_SM_COUNT, MAX_SHARED_PER_BLOCK_OPTIN_BYTES
+        profile = current_profile()
+        return profile.multiprocessors, profile.shared_per_block_optin
     import cupy
 
     device = cupy.cuda.Device()
@@ -315,11 +314,11 @@ def device_limits(mode):
 
 def device_cluster_blocks(mode):
     """Blocks per cluster of the histogram kernels on the device: :data:`CLUSTER_BLOCKS`
-    where it has thread-block clusters (compute capability 9.0 and later; the emulation
-    runs them, though it reports sm_80's limits: the model is of an H100), else 1 (the
-    kernels that flush per block)."""
+    where it has thread-block clusters (compute capability 9.0 and later; under the
+    emulation, a profile with clusters: H100, H200), else 1 (the kernels that flush per
+    block)."""
     if mode == EMULATED:
-        return CLUSTER_BLOCKS
+        return CLUSTER_BLOCKS if current_profile().clusters else 1
     import cupy
 
     major = int(cupy.cuda.Device().compute_capability[:-1])

@@ -41,8 +41,10 @@ import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from .platform_math import (
+    CUPY_NAN_UFUNCS,
     FLOAT_REDUCTIONS,
     TRANSCENDENTAL_UFUNCS,
+    cupy_nan_result,
     perturbed_ufunc_result,
     reordered_cumsum,
     reordered_sum,
@@ -714,6 +716,13 @@ def _ufunc_result(ufunc, method, operands, kwargs):
             )
         return reordered_cumsum(operands[0], axis=axis, **keywords)
     result = getattr(ufunc, method)(*operands, **kwargs)
+    if method == "__call__" and name in CUPY_NAN_UFUNCS:
+        outputs = kwargs.get("out")
+        if outputs is None:
+            return cupy_nan_result(name, result, operands)
+        for output in outputs:
+            output[...] = cupy_nan_result(name, output, operands)
+        return result
     if method != "__call__" or name not in TRANSCENDENTAL_UFUNCS:
         return result
     outputs = kwargs.get("out")

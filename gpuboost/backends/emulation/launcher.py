@@ -11,8 +11,9 @@ Every launch checks what a GPU would silently misread: the number of
 arguments, each argument against the kernel's C signature (arrays for
 pointers with exactly the pointee's dtype, NumPy scalars of exactly the
 parameter's type, never Python ``int`` / ``float``), and the launch limits of
-the emulated device (:data:`EMULATED_ARCH`). Failures inside the kernel
-(``assert``, ``__trap``, misuse of warp intrinsics) raise ``RuntimeError``.
+the emulated device (its profile: ``GPUBOOST_EMULATE_DEVICE``, device_profiles.py).
+Failures inside the kernel (``assert``, ``__trap``, misuse of warp intrinsics) raise
+``RuntimeError``.
 
 How a launch runs: the module's source is compiled once by g++ (see
 :mod:`gpuboost.backends.emulation.compiler`) together with a generated entry point per
@@ -46,6 +47,7 @@ import numpy as np
 
 from .compiler import compile_shared_library
 from .device_array import DeviceArray, record_kernel_launch
+from .device_profiles import current_profile
 from .sanitizer import (
     ALLOCATION_WRITABLE,
     MEASURE_TRAFFIC_BIT,
@@ -68,20 +70,18 @@ __all__ = [
     "parse_launch_bounds",
     "parse_cluster_dims",
     "MAX_CLUSTER_BLOCKS",
-    "EMULATED_ARCH",
     "MAX_THREADS_PER_BLOCK",
     "MAX_BLOCK_DIMS",
     "MAX_GRID_DIMS",
     "MAX_STATIC_SHARED_BYTES",
     "DEFAULT_MAX_DYNAMIC_SHARED_BYTES",
-    "MAX_SHARED_PER_BLOCK_OPTIN_BYTES",
 ]
 
 # ---------------------------------------------------------------------------
-# Emulated device limits (those of compute capability 8.0, A100).
+# Emulated device limits: those of every compute capability from 8.0 here; the shared
+# memory a block may opt into and the architecture are the emulated profile's
+# (device_profiles.current_profile(), GPUBOOST_EMULATE_DEVICE).
 # ---------------------------------------------------------------------------
-#: The architecture whose limits launches are checked against.
-EMULATED_ARCH = "sm_80"
 #: Most threads in one block.
 MAX_THREADS_PER_BLOCK = 1024
 #: Largest blockDim.x, .y, .z.
@@ -93,8 +93,6 @@ MAX_STATIC_SHARED_BYTES = 48 * 1024
 #: Static plus dynamic shared bytes allowed unless the kernel opts in through
 #: ``max_dynamic_shared_size_bytes`` (cudaFuncAttributeMaxDynamicSharedMemorySize).
 DEFAULT_MAX_DYNAMIC_SHARED_BYTES = 48 * 1024
-#: Most shared bytes per block after opting in (sm_80: 163 KiB).
-MAX_SHARED_PER_BLOCK_OPTIN_BYTES = 163 * 1024
 
 #: Environment variable: seconds a thread may wait at a barrier or warp
 #: intrinsic before the launch fails as deadlocked (0 disables the limit).
@@ -854,7 +852,7 @@ class EmulatedKernel:
 
         Raising it above the default ``48 KiB - shared_size_bytes`` is the
         opt-in a GPU requires; the ceiling is
-        ``MAX_SHARED_PER_BLOCK_OPTIN_BYTES - shared_size_bytes``.
+        the emulated profile's opt-in limit minus ``shared_size_bytes``.
         """
         return self._max_dynamic_shared_size_bytes
 
@@ -862,12 +860,14 @@ class EmulatedKernel:
     def max_dynamic_shared_size_bytes(self, value):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise TypeError(f"max_dynamic_shared_size_bytes must be an int, got {value!r}")
-        ceiling = MAX_SHARED_PER_BLOCK_OPTIN_BYTES - self.shared_size_bytes
+        profile = current_profile()
+        ceiling = profile.shared_per_block_optin - self.shared_size_bytes
         if not 0 <= value <= ceiling:
             raise ValueError(
                 f"kernel {self.name!r}: max_dynamic_shared_size_bytes={value} outside "
-                f"[0, {ceiling}] ({EMULATED_ARCH}: {MAX_SHARED_PER_BLOCK_OPTIN_BYTES} bytes "
-                f"per block minus {self.shared_size_bytes} static)"
+                f"[0, {ceiling}] ({profile.key}, {profile.arch}: "
+                f"{profile.shared_per_block_optin} bytes per block minus "
+                f"{self.shared_size_bytes} static)"
             )
         self._max_dynamic_shared_size_bytes = int(value)
 
@@ -894,7 +894,7 @@ class EmulatedKernel:
             if not 1 <= size <= limit:
                 raise ValueError(
                     f"kernel {self.name!r}: {what} dimension {'xyz'[axis]} = {size} is outside "
-                    f"[1, {limit}] ({EMULATED_ARCH})"
+                    f"[1, {limit}]"
                 )
         return dims
 
@@ -917,7 +917,8 @@ class EmulatedKernel:
                 f"(static shared: {self.shared_size_bytes} bytes). Above "
                 f"{DEFAULT_MAX_DYNAMIC_SHARED_BYTES} bytes in total a GPU needs the opt-in "
                 "`kernel.max_dynamic_shared_size_bytes = n` (up to "
-                f"{MAX_SHARED_PER_BLOCK_OPTIN_BYTES} bytes on {EMULATED_ARCH})"
+                f"{current_profile().shared_per_block_optin} bytes on the emulated "
+                f"{current_profile().key})"
             )
         return shared_mem
 

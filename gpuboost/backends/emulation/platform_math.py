@@ -24,6 +24,8 @@ The same functions perturb NumPy itself in the tests of the NumPy reference back
 import numpy as np
 
 __all__ = [
+    "CUPY_NAN_UFUNCS",
+    "cupy_nan_result",
     "TRANSCENDENTAL_UFUNCS",
     "FLOAT_REDUCTIONS",
     "perturbed_ufunc_result",
@@ -45,6 +47,12 @@ FLOAT_REDUCTIONS = frozenset(
     "sum mean nansum nanmean cumsum nancumsum average var std nanvar nanstd dot vdot "
     "inner matmul tensordot einsum trace prod cumprod nanprod".split()
 )
+#: Ufuncs whose NaN results are CuPy's, not NumPy's: ``sign(NaN)`` is 0 (CuPy computes
+#: ``(x > 0) - (x < 0)``), and ``maximum`` / ``minimum`` return the canonical NaN rather
+#: than the NaN operand (CUDA's fmax-based code), so NaN payloads differ.
+CUPY_NAN_UFUNCS = frozenset(("sign", "maximum", "minimum"))
+#: The canonical quiet NaN a GPU produces.
+CANONICAL_NAN = np.array(0x7FF8000000000000, dtype=np.int64).view(np.float64)
 #: Running sums are formed in blocks of this many terms (:func:`reordered_cumsum`).
 SCAN_BLOCK = 4
 # NumPy's own, taken at import: the tests replace the module attributes by the functions
@@ -73,6 +81,23 @@ def perturbed_ufunc_result(result, argument):
     if np.ndim(result) == 0 and not isinstance(result, np.ndarray):
         return perturbed.dtype.type(perturbed)
     return perturbed
+
+
+def cupy_nan_result(name, result, operands):
+    """``result`` of NumPy's ufunc ``name`` (one of :data:`CUPY_NAN_UFUNCS`) as CuPy gives
+    it for NaN operands."""
+    values = np.asarray(result)
+    if values.dtype.kind != "f":
+        return result
+    if name == "sign":
+        argument = np.broadcast_to(np.asarray(operands[0]), values.shape)
+        fixed = np.where(argument != argument, values.dtype.type(0.0), values)
+    else:
+        fixed = np.where(values != values, CANONICAL_NAN.astype(values.dtype), values)
+    fixed = fixed.astype(values.dtype, copy=False)
+    if np.ndim(result) == 0 and not isinstance(result, np.ndarray):
+        return fixed.dtype.type(fixed)
+    return fixed
 
 
 def reordered_sum(array, axis=None, dtype=None, keepdims=False, **kwargs):

@@ -347,3 +347,20 @@ def test_count_operations_counts_launches_copies_and_syncs(values):
             device.max()
         device.min()
     assert (outer["array_op"], inner["array_op"]) == (2, 1)
+
+
+def test_nan_semantics_are_cupys():
+    """CuPy's ``sign(NaN)`` is 0 and its ``maximum`` / ``minimum`` return the canonical NaN
+    (NumPy: NaN, and the NaN operand itself), so code relying on NumPy's NaN behaviour
+    fails under the emulation as on a GPU (issue 29)."""
+    payload = np.array(0x7FF8000000000123, dtype=np.int64).view(np.float64)
+    values = np.array([payload, -2.0, 0.0, 3.0])
+    np.testing.assert_array_equal(xp.sign(xp.asarray(values)).get(), [0.0, -1.0, 0.0, 1.0])
+    assert np.isnan(np.sign(values)[0])  # NumPy's
+    for function in (xp.maximum, xp.minimum):
+        result = function(xp.asarray(values), 1.0).get()
+        assert result.view(np.int64)[0] == 0x7FF8000000000000  # canonical, not the payload
+        assert np.isnan(result[0]) and not np.isnan(result[1:]).any()
+    out = xp.empty(4)
+    xp.sign(xp.asarray(values), out=out)
+    assert out.get()[0] == 0.0

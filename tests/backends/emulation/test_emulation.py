@@ -26,6 +26,7 @@ from gpuboost.backends.emulation import (
     launcher,
     parse_kernel_signatures,
 )
+from gpuboost.backends.emulation.device_profiles import current_profile
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 SAMPLES_DIR = Path(__file__).resolve().parent / "cuda_samples"
@@ -464,7 +465,7 @@ def test_dynamic_shared_memory_above_48_kib_needs_opt_in(reductions):
     with pytest.raises(ValueError, match="max_dynamic_shared_size_bytes"):
         kernel((1,), (64,), args, shared_mem=64 * KIB)
     with pytest.raises(ValueError, match="max_dynamic_shared_size_bytes"):
-        kernel.max_dynamic_shared_size_bytes = launcher.MAX_SHARED_PER_BLOCK_OPTIN_BYTES + 1
+        kernel.max_dynamic_shared_size_bytes = current_profile().shared_per_block_optin + 1
     kernel.max_dynamic_shared_size_bytes = 100 * KIB
     kernel((1,), (64,), args, shared_mem=100 * KIB)
     assert sums[0] == 64.0

@@ -1,0 +1,62 @@
+"""The emulated device profiles (gpuboost.backends.emulation.device_profiles,
+GPUBOOST_EMULATE_DEVICE): the backend reads its limits from the profile, and training
+on every profile's launch configurations gives the CPU's bytes (the golden hashes)."""
+
+import pytest
+import test_golden
+from _tiers import sampled
+
+from gpuboost.backends.cuda.histogram import device_cluster_blocks, device_limits
+from gpuboost.backends.cuda.launch import EMULATED
+from gpuboost.backends.emulation import emulated_kernels
+from gpuboost.backends.emulation.device_profiles import (
+    DEFAULT_PROFILE,
+    EMULATE_DEVICE_ENV_VAR,
+    PROFILES,
+    current_profile,
+)
+
+
+def test_the_profile_sets_the_limits_the_backend_reads(monkeypatch):
+    monkeypatch.delenv(EMULATE_DEVICE_ENV_VAR, raising=False)
+    assert current_profile().key == DEFAULT_PROFILE == "H100"
+    expected = {  # SMs, opt-in shared bytes per block, cluster blocks, arch
+        "A100": (108, 163 * 1024, 1, "sm_80"),
+        "L4": (58, 99 * 1024, 1, "sm_89"),
+        "H100": (132, 227 * 1024, 8, "sm_90"),
+        "H200": (132, 227 * 1024, 8, "sm_90"),
+    }
+    assert set(expected) == set(PROFILES)
+    for key, (sms, shared, cluster, arch) in expected.items():
+        monkeypatch.setenv(EMULATE_DEVICE_ENV_VAR, key.lower())  # any case
+        assert device_limits(EMULATED) == (sms, shared)
+        assert device_cluster_blocks(EMULATED) == cluster
+        assert current_profile().arch == arch
+    monkeypatch.setenv(EMULATE_DEVICE_ENV_VAR, "V100")
+    with pytest.raises(ValueError, match="GPUBOOST_EMULATE_DEVICE='V100' is not an emulated"):
+        current_profile()
+
+
+#: Golden configurations trained on each profile in the fast tier (the slow tier: every
+#: configuration of test_golden's fast emulated set on every profile).
+FAST_CASES = {
+    ("A100", "squarederror_depthwise"),
+    ("A100", "logistic_sampled"),
+    ("L4", "softprob"),
+    ("L4", "approx"),
+    ("H200", "rank_ndcg"),
+}
+CASES = [
+    (profile, name)
+    for profile in ("A100", "L4", "H200")
+    for name in sorted(test_golden.EMULATED_IN_THE_FAST_TIER | {"softprob"})
+]
+
+
+@pytest.mark.parametrize("profile, name", sampled(CASES, FAST_CASES, unpack=True))
+def test_golden_hashes_on_every_profile(profile, name, monkeypatch):
+    """Another SM count, shared-memory limit and no clusters (A100, L4) change the
+    histogram plans, row-scan tiles and kernels; the model bytes stay the CPU's."""
+    monkeypatch.setenv(EMULATE_DEVICE_ENV_VAR, profile)
+    with emulated_kernels():
+        assert test_golden._train_and_hash(name, "cuda") == test_golden.GOLDEN[name]
