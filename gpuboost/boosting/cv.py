@@ -4,7 +4,8 @@ The folds are trained in lockstep, round by round, each by the learner
 :func:`gpuboost.train` uses (:data:`gpuboost.boosting.train.LEARNERS`), on
 Datasets of its rows (``Dataset.subset``: the folds share the bin edges of
 ``dtrain``, computed on all its rows, as LightGBM's cv does). After every round
-the mean and the standard deviation (``np.std``, over the folds) of every metric
+the mean and the standard deviation (population, over the folds; order-free sums of
+:mod:`gpuboost.core.reproducible_sum`) of every metric
 on the training and the test rows are recorded; early stopping watches the mean of
 the last metric on the test rows.
 

@@ -10,6 +10,7 @@ from numpy.typing import ArrayLike
 
 from ..boosting.train import train
 from ..core.dtypes import Y_DTYPE
+from ..core.reproducible_sum import reproducible_sum
 from ..data.dataset import Dataset
 from ..errors import value_repr
 from ..model.booster import Booster
@@ -262,7 +263,8 @@ class AdaBoostClassifier(ModelFileMixin, _ClassifierMixin, _BaseEstimator):
             gains = np.bincount(
                 tree.feature[internal], weights=tree.gain[internal], minlength=self.n_features_in_
             )
-            if gains.sum() > 0:
-                importance += tree_weight * gains / gains.sum()
-        total = importance.sum()
+            gain_total = float(reproducible_sum(np, gains))
+            if gain_total > 0:
+                importance += tree_weight * gains / gain_total
+        total = float(reproducible_sum(np, importance))
         return importance / total if total > 0 else importance

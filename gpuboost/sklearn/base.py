@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..boosting.train import train
+from ..core.reproducible_sum import reproducible_sum
 from ..data.categorical import encode_features
 from ..data.dataset import Dataset
 from ..model.booster import Booster
@@ -593,7 +594,7 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
         1, or all zeros when the model has no split.
         """
         importance = self.get_booster().feature_importance(FEATURE_IMPORTANCES_TYPE)
-        total = importance.sum()
+        total = float(reproducible_sum(np, importance))
         if total > 0:
             return importance / total
         return np.zeros_like(importance)

@@ -6,6 +6,7 @@ import inspect
 import numpy as np
 
 from ..core.dtypes import Y_DTYPE
+from ..core.reproducible_sum import reproducible_mean, reproducible_sum
 
 try:
     from sklearn.base import BaseEstimator as _BaseEstimator
@@ -43,8 +44,10 @@ def _r2_score(y_true, y_pred, sample_weight=None):
     weight = (
         np.ones_like(y_true) if sample_weight is None else np.asarray(sample_weight, dtype=Y_DTYPE)
     )
-    residual = np.sum(weight * (y_true - y_pred) ** 2)
-    total = np.sum(weight * (y_true - np.average(y_true, weights=weight)) ** 2)
+    errors = y_true - y_pred
+    residual = float(reproducible_sum(np, weight * (errors * errors)))
+    deviations = y_true - float(reproducible_mean(np, y_true, weight))
+    total = float(reproducible_sum(np, weight * (deviations * deviations)))
     if total == 0:
         return 1.0 if residual == 0 else 0.0
     return float(1.0 - residual / total)
@@ -160,7 +163,8 @@ if not SKLEARN_INSTALLED:
             float
             """
             correct = (np.asarray(self.predict(X)) == np.asarray(y)).astype(Y_DTYPE)
-            return float(np.average(correct, weights=sample_weight))
+            weight = None if sample_weight is None else np.asarray(sample_weight, dtype=Y_DTYPE)
+            return float(reproducible_mean(np, correct, weight))
 
 
 BaseEstimator, ClassifierMixin, RegressorMixin = _BaseEstimator, _ClassifierMixin, _RegressorMixin
