@@ -443,14 +443,16 @@ class Booster:
         if output_margin:
             result = margins
         else:
-            if self.tree_weights is not None:  # AdaBoost: normalized SAMME scores
-                margins = margins / samme_score_scale(
-                    self.tree_weights[first // self.n_outputs : last // self.n_outputs],
-                    self.n_outputs,
+            # On the margins' device (cuda:N): the transform's arrays are made there.
+            with backend.guard("transforming the margins into predictions"):
+                if self.tree_weights is not None:  # AdaBoost: normalized SAMME scores
+                    margins = margins / samme_score_scale(
+                        self.tree_weights[first // self.n_outputs : last // self.n_outputs],
+                        self.n_outputs,
+                    )
+                result = self.objective.output(
+                    backend.xp, margins if self.n_outputs > 1 else margins[:, 0]
                 )
-            result = self.objective.output(
-                backend.xp, margins if self.n_outputs > 1 else margins[:, 0]
-            )
             return backend.to_host(result)
         result = backend.to_host(result)
         return result[:, 0] if self.n_outputs == 1 else result

@@ -74,6 +74,9 @@ from ..categorical import (
     predict_forest_values,
     predict_tree_values,
 )
+from ..emulation.device_array import EMULATE_DEVICES_ENV_VAR
+from ..emulation.device_array import device as emulated_device
+from ..emulation.device_array import device_count as emulated_device_count
 from .binned_rows import lay_out_binned
 from .binning import bin_device_features, bin_features
 from .carried_segments import CarriedSegments, segment_table
@@ -174,6 +177,13 @@ class CudaBackend(Backend):
         if self.emulated:
             self._cupy = None
             self._out_of_memory_errors = ()
+            n_devices = emulated_device_count()
+            if not 0 <= self.device_ordinal < n_devices:
+                raise DeviceUnavailableError(
+                    f"device='cuda:{self.device_ordinal}' was requested but the emulation has "
+                    f"{n_devices} device(s) (ordinals 0..{n_devices - 1}; "
+                    f"{EMULATE_DEVICES_ENV_VAR} sets how many)."
+                )
             return
         import cupy
 
@@ -200,7 +210,7 @@ class CudaBackend(Backend):
     # ---- device, errors -----------------------------------------------------------
     def _device_context(self):
         if self.emulated:
-            return contextlib.nullcontext()
+            return emulated_device(self.device_ordinal)
         return self._cupy.cuda.Device(self.device_ordinal)
 
     def _out_of_memory(self, action, error):
@@ -940,8 +950,10 @@ class CudaBackend(Backend):
             return predict_forest_leaf_indices(self.xp, self.to_device, X, trees)
         return predict_forest_leaves(self.xp, self.launcher, X, trees)
 
+    @device_call("computing SHAP values")
     def predict_contributions(self, X, trees, tree_outputs, n_outputs):
         return predict_contributions(self.xp, self.launcher, X, trees, tree_outputs, n_outputs)
 
+    @device_call("computing SHAP interaction values")
     def predict_interactions(self, X, trees, tree_outputs, n_outputs):
         return predict_interactions(self.xp, self.launcher, X, trees, tree_outputs, n_outputs)

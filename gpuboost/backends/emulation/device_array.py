@@ -36,6 +36,9 @@ the traffic model (:mod:`.traffic`: bytes read and written) and, under
 import collections
 import contextlib
 import numbers
+import os
+import threading
+import types
 
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
@@ -64,6 +67,11 @@ __all__ = [
     "namespace",
     "is_device_array",
     "count_operations",
+    "check_device",
+    "current_device",
+    "device",
+    "device_count",
+    "EMULATE_DEVICES_ENV_VAR",
     "HOST_ONLY_FUNCTIONS",
     "OPERATION_KINDS",
 ]
@@ -83,6 +91,57 @@ SYNCHRONIZING_FUNCTIONS = frozenset(
     ("nonzero", "flatnonzero", "argwhere", "unique", "bincount", "compress", "extract")
 )
 _counts = None
+
+# ---- several devices -------------------------------------------------------------------
+#: Environment variable: how many devices the emulation has (default 1). Each device's
+#: arrays may be used only while it is the current device (:func:`device`), as with CuPy
+#: on GPUs without peer access.
+EMULATE_DEVICES_ENV_VAR = "GPUBOOST_EMULATE_DEVICES"
+_CURRENT = threading.local()
+
+
+def device_count():
+    """The emulated devices (``GPUBOOST_EMULATE_DEVICES``, at least 1)."""
+    value = os.environ.get(EMULATE_DEVICES_ENV_VAR, "").strip() or "1"
+    try:
+        count = int(value)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise ValueError(f"{EMULATE_DEVICES_ENV_VAR}={value!r} must be a positive integer")
+    return count
+
+
+def current_device():
+    """The current emulated device of this thread (0 unless inside :func:`device`)."""
+    return getattr(_CURRENT, "ordinal", 0)
+
+
+@contextlib.contextmanager
+def device(ordinal):
+    """Make ``ordinal`` the current emulated device within the block
+    (``cupy.cuda.Device(ordinal)`` as a context manager)."""
+    ordinal = int(ordinal)
+    if not 0 <= ordinal < device_count():
+        raise ValueError(
+            f"emulated device {ordinal} does not exist ({EMULATE_DEVICES_ENV_VAR}={device_count()})"
+        )
+    previous = current_device()
+    _CURRENT.ordinal = ordinal
+    try:
+        yield
+    finally:
+        _CURRENT.ordinal = previous
+
+
+def check_device(array, what):
+    """CuPy without peer access: an array is used on its own device only."""
+    if array._device != current_device():
+        raise ValueError(
+            f"{what}: the array resides on device {array._device}, but the current device "
+            f"is {current_device()} (an emulated GPU without peer access, as CuPy refuses "
+            "it). Run the operation within its device's context."
+        )
 
 
 @contextlib.contextmanager
@@ -214,8 +273,10 @@ def _host_array_error(what, value):
 
 def _unwrap(value, what):
     """The host memory of device arrays inside ``value`` (recursing into lists and
-    tuples); a host ``numpy.ndarray`` raises TypeError."""
+    tuples); a host ``numpy.ndarray`` raises TypeError, an array of another device than
+    the current one ValueError."""
     if isinstance(value, DeviceArray):
+        check_device(value, what)
         return value._array
     if isinstance(value, np.ndarray):
         raise _host_array_error(what, value)
@@ -241,6 +302,7 @@ def _wrap(value):
 def _check_ufunc_operand(value, what):
     """CuPy ufuncs take device arrays and Python / NumPy scalars only."""
     if isinstance(value, DeviceArray):
+        check_device(value, what)
         return value._array
     if isinstance(value, np.ndarray):
         raise _host_array_error(what, value)
@@ -323,13 +385,14 @@ class DeviceArray(NDArrayOperatorsMixin):
         Its memory (not copied). Emulated kernels read and write it in place.
     """
 
-    __slots__ = ("_array", "__weakref__")
+    __slots__ = ("_array", "_device", "__weakref__")
     __hash__ = None
 
     def __init__(self, array):
         if not isinstance(array, np.ndarray):
             raise TypeError(f"DeviceArray wraps a numpy.ndarray, got {type(array).__name__}")
         self._array = array
+        self._device = current_device()
 
     # ---- what crosses to the host ---------------------------------------------
     def __array__(self, dtype=None, copy=None):
@@ -436,7 +499,13 @@ class DeviceArray(NDArrayOperatorsMixin):
         }
 
     # ---- indexing -------------------------------------------------------------
+    @property
+    def device(self):
+        """The emulated device the array lives on (``cupy.ndarray.device.id``)."""
+        return types.SimpleNamespace(id=self._device)
+
     def __getitem__(self, key):
+        check_device(self, "ndarray.__getitem__")
         if not _is_advanced_index(key):  # basic indices make views
             return _wrap(self._array[_index_key(key)])
         # A gather kernel; a boolean mask first needs its number of true values on the
@@ -457,6 +526,7 @@ class DeviceArray(NDArrayOperatorsMixin):
         return _wrap(result)
 
     def __setitem__(self, key, value):
+        check_device(self, "ndarray.__setitem__")
         # CuPy: with advanced indices (arrays, lists) the value may be host data,
         # copied to the device; with basic indices (ints, slices, Ellipsis, None)
         # only device arrays and scalars (ndarray.fill refuses anything else).
@@ -516,6 +586,7 @@ class DeviceArray(NDArrayOperatorsMixin):
 
         def device_method(*args, **kwargs):
             what = f"ndarray.{name}()"
+            check_device(self, what)
             operands = [self, *args, *kwargs.values()]
             if tracking():
                 _check_reads(what, _arrays_in(operands[1:] if name == "fill" else operands))
@@ -538,6 +609,7 @@ class DeviceArray(NDArrayOperatorsMixin):
     def astype(self, dtype, order="K", casting=None, subok=None, copy=True):
         if casting is not None or subok is not None:
             raise TypeError("astype(casting=..., subok=...) is not supported by CuPy")
+        check_device(self, "ndarray.astype()")
         converted = self._array.astype(dtype, order=order, copy=copy)
         if converted is self._array:
             return self
@@ -547,17 +619,20 @@ class DeviceArray(NDArrayOperatorsMixin):
 
     def argsort(self, axis=-1):
         """Always stable (CuPy's radix sort); no ``kind`` (CuPy 13's method has none)."""
+        check_device(self, "ndarray.argsort()")
         _check_reads("ndarray.argsort()", [self._array])
         _operation("array_op", "argsort", nbytes=_sort_bytes(self._array, True))
         return DeviceArray(self._array.argsort(axis=axis, kind="stable"))
 
     def sort(self, axis=-1):
         """In place; no ``kind`` (CuPy 13's method has none)."""
+        check_device(self, "ndarray.sort()")
         _check_reads("ndarray.sort()", [self._array])
         _operation("array_op", "sort", nbytes=_sort_bytes(self._array, False))
         self._array.sort(axis=axis, kind="stable")
 
     def copy(self, order="C"):
+        check_device(self, "ndarray.copy()")
         _check_reads("ndarray.copy()", [self._array])
         _operation("array_op", "copy", [self._array], self._array.nbytes)
         return DeviceArray(self._array.copy(order=order))

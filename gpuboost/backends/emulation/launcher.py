@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from .compiler import compile_shared_library
-from .device_array import DeviceArray, record_kernel_launch
+from .device_array import DeviceArray, check_device, record_kernel_launch
 from .device_profiles import current_profile
 from .sanitizer import (
     ALLOCATION_WRITABLE,
@@ -939,6 +939,7 @@ class EmulatedKernel:
         if kind.is_pointer:
             wanted = "any dtype" if kind.dtype is None else f"dtype {kind.dtype}"
             if isinstance(value, DeviceArray):
+                check_device(value, self._describe(position))
                 value = value._array
             elif isinstance(value, np.ndarray) and self.module.device_arrays_only:
                 raise TypeError(
