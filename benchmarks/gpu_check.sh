@@ -6,6 +6,9 @@
 #                                [--parity-devices cpu,cuda] [--bench-args "ARGS"] [--no-model]
 #
 # Steps (a failing step never stops the later ones):
+#   0. gpuboost doctor: the device's name and compute capability, every kernel compiled
+#      for its architecture, the parity checks (exp/log objectives with eval sets too) and
+#      the verdict "supported"
 #   1. nvidia-smi: GPU name, driver, memory
 #   2. python -c "import cupy" (+ device count, CUDA runtime; gpuboost.cuda_available();
 #      xgboost version and whether it was built with CUDA -- informational)
@@ -14,7 +17,8 @@
 #      per GPU, device='cuda': the distributed model against single-GPU training, byte
 #      for byte, and xgboost.dask on the same cluster; SKIP without dask-cuda)
 #   4. python benchmarks/gpu_parity.py --rows N   (default 1000000: CPU vs CUDA models,
-#      squared error byte-identical, logistic same structure + leaf values within 1e-12)
+#      squared error and logistic byte-identical: docs/DESIGN.md "Platform-independent
+#      arithmetic")
 #   5. python benchmarks/device_ops.py --rows 200000 --configs "binary depth 8"
 #      (the emulation's traffic model of the benchmark's round, on the CPU; skipped with
 #      --no-model)
@@ -44,7 +48,7 @@ while [ $# -gt 0 ]; do
         --parity-devices) PARITY_DEVICES="$2"; shift ;;   # e.g. cpu,cpu to try the script
         --bench-args) BENCH_EXTRA="$2"; shift ;;          # e.g. "--dry-run", "--phases"
         --no-model) MODEL=0 ;;
-        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
         *) echo "unknown option: $1" >&2; exit 2 ;;
     esac
     shift
@@ -85,6 +89,16 @@ record() {  # record NAME RESULT SECONDS FAILED(0/1)
     SECONDS_TAKEN+=("$3")
     if [ "$4" -ne 0 ]; then ANY_FAILED=1; fi
 }
+
+# ---- 0. gpuboost doctor ---------------------------------------------------------------
+t0=$(now)
+run_step "gpuboost doctor" "$OUT_DIR/doctor.log" "$PYTHON" -m gpuboost.cli doctor
+verdict=$(grep -E "^supported:" "$OUT_DIR/doctor.log" | tail -n 1)
+if [ "$STEP_RC" -eq 0 ] && echo "$verdict" | grep -q "^supported: yes"; then
+    record "0 gpuboost doctor" "PASS: $verdict" "$(elapsed "$t0")" 0
+else
+    record "0 gpuboost doctor" "FAIL (status $STEP_RC): $verdict" "$(elapsed "$t0")" 1
+fi
 
 # ---- 1. nvidia-smi ---------------------------------------------------------------
 t0=$(now)

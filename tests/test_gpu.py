@@ -136,3 +136,33 @@ def test_out_of_memory_is_a_clear_error_and_leaves_memory_as_it_was():
         2,
         verbose_eval=False,
     )
+
+
+def test_second_gpu_trains_and_predicts_the_cpus_bytes():
+    """On a machine with two GPUs, ``device='cuda:1'`` runs every entry point on its own
+    device (the emulation's several devices check the same in CI:
+    tests/backends/cuda/test_devices.py)."""
+    cupy = _gpu_or_skip()
+    if cupy.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("one GPU: nothing to check on cuda:1")
+    X, signal = _data(n_rows=5000)
+    y = (signal > 0).astype(float)
+    models = {}
+    for device in ("cpu", "cuda:1"):
+        history = {}
+        dataset = gpuboost.Dataset(X, label=y)
+        models[device] = gpuboost.train(
+            {"objective": "binary:logistic", "device": device, "eval_metric": "auc"},
+            dataset,
+            5,
+            evals=[(dataset, "train")],
+            evals_result=history,
+            verbose_eval=False,
+        )
+        models[device].history = history
+    assert_models_match(models["cpu"], models["cuda:1"])
+    assert models["cpu"].history == models["cuda:1"].history
+    for kind in ({}, {"pred_leaf": True}, {"pred_contribs": True}, {"pred_interactions": True}):
+        np.testing.assert_array_equal(
+            models["cpu"].predict(X[:200], **kind), models["cuda:1"].predict(X[:200], **kind)
+        )
