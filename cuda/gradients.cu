@@ -107,6 +107,90 @@ extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
   column_maxima_store_block(largest_grad, largest_hess, shared_maxima, block_maxima);
 }
 
+// The other objectives with an exp (one output; like logistic_gradients, each row's exp
+// computed here, the weights applied, the block's largest magnitudes kept).
+
+// binary:exponential: s = 2y - 1, e = exp(-s raw); grad = -s e, hess = e (ExponentialLoss).
+extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
+    exponential_gradients(const double* __restrict__ y, const double* __restrict__ raw,
+                          const double* __restrict__ weight, int32_t has_weight,
+                          int64_t n_rows, double* __restrict__ grad,
+                          double* __restrict__ hess, uint64_t* __restrict__ block_maxima) {
+  __shared__ ColumnMaximaShared shared_maxima;
+  uint64_t largest_grad = 0;
+  uint64_t largest_hess = 0;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
+       row += stride) {
+    const double sign = 2.0 * y[row] - 1.0;
+    const double e = strict_exp(-sign * raw[row]);
+    gradient_store_tracking(-sign * e, e, weight, has_weight, row, grad, hess, largest_grad,
+                            largest_hess);
+  }
+  column_maxima_store_block(largest_grad, largest_hess, shared_maxima, block_maxima);
+}
+
+// count:poisson: grad = exp(raw) - y, hess = exp(raw + max_delta_step) (PoissonLoss).
+extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
+    poisson_gradients(const double* __restrict__ y, const double* __restrict__ raw,
+                      const double* __restrict__ weight, int32_t has_weight, int64_t n_rows,
+                      double max_delta_step, double* __restrict__ grad,
+                      double* __restrict__ hess, uint64_t* __restrict__ block_maxima) {
+  __shared__ ColumnMaximaShared shared_maxima;
+  uint64_t largest_grad = 0;
+  uint64_t largest_hess = 0;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
+       row += stride) {
+    const double margin = raw[row];
+    gradient_store_tracking(strict_exp(margin) - y[row], strict_exp(margin + max_delta_step),
+                            weight, has_weight, row, grad, hess, largest_grad, largest_hess);
+  }
+  column_maxima_store_block(largest_grad, largest_hess, shared_maxima, block_maxima);
+}
+
+// reg:gamma: scaled = y exp(-raw); grad = 1 - scaled, hess = scaled (GammaLoss).
+extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
+    gamma_gradients(const double* __restrict__ y, const double* __restrict__ raw,
+                    const double* __restrict__ weight, int32_t has_weight, int64_t n_rows,
+                    double* __restrict__ grad, double* __restrict__ hess,
+                    uint64_t* __restrict__ block_maxima) {
+  __shared__ ColumnMaximaShared shared_maxima;
+  uint64_t largest_grad = 0;
+  uint64_t largest_hess = 0;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
+       row += stride) {
+    const double scaled_label = y[row] * strict_exp(-raw[row]);
+    gradient_store_tracking(1.0 - scaled_label, scaled_label, weight, has_weight, row, grad,
+                            hess, largest_grad, largest_hess);
+  }
+  column_maxima_store_block(largest_grad, largest_hess, shared_maxima, block_maxima);
+}
+
+// reg:tweedie: a = exp((1 - rho) raw), b = exp((2 - rho) raw); grad = -y a + b,
+// hess = -y (1 - rho) a + (2 - rho) b (TweedieLoss; the factors come from the host).
+extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
+    tweedie_gradients(const double* __restrict__ y, const double* __restrict__ raw,
+                      const double* __restrict__ weight, int32_t has_weight, int64_t n_rows,
+                      double one_minus_rho, double two_minus_rho, double* __restrict__ grad,
+                      double* __restrict__ hess, uint64_t* __restrict__ block_maxima) {
+  __shared__ ColumnMaximaShared shared_maxima;
+  uint64_t largest_grad = 0;
+  uint64_t largest_hess = 0;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
+       row += stride) {
+    const double exp_one = strict_exp(one_minus_rho * raw[row]);
+    const double exp_two = strict_exp(two_minus_rho * raw[row]);
+    const double label = y[row];
+    gradient_store_tracking(-label * exp_one + exp_two,
+                            -label * one_minus_rho * exp_one + two_minus_rho * exp_two, weight,
+                            has_weight, row, grad, hess, largest_grad, largest_hess);
+  }
+  column_maxima_store_block(largest_grad, largest_hess, shared_maxima, block_maxima);
+}
+
 // Softmax tiles: a block takes tiles of tile_rows consecutive rows (tile_rows * n_classes
 // <= SOFTMAX_TILE_VALUES values, contiguous in the (n_rows, n_classes) arrays; the host
 // picks tile_rows), grid-stride over the tiles. The block copies a tile's values to shared

@@ -6,9 +6,9 @@ The definitions, and the reference, are the objectives' ``gradients`` (their
 in the compiled CPU backend (:mod:`gpuboost.backends.cpu.gradients`), one kernel fuses an
 objective's float64 arithmetic, its ``exp`` (``cuda/strict_math.cuh``, the bits of the
 references' :func:`gpuboost.core.strict_math.exp` on every GPU) and the weights in the
-reference's operation order. Squared error and logistic: one launch (the reference: 4
-and some 50 array operations); softmax: the terms kernel (``exp(raw - row max)``) and
-the fused kernel. The one-output kernels (squared error, logistic) also reduce
+reference's operation order. Squared error, logistic, exponential, Poisson, gamma and
+Tweedie: one launch (the reference: 4 to some 100 array operations); softmax: the terms
+kernel (``exp(raw - row max)``) and the fused kernel. The one-output kernels also reduce
 the magnitudes of what they write to one maximum per block (``cuda/column_maxima.cuh``),
 which :func:`gpuboost.backends.cuda.quantize.quantize_columns` takes instead of reading
 the columns again. Other objectives (and subclasses) keep their array-module code
@@ -21,11 +21,12 @@ from ...core.dtypes import Y_DTYPE
 from ...objectives.classification import (
     HESSIAN_FLOOR,
     MULTICLASS_HESSIAN_FACTOR,
+    ExponentialLoss,
     LogisticLoss,
     SoftmaxClassLoss,
     SoftmaxLoss,
 )
-from ...objectives.regression import SquaredError
+from ...objectives.regression import GammaLoss, PoissonLoss, SquaredError, TweedieLoss
 from .launch import GRID_STRIDE_MAX_BLOCKS, ceil_div, grid_stride_blocks
 from .quantize import maxima_blocks
 
@@ -40,7 +41,16 @@ GRADIENT_THREADS_PER_BLOCK = 256
 #: classes than this keep the objective's array code.
 SOFTMAX_TILE_VALUES = 2048
 #: The objective classes computed by kernels (exact classes, not subclasses).
-KERNEL_OBJECTIVES = (SquaredError, LogisticLoss, SoftmaxLoss, SoftmaxClassLoss)
+KERNEL_OBJECTIVES = (
+    SquaredError,
+    LogisticLoss,
+    ExponentialLoss,
+    PoissonLoss,
+    GammaLoss,
+    TweedieLoss,
+    SoftmaxLoss,
+    SoftmaxClassLoss,
+)
 
 
 def gradients(xp, launcher, objective, y, raw, weight):
@@ -113,11 +123,22 @@ def gradients(xp, launcher, objective, y, raw, weight):
     # One output: the kernels also write block maxima, on a grid the host reads cheaply.
     tracking_blocks = maxima_blocks(n_rows)
     block_maxima = xp.empty((tracking_blocks, 2), dtype=np.uint64)
+    common = (y, raw, weight, has_weight, rows)
+    outputs = (grad, hess, block_maxima)
     if kind is SquaredError:
-        arguments = (y, raw, weight, has_weight, rows, grad, hess, block_maxima)
-        launch("squared_error_gradients", arguments, tracking_blocks)
-    else:  # LogisticLoss
+        launch("squared_error_gradients", (*common, *outputs), tracking_blocks)
+    elif kind is LogisticLoss:
         floor = np.float64(HESSIAN_FLOOR)
-        arguments = (y, raw, weight, has_weight, rows, floor, grad, hess, block_maxima)
-        launch("logistic_gradients", arguments, tracking_blocks)
+        launch("logistic_gradients", (*common, floor, *outputs), tracking_blocks)
+    elif kind is ExponentialLoss:
+        launch("exponential_gradients", (*common, *outputs), tracking_blocks)
+    elif kind is PoissonLoss:
+        step = np.float64(objective.max_delta_step)
+        launch("poisson_gradients", (*common, step, *outputs), tracking_blocks)
+    elif kind is GammaLoss:
+        launch("gamma_gradients", (*common, *outputs), tracking_blocks)
+    else:  # TweedieLoss
+        rho = objective.tweedie_variance_power
+        factors = (np.float64(1.0 - rho), np.float64(2.0 - rho))
+        launch("tweedie_gradients", (*common, *factors, *outputs), tracking_blocks)
     return grad, hess, block_maxima

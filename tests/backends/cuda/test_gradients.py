@@ -32,6 +32,11 @@ KERNEL_CASES = [
     ("multi:softprob", {"num_class": 3}),
     ("multi:softmax", {"num_class": 5}),
     ("multi:softprob", {"num_class": 700}),  # 2 rows a tile: the last tile has 1 row
+    ("binary:exponential", {}),
+    ("count:poisson", {}),
+    ("count:poisson", {"max_delta_step": 0.3}),
+    ("reg:gamma", {}),
+    ("reg:tweedie", {"tweedie_variance_power": 1.3}),
 ]
 
 
@@ -132,6 +137,11 @@ TRAINING_CASES = {
         {"squared_error_gradients", "column_pair_max_magnitudes", "quantize_column_pair"},
         set(),
     ),
+    "poisson": (  # exp in the kernel: no array code, the maxima used
+        {"objective": "count:poisson"},
+        {"poisson_gradients", "quantize_column_pair"},
+        {"column_pair_max_magnitudes"},
+    ),
     "softprob": (
         {"objective": "multi:softprob", "num_class": 3},
         {"softmax_exp_terms", "softmax_gradients", "column_pair_max_magnitudes"},
@@ -160,6 +170,8 @@ def test_training_uses_the_kernels_and_matches_the_cpu(monkeypatch, case):
     n_classes = extra.get("num_class", 2 if "logistic" in extra["objective"] else 0)
     y = np.digitize(signal, np.quantile(signal, np.linspace(0, 1, n_classes + 1)[1:-1]))
     y = signal if n_classes == 0 else y.astype(np.float64)
+    if extra["objective"] == "count:poisson":
+        y = np.floor(np.abs(signal) * 2.0)
     weight = rng.uniform(0.2, 2.0, size=300) if "weighted" in case else None
     models = {}
     for device in ("cpu", "cuda"):
