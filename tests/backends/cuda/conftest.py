@@ -1,12 +1,13 @@
 """Fixtures of the CUDA backend tests: the CPU emulation of the kernels for a whole
 module (``pytestmark = pytest.mark.usefixtures("cuda_emulation")``), a backend that
-checks every launch, and the launches of a test."""
+checks every launch, an emulated device with clusters, and the launches of a test."""
 
 import pytest
 
 from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.cuda.launch import KernelLauncher
 from gpuboost.backends.emulation import emulated_kernels
+from gpuboost.backends.emulation.device_profiles import EMULATE_DEVICE_ENV_VAR
 
 
 @pytest.fixture(scope="module")
@@ -22,6 +23,14 @@ def backend(cuda_emulation):
     cuda = CudaBackend()
     cuda.check_launches = True
     return cuda
+
+
+@pytest.fixture
+def clusters(monkeypatch):
+    """An emulated device with thread-block clusters (H100), for the tests of the cluster
+    kernels themselves, whatever GPUBOOST_EMULATE_DEVICE the run has (the parity tests
+    run on every profile)."""
+    monkeypatch.setenv(EMULATE_DEVICE_ENV_VAR, "H100")
 
 
 @pytest.fixture

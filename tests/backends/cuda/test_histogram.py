@@ -303,6 +303,7 @@ def test_extreme_values_over_several_flush_passes(sign, cluster_blocks):
     assert expected[0, 0, 0, HIST_HESS] != 0
 
 
+@pytest.mark.usefixtures("clusters")
 def test_a_cluster_sums_a_piece_over_several_cluster_passes(kernel_launches):
     """A node of more rows than a cluster's pass holds (CLUSTER_BLOCKS x MAX_ROWS_PER_PASS),
     at |q| = GRAD_QUANT_MAX in one bin, cut by a second node inside the cluster's range:
@@ -324,6 +325,7 @@ def test_a_cluster_sums_a_piece_over_several_cluster_passes(kernel_launches):
     assert expected[0, 0, :, HIST_COUNT].sum() == n_rows - 50 > CLUSTER_BLOCKS * MAX_ROWS_PER_PASS
 
 
+@pytest.mark.usefixtures("clusters")
 def test_the_emulated_device_flushes_per_cluster_and_plans_whole_clusters():
     """The emulation has clusters (the model is of an H100): the plan's row blocks of a
     group are a whole number of clusters, and the flush estimate counts clusters."""

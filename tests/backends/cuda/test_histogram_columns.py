@@ -77,6 +77,7 @@ CLUSTERING = pytest.mark.parametrize(
 )
 
 
+@pytest.mark.usefixtures("clusters")
 @CLUSTERING
 @pytest.mark.parametrize(
     "order, segments, options",
@@ -236,6 +237,7 @@ def test_the_plan_gathers_rows_where_columns_cost_more():
     assert not fallback.columns and not fallback.use_shared
 
 
+@pytest.mark.usefixtures("clusters")
 def test_training_builds_each_root_from_the_columns(kernel_launches, monkeypatch):
     """Depthwise and lossguide training on CUDA: each tree's root (and only it) is built
     from the columns, and the models equal the CPU backend's byte for byte. (The row

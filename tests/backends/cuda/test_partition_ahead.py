@@ -21,7 +21,7 @@ from gpuboost.backends.emulation import traffic
 from gpuboost.backends.emulation.device_array import namespace as xp
 from gpuboost.core.gain import SPLIT_RECORD_DTYPE, SplitParams
 
-pytestmark = pytest.mark.usefixtures("cuda_emulation")
+pytestmark = pytest.mark.usefixtures("cuda_emulation", "clusters")  # the ahead needs clusters
 
 #: Filler of the ahead array: positions the scan must not write keep it.
 UNWRITTEN = -7

@@ -137,6 +137,7 @@ def test_feature_groups_give_the_same_records(features_per_group):
     _check(problem, max_bin, params, limit, device_layout=features_per_group == 2)
 
 
+@pytest.mark.usefixtures("clusters")
 @pytest.mark.parametrize(
     "n_rows, n_nodes, max_bin",
     [(15_000, 3, 255), (40_000, 1, 255), (1_500, 4, 15)],
@@ -158,6 +159,7 @@ def test_large_nodes_are_scanned_by_a_cluster(kernel_launches, n_rows, n_nodes, 
     assert [name for name, _ in kernel_launches] == [cuda_row_scan.CLUSTER_KERNEL]
 
 
+@pytest.mark.usefixtures("clusters")
 def test_the_cluster_scan_raises_the_row_bound_where_the_cells_fit():
     """With clusters (the emulated device) the bound is 8 x 16 x n_bins rows; without room
     for every feature's cells in one block the cluster scan is not used."""
