@@ -1,5 +1,5 @@
-"""The package layout: every subpackage is packaged, and the old module paths users may
-import still work (thin re-exports, docs/DESIGN.md "Layout")."""
+"""The package layout: every subpackage is packaged, no module only re-exports another
+(docs/DESIGN.md "Layout"), and every public name has a docstring."""
 
 import importlib
 from pathlib import Path
@@ -10,24 +10,19 @@ tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
-#: Old module path -> (new module path, names it must re-export).
-MOVED = {
-    "gpuboost.callback": (
-        "gpuboost.boosting.callback",
-        ["TrainingCallback", "EarlyStopping", "EvaluationMonitor", "TrainingCheckPoint"],
-    ),
-    "gpuboost.dataset": ("gpuboost.data.dataset", ["Dataset", "load_svmlight", "load_query_file"]),
-    "gpuboost.booster": ("gpuboost.model.booster", ["Booster"]),
-    "gpuboost.training": ("gpuboost.boosting.train", ["train"]),
-    "gpuboost.model_io": ("gpuboost.model.model_io", ["atomic_write_text", "FORMAT_VERSION"]),
-    "gpuboost.objective": ("gpuboost.objectives", ["get_objective", "OBJECTIVES", "Objective"]),
-    "gpuboost.metric": ("gpuboost.metrics", ["get_metric", "evaluate", "Metric"]),
-    "gpuboost.emulation": (
-        "gpuboost.backends.emulation",
-        ["emulated_kernels", "emulation_enabled", "EMULATE_ENV_VAR"],
-    ),
-    "gpuboost.tree": ("gpuboost.tree.tree", ["Tree", "TREE_ARRAYS"]),
-}
+#: The flat module paths of before the package layout (docs/DESIGN.md "Layout"). There has
+#: been no release, so nobody imports them: they are gone, one public name per thing
+#: (issue 34).
+REMOVED = (
+    "gpuboost.booster",
+    "gpuboost.training",
+    "gpuboost.callback",
+    "gpuboost.model_io",
+    "gpuboost.emulation",
+    "gpuboost.objective",
+    "gpuboost.dataset",
+    "gpuboost.metric",
+)
 
 
 def test_every_subpackage_is_packaged():
@@ -42,18 +37,47 @@ def test_every_subpackage_is_packaged():
     assert listed - found == {"gpuboost._cuda"}  # the kernel folder, mapped from cuda/
 
 
-@pytest.mark.parametrize("old", sorted(MOVED))
-def test_old_module_paths_re_export_the_new_names(old):
-    new, names = MOVED[old]
-    old_module, new_module = importlib.import_module(old), importlib.import_module(new)
-    for name in names:
-        assert getattr(old_module, name) is getattr(new_module, name), name
+@pytest.mark.parametrize("old", REMOVED)
+def test_no_module_only_re_exports_another(old):
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(old)
+
+
+def _public_names(module):
+    return [name for name in getattr(module, "__all__", ()) if not name.startswith("_")]
+
+
+def test_every_public_name_has_a_docstring():
+    """``gpuboost.__all__`` and each subpackage's ``__all__`` are the public API; each of
+    their functions and classes says what it is."""
+    import gpuboost
+
+    modules = [gpuboost] + [
+        importlib.import_module(f"gpuboost.{name}")
+        for name in (
+            "backends",
+            "boosting",
+            "core",
+            "data",
+            "metrics",
+            "model",
+            "objectives",
+            "tree",
+        )
+    ]
+    missing = []
+    for module in modules:
+        for name in _public_names(module):
+            value = getattr(module, name)
+            if callable(value) and not (getattr(value, "__doc__", None) or "").strip():
+                missing.append(f"{module.__name__}.{name}")
+    assert missing == []
 
 
 def test_readme_imports():
     import gpuboost
     from gpuboost import GBClassifier, GBRanker, GBRegressor  # noqa: F401
-    from gpuboost.dataset import load_query_file, load_svmlight  # noqa: F401
+    from gpuboost.data import load_query_file, load_svmlight  # noqa: F401
 
     for name in (
         "train",
