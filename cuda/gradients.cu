@@ -63,90 +63,100 @@ GPUBOOST_DEVICE_INLINE void gradient_store_tracking(double grad, double hess,
   largest_hess = column_larger_bits(largest_hess, column_magnitude_bits(hess));
 }
 
-// reg:squarederror: grad = raw - y, hess = 1; and the block's largest magnitudes.
-extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
-    squared_error_gradients(const double* __restrict__ y, const double* __restrict__ raw,
-                            const double* __restrict__ weight, int32_t has_weight,
-                            int64_t n_rows, double* __restrict__ grad,
-                            double* __restrict__ hess, uint64_t* __restrict__ block_maxima) {
-  __shared__ ColumnMaximaShared shared_maxima;
+//: The loop of the one-output kernels below: a grid-stride loop over the rows (a block
+//: covers blockDim.x consecutive rows per step, coalesced; a thread one row), in which
+//: `row_gradients(row, g, h)` sets the objective's unweighted gradient and hessian of the
+//: row, which are weighed, stored and tracked; then the block's largest magnitudes.
+template <class RowGradients>
+GPUBOOST_DEVICE_INLINE void gradient_tracked_rows(int64_t n_rows,
+                                                  const double* __restrict__ weight,
+                                                  int32_t has_weight, double* __restrict__ grad,
+                                                  double* __restrict__ hess,
+                                                  uint64_t* __restrict__ block_maxima,
+                                                  ColumnMaximaShared& shared_maxima,
+                                                  RowGradients row_gradients) {
   uint64_t largest_grad = 0;
   uint64_t largest_hess = 0;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
        row += stride) {
-    gradient_store_tracking(raw[row] - y[row], 1.0, weight, has_weight, row, grad, hess,
-                            largest_grad, largest_hess);
+    double g;
+    double h;
+    row_gradients(row, g, h);
+    gradient_store_tracking(g, h, weight, has_weight, row, grad, hess, largest_grad,
+                            largest_hess);
   }
   column_maxima_store_block(largest_grad, largest_hess, shared_maxima, block_maxima);
+}
+
+// reg:squarederror: grad = raw - y, hess = 1.
+extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
+    squared_error_gradients(const double* __restrict__ y, const double* __restrict__ raw,
+                            const double* __restrict__ weight, int32_t has_weight, int64_t n_rows,
+                            double* __restrict__ grad, double* __restrict__ hess,
+                            uint64_t* __restrict__ block_maxima) {
+  __shared__ ColumnMaximaShared shared_maxima;
+  const auto row_gradients = [=](int64_t row, double& g, double& h) {
+    g = raw[row] - y[row];
+    h = 1.0;
+  };
+  gradient_tracked_rows(n_rows, weight, has_weight, grad, hess, block_maxima, shared_maxima,
+                        row_gradients);
 }
 
 // binary:logistic, e = exp(-|raw|): p = 1 / (1 + e) for raw >= 0, else e / (1 + e)
 // (_sigmoid); grad = p - y, hess = max(p * (1 - p), hessian_floor) (LogisticLoss;
-// hessian_floor = gpuboost.objectives.classification.HESSIAN_FLOOR); and the block's
-// largest magnitudes.
+// hessian_floor = gpuboost.objectives.classification.HESSIAN_FLOOR).
 extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
     logistic_gradients(const double* __restrict__ y, const double* __restrict__ raw,
-                       const double* __restrict__ weight,
-                       int32_t has_weight, int64_t n_rows, double hessian_floor,
-                       double* __restrict__ grad, double* __restrict__ hess,
+                       const double* __restrict__ weight, int32_t has_weight, int64_t n_rows,
+                       double hessian_floor, double* __restrict__ grad, double* __restrict__ hess,
                        uint64_t* __restrict__ block_maxima) {
   __shared__ ColumnMaximaShared shared_maxima;
-  uint64_t largest_grad = 0;
-  uint64_t largest_hess = 0;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
-       row += stride) {
+  const auto row_gradients = [=](int64_t row, double& g, double& h) {
     const double e = strict_exp(-fabs(raw[row]));
     const double one_plus_e = 1.0 + e;
     const double probability = raw[row] >= 0.0 ? 1.0 / one_plus_e : e / one_plus_e;
-    const double h = gradient_numpy_maximum(probability * (1.0 - probability), hessian_floor);
-    gradient_store_tracking(probability - y[row], h, weight, has_weight, row, grad, hess,
-                            largest_grad, largest_hess);
-  }
-  column_maxima_store_block(largest_grad, largest_hess, shared_maxima, block_maxima);
+    g = probability - y[row];
+    h = gradient_numpy_maximum(probability * (1.0 - probability), hessian_floor);
+  };
+  gradient_tracked_rows(n_rows, weight, has_weight, grad, hess, block_maxima, shared_maxima,
+                        row_gradients);
 }
 
-// The other objectives with an exp (one output; like logistic_gradients, each row's exp
-// computed here, the weights applied, the block's largest magnitudes kept).
+// The other objectives with an exp (one output; each row's exp computed here).
 
 // binary:exponential: s = 2y - 1, e = exp(-s raw); grad = -s e, hess = e (ExponentialLoss).
 extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
     exponential_gradients(const double* __restrict__ y, const double* __restrict__ raw,
-                          const double* __restrict__ weight, int32_t has_weight,
-                          int64_t n_rows, double* __restrict__ grad,
-                          double* __restrict__ hess, uint64_t* __restrict__ block_maxima) {
+                          const double* __restrict__ weight, int32_t has_weight, int64_t n_rows,
+                          double* __restrict__ grad, double* __restrict__ hess,
+                          uint64_t* __restrict__ block_maxima) {
   __shared__ ColumnMaximaShared shared_maxima;
-  uint64_t largest_grad = 0;
-  uint64_t largest_hess = 0;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
-       row += stride) {
+  const auto row_gradients = [=](int64_t row, double& g, double& h) {
     const double sign = 2.0 * y[row] - 1.0;
     const double e = strict_exp(-sign * raw[row]);
-    gradient_store_tracking(-sign * e, e, weight, has_weight, row, grad, hess, largest_grad,
-                            largest_hess);
-  }
-  column_maxima_store_block(largest_grad, largest_hess, shared_maxima, block_maxima);
+    g = -sign * e;
+    h = e;
+  };
+  gradient_tracked_rows(n_rows, weight, has_weight, grad, hess, block_maxima, shared_maxima,
+                        row_gradients);
 }
 
 // count:poisson: grad = exp(raw) - y, hess = exp(raw + max_delta_step) (PoissonLoss).
 extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
     poisson_gradients(const double* __restrict__ y, const double* __restrict__ raw,
                       const double* __restrict__ weight, int32_t has_weight, int64_t n_rows,
-                      double max_delta_step, double* __restrict__ grad,
-                      double* __restrict__ hess, uint64_t* __restrict__ block_maxima) {
+                      double max_delta_step, double* __restrict__ grad, double* __restrict__ hess,
+                      uint64_t* __restrict__ block_maxima) {
   __shared__ ColumnMaximaShared shared_maxima;
-  uint64_t largest_grad = 0;
-  uint64_t largest_hess = 0;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
-       row += stride) {
+  const auto row_gradients = [=](int64_t row, double& g, double& h) {
     const double margin = raw[row];
-    gradient_store_tracking(strict_exp(margin) - y[row], strict_exp(margin + max_delta_step),
-                            weight, has_weight, row, grad, hess, largest_grad, largest_hess);
-  }
-  column_maxima_store_block(largest_grad, largest_hess, shared_maxima, block_maxima);
+    g = strict_exp(margin) - y[row];
+    h = strict_exp(margin + max_delta_step);
+  };
+  gradient_tracked_rows(n_rows, weight, has_weight, grad, hess, block_maxima, shared_maxima,
+                        row_gradients);
 }
 
 // reg:gamma: scaled = y exp(-raw); grad = 1 - scaled, hess = scaled (GammaLoss).
@@ -156,16 +166,13 @@ extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
                     double* __restrict__ grad, double* __restrict__ hess,
                     uint64_t* __restrict__ block_maxima) {
   __shared__ ColumnMaximaShared shared_maxima;
-  uint64_t largest_grad = 0;
-  uint64_t largest_hess = 0;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
-       row += stride) {
+  const auto row_gradients = [=](int64_t row, double& g, double& h) {
     const double scaled_label = y[row] * strict_exp(-raw[row]);
-    gradient_store_tracking(1.0 - scaled_label, scaled_label, weight, has_weight, row, grad,
-                            hess, largest_grad, largest_hess);
-  }
-  column_maxima_store_block(largest_grad, largest_hess, shared_maxima, block_maxima);
+    g = 1.0 - scaled_label;
+    h = scaled_label;
+  };
+  gradient_tracked_rows(n_rows, weight, has_weight, grad, hess, block_maxima, shared_maxima,
+                        row_gradients);
 }
 
 // reg:tweedie: a = exp((1 - rho) raw), b = exp((2 - rho) raw); grad = -y a + b,
@@ -176,19 +183,15 @@ extern "C" __global__ void __launch_bounds__(GRADIENT_THREADS_PER_BLOCK)
                       double one_minus_rho, double two_minus_rho, double* __restrict__ grad,
                       double* __restrict__ hess, uint64_t* __restrict__ block_maxima) {
   __shared__ ColumnMaximaShared shared_maxima;
-  uint64_t largest_grad = 0;
-  uint64_t largest_hess = 0;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < n_rows;
-       row += stride) {
+  const auto row_gradients = [=](int64_t row, double& g, double& h) {
     const double exp_one = strict_exp(one_minus_rho * raw[row]);
     const double exp_two = strict_exp(two_minus_rho * raw[row]);
     const double label = y[row];
-    gradient_store_tracking(-label * exp_one + exp_two,
-                            -label * one_minus_rho * exp_one + two_minus_rho * exp_two, weight,
-                            has_weight, row, grad, hess, largest_grad, largest_hess);
-  }
-  column_maxima_store_block(largest_grad, largest_hess, shared_maxima, block_maxima);
+    g = -label * exp_one + exp_two;
+    h = -label * one_minus_rho * exp_one + two_minus_rho * exp_two;
+  };
+  gradient_tracked_rows(n_rows, weight, has_weight, grad, hess, block_maxima, shared_maxima,
+                        row_gradients);
 }
 
 // Softmax tiles: a block takes tiles of tile_rows consecutive rows (tile_rows * n_classes

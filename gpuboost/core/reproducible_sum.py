@@ -31,6 +31,8 @@ integer sums of CuPy run in another order than NumPy's and give the same integer
 
 import numpy as np
 
+from .strict_math import scale_by_power_of_two
+
 __all__ = ["reproducible_sum", "reproducible_cumsum", "reproducible_mean"]
 
 #: int64 accumulators: n terms below 2**W sum exactly when W + bit_length(n) <= 62.
@@ -45,17 +47,6 @@ def use_host_loops(loops):
     """Register compiled loops (see ``_HOST_LOOPS``); they must give the array code's
     integers."""
     _HOST_LOOPS.update(loops)
-
-
-def _power_of_two(k):
-    """``2.0**k`` for int64 ``k`` in [-1022, 1023] (exact, from the bits)."""
-    return ((k + 1023) << 52).view(np.float64)
-
-
-def _scale(values, k):
-    """``values * 2**k`` for int64 ``k`` in [-2044, 2046], exact unless it underflows."""
-    half = k >> 1
-    return (values * _power_of_two(half)) * _power_of_two(k - half)
 
 
 def _folds(n_terms):
@@ -99,7 +90,7 @@ def _fold_sums(xp, values, axis, running=False):
                     total = term if total is None else total + term
                 return total
     else:
-        scale = _scale
+        scale = scale_by_power_of_two
     reduce = xp.cumsum if running else (lambda a: xp.sum(a, axis=axis))
     total = None
     remainder = values

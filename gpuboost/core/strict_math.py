@@ -72,10 +72,12 @@ rounded for more than 96 % of the arguments.
 
 import functools
 import math
+from decimal import Decimal, localcontext
+from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["exp", "exp2", "log", "log2", "lgamma", "EXP_TABLE_SIZE"]
+__all__ = ["exp", "exp2", "log", "log2", "lgamma", "scale_by_power_of_two", "EXP_TABLE_SIZE"]
 
 # ---- constants (hexadecimal float literals; derived in the module docstring) ---------
 #: Table size of exp: ``2**(j / EXP_TABLE_SIZE)`` for j in [0, EXP_TABLE_SIZE).
@@ -356,7 +358,7 @@ def _array_function(function):
     return functools.update_wrapper(apply, function)
 
 
-def _power_of_two(xp, k):
+def _power_of_two(k):
     """``2.0**k`` for an int64 array ``k`` in [-1022, 1023], from its bits (exact)."""
     return ((k + 1023) << 52).view(np.float64)
 
@@ -366,10 +368,12 @@ def _rint(t):
     return (t + ROUND_SHIFT) - ROUND_SHIFT
 
 
-def _scale(xp, y, k):
-    """``y * 2**k`` for int64 ``k`` in [-2044, 2046]: two exact power-of-two factors."""
+def scale_by_power_of_two(y, k):
+    """``y * 2**k`` for an int64 array ``k`` in [-2044, 2046] (any array module): two
+    power-of-two factors built from their bits, exact unless the result is subnormal or
+    overflows (then rounded once, by the second multiplication)."""
     half = k >> 1
-    return (y * _power_of_two(xp, half)) * _power_of_two(xp, k - half)
+    return (y * _power_of_two(half)) * _power_of_two(k - half)
 
 
 def _exp_finish(xp, n_float, r):
@@ -381,7 +385,7 @@ def _exp_finish(xp, n_float, r):
     p = r + (r * r) * (c2 + r * (c3 + r * (c4 + r * (c5 + r * c6))))
     table_hi = xp.asarray(EXP_TABLE_HI)[j]
     y = table_hi + (xp.asarray(EXP_TABLE_LO)[j] + table_hi * p)
-    return _scale(xp, y, k)
+    return scale_by_power_of_two(y, k)
 
 
 def _clamped(xp, x, limit):
@@ -551,9 +555,6 @@ def _dd_log_table():
     """``log(1 + j / 64)`` as (hi, lo) arrays, derived once with :mod:`decimal` (exact
     decimal arithmetic, the same on every machine)."""
     if not _DD_LOG_TABLE:
-        from decimal import Decimal, localcontext  # stdlib; only lgamma needs it
-        from fractions import Fraction
-
         with localcontext() as context:
             context.prec = 50
             exact = [Fraction((1 + Decimal(j) / DD_LOG_TABLE_SIZE).ln()) for j in range(64)]
