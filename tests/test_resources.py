@@ -21,6 +21,7 @@ import pytest
 
 import gpuboost
 from gpuboost.backends import get_backend
+from gpuboost.backends.cuda import selfcheck
 from gpuboost.backends.cuda.memory import device_bytes_per_row
 from gpuboost.backends.emulation import EMULATE_ENV_VAR, emulated_kernels
 from gpuboost.errors import GpuOutOfMemoryError
@@ -299,8 +300,6 @@ def test_out_of_memory_in_the_first_use_self_check_is_not_a_gpu_bug(emulated_cud
     """Running out of memory during the self-check raises GpuOutOfMemoryError with the
     figures, frees what the check took, and is not remembered: the next CUDA training
     checks again and trains (issue 29)."""
-    from gpuboost.backends.cuda import selfcheck
-
     backend = emulated_cuda
     monkeypatch.setenv(selfcheck.SELFCHECK_ENV_VAR, "1")
     monkeypatch.setattr(selfcheck, "SELFCHECK_ROWS", 300)

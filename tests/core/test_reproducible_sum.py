@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from gpuboost.backends.cpu import jit
+from gpuboost.core import reproducible_sum as module
 from gpuboost.core.reproducible_sum import (
     reproducible_cumsum,
     reproducible_mean,
@@ -93,8 +94,6 @@ def test_cumsum_and_mean():
 def test_the_compiled_loop_gives_the_array_codes_integers(n, monkeypatch):
     """gpuboost.backends.cpu.reproducible_sum's one-pass loop (registered on import) and
     the array code give the same sums; the loop declines under GPUBOOST_CPU_KERNELS=numpy."""
-    from gpuboost.core import reproducible_sum as module
-
     assert "fold_sums" in module._HOST_LOOPS
     rng = np.random.default_rng(n)
     for values in (_terms(rng, n, 40.0), _terms(rng, n, 0.0) * 1e-310, _terms(rng, n, 700.0)):

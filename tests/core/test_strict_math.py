@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from gpuboost.backends.cpu import jit
+from gpuboost.backends.cpu import strict_math as compiled
 from gpuboost.backends.cuda.sources import cuda_source_dir
 from gpuboost.core import strict_math as sm
 
@@ -255,8 +256,6 @@ def _random_bit_patterns(rng, n):
 @pytest.mark.parametrize("function", ["exp", "exp2", "log", "log2"])
 def test_compiled_scalar_functions_give_the_vectorized_bits(function):
     from numba import njit  # only with Numba (skipif above)
-
-    from gpuboost.backends.cpu import strict_math as compiled
 
     scalar = getattr(compiled, function)
 

@@ -17,6 +17,8 @@ from _objective_references import (
     second_difference,
 )
 
+from gpuboost.backends.emulation import device_array
+from gpuboost.core.quantize import quantize
 from gpuboost.objectives import OBJECTIVES, get_objective
 
 # ---------------------------------------------------------------------------
@@ -130,9 +132,6 @@ def test_nan_margins_are_refused_alike_on_both_array_modules():
     """reg:absoluteerror's gradient and the Huber refit's sign keep NaN on every array
     module (CuPy's sign(NaN) is 0: a NaN margin would train silently on a GPU), so the
     quantization refuses NaN margins on the CPU and on CUDA alike (issue 29)."""
-    from gpuboost.backends.emulation import device_array
-    from gpuboost.core.quantize import quantize
-
     y = np.array([0.0, 1.0, 2.0])
     raw = np.array([0.5, np.nan, 1.0])
     objective = get_objective("reg:absoluteerror", {})

@@ -3,13 +3,9 @@ GPUBOOST_EMULATE_DEVICE): the backend reads its limits from the profile, and tra
 on every profile's launch configurations gives the CPU's bytes (the golden hashes; in the
 slow tier, the whole CUDA backend suite on the profiles without clusters)."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import test_golden
+from _pytest_child import REPO_ROOT, run_pytest
 from _tiers import SLOW, sampled
 
 from gpuboost.backends.cuda.histogram import device_cluster_blocks, device_limits
@@ -68,35 +64,14 @@ def test_golden_hashes_on_every_profile(profile, name, monkeypatch):
         assert test_golden._train_and_hash(name, "cuda") == test_golden.GOLDEN[name]
 
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-
-
 @SLOW
 def test_the_cuda_backend_suite_on_a_device_without_clusters():
     """Every fast test of the CUDA backend (the parity tests of every primitive and
     training, tests/backends/cuda) on a profile without clusters (A100): the per-block kernels,
     an 8.x shared-memory limit and SM count (the tests of the cluster kernels themselves
     pin an H100, the ``clusters`` fixture). The default run is the H100's."""
-    environment = dict(os.environ, **{EMULATE_DEVICE_ENV_VAR: "A100"})  # L4: the samples
-    for name in list(environment):  # the child is no xdist worker of this run
-        if name.startswith("PYTEST_XDIST") or name == "PYTEST_CURRENT_TEST":
-            del environment[name]
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            str(REPO_ROOT / "tests" / "backends" / "cuda"),
-        ],
-        cwd=REPO_ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-6000:]
+    status, output = run_pytest(
+        [REPO_ROOT / "tests" / "backends" / "cuda"], {EMULATE_DEVICE_ENV_VAR: "A100"}
+    )  # L4: the samples above
+    assert status == 0, output[-6000:]
     assert " passed" in output and " failed" not in output

@@ -5,15 +5,13 @@ variants pass; a small training runs clean under all three checks (fast tier), a
 the CUDA backend's tests, launching every kernel (slow tier: the sanitizer run).
 """
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from _parity import assert_models_match
+from _pytest_child import REPO_ROOT, run_pytest
 from _sanitizer_launches import LAUNCHES_ENV_VAR
 from _tiers import SLOW
 
@@ -24,7 +22,6 @@ from gpuboost.backends.emulation import EmulatedModule, sanitizer
 from gpuboost.backends.emulation.device_array import namespace as xp
 from gpuboost.backends.emulation.sanitizer import SANITIZE_ENV_VAR, SanitizerError
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = Path(__file__).resolve().parent / "cuda_samples" / "sanitizer_bugs.cu"
 ALL_CHECKS = "memcheck,racecheck,initcheck"
 #: Threads per block of the shared-memory samples (kTileThreads in sanitizer_bugs.cu).
@@ -322,44 +319,25 @@ def test_the_cuda_backend_suite_is_clean_under_every_check(tmp_path):
     against NumPy, training parity of the configurations, small data) with all three
     checks, but the parity matrices of SANITIZER_DESELECTED; every kernel of the backend
     is launched, so every kernel runs under each check."""
-    environment = dict(os.environ, **{SANITIZE_ENV_VAR: ALL_CHECKS})
-    environment["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO_ROOT), str(REPO_ROOT / "tests"), *filter(None, [environment.get("PYTHONPATH")])]
-    )
-    environment[LAUNCHES_ENV_VAR] = str(tmp_path)
-    for name in list(environment):  # the child is no xdist worker of this run
-        if name.startswith("PYTEST_XDIST") or name == "PYTEST_CURRENT_TEST":
-            del environment[name]
     deselected = [f"--deselect={node}" for node in SANITIZER_DESELECTED]  # from REPO_ROOT
     # the fast tier's tests of the CUDA backend, on one xdist worker per core (the child's
     # controller builds the instrumented flavour of every kernel file first: _warm_up)
-    result = subprocess.run(
+    status, output = run_pytest(
         [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
             "-p",
             "_sanitizer_launches",
             "--durations=10",
-            str(REPO_ROOT / "tests" / "backends" / "cuda"),
+            REPO_ROOT / "tests" / "backends" / "cuda",
             *deselected,
             "-k",
             # compiler checks launch nothing; 400,000 rows prove nothing 5,000 do not
             "not compiles_with_nvcc and not 400000",
         ],
-        cwd=REPO_ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
+        {SANITIZE_ENV_VAR: ALL_CHECKS, LAUNCHES_ENV_VAR: str(tmp_path)},
         timeout=SUITE_TIMEOUT_SECONDS,
-        check=False,
     )
-    output = result.stdout + result.stderr
     print(output[-2500:])  # the slowest sanitized tests (shown with -s or -rP)
-    assert result.returncode == 0, output[-6000:]
+    assert status == 0, output[-6000:]
     launched = [name for record in tmp_path.glob("*.txt") for name in record.read_text().split()]
     assert len(launched) > 500, f"{len(launched)} instrumented launches"
     never = _kernels_of_the_backend() - set(launched)
