@@ -40,4 +40,9 @@ RUN useradd --create-home --shell /usr/sbin/nologin gpuboost
 USER gpuboost
 WORKDIR /home/gpuboost
 
+# Compile the CPU kernels into this user's Numba cache now, so that a container's first
+# CPU training does not (docs/DESIGN.md, "Cold start"; site-packages is not writable by
+# this user, so Numba caches in ~/.cache/numba).
+RUN gpuboost compile
+
 CMD ["gpuboost", "demo"]

@@ -1,4 +1,5 @@
-"""The ``gpuboost`` console command: ``demo``, ``train``, ``predict`` and ``doctor``.
+"""The ``gpuboost`` console command: ``demo``, ``train``, ``predict``, ``doctor`` and
+``compile``.
 
 Usage::
 
@@ -10,6 +11,7 @@ Usage::
     gpuboost predict --model model.json --data test.csv [--output preds.csv]
                      [--output-margin] [--label-column NAME] [--no-header]
     gpuboost doctor [--rows 1000000]
+    gpuboost compile [--processes N]
     gpuboost --version
 
 CSV files have a header line (a first line of numbers is refused: ``--no-header``
@@ -37,6 +39,7 @@ from .metrics import get_metric
 from .model.booster import Booster
 from .model.model_io import atomic_write_text, check_model_path
 from .params import canonical_name
+from .warmup import warm_up
 
 __all__ = ["main", "parse_param"]
 
@@ -375,6 +378,14 @@ def _run_doctor(args):
     return run_doctor(timing_rows=args.rows)
 
 
+def _run_compile(args):
+    if args.processes is not None and args.processes < 1:
+        raise ValueError(f"--processes must be >= 1, got {args.processes}.")
+    seconds = warm_up(processes=args.processes, say=print)
+    print(f"the CPU kernels are compiled and cached ({seconds:.1f} s)")
+    return 0
+
+
 def _text_columns(booster, header):
     """The columns to read as text for ``booster``: its categorical features (by name;
     by position without a header)."""
@@ -536,6 +547,20 @@ def _build_parser():
         f"{EMULATED_TIMING_ROWS:,} under the emulation; 0 skips it)",
     )
     doctor.set_defaults(handler=_run_doctor)
+
+    compile_parser = commands.add_parser(
+        "compile",
+        help="compile and cache the CPU kernels now instead of at the first training",
+        description="Compile every kernel signature the CPU backend's trainings and "
+        "predictions use and write them to Numba's cache, so that the first training in a "
+        "new process does not wait for compiles. 'pip install -e .' does this at install; "
+        "run it after a non-editable install, in a container image, or after moving "
+        "NUMBA_CACHE_DIR.",
+    )
+    compile_parser.add_argument(
+        "--processes", type=int, help="worker processes (default: one per CPU core)"
+    )
+    compile_parser.set_defaults(handler=_run_compile)
     return parser
 
 

@@ -8,9 +8,27 @@ import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["REPO_ROOT", "run_pytest"]
+__all__ = ["REPO_ROOT", "child_environment", "run_pytest"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def child_environment(environment=None):
+    """This process's environment variables plus ``environment``'s, for a child process
+    that imports the checkout's gpuboost and the tests' helpers and is no xdist worker.
+
+    Returns
+    -------
+    dict
+    """
+    child = dict(os.environ, **(environment or {}))
+    child["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT), str(REPO_ROOT / "tests"), *filter(None, [child.get("PYTHONPATH")])]
+    )
+    for name in list(child):
+        if name.startswith("PYTEST_XDIST") or name == "PYTEST_CURRENT_TEST":
+            del child[name]
+    return child
 
 
 def run_pytest(arguments, environment=None, timeout=None):
@@ -22,13 +40,7 @@ def run_pytest(arguments, environment=None, timeout=None):
     (int, str)
         The exit status, and stdout followed by stderr.
     """
-    child = dict(os.environ, **(environment or {}))
-    child["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO_ROOT), str(REPO_ROOT / "tests"), *filter(None, [child.get("PYTHONPATH")])]
-    )
-    for name in list(child):
-        if name.startswith("PYTEST_XDIST") or name == "PYTEST_CURRENT_TEST":
-            del child[name]
+    child = child_environment(environment)
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *map(str, arguments)],
         cwd=REPO_ROOT,

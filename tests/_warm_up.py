@@ -4,9 +4,9 @@ On a fresh checkout the suite's first tests would compile the CPU backend's Numb
 and the emulated CUDA kernels (g++) in every worker at once, the same kernels in the same
 order (and the workers' waits for each other, under the caches' file locks, would keep the
 other cores idle). So the controller of an xdist run first builds them, split over the
-cores: two processes train small models of different configurations (each kernel and
-signature is compiled by whichever process reaches it first, under
-``gpuboost.core.file_lock``; the other loads it), while threads run g++ on every
+cores: ``gpuboost compile`` (:mod:`gpuboost.warmup`, which ``pip install -e .`` runs
+too, so its caches are usually warm already) trains small models of every configuration
+in one process, while threads run g++ on every
 ``cuda/*.cu`` file in both flavours (plain, and instrumented for the sanitizer and the
 traffic model). With warm caches this costs the imports and a second.
 
@@ -26,64 +26,24 @@ from gpuboost.backends.cuda.sources import cuda_source_dir
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
-#: What each warm-up process trains, small: together, every kernel family the suite's
-#: first tests reach (depthwise and lossguide, the pointwise objectives, multiclass,
-#: categorical, sparse and bundled input, sampling, prediction and SHAP).
-_WARM_UP_SCRIPTS = (
-    """
-import numpy as np
-import gpuboost
-rng = np.random.default_rng(0)
-X = rng.normal(size=(600, 6))
-X[rng.random(X.shape) < 0.1] = np.nan
-y = (np.nan_to_num(X[:, 0]) + rng.normal(size=600) > 0).astype(float)
-for params in ({"objective": "binary:logistic"}, {"objective": "reg:squarederror", "nthread": 1},
-               {"objective": "reg:huber", "subsample": 0.8}):
-    dtrain = gpuboost.Dataset(X, label=y)
-    booster = gpuboost.train(dict(params, device="cpu", max_depth=4), dtrain, 3,
-                             evals=[(dtrain, "train")], verbose_eval=False)
-    booster.predict(X)
-    booster.predict(X, pred_contribs=True)
-booster.predict(X[:50], pred_interactions=True)
-booster.predict(X, pred_leaf=True)
-""",
-    """
-import numpy as np
-import pandas as pd
-import scipy.sparse
-import gpuboost
-rng = np.random.default_rng(1)
-X = rng.normal(size=(600, 6))
-y = np.digitize(X[:, 0], [-0.5, 0.5]).astype(float)
-for params in ({"objective": "multi:softprob", "num_class": 3, "grow_policy": "lossguide",
-                "max_leaves": 8},
-               {"objective": "multi:softmax", "num_class": 3, "data_sample_strategy": "goss"}):
-    booster = gpuboost.train(dict(params, device="cpu"), gpuboost.Dataset(X, label=y), 3)
-    booster.predict(X)
-onehot = scipy.sparse.random(600, 30, density=0.05, format="csr", random_state=2)
-booster = gpuboost.train({"device": "cpu", "enable_bundle": True},
-                         gpuboost.Dataset(onehot, label=y), 3)
-booster.predict(onehot)
-frame = pd.DataFrame({"c": pd.Categorical(rng.choice(list("abcdefgh"), 600)), "x": X[:, 0]})
-booster = gpuboost.train({"device": "cpu", "max_cat_to_onehot": 1},
-                         gpuboost.Dataset(frame, label=y), 3)
-booster.predict(frame, pred_contribs=True)
-""",
-)
-
 _REPORT = {}
 
 
-def _train(script):
+def _compile_kernels(processes):
+    """The library's own warm-up (``gpuboost compile``) in a child process, as at
+    install; returns an error message, or None. One process: its caches are warm after
+    ``pip install -e .``, and then one process loads them fastest (about 3 s)."""
     completed = subprocess.run(
-        [sys.executable, "-c", script],
+        [sys.executable, "-m", "gpuboost", "compile", "--processes", str(processes)],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
         check=False,
-        timeout=600,
+        timeout=900,
     )
-    return completed.returncode, completed.stderr[-2000:]
+    if completed.returncode == 0:
+        return None
+    return (completed.stdout + completed.stderr)[-2000:]
 
 
 def _build_emulated_kernels(stem, instrumented):
@@ -98,16 +58,16 @@ def pytest_configure(config):
     started = time.perf_counter()
     cores = os.cpu_count() or 1
     stems = [path.stem for path in sorted(cuda_source_dir().glob("*.cu"))]
-    trainers = concurrent.futures.ThreadPoolExecutor(max_workers=len(_WARM_UP_SCRIPTS))
+    trainer = concurrent.futures.ThreadPoolExecutor(max_workers=1)
     compilers = concurrent.futures.ThreadPoolExecutor(max_workers=cores)
-    with trainers, compilers:
-        trainings = [trainers.submit(_train, script) for script in _WARM_UP_SCRIPTS]
+    with trainer, compilers:
+        kernels = trainer.submit(_compile_kernels, 1)
         builds = [
             compilers.submit(_build_emulated_kernels, stem, instrumented)
             for instrumented in (False, True)
             for stem in stems
         ]
-        failures = [message for status, message in (t.result() for t in trainings) if status]
+        failures = [message for message in [kernels.result()] if message]
         for build in builds:
             build.result()
     _REPORT["seconds"] = time.perf_counter() - started
@@ -118,8 +78,8 @@ def pytest_terminal_summary(terminalreporter):
     if not _REPORT:
         return
     terminalreporter.write_line(
-        f"warm-up before the workers: {_REPORT['seconds']:.1f} s (Numba kernels in "
-        f"{len(_WARM_UP_SCRIPTS)} processes, g++ on every kernel file in both flavours)"
+        f"warm-up before the workers: {_REPORT['seconds']:.1f} s (gpuboost compile: the "
+        f"Numba kernels; g++ on every kernel file in both flavours)"
     )
     for message in _REPORT["failures"]:  # the tests that need it fail on their own
-        terminalreporter.write_line(f"warm-up training failed:\n{message}")
+        terminalreporter.write_line(f"kernel warm-up failed:\n{message}")
