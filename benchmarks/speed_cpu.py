@@ -43,6 +43,18 @@ Cases (``--cases``, default all; each prints its own table, the ratio table come
     after the compile within 3 s of the warm one. The timed cases above run after a
     warm-up training in this process, so they never include compilation.
 
+``tiny``
+    Small data (issue 30): per-round training time at 1k and 10k rows x 20 features,
+    depth 6 and 8, binary and regression, and 1k x 300, ``TINY_ROUNDS`` rounds from a
+    built data structure (gpuboost ``Dataset.construct``, XGBoost ``QuantileDMatrix``,
+    LightGBM ``Dataset.construct``), best of ``--repeat`` runs, the libraries taking turns.
+    Bars: gpuboost at most XGBoost at 1k and 10k rows x 20 (at most 1.2x at 1k x 300).
+``latency``
+    One-row prediction (issue 30): a 100-tree depth-6 binary model of 10k x 20 predicts
+    one float32 row ``LATENCY_CALLS`` times; the median latency of gpuboost's
+    ``Booster.predict`` against XGBoost's ``inplace_predict`` and LightGBM's ``predict``.
+    Bar: gpuboost at most XGBoost's.
+
 ``--repeat`` (default 2): the depth and multiclass cases, whose bars are ratios of one
 library's own times, run every configuration that many times (the libraries taking
 turns) and keep each one's fastest run, so that a burst of load from another process
@@ -57,7 +69,8 @@ only as ratios within one run, and run twice.
 
 Usage::
 
-    python benchmarks/speed_cpu.py [--cases main,predict,small,depth,multiclass,memory,jit]
+    python benchmarks/speed_cpu.py [--cases main,predict,small,depth,multiclass,memory,jit,
+                                            tiny,latency]
                                    [--libs gpuboost,xgboost,lightgbm,sklearn] [--rows 1000000]
                                    [--rounds 100] [--depth 8] [--threads 2] [--repeat 2]
                                    [--phases]
@@ -86,7 +99,7 @@ if str(REPO_ROOT) not in sys.path:  # use the checkout's gpuboost
 import numpy as np  # noqa: E402
 
 LIBRARIES = ("gpuboost", "xgboost", "lightgbm", "sklearn")
-CASES = ("main", "predict", "small", "depth", "multiclass", "memory", "jit")
+CASES = ("main", "predict", "small", "depth", "multiclass", "memory", "jit", "tiny", "latency")
 LEARNING_RATE = 0.1
 MAX_BIN = 255  # value bins (+1 missing bin) = XGBoost's 256
 #: The cases' sizes (issue 11).
@@ -98,6 +111,19 @@ MULTICLASS_ROWS = 100_000
 MULTICLASS_SHAPES = ((5, 300), (20, 75), (20, 300))
 MULTICLASS_ROUNDS = 5
 MULTICLASS_DEPTH = 6
+#: The tiny case (issue 30): (rows, features, depth, objective) per configuration.
+TINY_CONFIGS = (
+    (1_000, 20, 6, "binary"),
+    (1_000, 20, 8, "binary"),
+    (1_000, 20, 6, "regression"),
+    (10_000, 20, 6, "binary"),
+    (10_000, 20, 8, "binary"),
+    (10_000, 20, 6, "regression"),
+    (1_000, 300, 6, "binary"),
+)
+TINY_ROUNDS = 100
+#: The latency case: one-row predictions timed (after 200 untimed), the median counts.
+LATENCY_CALLS = 2_000
 MEMORY_ROUNDS = 20
 #: Bars: (name, largest allowed gpuboost / peer value).
 BARS = {
@@ -110,6 +136,7 @@ BARS = {
     "multiclass feature exponent": None,
     "peak RSS vs xgboost": 1.0,
     "cold start: (first - warm) / 3 s": 1.0,
+    "one-row predict vs xgboost": 1.0,
 }
 
 
@@ -726,6 +753,154 @@ def case_jit(args, libs, results):
     results["jit"] = rows
 
 
+def _tiny_fit(lib, X, y, depth, objective, rounds, threads):
+    """Seconds of ``rounds`` rounds of ``lib`` on a built data structure."""
+    binary = objective == "binary"
+    if lib == "gpuboost":
+        import gpuboost
+
+        dtrain = gpuboost.Dataset(X, label=y)
+        dtrain.construct(MAX_BIN)
+        params = gpuboost_params(
+            depth, threads, objective="binary:logistic" if binary else "reg:squarederror"
+        )
+        start = time.perf_counter()
+        gpuboost.train(params, dtrain, rounds, verbose_eval=False)
+    elif lib == "xgboost":
+        import xgboost as xgb
+
+        dtrain = xgb.QuantileDMatrix(X, label=y, max_bin=MAX_BIN + 1, nthread=threads)
+        params = xgboost_params(
+            depth, threads, objective="binary:logistic" if binary else "reg:squarederror"
+        )
+        start = time.perf_counter()
+        xgb.train(params, dtrain, rounds)
+    else:
+        import lightgbm as lgb
+
+        params = {
+            "objective": "binary" if binary else "regression",
+            "learning_rate": LEARNING_RATE,
+            "max_depth": depth,
+            "num_leaves": 2**depth,
+            "max_bin": MAX_BIN,
+            "lambda_l2": 1.0,
+            "min_data_in_leaf": 1,
+            "min_sum_hessian_in_leaf": 1.0,
+            "num_threads": threads,
+            "verbose": -1,
+        }
+        dtrain = lgb.Dataset(X, label=y, params=params)
+        dtrain.construct()
+        start = time.perf_counter()
+        lgb.train(params, dtrain, rounds)
+    return time.perf_counter() - start
+
+
+def case_tiny(args, libs, results):
+    libs = [lib for lib in libs if lib in ("gpuboost", "xgboost", "lightgbm")]
+    print(f"\n## tiny: per-round training time, {TINY_ROUNDS} rounds, best of {args.repeat}")
+    print(
+        "| rows x features | depth | objective | "
+        + " | ".join(f"{lib} ms" for lib in libs)
+        + " | gpuboost / xgboost |"
+    )
+    print("|---|---|---|" + "---|" * len(libs) + "---|")
+    rows = []
+    for n_rows, n_features, depth, objective in TINY_CONFIGS:
+        rng = np.random.default_rng(n_rows + n_features + depth)
+        X = rng.normal(size=(n_rows, n_features)).astype(np.float32)
+        score = X[:, 0] + X[:, 1] * X[:, 2] + 0.5 * rng.normal(size=n_rows)
+        y = (score > 0).astype(np.float64) if objective == "binary" else score.astype(np.float64)
+        best = {lib: math.inf for lib in libs}
+        for _ in range(args.repeat):
+            for lib in libs:
+                seconds = _tiny_fit(lib, X, y, depth, objective, TINY_ROUNDS, args.threads)
+                best[lib] = min(best[lib], seconds)
+        per_round = {lib: 1000 * best[lib] / TINY_ROUNDS for lib in libs}
+        ratio = (
+            per_round["gpuboost"] / per_round["xgboost"]
+            if {"gpuboost", "xgboost"} <= set(libs)
+            else float("nan")
+        )
+        rows.append(
+            {
+                "rows": n_rows,
+                "features": n_features,
+                "depth": depth,
+                "objective": objective,
+                "ms_per_round": per_round,
+                "ratio": ratio,
+            }
+        )
+        print(
+            f"| {n_rows} x {n_features} | {depth} | {objective} | "
+            + " | ".join(f"{per_round[lib]:.2f}" for lib in libs)
+            + f" | {ratio:.2f}x |"
+        )
+        if not math.isnan(ratio):
+            name = f"tiny {n_rows}x{n_features} depth {depth} {objective} vs xgboost"
+            BARS.setdefault(name, 1.2 if n_features == 300 else 1.0)
+            results.setdefault("bars", {})[name] = (
+                per_round["gpuboost"],
+                per_round["xgboost"],
+                "ms/round",
+            )
+    results["tiny"] = rows
+
+
+def case_latency(args, libs, results):
+    libs = [lib for lib in libs if lib in ("gpuboost", "xgboost", "lightgbm")]
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(10_000, 20)).astype(np.float32)
+    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(np.float64)
+    row = X[:1].copy()
+    predictors = {}
+    if "gpuboost" in libs:
+        import gpuboost
+
+        booster = gpuboost.train(
+            gpuboost_params(6, args.threads), gpuboost.Dataset(X, label=y), 100, verbose_eval=False
+        )
+        predictors["gpuboost"] = lambda: booster.predict(row)
+    if "xgboost" in libs:
+        import xgboost as xgb
+
+        xgb_booster = xgb.train(xgboost_params(6, args.threads), xgb.DMatrix(X, label=y), 100)
+        predictors["xgboost"] = lambda: xgb_booster.inplace_predict(row)
+    if "lightgbm" in libs:
+        import lightgbm as lgb
+
+        params = {
+            "objective": "binary",
+            "num_leaves": 64,
+            "max_depth": 6,
+            "verbose": -1,
+            "num_threads": args.threads,
+        }
+        lgb_booster = lgb.train(params, lgb.Dataset(X, label=y), 100)
+        predictors["lightgbm"] = lambda: lgb_booster.predict(row, num_threads=args.threads)
+    print(f"\n## latency: one float32 row, 100 trees of depth 6, median of {LATENCY_CALLS}")
+    medians = {}
+    for lib, predict in predictors.items():
+        for _ in range(200):
+            predict()
+        times = []
+        for _ in range(LATENCY_CALLS):
+            start = time.perf_counter()
+            predict()
+            times.append(time.perf_counter() - start)
+        medians[lib] = 1e6 * float(np.median(times))
+        print(f"  {lib:<9} {medians[lib]:8.1f} us")
+    results["latency"] = medians
+    if {"gpuboost", "xgboost"} <= set(medians):
+        results.setdefault("bars", {})["one-row predict vs xgboost"] = (
+            medians["gpuboost"],
+            medians["xgboost"],
+            "us",
+        )
+
+
 def print_bars(results):
     bars = results.get("bars", {})
     if not bars:
@@ -819,6 +994,10 @@ def main(argv=None):
         case_memory(args, libs, results)
     if "jit" in args.cases:
         case_jit(args, libs, results)
+    if "tiny" in args.cases:
+        case_tiny(args, libs, results)
+    if "latency" in args.cases:
+        case_latency(args, libs, results)
     print_bars(results)
     print(
         f"note: on a shared machine ({os.cpu_count()} CPUs; 1-minute load averages above): "

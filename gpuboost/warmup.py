@@ -37,12 +37,12 @@ import time
 
 import numpy as np
 
-from .backends.cpu.jit import CPU_KERNELS_ENV_VAR, compiled_kernels_reason
+from .backends.cpu.jit import CPU_KERNELS_ENV_VAR, compiled_kernels_reason, force_variant
 from .boosting.train import train
 from .data.dataset import Dataset
 from .objectives.registry import OBJECTIVES
 
-__all__ = ["MODES", "WARM_UP_GROUPS", "warm_up", "warm_up_group"]
+__all__ = ["MODES", "VARIANTS", "WARM_UP_GROUPS", "warm_up", "warm_up_group"]
 
 #: Rows of the warm-up data: enough for every objective to grow a few splits.
 _ROWS = 240
@@ -105,14 +105,24 @@ def _cpu_kernels(choice):
             os.environ[CPU_KERNELS_ENV_VAR] = previous
 
 
+#: The variants of the parallel kernels (:func:`gpuboost.backends.cpu.jit.sized`): each
+#: is compiled, as small data runs the serial twins and large data the parallel ones.
+VARIANTS = ("parallel", "serial")
+
+
 def _predict(booster, X, **options):
-    """``booster.predict(X, **options)`` with the compiled kernels, unless this part
-    only trains."""
+    """``booster.predict(X, **options)`` with the compiled kernels, both variants,
+    unless this part only trains."""
     mode = getattr(_mode, "value", "all")
     if mode == "train":
         return
     with _cpu_kernels("numba"):
-        booster.predict(X, **options)
+        for variant in VARIANTS:
+            previous = force_variant(variant)
+            try:
+                booster.predict(X, **options)
+            finally:
+                force_variant(previous)
 
 
 def _predict_everything(booster, X):
@@ -281,12 +291,16 @@ WARM_UP_GROUPS = {
 }
 
 
-def warm_up_group(name, mode="all"):
+def warm_up_group(name, mode="all", variant="parallel"):
     """Run one part of the warm-up (a key of :data:`WARM_UP_GROUPS`) in this process, in
-    one of :data:`MODES`."""
+    one of :data:`MODES`, its trainings with the parallel kernels' ``variant`` (one of
+    :data:`VARIANTS`; predictions run both)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}.")
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}.")
     _mode.value = mode
+    previous = force_variant(variant)
     try:
         if mode == "predict":
             with _cpu_kernels("numpy"):
@@ -295,13 +309,14 @@ def warm_up_group(name, mode="all"):
             WARM_UP_GROUPS[name]()
     finally:
         _mode.value = "all"
+        force_variant(previous)
 
 
 def _run_parts(parts):
-    """Run ``parts``, a list of (part name, mode), in this process (a child of
+    """Run ``parts``, a list of (part name, mode, variant), in this process (a child of
     :func:`warm_up`)."""
-    for name, mode in parts:
-        warm_up_group(name, mode)
+    for name, mode, variant in parts:
+        warm_up_group(name, mode, variant)
 
 
 def warm_up(processes=None, say=None):
@@ -311,8 +326,9 @@ def warm_up(processes=None, say=None):
     ----------
     processes : int, optional
         Worker processes (default: the CPU count). With 1 the parts run in this
-        process; with more, each part runs twice, once training and once predicting
-        (:data:`MODES`), in child processes.
+        process; with more, in child processes, each part three times: training with
+        each variant of the parallel kernels (:data:`VARIANTS`) and predicting
+        (:data:`MODES`).
     say : callable, optional
         Called with each progress line (str).
 
@@ -331,16 +347,21 @@ def warm_up(processes=None, say=None):
     processes = processes or os.cpu_count() or 1
     if processes <= 1:
         for name in WARM_UP_GROUPS:
-            warm_up_group(name)
+            warm_up_group(name, "all", "parallel")
+            warm_up_group(name, "train", "serial")
             say(f"compiled: {name} ({time.perf_counter() - started:.1f} s)")
         return time.perf_counter() - started
-    # Each part twice, training and predicting (MODES), in child processes: about half
-    # of them train, the others predict, so the two kinds of kernels compile side by side.
+    # Each part three times in child processes: training with the parallel kernels (about
+    # half of the processes), then predicting and training with the serial twins (the
+    # others), so that kernels of different kinds compile side by side.
     trainers = (processes + 1) // 2
     work = [[] for _ in range(processes)]
     for index, name in enumerate(WARM_UP_GROUPS):
-        work[index % trainers].append((name, "train"))
-        work[trainers + index % (processes - trainers)].append((name, "predict"))
+        work[index % trainers].append((name, "train", "parallel"))
+        others = trainers + index % (processes - trainers)
+        work[others].append((name, "predict", "parallel"))
+    for index, name in enumerate(WARM_UP_GROUPS):
+        work[trainers + index % (processes - trainers)].append((name, "train", "serial"))
     children = []
     for parts in filter(None, work):
         log = tempfile.TemporaryFile(mode="w+")  # a pipe could fill and block it
@@ -350,7 +371,8 @@ def warm_up(processes=None, say=None):
         environment = dict(os.environ, NUMBA_NUM_THREADS="1")
         command = [sys.executable, "-c", f"import gpuboost.warmup as w; w._run_parts({parts!r})"]
         process = subprocess.Popen(command, stderr=log, env=environment)
-        children.append((", ".join(f"{name} ({mode})" for name, mode in parts), process, log))
+        described = ", ".join(f"{name} ({mode}, {variant})" for name, mode, variant in parts)
+        children.append((described, process, log))
     failures = []
     for parts, process, log in children:
         process.wait()

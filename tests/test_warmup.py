@@ -33,20 +33,8 @@ if os.environ.get("WARM_UP"):
     for name in WARM_UP_GROUPS:
         warm_up_group(name)
 
-from numba.core.registry import CPUDispatcher
-
-def kernels():
-    seen = {}
-    for module_name, module in list(sys.modules.items()):
-        if not module_name.startswith("gpuboost.") or module is None:
-            continue
-        for value in vars(module).values():
-            if isinstance(value, CPUDispatcher):
-                seen[id(value)] = value
-    return list(seen.values())
-
 def compiled():
-    return {(k.py_func.__qualname__, str(s)) for k in kernels()
+    return {(k.py_func.__qualname__, str(s)) for k in jit.all_kernels()
             for s, n in k.stats.cache_misses.items() if n}
 
 before = compiled()
@@ -150,9 +138,10 @@ def test_warm_up_groups_run_in_child_processes_and_report_failures(monkeypatch):
     with pytest.raises(RuntimeError, match="the kernel warm-up failed in ") as failure:
         warm_up(processes=2, say=said.append)
     message = str(failure.value)
-    # one child trains both parts, the other predicts them; each fails on the first
-    assert "no such part (train), nor this one (train): " in message
-    assert "no such part (predict), nor this one (predict): " in message
+    # one child trains both parts, the other predicts them and trains with the serial
+    # twins; each fails on its first
+    assert "no such part (train, parallel), nor this one (train, parallel): " in message
+    assert "no such part (predict, parallel), nor this one (predict, parallel), " in message
     assert "KeyError: 'no such part'" in message
     assert len(said) == 2
 

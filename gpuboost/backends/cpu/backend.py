@@ -27,7 +27,6 @@ import numpy as np
 
 from ..base import DeviceData
 from ..categorical import (
-    has_categorical,
     predict_forest_leaf_indices,
     predict_forest_values,
     predict_tree_values,
@@ -40,6 +39,7 @@ from .jit import set_threads
 from .leaf import add_leaf_values, add_split_leaf_values
 from .partition import partition_rows
 from .predict import (
+    forest_of,
     predict_forest_leaves,
     predict_forest_raw,
     predict_forest_sparse,
@@ -316,7 +316,7 @@ class CpuBackend(NumpyBackend):
         return predict_tree_raw(X, tree)
 
     def predict_forest_raw(self, X, trees, tree_outputs, margins):
-        if has_categorical(trees):
+        if forest_of(trees).has_categorical:
             return predict_forest_values(self.xp, self.to_device, X, trees, tree_outputs, margins)
         self._threads()
         return predict_forest_raw(X, trees, tree_outputs, margins)
@@ -337,7 +337,7 @@ class CpuBackend(NumpyBackend):
         )
 
     def predict_forest_leaves(self, X, trees):
-        if has_categorical(trees):
+        if forest_of(trees).has_categorical:
             return predict_forest_leaf_indices(self.xp, self.to_device, X, trees)
         self._threads()
         return predict_forest_leaves(X, trees)

@@ -12,7 +12,7 @@ read as they are (their float64 values are exact), so no float64 copy is made.
 import numpy as np
 
 from ...core.dtypes import X_BINNED_DTYPE
-from .jit import compiled_kernels_reason, kernel, prange
+from .jit import compiled_kernels_reason, kernel, prange, sized
 
 __all__ = ["bin_features", "bin_dense", "padded_edges"]
 
@@ -85,7 +85,7 @@ def bin_features(X, bin_mapper):
         X = np.asarray(X, dtype=np.float64)
     edges, pivots = padded_edges(bin_mapper)
     out = np.empty(X.shape, dtype=X_BINNED_DTYPE)
-    _bin(X, edges, pivots, int(bin_mapper.missing_bin), out)
+    sized(_bin, X.size)(X, edges, pivots, int(bin_mapper.missing_bin), out)
     return out
 
 

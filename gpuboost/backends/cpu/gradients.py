@@ -30,7 +30,7 @@ from ...objectives.regression import (
     SquaredError,
     TweedieLoss,
 )
-from .jit import kernel, prange
+from .jit import kernel, prange, sized
 from .scalar import clip, maximum, sign
 from .strict_math import exp
 
@@ -154,30 +154,31 @@ def _tweedie(y, raw, one_minus_rho, two_minus_rho, weight, use_weight, grad, hes
 # ---- dispatch ------------------------------------------------------------------------
 def _pointwise(objective, y, raw, weight_args, grad, hess):
     kind = type(objective)
+    work = raw.size
     if kind is SquaredError:
-        _squared_error(y, raw, *weight_args, grad, hess)
+        sized(_squared_error, work)(y, raw, *weight_args, grad, hess)
     elif kind is AbsoluteError:
-        _absolute_error(y, raw, *weight_args, grad, hess)
+        sized(_absolute_error, work)(y, raw, *weight_args, grad, hess)
     elif kind is HuberError:
-        _huber(y, raw, float(objective.round_delta), *weight_args, grad, hess)
+        sized(_huber, work)(y, raw, float(objective.round_delta), *weight_args, grad, hess)
     elif kind is QuantileError:
         alpha = objective.quantile_alpha
-        _quantile(y, raw, 1.0 - alpha, -alpha, *weight_args, grad, hess)
+        sized(_quantile, work)(y, raw, 1.0 - alpha, -alpha, *weight_args, grad, hess)
     elif kind is LogisticLoss:
-        _logistic(y, raw, *weight_args, grad, hess)
+        sized(_logistic, work)(y, raw, *weight_args, grad, hess)
     elif kind is ExponentialLoss:
-        _exponential(y, raw, *weight_args, grad, hess)
+        sized(_exponential, work)(y, raw, *weight_args, grad, hess)
     elif kind is PoissonLoss:
-        _poisson(y, raw, float(objective.max_delta_step), *weight_args, grad, hess)
+        sized(_poisson, work)(y, raw, float(objective.max_delta_step), *weight_args, grad, hess)
     elif kind is GammaLoss:
-        _gamma(y, raw, *weight_args, grad, hess)
+        sized(_gamma, work)(y, raw, *weight_args, grad, hess)
     elif kind is TweedieLoss:
         rho = objective.tweedie_variance_power
-        _tweedie(y, raw, 1.0 - rho, 2.0 - rho, *weight_args, grad, hess)
+        sized(_tweedie, work)(y, raw, 1.0 - rho, 2.0 - rho, *weight_args, grad, hess)
     elif kind in (SoftmaxLoss, SoftmaxClassLoss):
         exp_shifted = np.empty_like(raw)
-        _softmax_terms(raw, exp_shifted)
-        _softmax(y, exp_shifted, *weight_args, grad, hess)
+        sized(_softmax_terms, work)(raw, exp_shifted)
+        sized(_softmax, work)(y, exp_shifted, *weight_args, grad, hess)
     else:
         return False
     return True

@@ -27,7 +27,7 @@ import threading
 import numpy as np
 
 from ...core.dtypes import HIST_DTYPE, HIST_FIELDS
-from .jit import kernel, prange, prefetch, threads, vector_add_cell
+from .jit import kernel, prange, prefetch, sized, threads, vector_add_cell
 
 __all__ = [
     "build_histograms",
@@ -307,6 +307,14 @@ def _ranges(n_threads, begins, ends):
     return max(1, min(threads() if n_threads is None else n_threads, int(np.sum(ends - begins))))
 
 
+def _sized_build(n_threads, begins, ends, n_features, n_out_cells):
+    """:func:`_build` or its serial twin for this batch (:func:`.jit.sized`: work = the
+    row-feature cells added plus the output cells cleared or subtracted), and the ranges
+    to cut it into (one for the twin)."""
+    build = sized(_build, int(np.sum(ends - begins)) * n_features + n_out_cells // 4)
+    return build, (1 if build is _build.serial else n_threads)
+
+
 def build_histograms(
     X_binned,
     quantized_gradients,
@@ -340,7 +348,8 @@ def build_histograms(
     n_cells = n_features * n_bins * HIST_FIELDS
     out = np.empty((len(begins), n_cells), dtype=HIST_DTYPE)
     if len(begins):
-        _build(
+        build, n_threads = _sized_build(n_threads, begins, ends, n_features, out.size)
+        build(
             np.ascontiguousarray(X_binned),
             quantized_gradients,
             quantized_hessians,
@@ -394,7 +403,8 @@ def build_children_histograms(
     n_cells = n_features * n_bins * HIST_FIELDS
     out = np.empty((2 * n_pairs, n_cells), dtype=HIST_DTYPE)
     if n_pairs:
-        _build(
+        build, n_threads = _sized_build(n_threads, begins, ends, n_features, out.size)
+        build(
             np.ascontiguousarray(X_binned),
             quantized_gradients,
             quantized_hessians,
@@ -513,7 +523,7 @@ def build_sparse_histograms(
         n_out = 2 * n_built
     out = np.empty((n_out, n_cells), dtype=HIST_DTYPE)
     if n_built:
-        _build_sparse(
+        sized(_build_sparse, int(np.sum(ends - begins)) * 4 + out.size // 4)(
             indptr,
             cells,
             np.ascontiguousarray(default_bins, dtype=np.int64),

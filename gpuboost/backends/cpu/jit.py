@@ -19,6 +19,14 @@ Parallel kernels (``parallel=True``) loop with :data:`prange` over independent p
 work that write disjoint outputs, and every sum they form is an integer sum, so their
 results never depend on the number of threads (:func:`set_threads`).
 
+Each parallel kernel also has a serial twin (``kernel.serial``: the same function
+compiled without ``parallel``, ``prange`` then being ``range``), which gives the same
+bits. Waking Numba's thread pool costs 10-150 us a call (more on a loaded machine),
+more than a small node's partition or histogram takes, and a depth-6 tree makes about
+20 kernel calls a level; so call sites pass their work to :func:`sized`, which picks the
+serial twin below :data:`SERIAL_WORK` elements or on one thread. Small data then pays
+no thread wake-ups at all (issue 30).
+
 Processes that start on a cold cache at once compile each kernel once: the first
 compiles it under a file lock and the others load it from the cache
 (:func:`_compile_once_across_processes`).
@@ -40,6 +48,7 @@ unchanged (never called by the library then) and :data:`prange` is ``range``.
 import hashlib
 import os
 import threading
+import types
 from pathlib import Path
 
 from ...core.file_lock import exclusive
@@ -50,6 +59,9 @@ __all__ = [
     "NUMBA_AVAILABLE",
     "NUMBA_IMPORT_ERROR",
     "kernel",
+    "all_kernels",
+    "sized",
+    "SERIAL_WORK",
     "prange",
     "threads",
     "compiled_kernels_reason",
@@ -58,6 +70,7 @@ __all__ = [
     "vector_add_cell",
     "prefetch",
     "kernel_sources_fingerprint",
+    "force_variant",
     "discard_stale_kernel_cache",
 ]
 
@@ -128,26 +141,95 @@ if _numba is not None:
     discard_stale_kernel_cache()
 
 
+#: Work (elements: rows, rows x features, cells; each call site says what it counts)
+#: below which :func:`sized` picks a parallel kernel's serial twin: about 20-50 us of
+#: serial work, what a wake-up of the thread pool costs.
+SERIAL_WORK = 16_384
+
+#: Which variant :func:`sized` returns regardless of the work: None (by the work),
+#: 'parallel' or 'serial' (the warm-up compiles both, gpuboost.warmup).
+_forced_variant = threading.local()
+
+
+def _compile(python_function, parallel):
+    dispatcher = _numba.njit(
+        nogil=True,
+        cache=True,
+        parallel=parallel,
+        boundscheck=False,
+        error_model="numpy",
+    )(python_function)
+    _compile_once_across_processes(dispatcher)
+    return dispatcher
+
+
+def _serial_copy(python_function):
+    """``python_function`` under another qualified name (``<name>_serial``), so that
+    Numba caches its serial compile in files of its own."""
+    copy = types.FunctionType(
+        python_function.__code__,
+        python_function.__globals__,
+        f"{python_function.__name__}_serial",
+        python_function.__defaults__,
+        python_function.__closure__,
+    )
+    copy.__qualname__ = f"{python_function.__qualname__}_serial"
+    copy.__module__ = python_function.__module__
+    copy.__doc__ = python_function.__doc__
+    return copy
+
+
+#: Every kernel compiled through :func:`kernel`, serial twins included (Numba dispatchers).
+_KERNELS = []
+
+
+def all_kernels():
+    """Every kernel of the package defined so far, serial twins included (list of Numba
+    dispatchers; empty without Numba): for reports of what was compiled or loaded."""
+    return list(_KERNELS)
+
+
 def kernel(function=None, *, parallel=False):
     """Compile ``function`` with Numba as every CPU kernel is (see the module docstring).
 
-    Usable as ``@kernel`` or ``@kernel(parallel=True)``.
+    Usable as ``@kernel`` or ``@kernel(parallel=True)``; a parallel kernel carries its
+    serial twin as ``.serial`` (call it through :func:`sized`).
     """
 
     def decorate(python_function):
         if _numba is None:
+            python_function.serial = python_function
             return python_function
-        dispatcher = _numba.njit(
-            nogil=True,
-            cache=True,
-            parallel=parallel,
-            boundscheck=False,
-            error_model="numpy",
-        )(python_function)
-        _compile_once_across_processes(dispatcher)
+        dispatcher = _compile(python_function, parallel)
+        dispatcher.serial = (
+            _compile(_serial_copy(python_function), False) if parallel else dispatcher
+        )
+        _KERNELS.extend({id(d): d for d in (dispatcher, dispatcher.serial)}.values())
         return dispatcher
 
     return decorate if function is None else decorate(function)
+
+
+def sized(parallel_kernel, work):
+    """``parallel_kernel`` or its serial twin for ``work`` elements: the twin below
+    :data:`SERIAL_WORK` or when kernels run on one thread (:func:`threads`). Both give
+    the same bits; only the time differs."""
+    forced = getattr(_forced_variant, "value", None)
+    if forced is not None:
+        return parallel_kernel.serial if forced == "serial" else parallel_kernel
+    if work < SERIAL_WORK or threads() == 1:
+        return parallel_kernel.serial
+    return parallel_kernel
+
+
+def force_variant(variant):
+    """Make :func:`sized` return ``variant`` ('parallel', 'serial', or None: by the
+    work) in the calling thread from now on; returns the previous setting."""
+    if variant not in (None, "parallel", "serial"):
+        raise ValueError(f"variant must be None, 'parallel' or 'serial', got {variant!r}.")
+    previous = getattr(_forced_variant, "value", None)
+    _forced_variant.value = variant
+    return previous
 
 
 #: Per thread: whether a kernel's compile is under way (its callees compile unlocked).

@@ -8,7 +8,7 @@ the leaf refit stay the NumPy backend's (a sort per leaf, run once per tree).
 
 import numpy as np
 
-from .jit import kernel, prange
+from .jit import kernel, prange, sized
 from .partition import goes_left
 
 __all__ = ["add_leaf_values", "add_split_leaf_values"]
@@ -35,7 +35,7 @@ def add_leaf_values(raw, output, sample_indices, begins, ends, values):
         addition and the threads never write the same element.
     values : array-like of float, shape (n_segments,)
     """
-    _add(
+    sized(_add, len(sample_indices))(
         raw,
         int(output),
         sample_indices,
@@ -101,7 +101,7 @@ def add_split_leaf_values(
         Disjoint segments (each row at most once) and their splits.
     left_values, right_values : array-like of float, shape (n_segments,)
     """
-    _add_split(
+    sized(_add_split, len(sample_indices))(
         raw,
         int(output),
         X_binned_columns,

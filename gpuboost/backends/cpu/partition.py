@@ -19,7 +19,7 @@ depend on the number of threads.
 import numpy as np
 
 from ...core.dtypes import SAMPLE_INDEX_DTYPE
-from .jit import kernel, prange, threads
+from .jit import kernel, prange, sized, threads
 from .ranges import thread_ranges
 
 __all__ = ["partition_rows", "goes_left"]
@@ -242,7 +242,8 @@ def partition_rows(
     n_left = np.zeros(len(begins), dtype=np.int64)
     if len(begins) == 0:
         return n_left
-    _partition(
+    total = int(np.sum(np.asarray(ends, dtype=np.int64) - begins))
+    sized(_partition, total)(
         X_binned_columns,
         sample_indices,
         begins,

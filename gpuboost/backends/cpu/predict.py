@@ -20,10 +20,14 @@ stores few), an entry that is not stored reading as the absent value (0.0 or NaN
 the dense matrix is never built.
 """
 
+import collections
+import threading
+
 import numpy as np
 
 from ...core.segments import offsets
-from .jit import kernel, prange
+from ..categorical import has_categorical
+from .jit import kernel, prange, sized
 
 __all__ = [
     "PackedForest",
@@ -107,6 +111,36 @@ class PackedForest:
         self.tree_offsets = offsets([tree.n_nodes for tree in trees])
         self.depths = np.zeros(len(trees), dtype=np.int64)
         _depths(self.children, self.tree_offsets, self.depths)
+        #: Whether a tree has a categorical split (the kernels here take none).
+        self.has_categorical = has_categorical(trees)
+
+
+#: The forests packed last, by the identities of their trees (most recent last), each
+#: with the trees themselves (held, so that no other tree can take their ids while
+#: cached): a model predicting one row at a time would otherwise pack every tree again
+#: on every call, most of its latency (issue 30). Trees are not modified once grown
+#: (docs/DESIGN.md, "Prediction latency").
+_PACKED = collections.OrderedDict()
+_PACKED_LOCK = threading.Lock()
+#: Forests kept: a few models used in turn (train and eval predictions, slices).
+PACKED_FORESTS_KEPT = 8
+
+
+def forest_of(trees):
+    """The :class:`PackedForest` of ``trees`` (a sequence of Tree), packed once and
+    kept while it is among the :data:`PACKED_FORESTS_KEPT` used last."""
+    key = tuple(map(id, trees))
+    with _PACKED_LOCK:
+        entry = _PACKED.get(key)
+        if entry is not None:
+            _PACKED.move_to_end(key)
+            return entry[1]
+    forest = PackedForest(list(trees))
+    with _PACKED_LOCK:
+        _PACKED[key] = (tuple(trees), forest)
+        while len(_PACKED) > PACKED_FORESTS_KEPT:
+            _PACKED.popitem(last=False)
+    return forest
 
 
 @kernel
@@ -385,8 +419,8 @@ def predict_forest_raw(X, trees, tree_outputs, margins):
     """
     if not len(trees) or X.shape[0] == 0:
         return margins
-    forest = PackedForest(trees)
-    _forest_margins(
+    forest = forest_of(trees)
+    sized(_forest_margins, X.shape[0] * len(trees))(
         _features(X),
         forest.feature,
         forest.threshold,
@@ -426,8 +460,8 @@ def predict_forest_sparse(indptr, indices, data, n_features, absent, trees, tree
     n_rows = len(indptr) - 1
     if not len(trees) or n_rows == 0:
         return margins
-    forest = PackedForest(trees)
-    _forest_margins_sparse(
+    forest = forest_of(trees)
+    sized(_forest_margins_sparse, n_rows * len(trees))(
         np.ascontiguousarray(indptr, dtype=np.uint64),
         np.ascontiguousarray(indices),
         _features(data),
@@ -451,8 +485,8 @@ def predict_forest_leaves(X, trees):
     out = np.zeros((X.shape[0], len(trees)), dtype=np.int32)
     if not len(trees) or X.shape[0] == 0:
         return out
-    forest = PackedForest(trees)
-    _forest_leaves(
+    forest = forest_of(trees)
+    sized(_forest_leaves, X.shape[0] * len(trees))(
         _features(X),
         forest.feature,
         forest.threshold,
@@ -470,7 +504,7 @@ def predict_tree_raw(X, tree):
     """Leaf value (float64) of every row of raw features ``X`` (n_rows, n_features)."""
     forest = PackedForest([tree])
     out = np.empty(X.shape[0], dtype=np.float64)
-    _tree_values(
+    sized(_tree_values, X.shape[0])(
         _features(X),
         forest.feature,
         forest.threshold,
@@ -499,7 +533,7 @@ def predict_tree_binned(X_binned, missing_bin, tree):
     """
     forest = PackedForest([tree])
     out = np.empty(X_binned.shape[0], dtype=np.float64)
-    _tree_values_binned(
+    sized(_tree_values_binned, X_binned.shape[0])(
         np.ascontiguousarray(X_binned),
         int(missing_bin),
         forest.feature,

@@ -11,7 +11,7 @@ the compiled kernels are off (``GPUBOOST_CPU_KERNELS=numpy``: the reference stay
 import numpy as np
 
 from ...core import reproducible_sum
-from .jit import compiled_kernels_reason, kernel, prange, threads
+from .jit import compiled_kernels_reason, kernel, prange, sized, threads
 
 __all__ = ["fold_sums"]
 
@@ -55,7 +55,7 @@ def fold_sums(values, factors):
     chunk = max(CHUNK_TERMS, -(-values.shape[0] // max(threads(), 1)))
     n_chunks = max(1, -(-values.shape[0] // chunk))
     out = np.zeros((n_chunks, factors.shape[0]), dtype=np.int64)
-    _fold_chunks(values, np.ascontiguousarray(factors), chunk, out)
+    sized(_fold_chunks, values.size)(values, np.ascontiguousarray(factors), chunk, out)
     return out.sum(axis=0)
 
 

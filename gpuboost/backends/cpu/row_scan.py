@@ -20,7 +20,7 @@ import numpy as np
 
 from ...core.dtypes import HIST_FIELDS
 from .histogram import _accumulate
-from .jit import kernel, prange, threads
+from .jit import kernel, prange, sized, threads
 from .split_scan import INT_COLUMNS, records_of, scan_arguments, scan_node
 
 __all__ = ["find_best_splits_of_rows", "ROW_SCAN_MAX_ROWS_PER_CELL"]
@@ -154,7 +154,8 @@ def find_best_splits_of_rows(
     out_int = np.empty((n_nodes, INT_COLUMNS), dtype=np.int64)
     out_gain = np.empty(n_nodes, dtype=np.float64)
     if n_nodes:
-        _scan_rows(
+        work = int(np.sum(ends - begins)) * X_binned.shape[1]
+        sized(_scan_rows, work)(
             np.ascontiguousarray(X_binned),
             quantized_gradients,
             quantized_hessians,

@@ -30,7 +30,7 @@ from ...core.strict_math import (
     SQRT2,
     TWO_54,
 )
-from .jit import compiled_kernels_reason, kernel, prange
+from .jit import compiled_kernels_reason, kernel, prange, sized
 
 __all__ = ["exp", "exp2", "log", "log2"]
 
@@ -187,7 +187,7 @@ def _array_function(loop):
             return None
         flat = np.ascontiguousarray(x).reshape(-1)
         out = np.empty_like(flat)
-        loop(flat, out)
+        sized(loop, flat.size)(flat, out)
         return out.reshape(np.shape(x))
 
     return apply

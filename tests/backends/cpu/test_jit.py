@@ -1,6 +1,6 @@
 """Tests of gpuboost.backends.cpu.jit: the kernel cache (a second process compiles
 nothing; a read-only install caches in NUMBA_CACHE_DIR; a source change discards the
-cached kernels)."""
+cached kernels) and the serial twins of the parallel kernels (same bits)."""
 
 import os
 import shutil
@@ -10,6 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from gpuboost.backends.cpu import jit
@@ -19,11 +20,9 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 #: Prints "<kernels compiled> <kernels loaded from the cache>" after a few trainings.
 _TRAIN_AND_COUNT = textwrap.dedent(
     """
-    import importlib, pkgutil
     import numpy as np
     import gpuboost
-    import gpuboost.backends.cpu as cpu
-    from numba.core.dispatcher import Dispatcher
+    from gpuboost.backends.cpu.jit import all_kernels
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 4))
@@ -40,12 +39,8 @@ _TRAIN_AND_COUNT = textwrap.dedent(
             verbose_eval=False,
         )
         booster.predict(X)
-    compiled = loaded = 0
-    for module in pkgutil.iter_modules(cpu.__path__):
-        for value in vars(importlib.import_module("gpuboost.backends.cpu." + module.name)).values():
-            if isinstance(value, Dispatcher):
-                compiled += sum(value.stats.cache_misses.values())
-                loaded += sum(value.stats.cache_hits.values())
+    compiled = sum(sum(k.stats.cache_misses.values()) for k in all_kernels())
+    loaded = sum(sum(k.stats.cache_hits.values()) for k in all_kernels())
     print(compiled, loaded)
     """
 )
@@ -90,7 +85,8 @@ def test_a_read_only_install_caches_in_numba_cache_dir(tmp_path):
         from gpuboost.data.binning import BinMapper
         X = np.arange(40.0).reshape(20, 2)
         assert (bin_features(X, BinMapper(max_bin=7).fit(X)) < 7).all()
-        print(sum(_bin.stats.cache_misses.values()), sum(_bin.stats.cache_hits.values()))
+        used = _bin.serial  # 40 values: the serial twin (jit.sized)
+        print(sum(used.stats.cache_misses.values()), sum(used.stats.cache_hits.values()))
         """
     )
     environment = {"NUMBA_CACHE_DIR": str(cache), "PYTHONDONTWRITEBYTECODE": "1"}
@@ -122,3 +118,62 @@ def test_kernel_choice_values(value, monkeypatch):
     monkeypatch.setenv(jit.CPU_KERNELS_ENV_VAR, value)
     reason = jit.compiled_kernels_reason()
     assert (reason is None) == (value.strip().lower() == "numba")
+
+
+def test_sized_picks_the_serial_twin_for_small_work_or_one_thread():
+    kernel = jit.all_kernels()[0]
+    parallel = next(k for k in jit.all_kernels() if k.serial is not k)
+    assert kernel.serial is not None
+    assert jit.sized(parallel, jit.SERIAL_WORK - 1) is parallel.serial
+    previous_threads = jit.threads()
+    try:
+        jit.set_threads(2)
+        if jit.max_threads() >= 2:
+            assert jit.sized(parallel, jit.SERIAL_WORK) is parallel
+        jit.set_threads(1)
+        assert jit.sized(parallel, 10**9) is parallel.serial
+        previous = jit.force_variant("parallel")
+        assert jit.sized(parallel, 1) is parallel
+        jit.force_variant("serial")
+        assert jit.sized(parallel, 10**9) is parallel.serial
+        jit.force_variant(previous)
+    finally:
+        jit.set_threads(previous_threads)
+    with pytest.raises(ValueError, match="variant must be"):
+        jit.force_variant("both")
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"objective": "binary:logistic", "max_depth": 5},
+        {"objective": "multi:softprob", "num_class": 3, "grow_policy": "lossguide"},
+        {"objective": "reg:squarederror", "subsample": 0.7, "colsample_bynode": 0.6},
+    ],
+)
+def test_the_serial_twins_give_the_parallel_kernels_bits(params):
+    import gpuboost
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(3000, 9))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = np.digitize(np.nan_to_num(X[:, 0]) + X[:, 1] * X[:, 2], [-0.5, 0.5]).astype(float)
+    if params["objective"] == "binary:logistic":
+        y = (y > 0).astype(float)
+    models = []
+    for variant in ("parallel", "serial"):
+        previous = jit.force_variant(variant)
+        try:
+            booster = gpuboost.train(
+                dict(params, device="cpu", seed=3), gpuboost.Dataset(X, label=y), 6
+            )
+            models.append(
+                (
+                    booster.save_raw(),
+                    booster.predict(X).tobytes(),
+                    booster.predict(X[:200], pred_contribs=True).tobytes(),
+                )
+            )
+        finally:
+            jit.force_variant(previous)
+    assert models[0] == models[1]

@@ -113,3 +113,38 @@ def test_sparse_rows_give_the_margins_of_the_dense_rows(
     np.testing.assert_array_equal(
         _bits(reference.predict_forest_sparse(*args, start.copy())), _bits(expected)
     )
+
+
+def test_a_forest_is_packed_once_and_kept_for_the_models_used_last():
+    rng = np.random.default_rng(8)
+    trees = [random_tree(rng, 4, MAX_BIN, 4) for _ in range(6)]
+    X, _ = _features(rng, 50, 4)
+    forest = compiled.forest_of(trees)
+    assert compiled.forest_of(list(trees)) is forest  # another list of the same trees
+    assert compiled.forest_of(trees[:3]) is not forest  # a slice is another forest
+    # the kept forest predicts what a fresh packing does
+    outputs = np.zeros(len(trees), dtype=np.int64)
+    start = np.zeros((50, 1))
+    kept = compiled.predict_forest_raw(X, trees, outputs, start.copy())
+    np.testing.assert_array_equal(
+        _bits(kept), _bits(reference.predict_forest_raw(X, trees, outputs, start.copy()))
+    )
+    # the forests used least recently go once more than PACKED_FORESTS_KEPT are used
+    for size in range(compiled.PACKED_FORESTS_KEPT + 1):
+        compiled.forest_of([random_tree(rng, 4, MAX_BIN, 2) for _ in range(size + 1)])
+    assert compiled.forest_of(trees) is not forest
+    assert len(compiled._PACKED) <= compiled.PACKED_FORESTS_KEPT
+
+
+def test_one_row_predictions_equal_those_of_the_whole_matrix():
+    import gpuboost
+
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(400, 6))
+    y = (X[:, 0] + X[:, 1] > 0).astype(float)
+    booster = gpuboost.train(
+        {"objective": "binary:logistic", "device": "cpu"}, gpuboost.Dataset(X, label=y), 20
+    )
+    whole = booster.predict(X[:30])
+    one_by_one = np.concatenate([booster.predict(X[i : i + 1]) for i in range(30)])
+    np.testing.assert_array_equal(_bits(one_by_one), _bits(whole))
