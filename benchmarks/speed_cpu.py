@@ -240,11 +240,9 @@ def run_xgboost(X, y, depth, rounds, threads, phases=False, **objective):
     return construct, train, booster, {}
 
 
-def run_lightgbm(X, y, depth, rounds, threads, phases=False):
-    import lightgbm as lgb
-
-    params = {
-        "objective": "binary",
+def lightgbm_params(depth, threads, objective="binary"):
+    return {
+        "objective": objective,
         "learning_rate": LEARNING_RATE,
         "max_depth": depth,
         "num_leaves": 2**depth,
@@ -255,6 +253,12 @@ def run_lightgbm(X, y, depth, rounds, threads, phases=False):
         "num_threads": threads,
         "verbose": -1,
     }
+
+
+def run_lightgbm(X, y, depth, rounds, threads, phases=False):
+    import lightgbm as lgb
+
+    params = lightgbm_params(depth, threads)
     start = time.perf_counter()
     dtrain = lgb.Dataset(X, label=y, params=params)
     dtrain.construct()
@@ -778,18 +782,7 @@ def _tiny_fit(lib, X, y, depth, objective, rounds, threads):
     else:
         import lightgbm as lgb
 
-        params = {
-            "objective": "binary" if binary else "regression",
-            "learning_rate": LEARNING_RATE,
-            "max_depth": depth,
-            "num_leaves": 2**depth,
-            "max_bin": MAX_BIN,
-            "lambda_l2": 1.0,
-            "min_data_in_leaf": 1,
-            "min_sum_hessian_in_leaf": 1.0,
-            "num_threads": threads,
-            "verbose": -1,
-        }
+        params = lightgbm_params(depth, threads, "binary" if binary else "regression")
         dtrain = lgb.Dataset(X, label=y, params=params)
         dtrain.construct()
         start = time.perf_counter()
