@@ -85,7 +85,7 @@ def bin_features(X, bin_mapper):
         X = np.asarray(X, dtype=np.float64)
     edges, pivots = padded_edges(bin_mapper)
     out = np.empty(X.shape, dtype=X_BINNED_DTYPE)
-    sized(_bin, X.size)(X, edges, pivots, int(bin_mapper.missing_bin), out)
+    sized(_bin, 10 * X.size)(X, edges, pivots, int(bin_mapper.missing_bin), out)
     return out
 
 

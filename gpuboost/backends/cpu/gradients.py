@@ -154,31 +154,30 @@ def _tweedie(y, raw, one_minus_rho, two_minus_rho, weight, use_weight, grad, hes
 # ---- dispatch ------------------------------------------------------------------------
 def _pointwise(objective, y, raw, weight_args, grad, hess):
     kind = type(objective)
-    work = raw.size
     if kind is SquaredError:
-        sized(_squared_error, work)(y, raw, *weight_args, grad, hess)
+        sized(_squared_error)(y, raw, *weight_args, grad, hess)
     elif kind is AbsoluteError:
-        sized(_absolute_error, work)(y, raw, *weight_args, grad, hess)
+        sized(_absolute_error)(y, raw, *weight_args, grad, hess)
     elif kind is HuberError:
-        sized(_huber, work)(y, raw, float(objective.round_delta), *weight_args, grad, hess)
+        sized(_huber)(y, raw, float(objective.round_delta), *weight_args, grad, hess)
     elif kind is QuantileError:
         alpha = objective.quantile_alpha
-        sized(_quantile, work)(y, raw, 1.0 - alpha, -alpha, *weight_args, grad, hess)
+        sized(_quantile)(y, raw, 1.0 - alpha, -alpha, *weight_args, grad, hess)
     elif kind is LogisticLoss:
-        sized(_logistic, work)(y, raw, *weight_args, grad, hess)
+        sized(_logistic)(y, raw, *weight_args, grad, hess)
     elif kind is ExponentialLoss:
-        sized(_exponential, work)(y, raw, *weight_args, grad, hess)
+        sized(_exponential)(y, raw, *weight_args, grad, hess)
     elif kind is PoissonLoss:
-        sized(_poisson, work)(y, raw, float(objective.max_delta_step), *weight_args, grad, hess)
+        sized(_poisson)(y, raw, float(objective.max_delta_step), *weight_args, grad, hess)
     elif kind is GammaLoss:
-        sized(_gamma, work)(y, raw, *weight_args, grad, hess)
+        sized(_gamma)(y, raw, *weight_args, grad, hess)
     elif kind is TweedieLoss:
         rho = objective.tweedie_variance_power
-        sized(_tweedie, work)(y, raw, 1.0 - rho, 2.0 - rho, *weight_args, grad, hess)
+        sized(_tweedie)(y, raw, 1.0 - rho, 2.0 - rho, *weight_args, grad, hess)
     elif kind in (SoftmaxLoss, SoftmaxClassLoss):
         exp_shifted = np.empty_like(raw)
-        sized(_softmax_terms, work)(raw, exp_shifted)
-        sized(_softmax, work)(y, exp_shifted, *weight_args, grad, hess)
+        sized(_softmax_terms)(raw, exp_shifted)
+        sized(_softmax)(y, exp_shifted, *weight_args, grad, hess)
     else:
         return False
     return True

@@ -307,11 +307,10 @@ def _ranges(n_threads, begins, ends):
     return max(1, min(threads() if n_threads is None else n_threads, int(np.sum(ends - begins))))
 
 
-def _sized_build(n_threads, begins, ends, n_features, n_out_cells):
-    """:func:`_build` or its serial twin for this batch (:func:`.jit.sized`: work = the
-    row-feature cells added plus the output cells cleared or subtracted), and the ranges
-    to cut it into (one for the twin)."""
-    build = sized(_build, int(np.sum(ends - begins)) * n_features + n_out_cells // 4)
+def _sized_build(n_threads):
+    """:func:`_build` or its serial twin (:func:`.jit.sized`), and the ranges to cut the
+    batch into (one for the twin)."""
+    build = sized(_build)
     return build, (1 if build is _build.serial else n_threads)
 
 
@@ -348,7 +347,7 @@ def build_histograms(
     n_cells = n_features * n_bins * HIST_FIELDS
     out = np.empty((len(begins), n_cells), dtype=HIST_DTYPE)
     if len(begins):
-        build, n_threads = _sized_build(n_threads, begins, ends, n_features, out.size)
+        build, n_threads = _sized_build(n_threads)
         build(
             np.ascontiguousarray(X_binned),
             quantized_gradients,
@@ -403,7 +402,7 @@ def build_children_histograms(
     n_cells = n_features * n_bins * HIST_FIELDS
     out = np.empty((2 * n_pairs, n_cells), dtype=HIST_DTYPE)
     if n_pairs:
-        build, n_threads = _sized_build(n_threads, begins, ends, n_features, out.size)
+        build, n_threads = _sized_build(n_threads)
         build(
             np.ascontiguousarray(X_binned),
             quantized_gradients,
@@ -523,7 +522,7 @@ def build_sparse_histograms(
         n_out = 2 * n_built
     out = np.empty((n_out, n_cells), dtype=HIST_DTYPE)
     if n_built:
-        sized(_build_sparse, int(np.sum(ends - begins)) * 4 + out.size // 4)(
+        sized(_build_sparse)(
             indptr,
             cells,
             np.ascontiguousarray(default_bins, dtype=np.int64),

@@ -21,11 +21,14 @@ results never depend on the number of threads (:func:`set_threads`).
 
 Each parallel kernel also has a serial twin (``kernel.serial``: the same function
 compiled without ``parallel``, ``prange`` then being ``range``), which gives the same
-bits. Waking Numba's thread pool costs 10-150 us a call (more on a loaded machine),
-more than a small node's partition or histogram takes, and a depth-6 tree makes about
-20 kernel calls a level; so call sites pass their work to :func:`sized`, which picks the
-serial twin below :data:`SERIAL_WORK` elements or on one thread. Small data then pays
-no thread wake-ups at all (issue 30).
+bits. :func:`sized` picks the twin on one thread (``nthread=1``: a parallel kernel
+still goes through the thread pool, 40-80 us a call), and for the isolated calls whose
+work it is told (a one-row prediction, binning a few rows, a metric of a small eval
+set) below :data:`SERIAL_WORK`. The training loop's kernels are not told: measured on
+2 cores, their parallel versions are faster than the twins even at 1,000 rows (the
+pool's threads spin between calls that follow each other closely, and a row scan or a
+split scan of a few nodes is mostly per-bin work, not per-row), and twins mixed into
+the loop let the pool fall asleep and cost every following parallel call a wake-up.
 
 Processes that start on a cold cache at once compile each kernel once: the first
 compiles it under a file lock and the others load it from the cache
@@ -141,10 +144,12 @@ if _numba is not None:
     discard_stale_kernel_cache()
 
 
-#: Work (elements: rows, rows x features, cells; each call site says what it counts)
-#: below which :func:`sized` picks a parallel kernel's serial twin: about 20-50 us of
-#: serial work, what a wake-up of the thread pool costs.
-SERIAL_WORK = 16_384
+#: Work below which :func:`sized` picks a parallel kernel's serial twin for a call with
+#: a size estimate, in estimated nanoseconds of the serial kernel (each call site weighs
+#: its rows or trees by their cost). Measured on 2 cores, an isolated call (a
+#: prediction, binning, a metric) wakes the pool for 40-80 us, and two threads gain
+#: little more than that below about 150 us of serial work.
+SERIAL_WORK = 150_000
 
 #: Which variant :func:`sized` returns regardless of the work: None (by the work),
 #: 'parallel' or 'serial' (the warm-up compiles both, gpuboost.warmup).
@@ -210,14 +215,15 @@ def kernel(function=None, *, parallel=False):
     return decorate if function is None else decorate(function)
 
 
-def sized(parallel_kernel, work):
-    """``parallel_kernel`` or its serial twin for ``work`` elements: the twin below
-    :data:`SERIAL_WORK` or when kernels run on one thread (:func:`threads`). Both give
-    the same bits; only the time differs."""
+def sized(parallel_kernel, work=None):
+    """``parallel_kernel`` or its serial twin: the twin when kernels run on one thread
+    (:func:`threads`), or for ``work`` (estimated nanoseconds of serial work; None: no
+    estimate, the parallel kernel) below :data:`SERIAL_WORK`. Both give the same bits;
+    only the time differs."""
     forced = getattr(_forced_variant, "value", None)
     if forced is not None:
         return parallel_kernel.serial if forced == "serial" else parallel_kernel
-    if work < SERIAL_WORK or threads() == 1:
+    if threads() == 1 or (work is not None and work < SERIAL_WORK):
         return parallel_kernel.serial
     return parallel_kernel
 

@@ -35,7 +35,7 @@ def add_leaf_values(raw, output, sample_indices, begins, ends, values):
         addition and the threads never write the same element.
     values : array-like of float, shape (n_segments,)
     """
-    sized(_add, len(sample_indices))(
+    sized(_add)(
         raw,
         int(output),
         sample_indices,
@@ -101,7 +101,7 @@ def add_split_leaf_values(
         Disjoint segments (each row at most once) and their splits.
     left_values, right_values : array-like of float, shape (n_segments,)
     """
-    sized(_add_split, len(sample_indices))(
+    sized(_add_split)(
         raw,
         int(output),
         X_binned_columns,

@@ -242,8 +242,7 @@ def partition_rows(
     n_left = np.zeros(len(begins), dtype=np.int64)
     if len(begins) == 0:
         return n_left
-    total = int(np.sum(np.asarray(ends, dtype=np.int64) - begins))
-    sized(_partition, total)(
+    sized(_partition)(
         X_binned_columns,
         sample_indices,
         begins,

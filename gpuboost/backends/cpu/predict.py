@@ -420,7 +420,7 @@ def predict_forest_raw(X, trees, tree_outputs, margins):
     if not len(trees) or X.shape[0] == 0:
         return margins
     forest = forest_of(trees)
-    sized(_forest_margins, X.shape[0] * len(trees))(
+    sized(_forest_margins, 10 * X.shape[0] * len(trees))(
         _features(X),
         forest.feature,
         forest.threshold,
@@ -461,7 +461,7 @@ def predict_forest_sparse(indptr, indices, data, n_features, absent, trees, tree
     if not len(trees) or n_rows == 0:
         return margins
     forest = forest_of(trees)
-    sized(_forest_margins_sparse, n_rows * len(trees))(
+    sized(_forest_margins_sparse, 10 * n_rows * len(trees))(
         np.ascontiguousarray(indptr, dtype=np.uint64),
         np.ascontiguousarray(indices),
         _features(data),
@@ -486,7 +486,7 @@ def predict_forest_leaves(X, trees):
     if not len(trees) or X.shape[0] == 0:
         return out
     forest = forest_of(trees)
-    sized(_forest_leaves, X.shape[0] * len(trees))(
+    sized(_forest_leaves, 10 * X.shape[0] * len(trees))(
         _features(X),
         forest.feature,
         forest.threshold,
@@ -504,7 +504,7 @@ def predict_tree_raw(X, tree):
     """Leaf value (float64) of every row of raw features ``X`` (n_rows, n_features)."""
     forest = PackedForest([tree])
     out = np.empty(X.shape[0], dtype=np.float64)
-    sized(_tree_values, X.shape[0])(
+    sized(_tree_values, 10 * X.shape[0])(
         _features(X),
         forest.feature,
         forest.threshold,
@@ -533,7 +533,7 @@ def predict_tree_binned(X_binned, missing_bin, tree):
     """
     forest = PackedForest([tree])
     out = np.empty(X_binned.shape[0], dtype=np.float64)
-    sized(_tree_values_binned, X_binned.shape[0])(
+    sized(_tree_values_binned, 10 * X_binned.shape[0])(
         np.ascontiguousarray(X_binned),
         int(missing_bin),
         forest.feature,

@@ -63,8 +63,8 @@ def quantize(values, n_threads=None):
     values = np.ascontiguousarray(values, dtype=np.float64)
     n_rows = values.shape[0]
     n_ranges = threads() if n_threads is None else int(n_threads)
-    max_abs = sized(_max_abs, n_rows)(values, max(1, min(n_ranges, n_rows))) if n_rows else 0.0
+    max_abs = sized(_max_abs)(values, max(1, min(n_ranges, n_rows))) if n_rows else 0.0
     scale = quantization_scale(max_abs)
     quantized = np.empty(n_rows, dtype=GRAD_QUANT_DTYPE)
-    sized(_round, n_rows)(values, scale, quantized)
+    sized(_round)(values, scale, quantized)
     return quantized, scale

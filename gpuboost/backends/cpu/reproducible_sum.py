@@ -55,7 +55,7 @@ def fold_sums(values, factors):
     chunk = max(CHUNK_TERMS, -(-values.shape[0] // max(threads(), 1)))
     n_chunks = max(1, -(-values.shape[0] // chunk))
     out = np.zeros((n_chunks, factors.shape[0]), dtype=np.int64)
-    sized(_fold_chunks, values.size)(values, np.ascontiguousarray(factors), chunk, out)
+    sized(_fold_chunks, 5 * values.size)(values, np.ascontiguousarray(factors), chunk, out)
     return out.sum(axis=0)
 
 

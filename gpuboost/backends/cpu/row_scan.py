@@ -154,8 +154,7 @@ def find_best_splits_of_rows(
     out_int = np.empty((n_nodes, INT_COLUMNS), dtype=np.int64)
     out_gain = np.empty(n_nodes, dtype=np.float64)
     if n_nodes:
-        work = int(np.sum(ends - begins)) * X_binned.shape[1]
-        sized(_scan_rows, work)(
+        sized(_scan_rows)(
             np.ascontiguousarray(X_binned),
             quantized_gradients,
             quantized_hessians,

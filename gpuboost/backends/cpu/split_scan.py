@@ -662,8 +662,7 @@ def find_best_splits(
         return no_split_records(0)
     out_int = np.empty((n_nodes, INT_COLUMNS), dtype=np.int64)
     out_gain = np.empty(n_nodes, dtype=np.float64)
-    # work: the cells scanned (each cell's gain is a few dozen operations)
-    sized(_scan, histograms.size // 8)(
+    sized(_scan)(
         np.ascontiguousarray(histograms),
         *scan_arguments(
             n_value_bins,

@@ -187,7 +187,7 @@ def _array_function(loop):
             return None
         flat = np.ascontiguousarray(x).reshape(-1)
         out = np.empty_like(flat)
-        sized(loop, flat.size)(flat, out)
+        sized(loop, 3 * flat.size)(flat, out)
         return out.reshape(np.shape(x))
 
     return apply

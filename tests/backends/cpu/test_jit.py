@@ -130,6 +130,7 @@ def test_sized_picks_the_serial_twin_for_small_work_or_one_thread():
         jit.set_threads(2)
         if jit.max_threads() >= 2:
             assert jit.sized(parallel, jit.SERIAL_WORK) is parallel
+            assert jit.sized(parallel) is parallel  # no estimate: the training loop's
         jit.set_threads(1)
         assert jit.sized(parallel, 10**9) is parallel.serial
         previous = jit.force_variant("parallel")
