@@ -77,9 +77,10 @@ print("\n".join(sorted(f"{name} {sig}" for name, sig in compiled() - before)))
 """
 
 
-def _run_workloads(environment):
+def _python(arguments, environment):
+    """stdout of ``python *arguments`` run from the repository root (asserts success)."""
     completed = subprocess.run(
-        [sys.executable, "-c", _WORKLOADS],
+        [sys.executable, *arguments],
         cwd=REPO_ROOT,
         env=environment,
         capture_output=True,
@@ -88,6 +89,10 @@ def _run_workloads(environment):
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     return completed.stdout.strip()
+
+
+def _run_workloads(environment):
+    return _python(["-c", _WORKLOADS], environment)
 
 
 def test_warm_up_covers_the_readme_workloads():
@@ -101,16 +106,8 @@ def test_warm_up_covers_the_readme_workloads():
 def test_compile_command_fills_an_empty_cache_that_a_new_process_loads(tmp_path):
     environment = child_environment()
     environment["NUMBA_CACHE_DIR"] = str(tmp_path / "numba")
-    completed = subprocess.run(
-        [sys.executable, "-m", "gpuboost", "compile", "--processes", "2"],
-        cwd=REPO_ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    assert "the CPU kernels are compiled and cached" in completed.stdout
+    said = _python(["-m", "gpuboost", "compile", "--processes", "2"], environment)
+    assert "the CPU kernels are compiled and cached" in said
     assert any((tmp_path / "numba").rglob("*.nbc"))
     compiled = _run_workloads(environment)
     assert compiled == "", f"compiled in a new process after the warm-up:\n{compiled}"
