@@ -32,12 +32,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 import numpy as np
 
-from .backends.cpu.jit import CPU_KERNELS_ENV_VAR, compiled_kernels_reason, force_variant
+from .backends.cpu.jit import CPU_KERNELS_ENV_VAR, compiled_kernels_reason, forced_variant
 from .boosting.train import train
 from .data.dataset import Dataset
 from .objectives.registry import OBJECTIVES
@@ -88,7 +87,8 @@ def _params(objective, **extra):
 #: processes on the two halves compile different kernels at once; on the same part they
 #: would both need the training kernels first, and one would wait for the other's locks.
 MODES = ("all", "train", "predict")
-_mode = threading.local()
+#: The mode of the part running in this process (:func:`warm_up_group`).
+_mode = "all"
 
 
 @contextlib.contextmanager
@@ -106,23 +106,20 @@ def _cpu_kernels(choice):
 
 
 #: The variants of the parallel kernels (:func:`gpuboost.backends.cpu.jit.sized`): each
-#: is compiled, as small data runs the serial twins and large data the parallel ones.
+#: is compiled, as trainings run the parallel ones (the serial twins with nthread=1) and
+#: predictions either, by their size.
 VARIANTS = ("parallel", "serial")
 
 
 def _predict(booster, X, **options):
     """``booster.predict(X, **options)`` with the compiled kernels, both variants,
     unless this part only trains."""
-    mode = getattr(_mode, "value", "all")
-    if mode == "train":
+    if _mode == "train":
         return
     with _cpu_kernels("numba"):
         for variant in VARIANTS:
-            previous = force_variant(variant)
-            try:
+            with forced_variant(variant):
                 booster.predict(X, **options)
-            finally:
-                force_variant(previous)
 
 
 def _predict_everything(booster, X):
@@ -299,17 +296,13 @@ def warm_up_group(name, mode="all", variant="parallel"):
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}.")
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}.")
-    _mode.value = mode
-    previous = force_variant(variant)
+    global _mode
+    _mode = mode
     try:
-        if mode == "predict":
-            with _cpu_kernels("numpy"):
-                WARM_UP_GROUPS[name]()
-        else:
+        with forced_variant(variant), _cpu_kernels("numpy" if mode == "predict" else "numba"):
             WARM_UP_GROUPS[name]()
     finally:
-        _mode.value = "all"
-        force_variant(previous)
+        _mode = "all"
 
 
 def _run_parts(parts):

@@ -48,6 +48,7 @@ Without Numba this module still imports: :func:`kernel` returns the Python funct
 unchanged (never called by the library then) and :data:`prange` is ``range``.
 """
 
+import contextlib
 import hashlib
 import os
 import threading
@@ -73,7 +74,7 @@ __all__ = [
     "vector_add_cell",
     "prefetch",
     "kernel_sources_fingerprint",
-    "force_variant",
+    "forced_variant",
     "discard_stale_kernel_cache",
 ]
 
@@ -206,10 +207,11 @@ def kernel(function=None, *, parallel=False):
             python_function.serial = python_function
             return python_function
         dispatcher = _compile(python_function, parallel)
-        dispatcher.serial = (
-            _compile(_serial_copy(python_function), False) if parallel else dispatcher
-        )
-        _KERNELS.extend({id(d): d for d in (dispatcher, dispatcher.serial)}.values())
+        _KERNELS.append(dispatcher)
+        dispatcher.serial = dispatcher
+        if parallel:
+            dispatcher.serial = _compile(_serial_copy(python_function), False)
+            _KERNELS.append(dispatcher.serial)
         return dispatcher
 
     return decorate if function is None else decorate(function)
@@ -228,14 +230,18 @@ def sized(parallel_kernel, work=None):
     return parallel_kernel
 
 
-def force_variant(variant):
-    """Make :func:`sized` return ``variant`` ('parallel', 'serial', or None: by the
-    work) in the calling thread from now on; returns the previous setting."""
+@contextlib.contextmanager
+def forced_variant(variant):
+    """Within the block, :func:`sized` returns ``variant`` ('parallel', 'serial', or
+    None: by the work) in the calling thread."""
     if variant not in (None, "parallel", "serial"):
         raise ValueError(f"variant must be None, 'parallel' or 'serial', got {variant!r}.")
     previous = getattr(_forced_variant, "value", None)
     _forced_variant.value = variant
-    return previous
+    try:
+        yield
+    finally:
+        _forced_variant.value = previous
 
 
 #: Per thread: whether a kernel's compile is under way (its callees compile unlocked).

@@ -119,7 +119,7 @@ class PackedForest:
 #: with the trees themselves (held, so that no other tree can take their ids while
 #: cached): a model predicting one row at a time would otherwise pack every tree again
 #: on every call, most of its latency (issue 30). Trees are not modified once grown
-#: (docs/DESIGN.md, "Prediction latency").
+#: (docs/DESIGN.md, "Small data and latency").
 _PACKED = collections.OrderedDict()
 _PACKED_LOCK = threading.Lock()
 #: Forests kept: a few models used in turn (train and eval predictions, slices).

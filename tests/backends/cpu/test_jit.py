@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import gpuboost
 from gpuboost.backends.cpu import jit
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -133,15 +134,15 @@ def test_sized_picks_the_serial_twin_for_small_work_or_one_thread():
             assert jit.sized(parallel) is parallel  # no estimate: the training loop's
         jit.set_threads(1)
         assert jit.sized(parallel, 10**9) is parallel.serial
-        previous = jit.force_variant("parallel")
-        assert jit.sized(parallel, 1) is parallel
-        jit.force_variant("serial")
-        assert jit.sized(parallel, 10**9) is parallel.serial
-        jit.force_variant(previous)
+        with jit.forced_variant("parallel"):
+            assert jit.sized(parallel, 1) is parallel
+        with jit.forced_variant("serial"):
+            assert jit.sized(parallel, 10**9) is parallel.serial
     finally:
         jit.set_threads(previous_threads)
     with pytest.raises(ValueError, match="variant must be"):
-        jit.force_variant("both")
+        with jit.forced_variant("both"):
+            pass
 
 
 @pytest.mark.parametrize(
@@ -153,8 +154,6 @@ def test_sized_picks_the_serial_twin_for_small_work_or_one_thread():
     ],
 )
 def test_the_serial_twins_give_the_parallel_kernels_bits(params):
-    import gpuboost
-
     rng = np.random.default_rng(5)
     X = rng.normal(size=(3000, 9))
     X[rng.random(X.shape) < 0.05] = np.nan
@@ -163,8 +162,7 @@ def test_the_serial_twins_give_the_parallel_kernels_bits(params):
         y = (y > 0).astype(float)
     models = []
     for variant in ("parallel", "serial"):
-        previous = jit.force_variant(variant)
-        try:
+        with jit.forced_variant(variant):
             booster = gpuboost.train(
                 dict(params, device="cpu", seed=3), gpuboost.Dataset(X, label=y), 6
             )
@@ -175,6 +173,4 @@ def test_the_serial_twins_give_the_parallel_kernels_bits(params):
                     booster.predict(X[:200], pred_contribs=True).tobytes(),
                 )
             )
-        finally:
-            jit.force_variant(previous)
     assert models[0] == models[1]

@@ -7,6 +7,7 @@ from _cases import random_tree
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import gpuboost
 from gpuboost.backends.cpu import predict as compiled
 from gpuboost.backends.numpy import predict as reference
 from gpuboost.backends.numpy.predict import predict_leaves_naive
@@ -137,8 +138,6 @@ def test_a_forest_is_packed_once_and_kept_for_the_models_used_last():
 
 
 def test_one_row_predictions_equal_those_of_the_whole_matrix():
-    import gpuboost
-
     rng = np.random.default_rng(9)
     X = rng.normal(size=(400, 6))
     y = (X[:, 0] + X[:, 1] > 0).astype(float)
