@@ -22,7 +22,7 @@ import numpy as np
 from . import backends
 from ._version import __version__
 from .backends.cuda import launch, selfcheck
-from .backends.cuda.histogram import device_cluster_blocks
+from .backends.cuda.histogram import device_cluster_blocks, device_has_clusters
 from .backends.cuda.sources import cuda_source_dir, list_cuda_sources, read_cuda_source
 from .backends.emulation import emulation_enabled
 from .backends.emulation.device_profiles import EMULATE_DEVICE_ENV_VAR, current_profile
@@ -117,7 +117,7 @@ def _kernel_resources(mode, say):
         f"{launch.compile_options(cuda_source_dir())[-1].split('=', 1)[1]}):"
     )
     failures = []
-    clusters = device_cluster_blocks(mode) > 1
+    clusters = device_has_clusters(mode)
     for name in list_cuda_sources():
         if not name.endswith(".cu"):
             continue
@@ -140,6 +140,16 @@ def _kernel_resources(mode, say):
                 value = getattr(kernel, attribute, None)
                 facts.append(f"{label} {'n/a' if value is None else value}")
             say(f"  {name:<18} {kernel_name:<30} {', '.join(facts)}")
+    if clusters and not failures:
+        if device_cluster_blocks(mode) > 1:
+            say("thread-block clusters: a cluster of 8 blocks of every cluster kernel fits")
+        else:
+            say(
+                "thread-block clusters: NOT USED -- the device cannot co-schedule a cluster "
+                "of 8 blocks at the kernels' heaviest launch (cuOccupancyMaxActiveClusters "
+                "is 0: a MIG slice, an MPS limit or an old driver); the per-block kernels "
+                "run, with the same results"
+            )
     return failures
 
 

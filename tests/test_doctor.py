@@ -11,10 +11,13 @@ from gpuboost import backends
 from gpuboost import doctor as doctor_module
 from gpuboost.backends.cuda import histogram as cuda_histogram
 from gpuboost.backends.cuda import launch, selfcheck
-from gpuboost.backends.cuda import row_scan as cuda_row_scan
 from gpuboost.backends.cuda.sources import list_cuda_sources, read_cuda_source
 from gpuboost.backends.emulation import EMULATE_ENV_VAR, emulated_kernels
-from gpuboost.backends.emulation.device_profiles import EMULATE_DEVICE_ENV_VAR, PROFILES
+from gpuboost.backends.emulation.device_profiles import (
+    EMULATE_DEVICE_ENV_VAR,
+    MAX_ACTIVE_CLUSTERS_ENV_VAR,
+    PROFILES,
+)
 from gpuboost.backends.emulation.launcher import parse_cluster_dims, parse_kernel_signatures
 from gpuboost.cli import main
 
@@ -125,8 +128,8 @@ def test_a_device_without_clusters_lists_no_cluster_kernel(capsys, emulation, mo
         return get_kernel(mode, stem, kernel_name)
 
     monkeypatch.setattr(launch, "get_kernel", without_clusters)
-    for module in (doctor_module, cuda_histogram, cuda_row_scan):  # a device of sm_80
-        monkeypatch.setattr(module, "device_cluster_blocks", lambda mode: 1)
+    for module in (doctor_module, cuda_histogram):  # a device of sm_80
+        monkeypatch.setattr(module, "device_has_clusters", lambda mode: False)
     code, out = doctor(capsys, "--rows", 0)
     assert "FAILED to compile" not in out
     for kernel in cluster_kernels:
@@ -152,3 +155,19 @@ def test_every_emulated_profile_is_supported(capsys, emulation, monkeypatch, pro
         f"supported: no GPU here; the CPU emulation of the CUDA kernels ({profile}) passes "
         "every check."
     )
+
+
+def test_a_device_that_cannot_place_a_cluster_is_supported_without_them(
+    capsys, emulation, monkeypatch
+):
+    """An H100 that cannot co-schedule a cluster of 8 (a MIG slice:
+    GPUBOOST_EMULATE_MAX_ACTIVE_CLUSTERS=0): the doctor says the cluster kernels are not
+    used, runs the parity checks on the per-block kernels and says "supported"."""
+    monkeypatch.setenv(EMULATE_DEVICE_ENV_VAR, "H100")
+    code, out = doctor(capsys, "--rows", 0)
+    assert "a cluster of 8 blocks of every cluster kernel fits" in out
+    monkeypatch.setenv(MAX_ACTIVE_CLUSTERS_ENV_VAR, "0")
+    code, out = doctor(capsys, "--rows", 0)
+    assert code == 0, out
+    assert "thread-block clusters: NOT USED" in out
+    assert out.splitlines()[-1].startswith("supported: no GPU here")

@@ -47,6 +47,7 @@ from ..emulation.device_profiles import current_profile
 from ..emulation.traffic import SECTOR_BYTES
 from .binned_rows import word_rows
 from .launch import EMULATED, MAX_GRID_X, ceil_div, require_array
+from .occupancy import clusters_placeable
 from .quantize import gradient_pairs
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     "plan_histograms",
     "device_limits",
     "device_cluster_blocks",
+    "device_has_clusters",
     "shared_feature_stride",
     "allow_dynamic_shared",
     "check_row_inputs",
@@ -312,17 +314,24 @@ def device_limits(mode):
     return limits
 
 
-def device_cluster_blocks(mode):
-    """Blocks per cluster of the histogram kernels on the device: :data:`CLUSTER_BLOCKS`
-    where it has thread-block clusters (compute capability 9.0 and later; under the
-    emulation, a profile with clusters: H100, H200), else 1 (the kernels that flush per
-    block)."""
+def device_has_clusters(mode):
+    """Whether the device has thread-block clusters: compute capability 9.0 and later;
+    under the emulation, a profile with clusters (H100, H200)."""
     if mode == EMULATED:
-        return CLUSTER_BLOCKS if current_profile().clusters else 1
+        return current_profile().clusters
     import cupy
 
-    major = int(cupy.cuda.Device().compute_capability[:-1])
-    return CLUSTER_BLOCKS if major >= CLUSTER_MIN_MAJOR else 1
+    return int(cupy.cuda.Device().compute_capability[:-1]) >= CLUSTER_MIN_MAJOR
+
+
+def device_cluster_blocks(mode):
+    """Blocks per cluster of the cluster kernels (histograms and the row scan) on the
+    device: :data:`CLUSTER_BLOCKS` where it has thread-block clusters
+    (:func:`device_has_clusters`) and can place them (:func:`.occupancy.clusters_placeable`),
+    else 1 (the kernels that flush per block, which compute the same bytes)."""
+    if not device_has_clusters(mode) or not clusters_placeable(mode, device_limits(mode)[1]):
+        return 1
+    return CLUSTER_BLOCKS
 
 
 class HistogramPlan:

@@ -47,7 +47,7 @@ import numpy as np
 
 from .compiler import compile_shared_library
 from .device_array import DeviceArray, check_device, record_kernel_launch
-from .device_profiles import current_profile
+from .device_profiles import current_profile, max_active_clusters
 from .sanitizer import (
     ALLOCATION_WRITABLE,
     MEASURE_TRAFFIC_BIT,
@@ -846,6 +846,22 @@ class EmulatedKernel:
         self._entries[instrumented] = entry
         return entry
 
+    def max_active_clusters(self, threads, shared_mem):
+        """Clusters of this kernel the emulated device can hold at once, launched with
+        ``threads`` threads per block and ``shared_mem`` dynamic shared bytes (the
+        driver's ``cuOccupancyMaxActiveClusters``; the profile's model,
+        :func:`gpuboost.backends.emulation.device_profiles.max_active_clusters`).
+
+        Raises
+        ------
+        ValueError
+            For a kernel without ``__cluster_dims__`` (the driver's query needs one).
+        """
+        if self.cluster_blocks <= 1:
+            raise ValueError(f"kernel {self.name!r} has no __cluster_dims__")
+        shared = int(shared_mem) + self.shared_size_bytes
+        return max_active_clusters(current_profile(), self.cluster_blocks, threads, shared)
+
     @property
     def max_dynamic_shared_size_bytes(self):
         """Most dynamic shared bytes a launch may request (settable, as in CuPy).
@@ -1037,6 +1053,14 @@ class EmulatedKernel:
                 f"kernel {self.name!r}: grid {grid_dims} is not a whole number of its clusters "
                 f"of {self.cluster_blocks} blocks along x (__cluster_dims__); on a GPU the "
                 "launch fails with cudaErrorInvalidClusterSize"
+            )
+        if self.cluster_blocks > 1 and self.max_active_clusters(threads, shared_mem) < 1:
+            raise ValueError(
+                f"kernel {self.name!r}: a cluster of {self.cluster_blocks} blocks of "
+                f"{threads} threads and {shared_mem + self.shared_size_bytes} shared bytes "
+                f"cannot be co-scheduled on the emulated {current_profile().key} (its "
+                "cuOccupancyMaxActiveClusters is 0); on a GPU the launch fails. Ask "
+                "gpuboost.backends.cuda.occupancy before launching a cluster kernel"
             )
         if not isinstance(args, (tuple, list)):
             raise TypeError(

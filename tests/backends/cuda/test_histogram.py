@@ -375,13 +375,26 @@ def test_training_on_a_device_without_clusters_equals_the_cpu_model(monkeypatch,
 
 
 @pytest.mark.parametrize("capability, blocks", [("80", 1), ("86", 1), ("90", 8), ("100", 8)])
-def test_a_gpu_has_clusters_from_compute_capability_9(monkeypatch, capability, blocks):
+@pytest.mark.parametrize("placeable", [True, False])
+def test_a_gpu_has_clusters_from_compute_capability_9(monkeypatch, capability, blocks, placeable):
     """On a GPU (CuPy), the histogram and row-scan kernels run in clusters from compute
-    capability 9.0 (H100) on, per block below (A100: sm_80)."""
-    device = types.SimpleNamespace(compute_capability=capability)
+    capability 9.0 (H100) on, where the driver says a cluster can be placed
+    (:mod:`gpuboost.backends.cuda.occupancy`), per block otherwise (A100: sm_80)."""
+    device = types.SimpleNamespace(
+        compute_capability=capability,
+        id=0,
+        attributes={"MultiProcessorCount": 132, "MaxSharedMemoryPerBlockOptin": 227 * 1024},
+    )
     fake_cupy = types.SimpleNamespace(cuda=types.SimpleNamespace(Device=lambda: device))
     monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
-    assert cuda_histogram.device_cluster_blocks("cupy") == blocks
+    monkeypatch.setattr(cuda_histogram, "_DEVICE_LIMITS", {})
+    asked = []
+    monkeypatch.setattr(
+        cuda_histogram, "clusters_placeable", lambda *args: asked.append(args) or placeable
+    )
+    assert cuda_histogram.device_has_clusters("cupy") == (blocks > 1)
+    assert cuda_histogram.device_cluster_blocks("cupy") == (blocks if placeable else 1)
+    assert bool(asked) == (blocks > 1)  # asked only where clusters exist
 
 
 def test_no_nodes_no_rows_and_no_features():
