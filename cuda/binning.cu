@@ -61,3 +61,40 @@ extern "C" __global__ void bin_features(
     binned[(first_output_row + row) * row_stride + feature] = static_cast<uint8_t>(bin);
   }
 }
+
+// weighted_run_totals: the cumulative weights of the weighted bin edges
+// (gpuboost/data/binning.py: weighted_bin_edges), as the definition sums them.
+//   sorted_values  (n_features, n_columns) float64: row f holds feature f's values of
+//                  the sampled rows sorted ascending, a stable sort (rows of equal values
+//                  in increasing row order); its first counts[f] are the non-missing ones
+//   sorted_weights (n_features, n_columns) float64: their rows' weights, same order
+//   counts         (n_features,) int64
+//   totals         (n_features, n_columns) float64, out: at the last position of each run
+//                  of equal values, the cumulative weight through that run (other
+//                  positions: the cumulative weight before it)
+// Each run's weights are added one after another in row order (np.bincount), the run
+// sums then one after another in value order (np.cumsum): float sums whose order is the
+// definition's, so one thread walks one feature. Threads: features, grid-stride.
+extern "C" __global__ void weighted_run_totals(const double* sorted_values,
+                                               const double* sorted_weights,
+                                               const int64_t* counts, int64_t n_columns,
+                                               int32_t n_features, double* totals) {
+  const int32_t stride = static_cast<int32_t>(gridDim.x * blockDim.x);
+  for (int32_t feature = static_cast<int32_t>(blockIdx.x * blockDim.x + threadIdx.x);
+       feature < n_features; feature += stride) {
+    const double* values = sorted_values + feature * n_columns;
+    const double* weights = sorted_weights + feature * n_columns;
+    double* out = totals + feature * n_columns;
+    const int64_t count = counts[feature];
+    double total = 0.0;
+    double run = 0.0;
+    for (int64_t position = 0; position < count; ++position) {
+      run = run + weights[position];
+      if (position + 1 == count || values[position + 1] != values[position]) {
+        total = total + run;
+        run = 0.0;
+      }
+      out[position] = total;
+    }
+  }
+}

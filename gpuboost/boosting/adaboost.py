@@ -319,7 +319,7 @@ class AdaBoostLearner:
                 name,
                 backend.to_device(np.zeros((dataset.n_rows, n_outputs), dtype=Y_DTYPE)),
                 dataset is dtrain,
-                None if dataset is dtrain else eval_features(dataset, name, dtrain),
+                None if dataset is dtrain else eval_features(dataset, name, dtrain, backend),
             )
             for dataset, name in evals
         ]

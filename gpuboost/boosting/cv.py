@@ -216,7 +216,7 @@ def cv(
     given_params = _with_metrics(params, metrics)
     validated = validate_params(given_params)
     fold_rows = make_folds(dtrain, nfold, stratified, folds, seed, shuffle)
-    backend = training_backend(validated)
+    backend = training_backend(validated, dtrain.device_features)
     callbacks = []
     if verbose_eval:
         callbacks.append(EvaluationMonitor(period=1 if verbose_eval is True else verbose_eval))

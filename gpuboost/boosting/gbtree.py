@@ -14,6 +14,7 @@ import dataclasses
 
 import numpy as np
 
+from ..core.array import to_numpy
 from ..core.gain import SplitParams
 from ..core.quantize import GradientQuantiser
 from ..core.random import host_rng
@@ -73,7 +74,7 @@ def _initial_margins(booster, dataset, init_model, data):
         margins = init_model.predict(
             data, output_margin=True, iteration_range=(0, init_model.num_boosted_rounds())
         )
-        return np.asarray(margins, dtype=np.float64).reshape(n_rows, booster.n_outputs)
+        return to_numpy(margins).astype(np.float64).reshape(n_rows, booster.n_outputs)
     return np.broadcast_to(booster.base_margin, (n_rows, booster.n_outputs)).copy()
 
 
@@ -291,7 +292,10 @@ class GBTreeLearner:
             self.data.weight = backend.to_device(weight)
         self.margins = backend.to_device(
             _initial_margins(
-                booster, dtrain, init_model, dtrain.features if init_model is not None else None
+                booster,
+                dtrain,
+                init_model,
+                dtrain.features_for(backend) if init_model is not None else None,
             )
         )
         self.eval_sets = []
@@ -299,7 +303,7 @@ class GBTreeLearner:
             if dataset is dtrain:
                 self.eval_sets.append(EvalSet(backend, dataset, name, self.margins, True))
                 continue
-            data = eval_features(dataset, name, dtrain)
+            data = eval_features(dataset, name, dtrain, backend)
             margins = _initial_margins(booster, dataset, init_model, data)
             self.eval_sets.append(
                 EvalSet(backend, dataset, name, backend.to_device(margins), False, data)

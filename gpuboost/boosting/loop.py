@@ -155,8 +155,9 @@ def check_evals(evals, dtrain, dataset_type=Dataset):
     return checked
 
 
-def eval_features(dataset, name, dtrain):
-    """The raw features of evaluation set ``name`` in ``dtrain``'s feature order.
+def eval_features(dataset, name, dtrain, backend=None):
+    """The raw features of evaluation set ``name`` in ``dtrain``'s feature order (where
+    ``backend`` reads them: ``Dataset.features_for``; host features without it).
 
     Columns are matched by name when both Datasets carry feature names
     (``Dataset.has_feature_names``), else by position. Categorical columns are re-coded
@@ -176,7 +177,7 @@ def eval_features(dataset, name, dtrain):
     """
     names = dataset.feature_names if dataset.has_feature_names else None
     expected = dtrain.feature_names if dtrain.has_feature_names else None
-    features = dataset.features
+    features = dataset.features if backend is None else dataset.features_for(backend)
     if expected is not None:
         features = select_features(features, names, expected, f"evaluation set {name!r}")
     if dataset.categories == dtrain.categories:

@@ -17,6 +17,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 from ..backends import get_backend
 from ..backends.cuda import selfcheck
 from ..data.dataset import Dataset
+from ..data.device import training_device
 from ..errors import GpuOutOfMemoryError, GpuSelfCheckError
 from ..model.booster import Booster
 from ..params import validate_params
@@ -31,14 +32,16 @@ __all__ = ["train", "training_backend", "LEARNERS", "ROW_STREAMS_PER_ROUND"]
 LEARNERS = {"gbtree": GBTreeLearner, "adaboost": AdaBoostLearner}
 
 
-def training_backend(params):
-    """The backend a training with the validated ``params`` runs on, configured.
+def training_backend(params, features=None):
+    """The backend a training with the validated ``params`` runs on, configured: for
+    device input (``features``, ``Dataset.device_features``) with ``device='auto'`` or
+    ``'cuda'``, the features' device (:func:`gpuboost.data.device.training_device`).
 
     The first CUDA training of a process checks the GPU against the CPU
     (gpuboost.backends.cuda.selfcheck): when that fails, ``device='auto'`` warns once
     and trains on the CPU, ``device='cuda'`` raises GpuSelfCheckError.
     """
-    backend = get_backend(params["device"])
+    backend = get_backend(training_device(params["device"], features))
     if backend.name == "cuda" and selfcheck.enabled(backend):
         try:
             selfcheck.verify(backend, train)
@@ -170,7 +173,7 @@ def train(
     check_num_boost_round(num_boost_round)
     given_params = params
     params = validate_params(params)  # the learner validates them again, for its family
-    backend = training_backend(params)
+    backend = training_backend(params, dtrain.device_features)
     with backend.guard("training"):
         learner = LEARNERS[params["booster"]](
             given_params, dtrain, evals, obj, custom_metric, init_model, backend

@@ -28,6 +28,13 @@ import numbers
 
 import numpy as np
 
+from ..core.bin_edges import (
+    FLOAT64_MAX,
+    canonical_values,
+    distinct_midpoints,
+    sorted_bin_edges,
+    weighted_bin_edges,
+)
 from ..core.dtypes import MAX_BIN_LIMIT, X_BINNED_DTYPE, X_DTYPE
 from ..core.threads import thread_pool, usable_cores
 from ..errors import value_repr
@@ -36,9 +43,6 @@ __all__ = ["BinMapper", "FLOAT64_MAX", "TRANSFORM_CHUNK_ROWS", "MIN_MAX_BIN"]
 
 #: Smallest allowed ``max_bin``: one bin for values below a split, one above.
 MIN_MAX_BIN = 2
-#: Largest finite float64; infinite feature values are clipped to +/- this
-#: before bin edges are computed, so that every edge is finite.
-FLOAT64_MAX = float(np.finfo(X_DTYPE).max)
 #: Number of rows mapped to bins at a time by :meth:`BinMapper.transform`; the
 #: temporary arrays of one chunk hold ``TRANSFORM_CHUNK_ROWS`` values per feature.
 TRANSFORM_CHUNK_ROWS = 1 << 16
@@ -86,64 +90,9 @@ def _as_float_matrix(X):
     return X if X.dtype == np.float32 else X.astype(X_DTYPE, copy=False)
 
 
-def _midpoints(lower, upper):
-    """Midpoints of ``lower[i] < upper[i]``, each ``m`` with ``lower <= m < upper``.
-
-    ``lower * 0.5 + upper * 0.5`` cannot overflow. When the two values are
-    adjacent floats the rounded midpoint may equal ``upper``; then ``lower``
-    is used, which still separates the two.
-
-    Parameters
-    ----------
-    lower, upper : ndarray of shape (n,), float64
-        Finite values with ``lower <= upper``.
-
-    Returns
-    -------
-    midpoints : ndarray of shape (n,), float64
-    """
-    midpoints = lower * 0.5 + upper * 0.5
-    inside = (midpoints >= lower) & (midpoints < upper)
-    return np.where(inside, midpoints, lower)
-
-
-def _weighted_averaged_inverted_cdf(values, weights, quantiles):
-    """Weighted quantiles that equal numpy's "averaged_inverted_cdf" on repeated rows.
-
-    With integer weights the result is that of ``np.percentile`` on the values
-    repeated ``weight`` times: at position ``g = total_weight * q`` of the
-    weighted order statistics, the value there, or the average of the two
-    values on either side when ``g`` falls exactly on a boundary between them.
-
-    Parameters
-    ----------
-    values : ndarray of shape (n_values,), float64
-        Finite values.
-    weights : ndarray of shape (n_values,), float64
-        Positive weights.
-    quantiles : ndarray of shape (n_quantiles,), float64
-        In (0, 1).
-
-    Returns
-    -------
-    edges : ndarray of shape (n_quantiles,), float64
-        May hold inf or NaN where the average overflows (the caller handles it).
-    lower, upper : ndarray of shape (n_quantiles,), float64
-        The two values averaged (equal when ``g`` is inside one value's weight).
-    """
-    distinct_values, inverse = np.unique(values, return_inverse=True)
-    cumulative = np.cumsum(np.bincount(inverse.ravel(), weights=weights))
-    position = cumulative[-1] * quantiles
-    last = len(distinct_values) - 1
-    lower = distinct_values[np.minimum(np.searchsorted(cumulative, position, side="left"), last)]
-    upper = distinct_values[np.minimum(np.searchsorted(cumulative, position, side="right"), last)]
-    # numpy's averaging (b - (b - a) * 0.5) so that unit weights give identical edges.
-    edges = np.where(lower == upper, lower, upper - (upper - lower) * 0.5)
-    return edges, lower, upper
-
-
 def _find_bin_edges(values, max_bin, weights=None):
-    """Upper edges of the value bins of one feature.
+    """Upper edges of the value bins of one feature (host; :func:`sorted_bin_edges`,
+    :func:`weighted_bin_edges`).
 
     Parameters
     ----------
@@ -153,39 +102,21 @@ def _find_bin_edges(values, max_bin, weights=None):
     max_bin : int
         Largest number of value bins.
     weights : ndarray of shape (n_values,), float64, optional
-        Positive row weights; the quantiles are then weighted (integer
-        weights give the edges of the rows repeated that many times).
+        Positive row weights, in row order; the quantiles are then weighted.
 
     Returns
     -------
     edges : ndarray of shape (n_value_bins - 1,), float64
         Finite, strictly increasing, at most ``max_bin - 1`` of them.
     """
-    values = np.clip(values, -FLOAT64_MAX, FLOAT64_MAX)
-    distinct_values = np.unique(values)
-    if len(distinct_values) <= max_bin:
-        # One bin per distinct value (none at all when there are no values).
-        return _midpoints(distinct_values[:-1], distinct_values[1:])
-    percentiles = 100.0 * np.arange(1, max_bin) / max_bin
-    if weights is not None:
-        with np.errstate(over="ignore", invalid="ignore"):
-            edges, lower, upper = _weighted_averaged_inverted_cdf(
-                values, weights, percentiles / 100.0
-            )
-        overflowed = ~np.isfinite(edges)
-        edges[overflowed] = _midpoints(lower[overflowed], upper[overflowed])
-        return np.unique(edges).astype(X_DTYPE, copy=False)
-    # The interpolation overflows (inf or NaN) only when the data span more
-    # than the float64 range; then take the midpoint of the two order
-    # statistics the quantile lies between.
-    with np.errstate(over="ignore", invalid="ignore"):
-        edges = np.percentile(values, percentiles, method="averaged_inverted_cdf")
-    overflowed = ~np.isfinite(edges)
-    if overflowed.any():
-        lower = np.percentile(values, percentiles[overflowed], method="lower")
-        higher = np.percentile(values, percentiles[overflowed], method="higher")
-        edges[overflowed] = _midpoints(lower, higher)
-    return np.unique(edges).astype(X_DTYPE, copy=False)
+    values = canonical_values(np, values)
+    if weights is None:
+        return sorted_bin_edges(np, np.sort(values), max_bin)
+    distinct, inverse = np.unique(values, return_inverse=True)
+    if len(distinct) <= max_bin:
+        return distinct_midpoints(distinct)
+    run_totals = np.cumsum(np.bincount(inverse.ravel(), weights=weights))
+    return weighted_bin_edges(np, distinct, run_totals, max_bin)
 
 
 #: Chunks of features per thread of :func:`_edges_of_every_feature`: a task per feature
@@ -309,7 +240,7 @@ class BinMapper:
                 or np.any(sample_weight < 0)
             ):
                 raise ValueError(f"sample_weight must hold {n_rows} finite, non-negative numbers.")
-        subsample_rows, weights = self._binning_rows(n_rows, sample_weight)
+        subsample_rows, weights = self.binning_rows(n_rows, sample_weight)
 
         def edges_of(feature):
             column = X[subsample_rows, feature].astype(X_DTYPE, copy=False)
@@ -321,9 +252,16 @@ class BinMapper:
         self._set_edges(_edges_of_every_feature(edges_of, n_features))
         return self
 
-    def _binning_rows(self, n_rows, sample_weight):
+    def binning_rows(self, n_rows, sample_weight):
         """The rows the edges are computed on (:meth:`sample_rows`, those of positive
-        weight) and their weights (None: unit)."""
+        weight) and their weights (None: unit).
+
+        Returns
+        -------
+        rows : ndarray of shape (n_sampled,), int64
+            Increasing.
+        weights : ndarray of shape (n_sampled,), float64, or None
+        """
         subsample_rows = self.sample_rows(n_rows)
         weights = None
         if sample_weight is not None:
@@ -365,7 +303,7 @@ class BinMapper:
             )
         if sample_weight is not None:
             sample_weight = np.asarray(sample_weight, dtype=X_DTYPE)
-        subsample_rows, weights = self._binning_rows(n_rows, sample_weight)
+        subsample_rows, weights = self.binning_rows(n_rows, sample_weight)
         position = np.full(n_rows, -1, dtype=np.int64)  # row -> position in the sample
         position[subsample_rows] = np.arange(len(subsample_rows))
         n_sampled = len(subsample_rows)
@@ -425,6 +363,30 @@ class BinMapper:
                 block[feature - begin, columns.indices[start:stop]] = bins
             X_binned[:, begin:end] = block.T
         return X_binned
+
+    def set_edges(self, bin_edges):
+        """Fit with edges computed elsewhere (on a device:
+        :func:`gpuboost.backends.cuda.binning.device_bin_edges`): one finite, strictly
+        increasing float64 array per feature, at most ``max_bin - 1`` edges each.
+
+        Returns
+        -------
+        self : BinMapper
+        """
+        bin_edges = [np.asarray(edges, dtype=X_DTYPE) for edges in bin_edges]
+        for feature, edges in enumerate(bin_edges):
+            if (
+                edges.ndim != 1
+                or len(edges) > self.max_bin - 1
+                or not np.all(np.isfinite(edges))
+                or np.any(np.diff(edges) <= 0)
+            ):
+                raise ValueError(
+                    f"the edges of feature {feature} must be at most {self.max_bin - 1} "
+                    "finite, strictly increasing numbers"
+                )
+        self._set_edges(bin_edges)
+        return self
 
     def set_feature_edges(self, edges):
         """Replace the edges of some features (a dict feature -> increasing float64

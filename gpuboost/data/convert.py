@@ -10,8 +10,10 @@ import warnings
 
 import numpy as np
 
+from ..core.array import get_array_module
 from ..core.dtypes import MAX_ROWS, X_DTYPE, Y_DTYPE
 from ..errors import value_repr
+from .device import host_vector
 
 __all__ = [
     "as_array",
@@ -392,7 +394,10 @@ def check_shape(shape, min_rows=1):
 
 
 def as_array(values):
-    """``np.asarray``, except that pandas nullable numbers give float64 with NaN for NA."""
+    """``np.asarray``, except that pandas nullable numbers give float64 with NaN for NA,
+    and a device array (a label or weight column on a GPU) is copied to the host
+    (:func:`gpuboost.data.device.host_vector`)."""
+    values = host_vector(values)
     pandas = loaded_module("pandas")
     if (
         pandas is not None
@@ -640,7 +645,8 @@ def select_features(data, names, expected, source):
     if names is None or has_default_names(expected) or list(names) == list(expected):
         return data
     positions = feature_positions(names, expected, source)
-    return np.ascontiguousarray(data[:, positions])
+    xp = get_array_module(data)  # device input stays on its device
+    return xp.ascontiguousarray(data[:, xp.asarray(positions)])
 
 
 def check_feature_names(feature_names, n_features):

@@ -18,6 +18,7 @@ from typing import Optional, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..backends import get_backend
 from ..backends.cpu.binning import bin_dense
 from ..core.dtypes import X_DTYPE
 from ..params import PARAMETERS
@@ -38,6 +39,7 @@ from .convert import (
     sparse_columns,
     sparse_frame_columns,
 )
+from .device import device_features
 from .io import load_query_file, load_svmlight
 
 __all__ = [
@@ -266,7 +268,13 @@ class Dataset:
                 f"{sparse_absent!r}."
             )
         self.sparse_absent = sparse_absent
-        if not is_sparse_matrix(X):
+        #: Features on a GPU (gpuboost.data.device), kept there; None for host input.
+        self._device_features = None if is_sparse_matrix(X) else device_features(X)
+        if self._device_features is not None:
+            self._check_device_categorical(categorical_features, reference)
+            self.categories = None
+            X = None
+        elif not is_sparse_matrix(X):
             X, self.categories = self._encode(
                 X, reference, categorical_features, enable_categorical
             )
@@ -280,7 +288,7 @@ class Dataset:
         else:
             self.categories = None
         frame_names = None
-        frame = sparse_frame_columns(X, self._absent_missing)
+        frame = None if X is None else sparse_frame_columns(X, self._absent_missing)
         if frame is not None:  # pandas sparse columns: read as a scipy.sparse matrix
             if self.categories is not None:
                 raise ValueError(
@@ -289,8 +297,11 @@ class Dataset:
                 )
             X, frame_names, _ = frame
         #: CSC copy of a sparse X (None otherwise) and bundle maps by conflict rate.
-        self._sparse_columns = sparse_columns(X)
-        if self._sparse_columns is not None:
+        self._sparse_columns = None if X is None else sparse_columns(X)
+        if self._device_features is not None:
+            data, column_names = None, self._device_features.names
+            self.n_rows, self.n_features = self._device_features.array.shape
+        elif self._sparse_columns is not None:
             data, column_names = None, frame_names
             self.n_rows, self.n_features = self._sparse_columns.shape
         else:
@@ -334,6 +345,20 @@ class Dataset:
         # Rows of weight 0 do not shape the bin edges; quantiles are weighted.
         self._binning_weight = self._weight
         self._X_binned = None
+
+    @staticmethod
+    def _check_device_categorical(categorical_features, reference):
+        """Device input carries no categorical column (its categories would be numbered
+        on the host)."""
+        if (
+            categorical_features not in ("auto", None, _CODES)
+            or getattr(reference, "categories", None) is not None
+        ):
+            raise ValueError(
+                "Categorical features need host input (a pandas DataFrame or an array); "
+                "this X lives on a GPU: pass categorical_features=None with numeric codes, "
+                "or the data on the host."
+            )
 
     @staticmethod
     def _encode(X, reference, categorical_features, enable_categorical):
@@ -439,6 +464,12 @@ class Dataset:
                 self._bin_mapper = mapper.fit_sparse(
                     self._sparse_columns, self._binning_weight, self._absent_missing
                 )
+            elif self._device_features is not None:  # the edges computed on the device
+                rows, weights = mapper.binning_rows(self.n_rows, self._binning_weight)
+                device = self._device_features
+                backend = get_backend(f"cuda:{device.device}")
+                edges = backend.bin_edges(device.array, rows, weights, mapper.max_bin)
+                self._bin_mapper = mapper.set_edges(edges)
             else:
                 self._bin_mapper = mapper.fit(self.features, sample_weight=self._binning_weight)
             set_categorical_edges(self._bin_mapper, self.categories, max_cat)
@@ -499,9 +530,13 @@ class Dataset:
         qid = None
         if self._group is not None:
             qid = np.repeat(np.arange(len(self._group)), self._group)[rows]
-        sparse = self._sparse_columns
+        sparse, device = self._sparse_columns, self._device_features
+        if device is not None:
+            features = device.array[device.xp.asarray(rows)]
+        else:
+            features = self.features[rows] if sparse is None else sparse.tocsr()[rows]
         return Dataset(
-            self.features[rows] if sparse is None else sparse.tocsr()[rows],
+            features,
             categorical_features=_CODES,
             label=None if self._label is None else self._label[rows],
             weight=None if self._weight is None else self._weight[rows],
@@ -524,12 +559,28 @@ class Dataset:
         return self._sparse_columns
 
     @property
+    def device_features(self):
+        """The features on their GPU (:class:`gpuboost.data.device.DeviceFeatures`) for
+        device input, else None."""
+        return self._device_features
+
+    @property
     def features(self):
-        """The raw features (see the class docstring; dense copy of a sparse X at first
-        use)."""
+        """The raw features (see the class docstring; dense copy of a sparse X, or host
+        copy of device input, at first use)."""
         if self._features is None:
-            self._features = self._densify(self._sparse_columns)
+            if self._device_features is not None:
+                self._features = self._device_features.to_host()
+            else:
+                self._features = self._densify(self._sparse_columns)
         return self._features
+
+    def features_for(self, backend):
+        """The raw features where ``backend`` reads them: the device array of device
+        input for the CUDA backend (no host copy), else :attr:`features`."""
+        if self._device_features is not None and backend.name == "cuda":
+            return self._device_features.array
+        return self.features
 
     def _densify(self, matrix):
         """A sparse matrix as a dense float64 C-order array, absent entries 0.0 or NaN

@@ -24,6 +24,7 @@ from ..data.convert import (
     sparse_frame_columns,
 )
 from ..data.dataset import Dataset
+from ..data.device import device_features, training_device
 from ..errors import value_repr
 from ..objectives import get_objective
 from .model_io import (
@@ -230,7 +231,12 @@ class Booster:
         Columns are matched by name when both ``X`` (a DataFrame, or a Dataset with
         feature names) and the model carry names; otherwise by position.
         """
-        if isinstance(X, Dataset):
+        device = self._device_input(X)
+        if device is not None:  # kept on its device (gpuboost.data.device)
+            data = device.array
+            names = X.feature_names if isinstance(X, Dataset) and X.has_feature_names else None
+            names = device.names if names is None else names
+        elif isinstance(X, Dataset):
             data, names = X.features, (X.feature_names if X.has_feature_names else None)
             if X.categories != self.categories:
                 data = self._recode_dataset(X, data, names)
@@ -244,6 +250,23 @@ class Booster:
                 f"{self.n_features} features."
             )
         return data, (X.get_base_margin() if isinstance(X, Dataset) else None)
+
+    def _device_input(self, X):
+        """:class:`~gpuboost.data.device.DeviceFeatures` of device input (an array, or a
+        Dataset of one), else None.
+
+        Raises
+        ------
+        ValueError
+            The model has categorical features (device input carries none).
+        """
+        device = X.device_features if isinstance(X, Dataset) else device_features(X)
+        if device is not None and self.categories is not None:
+            raise ValueError(
+                "This model has categorical features, which are re-coded by label on the "
+                "host; pass X on the host (a pandas DataFrame or an array)."
+            )
+        return device
 
     def _sparse_rows(self, X):
         """A sparse ``X`` as ``(rows, absent_missing, base_margin)``: ``rows`` a canonical
@@ -325,8 +348,13 @@ class Booster:
             )
         return begin * self.n_outputs, end * self.n_outputs
 
-    def _predict_backend(self):
+    def _predict_backend(self, device_input=None):
+        """The backend of a prediction: the model's device ('auto': the CPU); for device
+        input (``device_input``, DeviceFeatures) the input's own device, whatever the
+        model's (the same bytes, and no copy of the input)."""
         device = self.params.get("device", "cpu")
+        if device_input is not None:
+            return get_backend(training_device("cuda" if device == "cpu" else device, device_input))
         return get_backend(device if device != "auto" else "cpu")
 
     def predict(
@@ -407,7 +435,7 @@ class Booster:
             margins = backend.predict_forest_sparse(rows, absent, trees, outputs, margins)
             return self._margins_output(backend, margins, first, last, output_margin)
         data, row_margin = self._check_features(X)
-        return self._predict_dense(data, row_margin, first, last, kinds)
+        return self._predict_dense(data, row_margin, first, last, kinds, self._device_input(X))
 
     def _start_margins(self, backend, n_rows, row_margin):
         """The margins prediction starts from (backend array (n_rows, n_outputs)): the
@@ -418,28 +446,35 @@ class Booster:
             margins = np.broadcast_to(self.base_margin, (n_rows, self.n_outputs)).copy()
         return backend.to_device(margins)
 
-    def _predict_dense(self, data, row_margin, first, last, kinds):
+    def _predict_dense(self, data, row_margin, first, last, kinds, device_input=None):
         """:meth:`predict` of dense features in the model's order (trees ``first:last``);
-        ``kinds``: its ``(output_margin, pred_leaf, pred_contribs, pred_interactions)``."""
+        ``kinds``: its ``(output_margin, pred_leaf, pred_contribs, pred_interactions)``.
+        Device input (``device_input``) is predicted on its device, into device arrays."""
         output_margin, pred_leaf, pred_contribs, pred_interactions = kinds
+        on_device = device_input is not None
         # No rows: nothing to launch on a device; the empty result has the usual shape.
-        backend = self._predict_backend() if data.shape[0] else get_backend("cpu")
+        if on_device:
+            backend = self._predict_backend(device_input)
+        else:
+            backend = self._predict_backend() if data.shape[0] else get_backend("cpu")
         features = backend.prepare_features(data)
         trees = self.trees[first:last]
         if pred_leaf:
-            return backend.to_host(backend.predict_forest_leaves(features, trees))
+            leaves = backend.predict_forest_leaves(features, trees)
+            return leaves if on_device else backend.to_host(leaves)
         if pred_contribs or pred_interactions:
             return self._predict_shap(
-                backend, features, first, trees, row_margin, pred_interactions
+                backend, features, first, trees, row_margin, pred_interactions, on_device
             )
         margins = self._start_margins(backend, data.shape[0], row_margin)
         outputs = [(first + i) % self.n_outputs for i in range(len(trees))]
         margins = backend.predict_forest_raw(features, trees, outputs, margins)
-        return self._margins_output(backend, margins, first, last, output_margin)
+        return self._margins_output(backend, margins, first, last, output_margin, on_device)
 
-    def _margins_output(self, backend, margins, first, last, output_margin):
+    def _margins_output(self, backend, margins, first, last, output_margin, on_device=False):
         """What :meth:`predict` returns for the margins (n_rows, n_outputs) of trees
-        ``first:last``: the margins, or the objective's transform of them."""
+        ``first:last``: the margins, or the objective's transform of them (device arrays
+        ``on_device``, else host arrays)."""
         if output_margin:
             result = margins
         else:
@@ -453,8 +488,8 @@ class Booster:
                 result = self.objective.output(
                     backend.xp, margins if self.n_outputs > 1 else margins[:, 0]
                 )
-            return backend.to_host(result)
-        result = backend.to_host(result)
+            return result if on_device else backend.to_host(result)
+        result = result if on_device else backend.to_host(result)
         return result[:, 0] if self.n_outputs == 1 else result
 
     def inplace_predict(self, X: Union[ArrayLike, Dataset], **kwargs: Any) -> np.ndarray:
@@ -687,25 +722,28 @@ class Booster:
         )
 
     # ---- explanation ----------------------------------------------------------
-    def _predict_shap(self, backend, features, first, trees, row_margin, interactions):
+    def _predict_shap(
+        self, backend, features, first, trees, row_margin, interactions, on_device=False
+    ):
         """SHAP values (``interactions``: interaction values) of ``trees`` (the slice
-        from tree ``first``), with the base margin (or the rows' own) in the bias."""
+        from tree ``first``), with the base margin (or the rows' own) in the bias (device
+        arrays ``on_device``)."""
         backend.configure(self.params)  # the NumPy backend's threads (nthread)
         outputs = [(first + i) % self.n_outputs for i in range(len(trees))]
         if interactions:
             values = backend.predict_interactions(features, trees, outputs, self.n_outputs)
         else:
             values = backend.predict_contributions(features, trees, outputs, self.n_outputs)
-        values = backend.to_host(values)
+        if not on_device:
+            values = backend.to_host(values)
         n_rows = values.shape[0]
         if row_margin is not None:
             base = np.asarray(row_margin, dtype=np.float64).reshape(n_rows, self.n_outputs)
         else:
-            base = np.broadcast_to(self.base_margin, (n_rows, self.n_outputs))
-        if interactions:
-            values[:, :, -1, -1] += base
-        else:
-            values[:, :, -1] += base
+            base = np.broadcast_to(self.base_margin, (n_rows, self.n_outputs)).copy()
+        with backend.guard("adding the base margin to the SHAP values"):
+            bias = values[:, :, -1, -1] if interactions else values[:, :, -1]
+            bias += backend.xp.asarray(base) if on_device else base
         return values[:, 0] if self.n_outputs == 1 else values
 
     # ---- XGBoost's format -----------------------------------------------------

@@ -14,6 +14,7 @@ from ..boosting.train import train
 from ..core.reproducible_sum import reproducible_sum
 from ..data.categorical import encode_features
 from ..data.dataset import Dataset
+from ..data.device import device_features
 from ..model.booster import Booster
 from ..objectives import CUSTOM_OBJECTIVE_NAME
 from ..params import canonical_name, validate_params
@@ -322,7 +323,11 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
 
         ``X`` with categorical columns (``categorical_features``, ``enable_categorical``;
         gpuboost.data.categorical) is checked through its codes but returned as given:
-        the Dataset and the Booster read its categories by label."""
+        the Dataset and the Booster read its categories by label. Device input
+        (gpuboost.data.device) is checked where it lives and returned as given."""
+        device = device_features(X)
+        if device is not None:
+            return self._record_features(X, device.names, device.array.shape[1], reset)
         names = column_names(X)
         if not reset:
             self._check_feature_names(names)
@@ -341,15 +346,20 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
             data = as_feature_matrix(encoded)
         if categories is not None:
             data = X
+        return self._record_features(data, names, np.shape(data)[1], reset)
+
+    def _record_features(self, data, names, n_features, reset):
+        """At fit (``reset``) record ``n_features_in_`` and the names; later check the
+        number of features. Returns ``data``."""
         if reset:
-            self.n_features_in_ = np.shape(data)[1]
+            self.n_features_in_ = n_features
             if names is not None:
                 self.feature_names_in_ = np.asarray(names, dtype=object)
             elif hasattr(self, "feature_names_in_"):
                 del self.feature_names_in_
-        elif np.shape(data)[1] != self.n_features_in_:
+        elif n_features != self.n_features_in_:
             raise ValueError(
-                f"X has {np.shape(data)[1]} features, but {type(self).__name__} is "
+                f"X has {n_features} features, but {type(self).__name__} is "
                 f"expecting {self.n_features_in_} features as input."
             )
         return data

@@ -24,6 +24,7 @@ from typing import Optional, Sequence, Tuple, Union
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..core.array import get_array_module, to_numpy
 from ..core.dtypes import Y_DTYPE
 from ..data.convert import check_group, check_weight
 from ..errors import value_repr
@@ -186,7 +187,7 @@ class GBRegressor(_RegressorMixin, BaseGBModel):
         margins = self._predict_margins(X, iteration_range, base_margin)
         if output_margin or self._uses_custom_objective():
             return margins
-        return self.booster_.objective.output(np, margins)
+        return self.booster_.objective.output(get_array_module(margins), margins)
 
 
 # --------------------------------------------------------------------------- #
@@ -391,9 +392,10 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
                 )
         else:
             objective = self.booster_.objective
-        probabilities = np.asarray(objective.mean(np, margins), dtype=Y_DTYPE)
+        xp = get_array_module(margins)  # device input: device probabilities
+        probabilities = objective.mean(xp, margins).astype(Y_DTYPE, copy=False)
         if probabilities.ndim == 1:
-            return np.column_stack([1.0 - probabilities, probabilities])
+            return xp.stack([1.0 - probabilities, probabilities], axis=1)
         return probabilities
 
     def predict(
@@ -421,7 +423,7 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
         """
         if output_margin:
             return self._predict_margins(X, iteration_range, base_margin)
-        probabilities = self.predict_proba(X, iteration_range, base_margin)
+        probabilities = to_numpy(self.predict_proba(X, iteration_range, base_margin))
         if probabilities.shape[1] == MIN_CLASSES:
             indices = (probabilities[:, 1] > BINARY_DECISION_THRESHOLD).astype(np.intp)
         else:
@@ -572,7 +574,7 @@ class GBRanker(BaseGBModel):
         margins = self._predict_margins(X, iteration_range, base_margin)
         if output_margin:
             return margins
-        return self.booster_.objective.output(np, margins)
+        return self.booster_.objective.output(get_array_module(margins), margins)
 
     def score(
         self,

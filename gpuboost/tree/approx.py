@@ -43,8 +43,9 @@ device, and at most ``2 * max_bin`` values plus two scalars come to the host.
 import numpy as np
 
 from ..core.array import to_numpy
+from ..core.bin_edges import FLOAT64_MAX, midpoints
 from ..core.dtypes import GRAD_QUANT_MAX, SAMPLE_INDEX_DTYPE, X_DTYPE
-from ..data.binning import FLOAT64_MAX, BinMapper, _midpoints
+from ..data.binning import BinMapper
 
 __all__ = [
     "weighted_edges",
@@ -72,7 +73,7 @@ def _average(lower, upper):
     with np.errstate(over="ignore", invalid="ignore"):
         averages = upper - (upper - lower) * 0.5
     overflowed = ~np.isfinite(averages)
-    averages[overflowed] = _midpoints(lower[overflowed], upper[overflowed])
+    averages[overflowed] = midpoints(lower[overflowed], upper[overflowed])
     return averages
 
 
@@ -119,7 +120,7 @@ def sorted_weighted_edges(xp, sorted_values, sorted_weights, max_bin):
     n_distinct = int(distinct.shape[0])
     if n_distinct <= max_bin:
         distinct = to_numpy(distinct)
-        return _midpoints(distinct[:-1], distinct[1:]).astype(X_DTYPE, copy=False)
+        return midpoints(distinct[:-1], distinct[1:]).astype(X_DTYPE, copy=False)
     cumulative = xp.cumsum(sorted_weights)[run_ends]
     total = int(cumulative[-1])
     if total == 0:  # no weight at all: every row weighs 1
@@ -147,7 +148,7 @@ def weighted_edges_naive(values, weights, max_bin):
         return np.zeros(0, dtype=X_DTYPE)
     distinct = sorted(set(value for value, _ in pairs))
     if len(distinct) <= max_bin:
-        return _midpoints(np.array(distinct[:-1]), np.array(distinct[1:]))
+        return midpoints(np.array(distinct[:-1]), np.array(distinct[1:]))
     weight_of = dict.fromkeys(distinct, 0)
     for value, weight in pairs:
         weight_of[value] += weight

@@ -8,9 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from gpuboost.core.bin_edges import FLOAT64_MAX
 from gpuboost.core.dtypes import MAX_BIN_LIMIT, X_BINNED_DTYPE
 from gpuboost.data import binning
-from gpuboost.data.binning import FLOAT64_MAX, BinMapper
+from gpuboost.data.binning import BinMapper
 
 
 def _messy_matrix(n_rows, n_features, seed, n_distinct=None):

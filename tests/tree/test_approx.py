@@ -9,7 +9,8 @@ import gpuboost
 from gpuboost import Dataset
 from gpuboost.backends import NumpyBackend
 from gpuboost.backends.cuda.backend import CudaBackend
-from gpuboost.data.binning import FLOAT64_MAX, BinMapper
+from gpuboost.core.bin_edges import FLOAT64_MAX
+from gpuboost.data.binning import BinMapper
 from gpuboost.tree.approx import (
     INT64_SAFE_BITS,
     ApproxRebinner,

@@ -78,7 +78,7 @@ from ..emulation.device_array import EMULATE_DEVICES_ENV_VAR
 from ..emulation.device_array import device as emulated_device
 from ..emulation.device_array import device_count as emulated_device_count
 from .binned_rows import lay_out_binned
-from .binning import bin_device_features, bin_features
+from .binning import bin_device_features, bin_features, device_bin_edges
 from .carried_segments import CarriedSegments, segment_table
 from .gradients import gradients as objective_gradients
 from .histogram import (
@@ -312,7 +312,13 @@ class CudaBackend(Backend):
                     n_value_bins=data.arrays["n_value_bins"],
                 )
                 return data
-            binned = self.bin_features(dataset.data, dataset.bin_mapper)
+            device = getattr(dataset, "device_features", None)
+            if device is not None:  # binned where it lives: no host copy of X
+                binned = bin_device_features(
+                    xp, self.launcher, self.prepare_features(device.array), dataset.bin_mapper
+                )
+            else:
+                binned = self.bin_features(dataset.data, dataset.bin_mapper)
             return self._device_data(
                 dataset.n_rows, dataset.n_features, dataset.bin_mapper, binned, label, weight
             )
@@ -339,8 +345,29 @@ class CudaBackend(Backend):
 
     @device_call("copying features to the device")
     def prepare_features(self, X):
-        """Raw float64 features (host) -> device array (n_rows, n_features), C order."""
-        return self.xp.array(np.ascontiguousarray(X, dtype=X_DTYPE))
+        """Raw features -> float64 device array (n_rows, n_features), C order: host
+        features copied, device features (of this backend's device) converted there."""
+        xp = self.xp
+        if isinstance(X, xp.ndarray):
+            self._check_own_device(X, "the features")
+            return xp.ascontiguousarray(X.astype(X_DTYPE, copy=False))
+        return xp.array(np.ascontiguousarray(X, dtype=X_DTYPE))
+
+    def _check_own_device(self, array, what):
+        """ValueError unless the device array lives on this backend's device."""
+        device = int(array.device.id)
+        if device != self.device_ordinal:
+            raise ValueError(
+                f"{what} live on cuda:{device}, but this runs on cuda:{self.device_ordinal}; "
+                f"pass device='cuda:{device}' (or 'cuda' for the data's device)."
+            )
+
+    @device_call("computing bin edges on the device")
+    def bin_edges(self, features, sample_rows, weights, max_bin):
+        """The bin edges of device features (:func:`.binning.device_bin_edges`): a list
+        of host float64 arrays, ``BinMapper.fit``'s edges of the same values."""
+        self._check_own_device(features, "the features")
+        return device_bin_edges(self.xp, self.launcher, features, sample_rows, weights, max_bin)
 
     # ---- one round ------------------------------------------------------------
     @device_call("computing gradients")

@@ -498,6 +498,29 @@ class DeviceArray(NDArrayOperatorsMixin):
             "version": 3,
         }
 
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of the array's memory, for the emulation's ``from_dlpack``
+        (its ``__dlpack_device__`` says CUDA, so ``numpy.from_dlpack`` refuses it, as it
+        refuses a CuPy array)."""
+        del stream, max_version, copy
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError(
+                f"ndarray.__dlpack__: the array is on CUDA device {self._device}; it cannot be "
+                f"exported to DLPack device {tuple(dl_device)} (copy it with .get())"
+            )
+        if not getattr(_CURRENT, "importing_dlpack", False):
+            raise BufferError(
+                "ndarray.__dlpack__: this is CUDA memory (an emulated device array); only a "
+                "device library's from_dlpack (xp.from_dlpack) can import it, as numpy cannot "
+                "import a CuPy array"
+            )
+        check_device(self, "ndarray.__dlpack__")
+        return self._array.__dlpack__()
+
+    def __dlpack_device__(self):
+        """``(kDLCUDA, device)``, as a ``cupy.ndarray``."""
+        return (DLPACK_CUDA, self._device)
+
     # ---- indexing -------------------------------------------------------------
     @property
     def device(self):
@@ -873,8 +896,48 @@ def _numpy_backed(name, implementation):
     return function
 
 
+#: ``__dlpack_device__()`` device type of CUDA memory (DLPack's kDLCUDA).
+DLPACK_CUDA = 2
+#: ... and of host memory (kDLCPU).
+DLPACK_CPU = 1
+
+
+class _ExportedMemory:
+    """An ``__array_interface__`` over the memory another object exports through
+    ``__cuda_array_interface__`` (the emulation's device memory is host memory); NumPy
+    keeps this object, hence the exporter, alive as the view's base."""
+
+    def __init__(self, owner, interface):
+        self.owner = owner
+        self.__array_interface__ = {
+            "shape": tuple(interface["shape"]),
+            "typestr": interface["typestr"],
+            "data": tuple(interface["data"]),
+            "strides": interface.get("strides"),
+            "version": 3,
+        }
+
+
+def _exported_array(obj, what):
+    """The memory of an object with ``__cuda_array_interface__`` as a NumPy array (no
+    copy), as ``cupy.asarray`` wraps it."""
+    interface = obj.__cuda_array_interface__
+    if interface.get("mask") is not None:
+        raise TypeError(f"{what}: a __cuda_array_interface__ with a mask is not supported")
+    return np.asarray(_ExportedMemory(obj, interface))
+
+
 def _transfer(numpy_function, what, obj, *args, **kwargs):
-    """``xp.array`` / ``xp.asarray``: host data copied to the device."""
+    """``xp.array`` / ``xp.asarray``: host data copied to the device; the memory of an
+    object with ``__cuda_array_interface__`` taken as it is (``asarray``) or copied on
+    the device (``array``), as CuPy does."""
+    if not isinstance(obj, DeviceArray) and hasattr(obj, "__cuda_array_interface__"):
+        exported = _exported_array(obj, what)
+        if numpy_function is np.array:
+            copied = np.array(exported, *args, **kwargs)
+            _operation("array_op", what, [exported], copied.nbytes)
+            return DeviceArray(copied)
+        return DeviceArray(numpy_function(exported, *args, **kwargs))
     if isinstance(obj, DeviceArray):  # device to device: NumPy's copy / view rules
         converted = numpy_function(obj._array, *args, **kwargs)
         if converted is obj._array:
@@ -1004,8 +1067,49 @@ def _searchsorted(array, values, side="left", sorter=None):
     return DeviceArray(result)
 
 
+class _HostTensor:
+    """A DLPack producer seen as host memory (what an emulated device tensor's capsule
+    holds), for ``numpy.from_dlpack``."""
+
+    def __init__(self, producer):
+        self._producer = producer
+
+    def __dlpack__(self, **kwargs):
+        del kwargs  # numpy asks for host memory: the emulated device's is
+        return self._producer.__dlpack__()
+
+    def __dlpack_device__(self):
+        return (DLPACK_CPU, 0)
+
+
+def _from_dlpack(obj):
+    """``cupy.from_dlpack``: a tensor on the (emulated) current CUDA device, without a
+    copy; a tensor elsewhere is refused."""
+    device_type, device_id = obj.__dlpack_device__()
+    if device_type != DLPACK_CUDA:
+        raise BufferError(
+            f"from_dlpack: the tensor is on DLPack device type {device_type}, not a CUDA "
+            f"device ({DLPACK_CUDA}); copy host data with xp.asarray"
+        )
+    if int(device_id) != current_device():
+        raise ValueError(
+            f"from_dlpack: the tensor resides on device {device_id}, but the current device "
+            f"is {current_device()}"
+        )
+    _CURRENT.importing_dlpack = True
+    try:
+        return DeviceArray(np.from_dlpack(_HostTensor(obj)))
+    finally:
+        _CURRENT.importing_dlpack = False
+
+
 #: ``xp`` functions with CuPy-specific argument rules.
-SPECIAL_FUNCTIONS = {"lexsort": _lexsort, "partition": _partition, "searchsorted": _searchsorted}
+SPECIAL_FUNCTIONS = {
+    "lexsort": _lexsort,
+    "partition": _partition,
+    "searchsorted": _searchsorted,
+    "from_dlpack": _from_dlpack,
+}
 
 
 def _asnumpy(array, stream=None, order="C", out=None):

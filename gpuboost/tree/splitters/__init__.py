@@ -65,7 +65,13 @@ def make_splitter(params, backend, data, dataset):
     if method == "approx":
         return None
     splitter = None
-    if method in HISTOGRAM_METHODS_WITH_BUNDLING and params.get("enable_bundle", False):
+    # Device input is not bundled: its columns stay on the device, and bundles that lose
+    # no split (max_conflict_rate 0) change no tree.
+    bundles = params.get("enable_bundle", False) and (
+        getattr(dataset, "device_features", None) is None
+        or params.get("max_conflict_rate", 0.0) > 0.0
+    )
+    if method in HISTOGRAM_METHODS_WITH_BUNDLING and bundles:
         bundle_map = dataset.bundle_map(params.get("max_conflict_rate", 0.0))
         if bundle_map.reduces_columns:
             splitter = BundledHistogramSplitter(

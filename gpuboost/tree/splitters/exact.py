@@ -55,10 +55,10 @@ rows updates the margins by raw prediction.
 import numpy as np
 
 from ...core.array import to_numpy
+from ...core.bin_edges import FLOAT64_MAX, midpoints
 from ...core.dtypes import HIST_DTYPE
 from ...core.gain import SPLIT_GAIN_EPS, admissible, leaf_score, no_split_records
 from ...core.segments import offsets
-from ...data.binning import FLOAT64_MAX, _midpoints
 from .base import children_by_subtraction
 from .hist import GradientRecords, split_table
 
@@ -124,7 +124,7 @@ class FeatureRanks:
             raise IndexError(
                 f"rank must be in [0, {len(values) - 1}) for feature {feature}, got {rank!r}."
             )
-        return float(_midpoints(values[rank : rank + 1], values[rank + 1 : rank + 2])[0])
+        return float(midpoints(values[rank : rank + 1], values[rank + 1 : rank + 2])[0])
 
 
 # --------------------------------------------------------------------------- #

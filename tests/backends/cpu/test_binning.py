@@ -12,7 +12,8 @@ from hypothesis.extra import numpy as hnp
 from gpuboost import Dataset
 from gpuboost.backends import CpuBackend
 from gpuboost.backends.cpu.binning import bin_features
-from gpuboost.data.binning import FLOAT64_MAX, BinMapper
+from gpuboost.core.bin_edges import FLOAT64_MAX
+from gpuboost.data.binning import BinMapper
 
 _float_or_special = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True, width=64),

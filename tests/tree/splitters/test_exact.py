@@ -11,9 +11,9 @@ from _parity import assert_runs_match, train_on_both
 
 import gpuboost
 from gpuboost import Dataset
+from gpuboost.core.bin_edges import FLOAT64_MAX
 from gpuboost.core.dtypes import GRAD_QUANT_MAX
 from gpuboost.core.gain import SPLIT_RECORD_DTYPE, SplitParams
-from gpuboost.data.binning import FLOAT64_MAX
 from gpuboost.tree.splitters.exact import (
     MISSING_RANK,
     FeatureRanks,
