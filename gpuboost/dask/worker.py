@@ -22,6 +22,7 @@ from ..backends.categorical import bins_going_left
 from ..backends.numpy.partition import goes_left
 from ..boosting.gbtree import training_objective
 from ..boosting.train import training_backend
+from ..core.array import get_array_module, to_numpy
 from ..core.dtypes import SAMPLE_INDEX_DTYPE
 from ..core.random import row_uniforms_at
 from ..data.binning import BinMapper
@@ -39,19 +40,32 @@ RADIX_BITS = 8
 RADIX_SIZE = 1 << RADIX_BITS
 
 
+def _values(part):
+    """A partition's array: pandas / cuDF frames and series by their ``values`` (a
+    cuDF partition's are a CuPy array)."""
+    return getattr(part, "values", part)
+
+
 def host_array(part):
-    """One partition as a host NumPy array: pandas / cuDF frames and series by their
-    ``values``, CuPy arrays (a dask-cuda worker's partitions) copied by ``get()``; the
-    worker's backend copies them to its device again (``backend.prepare``)."""
-    values = getattr(part, "values", part)
-    if not isinstance(values, np.ndarray) and callable(getattr(values, "get", None)):
-        values = values.get()  # CuPy: device -> host
-    return np.asarray(values)
+    """One partition as a host NumPy array (a device partition -- a dask-cuda worker's
+    CuPy array -- copied to the host: labels, weights, margins)."""
+    return to_numpy(_values(part))
 
 
 def _concat(parts):
     """Partitions -> one host array, in order."""
     return np.concatenate([host_array(part) for part in parts], axis=0)
+
+
+def _concat_features(parts):
+    """Feature partitions -> one matrix, in order: on the device when the partitions
+    are device arrays (a dask-cuda worker's), so the worker's Dataset keeps them there
+    (gpuboost.data.device), else on the host."""
+    values = [_values(part) for part in parts]
+    xp = get_array_module(*values)
+    if xp is np:
+        return _concat(parts)
+    return xp.concatenate([xp.asarray(value) for value in values], axis=0)
 
 
 def _int64(*sequences):
@@ -60,8 +74,14 @@ def _int64(*sequences):
 
 
 def take_rows(part, rows):
-    """Rows ``rows`` (local indices) of one partition, host array."""
-    return host_array(part)[np.asarray(rows, dtype=np.int64)]
+    """Rows ``rows`` (local indices) of one partition, host array (of a device partition,
+    only those rows are copied)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    values = _values(part)
+    xp = get_array_module(values)
+    if xp is not np:
+        return to_numpy(values[xp.asarray(rows)])
+    return host_array(part)[rows]
 
 
 class WorkerState:
@@ -85,9 +105,6 @@ class WorkerState:
 
     def __init__(self, setup, features, labels, weights, margins, eval_sets):
         params = setup["params"]
-        # As one machine picks it: device='auto' -> the worker's GPU if usable; a CUDA
-        # backend checks itself against the CPU at its first training in the process.
-        self.backend = backend = training_backend(params)
         self.params = params
         self.n_outputs = setup["n_outputs"]
         bin_mapper = BinMapper.from_dict(setup["bin_mapper"])
@@ -102,13 +119,17 @@ class WorkerState:
         if class_weights is not None:  # scale_pos_weight / is_unbalance, as one machine
             weight = class_weights if weight is None else weight * class_weights
         self.dataset = Dataset(
-            _concat(features),
+            _concat_features(features),
             label=label,
             weight=weight,
             base_margin=None if margins is None else _concat(margins),
             group=None if setup.get("group") is None else setup["group"],
         )
         self.dataset._bin_mapper = bin_mapper  # the client's edges, never refitted here
+        # As one machine picks it: device='auto' -> the worker's GPU if usable (device
+        # partitions: their device); a CUDA backend checks itself against the CPU at its
+        # first training in the process.
+        self.backend = backend = training_backend(params, self.dataset.device_features)
         self.data = backend.prepare(self.dataset)
         self.device_row_ids = backend.to_device(self.row_ids)
         custom = setup.get("custom_objective")
@@ -130,13 +151,16 @@ class WorkerState:
                 self.eval_sets.append((None, np.zeros((0, self.n_outputs))))
                 continue
             dataset = Dataset(
-                _concat(features_parts),
+                _concat_features(features_parts),
                 label=_concat(labels_parts),
                 weight=None if weights_parts is None else _concat(weights_parts),
             )
             margins = self._initial_margins(dataset, setup["base_margins"], init_model)
             self.eval_sets.append(
-                (backend.prepare_features(dataset.features), backend.to_device(margins))
+                (
+                    backend.prepare_features(dataset.features_for(backend)),
+                    backend.to_device(margins),
+                )
             )
         self.gradients = self.hessians = None
         self._tree = None
@@ -149,11 +173,11 @@ class WorkerState:
             return margins.reshape(n_rows, self.n_outputs).copy()
         if init_model is not None and init_model.trees:
             margins = init_model.predict(
-                dataset.features,
+                dataset.features_for(self.backend),
                 output_margin=True,
                 iteration_range=(0, init_model.num_boosted_rounds()),
             )
-            return np.asarray(margins, dtype=np.float64).reshape(n_rows, self.n_outputs)
+            return to_numpy(margins).astype(np.float64).reshape(n_rows, self.n_outputs)
         return np.broadcast_to(base_margins, (n_rows, self.n_outputs)).copy()
 
     def n_rows(self):

@@ -232,10 +232,36 @@ def _on_device(block):
     return get_backend("cuda").xp.asarray(block)
 
 
+def _record_host_copies():
+    """On a worker: record the shape and dtype of every device-to-host copy
+    (``DeviceArray.get``)."""
+    from gpuboost.backends.emulation import device_array
+
+    original = device_array.DeviceArray.get
+    copies = []
+
+    def get(self, *args, **kwargs):
+        copies.append((self.shape, self.dtype.kind))
+        return original(self, *args, **kwargs)
+
+    device_array.DeviceArray.get = get
+    device_array.recorded_host_copies = (copies, original)
+
+
+def _recorded_host_copies():
+    """On a worker: stop recording; the copies recorded."""
+    from gpuboost.backends.emulation import device_array
+
+    copies, original = device_array.recorded_host_copies
+    device_array.DeviceArray.get = original
+    return copies
+
+
 def test_device_partitions_on_emulated_cuda_workers(client):
     """Partitions that are device arrays (CuPy's role played by the emulation's arrays,
     which refuse implicit host conversion) stay on their workers: each worker's CUDA
-    backend trains on them, the model is single-node's; predict takes them too."""
+    backend trains on them (no copy of a feature partition to the host: the binning
+    sample's rows only), the model is single-node's; predict takes them too."""
     X, y, weight = _data("regression", n_rows=500, n_features=4, seed=15)
     params = {"max_depth": 3, "seed": 5, "device": "cuda"}
     sizes = dc.uneven_sizes(len(X), 4, 2)
@@ -250,15 +276,31 @@ def test_device_partitions_on_emulated_cuda_workers(client):
             )
             for values in (y, weight)
         ]
-        dtrain = DaskDataset(client, device_X, label=parts[0], weight=parts[1])
+        dtrain = DaskDataset(
+            client, device_X, label=parts[0], weight=parts[1], binning_subsample=40
+        )
         kinds = client.gather([client.submit(type, part["X"]) for part in dtrain.partitions])
         assert {kind.__name__ for kind in kinds} == {"DeviceArray"}
-        model = train(client, params, dtrain, 2, verbose_eval=False)
+        client.run(_record_host_copies)
+        try:
+            model = train(client, params, dtrain, 2, verbose_eval=False)
+        finally:
+            copies = client.run(_recorded_host_copies)
+        # Rows of the features (2-D, float, n_features columns): the sample's only.
+        feature_rows = [
+            shape[0]
+            for worker_copies in copies.values()
+            for shape, kind in worker_copies
+            if len(shape) == 2 and shape[1] == X.shape[1] and kind == "f"
+        ]
+        assert feature_rows and sum(feature_rows) <= 40
         lazy = predict(client, model, device_X).compute()
     finally:
         client.run(lambda: os.environ.pop("GPUBOOST_EMULATE_CUDA", None))
     single = gpuboost.train(
-        dict(params, device="cpu"), gpuboost.Dataset(X, label=y, weight=weight), 2
+        dict(params, device="cpu"),
+        gpuboost.Dataset(X, label=y, weight=weight, binning_subsample=40),
+        2,
     )
     model.params = single.params  # the only difference the device makes in the file
     assert model.save_raw() == single.save_raw()
@@ -419,33 +461,29 @@ def test_dataframes_and_feature_names(client):
     assert model.save_raw() == single.save_raw()
 
 
-class _DeviceArray:
-    """Stands for a CuPy array: no implicit conversion to NumPy, ``get()`` copies."""
-
-    def __init__(self, values):
-        self._values = values
-
-    def __array__(self, *args, **kwargs):
-        raise TypeError("Implicit conversion to a NumPy array is not allowed.")
-
-    def get(self):
-        return self._values
-
-
 class _DeviceFrame:
-    """Stands for a cuDF DataFrame: ``values`` is a CuPy array."""
+    """Stands for a cuDF DataFrame: ``values`` is a device array."""
 
     def __init__(self, values):
-        self.values = _DeviceArray(values)
+        self.values = values
 
 
-def test_device_partitions_are_copied_to_the_host():
-    from gpuboost.dask.worker import host_array, take_rows
+def test_device_partitions_are_copied_to_the_host_only_where_needed():
+    """Labels come to the host whole; of features only the binning sample's rows (the
+    worker's matrix stays a device array)."""
+    from gpuboost.backends.emulation.device_array import namespace as xp
+    from gpuboost.backends.emulation.traffic import record_traffic
+    from gpuboost.dask.worker import _concat_features, host_array, take_rows
 
     values = np.arange(12.0).reshape(4, 3)
-    for part in (_DeviceArray(values), _DeviceFrame(values)):
+    for part in (xp.asarray(values), _DeviceFrame(xp.asarray(values))):
         np.testing.assert_array_equal(host_array(part), values)
-        np.testing.assert_array_equal(take_rows(part, [1, 3]), values[[1, 3]])
+        with record_traffic() as log:
+            np.testing.assert_array_equal(take_rows(part, [1, 3]), values[[1, 3]])
+        assert sum(e.bytes for e in log.events if e.kind == "to_host") == 2 * 3 * 8
+    matrix = _concat_features([xp.asarray(values[:1]), _DeviceFrame(xp.asarray(values[1:]))])
+    assert type(matrix).__name__ == "DeviceArray"
+    np.testing.assert_array_equal(matrix.get(), values)
 
 
 def test_empty_partitions_are_dropped(client):
