@@ -48,9 +48,11 @@ FLOAT_REDUCTIONS = frozenset(
     "inner matmul tensordot einsum trace prod cumprod nanprod".split()
 )
 #: Ufuncs whose NaN results are CuPy's, not NumPy's: ``sign(NaN)`` is 0 (CuPy computes
-#: ``(x > 0) - (x < 0)``), and ``maximum`` / ``minimum`` return the canonical NaN rather
-#: than the NaN operand (CUDA's fmax-based code), so NaN payloads differ.
-CUPY_NAN_UFUNCS = frozenset(("sign", "maximum", "minimum"))
+#: ``(x > 0) - (x < 0)``), and ``maximum`` / ``minimum`` (a NaN operand) and ``fmax`` /
+#: ``fmin`` (two NaN operands; one NaN gives the other operand in both) return the
+#: canonical NaN rather than a NaN operand (CUDA's ``fmax`` / ``fmin``), so NaN payloads
+#: differ. (``where`` copies its operands' bits in both: nothing to emulate.)
+CUPY_NAN_UFUNCS = frozenset(("sign", "maximum", "minimum", "fmax", "fmin"))
 #: The canonical quiet NaN a GPU produces.
 CANONICAL_NAN = np.array(0x7FF8000000000000, dtype=np.int64).view(np.float64)
 #: Running sums are formed in blocks of this many terms (:func:`reordered_cumsum`).

@@ -350,9 +350,10 @@ def test_count_operations_counts_launches_copies_and_syncs(values):
 
 
 def test_nan_semantics_are_cupys():
-    """CuPy's ``sign(NaN)`` is 0 and its ``maximum`` / ``minimum`` return the canonical NaN
-    (NumPy: NaN, and the NaN operand itself), so code relying on NumPy's NaN behaviour
-    fails under the emulation as on a GPU (issue 29)."""
+    """CuPy's ``sign(NaN)`` is 0, its ``maximum`` / ``minimum`` (and ``fmax`` / ``fmin`` of
+    two NaN) return the canonical NaN (NumPy: NaN, and the NaN operand itself), and
+    ``where`` copies bits in both, so code relying on NumPy's NaN behaviour fails under the
+    emulation as on a GPU (issue 29)."""
     payload = np.array(0x7FF8000000000123, dtype=np.int64).view(np.float64)
     values = np.array([payload, -2.0, 0.0, 3.0])
     np.testing.assert_array_equal(xp.sign(xp.asarray(values)).get(), [0.0, -1.0, 0.0, 1.0])
@@ -364,3 +365,11 @@ def test_nan_semantics_are_cupys():
     out = xp.empty(4)
     xp.sign(xp.asarray(values), out=out)
     assert out.get()[0] == 0.0
+    for function in (xp.fmax, xp.fmin):  # one NaN: the other operand; two: canonical
+        result = function(xp.asarray(values), xp.asarray([payload, 1.0, 1.0, 1.0])).get()
+        assert result.view(np.int64)[0] == 0x7FF8000000000000
+        assert not np.isnan(result[1:]).any()
+        assert function(xp.asarray(values), 1.0).get()[0] == 1.0
+    assert np.fmax(values, payload).view(np.int64)[0] == 0x7FF8000000000123  # NumPy's
+    kept = xp.where(xp.asarray([True, False]), xp.asarray([payload, 0.0]), 1.0).get()
+    assert kept.view(np.int64)[0] == 0x7FF8000000000123  # where copies bits, as CuPy
