@@ -44,6 +44,11 @@ def _is_cupy_array(array):
     return isinstance(array, cupy.ndarray)
 
 
+def is_device_array(array):
+    """Whether ``array`` is a ``cupy.ndarray`` or an emulated device array."""
+    return _is_cupy_array(array) or _is_emulated_device_array(array)
+
+
 def get_array_module(*arrays):
     """Return the array namespace (``numpy`` or ``cupy``) of the given arrays.
 

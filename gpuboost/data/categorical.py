@@ -34,6 +34,7 @@ __all__ = [
     "merge_category_counts",
     "categorical_edges",
     "check_categories",
+    "dtype_code_table",
     "AUTO",
 ]
 
@@ -212,6 +213,36 @@ def merge_category_counts(pieces):
         base = sorted(totals, key=_label_key)
     labels, _ = _frequency_order(base, [totals.get(label, 0) for label in base])
     return labels or None
+
+
+def dtype_code_table(dtype_categories, counts=None, categories=None):
+    """Codes of a category column's dtype categories (pandas', cuDF's): a training
+    column's labels numbered by decreasing ``counts`` (rows per dtype category; ties:
+    dtype order; absent categories get no code), or re-coded by label against stored
+    ``categories`` (a model's or reference Dataset's; unseen labels get no code).
+
+    Parameters
+    ----------
+    dtype_categories : sequence
+        The dtype's categories, in its order (the rows' dtype codes index them).
+    counts : array-like of int, optional
+        Rows of each dtype category (training column).
+    categories : list, optional
+        Stored labels (instead of ``counts``).
+
+    Returns
+    -------
+    labels : list
+        The column's labels in code order (``categories`` when given).
+    table : ndarray of shape (len(dtype_categories),), float64
+        The code of each dtype category; NaN for none.
+    """
+    if categories is not None:
+        return categories, _recode(
+            np.asarray(list(dtype_categories), dtype=object), None, categories
+        )
+    labels, recode = _frequency_order([_plain_label(v) for v in dtype_categories], counts)
+    return labels, np.where(recode >= 0, recode, np.nan).astype(X_DTYPE)
 
 
 def _recode(values, missing, labels):
@@ -491,13 +522,14 @@ def _encode_frame(frame, categorical_features, enable_categorical, categories, p
         missing = np.asarray(series.isna(), dtype=bool)
         if isinstance(series.dtype, pandas.CategoricalDtype):
             dtype_categories = list(series.cat.categories)
-            dtype_codes = np.asarray(series.cat.codes, dtype=np.int64)
-            if categories is None:
-                found[j], codes = _column_labels(None, missing, dtype_categories, dtype_codes)
-            else:  # re-code the (few) dtype categories, then gather
-                table = _recode(np.asarray(dtype_categories, dtype=object), None, categories[j])
-                codes = np.full(len(series), np.nan, dtype=X_DTYPE)
-                codes[~missing] = table[dtype_codes[~missing]]
+            dtype_codes = np.asarray(series.cat.codes, dtype=np.int64)[~missing]
+            counts = np.bincount(dtype_codes, minlength=len(dtype_categories))
+            labels, table = dtype_code_table(
+                dtype_categories, counts, None if categories is None else categories[j]
+            )
+            found[j] = labels if categories is None else None
+            codes = np.full(len(series), np.nan, dtype=X_DTYPE)
+            codes[~missing] = table[dtype_codes]
         else:
             values = np.asarray(series.astype(object))
             if categories is None:

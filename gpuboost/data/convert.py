@@ -10,10 +10,9 @@ import warnings
 
 import numpy as np
 
-from ..core.array import get_array_module
+from ..core.array import get_array_module, is_device_array, to_numpy
 from ..core.dtypes import MAX_ROWS, X_DTYPE, Y_DTYPE
 from ..errors import value_repr
-from .device import host_vector
 
 __all__ = [
     "as_array",
@@ -395,9 +394,10 @@ def check_shape(shape, min_rows=1):
 
 def as_array(values):
     """``np.asarray``, except that pandas nullable numbers give float64 with NaN for NA,
-    and a device array (a label or weight column on a GPU) is copied to the host
-    (:func:`gpuboost.data.device.host_vector`)."""
-    values = host_vector(values)
+    and a device array (CuPy's, or the emulation's: a label or weight column on a GPU) is
+    copied to the host."""
+    if is_device_array(values):
+        return to_numpy(values)
     pandas = loaded_module("pandas")
     if (
         pandas is not None

@@ -39,7 +39,7 @@ from .convert import (
     sparse_columns,
     sparse_frame_columns,
 )
-from .device import device_features
+from .device import device_features, host_vector
 from .io import load_query_file, load_svmlight
 
 __all__ = [
@@ -269,10 +269,16 @@ class Dataset:
             )
         self.sparse_absent = sparse_absent
         #: Features on a GPU (gpuboost.data.device), kept there; None for host input.
-        self._device_features = None if is_sparse_matrix(X) else device_features(X)
+        self._device_features = None
+        if not is_sparse_matrix(X):
+            codes = categorical_features is _CODES  # subset(): the reference's codes
+            self._device_features = device_features(
+                X,
+                None if codes else categorical_features,
+                None if codes else self._reference_categories(X, reference),
+            )
         if self._device_features is not None:
-            self._check_device_categorical(categorical_features, reference)
-            self.categories = None
+            self.categories = reference.categories if codes else self._device_features.categories
             X = None
         elif not is_sparse_matrix(X):
             X, self.categories = self._encode(
@@ -347,18 +353,16 @@ class Dataset:
         self._X_binned = None
 
     @staticmethod
-    def _check_device_categorical(categorical_features, reference):
-        """Device input carries no categorical column (its categories would be numbered
-        on the host)."""
-        if (
-            categorical_features not in ("auto", None, _CODES)
-            or getattr(reference, "categories", None) is not None
-        ):
-            raise ValueError(
-                "Categorical features need host input (a pandas DataFrame or an array); "
-                "this X lives on a GPU: pass categorical_features=None with numeric codes, "
-                "or the data on the host."
-            )
+    def _reference_categories(X, reference):
+        """A reference Dataset's categories for ``X``'s columns (matched by name when both
+        carry names), or None."""
+        if not isinstance(reference, Dataset) or reference.categories is None:
+            return None
+        names = frame_column_names(X)
+        if names is not None and reference.has_feature_names:
+            by_name = dict(zip(reference.feature_names, reference.categories))
+            return [by_name.get(str(name)) for name in names]
+        return reference.categories
 
     @staticmethod
     def _encode(X, reference, categorical_features, enable_categorical):
@@ -369,11 +373,7 @@ class Dataset:
             return X, reference.categories
         if reference is not None and isinstance(reference, Dataset):
             if reference.categories is not None:
-                names = frame_column_names(X)
-                categories = reference.categories
-                if names is not None and reference.has_feature_names:
-                    by_name = dict(zip(reference.feature_names, reference.categories))
-                    categories = [by_name.get(str(name)) for name in names]
+                categories = Dataset._reference_categories(X, reference)
                 return encode_features(X, categories=categories)[0], reference.categories
             X, found = encode_features(X, categorical_features, enable_categorical)
             if found is not None:
@@ -678,12 +678,12 @@ class Dataset:
 
     def set_label(self, label: Optional[ArrayLike]) -> None:
         """Set (or with None, remove) the label; validated as in the constructor."""
-        self._label = check_label(label, self.n_rows)
+        self._label = check_label(host_vector(label), self.n_rows)
         self._backend_cache.clear()
 
     def set_weight(self, weight: Optional[ArrayLike]) -> None:
         """Set (or with None, remove) the row weights; validated as in the constructor."""
-        self._weight = check_weight(weight, self.n_rows)
+        self._weight = check_weight(host_vector(weight), self.n_rows)
         self._backend_cache.clear()
 
     def set_group(self, group: Optional[ArrayLike], *, qid: Optional[ArrayLike] = None) -> None:
@@ -691,12 +691,12 @@ class Dataset:
 
         With both None the Dataset has no queries.
         """
-        self._group = check_group(group, qid, self.n_rows)
+        self._group = check_group(host_vector(group), host_vector(qid), self.n_rows)
         self._backend_cache.clear()
 
     def set_base_margin(self, base_margin: Optional[ArrayLike]) -> None:
         """Set (or with None, remove) the initial margins; validated as in the constructor."""
-        self._base_margin = check_base_margin(base_margin, self.n_rows)
+        self._base_margin = check_base_margin(host_vector(base_margin), self.n_rows)
         self._backend_cache.clear()
 
     def get_label(self) -> Optional[np.ndarray]:

@@ -19,8 +19,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backends.cuda.launch import CUPY, EMULATED, array_module, current_mode
-from ..core.array import _is_cupy_array, _is_emulated_device_array, to_numpy
+from ..core.array import (
+    _is_cupy_array,
+    _is_emulated_device_array,
+    get_array_module,
+    is_device_array,
+    to_numpy,
+)
 from ..core.dtypes import X_DTYPE
+from .categorical import AUTO, check_categories, dtype_code_table
 
 __all__ = [
     "DeviceFeatures",
@@ -52,12 +59,16 @@ class DeviceFeatures:
         The device the array lives on.
     names : list of str or None
         A cuDF DataFrame's column names.
+    categories : list of (list or None) or None
+        A cuDF DataFrame's category labels per column (its category columns are codes in
+        :attr:`array`), as ``Dataset.categories``.
     """
 
     array: object
     mode: str
     device: int
     names: list = None
+    categories: list = None
 
     @property
     def xp(self):
@@ -83,31 +94,48 @@ def is_device_input(X):
     return dlpack_device is not None and dlpack_device()[0] in DLPACK_CUDA_DEVICES
 
 
-def device_features(X):
+def device_features(X, categorical_features=AUTO, categories=None):
     """``X`` as :class:`DeviceFeatures` when it lives on a GPU (see the module
     docstring), else None.
+
+    Parameters
+    ----------
+    X : object
+    categorical_features : 'auto', None or list, default='auto'
+        As for a Dataset: 'auto' takes a cuDF DataFrame's ``category`` columns; None
+        refuses them (as for a pandas DataFrame); a list names columns, which device
+        input cannot encode (ValueError).
+    categories : list of (list or None), optional
+        Stored labels (a model's or reference Dataset's): a cuDF DataFrame's category
+        columns are re-coded by label against them.
 
     Raises
     ------
     TypeError
-        A cuDF DataFrame with a column that is not numeric; a device array of a dtype
+        A column that is neither numeric nor categorical; a device array of a dtype
         that is not a number.
     ValueError
-        Not two-dimensional, or no row.
+        Not two-dimensional, or no row; listed categorical columns.
     """
-    names = None
-    if _is_cupy_array(X):
-        array, mode = X, CUPY
-    elif _is_emulated_device_array(X):
-        array, mode = X, EMULATED
+    names, found = None, None
+    if is_device_array(X):
+        if categories is not None and any(labels is not None for labels in categories):
+            raise ValueError(_STORED_CATEGORICAL)
+        array, mode = X, CUPY if _is_cupy_array(X) else EMULATED
     elif _is_cudf_frame(X):
-        array, mode, names = _cudf_features(X), CUPY, [str(name) for name in X.columns]
+        names = [str(name) for name in X.columns]
+        array, found = _cudf_features(X, categorical_features, categories)
+        mode = EMULATED if _is_emulated_device_array(array) else CUPY
     elif is_device_input(X):
+        if categories is not None and any(labels is not None for labels in categories):
+            raise ValueError(_STORED_CATEGORICAL)
         mode = current_mode()
         xp = array_module(mode)
         array = xp.asarray(X) if hasattr(X, "__cuda_array_interface__") else xp.from_dlpack(X)
     else:
         return None
+    if not _is_cudf_frame(X) and categorical_features not in (AUTO, None):
+        raise ValueError(_LISTED_CATEGORICAL)
     if array.ndim != 2:
         raise ValueError(
             f"X must be 2-dimensional (n_rows, n_features), got a device array of shape "
@@ -122,22 +150,19 @@ def device_features(X):
         )
     if array.dtype != np.float32 and array.dtype != X_DTYPE:
         array = array.astype(X_DTYPE)
-    return DeviceFeatures(array, mode, int(array.device.id), names)
+    return DeviceFeatures(array, mode, int(array.device.id), names, found)
 
 
-def _cudf_features(frame):
-    """A cuDF DataFrame's numeric columns as one float64 CuPy matrix (null: NaN)."""
-    for column, dtype in frame.dtypes.items():
-        if np.dtype(dtype).kind not in _NUMERIC_KINDS if _plain_dtype(dtype) else True:
-            raise TypeError(
-                f"Column {column!r} of the cuDF DataFrame has dtype {dtype}, which is not "
-                "numeric; device input takes numeric columns (encode categories as codes, "
-                "or pass a pandas DataFrame for gpuboost to encode them)."
-            )
-    return frame.to_cupy(dtype=X_DTYPE, na_value=np.nan)
+#: Message of categorical columns named for device input.
+_LISTED_CATEGORICAL = (
+    "Categorical columns named by categorical_features need host input (a pandas "
+    "DataFrame or an array); on a GPU, pass a cuDF DataFrame whose categorical columns "
+    "have the 'category' dtype (categorical_features='auto')."
+)
 
 
 def _plain_dtype(dtype):
+    """Whether ``dtype`` is a NumPy dtype (not an extension dtype such as 'category')."""
     try:
         np.dtype(dtype)
     except TypeError:
@@ -145,10 +170,73 @@ def _plain_dtype(dtype):
     return True
 
 
+#: Message of a device array given where categorical columns are re-coded by label.
+_STORED_CATEGORICAL = (
+    "The model (or reference Dataset) has categorical features, which a device array "
+    "cannot carry by label: pass a cuDF DataFrame whose categorical columns have the "
+    "'category' dtype, or the data on the host."
+)
+
+
+def _is_category(dtype):
+    return getattr(dtype, "name", None) == "category"
+
+
+def _cudf_features(frame, categorical_features, categories):
+    """A cuDF DataFrame as ``(float64 device matrix, categories)``: numeric columns as
+    numbers (null: NaN), ``category`` columns as codes numbered as a pandas frame's are
+    (by decreasing frequency, :func:`gpuboost.data.categorical.dtype_code_table`; or by
+    label against stored ``categories``), on the device; ``categories`` the labels per
+    column (None without a category column)."""
+    if categorical_features not in (AUTO, None):
+        raise ValueError(_LISTED_CATEGORICAL)
+    dtypes = list(frame.dtypes.items())
+    for column, dtype in dtypes:
+        numeric = _plain_dtype(dtype) and np.dtype(dtype).kind in _NUMERIC_KINDS
+        if not numeric and not (_is_category(dtype) and categorical_features == AUTO):
+            raise TypeError(
+                f"Column {column!r} of the cuDF DataFrame has dtype {dtype}, which is not "
+                "numeric; category columns are read with categorical_features='auto', "
+                "other columns must hold numbers."
+            )
+    if categories is not None and len(categories) != len(dtypes):
+        categories = None  # the caller reports the wrong number of features
+    stored = categories
+    if not any(_is_category(dtype) for _, dtype in dtypes) and stored is None:
+        return frame.to_cupy(dtype=X_DTYPE, na_value=np.nan), None
+    columns, found = [], []
+    for position, (column, dtype) in enumerate(dtypes):
+        series = frame[column]
+        labels = None if stored is None else stored[position]
+        if not _is_category(dtype):
+            if labels is not None:
+                raise TypeError(
+                    f"Column {column!r} is categorical in the model but has dtype {dtype} "
+                    "here; give it the 'category' dtype."
+                )
+            columns.append(series.to_cupy(dtype=X_DTYPE, na_value=np.nan))
+            found.append(None)
+            continue
+        codes = series.cat.codes.to_cupy(dtype=np.int64, na_value=-1)
+        xp = get_array_module(codes)
+        dtype_categories = list(series.cat.categories.to_pandas())
+        present = codes >= 0
+        counts = None
+        if stored is None:
+            counts = to_numpy(xp.bincount(codes[present], minlength=len(dtype_categories)))
+        labels, table = dtype_code_table(dtype_categories, counts, labels)
+        table = xp.asarray(np.append(table, np.nan))  # the missing rows' code: NaN
+        columns.append(table[xp.where(present, codes, len(dtype_categories))])
+        found.append(labels)
+    xp = get_array_module(*columns)
+    matrix = xp.ascontiguousarray(xp.stack(columns, axis=1))
+    return matrix, (stored if stored is not None else check_categories(found, len(found)))
+
+
 def host_vector(values):
     """Row metadata given as a device array, copied to the host; anything else as is."""
     if values is not None and is_device_input(values) and not _is_cudf_frame(values):
-        if _is_cupy_array(values) or _is_emulated_device_array(values):
+        if is_device_array(values):
             return to_numpy(values)
         xp = array_module(current_mode())
         converted = (

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..backends import get_backend
-from ..data.categorical import check_categories, encode_features, recode_categories
+from ..data.categorical import AUTO, check_categories, encode_features, recode_categories
 from ..data.convert import (
     check_numeric_dtype,
     convert_features,
@@ -260,13 +260,26 @@ class Booster:
         ValueError
             The model has categorical features (device input carries none).
         """
-        device = X.device_features if isinstance(X, Dataset) else device_features(X)
-        if device is not None and self.categories is not None:
+        if not isinstance(X, Dataset):  # a cuDF frame's categories re-coded by label
+            return device_features(X, AUTO, self._categories_of(frame_column_names(X)))
+        device = X.device_features
+        if device is not None and X.categories != self.categories:
             raise ValueError(
-                "This model has categorical features, which are re-coded by label on the "
-                "host; pass X on the host (a pandas DataFrame or an array)."
+                "This Dataset's categories differ from the model's; build it with "
+                "reference= the training Dataset (device input is re-coded by label only "
+                "from a cuDF DataFrame)."
             )
         return device
+
+    def _categories_of(self, names):
+        """The model's categories for columns ``names`` (matched by name when the model
+        has feature names), or None for a model without categorical features."""
+        if self.categories is None:
+            return None
+        if names is not None and not has_default_names(self.feature_names):
+            by_name = dict(zip(self.feature_names, self.categories))
+            return [by_name.get(str(name)) for name in names]
+        return self.categories
 
     def _sparse_rows(self, X):
         """A sparse ``X`` as ``(rows, absent_missing, base_margin)``: ``rows`` a canonical
@@ -316,12 +329,7 @@ class Booster:
         missing. A model without categorical features refuses category columns."""
         if self.categories is None:
             return X  # category columns are refused by convert_features
-        names = frame_column_names(X)
-        categories = self.categories
-        if names is not None and not has_default_names(self.feature_names):
-            by_name = dict(zip(self.feature_names, self.categories))
-            categories = [by_name.get(str(name)) for name in names]
-        return encode_features(X, categories=categories)[0]
+        return encode_features(X, categories=self._categories_of(frame_column_names(X)))[0]
 
     def _recode_dataset(self, dataset, data, names):
         """A Dataset's codes re-coded from its own categories to the model's."""

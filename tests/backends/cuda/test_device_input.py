@@ -5,6 +5,7 @@ bin edges computed on the device and no copy of X to the host (the traffic model
 copies), and their predictions of every kind are device arrays with the host's values."""
 
 import collections
+import types
 
 import numpy as np
 import pytest
@@ -19,6 +20,8 @@ from gpuboost.backends.emulation.traffic import record_traffic
 from gpuboost.core.bin_edges import FLOAT64_MAX
 from gpuboost.data.binning import BinMapper
 from gpuboost.sklearn import GBClassifier, GBRegressor
+
+pd = pytest.importorskip("pandas")
 
 pytestmark = pytest.mark.usefixtures("cuda_emulation")
 
@@ -235,7 +238,7 @@ def test_bad_device_input_is_refused_clearly():
         gpuboost.Dataset(xp.asarray(X[:0]))
     with pytest.raises(TypeError, match="not numeric"):
         gpuboost.Dataset(xp.asarray(X.astype(complex)))
-    with pytest.raises(ValueError, match="Categorical features need host input"):
+    with pytest.raises(ValueError, match="Categorical columns named by categorical_features"):
         gpuboost.Dataset(xp.asarray(X), categorical_features=[0])
     integers = gpuboost.Dataset(xp.asarray(np.round(np.nan_to_num(X[:, :3]) * 3).astype(np.int32)))
     assert integers.device_features.array.dtype == np.float64
@@ -243,3 +246,87 @@ def test_bad_device_input_is_refused_clearly():
         np.from_dlpack(xp.asarray(X))  # numpy cannot read CUDA memory
     with pytest.raises(BufferError, match="not a CUDA device"):
         xp.from_dlpack(np.zeros(3))
+
+
+class _FakeCudfSeries:
+    """The part of a cuDF Series device input reads, over a pandas Series (device
+    arrays: the emulation's)."""
+
+    def __init__(self, series):
+        self._series = series
+        if isinstance(series.dtype, pd.CategoricalDtype):
+            self.cat = types.SimpleNamespace(
+                codes=_FakeCudfSeries(series.cat.codes),
+                categories=types.SimpleNamespace(to_pandas=lambda: series.cat.categories),
+            )
+
+    def to_cupy(self, dtype=None, na_value=None):
+        return xp.asarray(self._series.to_numpy(dtype=dtype, na_value=na_value))
+
+
+class _FakeCudfFrame:
+    """The part of a cuDF DataFrame device input reads (``columns``, ``dtypes``,
+    ``frame[column]``, ``to_cupy``), over a pandas DataFrame."""
+
+    def __init__(self, frame):
+        self._frame = frame
+        self.columns = frame.columns
+        self.dtypes = frame.dtypes
+
+    def __getitem__(self, column):
+        return _FakeCudfSeries(self._frame[column])
+
+    def to_cupy(self, dtype=None, na_value=None):
+        return xp.asarray(self._frame.to_numpy(dtype=dtype, na_value=na_value))
+
+
+_FakeCudfFrame.__module__ = _FakeCudfSeries.__module__ = "cudf.core.dataframe"
+
+
+def _frame(n_rows, seed):
+    rng = np.random.default_rng(seed)
+    colour = pd.Categorical(
+        rng.choice(["red", "green", "blue", "grey"], n_rows, p=[0.4, 0.3, 0.2, 0.1]),
+        categories=["blue", "green", "grey", "red", "unused"],
+    )
+    colour[rng.random(n_rows) < 0.05] = np.nan
+    frame = pd.DataFrame(
+        {
+            "x": rng.normal(size=n_rows),
+            "colour": colour,
+            "size": rng.integers(0, 5, n_rows).astype(np.int32),
+        }
+    )
+    signal = frame["x"].to_numpy() + (frame["colour"] == "red").to_numpy() * 1.5
+    return frame, (signal > 0.5).astype(float)
+
+
+def test_a_cudf_frame_with_category_columns_is_encoded_on_the_device():
+    """Category columns numbered by frequency as a pandas frame's are, an evaluation
+    frame whose dtype lists the categories in another order re-coded by label, and
+    predictions of a frame re-coded against the model's labels: the host's bytes."""
+    frame, y = _frame(1500, 0)
+    valid, valid_y = _frame(400, 1)
+    valid["colour"] = valid["colour"].cat.reorder_categories(
+        ["red", "grey", "unused", "green", "blue"]
+    )
+    params = dict(PARAMS, device="cuda", eval_metric="logloss")
+    results = {}
+    for name, wrap in (("host", lambda f: f), ("device", _FakeCudfFrame)):
+        dtrain = gpuboost.Dataset(wrap(frame), label=y)
+        dvalid = gpuboost.Dataset(wrap(valid), label=valid_y, reference=dtrain)
+        history = {}
+        model = gpuboost.train(
+            params, dtrain, 4, evals=[(dvalid, "valid")], evals_result=history, verbose_eval=False
+        )
+        results[name] = (dtrain.categories, model.save_raw(), history, model.predict(wrap(valid)))
+    host, device = results["host"], results["device"]
+    assert device[0] == host[0] == [None, ["red", "green", "blue", "grey"], None]
+    assert device[1:3] == host[1:3]
+    assert isinstance(device[3], DeviceArray)
+    assert device[3].get().tobytes() == host[3].tobytes()
+    model_with_categories = gpuboost.train(params, gpuboost.Dataset(frame, label=y), 1)
+    with pytest.raises(ValueError, match="cannot carry by label"):
+        model_with_categories.predict(xp.asarray(np.zeros((3, 3))))
+    with pytest.raises(TypeError, match="categorical_features='auto'"):
+        gpuboost.Dataset(_FakeCudfFrame(frame), categorical_features=None)
