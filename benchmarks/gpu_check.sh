@@ -12,7 +12,12 @@
 #   1. nvidia-smi: GPU name, driver, memory
 #   2. python -c "import cupy" (+ device count, CUDA runtime; gpuboost.cuda_available();
 #      xgboost version and whether it was built with CUDA -- informational)
-#   3. python -m pytest -q -m gpu            (tests marked gpu; none collected = NONE)
+#   3. python -m pytest -q -m gpu            (tests marked gpu; none collected = NONE):
+#      CPU == GPU models for every objective, device memory, out-of-memory errors, a
+#      second GPU (cuda:1), device-resident input (CuPy, __cuda_array_interface__,
+#      DLPack, cuDF: no host copy, device predictions) and the thread-block clusters'
+#      placement (cuOccupancyMaxActiveClusters) -- issue 29's checks, before the
+#      benchmarks
 #   3b. python benchmarks/dask_scaling.py --cuda   (dask-cuda LocalCUDACluster, one worker
 #      per GPU, device='cuda': the distributed model against single-GPU training, byte
 #      for byte, and xgboost.dask on the same cluster; SKIP without dask-cuda)
@@ -48,7 +53,7 @@ while [ $# -gt 0 ]; do
         --parity-devices) PARITY_DEVICES="$2"; shift ;;   # e.g. cpu,cpu to try the script
         --bench-args) BENCH_EXTRA="$2"; shift ;;          # e.g. "--dry-run", "--phases"
         --no-model) MODEL=0 ;;
-        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
         *) echo "unknown option: $1" >&2; exit 2 ;;
     esac
     shift

@@ -10,6 +10,7 @@ semantics, the CPU/GPU model contract and device memory behaviour.
 import os
 
 import numpy as np
+import pandas as pd
 import pytest
 from _parity import assert_models_match
 
@@ -166,3 +167,87 @@ def test_second_gpu_trains_and_predicts_the_cpus_bytes():
         np.testing.assert_array_equal(
             models["cpu"].predict(X[:200], **kind), models["cuda:1"].predict(X[:200], **kind)
         )
+
+
+class _DLPackOnly:
+    """A foreign device tensor exporting only DLPack (as PyTorch's)."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __dlpack__(self, **kwargs):
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+class _ArrayInterfaceOnly:
+    """A foreign device array exporting only ``__cuda_array_interface__`` (as Numba's)."""
+
+    def __init__(self, array):
+        self._array = array
+
+    @property
+    def __cuda_array_interface__(self):
+        return self._array.__cuda_array_interface__
+
+
+def test_device_input_trains_and_predicts_without_a_host_copy():
+    """CuPy arrays (and objects exporting them through ``__cuda_array_interface__`` and
+    DLPack) train the model of their host copy with the edges computed on the GPU, and
+    their predictions are CuPy arrays with the host's values (the emulation checks the
+    same, and that nothing is copied, in CI: tests/backends/cuda/test_device_input.py)."""
+    cupy = _gpu_or_skip()
+    X, signal = _data(n_rows=30_000)
+    y = (signal > 0).astype(float)
+    weight = np.random.default_rng(1).random(len(X)) + 0.1
+    params = {"objective": "binary:logistic", "max_depth": 6}
+    host = gpuboost.train(
+        dict(params, device="cpu"), gpuboost.Dataset(X, label=y, weight=weight), 5
+    )
+    for wrap in (
+        cupy.asarray,
+        lambda a: _ArrayInterfaceOnly(cupy.asarray(a)),
+        lambda a: cupy.from_dlpack(cupy.asarray(a)),
+    ):
+        dataset = gpuboost.Dataset(wrap(X), label=cupy.asarray(y), weight=weight)
+        model = gpuboost.train(dict(params, device="cuda"), dataset, 5)
+        assert dataset._features is None  # never copied to the host
+        assert_models_match(host, model)
+    for kind in ({}, {"output_margin": True}, {"pred_leaf": True}, {"pred_contribs": True}):
+        on_device = model.predict(cupy.asarray(X[:500]), **kind)
+        assert isinstance(on_device, cupy.ndarray)
+        np.testing.assert_array_equal(on_device.get(), host.predict(X[:500], **kind))
+    cudf = pytest.importorskip("cudf")
+    frame = pd.DataFrame(X[:, :4], columns=list("abcd"))
+    frame["colour"] = pd.Categorical(np.where(X[:, 4] > 0, "red", "blue"))
+    host = gpuboost.train(dict(params, device="cpu"), gpuboost.Dataset(frame, label=y), 5)
+    device = gpuboost.train(
+        dict(params, device="cuda"), gpuboost.Dataset(cudf.from_pandas(frame), label=y), 5
+    )
+    assert_models_match(host, device)
+
+
+def test_cluster_kernels_are_placeable_where_the_gpu_has_clusters():
+    """The driver's cuOccupancyMaxActiveClusters answers for every cluster kernel (at
+    its heaviest launch) on a compute capability 9.0+ GPU; the backend uses clusters
+    exactly where it says at least one fits (the emulation's model and fallback: CI,
+    tests/backends/cuda/test_occupancy.py)."""
+    _gpu_or_skip()
+    from gpuboost.backends.cuda import histogram, occupancy
+    from gpuboost.backends.cuda.launch import CUPY, get_kernel
+
+    if not histogram.device_has_clusters(CUPY):
+        pytest.skip("no thread-block clusters below compute capability 9.0")
+    optin = histogram.device_limits(CUPY)[1]
+    answers = {}
+    for file_stem, name in occupancy.CLUSTER_KERNELS:
+        kernel = get_kernel(CUPY, file_stem, name)
+        answers[name] = occupancy.max_active_clusters(
+            CUPY, file_stem, name, kernel.max_threads_per_block, optin - kernel.shared_size_bytes
+        )
+    print("max active clusters at the heaviest launch:", answers)
+    placeable = all(count >= 1 for count in answers.values())
+    assert occupancy.clusters_placeable(CUPY, optin) == placeable
+    assert histogram.device_cluster_blocks(CUPY) == (histogram.CLUSTER_BLOCKS if placeable else 1)
