@@ -146,7 +146,10 @@ class Dataset:
         column by column, see ``sparse_absent``), a pandas DataFrame with sparse
         columns (``pd.SparseDtype``: read like a scipy.sparse matrix, from the stored
         entries; their ``fill_value`` must be the absent value, 0 or NaN per
-        ``sparse_absent``, else ValueError), or anything ``np.asarray``
+        ``sparse_absent``, else ValueError), data on a GPU -- a CuPy array, an
+        object with ``__cuda_array_interface__`` or a CUDA ``__dlpack__`` tensor, a
+        cuDF DataFrame -- kept on its device (:mod:`gpuboost.data.device`: edges and
+        bins computed there; ``device_features``), or anything ``np.asarray``
         accepts. NaN means missing; +/-inf are allowed.
     label : array-like of shape (n_rows,) or (n_rows, 1), default=None
         Finite numbers. None for prediction-only data.
