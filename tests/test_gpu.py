@@ -12,6 +12,7 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
+from _foreign_arrays import ArrayInterfaceOnly, DLPackOnly
 from _parity import assert_models_match
 
 import gpuboost
@@ -169,30 +170,6 @@ def test_second_gpu_trains_and_predicts_the_cpus_bytes():
         )
 
 
-class _DLPackOnly:
-    """A foreign device tensor exporting only DLPack (as PyTorch's)."""
-
-    def __init__(self, array):
-        self._array = array
-
-    def __dlpack__(self, **kwargs):
-        return self._array.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self):
-        return self._array.__dlpack_device__()
-
-
-class _ArrayInterfaceOnly:
-    """A foreign device array exporting only ``__cuda_array_interface__`` (as Numba's)."""
-
-    def __init__(self, array):
-        self._array = array
-
-    @property
-    def __cuda_array_interface__(self):
-        return self._array.__cuda_array_interface__
-
-
 def test_device_input_trains_and_predicts_without_a_host_copy():
     """CuPy arrays (and objects exporting them through ``__cuda_array_interface__`` and
     DLPack) train the model of their host copy with the edges computed on the GPU, and
@@ -208,8 +185,8 @@ def test_device_input_trains_and_predicts_without_a_host_copy():
     )
     for wrap in (
         cupy.asarray,
-        lambda a: _ArrayInterfaceOnly(cupy.asarray(a)),
-        lambda a: cupy.from_dlpack(cupy.asarray(a)),
+        lambda a: ArrayInterfaceOnly(cupy.asarray(a)),
+        lambda a: DLPackOnly(cupy.asarray(a)),
     ):
         dataset = gpuboost.Dataset(wrap(X), label=cupy.asarray(y), weight=weight)
         model = gpuboost.train(dict(params, device="cuda"), dataset, 5)

@@ -9,6 +9,7 @@ import types
 
 import numpy as np
 import pytest
+from _foreign_arrays import ArrayInterfaceOnly, DLPackOnly
 
 import gpuboost
 from gpuboost.backends import get_backend
@@ -24,30 +25,6 @@ from gpuboost.sklearn import GBClassifier, GBRegressor
 pd = pytest.importorskip("pandas")
 
 pytestmark = pytest.mark.usefixtures("cuda_emulation")
-
-
-class ArrayInterfaceOnly:
-    """A foreign device array: only ``__cuda_array_interface__`` (as Numba's)."""
-
-    def __init__(self, array):
-        self._array = array
-
-    @property
-    def __cuda_array_interface__(self):
-        return self._array.__cuda_array_interface__
-
-
-class DLPackOnly:
-    """A foreign device tensor: only the DLPack protocol (as PyTorch's)."""
-
-    def __init__(self, array):
-        self._array = array
-
-    def __dlpack__(self, **kwargs):
-        return self._array.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self):
-        return self._array.__dlpack_device__()
 
 
 def _data(n_rows=3000, seed=0):
