@@ -55,6 +55,15 @@ Cases (``--cases``, default all; each prints its own table, the ratio table come
     ``Booster.predict`` against XGBoost's ``inplace_predict`` and LightGBM's ``predict``.
     Bar: gpuboost at most XGBoost's.
 
+``gridsearch``
+    Many small fits (issue 30): scikit-learn's ``GridSearchCV`` over 24 settings
+    (:data:`GRID`: depth 3 / 6, learning rate 0.1 / 0.3, min child weight 1 / 5 / 10, L2 1 /
+    5) x 5 folds (120 fits of 50 rounds, plus the refit) on 5,000 x 20
+    (``make_classification``, 10 informative), ``n_jobs=1``, each library's estimator with
+    ``--threads`` threads: ``GBClassifier`` against ``XGBClassifier`` (hist, 256 bins) and
+    LightGBM's ``LGBMClassifier`` (63 leaves, ``min_child_samples=1``); the seconds of the
+    search, its ratio and each library's best cross-validated accuracy. Reported, no bar.
+
 ``--repeat`` (default 2): the depth and multiclass cases, whose bars are ratios of one
 library's own times, run every configuration that many times (the libraries taking
 turns) and keep each one's fastest run, so that a burst of load from another process
@@ -70,7 +79,7 @@ only as ratios within one run, and run twice.
 Usage::
 
     python benchmarks/speed_cpu.py [--cases main,predict,small,depth,multiclass,memory,jit,
-                                            tiny,latency]
+                                            tiny,latency,gridsearch]
                                    [--libs gpuboost,xgboost,lightgbm,sklearn] [--rows 1000000]
                                    [--rounds 100] [--depth 8] [--threads 2] [--repeat 2]
                                    [--phases]
@@ -99,7 +108,18 @@ if str(REPO_ROOT) not in sys.path:  # use the checkout's gpuboost
 import numpy as np  # noqa: E402
 
 LIBRARIES = ("gpuboost", "xgboost", "lightgbm", "sklearn")
-CASES = ("main", "predict", "small", "depth", "multiclass", "memory", "jit", "tiny", "latency")
+CASES = (
+    "main",
+    "predict",
+    "small",
+    "depth",
+    "multiclass",
+    "memory",
+    "jit",
+    "tiny",
+    "latency",
+    "gridsearch",
+)
 LEARNING_RATE = 0.1
 MAX_BIN = 255  # value bins (+1 missing bin) = XGBoost's 256
 #: The cases' sizes (issue 11).
@@ -894,6 +914,69 @@ def case_latency(args, libs, results):
         )
 
 
+#: The settings of the ``gridsearch`` case (the estimators' common parameter names).
+GRID = {
+    "max_depth": [3, 6],
+    "learning_rate": [0.1, 0.3],
+    "min_child_weight": [1.0, 5.0, 10.0],
+    "reg_lambda": [1.0, 5.0],
+}
+GRID_ROWS, GRID_FEATURES, GRID_ROUNDS, GRID_FOLDS = 5_000, 20, 50, 5
+
+
+def _grid_estimator(lib, threads):
+    if lib == "gpuboost":
+        from gpuboost.sklearn import GBClassifier
+
+        return GBClassifier(n_estimators=GRID_ROUNDS, device="cpu", n_jobs=threads, verbosity=0)
+    if lib == "xgboost":
+        import xgboost as xgb
+
+        return xgb.XGBClassifier(
+            n_estimators=GRID_ROUNDS, tree_method="hist", max_bin=MAX_BIN + 1, n_jobs=threads
+        )
+    import lightgbm as lgb
+
+    return lgb.LGBMClassifier(
+        n_estimators=GRID_ROUNDS,
+        num_leaves=63,
+        min_child_samples=1,
+        max_bin=MAX_BIN,
+        n_jobs=threads,
+        verbose=-1,
+    )
+
+
+def case_gridsearch(args, libs, results):
+    from sklearn.datasets import make_classification
+    from sklearn.model_selection import GridSearchCV
+
+    libs = [lib for lib in libs if lib in ("gpuboost", "xgboost", "lightgbm")]
+    X, y = make_classification(
+        n_samples=GRID_ROWS, n_features=GRID_FEATURES, n_informative=10, random_state=0
+    )
+    X = X.astype(np.float32)
+    n_settings = int(np.prod([len(values) for values in GRID.values()]))
+    print(
+        f"\n## gridsearch: GridSearchCV, {n_settings} settings x {GRID_FOLDS} folds, "
+        f"{GRID_ROUNDS} rounds, {GRID_ROWS} x {GRID_FEATURES}, best of {args.repeat}"
+    )
+    seconds, accuracy = {}, {}
+    for _ in range(args.repeat):
+        for lib in libs:
+            search = GridSearchCV(_grid_estimator(lib, args.threads), GRID, cv=GRID_FOLDS, n_jobs=1)
+            start = time.perf_counter()
+            search.fit(X, y)
+            seconds[lib] = min(seconds.get(lib, math.inf), time.perf_counter() - start)
+            accuracy[lib] = float(search.best_score_)
+    print("| library | seconds | best CV accuracy | / xgboost |")
+    print("|---|---|---|---|")
+    for lib in libs:
+        ratio = seconds[lib] / seconds["xgboost"] if "xgboost" in seconds else float("nan")
+        print(f"| {lib} | {seconds[lib]:.2f} | {accuracy[lib]:.4f} | {ratio:.2f}x |")
+    results["gridsearch"] = {"seconds": seconds, "best_accuracy": accuracy}
+
+
 def print_bars(results):
     bars = results.get("bars", {})
     if not bars:
@@ -991,6 +1074,8 @@ def main(argv=None):
         case_tiny(args, libs, results)
     if "latency" in args.cases:
         case_latency(args, libs, results)
+    if "gridsearch" in args.cases:
+        case_gridsearch(args, libs, results)
     print_bars(results)
     print(
         f"note: on a shared machine ({os.cpu_count()} CPUs; 1-minute load averages above): "
