@@ -351,7 +351,10 @@ class AdaBoostLearner:
             class_columns=tuple(class_columns),
         )
         sampler = FeatureSampler(
-            self.dtrain.n_features, self.params, host_rng(self.params["seed"], round_index, 0)
+            self.dtrain.n_features,
+            self.params,
+            host_rng(self.params["seed"], round_index, 0),
+            self.dtrain.feature_weights,
         )
         grown = TreeGrower(self.splitter, tree_input, self.policy, sampler, self.timer).grow()
         return grown, np.argmax(grown.node_sums, axis=1)

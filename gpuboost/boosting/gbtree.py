@@ -377,7 +377,10 @@ class GBTreeLearner:
             params["learning_rate"],
         )
         sampler = FeatureSampler(
-            self.dtrain.n_features, params, host_rng(params["seed"], round_index, output)
+            self.dtrain.n_features,
+            params,
+            host_rng(params["seed"], round_index, output),
+            self.dtrain.feature_weights,
         )
         interactions = (
             None

@@ -24,6 +24,7 @@ from ..data.categorical import (
 )
 from ..data.convert import (
     check_feature_names,
+    check_feature_weights,
     check_group,
     default_feature_names,
     group_sizes_from_runs,
@@ -234,6 +235,9 @@ class DaskDataset:
     reference : DaskDataset, optional
         The training DaskDataset, for an evaluation set: its categories (re-coding by
         label, unseen categories missing) and its bin edges.
+    feature_weights : array-like of shape (n_features,), optional
+        Column-sampling weights, as :class:`~gpuboost.data.dataset.Dataset`'s (a host
+        array: the client samples the columns).
 
     Attributes
     ----------
@@ -267,6 +271,7 @@ class DaskDataset:
         categorical_features=AUTO,
         enable_categorical=False,
         reference=None,
+        feature_weights=None,
     ):
         _, distributed = _dask_modules()
         if group is not None and qid is not None:
@@ -367,6 +372,8 @@ class DaskDataset:
         self._bin_mapper = None
         self._reference = reference
         self._label = self._weight = None
+        #: Column-sampling weights (host), as ``Dataset.feature_weights``.
+        self.feature_weights = check_feature_weights(feature_weights, self.n_features)
 
     # -- what the training asks of a Dataset ------------------------------------
     @property

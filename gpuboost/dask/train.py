@@ -376,7 +376,10 @@ class DaskLearner:
             params["learning_rate"],
         )
         sampler = FeatureSampler(
-            self.dtrain.n_features, params, host_rng(params["seed"], round_index, output)
+            self.dtrain.n_features,
+            params,
+            host_rng(params["seed"], round_index, output),
+            self.dtrain.feature_weights,
         )
         interactions = (
             None

@@ -26,6 +26,7 @@ __all__ = [
     "check_numeric_dtype",
     "check_shape",
     "check_weight",
+    "check_feature_weights",
     "convert_features",
     "default_feature_names",
     "densify",
@@ -409,27 +410,30 @@ def as_array(values):
     return np.asarray(values)
 
 
-def as_vector(name, values, n_rows):
-    """``values`` as an array of shape (n_rows,) of its own dtype; (n_rows, 1) is flattened."""
+def as_vector(name, values, n_rows, unit="row"):
+    """``values`` as an array of shape (n_rows,) of its own dtype; (n_rows, 1) is flattened
+    (``unit``: what an entry stands for, in messages: a row, or a feature)."""
     values = as_array(values)
     check_numeric_dtype(name, values)
     if values.ndim == 2 and values.shape[1] == 1:
         values = values[:, 0]
     if values.ndim != 1:
-        raise ValueError(f"{name} must be 1-D of shape (n_rows,), got shape {values.shape}.")
+        raise ValueError(f"{name} must be 1-D of shape (n_{unit}s,), got shape {values.shape}.")
     if len(values) != n_rows:
-        raise ValueError(f"{name} has {len(values)} values, but X has {n_rows} rows.")
+        raise ValueError(f"{name} has {len(values)} values, but X has {n_rows} {unit}s.")
     return values
 
 
-def check_finite(name, values):
+def check_finite(name, values, unit="row"):
     """Raise ValueError naming the first NaN or infinite entry of ``values``."""
     non_finite = ~np.isfinite(values)
     if non_finite.any():
         position = np.unravel_index(int(np.argmax(non_finite)), values.shape)
         value = values[position]
         problem = "NaN" if np.isnan(value) else ("+inf" if value > 0 else "-inf")
-        where = f"row {position[0]}" + (f", column {position[1]}" if len(position) == 2 else "")
+        where = f"{unit} {position[0]}" + (
+            f", column {position[1]}" if len(position) == 2 else ""
+        )
         raise ValueError(f"{name} contains {problem} at {where}; it must be finite.")
 
 
@@ -441,21 +445,33 @@ def check_label(label, n_rows):
     return label
 
 
-def check_weight(weight, n_rows):
+def check_weight(weight, n_rows, name="weight", unit="row"):
+    """Row weights (or, with ``name`` and ``unit``, any per-``unit`` weights) as float64:
+    finite, non-negative, at least one positive; None stays None."""
     if weight is None:
         return None
-    weight = np.array(as_vector("weight", weight, n_rows), dtype=Y_DTYPE)
-    check_finite("weight", weight)
+    weight = np.array(as_vector(name, weight, n_rows, unit), dtype=Y_DTYPE)
+    check_finite(name, weight, unit)
     negative = weight < 0
     if negative.any():
-        row = int(np.argmax(negative))
+        position = int(np.argmax(negative))
         raise ValueError(
-            f"weight contains a negative value ({value_repr(weight[row])}) at row {row}; "
-            f"weights must be >= 0."
+            f"{name} contains a negative value ({value_repr(weight[position])}) at {unit} "
+            f"{position}; weights must be >= 0."
         )
     if not (weight > 0).any():
-        raise ValueError("All weights are zero; at least one row needs a positive weight.")
+        raise ValueError(
+            f"All {name} are zero; at least one {unit} needs a positive weight."
+            if name != "weight"
+            else "All weights are zero; at least one row needs a positive weight."
+        )
     return weight
+
+
+def check_feature_weights(feature_weights, n_features):
+    """``feature_weights`` (one per feature: the column-sampling weights) as float64:
+    finite, non-negative, at least one positive; None stays None."""
+    return check_weight(feature_weights, n_features, "feature_weights", "feature")
 
 
 def as_integer_vector(name, values):

@@ -28,6 +28,7 @@ from .convert import (
     as_integer_vector,
     check_base_margin,
     check_feature_names,
+    check_feature_weights,
     check_group,
     check_label,
     check_weight,
@@ -204,6 +205,12 @@ class Dataset:
     enable_categorical : bool, default=False
         Take string / object columns as categorical (XGBoost's name); without it they
         are refused with a TypeError.
+    feature_weights : array-like of shape (n_features,), default=None
+        Column-sampling weights (XGBoost's ``feature_weights``): where
+        ``colsample_bytree``, ``colsample_bylevel`` or ``colsample_bynode`` is below 1,
+        features are drawn with probabilities proportional to them
+        (:func:`gpuboost.tree.feature_sampler.weighted_choice`), weight-0 features never.
+        Finite, non-negative, at least one positive. Kept by :meth:`subset`.
 
     Attributes
     ----------
@@ -261,6 +268,7 @@ class Dataset:
         sparse_absent: str = "zero",
         categorical_features="auto",
         enable_categorical: bool = False,
+        feature_weights: Optional[ArrayLike] = None,
     ) -> None:
         #: Free for backends to cache device copies, keyed by their own names;
         #: cleared whenever a field changes.
@@ -339,6 +347,7 @@ class Dataset:
         self.set_weight(weight)
         self.set_group(group, qid=qid)
         self.set_base_margin(base_margin)
+        self.set_feature_weights(feature_weights)
 
         # The binning: checked now, fitted at first use (bind_binning).
         self._reference = reference
@@ -548,6 +557,7 @@ class Dataset:
             reference=self,
             qid=qid,
             sparse_absent=self.sparse_absent,
+            feature_weights=self._feature_weights,
         )
 
     # -- sizes --------------------------------------------------------------- #
@@ -702,6 +712,16 @@ class Dataset:
         self._base_margin = check_base_margin(host_vector(base_margin), self.n_rows)
         self._backend_cache.clear()
 
+    def set_feature_weights(self, feature_weights: Optional[ArrayLike]) -> None:
+        """Set (or with None, remove) the column-sampling weights: one finite,
+        non-negative number per feature, at least one positive (XGBoost's
+        ``feature_weights``)."""
+        self._feature_weights = check_feature_weights(host_vector(feature_weights), self.n_features)
+
+    def get_feature_weights(self) -> Optional[np.ndarray]:
+        """Column-sampling weights, ndarray of shape (n_features,), float64, or None."""
+        return self._feature_weights
+
     def get_label(self) -> Optional[np.ndarray]:
         """Labels, ndarray of shape (n_rows,), float64, or None."""
         return self._label
@@ -722,6 +742,7 @@ class Dataset:
     weight = property(get_weight, set_weight)
     group = property(get_group, set_group)
     base_margin = property(get_base_margin, set_base_margin)
+    feature_weights = property(get_feature_weights, set_feature_weights)
 
     def __repr__(self):
         fields = []
@@ -733,6 +754,8 @@ class Dataset:
             fields.append(f"group ({len(self._group)} queries)")
         if self._base_margin is not None:
             fields.append(f"base_margin {self._base_margin.shape}")
+        if self._feature_weights is not None:
+            fields.append("feature_weights")
         with_fields = f", with {', '.join(fields)}" if fields else ""
         return (
             f"Dataset(n_rows={self.n_rows}, n_features={self.n_features}, "

@@ -487,6 +487,7 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
         qid=None,
         eval_groups=None,
         eval_qids=None,
+        feature_weights=None,
     ):
         """Validate everything, train, and set the fitted attributes; returns self."""
         if self.class_weight is not None and not self._supports_class_weight:
@@ -518,6 +519,7 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
             seed=params["seed"],
             categorical_features=self.categorical_features,
             enable_categorical=self.enable_categorical,
+            feature_weights=feature_weights,
         )
         evals = self._eval_datasets(
             dtrain,

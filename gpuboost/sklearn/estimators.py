@@ -100,6 +100,7 @@ class GBRegressor(_RegressorMixin, BaseGBModel):
         init_model: Union[Booster, str, None] = None,
         base_margin: Optional[ArrayLike] = None,
         base_margin_eval_set: Optional[Sequence[ArrayLike]] = None,
+        feature_weights: Optional[ArrayLike] = None,
     ) -> BaseGBModel:
         """Train the model.
 
@@ -123,6 +124,9 @@ class GBRegressor(_RegressorMixin, BaseGBModel):
             Initial raw predictions.
         base_margin_eval_set : list of array-like, default=None
             One base margin (or None) per ``eval_set`` entry.
+        feature_weights : array-like of shape (n_features,), default=None
+            Column-sampling weights (``Dataset.feature_weights``, XGBoost's): with a
+            ``colsample_*`` below 1, features are drawn in proportion to them.
 
         Returns
         -------
@@ -157,6 +161,7 @@ class GBRegressor(_RegressorMixin, BaseGBModel):
             base_margin_eval_set=base_margin_eval_set,
             verbose=verbose,
             init_model=init_model,
+            feature_weights=feature_weights,
             obj=obj,
         )
 
@@ -310,6 +315,7 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
         init_model: Union[Booster, str, None] = None,
         base_margin: Optional[ArrayLike] = None,
         base_margin_eval_set: Optional[Sequence[ArrayLike]] = None,
+        feature_weights: Optional[ArrayLike] = None,
     ) -> BaseGBModel:
         """Train the model.
 
@@ -327,6 +333,9 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
         init_model : Booster, fitted estimator or path, default=None
         base_margin : array-like of shape (n_samples,) or (n_samples, n_classes_), default=None
         base_margin_eval_set : list of array-like, default=None
+        feature_weights : array-like of shape (n_features,), default=None
+            Column-sampling weights (``Dataset.feature_weights``, XGBoost's): with a
+            ``colsample_*`` below 1, features are drawn in proportion to them.
 
         Returns
         -------
@@ -360,6 +369,7 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
             base_margin_eval_set=base_margin_eval_set,
             verbose=verbose,
             init_model=init_model,
+            feature_weights=feature_weights,
             obj=obj,
         )
 
@@ -490,6 +500,7 @@ class GBRanker(BaseGBModel):
         init_model: Union[Booster, str, None] = None,
         base_margin: Optional[ArrayLike] = None,
         base_margin_eval_set: Optional[Sequence[ArrayLike]] = None,
+        feature_weights: Optional[ArrayLike] = None,
     ) -> BaseGBModel:
         """Train the model.
 
@@ -511,6 +522,9 @@ class GBRanker(BaseGBModel):
         init_model : Booster, fitted estimator or path, default=None
         base_margin : array-like of shape (n_samples,), default=None
         base_margin_eval_set : list of array-like, default=None
+        feature_weights : array-like of shape (n_features,), default=None
+            Column-sampling weights (``Dataset.feature_weights``, XGBoost's): with a
+            ``colsample_*`` below 1, features are drawn in proportion to them.
 
         Returns
         -------
@@ -545,6 +559,7 @@ class GBRanker(BaseGBModel):
             base_margin_eval_set=base_margin_eval_set,
             verbose=verbose,
             init_model=init_model,
+            feature_weights=feature_weights,
             group=group,
             qid=qid,
             eval_groups=eval_group,

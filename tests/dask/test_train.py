@@ -501,3 +501,23 @@ def test_empty_partitions_are_dropped(client):
     params = {"max_depth": 3, "device": "cpu"}
     single = gpuboost.train(params, gpuboost.Dataset(X, label=y, weight=weight), 2)
     assert train(client, params, dtrain, 2, verbose_eval=False).save_raw() == single.save_raw()
+
+
+def test_feature_weights_give_the_single_node_model(client):
+    """``DaskDataset(feature_weights=)``: the client samples the columns by weight as one
+    machine does (gpuboost.tree.feature_sampler.weighted_choice)."""
+    rng = np.random.default_rng(21)
+    X = rng.normal(size=(600, 8))
+    y = X @ rng.normal(size=8) + 0.3 * rng.normal(size=600)
+    weights = np.linspace(0.1, 1.0, 8)
+    params = {"max_depth": 3, "colsample_bytree": 0.5, "colsample_bynode": 0.6, "device": "cpu"}
+    sizes = dc.uneven_sizes(len(X), 3, 2)
+    dtrain = DaskDataset(
+        client,
+        dc.spread(client, X, sizes, 2),
+        label=dc.spread(client, y, sizes, 2),
+        feature_weights=weights,
+    )
+    model = train(client, params, dtrain, 6, verbose_eval=False)
+    single = gpuboost.train(params, gpuboost.Dataset(X, label=y, feature_weights=weights), 6)
+    assert model.save_raw() == single.save_raw()
