@@ -431,9 +431,7 @@ def check_finite(name, values, unit="row"):
         position = np.unravel_index(int(np.argmax(non_finite)), values.shape)
         value = values[position]
         problem = "NaN" if np.isnan(value) else ("+inf" if value > 0 else "-inf")
-        where = f"{unit} {position[0]}" + (
-            f", column {position[1]}" if len(position) == 2 else ""
-        )
+        where = f"{unit} {position[0]}" + (f", column {position[1]}" if len(position) == 2 else "")
         raise ValueError(f"{name} contains {problem} at {where}; it must be finite.")
 
 
