@@ -9,8 +9,10 @@ from .backends import cuda_available, release_memory
 from .boosting.callback import (
     EarlyStopping,
     EvaluationMonitor,
+    LearningRateScheduler,
     TrainingCallback,
     TrainingCheckPoint,
+    reset_parameter,
 )
 from .boosting.cv import cv
 from .boosting.train import train
@@ -28,6 +30,8 @@ __all__ = [
     "EarlyStopping",
     "EvaluationMonitor",
     "TrainingCheckPoint",
+    "LearningRateScheduler",
+    "reset_parameter",
     "cuda_available",
     "release_memory",
     "DeviceUnavailableError",

@@ -23,6 +23,9 @@ __all__ = [
     "validate_params",
     "given_names",
     "parameter_table_markdown",
+    "PER_ROUND_PARAMS",
+    "round_values",
+    "checked_round_values",
 ]
 
 
@@ -471,6 +474,22 @@ for _param in PARAMETERS.values():
     for _alias in _param.aliases:
         ALIASES[_alias] = _param.name
 
+#: Parameters a training may change between rounds (a callback's ``Booster.set_param``,
+#: ``LearningRateScheduler``, ``reset_parameter``; ``train(learning_rates=)``): the model
+#: records each round's values (``Booster.round_params``), rounds counted from the start
+#: of the model, so a training resumed from a checkpoint continues a schedule exactly.
+PER_ROUND_PARAMS = (
+    "learning_rate",
+    "reg_lambda",
+    "reg_alpha",
+    "gamma",
+    "min_child_weight",
+    "max_delta_step",
+    "subsample",
+    "colsample_bytree",
+    "colsample_bylevel",
+    "colsample_bynode",
+)
 #: Parameters that do not change the model; left out of saved models so that the
 #: same training on either device gives the same bytes.
 RUNTIME_ONLY = frozenset({"device", "verbosity", "nthread"})
@@ -727,6 +746,32 @@ def validate_params(params):
             "(both are 0: the tree would be unbounded)."
         )
     return out
+
+
+def round_values(params):
+    """The :data:`PER_ROUND_PARAMS` values of validated ``params`` (a new dict)."""
+    return {name: params[name] for name in PER_ROUND_PARAMS}
+
+
+def checked_round_values(values):
+    """Validated values of some :data:`PER_ROUND_PARAMS` (canonical names, aliases
+    allowed), for ``Booster.set_param`` and the model file.
+
+    Raises
+    ------
+    ValueError
+        A name that is not a per-round parameter, or a bad value.
+    """
+    checked = {}
+    validated = validate_params(values)
+    for name in values:
+        canonical = canonical_name(name)
+        if canonical not in PER_ROUND_PARAMS:
+            raise ValueError(
+                f"{name!r} cannot change between rounds; these can: {', '.join(PER_ROUND_PARAMS)}."
+            )
+        checked[canonical] = validated[canonical]
+    return checked
 
 
 def model_params(params):

@@ -80,7 +80,7 @@ from ..core.quantize import GradientQuantiser
 from ..core.random import host_rng
 from ..model.booster import Booster, samme_score_scale
 from ..objectives import get_objective
-from ..params import PARAMETERS, given_names, validate_params
+from ..params import PARAMETERS, given_names, round_values, validate_params
 from ..tree.feature_sampler import FeatureSampler
 from ..tree.grower import GrowthPolicy, TreeGrower
 from ..tree.splitters import GiniSplitter, TreeInput
@@ -362,6 +362,11 @@ class AdaBoostLearner:
     def update(self, round_index):
         """One SAMME round; False when its tree is no better than chance (discarded)."""
         xp, backend, booster = self.backend.xp, self.backend, self.booster
+        if round_values(booster.params) != round_values(self.params):
+            raise ValueError(
+                "booster='adaboost' trains every round with the same parameters: a "
+                "schedule (callbacks' set_param, learning_rates) is not supported."
+            )
         grown, node_class = self._grow(round_index)
         leaves = grown.leaf_nodes
         total = int(sum(int(v) for v in grown.node_sums[0]))

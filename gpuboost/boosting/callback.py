@@ -16,6 +16,8 @@ __all__ = [
     "EarlyStopping",
     "EvaluationMonitor",
     "TrainingCheckPoint",
+    "LearningRateScheduler",
+    "reset_parameter",
     "CallbackContainer",
 ]
 
@@ -155,6 +157,72 @@ class EvaluationMonitor(TrainingCallback):
         if self._last_line is not None and self._last_line[0] != self._last_printed_epoch:
             self.printer(self._last_line[1])
         return model
+
+
+def _scheduled_value(name, schedule, round_index):
+    """``schedule(round_index)``, or ``schedule[round_index]`` of a list (rounds counted
+    from the start of the model)."""
+    if callable(schedule):
+        return schedule(round_index)
+    if round_index >= len(schedule):
+        raise ValueError(
+            f"The schedule of {name!r} has {len(schedule)} values, none for round "
+            f"{round_index} (rounds count from the start of the model, init_model's "
+            "included): give one value per round, or a function of the round."
+        )
+    return schedule[round_index]
+
+
+class LearningRateScheduler(TrainingCallback):
+    """Change the learning rate before every round (XGBoost's callback of that name).
+
+    Parameters
+    ----------
+    learning_rates : sequence of float, or callable
+        ``learning_rates[r]``, or ``learning_rates(r)``, is the rate of round ``r``,
+        counted from the start of the model (an ``init_model``'s rounds included), so a
+        training resumed from a checkpoint continues the schedule where it stopped. Each
+        round's rate is recorded in the model (``Booster.round_params``).
+    """
+
+    def __init__(self, learning_rates):
+        self.learning_rates = (
+            learning_rates if callable(learning_rates) else [float(r) for r in learning_rates]
+        )
+
+    def before_iteration(self, model, epoch, evals_log):
+        rate = _scheduled_value("learning_rate", self.learning_rates, epoch)
+        model.set_param("learning_rate", rate)
+        return False
+
+
+def reset_parameter(**schedules):
+    """A callback that sets parameters before every round (LightGBM's
+    ``reset_parameter``): ``reset_parameter(learning_rate=[...], reg_lambda=lambda r:
+    ...)``, each a sequence indexed by the round or a function of it. Rounds count from
+    the start of the model (LightGBM counts from the start of the call); the parameters
+    that may change between rounds are :data:`gpuboost.params.PER_ROUND_PARAMS`.
+
+    Returns
+    -------
+    TrainingCallback
+    """
+    schedules = {
+        name: schedule if callable(schedule) else list(schedule)
+        for name, schedule in schedules.items()
+    }
+
+    class ResetParameter(TrainingCallback):
+        def before_iteration(self, model, epoch, evals_log):
+            model.set_param(
+                {
+                    name: _scheduled_value(name, schedule, epoch)
+                    for name, schedule in schedules.items()
+                }
+            )
+            return False
+
+    return ResetParameter()
 
 
 class TrainingCheckPoint(TrainingCallback):

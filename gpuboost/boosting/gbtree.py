@@ -26,7 +26,7 @@ from ..objectives import (
     binary_class_weights,
     get_objective,
 )
-from ..params import validate_params
+from ..params import PER_ROUND_PARAMS, round_values, validate_params
 from ..tree.approx import ApproxRebinner
 from ..tree.constraints import InteractionConstraints, resolve_interactions, resolve_monotone
 from ..tree.feature_sampler import FeatureSampler
@@ -154,6 +154,7 @@ def _make_booster(params, objective, dtrain, init_model, weight):
                 f"init_model has {init_model.n_outputs} outputs, the objective needs {n_outputs}."
             )
         booster = init_model.copy()
+        booster._round_params = init_model.round_params  # before params are replaced
         _features_in_order(booster, dtrain)
         if booster.categories != dtrain.categories:
             raise ValueError(
@@ -194,6 +195,31 @@ def _make_booster(params, objective, dtrain, init_model, weight):
         categories=dtrain.categories,
     )
     return booster, None
+
+
+def round_settings(learner, dtrain, fixed=()):
+    """``(params, split_params)`` of a learner's next round: its run's ``params``, with
+    the :data:`gpuboost.params.PER_ROUND_PARAMS` its Booster holds now (callbacks change
+    them between rounds: ``Booster.set_param``), and the split parameters of those.
+
+    Raises
+    ------
+    ValueError
+        One of ``fixed`` (parameters the learner cannot change between rounds) changed.
+    """
+    values = round_values(learner.booster.params)
+    params = dict(learner.params, **values)
+    initial = round_values(learner.params)
+    if values == initial:
+        return params, learner.split_params
+    for name in fixed:
+        if values[name] != initial[name]:
+            raise ValueError(
+                f"{name} cannot change between rounds here ({learner.label or 'this training'}"
+                f"); the parameters that can: "
+                f"{', '.join(n for n in PER_ROUND_PARAMS if n not in fixed)}."
+            )
+    return params, split_settings(params, dtrain)[0]
 
 
 def _check_finite_tree(tree, round_index):
@@ -322,6 +348,7 @@ class GBTreeLearner:
     def update(self, round_index):
         """Grow one round's trees (one per output) and update the margins."""
         backend, xp, timer = self.backend, self.backend.xp, self.timer
+        params, split_params = round_settings(self, self.dtrain)
         n_outputs = self.booster.n_outputs
         label, weight = self.data.label, self.data.weight
         with timer.phase("gradients"):
@@ -340,14 +367,17 @@ class GBTreeLearner:
                     output,
                     xp.ascontiguousarray(gradients[:, output]),
                     xp.ascontiguousarray(hessians[:, output]),
+                    params,
+                    split_params,
                 )
             )
-        self.booster.append_round(trees)
+        self.booster.append_round(trees, round_values(params))
         return True
 
-    def _grow(self, round_index, output, column_g, column_h):
-        """One tree of one output: sample, quantize, grow, refit, update the margins."""
-        backend, xp, timer, params = self.backend, self.backend.xp, self.timer, self.params
+    def _grow(self, round_index, output, column_g, column_h, params, split_params):
+        """One tree of one output (the round's ``params`` and ``split_params``): sample,
+        quantize, grow, refit, update the margins."""
+        backend, xp, timer = self.backend, self.backend.xp, self.timer
         with timer.phase("sample"):  # gpuboost.tree.sampling: bagging, GOSS, gradient-based
             sample_indices, multipliers = sample_rows(
                 backend,
@@ -373,7 +403,7 @@ class GBTreeLearner:
             quantized_h,
             GradientQuantiser(scale_g, scale_h),
             sample_indices,
-            self.split_params,
+            split_params,
             params["learning_rate"],
         )
         sampler = FeatureSampler(

@@ -22,7 +22,7 @@ from ..errors import GpuOutOfMemoryError, GpuSelfCheckError
 from ..model.booster import Booster
 from ..params import validate_params
 from .adaboost import AdaBoostLearner
-from .callback import TrainingCallback
+from .callback import LearningRateScheduler, TrainingCallback
 from .gbtree import ROW_STREAMS_PER_ROUND, GBTreeLearner
 from .loop import check_dtrain, check_num_boost_round, run_with_callbacks
 
@@ -119,6 +119,7 @@ def train(
     callbacks: Sequence[TrainingCallback] = (),
     init_model: Union[Booster, str, "os.PathLike[str]", None] = None,
     maximize: Optional[bool] = None,
+    learning_rates: Union[Sequence[float], Callable[[int], float], None] = None,
 ) -> Booster:
     """Train a gradient-boosted tree model.
 
@@ -155,6 +156,11 @@ def train(
     maximize : bool, optional
         Whether early stopping takes higher scores as better. None: built-in metrics
         know their direction (auc, ndcg, map: higher); a custom metric is minimized.
+    learning_rates : sequence of float or callable, optional
+        A learning-rate schedule (:class:`~gpuboost.boosting.callback.LearningRateScheduler`,
+        run before the other callbacks): the rate of round ``r``, counted from the start
+        of the model (``init_model``'s rounds included), is ``learning_rates[r]`` or
+        ``learning_rates(r)``; the model records every round's.
 
     Returns
     -------
@@ -178,6 +184,8 @@ def train(
         learner = LEARNERS[params["booster"]](
             given_params, dtrain, evals, obj, custom_metric, init_model, backend
         )
+        if learning_rates is not None:
+            callbacks = [LearningRateScheduler(learning_rates), *callbacks]
         return run_with_callbacks(
             learner,
             num_boost_round,

@@ -27,6 +27,7 @@ from ..boosting.gbtree import (
     ROW_STREAMS_PER_ROUND,
     _check_finite_tree,
     _make_booster,
+    round_settings,
     split_settings,
     training_objective,
     uses_class_weights,
@@ -48,7 +49,7 @@ from ..model.booster import Booster
 from ..objectives import get_objective
 from ..objectives.classification import class_multipliers, row_class_weights
 from ..objectives.ranking import plan_query_chunks
-from ..params import validate_params
+from ..params import round_values, validate_params
 from ..tree.constraints import InteractionConstraints
 from ..tree.feature_sampler import FeatureSampler
 from ..tree.grower import GrowthPolicy, TreeGrower
@@ -298,10 +299,13 @@ class DaskLearner:
                     "computing ranking gradients", "ranking_maxima", len(self.chunk_plan)
                 )
                 self.exchange.defer("begin_round", np.max(maxima, axis=0))
+        # The workers sample the rows with the run's subsample; the client grows the
+        # trees with the round's other parameters (callbacks' schedules).
+        params, split_params = round_settings(self, self.dtrain, fixed=("subsample",))
         trees = []
         for output in range(self.booster.n_outputs):
-            trees.append(self._grow(round_index, output))
-        self.booster.append_round(trees)
+            trees.append(self._grow(round_index, output, params, split_params))
+        self.booster.append_round(trees, round_values(params))
         total = self.exchange.bytes_exchanged
         round_bytes, self._bytes_before = total - self._bytes_before, total
         if self.bytes_log is not None:
@@ -354,9 +358,10 @@ class DaskLearner:
             prefix = (prefix << RADIX_BITS) | digit
         return prefix, rank
 
-    def _grow(self, round_index, output):
-        """One tree of one output (see the module docstring)."""
-        params, timer = self.params, self.timer
+    def _grow(self, round_index, output, params, split_params):
+        """One tree of one output, with the round's ``params`` and ``split_params`` (see
+        the module docstring)."""
+        timer = self.timer
         stream = round_index * ROW_STREAMS_PER_ROUND + output
         with timer.phase("sample"):
             goss = (
@@ -372,7 +377,7 @@ class DaskLearner:
             None,
             GradientQuantiser(scale_g, scale_h),
             _VirtualRows(n_samples),
-            self.split_params,
+            split_params,
             params["learning_rate"],
         )
         sampler = FeatureSampler(

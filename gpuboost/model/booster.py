@@ -27,6 +27,14 @@ from ..data.dataset import Dataset
 from ..data.device import device_features, training_device
 from ..errors import value_repr
 from ..objectives import get_objective
+from ..params import (
+    PER_ROUND_PARAMS,
+    RUNTIME_ONLY,
+    canonical_name,
+    checked_round_values,
+    round_values,
+    validate_params,
+)
 from .model_io import (
     atomic_write_text,
     check_model_path,
@@ -120,6 +128,10 @@ class Booster:
     tree_weights : list of float or None
         AdaBoost models (``params['booster'] == 'adaboost'``): the weight of every
         round (gpuboost.boosting.adaboost); None for gradient boosting.
+    round_params : list of dict
+        Per round, the values of the parameters a training may change between rounds
+        (:data:`gpuboost.params.PER_ROUND_PARAMS`: a learning-rate schedule, callbacks'
+        :meth:`set_param`) that its trees were trained with.
     """
 
     def __init__(
@@ -135,6 +147,7 @@ class Booster:
         attributes=None,
         tree_weights=None,
         categories=None,
+        round_params=None,
     ):
         self.params = dict(params)
         self.n_outputs = int(n_outputs)
@@ -149,6 +162,8 @@ class Booster:
         #: Per feature, the category labels in code order (None: a numeric feature); None
         #: for a model without categorical features.
         self.categories = check_categories(categories, self.n_features)
+        #: Each round's PER_ROUND_PARAMS values, or None: every round's are ``params``'.
+        self._round_params = None if round_params is None else [dict(r) for r in round_params]
         self._objective = None
 
     # ---- basic facts --------------------------------------------------------
@@ -158,6 +173,42 @@ class Booster:
         if self._objective is None:
             self._objective = get_objective(self.params["objective"], self.params)
         return self._objective
+
+    @property
+    def round_params(self):
+        """Per round, the :data:`gpuboost.params.PER_ROUND_PARAMS` values its trees were
+        trained with (list of dict; those of ``params`` for rounds trained before the
+        model recorded them)."""
+        if self._round_params is None:
+            return [round_values(self.params) for _ in range(self.num_boosted_rounds())]
+        return [dict(values) for values in self._round_params]
+
+    def set_param(self, params: Union[str, Dict[str, Any]], value: Any = None) -> None:
+        """Set parameters (XGBoost's ``Booster.set_param``): ``set_param("learning_rate",
+        0.1)`` or ``set_param({...})``. Those a training may change between rounds
+        (:data:`gpuboost.params.PER_ROUND_PARAMS`: a callback's schedule; the next rounds
+        are trained with them and the model records them per round) and the runtime ones
+        (``device``, ``nthread``, ``verbosity``).
+
+        Raises
+        ------
+        ValueError
+            A parameter that would change what the trained model means (train a new model
+            instead), or a bad value.
+        """
+        given = {params: value} if isinstance(params, str) else dict(params)
+        per_round = {k: v for k, v in given.items() if canonical_name(k) in PER_ROUND_PARAMS}
+        runtime = {k: v for k, v in given.items() if k not in per_round}
+        for name in runtime:
+            if canonical_name(name) not in RUNTIME_ONLY:
+                raise ValueError(
+                    f"set_param({name!r}) would change what the model means; parameters "
+                    f"that may change between rounds: {', '.join(PER_ROUND_PARAMS)}; at any "
+                    f"time: {', '.join(sorted(RUNTIME_ONLY))}."
+                )
+        validated = validate_params(runtime)
+        self.params.update({canonical_name(k): validated[canonical_name(k)] for k in runtime})
+        self.params.update(checked_round_values(per_round))
 
     def num_boosted_rounds(self) -> int:
         """Number of boosting rounds (trees / n_outputs)."""
@@ -215,6 +266,9 @@ class Booster:
             if self.tree_weights is None
             else [self.tree_weights[r] for r in selected],
             categories=self.categories,
+            round_params=None
+            if self._round_params is None
+            else [self._round_params[r] for r in selected],
         )
 
     def __eq__(self, other):
@@ -666,6 +720,7 @@ class Booster:
             "attributes": self.attributes,
             "tree_weights": self.tree_weights,
             "categories": self.categories,
+            "round_params": self._round_params,
         }
 
     def to_json(self) -> str:
@@ -717,10 +772,14 @@ class Booster:
         """A stored attribute or None."""
         return self.attributes.get(key)
 
-    def append_round(self, trees):
-        """Append one round's trees (one per output)."""
+    def append_round(self, trees, values=None):
+        """Append one round's trees (one per output), trained with the
+        :data:`gpuboost.params.PER_ROUND_PARAMS` ``values`` (default: ``params``')."""
         if len(trees) != self.n_outputs:
             raise ValueError("a round adds exactly one tree per output")
+        if values is not None or self._round_params is not None:
+            self._round_params = self.round_params  # every earlier round's, recorded
+            self._round_params.append(dict(round_values(self.params) if values is None else values))
         self.trees.extend(trees)
 
     def __repr__(self):

@@ -34,6 +34,13 @@ features have words, exactly ``ceil(n_categories / 32)`` of them with at least o
 and no bit at or above ``n_categories``, and every split on a categorical feature is a
 categorical one. Version 1 files load as before.
 
+Version 3 (written only by models whose rounds were trained with different per-round
+parameters: a learning-rate schedule, callbacks' ``Booster.set_param``) adds
+``learner.round_params``: one object per round holding the
+:data:`gpuboost.params.PER_ROUND_PARAMS` whose values in that round differ from
+``params`` (at least one round's differs); validated like ``params``. ``categories``
+may be present in it as in version 2. Versions 1 and 2 load as before.
+
 Floats are written with Python's shortest round-trip repr, so save -> load is
 exact and the same model always gives the same bytes. Loading uses only
 ``json.loads`` and explicit validation (never pickle, never eval): every tree
@@ -57,7 +64,14 @@ import numpy as np
 from ..core.categorical import bitset_words
 from ..data.categorical import check_categories
 from ..objectives import get_objective
-from ..params import PARAMETERS, model_params, validate_params
+from ..params import (
+    PARAMETERS,
+    PER_ROUND_PARAMS,
+    checked_round_values,
+    model_params,
+    round_values,
+    validate_params,
+)
 from ..tree.tree import CATEGORICAL_ARRAYS, TREE_ARRAYS, Tree
 
 __all__ = [
@@ -85,11 +99,29 @@ FORMAT_NAME = "gpuboost-model"
 #: Version written by models with categorical features (``learner.categories``, the
 #: trees' ``cat_offsets`` / ``cat_bits``); models without keep writing
 #: :data:`BASE_FORMAT_VERSION`, so their bytes (and older readers) are unchanged.
-FORMAT_VERSION = 2
+CATEGORICAL_FORMAT_VERSION = 2
+#: Version written by models whose rounds were trained with different per-round
+#: parameters (``learner.round_params``; categories optional); the newest version.
+ROUND_PARAMS_FORMAT_VERSION = 3
+FORMAT_VERSION = ROUND_PARAMS_FORMAT_VERSION
 BASE_FORMAT_VERSION = 1
-SUPPORTED_VERSIONS = (1, 2)
+SUPPORTED_VERSIONS = (1, 2, 3)
 #: Largest model file read (guards against reading a huge unrelated file).
 MAX_MODEL_BYTES = 1 << 32
+
+
+def _round_params_differences(state):
+    """Per round, the PER_ROUND_PARAMS values that differ from ``params``' (what
+    ``learner.round_params`` stores), or None when no round's differ."""
+    rounds = state.get("round_params")
+    if rounds is None:
+        return None
+    current = round_values(state["params"])
+    differences = [
+        {name: values[name] for name in PER_ROUND_PARAMS if values[name] != current[name]}
+        for values in rounds
+    ]
+    return differences if any(differences) else None
 
 
 def state_to_json(state):
@@ -110,9 +142,17 @@ def state_to_json(state):
     categories = state.get("categories")
     if categories is not None:
         learner["categories"] = [None if c is None else list(c) for c in categories]
+    round_params = _round_params_differences(state)
+    if round_params is not None:
+        learner["round_params"] = round_params
+    version = BASE_FORMAT_VERSION
+    if round_params is not None:
+        version = ROUND_PARAMS_FORMAT_VERSION
+    elif categories is not None:
+        version = CATEGORICAL_FORMAT_VERSION
     document = {
         "format": FORMAT_NAME,
-        "version": FORMAT_VERSION if categories is not None else BASE_FORMAT_VERSION,
+        "version": version,
         "learner": learner,
         "trees": [tree.to_dict() for tree in state["trees"]],
     }
@@ -397,6 +437,7 @@ _LEARNER_KEYS = frozenset(
         "attributes",
         "tree_weights",
         "categories",
+        "round_params",
     }
 )
 
@@ -492,8 +533,10 @@ def _state_from_json(text):
     if len(trees_data) % n_outputs:
         _fail(f"{len(trees_data)} trees is not a whole number of rounds of {n_outputs}")
     categories = learner.get("categories")
-    if (categories is not None) != (version >= 2):
-        _fail("'categories' must be present exactly in version 2 files")
+    if version == BASE_FORMAT_VERSION and categories is not None:
+        _fail("'categories' cannot be present in a version 1 file")
+    if version == CATEGORICAL_FORMAT_VERSION and categories is None:
+        _fail("'categories' must be present in a version 2 file")
     if categories is not None:
         if not isinstance(categories, list) or not all(
             c is None
@@ -529,6 +572,7 @@ def _state_from_json(text):
         )
     ):
         _fail("tree_weights must hold one positive finite number per round")
+    round_params = _checked_round_params(learner.get("round_params"), version, params, n_rounds)
     return {
         "params": params,
         "n_outputs": n_outputs,
@@ -541,7 +585,38 @@ def _state_from_json(text):
         "attributes": attributes,
         "tree_weights": tree_weights,
         "categories": categories,
+        "round_params": round_params,
     }
+
+
+def _checked_round_params(differences, version, params, n_rounds):
+    """``learner.round_params`` (present exactly in version 3 files: per round, an object
+    of the PER_ROUND_PARAMS whose values differ from ``params``' -- only those -- one
+    round's at least) as every round's full values, validated; None without it."""
+    if (differences is not None) != (version == ROUND_PARAMS_FORMAT_VERSION):
+        _fail("'round_params' must be present exactly in version 3 files")
+    if differences is None:
+        return None
+    if not isinstance(differences, list) or len(differences) != n_rounds:
+        _fail(f"'round_params' must hold one object per round ({n_rounds})")
+    if not any(differences):
+        _fail("'round_params' records no round whose parameters differ")
+    current = round_values(params)
+    rounds = []
+    for index, values in enumerate(differences):
+        if not isinstance(values, dict):
+            _fail(f"round_params[{index}] is not an object")
+        if any(name not in PER_ROUND_PARAMS for name in values):
+            _fail(f"round_params[{index}] names a parameter that cannot change between rounds")
+        try:
+            checked = checked_round_values(values)
+        except (TypeError, ValueError) as error:
+            _fail(f"round_params[{index}]: {error}")
+        repeated = [name for name, value in checked.items() if value == current[name]]
+        if repeated:  # only differences are written: a file holds one spelling of a model
+            _fail(f"round_params[{index}] repeats params' value of {repeated[0]!r}")
+        rounds.append(dict(current, **checked))
+    return rounds
 
 
 def read_model_text(path):

@@ -521,3 +521,39 @@ def test_feature_weights_give_the_single_node_model(client):
     model = train(client, params, dtrain, 6, verbose_eval=False)
     single = gpuboost.train(params, gpuboost.Dataset(X, label=y, feature_weights=weights), 6)
     assert model.save_raw() == single.save_raw()
+
+
+def test_a_learning_rate_schedule_gives_the_single_node_model(client):
+    """Callbacks' schedules run on the client's learner as on one machine; the workers
+    sample rows with the run's subsample, which therefore cannot change between rounds."""
+    X, y, _ = _data("regression", n_rows=500, n_features=4, seed=22)
+    params = {"max_depth": 3, "device": "cpu"}
+    rates = [0.5, 0.3, 0.2, 0.1]
+    sizes = dc.uneven_sizes(len(X), 3, 2)
+    dtrain = DaskDataset(
+        client, dc.spread(client, X, sizes, 2), label=dc.spread(client, y, sizes, 2)
+    )
+    model = train(
+        client,
+        params,
+        dtrain,
+        4,
+        callbacks=[gpuboost.reset_parameter(learning_rate=rates, reg_lambda=[1, 2, 3, 4])],
+        verbose_eval=False,
+    )
+    single = gpuboost.train(
+        params,
+        gpuboost.Dataset(X, label=y),
+        4,
+        callbacks=[gpuboost.reset_parameter(learning_rate=rates, reg_lambda=[1, 2, 3, 4])],
+    )
+    assert model.save_raw() == single.save_raw()
+    with pytest.raises(ValueError, match="subsample cannot change between rounds"):
+        train(
+            client,
+            params,
+            dtrain,
+            2,
+            callbacks=[gpuboost.reset_parameter(subsample=[1.0, 0.5])],
+            verbose_eval=False,
+        )

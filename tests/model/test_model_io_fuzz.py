@@ -9,9 +9,10 @@ or defaulted), re-saving is a fixpoint, the model predicts finite values, and a
 corruption that leaves the document unchanged (whitespace, number spelling)
 re-saves to the original bytes.
 
-Corruptions of three real models (regression trained on data with NaN, so
-default directions vary; 3-class multiclass with early stopping; binary
-lossguide with feature names and attributes):
+Corruptions of real models (regression trained on data with NaN, so default
+directions vary; 3-class multiclass with early stopping; binary lossguide with
+feature names and attributes; categorical splits; a learning-rate and L2 schedule,
+whose file records every round's parameters):
 
 * byte level: bit flips, JSON-significant bytes, deletions, duplications,
   truncations, swaps, invalid UTF-8 and NUL bytes, splices of another model;
@@ -37,10 +38,10 @@ from _timeouts import time_limit
 import gpuboost
 from gpuboost import Booster
 from gpuboost.model import model_io
-from gpuboost.params import model_params, validate_params
+from gpuboost.params import checked_round_values, model_params, validate_params
 from gpuboost.tree.tree import TREE_ARRAYS
 
-#: Cases per model (three models) of each mutation family: the slow tier's count, and the
+#: Cases per model of each mutation family: the slow tier's count, and the
 #: fast tier's (the first cases of the same random streams).
 BYTE_CASES_PER_MODEL = 800
 STRUCTURE_CASES_PER_MODEL = 600
@@ -129,6 +130,20 @@ def _regression_model():
     ), X
 
 
+def _scheduled_model():
+    """A learning-rate and L2 schedule: a version-3 file with ``round_params``."""
+    X, rng = _features(300, 4, 5)
+    y = np.nan_to_num(X[:, 1], nan=-1.0) + 0.1 * rng.normal(size=300)
+    return gpuboost.train(
+        {"device": "cpu", "max_depth": 3, "verbosity": 0},
+        gpuboost.Dataset(X, label=y),
+        num_boost_round=4,
+        callbacks=[
+            gpuboost.reset_parameter(learning_rate=[0.5, 0.3, 0.2, 0.1], reg_lambda=[1, 2, 2, 3])
+        ],
+    ), X
+
+
 def _multiclass_model():
     X, rng = _features(300, 3, 2)
     y = np.digitize(np.nan_to_num(X[:, 0]) + 0.3 * rng.normal(size=300), [-0.5, 0.5])
@@ -201,6 +216,7 @@ def models():
         "multiclass": _multiclass_model(),
         "binary": _binary_model(),
         "categorical": _categorical_model(),
+        "scheduled": _scheduled_model(),
     }
     out = {name: (booster.save_raw(), X) for name, (booster, X) in built.items()}
     # The corruptions need every field they aim at to be there.
@@ -210,6 +226,7 @@ def models():
         for tree in json.loads(out["regression"][0])["trees"]
     )
     assert sum("cat_bits" in tree for tree in json.loads(out["categorical"][0])["trees"]) >= 3
+    assert json.loads(out["scheduled"][0])["learner"]["round_params"][0]
     return out
 
 
@@ -219,6 +236,8 @@ def _normalized(document):
     params without runtime-only ones, and numbers of float fields read as float64."""
     learner = document["learner"]
     learner["params"] = model_params(validate_params(learner["params"]))
+    if "round_params" in learner:
+        learner["round_params"] = [checked_round_values(r) for r in learner["round_params"]]
     learner["base_margin"] = [float(v) for v in learner["base_margin"]]
     if learner["best_score"] is not None:
         learner["best_score"] = float(learner["best_score"])
