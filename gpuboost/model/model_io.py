@@ -534,7 +534,7 @@ def _state_from_json(text):
         _fail(f"{len(trees_data)} trees is not a whole number of rounds of {n_outputs}")
     categories = learner.get("categories")
     if version == BASE_FORMAT_VERSION and categories is not None:
-        _fail("'categories' cannot be present in a version 1 file")
+        _fail("'categories' needs version 2 (or 3) of the format, not version 1")
     if version == CATEGORICAL_FORMAT_VERSION and categories is None:
         _fail("'categories' must be present in a version 2 file")
     if categories is not None:
