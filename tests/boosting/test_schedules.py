@@ -161,3 +161,27 @@ def test_the_model_file_checks_the_recorded_rounds():
     with pytest.raises(ValueError, match="exactly in version 3"):
         Booster.from_json(json.dumps(without))
     assert set(PER_ROUND_PARAMS) >= {"learning_rate", "reg_lambda", "subsample"}
+
+
+def test_a_scheduled_model_exports_to_xgboost_with_its_predictions(tmp_path):
+    """The rates are in the leaf values: XGBoost predicts the export of a scheduled model
+    (with feature weights and early stopping too) as gpuboost does."""
+    xgb = pytest.importorskip("xgboost")
+    X, y = _data()
+    dtrain = gpuboost.Dataset(X[:400], label=y[:400], feature_weights=[1, 2, 3, 0.5, 1])
+    dvalid = gpuboost.Dataset(X[400:], label=y[400:], reference=dtrain)
+    model = gpuboost.train(
+        dict(PARAMS, colsample_bynode=0.6),
+        dtrain,
+        8,
+        evals=[(dvalid, "valid")],
+        early_stopping_rounds=3,
+        learning_rates=RATES,
+        verbose_eval=False,
+    )
+    path = tmp_path / "model.json"
+    model.export_xgboost(path)
+    X32 = X.astype(np.float32)  # the export's thresholds are exact for float32 input
+    theirs = xgb.Booster(model_file=str(path)).predict(xgb.DMatrix(X32), output_margin=True)
+    ours = model.predict(X32, output_margin=True, iteration_range=(0, model.num_boosted_rounds()))
+    np.testing.assert_allclose(theirs, ours, rtol=1e-6, atol=1e-6)
