@@ -42,6 +42,7 @@ from .model_io import (
     state_from_json,
     state_to_json,
 )
+from .refit import refit_trees
 from .xgboost_format import state_from_xgboost_json, state_to_xgboost_json
 
 __all__ = ["Booster", "samme_score_scale"]
@@ -557,6 +558,62 @@ class Booster:
     def inplace_predict(self, X: Union[ArrayLike, Dataset], **kwargs: Any) -> np.ndarray:
         """Alias of :meth:`predict` (XGBoost compatibility)."""
         return self.predict(X, **kwargs)
+
+    # ---- refitting ------------------------------------------------------------
+    def refit(
+        self,
+        data: Union[ArrayLike, Dataset],
+        label: Optional[ArrayLike] = None,
+        decay_rate: float = 0.9,
+        weight: Optional[ArrayLike] = None,
+    ) -> Booster:
+        """A copy whose leaf values are refitted on new data (LightGBM's ``refit``): the
+        same trees, each leaf ``decay_rate * old + (1 - decay_rate) * new``, the new value
+        the training's leaf value of the new rows' gradients at the refitted margins
+        (:mod:`gpuboost.model.refit`).
+
+        Parameters
+        ----------
+        data : array-like of shape (n_rows, n_features) or Dataset
+            New rows (a Dataset brings its label, weight, queries and base margin).
+        label : array-like of shape (n_rows,), optional
+            Their labels (with a Dataset: its own when None).
+        decay_rate : float, default=0.9
+            In [0, 1]; 1 keeps the model, 0 replaces every reached leaf.
+        weight : array-like of shape (n_rows,), optional
+
+        Returns
+        -------
+        Booster
+            ``best_iteration`` and attributes kept.
+
+        Raises
+        ------
+        ValueError
+            No labels; ``decay_rate`` outside [0, 1]; an AdaBoost model, an objective
+            whose leaves are quantiles (``reg:absoluteerror``, ``reg:quantile``), or
+            monotone constraints.
+        """
+        if not isinstance(data, Dataset):
+            data = Dataset(self._encode_categories(data), label=label, weight=weight)
+        elif label is not None or weight is not None:
+            data = data.subset(np.arange(data.n_rows))
+            if label is not None:
+                data.set_label(label)
+            if weight is not None:
+                data.set_weight(weight)
+        features, row_margin = self._check_features(data)
+        backend = self._predict_backend(data.device_features) if len(self.trees) else None
+        refitted = self.copy()
+        if backend is None:
+            return refitted
+        margins = backend.to_host(self._start_margins(backend, data.n_rows, row_margin))
+        with backend.guard("refitting the leaves"):
+            backend.configure(self.params)
+            refitted.trees = refit_trees(
+                self, backend, backend.prepare_features(features), data, margins, decay_rate
+            )
+        return refitted
 
     # ---- introspection ------------------------------------------------------
     def feature_importance(
