@@ -441,6 +441,30 @@ PARAMETERS = {
             choices=("gbtree", "adaboost"),
         ),
         _P(
+            "process_type",
+            "default",
+            "str",
+            "XGBoost's: 'default' grows new trees; 'update' applies `updater` to the trees of "
+            "init_model's first num_boost_round rounds instead (gpuboost.boosting.update)",
+            choices=("default", "update"),
+        ),
+        _P(
+            "updater",
+            "refresh",
+            "str",
+            "with process_type='update': 'refresh' (every node's statistics, and with "
+            "refresh_leaf the leaf values, from dtrain's gradients), 'prune' (XGBoost's rule: "
+            "bottom-up, a split of two leaves with gain below gamma, or deeper than max_depth, "
+            "becomes a leaf), or both in order",
+            choices=("refresh", "prune", "refresh,prune", "prune,refresh"),
+        ),
+        _P(
+            "refresh_leaf",
+            True,
+            "bool",
+            "with updater 'refresh': update the leaf values too (False: statistics only)",
+        ),
+        _P(
             "device",
             "auto",
             "str",
@@ -493,6 +517,9 @@ PER_ROUND_PARAMS = (
 #: Parameters that do not change the model; left out of saved models so that the
 #: same training on either device gives the same bytes.
 RUNTIME_ONLY = frozenset({"device", "verbosity", "nthread"})
+#: Parameters of how a training runs, not of the model it gives (XGBoost's update
+#: process): never saved.
+PROCESS_ONLY = frozenset({"process_type", "updater", "refresh_leaf"})
 #: Parameters added after version 1 of the model format: saved only when they differ
 #: from their default, so that models not using them keep their bytes (and a file
 #: without them loads to the defaults).
@@ -775,12 +802,13 @@ def checked_round_values(values):
 
 
 def model_params(params):
-    """The subset of validated params stored in a model: no runtime-only ones, and those
-    of :data:`SAVED_WHEN_SET` only when not at their default."""
+    """The subset of validated params stored in a model: no runtime-only or process
+    ones, and those of :data:`SAVED_WHEN_SET` only when not at their default."""
     return {
         k: v
         for k, v in params.items()
         if k not in RUNTIME_ONLY
+        and k not in PROCESS_ONLY
         and not callable(v)
         and not (k in SAVED_WHEN_SET and v == PARAMETERS[k].default)
     }

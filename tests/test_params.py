@@ -8,6 +8,7 @@ import pytest
 from gpuboost.params import (
     ALIASES,
     PARAMETERS,
+    PROCESS_ONLY,
     RUNTIME_ONLY,
     SAVED_WHEN_SET,
     canonical_name,
@@ -232,7 +233,10 @@ def test_model_params_drops_runtime_only_ones_and_callables():
     assert RUNTIME_ONLY == {"device", "verbosity", "nthread"}
     assert not set(kept) & RUNTIME_ONLY
     assert "objective" not in kept
-    assert set(kept) == set(PARAMETERS) - RUNTIME_ONLY - SAVED_WHEN_SET - {"objective"}
+    assert PROCESS_ONLY == {"process_type", "updater", "refresh_leaf"}  # never saved
+    assert set(kept) == (
+        set(PARAMETERS) - RUNTIME_ONLY - PROCESS_ONLY - SAVED_WHEN_SET - {"objective"}
+    )
     for name, value in kept.items():
         assert value == params[name]
     # Parameters newer than the format are saved when set (models not using them keep

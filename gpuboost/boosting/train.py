@@ -25,6 +25,7 @@ from .adaboost import AdaBoostLearner
 from .callback import LearningRateScheduler, TrainingCallback
 from .gbtree import ROW_STREAMS_PER_ROUND, GBTreeLearner
 from .loop import check_dtrain, check_num_boost_round, run_with_callbacks
+from .update import update_model
 
 __all__ = ["train", "training_backend", "LEARNERS", "ROW_STREAMS_PER_ROUND"]
 
@@ -180,6 +181,13 @@ def train(
     given_params = params
     params = validate_params(params)  # the learner validates them again, for its family
     backend = training_backend(params, dtrain.device_features)
+    if params["process_type"] == "update":
+        if evals or callbacks or early_stopping_rounds is not None or learning_rates is not None:
+            raise ValueError(
+                "process_type='update' changes existing trees: evals, callbacks, "
+                "early_stopping_rounds and learning_rates belong to growing new ones."
+            )
+        return update_model(params, dtrain, num_boost_round, init_model, backend)
     with backend.guard("training"):
         learner = LEARNERS[params["booster"]](
             given_params, dtrain, evals, obj, custom_metric, init_model, backend

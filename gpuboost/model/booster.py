@@ -42,7 +42,7 @@ from .model_io import (
     state_from_json,
     state_to_json,
 )
-from .refit import refit_trees
+from .refit import updated_trees
 from .xgboost_format import state_from_xgboost_json, state_to_xgboost_json
 
 __all__ = ["Booster", "samme_score_scale"]
@@ -610,8 +610,14 @@ class Booster:
         margins = backend.to_host(self._start_margins(backend, data.n_rows, row_margin))
         with backend.guard("refitting the leaves"):
             backend.configure(self.params)
-            refitted.trees = refit_trees(
-                self, backend, backend.prepare_features(features), data, margins, decay_rate
+            refitted.trees = updated_trees(
+                self,
+                backend,
+                backend.prepare_features(features),
+                data,
+                margins,
+                "refit",
+                decay_rate,
             )
         return refitted
 

@@ -18,12 +18,12 @@ new row reaches keeps ``decay_rate`` times its value.
 
 import numpy as np
 
-from ..core.gain import SplitParams, leaf_weight
+from ..core.gain import SplitParams, leaf_weight, split_gain
 from ..core.quantize import GradientQuantiser
 from ..tree.constraints import resolve_monotone
 from ..tree.tree import TREE_ARRAYS, Tree
 
-__all__ = ["refit_trees"]
+__all__ = ["updated_trees", "pruned_tree"]
 
 
 def _check(booster, decay_rate, label):
@@ -51,9 +51,29 @@ def _check(booster, decay_rate, label):
     return objective
 
 
-def refit_trees(booster, backend, features, dataset, margins, decay_rate):
-    """The trees of ``booster`` with leaf values refitted on ``dataset`` (see the module
-    docstring).
+def _node_sums(tree, leaf_of, quantized_g, quantized_h):
+    """Per node, the integer sums of the quantized gradients and hessians and the rows of
+    the rows passing through it (leaves' sums, added up to the root)."""
+    sums = np.zeros((tree.n_nodes, 3), dtype=np.int64)
+    np.add.at(sums[:, 0], leaf_of, quantized_g.astype(np.int64))
+    np.add.at(sums[:, 1], leaf_of, quantized_h.astype(np.int64))
+    np.add.at(sums[:, 2], leaf_of, 1)
+    for node in range(tree.n_nodes - 1, -1, -1):  # children are numbered after parents
+        if not tree.is_leaf[node]:
+            sums[node] += sums[tree.left_child[node]] + sums[tree.right_child[node]]
+    return sums
+
+
+def _rebuilt(tree, **arrays):
+    """``tree`` with some of its per-node arrays replaced."""
+    kept = {name: getattr(tree, name) for name in TREE_ARRAYS}
+    kept.update(arrays, cat_offsets=tree.cat_offsets, cat_bits=tree.cat_bits)
+    return Tree(kept)
+
+
+def updated_trees(booster, backend, features, dataset, margins, mode, decay_rate=0.0, rounds=None):
+    """The trees of ``booster`` updated on ``dataset``, round after round, at the margins of
+    the updated trees before each (see the module docstring).
 
     Parameters
     ----------
@@ -66,8 +86,16 @@ def refit_trees(booster, backend, features, dataset, margins, decay_rate):
         Labels, weights and queries of the new rows.
     margins : ndarray of shape (n_rows, n_outputs), float64 (host)  # IN / OUT
         The margins before the first tree (base margins); updated tree after tree.
+    mode : {'refit', 'refresh', 'refresh_stats'}
+        'refit': leaves blended with ``decay_rate`` (LightGBM's ``refit``); 'refresh'
+        and 'refresh_stats': every node's cover, count, gain and value from the new rows
+        (XGBoost's ``refresh`` updater with ``refresh_leaf`` 1 and 0: the leaves' values
+        are kept with 0).
     decay_rate : float
-        In [0, 1]: the old value's share.
+        'refit': in [0, 1], the old value's share.
+    rounds : int, optional
+        Update the first ``rounds`` rounds only (default all); the others are returned
+        as they are.
 
     Returns
     -------
@@ -77,11 +105,13 @@ def refit_trees(booster, backend, features, dataset, margins, decay_rate):
     objective.check_labels(dataset.label)
     decay = float(decay_rate)
     n_outputs, trees = booster.n_outputs, booster.trees
-    leaves = backend.to_host(backend.predict_forest_leaves(features, trees)).astype(np.int64)
+    n_rounds = booster.num_boosted_rounds() if rounds is None else int(rounds)
+    leaves = backend.to_host(backend.predict_forest_leaves(features, trees[: n_rounds * n_outputs]))
+    leaves = leaves.astype(np.int64)
     label = backend.to_device(dataset.label)
     weight = None if dataset.weight is None else backend.to_device(dataset.weight)
-    refitted = []
-    for round_index, values in enumerate(booster.round_params):
+    updated = []
+    for round_index, values in enumerate(booster.round_params[:n_rounds]):
         params = dict(booster.params, **values)
         split_params = SplitParams.from_params(params)
         on_device = backend.to_device(margins)
@@ -97,19 +127,92 @@ def refit_trees(booster, backend, features, dataset, margins, decay_rate):
                 backend.xp.ascontiguousarray(gradients[:, output]),
                 backend.xp.ascontiguousarray(hessians[:, output]),
             )
-            sums = np.zeros((tree.n_nodes, 2), dtype=np.int64)
-            np.add.at(sums[:, 0], leaf_of, backend.to_host(quantized_g).astype(np.int64))
-            np.add.at(sums[:, 1], leaf_of, backend.to_host(quantized_h).astype(np.int64))
+            sums = _node_sums(
+                tree, leaf_of, backend.to_host(quantized_g), backend.to_host(quantized_h)
+            )
             quantiser = GradientQuantiser(scale_g, scale_h)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                new = params["learning_rate"] * leaf_weight(
-                    quantiser.gradients(sums[:, 0]), quantiser.hessians(sums[:, 1]), split_params
-                )
-            value = tree.value.copy()
+            g, h = quantiser.gradients(sums[:, 0]), quantiser.hessians(sums[:, 1])
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                new = params["learning_rate"] * leaf_weight(g, h, split_params)
             leaf = tree.is_leaf
-            value[leaf] = decay * value[leaf] + (1.0 - decay) * new[leaf]
-            arrays = {name: getattr(tree, name) for name in TREE_ARRAYS}
-            arrays.update(value=value, cat_offsets=tree.cat_offsets, cat_bits=tree.cat_bits)
-            refitted.append(Tree(arrays))
+            value = tree.value.copy()
+            if mode == "refit":
+                value[leaf] = decay * value[leaf] + (1.0 - decay) * new[leaf]
+                tree = _rebuilt(tree, value=value)
+            else:
+                value[~leaf] = new[~leaf]
+                if mode == "refresh":
+                    value[leaf] = new[leaf]
+                gain = tree.gain.copy()
+                inner = np.flatnonzero(~leaf)
+                left, right = tree.left_child[inner], tree.right_child[inner]
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    gain[inner] = split_gain(
+                        g[left], h[left], g[right], h[right], g[inner], h[inner], split_params
+                    )
+                tree = _rebuilt(tree, value=value, gain=gain, cover=h, count=sums[:, 2])
+            updated.append(tree)
             margins[:, output] += value[leaf_of]
-    return refitted
+    return updated + list(trees[n_rounds * n_outputs :])
+
+
+def pruned_tree(tree, gamma, max_depth):
+    """XGBoost's ``prune`` updater: bottom-up, a split whose children are both leaves
+    becomes a leaf (keeping its own value, its learning rate times its weight) when its
+    gain is below ``gamma`` or its children lie deeper than ``max_depth`` (0: no bound),
+    repeated upwards; the nodes left are renumbered in their order.
+
+    Returns
+    -------
+    Tree
+        ``tree`` itself when nothing is pruned.
+    """
+    feature = tree.feature.copy()
+    left, right = tree.left_child.copy(), tree.right_child.copy()
+    depth = np.zeros(tree.n_nodes, dtype=np.int64)
+    for node in range(tree.n_nodes):
+        if feature[node] >= 0:
+            depth[left[node]] = depth[right[node]] = depth[node] + 1
+    changed = True
+    while changed:
+        changed = False
+        for node in range(tree.n_nodes - 1, -1, -1):
+            if feature[node] < 0 or feature[left[node]] >= 0 or feature[right[node]] >= 0:
+                continue
+            too_deep = max_depth > 0 and depth[node] + 1 > max_depth
+            if tree.gain[node] < gamma or too_deep:
+                feature[node], left[node], right[node] = -1, -1, -1
+                changed = True
+    if np.array_equal(feature, tree.feature):
+        return tree
+    reached = np.zeros(tree.n_nodes, dtype=bool)
+    stack = [0]
+    while stack:
+        node = stack.pop()
+        reached[node] = True
+        if feature[node] >= 0:
+            stack += [int(left[node]), int(right[node])]
+    kept = np.flatnonzero(reached)
+    renumber = np.full(tree.n_nodes, -1, dtype=np.int64)
+    renumber[kept] = np.arange(len(kept))
+    arrays = {name: getattr(tree, name)[kept] for name in TREE_ARRAYS}
+    inner = feature[kept] >= 0
+    arrays["feature"] = feature[kept]
+    arrays["left_child"] = np.where(inner, renumber[left[kept]], -1)
+    arrays["right_child"] = np.where(inner, renumber[right[kept]], -1)
+    for name, empty in (
+        ("threshold_bin", 0),
+        ("threshold", 0.0),
+        ("default_left", False),
+        ("gain", 0.0),
+    ):
+        arrays[name] = np.where(inner, arrays[name], empty)
+    words = [
+        tree.cat_bits[tree.cat_offsets[node] : tree.cat_offsets[node + 1]]
+        if feature[node] >= 0
+        else []
+        for node in kept
+    ]
+    arrays["cat_offsets"] = np.concatenate([[0], np.cumsum([len(w) for w in words])])
+    arrays["cat_bits"] = np.concatenate([np.asarray(w, dtype=np.uint32) for w in words] or [[]])
+    return Tree(arrays)
