@@ -28,6 +28,7 @@ from ..params import canonical_name, validate_params
 from .callback import EarlyStopping, EvaluationMonitor, metric_maximized
 from .loop import check_dtrain, check_num_boost_round
 from .train import LEARNERS, training_backend
+from .update import refuse_update
 
 __all__ = ["cv", "make_folds", "CV_SETS"]
 
@@ -215,6 +216,7 @@ def cv(
     check_num_boost_round(num_boost_round)
     given_params = _with_metrics(params, metrics)
     validated = validate_params(given_params)
+    refuse_update(validated, "gpuboost.cv")
     fold_rows = make_folds(dtrain, nfold, stratified, folds, seed, shuffle)
     backend = training_backend(validated, dtrain.device_features)
     callbacks = []

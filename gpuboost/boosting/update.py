@@ -23,7 +23,17 @@ from ..model.booster import Booster
 from ..model.refit import pruned_tree, updated_trees
 from ..params import validate_params
 
-__all__ = ["update_model"]
+__all__ = ["update_model", "refuse_update"]
+
+
+def refuse_update(params, where):
+    """ValueError when validated ``params`` ask for the update process in ``where``, which
+    grows new trees (cross-validation, Dask)."""
+    if params["process_type"] == "update":
+        raise ValueError(
+            f"{where} grows new trees; process_type='update' changes an existing model's on "
+            "one machine: gpuboost.train(params, dtrain, n, init_model=model)."
+        )
 
 
 def update_model(params, dtrain, num_boost_round, init_model, backend):
@@ -54,6 +64,11 @@ def update_model(params, dtrain, num_boost_round, init_model, backend):
             "init_model= (a Booster or a model file)."
         )
     model = init_model if isinstance(init_model, Booster) else Booster.load_model(init_model)
+    if model.tree_weights is not None:
+        raise ValueError(
+            "init_model is an AdaBoost model (booster='adaboost'), whose rounds are weighted "
+            "votes: process_type='update' updates gradient-boosted trees."
+        )
     if num_boost_round > model.num_boosted_rounds():
         raise ValueError(
             f"process_type='update' updates existing rounds: num_boost_round="

@@ -42,6 +42,7 @@ from ..boosting.loop import (
     record_metrics,
     run_with_callbacks,
 )
+from ..boosting.update import refuse_update
 from ..core.categorical import CategoricalParams
 from ..core.quantize import GradientQuantiser, quantization_scale
 from ..core.random import host_rng
@@ -125,6 +126,7 @@ class DaskLearner:
         self, client, given_params, dtrain, evals, init_model, timeout, bytes_log, obj=None
     ):
         params = validate_params(given_params)
+        refuse_update(params, "gpuboost.dask.train")
         if obj is not None:
             params["objective"] = obj
         check_distributed_params(params)

@@ -153,3 +153,16 @@ def test_what_the_update_process_refuses():
             UPDATE, gpuboost.Dataset(X, label=y), 2, init_model=model, early_stopping_rounds=2
         )
     assert "process_type" not in json.loads(_update(model, X, y).save_raw())["learner"]["params"]
+
+
+def test_what_grows_new_trees_refuses_the_update_process():
+    X, y = _data(n_rows=200)
+    with pytest.raises(ValueError, match="gpuboost.cv grows new trees"):
+        gpuboost.cv(UPDATE, gpuboost.Dataset(X, label=y), 2, nfold=2)
+    adaboost = gpuboost.train(
+        {"booster": "adaboost", "objective": "binary:logistic", "verbosity": 0},
+        gpuboost.Dataset(X, label=y > 0),
+        2,
+    )
+    with pytest.raises(ValueError, match="AdaBoost model"):
+        _update(adaboost, X, y > 0, rounds=1, updater="prune")

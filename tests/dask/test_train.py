@@ -557,3 +557,13 @@ def test_a_learning_rate_schedule_gives_the_single_node_model(client):
             callbacks=[gpuboost.reset_parameter(subsample=[1.0, 0.5])],
             verbose_eval=False,
         )
+
+
+def test_the_update_process_is_refused_on_a_cluster(client):
+    X, y, _ = _data("regression", n_rows=100, n_features=3, seed=23)
+    sizes = dc.uneven_sizes(len(X), 2, 2)
+    dtrain = DaskDataset(
+        client, dc.spread(client, X, sizes, 2), label=dc.spread(client, y, sizes, 2)
+    )
+    with pytest.raises(ValueError, match="gpuboost.dask.train grows new trees"):
+        train(client, {"process_type": "update", "device": "cpu"}, dtrain, 1)
