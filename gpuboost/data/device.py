@@ -2,7 +2,8 @@
 
 A ``cupy.ndarray``, any object with ``__cuda_array_interface__`` (Numba, PyTorch, JAX
 device arrays ...) or a ``__dlpack__`` tensor on a CUDA device, and a cuDF DataFrame
-of numeric columns, are taken where they are (no copy where the layout allows):
+(numeric and ``category`` columns), are taken where they are (no copy where the layout
+allows):
 :class:`~gpuboost.data.dataset.Dataset` keeps them on their device, its bin edges are
 computed there (:func:`gpuboost.backends.cuda.binning.device_bin_edges`) and a CUDA
 training bins them there, so the features never cross to the host; predictions of such
