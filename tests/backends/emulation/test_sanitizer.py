@@ -296,6 +296,13 @@ SANITIZER_DESELECTED = (
     "tests/backends/cuda/test_predict.py::test_forest_margins_match_numpy",
     "tests/backends/cuda/test_predict.py::test_forest_margins_non_contiguous",
     "tests/backends/cuda/test_nvrtc_compile_check.py",
+    # trainings on device input: the same training kernels as the parity tests; the
+    # device-edge test (weighted_run_totals) and the smaller device-input tests stay
+    "tests/backends/cuda/test_device_input.py::test_device_features_train_the_model_of_their_host_copy",
+    "tests/backends/cuda/test_device_input.py::test_the_estimators_take_device_input",
+    "tests/backends/cuda/test_device_input.py::test_evaluation_sets_and_subsets_stay_on_the_device",
+    "tests/backends/cuda/test_device_input.py::test_the_features_never_cross_to_the_host",
+    "tests/backends/cuda/test_device_input.py::test_a_cudf_frame_with_category_columns_is_encoded_on_the_device",
     # 700 classes x 3,001 rows: the softprob kernels' shapes run on 3 and 5 classes too
     *(
         "tests/backends/cuda/test_gradients.py::test_kernel_gradients_equal_the_objective"
