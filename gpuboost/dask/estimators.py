@@ -64,10 +64,12 @@ class _DaskModel:
         sample_weight_eval_set=None,
         verbose=False,
         init_model=None,
+        feature_weights=None,
     ):
         """Train on Dask collections: ``X`` a dask array or DataFrame, ``y`` and
         ``sample_weight`` dask arrays or Series, ``eval_set`` a list of such ``(X, y)``
-        (``sample_weight_eval_set``: one weight collection or None each).
+        (``sample_weight_eval_set``: one weight collection or None each);
+        ``feature_weights`` a host array (``DaskDataset.feature_weights``).
 
         Returns
         -------
@@ -85,6 +87,7 @@ class _DaskModel:
             sample_weight_eval_set,
             verbose,
             init_model,
+            feature_weights=feature_weights,
         )
 
     def _dask_train(
@@ -102,6 +105,7 @@ class _DaskModel:
         eval_groups=None,
         qid=None,
         eval_qids=None,
+        feature_weights=None,
     ):
         """Train on the cluster and set the fitted attributes; returns self."""
         client = self._dask_client()
@@ -118,6 +122,7 @@ class _DaskModel:
             seed=params["seed"],
             categorical_features=self.categorical_features,
             enable_categorical=self.enable_categorical,
+            feature_weights=feature_weights,
         )
         weights = sample_weight_eval_set or [None] * len(eval_set)
         groups = eval_groups or [None] * len(eval_set)
@@ -278,6 +283,7 @@ class DaskGBRanker(_DaskModel, GBRanker):
         init_model=None,
         qid=None,
         eval_qid=None,
+        feature_weights=None,
     ):
         """Train on Dask collections (see :meth:`DaskGBRegressor.fit`) with the query
         sizes ``group`` or the per-row query ids ``qid`` (and ``eval_group`` or
@@ -313,4 +319,5 @@ class DaskGBRanker(_DaskModel, GBRanker):
             eval_groups=eval_group,
             qid=qid,
             eval_qids=eval_qid,
+            feature_weights=feature_weights,
         )

@@ -135,3 +135,19 @@ def test_regressor_takes_a_custom_objective(client):
     np.testing.assert_array_equal(
         model.predict(dc.spread(client, X, sizes, 2)).compute(), single.predict(X)
     )
+
+
+def test_the_estimators_take_feature_weights(client):
+    X, rng = _data(4)
+    y = X @ rng.normal(size=6) + rng.normal(size=len(X))
+    weights = np.array([0.1, 1.0, 0.0, 2.0, 0.5, 1.0])
+    kwargs = dict(n_estimators=4, max_depth=3, colsample_bynode=0.5, device="cpu")
+    single = gpuboost.GBRegressor(**kwargs).fit(X, y, feature_weights=weights)
+    sizes = dc.uneven_sizes(len(X), 3)
+    model = DaskGBRegressor(**kwargs)
+    model.client = client
+    model.fit(
+        dc.spread(client, X, sizes, 2), dc.spread(client, y, sizes, 2), feature_weights=weights
+    )
+    assert model.get_booster().save_raw() == single.get_booster().save_raw()
+    assert model.get_booster().feature_importance("weight")[2] == 0  # weight 0: never drawn
