@@ -197,10 +197,11 @@ def _make_booster(params, objective, dtrain, init_model, weight):
     return booster, None
 
 
-def round_settings(learner, dtrain, fixed=()):
+def round_settings(learner, fixed=()):
     """``(params, split_params)`` of a learner's next round: its run's ``params``, with
     the :data:`gpuboost.params.PER_ROUND_PARAMS` its Booster holds now (callbacks change
-    them between rounds: ``Booster.set_param``), and the split parameters of those.
+    them between rounds: ``Booster.set_param``), and the split parameters of those (the
+    run's monotone directions kept).
 
     Raises
     ------
@@ -219,7 +220,9 @@ def round_settings(learner, dtrain, fixed=()):
                 f"); the parameters that can: "
                 f"{', '.join(n for n in PER_ROUND_PARAMS if n not in fixed)}."
             )
-    return params, split_settings(params, dtrain)[0]
+    return params, dataclasses.replace(
+        SplitParams.from_params(params), monotone=learner.split_params.monotone
+    )
 
 
 def _check_finite_tree(tree, round_index):
@@ -348,7 +351,7 @@ class GBTreeLearner:
     def update(self, round_index):
         """Grow one round's trees (one per output) and update the margins."""
         backend, xp, timer = self.backend, self.backend.xp, self.timer
-        params, split_params = round_settings(self, self.dtrain)
+        params, split_params = round_settings(self)
         n_outputs = self.booster.n_outputs
         label, weight = self.data.label, self.data.weight
         with timer.phase("gradients"):

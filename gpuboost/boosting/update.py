@@ -20,8 +20,7 @@ growing trees and are refused here.
 """
 
 from ..model.booster import Booster
-from ..model.refit import pruned_tree, updated_trees
-from ..params import validate_params
+from ..model.refit import pruned_tree
 
 __all__ = ["update_model", "refuse_update"]
 
@@ -75,21 +74,10 @@ def update_model(params, dtrain, num_boost_round, init_model, backend):
             f"{num_boost_round}, but init_model has {model.num_boosted_rounds()}."
         )
     updated = model.copy()
-    params = validate_params(params)
     for updater in params["updater"].split(","):
         if updater == "refresh":
-            features, row_margin = updated._check_features(dtrain)
-            margins = backend.to_host(updated._start_margins(backend, dtrain.n_rows, row_margin))
-            with backend.guard("refreshing the trees"):
-                updated.trees = updated_trees(
-                    updated,
-                    backend,
-                    backend.prepare_features(features),
-                    dtrain,
-                    margins,
-                    "refresh" if params["refresh_leaf"] else "refresh_stats",
-                    rounds=num_boost_round,
-                )
+            mode = "refresh" if params["refresh_leaf"] else "refresh_stats"
+            updated = updated._updated(dtrain, mode, rounds=num_boost_round, backend=backend)
         else:
             n_trees = num_boost_round * updated.n_outputs
             updated.trees = [

@@ -303,7 +303,7 @@ class DaskLearner:
                 self.exchange.defer("begin_round", np.max(maxima, axis=0))
         # The workers sample the rows with the run's subsample; the client grows the
         # trees with the round's other parameters (callbacks' schedules).
-        params, split_params = round_settings(self, self.dtrain, fixed=("subsample",))
+        params, split_params = round_settings(self, fixed=("subsample",))
         trees = []
         for output in range(self.booster.n_outputs):
             trees.append(self._grow(round_index, output, params, split_params))

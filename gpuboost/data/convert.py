@@ -458,11 +458,8 @@ def check_weight(weight, n_rows, name="weight", unit="row"):
             f"{position}; weights must be >= 0."
         )
     if not (weight > 0).any():
-        raise ValueError(
-            f"All {name} are zero; at least one {unit} needs a positive weight."
-            if name != "weight"
-            else "All weights are zero; at least one row needs a positive weight."
-        )
+        what = "weights" if name == "weight" else name
+        raise ValueError(f"All {what} are zero; at least one {unit} needs a positive weight.")
     return weight
 
 

@@ -40,7 +40,7 @@ from .convert import (
     sparse_columns,
     sparse_frame_columns,
 )
-from .device import device_features, host_vector
+from .device import device_features, host_vector, is_device_input
 from .io import load_query_file, load_svmlight
 
 __all__ = [
@@ -281,15 +281,15 @@ class Dataset:
         self.sparse_absent = sparse_absent
         #: Features on a GPU (gpuboost.data.device), kept there; None for host input.
         self._device_features = None
-        if not is_sparse_matrix(X):
-            codes = categorical_features is _CODES  # subset(): the reference's codes
-            self._device_features = device_features(
-                X,
-                None if codes else categorical_features,
-                None if codes else self._reference_categories(X, reference),
-            )
-        if self._device_features is not None:
-            self.categories = reference.categories if codes else self._device_features.categories
+        if is_device_input(X):
+            if categorical_features is _CODES:  # subset(): the reference's codes
+                self._device_features = device_features(X)
+                self.categories = reference.categories
+            else:
+                self._device_features = device_features(
+                    X, categorical_features, self._reference_categories(X, reference)
+                )
+                self.categories = self._device_features.categories
             X = None
         elif not is_sparse_matrix(X):
             X, self.categories = self._encode(

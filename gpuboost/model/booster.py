@@ -281,7 +281,8 @@ class Booster:
 
     # ---- prediction ---------------------------------------------------------
     def _check_features(self, X):
-        """``X``'s raw features in the model's feature order, and a Dataset's base margin.
+        """``X``'s raw features in the model's feature order, a Dataset's base margin, and
+        the :class:`~gpuboost.data.device.DeviceFeatures` of device input (else None).
 
         Columns are matched by name when both ``X`` (a DataFrame, or a Dataset with
         feature names) and the model carry names; otherwise by position.
@@ -304,7 +305,7 @@ class Booster:
                 f"X has {data.shape[1]} features, but the model was trained with "
                 f"{self.n_features} features."
             )
-        return data, (X.get_base_margin() if isinstance(X, Dataset) else None)
+        return data, (X.get_base_margin() if isinstance(X, Dataset) else None), device
 
     def _device_input(self, X):
         """:class:`~gpuboost.data.device.DeviceFeatures` of device input (an array, or a
@@ -497,8 +498,8 @@ class Booster:
             absent = np.nan if absent_missing else 0.0
             margins = backend.predict_forest_sparse(rows, absent, trees, outputs, margins)
             return self._margins_output(backend, margins, first, last, output_margin)
-        data, row_margin = self._check_features(X)
-        return self._predict_dense(data, row_margin, first, last, kinds, self._device_input(X))
+        data, row_margin, device = self._check_features(X)
+        return self._predict_dense(data, row_margin, first, last, kinds, device)
 
     def _start_margins(self, backend, n_rows, row_margin):
         """The margins prediction starts from (backend array (n_rows, n_outputs)): the
@@ -602,24 +603,34 @@ class Booster:
                 data.set_label(label)
             if weight is not None:
                 data.set_weight(weight)
-        features, row_margin = self._check_features(data)
-        backend = self._predict_backend(data.device_features) if len(self.trees) else None
-        refitted = self.copy()
-        if backend is None:
-            return refitted
-        margins = backend.to_host(self._start_margins(backend, data.n_rows, row_margin))
-        with backend.guard("refitting the leaves"):
+        return self._updated(data, "refit", decay_rate)
+
+    def _updated(self, data, mode, decay_rate=0.0, rounds=None, backend=None):
+        """A copy whose trees of the first ``rounds`` rounds (default all) are updated on
+        the Dataset ``data`` (:func:`gpuboost.model.refit.updated_trees`: ``mode``
+        'refit', 'refresh' or 'refresh_stats'), on ``backend`` (default: the one that
+        predicts ``data``). :meth:`refit` and the update process
+        (:mod:`gpuboost.boosting.update`) call it."""
+        copy = self.copy()
+        if not self.trees:
+            return copy
+        features, row_margin, device = self._check_features(data)
+        if backend is None:  # a training's backend comes configured
+            backend = self._predict_backend(device)
             backend.configure(self.params)
-            refitted.trees = updated_trees(
+        margins = backend.to_host(self._start_margins(backend, data.n_rows, row_margin))
+        with backend.guard("updating the trees"):
+            copy.trees = updated_trees(
                 self,
                 backend,
                 backend.prepare_features(features),
                 data,
                 margins,
-                "refit",
+                mode,
                 decay_rate,
+                rounds,
             )
-        return refitted
+        return copy
 
     # ---- introspection ------------------------------------------------------
     def feature_importance(
@@ -841,7 +852,8 @@ class Booster:
         if len(trees) != self.n_outputs:
             raise ValueError("a round adds exactly one tree per output")
         if values is not None or self._round_params is not None:
-            self._round_params = self.round_params  # every earlier round's, recorded
+            if self._round_params is None:  # every earlier round's, recorded once
+                self._round_params = self.round_params
             self._round_params.append(dict(round_values(self.params) if values is None else values))
         self.trees.extend(trees)
 
