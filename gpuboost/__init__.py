@@ -40,6 +40,8 @@ __all__ = [
     "GBRegressor",
     "GBClassifier",
     "GBRanker",
+    "GBRFRegressor",
+    "GBRFClassifier",
     "AdaBoostClassifier",
     "plot_importance",
     "plot_metric",
@@ -53,8 +55,19 @@ __all__ = [
 _PLOTTING = ("plot_importance", "plot_metric", "plot_tree", "plot_shap_summary", "to_graphviz")
 
 
+#: The scikit-learn API (gpuboost.sklearn), loaded on first use.
+_ESTIMATORS = (
+    "GBRegressor",
+    "GBClassifier",
+    "GBRanker",
+    "GBRFRegressor",
+    "GBRFClassifier",
+    "AdaBoostClassifier",
+)
+
+
 def __getattr__(name):  # scikit-learn API loads lazily (scikit-learn is optional)
-    if name in ("GBRegressor", "GBClassifier", "GBRanker", "AdaBoostClassifier"):
+    if name in _ESTIMATORS:
         from . import sklearn as _sklearn_api
 
         return getattr(_sklearn_api, name)

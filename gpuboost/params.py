@@ -26,6 +26,7 @@ __all__ = [
     "PER_ROUND_PARAMS",
     "round_values",
     "checked_round_values",
+    "tree_learning_rate",
 ]
 
 
@@ -435,10 +436,59 @@ PARAMETERS = {
             "booster",
             "gbtree",
             "str",
-            "model family: 'gbtree' (gradient boosting) or 'adaboost' (discrete SAMME AdaBoost "
+            "model family: 'gbtree' (gradient boosting), 'dart' (gradient boosting with "
+            "dropouts, gpuboost.boosting.dart) or 'adaboost' (discrete SAMME AdaBoost "
             "classifier, gpuboost.boosting.adaboost: learning_rate defaults to 1.0 and "
             "max_depth to 1 there)",
-            choices=("gbtree", "adaboost"),
+            choices=("gbtree", "dart", "adaboost"),
+        ),
+        _P(
+            "num_parallel_tree",
+            1,
+            "int",
+            "trees grown per output in each round from the same gradients, each with its "
+            "own row and column samples and learning_rate / num_parallel_tree (a random "
+            "forest per round; XGBoost's)",
+            low=1,
+        ),
+        _P(
+            "rate_drop",
+            0.0,
+            "float",
+            "booster='dart': probability that a tree is dropped in a round",
+            low=0.0,
+            high=1.0,
+        ),
+        _P(
+            "skip_drop",
+            0.0,
+            "float",
+            "booster='dart': probability that a round drops no tree",
+            low=0.0,
+            high=1.0,
+        ),
+        _P(
+            "one_drop",
+            False,
+            "bool",
+            "booster='dart': drop at least one tree in every round that is not skipped",
+        ),
+        _P(
+            "sample_type",
+            "uniform",
+            "str",
+            "booster='dart': 'uniform' (every tree rate_drop) or 'weighted' (in proportion "
+            "to its weight)",
+            choices=("uniform", "weighted"),
+        ),
+        _P(
+            "normalize_type",
+            "tree",
+            "str",
+            "booster='dart': the new trees' weight with k dropped trees, 'tree' 1 / (k + "
+            "learning_rate) (the dropped ones scaled by k / (k + learning_rate)) or 'forest' "
+            "1 / (1 + learning_rate) (the dropped ones likewise)",
+            choices=("tree", "forest"),
         ),
         _P(
             "process_type",
@@ -535,6 +585,12 @@ SAVED_WHEN_SET = frozenset(
         "cat_l2",
         "min_data_per_group",
         "max_cat",
+        "num_parallel_tree",
+        "rate_drop",
+        "skip_drop",
+        "one_drop",
+        "sample_type",
+        "normalize_type",
     }
 )
 
@@ -773,6 +829,12 @@ def validate_params(params):
             "(both are 0: the tree would be unbounded)."
         )
     return out
+
+
+def tree_learning_rate(params):
+    """The shrinkage of one tree's leaf values: ``learning_rate / num_parallel_tree``
+    (a round's forest adds the mean of its trees, as XGBoost's)."""
+    return params["learning_rate"] / params["num_parallel_tree"]
 
 
 def round_values(params):

@@ -124,7 +124,7 @@ class EarlyStopping(TrainingCallback):
 
     def after_training(self, model):
         if self.save_best and self.best_iteration is not None:
-            model.trees = model.trees[: (self.best_iteration + 1) * model.n_outputs]
+            model._keep_rounds(self.best_iteration + 1)
         return model
 
 

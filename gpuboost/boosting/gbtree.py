@@ -1,6 +1,8 @@
 """Gradient boosting (``booster='gbtree'``): the setup and the round step.
 
-One round, per output column (docs/DESIGN.md, "One round, top to bottom"):
+One round, per output column and, with ``num_parallel_tree`` above 1, per tree of the
+output's forest, all from the round's gradients (docs/DESIGN.md, "One round, top to
+bottom"):
 objective -> gradients/hessians -> row sampling (gpuboost.tree.sampling) ->
 quantization -> for ``tree_method='approx'``, re-binning (gpuboost.tree.approx) ->
 tree growth (histograms, split scan, partition: gpuboost.tree.grower) -> leaf
@@ -26,7 +28,7 @@ from ..objectives import (
     binary_class_weights,
     get_objective,
 )
-from ..params import PER_ROUND_PARAMS, round_values, validate_params
+from ..params import PER_ROUND_PARAMS, round_values, tree_learning_rate, validate_params
 from ..tree.approx import ApproxRebinner
 from ..tree.constraints import InteractionConstraints, resolve_interactions, resolve_monotone
 from ..tree.feature_sampler import FeatureSampler
@@ -46,6 +48,7 @@ from .loop import (
 __all__ = [
     "GBTreeLearner",
     "ROW_STREAMS_PER_ROUND",
+    "check_trees_per_round",
     "split_settings",
     "training_objective",
     "uses_class_weights",
@@ -53,8 +56,21 @@ __all__ = [
 
 #: Objective names that ``scale_pos_weight`` / ``is_unbalance`` apply to.
 BINARY_OBJECTIVE_PREFIX = "binary:"
-#: Random streams: row sampling uses stream ``round * ROW_STREAMS_PER_ROUND + output``.
+#: Random streams: row sampling uses stream ``round * ROW_STREAMS_PER_ROUND + position``,
+#: ``position`` the tree's place in its round (``p * n_outputs + output`` for the ``p``-th
+#: tree of a forest; the output itself without forests); column sampling
+#: ``host_rng(seed, round, position)``.
 ROW_STREAMS_PER_ROUND = 1 << 16
+
+
+def check_trees_per_round(n_outputs, num_parallel_tree):
+    """Raise ValueError when a round would grow more trees than it has random streams."""
+    if n_outputs * num_parallel_tree > ROW_STREAMS_PER_ROUND:
+        raise ValueError(
+            f"num_parallel_tree={num_parallel_tree} with {n_outputs} outputs grows "
+            f"{n_outputs * num_parallel_tree} trees a round; at most {ROW_STREAMS_PER_ROUND} "
+            f"are supported: lower num_parallel_tree."
+        )
 
 
 def _initial_margins(booster, dataset, init_model, data):
@@ -153,6 +169,20 @@ def _make_booster(params, objective, dtrain, init_model, weight):
             raise ValueError(
                 f"init_model has {init_model.n_outputs} outputs, the objective needs {n_outputs}."
             )
+        if init_model.params["num_parallel_tree"] != params["num_parallel_tree"]:
+            raise ValueError(
+                f"init_model grows {init_model.params['num_parallel_tree']} trees per output "
+                f"a round (num_parallel_tree), these parameters "
+                f"{params['num_parallel_tree']}: continue it with its num_parallel_tree."
+            )
+        if (init_model.weight_drop is not None) != (params["booster"] == "dart") and (
+            init_model.trees
+        ):
+            raise ValueError(
+                f"init_model is a {init_model.params['booster']!r} model and these parameters "
+                f"train booster={params['booster']!r}: a DART model's trees are weighted "
+                f"(weight_drop), so each continues only with its own booster."
+            )
         booster = init_model.copy()
         booster._round_params = init_model.round_params  # before params are replaced
         _features_in_order(booster, dtrain)
@@ -172,6 +202,7 @@ def _make_booster(params, objective, dtrain, init_model, weight):
             booster.feature_names,
             trees=list(booster.trees),  # the rounds of init_model only
             categories=booster.categories,
+            weight_drop=booster.weight_drop,
         )
         return booster, before
     if params["base_score"] is not None:
@@ -312,6 +343,7 @@ class GBTreeLearner:
         )
         booster._objective = objective
         self.booster = booster
+        check_trees_per_round(booster.n_outputs, params["num_parallel_tree"])
         self.start_round = booster.num_boosted_rounds()
         self.timer = make_timer(params, backend)
 
@@ -349,9 +381,14 @@ class GBTreeLearner:
         self.splitter = make_splitter(params, backend, self.data, dtrain)
 
     def update(self, round_index):
-        """Grow one round's trees (one per output) and update the margins."""
+        """Grow one round's trees (``num_parallel_tree`` per output) and update the margins."""
+        self.booster.append_round(*self._grow_round(round_index, *round_settings(self)))
+        return True
+
+    def _grow_round(self, round_index, params, split_params):
+        """The trees of one round (:attr:`Booster.trees_per_round`, forest after forest),
+        the margins updated tree after tree; returns ``(trees, PER_ROUND_PARAMS values)``."""
         backend, xp, timer = self.backend, self.backend.xp, self.timer
-        params, split_params = round_settings(self)
         n_outputs = self.booster.n_outputs
         label, weight = self.data.label, self.data.weight
         with timer.phase("gradients"):
@@ -362,25 +399,36 @@ class GBTreeLearner:
             )
             if n_outputs == 1:
                 gradients, hessians = gradients.reshape(-1, 1), hessians.reshape(-1, 1)
+        # Leaf refits (quantile leaves) start from the round's margins, whichever tree of
+        # a forest they refit (the margins move tree after tree).
+        refit_margins = self.margins
+        if self.objective.has_leaf_refit and params["num_parallel_tree"] > 1:
+            refit_margins = self.margins.copy()
         trees = []  # a plain loop: a comprehension's closure would keep the arrays of a
-        for output in range(n_outputs):  # failed round alive (test_resources.py)
+        for position in range(n_outputs * params["num_parallel_tree"]):  # failed round
+            output = position % n_outputs  # alive (test_resources.py)
             trees.append(
                 self._grow(
                     round_index,
                     output,
+                    position,
                     xp.ascontiguousarray(gradients[:, output]),
                     xp.ascontiguousarray(hessians[:, output]),
                     params,
                     split_params,
+                    refit_margins,
                 )
             )
-        self.booster.append_round(trees, round_values(params))
-        return True
+        return trees, round_values(params)
 
-    def _grow(self, round_index, output, column_g, column_h, params, split_params):
-        """One tree of one output (the round's ``params`` and ``split_params``): sample,
-        quantize, grow, refit, update the margins."""
+    def _grow(
+        self, round_index, output, position, column_g, column_h, params, split_params, refit_margins
+    ):
+        """One tree of one output, ``position`` in its round (the round's ``params`` and
+        ``split_params``): sample, quantize, grow, refit (at ``refit_margins``), update
+        the margins."""
         backend, xp, timer = self.backend, self.backend.xp, self.timer
+        learning_rate = tree_learning_rate(params)
         with timer.phase("sample"):  # gpuboost.tree.sampling: bagging, GOSS, gradient-based
             sample_indices, multipliers = sample_rows(
                 backend,
@@ -388,7 +436,7 @@ class GBTreeLearner:
                 column_g,
                 column_h,
                 params["seed"],
-                round_index * ROW_STREAMS_PER_ROUND + output,
+                round_index * ROW_STREAMS_PER_ROUND + position,
             )
             if multipliers is not None:  # before quantization: integer sums stay exact
                 column_g, column_h = column_g * multipliers, column_h * multipliers
@@ -407,12 +455,12 @@ class GBTreeLearner:
             GradientQuantiser(scale_g, scale_h),
             sample_indices,
             split_params,
-            params["learning_rate"],
+            learning_rate,
         )
         sampler = FeatureSampler(
             self.dtrain.n_features,
             params,
-            host_rng(params["seed"], round_index, output),
+            host_rng(params["seed"], round_index, position),
             self.dtrain.feature_weights,
         )
         interactions = (
@@ -439,7 +487,7 @@ class GBTreeLearner:
                     refit = self.objective.refit_leaf_values(
                         backend,
                         self.data.label,
-                        xp.ascontiguousarray(self.margins[:, output]),
+                        xp.ascontiguousarray(refit_margins[:, output]),
                         sampled_row_weights(self.data.weight, multipliers),
                         grown.sample_indices,
                         grown.leaf_begins[has_weight],
@@ -448,7 +496,7 @@ class GBTreeLearner:
                     if grown.node_bounds is not None:  # monotone constraints: stay in bounds
                         bounds = grown.node_bounds[leaves]
                         refit = np.clip(refit, bounds[:, 0], bounds[:, 1])
-                    tree.value[leaves] = params["learning_rate"] * refit
+                    tree.value[leaves] = learning_rate * refit
         with timer.phase("predict_update"):
             if grown.sample_indices.shape[0] == self.dtrain.n_rows:  # every row is in a leaf
                 # The leaves' segments, and the unpartitioned splits whose rows are

@@ -2,7 +2,8 @@
 
 The loop itself and its scaffolding are :mod:`gpuboost.boosting.loop`'s; a model
 family's setup and round step are a *learner*'s: gradient boosting
-(:mod:`gpuboost.boosting.gbtree`) or SAMME AdaBoost (:mod:`gpuboost.boosting.adaboost`,
+(:mod:`gpuboost.boosting.gbtree`), DART (:mod:`gpuboost.boosting.dart`,
+``booster='dart'``) or SAMME AdaBoost (:mod:`gpuboost.boosting.adaboost`,
 ``booster='adaboost'``).
 """
 
@@ -23,6 +24,7 @@ from ..model.booster import Booster
 from ..params import validate_params
 from .adaboost import AdaBoostLearner
 from .callback import LearningRateScheduler, TrainingCallback
+from .dart import DartLearner
 from .gbtree import ROW_STREAMS_PER_ROUND, GBTreeLearner
 from .loop import check_dtrain, check_num_boost_round, run_with_callbacks
 from .update import update_model
@@ -30,7 +32,7 @@ from .update import update_model
 __all__ = ["train", "training_backend", "LEARNERS", "ROW_STREAMS_PER_ROUND"]
 
 #: ``booster`` parameter -> learner class.
-LEARNERS = {"gbtree": GBTreeLearner, "adaboost": AdaBoostLearner}
+LEARNERS = {"gbtree": GBTreeLearner, "dart": DartLearner, "adaboost": AdaBoostLearner}
 
 
 def training_backend(params, features=None):

@@ -79,7 +79,7 @@ def update_model(params, dtrain, num_boost_round, init_model, backend):
             mode = "refresh" if params["refresh_leaf"] else "refresh_stats"
             updated = updated._updated(dtrain, mode, rounds=num_boost_round, backend=backend)
         else:
-            n_trees = num_boost_round * updated.n_outputs
+            n_trees = num_boost_round * updated.trees_per_round
             updated.trees = [
                 pruned_tree(tree, params["gamma"], params["max_depth"])
                 for tree in updated.trees[:n_trees]

@@ -27,6 +27,7 @@ from ..boosting.gbtree import (
     ROW_STREAMS_PER_ROUND,
     _check_finite_tree,
     _make_booster,
+    check_trees_per_round,
     round_settings,
     split_settings,
     training_objective,
@@ -50,7 +51,7 @@ from ..model.booster import Booster
 from ..objectives import get_objective
 from ..objectives.classification import class_multipliers, row_class_weights
 from ..objectives.ranking import plan_query_chunks
-from ..params import round_values, validate_params
+from ..params import round_values, tree_learning_rate, validate_params
 from ..tree.constraints import InteractionConstraints
 from ..tree.feature_sampler import FeatureSampler
 from ..tree.grower import GrowthPolicy, TreeGrower
@@ -72,7 +73,14 @@ def check_distributed_params(params):
     machine (yet), naming the parameter and what to do instead."""
     refusals = []
     if params["booster"] != "gbtree":
-        refusals.append("booster='adaboost'")
+        refusals.append(
+            f"booster={params['booster']!r}"
+            + (
+                " (its dropouts re-predict every tree each round)"
+                if params["booster"] == "dart"
+                else ""
+            )
+        )
     if params["tree_method"] in ("exact", "approx"):
         refusals.append(f"tree_method={params['tree_method']!r} (use 'hist')")
     if params["enable_bundle"] and params["max_conflict_rate"] > 0:
@@ -151,6 +159,7 @@ class DaskLearner:
         booster, before = _make_booster(params, objective, dtrain, init_model, weight)
         booster._objective = objective
         self.booster = booster
+        check_trees_per_round(booster.n_outputs, params["num_parallel_tree"])
         self.start_round = booster.num_boosted_rounds()
         self.metrics = metrics_of(params, objective.default_metric)
         self.split_params, self.interaction_groups = split_settings(params, dtrain)
@@ -305,8 +314,11 @@ class DaskLearner:
         # trees with the round's other parameters (callbacks' schedules).
         params, split_params = round_settings(self, fixed=("subsample",))
         trees = []
-        for output in range(self.booster.n_outputs):
-            trees.append(self._grow(round_index, output, params, split_params))
+        n_outputs = self.booster.n_outputs
+        for position in range(n_outputs * params["num_parallel_tree"]):  # forest after forest
+            trees.append(
+                self._grow(round_index, position % n_outputs, position, params, split_params)
+            )
         self.booster.append_round(trees, round_values(params))
         total = self.exchange.bytes_exchanged
         round_bytes, self._bytes_before = total - self._bytes_before, total
@@ -360,11 +372,11 @@ class DaskLearner:
             prefix = (prefix << RADIX_BITS) | digit
         return prefix, rank
 
-    def _grow(self, round_index, output, params, split_params):
-        """One tree of one output, with the round's ``params`` and ``split_params`` (see
-        the module docstring)."""
+    def _grow(self, round_index, output, position, params, split_params):
+        """One tree of one output, ``position`` in its round, with the round's ``params``
+        and ``split_params`` (see the module docstring)."""
         timer = self.timer
-        stream = round_index * ROW_STREAMS_PER_ROUND + output
+        stream = round_index * ROW_STREAMS_PER_ROUND + position
         with timer.phase("sample"):
             goss = (
                 self._goss_threshold(output) if params["data_sample_strategy"] == "goss" else None
@@ -380,12 +392,12 @@ class DaskLearner:
             GradientQuantiser(scale_g, scale_h),
             _VirtualRows(n_samples),
             split_params,
-            params["learning_rate"],
+            tree_learning_rate(params),
         )
         sampler = FeatureSampler(
             self.dtrain.n_features,
             params,
-            host_rng(params["seed"], round_index, output),
+            host_rng(params["seed"], round_index, position),
             self.dtrain.feature_weights,
         )
         interactions = (

@@ -35,6 +35,7 @@ from ..params import (
     round_values,
     validate_params,
 )
+from .dropout import dropped_trees
 from .model_io import (
     atomic_write_text,
     check_model_path,
@@ -109,8 +110,10 @@ class Booster:
     """A gradient-boosted tree ensemble.
 
     Built by :func:`gpuboost.train` or :meth:`load_model`. Trees are stored round
-    by round: round ``r`` holds trees ``r * n_outputs .. (r + 1) * n_outputs - 1``,
-    tree ``i`` adding to output ``i % n_outputs``.
+    by round: round ``r`` holds trees ``r * T .. (r + 1) * T - 1`` where ``T =
+    n_outputs * num_parallel_tree`` (:attr:`trees_per_round`), forest after forest
+    (tree ``r * T + p * n_outputs + k`` is the ``p``-th tree of output ``k``), so tree
+    ``i`` adds to output ``i % n_outputs``.
 
     Attributes
     ----------
@@ -129,6 +132,10 @@ class Booster:
     tree_weights : list of float or None
         AdaBoost models (``params['booster'] == 'adaboost'``): the weight of every
         round (gpuboost.boosting.adaboost); None for gradient boosting.
+    weight_drop : list of float or None
+        DART models (``params['booster'] == 'dart'``, gpuboost.boosting.dart): every
+        tree's weight (XGBoost's ``weight_drop``); a tree adds its leaf value times its
+        weight. None for the other families.
     round_params : list of dict
         Per round, the values of the parameters a training may change between rounds
         (:data:`gpuboost.params.PER_ROUND_PARAMS`: a learning-rate schedule, callbacks'
@@ -149,6 +156,7 @@ class Booster:
         tree_weights=None,
         categories=None,
         round_params=None,
+        weight_drop=None,
     ):
         self.params = dict(params)
         self.n_outputs = int(n_outputs)
@@ -160,6 +168,7 @@ class Booster:
         self.best_score = best_score
         self.attributes = dict(attributes or {})
         self.tree_weights = None if tree_weights is None else [float(w) for w in tree_weights]
+        self.weight_drop = None if weight_drop is None else [float(w) for w in weight_drop]
         #: Per feature, the category labels in code order (None: a numeric feature); None
         #: for a model without categorical features.
         self.categories = check_categories(categories, self.n_features)
@@ -211,9 +220,14 @@ class Booster:
         self.params.update({canonical_name(k): validated[canonical_name(k)] for k in runtime})
         self.params.update(checked_round_values(per_round))
 
+    @property
+    def trees_per_round(self):
+        """Trees a round adds: ``n_outputs * num_parallel_tree``."""
+        return self.n_outputs * self.params.get("num_parallel_tree", 1)
+
     def num_boosted_rounds(self) -> int:
-        """Number of boosting rounds (trees / n_outputs)."""
-        return len(self.trees) // self.n_outputs
+        """Number of boosting rounds (trees / :attr:`trees_per_round`)."""
+        return len(self.trees) // self.trees_per_round
 
     def num_features(self) -> int:
         """Number of features the model expects."""
@@ -254,14 +268,15 @@ class Booster:
             selected = [index]
         else:
             raise TypeError(f"A Booster is indexed by rounds (an int or a slice), got {rounds!r}.")
-        k = self.n_outputs
+        k = self.trees_per_round
+        indices = [i for r in selected for i in range(r * k, (r + 1) * k)]
         return Booster(
             self.params,
-            k,
+            self.n_outputs,
             self.base_margin,
             self.n_features,
             self.feature_names,
-            trees=[tree for r in selected for tree in self.trees[r * k : (r + 1) * k]],
+            trees=[self.trees[i] for i in indices],
             attributes=self.attributes,
             tree_weights=None
             if self.tree_weights is None
@@ -270,7 +285,22 @@ class Booster:
             round_params=None
             if self._round_params is None
             else [self._round_params[r] for r in selected],
+            weight_drop=None
+            if self.weight_drop is None
+            else [self.weight_drop[i] for i in indices],
         )
+
+    def _keep_rounds(self, n_rounds):
+        """Drop every round from ``n_rounds`` on, in place (early stopping's
+        ``save_best``)."""
+        end = n_rounds * self.trees_per_round
+        self.trees = self.trees[:end]
+        if self.weight_drop is not None:
+            self.weight_drop = self.weight_drop[:end]
+        if self.tree_weights is not None:
+            self.tree_weights = self.tree_weights[:n_rounds]
+        if self._round_params is not None:
+            self._round_params = self._round_params[:n_rounds]
 
     def __eq__(self, other):
         return isinstance(other, Booster) and self.to_json() == other.to_json()
@@ -410,7 +440,23 @@ class Booster:
                 f"iteration_range {value_repr(iteration_range)} is out of bounds: the model has "
                 f"{n_rounds} rounds."
             )
-        return begin * self.n_outputs, end * self.n_outputs
+        return begin * self.trees_per_round, end * self.trees_per_round
+
+    def _prediction_trees(self, first, last, dropped=()):
+        """``(trees, outputs)``: trees ``first:last`` as prediction adds them, but those
+        in ``dropped`` (DART's dropouts), and the output each adds to. DART's
+        (``weight_drop``) have every value times the tree's weight (the product rounded
+        once, as XGBoost's ``weight * leaf``); the others are the model's own."""
+        kept = (
+            [i for i in range(first, last) if i not in dropped] if dropped else range(first, last)
+        )
+        outputs = [i % self.n_outputs for i in kept]
+        if self.weight_drop is None:
+            return [self.trees[i] for i in kept], outputs
+        trees = [
+            self.trees[i].replaced(value=self.trees[i].value * self.weight_drop[i]) for i in kept
+        ]
+        return trees, outputs
 
     def _predict_backend(self, device_input=None):
         """The backend of a prediction: the model's device ('auto': the CPU); for device
@@ -429,6 +475,7 @@ class Booster:
         iteration_range: Optional[Tuple[int, int]] = None,
         pred_contribs: bool = False,
         pred_interactions: bool = False,
+        training: bool = False,
     ) -> np.ndarray:
         """Predict.
 
@@ -458,6 +505,12 @@ class Booster:
             Return the SHAP interaction values, shape (n_rows, n_features + 1,
             n_features + 1) (an output axis after the rows for several outputs),
             summing over the last axis to the contributions (XGBoost's definition).
+        training : bool
+            Predict as a training round sees the model (XGBoost's): a DART model
+            (``booster='dart'``) without the trees its next round would drop
+            (:func:`gpuboost.model.dropout.dropped_trees` of round
+            :meth:`num_boosted_rounds`; the same set on every call). No effect on the
+            other families.
 
         Returns
         -------
@@ -471,7 +524,12 @@ class Booster:
         kinds = (output_margin, pred_leaf, pred_contribs, pred_interactions)
         sparse = self._sparse_rows(X)
         first, last = self._tree_range(iteration_range)
-        trees = self.trees[first:last]
+        dropped = ()
+        if training and self.weight_drop is not None:
+            dropped = frozenset(
+                dropped_trees(self.weight_drop, self.params, self.num_boosted_rounds())
+            )
+        trees, outputs = self._prediction_trees(first, last, dropped)
         if sparse is not None:
             rows, absent_missing, row_margin = sparse
             # No rows: nothing to launch on a device; the empty result has the usual shape.
@@ -489,17 +547,17 @@ class Booster:
                         first,
                         last,
                         kinds,
+                        dropped,
                     )
                     for start in range(0, max(1, rows.shape[0]), n_block_rows)
                 ]
                 return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
             margins = self._start_margins(backend, rows.shape[0], row_margin)
-            outputs = [(first + i) % self.n_outputs for i in range(len(trees))]
             absent = np.nan if absent_missing else 0.0
             margins = backend.predict_forest_sparse(rows, absent, trees, outputs, margins)
             return self._margins_output(backend, margins, first, last, output_margin)
         data, row_margin, device = self._check_features(X)
-        return self._predict_dense(data, row_margin, first, last, kinds, device)
+        return self._predict_dense(data, row_margin, first, last, kinds, dropped, device)
 
     def _start_margins(self, backend, n_rows, row_margin):
         """The margins prediction starts from (backend array (n_rows, n_outputs)): the
@@ -510,10 +568,11 @@ class Booster:
             margins = np.broadcast_to(self.base_margin, (n_rows, self.n_outputs)).copy()
         return backend.to_device(margins)
 
-    def _predict_dense(self, data, row_margin, first, last, kinds, device_input=None):
-        """:meth:`predict` of dense features in the model's order (trees ``first:last``);
-        ``kinds``: its ``(output_margin, pred_leaf, pred_contribs, pred_interactions)``.
-        Device input (``device_input``) is predicted on its device, into device arrays."""
+    def _predict_dense(self, data, row_margin, first, last, kinds, dropped, device_input=None):
+        """:meth:`predict` of dense features in the model's order (trees ``first:last``
+        but ``dropped``); ``kinds``: its ``(output_margin, pred_leaf, pred_contribs,
+        pred_interactions)``. Device input (``device_input``) is predicted on its device,
+        into device arrays."""
         output_margin, pred_leaf, pred_contribs, pred_interactions = kinds
         on_device = device_input is not None
         # No rows: nothing to launch on a device; the empty result has the usual shape.
@@ -522,16 +581,15 @@ class Booster:
         else:
             backend = self._predict_backend() if data.shape[0] else get_backend("cpu")
         features = backend.prepare_features(data)
-        trees = self.trees[first:last]
-        if pred_leaf:
-            leaves = backend.predict_forest_leaves(features, trees)
+        if pred_leaf:  # every tree's leaf, whatever its weight
+            leaves = backend.predict_forest_leaves(features, self.trees[first:last])
             return leaves if on_device else backend.to_host(leaves)
+        trees, outputs = self._prediction_trees(first, last, dropped)
         if pred_contribs or pred_interactions:
             return self._predict_shap(
-                backend, features, first, trees, row_margin, pred_interactions, on_device
+                backend, features, trees, outputs, row_margin, pred_interactions, on_device
             )
         margins = self._start_margins(backend, data.shape[0], row_margin)
-        outputs = [(first + i) % self.n_outputs for i in range(len(trees))]
         margins = backend.predict_forest_raw(features, trees, outputs, margins)
         return self._margins_output(backend, margins, first, last, output_margin, on_device)
 
@@ -546,7 +604,9 @@ class Booster:
             with backend.guard("transforming the margins into predictions"):
                 if self.tree_weights is not None:  # AdaBoost: normalized SAMME scores
                     margins = margins / samme_score_scale(
-                        self.tree_weights[first // self.n_outputs : last // self.n_outputs],
+                        self.tree_weights[
+                            first // self.trees_per_round : last // self.trees_per_round
+                        ],
                         self.n_outputs,
                     )
                 result = self.objective.output(
@@ -795,6 +855,7 @@ class Booster:
             "tree_weights": self.tree_weights,
             "categories": self.categories,
             "round_params": self._round_params,
+            "weight_drop": self.weight_drop,
         }
 
     def to_json(self) -> str:
@@ -847,10 +908,14 @@ class Booster:
         return self.attributes.get(key)
 
     def append_round(self, trees, values=None):
-        """Append one round's trees (one per output), trained with the
-        :data:`gpuboost.params.PER_ROUND_PARAMS` ``values`` (default: ``params``')."""
-        if len(trees) != self.n_outputs:
-            raise ValueError("a round adds exactly one tree per output")
+        """Append one round's trees (:attr:`trees_per_round` of them, in their order),
+        trained with the :data:`gpuboost.params.PER_ROUND_PARAMS` ``values`` (default:
+        ``params``'). A DART model's weights are the learner's to append."""
+        if len(trees) != self.trees_per_round:
+            raise ValueError(
+                "a round adds exactly num_parallel_tree trees per output "
+                f"({self.trees_per_round}), got {len(trees)}"
+            )
         if values is not None or self._round_params is not None:
             if self._round_params is None:  # every earlier round's, recorded once
                 self._round_params = self.round_params
@@ -865,13 +930,12 @@ class Booster:
 
     # ---- explanation ----------------------------------------------------------
     def _predict_shap(
-        self, backend, features, first, trees, row_margin, interactions, on_device=False
+        self, backend, features, trees, outputs, row_margin, interactions, on_device=False
     ):
-        """SHAP values (``interactions``: interaction values) of ``trees`` (the slice
-        from tree ``first``), with the base margin (or the rows' own) in the bias (device
-        arrays ``on_device``)."""
+        """SHAP values (``interactions``: interaction values) of ``trees`` (adding to
+        ``outputs``, :meth:`_prediction_trees`), with the base margin (or the rows' own)
+        in the bias (device arrays ``on_device``)."""
         backend.configure(self.params)  # the NumPy backend's threads (nthread)
-        outputs = [(first + i) % self.n_outputs for i in range(len(trees))]
         if interactions:
             values = backend.predict_interactions(features, trees, outputs, self.n_outputs)
         else:

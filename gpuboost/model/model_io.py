@@ -41,6 +41,12 @@ parameters: a learning-rate schedule, callbacks' ``Booster.set_param``) adds
 ``params`` (at least one round's differs); validated like ``params``. ``categories``
 may be present in it as in version 2. Versions 1 and 2 load as before.
 
+Version 4 (written only by forests and DART: params ``num_parallel_tree`` above 1 or
+``booster`` 'dart') stores a round's ``n_outputs * num_parallel_tree`` trees forest after
+forest (``Booster``), and for DART adds ``learner.weight_drop``: every tree's weight,
+positive and finite (XGBoost's). ``categories`` and ``round_params`` may be present in
+it as in versions 2 and 3. Versions 1 to 3 load as before.
+
 Floats are written with Python's shortest round-trip repr, so save -> load is
 exact and the same model always gives the same bytes. Loading uses only
 ``json.loads`` and explicit validation (never pickle, never eval): every tree
@@ -101,11 +107,14 @@ FORMAT_NAME = "gpuboost-model"
 #: :data:`BASE_FORMAT_VERSION`, so their bytes (and older readers) are unchanged.
 CATEGORICAL_FORMAT_VERSION = 2
 #: Version written by models whose rounds were trained with different per-round
-#: parameters (``learner.round_params``; categories optional); the newest version.
+#: parameters (``learner.round_params``; categories optional).
 ROUND_PARAMS_FORMAT_VERSION = 3
-FORMAT_VERSION = ROUND_PARAMS_FORMAT_VERSION
+#: Version written by forests (``num_parallel_tree`` > 1) and DART models
+#: (``learner.weight_drop``); categories and round_params optional; the newest version.
+FOREST_FORMAT_VERSION = 4
+FORMAT_VERSION = FOREST_FORMAT_VERSION
 BASE_FORMAT_VERSION = 1
-SUPPORTED_VERSIONS = (1, 2, 3)
+SUPPORTED_VERSIONS = (1, 2, 3, 4)
 #: Largest model file read (guards against reading a huge unrelated file).
 MAX_MODEL_BYTES = 1 << 32
 
@@ -122,6 +131,11 @@ def _round_params_differences(state):
         for values in rounds
     ]
     return differences if any(differences) else None
+
+
+def _is_forest(params):
+    """Whether validated ``params`` describe a model of version 4 (forests, DART)."""
+    return params.get("num_parallel_tree", 1) > 1 or params.get("booster") == "dart"
 
 
 def state_to_json(state):
@@ -145,8 +159,12 @@ def state_to_json(state):
     round_params = _round_params_differences(state)
     if round_params is not None:
         learner["round_params"] = round_params
+    if state.get("weight_drop") is not None:
+        learner["weight_drop"] = [float(w) for w in state["weight_drop"]]
     version = BASE_FORMAT_VERSION
-    if round_params is not None:
+    if _is_forest(state["params"]):
+        version = FOREST_FORMAT_VERSION
+    elif round_params is not None:
         version = ROUND_PARAMS_FORMAT_VERSION
     elif categories is not None:
         version = CATEGORICAL_FORMAT_VERSION
@@ -438,6 +456,7 @@ _LEARNER_KEYS = frozenset(
         "tree_weights",
         "categories",
         "round_params",
+        "weight_drop",
     }
 )
 
@@ -530,8 +549,11 @@ def _state_from_json(text):
     ):
         _fail("attributes must map strings to strings")
     trees_data = _require(document, "trees", list, "")
-    if len(trees_data) % n_outputs:
-        _fail(f"{len(trees_data)} trees is not a whole number of rounds of {n_outputs}")
+    if _is_forest(params) != (version == FOREST_FORMAT_VERSION):
+        _fail("num_parallel_tree above 1 and booster 'dart' are written in version 4 files exactly")
+    per_round = n_outputs * params["num_parallel_tree"]
+    if len(trees_data) % per_round:
+        _fail(f"{len(trees_data)} trees is not a whole number of rounds of {per_round}")
     categories = learner.get("categories")
     if version == BASE_FORMAT_VERSION and categories is not None:
         _fail("'categories' needs version 2 (or 3) of the format, not version 1")
@@ -557,7 +579,7 @@ def _state_from_json(text):
         if categories is None:
             _fail("'categories' names no categorical feature")
     trees = [validate_tree_dict(t, n_features, i, categories) for i, t in enumerate(trees_data)]
-    n_rounds = len(trees) // n_outputs
+    n_rounds = len(trees) // per_round
     if best_iteration is not None and best_iteration >= max(n_rounds, 1):
         _fail(f"best_iteration {best_iteration} is beyond the {n_rounds} rounds")
     tree_weights = learner.get("tree_weights")
@@ -572,6 +594,18 @@ def _state_from_json(text):
         )
     ):
         _fail("tree_weights must hold one positive finite number per round")
+    weight_drop = learner.get("weight_drop")
+    if (params["booster"] == "dart") != (weight_drop is not None):
+        _fail("'weight_drop' must be present exactly when params 'booster' is 'dart'")
+    if weight_drop is not None and (
+        not isinstance(weight_drop, list)
+        or len(weight_drop) != len(trees)
+        or not all(
+            isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w) and w > 0
+            for w in weight_drop
+        )
+    ):
+        _fail("weight_drop must hold one positive finite number per tree")
     round_params = _checked_round_params(learner.get("round_params"), version, params, n_rounds)
     return {
         "params": params,
@@ -586,15 +620,19 @@ def _state_from_json(text):
         "tree_weights": tree_weights,
         "categories": categories,
         "round_params": round_params,
+        "weight_drop": weight_drop,
     }
 
 
 def _checked_round_params(differences, version, params, n_rounds):
-    """``learner.round_params`` (present exactly in version 3 files: per round, an object
-    of the PER_ROUND_PARAMS whose values differ from ``params``' -- only those -- one
-    round's at least) as every round's full values, validated; None without it."""
-    if (differences is not None) != (version == ROUND_PARAMS_FORMAT_VERSION):
-        _fail("'round_params' must be present exactly in version 3 files")
+    """``learner.round_params`` (present in every version 3 file, allowed in version 4:
+    per round, an object of the PER_ROUND_PARAMS whose values differ from ``params``' --
+    only those -- one round's at least) as every round's full values, validated; None
+    without it."""
+    if version == ROUND_PARAMS_FORMAT_VERSION and differences is None:
+        _fail("'round_params' must be present in a version 3 file")
+    if differences is not None and version < ROUND_PARAMS_FORMAT_VERSION:
+        _fail("'round_params' needs version 3 (or 4) of the format")
     if differences is None:
         return None
     if not isinstance(differences, list) or len(differences) != n_rounds:

@@ -5,10 +5,12 @@ value is blended with the value the new data give it::
 
     leaf = decay_rate * old_leaf + (1 - decay_rate) * learning_rate * w(G, H)
 
-tree after tree, round after round, where ``G`` and ``H`` sum the gradients and hessians
+tree after tree (a round's forest of ``num_parallel_tree`` trees per output from the
+same gradients), round after round, where ``G`` and ``H`` sum the gradients and hessians
 of the new rows reaching the leaf, computed at the margins of the refitted trees before
 it (LightGBM's ``FitByExistingTree``), ``w`` is the training's leaf weight
 (:func:`gpuboost.core.gain.leaf_weight`, with the round's parameters,
+the learning rate divided by ``num_parallel_tree``,
 ``Booster.round_params``) and the sums are those of training: the gradients quantized
 per tree and summed as integers (docs/DESIGN.md, "Quantization"). So the refit is the
 same bytes on every backend and machine, and ``decay_rate=0`` on the training data
@@ -20,6 +22,7 @@ import numpy as np
 
 from ..core.gain import SplitParams, leaf_weight, split_gain
 from ..core.quantize import GradientQuantiser
+from ..params import tree_learning_rate
 from ..tree.constraints import resolve_monotone
 from ..tree.tree import TREE_ARRAYS, Tree
 
@@ -33,6 +36,12 @@ def _check(booster, decay_rate, label):
         raise ValueError("refit needs labels: pass label= (or a Dataset with a label).")
     if booster.tree_weights is not None:
         raise ValueError("An AdaBoost model (booster='adaboost') has no leaf values to refit.")
+    if booster.weight_drop is not None:
+        raise ValueError(
+            "A DART model (booster='dart') weighs its trees (weight_drop) by the dropouts "
+            "of its training; refit and the update process do not redo them: train a new "
+            "model instead."
+        )
     objective = booster.objective
     if objective.has_leaf_refit:
         raise ValueError(
@@ -62,13 +71,6 @@ def _node_sums(tree, leaf_of, quantized_g, quantized_h):
         if not tree.is_leaf[node]:
             sums[node] += sums[tree.left_child[node]] + sums[tree.right_child[node]]
     return sums
-
-
-def _rebuilt(tree, **arrays):
-    """``tree`` with some of its per-node arrays replaced."""
-    kept = {name: getattr(tree, name) for name in TREE_ARRAYS}
-    kept.update(arrays, cat_offsets=tree.cat_offsets, cat_bits=tree.cat_bits)
-    return Tree(kept)
 
 
 def updated_trees(booster, backend, features, dataset, margins, mode, decay_rate=0.0, rounds=None):
@@ -104,9 +106,9 @@ def updated_trees(booster, backend, features, dataset, margins, mode, decay_rate
     objective = _check(booster, decay_rate, dataset.label)
     objective.check_labels(dataset.label)
     decay = float(decay_rate)
-    n_outputs, trees = booster.n_outputs, booster.trees
+    n_outputs, trees, per_round = booster.n_outputs, booster.trees, booster.trees_per_round
     n_rounds = booster.num_boosted_rounds() if rounds is None else int(rounds)
-    leaves = backend.to_host(backend.predict_forest_leaves(features, trees[: n_rounds * n_outputs]))
+    leaves = backend.to_host(backend.predict_forest_leaves(features, trees[: n_rounds * per_round]))
     leaves = leaves.astype(np.int64)
     label = backend.to_device(dataset.label)
     weight = None if dataset.weight is None else backend.to_device(dataset.weight)
@@ -120,8 +122,9 @@ def updated_trees(booster, backend, features, dataset, margins, mode, decay_rate
         gradients, hessians = backend.gradients(objective, label, view, weight, dataset)
         gradients = gradients.reshape(-1, n_outputs)
         hessians = hessians.reshape(-1, n_outputs)
-        for output in range(n_outputs):
-            index = round_index * n_outputs + output
+        for position in range(per_round):  # a round's forest: tree p adds to output p % k
+            output = position % n_outputs
+            index = round_index * per_round + position
             tree, leaf_of = trees[index], leaves[:, index]
             (quantized_g, scale_g), (quantized_h, scale_h) = backend.quantize_gradients(
                 backend.xp.ascontiguousarray(gradients[:, output]),
@@ -133,12 +136,12 @@ def updated_trees(booster, backend, features, dataset, margins, mode, decay_rate
             quantiser = GradientQuantiser(scale_g, scale_h)
             g, h = quantiser.gradients(sums[:, 0]), quantiser.hessians(sums[:, 1])
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                new = params["learning_rate"] * leaf_weight(g, h, split_params)
+                new = tree_learning_rate(params) * leaf_weight(g, h, split_params)
             leaf = tree.is_leaf
             value = tree.value.copy()
             if mode == "refit":
                 value[leaf] = decay * value[leaf] + (1.0 - decay) * new[leaf]
-                tree = _rebuilt(tree, value=value)
+                tree = tree.replaced(value=value)
             else:
                 value[~leaf] = new[~leaf]
                 if mode == "refresh":
@@ -150,10 +153,10 @@ def updated_trees(booster, backend, features, dataset, margins, mode, decay_rate
                     gain[inner] = split_gain(
                         g[left], h[left], g[right], h[right], g[inner], h[inner], split_params
                     )
-                tree = _rebuilt(tree, value=value, gain=gain, cover=h, count=sums[:, 2])
+                tree = tree.replaced(value=value, gain=gain, cover=h, count=sums[:, 2])
             updated.append(tree)
             margins[:, output] += value[leaf_of]
-    return updated + list(trees[n_rounds * n_outputs :])
+    return updated + list(trees[n_rounds * per_round :])
 
 
 def pruned_tree(tree, gamma, max_depth):

@@ -215,6 +215,19 @@ def _check_exportable(state):
         )
 
 
+def xgboost_tree_order(n_rounds, n_outputs, n_parallel):
+    """Per position of XGBoost's tree list, the gpuboost tree there: XGBoost stores a
+    round's trees output after output (the ``p``-th tree of output ``k`` at ``k *
+    n_parallel + p``), gpuboost forest after forest (at ``p * n_outputs + k``)."""
+    per_round = n_outputs * n_parallel
+    return [
+        r * per_round + p * n_outputs + k
+        for r in range(n_rounds)
+        for k in range(n_outputs)
+        for p in range(n_parallel)
+    ]
+
+
 def _tree_to_xgboost(tree, index, n_features, categories=None):
     n = tree.n_nodes
     internal = tree.feature >= 0
@@ -309,29 +322,38 @@ def state_to_xgboost_json(state):
     if categories is not None:
         names = list(state["feature_names"])  # feature types need the names
         types = ["float" if labels is None else "c" for labels in categories]
-    n_rounds = len(trees) // n_outputs
+    n_parallel = int(params["num_parallel_tree"])
+    per_round = n_outputs * n_parallel
+    n_rounds = len(trees) // per_round
+    order = xgboost_tree_order(n_rounds, n_outputs, n_parallel)
+    trees = [trees[i] for i in order]
+    gbtree = {
+        "model": {
+            "cats": _write_encoded_categories(categories)
+            if categories is not None
+            else {"enc": [], "feature_segments": [], "sorted_idx": []},
+            "gbtree_model_param": {
+                "num_parallel_tree": str(n_parallel),
+                "num_trees": str(len(trees)),
+            },
+            "iteration_indptr": [r * per_round for r in range(n_rounds + 1)],
+            "tree_info": [i % n_outputs for i in order],
+            "trees": [_tree_to_xgboost(t, i, n_features, categories) for i, t in enumerate(trees)],
+        },
+        "name": "gbtree",
+    }
+    if state.get("weight_drop") is not None:  # DART: XGBoost's "dart" wraps the gbtree
+        gbtree = {
+            "gbtree": gbtree,
+            "name": "dart",
+            "weight_drop": [float(state["weight_drop"][i]) for i in order],
+        }
     document = {
         "learner": {
             "attributes": dict(sorted(attributes.items())),
             "feature_names": names,
             "feature_types": types,
-            "gradient_booster": {
-                "model": {
-                    "cats": _write_encoded_categories(categories)
-                    if categories is not None
-                    else {"enc": [], "feature_segments": [], "sorted_idx": []},
-                    "gbtree_model_param": {
-                        "num_parallel_tree": "1",
-                        "num_trees": str(len(trees)),
-                    },
-                    "iteration_indptr": [r * n_outputs for r in range(n_rounds + 1)],
-                    "tree_info": [i % n_outputs for i in range(len(trees))],
-                    "trees": [
-                        _tree_to_xgboost(t, i, n_features, categories) for i, t in enumerate(trees)
-                    ],
-                },
-                "name": "gbtree",
-            },
+            "gradient_booster": gbtree,
             "learner_model_param": {
                 "base_score": _base_score(params, state["base_margin"]),
                 "boost_from_average": "1",
@@ -531,6 +553,15 @@ def _tree_from_xgboost(data, index, category_counts=None):
     return Tree(arrays)
 
 
+def _in_gpuboost_order(values, order):
+    """Per-tree ``values`` in XGBoost's order (:func:`xgboost_tree_order`) put in
+    gpuboost's."""
+    out = [None] * len(values)
+    for position, index in enumerate(order):
+        out[index] = values[position]
+    return out
+
+
 def state_from_xgboost_json(text):
     """A gpuboost model state from XGBoost's JSON model text.
 
@@ -542,9 +573,9 @@ def state_from_xgboost_json(text):
     Raises
     ------
     ValueError
-        Not an XGBoost JSON model, or one gpuboost cannot represent: gblinear or
-        dart boosters, random forests (``num_parallel_tree > 1``), vector leaves,
-        objectives without a gpuboost equivalent.
+        Not an XGBoost JSON model, or one gpuboost cannot represent: gblinear
+        boosters, vector leaves, objectives without a gpuboost equivalent. Forests
+        (``num_parallel_tree``) and DART (``weight_drop``) are read.
     """
     try:
         document = json.loads(text)
@@ -552,17 +583,26 @@ def state_from_xgboost_json(text):
         _fail(f"not valid JSON ({error}); save it with booster.save_model('model.json')")
     learner = _get(document, "learner")
     booster = _get(learner, "gradient_booster")
+    weight_drop = None
+    if _get(booster, "name") == "dart":
+        weight_drop = [float(w) for w in _get(booster, "weight_drop")]
+        booster = _get(booster, "gbtree")
     if _get(booster, "name") != "gbtree":
-        _fail(f"booster {booster['name']!r} is not supported (only 'gbtree')")
+        _fail(f"booster {booster['name']!r} is not supported (only 'gbtree' and 'dart')")
     model = _get(booster, "model")
-    if str(_get(model, "gbtree_model_param", "num_parallel_tree")) != "1":
-        _fail("random forests (num_parallel_tree > 1) are not supported")
+    n_parallel = int(_get(model, "gbtree_model_param", "num_parallel_tree"))
+    if n_parallel < 1:
+        _fail(f"num_parallel_tree is {n_parallel}")
     model_param = _get(learner, "learner_model_param")
     n_features = int(_get(model_param, "num_feature"))
     n_outputs = max(int(_get(model_param, "num_class")), 1)
     if int(model_param.get("num_target", "1")) != 1:
         _fail("multi-target models are not supported")
     name, params = _import_params(_get(learner, "objective"), n_outputs)
+    if n_parallel > 1:
+        params["num_parallel_tree"] = n_parallel
+    if weight_drop is not None:
+        params["booster"] = "dart"
     scores = _parse_base_score(_get(model_param, "base_score"))
     if len(scores) == 1:
         scores = scores * n_outputs
@@ -571,9 +611,18 @@ def state_from_xgboost_json(text):
     link = XGBOOST_OBJECTIVES[name][1]
     base_margin = [_margin_of(link, float(np.float32(s))) for s in scores]
     trees_data = _get(model, "trees")
+    per_round = n_outputs * n_parallel
+    if len(trees_data) % per_round:
+        _fail(f"{len(trees_data)} trees are not whole rounds of {per_round}")
+    order = xgboost_tree_order(len(trees_data) // per_round, n_outputs, n_parallel)
     tree_info = [int(v) for v in _get(model, "tree_info")]
-    if tree_info != [i % n_outputs for i in range(len(trees_data))]:
-        _fail("the trees are not one per output and round in output order")
+    if tree_info != [i % n_outputs for i in order]:
+        _fail(
+            "the trees are not num_parallel_tree per output and round in output order "
+            "(XGBoost's layout)"
+        )
+    if weight_drop is not None and len(weight_drop) != len(trees_data):
+        _fail(f"{len(weight_drop)} DART weights for {len(trees_data)} trees")
     names = list(learner.get("feature_names") or [])
     if not names:
         names = [f"{DEFAULT_FEATURE_NAME_PREFIX}{i}" for i in range(n_features)]
@@ -594,11 +643,14 @@ def state_from_xgboost_json(text):
         "base_margin": np.asarray(base_margin, dtype=np.float64),
         "n_features": n_features,
         "feature_names": names,
-        "trees": [_tree_from_xgboost(t, i, counts) for i, t in enumerate(trees_data)],
+        "trees": _in_gpuboost_order(
+            [_tree_from_xgboost(t, i, counts) for i, t in enumerate(trees_data)], order
+        ),
         "best_iteration": None if best_iteration is None else int(best_iteration),
         "best_score": None if best_score is None else float(best_score),
         "attributes": attributes,
         "tree_weights": None,
         "categories": categories,
+        "weight_drop": None if weight_drop is None else _in_gpuboost_order(weight_drop, order),
     }
     return state_from_json(state_to_json(state))  # validated as a gpuboost model file

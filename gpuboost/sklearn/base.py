@@ -307,7 +307,8 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
             if name in self._managed_params:
                 raise ValueError(
                     f"Parameter {key!r} is set by {type(self).__name__} itself "
-                    f"(from the training data); do not pass it."
+                    f"(num_class from the training data, num_parallel_tree from "
+                    f"n_estimators in the forests); do not pass it."
                 )
             params[key] = value
         return params

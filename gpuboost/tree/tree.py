@@ -75,6 +75,13 @@ class Tree:
         if len(self.cat_offsets) != n_nodes + 1 or (len(self.cat_bits) != self.cat_offsets[-1]):
             raise ValueError("cat_offsets must have n_nodes + 1 entries ending at len(cat_bits).")
 
+    def replaced(self, **arrays):
+        """A new Tree with some of the per-node arrays of :data:`TREE_ARRAYS` replaced
+        (the others, and the category sets, shared)."""
+        kept = {name: getattr(self, name) for name in TREE_ARRAYS}
+        kept.update(arrays, cat_offsets=self.cat_offsets, cat_bits=self.cat_bits)
+        return Tree(kept)
+
     @property
     def has_categorical(self):
         """Whether the tree has a categorical split."""

@@ -144,7 +144,7 @@ def test_the_model_file_checks_the_recorded_rounds():
             "round_params\\[1\\]",
         ),
         (lambda d: d["learner"]["round_params"].__setitem__(1, [0.4]), "not an object"),
-        (lambda d: d.__setitem__("version", 1), "exactly in version 3"),
+        (lambda d: d.__setitem__("version", 1), "needs version 3"),
         (lambda d: d["learner"].__setitem__("round_params", [{}] * 8), "records no round"),
         (
             lambda d: d["learner"]["round_params"].__setitem__(7, {"learning_rate": 0.1}),
@@ -158,7 +158,7 @@ def test_the_model_file_checks_the_recorded_rounds():
             Booster.from_json(json.dumps(document))
     without = json.loads(json.dumps(good))
     del without["learner"]["round_params"]
-    with pytest.raises(ValueError, match="exactly in version 3"):
+    with pytest.raises(ValueError, match="present in a version 3 file"):
         Booster.from_json(json.dumps(without))
     assert set(PER_ROUND_PARAMS) >= {"learning_rate", "reg_lambda", "subsample"}
 
@@ -185,3 +185,23 @@ def test_a_scheduled_model_exports_to_xgboost_with_its_predictions(tmp_path):
     theirs = xgb.Booster(model_file=str(path)).predict(xgb.DMatrix(X32), output_margin=True)
     ours = model.predict(X32, output_margin=True, iteration_range=(0, model.num_boosted_rounds()))
     np.testing.assert_allclose(theirs, ours, rtol=1e-6, atol=1e-6)
+
+
+def test_save_best_keeps_the_best_rounds_parameters():
+    """``EarlyStopping(save_best=True)`` drops the later rounds' recorded parameters with
+    their trees, so the model saves and loads."""
+    X, y = _data()
+    dtrain = gpuboost.Dataset(X[:400], label=y[:400])
+    dvalid = gpuboost.Dataset(X[400:], label=y[400:])
+    model = gpuboost.train(
+        PARAMS,
+        dtrain,
+        40,
+        evals=[(dvalid, "valid")],
+        learning_rates=lambda r: 0.9 if r % 2 else 0.8,
+        callbacks=[gpuboost.EarlyStopping(2, save_best=True)],
+        verbose_eval=False,
+    )
+    assert model.num_boosted_rounds() < 40
+    assert len(model.round_params) == model.num_boosted_rounds()
+    assert Booster.from_json(model.to_json()).save_raw() == model.save_raw()

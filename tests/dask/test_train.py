@@ -567,3 +567,26 @@ def test_the_update_process_is_refused_on_a_cluster(client):
     )
     with pytest.raises(ValueError, match="gpuboost.dask.train grows new trees"):
         train(client, {"process_type": "update", "device": "cpu"}, dtrain, 1)
+
+
+def test_forests_give_the_single_node_model_and_dart_is_refused(client):
+    """``num_parallel_tree``: every tree of a round's forest samples its rows by global
+    row id and its columns on the client, as on one machine. DART re-predicts every tree
+    in its dropping rounds and is refused."""
+    X, y, _ = _data("regression", n_rows=500, n_features=4, seed=24)
+    sizes = dc.uneven_sizes(len(X), 3, 2)
+    dtrain = DaskDataset(
+        client, dc.spread(client, X, sizes, 2), label=dc.spread(client, y, sizes, 2)
+    )
+    params = {
+        "max_depth": 3,
+        "num_parallel_tree": 3,
+        "subsample": 0.7,
+        "colsample_bynode": 0.6,
+        "device": "cpu",
+    }
+    model = train(client, params, dtrain, 2, verbose_eval=False)
+    single = gpuboost.train(params, gpuboost.Dataset(X, label=y), 2)
+    assert len(model.trees) == 6 and model.save_raw() == single.save_raw()
+    with pytest.raises(ValueError, match="booster='dart'"):
+        train(client, {"booster": "dart", "device": "cpu"}, dtrain, 1, verbose_eval=False)

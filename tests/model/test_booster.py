@@ -433,7 +433,7 @@ def test_attributes(regression_booster):
 
 
 def test_append_round_needs_one_tree_per_output(softprob_booster):
-    with pytest.raises(ValueError, match="one tree per output"):
+    with pytest.raises(ValueError, match="num_parallel_tree trees per output"):
         softprob_booster.append_round(softprob_booster.trees[:2])
     softprob_booster.append_round(softprob_booster.trees[:3])
     assert softprob_booster.num_boosted_rounds() == N_ROUNDS + 1

@@ -12,7 +12,8 @@ re-saves to the original bytes.
 Corruptions of real models (regression trained on data with NaN, so default
 directions vary; 3-class multiclass with early stopping; binary lossguide with
 feature names and attributes; categorical splits; a learning-rate and L2 schedule,
-whose file records every round's parameters):
+whose file records every round's parameters; a DART model of forests, whose file records
+every tree's weight):
 
 * byte level: bit flips, JSON-significant bytes, deletions, duplications,
   truncations, swaps, invalid UTF-8 and NUL bytes, splices of another model;
@@ -208,6 +209,27 @@ def _categorical_model():
     return booster, frame.to_numpy(dtype=object)
 
 
+def _dart_forest_model():
+    """Format version 4: two trees per round (num_parallel_tree) and DART's weights."""
+    X, rng = _features(300, 3, 5)
+    y = (np.nan_to_num(X[:, 0]) + 0.3 * rng.normal(size=300) > 0).astype(float)
+    booster = gpuboost.train(
+        {
+            "device": "cpu",
+            "objective": "binary:logistic",
+            "booster": "dart",
+            "rate_drop": 0.5,
+            "num_parallel_tree": 2,
+            "subsample": 0.8,
+            "max_depth": 2,
+            "verbosity": 0,
+        },
+        gpuboost.Dataset(X, label=y),
+        num_boost_round=4,
+    )
+    return booster, X
+
+
 @pytest.fixture(scope="module")
 def models():
     """name -> (original bytes, data to predict on)."""
@@ -217,6 +239,7 @@ def models():
         "binary": _binary_model(),
         "categorical": _categorical_model(),
         "scheduled": _scheduled_model(),
+        "dart_forest": _dart_forest_model(),
     }
     out = {name: (booster.save_raw(), X) for name, (booster, X) in built.items()}
     # The corruptions need every field they aim at to be there.
@@ -227,6 +250,7 @@ def models():
     )
     assert sum("cat_bits" in tree for tree in json.loads(out["categorical"][0])["trees"]) >= 3
     assert json.loads(out["scheduled"][0])["learner"]["round_params"][0]
+    assert len(set(json.loads(out["dart_forest"][0])["learner"]["weight_drop"])) > 2
     return out
 
 
@@ -239,6 +263,8 @@ def _normalized(document):
     if "round_params" in learner:
         learner["round_params"] = [checked_round_values(r) for r in learner["round_params"]]
     learner["base_margin"] = [float(v) for v in learner["base_margin"]]
+    if "weight_drop" in learner:
+        learner["weight_drop"] = [float(v) for v in learner["weight_drop"]]
     if learner["best_score"] is not None:
         learner["best_score"] = float(learner["best_score"])
     for tree in document["trees"]:

@@ -147,9 +147,9 @@ def test_unimportable_documents_raise_a_clear_error():
         (lambda d: d["learner"]["gradient_booster"].update(name="gblinear"), "gbtree"),
         (
             lambda d: d["learner"]["gradient_booster"]["model"]["gbtree_model_param"].update(
-                num_parallel_tree="2"
+                num_parallel_tree="3"
             ),
-            "random forests",
+            "not whole rounds of 3",
         ),
         (
             lambda d: d["learner"]["gradient_booster"]["model"]["trees"][0].update(

@@ -1,4 +1,4 @@
-"""scikit-learn's own estimator checks on GBRegressor, GBClassifier, GBRanker and
+"""scikit-learn's own estimator checks on GBRegressor, GBClassifier, GBRanker, the forests and
 AdaBoostClassifier.
 
 ``sklearn.utils.estimator_checks.parametrize_with_checks`` runs scikit-learn's
@@ -17,7 +17,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import gpuboost.sklearn as gpuboost_sklearn
 from gpuboost.objectives import OBJECTIVES
-from gpuboost.sklearn import GBClassifier, GBRanker, GBRegressor
+from gpuboost.sklearn import GBClassifier, GBRanker, GBRegressor, GBRFClassifier, GBRFRegressor
 
 #: Few, shallow trees keep the ~60 checks per estimator within seconds.
 CHECK_PARAMS = {"n_estimators": 10, "max_depth": 3, "device": "cpu", "verbosity": 0}
@@ -38,6 +38,17 @@ _QUANTIZED_WEIGHTS_REASON = (
     "on this data only because it has no such near-tie."
 )
 
+_ROW_SAMPLING_REASON = (
+    "The forests sample rows (subsample=0.8, XGBoost's forest default): a row of weight w "
+    "is kept or left out of a tree as one row, while w copies of it are kept or left out "
+    "one by one, so the trees differ (scikit-learn's own RandomForest with bootstrap "
+    "fails this check for the same reason)."
+)
+_FOREST_FAILURES = {
+    "check_sample_weight_equivalence_on_dense_data": _ROW_SAMPLING_REASON,
+    "check_sample_weight_equivalence_on_sparse_data": _ROW_SAMPLING_REASON,
+}
+
 #: estimator class name -> {check name: why it fails}. The one place expected failures live.
 EXPECTED_FAILED_CHECKS = {
     "GBRegressor": {},
@@ -46,6 +57,8 @@ EXPECTED_FAILED_CHECKS = {
         "check_sample_weight_equivalence_on_sparse_data": _QUANTIZED_WEIGHTS_REASON,
     },
     "SingleQueryGBRanker": {},
+    "GBRFRegressor": _FOREST_FAILURES,
+    "GBRFClassifier": _FOREST_FAILURES,
     "AdaBoostClassifier": {},
 }
 
@@ -79,6 +92,8 @@ ESTIMATORS = [
     GBRegressor(**CHECK_PARAMS),
     GBClassifier(**CHECK_PARAMS),
     SingleQueryGBRanker(**CHECK_PARAMS, objective=ranker_objective()),
+    GBRFRegressor(**CHECK_PARAMS),
+    GBRFClassifier(**CHECK_PARAMS),
 ]
 if hasattr(gpuboost_sklearn, "AdaBoostClassifier"):
     ESTIMATORS.append(
