@@ -20,6 +20,20 @@ from .data.dataset import Dataset
 from .errors import DeviceUnavailableError, GpuOutOfMemoryError, GpuSelfCheckError
 from .model.booster import Booster
 
+#: The scikit-learn API (gpuboost.sklearn, whose __all__ names them too), loaded on first
+#: use: importing it imports scikit-learn.
+_ESTIMATORS = (
+    "GBRegressor",
+    "GBClassifier",
+    "GBRanker",
+    "GBRFRegressor",
+    "GBRFClassifier",
+    "AdaBoostClassifier",
+)
+#: Plotting functions, loaded on first use (gpuboost.plotting; matplotlib is optional
+#: and imported only when a plot is drawn).
+_PLOTTING = ("plot_importance", "plot_metric", "plot_tree", "plot_shap_summary", "to_graphviz")
+
 __all__ = [
     "__version__",
     "Dataset",
@@ -37,33 +51,9 @@ __all__ = [
     "DeviceUnavailableError",
     "GpuOutOfMemoryError",
     "GpuSelfCheckError",
-    "GBRegressor",
-    "GBClassifier",
-    "GBRanker",
-    "GBRFRegressor",
-    "GBRFClassifier",
-    "AdaBoostClassifier",
-    "plot_importance",
-    "plot_metric",
-    "plot_tree",
-    "plot_shap_summary",
-    "to_graphviz",
+    *_ESTIMATORS,
+    *_PLOTTING,
 ]
-
-#: Plotting functions, loaded on first use (gpuboost.plotting; matplotlib is optional
-#: and imported only when a plot is drawn).
-_PLOTTING = ("plot_importance", "plot_metric", "plot_tree", "plot_shap_summary", "to_graphviz")
-
-
-#: The scikit-learn API (gpuboost.sklearn), loaded on first use.
-_ESTIMATORS = (
-    "GBRegressor",
-    "GBClassifier",
-    "GBRanker",
-    "GBRFRegressor",
-    "GBRFClassifier",
-    "AdaBoostClassifier",
-)
 
 
 def __getattr__(name):  # scikit-learn API loads lazily (scikit-learn is optional)

@@ -70,6 +70,8 @@ PARAMS = [
     {"objective": "binary:logistic"},
     {"objective": "multi:softprob", "num_class": 3},
     {"objective": "count:poisson"},
+    {"objective": "reg:squarederror", "num_parallel_tree": 3, "subsample": 0.8},
+    {"objective": "binary:logistic", "booster": "dart", "rate_drop": 0.2},
 ]
 
 

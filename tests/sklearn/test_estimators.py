@@ -721,3 +721,13 @@ def test_categorical_columns():
         by_default.fit(as_category, y).predict(frame), model.predict(frame)
     )
     assert clone(model).get_params()["enable_categorical"] is True
+
+
+def test_the_top_level_names_every_estimator_lazily():
+    """gpuboost's lazy estimator names (``gpuboost._ESTIMATORS``) and gpuboost.sklearn's
+    ``__all__`` list the same estimators."""
+    import gpuboost.sklearn as api
+
+    assert set(gpuboost._ESTIMATORS) == set(api.__all__) - {"NotFittedError", "SKLEARN_INSTALLED"}
+    for name in gpuboost._ESTIMATORS:
+        assert getattr(gpuboost, name) is getattr(api, name)
