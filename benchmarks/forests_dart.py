@@ -106,7 +106,7 @@ def tables(data_dir):
     }
     folder = Path(data_dir)
     for name, task in (("binary", "binary"), ("regression", "regression")):
-        path = folder / name / f"{name}.train"
+        path = folder / f"{name}.train"
         if path.exists():
             data = np.loadtxt(path)
             out[f"lightgbm_{name}"] = (data[:, 1:], data[:, 0], task)
