@@ -48,6 +48,7 @@ for _path in (REPO_ROOT / "tests", REPO_ROOT):
         sys.path.insert(0, str(_path))
 
 import _reference_data as ref  # noqa: E402
+from _machine import cpu_model  # noqa: E402
 
 LIBRARIES = ("gpuboost", "xgboost", "lightgbm", "sklearn")
 _MODULES = {
@@ -309,7 +310,7 @@ def main(argv=None):
             "date": datetime.datetime.now().isoformat(timespec="seconds"),
             "machine": {
                 "nproc": os.cpu_count(),
-                "cpu": _cpu_model(),
+                "cpu": cpu_model(),
                 "python": platform.python_version(),
             },
             "data_dir": str(folder),
@@ -329,16 +330,6 @@ def _load_average():
         return os.getloadavg()[0]
     except (AttributeError, OSError):
         return None
-
-
-def _cpu_model():
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "?"
 
 
 if __name__ == "__main__":

@@ -25,7 +25,6 @@ Usage::
 import argparse
 import datetime
 import json
-import platform
 import sys
 import time
 from pathlib import Path
@@ -35,6 +34,8 @@ import numpy as np
 REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
+
+from _machine import cpu_model  # noqa: E402
 
 import gpuboost  # noqa: E402
 from gpuboost.metrics import get_metric  # noqa: E402
@@ -177,16 +178,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     import xgboost
 
-    machine = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                machine = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     print(
-        f"# {datetime.date.today()} {machine}, {args.threads} threads, gpuboost "
+        f"# {datetime.date.today()} {cpu_model()}, {args.threads} threads, gpuboost "
         f"{gpuboost.__version__}, xgboost {xgboost.__version__}, {args.splits} splits"
     )
     print(

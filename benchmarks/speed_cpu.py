@@ -106,6 +106,7 @@ if str(REPO_ROOT) not in sys.path:  # use the checkout's gpuboost
     sys.path.insert(0, str(REPO_ROOT))
 
 import numpy as np  # noqa: E402
+from _machine import cpu_model  # noqa: E402
 
 LIBRARIES = ("gpuboost", "xgboost", "lightgbm", "sklearn")
 CASES = (
@@ -337,16 +338,6 @@ def _load_average():
 
 def _fmt_load(value):
     return "n/a" if value is None else f"{value:.1f}"
-
-
-def cpu_model():
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "?"
 
 
 def warm_up_gpuboost(threads):

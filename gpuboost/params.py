@@ -41,8 +41,9 @@ class Parameter:
     default : object
         Value used when the parameter is not given.
     kind : str
-        'int', 'float', 'str', 'bool', 'any' (objective may be a callable) or
-        'metric' (a str or a list of str).
+        'int', 'float', 'str', 'bool', 'any' (objective may be a callable),
+        'metric' (a str or a list of str) or 'levels' (a float, or a strictly increasing
+        list of floats: a float for one, a list of floats for several).
     low, high : float or None
         Inclusive bounds unless ``low_open`` / ``high_open``.
     choices : tuple or None
@@ -330,8 +331,20 @@ PARAMETERS = {
         _P(
             "quantile_alpha",
             0.5,
-            "float",
-            "quantile level of reg:quantile",
+            "levels",
+            "quantile level of reg:quantile, or an increasing list of levels: one output "
+            "each, predictions sorted so that they never cross",
+            low=0.0,
+            high=1.0,
+            low_open=True,
+            high_open=True,
+        ),
+        _P(
+            "expectile_alpha",
+            0.5,
+            "levels",
+            "expectile level of reg:expectileerror, or an increasing list of levels (as "
+            "quantile_alpha)",
             low=0.0,
             high=1.0,
             low_open=True,
@@ -591,6 +604,7 @@ SAVED_WHEN_SET = frozenset(
         "one_drop",
         "sample_type",
         "normalize_type",
+        "expectile_alpha",
     }
 )
 
@@ -691,6 +705,39 @@ def _check_interaction(name, value):
     return groups
 
 
+def _check_levels(param, value):
+    """A 'levels' parameter: a float in range, or a strictly increasing list of them (a
+    one-element list is its float; text in JSON or tuple syntax, as the command line
+    gives it, is read first)."""
+    if isinstance(value, str):
+        value = _parse_text(param.name, value, "0.5 or [0.1, 0.5, 0.9]")
+    if isinstance(value, (list, tuple, np.ndarray)):
+        levels = [_check_value(_float_of(param), v) for v in list(value)]
+        if not levels:
+            raise ValueError(f"Parameter {param.name!r} must name at least one level, got [].")
+        if any(b <= a for a, b in zip(levels, levels[1:])):
+            raise ValueError(
+                f"Parameter {param.name!r} must list increasing levels (one output each, in "
+                f"order), got {value_repr(list(value))}."
+            )
+        return levels[0] if len(levels) == 1 else levels
+    return _check_value(_float_of(param), value)
+
+
+def _float_of(param):
+    """``param`` as a 'float' parameter (one level)."""
+    return Parameter(
+        param.name,
+        param.default,
+        "float",
+        param.doc,
+        param.low,
+        param.high,
+        param.low_open,
+        param.high_open,
+    )
+
+
 def _check_value(param, value):
     name = param.name
     if param.kind == "monotone":
@@ -705,6 +752,8 @@ def _check_value(param, value):
                 f"Parameter {name!r} must be a string or a callable, got {value_repr(value)}."
             )
         return value
+    if param.kind == "levels":
+        return _check_levels(param, value)
     if param.kind == "metric":
         if value is None:
             return None

@@ -157,6 +157,20 @@ CONFIGURATIONS = {
         "regression",
         {"objective": "reg:quantile", "quantile_alpha": 0.3, "max_depth": 3},
     ),
+    "quantile_levels": (
+        "regression",
+        {"objective": "reg:quantile", "quantile_alpha": [0.2, 0.5, 0.8], "max_depth": 3},
+    ),
+    "expectile_levels": (
+        "regression",
+        {
+            "objective": "reg:expectileerror",
+            "expectile_alpha": [0.3, 0.7],
+            "max_depth": 3,
+            "subsample": 0.8,
+            "seed": 8,
+        },
+    ),
     "logistic_sampled": (
         "binary",
         {
@@ -253,6 +267,7 @@ GOLDEN = {
     "bundled_with_conflicts": "06a71ac3dc9e5f3bca581b102a854d0a8d1b2a6d0fd03ce181d41d68dbbbb49d",
     "dart": "9bb5d7dbd17b143ae707ca8f45e14f2413aef22e3e39cc88e6068192e996552d",
     "exact": "3c248eb3a633700118f5d86662d963826671d48d41d8c638c45acdb1c000626f",
+    "expectile_levels": "a65ad8e8ce54e87d78353aa7f7534700b33e8c3ef8ee13fa5d39659434ee76c6",
     "exponential": "bd97e5701d0a0a78f4f7807f9f938150a00314a3e23ade75e480845124abe7bc",
     "forest_softprob": "ca08bfcf35b3f44dd9a8bd895a127075c8106228c452074655b06fe9c4eea622",
     "gamma": "10ec0d8f9bf109a6e2eab1c8e2122d014289d62797b9a54a1d067a486ffd1d27",
@@ -262,6 +277,7 @@ GOLDEN = {
     "logistic_sampled": "c5de2768bfb9bfb5f43eb36598ffcf13d1512d3d7751f75e79a3198cfed987e7",
     "poisson": "0cce61cf9e3247c09ea7220518fa483f8a0d03ed7ce04db050cac26901ee6b90",
     "quantile": "9648897eb2d1593dff222de9bf08cff5695071a6a17b4afb9cdc440689b80449",
+    "quantile_levels": "d4a4df1b0073f3c8c5f03fe46d3c2434e8355666fab7d20c007c0e8bc7828a11",
     "rank_map_lossguide": "82711656df66979b0a3a5c5a3319eba3a99bed5ca345ca5e459c5aabe9e1ce29",
     "rank_ndcg": "21f938778ee30ed24501476323a9cb496b3782c58076b279c586efc6bc4fc99f",
     "rank_pairwise": "756e8f93c2d1c62590867274d8cf909750bafc325b3550e66d71b006a5a253cb",

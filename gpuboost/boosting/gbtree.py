@@ -492,6 +492,7 @@ class GBTreeLearner:
                         grown.sample_indices,
                         grown.leaf_begins[has_weight],
                         grown.leaf_ends[has_weight],
+                        output,
                     )
                     if grown.node_bounds is not None:  # monotone constraints: stay in bounds
                         bounds = grown.node_bounds[leaves]

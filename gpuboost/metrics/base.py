@@ -61,10 +61,12 @@ from ..core.array import get_array_module
 from ..core.dtypes import Y_DTYPE
 from ..core.reproducible_sum import reproducible_mean
 
-__all__ = ["Metric", "PARAMETER_SEPARATOR", "metric_name"]
+__all__ = ["Metric", "PARAMETER_SEPARATOR", "LEVEL_SEPARATOR", "metric_name"]
 
 #: Separates a metric's base name from its parameter: ``ndcg@5``.
 PARAMETER_SEPARATOR = "@"
+#: Separates the levels of a metric of several: ``pinball@0.1,0.5,0.9``.
+LEVEL_SEPARATOR = ","
 
 
 # ---------------------------------------------------------------------------
@@ -133,7 +135,10 @@ def metric_name(base_name, parameter=None):
 
 
 def _format_parameter(value):
-    """Shortest text of a metric parameter (``0.7`` -> ``'0.7'``, ``5`` -> ``'5'``)."""
+    """Shortest text of a metric parameter (``0.7`` -> ``'0.7'``, ``5`` -> ``'5'``; a
+    sequence of levels -> ``'0.1,0.5,0.9'``)."""
+    if isinstance(value, (list, tuple)):
+        return LEVEL_SEPARATOR.join(_format_parameter(v) for v in value)
     if isinstance(value, (int, np.integer)):
         return str(int(value))
     return repr(float(value))
@@ -214,3 +219,54 @@ class _PointwiseMetric(Metric):
     def _finalize(self, xp, mean_loss):
         """Map the weighted mean loss to the reported value (identity)."""
         return mean_loss
+
+
+class _LevelsMetric(Metric):
+    """A loss at one level, or the mean of one loss per level of several (``pinball``,
+    ``expectile``): ``name@a`` on predictions of shape (n_samples,), ``name@a,b,...`` on
+    predictions of shape (n_samples, n_levels), column ``j`` at level ``j``; the weighted
+    mean of each column's per-row loss, then their sum in column order divided by the
+    number of levels.
+
+    Parameters
+    ----------
+    levels : float or sequence of float
+        In (0, 1), increasing.
+    """
+
+    base_name = None
+    default_level = 0.5
+
+    def __init__(self, levels=None):
+        levels = self.default_level if levels is None else levels
+        levels = tuple(float(v) for v in np.atleast_1d(levels))
+        if not levels or not all(0.0 < v < 1.0 for v in levels):
+            raise ValueError(
+                f"{self.base_name} levels must satisfy 0 < alpha < 1, got {list(levels)}"
+            )
+        if any(b <= a for a, b in zip(levels, levels[1:])):
+            raise ValueError(f"{self.base_name} levels must increase, got {list(levels)}")
+        self.levels = levels
+        self.name = metric_name(self.base_name, levels[0] if len(levels) == 1 else levels)
+
+    def _evaluate(self, xp, y, pred, weight, group):
+        n_samples, n_levels = y.shape[0], len(self.levels)
+        weight = _as_sample_weight(xp, weight, n_samples)
+        if n_levels == 1:
+            pred = _as_single_output_predictions(xp, pred, n_samples)
+            return reproducible_mean(xp, self._level_loss(xp, y, pred, self.levels[0]), weight)
+        pred = xp.asarray(pred, dtype=np.float64)
+        if pred.shape != (n_samples, n_levels):
+            raise ValueError(
+                f"metric {self.name!r}: predictions must have shape {(n_samples, n_levels)} "
+                f"(one column per level), got {pred.shape}"
+            )
+        total = 0.0
+        for column, level in enumerate(self.levels):
+            loss = self._level_loss(xp, y, xp.ascontiguousarray(pred[:, column]), level)
+            total += float(reproducible_mean(xp, loss, weight))
+        return total / n_levels
+
+    def _level_loss(self, xp, y, pred, level):
+        """Per-row loss at ``level``, shape (n_samples,)."""
+        raise NotImplementedError

@@ -1,4 +1,4 @@
-"""Pointwise regression metrics: ``rmse``, ``mae``, ``pinball`` and the
+"""Pointwise regression metrics: ``rmse``, ``mae``, ``pinball``, ``expectile`` and the
 negative log-likelihoods ``poisson-nloglik``, ``gamma-nloglik``, ``tweedie-nloglik``.
 
 Each is the weighted mean of a per-row loss of one-dimensional predictions
@@ -8,12 +8,13 @@ Each is the weighted mean of a per-row loss of one-dimensional predictions
 
 from ..core import strict_math
 from ..params import PARAMETERS
-from .base import _PointwiseMetric, metric_name
+from .base import _LevelsMetric, _PointwiseMetric, metric_name
 
 __all__ = [
     "RootMeanSquaredError",
     "MeanAbsoluteError",
     "PinballLoss",
+    "ExpectileLoss",
     "PoissonNegLogLik",
     "GammaNegLogLik",
     "TweedieNegLogLik",
@@ -21,6 +22,7 @@ __all__ = [
     "DEFAULT_TWEEDIE_VARIANCE_POWER",
     "TWEEDIE_VARIANCE_POWER_RANGE",
     "DEFAULT_PINBALL_ALPHA",
+    "DEFAULT_EXPECTILE_ALPHA",
 ]
 
 #: Expected values are clipped below at this value before the logarithm or the
@@ -38,6 +40,8 @@ TWEEDIE_VARIANCE_POWER_RANGE = (
 #: Quantile ``alpha`` of plain ``pinball``: the default of the parameter
 #: ``quantile_alpha`` (the level of ``reg:quantile``, whose metric this is).
 DEFAULT_PINBALL_ALPHA = PARAMETERS["quantile_alpha"].default
+#: Level of plain ``expectile``: the default of ``expectile_alpha``.
+DEFAULT_EXPECTILE_ALPHA = PARAMETERS["expectile_alpha"].default
 
 
 class RootMeanSquaredError(_PointwiseMetric):
@@ -62,28 +66,52 @@ class MeanAbsoluteError(_PointwiseMetric):
         return xp.abs(y - pred)
 
 
-class PinballLoss(_PointwiseMetric):
-    """``pinball`` / ``pinball@alpha``: quantile (pinball) loss.
+class PinballLoss(_LevelsMetric):
+    """``pinball`` / ``pinball@alpha`` / ``pinball@a,b,...``: quantile (pinball) loss.
 
     Per-row loss ``alpha * (y - pred)`` when ``y >= pred`` and
-    ``(1 - alpha) * (pred - y)`` otherwise; ``pred`` raw.
+    ``(1 - alpha) * (pred - y)`` otherwise; ``pred`` raw. Several levels: the mean of
+    their losses, one prediction column each (:class:`~gpuboost.metrics.base._LevelsMetric`).
 
     Parameters
     ----------
-    alpha : float, default=DEFAULT_PINBALL_ALPHA
-        Target quantile, ``0 < alpha < 1``.
+    alpha : float or sequence of float, default=DEFAULT_PINBALL_ALPHA
+        Target quantile(s), ``0 < alpha < 1``, increasing.
     """
 
-    def __init__(self, alpha=DEFAULT_PINBALL_ALPHA):
-        alpha = float(alpha)
-        if not 0.0 < alpha < 1.0:
-            raise ValueError(f"pinball alpha must satisfy 0 < alpha < 1, got {alpha}")
-        self.alpha = alpha
-        self.name = metric_name("pinball", alpha)
+    base_name = "pinball"
+    default_level = DEFAULT_PINBALL_ALPHA
 
-    def _pointwise_loss(self, xp, y, pred):
+    @property
+    def alpha(self):
+        """The level (the first of several)."""
+        return self.levels[0]
+
+    def _level_loss(self, xp, y, pred, level):
         residual = y - pred
-        return xp.where(residual >= 0, self.alpha * residual, (self.alpha - 1.0) * residual)
+        return xp.where(residual >= 0, level * residual, (level - 1.0) * residual)
+
+
+class ExpectileLoss(_LevelsMetric):
+    """``expectile`` / ``expectile@alpha`` / ``expectile@a,b,...``: expectile loss.
+
+    Per-row loss ``alpha * (y - pred)**2`` when ``y >= pred`` and
+    ``(1 - alpha) * (y - pred)**2`` otherwise (twice the loss whose gradient
+    ``reg:expectileerror`` follows); ``pred`` raw. Several levels as ``pinball``.
+
+    Parameters
+    ----------
+    alpha : float or sequence of float, default=DEFAULT_EXPECTILE_ALPHA
+        Target expectile(s), ``0 < alpha < 1``, increasing.
+    """
+
+    base_name = "expectile"
+    default_level = DEFAULT_EXPECTILE_ALPHA
+
+    def _level_loss(self, xp, y, pred, level):
+        residual = y - pred
+        squared = residual * residual
+        return xp.where(residual >= 0, level * squared, (1.0 - level) * squared)
 
 
 class PoissonNegLogLik(_PointwiseMetric):

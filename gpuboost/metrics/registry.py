@@ -7,9 +7,10 @@ text after ``@`` is parsed.
 
 import math
 
-from .base import PARAMETER_SEPARATOR, Metric
+from .base import LEVEL_SEPARATOR, PARAMETER_SEPARATOR, Metric
 from .classification import ROCAUC, BinaryError, LogLoss, MultiError, MultiLogLoss
 from .pointwise import (
+    ExpectileLoss,
     GammaNegLogLik,
     MeanAbsoluteError,
     PinballLoss,
@@ -32,6 +33,12 @@ def _parse_float(base_name, text):
     if not math.isfinite(value):
         raise ValueError(f"metric '{base_name}' needs a finite parameter, got {text!r}")
     return value
+
+
+def _parse_levels(base_name, text):
+    """One level (a float) or several (``a,b,...``: a tuple of floats)."""
+    values = tuple(_parse_float(base_name, part) for part in text.split(LEVEL_SEPARATOR))
+    return values[0] if len(values) == 1 else values
 
 
 def _parse_positive_int(base_name, text):
@@ -58,7 +65,8 @@ _METRICS = {
     "poisson-nloglik": (PoissonNegLogLik, None),
     "gamma-nloglik": (GammaNegLogLik, None),
     "tweedie-nloglik": (TweedieNegLogLik, _parse_float),
-    "pinball": (PinballLoss, _parse_float),
+    "pinball": (PinballLoss, _parse_levels),
+    "expectile": (ExpectileLoss, _parse_levels),
     "ndcg": (NDCG, _parse_positive_int),
     "map": (MeanAveragePrecision, _parse_positive_int),
 }
@@ -68,6 +76,7 @@ _PARAMETER_PLACEHOLDERS = {
     "error": "threshold",
     "tweedie-nloglik": "rho",
     "pinball": "alpha",
+    "expectile": "alpha",
     "ndcg": "k",
     "map": "k",
 }
@@ -81,6 +90,8 @@ def _valid_names():
         if parser is not None:
             placeholder = _PARAMETER_PLACEHOLDERS[base_name]
             names.append(f"{base_name}{PARAMETER_SEPARATOR}<{placeholder}>")
+            if parser is _parse_levels:
+                names.append(f"{base_name}{PARAMETER_SEPARATOR}<alpha>,<alpha>...")
     return ", ".join(names)
 
 
@@ -94,7 +105,9 @@ def get_metric(name):
         ``error@t``, ``auc``, ``mlogloss``, ``merror``, ``poisson-nloglik``,
         ``gamma-nloglik``, ``tweedie-nloglik`` (rho 1.5) or
         ``tweedie-nloglik@rho`` (1 <= rho < 2), ``pinball`` (alpha 0.5) or
-        ``pinball@alpha`` (0 < alpha < 1), ``ndcg`` / ``ndcg@k``, ``map`` /
+        ``pinball@alpha`` (0 < alpha < 1; ``pinball@a,b,...`` for several levels, one
+        prediction column each), ``expectile`` / ``expectile@alpha`` (likewise),
+        ``ndcg`` / ``ndcg@k``, ``map`` /
         ``map@k`` (k >= 1; without k all positions).
 
     Returns

@@ -47,6 +47,10 @@ forest (``Booster``), and for DART adds ``learner.weight_drop``: every tree's we
 positive and finite (XGBoost's). ``categories`` and ``round_params`` may be present in
 it as in versions 2 and 3. Versions 1 to 3 load as before.
 
+Version 5 (written only by models of several quantile or expectile levels: params
+``quantile_alpha`` or ``expectile_alpha`` a list, one output per level) allows what
+versions 2 to 4 add. Versions 1 to 4 load as before.
+
 Floats are written with Python's shortest round-trip repr, so save -> load is
 exact and the same model always gives the same bytes. Loading uses only
 ``json.loads`` and explicit validation (never pickle, never eval): every tree
@@ -110,11 +114,16 @@ CATEGORICAL_FORMAT_VERSION = 2
 #: parameters (``learner.round_params``; categories optional).
 ROUND_PARAMS_FORMAT_VERSION = 3
 #: Version written by forests (``num_parallel_tree`` > 1) and DART models
-#: (``learner.weight_drop``); categories and round_params optional; the newest version.
+#: (``learner.weight_drop``); categories and round_params optional.
 FOREST_FORMAT_VERSION = 4
-FORMAT_VERSION = FOREST_FORMAT_VERSION
+#: Version written by models of several levels (``quantile_alpha`` / ``expectile_alpha``
+#: lists); what versions 2 to 4 add optional; the newest version.
+LEVELS_FORMAT_VERSION = 5
+FORMAT_VERSION = LEVELS_FORMAT_VERSION
 BASE_FORMAT_VERSION = 1
-SUPPORTED_VERSIONS = (1, 2, 3, 4)
+SUPPORTED_VERSIONS = (1, 2, 3, 4, 5)
+#: Parameters that may hold several levels (a list: version 5).
+LEVEL_PARAMS = ("quantile_alpha", "expectile_alpha")
 #: Largest model file read (guards against reading a huge unrelated file).
 MAX_MODEL_BYTES = 1 << 32
 
@@ -134,8 +143,22 @@ def _round_params_differences(state):
 
 
 def _is_forest(params):
-    """Whether validated ``params`` describe a model of version 4 (forests, DART)."""
+    """Whether validated ``params`` describe a forest or DART (version 4 or later)."""
     return params.get("num_parallel_tree", 1) > 1 or params.get("booster") == "dart"
+
+
+def _has_levels(params):
+    """Whether ``params`` name several quantile or expectile levels (version 5)."""
+    return any(isinstance(params.get(name), list) for name in LEVEL_PARAMS)
+
+
+def _required_version(params):
+    """The version ``params`` need (None: versions 1 to 3, as the rest of the model says)."""
+    if _has_levels(params):
+        return LEVELS_FORMAT_VERSION
+    if _is_forest(params):
+        return FOREST_FORMAT_VERSION
+    return None
 
 
 def state_to_json(state):
@@ -162,8 +185,8 @@ def state_to_json(state):
     if state.get("weight_drop") is not None:
         learner["weight_drop"] = [float(w) for w in state["weight_drop"]]
     version = BASE_FORMAT_VERSION
-    if _is_forest(state["params"]):
-        version = FOREST_FORMAT_VERSION
+    if _required_version(state["params"]) is not None:
+        version = _required_version(state["params"])
     elif round_params is not None:
         version = ROUND_PARAMS_FORMAT_VERSION
     elif categories is not None:
@@ -549,8 +572,18 @@ def _state_from_json(text):
     ):
         _fail("attributes must map strings to strings")
     trees_data = _require(document, "trees", list, "")
-    if _is_forest(params) != (version == FOREST_FORMAT_VERSION):
-        _fail("num_parallel_tree above 1 and booster 'dart' are written in version 4 files exactly")
+    required = _required_version(params)
+    if required is not None and version != required:
+        _fail(
+            f"these params need version {required} of the format (version 4: "
+            f"num_parallel_tree above 1 or booster 'dart'; version 5: several quantile or "
+            f"expectile levels), not version {version}"
+        )
+    if required is None and version >= FOREST_FORMAT_VERSION:
+        _fail(
+            f"version {version} is written by forests and DART (4) or models of several "
+            f"levels (5); these params are neither"
+        )
     per_round = n_outputs * params["num_parallel_tree"]
     if len(trees_data) % per_round:
         _fail(f"{len(trees_data)} trees is not a whole number of rounds of {per_round}")

@@ -208,6 +208,12 @@ def _check_exportable(state):
             "express. Export a gradient-boosted model (booster='gbtree')."
         )
     name = params["objective"]
+    if isinstance(params.get("quantile_alpha"), list) and name == "reg:quantile":
+        raise ValueError(
+            "A model of several quantile levels cannot be exported to XGBoost: gpuboost "
+            "rearranges its predictions so that they never cross, and XGBoost's "
+            "multi-quantile model would predict them unsorted. Export one model per level."
+        )
     if not isinstance(name, str) or name not in XGBOOST_OBJECTIVES:
         raise ValueError(
             f"Objective {name!r} has no XGBoost equivalent; exportable objectives: "

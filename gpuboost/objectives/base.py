@@ -425,10 +425,15 @@ class Objective:
         weight : backend array of shape (n_samples,) or None
         """
 
-    def refit_leaf_values(self, backend, y, raw, weight, sample_indices, begins, ends):
+    def refit_level(self, output):
+        """The quantile level the leaves of output ``output``'s trees are refit to
+        (``refit_alpha``; per output for several levels)."""
+        return self.refit_alpha
+
+    def refit_leaf_values(self, backend, y, raw, weight, sample_indices, begins, ends, output=0):
         """New values of a grown tree's leaves (before the learning rate).
 
-        The default: per leaf, the weighted lower ``refit_alpha``-quantile of
+        The default: per leaf, the weighted lower :meth:`refit_level` quantile of
         the residuals :meth:`refit_residuals` of its rows
         (``backend.segment_weighted_quantile``).
 
@@ -445,6 +450,8 @@ class Objective:
             The tree's row partition.
         begins, ends : ndarray of int (host)
             The leaves' segments of ``sample_indices``, each non-empty.
+        output : int
+            The tree's output column.
 
         Returns
         -------
@@ -452,7 +459,7 @@ class Objective:
         """
         residuals = self.refit_residuals(backend.xp, y, raw)
         return backend.segment_weighted_quantile(
-            residuals, weight, sample_indices, begins, ends, self.refit_alpha
+            residuals, weight, sample_indices, begins, ends, self.refit_level(output)
         )
 
 

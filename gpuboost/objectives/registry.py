@@ -11,6 +11,7 @@ from .custom import CUSTOM_OBJECTIVE_NAME, CustomObjective
 from .ranking import MAPLambdaRank, NDCGLambdaRank, PairwiseRank
 from .regression import (
     AbsoluteError,
+    ExpectileError,
     GammaLoss,
     HuberError,
     PoissonLoss,
@@ -27,6 +28,7 @@ _OBJECTIVE_CLASSES = (
     AbsoluteError,
     HuberError,
     QuantileError,
+    ExpectileError,
     LogisticLoss,
     ExponentialLoss,
     SoftmaxClassLoss,

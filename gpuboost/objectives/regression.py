@@ -17,7 +17,7 @@ import numpy as np
 from ..core import strict_math
 from ..core.dtypes import Y_DTYPE
 from ..core.quantile import weighted_quantile
-from ..core.reproducible_sum import reproducible_mean
+from ..core.reproducible_sum import reproducible_mean, reproducible_sum
 from ..metrics.base import metric_name
 from ..params import PARAMETERS
 from .base import Objective, _host_label_and_weight, _IdentityLinkMixin, _LogLinkMixin, _sign
@@ -27,6 +27,9 @@ __all__ = [
     "AbsoluteError",
     "HuberError",
     "QuantileError",
+    "QuantileLevelsError",
+    "ExpectileError",
+    "rearranged",
     "PoissonLoss",
     "GammaLoss",
     "TweedieLoss",
@@ -46,6 +49,8 @@ POISSON_MAX_DELTA_STEP = 0.7
 #: (:data:`gpuboost.params.PARAMETERS`; XGBoost's values).
 DEFAULT_HUBER_DELTA = PARAMETERS["huber_delta"].default
 DEFAULT_QUANTILE_ALPHA = PARAMETERS["quantile_alpha"].default
+#: Default level of ``reg:expectileerror``.
+DEFAULT_EXPECTILE_ALPHA = PARAMETERS["expectile_alpha"].default
 DEFAULT_TWEEDIE_VARIANCE_POWER = PARAMETERS["tweedie_variance_power"].default
 #: Inclusive lower and exclusive upper bound of ``tweedie_variance_power``
 #: (the parameter table's range).
@@ -207,7 +212,7 @@ class HuberError(_IdentityLinkMixin, Objective):
         grad = xp.clip(raw - y, -self.round_delta, self.round_delta)
         return grad, xp.ones_like(raw)
 
-    def refit_leaf_values(self, backend, y, raw, weight, sample_indices, begins, ends):
+    def refit_leaf_values(self, backend, y, raw, weight, sample_indices, begins, ends, output=0):
         """Friedman's one-step Huber leaf values (see the class docstring)."""
         xp = backend.xp
         residuals = xp.ascontiguousarray(self.refit_residuals(xp, y, raw))
@@ -259,13 +264,19 @@ class QuantileError(_IdentityLinkMixin, Objective):
         self.refit_alpha = self.quantile_alpha
         self.default_metric = metric_name("pinball", self.quantile_alpha)
 
-    @classmethod
-    def from_params(cls, params):
-        """Build from validated parameters (``quantile_alpha``)."""
-        return cls(quantile_alpha=params.get("quantile_alpha", DEFAULT_QUANTILE_ALPHA))
-
     def get_params(self):
         return {"quantile_alpha": self.quantile_alpha}
+
+    @classmethod
+    def from_params(cls, params):
+        """Build from validated parameters (``quantile_alpha``; a list of levels gives
+        :class:`QuantileLevelsError`)."""
+        alpha = params.get("quantile_alpha", DEFAULT_QUANTILE_ALPHA)
+        if isinstance(alpha, (list, tuple)):
+            if len(alpha) > 1:
+                return QuantileLevelsError(alpha)
+            alpha = alpha[0] if alpha else alpha
+        return cls(quantile_alpha=alpha)
 
     def _gradients(self, xp, y, raw):
         grad = xp.where(raw >= y, 1.0 - self.quantile_alpha, -self.quantile_alpha)
@@ -274,6 +285,147 @@ class QuantileError(_IdentityLinkMixin, Objective):
     def base_margin(self, y, weight):
         y, weight = _host_label_and_weight(y, weight, self.name)
         return np.array([weighted_quantile(y, weight, self.quantile_alpha)], dtype=Y_DTYPE)
+
+
+def _checked_levels(levels, who, parameter):
+    """``levels`` as a tuple of increasing floats in (0, 1) (ValueError otherwise)."""
+    values = tuple(np.atleast_1d(np.asarray(levels, dtype=Y_DTYPE)).tolist())
+    if (
+        not values
+        or not all(0.0 < v < 1.0 for v in values)
+        or any(b <= a for a, b in zip(values, values[1:]))
+    ):
+        raise ValueError(
+            f"objective {who!r}: {parameter} must be a level in (0, 1) or an increasing "
+            f"list of them, got {levels!r}"
+        )
+    return values
+
+
+class _LevelsMixin:
+    """One output per level (``levels``, increasing): output ``j`` is trained at level
+    ``j`` as a one-level model is, and the predictions of a row are *rearranged*: sorted
+    (by :func:`rearranged`), so that they never cross. Sorting never increases the loss
+    summed over the levels, row by row (for levels ``a < b`` and crossing predictions
+    ``p_a > p_b``, exchanging them lowers the pinball sum by ``(b - a)(p_a - p_b)``, the
+    expectile sum likewise), and leaves predictions that do not cross as they are.
+    ``output_margin=True`` gives the margins before the rearrangement."""
+
+    levels = (0.5,)
+
+    def n_outputs(self):
+        return len(self.levels)
+
+    def output(self, xp, raw):
+        return rearranged(xp, raw)
+
+    def refit_level(self, output):
+        return self.levels[output]
+
+    def base_score_to_margin(self, base_score):
+        value = self._check_base_score(base_score, lambda v: True, "finite")
+        return np.full(len(self.levels), value, dtype=Y_DTYPE)
+
+
+def rearranged(xp, raw):
+    """Every row of ``raw`` (n_rows, n_levels) sorted increasingly (a 1-D ``raw`` as it
+    is), by a fixed network of elementwise ``minimum`` / ``maximum`` (exact: the same
+    values on every backend).
+
+    Returns
+    -------
+    array of the shape of ``raw``, float64 (a new array)
+    """
+    raw = xp.asarray(raw, dtype=Y_DTYPE)
+    if raw.ndim == 1:
+        return raw.copy()
+    columns = [xp.ascontiguousarray(raw[:, j]) for j in range(raw.shape[1])]
+    for end in range(len(columns) - 1, 0, -1):  # bubble passes: the largest to the end
+        for j in range(end):
+            low = xp.minimum(columns[j], columns[j + 1])
+            columns[j + 1] = xp.maximum(columns[j], columns[j + 1])
+            columns[j] = low
+    return xp.stack(columns, axis=1)
+
+
+class QuantileLevelsError(_LevelsMixin, QuantileError):
+    """``reg:quantile`` with several levels (``quantile_alpha=[a, b, ...]``): output ``j``
+    is the ``reg:quantile`` of level ``j`` (its gradients, its leaves refit to the
+    level's quantile of the residuals, its base margin the labels' quantile), predictions
+    rearranged so that they never cross (:class:`_LevelsMixin`).
+    """
+
+    def __init__(self, quantile_alpha):
+        self.levels = _checked_levels(quantile_alpha, self.name, "quantile_alpha")
+        self.quantile_alpha = list(self.levels)
+        self.refit_alpha = self.levels[0]
+        self.default_metric = metric_name("pinball", self.levels)
+
+    def _gradients(self, xp, y, raw):
+        levels = xp.asarray(self.levels, dtype=Y_DTYPE)
+        grad = xp.where(raw >= y[:, None], 1.0 - levels, -levels)
+        return grad, xp.ones_like(raw)
+
+    def base_margin(self, y, weight):
+        y, weight = _host_label_and_weight(y, weight, self.name)
+        return np.array([weighted_quantile(y, weight, a) for a in self.levels], dtype=Y_DTYPE)
+
+
+class ExpectileError(_LevelsMixin, _IdentityLinkMixin, Objective):
+    """``reg:expectileerror``: expectile regression at level ``expectile_alpha``
+    (XGBoost's), or at several levels (a list: one output each, rearranged as
+    :class:`QuantileLevelsError`'s).
+
+    With ``s = 1 - alpha`` where ``F >= y`` and ``alpha`` otherwise (XGBoost's
+    ``weight_scale``): ``grad = s * (F - y)``, ``hess = s``, the derivatives of
+    ``s * (F - y)**2 / 2``. The base margin of each level is XGBoost's: the weighted
+    label mean plus one Newton step of the level's loss from it (sums over the rows
+    by :func:`~gpuboost.core.reproducible_sum.reproducible_sum`).
+
+    Parameters
+    ----------
+    expectile_alpha : float or sequence of float, default=0.5
+        Level(s) in the open interval (0, 1), increasing.
+    """
+
+    name = "reg:expectileerror"
+
+    def __init__(self, expectile_alpha=DEFAULT_EXPECTILE_ALPHA):
+        self.levels = _checked_levels(expectile_alpha, self.name, "expectile_alpha")
+        self.expectile_alpha = self.levels[0] if len(self.levels) == 1 else list(self.levels)
+        self.default_metric = metric_name(
+            "expectile", self.levels[0] if len(self.levels) == 1 else self.levels
+        )
+
+    @classmethod
+    def from_params(cls, params):
+        """Build from validated parameters (``expectile_alpha``)."""
+        return cls(expectile_alpha=params.get("expectile_alpha", DEFAULT_EXPECTILE_ALPHA))
+
+    def get_params(self):
+        return {"expectile_alpha": self.expectile_alpha}
+
+    def _gradients(self, xp, y, raw):
+        if raw.ndim == 1:
+            level = self.levels[0]
+            scale = xp.where(raw >= y, 1.0 - level, level)
+            return scale * (raw - y), scale
+        levels = xp.asarray(self.levels, dtype=Y_DTYPE)
+        labels = y[:, None]
+        scale = xp.where(raw >= labels, 1.0 - levels, levels)
+        return scale * (raw - labels), scale
+
+    def base_margin(self, y, weight):
+        y, weight = _host_label_and_weight(y, weight, self.name)
+        mean = float(reproducible_mean(np, y, weight))
+        weights = np.ones_like(y) if weight is None else weight
+        margins = []
+        for level in self.levels:
+            difference = mean - y
+            scale = np.where(difference >= 0.0, 1.0 - level, level) * weights
+            step = reproducible_sum(np, scale * difference) / reproducible_sum(np, scale)
+            margins.append(mean - float(step))
+        return np.array(margins, dtype=Y_DTYPE)
 
 
 # ---------------------------------------------------------------------------

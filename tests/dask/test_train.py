@@ -590,3 +590,30 @@ def test_forests_give_the_single_node_model_and_dart_is_refused(client):
     assert len(model.trees) == 6 and model.save_raw() == single.save_raw()
     with pytest.raises(ValueError, match="booster='dart'"):
         train(client, {"booster": "dart", "device": "cpu"}, dtrain, 1, verbose_eval=False)
+
+
+def test_several_expectile_levels_give_the_single_node_model(client):
+    """One output per level with no leaf refit trains on a cluster as on one machine
+    (several quantile levels refit their leaves and are refused, as reg:quantile is)."""
+    X, y, _ = _data("regression", n_rows=500, n_features=4, seed=25)
+    sizes = dc.uneven_sizes(len(X), 3, 2)
+    dtrain = DaskDataset(
+        client, dc.spread(client, X, sizes, 2), label=dc.spread(client, y, sizes, 2)
+    )
+    params = {
+        "objective": "reg:expectileerror",
+        "expectile_alpha": [0.2, 0.8],
+        "max_depth": 3,
+        "device": "cpu",
+    }
+    model = train(client, params, dtrain, 3, verbose_eval=False)
+    single = gpuboost.train(params, gpuboost.Dataset(X, label=y), 3)
+    assert model.save_raw() == single.save_raw()
+    with pytest.raises(ValueError, match="reg:quantile"):
+        train(
+            client,
+            {"objective": "reg:quantile", "quantile_alpha": [0.2, 0.8], "device": "cpu"},
+            dtrain,
+            1,
+            verbose_eval=False,
+        )

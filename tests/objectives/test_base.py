@@ -278,6 +278,7 @@ def test_default_metrics_and_outputs():
         "reg:absoluteerror": "mae",
         "reg:huber": "rmse",
         "reg:quantile": "pinball@0.3",
+        "reg:expectileerror": "expectile@0.5",
         "binary:logistic": "logloss",
         "binary:exponential": "logloss",
         "multi:softmax": "mlogloss",

@@ -59,6 +59,7 @@ EXPECTED_OBJECTIVES = (
     "reg:absoluteerror",
     "reg:huber",
     "reg:quantile",
+    "reg:expectileerror",
     "binary:logistic",
     "binary:exponential",
     "multi:softmax",
