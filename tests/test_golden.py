@@ -112,6 +112,16 @@ def _onehot_data(n_rows=360, seed=16):
     return X, y
 
 
+def _survival_data(n_rows=360, seed=18):
+    """Survival times from uniform numbers (basic operations only), a third censored
+    (negative), some tied."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1.0, 1.0, size=(n_rows, 5))
+    time = np.round(1.0 + 3.0 * rng.uniform(size=n_rows) - X[:, 0] - X[:, 1] * X[:, 2], 1)
+    time = np.maximum(time, 0.1)
+    return X, np.where(rng.uniform(size=n_rows) < 0.33, -time, time)
+
+
 def _ranking_data(n_queries=30, seed=17):
     rng = np.random.default_rng(seed)
     sizes = rng.integers(5, 15, size=n_queries)
@@ -129,6 +139,7 @@ DATA = {
     "count": _count_data,
     "tweedie": _tweedie_data,
     "onehot": _onehot_data,
+    "survival": _survival_data,
 }
 
 #: name -> (data, params, number of rounds, hash)
@@ -227,6 +238,7 @@ CONFIGURATIONS = {
     ),
     "rank_pairwise": ("ranking", {"objective": "rank:pairwise", "max_depth": 3}),
     "adaboost_binary": ("binary", {"booster": "adaboost", "max_depth": 2}),
+    "cox": ("survival", {"objective": "survival:cox", "max_depth": 3}),
     "dart": (
         "binary",
         {
@@ -265,6 +277,7 @@ GOLDEN = {
     "approx": "e777ff63ce6da5a594045c8837a65a61b7f984504a1ba3841b59038a9ea80c9f",
     "bundled": "67cad497f4728b2d5e65384c7d8ee86bf41be2ad9ae0919d7e383a0ae0ebba05",
     "bundled_with_conflicts": "06a71ac3dc9e5f3bca581b102a854d0a8d1b2a6d0fd03ce181d41d68dbbbb49d",
+    "cox": "8df7a52fee1b237c70ff6a07219411e2c8a237e7dbbe96917ddd22728a8a04a5",
     "dart": "9bb5d7dbd17b143ae707ca8f45e14f2413aef22e3e39cc88e6068192e996552d",
     "exact": "3c248eb3a633700118f5d86662d963826671d48d41d8c638c45acdb1c000626f",
     "expectile_levels": "a65ad8e8ce54e87d78353aa7f7534700b33e8c3ef8ee13fa5d39659434ee76c6",

@@ -91,6 +91,11 @@ def check_distributed_params(params):
             "quantized gradient magnitudes)"
         )
     objective = params["objective"]
+    if objective == "survival:cox":
+        refusals.append(
+            "objective='survival:cox' (its gradients are sums over each row's risk set, "
+            "the rows of every worker in time order)"
+        )
     if not callable(objective):
         if get_objective(objective, params).has_leaf_refit:  # huber_alpha: reg:huber's
             refusals.append(

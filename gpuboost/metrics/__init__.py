@@ -30,6 +30,7 @@ from .pointwise import (
 )
 from .ranking import NDCG, MeanAveragePrecision
 from .registry import evaluate, get_metric
+from .survival import ConcordanceIndex, CoxNegLogLik
 
 __all__ = [
     "Metric",
@@ -47,6 +48,8 @@ __all__ = [
     "ExpectileLoss",
     "NDCG",
     "MeanAveragePrecision",
+    "CoxNegLogLik",
+    "ConcordanceIndex",
     "get_metric",
     "evaluate",
     "LOGLOSS_EPS",

@@ -19,6 +19,7 @@ from .pointwise import (
     TweedieNegLogLik,
 )
 from .ranking import NDCG, MeanAveragePrecision
+from .survival import ConcordanceIndex, CoxNegLogLik
 
 __all__ = ["get_metric", "evaluate"]
 
@@ -69,6 +70,8 @@ _METRICS = {
     "expectile": (ExpectileLoss, _parse_levels),
     "ndcg": (NDCG, _parse_positive_int),
     "map": (MeanAveragePrecision, _parse_positive_int),
+    "cox-nloglik": (CoxNegLogLik, None),
+    "c-index": (ConcordanceIndex, None),
 }
 
 #: Placeholder shown for each parameterized metric in the list of valid names.

@@ -95,6 +95,7 @@ XGBOOST_OBJECTIVES = {
     "rank:ndcg": ("rank:ndcg", "identity"),
     "rank:map": ("rank:map", "identity"),
     "rank:pairwise": ("rank:pairwise", "identity"),
+    "survival:cox": ("survival:cox", "log"),
 }
 #: XGBoost objective -> gpuboost objective (import; the aliases XGBoost accepts too).
 _FROM_XGBOOST = {xgb: ours for ours, (xgb, _) in XGBOOST_OBJECTIVES.items()}

@@ -47,6 +47,7 @@ from .regression import (
     SquaredError,
     TweedieLoss,
 )
+from .survival import CoxLoss
 
 __all__ = [
     # interface and registry
@@ -61,6 +62,7 @@ __all__ = [
     "HuberError",
     "QuantileError",
     "QuantileLevelsError",
+    "CoxLoss",
     "ExpectileError",
     "PoissonLoss",
     "GammaLoss",

@@ -19,6 +19,7 @@ from .regression import (
     SquaredError,
     TweedieLoss,
 )
+from .survival import CoxLoss
 
 __all__ = ["get_objective", "OBJECTIVES"]
 
@@ -39,6 +40,7 @@ _OBJECTIVE_CLASSES = (
     NDCGLambdaRank,
     MAPLambdaRank,
     PairwiseRank,
+    CoxLoss,
 )
 #: name -> objective class.
 _CLASS_BY_NAME = {cls.name: cls for cls in _OBJECTIVE_CLASSES}

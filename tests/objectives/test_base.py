@@ -266,7 +266,7 @@ def test_output_and_mean_shapes_and_ranges(name):
         np.testing.assert_allclose(mean, 1 / (1 + np.exp(-raw)), rtol=1e-14)
     elif name == "binary:exponential":
         np.testing.assert_allclose(mean, 1 / (1 + np.exp(-2 * raw)), rtol=1e-14)
-    elif name in ("count:poisson", "reg:gamma", "reg:tweedie"):
+    elif name in ("count:poisson", "reg:gamma", "reg:tweedie", "survival:cox"):
         np.testing.assert_allclose(mean, np.exp(raw), rtol=1e-15)
     else:
         np.testing.assert_array_equal(mean, raw)
@@ -289,6 +289,7 @@ def test_default_metrics_and_outputs():
         "rank:ndcg": "ndcg",
         "rank:map": "map",
         "rank:pairwise": "ndcg",
+        "survival:cox": "cox-nloglik",
     }
     assert set(expected) == set(OBJECTIVES)
     for name, metric in expected.items():

@@ -70,6 +70,7 @@ EXPECTED_OBJECTIVES = (
     "rank:ndcg",
     "rank:map",
     "rank:pairwise",
+    "survival:cox",
 )
 
 

@@ -1,0 +1,109 @@
+"""Survival objectives: ``survival:cox`` (Cox proportional hazards, XGBoost's).
+
+Labels are survival times; a negative label ``-t`` is a row censored at ``t`` (XGBoost's
+convention). The margin ``F`` is the log hazard ratio; ``predict`` returns the hazard
+ratio ``exp(F)`` (``output_margin=True``: ``F``).
+
+The gradients are XGBoost's ``CoxRegression::GetGradient``, operation for operation, on
+the rows sorted by ``|label|`` (stable: tied times keep their row order)::
+
+    D = sum of exp(F) over all rows (in sorted order)
+    for each row i in sorted order:
+        when |y_i| is above the previous row's: D -= sum of exp(F) of the previous time's
+                                                rows (Breslow's risk set, updated once
+                                                per distinct time)
+        if y_i > 0 (an event):  r += 1 / D;  s += 1 / (D * D)
+        grad_i = exp(F_i) * r - [y_i > 0]
+        hess_i = exp(F_i) * r - exp(F_i) * exp(F_i) * s
+
+So a row's gradient includes the events up to and including itself in the sorted order.
+Within a group of tied event times this is not the exact derivative of Breslow's partial
+likelihood, whose gradient at every row of the group includes all of the group's events
+(``sum over events k with t_k <= t_i of exp(F_i) / D_k``): the rows of a tie group
+before the last get a smaller ``r`` (and a gradient depending on their row order). It is
+kept as XGBoost computes it, so that a model moved from XGBoost trains the same trees
+(docs/DESIGN.md, "Survival").
+
+The sums run on the host in a fixed sequence (:mod:`gpuboost.core.risk_sets`), with ``exp`` from
+:mod:`gpuboost.core.strict_math`, so every backend gets the same bits; as in XGBoost,
+whose Cox gradients are computed on the CPU for every device. Cost: one sort of the
+labels per training and O(n) per round.
+"""
+
+import numpy as np
+
+from ..core import strict_math
+from ..core.array import to_numpy
+from ..core.dtypes import Y_DTYPE
+from ..core.risk_sets import breslow_denominators, time_order
+from .base import Objective
+
+__all__ = ["CoxLoss", "cox_gradients"]
+
+
+class CoxLoss(Objective):
+    """``survival:cox``: Cox proportional hazards, Breslow's partial likelihood with
+    XGBoost's gradients (see the module docstring).
+
+    Labels: nonzero survival times, negative for censored rows. Base margin 0 (the
+    partial likelihood does not depend on a constant margin); ``base_score`` is a hazard
+    ratio (margin ``log(base_score)``).
+    """
+
+    name = "survival:cox"
+    default_metric = "cox-nloglik"
+
+    def _check_label_domain(self, y):
+        bad = y == 0.0
+        if bad.any():
+            self._label_error(
+                "labels must be nonzero survival times (negative for censored rows)", y, bad
+            )
+
+    def _gradients(self, xp, y, raw):
+        host_y = np.asarray(to_numpy(y), dtype=Y_DTYPE)
+        host_raw = np.asarray(to_numpy(raw), dtype=Y_DTYPE)
+        grad, hess = cox_gradients(host_y, host_raw)
+        return xp.asarray(grad), xp.asarray(hess)
+
+    def base_margin(self, y, weight):
+        return np.zeros(1, dtype=Y_DTYPE)
+
+    def base_score_to_margin(self, base_score):
+        value = self._check_base_score(base_score, lambda v: v > 0.0, "a positive hazard ratio")
+        return np.array([float(strict_math.log(np, value))], dtype=Y_DTYPE)
+
+    def output(self, xp, raw):
+        return strict_math.exp(xp, xp.asarray(raw, dtype=Y_DTYPE))
+
+
+def cox_gradients(y, raw):
+    """Unweighted ``(grad, hess)`` of ``survival:cox`` (the module docstring's loop).
+
+    Parameters
+    ----------
+    y : ndarray of shape (n,), float64
+        Labels (negative: censored).
+    raw : ndarray of shape (n,), float64
+        Margins.
+
+    Returns
+    -------
+    grad, hess : ndarrays of shape (n,), float64, in the rows' order
+    """
+    n = y.shape[0]
+    grad, hess = np.empty(n, dtype=Y_DTYPE), np.empty(n, dtype=Y_DTYPE)
+    if n == 0:
+        return grad, hess
+    order, abs_sorted = time_order(y)
+    events = y[order] > 0.0
+    exp_p = strict_math.exp(np, raw[order])
+    total = np.add.accumulate(exp_p)[-1]  # XGBoost's first loop: in time order
+    denominators = breslow_denominators(total, abs_sorted, exp_p)
+    zero = np.zeros(n, dtype=Y_DTYPE)
+    r = np.add.accumulate(np.where(events, 1.0 / denominators, zero))
+    s = np.add.accumulate(np.where(events, 1.0 / (denominators * denominators), zero))
+    exp_r = exp_p * r
+    grad[order] = exp_r - events.astype(Y_DTYPE)
+    hess[order] = exp_r - exp_p * exp_p * s
+    return grad, hess
