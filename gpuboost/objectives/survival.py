@@ -27,7 +27,7 @@ kept as XGBoost computes it, so that a model moved from XGBoost trains the same 
 The sums run on the host in a fixed sequence (:mod:`gpuboost.core.risk_sets`), with ``exp`` from
 :mod:`gpuboost.core.strict_math`, so every backend gets the same bits; as in XGBoost,
 whose Cox gradients are computed on the CPU for every device. Cost: one sort of the
-labels per training and O(n) per round.
+labels per training (kept by the objective) and O(n) per round.
 """
 
 import numpy as np
@@ -63,7 +63,10 @@ class CoxLoss(Objective):
     def _gradients(self, xp, y, raw):
         host_y = np.asarray(to_numpy(y), dtype=Y_DTYPE)
         host_raw = np.asarray(to_numpy(raw), dtype=Y_DTYPE)
-        grad, hess = cox_gradients(host_y, host_raw)
+        cached = getattr(self, "_time_order", None)  # the labels of the last call, sorted
+        if cached is None or not np.array_equal(cached[0], host_y):
+            cached = self._time_order = (host_y.copy(), *time_order(host_y))
+        grad, hess = cox_gradients(host_y, host_raw, cached[1:])
         return xp.asarray(grad), xp.asarray(hess)
 
     def base_margin(self, y, weight):
@@ -77,7 +80,7 @@ class CoxLoss(Objective):
         return strict_math.exp(xp, xp.asarray(raw, dtype=Y_DTYPE))
 
 
-def cox_gradients(y, raw):
+def cox_gradients(y, raw, order=None):
     """Unweighted ``(grad, hess)`` of ``survival:cox`` (the module docstring's loop).
 
     Parameters
@@ -86,6 +89,9 @@ def cox_gradients(y, raw):
         Labels (negative: censored).
     raw : ndarray of shape (n,), float64
         Margins.
+    order : (ndarray, ndarray), optional
+        ``core.risk_sets.time_order(y)``, when the caller keeps it between rounds (the
+        labels do not change; XGBoost caches it likewise).
 
     Returns
     -------
@@ -95,7 +101,7 @@ def cox_gradients(y, raw):
     grad, hess = np.empty(n, dtype=Y_DTYPE), np.empty(n, dtype=Y_DTYPE)
     if n == 0:
         return grad, hess
-    order, abs_sorted = time_order(y)
+    order, abs_sorted = time_order(y) if order is None else order
     events = y[order] > 0.0
     exp_p = strict_math.exp(np, raw[order])
     total = np.add.accumulate(exp_p)[-1]  # XGBoost's first loop: in time order

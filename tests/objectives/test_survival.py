@@ -165,3 +165,34 @@ def test_labels_evaluation_and_export():
     )
     back = gpuboost.Booster.from_xgboost(exported)
     assert back.params["objective"] == "survival:cox"
+
+
+def test_real_survival_tables_match_xgboost_within_one_percent():
+    """lifelines' GBSG2 and Rossi (skipped without lifelines or xgboost)."""
+    datasets = pytest.importorskip("lifelines.datasets")
+    xgboost = pytest.importorskip("xgboost")
+    nloglik, cindex = get_metric("cox-nloglik"), get_metric("c-index")
+    params = {"objective": "survival:cox", "max_depth": 3, "learning_rate": 0.05}
+    for frame, time_column, event_column in (
+        (datasets.load_gbsg2(), "time", "cens"),
+        (datasets.load_rossi(), "week", "arrest"),
+    ):
+        features = frame.drop(columns=[time_column, event_column])
+        for column in features.columns:
+            if features[column].dtype == object:
+                features[column] = features[column].astype("category").cat.codes
+        X = features.to_numpy(dtype=np.float64)
+        time = frame[time_column].to_numpy(dtype=np.float64)
+        y = np.where(frame[event_column].to_numpy() == 1, time, -time)
+        order = np.random.default_rng(0).permutation(len(y))
+        train, test = order[: 3 * len(y) // 4], order[3 * len(y) // 4 :]
+        ours = gpuboost.train(
+            dict(params, device="cpu", verbosity=0), gpuboost.Dataset(X[train], label=y[train]), 100
+        )
+        theirs = xgboost.train(
+            dict(params, tree_method="hist"), xgboost.DMatrix(X[train], label=y[train]), 100
+        )
+        hazard = ours.predict(X[test])
+        their_hazard = theirs.predict(xgboost.DMatrix(X[test]))
+        assert nloglik(y[test], hazard) <= 1.01 * nloglik(y[test], their_hazard)
+        assert cindex(y[test], hazard) >= 0.99 * cindex(y[test], their_hazard)
