@@ -37,12 +37,14 @@ from ..params import (
 )
 from .dropout import dropped_trees
 from .model_io import (
+    atomic_write_bytes,
     atomic_write_text,
     check_model_path,
     read_model_text,
     state_from_json,
     state_to_json,
 )
+from .onnx_format import ensemble_to_onnx
 from .refit import updated_trees
 from .xgboost_format import state_from_xgboost_json, state_to_xgboost_json
 
@@ -971,6 +973,42 @@ class Booster:
         if path is not None:
             atomic_write_text(path, text)
         return text
+
+    def to_onnx(self, path: Optional[PathLike] = None) -> bytes:
+        """The model as ONNX (an ``ai.onnx.ml`` tree ensemble; gpuboost.model.onnx_format),
+        for ONNX Runtime, Triton and other ONNX servers; written to ``path`` (atomically)
+        if given. Needs the ``onnx`` package.
+
+        The graph takes float32 features (NaN missing) and gives what :meth:`predict`
+        gives, to float32 rounding: regression and ranking margins, ``exp`` of them for
+        the log-link objectives, the rearranged levels of several quantiles or
+        expectiles, and for classifiers ``label`` and ``probabilities`` (binary: two
+        columns; the positive class's is :meth:`predict`'s). Every round is exported
+        (DART with its weights, AdaBoost with its SAMME scale).
+
+        Raises
+        ------
+        ImportError
+            onnx is not installed.
+        ValueError
+            Categorical splits or a custom objective, with the reason.
+        """
+        trees, outputs = self._prediction_trees(0, len(self.trees))
+        divisor = 1.0
+        if self.tree_weights is not None:  # AdaBoost: the SAMME scores' divisor
+            divisor = samme_score_scale(self.tree_weights, self.n_outputs)
+        data = ensemble_to_onnx(
+            self.params["objective"],
+            self.n_outputs,
+            self.n_features,
+            self.base_margin,
+            trees,
+            outputs,
+            divisor,
+        )
+        if path is not None:
+            atomic_write_bytes(path, data)
+        return data
 
     @classmethod
     def from_xgboost(cls, source: Any) -> Booster:

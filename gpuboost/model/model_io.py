@@ -88,6 +88,7 @@ __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
     "state_to_json",
+    "atomic_write_bytes",
     "state_from_json",
     "read_model_text",
     "atomic_write_text",
@@ -255,9 +256,14 @@ def _naming(error, destination):
 
 
 def atomic_write_text(path, text):
-    """Write ``text`` (UTF-8) to ``path`` atomically: a temporary file in the same folder,
-    fsync, rename over ``path``. The one writer of model files, dumps, checkpoints and
-    the command line's outputs.
+    """Write ``text`` as UTF-8 to ``path`` atomically (:func:`atomic_write_bytes`)."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path, data):
+    """Write ``data`` to ``path`` atomically: a temporary file in the same folder,
+    fsync, rename over ``path``. The one writer of model files (JSON, ONNX), dumps,
+    checkpoints and the command line's outputs.
 
     Like any file written in place: a new file gets the permissions of the umask
     (``0o666 & ~umask``: 0644 under 022), a replaced file keeps its permissions, and a
@@ -284,8 +290,8 @@ def atomic_write_text(path, text):
     except OSError as error:
         raise _naming(error, path) from None
     try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         if mode is not None:

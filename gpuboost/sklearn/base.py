@@ -102,7 +102,8 @@ def _json_labels(classes, estimator_name):
 class ModelFileMixin:
     """``save_model`` / ``load_model`` of a fitted estimator: the Booster's JSON model
     file, with the estimator's fitted attributes (``n_features_in_``,
-    ``feature_names_in_``, ``classes_``) in its attribute :data:`SKLEARN_ATTRIBUTE`."""
+    ``feature_names_in_``, ``classes_``) in its attribute :data:`SKLEARN_ATTRIBUTE`;
+    ``to_onnx``: the model as ONNX."""
 
     def save_model(self, path: Union[str, "os.PathLike[str]"]) -> None:
         """Write the fitted model to ``path`` (JSON, atomically; Booster.save_model).
@@ -120,6 +121,17 @@ class ModelFileMixin:
             state["classes_"] = _json_labels(self.classes_, type(self).__name__)
         booster.set_attr(**{SKLEARN_ATTRIBUTE: json.dumps(state, sort_keys=True)})
         booster.save_model(path)
+
+    def to_onnx(self, path: Union[str, "os.PathLike[str]", None] = None) -> bytes:
+        """The fitted model as ONNX (:meth:`gpuboost.Booster.to_onnx`), written to
+        ``path`` if given. A classifier's ``label`` output is the class index:
+        ``classes_[label]`` is what :meth:`predict` returns.
+
+        Returns
+        -------
+        bytes
+        """
+        return self.get_booster().to_onnx(path)
 
     def load_model(self, path: Union[str, "os.PathLike[str]"]) -> Any:
         """Load a model file into this estimator, which is then fitted.
