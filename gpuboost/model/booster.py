@@ -44,7 +44,7 @@ from .model_io import (
     state_from_json,
     state_to_json,
 )
-from .onnx_format import ensemble_to_onnx
+from .onnx_format import ensemble_spec, ensemble_to_onnx
 from .refit import updated_trees
 from .xgboost_format import state_from_xgboost_json, state_to_xgboost_json
 
@@ -974,7 +974,24 @@ class Booster:
             atomic_write_text(path, text)
         return text
 
-    def to_onnx(self, path: Optional[PathLike] = None) -> bytes:
+    def _onnx_spec(self, labels=None):
+        """The ONNX operator of every round (gpuboost.model.onnx_format.ensemble_spec;
+        ``labels``: a classifier's class labels)."""
+        trees, outputs = self._prediction_trees(0, len(self.trees))
+        divisor = 1.0
+        if self.tree_weights is not None:  # AdaBoost: the SAMME scores' divisor
+            divisor = samme_score_scale(self.tree_weights, self.n_outputs)
+        return ensemble_spec(
+            self.params["objective"],
+            self.n_outputs,
+            self.base_margin,
+            trees,
+            outputs,
+            divisor,
+            labels,
+        )
+
+    def to_onnx(self, path: Optional[PathLike] = None, class_labels: Optional[Any] = None) -> bytes:
         """The model as ONNX (an ``ai.onnx.ml`` tree ensemble; gpuboost.model.onnx_format),
         for ONNX Runtime, Triton and other ONNX servers; written to ``path`` (atomically)
         if given. Needs the ``onnx`` package.
@@ -983,8 +1000,9 @@ class Booster:
         gives, to float32 rounding: regression and ranking margins, ``exp`` of them for
         the log-link objectives, the rearranged levels of several quantiles or
         expectiles, and for classifiers ``label`` and ``probabilities`` (binary: two
-        columns; the positive class's is :meth:`predict`'s). Every round is exported
-        (DART with its weights, AdaBoost with its SAMME scale).
+        columns; the positive class's is :meth:`predict`'s; ``label`` the class index, or
+        ``class_labels[index]`` when given: integers, else strings). Every round is
+        exported (DART with its weights, AdaBoost with its SAMME scale).
 
         Raises
         ------
@@ -993,19 +1011,7 @@ class Booster:
         ValueError
             Categorical splits or a custom objective, with the reason.
         """
-        trees, outputs = self._prediction_trees(0, len(self.trees))
-        divisor = 1.0
-        if self.tree_weights is not None:  # AdaBoost: the SAMME scores' divisor
-            divisor = samme_score_scale(self.tree_weights, self.n_outputs)
-        data = ensemble_to_onnx(
-            self.params["objective"],
-            self.n_outputs,
-            self.n_features,
-            self.base_margin,
-            trees,
-            outputs,
-            divisor,
-        )
+        data = ensemble_to_onnx(self._onnx_spec(class_labels), self.n_features)
         if path is not None:
             atomic_write_bytes(path, data)
         return data

@@ -2,7 +2,7 @@
 ONNX serving stack: Triton, a C++ service) predicts with.
 
 Like :mod:`gpuboost.model.xgboost_format` this module knows trees and parameters, not the
-Booster: :func:`ensemble_to_onnx` takes the trees as prediction adds them (DART's already
+Booster: :func:`ensemble_spec` takes the trees as prediction adds them (DART's already
 weighted, ``Booster._prediction_trees``), the output each adds to, the base margins and a
 divisor of the summed margins (AdaBoost's SAMME scale, else 1). It needs the ``onnx``
 package (``pip install onnx``; optional, imported when a model is exported).
@@ -36,11 +36,19 @@ rounding. Categorical splits and custom objectives are refused with the reason.
 
 import numpy as np
 
-__all__ = ["ensemble_to_onnx", "ONNX_ML_OPSET", "ONNX_OPSET", "LOG_LINK_OBJECTIVES"]
+__all__ = [
+    "ensemble_spec",
+    "ensemble_to_onnx",
+    "ONNX_ML_DOMAIN",
+    "ONNX_ML_OPSET",
+    "ONNX_OPSET",
+    "LOG_LINK_OBJECTIVES",
+]
 
 #: Opsets of the graph: the default domain (TopK with ``largest``, Exp) and ai.onnx.ml.
 ONNX_OPSET = 17
 ONNX_ML_OPSET = 3
+ONNX_ML_DOMAIN = "ai.onnx.ml"
 #: Objectives whose predictions are ``exp(margin)``.
 LOG_LINK_OBJECTIVES = ("count:poisson", "reg:gamma", "reg:tweedie", "survival:cox")
 #: Objectives whose predictions are their margins.
@@ -119,15 +127,15 @@ def _node_attributes(trees, outputs, scale):
     return nodes, leaves
 
 
-def ensemble_to_onnx(objective, n_outputs, n_features, base_margin, trees, outputs, divisor=1.0):
-    """The model as ONNX bytes (a serialized ``ModelProto``; see the module docstring).
+def ensemble_spec(objective, n_outputs, base_margin, trees, outputs, divisor=1.0, labels=None):
+    """The ensemble's ONNX operator and what follows it (see the module docstring), for
+    :func:`ensemble_to_onnx` and the skl2onnx converters (gpuboost.onnx).
 
     Parameters
     ----------
     objective : str
         The objective's name (its link decides the graph).
     n_outputs : int
-    n_features : int
     base_margin : sequence of float, length n_outputs
     trees : list of Tree
         As prediction adds them (DART's weighted).
@@ -135,79 +143,119 @@ def ensemble_to_onnx(objective, n_outputs, n_features, base_margin, trees, outpu
         The output each tree adds to.
     divisor : float
         The summed margins are divided by it before the link (AdaBoost's SAMME scale).
+    labels : sequence of int or str, optional
+        A classifier's class labels (default ``0 .. n_classes - 1``).
 
     Returns
     -------
-    bytes
+    dict
+        ``op_type`` ('TreeEnsembleRegressor' or 'TreeEnsembleClassifier'),
+        ``attributes`` (of the ai.onnx.ml operator), ``after`` (None, 'Exp' or 'TopK':
+        applied to the regressor's output), ``n_outputs``.
+
+    Raises
+    ------
+    ValueError
+        Categorical splits, an objective without a known link.
+    """
+    _check_exportable(objective, trees)
+    scale = 2.0 / divisor if objective == "binary:exponential" else 1.0 / divisor
+    nodes, leaves = _node_attributes(trees, outputs, scale)
+    base = [float(m) * scale for m in base_margin]
+    if objective in BINARY_OBJECTIVES + MULTICLASS_OBJECTIVES:
+        n_classes = 2 if n_outputs == 1 else n_outputs
+        labels = list(range(n_classes)) if labels is None else list(labels)
+        if all(
+            isinstance(v, (int, float, np.integer, np.floating)) and float(v).is_integer()
+            for v in labels
+        ):
+            label_attribute = {"classlabels_int64s": [int(v) for v in labels]}
+        else:
+            label_attribute = {"classlabels_strings": [str(v) for v in labels]}
+        attributes = dict(
+            label_attribute,
+            class_treeids=leaves["treeids"],
+            class_nodeids=leaves["nodeids"],
+            class_ids=leaves["ids"],
+            class_weights=leaves["weights"],
+            base_values=base,
+            post_transform="LOGISTIC" if n_outputs == 1 else "SOFTMAX",
+            **nodes,
+        )
+        return {
+            "op_type": "TreeEnsembleClassifier",
+            "attributes": attributes,
+            "after": None,
+            "n_outputs": n_classes,
+        }
+    attributes = dict(
+        n_targets=n_outputs,
+        target_treeids=leaves["treeids"],
+        target_nodeids=leaves["nodeids"],
+        target_ids=leaves["ids"],
+        target_weights=leaves["weights"],
+        base_values=base,
+        aggregate_function="SUM",
+        post_transform="NONE",
+        **nodes,
+    )
+    after = "Exp" if objective in LOG_LINK_OBJECTIVES else "TopK" if n_outputs > 1 else None
+    return {
+        "op_type": "TreeEnsembleRegressor",
+        "attributes": attributes,
+        "after": after,
+        "n_outputs": n_outputs,
+    }
+
+
+def ensemble_to_onnx(spec, n_features):
+    """The model of :func:`ensemble_spec` as ONNX bytes (a serialized ``ModelProto``:
+    input ``input``; outputs ``variable``, or ``label`` and ``probabilities``).
 
     Raises
     ------
     ImportError
         The ``onnx`` package is not installed.
-    ValueError
-        Categorical splits, an objective without a known link.
     """
     try:
         import onnx  # optional: only the export needs it
         from onnx import TensorProto, helper
     except ImportError:
         raise ImportError("to_onnx needs the onnx package: pip install onnx") from None
-    _check_exportable(objective, trees)
-    scale = 2.0 / divisor if objective == "binary:exponential" else 1.0 / divisor
-    nodes, leaves = _node_attributes(trees, outputs, scale)
-    base = [float(m) * scale for m in base_margin]
     features = helper.make_tensor_value_info("input", TensorProto.FLOAT, [None, n_features])
-    ml = "ai.onnx.ml"
-    graph_nodes, graph_outputs = [], []
-    if objective in BINARY_OBJECTIVES + MULTICLASS_OBJECTIVES:
-        n_classes = 2 if n_outputs == 1 else n_outputs
-        graph_nodes.append(
+    n_outputs = spec["n_outputs"]
+    if spec["op_type"] == "TreeEnsembleClassifier":
+        graph_nodes = [
             helper.make_node(
-                "TreeEnsembleClassifier",
+                spec["op_type"],
                 ["input"],
                 ["label", "probabilities"],
-                domain=ml,
-                classlabels_int64s=list(range(n_classes)),
-                class_treeids=leaves["treeids"],
-                class_nodeids=leaves["nodeids"],
-                class_ids=leaves["ids"],
-                class_weights=leaves["weights"],
-                base_values=base,
-                post_transform="LOGISTIC" if n_outputs == 1 else "SOFTMAX",
-                **nodes,
+                domain=ONNX_ML_DOMAIN,
+                **spec["attributes"],
             )
+        ]
+        label_type = (
+            TensorProto.INT64 if "classlabels_int64s" in spec["attributes"] else TensorProto.STRING
         )
         graph_outputs = [
-            helper.make_tensor_value_info("label", TensorProto.INT64, [None]),
-            helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, n_classes]),
+            helper.make_tensor_value_info("label", label_type, [None]),
+            helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, n_outputs]),
         ]
     else:
-        last = "margins" if n_outputs > 1 or objective in LOG_LINK_OBJECTIVES else "variable"
-        graph_nodes.append(
+        margins = "variable" if spec["after"] is None else "margins"
+        graph_nodes = [
             helper.make_node(
-                "TreeEnsembleRegressor",
-                ["input"],
-                [last],
-                domain=ml,
-                n_targets=n_outputs,
-                target_treeids=leaves["treeids"],
-                target_nodeids=leaves["nodeids"],
-                target_ids=leaves["ids"],
-                target_weights=leaves["weights"],
-                base_values=base,
-                aggregate_function="SUM",
-                post_transform="NONE",
-                **nodes,
+                spec["op_type"], ["input"], [margins], domain=ONNX_ML_DOMAIN, **spec["attributes"]
             )
-        )
-        if objective in LOG_LINK_OBJECTIVES:
-            graph_nodes.append(helper.make_node("Exp", [last], ["variable"]))
-        elif n_outputs > 1:  # several levels: rearranged, as gpuboost predicts them
+        ]
+        if spec["after"] == "Exp":
+            graph_nodes.append(helper.make_node("Exp", [margins], ["variable"]))
+        elif spec["after"] == "TopK":  # several levels: rearranged, as gpuboost predicts
             k = helper.make_tensor("k", TensorProto.INT64, [1], [n_outputs])
             graph_nodes.append(helper.make_node("Constant", [], ["k"], value=k))
             graph_nodes.append(
                 helper.make_node(
-                    "TopK", [last, "k"], ["variable", "order"], axis=-1, largest=0, sorted=1
+                    "TopK", [margins, "k"], ["variable", "order"], axis=-1, largest=0, sorted=1
                 )
             )
         graph_outputs = [
@@ -217,7 +265,10 @@ def ensemble_to_onnx(objective, n_outputs, n_features, base_margin, trees, outpu
     model = helper.make_model(
         graph,
         producer_name="gpuboost",
-        opset_imports=[helper.make_opsetid("", ONNX_OPSET), helper.make_opsetid(ml, ONNX_ML_OPSET)],
+        opset_imports=[
+            helper.make_opsetid("", ONNX_OPSET),
+            helper.make_opsetid(ONNX_ML_DOMAIN, ONNX_ML_OPSET),
+        ],
     )
     model.ir_version = min(model.ir_version, 9)  # runtimes of 2024 on read it
     onnx.checker.check_model(model)

@@ -124,14 +124,15 @@ class ModelFileMixin:
 
     def to_onnx(self, path: Union[str, "os.PathLike[str]", None] = None) -> bytes:
         """The fitted model as ONNX (:meth:`gpuboost.Booster.to_onnx`), written to
-        ``path`` if given. A classifier's ``label`` output is the class index:
-        ``classes_[label]`` is what :meth:`predict` returns.
+        ``path`` if given; a classifier's ``label`` output holds its ``classes_``
+        (integers, else strings).
 
         Returns
         -------
         bytes
         """
-        return self.get_booster().to_onnx(path)
+        labels = getattr(self, "classes_", None)
+        return self.get_booster().to_onnx(path, None if labels is None else list(labels))
 
     def load_model(self, path: Union[str, "os.PathLike[str]"]) -> Any:
         """Load a model file into this estimator, which is then fitted.

@@ -124,4 +124,68 @@ def test_what_the_export_refuses_and_the_estimators():
     labels = np.where(signal > 0, "up", "down")
     estimator = gpuboost.GBClassifier(n_estimators=5, device="cpu").fit(X, labels)
     outputs = ort.InferenceSession(estimator.to_onnx()).run(None, {"input": X})
-    np.testing.assert_array_equal(estimator.classes_[outputs[0]], estimator.predict(X))
+    np.testing.assert_array_equal(outputs[0], estimator.predict(X))
+
+
+@pytest.mark.parametrize(
+    "make, kind",
+    [
+        (lambda: gpuboost.GBRegressor(n_estimators=8, device="cpu"), "value"),
+        (
+            lambda: gpuboost.GBRegressor(n_estimators=8, device="cpu", objective="count:poisson"),
+            "count",
+        ),
+        (
+            lambda: gpuboost.GBRegressor(
+                n_estimators=8, device="cpu", objective="reg:quantile", quantile_alpha=[0.2, 0.8]
+            ),
+            "value",
+        ),
+        (lambda: gpuboost.GBClassifier(n_estimators=8, device="cpu"), "strings"),
+        (lambda: gpuboost.GBRFClassifier(n_estimators=8, device="cpu"), "classes"),
+        (lambda: gpuboost.AdaBoostClassifier(n_estimators=8, device="cpu"), "classes"),
+    ],
+    ids=["regressor", "poisson", "quantiles", "classifier", "forest", "adaboost"],
+)
+def test_a_pipeline_converts_with_skl2onnx(make, kind):
+    """``gpuboost.onnx.register_skl2onnx()``: a Pipeline (StandardScaler, gpuboost
+    estimator) converts as a whole; ONNX Runtime's output equals the estimator's
+    prediction on the scaler's ONNX output (the scaler itself computes in float32, so
+    the trees are compared on the features they receive)."""
+    skl2onnx = pytest.importorskip("skl2onnx")
+    ort = pytest.importorskip("onnxruntime")
+    import onnx
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    import gpuboost.onnx
+
+    gpuboost.onnx.register_skl2onnx()
+    X, signal, rng = _data()
+    X = np.nan_to_num(X)
+    y = _labels(kind, signal, rng) if kind != "strings" else np.where(signal > 0, "up", "down")
+    estimator = make()
+    pipeline = make_pipeline(StandardScaler(), estimator).fit(X, y)
+    classifier = hasattr(estimator, "classes_")
+    model = skl2onnx.convert_sklearn(
+        pipeline,
+        initial_types=[("input", skl2onnx.common.data_types.FloatTensorType([None, X.shape[1]]))],
+        options={id(estimator): {"zipmap": False}} if classifier else None,
+        target_opset={"": 17, "ai.onnx.ml": 3},
+    )
+    scaled = model.graph.node[0].output[0]
+    model.graph.output.append(
+        onnx.helper.make_tensor_value_info(scaled, onnx.TensorProto.FLOAT, [None, X.shape[1]])
+    )
+    outputs = ort.InferenceSession(model.SerializeToString()).run(None, {"input": X})
+    features = outputs[-1]
+    if classifier:
+        np.testing.assert_array_equal(outputs[0], estimator.predict(features))
+        np.testing.assert_allclose(
+            outputs[1], estimator.predict_proba(features), rtol=1e-5, atol=1e-6
+        )
+    else:
+        expected = estimator.predict(features)
+        np.testing.assert_allclose(
+            outputs[0].reshape(expected.shape), expected, rtol=1e-5, atol=1e-6
+        )
