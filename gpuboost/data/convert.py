@@ -189,6 +189,7 @@ def _frame_to_array(X, min_rows):
 
 
 def check_numeric_dtype(name, array):
+    """Raise TypeError unless ``array`` (called ``name`` in the message) holds numbers."""
     if array.dtype.kind not in _NUMERIC_KINDS:
         raise TypeError(f"{name} must hold numbers (bool, int or float), got dtype {array.dtype}.")
 
@@ -436,6 +437,8 @@ def check_finite(name, values, unit="row"):
 
 
 def check_label(label, n_rows):
+    """``label`` as a float64 vector of ``n_rows`` finite values (None stays None);
+    ValueError otherwise."""
     if label is None:
         return None
     label = np.array(as_vector("label", label, n_rows), dtype=Y_DTYPE)
@@ -539,6 +542,8 @@ def group_sizes_from_qid(qid, n_rows):
 
 
 def check_group(group, qid, n_rows):
+    """The query sizes (positive, summing to ``n_rows``) from ``group`` or from per-row
+    ``qid`` (at most one of them; None without either); ValueError otherwise."""
     if group is not None and qid is not None:
         raise ValueError("Give either group (query sizes) or qid (per-row query ids), not both.")
     if qid is not None:
@@ -559,6 +564,8 @@ def check_group(group, qid, n_rows):
 
 
 def check_base_margin(base_margin, n_rows):
+    """``base_margin`` as finite float64 margins of ``n_rows`` rows (1-D, or 2-D with one
+    column per output; None stays None); ValueError / TypeError otherwise."""
     if base_margin is None:
         return None
     base_margin = as_array(base_margin)
@@ -661,6 +668,8 @@ def select_features(data, names, expected, source):
 
 
 def check_feature_names(feature_names, n_features):
+    """``feature_names`` as a list of ``n_features`` distinct strings; ValueError
+    otherwise."""
     if isinstance(feature_names, (str, bytes)):
         raise ValueError("feature_names must be a list of strings, got a single string.")
     try:
