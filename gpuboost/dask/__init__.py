@@ -8,7 +8,13 @@ partition-parallel prediction; ``DaskGBRegressor``, ``DaskGBClassifier`` and
 """
 
 from .dataset import DaskDataset
-from .estimators import DaskGBClassifier, DaskGBRanker, DaskGBRegressor
+from .estimators import (
+    DaskGBClassifier,
+    DaskGBRanker,
+    DaskGBRegressor,
+    DaskGBRFClassifier,
+    DaskGBRFRegressor,
+)
 from .predict import predict
 from .train import train
 
@@ -19,4 +25,6 @@ __all__ = [
     "DaskGBRegressor",
     "DaskGBClassifier",
     "DaskGBRanker",
+    "DaskGBRFRegressor",
+    "DaskGBRFClassifier",
 ]

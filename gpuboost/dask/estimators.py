@@ -7,7 +7,8 @@ the single-node estimator on the same rows), ``predict`` / ``predict_proba`` ret
 lazy Dask arrays (:func:`gpuboost.dask.predict`). The client is the ``client``
 attribute when set, else Dask's default client (``distributed.default_client()``).
 ``DaskGBRanker`` takes the query sizes (``group``) as a host array, or the per-row query
-ids (``qid``) as a dask collection.
+ids (``qid``) as a dask collection. ``DaskGBRFRegressor`` / ``DaskGBRFClassifier`` are the
+random forests (:mod:`gpuboost.sklearn.forest`) on the cluster.
 """
 
 import numpy as np
@@ -23,11 +24,18 @@ from ..sklearn.base import (
     sklearn_objective,
 )
 from ..sklearn.estimators import GBClassifier, GBRanker, GBRegressor
+from ..sklearn.forest import ForestMixin
 from .dataset import DaskDataset, _as_dask_array
 from .predict import predict as dask_predict
 from .train import train
 
-__all__ = ["DaskGBRegressor", "DaskGBClassifier", "DaskGBRanker"]
+__all__ = [
+    "DaskGBRegressor",
+    "DaskGBClassifier",
+    "DaskGBRanker",
+    "DaskGBRFRegressor",
+    "DaskGBRFClassifier",
+]
 
 
 class _DaskModel:
@@ -321,3 +329,46 @@ class DaskGBRanker(_DaskModel, GBRanker):
             eval_qids=eval_qid,
             feature_weights=feature_weights,
         )
+
+
+class _DaskForest:
+    """A forest refuses ``init_model`` on the cluster as on one machine."""
+
+    def _dask_train(
+        self,
+        X,
+        label,
+        params,
+        sample_weight,
+        eval_set,
+        eval_labels,
+        sample_weight_eval_set,
+        verbose,
+        init_model,
+        **kwargs,
+    ):
+        self._refuse_init_model(init_model)
+        return super()._dask_train(
+            X,
+            label,
+            params,
+            sample_weight,
+            eval_set,
+            eval_labels,
+            sample_weight_eval_set,
+            verbose,
+            init_model,
+            **kwargs,
+        )
+
+
+class DaskGBRFRegressor(ForestMixin, _DaskForest, DaskGBRegressor):
+    """:class:`gpuboost.GBRFRegressor` on a Dask cluster (see the module docstring)."""
+
+    _managed_params = DaskGBRegressor._managed_params | {"num_parallel_tree"}
+
+
+class DaskGBRFClassifier(ForestMixin, _DaskForest, DaskGBClassifier):
+    """:class:`gpuboost.GBRFClassifier` on a Dask cluster (see the module docstring)."""
+
+    _managed_params = DaskGBClassifier._managed_params | {"num_parallel_tree"}

@@ -151,3 +151,35 @@ def test_the_estimators_take_feature_weights(client):
     )
     assert model.get_booster().save_raw() == single.get_booster().save_raw()
     assert model.get_booster().feature_importance("weight")[2] == 0  # weight 0: never drawn
+
+
+@pytest.mark.parametrize("kind", ["regressor", "classifier"])
+def test_forests_match_the_single_node_forests(client, kind):
+    """DaskGBRFRegressor / DaskGBRFClassifier: XGBoost's forest defaults, one round of
+    n_estimators trees, the single-node forest's bytes."""
+    from gpuboost.dask import DaskGBRFClassifier, DaskGBRFRegressor
+
+    X, rng = _data(7)
+    y = X[:, 0] * 2 + rng.normal(size=len(X))
+    if kind == "classifier":
+        y = (y > 0).astype(float)
+    single_class, dask_class = (
+        (gpuboost.GBRFRegressor, DaskGBRFRegressor)
+        if kind == "regressor"
+        else (gpuboost.GBRFClassifier, DaskGBRFClassifier)
+    )
+    kwargs = dict(n_estimators=6, max_depth=3, device="cpu", random_state=4)
+    single = single_class(**kwargs).fit(X, y)
+    sizes = dc.uneven_sizes(len(X), 3)
+    model = dask_class(**kwargs)
+    assert model.get_params()["subsample"] == 0.8 and model.get_params()["learning_rate"] == 1.0
+    model.client = client
+    model.fit(dc.spread(client, X, sizes, 2), dc.spread(client, y, sizes, 2))
+    assert model.get_booster().num_boosted_rounds() == 1
+    assert model.get_booster().save_raw() == single.get_booster().save_raw()
+    with pytest.raises(ValueError, match="init_model"):
+        model.fit(
+            dc.spread(client, X, sizes, 2),
+            dc.spread(client, y, sizes, 2),
+            init_model=single.get_booster(),
+        )
