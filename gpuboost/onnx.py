@@ -94,7 +94,7 @@ def _regressor_shape(operator):
     from skl2onnx.common.data_types import FloatTensorType
 
     n_rows = operator.inputs[0].get_first_dimension()
-    n_outputs = _spec(operator)["n_outputs"]
+    n_outputs = operator.raw_operator.get_booster().n_outputs
     operator.outputs[0].type = FloatTensorType([n_rows, n_outputs])
 
 

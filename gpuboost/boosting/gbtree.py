@@ -404,21 +404,25 @@ class GBTreeLearner:
         refit_margins = self.margins
         if self.objective.has_leaf_refit and params["num_parallel_tree"] > 1:
             refit_margins = self.margins.copy()
-        trees = []  # a plain loop: a comprehension's closure would keep the arrays of a
-        for position in range(n_outputs * params["num_parallel_tree"]):  # failed round
-            output = position % n_outputs  # alive (test_resources.py)
-            trees.append(
-                self._grow(
+        # Output after output, each column copied once for its whole forest; the trees
+        # take their places forest after forest (the outputs' trees are independent:
+        # each reads and updates its own margin column, so the order changes no byte).
+        n_parallel = params["num_parallel_tree"]
+        trees = [None] * (n_outputs * n_parallel)
+        for output in range(n_outputs):  # plain loops: a comprehension's closure would keep
+            column_g = xp.ascontiguousarray(gradients[:, output])  # the arrays of a failed
+            column_h = xp.ascontiguousarray(hessians[:, output])  # round alive
+            for position in range(output, len(trees), n_outputs):  # (test_resources.py)
+                trees[position] = self._grow(
                     round_index,
                     output,
                     position,
-                    xp.ascontiguousarray(gradients[:, output]),
-                    xp.ascontiguousarray(hessians[:, output]),
+                    column_g,
+                    column_h,
                     params,
                     split_params,
                     refit_margins,
                 )
-            )
         return trees, round_values(params)
 
     def _grow(

@@ -117,6 +117,7 @@ class _DaskModel:
     ):
         """Train on the cluster and set the fitted attributes; returns self."""
         client = self._dask_client()
+        self._check_init_model(init_model)
         n_estimators, early_stopping_rounds = self._checked_rounds(eval_set)
         params = validate_params(params)
         dtrain = DaskDataset(
@@ -331,44 +332,13 @@ class DaskGBRanker(_DaskModel, GBRanker):
         )
 
 
-class _DaskForest:
-    """A forest refuses ``init_model`` on the cluster as on one machine."""
-
-    def _dask_train(
-        self,
-        X,
-        label,
-        params,
-        sample_weight,
-        eval_set,
-        eval_labels,
-        sample_weight_eval_set,
-        verbose,
-        init_model,
-        **kwargs,
-    ):
-        self._refuse_init_model(init_model)
-        return super()._dask_train(
-            X,
-            label,
-            params,
-            sample_weight,
-            eval_set,
-            eval_labels,
-            sample_weight_eval_set,
-            verbose,
-            init_model,
-            **kwargs,
-        )
-
-
-class DaskGBRFRegressor(ForestMixin, _DaskForest, DaskGBRegressor):
+class DaskGBRFRegressor(ForestMixin, DaskGBRegressor):
     """:class:`gpuboost.GBRFRegressor` on a Dask cluster (see the module docstring)."""
 
     _managed_params = DaskGBRegressor._managed_params | {"num_parallel_tree"}
 
 
-class DaskGBRFClassifier(ForestMixin, _DaskForest, DaskGBClassifier):
+class DaskGBRFClassifier(ForestMixin, DaskGBClassifier):
     """:class:`gpuboost.GBRFClassifier` on a Dask cluster (see the module docstring)."""
 
     _managed_params = DaskGBClassifier._managed_params | {"num_parallel_tree"}

@@ -52,6 +52,9 @@ class CoxLoss(Objective):
 
     name = "survival:cox"
     default_metric = "cox-nloglik"
+    #: ``(labels, order, sorted |labels|)`` of the last call (the labels do not change
+    #: within a training: sorted once).
+    _time_order = None
 
     def _check_label_domain(self, y):
         bad = y == 0.0
@@ -63,7 +66,7 @@ class CoxLoss(Objective):
     def _gradients(self, xp, y, raw):
         host_y = np.asarray(to_numpy(y), dtype=Y_DTYPE)
         host_raw = np.asarray(to_numpy(raw), dtype=Y_DTYPE)
-        cached = getattr(self, "_time_order", None)  # the labels of the last call, sorted
+        cached = self._time_order
         if cached is None or not np.array_equal(cached[0], host_y):
             cached = self._time_order = (host_y.copy(), *time_order(host_y))
         grad, hess = cox_gradients(host_y, host_raw, cached[1:])

@@ -468,6 +468,10 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
                 raise ValueError("eval_set must be a list of (X, y) pairs.")
         return eval_set
 
+    def _check_init_model(self, init_model):
+        """Raise ValueError for an ``init_model`` this estimator cannot continue (none
+        here; the forests refuse every one). Single-node and Dask ``fit`` call it."""
+
     def _checked_rounds(self, eval_set):
         """``(n_estimators, early_stopping_rounds)``, checked (early stopping needs an
         evaluation set)."""
@@ -509,6 +513,7 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
                 f"class_weight applies to classifiers; {type(self).__name__} takes "
                 f"sample_weight instead."
             )
+        self._check_init_model(init_model)
         n_estimators, early_stopping_rounds = self._checked_rounds(eval_set)
         params = validate_params(params)
         if params["booster"] == "adaboost" and type(self).__name__ != "AdaBoostClassifier":

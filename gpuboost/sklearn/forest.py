@@ -82,7 +82,7 @@ class ForestMixin:
         params["num_parallel_tree"] = self.n_estimators
         return params
 
-    def _refuse_init_model(self, init_model):
+    def _check_init_model(self, init_model):
         """ValueError when ``init_model`` is given (a forest is one round)."""
         if init_model is not None:
             raise ValueError(
@@ -90,10 +90,6 @@ class ForestMixin:
                 f"init_model (train a boosted forest with gpuboost.train and "
                 f"num_parallel_tree instead)."
             )
-
-    def _fit_booster(self, X, label, params, **kwargs):
-        self._refuse_init_model(kwargs.get("init_model"))
-        return super()._fit_booster(X, label, params, **kwargs)
 
 
 class GBRFRegressor(ForestMixin, GBRegressor):
