@@ -8,7 +8,7 @@ shared and local memory; runs the self-check of the CUDA backend
 ``selfcheck.CONFIGURATIONS``; times one boosting round at 1M rows; and ends with one
 line saying whether the machine is supported. Without a GPU it says why not and exits
 0; under ``GPUBOOST_EMULATE_CUDA=1`` it runs the checks on the CPU emulation of the
-kernels. Its output is what a bug report needs (README, "Reporting a bug").
+kernels. Its output is what a bug report needs (docs/guide/bugs.md).
 """
 
 from __future__ import annotations
@@ -265,7 +265,7 @@ def run_doctor(timing_rows=None, printer=print):
         return 0
     say(
         f"supported: {verdict}. This is a bug: please report it with this output "
-        f"(README, 'Reporting a bug'); device='auto' falls back to the CPU."
+        f"(docs/guide/bugs.md); device='auto' falls back to the CPU."
     )
     return EXIT_CHECK_FAILED
 

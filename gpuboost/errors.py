@@ -45,8 +45,8 @@ class GpuSelfCheckError(DeviceUnavailableError):
         super().__init__(
             f"The CUDA backend failed its self-check on cuda:{device_ordinal} at {step}: "
             f"{detail}. Its models would differ from the CPU backend's. This is a bug: "
-            f"please report it with the output of `gpuboost doctor` (README, 'Reporting a "
-            f"bug'), and use device='cpu' meanwhile."
+            f"please report it with the output of `gpuboost doctor` (docs/guide/bugs.md), "
+            f"and use device='cpu' meanwhile."
         )
         self.step = step
         self.detail = detail

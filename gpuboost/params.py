@@ -4,8 +4,8 @@ Every training parameter is declared once in :data:`PARAMETERS`. Names follow
 XGBoost; common LightGBM (and a few scikit-learn) spellings are accepted as
 aliases. :func:`validate_params` turns a user dict into a complete dict of
 canonical names and raises ``ValueError`` naming any unknown parameter or any
-value out of range. The README's parameter table is generated from this module
-(``python -m gpuboost.params``).
+value out of range. The documentation's parameter table (docs/parameters.md) is
+generated from this module (``python -m gpuboost.params`` prints it).
 """
 
 import json
@@ -51,7 +51,7 @@ class Parameter:
     aliases : tuple of str
         Other accepted spellings.
     doc : str
-        One-line description for the README table.
+        One-line description for the parameter table.
     """
 
     name: str
@@ -926,7 +926,7 @@ def model_params(params):
 
 
 def parameter_table_markdown():
-    """The README's parameter table, generated from :data:`PARAMETERS`."""
+    """The documentation's parameter table, generated from :data:`PARAMETERS`."""
     lines = ["| parameter | aliases | default | range | meaning |", "|---|---|---|---|---|"]
     for p in PARAMETERS.values():
         if p.choices:

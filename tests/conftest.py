@@ -43,11 +43,11 @@ def pytest_configure(config):
     tests start (Dask workers, the emulation's threads, child trainings). So Numba's
     OpenMP threads sleep when they wait instead of spinning: a spinning thread holds a
     core another process needs, and a parallel loop then waits for a descheduled thread
-    (README, "CPU training on a busy machine": a 400-row training took 6.7 s instead of
-    0.05 s beside one busy process). In an xdist worker of the fast tier, the emulation
-    runs each launch on one OS thread (the other cores run other tests); the slow tier
-    keeps one emulation thread per core, so that blocks and warps run truly concurrently
-    there. Settings made by the caller are kept."""
+    (docs/guide/profiling.md, "CPU training on a busy machine": a 400-row training took
+    6.7 s instead of 0.05 s beside one busy process). In an xdist worker of the fast
+    tier, the emulation runs each launch on one OS thread (the other cores run other
+    tests); the slow tier keeps one emulation thread per core, so that blocks and warps
+    run truly concurrently there. Settings made by the caller are kept."""
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")
     if os.environ.get("PYTEST_XDIST_WORKER") is None:
         return

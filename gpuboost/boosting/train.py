@@ -129,7 +129,7 @@ def train(
     Parameters
     ----------
     params : dict
-        Training parameters (see ``gpuboost.params`` / the README table).
+        Training parameters (see ``gpuboost.params`` and the parameters page, docs/parameters.md).
     dtrain : Dataset
         Training data with labels.
     num_boost_round : int

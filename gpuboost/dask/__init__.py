@@ -4,7 +4,7 @@
 every tree from the workers' exact integer histograms; :func:`predict` is a lazy,
 partition-parallel prediction; ``DaskGBRegressor``, ``DaskGBClassifier`` and
 ``DaskGBRanker`` are the scikit-learn-style estimators. Needs the optional extra ``gpuboost[dask]``
-(``dask[distributed]``). See docs/DESIGN.md "Distributed training" and the README.
+(``dask[distributed]``). See docs/DESIGN.md "Distributed training" and docs/guide/dask.md.
 """
 
 from .dataset import DaskDataset

@@ -236,7 +236,7 @@ class DaskGBClassifier(_DaskModel, GBClassifier):
         return y.map_blocks(_encode, classes, dtype=Y_DTYPE), encoded, params
 
     def predict_proba(self, X, iteration_range=None):
-        """Lazy class probabilities (dask array of shape (n_rows, n_classes_))."""
+        """Lazy class probabilities (dask array of shape (n_rows, n_classes))."""
         self._check_is_fitted()
         probabilities = dask_predict(
             self._dask_client(), self.booster_, X, iteration_range=iteration_range

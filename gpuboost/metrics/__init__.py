@@ -29,7 +29,7 @@ from .pointwise import (
     TweedieNegLogLik,
 )
 from .ranking import NDCG, MeanAveragePrecision
-from .registry import evaluate, get_metric
+from .registry import evaluate, get_metric, valid_metric_names
 from .survival import ConcordanceIndex, CoxNegLogLik
 
 __all__ = [
@@ -52,6 +52,7 @@ __all__ = [
     "ConcordanceIndex",
     "get_metric",
     "evaluate",
+    "valid_metric_names",
     "LOGLOSS_EPS",
     "MIN_EXPECTED_VALUE",
     "DEFAULT_ERROR_THRESHOLD",

@@ -21,7 +21,7 @@ from .pointwise import (
 from .ranking import NDCG, MeanAveragePrecision
 from .survival import ConcordanceIndex, CoxNegLogLik
 
-__all__ = ["get_metric", "evaluate"]
+__all__ = ["get_metric", "evaluate", "valid_metric_names"]
 
 
 def _parse_float(base_name, text):
@@ -85,8 +85,15 @@ _PARAMETER_PLACEHOLDERS = {
 }
 
 
-def _valid_names():
-    """Human-readable list of accepted metric names."""
+def valid_metric_names():
+    """Every accepted spelling of an ``eval_metric`` name, in the registry's order.
+
+    Returns
+    -------
+    list of str
+        Each metric's name and, for a metric with a parameter, its ``name@<placeholder>``
+        forms (the placeholder names the parameter: threshold, rho, alpha, k).
+    """
     names = []
     for base_name, (_, parser) in _METRICS.items():
         names.append(base_name)
@@ -95,7 +102,7 @@ def _valid_names():
             names.append(f"{base_name}{PARAMETER_SEPARATOR}<{placeholder}>")
             if parser is _parse_levels:
                 names.append(f"{base_name}{PARAMETER_SEPARATOR}<alpha>,<alpha>...")
-    return ", ".join(names)
+    return names
 
 
 def get_metric(name):
@@ -127,7 +134,7 @@ def get_metric(name):
         raise TypeError(f"metric name must be a str, got {type(name).__name__}")
     base_name, separator, parameter_text = name.partition(PARAMETER_SEPARATOR)
     if base_name not in _METRICS:
-        raise ValueError(f"unknown metric {name!r}; valid names: {_valid_names()}")
+        raise ValueError(f"unknown metric {name!r}; valid names: {', '.join(valid_metric_names())}")
     metric_class, parse_parameter = _METRICS[base_name]
     if not separator:
         return metric_class()

@@ -65,12 +65,12 @@ class AdaBoostClassifier(ModelFileMixin, _ClassifierMixin, _BaseEstimator):
     ----------
     booster_ : Booster
         The trained model (``tree_weights`` holds the tree weights).
-    classes_ : ndarray of shape (n_classes_,)
+    classes_ : ndarray of shape (n_classes,)
     n_classes_ : int
     n_features_in_ : int
     estimator_weights_ : ndarray of shape (n_trees,)
         The weight of every tree.
-    feature_importances_ : ndarray of shape (n_features_in_,)
+    feature_importances_ : ndarray of shape (n_features,)
         Every tree's normalized Gini gains per feature, averaged with the tree
         weights (scikit-learn's definition).
 
@@ -201,7 +201,7 @@ class AdaBoostClassifier(ModelFileMixin, _ClassifierMixin, _BaseEstimator):
         Returns
         -------
         ndarray of shape (n_samples,) for two classes (positive: ``classes_[1]``),
-        else (n_samples, n_classes_)
+        else (n_samples, n_classes)
             The symmetric class coding summed over the trees and divided by the
             sum of the tree weights.
         """
@@ -219,7 +219,7 @@ class AdaBoostClassifier(ModelFileMixin, _ClassifierMixin, _BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_samples, n_classes_)
+        ndarray of shape (n_samples, n_classes)
         """
         data = self._checked_features(X)
         probabilities = self.booster_.predict(data)
@@ -250,7 +250,7 @@ class AdaBoostClassifier(ModelFileMixin, _ClassifierMixin, _BaseEstimator):
 
     @property
     def feature_importances_(self):
-        """scikit-learn's importances, shape (n_features_in_,).
+        """scikit-learn's importances, shape (n_features,).
 
         Every tree's Gini gains per feature, normalized to sum to 1, averaged
         over the trees with the tree weights.

@@ -617,7 +617,7 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
 
     @property
     def feature_importances_(self):
-        """Normalized total gain of every feature, shape (n_features_in_,).
+        """Normalized total gain of every feature, shape (n_features,).
 
         ``feature_importance('total_gain')`` divided by its sum (equal to Friedman's
         normalized relative influence, and to scikit-learn's impurity-based
@@ -752,7 +752,7 @@ COMMON_ATTRIBUTES_DOC = """
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` was a DataFrame with string column names.
-    feature_importances_ : ndarray of shape (n_features_in_,)
+    feature_importances_ : ndarray of shape (n_features,)
         Normalized total gain of each feature (scikit-learn's convention).
     evals_result_ : dict
         ``{"validation_<i>": {metric: [score per round]}}`` (also ``evals_result()``).

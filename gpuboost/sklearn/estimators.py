@@ -214,7 +214,7 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
             "sigmoid (binary) or softmax of the margins."
         )
         + COMMON_ATTRIBUTES_DOC
-        + """    classes_ : ndarray of shape (n_classes_,)
+        + """    classes_ : ndarray of shape (n_classes,)
         The class labels, sorted.
     n_classes_ : int
 """
@@ -331,7 +331,7 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
         sample_weight_eval_set : list of array-like, default=None
         verbose : bool or int, default=False
         init_model : Booster, fitted estimator or path, default=None
-        base_margin : array-like of shape (n_samples,) or (n_samples, n_classes_), default=None
+        base_margin : array-like of shape (n_samples,) or (n_samples, n_classes), default=None
         base_margin_eval_set : list of array-like, default=None
         feature_weights : array-like of shape (n_features,), default=None
             Column-sampling weights (``Dataset.feature_weights``, XGBoost's): with a
@@ -389,7 +389,7 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
 
         Returns
         -------
-        ndarray of shape (n_samples, n_classes_)
+        ndarray of shape (n_samples, n_classes)
             Columns in the order of ``classes_``; rows sum to 1.
         """
         margins = self._predict_margins(X, iteration_range, base_margin)
@@ -422,7 +422,7 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
         X : array-like of shape (n_samples, n_features)
         output_margin : bool, default=False
             Return the raw margins, (n_samples,) for binary or
-            (n_samples, n_classes_) for multiclass models.
+            (n_samples, n_classes) for multiclass models.
         iteration_range : (int, int), default=None
         base_margin : array-like, default=None
 
