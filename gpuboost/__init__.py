@@ -29,6 +29,7 @@ _ESTIMATORS = (
     "GBRFRegressor",
     "GBRFClassifier",
     "AdaBoostClassifier",
+    "GBSurvival",
 )
 #: Plotting functions, loaded on first use (gpuboost.plotting; matplotlib is optional
 #: and imported only when a plot is drawn).

@@ -351,6 +351,22 @@ PARAMETERS = {
             high_open=True,
         ),
         _P(
+            "aft_loss_distribution",
+            "normal",
+            "str",
+            "survival:aft: the noise distribution of log(time) = margin + scale * Z: "
+            "'normal', 'logistic' or 'extreme' (XGBoost's)",
+            choices=("normal", "logistic", "extreme"),
+        ),
+        _P(
+            "aft_loss_distribution_scale",
+            1.0,
+            "float",
+            "survival:aft: the scale of the noise (rounded to float32, as XGBoost)",
+            low=0.0,
+            low_open=True,
+        ),
+        _P(
             "tweedie_variance_power",
             1.5,
             "float",
@@ -605,6 +621,8 @@ SAVED_WHEN_SET = frozenset(
         "sample_type",
         "normalize_type",
         "expectile_alpha",
+        "aft_loss_distribution",
+        "aft_loss_distribution_scale",
     }
 )
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from .backends.cpu.jit import CPU_KERNELS_ENV_VAR, compiled_kernels_reason, forced_variant
 from .boosting.train import train
-from .data.dataset import Dataset
+from .data.dataset import Dataset, label_arguments
 from .objectives.registry import OBJECTIVES
 
 __all__ = ["MODES", "VARIANTS", "WARM_UP_GROUPS", "warm_up", "warm_up_group"]
@@ -71,6 +71,9 @@ def _labels(objective, score):
         return np.digitize(score, np.quantile(score, [0.5, 0.8])).astype(np.float64)
     if objective in ("count:poisson", "reg:gamma", "reg:tweedie"):
         return np.round(2.0 * (score - score.min())) + 1.0
+    if objective == "survival:aft":  # intervals: observed and right-censored times
+        time = np.round(2.0 * (score - score.min())) + 1.0
+        return np.column_stack([time, np.where(score > np.median(score), np.inf, time)])
     return score
 
 
@@ -142,7 +145,9 @@ def _objectives():
         label = _labels(objective, score)
         group = groups if objective.startswith("rank:") else None
         booster = train(
-            _params(objective), Dataset(X, label=label, group=group), num_boost_round=_ROUNDS
+            _params(objective),
+            Dataset(X, **label_arguments(label), group=group),
+            num_boost_round=_ROUNDS,
         )
         _predict_everything(booster, X)
 

@@ -86,6 +86,9 @@ def make_labels(name, rng, n=N_SAMPLES):
         return rng.gamma(2.0, 1.5, n)
     if name.startswith("rank:"):  # relevance grades
         return rng.integers(0, 4, n).astype(Y_DTYPE)
+    if name == "survival:aft":  # intervals: observed and right-censored times
+        time = rng.gamma(2.0, 1.5, n)
+        return np.column_stack([time, np.where(rng.uniform(size=n) < 0.3, np.inf, time)])
     return rng.normal(0, 2, n)
 
 

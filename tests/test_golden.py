@@ -35,6 +35,7 @@ from _tiers import sampled
 import gpuboost
 from gpuboost.backends.emulation import emulated_kernels
 from gpuboost.core import strict_math
+from gpuboost.data.dataset import label_arguments
 
 N_ROUNDS = 8
 
@@ -122,6 +123,18 @@ def _survival_data(n_rows=360, seed=18):
     return X, np.where(rng.uniform(size=n_rows) < 0.33, -time, time)
 
 
+def _interval_data(n_rows=360, seed=19):
+    """Interval labels for survival:aft: observed, right-, left- and interval-censored
+    times from uniform numbers (basic operations only)."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1.0, 1.0, size=(n_rows, 5))
+    time = 0.1 + 2.0 * rng.uniform(size=n_rows) + X[:, 0] + X[:, 1] * X[:, 2] + 2.0
+    kind = rng.integers(0, 4, size=n_rows)
+    lower = np.where(kind == 2, 0.0, np.where(kind == 3, time * 0.5, time))
+    upper = np.where(kind == 1, np.inf, np.where(kind == 3, time * 2.0, time))
+    return X, np.column_stack([lower, upper])
+
+
 def _ranking_data(n_queries=30, seed=17):
     rng = np.random.default_rng(seed)
     sizes = rng.integers(5, 15, size=n_queries)
@@ -140,6 +153,7 @@ DATA = {
     "tweedie": _tweedie_data,
     "onehot": _onehot_data,
     "survival": _survival_data,
+    "intervals": _interval_data,
 }
 
 #: name -> (data, params, number of rounds, hash)
@@ -239,6 +253,16 @@ CONFIGURATIONS = {
     "rank_pairwise": ("ranking", {"objective": "rank:pairwise", "max_depth": 3}),
     "adaboost_binary": ("binary", {"booster": "adaboost", "max_depth": 2}),
     "cox": ("survival", {"objective": "survival:cox", "max_depth": 3}),
+    "aft_normal": ("intervals", {"objective": "survival:aft", "max_depth": 3}),
+    "aft_extreme": (
+        "intervals",
+        {
+            "objective": "survival:aft",
+            "aft_loss_distribution": "extreme",
+            "max_depth": 3,
+            "aft_loss_distribution_scale": 0.7,
+        },
+    ),
     "dart": (
         "binary",
         {
@@ -277,6 +301,8 @@ GOLDEN = {
     "approx": "e777ff63ce6da5a594045c8837a65a61b7f984504a1ba3841b59038a9ea80c9f",
     "bundled": "67cad497f4728b2d5e65384c7d8ee86bf41be2ad9ae0919d7e383a0ae0ebba05",
     "bundled_with_conflicts": "06a71ac3dc9e5f3bca581b102a854d0a8d1b2a6d0fd03ce181d41d68dbbbb49d",
+    "aft_extreme": "02d2b2fb4a8ccaa27dc9c1f96bde690c20f326bcc4d076ea91b52a75b562fae7",
+    "aft_normal": "8bdd76f48857feb9aea20c4554859220f6f3a55af6c7264e3273a2643f68bbc2",
     "cox": "8df7a52fee1b237c70ff6a07219411e2c8a237e7dbbe96917ddd22728a8a04a5",
     "dart": "9bb5d7dbd17b143ae707ca8f45e14f2413aef22e3e39cc88e6068192e996552d",
     "exact": "3c248eb3a633700118f5d86662d963826671d48d41d8c638c45acdb1c000626f",
@@ -320,7 +346,10 @@ def _train_and_hash(name, device):
         if use_weights:
             weight = np.random.default_rng(21).uniform(0.2, 3.0, size=300)
         dtrain = gpuboost.Dataset(
-            X[train_rows], label=y[train_rows], weight=weight, max_bin=params.get("max_bin", 255)
+            X[train_rows],
+            **label_arguments(y[train_rows]),
+            weight=weight,
+            max_bin=params.get("max_bin", 255),
         )
     booster = gpuboost.train(params, dtrain, num_boost_round=N_ROUNDS)
     prediction = np.ascontiguousarray(booster.predict(X[test_rows]), dtype=np.float64)

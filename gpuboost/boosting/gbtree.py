@@ -548,6 +548,7 @@ class GBTreeLearner:
                     self.metrics,
                     self.custom_metric,
                     self.backend,
+                    margins=margins,
                 )
 
     def after_training(self, booster):

@@ -190,7 +190,7 @@ def eval_features(dataset, name, dtrain, backend=None):
     return np.ascontiguousarray(recode_categories(features, own, target))
 
 
-def record_metrics(evals_log, eval_set, prediction, metrics, custom_metric, backend):
+def record_metrics(evals_log, eval_set, prediction, metrics, custom_metric, backend, margins=None):
     """Append every metric of one evaluation set to ``evals_log[eval_set.name]``.
 
     Parameters
@@ -204,10 +204,19 @@ def record_metrics(evals_log, eval_set, prediction, metrics, custom_metric, back
     custom_metric : callable or None
         ``custom_metric(host_prediction, dataset) -> (name, value)``.
     backend : Backend
+    margins : backend array, optional
+        The margins, for the metrics that take them (``Metric.takes_margins``).
     """
     scores = evals_log.setdefault(eval_set.name, {})
     for metric in metrics:
-        value = metric(eval_set.label, prediction, eval_set.weight, eval_set.dataset.group)
+        if metric.takes_margins and margins is None:
+            raise ValueError(f"metric {metric.name!r} is not available in this training")
+        value = metric(
+            eval_set.label,
+            margins if metric.takes_margins else prediction,
+            eval_set.weight,
+            eval_set.dataset.group,
+        )
         scores.setdefault(metric.name, []).append(float(value))
     if custom_metric is not None:
         name, value = custom_metric(backend.to_host(prediction), eval_set.dataset)
@@ -221,7 +230,10 @@ def record_metrics(evals_log, eval_set, prediction, metrics, custom_metric, back
 
 def metrics_of(params, default_metric):
     """The Metric objects of ``params['eval_metric']`` (default: ``default_metric``)."""
-    return [get_metric(name) for name in (params["eval_metric"] or [default_metric])]
+    return [
+        get_metric(name).for_training(params)
+        for name in (params["eval_metric"] or [default_metric])
+    ]
 
 
 def make_timer(params, backend):

@@ -203,6 +203,10 @@ class DaskDataset:
         Row partitions (any sizes); the columns of a partition are kept together.
     label, weight : dask.array or dask Series of shape (n_rows,), optional
         Rechunked to X's row partitions.
+    label_lower_bound, label_upper_bound : dask.array or dask Series of shape (n_rows,), optional
+        Interval labels for ``survival:aft``, instead of ``label`` (as
+        :class:`~gpuboost.data.dataset.Dataset`'s); kept on the workers as the label
+        column pair ``[lower, upper]``, validated there.
     group : array-like of shape (n_queries,), optional
         Ranking: the query sizes (a host array; the rows of each query contiguous and
         in order). Partitions are re-cut at query bounds so that no query is split
@@ -272,8 +276,10 @@ class DaskDataset:
         enable_categorical=False,
         reference=None,
         feature_weights=None,
+        label_lower_bound=None,
+        label_upper_bound=None,
     ):
-        _, distributed = _dask_modules()
+        da, distributed = _dask_modules()
         if group is not None and qid is not None:
             raise ValueError(
                 "Give either group (query sizes) or qid (per-row query ids), not both."
@@ -315,6 +321,26 @@ class DaskDataset:
             self.group = check_group(group, None, self.n_rows)
             row_chunks = _chunks_at_query_bounds(row_chunks, offsets(self.group))
             X = X.rechunk({0: row_chunks})  # moves rows between workers, never to the client
+        if label_lower_bound is not None or label_upper_bound is not None:
+            if label is not None:
+                raise ValueError(
+                    "Give either label or label_lower_bound / label_upper_bound (interval "
+                    "labels, survival:aft), not both."
+                )
+            if label_lower_bound is None or label_upper_bound is None:
+                raise ValueError(
+                    "interval labels need both label_lower_bound and label_upper_bound."
+                )
+            ends = []
+            for name, value in (
+                ("label_lower_bound", label_lower_bound),
+                ("label_upper_bound", label_upper_bound),
+            ):
+                value = _as_dask_array(value, name, row_chunks)
+                if value.ndim != 1 or int(value.shape[0]) != self.n_rows:
+                    raise ValueError(f"{name} must have shape ({self.n_rows},), got {value.shape}.")
+                ends.append(value.rechunk({0: row_chunks}).astype(np.float64))
+            label = da.stack(ends, axis=1)
         fields = {"X": X}
         for name, value in (("label", label), ("weight", weight), ("base_margin", base_margin)):
             if value is None:

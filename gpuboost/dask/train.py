@@ -448,6 +448,7 @@ class DaskLearner:
                     self.metrics,
                     None,
                     self.backend,
+                    margins=margins,
                 )
 
     def after_training(self, booster):

@@ -26,7 +26,7 @@ from ..core.array import get_array_module, to_numpy
 from ..core.dtypes import SAMPLE_INDEX_DTYPE
 from ..core.random import row_uniforms_at
 from ..data.binning import BinMapper
-from ..data.dataset import Dataset
+from ..data.dataset import Dataset, label_arguments
 from ..model.booster import Booster
 from ..objectives.classification import row_class_weights
 from ..objectives.ranking import fixed_point_scale
@@ -120,7 +120,7 @@ class WorkerState:
             weight = class_weights if weight is None else weight * class_weights
         self.dataset = Dataset(
             _concat_features(features),
-            label=label,
+            **label_arguments(label),
             weight=weight,
             base_margin=None if margins is None else _concat(margins),
             group=None if setup.get("group") is None else setup["group"],
@@ -152,7 +152,7 @@ class WorkerState:
                 continue
             dataset = Dataset(
                 _concat_features(features_parts),
-                label=_concat(labels_parts),
+                **label_arguments(_concat(labels_parts)),
                 weight=None if weights_parts is None else _concat(weights_parts),
             )
             margins = self._initial_margins(dataset, setup["base_margins"], init_model)

@@ -23,6 +23,7 @@ __all__ = [
     "check_finite",
     "check_group",
     "check_label",
+    "check_label_bounds",
     "check_numeric_dtype",
     "check_shape",
     "check_weight",
@@ -444,6 +445,39 @@ def check_label(label, n_rows):
     label = np.array(as_vector("label", label, n_rows), dtype=Y_DTYPE)
     check_finite("label", label)
     return label
+
+
+def check_label_bounds(lower, upper, n_rows):
+    """Interval labels (survival:aft) as a float64 array of shape (n_rows, 2), columns
+    ``[lower, upper]``; both None gives None. ValueError unless both are given, neither
+    holds NaN, ``lower`` is finite and >= 0 and ``upper >= lower`` (``upper`` may be
+    ``inf``: right-censored)."""
+    if lower is None and upper is None:
+        return None
+    if lower is None or upper is None:
+        given = "label_lower_bound" if upper is None else "label_upper_bound"
+        raise ValueError(
+            f"{given} is given without its other half: interval labels need both "
+            f"label_lower_bound and label_upper_bound."
+        )
+    lower = np.array(as_vector("label_lower_bound", lower, n_rows), dtype=Y_DTYPE)
+    upper = np.array(as_vector("label_upper_bound", upper, n_rows), dtype=Y_DTYPE)
+    check_finite("label_lower_bound", lower)
+    bad = np.flatnonzero(lower < 0.0)
+    if bad.size:
+        raise ValueError(
+            f"label_lower_bound contains a negative value ({value_repr(lower[bad[0]])}) at "
+            f"row {bad[0]}; survival times are >= 0 (0: left-censored)."
+        )
+    bad = np.flatnonzero(~(upper >= lower))
+    if bad.size:
+        row = bad[0]
+        raise ValueError(
+            f"label_upper_bound ({value_repr(upper[row])}) is below label_lower_bound "
+            f"({value_repr(lower[row])}) at row {row} (or NaN); an interval needs upper >= "
+            f"lower (upper = inf: right-censored)."
+        )
+    return np.column_stack([lower, upper])
 
 
 def check_weight(weight, n_rows, name="weight", unit="row"):

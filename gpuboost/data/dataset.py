@@ -31,6 +31,7 @@ from .convert import (
     check_feature_weights,
     check_group,
     check_label,
+    check_label_bounds,
     check_weight,
     convert_features,
     default_feature_names,
@@ -49,6 +50,7 @@ __all__ = [
     "set_categorical_edges",
     "load_svmlight",
     "load_query_file",
+    "label_arguments",
 ]
 
 #: ``max_bin`` of a Dataset binned without one (the training parameter's default).
@@ -132,6 +134,25 @@ _CODES = object()
 # --------------------------------------------------------------------------- #
 
 
+def label_arguments(label):
+    """The :class:`Dataset` keyword(s) for a label array: ``label``, or for interval
+    labels (shape (n, 2), ``[lower, upper]``; ``survival:aft``) ``label_lower_bound`` and
+    ``label_upper_bound`` (what a Dataset's ``label`` holds after
+    :meth:`Dataset.set_label_bounds`).
+
+    Parameters
+    ----------
+    label : ndarray of shape (n,) or (n, 2), or None
+
+    Returns
+    -------
+    dict
+    """
+    if label is not None and np.ndim(label) == 2 and np.shape(label)[1] == 2:
+        return {"label_lower_bound": label[:, 0], "label_upper_bound": label[:, 1]}
+    return {"label": label}
+
+
 class Dataset:
     """Training or evaluation data: raw and binned features plus row metadata.
 
@@ -154,6 +175,12 @@ class Dataset:
         accepts. NaN means missing; +/-inf are allowed.
     label : array-like of shape (n_rows,) or (n_rows, 1), default=None
         Finite numbers. None for prediction-only data.
+    label_lower_bound, label_upper_bound : array-like of shape (n_rows,), default=None
+        Interval labels for ``survival:aft`` (XGBoost's names), instead of ``label``:
+        each row's survival time lies in ``[lower, upper]``; ``lower == upper`` an
+        observed time, ``upper = inf`` right-censored, ``lower = 0`` left-censored.
+        Both or neither; ``lower`` finite and >= 0, ``upper >= lower``. The Dataset's
+        ``label`` is then the array of shape (n_rows, 2) of both.
     weight : array-like of shape (n_rows,), default=None
         Finite, non-negative, not all zero. None means weight 1 for every row.
         The bin edges are weighted quantiles of the rows of positive weight
@@ -269,6 +296,8 @@ class Dataset:
         categorical_features="auto",
         enable_categorical: bool = False,
         feature_weights: Optional[ArrayLike] = None,
+        label_lower_bound: Optional[ArrayLike] = None,
+        label_upper_bound: Optional[ArrayLike] = None,
     ) -> None:
         #: Free for backends to cache device copies, keyed by their own names;
         #: cleared whenever a field changes.
@@ -344,6 +373,13 @@ class Dataset:
 
         # Cheap checks of the row metadata first, the binning last.
         self.set_label(label)
+        if label_lower_bound is not None or label_upper_bound is not None:
+            if label is not None:
+                raise ValueError(
+                    "Give either label or label_lower_bound / label_upper_bound (interval "
+                    "labels, survival:aft), not both."
+                )
+            self.set_label_bounds(label_lower_bound, label_upper_bound)
         self.set_weight(weight)
         self.set_group(group, qid=qid)
         self.set_base_margin(base_margin)
@@ -550,7 +586,9 @@ class Dataset:
         return Dataset(
             features,
             categorical_features=_CODES,
-            label=None if self._label is None else self._label[rows],
+            label=None if self._label is None or self.has_label_bounds else self._label[rows],
+            label_lower_bound=self.label_lower_bound[rows] if self.has_label_bounds else None,
+            label_upper_bound=self.label_upper_bound[rows] if self.has_label_bounds else None,
             weight=None if self._weight is None else self._weight[rows],
             base_margin=None if self._base_margin is None else self._base_margin[rows],
             feature_names=self.feature_names if self.has_feature_names else None,
@@ -694,6 +732,32 @@ class Dataset:
         self._label = check_label(host_vector(label), self.n_rows)
         self._backend_cache.clear()
 
+    def set_label_bounds(
+        self, label_lower_bound: Optional[ArrayLike], label_upper_bound: Optional[ArrayLike]
+    ) -> None:
+        """Set interval labels (``survival:aft``; both None removes them): the label
+        becomes the (n_rows, 2) array ``[lower, upper]``; validated as in the
+        constructor."""
+        self._label = check_label_bounds(
+            host_vector(label_lower_bound), host_vector(label_upper_bound), self.n_rows
+        )
+        self._backend_cache.clear()
+
+    @property
+    def has_label_bounds(self) -> bool:
+        """Whether the labels are intervals (``label_lower_bound`` / ``label_upper_bound``)."""
+        return self._label is not None and self._label.ndim == 2
+
+    @property
+    def label_lower_bound(self) -> Optional[np.ndarray]:
+        """The lower ends of interval labels, ndarray of shape (n_rows,), or None."""
+        return self._label[:, 0] if self.has_label_bounds else None
+
+    @property
+    def label_upper_bound(self) -> Optional[np.ndarray]:
+        """The upper ends of interval labels, ndarray of shape (n_rows,), or None."""
+        return self._label[:, 1] if self.has_label_bounds else None
+
     def set_weight(self, weight: Optional[ArrayLike]) -> None:
         """Set (or with None, remove) the row weights; validated as in the constructor."""
         self._weight = check_weight(host_vector(weight), self.n_rows)
@@ -723,7 +787,8 @@ class Dataset:
         return self._feature_weights
 
     def get_label(self) -> Optional[np.ndarray]:
-        """Labels, ndarray of shape (n_rows,), float64, or None."""
+        """Labels, ndarray of shape (n_rows,), float64, or None; for interval labels
+        (:meth:`set_label_bounds`) the array of shape (n_rows, 2) of both ends."""
         return self._label
 
     def get_weight(self) -> Optional[np.ndarray]:
@@ -747,7 +812,7 @@ class Dataset:
     def __repr__(self):
         fields = []
         if self._label is not None:
-            fields.append("label")
+            fields.append("label bounds" if self.has_label_bounds else "label")
         if self._weight is not None:
             fields.append("weight")
         if self._group is not None:

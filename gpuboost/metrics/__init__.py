@@ -30,7 +30,12 @@ from .pointwise import (
 )
 from .ranking import NDCG, MeanAveragePrecision
 from .registry import evaluate, get_metric, valid_metric_names
-from .survival import ConcordanceIndex, CoxNegLogLik
+from .survival import (
+    AFTNegLogLik,
+    ConcordanceIndex,
+    CoxNegLogLik,
+    IntervalRegressionAccuracy,
+)
 
 __all__ = [
     "Metric",
@@ -50,6 +55,8 @@ __all__ = [
     "MeanAveragePrecision",
     "CoxNegLogLik",
     "ConcordanceIndex",
+    "AFTNegLogLik",
+    "IntervalRegressionAccuracy",
     "get_metric",
     "evaluate",
     "valid_metric_names",

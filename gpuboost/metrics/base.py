@@ -74,9 +74,22 @@ LEVEL_SEPARATOR = ","
 # ---------------------------------------------------------------------------
 
 
-def _as_labels(xp, y):
-    """Return labels as a float64 array of shape (n_samples,)."""
+def _as_labels(xp, y, bounds=False):
+    """Return labels as a float64 array of shape (n_samples,), or with ``bounds`` the
+    interval labels of shape (n_samples, 2)."""
     y = xp.asarray(y, dtype=Y_DTYPE)
+    if bounds:
+        if y.ndim != 2 or y.shape[1] != 2 or y.shape[0] == 0:
+            raise ValueError(
+                "this metric needs interval labels of shape (n_samples, 2) (a Dataset's "
+                f"label_lower_bound / label_upper_bound), got shape {y.shape}"
+            )
+        return y
+    if y.ndim == 2 and y.shape[1] == 2:
+        raise ValueError(
+            "the labels are intervals (label_lower_bound / label_upper_bound), which only "
+            "the survival:aft metrics take (aft-nloglik, interval-regression-accuracy)"
+        )
     if y.ndim != 1:
         raise ValueError(f"y must have shape (n_samples,), got shape {y.shape}")
     if y.shape[0] == 0:
@@ -166,10 +179,24 @@ class Metric:
         name.
     higher_is_better : bool
         True for ``auc``, ``ndcg`` and ``map``; False for losses and errors.
+    takes_label_bounds : bool
+        Whether ``y`` holds interval labels, shape (n_samples, 2) (``survival:aft``).
+    takes_margins : bool
+        Whether ``pred`` holds margins rather than predictions in the mean space (the
+        ``survival:aft`` metrics, as XGBoost's); the training loop passes each what it
+        takes.
     """
 
     name = None
     higher_is_better = False
+    takes_label_bounds = False
+    takes_margins = False
+
+    def for_training(self, params):
+        """The metric as a training with validated ``params`` evaluates it (the metrics
+        whose definition depends on the objective's parameters take them from there,
+        as XGBoost's ``aft-nloglik``); ``self`` for the others."""
+        return self
 
     def __call__(self, y, pred, weight=None, group=None):
         """Evaluate the metric.
@@ -191,7 +218,7 @@ class Metric:
         value : float
         """
         xp = get_array_module(y, pred, weight)
-        y = _as_labels(xp, y)
+        y = _as_labels(xp, y, self.takes_label_bounds)
         return float(self._evaluate(xp, y, pred, weight, group))
 
     def _evaluate(self, xp, y, pred, weight, group):

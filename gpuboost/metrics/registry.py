@@ -19,7 +19,12 @@ from .pointwise import (
     TweedieNegLogLik,
 )
 from .ranking import NDCG, MeanAveragePrecision
-from .survival import ConcordanceIndex, CoxNegLogLik
+from .survival import (
+    AFTNegLogLik,
+    ConcordanceIndex,
+    CoxNegLogLik,
+    IntervalRegressionAccuracy,
+)
 
 __all__ = ["get_metric", "evaluate", "valid_metric_names"]
 
@@ -72,6 +77,8 @@ _METRICS = {
     "map": (MeanAveragePrecision, _parse_positive_int),
     "cox-nloglik": (CoxNegLogLik, None),
     "c-index": (ConcordanceIndex, None),
+    "aft-nloglik": (AFTNegLogLik, None),
+    "interval-regression-accuracy": (IntervalRegressionAccuracy, None),
 }
 
 #: Placeholder shown for each parameterized metric in the list of valid names.

@@ -1,20 +1,28 @@
-"""Survival metrics: ``cox-nloglik`` (XGBoost's) and ``c-index`` (Harrell's concordance).
+"""Survival metrics: ``cox-nloglik`` (XGBoost's) and ``c-index`` (Harrell's concordance)
+for ``survival:cox``; ``aft-nloglik`` and ``interval-regression-accuracy`` (XGBoost's)
+for ``survival:aft``.
 
-Labels are survival times, negative for censored rows (``survival:cox``'s convention);
-predictions are hazard ratios ``exp(F)`` (a higher one: an earlier expected event).
-Both run on the host (sorting by time); weights are ignored, as XGBoost's
+Cox: labels are survival times, negative for censored rows (``survival:cox``'s
+convention); predictions are hazard ratios ``exp(F)`` (a higher one: an earlier expected
+event). Both run on the host (sorting by time); weights are ignored, as XGBoost's
 ``cox-nloglik`` ignores them.
+
+AFT: labels are intervals, shape (n_samples, 2) (a Dataset's ``label_lower_bound`` /
+``label_upper_bound``), and ``pred`` holds margins (log survival times), as XGBoost's
+AFT metrics take them; weighted means.
 """
 
 import numpy as np
 
 from ..core import strict_math
+from ..core.aft import aft_loss, aft_sigma
 from ..core.array import to_numpy
 from ..core.dtypes import Y_DTYPE
+from ..core.reproducible_sum import reproducible_mean
 from ..core.risk_sets import breslow_denominators, time_order
-from .base import Metric, _as_single_output_predictions
+from .base import Metric, _as_sample_weight, _as_single_output_predictions
 
-__all__ = ["CoxNegLogLik", "ConcordanceIndex"]
+__all__ = ["CoxNegLogLik", "ConcordanceIndex", "AFTNegLogLik", "IntervalRegressionAccuracy"]
 
 
 def _host(xp, y, pred):
@@ -103,3 +111,60 @@ class ConcordanceIndex(Metric):
         if comparable == 0:
             return float("nan")
         return (2 * concordant + ties) / (2 * comparable)
+
+
+def _host_intervals(xp, y, margins, weight):
+    n_samples = y.shape[0]
+    margins = _as_single_output_predictions(xp, margins, n_samples)
+    weight = _as_sample_weight(xp, weight, n_samples)
+    host = (np.asarray(to_numpy(v), dtype=Y_DTYPE) for v in (y, margins))
+    return (*host, None if weight is None else np.asarray(to_numpy(weight), dtype=Y_DTYPE))
+
+
+class AFTNegLogLik(Metric):
+    """``aft-nloglik``: XGBoost's negative log-likelihood of the accelerated failure time
+    model, the weighted mean of :func:`gpuboost.core.aft.aft_loss` over the rows.
+
+    Parameters
+    ----------
+    aft_loss_distribution : {'normal', 'logistic', 'extreme'}, default='normal'
+    aft_loss_distribution_scale : float, default=1.0
+        In a training both come from its parameters (:meth:`for_training`), as
+        XGBoost's metric reads the objective's.
+    """
+
+    name = "aft-nloglik"
+    takes_label_bounds = True
+    takes_margins = True
+
+    def __init__(self, aft_loss_distribution="normal", aft_loss_distribution_scale=1.0):
+        self.distribution = aft_loss_distribution
+        self.sigma = aft_sigma(aft_loss_distribution_scale)
+
+    def for_training(self, params):
+        return type(self)(
+            params.get("aft_loss_distribution", "normal"),
+            params.get("aft_loss_distribution_scale", 1.0),
+        )
+
+    def _evaluate(self, xp, y, pred, weight, group):
+        bounds, margins, weight = _host_intervals(xp, y, pred, weight)
+        loss = aft_loss(bounds, margins, self.distribution, self.sigma)
+        return reproducible_mean(np, loss, weight)
+
+
+class IntervalRegressionAccuracy(Metric):
+    """``interval-regression-accuracy``: XGBoost's weighted share of the rows whose
+    predicted survival time ``exp(margin)`` lies in their label interval (bounds
+    included). Higher is better."""
+
+    name = "interval-regression-accuracy"
+    higher_is_better = True
+    takes_label_bounds = True
+    takes_margins = True
+
+    def _evaluate(self, xp, y, pred, weight, group):
+        bounds, margins, weight = _host_intervals(xp, y, pred, weight)
+        time = strict_math.exp(np, margins)
+        inside = ((time >= bounds[:, 0]) & (time <= bounds[:, 1])).astype(Y_DTYPE)
+        return reproducible_mean(np, inside, weight)

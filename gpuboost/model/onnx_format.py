@@ -18,7 +18,7 @@ several levels                 ``TreeEnsembleRegressor`` -> ``TopK`` ascending: 
                                rearranged levels -> ``variable`` (n_rows, n_levels)
 log link (``count:poisson``,   ``TreeEnsembleRegressor`` -> ``Exp`` -> ``variable``
 ``reg:gamma``, ``reg:tweedie``,
-``survival:cox``)
+``survival:cox``, ``survival:aft``)
 ``binary:logistic``            ``TreeEnsembleClassifier``, ``LOGISTIC`` ->
 (``binary:exponential``: the   ``label`` (n_rows,), ``probabilities`` (n_rows, 2)
 margins doubled, exactly)
@@ -50,7 +50,13 @@ ONNX_OPSET = 17
 ONNX_ML_OPSET = 3
 ONNX_ML_DOMAIN = "ai.onnx.ml"
 #: Objectives whose predictions are ``exp(margin)``.
-LOG_LINK_OBJECTIVES = ("count:poisson", "reg:gamma", "reg:tweedie", "survival:cox")
+LOG_LINK_OBJECTIVES = (
+    "count:poisson",
+    "reg:gamma",
+    "reg:tweedie",
+    "survival:cox",
+    "survival:aft",
+)
 #: Objectives whose predictions are their margins.
 IDENTITY_OBJECTIVES = (
     "reg:squarederror",

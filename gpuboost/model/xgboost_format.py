@@ -96,6 +96,7 @@ XGBOOST_OBJECTIVES = {
     "rank:map": ("rank:map", "identity"),
     "rank:pairwise": ("rank:pairwise", "identity"),
     "survival:cox": ("survival:cox", "log"),
+    "survival:aft": ("survival:aft", "log"),
 }
 #: XGBoost objective -> gpuboost objective (import; the aliases XGBoost accepts too).
 _FROM_XGBOOST = {xgb: ours for ours, (xgb, _) in XGBOOST_OBJECTIVES.items()}
@@ -187,6 +188,11 @@ def _objective_section(params, n_outputs):
     elif name == "reg:tweedie":
         power = repr(float(params["tweedie_variance_power"]))
         section["tweedie_regression_param"] = {"tweedie_variance_power": power}
+    elif name == "survival:aft":
+        section["aft_loss_param"] = {
+            "aft_loss_distribution": params["aft_loss_distribution"],
+            "aft_loss_distribution_scale": _float32_text(params["aft_loss_distribution_scale"]),
+        }
     elif name.startswith("rank:"):
         section["lambdarank_param"] = {
             "lambdarank_num_pair_per_sample": str(int(params["lambdarank_truncation_level"])),
@@ -428,6 +434,10 @@ def _import_params(objective, n_outputs):
     elif name == "reg:tweedie":
         power = _get(objective, "tweedie_regression_param", "tweedie_variance_power")
         params["tweedie_variance_power"] = float(power)
+    elif name == "survival:aft":
+        params["aft_loss_distribution"] = _get(objective, "aft_loss_param", "aft_loss_distribution")
+        scale = _get(objective, "aft_loss_param", "aft_loss_distribution_scale")
+        params["aft_loss_distribution_scale"] = float(scale)
     return name, params
 
 

@@ -47,7 +47,7 @@ from .regression import (
     SquaredError,
     TweedieLoss,
 )
-from .survival import CoxLoss
+from .survival import AFTLoss, CoxLoss
 
 __all__ = [
     # interface and registry
@@ -63,6 +63,7 @@ __all__ = [
     "QuantileError",
     "QuantileLevelsError",
     "CoxLoss",
+    "AFTLoss",
     "ExpectileError",
     "PoissonLoss",
     "GammaLoss",

@@ -207,6 +207,9 @@ class Objective:
     name = None
     default_metric = None
     refit_alpha = None
+    #: Whether the objective's labels are intervals (``label_lower_bound`` /
+    #: ``label_upper_bound``; ``survival:aft``) rather than one value per row.
+    takes_label_bounds = False
 
     @classmethod
     def from_params(cls, params):
@@ -255,6 +258,12 @@ class Objective:
             The message names the objective and the problem.
         """
         y = np.asarray(y, dtype=Y_DTYPE)
+        if y.ndim == 2 and y.shape[1] == 2:
+            raise ValueError(
+                f"objective {self.name!r} takes one label per row (label=), but the Dataset "
+                f"has interval labels (label_lower_bound / label_upper_bound), which only "
+                f"'survival:aft' takes"
+            )
         if y.ndim != 1:
             raise ValueError(
                 f"objective {self.name!r}: labels must be a 1-D array, got shape {y.shape}"

@@ -19,7 +19,7 @@ from .regression import (
     SquaredError,
     TweedieLoss,
 )
-from .survival import CoxLoss
+from .survival import AFTLoss, CoxLoss
 
 __all__ = ["get_objective", "OBJECTIVES"]
 
@@ -41,6 +41,7 @@ _OBJECTIVE_CLASSES = (
     MAPLambdaRank,
     PairwiseRank,
     CoxLoss,
+    AFTLoss,
 )
 #: name -> objective class.
 _CLASS_BY_NAME = {cls.name: cls for cls in _OBJECTIVE_CLASSES}

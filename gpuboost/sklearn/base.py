@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike
 from ..boosting.train import train
 from ..core.reproducible_sum import reproducible_sum
 from ..data.categorical import encode_features
-from ..data.dataset import Dataset
+from ..data.dataset import Dataset, label_arguments
 from ..data.device import device_features
 from ..model.booster import Booster
 from ..objectives import CUSTOM_OBJECTIVE_NAME
@@ -438,7 +438,7 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
             data = self._validate_features(X_eval, reset=False)
             dataset = Dataset(
                 data,
-                label=label,
+                **label_arguments(label),
                 weight=weights[index],
                 group=groups[index],
                 qid=qids[index],
@@ -528,7 +528,7 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
         )
         dtrain = Dataset(
             X,
-            label=label,
+            **label_arguments(label),
             weight=sample_weight,
             group=group,
             qid=qid,

@@ -11,6 +11,7 @@ from gpuboost.backends import DeviceUnavailableError
 from gpuboost.boosting.train import ROW_STREAMS_PER_ROUND
 from gpuboost.core.quantile import weighted_quantile
 from gpuboost.core.random import row_uniforms
+from gpuboost.data.dataset import label_arguments
 from gpuboost.objectives import OBJECTIVES
 
 CPU = {"device": "cpu"}
@@ -324,6 +325,9 @@ def labels_for(objective, X):
         return np.floor(np.exp(signal)), {}
     if objective == "reg:gamma":
         return np.exp(signal), {}
+    if objective == "survival:aft":  # observed and right-censored times
+        time = np.exp(signal)
+        return np.column_stack([time, np.where(X[:, 1] > 0.5, np.inf, time)]), {}
     return signal, {}
 
 
@@ -332,7 +336,7 @@ def labels_for(objective, X):
 def test_every_objective_trains_and_improves(regression_data, objective):
     X, _ = regression_data
     y, extra = labels_for(objective, X)
-    dataset = Dataset(X, label=y)
+    dataset = Dataset(X, **label_arguments(y))
     result = {}
     booster = fit(
         {"objective": objective, "max_depth": 3, **extra},

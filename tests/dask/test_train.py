@@ -617,3 +617,51 @@ def test_several_expectile_levels_give_the_single_node_model(client):
             1,
             verbose_eval=False,
         )
+
+
+def test_interval_labels_train_the_single_node_aft_model(client):
+    """survival:aft with label_lower_bound / label_upper_bound on the workers: the same
+    bytes and evaluations as one machine (issue 31)."""
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(900, 5))
+    time = np.exp(1.0 + X[:, 0] + 0.3 * rng.normal(size=900))
+    lower = np.where(rng.random(900) < 0.2, 0.0, time)
+    upper = np.where(rng.random(900) < 0.3, np.inf, np.maximum(time, lower))
+    params = {
+        "objective": "survival:aft",
+        "aft_loss_distribution": "extreme",
+        "eval_metric": ["aft-nloglik", "interval-regression-accuracy"],
+        "max_depth": 3,
+        "device": "cpu",
+    }
+    single_data = gpuboost.Dataset(X, label_lower_bound=lower, label_upper_bound=upper)
+    expected_log, log = {}, {}
+    single = gpuboost.train(
+        params,
+        single_data,
+        6,
+        evals=[(single_data, "train")],
+        evals_result=expected_log,
+        verbose_eval=False,
+    )
+    chunks = (300, 250, 350)
+    data = DaskDataset(
+        client,
+        da.from_array(X, chunks=(chunks, 5)),
+        label_lower_bound=da.from_array(lower, chunks=(chunks,)),
+        label_upper_bound=da.from_array(upper, chunks=(chunks,)),
+    )
+    model = train(
+        client, params, data, 6, evals=[(data, "train")], evals_result=log, verbose_eval=False
+    )
+    assert model.save_raw() == single.save_raw()
+    assert log == expected_log
+    with pytest.raises(ValueError, match="not both"):
+        DaskDataset(
+            client,
+            da.from_array(X, chunks=(300, 5)),
+            label=da.from_array(lower, chunks=300),
+            label_lower_bound=da.from_array(lower, chunks=300),
+            label_upper_bound=da.from_array(upper, chunks=300),
+        )

@@ -13,6 +13,7 @@ import pytest
 from _tiers import SLOW
 
 import gpuboost
+from gpuboost.data.dataset import label_arguments
 from gpuboost.model.xgboost_format import (
     XGBOOST_OBJECTIVES,
     gpuboost_threshold,
@@ -40,6 +41,7 @@ OBJECTIVES = {
     "rank:map": {},
     "rank:pairwise": {},
     "survival:cox": {},
+    "survival:aft": {"aft_loss_distribution": "logistic", "aft_loss_distribution_scale": 1.4},
 }
 
 
@@ -65,6 +67,9 @@ def _data(objective, seed=0, missing=True):
         kwargs["group"] = [30] * (N_ROWS // 30)
     elif objective == "survival:cox":  # times, negative when censored
         y = np.exp(-0.5 * signal) * np.where(rng.random(N_ROWS) < 0.3, -1.0, 1.0)
+    elif objective == "survival:aft":  # intervals: observed or right-censored times
+        time = np.exp(0.5 * signal)
+        y = np.column_stack([time, np.where(rng.random(N_ROWS) < 0.3, np.inf, time)])
     else:
         y = signal
     return X, y, kwargs
@@ -74,7 +79,8 @@ def _train(objective, seed=0, missing=True, n_rounds=5, **params):
     X, y, kwargs = _data(objective, seed, missing)
     params = {"objective": objective, "max_depth": 4, "device": "cpu", **params}
     params.update(OBJECTIVES[objective])
-    return gpuboost.train(params, gpuboost.Dataset(X, label=y, **kwargs), n_rounds), X
+    dataset = gpuboost.Dataset(X, **label_arguments(y), **kwargs)
+    return gpuboost.train(params, dataset, n_rounds), X
 
 
 # ---- the threshold rule -------------------------------------------------------------
@@ -160,7 +166,7 @@ def test_unimportable_documents_raise_a_clear_error():
             ),
             "categorical",
         ),
-        (lambda d: d["learner"]["objective"].update(name="survival:aft"), "survival:aft"),
+        (lambda d: d["learner"]["objective"].update(name="reg:logistic"), "reg:logistic"),
         (lambda d: d["learner"].pop("learner_model_param"), "learner_model_param"),
     ]
     for change, message in cases:

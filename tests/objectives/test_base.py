@@ -145,6 +145,8 @@ def test_base_margin_rejects_bad_weights():
 def test_check_labels_rejects_non_finite(name, bad):
     objective = get_objective(name, PARAMS)
     y = np.array([0.0, 1.0, bad])
+    if name == "survival:aft":  # intervals: a bad lower end (an upper end may be inf)
+        y = np.column_stack([[1.0, 2.0, bad], [1.0, np.inf, 3.0]])
     with pytest.raises(ValueError, match=f"{name}.*NaN or infinite"):
         objective.check_labels(y)
 
@@ -266,7 +268,7 @@ def test_output_and_mean_shapes_and_ranges(name):
         np.testing.assert_allclose(mean, 1 / (1 + np.exp(-raw)), rtol=1e-14)
     elif name == "binary:exponential":
         np.testing.assert_allclose(mean, 1 / (1 + np.exp(-2 * raw)), rtol=1e-14)
-    elif name in ("count:poisson", "reg:gamma", "reg:tweedie", "survival:cox"):
+    elif name in ("count:poisson", "reg:gamma", "reg:tweedie", "survival:cox", "survival:aft"):
         np.testing.assert_allclose(mean, np.exp(raw), rtol=1e-15)
     else:
         np.testing.assert_array_equal(mean, raw)
@@ -290,6 +292,7 @@ def test_default_metrics_and_outputs():
         "rank:map": "map",
         "rank:pairwise": "ndcg",
         "survival:cox": "cox-nloglik",
+        "survival:aft": "aft-nloglik",
     }
     assert set(expected) == set(OBJECTIVES)
     for name, metric in expected.items():

@@ -71,6 +71,7 @@ EXPECTED_OBJECTIVES = (
     "rank:map",
     "rank:pairwise",
     "survival:cox",
+    "survival:aft",
 )
 
 
