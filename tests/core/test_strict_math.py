@@ -253,7 +253,7 @@ def _random_bit_patterns(rng, n):
 
 
 @pytest.mark.skipif(not jit.NUMBA_AVAILABLE, reason="needs Numba")
-@pytest.mark.parametrize("function", ["exp", "exp2", "log", "log2"])
+@pytest.mark.parametrize("function", ["exp", "exp2", "log", "log2", "erf"])
 def test_compiled_scalar_functions_give_the_vectorized_bits(function):
     from numba import njit  # only with Numba (skipif above)
 
@@ -272,7 +272,7 @@ def test_compiled_scalar_functions_give_the_vectorized_bits(function):
 
 
 @pytest.mark.skipif(not jit.NUMBA_AVAILABLE, reason="needs Numba")
-@pytest.mark.parametrize("function", ["exp", "exp2", "log", "log2"])
+@pytest.mark.parametrize("function", ["exp", "exp2", "log", "log2", "erf"])
 def test_compiled_loops_for_numpy_arrays_give_the_vectorized_bits(function, monkeypatch):
     """gpuboost.backends.cpu.strict_math registers compiled loops that the vectorized
     functions use on NumPy arrays; they decline under GPUBOOST_CPU_KERNELS=numpy."""

@@ -1,4 +1,4 @@
-"""The platform-independent ``exp``, ``exp2``, ``log`` and ``lgamma`` of
+"""The platform-independent ``exp``, ``exp2``, ``log``, ``log2`` and ``erf`` of
 :mod:`gpuboost.core.strict_math` as compiled scalar functions: the same operations in
 the same order, so the same bits for every argument (docs/DESIGN.md,
 "Platform-independent arithmetic"). Numba compiles them without fastmath, so LLVM
@@ -7,10 +7,16 @@ no math library is called. ``tests/core/test_strict_math.py`` compares every fun
 with the vectorized one, bit for bit.
 """
 
+import math
+
 import numpy as np
 
 from ...core import strict_math
 from ...core.strict_math import (
+    ERF_FRACTION_TERMS,
+    ERF_ONE_LIMIT,
+    ERF_SERIES_LIMIT,
+    ERF_SERIES_TERMS,
     EXP_CLAMP,
     EXP_COEFFICIENTS,
     EXP_LN2_OVER_N_HI,
@@ -22,17 +28,20 @@ from ...core.strict_math import (
     HIGH_WORD_MASK,
     INV_LN2_HI,
     INV_LN2_LO,
+    INV_SQRT_PI,
     LN2,
     LN2_HI,
     LN2_LO,
     LOG_COEFFICIENTS,
     ROUND_SHIFT,
+    SPLITTER,
     SQRT2,
     TWO_54,
+    TWO_OVER_SQRT_PI,
 )
 from .jit import compiled_kernels_reason, kernel, prange, sized
 
-__all__ = ["exp", "exp2", "log", "log2"]
+__all__ = ["exp", "exp2", "log", "log2", "erf"]
 
 _C2, _C3, _C4, _C5, _C6 = EXP_COEFFICIENTS
 (_L1, _L2, _L3, _L4, _L5, _L6, _L7, _L8, _L9, _L10, _L11) = LOG_COEFFICIENTS
@@ -153,6 +162,52 @@ def log2(x):
     return value_lo + w
 
 
+# ---- erf (arguments below ERF_ONE_LIMIT: Veltkamp's split needs no scaling) -------------
+@kernel
+def _exp_minus_square(a):
+    square = a * a
+    c = SPLITTER * a
+    a_hi = c - (c - a)
+    a_lo = a - a_hi
+    error = ((a_hi * a_hi - square) + a_hi * a_lo + a_lo * a_hi) + a_lo * a_lo
+    return exp(-square) * (1.0 - error), square
+
+
+@kernel
+def _erf_series(a):
+    factor, square = _exp_minus_square(a)
+    ratio = square + square
+    term = 1.0
+    total = 1.0
+    for n in range(ERF_SERIES_TERMS):
+        term = (term * ratio) / (2 * n + 3)
+        total = total + term
+    return ((TWO_OVER_SQRT_PI * a) * factor) * total
+
+
+@kernel
+def _erfc_fraction(a):
+    factor, _ = _exp_minus_square(a)
+    fraction = a
+    for k in range(ERF_FRACTION_TERMS, 0, -1):
+        fraction = a + (k * 0.5) / fraction
+    return (INV_SQRT_PI * factor) / fraction
+
+
+@kernel
+def erf(x):
+    if x != x:
+        return x
+    a = abs(x)
+    if a < ERF_SERIES_LIMIT:
+        value = _erf_series(a)
+    elif a < ERF_ONE_LIMIT:
+        value = 1.0 - _erfc_fraction(a)
+    else:
+        value = 1.0
+    return math.copysign(value, x)
+
+
 # ---- whole NumPy arrays: the vectorized functions' compiled loops ------------------------
 @kernel(parallel=True)
 def _exp_loop(x, out):
@@ -178,6 +233,12 @@ def _log2_loop(x, out):
         out[i] = log2(x[i])
 
 
+@kernel(parallel=True)
+def _erf_loop(x, out):
+    for i in prange(x.shape[0]):
+        out[i] = erf(x[i])
+
+
 def _array_function(loop):
     """``f(x)`` for a float64 NumPy array of any shape by ``loop``, or None when the
     compiled kernels are off (``GPUBOOST_CPU_KERNELS=numpy``: the reference stays NumPy)."""
@@ -201,5 +262,6 @@ strict_math.use_host_loops(
         "exp2": _array_function(_exp2_loop),
         "log": _array_function(_log_loop),
         "log2": _array_function(_log2_loop),
+        "erf": _array_function(_erf_loop),
     }
 )
