@@ -43,6 +43,8 @@ __all__ = [
     "MIN_HESSIAN",
     "MAX_HESSIAN",
     "DENOMINATOR_EPS",
+    "SQRT2",
+    "SQRT_2PI",
 ]
 
 #: The noise distributions (``aft_loss_distribution``).
@@ -54,8 +56,8 @@ MIN_HESSIAN, MAX_HESSIAN = 1e-16, 15.0
 DENOMINATOR_EPS = 1e-12
 #: sqrt(2) and sqrt(2 pi) as XGBoost computes them: the correctly rounded square roots
 #: of 2.0 and of 2.0 * (pi rounded) (IEEE square roots: the same everywhere).
-_SQRT2 = math.sqrt(2.0)
-_SQRT_2PI = math.sqrt(2.0 * math.pi)
+SQRT2 = math.sqrt(2.0)
+SQRT_2PI = math.sqrt(2.0 * math.pi)
 
 # Censoring types, in XGBoost's order.
 _UNCENSORED, _RIGHT, _LEFT, _INTERVAL = 0, 1, 2, 3
@@ -72,8 +74,8 @@ def _exp(x):
 
 # ---- the three distributions: (pdf, cdf, d pdf / dz, d2 pdf / dz2) -------------------
 def _normal(z):
-    pdf = _exp(-z * z / 2.0) / _SQRT_2PI
-    cdf = 0.5 * (1.0 + strict_math.erf(np, z / _SQRT2))
+    pdf = _exp(-z * z / 2.0) / SQRT_2PI
+    cdf = 0.5 * (1.0 + strict_math.erf(np, z / SQRT2))
     return pdf, cdf, -z * pdf, (z * z - 1.0) * pdf
 
 

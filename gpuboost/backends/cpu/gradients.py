@@ -12,6 +12,16 @@ pass over the rows, in the reference's float64 operation order. ``exp`` is
 
 import numpy as np
 
+from ...core.aft import (
+    AFT_DISTRIBUTIONS,
+    DENOMINATOR_EPS,
+    MAX_GRADIENT,
+    MAX_HESSIAN,
+    MIN_GRADIENT,
+    MIN_HESSIAN,
+    SQRT2,
+    SQRT_2PI,
+)
 from ...core.dtypes import Y_DTYPE
 from ...objectives.classification import (
     HESSIAN_FLOOR,
@@ -30,9 +40,10 @@ from ...objectives.regression import (
     SquaredError,
     TweedieLoss,
 )
+from ...objectives.survival import AFTLoss
 from .jit import kernel, prange, sized
 from .scalar import clip, maximum, sign
-from .strict_math import exp
+from .strict_math import erf, exp, log
 
 __all__ = ["gradients", "COMPILED_OBJECTIVES"]
 
@@ -151,6 +162,106 @@ def _tweedie(y, raw, one_minus_rho, two_minus_rho, weight, use_weight, grad, hes
         grad[row], hess[row] = _weighted(g, h, weight, use_weight, row)
 
 
+# ---- survival:aft (gpuboost.core.aft, element by element) ----------------------------
+@kernel
+def _aft_distribution(distribution, z):
+    """(pdf, cdf, d pdf / dz, d2 pdf / dz2) of the standard normal (0), logistic (1) or
+    extreme-value (2) distribution at ``z``, as ``core.aft``'s vectorized functions."""
+    if distribution == 0:
+        pdf = exp(-z * z / 2.0) / SQRT_2PI
+        cdf = 0.5 * (1.0 + erf(z / SQRT2))
+        return pdf, cdf, -z * pdf, (z * z - 1.0) * pdf
+    w = exp(z)
+    w_inf = np.isinf(w)
+    w2_inf = w_inf or np.isinf(w * w)
+    if distribution == 1:
+        one_plus_w = 1.0 + w
+        pdf = 0.0 if w2_inf else w / (one_plus_w * one_plus_w)
+        cdf = 1.0 if w_inf else w / one_plus_w
+        grad = 0.0 if w_inf else pdf * (1.0 - w) / one_plus_w
+        hess = 0.0 if w2_inf else pdf * (w * w - 4.0 * w + 1.0) / (one_plus_w * one_plus_w)
+        return pdf, cdf, grad, hess
+    pdf = 0.0 if w_inf else w * exp(-w)
+    cdf = 1.0 - exp(-w)
+    grad = 0.0 if w_inf else (1.0 - w) * pdf
+    hess = 0.0 if w2_inf else (w * w - 3.0 * w + 1.0) * pdf
+    return pdf, cdf, grad, hess
+
+
+@kernel
+def _aft_limits(distribution, right, left, positive, sigma):
+    """``core.aft._limits`` for one row."""
+    inv_sigma = 1.0 / sigma
+    if distribution == 0:
+        low, high = MIN_GRADIENT, MAX_GRADIENT
+    else:
+        low = -inv_sigma if distribution == 1 else MIN_GRADIENT
+        high = inv_sigma
+    grad = low if positive else high
+    if (right and not positive) or (left and positive):
+        grad = 0.0
+    if distribution == 0:
+        hess = 1.0 / (sigma * sigma)
+        if (right and not positive) or (left and positive):
+            hess = MIN_HESSIAN
+    elif distribution == 1:
+        hess = MIN_HESSIAN
+    else:
+        hess = MAX_HESSIAN if positive and not left else MIN_HESSIAN
+    return grad, hess
+
+
+@kernel(parallel=True)
+def _aft(bounds, raw, distribution, sigma, weight, use_weight, grad, hess):
+    for row in prange(raw.shape[0]):
+        lower, upper, margin = bounds[row, 0], bounds[row, 1], raw[row]
+        log_lower, log_upper = log(lower), log(upper)
+        uncensored = lower == upper
+        right = np.isinf(upper)
+        left = lower <= 0.0
+        z = (log_lower - margin) / sigma
+        z_u = 0.0 if right else (log_upper - margin) / sigma
+        z_l = 0.0 if left else (log_lower - margin) / sigma
+        pdf = grad_pdf = hess_pdf = 0.0
+        pdf_u = cdf_u = grad_u = pdf_l = cdf_l = grad_l = 0.0
+        if uncensored:
+            pdf, _, grad_pdf, hess_pdf = _aft_distribution(distribution, z)
+            positive = z > 0.0
+        else:
+            if not right:
+                pdf_u, cdf_u, grad_u, _ = _aft_distribution(distribution, z_u)
+            if not left:
+                pdf_l, cdf_l, grad_l, _ = _aft_distribution(distribution, z_l)
+            positive = z_u > 0.0 or z_l > 0.0
+        if right:
+            pdf_u, cdf_u, grad_u = 0.0, 1.0, 0.0
+        cdf_diff = cdf_u - cdf_l
+        pdf_diff = pdf_u - pdf_l
+        grad_diff = grad_u - grad_l
+        if uncensored:
+            numerator, denominator = grad_pdf, sigma * pdf
+            numerator_h = -(pdf * hess_pdf - grad_pdf * grad_pdf)
+            denominator_h = sigma * sigma * pdf * pdf
+        else:
+            numerator, denominator = pdf_diff, sigma * cdf_diff
+            sqrt_denominator = sigma * cdf_diff
+            numerator_h = -(cdf_diff * grad_diff - pdf_diff * pdf_diff)
+            denominator_h = sqrt_denominator * sqrt_denominator
+        g = numerator / denominator
+        h = numerator_h / denominator_h
+        # The censoring type as core.aft orders it: observed, else left, else right.
+        left_type = left and not uncensored
+        right_type = right and not uncensored and not left
+        grad_limit, hess_limit = _aft_limits(distribution, right_type, left_type, positive, sigma)
+        if denominator < DENOMINATOR_EPS and not np.isfinite(g):
+            g = grad_limit
+        if denominator_h < DENOMINATOR_EPS and not np.isfinite(h):
+            h = hess_limit
+        g = clip(g, MIN_GRADIENT, MAX_GRADIENT)
+        h = clip(h, MIN_HESSIAN, MAX_HESSIAN)
+        grad[row], hess[row] = _weighted(g, h, weight, use_weight, row)
+
+
 # ---- dispatch ------------------------------------------------------------------------
 def _pointwise(objective, y, raw, weight_args, grad, hess):
     kind = type(objective)
@@ -174,6 +285,9 @@ def _pointwise(objective, y, raw, weight_args, grad, hess):
     elif kind is TweedieLoss:
         rho = objective.tweedie_variance_power
         sized(_tweedie)(y, raw, 1.0 - rho, 2.0 - rho, *weight_args, grad, hess)
+    elif kind is AFTLoss:
+        distribution = AFT_DISTRIBUTIONS.index(objective.aft_loss_distribution)
+        sized(_aft)(y, raw, distribution, objective.sigma, *weight_args, grad, hess)
     elif kind in (SoftmaxLoss, SoftmaxClassLoss):
         exp_shifted = np.empty_like(raw)
         sized(_softmax_terms)(raw, exp_shifted)
@@ -196,6 +310,7 @@ COMPILED_OBJECTIVES = (
     TweedieLoss,
     SoftmaxLoss,
     SoftmaxClassLoss,
+    AFTLoss,
 )
 
 
