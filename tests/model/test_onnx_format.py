@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import gpuboost
+from gpuboost.data.dataset import label_arguments
 from gpuboost.model.onnx_format import onnx_threshold
 
 
@@ -38,6 +39,9 @@ def _labels(kind, signal, rng):
         return np.digitize(signal, [-0.5, 0.5]).astype(float)
     if kind == "count":
         return rng.poisson(np.exp(0.3 * signal)).astype(float)
+    if kind == "intervals":  # survival:aft: observed and right-censored times
+        time = np.exp(0.3 * signal)
+        return np.column_stack([time, np.where(rng.random(len(time)) < 0.3, np.inf, time)])
     return signal
 
 
@@ -49,6 +53,7 @@ CASES = {
     "multiclass": ({"objective": "multi:softprob", "num_class": 3}, "classes"),
     "softmax": ({"objective": "multi:softmax", "num_class": 3}, "classes"),
     "poisson": ({"objective": "count:poisson"}, "count"),
+    "aft": ({"objective": "survival:aft", "aft_loss_distribution": "logistic"}, "intervals"),
     "quantiles": ({"objective": "reg:quantile", "quantile_alpha": [0.1, 0.5, 0.9]}, "value"),
     "ranking": ({"objective": "rank:ndcg"}, "classes"),
     "dart_forest": (
@@ -75,7 +80,7 @@ def test_onnx_runtime_predicts_what_gpuboost_predicts(case, tmp_path):
     extra = {"group": [40] * 10} if case == "ranking" else {}
     booster = gpuboost.train(
         dict(params, device="cpu", max_depth=4, verbosity=0),
-        gpuboost.Dataset(X, label=y, **extra),
+        gpuboost.Dataset(X, **label_arguments(y), **extra),
         15,
     )
     path = tmp_path / "model.onnx"
