@@ -739,18 +739,8 @@ def _erfc_fraction(xp, a):
 
 @_array_function
 def erf(xp, x):
-    """The error function, the same bits on every platform (module docstring).
-
-    Parameters
-    ----------
-    xp : module
-        The array module of ``x`` (``numpy`` or ``cupy``).
-    x : array_like of any shape, float64
-
-    Returns
-    -------
-    xp array of the shape of ``x``, float64
-    """
+    """The error function, the same bits on every platform (module docstring); the
+    parameters and the result as :func:`exp`'s."""
     a = xp.abs(x)
     value = xp.ones_like(a)  # a >= ERF_ONE_LIMIT (and inf)
     near = a < ERF_SERIES_LIMIT

@@ -132,23 +132,17 @@ class GBRegressor(_RegressorMixin, BaseGBModel):
         -------
         self
         """
-        name = type(self).__name__
         data = self._validate_features(X, reset=True)
-        label = as_numeric_target(y, name)
+        label = self._target(y)
         eval_set = self._check_eval_set(eval_set)
-        eval_labels = [as_numeric_target(y_eval, name) for _, y_eval in eval_set]
+        eval_labels = [self._target(y_eval, label) for _, y_eval in eval_set]
         params = self._training_params()
         obj = None
         if callable(self.objective):
             obj = sklearn_objective(self.objective)
             params.pop("objective")
         else:
-            params.setdefault("objective", DEFAULT_REGRESSION_OBJECTIVE)
-            if str(params["objective"]).startswith(MULTICLASS_PREFIX):
-                raise ValueError(
-                    f"{name} cannot use the multiclass objective "
-                    f"{params['objective']!r}; use GBClassifier."
-                )
+            self._set_objective(params, label)
         return self._fit_booster(
             data,
             label,
@@ -164,6 +158,21 @@ class GBRegressor(_RegressorMixin, BaseGBModel):
             feature_weights=feature_weights,
             obj=obj,
         )
+
+    def _target(self, y, train_label=None):
+        """``y`` as the training's labels (``train_label``: the training set's, when ``y``
+        is an evaluation set's)."""
+        return as_numeric_target(y, type(self).__name__)
+
+    def _set_objective(self, params, label):
+        """The default objective into ``params``; ValueError for one this estimator does
+        not train."""
+        params.setdefault("objective", DEFAULT_REGRESSION_OBJECTIVE)
+        if str(params["objective"]).startswith(MULTICLASS_PREFIX):
+            raise ValueError(
+                f"{type(self).__name__} cannot use the multiclass objective "
+                f"{params['objective']!r}; use GBClassifier."
+            )
 
     def predict(
         self,

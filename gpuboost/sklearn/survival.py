@@ -17,14 +17,11 @@ either; the conventions here are gpuboost's, on the same shared :mod:`.base` as
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple, Union
-
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..core.dtypes import Y_DTYPE
 from ..metrics import ConcordanceIndex
-from ..model.booster import Booster
 from .base import COMMON_ATTRIBUTES_DOC, COMMON_PARAMETERS_DOC
 from .estimators import GBRegressor
 
@@ -103,65 +100,40 @@ class GBSurvival(GBRegressor):
 """
     )
 
-    def fit(
-        self,
-        X: ArrayLike,
-        y: ArrayLike,
-        sample_weight: Optional[ArrayLike] = None,
-        eval_set: Optional[Sequence[Tuple[ArrayLike, ArrayLike]]] = None,
-        sample_weight_eval_set: Optional[Sequence[ArrayLike]] = None,
-        verbose: Union[bool, int] = False,
-        init_model: Union[Booster, str, None] = None,
-        base_margin: Optional[ArrayLike] = None,
-        base_margin_eval_set: Optional[Sequence[ArrayLike]] = None,
-        feature_weights: Optional[ArrayLike] = None,
-    ) -> GBSurvival:
+    def fit(self, X: ArrayLike, y: ArrayLike, **kwargs) -> GBSurvival:
         """Train the model.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, 2)
-            Cox labels (times, negative for censored rows) or AFT intervals.
-        sample_weight : array-like of shape (n_samples,), default=None
-        eval_set : list of (X, y), default=None
-            Evaluated after every round (``evals_result_``); the last one drives early
-            stopping. Each ``y`` of the training ``y``'s kind.
-        sample_weight_eval_set, verbose, init_model : see :meth:`GBRegressor.fit`
-        base_margin, base_margin_eval_set, feature_weights : see :meth:`GBRegressor.fit`
+            Cox labels (times, negative for censored rows) or AFT intervals ``[lower,
+            upper]``; every ``eval_set`` ``y`` of the same kind.
+        **kwargs
+            ``sample_weight``, ``eval_set``, ``sample_weight_eval_set``, ``verbose``,
+            ``init_model``, ``base_margin``, ``base_margin_eval_set``,
+            ``feature_weights``: as :meth:`GBRegressor.fit`.
 
         Returns
         -------
         self
         """
+        return super().fit(X, y, **kwargs)
+
+    def _target(self, y, train_label=None):
         name = type(self).__name__
-        data = self._validate_features(X, reset=True)
-        label = _survival_target(y, name)
-        eval_set = self._check_eval_set(eval_set)
-        eval_labels = [_survival_target(y_eval, name) for _, y_eval in eval_set]
-        if any(e.ndim != label.ndim for e in eval_labels):
+        target = _survival_target(y, name)
+        if train_label is not None and target.ndim != train_label.ndim:
             raise ValueError(f"{name}: every eval_set y must be of the training y's kind.")
-        params = self._training_params()
+        return target
+
+    def _set_objective(self, params, label):
         params.setdefault("objective", SURVIVAL_OBJECTIVES[label.ndim])
         if params["objective"] not in SURVIVAL_OBJECTIVES.values():
             raise ValueError(
-                f"{name} trains {sorted(SURVIVAL_OBJECTIVES.values())}, got objective "
-                f"{params['objective']!r}; use GBRegressor for other objectives."
+                f"{type(self).__name__} trains {sorted(SURVIVAL_OBJECTIVES.values())}, got "
+                f"objective {params['objective']!r}; use GBRegressor for other objectives."
             )
-        return self._fit_booster(
-            data,
-            label,
-            params,
-            sample_weight=sample_weight,
-            base_margin=base_margin,
-            eval_set=eval_set,
-            eval_labels=eval_labels,
-            sample_weight_eval_set=sample_weight_eval_set,
-            base_margin_eval_set=base_margin_eval_set,
-            verbose=verbose,
-            init_model=init_model,
-            feature_weights=feature_weights,
-        )
 
     def score(self, X: ArrayLike, y: ArrayLike, sample_weight=None) -> float:
         """Harrell's concordance index of the predictions (``c-index``; higher is
