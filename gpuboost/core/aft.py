@@ -31,7 +31,6 @@ import math
 import numpy as np
 
 from . import strict_math
-from .dtypes import Y_DTYPE
 
 __all__ = [
     "AFT_DISTRIBUTIONS",
@@ -218,21 +217,15 @@ def aft_gradients(bounds, margin, distribution="normal", sigma=1.0):
         numerator = np.where(uncensored, grad_pdf, pdf_diff)
         denominator = np.where(uncensored, sigma * pdf, sigma * cdf_diff)
         grad = numerator / denominator
-        # Hessian.
-        sqrt_denominator = sigma * cdf_diff
+        # Hessian (an interval's denominator is the gradient's, squared).
         numerator_h = np.where(
             uncensored,
             -(pdf * hess_pdf - grad_pdf * grad_pdf),
             -(cdf_diff * grad_diff - pdf_diff * pdf_diff),
         )
-        denominator_h = np.where(
-            uncensored, sigma * sigma * pdf * pdf, sqrt_denominator * sqrt_denominator
-        )
+        denominator_h = np.where(uncensored, sigma * sigma * pdf * pdf, denominator * denominator)
         hess = numerator_h / denominator_h
         grad_limit, hess_limit = _limits(distribution, t["censoring"], t["positive"], sigma)
         grad = np.where((denominator < DENOMINATOR_EPS) & ~np.isfinite(grad), grad_limit, grad)
         hess = np.where((denominator_h < DENOMINATOR_EPS) & ~np.isfinite(hess), hess_limit, hess)
-        return (
-            np.clip(grad, MIN_GRADIENT, MAX_GRADIENT).astype(Y_DTYPE),
-            np.clip(hess, MIN_HESSIAN, MAX_HESSIAN).astype(Y_DTYPE),
-        )
+        return np.clip(grad, MIN_GRADIENT, MAX_GRADIENT), np.clip(hess, MIN_HESSIAN, MAX_HESSIAN)

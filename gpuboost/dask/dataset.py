@@ -26,6 +26,7 @@ from ..data.convert import (
     check_feature_names,
     check_feature_weights,
     check_group,
+    check_label_choice,
     default_feature_names,
     group_sizes_from_runs,
     merge_qid_runs,
@@ -321,16 +322,7 @@ class DaskDataset:
             self.group = check_group(group, None, self.n_rows)
             row_chunks = _chunks_at_query_bounds(row_chunks, offsets(self.group))
             X = X.rechunk({0: row_chunks})  # moves rows between workers, never to the client
-        if label_lower_bound is not None or label_upper_bound is not None:
-            if label is not None:
-                raise ValueError(
-                    "Give either label or label_lower_bound / label_upper_bound (interval "
-                    "labels, survival:aft), not both."
-                )
-            if label_lower_bound is None or label_upper_bound is None:
-                raise ValueError(
-                    "interval labels need both label_lower_bound and label_upper_bound."
-                )
+        if check_label_choice(label, label_lower_bound, label_upper_bound):
             ends = []
             for name, value in (
                 ("label_lower_bound", label_lower_bound),

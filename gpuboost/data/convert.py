@@ -24,6 +24,7 @@ __all__ = [
     "check_group",
     "check_label",
     "check_label_bounds",
+    "check_label_choice",
     "check_numeric_dtype",
     "check_shape",
     "check_weight",
@@ -447,19 +448,33 @@ def check_label(label, n_rows):
     return label
 
 
-def check_label_bounds(lower, upper, n_rows):
-    """Interval labels (survival:aft) as a float64 array of shape (n_rows, 2), columns
-    ``[lower, upper]``; both None gives None. ValueError unless both are given, neither
-    holds NaN, ``lower`` is finite and >= 0 and ``upper >= lower`` (``upper`` may be
-    ``inf``: right-censored)."""
+def check_label_choice(label, lower, upper):
+    """Whether the labels are intervals: True when ``lower`` and ``upper`` (a
+    ``label_lower_bound`` / ``label_upper_bound`` pair, of any array kind) are given,
+    False when neither is. ValueError when only one is, or when ``label`` is given too."""
     if lower is None and upper is None:
-        return None
+        return False
+    if label is not None:
+        raise ValueError(
+            "Give either label or label_lower_bound / label_upper_bound (interval labels, "
+            "survival:aft), not both."
+        )
     if lower is None or upper is None:
         given = "label_lower_bound" if upper is None else "label_upper_bound"
         raise ValueError(
             f"{given} is given without its other half: interval labels need both "
             f"label_lower_bound and label_upper_bound."
         )
+    return True
+
+
+def check_label_bounds(lower, upper, n_rows):
+    """Interval labels (survival:aft) as a float64 array of shape (n_rows, 2), columns
+    ``[lower, upper]``; both None gives None. ValueError unless both are given, neither
+    holds NaN, ``lower`` is finite and >= 0 and ``upper >= lower`` (``upper`` may be
+    ``inf``: right-censored)."""
+    if not check_label_choice(None, lower, upper):
+        return None
     lower = np.array(as_vector("label_lower_bound", lower, n_rows), dtype=Y_DTYPE)
     upper = np.array(as_vector("label_upper_bound", upper, n_rows), dtype=Y_DTYPE)
     check_finite("label_lower_bound", lower)

@@ -32,6 +32,7 @@ from .convert import (
     check_group,
     check_label,
     check_label_bounds,
+    check_label_choice,
     check_weight,
     convert_features,
     default_feature_names,
@@ -373,12 +374,7 @@ class Dataset:
 
         # Cheap checks of the row metadata first, the binning last.
         self.set_label(label)
-        if label_lower_bound is not None or label_upper_bound is not None:
-            if label is not None:
-                raise ValueError(
-                    "Give either label or label_lower_bound / label_upper_bound (interval "
-                    "labels, survival:aft), not both."
-                )
+        if check_label_choice(label, label_lower_bound, label_upper_bound):
             self.set_label_bounds(label_lower_bound, label_upper_bound)
         self.set_weight(weight)
         self.set_group(group, qid=qid)
@@ -586,9 +582,7 @@ class Dataset:
         return Dataset(
             features,
             categorical_features=_CODES,
-            label=None if self._label is None or self.has_label_bounds else self._label[rows],
-            label_lower_bound=self.label_lower_bound[rows] if self.has_label_bounds else None,
-            label_upper_bound=self.label_upper_bound[rows] if self.has_label_bounds else None,
+            **label_arguments(None if self._label is None else self._label[rows]),
             weight=None if self._weight is None else self._weight[rows],
             base_margin=None if self._base_margin is None else self._base_margin[rows],
             feature_names=self.feature_names if self.has_feature_names else None,

@@ -192,7 +192,7 @@ class AFTLoss(Objective):
                 f"label=; got labels of shape {y.shape}"
             )
         lower, upper = y[:, 0], y[:, 1]
-        bad = np.isnan(lower) | np.isnan(upper) | ~np.isfinite(lower) | (lower < 0.0)
+        bad = ~np.isfinite(lower) | (lower < 0.0)
         if bad.any():
             self._label_error(
                 "label_lower_bound must be >= 0 (no NaN or infinite value)", lower, bad

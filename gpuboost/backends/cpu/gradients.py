@@ -244,9 +244,8 @@ def _aft(bounds, raw, distribution, sigma, weight, use_weight, grad, hess):
             denominator_h = sigma * sigma * pdf * pdf
         else:
             numerator, denominator = pdf_diff, sigma * cdf_diff
-            sqrt_denominator = sigma * cdf_diff
             numerator_h = -(cdf_diff * grad_diff - pdf_diff * pdf_diff)
-            denominator_h = sqrt_denominator * sqrt_denominator
+            denominator_h = denominator * denominator
         g = numerator / denominator
         h = numerator_h / denominator_h
         # The censoring type as core.aft orders it: observed, else left, else right.
