@@ -17,6 +17,9 @@ setuptools' own, except for editable installs:
 The warm-up never fails the install: when it cannot run (no compiler toolchain for
 llvmlite, a read-only tree, ``GPUBOOST_COMPILE_AT_INSTALL=0``) or fails, pip goes on and
 the kernels compile at first use as before; ``gpuboost compile`` builds the cache later.
+``GPUBOOST_COMPILE_AT_INSTALL=strict`` (what CI sets: its install is the suite's check that
+the warm-up fills an empty cache) makes a warm-up that did not run or failed fail the
+install instead.
 When the Numba installed at run time differs from the build environment's, the cache's
 fingerprint (:func:`gpuboost.backends.cpu.jit.kernel_sources_fingerprint`) no longer
 matches and the stale kernels are deleted on import, so they are never loaded wrongly.
@@ -33,8 +36,11 @@ from pathlib import Path
 from setuptools import build_meta as _setuptools
 from setuptools.build_meta import *  # noqa: F403 (every hook, setuptools' own)
 
-#: Set to 0 to skip compiling the kernels at editable install.
+#: Set to 0 to skip compiling the kernels at editable install, to ``strict`` to fail the
+#: install when the warm-up fails.
 COMPILE_AT_INSTALL_ENV_VAR = "GPUBOOST_COMPILE_AT_INSTALL"
+#: The value of :data:`COMPILE_AT_INSTALL_ENV_VAR` that makes a failed warm-up an error.
+STRICT = "strict"
 #: Run-time requirements the warm-up imports (NumPy and Numba are the package's own;
 #: SciPy lets it compile the sparse-input kernels).
 WARM_UP_REQUIREMENTS = ["numpy", "numba>=0.59", "scipy"]
@@ -55,8 +61,28 @@ def get_requires_for_build_editable(config_settings=None):
     return requirements
 
 
+def _strict():
+    return os.environ.get(COMPILE_AT_INSTALL_ENV_VAR, "").strip() == STRICT
+
+
+def _failed(message, output=""):
+    """Says ``message`` (the warm-up did not run or failed) and the warm-up's ``output``:
+    a warning, or under ``GPUBOOST_COMPILE_AT_INSTALL=strict`` an error that fails the
+    install."""
+    if _strict():
+        raise RuntimeError(
+            f"gpuboost: {message} ({COMPILE_AT_INSTALL_ENV_VAR}={STRICT}):\n{output}"
+        )
+    print(
+        f"gpuboost: warning: {message}; the kernels compile at first use "
+        f"('gpuboost compile' does it now):\n{output}",
+        file=sys.stderr,
+    )
+
+
 def _warm_up():
-    """Compile the kernels from the source tree in a child process; never raises."""
+    """Compile the kernels from the source tree in a child process; raises only under
+    ``GPUBOOST_COMPILE_AT_INSTALL=strict``."""
     environment = dict(os.environ)
     environment["PYTHONPATH"] = os.pathsep.join(
         [str(_ROOT)] + [p for p in [environment.get("PYTHONPATH")] if p]
@@ -82,18 +108,10 @@ def _warm_up():
             timeout=WARM_UP_TIMEOUT_SECONDS,
         )
     except (OSError, subprocess.SubprocessError) as error:
-        print(
-            f"gpuboost: warning: the kernel warm-up did not run ({error}); the kernels "
-            "compile at first use ('gpuboost compile' does it now).",
-            file=sys.stderr,
-        )
+        _failed(f"the kernel warm-up did not run ({error})")
         return
     if result.returncode != 0:
-        print(
-            f"gpuboost: warning: the kernel warm-up failed; the kernels compile at first "
-            f"use ('gpuboost compile' does it now):\n{result.stdout[-3000:]}",
-            file=sys.stderr,
-        )
+        _failed("the kernel warm-up failed", result.stdout[-3000:])
     else:
         print(result.stdout, file=sys.stderr)
 
