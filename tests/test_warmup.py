@@ -169,9 +169,7 @@ def test_build_backend_compiles_at_editable_install_unless_told_not_to(monkeypat
         assert getattr(backend, hook) is getattr(build_meta, hook)
 
 
-def test_build_backend_fails_the_install_on_a_failed_warm_up_only_when_strict(
-    monkeypatch, capsys
-):
+def test_build_backend_fails_the_install_on_a_failed_warm_up_only_when_strict(monkeypatch, capsys):
     backend = _build_backend()
 
     def failing_warm_up(*args, **kwargs):
