@@ -70,6 +70,12 @@ class FeatureSampler:
             len(self.tree_features) == n_features and self.by_level >= 1.0 and self.by_node >= 1.0
         )
 
+    @property
+    def draws_per_node(self):
+        """Whether :meth:`mask` draws features by level or by node (else every node of
+        the tree gets the tree's features)."""
+        return self.by_level < 1.0 or self.by_node < 1.0
+
     def _choose(self, features, fraction):
         if fraction >= 1.0:
             return features

@@ -256,6 +256,21 @@ class NodeTable:
         self.histogram_batch[ids] = NO_HISTOGRAM
         return ids
 
+    def columns(self):
+        """``{name: column}`` of every column (the arrays themselves, to be written by a
+        backend that appends nodes: :meth:`adopt`)."""
+        return {name: getattr(self, name) for name in self._columns()}
+
+    def adopt(self, size):
+        """Take the nodes a backend appended to the columns (:meth:`columns`) up to id
+        ``size``: the columns it does not write are set as :meth:`add_children` sets
+        them."""
+        new = slice(self.size, size)
+        self.size = size
+        self.bounds[new] = UNBOUNDED
+        self.left_sets[new] = 0
+        self.histogram_batch[new] = NO_HISTOGRAM
+
     def truncate(self, size):
         """Forget the nodes from id ``size`` on (the last ones added)."""
         self.size = size
@@ -623,6 +638,19 @@ class TreeGrower:
         self.timer = timer
         self.interactions = interactions
         self.monotone = np.asarray(tree_input.split_params.monotone, dtype=np.int64)
+        #: Grow the levels whose parents all hold at most ``row_scan_max_rows`` rows in
+        #: splitter calls (its ``grow_levels_from_rows``: the backend runs the level loop
+        #: of :meth:`_expand` for such levels, bit for bit) instead of a step per level:
+        #: depthwise without a leaf budget, no monotone or interaction constraints, no
+        #: feature drawn by level or node.
+        self.levels_from_rows = (
+            self.row_scan_max_rows > 0
+            and not policy.max_leaves
+            and bool(getattr(splitter, "grows_levels_from_rows", False))
+            and interactions is None
+            and not len(self.monotone)
+            and not feature_sampler.draws_per_node
+        )
         self.nodes = None
         self.n_leaves = 0
         #: Histogram batches (backend arrays, first axis the node), the node of each of
@@ -939,12 +967,50 @@ class TreeGrower:
             self._release(dropped)
             if not len(batch):
                 break
+            if self.levels_from_rows and nodes.count[batch].max() <= self.row_scan_max_rows:
+                self._grow_levels_from_rows(batch)
+                break
             taken_back = driver.push(self._expand(batch))
             self._undo(batch, taken_back)
         order = driver.expansion_order()
         if order is not None:
             self._adopt_order(order)
         return self._finish()
+
+    def _grow_levels_from_rows(self, parents):
+        """Finish the tree from the level ``parents`` (admissible, each of at most
+        ``row_scan_max_rows`` rows) in splitter calls (:attr:`levels_from_rows`): the
+        nodes, partition and deferred splits :meth:`_expand` gives level by level."""
+        nodes = self.nodes
+        mask = self.feature_sampler.mask([0])  # the tree's features: no draw
+        self._release(parents)
+        with self.timer.phase("row_scan"):
+            while len(parents):
+                nodes._reserve(nodes.size + self._most_new_nodes(parents))
+                size, parents, unsplit = self.splitter.grow_levels_from_rows(
+                    self.tree_input,
+                    nodes.columns(),
+                    nodes.size,
+                    parents,
+                    None if mask is None else mask[0],
+                    self.policy.max_depth,
+                    self.defer_final_partition,
+                )
+                self.n_leaves += (size - nodes.size) // 2
+                nodes.adopt(size)
+                self._unsplit.append(unsplit)
+
+    def _most_new_nodes(self, parents):
+        """An upper bound of the nodes the subtrees of ``parents`` add (at least one
+        level's): two per split, splits fewer than a subtree's rows and than its
+        ``2^levels`` below ``max_depth``."""
+        nodes = self.nodes
+        rows = nodes.count[parents]
+        bound = 2 * np.maximum(rows - 1, 1)
+        if self.policy.max_depth:
+            levels = np.clip(self.policy.max_depth - nodes.depth[parents], 1, 62)
+            bound = np.minimum(bound, (np.int64(1) << (levels + 1)) - 2)
+        return max(int(bound.sum()), 2 * len(parents))
 
     # ---- speculative lossguide steps (LossguideDriver) ----------------------
     def _driver(self):

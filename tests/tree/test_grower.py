@@ -695,3 +695,115 @@ def test_lossguide_expanded_ahead_breaks_ties_as_one_leaf_per_step(seed, monkeyp
     monkeypatch.setattr(Backend, "expands_lossguide_ahead", False)
     monkeypatch.setattr(grower_module, "LOSSGUIDE_MAX_BATCH", 1)
     assert ahead == gpuboost.train(params, Dataset(X, label=y, max_bin=16), 1).save_raw()
+
+
+# ---------------------------------------------------------------------------
+# Small levels grown by the backend in one call (gpuboost.backends.cpu.row_levels)
+# ---------------------------------------------------------------------------
+
+
+def _small_levels_fit(X, y, params, rounds=6):
+    """Model bytes, training margins and the row partitions of every tree."""
+    partitions = []
+    original_grow = TreeGrower.grow
+
+    def recording_grow(self):
+        grown = original_grow(self)
+        partitions.append(np.array(grown.sample_indices))
+        return grown
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(TreeGrower, "grow", recording_grow)
+        dtrain = Dataset(X, label=y)
+        booster = gpuboost.train({"device": "cpu", **params}, dtrain, rounds)
+    return booster.save_raw(), booster.predict(dtrain, output_margin=True), partitions
+
+
+@pytest.mark.parametrize("n_rows", [700, 6000])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"objective": "reg:squarederror"},
+        {"objective": "binary:logistic", "max_depth": 9, "min_child_weight": 0.5},
+        {"objective": "reg:absoluteerror", "reg_alpha": 0.5, "max_delta_step": 0.7, "gamma": 0.1},
+        {"objective": "reg:squarederror", "min_data_in_leaf": 7, "max_depth": 12},
+        {
+            "objective": "binary:logistic",
+            "colsample_bytree": 0.5,
+            "subsample": 0.7,
+            "max_bin": 63,
+            "max_depth": 12,
+        },
+        {"objective": "multi:softprob", "num_class": 3, "max_depth": 5},
+    ],
+)
+@pytest.mark.parametrize("room", ["bounded", "one level per call"])
+def test_small_levels_grown_in_one_call_are_the_loops(monkeypatch, n_rows, params, room):
+    """The compiled CPU backend grows the levels whose parents all hold at most
+    ``row_scan_max_rows`` rows in one call; the grower's level loop is its definition:
+    the same model bytes, training margins (deferred final splits routed) and row
+    partitions, also when the node table runs out of room after every level."""
+    rng = np.random.default_rng(n_rows)
+    X = rng.normal(size=(n_rows, 9))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    score = np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) * np.nan_to_num(X[:, 2])
+    if params["objective"] == "binary:logistic":
+        y = (score + rng.normal(size=n_rows) > 0).astype(float)
+    elif params["objective"] == "multi:softprob":
+        y = np.digitize(score, [-0.5, 0.5]).astype(float)
+    else:
+        y = score + 0.3 * rng.normal(size=n_rows)
+    calls = []
+    original = TreeGrower._grow_levels_from_rows
+
+    def counting(self, parents):
+        calls.append(len(parents))
+        return original(self, parents)
+
+    monkeypatch.setattr(TreeGrower, "_grow_levels_from_rows", counting)
+    if room == "one level per call":
+        monkeypatch.setattr(TreeGrower, "_most_new_nodes", lambda self, parents: 2 * len(parents))
+    model, margins, partitions = _small_levels_fit(X, y, params)
+    assert calls, "no level was grown in one call"
+    monkeypatch.setattr(CpuBackend, "grows_levels_from_rows", False)
+    calls.clear()
+    loop_model, loop_margins, loop_partitions = _small_levels_fit(X, y, params)
+    assert not calls
+    assert model == loop_model
+    np.testing.assert_array_equal(margins, loop_margins)
+    assert len(partitions) == len(loop_partitions)
+    for rows, loop_rows in zip(partitions, loop_partitions):
+        np.testing.assert_array_equal(rows, loop_rows)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"grow_policy": "lossguide", "max_leaves": 8},
+        {"max_leaves": 8},
+        {"monotone_constraints": [1, 0, 0]},
+        {"interaction_constraints": [[0, 1], [2]]},
+        {"colsample_bylevel": 0.6},
+        {"colsample_bynode": 0.6},
+        {"device": "numpy"},
+    ],
+)
+def test_small_levels_take_the_loop_where_the_backend_does_not_grow_them(monkeypatch, params):
+    """Leaf budgets, constraints and features drawn per level or node need the grower's
+    loop (as do the reference backend and categorical features)."""
+    calls = []
+    monkeypatch.setattr(
+        TreeGrower, "_grow_levels_from_rows", lambda self, parents: calls.append(parents)
+    )
+    if params.get("device") == "numpy":
+        monkeypatch.setenv("GPUBOOST_CPU_KERNELS", "numpy")
+        params = {}
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 3))
+    y = X[:, 0] + X[:, 1] * X[:, 2]
+    gpuboost.train({"device": "cpu", "max_depth": 4, **params}, Dataset(X, label=y), 2)
+    assert not calls
+    codes = X.copy()
+    codes[:, 0] = rng.integers(0, 5, len(y))
+    gpuboost.train({"device": "cpu"}, Dataset(codes, label=y, categorical_features=[0]), 2)
+    assert not calls

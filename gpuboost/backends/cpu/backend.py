@@ -11,6 +11,8 @@ backends' modules:
 ``build_children_histograms``
 ``find_best_splits``                    :mod:`.split_scan`
 ``find_best_splits_of_rows``            :mod:`.row_scan` (small nodes)
+``grow_levels_from_rows``               :mod:`.row_levels` (the levels below the row
+                                        scan's size, in one call)
 ``partition``                           :mod:`.partition`
 ``add_leaf_values``                     :mod:`.leaf`
 ``predict_*``                           :mod:`.predict`
@@ -47,6 +49,7 @@ from .predict import (
     predict_tree_raw,
 )
 from .quantize import quantize
+from .row_levels import grow_levels_from_rows
 from .row_scan import ROW_SCAN_MAX_ROWS_PER_CELL, find_best_splits_of_rows
 from .shap import predict_contributions, predict_interactions
 from .split_scan import find_best_splits
@@ -58,6 +61,7 @@ class CpuBackend(NumpyBackend):
     """Primitives compiled with Numba (see the module docstring)."""
 
     name = "cpu"
+    grows_levels_from_rows = True
 
     def configure(self, params):
         super().configure(params)
@@ -250,6 +254,50 @@ class CpuBackend(NumpyBackend):
             split_params,
             feature_mask,
             node_bounds,
+        )
+
+    def grow_levels_from_rows(
+        self,
+        data,
+        quantized_gradients,
+        quantized_hessians,
+        sample_indices,
+        scale_gradients,
+        scale_hessians,
+        split_params,
+        feature_mask,
+        max_depth,
+        defer_final,
+        columns,
+        size,
+        parents,
+        scanned,
+        unsplit,
+    ):
+        """The depthwise levels from ``parents`` on, each node of at most
+        :meth:`row_scan_max_rows` rows, in one call (:func:`.row_levels.grow_levels_from_rows`,
+        whose definition is the grower's level loop: gpuboost.tree.grower)."""
+        self._threads()
+        return grow_levels_from_rows(
+            data.arrays["X_binned"],
+            data.arrays["X_binned_columns"],
+            quantized_gradients,
+            quantized_hessians,
+            sample_indices,
+            data.n_bins,
+            data.n_value_bins,
+            data.missing_bin,
+            scale_gradients,
+            scale_hessians,
+            split_params,
+            feature_mask,
+            max_depth,
+            defer_final,
+            columns,
+            size,
+            parents,
+            scanned,
+            unsplit,
         )
 
     def partition(self, data, sample_indices, begins, ends, features, threshold_bins, default_left):

@@ -57,6 +57,8 @@ class BundledHistogramSplitter(HistogramSplitter):
 
     #: The partition reads decoded bins (no ``partition_data``): every split partitions.
     defers_final_partition = False
+    #: Its nodes' histograms are the bundles' expanded (not the backend's level growth).
+    plain_levels = False
 
     def row_scan_max_rows(self):
         """0: the scan reads per-feature histograms expanded from the bundles' (the

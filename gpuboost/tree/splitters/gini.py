@@ -255,6 +255,8 @@ class GiniSplitter(HistogramSplitter):
 
     #: Its builds are several backend builds (class columns) and a generic subtraction.
     reserves_histograms = False
+    #: Its nodes sum classes, not gradients (not the backend's level growth).
+    plain_levels = False
 
     # ---- node statistics -----------------------------------------------------
     def row_scan_max_rows(self):

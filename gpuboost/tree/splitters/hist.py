@@ -55,21 +55,38 @@ class GradientRecords:
         ValueError
             Naming the cause and what to change.
         """
-        gradients = tree.quantiser.gradients(records["sum_gradients"])
-        hessians = tree.quantiser.hessians(records["sum_hessians"])
+        self.check_scores(
+            tree,
+            records["sum_gradients"],
+            records["sum_hessians"],
+            records["count"],
+            records["gain"],
+        )
+        return records
+
+    def check_scores(self, tree, sum_gradients, sum_hessians, counts, gains):
+        """Raise where a node's score ``S(G, H)`` (of its integer sums ``sum_gradients``,
+        ``sum_hessians``) is not finite or its recorded gain is inf (see
+        :meth:`checked_records`); ``counts`` its rows, for the message.
+
+        Raises
+        ------
+        ValueError
+        """
+        gradients = tree.quantiser.gradients(np.asarray(sum_gradients, dtype=np.int64))
+        hessians = tree.quantiser.hessians(np.asarray(sum_hessians, dtype=np.int64))
         with np.errstate(over="ignore", invalid="ignore"):
             scores = leaf_score(gradients, hessians, tree.split_params)
-        overflowed = ~np.isfinite(scores) | (records["gain"] == np.inf)
+        overflowed = ~np.isfinite(scores) | (np.asarray(gains) == np.inf)
         if overflowed.any():
             node = int(np.argmax(overflowed))
             raise ValueError(
-                f"The split gains overflow float64 (in a node of {int(records['count'][node])} "
+                f"The split gains overflow float64 (in a node of {int(counts[node])} "
                 f"rows whose gradients sum to {float(gradients[node]):.3g} and hessians to "
                 f"{float(hessians[node]):.3g}): the gain formula squares sums of gradients, so "
                 f"no split could be scored. The labels or sample weights are too large "
                 f"(about 1e150 or more): scale them down, e.g. standardize the labels."
             )
-        return records
 
     def can_split(self, tree, sums, counts):
         """At least ``2 * min_data_in_leaf`` rows and ``2 * min_child_weight`` hessian."""
@@ -317,6 +334,72 @@ class HistogramSplitter(GradientRecords):
             *(() if node_bounds is None else (node_bounds,)),
         )
         return split_table(self.checked_records(tree, records))
+
+    #: Whether this class's histograms, scan and partition are what its nodes use (not
+    #: a subclass's own: bundled bins, class counts), so that the backend's
+    #: ``grow_levels_from_rows`` may grow its small levels (:attr:`grows_levels_from_rows`).
+    plain_levels = True
+
+    @property
+    def grows_levels_from_rows(self):
+        """Whether :meth:`grow_levels_from_rows` runs: the backend offers it
+        (``grows_levels_from_rows``) and no feature is categorical."""
+        return (
+            self.plain_levels
+            and self.categorical_features is None
+            and bool(getattr(self.backend, "grows_levels_from_rows", False))
+        )
+
+    def grow_levels_from_rows(
+        self, tree, columns, size, parents, feature_mask, max_depth, defer_final
+    ):
+        """Expand the depthwise levels from ``parents`` (each of at most
+        :meth:`row_scan_max_rows` rows) on a node table's ``columns`` holding ``size``
+        nodes, as far as its capacity allows (``Backend.grow_levels_from_rows``; the
+        definition is the grower's level loop, gpuboost.tree.grower.TreeGrower).
+
+        Returns
+        -------
+        size : int
+        frontier : ndarray of int64
+            The level still to expand (empty: the tree is done).
+        unsplit : ndarray of int64
+            The parents left unpartitioned (``defer_final``), in the loop's order.
+
+        Raises
+        ------
+        ValueError
+            Where a scanned node's score overflowed (:meth:`checked_records`).
+        """
+        capacity = len(columns["begin"])
+        scanned = np.zeros(capacity, dtype=bool)
+        unsplit = np.zeros(capacity, dtype=np.int64)
+        new_size, frontier, n_unsplit = self.backend.grow_levels_from_rows(
+            self._histogram_data,
+            tree.gradients,
+            tree.hessians,
+            tree.sample_indices,
+            tree.quantiser.scale_gradients,
+            tree.quantiser.scale_hessians,
+            tree.split_params,
+            feature_mask,
+            max_depth,
+            defer_final,
+            columns,
+            size,
+            parents,
+            scanned,
+            unsplit,
+        )
+        checked = np.flatnonzero(scanned[:new_size])
+        self.check_scores(
+            tree,
+            columns["sums"][checked, 0],
+            columns["sums"][checked, 1],
+            columns["count"][checked],
+            columns["gain"][checked],
+        )
+        return new_size, frontier, unsplit[:n_unsplit].copy()
 
     def find_best_splits_mixed(
         self,

@@ -1,0 +1,327 @@
+"""The depthwise levels below the row-scan size in one call (compiled CPU backend; the
+definition: the grower's own level loop, gpuboost.tree.grower.TreeGrower._expand, which
+the tests compare it with node for node and bit for bit).
+
+Once every node a depthwise level expands holds at most ``row_scan_max_rows`` rows, the
+rest of the tree needs no histogram kept: each level partitions its parents' segments
+and scans its children from their rows (:mod:`.row_scan`). The grower's loop then
+spends most of a small tree's time in Python between kernels (node tables, records,
+drivers: about 2 ms a round at 1,000 rows against 0.5 ms of kernels). Here the whole
+loop runs in one compiled call, on the grower's node table, level after level::
+
+    parents (the level's admissible nodes, in id order)
+        |  children: ids size, size + 1, ... in pairs, left then right; segments,
+        |  sums and counts from the parents' split records
+        v
+    splittable children (depth, 2 * min_data_in_leaf rows, 2 * min_child_weight hessian)
+        |  a parent both of whose children are leaves is left unpartitioned where the
+        |  grower defers final partitions; the others are partitioned, stably:
+        |      [ left rows | right rows ] in each parent's segment
+        v
+    every splittable child scanned from its rows (one scratch histogram per thread)
+        v
+    the next level: the children with a split, in id order
+
+with the kernels the grower's loop calls for the same steps (:func:`.partition._split_whole`,
+:func:`.histogram._accumulate`, :func:`.split_scan.scan_node`), so the node table, the
+row partition and the deferred splits are the loop's bit for bit whatever the threads.
+
+Not here (the grower's loop does them): feature masks drawn per level or node, monotone
+and interaction constraints, categorical splits, a leaf budget (``max_leaves``), sparse
+or bundled bins.
+"""
+
+import numpy as np
+
+from ...core.dtypes import HIST_FIELDS
+from .histogram import _accumulate
+from .jit import kernel, prange, sized, threads
+from .partition import _split_whole
+from .split_scan import INT_COLUMNS, scan_arguments, scan_node
+
+__all__ = ["grow_levels_from_rows", "NODE_COLUMNS"]
+
+#: The node-table columns the kernel reads and writes, in its argument order
+#: (gpuboost.tree.grower.NodeTable's names).
+NODE_COLUMNS = (
+    "begin",
+    "end",
+    "depth",
+    "count",
+    "left",
+    "right",
+    "feature",
+    "bin",
+    "default_left",
+    "gain",
+    "sums",
+    "left_sums",
+    "left_count",
+)
+
+# scan_node's output columns (gpuboost.backends.cpu.split_scan)
+_FEATURE, _BIN, _DEFAULT_LEFT, _LEFT = 0, 1, 2, 3
+
+
+@kernel(parallel=True)
+def _grow_levels(
+    X_binned,
+    X_binned_columns,
+    gradients,
+    hessians,
+    sample_indices,
+    n_bins,
+    scale_gradients,
+    scale_hessians,
+    n_value_bins,
+    missing_bin,
+    reg_lambda,
+    reg_alpha,
+    max_delta_step,
+    min_child_weight,
+    min_data_in_leaf,
+    gamma,
+    feature_mask,
+    use_mask,
+    max_depth,
+    defer_final,
+    begin,
+    end,
+    depth,
+    count,
+    left,
+    right,
+    feature,
+    bin_,
+    default_left,
+    gain,
+    sums,
+    left_sums,
+    left_count,
+    frontier,
+    n_frontier,
+    size,
+    n_threads,
+    scanned,
+    unsplit,
+    n_unsplit,
+):
+    """Expand the levels from ``frontier[:n_frontier]`` (IN, OUT) while the node table
+    (capacity ``len(begin)``) has room for a level's children; returns ``(size,
+    n_frontier, n_unsplit)``: the nodes, the level still to expand (0: the tree is done),
+    the deferred parents in ``unsplit`` (OUT). ``scanned`` (OUT) marks the children
+    scanned."""
+    capacity = begin.shape[0]
+    n_features = X_binned.shape[1]
+    row_scratch = np.empty(sample_indices.shape[0], dtype=sample_indices.dtype)
+    cells = np.empty((n_threads, n_features * n_bins * HIST_FIELDS), dtype=np.int64)
+    scratch_int = np.empty((n_threads, 4, n_bins), dtype=np.int64)
+    scratch_float = np.empty((n_threads, 6, n_bins), dtype=np.float64)
+    best_int = np.empty((n_threads, 5), dtype=np.int64)
+    no_monotone = np.zeros(1, dtype=np.int64)
+    twice_weight = 2 * min_child_weight
+    twice_data = 2 * min_data_in_leaf
+    while n_frontier > 0 and size + 2 * n_frontier <= capacity:
+        n_children = 2 * n_frontier
+        splittable = np.zeros(n_children, dtype=np.bool_)
+        moved = np.empty(n_frontier, dtype=np.int64)
+        n_moved = 0
+        for i in range(n_frontier):
+            parent = frontier[i]
+            lo = size + 2 * i
+            hi = lo + 1
+            middle = begin[parent] + left_count[parent]
+            begin[lo], end[lo] = begin[parent], middle
+            begin[hi], end[hi] = middle, end[parent]
+            depth[lo] = depth[hi] = depth[parent] + 1
+            sums[lo, 0], sums[lo, 1] = left_sums[parent, 0], left_sums[parent, 1]
+            sums[hi, 0] = sums[parent, 0] - left_sums[parent, 0]
+            sums[hi, 1] = sums[parent, 1] - left_sums[parent, 1]
+            count[lo] = left_count[parent]
+            count[hi] = count[parent] - left_count[parent]
+            for child in (lo, hi):
+                left[child] = right[child] = feature[child] = bin_[child] = -1
+                scanned[child] = False
+                splittable[child - size] = (
+                    count[child] >= twice_data
+                    and np.float64(sums[child, 1]) / scale_hessians >= twice_weight
+                    and (max_depth == 0 or depth[child] < max_depth)
+                )
+            left[parent], right[parent] = lo, hi
+            if defer_final and not (splittable[2 * i] or splittable[2 * i + 1]):
+                unsplit[n_unsplit] = parent
+                n_unsplit += 1
+            else:
+                moved[n_moved] = parent
+                n_moved += 1
+        for k in prange(n_moved):
+            parent = moved[k]
+            _split_whole(
+                X_binned_columns[feature[parent]],
+                sample_indices,
+                begin[parent],
+                end[parent],
+                bin_[parent],
+                np.int64(default_left[parent]),
+                missing_bin,
+                row_scratch,
+            )
+        evaluated = np.flatnonzero(splittable) + size
+        n_evaluated = evaluated.shape[0]
+        out_int = np.empty((n_evaluated, INT_COLUMNS), dtype=np.int64)
+        out_gain = np.empty(n_evaluated, dtype=np.float64)
+        used_threads = max(1, min(n_threads, n_evaluated))
+        for thread in prange(used_threads):
+            histogram = cells[thread].reshape((n_features, n_bins, HIST_FIELDS))
+            for k in range(thread, n_evaluated, used_threads):
+                child = evaluated[k]
+                cells[thread, :] = 0
+                _accumulate(
+                    X_binned,
+                    gradients,
+                    hessians,
+                    sample_indices,
+                    begin[child],
+                    end[child],
+                    cells[thread],
+                    n_bins,
+                    False,
+                )
+                out_gain[k] = scan_node(
+                    histogram,
+                    scale_gradients,
+                    scale_hessians,
+                    n_value_bins,
+                    missing_bin,
+                    reg_lambda,
+                    reg_alpha,
+                    max_delta_step,
+                    min_child_weight,
+                    min_data_in_leaf,
+                    gamma,
+                    feature_mask[0],
+                    use_mask,
+                    no_monotone,
+                    False,
+                    -np.inf,
+                    np.inf,
+                    scratch_int[thread],
+                    scratch_float[thread],
+                    best_int[thread],
+                    out_int[k],
+                )
+        # The split records, as the loop's set_splits writes them (no split: feature and
+        # bin -1, gain -inf, zero sums).
+        for k in range(n_evaluated):
+            child = evaluated[k]
+            scanned[child] = True
+            found = out_int[k, _FEATURE] >= 0
+            feature[child] = out_int[k, _FEATURE] if found else -1
+            bin_[child] = out_int[k, _BIN] if found else -1
+            default_left[child] = found and out_int[k, _DEFAULT_LEFT] == 1
+            gain[child] = out_gain[k] if found else -np.inf
+            left_sums[child, 0] = out_int[k, _LEFT] if found else 0
+            left_sums[child, 1] = out_int[k, _LEFT + 1] if found else 0
+            left_count[child] = out_int[k, _LEFT + 2] if found else 0
+        n_next = 0
+        for child in range(size, size + n_children):
+            if feature[child] >= 0:
+                frontier[n_next] = child
+                n_next += 1
+        size += n_children
+        n_frontier = n_next
+    return size, n_frontier, n_unsplit
+
+
+def grow_levels_from_rows(
+    X_binned,
+    X_binned_columns,
+    quantized_gradients,
+    quantized_hessians,
+    sample_indices,
+    n_bins,
+    n_value_bins,
+    missing_bin,
+    scale_gradients,
+    scale_hessians,
+    params,
+    feature_mask,
+    max_depth,
+    defer_final,
+    columns,
+    size,
+    parents,
+    scanned,
+    unsplit,
+):
+    """Expand the depthwise levels from ``parents`` while the node table has room.
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_rows, n_features), uint8, C order  # IN
+    X_binned_columns : ndarray of shape (n_features, n_rows), uint8  # IN
+    quantized_gradients, quantized_hessians : ndarray of shape (n_rows,), int32  # IN
+    sample_indices : ndarray of shape (n_samples,), int32  # IN, OUT
+        The row partition.
+    n_bins, n_value_bins, missing_bin, scale_gradients, scale_hessians, params
+        As for ``find_best_splits_of_rows``; ``params.monotone`` must be empty.
+    feature_mask : ndarray of shape (n_features,), bool, or None
+        The features every node may split on (None: all).
+    max_depth : int
+        0: no limit.
+    defer_final : bool
+        Leave the rows of a split whose children are both leaves unpartitioned.
+    columns : dict of ndarrays  # IN, OUT
+        The node table's columns :data:`NODE_COLUMNS` (one capacity; ``sums`` and
+        ``left_sums`` (capacity, 2)).
+    size : int
+        The nodes in the table.
+    parents : ndarray of shape (n_parents,), int64
+        The level to expand: admissible nodes in id order, each of at most the
+        row-scan size.
+    scanned : ndarray of shape (capacity,), bool  # OUT
+        The children scanned from their rows.
+    unsplit : ndarray of shape (capacity,), int64  # OUT
+        The deferred parents, from position 0.
+
+    Returns
+    -------
+    size : int
+    frontier : ndarray of int64
+        The level still to expand when the table ran out of room (empty: done).
+    n_unsplit : int
+    """
+    assert not params.monotone, "monotone constraints take the grower's loop"
+    n_threads = max(1, threads())
+    frontier = np.zeros(len(columns["begin"]), dtype=np.int64)
+    frontier[: len(parents)] = parents
+    arguments = scan_arguments(
+        n_value_bins,
+        missing_bin,
+        scale_gradients,
+        scale_hessians,
+        params,
+        1,
+        None if feature_mask is None else np.asarray(feature_mask).reshape(1, -1),
+        None,
+    )[:12]  # up to use_mask: no monotone constraints
+    size, n_frontier, n_unsplit = sized(_grow_levels)(
+        np.ascontiguousarray(X_binned),
+        X_binned_columns,
+        quantized_gradients,
+        quantized_hessians,
+        sample_indices,
+        int(n_bins),
+        *arguments,
+        int(max_depth),
+        bool(defer_final),
+        *(columns[name] for name in NODE_COLUMNS),
+        frontier,
+        len(parents),
+        int(size),
+        n_threads,
+        scanned,
+        unsplit,
+        0,
+    )
+    return int(size), frontier[:n_frontier].copy(), int(n_unsplit)
