@@ -331,10 +331,10 @@ class Backend:
     #: Whether the backend offers ``grow_levels_from_rows(data, quantized_gradients,
     #: quantized_hessians, sample_indices, scale_gradients, scale_hessians, split_params,
     #: feature_mask, max_depth, defer_final, columns, size, parents, scanned, unsplit)``:
-    #: the depthwise levels whose parents hold at most :meth:`row_scan_max_rows` rows,
-    #: grown in one call on the grower's node table (the compiled CPU backend,
-    #: gpuboost.backends.cpu.row_levels). Its definition is the grower's level loop
-    #: (gpuboost.tree.grower.TreeGrower), which every other backend runs.
+    #: the depthwise subtrees of nodes of at most ``levels_from_rows_max_rows(data,
+    #: n_samples)`` rows, grown in one call on the grower's node table (the compiled CPU
+    #: backend, gpuboost.backends.cpu.row_levels). Its definition is the grower's level
+    #: loop (gpuboost.tree.grower.TreeGrower), which every other backend runs.
     grows_levels_from_rows = False
 
     def row_scan_max_rows(self, data: DeviceData) -> int:

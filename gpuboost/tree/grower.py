@@ -638,9 +638,9 @@ class TreeGrower:
         self.timer = timer
         self.interactions = interactions
         self.monotone = np.asarray(tree_input.split_params.monotone, dtype=np.int64)
-        #: Grow the levels whose parents all hold at most ``row_scan_max_rows`` rows in
-        #: splitter calls (its ``grow_levels_from_rows``: the backend runs the level loop
-        #: of :meth:`_expand` for such levels, bit for bit) instead of a step per level:
+        #: Grow the subtrees of the small nodes (:attr:`levels_max_rows`) in splitter
+        #: calls (its ``grow_levels_from_rows``: the backend runs the level loop of
+        #: :meth:`_expand` for them, bit for bit) instead of a step per level:
         #: depthwise without a leaf budget, no monotone or interaction constraints, no
         #: feature drawn by level or node.
         self.levels_from_rows = (
@@ -962,28 +962,49 @@ class TreeGrower:
             nodes.feature[root] = -1
         driver = self._driver()
         driver.push(root)
+        grown_later, numbered_later = [], False  # levels' small nodes (levels_from_rows)
+        #: Nodes of at most this many rows have their subtrees grown by the splitter
+        #: (:meth:`_grow_levels_from_rows`; its ``levels_from_rows_max_rows``, which
+        #: may depend on the tree's rows).
+        self.levels_max_rows = (
+            self.splitter.levels_from_rows_max_rows(n_samples) if self.levels_from_rows else 0
+        )
         while True:
             batch, dropped = driver.pop(self.n_leaves)
             self._release(dropped)
             if not len(batch):
                 break
-            if self.levels_from_rows and nodes.count[batch].max() <= self.row_scan_max_rows:
-                self._grow_levels_from_rows(batch)
-                break
+            if self.levels_from_rows:  # small nodes: their subtrees in one call, below
+                small = nodes.count[batch] <= self.levels_max_rows
+                if small.any():
+                    self._release(batch[small])
+                    grown_later.append(batch[small])
+                    batch = batch[~small]
+                    if not len(batch):
+                        break
+                    numbered_later = True  # larger nodes of this level expanded first
             taken_back = driver.push(self._expand(batch))
             self._undo(batch, taken_back)
         order = driver.expansion_order()
         if order is not None:
             self._adopt_order(order)
+        if grown_later:
+            self._grow_levels_from_rows(np.concatenate(grown_later))
+            if numbered_later:
+                self._number_by_levels()
         return self._finish()
 
     def _grow_levels_from_rows(self, parents):
-        """Finish the tree from the level ``parents`` (admissible, each of at most
-        ``row_scan_max_rows`` rows) in splitter calls (:attr:`levels_from_rows`): the
-        nodes, partition and deferred splits :meth:`_expand` gives level by level."""
+        """Grow the whole subtrees of ``parents`` (admissible leaves, each of at most
+        :attr:`levels_max_rows` rows, in increasing id order) in splitter calls
+        (:attr:`levels_from_rows`): the nodes, partition and deferred splits
+        :meth:`_expand` gives them level by level. Depthwise without a leaf budget, a
+        node's subtree does not depend on the other nodes, nor on when it is grown;
+        only the ids do, which :meth:`_number_by_levels` makes the loop's where the
+        small nodes of several levels, or of a level with larger ones, are grown
+        together after the larger ones."""
         nodes = self.nodes
         mask = self.feature_sampler.mask([0])  # the tree's features: no draw
-        self._release(parents)
         with self.timer.phase("row_scan"):
             while len(parents):
                 nodes._reserve(nodes.size + self._most_new_nodes(parents))
@@ -999,6 +1020,27 @@ class TreeGrower:
                 self.n_leaves += (size - nodes.size) // 2
                 nodes.adopt(size)
                 self._unsplit.append(unsplit)
+
+    def _number_by_levels(self):
+        """Renumber the finished nodes as depthwise growth numbers them: level by level,
+        each level's children in the order of their parents, left then right (after
+        subtrees grown ahead of their level, :meth:`_grow_levels_from_rows`); the
+        deferred splits then in increasing id order, as the loop records them."""
+        nodes = self.nodes
+        self._release(np.arange(nodes.size))
+        internal = nodes.left[: nodes.size] >= 0
+        order, level = [], np.zeros(1, dtype=np.int64)
+        while len(level):
+            order.append(level)
+            parents = level[internal[level]]
+            level = np.empty(2 * len(parents), dtype=np.int64)
+            level[0::2], level[1::2] = nodes.left[parents], nodes.right[parents]
+        kept = np.concatenate(order)
+        new_id = np.empty(nodes.size, dtype=np.int64)
+        new_id[kept] = np.arange(len(kept))
+        nodes.renumber(kept, internal)
+        if self._unsplit:
+            self._unsplit = [np.sort(new_id[np.concatenate(self._unsplit)])]
 
     def _most_new_nodes(self, parents):
         """An upper bound of the nodes the subtrees of ``parents`` add (at least one

@@ -737,12 +737,14 @@ def _small_levels_fit(X, y, params, rounds=6):
         {"objective": "multi:softprob", "num_class": 3, "max_depth": 5},
     ],
 )
-@pytest.mark.parametrize("room", ["bounded", "one level per call"])
-def test_small_levels_grown_in_one_call_are_the_loops(monkeypatch, n_rows, params, room):
-    """The compiled CPU backend grows the levels whose parents all hold at most
-    ``row_scan_max_rows`` rows in one call; the grower's level loop is its definition:
-    the same model bytes, training margins (deferred final splits routed) and row
-    partitions, also when the node table runs out of room after every level."""
+@pytest.mark.parametrize("variant", ["below the root", "mixed levels", "one level per call"])
+def test_small_levels_grown_in_one_call_are_the_loops(monkeypatch, n_rows, params, variant):
+    """The compiled CPU backend grows the subtrees of small nodes in one call (in these
+    small trees every node below the root; or, with a smaller size, the small nodes of
+    levels that also have larger ones, renumbered afterwards); the grower's level loop
+    is its definition: the same model bytes, training margins (deferred final splits
+    routed) and row partitions, also when the node table runs out of room after every
+    level."""
     rng = np.random.default_rng(n_rows)
     X = rng.normal(size=(n_rows, 9))
     X[rng.random(X.shape) < 0.05] = np.nan
@@ -761,10 +763,20 @@ def test_small_levels_grown_in_one_call_are_the_loops(monkeypatch, n_rows, param
         return original(self, parents)
 
     monkeypatch.setattr(TreeGrower, "_grow_levels_from_rows", counting)
-    if room == "one level per call":
+    if variant == "one level per call":
         monkeypatch.setattr(TreeGrower, "_most_new_nodes", lambda self, parents: 2 * len(parents))
+    renumbered = []
+    if variant == "mixed levels":
+        numbering = TreeGrower._number_by_levels
+        monkeypatch.setattr(
+            HistogramSplitter, "levels_from_rows_max_rows", lambda self, n_samples: n_rows // 20
+        )
+        monkeypatch.setattr(
+            TreeGrower, "_number_by_levels", lambda self: renumbered.append(numbering(self))
+        )
     model, margins, partitions = _small_levels_fit(X, y, params)
     assert calls, "no level was grown in one call"
+    assert bool(renumbered) == (variant == "mixed levels")
     monkeypatch.setattr(CpuBackend, "grows_levels_from_rows", False)
     calls.clear()
     loop_model, loop_margins, loop_partitions = _small_levels_fit(X, y, params)

@@ -49,7 +49,7 @@ from .predict import (
     predict_tree_raw,
 )
 from .quantize import quantize
-from .row_levels import grow_levels_from_rows
+from .row_levels import grow_levels_from_rows, levels_from_rows_max_rows
 from .row_scan import ROW_SCAN_MAX_ROWS_PER_CELL, find_best_splits_of_rows
 from .shap import predict_contributions, predict_interactions
 from .split_scan import find_best_splits
@@ -256,6 +256,11 @@ class CpuBackend(NumpyBackend):
             node_bounds,
         )
 
+    def levels_from_rows_max_rows(self, data, n_samples):
+        """Nodes of at most this many rows have their subtrees grown by
+        :meth:`grow_levels_from_rows` (:func:`.row_levels.levels_from_rows_max_rows`)."""
+        return levels_from_rows_max_rows(n_samples, data.n_features, self.row_scan_max_rows(data))
+
     def grow_levels_from_rows(
         self,
         data,
@@ -274,9 +279,10 @@ class CpuBackend(NumpyBackend):
         scanned,
         unsplit,
     ):
-        """The depthwise levels from ``parents`` on, each node of at most
-        :meth:`row_scan_max_rows` rows, in one call (:func:`.row_levels.grow_levels_from_rows`,
-        whose definition is the grower's level loop: gpuboost.tree.grower)."""
+        """The depthwise subtrees of ``parents``, each of at most
+        :meth:`levels_from_rows_max_rows` rows, in one call
+        (:func:`.row_levels.grow_levels_from_rows`, whose definition is the grower's level
+        loop: gpuboost.tree.grower)."""
         self._threads()
         return grow_levels_from_rows(
             data.arrays["X_binned"],

@@ -350,11 +350,17 @@ class HistogramSplitter(GradientRecords):
             and bool(getattr(self.backend, "grows_levels_from_rows", False))
         )
 
+    def levels_from_rows_max_rows(self, n_samples):
+        """Nodes of at most this many rows have their subtrees grown by
+        :meth:`grow_levels_from_rows`, in a tree of ``n_samples`` rows (the backend's
+        ``levels_from_rows_max_rows``)."""
+        return self.backend.levels_from_rows_max_rows(self._histogram_data, n_samples)
+
     def grow_levels_from_rows(
         self, tree, columns, size, parents, feature_mask, max_depth, defer_final
     ):
         """Expand the depthwise levels from ``parents`` (each of at most
-        :meth:`row_scan_max_rows` rows) on a node table's ``columns`` holding ``size``
+        :meth:`levels_from_rows_max_rows` rows) on a node table's ``columns`` holding ``size``
         nodes, as far as its capacity allows (``Backend.grow_levels_from_rows``; the
         definition is the grower's level loop, gpuboost.tree.grower.TreeGrower).
 
