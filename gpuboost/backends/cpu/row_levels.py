@@ -25,7 +25,7 @@ compiled call on the grower's node table, for all the small nodes the grower han
     the next parents: the children with a split, in id order
 
 with the kernels the grower's loop calls for the same steps (:func:`.partition._split_whole`,
-:func:`.histogram._accumulate`, :func:`.split_scan.scan_node`), so the nodes, the row
+:func:`.row_scan.scan_segment`), so the nodes, the row
 partition and the deferred splits are the loop's bit for bit whatever the threads; the
 grower renumbers the nodes as the loop numbers them when it handed over nodes of
 several levels (gpuboost.tree.grower.TreeGrower._number_by_levels).
@@ -38,10 +38,10 @@ or bundled bins.
 import numpy as np
 
 from ...core.dtypes import HIST_FIELDS
-from .histogram import _accumulate
 from .jit import kernel, prange, sized, threads
 from .partition import _split_whole
-from .split_scan import INT_COLUMNS, scan_arguments, scan_node
+from .row_scan import scan_segment
+from .split_scan import INT_COLUMNS, scan_arguments
 
 __all__ = ["grow_levels_from_rows", "levels_from_rows_max_rows", "NODE_COLUMNS"]
 
@@ -74,23 +74,6 @@ NODE_COLUMNS = (
 
 # scan_node's output columns (gpuboost.backends.cpu.split_scan)
 _FEATURE, _BIN, _DEFAULT_LEFT, _LEFT = 0, 1, 2, 3
-
-
-@kernel
-def _clear(cells, X_binned, sample_indices, start, stop, n_bins):
-    """Zero the scratch histogram ``cells`` after the rows ``sample_indices[start:stop]``
-    were added to it: their cells only where they are fewer than the bins of a feature
-    (a deep node touches a few cells of each feature), else every cell."""
-    if stop - start >= n_bins:
-        cells[:] = 0
-        return
-    n_features = X_binned.shape[1]
-    for position in range(start, stop):
-        row = sample_indices[position]
-        for feature in range(n_features):
-            cell = (feature * n_bins + np.int64(X_binned[row, feature])) * HIST_FIELDS
-            for field in range(HIST_FIELDS):
-                cells[cell + field] = 0
 
 
 @kernel(parallel=True)
@@ -140,8 +123,8 @@ def _grow_levels(
     (capacity ``len(begin)``) has room for a level's children; returns ``(size,
     n_frontier, n_unsplit)``: the nodes, the level still to expand (0: the tree is done),
     the deferred parents in ``unsplit`` (OUT). ``scanned`` (OUT) marks the children
-    scanned. Each thread adds a node's rows to its scratch histogram, scans it and
-    zeroes what the rows touched (:func:`_clear`) for its next node."""
+    scanned. Each thread scans a node at a time from its rows in its scratch histogram
+    (:func:`.row_scan.scan_segment`)."""
     capacity = begin.shape[0]
     n_features = X_binned.shape[1]
     row_scratch = np.empty(sample_indices.shape[0], dtype=sample_indices.dtype)
@@ -203,22 +186,17 @@ def _grow_levels(
         out_gain = np.empty(n_evaluated, dtype=np.float64)
         used_threads = max(1, min(n_threads, n_evaluated))
         for thread in prange(used_threads):
-            histogram = cells[thread].reshape((n_features, n_bins, HIST_FIELDS))
             for k in range(thread, n_evaluated, used_threads):
                 child = evaluated[k]
-                _accumulate(
+                out_gain[k] = scan_segment(
                     X_binned,
                     gradients,
                     hessians,
                     sample_indices,
                     begin[child],
                     end[child],
-                    cells[thread],
                     n_bins,
-                    False,
-                )
-                out_gain[k] = scan_node(
-                    histogram,
+                    cells[thread],
                     scale_gradients,
                     scale_hessians,
                     n_value_bins,
@@ -240,7 +218,6 @@ def _grow_levels(
                     best_int[thread],
                     out_int[k],
                 )
-                _clear(cells[thread], X_binned, sample_indices, begin[child], end[child], n_bins)
         # The split records, as the loop's set_splits writes them (no split: feature and
         # bin -1, gain -inf, zero sums).
         for k in range(n_evaluated):

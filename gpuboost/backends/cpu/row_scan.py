@@ -9,7 +9,8 @@ about six such histograms through main memory per pair of children, where the ro
 themselves are a few thousand cell updates. Here each thread builds one node's histogram
 at a time in a scratch histogram of its own, which stays in its cache, scans it at once
 (:func:`gpuboost.backends.cpu.split_scan.scan_node`: the features in order, the scan's
-tie rule) and reuses it for its next node; no histogram is written to memory, and both
+tie rule) and reuses it for its next node, zeroing only the cells its rows touched
+where they are few (:func:`scan_segment`); no histogram is written to memory, and both
 children of a pair are built from their rows, so no parent histogram is read.
 
 The histogram sums are exact integers and the scan is the batch scan's per-node code, so
@@ -23,7 +24,12 @@ from .histogram import _accumulate
 from .jit import kernel, prange, sized, threads
 from .split_scan import INT_COLUMNS, records_of, scan_arguments, scan_node
 
-__all__ = ["find_best_splits_of_rows", "ROW_SCAN_MAX_ROWS_PER_CELL"]
+__all__ = [
+    "find_best_splits_of_rows",
+    "scan_segment",
+    "clear_rows",
+    "ROW_SCAN_MAX_ROWS_PER_CELL",
+]
 
 #: The parents whose children are scanned from their rows: at most this many rows per
 #: histogram cell of one feature (``n_bins``), i.e. ``8 * n_bins`` rows (2048 for 255
@@ -33,6 +39,87 @@ __all__ = ["find_best_splits_of_rows", "ROW_SCAN_MAX_ROWS_PER_CELL"]
 #: features of 255 bins: 2.4x faster at 390 rows per parent, 1.7x at 1,560, even near
 #: 3,000).
 ROW_SCAN_MAX_ROWS_PER_CELL = 8
+
+
+@kernel
+def clear_rows(cells, X_binned, sample_indices, start, stop, n_bins):
+    """Zero the scratch histogram ``cells`` after the rows ``sample_indices[start:stop]``
+    were added to it: their cells only where they are fewer than the bins of a feature
+    (a deep node touches a few cells of each feature), else every cell."""
+    if stop - start >= n_bins:
+        cells[:] = 0
+        return
+    n_features = X_binned.shape[1]
+    for position in range(start, stop):
+        row = sample_indices[position]
+        for feature in range(n_features):
+            cell = (feature * n_bins + np.int64(X_binned[row, feature])) * HIST_FIELDS
+            for field in range(HIST_FIELDS):
+                cells[cell + field] = 0
+
+
+@kernel
+def scan_segment(
+    X_binned,
+    gradients,
+    hessians,
+    sample_indices,
+    start,
+    stop,
+    n_bins,
+    cells,
+    scale_gradients,
+    scale_hessians,
+    n_value_bins,
+    missing_bin,
+    reg_lambda,
+    reg_alpha,
+    max_delta_step,
+    min_child_weight,
+    min_data_in_leaf,
+    gamma,
+    feature_mask,
+    use_mask,
+    monotone,
+    use_monotone,
+    lower,
+    upper,
+    scratch_int,
+    scratch_float,
+    best_int,
+    out_int,
+):
+    """The best split of the rows ``sample_indices[start:stop]`` (one node): their
+    histogram added into the zeroed scratch ``cells`` (n_features * n_bins * 3,), scanned
+    by :func:`~gpuboost.backends.cpu.split_scan.scan_node` (its arguments from
+    ``scale_gradients`` on), and ``cells`` zeroed again (:func:`clear_rows`); fills
+    ``out_int`` and returns the gain."""
+    _accumulate(X_binned, gradients, hessians, sample_indices, start, stop, cells, n_bins, False)
+    gain = scan_node(
+        cells.reshape((X_binned.shape[1], n_bins, HIST_FIELDS)),
+        scale_gradients,
+        scale_hessians,
+        n_value_bins,
+        missing_bin,
+        reg_lambda,
+        reg_alpha,
+        max_delta_step,
+        min_child_weight,
+        min_data_in_leaf,
+        gamma,
+        feature_mask,
+        use_mask,
+        monotone,
+        use_monotone,
+        lower,
+        upper,
+        scratch_int,
+        scratch_float,
+        best_int,
+        out_int,
+    )
+    clear_rows(cells, X_binned, sample_indices, start, stop, n_bins)
+    return gain
 
 
 @kernel(parallel=True)
@@ -63,31 +150,26 @@ def _scan_rows(
     out_int,
     out_gain,
 ):
-    """Thread ``t`` takes nodes ``t, t + n_threads, ...``: zero its scratch histogram,
-    add the node's rows, scan it into ``out_int[node]`` / ``out_gain[node]`` (OUT)."""
+    """Thread ``t`` takes nodes ``t, t + n_threads, ...``: its scratch histogram holds one
+    node at a time (:func:`scan_segment`), scanned into ``out_int[node]`` /
+    ``out_gain[node]`` (OUT)."""
     n_nodes = begins.shape[0]
     n_features = X_binned.shape[1]
     for thread in prange(n_threads):
-        cells = np.empty(n_features * n_bins * HIST_FIELDS, dtype=np.int64)
-        histogram = cells.reshape((n_features, n_bins, HIST_FIELDS))
+        cells = np.zeros(n_features * n_bins * HIST_FIELDS, dtype=np.int64)
         scratch_int = np.empty((4, n_bins), dtype=np.int64)
         scratch_float = np.empty((6, n_bins), dtype=np.float64)
         best_int = np.empty(5, dtype=np.int64)
         for node in range(thread, n_nodes, n_threads):
-            cells[:] = 0
-            _accumulate(
+            out_gain[node] = scan_segment(
                 X_binned,
                 gradients,
                 hessians,
                 sample_indices,
                 begins[node],
                 ends[node],
-                cells,
                 n_bins,
-                False,
-            )
-            out_gain[node] = scan_node(
-                histogram,
+                cells,
                 scale_gradients,
                 scale_hessians,
                 n_value_bins,
