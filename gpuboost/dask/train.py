@@ -6,7 +6,9 @@ early stopping included) and grows every tree with the single-node
 :class:`~gpuboost.dask.splitter.DistributedSplitter`; the workers hold the rows and
 every per-row array (:mod:`gpuboost.dask.worker`). A round, per output column:
 
-1. gradients on the workers (``begin_round``);
+1. gradients on the workers (``begin_round``); for an objective whose gradients sum
+   over other rows (``survival:cox``'s risk sets), on the client from every row's
+   margin in global order, each worker sent its rows' (``set_gradients``);
 2. row sampling by global row id (GOSS: the ``n_top``-th largest ``|g|`` and the last
    tied row selected exactly across the workers by a radix select on counts);
 3. the quantization scales from the global maxima of ``|g|``, ``|h|`` (one exchange);
@@ -91,11 +93,6 @@ def check_distributed_params(params):
             "quantized gradient magnitudes)"
         )
     objective = params["objective"]
-    if objective == "survival:cox":
-        refusals.append(
-            "objective='survival:cox' (its gradients are sums over each row's risk set, "
-            "the rows of every worker in time order)"
-        )
     if not callable(objective):
         if get_objective(objective, params).has_leaf_refit:  # huber_alpha: reg:huber's
             refusals.append(
@@ -185,6 +182,8 @@ class DaskLearner:
             "class_multipliers": multipliers,
             "custom_objective": custom,
         }
+        #: Each worker's training partitions, in its row order.
+        self._train_layout = [dtrain.partitions_of(address) for address in workers]
         self.chunk_plan = None
         if hasattr(objective, "chunk_maxima"):  # ranking (gpuboost.objectives.ranking)
             if dtrain.group is None:
@@ -308,7 +307,9 @@ class DaskLearner:
         """Grow one round's trees (one per output) and update the workers' margins."""
         timer = self.timer
         with timer.phase("gradients"):  # travels with the first exchange of the round
-            if self.chunk_plan is None:
+            if not self.objective.row_local_gradients:  # survival:cox: over every row
+                self._send_gradients()
+            elif self.chunk_plan is None:
                 self.exchange.defer("begin_round")
             else:  # ranking: the fixed-point scales from every worker's pair maxima
                 maxima = self.exchange.call(
@@ -421,17 +422,45 @@ class DaskLearner:
         return tree
 
     # ---- evaluation ------------------------------------------------------------
-    def _gathered_margins(self, eval_set, position):
-        """The set's margins in global row order (host (n_rows, n_outputs))."""
-        pieces = self.exchange.call("evaluating", "eval_margins", eval_set.index)
-        margins = np.empty((int(eval_set.offsets[-1]), self.booster.n_outputs))
-        for parts, piece in zip(self._eval_layout[position], pieces):
+    def _gathered_margins(self, eval_set, position, action="evaluating"):
+        """The set's margins in global row order (host (n_rows, n_outputs));
+        ``eval_set`` None: the training rows'."""
+        if eval_set is None:
+            index, offsets, layout = -1, self.dtrain.row_offsets, self._train_layout
+        else:
+            index, offsets, layout = eval_set.index, eval_set.offsets, self._eval_layout[position]
+        pieces = self.exchange.call(action, "eval_margins", index)
+        margins = np.empty((int(offsets[-1]), self.booster.n_outputs))
+        for parts, piece in zip(layout, pieces):
             start = 0
             for part in parts:
-                begin, end = eval_set.offsets[part], eval_set.offsets[part + 1]
+                begin, end = offsets[part], offsets[part + 1]
                 margins[begin:end] = piece[start : start + end - begin]
                 start += end - begin
         return margins
+
+    def _send_gradients(self):
+        """The round's gradients and hessians of an objective whose gradients are not
+        row-local (``survival:cox``: sums over risk sets of every worker's rows):
+        computed here by the single-node code on every row's margin, label and weight in
+        global row order (the same bits as one machine), each worker sent its rows'."""
+        dtrain, backend, objective = self.dtrain, self.backend, self.objective
+        margins = self._gathered_margins(None, None, "gathering the training margins")
+        n_rows, n_outputs = margins.shape
+        view = margins[:, 0] if n_outputs == 1 else margins
+        label, weight = dtrain.label, dtrain.weight
+        objective.begin_round(backend, label, view, weight)
+        gradients, hessians = backend.gradients(objective, label, view, weight)
+        gradients = np.asarray(gradients).reshape(n_rows, n_outputs)
+        hessians = np.asarray(hessians).reshape(n_rows, n_outputs)
+        offsets = dtrain.row_offsets
+        per_worker = []
+        for parts in self._train_layout:
+            rows = np.concatenate(
+                [np.arange(offsets[p], offsets[p + 1]) for p in parts] or [np.zeros(0, int)]
+            )
+            per_worker.append((gradients[rows], hessians[rows]))
+        self.exchange.call("sending the gradients", "set_gradients", per_worker=per_worker)
 
     def evaluate(self, evals_log):
         """Every metric of every evaluation set, on the margins of all workers, computed

@@ -225,6 +225,14 @@ class WorkerState:
         self.hessians = hessians.reshape(len(self.row_ids), self.n_outputs)
         return None
 
+    def set_gradients(self, gradients, hessians):
+        """The round's weighted gradients and hessians of this worker's rows (host
+        (n_rows, n_outputs)), computed by the client over every worker's rows (an
+        objective whose gradients are not row-local: ``survival:cox``)."""
+        backend = self.backend
+        self.gradients = backend.to_device(np.asarray(gradients, dtype=np.float64))
+        self.hessians = backend.to_device(np.asarray(hessians, dtype=np.float64))
+
     def _column(self, output):
         xp = self.backend.xp
         return (

@@ -210,6 +210,11 @@ class Objective:
     #: Whether the objective's labels are intervals (``label_lower_bound`` /
     #: ``label_upper_bound``; ``survival:aft``) rather than one value per row.
     takes_label_bounds = False
+    #: Whether a row's gradient depends on its own label, weight and margin only; False
+    #: where it sums over other rows (``survival:cox``: the risk sets), so that
+    #: distributed training computes the gradients of all rows in one place
+    #: (gpuboost.dask.train).
+    row_local_gradients = True
 
     @classmethod
     def from_params(cls, params):

@@ -59,6 +59,7 @@ class CoxLoss(Objective):
 
     name = "survival:cox"
     default_metric = "cox-nloglik"
+    row_local_gradients = False  # each row's sums run over its risk set
     #: ``(labels, order, sorted |labels|)`` of the last call (the labels do not change
     #: within a training: sorted once).
     _time_order = None

@@ -619,6 +619,46 @@ def test_several_expectile_levels_give_the_single_node_model(client):
         )
 
 
+def test_cox_trains_the_single_node_model_from_gradients_over_every_worker(client):
+    """survival:cox: each row's gradient sums over its risk set, the rows of every worker;
+    the client computes them from the gathered margins in global row order: the same
+    bytes and evaluations as one machine (issue 31)."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(700, 5))
+    time = np.round(np.exp(1.0 + X[:, 0] + 0.3 * rng.normal(size=700)), 1)  # ties
+    y = np.where(rng.random(700) < 0.3, -time, time)  # negative: censored
+    weight = rng.uniform(0.5, 2.0, size=700)
+    params = {"objective": "survival:cox", "max_depth": 3, "device": "cpu", "seed": 3}
+    metrics = {"eval_metric": ["cox-nloglik", "c-index"]}
+    single_data = gpuboost.Dataset(X, label=y, weight=weight)
+    expected_log, log = {}, {}
+    single = gpuboost.train(
+        dict(params, **metrics),
+        single_data,
+        5,
+        evals=[(single_data, "train")],
+        evals_result=expected_log,
+        verbose_eval=False,
+    )
+    dtrain = _dask_dataset(client, X, y, weight, 3, 2, seed=4)
+    model = train(
+        client,
+        dict(params, **metrics),
+        dtrain,
+        5,
+        evals=[(dtrain, "train")],
+        evals_result=log,
+        verbose_eval=False,
+    )
+    assert model.save_raw() == single.save_raw()
+    assert log == expected_log
+    sampled = dict(params, subsample=0.6, colsample_bynode=0.7)
+    assert (
+        train(client, sampled, _dask_dataset(client, X, y, None, 4, 2, seed=6), 3).save_raw()
+        == gpuboost.train(sampled, gpuboost.Dataset(X, label=y), 3).save_raw()
+    )
+
+
 def test_interval_labels_train_the_single_node_aft_model(client):
     """survival:aft with label_lower_bound / label_upper_bound on the workers: the same
     bytes and evaluations as one machine (issue 31)."""
