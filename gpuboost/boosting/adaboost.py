@@ -71,6 +71,8 @@ non-default value raises ``ValueError``. Not supported: ``init_model``, a
 custom objective (``obj``), ``base_margin``.
 """
 
+from functools import partial
+
 import numpy as np
 
 from ..core import strict_math
@@ -353,7 +355,7 @@ class AdaBoostLearner:
         sampler = FeatureSampler(
             self.dtrain.n_features,
             self.params,
-            host_rng(self.params["seed"], round_index, 0),
+            partial(host_rng, self.params["seed"], round_index, 0),
             self.dtrain.feature_weights,
         )
         grown = TreeGrower(self.splitter, tree_input, self.policy, sampler, self.timer).grow()

@@ -13,6 +13,7 @@ finished tree reach the host.
 
 import copy
 import dataclasses
+from functools import partial
 
 import numpy as np
 
@@ -464,7 +465,7 @@ class GBTreeLearner:
         sampler = FeatureSampler(
             self.dtrain.n_features,
             params,
-            host_rng(params["seed"], round_index, position),
+            partial(host_rng, params["seed"], round_index, position),
             self.dtrain.feature_weights,
         )
         interactions = (

@@ -21,6 +21,8 @@ the same integer sums, so the model is byte-identical to ``gpuboost.train``'s on
 same rows, however they are partitioned (DESIGN "Distributed training").
 """
 
+from functools import partial
+
 import numpy as np
 
 from ..backends import get_backend
@@ -403,7 +405,7 @@ class DaskLearner:
         sampler = FeatureSampler(
             self.dtrain.n_features,
             params,
-            host_rng(params["seed"], round_index, position),
+            partial(host_rng, params["seed"], round_index, position),
             self.dtrain.feature_weights,
         )
         interactions = (
