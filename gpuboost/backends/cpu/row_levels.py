@@ -48,10 +48,10 @@ __all__ = ["grow_levels_from_rows", "levels_from_rows_max_rows", "NODE_COLUMNS"]
 #: Trees of at most this many rows times features have every subtree below the root
 #: grown here. Growing a node's subtree from rows adds the rows of both children at
 #: each level, where the grower's loop adds the smaller child's and subtracts; it saves
-#: the loop's Python per level (0.3-0.5 ms on 2 cores). Measured on 2 cores, 20
-#: features, depth 6, per round: 10k rows 3.8-4.7 ms grown here below the root against
-#: 5.0-6.5 ms below 2,048 rows only; at 100k rows the loop is faster above 2,048 rows
-#: (9.5-10.5 ms against 9.8-13.7).
+#: the loop's Python per level (0.3-0.5 ms on 2 cores). Measured on 2 cores (Intel
+#: Xeon, AVX-512; 2026-11-29), 20 features, depth 6, per round: 10k rows 3.8-4.7 ms
+#: grown here below the root against 5.0-6.5 ms below 2,048 rows only; at 100k rows the
+#: loop is faster above 2,048 rows (9.5-10.5 ms against 9.8-13.7).
 LEVELS_FROM_ROWS_MAX_CELLS = 1 << 19
 
 #: The node-table columns the kernel reads and writes, in its argument order
