@@ -186,6 +186,18 @@ class DaskLearner:
         }
         #: Each worker's training partitions, in its row order.
         self._train_layout = [dtrain.partitions_of(address) for address in workers]
+        #: Each worker's global row ids, in its row order (an objective whose gradients
+        #: the client computes: :meth:`_send_gradients`).
+        self._train_rows = None
+        if not objective.row_local_gradients:
+            offsets = dtrain.row_offsets
+            self._train_rows = [
+                np.concatenate(
+                    [np.arange(offsets[p], offsets[p + 1]) for p in parts]
+                    or [np.zeros(0, dtype=np.int64)]
+                )
+                for parts in self._train_layout
+            ]
         self.chunk_plan = None
         if hasattr(objective, "chunk_maxima"):  # ranking (gpuboost.objectives.ranking)
             if dtrain.group is None:
@@ -455,13 +467,7 @@ class DaskLearner:
         gradients, hessians = backend.gradients(objective, label, view, weight)
         gradients = np.asarray(gradients).reshape(n_rows, n_outputs)
         hessians = np.asarray(hessians).reshape(n_rows, n_outputs)
-        offsets = dtrain.row_offsets
-        per_worker = []
-        for parts in self._train_layout:
-            rows = np.concatenate(
-                [np.arange(offsets[p], offsets[p + 1]) for p in parts] or [np.zeros(0, int)]
-            )
-            per_worker.append((gradients[rows], hessians[rows]))
+        per_worker = [(gradients[rows], hessians[rows]) for rows in self._train_rows]
         self.exchange.call("sending the gradients", "set_gradients", per_worker=per_worker)
 
     def evaluate(self, evals_log):

@@ -41,7 +41,7 @@ from ...core.dtypes import HIST_FIELDS
 from .jit import kernel, prange, sized, threads
 from .partition import _split_whole
 from .row_scan import scan_segment
-from .split_scan import INT_COLUMNS, scan_arguments
+from .split_scan import _BIN, _DEFAULT_LEFT, _FEATURE, _LEFT, INT_COLUMNS, scan_arguments
 
 __all__ = ["grow_levels_from_rows", "levels_from_rows_max_rows", "NODE_COLUMNS"]
 
@@ -71,9 +71,6 @@ NODE_COLUMNS = (
     "left_sums",
     "left_count",
 )
-
-# scan_node's output columns (gpuboost.backends.cpu.split_scan)
-_FEATURE, _BIN, _DEFAULT_LEFT, _LEFT = 0, 1, 2, 3
 
 
 @kernel(parallel=True)
