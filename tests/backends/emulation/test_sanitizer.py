@@ -293,6 +293,11 @@ SANITIZER_DESELECTED = (
     "tests/backends/cuda/test_row_scan.py::test_batches_the_kernel_cannot_take_use_the_definition",
     "tests/backends/cuda/test_row_scan.py::test_mixed_levels_the_kernel_cannot_take_use_the_definition",
     "tests/backends/cuda/test_partition_ahead.py::test_the_partition_ahead_moves_fewer_bytes",
+    "tests/backends/cuda/test_partition_ahead.py::test_trainings_take_partitions_and_last_levels_from_the_scan[params0]",
+    # the speculative lossguide's most expensive configurations (10 s each sanitized):
+    # the same kernels as the other configurations of both modes launch
+    "tests/backends/cuda/test_lossguide.py::test_speculative_cuda_lossguide_is_the_cpu_and_the_one_leaf_model[multiclass-ahead]",
+    "tests/backends/cuda/test_lossguide.py::test_speculative_cuda_lossguide_is_the_cpu_and_the_one_leaf_model[goss-prefix]",
     "tests/backends/cuda/test_predict.py::test_forest_margins_match_numpy",
     "tests/backends/cuda/test_predict.py::test_forest_margins_non_contiguous",
     "tests/backends/cuda/test_nvrtc_compile_check.py",
