@@ -137,9 +137,10 @@ PARAMETERS = {
         ),
         _P(
             "min_data_in_leaf",
-            1,
+            10,
             "int",
-            "minimum number of rows in a child",
+            "minimum number of rows in a child (LightGBM and scikit-learn: 20; "
+            "XGBoost has no such limit, as 1 here; AdaBoost's default is 1)",
             low=1,
             aliases=("min_child_samples", "min_samples_leaf", "min_data_per_leaf", "min_data"),
         ),

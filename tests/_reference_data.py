@@ -55,6 +55,8 @@ MAX_DEPTH = 6
 MAX_BIN = 255
 REG_LAMBDA = 1.0
 MIN_CHILD_WEIGHT = 1.0
+#: Rows a child must keep (REFERENCE.md: 1 for every library, XGBoost's absence of a limit).
+MIN_DATA_IN_LEAF = 1
 #: leaves allowed to the leaf-wise peers (2 ** MAX_DEPTH)
 NUM_LEAVES = 64
 
@@ -160,6 +162,7 @@ def gpuboost_params(task, device="cpu"):
         "max_bin": MAX_BIN,
         "reg_lambda": REG_LAMBDA,
         "min_child_weight": MIN_CHILD_WEIGHT,
+        "min_data_in_leaf": MIN_DATA_IN_LEAF,
         "device": device,
         "verbosity": 0,
     }
@@ -204,7 +207,7 @@ def lightgbm_params(task, n_threads=2):
         "num_leaves": NUM_LEAVES,
         "max_bin": MAX_BIN,
         "lambda_l2": REG_LAMBDA,
-        "min_data_in_leaf": 1,
+        "min_data_in_leaf": MIN_DATA_IN_LEAF,
         "min_sum_hessian_in_leaf": MIN_CHILD_WEIGHT,
         "num_threads": n_threads,
         "verbose": -1,

@@ -64,8 +64,8 @@ Parameters
 1; the default unless ``num_class >= 3``), ``multi:softprob`` or
 ``multi:softmax`` (labels ``0 .. num_class - 1``); its gradients are not used.
 Used: ``learning_rate`` (default **1.0** here), ``max_depth`` (default **1**,
-at least 1), ``min_data_in_leaf``, ``num_class``, ``eval_metric`` (default
-``error`` / ``merror``), ``max_bin`` and ``seed`` (through the Dataset),
+at least 1), ``min_data_in_leaf`` (default **1**, scikit-learn's), ``num_class``,
+``eval_metric`` (default ``error`` / ``merror``), ``max_bin`` and ``seed`` (through the Dataset),
 ``device``, ``verbosity``, ``nthread``. Giving any other training parameter a
 non-default value raises ``ValueError``. Not supported: ``init_model``, a
 custom objective (``obj``), ``base_margin``.
@@ -130,7 +130,7 @@ ADABOOST_PARAMETERS = frozenset(
     }
 )
 #: Defaults that differ from gradient boosting's (scikit-learn's AdaBoostClassifier).
-ADABOOST_DEFAULTS = {"learning_rate": 1.0, "max_depth": 1}
+ADABOOST_DEFAULTS = {"learning_rate": 1.0, "max_depth": 1, "min_data_in_leaf": 1}
 #: ``tree_method`` values the weak learner implements (quantized histograms).
 HISTOGRAM_TREE_METHODS = ("hist", "auto")
 #: Objectives (links) an AdaBoost model can have, and the default ones.

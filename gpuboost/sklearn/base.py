@@ -202,7 +202,7 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
         grow_policy="depthwise",
         learning_rate=0.3,
         min_child_weight=1.0,
-        min_data_in_leaf=1,
+        min_data_in_leaf=10,
         reg_lambda=1.0,
         reg_alpha=0.0,
         gamma=0.0,
@@ -690,8 +690,8 @@ COMMON_PARAMETERS_DOC = """
     learning_rate : float, default=0.3
     min_child_weight : float, default=1.0
         Minimum sum of hessians in a child.
-    min_data_in_leaf : int, default=1
-        Minimum number of rows in a child.
+    min_data_in_leaf : int, default=10
+        Minimum number of rows in a child (1: no limit, as XGBoost).
     reg_lambda : float, default=1.0
         L2 regularization of leaf values.
     reg_alpha : float, default=0.0

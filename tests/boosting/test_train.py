@@ -180,7 +180,8 @@ def test_subsample_grows_each_tree_on_the_hashed_rows(regression_data):
 def test_weight_two_equals_duplicated_rows(regression_data):
     X, y = regression_data
     X, y = X[:200], y[:200]  # fewer distinct values than bins: identical bin edges
-    params = {"max_depth": 4, "base_score": 0.5}
+    # min_data_in_leaf counts rows, which duplicating doubles and weights do not
+    params = {"max_depth": 4, "base_score": 0.5, "min_data_in_leaf": 1}
     weighted = fit(params, Dataset(X, label=y, weight=np.full(200, 2.0)), 5)
     duplicated = fit(params, Dataset(np.vstack([X, X]), label=np.concatenate([y, y])), 5)
     for a, b in zip(weighted.trees, duplicated.trees):
@@ -196,7 +197,7 @@ def test_integer_weights_approximate_duplicated_rows(regression_data):
     X, y = X[:200], y[:200]
     weight = np.random.default_rng(4).integers(1, 4, size=200).astype(np.float64)
     repeat = weight.astype(int)
-    params = {"max_depth": 3}
+    params = {"max_depth": 3, "min_data_in_leaf": 1}  # rows count, weights do not
     weighted = fit(params, Dataset(X, label=y, weight=weight), 5)
     duplicated = fit(params, Dataset(np.repeat(X, repeat, axis=0), label=np.repeat(y, repeat)), 5)
     np.testing.assert_allclose(weighted.base_margin, duplicated.base_margin, rtol=1e-12)

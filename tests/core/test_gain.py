@@ -3,7 +3,7 @@
 import numpy as np
 
 from gpuboost.core.gain import SplitParams, leaf_score, leaf_weight, split_gain, threshold_l1
-from gpuboost.params import validate_params
+from gpuboost.params import PARAMETERS, validate_params
 
 
 def test_threshold_l1():
@@ -80,4 +80,8 @@ def test_split_params_from_validated_params():
     )
     split_params = SplitParams.from_params(params)
     assert split_params == SplitParams(2.0, 0.5, 0.7, 3.0, 4, 0.1)
-    assert SplitParams.from_params(validate_params({})) == SplitParams()
+    # the scan's own default is no limit; training's is PARAMETERS' (10 rows)
+    assert SplitParams.from_params(validate_params({})) == SplitParams(
+        min_data_in_leaf=PARAMETERS["min_data_in_leaf"].default
+    )
+    assert SplitParams().min_data_in_leaf == 1

@@ -350,7 +350,9 @@ def test_conflicting_bundles_partition_as_their_histograms_say():
     )
     decoded = bundle_map.decode(np, splitter.bundled_data.arrays["X_binned"])
     assert np.any(decoded != dataset.X_binned)
-    params = validate_params({"device": "cpu", "max_depth": 5, "max_conflict_rate": 0.1})
+    params = validate_params(
+        {"device": "cpu", "max_depth": 5, "max_conflict_rate": 0.1, "min_data_in_leaf": 1}
+    )
     quantized_g, scale_g = quantize(np, 0.0 - y)
     quantized_h, scale_h = quantize(np, np.ones_like(y))
     sample_indices = np.arange(dataset.n_rows, dtype=np.int32)

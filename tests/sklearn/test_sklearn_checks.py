@@ -38,6 +38,13 @@ _QUANTIZED_WEIGHTS_REASON = (
     "on this data only because it has no such near-tie."
 )
 
+_ROW_COUNT_REASON = (
+    "min_data_in_leaf (default 10, docs/DESIGN.md 'Gain and leaf value') counts rows: w "
+    "copies of a row are w rows where a row of weight w is one, so on this check's 15 "
+    "rows the copies allow splits the weights do not (scikit-learn's own "
+    "HistGradientBoosting, min_samples_leaf=20, is expected to fail this check too)."
+)
+
 _ROW_SAMPLING_REASON = (
     "The forests sample rows (subsample=0.8, XGBoost's forest default): a row of weight w "
     "is kept or left out of a tree as one row, while w copies of it are kept or left out "
@@ -51,7 +58,10 @@ _FOREST_FAILURES = {
 
 #: estimator class name -> {check name: why it fails}. The one place expected failures live.
 EXPECTED_FAILED_CHECKS = {
-    "GBRegressor": {},
+    "GBRegressor": {
+        "check_sample_weight_equivalence_on_dense_data": _ROW_COUNT_REASON,
+        "check_sample_weight_equivalence_on_sparse_data": _ROW_COUNT_REASON,
+    },
     "GBClassifier": {
         "check_sample_weight_equivalence_on_dense_data": _QUANTIZED_WEIGHTS_REASON,
         "check_sample_weight_equivalence_on_sparse_data": _QUANTIZED_WEIGHTS_REASON,

@@ -91,7 +91,8 @@ def grow(
     timer=None,
     **user_params,
 ):
-    params = validate_params({"device": "cpu", **user_params})
+    # the shapes these tests check need leaves of any size (no minimum row count)
+    params = validate_params({"device": "cpu", "min_data_in_leaf": 1, **user_params})
     backend = backend or NumpyBackend()
     data = backend.prepare(dataset)
     quantized_g, quantized_h, scale_g, scale_h = gradients
@@ -541,7 +542,8 @@ def test_speculative_lossguide_batches_grow_the_one_leaf_per_step_trees(
         monkeypatch.setenv("GPUBOOST_CPU_KERNELS", "numpy")
     X, signal = _lossguide_data()
     y = (signal > 0).astype(float) if "objective" in params else signal
-    full = {"device": "cpu", "grow_policy": "lossguide", "seed": 3, **params}
+    # min_data_in_leaf=1: the leaf cap, not the leaf size, ends the trees
+    full = {"device": "cpu", "grow_policy": "lossguide", "seed": 3, "min_data_in_leaf": 1, **params}
     kept, cut = [], []
     push = grower_module.LossguideDriver.push
 
@@ -584,7 +586,8 @@ def test_lossguide_expanded_ahead_is_the_one_leaf_per_step_tree(params, device, 
         monkeypatch.setenv("GPUBOOST_CPU_KERNELS", "numpy")
     X, signal = _lossguide_data()
     y = (signal > 0).astype(float) if params.get("objective") == "binary:logistic" else signal
-    full = {"device": "cpu", "grow_policy": "lossguide", "seed": 3, **params}
+    # min_data_in_leaf=1: the leaf cap, not the leaf size, ends the trees
+    full = {"device": "cpu", "grow_policy": "lossguide", "seed": 3, "min_data_in_leaf": 1, **params}
     steps, partitions, splits = [], [], []
     pop = grower_module.LookaheadLossguideDriver.pop
     grow = grower_module.TreeGrower.grow

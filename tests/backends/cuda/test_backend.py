@@ -154,7 +154,12 @@ PARITY_CASES = {
         4,
     ),
     "weighted": ({"max_depth": 3}, "regression", True, 3),
-    "tiny_subsample": ({"max_depth": 3, "subsample": 0.03}, "regression", False, 3),
+    "tiny_subsample": (
+        {"max_depth": 3, "subsample": 0.03, "min_data_in_leaf": 1},
+        "regression",
+        False,
+        3,
+    ),
     "logistic": ({"objective": "binary:logistic", "max_depth": 3}, "binary", False, 4),
     "softprob": (
         {"objective": "multi:softprob", "num_class": 3, "max_depth": 3},
