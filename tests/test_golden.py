@@ -296,8 +296,8 @@ CONFIGURATIONS = {
 #: The hashes (see the module docstring before changing one).
 GOLDEN = {
     "absoluteerror": "4b13fd6df5026fba12645c5a0d9d9a9555d5ee0dfb4702615be7ec469b19f345",
-    "adaboost_binary": "5c379ab62244489bc01ab8a42af84ad16c9fa4138109fbe8075c7cc331071ac7",
-    "adaboost_multiclass": "df0ead66896f6b7179fdbf9e53b6c5fe59acb52d19675ca418aa9406b17772cc",
+    "adaboost_binary": "893a8ac159d86161a580f0f8b6b8c586197f5e3d030f6d994a867b46b5c5e46e",
+    "adaboost_multiclass": "425cb6c2c290123d5a1406994594548815104b98079ae7b5027cdc7ed066eb64",
     "approx": "2fa07de1945dc9f42a42ac98a0fded9cfdb5a8fad3ae55740c0ff654d049ea71",
     "bundled": "8045a8e265ce9dd82928cc245922a9b8771c2b4046ac5fa1a3310cafa247fb90",
     "bundled_with_conflicts": "18a65efb9295cf1b5d278a123bb1fbd894faf595a2181ae29265b03d32501d47",

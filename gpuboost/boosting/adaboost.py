@@ -27,9 +27,14 @@ if it is the first tree ``ValueError`` is raised.
 The weak learner
 ----------------
 A Gini classification tree, grown by the shared
-:class:`gpuboost.tree.grower.TreeGrower` (depthwise, ``max_depth``) with the
-:class:`gpuboost.tree.splitters.gini.GiniSplitter` (scikit-learn's criterion, the
-split scan on exact integer class histograms; see that module). A leaf predicts
+:class:`gpuboost.tree.grower.TreeGrower` (depthwise, ``max_depth``) with a Gini
+splitter (scikit-learn's criterion, the split scan on exact integer class
+histograms; see :mod:`gpuboost.tree.splitters.gini`): by default
+(``tree_method='exact'``) :class:`~gpuboost.tree.splitters.gini.ExactGiniSplitter`,
+whose candidates are every threshold between two distinct training values of a
+feature, as scikit-learn's are at a stump; with ``tree_method='hist'``
+:class:`~gpuboost.tree.splitters.gini.GiniSplitter` on the ``max_bin`` bins (for
+large tables: its histograms do not grow with the distinct values). A leaf predicts
 the class of the largest weight (lowest class on ties); the tree's node class
 sums (``GrownTree.node_sums``) give the weighted error.
 
@@ -65,8 +70,9 @@ Parameters
 ``multi:softmax`` (labels ``0 .. num_class - 1``); its gradients are not used.
 Used: ``learning_rate`` (default **1.0** here), ``max_depth`` (default **1**,
 at least 1), ``min_data_in_leaf`` (default **1**, scikit-learn's), ``num_class``,
-``eval_metric`` (default ``error`` / ``merror``), ``max_bin`` and ``seed`` (through the Dataset),
-``device``, ``verbosity``, ``nthread``. Giving any other training parameter a
+``eval_metric`` (default ``error`` / ``merror``), ``tree_method`` (default
+**'exact'**; ``'hist'``), ``max_bin`` and ``seed`` (through the Dataset; the bins
+of ``'hist'``), ``device``, ``verbosity``, ``nthread``. Giving any other training parameter a
 non-default value raises ``ValueError``. Not supported: ``init_model``, a
 custom objective (``obj``), ``base_margin``.
 """
@@ -85,7 +91,7 @@ from ..objectives import get_objective
 from ..params import PARAMETERS, given_names, round_values, validate_params
 from ..tree.feature_sampler import FeatureSampler
 from ..tree.grower import GrowthPolicy, TreeGrower
-from ..tree.splitters import GiniSplitter, TreeInput
+from ..tree.splitters import ExactGiniSplitter, GiniSplitter, TreeInput
 from ..tree.tree import TREE_ARRAYS, Tree
 from .loop import (
     EvalSet,
@@ -130,9 +136,15 @@ ADABOOST_PARAMETERS = frozenset(
     }
 )
 #: Defaults that differ from gradient boosting's (scikit-learn's AdaBoostClassifier).
-ADABOOST_DEFAULTS = {"learning_rate": 1.0, "max_depth": 1, "min_data_in_leaf": 1}
-#: ``tree_method`` values the weak learner implements (quantized histograms).
-HISTOGRAM_TREE_METHODS = ("hist", "auto")
+ADABOOST_DEFAULTS = {
+    "learning_rate": 1.0,
+    "max_depth": 1,
+    "min_data_in_leaf": 1,
+    "tree_method": "exact",
+}
+#: ``tree_method`` values the weak learner implements: every distinct value a
+#: threshold ('exact'), or the Dataset's bins ('hist', 'auto').
+ADABOOST_TREE_METHODS = ("exact", "hist", "auto")
 #: Objectives (links) an AdaBoost model can have, and the default ones.
 ADABOOST_OBJECTIVES = ("binary:logistic", "multi:softprob", "multi:softmax")
 BINARY_OBJECTIVE = "binary:logistic"
@@ -184,10 +196,10 @@ def adaboost_params(given_params):
         if name not in given:
             params[name] = value
     params["booster"] = ADABOOST
-    if params["tree_method"] not in HISTOGRAM_TREE_METHODS:
+    if params["tree_method"] not in ADABOOST_TREE_METHODS:
         raise ValueError(
-            f"booster='adaboost' grows histogram trees: tree_method must be one of "
-            f"{list(HISTOGRAM_TREE_METHODS)}, got {params['tree_method']!r}."
+            f"booster='adaboost' grows exact or histogram trees: tree_method must be one "
+            f"of {list(ADABOOST_TREE_METHODS)}, got {params['tree_method']!r}."
         )
     if params["max_depth"] < 1:
         raise ValueError(
@@ -326,7 +338,11 @@ class AdaBoostLearner:
             for dataset, name in evals
         ]
         self.metrics = metrics_of(params, BINARY_METRIC if n_outputs == 1 else MULTICLASS_METRIC)
-        self.splitter = GiniSplitter(backend, self.data, dtrain.bin_mapper.thresholds_for_bins)
+        self.splitter = (
+            ExactGiniSplitter(backend, dtrain)
+            if params["tree_method"] == "exact"
+            else GiniSplitter(backend, self.data, dtrain.bin_mapper.thresholds_for_bins)
+        )
         self.split_params = SplitParams.from_params(params)
         self.policy = GrowthPolicy("depthwise", params["max_depth"], 0)
         self.class_values = backend.xp.arange(self.n_classes, dtype=Y_DTYPE)
@@ -396,11 +412,11 @@ class AdaBoostLearner:
         booster.append_round(trees)
         booster.tree_weights.append(tree_weight)
         with self.timer.phase("predict_update"):
-            predicted = backend.predict_tree_binned(self.data, _with_values(structure, node_class))
+            predicted = self.splitter.predict_training_rows(_with_values(structure, node_class))
             for eval_set in self.eval_sets:
                 for output, tree in enumerate(trees):
                     if eval_set.is_train:
-                        eval_set.margins[:, output] += backend.predict_tree_binned(self.data, tree)
+                        eval_set.margins[:, output] += self.splitter.predict_training_rows(tree)
                     else:
                         eval_set.margins[:, output] += backend.predict_tree_raw(
                             eval_set.features, tree

@@ -36,7 +36,7 @@ __all__ = ["AdaBoostClassifier"]
 
 
 class AdaBoostClassifier(ModelFileMixin, _ClassifierMixin, _BaseEstimator):
-    """Discrete AdaBoost (SAMME) on gpuboost's histogram trees (scikit-learn API).
+    """Discrete AdaBoost (SAMME) on gpuboost's Gini trees (scikit-learn API).
 
     The algorithm of scikit-learn's ``AdaBoostClassifier`` (SAMME, its only
     algorithm since scikit-learn 1.6) with Gini classification trees of depth
@@ -55,9 +55,15 @@ class AdaBoostClassifier(ModelFileMixin, _ClassifierMixin, _BaseEstimator):
         Depth of the weak learners (1: stumps).
     min_data_in_leaf : int, default=1
         Minimum number of rows in a leaf of a weak learner.
+    tree_method : {'exact', 'hist'}, default='exact'
+        ``'exact'``: every threshold between two distinct training values of a
+        feature is a candidate, as in scikit-learn's trees (the same stumps);
+        ``'hist'``: the ``max_bin`` bins of each feature (for large tables: its
+        histograms do not grow with the number of distinct values).
     max_bin : int, default=255
-        Value bins per feature (2 to 255). Features with at most ``max_bin``
-        distinct values are split exactly where scikit-learn splits them.
+        Value bins per feature (2 to 255) of ``tree_method='hist'``. Features with at
+        most ``max_bin`` distinct values are split exactly where scikit-learn splits
+        them.
     device : {'auto', 'cpu', 'cuda', 'cuda:N'}, default='auto'
     verbosity : int, default=1
 
@@ -90,6 +96,7 @@ class AdaBoostClassifier(ModelFileMixin, _ClassifierMixin, _BaseEstimator):
         learning_rate=1.0,
         max_depth=1,
         min_data_in_leaf=1,
+        tree_method="exact",
         max_bin=255,
         device="auto",
         verbosity=1,
@@ -98,6 +105,7 @@ class AdaBoostClassifier(ModelFileMixin, _ClassifierMixin, _BaseEstimator):
         self.learning_rate = learning_rate
         self.max_depth = max_depth
         self.min_data_in_leaf = min_data_in_leaf
+        self.tree_method = tree_method
         self.max_bin = max_bin
         self.device = device
         self.verbosity = verbosity
@@ -145,6 +153,7 @@ class AdaBoostClassifier(ModelFileMixin, _ClassifierMixin, _BaseEstimator):
             "learning_rate": self.learning_rate,
             "max_depth": self.max_depth,
             "min_data_in_leaf": self.min_data_in_leaf,
+            "tree_method": self.tree_method,
             "max_bin": self.max_bin,
             "device": self.device,
             "verbosity": self.verbosity,

@@ -7,7 +7,7 @@ from ...core.categorical import CategoricalParams
 from .base import SplitTable, Splitter, TreeInput, children_by_subtraction
 from .bundled import BundledHistogramSplitter
 from .exact import ExactSplitter
-from .gini import GiniSplitter
+from .gini import ExactGiniSplitter, GiniSplitter
 from .hist import GradientRecords, HistogramSplitter, split_table
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "BundledHistogramSplitter",
     "ExactSplitter",
     "GiniSplitter",
+    "ExactGiniSplitter",
     "GradientRecords",
     "split_table",
     "make_splitter",

@@ -90,29 +90,36 @@ class FeatureRanks:
     data : ndarray of shape (n_rows, n_features), float64
         Raw training features; NaN is missing, +/-inf is clipped to the finite
         float64 range (as binning does).
+    weight : ndarray of shape (n_rows,), optional
+        Row weights: the distinct values are those of the rows of positive weight
+        (as the bin edges are), so that a row of weight 0 changes no threshold and
+        weights give the thresholds of repeated rows.
 
     Attributes
     ----------
     distinct_values : list of ndarray of shape (n_distinct[f],), float64
     n_distinct : ndarray of shape (n_features,), int64
     ranks : ndarray of shape (n_rows, n_features), int32, C order
-        Index of each value in its feature's ``distinct_values``, or
-        :data:`MISSING_RANK` for NaN.
+        The number of the feature's thresholds ``t_r`` below the value (its index in
+        ``distinct_values`` when it is one of them), so that ``rank <= r`` exactly
+        when the value is ``<= t_r``; :data:`MISSING_RANK` for NaN.
     """
 
-    def __init__(self, data):
+    def __init__(self, data, weight=None):
         data = np.asarray(data, dtype=np.float64)
         n_rows, n_features = data.shape
+        counted = None if weight is None else np.asarray(weight) > 0
         self.ranks = np.empty((n_rows, n_features), dtype=RANK_DTYPE)
         self.distinct_values = []
         for feature in range(n_features):
             column = data[:, feature]
             present = ~np.isnan(column)
             clipped = np.clip(column[present], -FLOAT64_MAX, FLOAT64_MAX)
-            distinct = np.unique(clipped)
+            distinct = np.unique(clipped if counted is None else clipped[counted[present]])
             self.distinct_values.append(distinct)
             ranks = np.full(n_rows, MISSING_RANK, dtype=RANK_DTYPE)
-            ranks[present] = np.searchsorted(distinct, clipped, side="left")
+            thresholds = midpoints(distinct[:-1], distinct[1:])
+            ranks[present] = np.searchsorted(thresholds, clipped, side="left")
             self.ranks[:, feature] = ranks
         self.n_distinct = np.array([len(d) for d in self.distinct_values], dtype=np.int64)
 
@@ -132,7 +139,7 @@ class FeatureRanks:
 # --------------------------------------------------------------------------- #
 
 
-def _segments(begins, ends):
+def segment_bounds(begins, ends):
     """Host int64 ``begins``, ``ends``, and each segment's start and end in the
     concatenation of all segments."""
     begins = np.asarray(begins, dtype=np.int64).reshape(-1)
@@ -144,7 +151,7 @@ def _segments(begins, ends):
     return begins, ends, bounds[:-1], bounds[1:]
 
 
-def _segment_positions(xp, begins, out_starts, out_ends):
+def segment_positions(xp, begins, out_starts, out_ends):
     """Positions ``begins[s] .. begins[s] + length - 1`` of every segment, concatenated,
     and the segment of each (device arrays; only the segment table is copied)."""
     total = int(out_ends[-1]) if len(out_ends) else 0
@@ -160,7 +167,7 @@ def _stable_argsort(xp, keys):
     return xp.argsort(keys)  # CuPy's sort is always stable
 
 
-def _padded_cumsum(xp, values):
+def padded_cumsum(xp, values):
     """``[0, v0, v0 + v1, ...]`` in int64 (length ``len(values) + 1``)."""
     out = xp.zeros(values.shape[0] + 1, dtype=HIST_DTYPE)
     out[1:] = xp.cumsum(values, dtype=HIST_DTYPE)
@@ -208,7 +215,7 @@ def find_best_splits_exact(
     records : host ndarray of shape (n_nodes,), SPLIT_RECORD_DTYPE
         ``bin`` holds the rank ``r`` of the threshold ``t_r``.
     """
-    begins, ends, out_starts, out_ends = _segments(begins, ends)
+    begins, ends, out_starts, out_ends = segment_bounds(begins, ends)
     n_nodes = len(begins)
     n_features = int(ranks.shape[1])
     records = no_split_records(n_nodes)
@@ -216,15 +223,15 @@ def find_best_splits_exact(
         return records
     n_distinct = np.asarray(n_distinct, dtype=np.int64)
     lengths = ends - begins
-    positions, node_of_position = _segment_positions(xp, begins, out_starts, out_ends)
+    positions, node_of_position = segment_positions(xp, begins, out_starts, out_ends)
     rows = sample_indices[positions]
     gradients = quantized_gradients[rows].astype(HIST_DTYPE)
     hessians = quantized_hessians[rows].astype(HIST_DTYPE)
 
     # Node sums (exact) and parent scores.
     node_table = xp.asarray(np.stack([out_starts, out_ends]))
-    cumulative_g = _padded_cumsum(xp, gradients)
-    cumulative_h = _padded_cumsum(xp, hessians)
+    cumulative_g = padded_cumsum(xp, gradients)
+    cumulative_h = padded_cumsum(xp, hessians)
     node_g = cumulative_g[node_table[1]] - cumulative_g[node_table[0]]
     node_h = cumulative_h[node_table[1]] - cumulative_h[node_table[0]]
     node_n = xp.asarray(lengths)
@@ -245,10 +252,10 @@ def find_best_splits_exact(
     sorted_ranks = sorted_keys % stride
     sorted_segments = sorted_keys // stride
     position_of = order // n_features
-    sorted_g = _padded_cumsum(xp, gradients[position_of])
-    sorted_h = _padded_cumsum(xp, hessians[position_of])
+    sorted_g = padded_cumsum(xp, gradients[position_of])
+    sorted_h = padded_cumsum(xp, hessians[position_of])
     is_missing = sorted_ranks == max_distinct
-    sorted_missing = _padded_cumsum(xp, is_missing.astype(HIST_DTYPE))
+    sorted_missing = padded_cumsum(xp, is_missing.astype(HIST_DTYPE))
 
     # Segment geometry: segment (node k, feature f) holds positions
     # out_starts[k] * F + f * length[k] .. + length[k] - 1 of the sorted keys.
@@ -469,11 +476,11 @@ def partition_exact(
     -------
     n_left : host ndarray of shape (n_nodes,), int64
     """
-    begins, ends, out_starts, out_ends = _segments(begins, ends)
+    begins, ends, out_starts, out_ends = segment_bounds(begins, ends)
     n_nodes = len(begins)
     if n_nodes == 0 or int(out_ends[-1]) == 0:
         return np.zeros(n_nodes, dtype=np.int64)
-    positions, segment = _segment_positions(xp, begins, out_starts, out_ends)
+    positions, segment = segment_positions(xp, begins, out_starts, out_ends)
     rows = sample_indices[positions]
     splits = xp.asarray(
         np.stack(
@@ -492,7 +499,7 @@ def partition_exact(
     left = xp.where(
         row_ranks < 0, split_default_left[segment] != 0, row_ranks <= split_ranks[segment]
     )
-    lefts_through = _padded_cumsum(xp, left.astype(HIST_DTYPE))  # [0, inclusive counts]
+    lefts_through = padded_cumsum(xp, left.astype(HIST_DTYPE))  # [0, inclusive counts]
     lefts_before_segment = lefts_through[starts]
     n_left = lefts_through[stops] - lefts_before_segment
     lefts_in_segment = lefts_through[1:] - lefts_before_segment[segment]  # inclusive
@@ -545,7 +552,7 @@ class ExactSplitter(GradientRecords):
     def __init__(self, backend, dataset):
         self.backend = backend
         self.dataset = dataset
-        self.feature_ranks = FeatureRanks(dataset.data)
+        self.feature_ranks = FeatureRanks(dataset.data, dataset.weight)
         self.ranks = backend.to_device(self.feature_ranks.ranks)
         self.bin_edges = dataset.bin_mapper.bin_edges_
         self._raw_features = None

@@ -31,11 +31,16 @@ quantized values divided by the scale).
 
 import numpy as np
 
+from ...core.dtypes import HIST_DTYPE
 from .base import SplitTable, children_by_subtraction
+from .exact import ExactSplitter, padded_cumsum, segment_bounds, segment_positions
 from .hist import HistogramSplitter
 
 __all__ = [
     "GiniSplitter",
+    "ExactGiniSplitter",
+    "build_rank_class_histograms",
+    "build_rank_class_histograms_naive",
     "find_best_gini_splits",
     "find_best_gini_splits_naive",
     "GINI_SPLIT_FIELDS",
@@ -248,52 +253,29 @@ def find_best_gini_splits_naive(class_sums, counts, n_value_bins, missing_bin, m
     return records
 
 
-class GiniSplitter(HistogramSplitter):
-    """Gini classification trees on histograms of the binned features (see the module
-    docstring). Reads ``TreeInput.class_columns`` and ``TreeInput.quantiser``
-    (one scale, the weights', for every column)."""
+class GiniRecords:
+    """What both Gini splitters share: the scan of a batch's class histograms (on the
+    host, :func:`find_best_gini_splits`), the split condition and the node values.
+    A subclass gives the histograms' bins (:meth:`_value_bins`) and their host class
+    sums and row counts (:meth:`_host_class_histograms`)."""
 
-    #: Its builds are several backend builds (class columns) and a generic subtraction.
+    #: Its builds are not the backend's gradient builds (no reserved histogram pool).
     reserves_histograms = False
     #: Its nodes sum classes, not gradients (not the backend's level growth).
     plain_levels = False
 
-    # ---- node statistics -----------------------------------------------------
     def row_scan_max_rows(self):
         """0: the histograms hold class sums, not the scan's gradient sums."""
         return 0
 
-    def build_histograms(self, tree, begins, ends, **in_order):
-        """Class histograms, (n_nodes, n_features, n_bins, 3 * ceil(K / 2)) int64.
-        ``in_order``: ``rows_in_order=`` where :attr:`takes_rows_in_order`, passed to
-        every build."""
-        columns = list(tree.class_columns)
-        if len(columns) % CLASSES_PER_BUILD:
-            columns.append(self.backend.xp.zeros_like(columns[0]))
-        built = [
-            self.backend.build_histograms(
-                self.data, columns[i], columns[i + 1], tree.sample_indices, begins, ends, **in_order
-            )
-            for i in range(0, len(columns), CLASSES_PER_BUILD)
-        ]
-        return built[0] if len(built) == 1 else self.backend.xp.concatenate(built, axis=-1)
-
-    def build_children_histograms(self, tree, begins, ends, parents, parent_rows):
-        """Class histograms of the nodes built, their siblings' by subtraction."""
-        return children_by_subtraction(self, tree, begins, ends, parents, parent_rows)
+    def _value_bins(self):
+        """``(n_value_bins per feature, missing_bin)`` of the histograms' bins."""
+        raise NotImplementedError
 
     def _host_class_histograms(self, histograms, n_classes):
-        """Host (class_sums (n, F, B, K), counts (n, F, B)) of a batch."""
-        host = self.backend.to_host(histograms)
-        columns = []
-        for build in range(host.shape[-1] // _FIELDS_PER_BUILD):
-            columns += [
-                host[..., build * _FIELDS_PER_BUILD + _FIRST_CLASS_FIELD],
-                host[..., build * _FIELDS_PER_BUILD + _SECOND_CLASS_FIELD],
-            ]
-        return np.stack(columns[:n_classes], axis=-1), host[..., _COUNT_FIELD]
+        """Host ``(class_sums (n, F, B, K), counts (n, F, B))`` of a batch."""
+        raise NotImplementedError
 
-    # ---- splits --------------------------------------------------------------
     def find_best_splits(self, tree, begins, ends, histograms, feature_mask):
         """The :class:`SplitTable` of the Gini records (:func:`find_best_gini_splits`):
         node sums are the quantized class weights, gains in weight units."""
@@ -301,12 +283,9 @@ class GiniSplitter(HistogramSplitter):
             raise ValueError("Gini trees do not sample features (colsample_* must be 1).")
         n_classes = len(tree.class_columns)
         class_sums, counts = self._host_class_histograms(histograms, n_classes)
+        n_value_bins, missing_bin = self._value_bins()
         records = find_best_gini_splits(
-            class_sums,
-            counts,
-            self.data.n_value_bins,
-            self.data.missing_bin,
-            tree.split_params.min_data_in_leaf,
+            class_sums, counts, n_value_bins, missing_bin, tree.split_params.min_data_in_leaf
         )
         no_sums = np.zeros(n_classes, dtype=np.int64)
         return SplitTable(
@@ -338,3 +317,160 @@ class GiniSplitter(HistogramSplitter):
         sums = np.asarray(sums, dtype=np.int64)
         cover = sums.sum(axis=1).astype(np.float64) / tree.quantiser.scale_gradients
         return np.zeros(len(sums), dtype=np.float64), cover
+
+
+class GiniSplitter(GiniRecords, HistogramSplitter):
+    """Gini classification trees on histograms of the binned features (see the module
+    docstring; ``tree_method='hist'``). Reads ``TreeInput.class_columns`` and
+    ``TreeInput.quantiser`` (one scale, the weights', for every column)."""
+
+    # ---- node statistics -----------------------------------------------------
+    def build_histograms(self, tree, begins, ends, **in_order):
+        """Class histograms, (n_nodes, n_features, n_bins, 3 * ceil(K / 2)) int64.
+        ``in_order``: ``rows_in_order=`` where :attr:`takes_rows_in_order`, passed to
+        every build."""
+        columns = list(tree.class_columns)
+        if len(columns) % CLASSES_PER_BUILD:
+            columns.append(self.backend.xp.zeros_like(columns[0]))
+        built = [
+            self.backend.build_histograms(
+                self.data, columns[i], columns[i + 1], tree.sample_indices, begins, ends, **in_order
+            )
+            for i in range(0, len(columns), CLASSES_PER_BUILD)
+        ]
+        return built[0] if len(built) == 1 else self.backend.xp.concatenate(built, axis=-1)
+
+    def build_children_histograms(self, tree, begins, ends, parents, parent_rows):
+        """Class histograms of the nodes built, their siblings' by subtraction."""
+        return children_by_subtraction(self, tree, begins, ends, parents, parent_rows)
+
+    def _value_bins(self):
+        return self.data.n_value_bins, self.data.missing_bin
+
+    def _host_class_histograms(self, histograms, n_classes):
+        host = self.backend.to_host(histograms)
+        columns = []
+        for build in range(host.shape[-1] // _FIELDS_PER_BUILD):
+            columns += [
+                host[..., build * _FIELDS_PER_BUILD + _FIRST_CLASS_FIELD],
+                host[..., build * _FIELDS_PER_BUILD + _SECOND_CLASS_FIELD],
+            ]
+        return np.stack(columns[:n_classes], axis=-1), host[..., _COUNT_FIELD]
+
+
+# --------------------------------------------------------------------------- #
+# Every distinct value a threshold (tree_method='exact', AdaBoost's default)
+# --------------------------------------------------------------------------- #
+
+
+def build_rank_class_histograms(xp, ranks, n_bins, class_columns, sample_indices, begins, ends):
+    """Class histograms over the features' ranks: one bin per distinct training value.
+
+    Parameters
+    ----------
+    xp : module
+        numpy or cupy; every array argument but the host ones lives there.
+    ranks : array of shape (n_rows, n_features), int32
+        :attr:`gpuboost.tree.splitters.exact.FeatureRanks.ranks` (``-1``: missing).
+    n_bins : int
+        The largest number of distinct values of a feature, plus one: the missing
+        values' bin is ``n_bins - 1``.
+    class_columns : sequence of K arrays of shape (n_rows,), int32
+        The rows' quantized class weights (``TreeInput.class_columns``).
+    sample_indices : array of shape (n_samples,), int32
+        Node ``i`` owns ``sample_indices[begins[i]:ends[i]]``.
+    begins, ends : host sequences of int, length n_nodes
+
+    Returns
+    -------
+    histograms : array of shape (n_nodes, n_features, n_bins, K + 1), int64
+        Per node, feature and rank the exact sums of every class column, then the
+        row count. The cells are summed in sorted order: integer sums, so any order
+        gives the same result.
+    """
+    begins, ends, out_starts, out_ends = segment_bounds(begins, ends)
+    n_nodes, n_features = len(begins), int(ranks.shape[1])
+    n_fields = len(class_columns) + 1
+    out = xp.zeros(n_nodes * n_features * n_bins * n_fields, dtype=HIST_DTYPE)
+    if n_nodes and n_features and int(out_ends[-1]):
+        positions, node_of_position = segment_positions(xp, begins, out_starts, out_ends)
+        rows = sample_indices[positions]
+        row_ranks = ranks[rows].astype(np.int64)
+        cell_bins = xp.where(row_ranks < 0, n_bins - 1, row_ranks)
+        first_cells = (node_of_position * n_features)[:, None] + xp.arange(n_features)[None, :]
+        cells = (first_cells * n_bins + cell_bins).reshape(-1)
+        order = xp.argsort(cells)
+        sorted_cells = cells[order]
+        last = xp.flatnonzero(
+            xp.concatenate([sorted_cells[1:] != sorted_cells[:-1], xp.ones(1, dtype=bool)])
+        )
+        first = xp.concatenate([xp.zeros(1, dtype=last.dtype), last[:-1] + 1])
+        targets = sorted_cells[last] * n_fields
+        position_of = order // n_features
+        for k, column in enumerate(class_columns):
+            running = padded_cumsum(xp, column[rows].astype(HIST_DTYPE)[position_of])
+            out[targets + k] = running[last + 1] - running[first]
+        out[targets + n_fields - 1] = last + 1 - first
+    return out.reshape(n_nodes, n_features, n_bins, n_fields)
+
+
+def build_rank_class_histograms_naive(ranks, n_bins, class_columns, sample_indices, begins, ends):
+    """Reference loop version of :func:`build_rank_class_histograms` (NumPy)."""
+    n_features = ranks.shape[1]
+    n_fields = len(class_columns) + 1
+    out = np.zeros((len(begins), n_features, n_bins, n_fields), dtype=np.int64)
+    for node, (begin, end) in enumerate(zip(begins, ends)):
+        for position in range(begin, end):
+            row = int(sample_indices[position])
+            for feature in range(n_features):
+                rank = int(ranks[row, feature])
+                cell = out[node, feature, n_bins - 1 if rank < 0 else rank]
+                for k, column in enumerate(class_columns):
+                    cell[k] += int(column[row])
+                cell[n_fields - 1] += 1
+    return out
+
+
+class ExactGiniSplitter(GiniRecords, ExactSplitter):
+    """Gini classification trees with every threshold between two distinct training
+    values of a feature a candidate (``tree_method='exact'``, scikit-learn's
+    candidates at a stump): the histograms of :class:`GiniSplitter` over the
+    features' ranks (:func:`build_rank_class_histograms`, one bin per distinct value)
+    instead of their bins; the scan, the split condition and the node values are the
+    same. Partition, thresholds ``t_r`` and the training rows' prediction (raw
+    features) are :class:`gpuboost.tree.splitters.exact.ExactSplitter`'s.
+
+    Memory: ``8 * (K + 1)`` bytes per node, feature and distinct value, and the
+    exact splitter's rank matrix: for small and medium tables (``tree_method='hist'``
+    bins the features instead).
+    """
+
+    def __init__(self, backend, dataset):
+        super().__init__(backend, dataset)
+        n_distinct = self.feature_ranks.n_distinct
+        #: Bins of a rank histogram: every distinct value, then the missing values.
+        self.n_rank_bins = (int(n_distinct.max()) if len(n_distinct) else 0) + 1
+
+    def build_histograms(self, tree, begins, ends):
+        return build_rank_class_histograms(
+            self.backend.xp,
+            self.ranks,
+            self.n_rank_bins,
+            tree.class_columns,
+            tree.sample_indices,
+            begins,
+            ends,
+        )
+
+    def subtract_histograms(self, parent, child):
+        return parent - child
+
+    def stack_histograms(self, batches):
+        return self.backend.xp.concatenate(batches, axis=0)
+
+    def _value_bins(self):
+        return self.feature_ranks.n_distinct, self.n_rank_bins - 1
+
+    def _host_class_histograms(self, histograms, n_classes):
+        host = self.backend.to_host(histograms)
+        return host[..., :n_classes], host[..., n_classes]

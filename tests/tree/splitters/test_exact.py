@@ -49,6 +49,31 @@ def test_thresholds_equal_lossless_bin_edges():
         np.testing.assert_array_equal(edges, dataset.bin_mapper.bin_edges_[feature])
 
 
+def test_rows_of_weight_zero_change_no_threshold():
+    """The distinct values are those of the rows of positive weight (as the bin edges
+    are): weights give the thresholds of repeated rows, and every row, of weight 0 too,
+    has the rank that sends it where its value does (``rank <= r`` iff ``x <= t_r``)."""
+    rng = np.random.default_rng(2)
+    X = np.round(rng.normal(size=(200, 3)), 2)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    weight = rng.integers(0, 3, size=200).astype(np.float64)
+    ranks = FeatureRanks(X, weight)
+    repeated = FeatureRanks(np.repeat(X, weight.astype(int), axis=0))
+    for feature in range(3):
+        np.testing.assert_array_equal(
+            ranks.distinct_values[feature], repeated.distinct_values[feature]
+        )
+        thresholds = np.array(
+            [ranks.threshold(feature, r) for r in range(ranks.n_distinct[feature] - 1)]
+        )
+        present = ~np.isnan(X[:, feature])
+        row_ranks = ranks.ranks[present, feature]
+        for r, threshold in enumerate(thresholds):
+            np.testing.assert_array_equal(row_ranks <= r, X[present, feature] <= threshold)
+    unweighted_values = FeatureRanks(X).distinct_values
+    assert any(len(a) > len(b) for a, b in zip(unweighted_values, ranks.distinct_values))
+
+
 # ---- the split scan and the partition against their naive loops --------------------
 def _random_problem(rng, n_rows, n_features, n_distinct):
     X = rng.integers(0, n_distinct, size=(n_rows, n_features)) * 0.5 - 3.0
