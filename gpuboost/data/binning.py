@@ -32,6 +32,7 @@ from ..core.bin_edges import (
     FLOAT64_MAX,
     canonical_values,
     distinct_midpoints,
+    midpoints,
     sorted_bin_edges,
     weighted_bin_edges,
 )
@@ -138,6 +139,55 @@ def _edges_of_every_feature(edges_of, n_features):
         return [edges_of(feature) for feature in range(bounds[index], bounds[index + 1])]
 
     return [edges for part in pool.map(chunk, range(len(bounds) - 1)) for edges in part]
+
+
+def _few_value_edges(columns, position, max_bin, absent_missing):
+    """The edges of every sparse column with at most ``max_bin`` distinct values (on the
+    sampled rows), vectorized over the columns: those of :meth:`BinMapper.fit_sparse`'s
+    ``edges_of``, the :func:`distinct_midpoints` of the column's set of values (its
+    stored values and 0.0 when a sampled row has no entry), bit for bit -- the same
+    elementwise :func:`midpoints` of the same sorted distinct values, taken for every
+    column at once instead of with a dozen NumPy calls per column (a 100k-column matrix
+    spent 4-5 s there).
+
+    Parameters
+    ----------
+    columns : scipy.sparse CSC matrix of shape (n_rows, n_features), float64  # IN
+    position : ndarray of shape (n_rows,), int64  # IN
+        Each row's position in the binning sample, -1 if not sampled.
+    max_bin : int
+    absent_missing : bool
+
+    Returns
+    -------
+    list of (ndarray of float64 or None), length n_features
+        None for the columns with more than ``max_bin`` distinct values.
+    """
+    n_features = columns.shape[1]
+    n_sampled = int(np.count_nonzero(position >= 0))
+    feature = np.repeat(np.arange(n_features, dtype=np.int64), np.diff(columns.indptr))
+    sampled = position[columns.indices] >= 0
+    values, feature = columns.data[sampled], feature[sampled]
+    n_stored = np.bincount(feature, minlength=n_features)
+    present = ~np.isnan(values)
+    values, feature = canonical_values(np, values[present]), feature[present]
+    if not absent_missing:  # a sampled row without an entry holds 0.0
+        with_zero = np.flatnonzero(n_stored < n_sampled)
+        values = np.concatenate([values, np.zeros(len(with_zero))])
+        feature = np.concatenate([feature, with_zero])
+    order = np.lexsort((values, feature))
+    values, feature = values[order], feature[order]
+    first = np.ones(len(values), dtype=bool)
+    first[1:] = (feature[1:] != feature[:-1]) | (values[1:] != values[:-1])
+    values, feature = values[first], feature[first]
+    n_distinct = np.bincount(feature, minlength=n_features)
+    within = feature[1:] == feature[:-1]
+    edges = midpoints(values[:-1][within], values[1:][within])
+    parts = np.split(edges, np.cumsum(np.maximum(n_distinct - 1, 0))[:-1])
+    return [
+        part.astype(X_DTYPE, copy=True) if count <= max_bin else None
+        for part, count in zip(parts, n_distinct.tolist())
+    ]
 
 
 class BinMapper:
@@ -329,7 +379,13 @@ class BinMapper:
             keep = ~np.isnan(column)
             return _find_bin_edges(column[keep], self.max_bin, weights[keep])
 
-        self._set_edges(_edges_of_every_feature(edges_of, n_features))
+        edges = _few_value_edges(columns, position, self.max_bin, absent_missing)
+        many = [feature for feature, found in enumerate(edges) if found is None]
+        for feature, found in zip(
+            many, _edges_of_every_feature(lambda i: edges_of(many[i]), len(many))
+        ):
+            edges[feature] = found
+        self._set_edges(edges)
         return self
 
     def transform_sparse(self, columns, absent_missing=False):

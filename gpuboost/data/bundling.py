@@ -47,7 +47,9 @@ built (:meth:`BundleMap.encode_sparse` bundles the stored entries directly).
 
 import numpy as np
 
+from ..backends.cpu.bundling import encode_sparse as encode_sparse_compiled
 from ..backends.cpu.bundling import find_bundles as find_bundles_compiled
+from ..backends.cpu.bundling import non_default_cells as non_default_cells_compiled
 from ..backends.cpu.jit import compiled_kernels_reason
 from ..core.dtypes import HIST_DTYPE, HIST_FIELDS, X_BINNED_DTYPE
 from ..core.segments import offsets
@@ -615,10 +617,15 @@ class BundleMap:
         Returns
         -------
         X_bundled : ndarray of shape (n_rows, n_bundles), uint8, C order
-            Equal to ``encode(np, bin_mapper.transform_sparse(columns))``.
+            Equal to ``encode(np, bin_mapper.transform_sparse(columns))``. With the
+            compiled CPU kernels one compiled pass over the entries
+            (:func:`gpuboost.backends.cpu.bundling.encode_sparse`); otherwise this
+            NumPy loop over the bundles and their members (the reference).
         """
         n_rows = columns.shape[0]
         X_bundled = np.zeros((n_rows, self.n_bundles), dtype=X_BINNED_DTYPE)
+        if compiled_kernels_reason() is None:
+            return encode_sparse_compiled(self, columns, bin_mapper.bin_edges_, X_bundled)
         for bundle, features in enumerate(self.members):
             column = np.zeros(n_rows, dtype=X_BINNED_DTYPE)
             for feature in (int(f) for f in features):
@@ -698,20 +705,28 @@ class BundleMap:
             ``range_begin[f] .. range_end[f] - 1``; ``default_target`` is the cell
             of each feature's default bin.
         """
-        sources, targets = [], []
         range_begin = self.feature_bundle.astype(
             np.int64
         ) * self.n_bins + self.feature_offset.astype(np.int64)
-        for feature in range(self.n_features):
-            slots = np.arange(int(self.n_slots[feature]), dtype=np.int64)
-            sources.append(range_begin[feature] + slots)
-            targets.append(feature * n_bins + self._bins_of_slots(np, slots, feature, missing_bin))
-        empty = np.zeros(0, dtype=np.int64)
+        # Every feature's slots 0 .. n_slots - 1 at once (the per-feature rule of
+        # _bins_of_slots, vectorized over the features).
+        n_slots = self.n_slots.astype(np.int64)
+        feature = np.repeat(np.arange(self.n_features, dtype=np.int64), n_slots)
+        slots = np.arange(int(n_slots.sum()), dtype=np.int64) - np.repeat(
+            offsets(n_slots)[:-1], n_slots
+        )
+        default = self.default_bins.astype(np.int64)[feature]
+        bins = np.where(slots < default, slots, slots + 1)
+        missing_slot = (n_slots == self.n_value_bins)[feature] & (
+            slots == self.n_value_bins.astype(np.int64)[feature] - 1
+        )
+        missing = self.missing_bin if missing_bin is None else int(missing_bin)
+        bins = np.where(missing_slot, missing, bins)
         return {
             name: to_device(np.asarray(values, dtype=np.int64))
             for name, values in (
-                ("source", np.concatenate(sources) if sources else empty),
-                ("target", np.concatenate(targets) if targets else empty),
+                ("source", range_begin[feature] + slots),
+                ("target", feature * n_bins + bins),
                 ("range_begin", range_begin),
                 ("range_end", range_begin + self.n_slots),
                 (
@@ -745,6 +760,8 @@ class BundleMap:
         expansion = self.histogram_expansion(n_bins, missing_bin=missing_bin)
         cell_of = np.full(self.n_bundles * self.n_bins, -1, dtype=np.int64)
         cell_of[expansion["source"]] = expansion["target"]
+        if compiled_kernels_reason() is None:
+            return non_default_cells_compiled(X_bundled, ALL_DEFAULT_VALUE, cell_of, self.n_bins)
         n_rows = X_bundled.shape[0]
         counts = np.zeros(n_rows, dtype=np.int64)
         for start in range(0, n_rows, CELL_SCAN_ROWS):

@@ -10,6 +10,7 @@ from _parity import assert_runs_match, train_on_both
 
 import gpuboost
 from gpuboost import Dataset
+from gpuboost.backends.cpu.jit import CPU_KERNELS_ENV_VAR
 from gpuboost.data import binning as binning_module
 from gpuboost.data.binning import BinMapper
 from gpuboost.model import booster as booster_module
@@ -90,6 +91,7 @@ def test_fit_sparse_equals_fit_on_the_dense_matrix(weighted):
     """Both edge rules (distinct midpoints, quantiles), weighted quantiles (row order),
     the binning subsample, and absent entries as missing."""
     X, _ = _sparse(900, seed=3)
+    X.data[3:9] = -0.0  # stored negative zeros: the same value as absent entries
     weight = np.random.default_rng(2).integers(0, 3, size=X.shape[0]).astype(float)
     weight = weight if weighted else None
     columns = X.tocsc()
@@ -109,12 +111,13 @@ def test_fit_sparse_equals_fit_on_the_dense_matrix(weighted):
 
 
 def test_fit_sparse_reads_the_stored_entries_of_columns_with_few_values(monkeypatch):
-    """A column of at most max_bin distinct values is binned from its distinct stored
-    values (and one 0.0 for its absent entries), never from n_rows values: the same
-    edges (test above), in time proportional to the stored entries."""
+    """Columns of at most max_bin distinct values are binned from their distinct stored
+    values (and one 0.0 for their absent entries) all at once, never one by one from
+    n_rows values: only the columns of more distinct values reach the per-column edges
+    (the same edges: test above)."""
     X, _ = _sparse(2000, seed=12)
     columns = X.tocsc()
-    lengths = []  # (values passed, distinct values) of every column
+    lengths = []  # (values passed, distinct values) of every column binned one by one
     original = binning_module._find_bin_edges
 
     def recording(values, *args):
@@ -122,11 +125,11 @@ def test_fit_sparse_reads_the_stored_entries_of_columns_with_few_values(monkeypa
         return original(values, *args)
 
     monkeypatch.setattr(binning_module, "_find_bin_edges", recording)
-    BinMapper().fit_sparse(columns)
-    longest = int(np.diff(columns.indptr)[:60].max())  # the 60 columns of few values
-    assert longest + 1 < X.shape[0]
-    few = [length for length, n_distinct in lengths if n_distinct <= 255]
-    assert len(few) >= 60 and max(few) <= longest + 1
+    mapper = BinMapper().fit_sparse(columns)
+    assert len(lengths) == 6  # the 6 columns of many values, not the 60 of few
+    assert all(n_distinct > 255 for _, n_distinct in lengths)
+    assert all(len(edges) < 255 for edges in mapper.bin_edges_[:60])
+    assert all(len(edges) > 100 for edges in mapper.bin_edges_[60:])  # quantiles
 
 
 def test_absent_entries_as_missing():
@@ -223,8 +226,16 @@ def test_subset_of_a_sparse_dataset_stays_sparse():
     np.testing.assert_array_equal(part.X_binned, dataset.X_binned[rows])
 
 
-def test_bundles_encoded_from_the_stored_entries():
-    X, y = _sparse(seed=7)
+@pytest.mark.parametrize("kernels", ["compiled", "numpy"])
+def test_bundles_encoded_from_the_stored_entries(kernels, monkeypatch):
+    """The compiled pass over the entries and the NumPy loop (the reference) both give
+    the bundled matrix of the binned features, conflicts included (the member encoded
+    last wins)."""
+    if kernels == "numpy":
+        monkeypatch.setenv(CPU_KERNELS_ENV_VAR, "numpy")
+    else:
+        pytest.importorskip("numba")
+    X, y = _sparse(seed=7)  # stored NaN entries too: missing slots
     dataset = Dataset(X, y)
     for rate in (0.0, 0.05):
         bundle_map = dataset.bundle_map(rate)
@@ -235,6 +246,26 @@ def test_bundles_encoded_from_the_stored_entries():
             bundle_map.decode_features(np, encoded, features),
             bundle_map.decode(np, encoded)[:, features],
         )
+
+
+def test_non_default_cells_compiled_equal_the_numpy_loop(monkeypatch):
+    """Every row's non-default bundle entries as per-feature histogram cells: the
+    compiled count-and-fill passes give the NumPy loop's CSR table, conflicts included."""
+    pytest.importorskip("numba")
+    X, y = _sparse(seed=8)
+    dataset = Dataset(X, y)
+    for rate in (0.0, 0.05):
+        bundle_map = dataset.bundle_map(rate)
+        X_bundled = bundle_map.encode_sparse(dataset.sparse_columns, dataset.bin_mapper)
+        for n_bins, missing_bin in ((256, None), (bundle_map.scan_bins, bundle_map.scan_bins - 1)):
+            monkeypatch.delenv(CPU_KERNELS_ENV_VAR, raising=False)
+            compiled = bundle_map.non_default_cells(X_bundled, n_bins, missing_bin)
+            monkeypatch.setenv(CPU_KERNELS_ENV_VAR, "numpy")
+            reference = bundle_map.non_default_cells(X_bundled, n_bins, missing_bin)
+            for got, expected in zip(compiled, reference):
+                assert got.dtype == expected.dtype
+                np.testing.assert_array_equal(got, expected)
+            assert compiled[0][-1] == np.count_nonzero(X_bundled)
 
 
 # --------------------------------------------------------------------------- #

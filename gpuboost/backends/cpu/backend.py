@@ -34,7 +34,7 @@ from ..categorical import (
     predict_tree_values,
 )
 from ..numpy.backend import NumpyBackend
-from .binning import bin_features
+from .binning import bin_features, binned_layout
 from .gradients import gradients
 from .histogram import build_children_histograms, build_histograms, build_sparse_histograms
 from .jit import set_threads
@@ -73,6 +73,10 @@ class CpuBackend(NumpyBackend):
         set_threads(self.n_threads)
 
     # ---- data ---------------------------------------------------------------
+    def binned_layout(self, X_binned):
+        """The NumPy backend's layout, its feature-major copy transposed compiled."""
+        return binned_layout(X_binned)
+
     def _device_data(self, n_rows, n_features, bin_mapper, X_binned, label, weight):
         return DeviceData(
             n_rows,

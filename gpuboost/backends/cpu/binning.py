@@ -14,7 +14,7 @@ import numpy as np
 from ...core.dtypes import X_BINNED_DTYPE
 from .jit import compiled_kernels_reason, kernel, prange, sized
 
-__all__ = ["bin_features", "bin_dense", "padded_edges"]
+__all__ = ["bin_features", "bin_dense", "padded_edges", "binned_layout", "TRANSPOSE_TILE"]
 
 
 #: Edges per block of the two-level count (:func:`padded_edges`).
@@ -97,3 +97,41 @@ def bin_dense(X, bin_mapper):
     if compiled_kernels_reason() is None:
         return bin_features(X, bin_mapper)
     return bin_mapper.transform(X)
+
+
+#: Rows and columns of one tile of :func:`binned_layout`'s transpose (64 x 64 bytes of
+#: uint8 each way: both tiles stay in the L1 cache).
+TRANSPOSE_TILE = 64
+
+
+@kernel(parallel=True)
+def _transpose(X, out):
+    n_rows, n_columns = X.shape
+    for tile in prange((n_rows + TRANSPOSE_TILE - 1) // TRANSPOSE_TILE):
+        first_row = tile * TRANSPOSE_TILE
+        end_row = min(first_row + TRANSPOSE_TILE, n_rows)
+        for first_column in range(0, n_columns, TRANSPOSE_TILE):
+            end_column = min(first_column + TRANSPOSE_TILE, n_columns)
+            for column in range(first_column, end_column):
+                for row in range(first_row, end_row):
+                    out[column, row] = X[row, column]
+
+
+def binned_layout(X_binned):
+    """:func:`gpuboost.backends.numpy.binning.binned_layout` with the feature-major copy
+    made by a tiled transpose in parallel, where NumPy's strided copy of a wide matrix
+    runs at a fraction of the memory bandwidth (1.8 s for 1M rows x 420 bundles).
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_rows, n_features), uint8, C order  # IN
+
+    Returns
+    -------
+    dict
+        ``'X_binned'`` and ``'X_binned_columns'`` (shape (n_features, n_rows), C order).
+    """
+    X_binned = np.ascontiguousarray(X_binned)
+    columns = np.empty((X_binned.shape[1], X_binned.shape[0]), dtype=X_binned.dtype)
+    sized(_transpose, X_binned.size)(X_binned, columns)
+    return {"X_binned": X_binned, "X_binned_columns": columns}

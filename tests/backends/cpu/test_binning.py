@@ -11,7 +11,8 @@ from hypothesis.extra import numpy as hnp
 
 from gpuboost import Dataset
 from gpuboost.backends import CpuBackend
-from gpuboost.backends.cpu.binning import bin_features
+from gpuboost.backends.cpu.binning import TRANSPOSE_TILE, bin_features, binned_layout
+from gpuboost.backends.numpy.binning import binned_layout as binned_layout_numpy
 from gpuboost.core.bin_edges import FLOAT64_MAX
 from gpuboost.data.binning import BinMapper
 
@@ -84,3 +85,26 @@ def test_construct_bins_the_rows_once_with_the_compiled_kernel(monkeypatch):
     monkeypatch.setenv("GPUBOOST_CPU_KERNELS", "numpy")
     reference = Dataset(X, label=np.zeros(300)).construct(max_bin=15)
     np.testing.assert_array_equal(reference.X_binned, dataset.X_binned)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (0, 3),
+        (1, 1),
+        (5, 0),
+        (TRANSPOSE_TILE, TRANSPOSE_TILE),
+        (3 * TRANSPOSE_TILE + 5, 70),
+        (7, 2 * TRANSPOSE_TILE + 1),
+    ],
+)
+def test_binned_layout_transposes_as_numpy_does(shape):
+    """The compiled tiled transpose (whole and partial tiles, empty sides) gives the NumPy
+    backend's layout: the matrix itself and its feature-major copy."""
+    X = np.random.default_rng(sum(shape)).integers(0, 256, size=shape).astype(np.uint8)
+    got, expected = binned_layout(X), binned_layout_numpy(X)
+    assert got.keys() == expected.keys()
+    for name in expected:
+        assert got[name].flags.c_contiguous and got[name].dtype == np.uint8
+        np.testing.assert_array_equal(got[name], expected[name])
+    assert CpuBackend().binned_layout(X)["X_binned_columns"].shape == shape[::-1]
