@@ -29,7 +29,13 @@ CASES = {
     "leaves_8": ({"max_leaves": 8, "max_depth": 0}, "regression"),
     "leaves_31_depth_5": ({"max_leaves": 31, "max_depth": 5}, "regression"),
     "leaves_255": (
-        {"max_leaves": 255, "max_depth": 0, "min_child_weight": 0.0, "reg_lambda": 0.1},
+        {  # leaves of any size: the cap, 255 leaves on 1,500 rows, is what ends a tree
+            "max_leaves": 255,
+            "max_depth": 0,
+            "min_child_weight": 0.0,
+            "min_data_in_leaf": 1,
+            "reg_lambda": 0.1,
+        },
         "regression",
     ),
     "min_child_weight": (
