@@ -59,6 +59,7 @@ __all__ = [
     "BundleMap",
     "bundle_features",
     "default_bins",
+    "scan_width",
     "find_bundles",
     "MAX_BUNDLE_BINS",
     "ALL_DEFAULT_VALUE",
@@ -94,6 +95,23 @@ CELL_SCAN_ROWS = 1 << 16
 # --------------------------------------------------------------------------- #
 # Non-default rows of each feature
 # --------------------------------------------------------------------------- #
+
+
+def scan_width(n_value_bins, missing_bin):
+    """The narrowest per-feature histogram width holding every feature's value bins and a
+    missing bin after them (:attr:`BundleMap.scan_bins`).
+
+    Parameters
+    ----------
+    n_value_bins : ndarray of shape (n_features,), int
+    missing_bin : int
+
+    Returns
+    -------
+    int
+    """
+    widest = int(np.max(n_value_bins)) if len(n_value_bins) else 1
+    return min(max(widest, 2) + 1, int(missing_bin) + 1)
 
 
 def default_bins(bin_mapper):
@@ -554,8 +572,7 @@ class BundleMap:
         missing bin at ``scan_bins - 1`` instead of ``max_bin``) gives the split scan the
         same candidates, gains and records at a fraction of the memory when features
         have few distinct values (one-hot, counts)."""
-        widest = int(self.n_value_bins.max()) if self.n_features else 1
-        return min(max(widest, 2) + 1, self.missing_bin + 1)
+        return scan_width(self.n_value_bins, self.missing_bin)
 
     def encode(self, xp, X_binned):
         """The bundled matrix of a binned matrix.

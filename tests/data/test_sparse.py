@@ -10,10 +10,12 @@ from _parity import assert_runs_match, train_on_both
 
 import gpuboost
 from gpuboost import Dataset
+from gpuboost.backends.cpu.histogram import column_cells
 from gpuboost.backends.cpu.jit import CPU_KERNELS_ENV_VAR
 from gpuboost.data import binning as binning_module
 from gpuboost.data.binning import BinMapper
 from gpuboost.model import booster as booster_module
+from gpuboost.tree.splitters import SparseColumnsSplitter
 
 scipy_sparse = pytest.importorskip("scipy.sparse")
 
@@ -77,6 +79,71 @@ def test_training_on_bundles_never_builds_the_per_feature_bins():
     assert (
         model.save_raw() == gpuboost.train({"max_depth": 4, "subsample": 0.8}, dense, 3).save_raw()
     )
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"max_depth": 4, "subsample": 0.8},
+        {"objective": "binary:logistic", "grow_policy": "lossguide", "max_leaves": 12},
+    ],
+)
+def test_sparse_columns_need_no_bundles_and_give_the_bundled_model(params, monkeypatch):
+    """On the compiled CPU backend sparse input trains on its columns' entries
+    (SparseColumnsSplitter): no bundle search, no bundled or per-feature binned matrix,
+    and the model bytes of the bundled splitter and of dense input."""
+    pytest.importorskip("numba")
+    X, y = _sparse()
+    y = (y > np.median(y)).astype(float) if "objective" in params else y
+    params = dict(params, device="cpu")
+    searched = []
+    original = Dataset.bundle_map
+
+    def recording(self, *args):
+        searched.append(args)
+        return original(self, *args)
+
+    monkeypatch.setattr(Dataset, "bundle_map", recording)
+    dataset = Dataset(X, y)
+    columns_model = gpuboost.train(params, dataset, 4)
+    assert searched == [] and dataset._X_binned is None and dataset._features is None
+    monkeypatch.setattr(SparseColumnsSplitter, "takes", staticmethod(lambda *args: False))
+    bundled_model = gpuboost.train(params, Dataset(X, y), 4)
+    assert searched  # the bundled splitter searched bundles
+    dense_model = gpuboost.train(params, Dataset(X.toarray(), y), 4)
+    assert columns_model.save_raw() == bundled_model.save_raw() == dense_model.save_raw()
+
+
+def test_column_cells_are_the_bundled_cells():
+    """Every row's non-default cells from the stored entries are those the bundled matrix
+    gives (as sets per row: the columns list them in feature order, the bundles in
+    bundle order), and every entry's bin is transform_sparse's."""
+    pytest.importorskip("numba")
+    X, y = _sparse(seed=9)
+    dataset = Dataset(X, y)
+    mapper = dataset.bin_mapper
+    bundle_map = dataset.bundle_map(0.0)
+    X_bundled = bundle_map.encode_sparse(dataset.sparse_columns, mapper)
+    n_bins = bundle_map.scan_bins
+    expected_indptr, expected_cells = bundle_map.non_default_cells(X_bundled, n_bins, n_bins - 1)
+    indptr, cells, entry_bins = column_cells(
+        dataset.sparse_columns,
+        mapper.bin_edges_,
+        bundle_map.default_bins,
+        mapper.missing_bin,
+        n_bins,
+    )
+    np.testing.assert_array_equal(indptr, expected_indptr)
+    for row in range(X.shape[0]):
+        np.testing.assert_array_equal(
+            np.sort(cells[indptr[row] : indptr[row + 1]]),
+            np.sort(expected_cells[expected_indptr[row] : expected_indptr[row + 1]]),
+        )
+    binned = mapper.transform_sparse(dataset.sparse_columns)
+    columns = dataset.sparse_columns
+    rows = columns.indices
+    features = np.repeat(np.arange(columns.shape[1]), np.diff(columns.indptr))
+    np.testing.assert_array_equal(entry_bins, binned[rows, features])
 
 
 def test_cpu_and_emulated_cuda_give_the_same_model_on_sparse_input(emulated_cuda):

@@ -14,7 +14,15 @@ import numpy as np
 from ...core.dtypes import X_BINNED_DTYPE
 from .jit import compiled_kernels_reason, kernel, prange, sized
 
-__all__ = ["bin_features", "bin_dense", "padded_edges", "binned_layout", "TRANSPOSE_TILE"]
+__all__ = [
+    "bin_features",
+    "bin_dense",
+    "padded_edges",
+    "binned_layout",
+    "flat_edges",
+    "entry_bin",
+    "TRANSPOSE_TILE",
+]
 
 
 #: Edges per block of the two-level count (:func:`padded_edges`).
@@ -126,3 +134,23 @@ def binned_layout(X_binned):
     columns = np.empty((X_binned.shape[1], X_binned.shape[0]), dtype=X_binned.dtype)
     sized(_transpose, X_binned.size)(X_binned, columns)
     return {"X_binned": X_binned, "X_binned_columns": columns}
+
+
+def flat_edges(bin_edges):
+    """A BinMapper's ``bin_edges_`` as one float64 array and its feature offsets
+    (feature ``f``'s edges: ``edges[starts[f]:starts[f + 1]]``), for kernels that bin
+    the stored entries of sparse columns."""
+    starts = np.zeros(len(bin_edges) + 1, dtype=np.int64)
+    np.cumsum([len(edges) for edges in bin_edges], out=starts[1:])
+    if not len(bin_edges):
+        return np.zeros(0, dtype=np.float64), starts
+    return np.concatenate(bin_edges).astype(np.float64, copy=False), starts
+
+
+@kernel
+def entry_bin(feature_edges, value, missing_bin):
+    """The bin of one stored value, as ``BinMapper.transform_sparse`` bins it: the missing
+    bin for NaN, else ``searchsorted(edges, value, side='left')``."""
+    if np.isnan(value):
+        return np.int64(missing_bin)
+    return np.int64(np.searchsorted(feature_edges, value))

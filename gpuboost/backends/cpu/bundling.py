@@ -21,6 +21,7 @@ per-feature overhead; this kernel a few milliseconds.
 
 import numpy as np
 
+from .binning import entry_bin, flat_edges
 from .jit import kernel, prange
 
 __all__ = ["find_bundles", "encode_sparse", "non_default_cells"]
@@ -217,11 +218,7 @@ def _encode_sparse(
             feature_edges = edges[edge_starts[feature] : edge_starts[feature + 1]]
             default = default_bins[feature]
             for k in range(indptr[feature], indptr[feature + 1]):
-                value = data[k]
-                if np.isnan(value):
-                    bin_ = missing_bin
-                else:
-                    bin_ = np.searchsorted(feature_edges, value)  # side="left"
+                bin_ = entry_bin(feature_edges, data[k], missing_bin)
                 if bin_ == default:
                     continue
                 if bin_ == missing_bin:
@@ -246,14 +243,7 @@ def encode_sparse(bundle_map, columns, bin_edges, out):
         The BinMapper's ``bin_edges_``.
     out : ndarray of shape (n_rows, n_bundles), uint8, C order, zeros  # OUT
     """
-    edge_counts = np.array([len(e) for e in bin_edges], dtype=np.int64)
-    edge_starts = np.zeros(len(bin_edges) + 1, dtype=np.int64)
-    np.cumsum(edge_counts, out=edge_starts[1:])
-    edges = (
-        np.concatenate(bin_edges).astype(np.float64, copy=False)
-        if len(bin_edges)
-        else np.zeros(0, dtype=np.float64)
-    )
+    edges, edge_starts = flat_edges(bin_edges)
     members = [np.asarray(m, dtype=np.int64) for m in bundle_map.members]
     member_starts = np.zeros(len(members) + 1, dtype=np.int64)
     np.cumsum([len(m) for m in members], out=member_starts[1:])

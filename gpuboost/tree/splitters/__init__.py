@@ -9,6 +9,7 @@ from .bundled import BundledHistogramSplitter
 from .exact import ExactSplitter
 from .gini import ExactGiniSplitter, GiniSplitter
 from .hist import GradientRecords, HistogramSplitter, split_table
+from .sparse import SparseColumnsSplitter
 
 __all__ = [
     "Splitter",
@@ -17,6 +18,7 @@ __all__ = [
     "children_by_subtraction",
     "HistogramSplitter",
     "BundledHistogramSplitter",
+    "SparseColumnsSplitter",
     "ExactSplitter",
     "GiniSplitter",
     "ExactGiniSplitter",
@@ -48,8 +50,10 @@ def make_splitter(params, backend, data, dataset):
     -------
     Splitter or None
         ``tree_method='exact'``: an :class:`ExactSplitter`. ``tree_method='hist'`` with
-        ``enable_bundle``, when the bundles are fewer than the features that need a
-        histogram column: a :class:`BundledHistogramSplitter`. ``tree_method='approx'``:
+        ``enable_bundle`` on sparse input that the backend builds sparse histograms of
+        (:meth:`SparseColumnsSplitter.takes`): a :class:`SparseColumnsSplitter`; else,
+        when the bundles are fewer than the features that need a histogram column: a
+        :class:`BundledHistogramSplitter`. ``tree_method='approx'``:
         None, as its bins (hence its :class:`HistogramSplitter`) change every tree.
         Otherwise a :class:`HistogramSplitter` on ``data``.
     """
@@ -72,7 +76,13 @@ def make_splitter(params, backend, data, dataset):
         getattr(dataset, "device_features", None) is None
         or params.get("max_conflict_rate", 0.0) > 0.0
     )
-    if method in HISTOGRAM_METHODS_WITH_BUNDLING and bundles:
+    if (
+        method in HISTOGRAM_METHODS_WITH_BUNDLING
+        and bundles
+        and (SparseColumnsSplitter.takes(backend, dataset, params, categorical))
+    ):
+        splitter = SparseColumnsSplitter(backend, data, dataset)
+    elif method in HISTOGRAM_METHODS_WITH_BUNDLING and bundles:
         bundle_map = dataset.bundle_map(params.get("max_conflict_rate", 0.0))
         if bundle_map.reduces_columns:
             splitter = BundledHistogramSplitter(

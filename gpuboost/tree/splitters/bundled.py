@@ -12,13 +12,19 @@ from ...backends.base import DeviceData
 from ..tree import TREE_ARRAYS, Tree
 from .hist import HistogramSplitter
 
-__all__ = ["BundledHistogramSplitter", "SPARSE_HISTOGRAM_MAX_FILL"]
+__all__ = ["BundledHistogramSplitter", "SPARSE_HISTOGRAM_MAX_FILL", "sparse_histograms_pay"]
 
 #: Backends that build sparse histograms (``builds_sparse_histograms``) get them when at
 #: most this fraction of the bundled matrix's entries is not all-default: each such entry
 #: then costs a 4-byte cell next to the matrix, and its rows are visited by their few
 #: non-default entries instead of every bundle.
 SPARSE_HISTOGRAM_MAX_FILL = 0.25
+
+
+def sparse_histograms_pay(n_non_default, n_entries):
+    """Whether sparse histograms are built for a matrix of ``n_entries`` entries of which
+    ``n_non_default`` are not all-default (:data:`SPARSE_HISTOGRAM_MAX_FILL`)."""
+    return n_non_default <= SPARSE_HISTOGRAM_MAX_FILL * n_entries
 
 
 class BundledHistogramSplitter(HistogramSplitter):
@@ -77,13 +83,18 @@ class BundledHistogramSplitter(HistogramSplitter):
             cached = (bundle_map,) + self._device_arrays(backend, data, bundle_map, dataset)
             data.arrays[self.CACHE_KEY] = cached
         _, self.bundled_data, self.expansion, self.sparse_data = cached
-        self.scan_bins = bundle_map.scan_bins
+        self._scan_width(bundle_map.scan_bins)
+
+    def _scan_width(self, scan_bins):
+        """Scan per-feature histograms ``scan_bins`` wide, the missing bin last."""
+        data = self.data
+        self.scan_bins = scan_bins
         #: What the split scan reads: the per-feature histograms' width and missing bin.
         self.scan_data = DeviceData(
             data.n_rows,
             data.n_features,
-            self.scan_bins,
-            self.scan_bins - 1,
+            scan_bins,
+            scan_bins - 1,
             data.n_value_bins,
             data.label,
             data.weight,
@@ -98,8 +109,8 @@ class BundledHistogramSplitter(HistogramSplitter):
             X_bundled = backend.to_device(bundle_map.encode_sparse(columns, dataset.bin_mapper))
         else:
             X_bundled = bundle_map.encode(xp, data.arrays["X_binned"])
-        sparse = backend.builds_sparse_histograms and np.count_nonzero(X_bundled) <= (
-            SPARSE_HISTOGRAM_MAX_FILL * X_bundled.size
+        sparse = backend.builds_sparse_histograms and sparse_histograms_pay(
+            np.count_nonzero(X_bundled), X_bundled.size
         )
         bundled_data = DeviceData(
             data.n_rows,
@@ -138,10 +149,14 @@ class BundledHistogramSplitter(HistogramSplitter):
     def _decoded(self, features):
         """A DeviceData holding the bins of ``features`` only (column ``i``: feature
         ``features[i]``), decoded from the bundled matrix."""
-        data = self.data
         decoded = self.bundle_map.decode_features(
             self.backend.xp, self.bundled_data.arrays["X_binned"], features
         )
+        return self._decoded_data(decoded, features)
+
+    def _decoded_data(self, decoded, features):
+        """The DeviceData of the decoded bins ``decoded`` (n_rows, len(features))."""
+        data = self.data
         return DeviceData(
             data.n_rows,
             len(features),
