@@ -23,6 +23,7 @@ __all__ = [
     "run_starts",
     "distinct_midpoints",
     "midpoints",
+    "flat_edges",
 ]
 
 #: Largest finite float64; infinite feature values are clipped to +/- this
@@ -185,3 +186,14 @@ def _gathered(xp, values, *positions):
     index = xp.concatenate([xp.asarray(position) for position in positions])
     host = to_numpy(values[index])
     return np.split(host, np.cumsum(sizes)[:-1])
+
+
+def flat_edges(bin_edges):
+    """A BinMapper's ``bin_edges_`` as one float64 array and its feature offsets
+    (feature ``f``'s edges: ``edges[starts[f]:starts[f + 1]]``), for kernels that bin
+    the stored entries of sparse columns."""
+    starts = np.zeros(len(bin_edges) + 1, dtype=np.int64)
+    np.cumsum([len(edges) for edges in bin_edges], out=starts[1:])
+    if not len(bin_edges):
+        return np.zeros(0, dtype=np.float64), starts
+    return np.concatenate(bin_edges).astype(np.float64, copy=False), starts

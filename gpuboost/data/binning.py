@@ -32,6 +32,7 @@ from ..core.bin_edges import (
     FLOAT64_MAX,
     canonical_values,
     distinct_midpoints,
+    flat_edges,
     midpoints,
     sorted_bin_edges,
     weighted_bin_edges,
@@ -184,10 +185,8 @@ def _few_value_edges(columns, position, max_bin, absent_missing):
     within = feature[1:] == feature[:-1]
     edges = midpoints(values[:-1][within], values[1:][within])
     parts = np.split(edges, np.cumsum(np.maximum(n_distinct - 1, 0))[:-1])
-    return [
-        part.astype(X_DTYPE, copy=True) if count <= max_bin else None
-        for part, count in zip(parts, n_distinct.tolist())
-    ]
+    # Views of one array (float64, as _find_bin_edges returns): nothing writes edges.
+    return [part if count <= max_bin else None for part, count in zip(parts, n_distinct.tolist())]
 
 
 class BinMapper:
@@ -592,16 +591,14 @@ class BinMapper:
         features = np.asarray(features, dtype=np.int64).reshape(-1)
         bins = np.asarray(bins, dtype=np.int64).reshape(-1)
         if not hasattr(self, "_edge_table"):
-            # One row of edges per feature, padded with NaN (never a valid threshold).
-            table = np.full((self.n_features_, max(1, self.max_bin - 1)), np.nan)
-            for feature, edges in enumerate(self.bin_edges_):
-                table[feature, : len(edges)] = edges
-            self._edge_table = table
+            # Every feature's edges back to back, and where each feature's start.
+            self._edge_table = flat_edges(self.bin_edges_)
         if np.any((features < 0) | (features >= self.n_features_)):
             raise IndexError(f"features must be in [0, {self.n_features_}).")
         if np.any((bins < 0) | (bins >= self.n_value_bins_[features] - 1)):
             raise IndexError("bins must be value bins with an upper edge (below the last).")
-        return self._edge_table[features, bins]
+        edges, starts = self._edge_table
+        return edges[starts[features] + bins]
 
     def to_dict(self):
         """The fitted mapper as a JSON-serializable dict.

@@ -51,6 +51,7 @@ from ..backends.cpu.bundling import encode_sparse as encode_sparse_compiled
 from ..backends.cpu.bundling import find_bundles as find_bundles_compiled
 from ..backends.cpu.bundling import non_default_cells as non_default_cells_compiled
 from ..backends.cpu.jit import compiled_kernels_reason
+from ..core.bin_edges import flat_edges
 from ..core.dtypes import HIST_DTYPE, HIST_FIELDS, X_BINNED_DTYPE
 from ..core.segments import offsets
 from ..errors import value_repr
@@ -126,10 +127,11 @@ def default_bins(bin_mapper):
     -------
     default_bins : ndarray of shape (n_features,), int32
     """
-    return np.array(
-        [np.searchsorted(edges, 0.0, side="left") for edges in bin_mapper.bin_edges_],
-        dtype=np.int32,
-    )
+    # searchsorted(edges, 0.0, side="left") of every feature at once: its edges below 0.0.
+    edges, starts = flat_edges(bin_mapper.bin_edges_)
+    below = np.zeros(len(edges) + 1, dtype=np.int64)
+    np.cumsum(edges < 0.0, out=below[1:])
+    return (below[starts[1:]] - below[starts[:-1]]).astype(np.int32)
 
 
 def _non_default(values, edges, default_bin):

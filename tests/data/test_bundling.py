@@ -20,6 +20,7 @@ from gpuboost.core.gain import SplitParams
 from gpuboost.core.profiling import PhaseTimer
 from gpuboost.core.quantize import GradientQuantiser, quantize
 from gpuboost.core.random import host_rng
+from gpuboost.data.binning import BinMapper
 from gpuboost.data.bundling import (
     MAX_BUNDLE_BINS,
     BundleMap,
@@ -465,3 +466,24 @@ def test_compiled_sparse_histograms_give_the_model_of_bundle_histograms(params, 
     assert not calls
     monkeypatch.setenv("GPUBOOST_CPU_KERNELS", "numpy")
     assert gpuboost.train(params, Dataset(X, label=y), 4).save_raw() == sparse_model
+
+
+def test_default_bins_are_the_bins_of_zero():
+    """default_bins (every feature at once) is searchsorted(edges, 0.0, 'left') per
+    feature: edges of 0.0 and -0.0 included, features without edges, all-negative and
+    all-positive edges."""
+    mapper = BinMapper()
+    mapper._set_edges(
+        [
+            np.array([-2.0, -0.5, 0.0, 3.0]),
+            np.array([-0.0, 1.0]),
+            np.zeros(0),
+            np.array([-5.0, -4.0]),
+            np.array([0.25, 7.0]),
+            np.array([-1e-300, 1e-300]),
+        ]
+    )
+    expected = [np.searchsorted(edges, 0.0, side="left") for edges in mapper.bin_edges_]
+    np.testing.assert_array_equal(default_bins(mapper), expected)
+    assert default_bins(mapper).dtype == np.int32
+    np.testing.assert_array_equal(default_bins(mapper), [2, 0, 0, 2, 0, 1])

@@ -19,7 +19,6 @@ __all__ = [
     "bin_dense",
     "padded_edges",
     "binned_layout",
-    "flat_edges",
     "entry_bin",
     "TRANSPOSE_TILE",
 ]
@@ -134,17 +133,6 @@ def binned_layout(X_binned):
     columns = np.empty((X_binned.shape[1], X_binned.shape[0]), dtype=X_binned.dtype)
     sized(_transpose, X_binned.size)(X_binned, columns)
     return {"X_binned": X_binned, "X_binned_columns": columns}
-
-
-def flat_edges(bin_edges):
-    """A BinMapper's ``bin_edges_`` as one float64 array and its feature offsets
-    (feature ``f``'s edges: ``edges[starts[f]:starts[f + 1]]``), for kernels that bin
-    the stored entries of sparse columns."""
-    starts = np.zeros(len(bin_edges) + 1, dtype=np.int64)
-    np.cumsum([len(edges) for edges in bin_edges], out=starts[1:])
-    if not len(bin_edges):
-        return np.zeros(0, dtype=np.float64), starts
-    return np.concatenate(bin_edges).astype(np.float64, copy=False), starts
 
 
 @kernel

@@ -21,7 +21,8 @@ per-feature overhead; this kernel a few milliseconds.
 
 import numpy as np
 
-from .binning import entry_bin, flat_edges
+from ...core.bin_edges import flat_edges
+from .binning import entry_bin
 from .jit import kernel, prange
 
 __all__ = ["find_bundles", "encode_sparse", "non_default_cells"]

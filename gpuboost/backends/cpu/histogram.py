@@ -26,8 +26,9 @@ import threading
 
 import numpy as np
 
+from ...core.bin_edges import flat_edges
 from ...core.dtypes import HIST_DTYPE, HIST_FIELDS
-from .binning import entry_bin, flat_edges
+from .binning import entry_bin
 from .jit import kernel, prange, prefetch, sized, threads, vector_add_cell
 
 __all__ = [
