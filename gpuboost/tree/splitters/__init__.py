@@ -76,18 +76,15 @@ def make_splitter(params, backend, data, dataset):
         getattr(dataset, "device_features", None) is None
         or params.get("max_conflict_rate", 0.0) > 0.0
     )
-    if (
-        method in HISTOGRAM_METHODS_WITH_BUNDLING
-        and bundles
-        and (SparseColumnsSplitter.takes(backend, dataset, params, categorical))
-    ):
-        splitter = SparseColumnsSplitter(backend, data, dataset)
-    elif method in HISTOGRAM_METHODS_WITH_BUNDLING and bundles:
-        bundle_map = dataset.bundle_map(params.get("max_conflict_rate", 0.0))
-        if bundle_map.reduces_columns:
-            splitter = BundledHistogramSplitter(
-                backend, data, bundle_map, dataset.bin_mapper.thresholds_for_bins, dataset
-            )
+    if method in HISTOGRAM_METHODS_WITH_BUNDLING and bundles:
+        if SparseColumnsSplitter.takes(backend, dataset, params, categorical):
+            splitter = SparseColumnsSplitter(backend, data, dataset)
+        else:
+            bundle_map = dataset.bundle_map(params.get("max_conflict_rate", 0.0))
+            if bundle_map.reduces_columns:
+                splitter = BundledHistogramSplitter(
+                    backend, data, bundle_map, dataset.bin_mapper.thresholds_for_bins, dataset
+                )
     if splitter is None:
         splitter = HistogramSplitter(backend, data, dataset.bin_mapper.thresholds_for_bins)
     if categorical:
