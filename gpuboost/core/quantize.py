@@ -1,12 +1,16 @@
 """Fixed-point quantization of gradients and hessians (array-module agnostic).
 
 The determinism contract (docs/DESIGN.md, "Quantization"): per round and per
-output column, ``scale = GRAD_QUANT_MAX / max|values|`` (1.0 when all values are
-zero) and ``q = rint(values * scale)`` as int32. Every later reduction is an
+output column, ``scale`` is the largest power of two at most
+``GRAD_QUANT_MAX / max|values|`` (1.0 when all values are zero) and
+``q = rint(values * scale)`` as int32. Every later reduction is an
 exact integer sum, so histograms do not depend on summation order and the NumPy
 and CUDA backends agree bit for bit. Float sums are recovered as
-``sum_q / scale`` (float64 division).
+``sum_q / scale`` (float64 division), which a power of two makes exact and equal to
+``sum_q * (1 / scale)``: the compiled split scan multiplies.
 """
+
+import math
 
 import numpy as np
 
@@ -14,6 +18,7 @@ from .dtypes import GRAD_QUANT_DTYPE, GRAD_QUANT_MAX
 
 __all__ = [
     "quantization_scale",
+    "is_power_of_two",
     "quantize",
     "quantize_with_scale",
     "dequantize",
@@ -32,8 +37,11 @@ def quantization_scale(max_abs):
     Returns
     -------
     scale : float
-        ``GRAD_QUANT_MAX / max_abs``, or 1.0 when ``max_abs`` is 0 or so small
-        (subnormal) that the ratio overflows; the column then quantizes to zeros.
+        The largest power of two at most ``GRAD_QUANT_MAX / max_abs`` (so the largest
+        quantized magnitude lies in ``(GRAD_QUANT_MAX / 2, GRAD_QUANT_MAX]``), or 1.0
+        when ``max_abs`` is 0 or so small (subnormal) that the ratio overflows; the
+        column then quantizes to zeros. A power of two makes ``x / scale`` exact and
+        equal to ``x * (1 / scale)`` for every integer sum ``x``.
     """
     max_abs = float(max_abs)
     if not np.isfinite(max_abs):
@@ -41,12 +49,20 @@ def quantization_scale(max_abs):
             "Gradients or hessians contain NaN or inf; the objective produced "
             "non-finite values (check labels, weights and margins)."
         )
-    scale = float(GRAD_QUANT_MAX) / max_abs if max_abs > 0.0 else 1.0
-    if not np.isfinite(scale):
+    ratio = float(GRAD_QUANT_MAX) / max_abs if max_abs > 0.0 else 1.0
+    if not np.isfinite(ratio):
         # max_abs below GRAD_QUANT_MAX / DBL_MAX (subnormal): the column is
         # numerically zero; quantizing with scale 1 gives all zeros.
         return 1.0
-    return scale
+    # ratio = m * 2**e with 0.5 <= m < 1 (exact): 2**(e - 1) <= ratio.
+    return math.ldexp(1.0, math.frexp(ratio)[1] - 1)
+
+
+def is_power_of_two(scale):
+    """Whether ``scale`` is a power of two (as :func:`quantization_scale` returns), so
+    that dividing by it equals multiplying by ``1 / scale`` bit for bit."""
+    scale = float(scale)
+    return scale > 0.0 and np.isfinite(scale) and math.frexp(scale)[0] == 0.5
 
 
 def quantize(xp, values):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from gpuboost.core.dtypes import GRAD_QUANT_DTYPE, GRAD_QUANT_MAX
-from gpuboost.core.quantize import dequantize, quantization_scale, quantize
+from gpuboost.core.quantize import dequantize, is_power_of_two, quantization_scale, quantize
 
 
 def test_scale_rule():
@@ -12,8 +12,28 @@ def test_scale_rule():
     assert quantization_scale(0.0) == 1.0
     values = np.array([0.5, -3.0, 1.25])
     quantized, scale = quantize(np, values)
-    assert scale == float(GRAD_QUANT_MAX) / 3.0
+    # The largest power of two at most 2**30 / 3.
+    assert scale == 2.0**28
     np.testing.assert_array_equal(quantized, np.rint(values * scale).astype(np.int32))
+
+
+def test_scales_are_the_largest_powers_of_two_below_the_ratio():
+    rng = np.random.default_rng(3)
+    magnitudes = np.concatenate(
+        [10.0 ** rng.uniform(-280, 280, size=2000), 2.0 ** np.arange(-900, 900, 7.0)]
+    )
+    for max_abs in magnitudes:
+        scale = quantization_scale(max_abs)
+        ratio = GRAD_QUANT_MAX / max_abs
+        assert is_power_of_two(scale)
+        assert scale <= ratio < 2.0 * scale
+        assert GRAD_QUANT_MAX / 2 < max_abs * scale <= GRAD_QUANT_MAX
+    # Division by a power of two equals multiplication by its reciprocal: what lets the
+    # compiled scan multiply where the reference divides.
+    sums = rng.integers(-(2**62), 2**62, size=5000).astype(np.float64)
+    for scale in (2.0**-40, 2.0**-3, 1.0, 2.0**29, 2.0**30, 2.0**1000):
+        np.testing.assert_array_equal(sums / scale, sums * (1.0 / scale))
+    assert not any(is_power_of_two(x) for x in (0.0, -2.0, 3.0, 2.0**30 / 3, np.inf, np.nan))
 
 
 def test_output_dtype_and_bounds():
@@ -21,11 +41,10 @@ def test_output_dtype_and_bounds():
     values = rng.normal(size=1000) * 1e3
     quantized, scale = quantize(np, values)
     assert quantized.dtype == GRAD_QUANT_DTYPE and quantized.shape == values.shape
-    assert np.abs(quantized).max() == GRAD_QUANT_MAX
-    assert (
-        int(quantized[np.argmax(np.abs(values))])
-        == np.sign(values[np.argmax(np.abs(values))]) * GRAD_QUANT_MAX
-    )
+    largest = np.argmax(np.abs(values))
+    assert np.abs(quantized).max() == abs(int(quantized[largest]))
+    assert GRAD_QUANT_MAX / 2 < abs(int(quantized[largest])) <= GRAD_QUANT_MAX
+    assert np.sign(quantized[largest]) == np.sign(values[largest])
 
 
 def test_zero_column():
@@ -97,6 +116,6 @@ def test_subnormal_magnitudes_quantize_to_zeros():
     assert scale == 1.0
     np.testing.assert_array_equal(quantized, np.zeros(3, dtype=np.int32))
     assert quantization_scale(1e-310) == 1.0
-    # The smallest magnitude whose scale is finite still maps onto GRAD_QUANT_MAX.
+    # A tiny magnitude whose scale is finite still maps into the top bit.
     quantized, scale = quantize(np, np.array([1e-290, -5e-291]))
-    assert np.isfinite(scale) and quantized[0] == GRAD_QUANT_MAX
+    assert np.isfinite(scale) and GRAD_QUANT_MAX / 2 < quantized[0] <= GRAD_QUANT_MAX

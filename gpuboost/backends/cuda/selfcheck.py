@@ -54,15 +54,19 @@ SELFCHECK_ENV_VAR = "GPUBOOST_SELFCHECK"
 SELFCHECK_ROWS = 4096
 SELFCHECK_FEATURES = 8
 SELFCHECK_ROUNDS = 3
+#: Rows of the small eval set: a metric over thousands of rows can round a one-ulp
+#: difference of its terms away (their errors cancel below half an ulp of the sum); over
+#: three rows every term shows.
+SELFCHECK_FEW_ROWS = 3
 #: Seed of the generated data.
 SELFCHECK_SEED = 2024
 #: Quantile level of the segment-quantile check.
 QUANTILE_ALPHA = 0.3
 #: Whole trainings compared, by name. Those with ``eval_metric`` train with the training
-#: set as an eval set and compare the eval histories too; the exp / log objectives and
-#: metrics check that the device computes them with strict_math and reproducible sums
-#: (docs/DESIGN.md, "Platform-independent arithmetic"), not with CUDA's exp / log or
-#: CuPy's reductions.
+#: set and a few of its rows (:data:`SELFCHECK_FEW_ROWS`) as eval sets and compare the
+#: eval histories too; the exp / log objectives and metrics check that the device
+#: computes them with strict_math and reproducible sums (docs/DESIGN.md,
+#: "Platform-independent arithmetic"), not with CUDA's exp / log or CuPy's reductions.
 CONFIGURATIONS: Dict[str, dict] = {
     "squarederror": {"max_depth": 4, "subsample": 0.8, "colsample_bytree": 0.8},
     "logistic_eval": {
@@ -393,17 +397,21 @@ def check_training(backend, train_function, name, n_rows=None):
     elif objective == "count:poisson":
         y = np.floor(np.abs(y) * 2.0)
 
+    # The first row of each label and the first row: both classes of a binary label.
+    few = np.unique([int(np.argmin(y)), int(np.argmax(y)), 0])[:SELFCHECK_FEW_ROWS]
+
     def compare():
         models, histories = [], []
         for on in ("cpu", device):
             dtrain = Dataset(X, label=y, weight=weight)
+            dfew = Dataset(X[few], label=y[few], weight=weight[few])
             history = {}
             models.append(
                 train_function(
                     dict(params, device=on, seed=SELFCHECK_SEED),
                     dtrain,
                     SELFCHECK_ROUNDS,
-                    evals=[(dtrain, "train")] if "eval_metric" in params else (),
+                    evals=[(dtrain, "train"), (dfew, "few")] if "eval_metric" in params else (),
                     evals_result=history,
                     verbose_eval=False,
                 )

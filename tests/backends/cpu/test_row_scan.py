@@ -49,7 +49,7 @@ def test_records_equal_the_histogram_scan(
     )
     if monotone:
         params = dataclasses.replace(params, monotone=directions)
-    scales = (3.5e-3, 1.25e-2)
+    scales = (2.0**-8, 2.0**-6)  # powers of two, as quantization gives them
     histograms = build_histograms(
         np.ascontiguousarray(X_binned.T),
         gradients,

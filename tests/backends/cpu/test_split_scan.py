@@ -133,3 +133,18 @@ def test_monotone_records_equal_the_reference_and_the_naive_loop(
     compiled = find_best_splits(*arguments, node_bounds=bounds)
     assert compiled.tobytes() == reference_scan(*arguments, node_bounds=bounds).tobytes()
     assert compiled.tobytes() == find_best_splits_naive(*arguments, node_bounds=bounds).tobytes()
+
+
+def test_refuses_a_scale_that_is_not_a_power_of_two():
+    """The compiled scan multiplies by ``1 / scale`` where the reference divides: the
+    same bits only for powers of two, which quantization gives (docs/DESIGN.md,
+    "Quantization"); any other scale is refused rather than scanned differently."""
+    rng = np.random.default_rng(4)
+    histograms, scale_g, scale_h, n_value_bins = _histograms(rng, 200, 3, 15, 2, 0.1, 3.0)
+    params = SplitParams()
+    expected = reference_scan(histograms, scale_g, scale_h, n_value_bins, 15, params)
+    got = find_best_splits(histograms, scale_g, scale_h, n_value_bins, 15, params)
+    assert got.tobytes() == expected.tobytes()
+    for scales in ((scale_g * 1.5, scale_h), (scale_g, 3.0)):
+        with pytest.raises(ValueError, match="power-of-two scales"):
+            find_best_splits(histograms, *scales, n_value_bins, 15, params)

@@ -293,7 +293,9 @@ def test_exact_finds_the_split_hist_misses():
     assert below < exact_tree.threshold[0] < above
     assert not below < hist_tree.threshold[0] < above
     assert exact_tree.gain[0] > hist_tree.gain[0]
-    np.testing.assert_allclose(models["exact"].predict(X), y, atol=1e-12)
+    # Exact up to the quantization of the gradients (half a quantum of the largest of
+    # about 2**29 per row).
+    np.testing.assert_allclose(models["exact"].predict(X), y, atol=1e-8)
     # The tree's threshold bin is the bin of its threshold under the Dataset's 8 bins.
     edges = Dataset(X, max_bin=8).bin_mapper.bin_edges_[0]
     assert exact_tree.threshold_bin[0] == np.searchsorted(edges, exact_tree.threshold[0])
