@@ -41,7 +41,15 @@ from ...core.dtypes import HIST_FIELDS
 from .jit import kernel, prange, sized, threads
 from .partition import _split_whole
 from .row_scan import scan_segment
-from .split_scan import _BIN, _DEFAULT_LEFT, _FEATURE, _LEFT, INT_COLUMNS, scan_arguments
+from .split_scan import (
+    _BIN,
+    _DEFAULT_LEFT,
+    _FEATURE,
+    _LEFT,
+    INT_COLUMNS,
+    scan_arguments,
+    words_per_feature,
+)
 
 __all__ = ["grow_levels_from_rows", "levels_from_rows_max_rows", "NODE_COLUMNS"]
 
@@ -129,6 +137,7 @@ def _grow_levels(
     scratch_int = np.empty((n_threads, 4, n_bins), dtype=np.int64)
     scratch_float = np.empty((n_threads, 6, n_bins), dtype=np.float64)
     best_int = np.empty((n_threads, 5), dtype=np.int64)
+    words = np.empty((n_threads, n_features, words_per_feature(n_bins)), dtype=np.uint64)
     no_monotone = np.zeros(1, dtype=np.int64)
     twice_weight = 2 * min_child_weight
     twice_data = 2 * min_data_in_leaf
@@ -210,6 +219,7 @@ def _grow_levels(
                     False,
                     -np.inf,
                     np.inf,
+                    words[thread],
                     scratch_int[thread],
                     scratch_float[thread],
                     best_int[thread],

@@ -29,7 +29,15 @@ from ...core.quantize import is_power_of_two
 from .jit import kernel, prange, sized, threads
 from .scalar import clip, maximum, sign
 
-__all__ = ["find_best_splits", "scan_node", "scan_arguments", "records_of", "INT_COLUMNS"]
+__all__ = [
+    "find_best_splits",
+    "scan_node",
+    "scan_arguments",
+    "records_of",
+    "bin_words",
+    "words_per_feature",
+    "INT_COLUMNS",
+]
 
 #: Columns of the kernel's integer output, in this order.
 _FEATURE, _BIN, _DEFAULT_LEFT, _LEFT, _PARENT = 0, 1, 2, 3, 6
@@ -93,8 +101,7 @@ def _score_given_weight(sum_gradients, sum_hessians, weight, reg_lambda, reg_alp
 
 @kernel
 def _monotone_gains(
-    sum_g,
-    sum_h,
+    scratch_int,
     extra_g,
     extra_h,
     parent_g,
@@ -109,17 +116,16 @@ def _monotone_gains(
     upper,
     direction,
     n_candidates,
-    gains,
-    left_hessians,
-    right_hessians,
+    scratch_float,
+    out,
 ):
     """gpuboost.core.gain.monotone_split_gain of the candidates (see :func:`_plain_gains`):
     children's weights clipped to the node's bounds, -inf where they break ``direction``."""
     inverse_gradients = 1.0 / scale_gradients  # exact: the scales are powers of two
     inverse_hessians = 1.0 / scale_hessians
     for bin_ in range(n_candidates):
-        left_g = sum_g[bin_] + extra_g
-        left_h = sum_h[bin_] + extra_h
+        left_g = scratch_int[0, bin_] + extra_g
+        left_h = scratch_int[1, bin_] + extra_h
         left_gradient = left_g * inverse_gradients
         left_hessian = left_h * inverse_hessians
         right_gradient = (parent_g - left_g) * inverse_gradients
@@ -136,15 +142,14 @@ def _monotone_gains(
         ) - parent_score
         if (direction > 0 and left_w > right_w) or (direction < 0 and left_w < right_w):
             gain = -np.inf
-        gains[bin_] = gain
-        left_hessians[bin_] = left_hessian
-        right_hessians[bin_] = right_hessian
+        scratch_float[out, bin_] = gain
+        scratch_float[out + 1, bin_] = left_hessian
+        scratch_float[out + 2, bin_] = right_hessian
 
 
 @kernel
 def _plain_gains(
-    sum_g,
-    sum_h,
+    scratch_int,
     extra_g,
     extra_h,
     parent_g,
@@ -154,19 +159,22 @@ def _plain_gains(
     reg_lambda,
     parent_score,
     n_candidates,
-    gains,
-    left_hessians,
-    right_hessians,
+    scratch_float,
+    out,
 ):
-    """Gains of the candidates whose left sums are ``sum + extra`` (running sums, plus the
-    missing bin's for missing-left), without L1 and max_delta_step: :func:`_leaf_score`'s
+    """Gains of the candidates whose left sums are ``sum + extra`` (running sums
+    ``scratch_int[0]`` (G) and ``scratch_int[1]`` (H), plus the missing bin's for
+    missing-left), without L1 and max_delta_step, into ``scratch_float[out]``, their
+    left and right hessians into rows ``out + 1`` and ``out + 2``: :func:`_leaf_score`'s
     expressions with no loop-carried dependence, so LLVM evaluates several bins per
-    vector instruction (the same IEEE operations per element, hence the same bits)."""
+    vector instruction (the same IEEE operations per element, hence the same bits). Rows
+    of the scratch arrays, not slices of them: a slice per call costs more than the
+    loop on a node of a few rows."""
     inverse_gradients = 1.0 / scale_gradients  # exact: the scales are powers of two
     inverse_hessians = 1.0 / scale_hessians
     for bin_ in range(n_candidates):
-        left_g = sum_g[bin_] + extra_g
-        left_h = sum_h[bin_] + extra_h
+        left_g = scratch_int[0, bin_] + extra_g
+        left_h = scratch_int[1, bin_] + extra_h
         left_gradient = left_g * inverse_gradients
         left_hessian = left_h * inverse_hessians
         right_gradient = (parent_g - left_g) * inverse_gradients
@@ -179,15 +187,14 @@ def _plain_gains(
         right_score = (
             right_gradient * right_gradient / right_denominator if right_denominator > 0.0 else 0.0
         )
-        gains[bin_] = (left_score + right_score) - parent_score
-        left_hessians[bin_] = left_hessian
-        right_hessians[bin_] = right_hessian
+        scratch_float[out, bin_] = (left_score + right_score) - parent_score
+        scratch_float[out + 1, bin_] = left_hessian
+        scratch_float[out + 2, bin_] = right_hessian
 
 
 @kernel
 def _general_gains(
-    sum_g,
-    sum_h,
+    scratch_int,
     extra_g,
     extra_h,
     parent_g,
@@ -199,19 +206,18 @@ def _general_gains(
     max_delta_step,
     parent_score,
     n_candidates,
-    gains,
-    left_hessians,
-    right_hessians,
+    scratch_float,
+    out,
 ):
     """:func:`_plain_gains` with L1 and max_delta_step (the general :func:`_leaf_score`)."""
     inverse_gradients = 1.0 / scale_gradients  # exact: the scales are powers of two
     inverse_hessians = 1.0 / scale_hessians
     for bin_ in range(n_candidates):
-        left_g = sum_g[bin_] + extra_g
-        left_h = sum_h[bin_] + extra_h
+        left_g = scratch_int[0, bin_] + extra_g
+        left_h = scratch_int[1, bin_] + extra_h
         left_hessian = left_h * inverse_hessians
         right_hessian = (parent_h - left_h) * inverse_hessians
-        gains[bin_] = (
+        scratch_float[out, bin_] = (
             _leaf_score(
                 left_g * inverse_gradients, left_hessian, reg_lambda, reg_alpha, max_delta_step
             )
@@ -223,8 +229,93 @@ def _general_gains(
                 max_delta_step,
             )
         ) - parent_score
-        left_hessians[bin_] = left_hessian
-        right_hessians[bin_] = right_hessian
+        scratch_float[out + 1, bin_] = left_hessian
+        scratch_float[out + 2, bin_] = right_hessian
+
+
+#: Bit index of a 64-bit word's lowest set bit ``low``: ``_DE_BRUIJN_INDEX[(low *
+#: _DE_BRUIJN) >> 58]`` (products modulo 2**64; every power of two gives a distinct top
+#: six bits).
+_DE_BRUIJN = np.uint64(0x03F79D71B4CB0A89)
+_DE_BRUIJN_INDEX = np.zeros(64, dtype=np.int64)
+for _bit in range(64):
+    _DE_BRUIJN_INDEX[((1 << _bit) * 0x03F79D71B4CB0A89 % 2**64) >> 58] = _bit
+del _bit
+#: Bins per word of :func:`bin_words`.
+_WORD_BITS = 64
+
+
+@kernel
+def words_per_feature(n_bins):
+    """The words of one feature's bitmap of bins (:func:`bin_words`)."""
+    return (n_bins + _WORD_BITS - 1) // _WORD_BITS
+
+
+@kernel
+def bin_words(X_binned, sample_indices, start, stop, words):
+    """``words`` (OUT; (n_features, words_per_feature(n_bins)) uint64): bit ``b`` of
+    feature ``f``'s words set where a row of ``sample_indices[start:stop]`` has bin ``b``
+    (word ``b // 64``, bit ``b % 64``), the others clear."""
+    words[:] = 0
+    n_features = X_binned.shape[1]
+    for position in range(start, stop):
+        row = sample_indices[position]
+        for feature in range(n_features):
+            bin_ = np.uint64(X_binned[row, feature])
+            words[feature, bin_ >> np.uint64(6)] |= np.uint64(1) << (bin_ & np.uint64(63))
+
+
+@kernel
+def _gather_all(hist, feature, n_candidates, scratch_int):
+    """The running sums of ``feature``'s bins below ``n_candidates`` at bin 0 and at each
+    later bin holding rows, with the bins, into ``scratch_int`` rows 0-3 (G, H, n, bin);
+    returns how many. Written at every bin, kept by advancing past it: no branch to
+    mispredict where about half the bins of a deep node are empty (twice as fast as a
+    conditional store)."""
+    running_g = np.int64(0)
+    running_h = np.int64(0)
+    running_n = np.int64(0)
+    n_kept = 0
+    for bin_ in range(n_candidates):
+        count = hist[feature, bin_, HIST_COUNT]
+        running_g += hist[feature, bin_, HIST_GRAD]
+        running_h += hist[feature, bin_, HIST_HESS]
+        running_n += count
+        scratch_int[0, n_kept] = running_g
+        scratch_int[1, n_kept] = running_h
+        scratch_int[2, n_kept] = running_n
+        scratch_int[3, n_kept] = bin_
+        n_kept += np.int64((bin_ == 0) | (count != 0))
+    return n_kept
+
+
+@kernel
+def _gather_listed(hist, feature, n_candidates, words, scratch_int):
+    """:func:`_gather_all` visiting only bin 0 and the bins set in ``words`` (the bins of
+    the node's rows, :func:`bin_words`), in increasing order: a node of a few rows
+    reads a few cells instead of every bin. Empty bins add nothing to the running sums,
+    so the kept sums and bins are :func:`_gather_all`'s."""
+    running_g = np.int64(0)
+    running_h = np.int64(0)
+    running_n = np.int64(0)
+    n_kept = 0
+    for word in range(words.shape[1]):
+        bits = words[feature, word] | (np.uint64(1) if word == 0 else np.uint64(0))
+        while bits != np.uint64(0):
+            low = bits & (~bits + np.uint64(1))
+            bin_ = word * _WORD_BITS + _DE_BRUIJN_INDEX[(low * _DE_BRUIJN) >> np.uint64(58)]
+            if bin_ >= n_candidates:
+                return n_kept
+            running_g += hist[feature, bin_, HIST_GRAD]
+            running_h += hist[feature, bin_, HIST_HESS]
+            running_n += hist[feature, bin_, HIST_COUNT]
+            scratch_int[0, n_kept] = running_g
+            scratch_int[1, n_kept] = running_h
+            scratch_int[2, n_kept] = running_n
+            scratch_int[3, n_kept] = bin_
+            n_kept += 1
+            bits ^= low
+    return n_kept
 
 
 @kernel
@@ -250,6 +341,8 @@ def _best_of_feature(
     lower,
     upper,
     monotone_sign,
+    words,
+    use_words,
     scratch_int,
     scratch_float,
     best_int,
@@ -258,42 +351,23 @@ def _best_of_feature(
     writes its (bin, default_left, left G, left H, left count) to ``best_int``.
 
     Only the candidates that can win are evaluated: bin 0, and each later bin holding rows
-    of the node (see the module docstring), gathered into the scratch arrays first.
+    of the node (see the module docstring), gathered into the scratch arrays first: from
+    every bin, or with ``use_words`` from the bins ``words`` lists (:func:`bin_words`).
     """
-    sum_g = scratch_int[0]
-    sum_h = scratch_int[1]
-    sum_n = scratch_int[2]
-    bins = scratch_int[3]
     missing_g = hist[feature, missing_bin, HIST_GRAD]
     missing_h = hist[feature, missing_bin, HIST_HESS]
     missing_n = hist[feature, missing_bin, HIST_COUNT]
-    running_g = np.int64(0)
-    running_h = np.int64(0)
-    running_n = np.int64(0)
-    n_kept = 0
-    # Written at every bin, kept by advancing past it: no branch to mispredict where
-    # about half the bins of a deep node are empty (twice as fast as a conditional store).
-    for bin_ in range(n_candidates):
-        count = hist[feature, bin_, HIST_COUNT]
-        running_g += hist[feature, bin_, HIST_GRAD]
-        running_h += hist[feature, bin_, HIST_HESS]
-        running_n += count
-        sum_g[n_kept] = running_g
-        sum_h[n_kept] = running_h
-        sum_n[n_kept] = running_n
-        bins[n_kept] = bin_
-        n_kept += np.int64((bin_ == 0) | (count != 0))
+    if use_words:
+        n_kept = _gather_listed(hist, feature, n_candidates, words, scratch_int)
+    else:
+        n_kept = _gather_all(hist, feature, n_candidates, scratch_int)
     n_directions = 2 if missing_n > 0 else 1
     for direction in range(n_directions):
         extra_g = missing_g if direction == 1 else np.int64(0)
         extra_h = missing_h if direction == 1 else np.int64(0)
-        gains = scratch_float[3 * direction]
-        left_hessians = scratch_float[3 * direction + 1]
-        right_hessians = scratch_float[3 * direction + 2]
         if use_monotone:
             _monotone_gains(
-                sum_g,
-                sum_h,
+                scratch_int,
                 extra_g,
                 extra_h,
                 parent_g,
@@ -308,14 +382,12 @@ def _best_of_feature(
                 upper,
                 monotone_sign,
                 n_kept,
-                gains,
-                left_hessians,
-                right_hessians,
+                scratch_float,
+                3 * direction,
             )
         elif plain:
             _plain_gains(
-                sum_g,
-                sum_h,
+                scratch_int,
                 extra_g,
                 extra_h,
                 parent_g,
@@ -325,14 +397,12 @@ def _best_of_feature(
                 reg_lambda,
                 parent_score,
                 n_kept,
-                gains,
-                left_hessians,
-                right_hessians,
+                scratch_float,
+                3 * direction,
             )
         else:
             _general_gains(
-                sum_g,
-                sum_h,
+                scratch_int,
                 extra_g,
                 extra_h,
                 parent_g,
@@ -344,9 +414,8 @@ def _best_of_feature(
                 max_delta_step,
                 parent_score,
                 n_kept,
-                gains,
-                left_hessians,
-                right_hessians,
+                scratch_float,
+                3 * direction,
             )
     # Candidates in order (bin, missing right before missing left); a candidate replaces
     # the best only when strictly better.
@@ -356,7 +425,7 @@ def _best_of_feature(
             gain = scratch_float[3 * direction, kept]
             if not gain > best_gain:
                 continue
-            left_n = sum_n[kept] + (missing_n if direction == 1 else np.int64(0))
+            left_n = scratch_int[2, kept] + (missing_n if direction == 1 else np.int64(0))
             right_n = parent_n - left_n
             if (
                 scratch_float[3 * direction + 1, kept] >= min_child_weight
@@ -367,13 +436,13 @@ def _best_of_feature(
                 and gain > SPLIT_GAIN_EPS
             ):
                 best_gain = gain
-                best_int[0] = bins[kept]
+                best_int[0] = scratch_int[3, kept]
                 if missing_n > 0:
                     best_int[1] = 1 if direction == 1 else 0
                 else:
                     best_int[1] = 1 if left_n >= right_n else 0
-                best_int[2] = sum_g[kept] + (missing_g if direction == 1 else np.int64(0))
-                best_int[3] = sum_h[kept] + (missing_h if direction == 1 else np.int64(0))
+                best_int[2] = scratch_int[0, kept] + (missing_g if direction == 1 else np.int64(0))
+                best_int[3] = scratch_int[1, kept] + (missing_h if direction == 1 else np.int64(0))
                 best_int[4] = left_n
     return best_gain
 
@@ -452,6 +521,8 @@ def scan_node(
     use_monotone,
     lower,
     upper,
+    words,
+    use_words,
     scratch_int,
     scratch_float,
     best_int,
@@ -462,7 +533,9 @@ def scan_node(
     (``INT_COLUMNS``) and returns the gain (-inf: no split).
 
     ``histogram`` (n_features, n_bins, 3); ``feature_mask`` (n_features,) bool, read
-    with ``use_mask``; scratch as :func:`_best_of_feature` takes it, ``best_int`` (5,).
+    with ``use_mask``; ``words`` (n_features, n_words) uint64, read with ``use_words``:
+    each feature's bins holding rows (:func:`bin_words`); scratch as
+    :func:`_best_of_feature` takes it, ``best_int`` (5,).
     """
     n_features = histogram.shape[0]
     parent_g, parent_h, parent_n = _node_totals(histogram)
@@ -509,6 +582,8 @@ def scan_node(
             lower,
             upper,
             monotone[feature] if use_monotone else 0,
+            words,
+            use_words,
             scratch_int,
             scratch_float,
             best_int,
@@ -575,6 +650,7 @@ def _scan(
             node_bounds[node, 1] if use_monotone else np.inf,
         )
     n_pairs = n_nodes * n_features
+    no_words = np.zeros((1, 1), dtype=np.uint64)
     pair_gain = np.full(n_pairs, -np.inf)
     pair_int = np.empty((n_pairs, 5), dtype=np.int64)
     for chunk in prange(n_chunks):
@@ -610,6 +686,8 @@ def _scan(
                 node_bounds[node, 0] if use_monotone else -np.inf,
                 node_bounds[node, 1] if use_monotone else np.inf,
                 monotone[feature] if use_monotone else 0,
+                no_words,
+                False,
                 scratch_int,
                 scratch_float,
                 pair_int[pair],
