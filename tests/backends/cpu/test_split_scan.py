@@ -9,7 +9,14 @@ from _cases import binned_problem, random_segments
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuboost.backends.cpu.split_scan import find_best_splits
+from gpuboost.backends.cpu.histogram import _accumulate
+from gpuboost.backends.cpu.split_scan import (
+    _gather_all,
+    _gather_listed,
+    bin_words,
+    find_best_splits,
+    words_per_feature,
+)
 from gpuboost.backends.numpy.histogram import build_histograms
 from gpuboost.backends.numpy.split_scan import find_best_splits as reference_scan
 from gpuboost.backends.numpy.split_scan import find_best_splits_naive
@@ -148,3 +155,31 @@ def test_refuses_a_scale_that_is_not_a_power_of_two():
     for scales in ((scale_g * 1.5, scale_h), (scale_g, 3.0)):
         with pytest.raises(ValueError, match="power-of-two scales"):
             find_best_splits(histograms, *scales, n_value_bins, 15, params)
+
+
+@pytest.mark.parametrize("n_rows", [0, 1, 5, 40, 127, 600])
+@pytest.mark.parametrize("n_bins", [3, 64, 65, 200, 256])
+def test_listed_bins_gather_what_every_bin_gathers(n_rows, n_bins):
+    """The bins of a node's rows listed in a bitmap (``bin_words``) and visited in order
+    give the running sums and bins of the walk over every bin: bin 0, then each bin
+    below the candidates' end that holds rows (words of 64 bins, the last one partial)."""
+    rng = np.random.default_rng(n_rows * 1000 + n_bins)
+    n_features = 3
+    X_binned = rng.integers(0, n_bins, size=(max(n_rows, 1), n_features)).astype(np.uint8)
+    X_binned[:, 1] = np.minimum(X_binned[:, 1], 1)  # a feature of few bins
+    gradients = rng.integers(-1000, 1000, size=len(X_binned)).astype(np.int32)
+    hessians = rng.integers(1, 1000, size=len(X_binned)).astype(np.int32)
+    rows = rng.permutation(len(X_binned)).astype(np.int32)
+    cells = np.zeros(n_features * n_bins * 3, dtype=np.int64)
+    _accumulate(X_binned, gradients, hessians, rows, 0, n_rows, cells, n_bins, False)
+    words = np.full((n_features, words_per_feature(n_bins)), 7, dtype=np.uint64)
+    bin_words(X_binned, rows, 0, n_rows, words)
+    histogram = cells.reshape(n_features, n_bins, 3)
+    for feature in range(n_features):
+        for n_candidates in {1, max(1, n_bins - 2), max(1, n_bins // 2)}:
+            every = np.zeros((4, n_bins), dtype=np.int64)
+            listed = np.zeros((4, n_bins), dtype=np.int64)
+            n_every = _gather_all(histogram, feature, n_candidates, every)
+            n_listed = _gather_listed(histogram, feature, n_candidates, words, listed)
+            assert n_listed == n_every >= 1
+            np.testing.assert_array_equal(listed[:, :n_listed], every[:, :n_every])
