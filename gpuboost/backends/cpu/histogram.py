@@ -36,6 +36,7 @@ __all__ = [
     "build_children_histograms",
     "build_sparse_histograms",
     "column_cells",
+    "wide_zeros",
     "WIDE_CELL_FIELDS",
 ]
 
@@ -283,6 +284,17 @@ _NO_PARENTS = np.zeros((1, 1), dtype=HIST_DTYPE)
 _NO_PARENT_ROWS = np.zeros(0, dtype=np.int64)
 
 
+def wide_zeros(shape):
+    """Zeroed int64 array of ``shape`` whose last axis holds wide cells
+    (:data:`WIDE_CELL_FIELDS` each), every row starting 32-byte aligned
+    (``shape[-1]`` a multiple of the cell width): what ``_accumulate(..., wide=True)``
+    adds into."""
+    size = int(np.prod(shape))
+    flat = np.zeros(size + WIDE_CELL_FIELDS, dtype=HIST_DTYPE)
+    skip = (-flat.ctypes.data % (8 * WIDE_CELL_FIELDS)) // 8
+    return flat[skip : skip + size].reshape(shape)
+
+
 def _wide_scratch(n_threads, n_cells):
     """Zeroed wide-cell scratch (n_threads, 3, n_cells / 3 * 4) int64 with 32-byte
     aligned rows; kept per calling thread for the next call (``_build`` leaves it zero)."""
@@ -290,11 +302,7 @@ def _wide_scratch(n_threads, n_cells):
     shape = (n_threads, 1 + _PARTIAL_NODES_PER_THREAD, n_wide)
     cached = getattr(_scratch, "wide", None)
     if cached is None or cached.shape != shape:
-        size = int(np.prod(shape))
-        flat = np.zeros(size + WIDE_CELL_FIELDS, dtype=HIST_DTYPE)
-        skip = (-flat.ctypes.data % (8 * WIDE_CELL_FIELDS)) // 8
-        cached = flat[skip : skip + size].reshape(shape)
-        _scratch.wide = cached
+        cached = _scratch.wide = wide_zeros(shape)
     return cached
 
 

@@ -37,10 +37,9 @@ or bundled bins.
 
 import numpy as np
 
-from ...core.dtypes import HIST_FIELDS
 from .jit import kernel, prange, sized, threads
 from .partition import _split_whole
-from .row_scan import scan_segment
+from .row_scan import scan_segment, scratch_cells
 from .split_scan import (
     _BIN,
     _DEFAULT_LEFT,
@@ -119,7 +118,7 @@ def _grow_levels(
     frontier,
     n_frontier,
     size,
-    n_threads,
+    cells,
     scanned,
     unsplit,
     n_unsplit,
@@ -129,11 +128,12 @@ def _grow_levels(
     n_frontier, n_unsplit)``: the nodes, the level still to expand (0: the tree is done),
     the deferred parents in ``unsplit`` (OUT). ``scanned`` (OUT) marks the children
     scanned. Each thread scans a node at a time from its rows in its scratch histogram
-    (:func:`.row_scan.scan_segment`)."""
+    ``cells[thread]`` (:func:`.row_scan.scan_segment`; zero, and left zero:
+    :func:`.row_scan.scratch_cells`)."""
     capacity = begin.shape[0]
+    n_threads = cells.shape[0]
     n_features = X_binned.shape[1]
     row_scratch = np.empty(sample_indices.shape[0], dtype=sample_indices.dtype)
-    cells = np.zeros((n_threads, n_features * n_bins * HIST_FIELDS), dtype=np.int64)
     scratch_int = np.empty((n_threads, 4, n_bins), dtype=np.int64)
     scratch_float = np.empty((n_threads, 6, n_bins), dtype=np.float64)
     best_int = np.empty((n_threads, 5), dtype=np.int64)
@@ -343,7 +343,7 @@ def grow_levels_from_rows(
         frontier,
         len(parents),
         int(size),
-        n_threads,
+        scratch_cells(n_threads, X_binned.shape[1], n_bins),
         scanned,
         unsplit,
         0,
