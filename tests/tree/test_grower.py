@@ -6,6 +6,7 @@ from _tiers import SLOW
 
 import gpuboost
 from gpuboost.backends.base import Backend
+from gpuboost.backends.cpu import row_levels
 from gpuboost.backends.cpu.backend import CpuBackend
 from gpuboost.backends.numpy.backend import NumpyBackend
 from gpuboost.backends.numpy.predict import predict_leaves_binned
@@ -740,14 +741,17 @@ def _small_levels_fit(X, y, params, rounds=6):
         {"objective": "multi:softprob", "num_class": 3, "max_depth": 5},
     ],
 )
-@pytest.mark.parametrize("variant", ["below the root", "mixed levels", "one level per call"])
+@pytest.mark.parametrize(
+    "variant", ["below the root", "mixed levels", "one level per call", "every node large"]
+)
 def test_small_levels_grown_in_one_call_are_the_loops(monkeypatch, n_rows, params, variant):
     """The compiled CPU backend grows the subtrees of small nodes in one call (in these
     small trees every node below the root; or, with a smaller size, the small nodes of
     levels that also have larger ones, renumbered afterwards); the grower's level loop
     is its definition: the same model bytes, training margins (deferred final splits
     routed) and row partitions, also when the node table runs out of room after every
-    level."""
+    level, and when every child counts as large (histograms over all threads, siblings
+    by subtraction, row_levels.LARGE_ROWS_PER_BIN)."""
     rng = np.random.default_rng(n_rows)
     X = rng.normal(size=(n_rows, 9))
     X[rng.random(X.shape) < 0.05] = np.nan
@@ -768,6 +772,8 @@ def test_small_levels_grown_in_one_call_are_the_loops(monkeypatch, n_rows, param
     monkeypatch.setattr(TreeGrower, "_grow_levels_from_rows", counting)
     if variant == "one level per call":
         monkeypatch.setattr(TreeGrower, "_most_new_nodes", lambda self, parents: 2 * len(parents))
+    if variant == "every node large":
+        monkeypatch.setattr(row_levels, "LARGE_ROWS_PER_BIN", 0)
     renumbered = []
     if variant == "mixed levels":
         numbering = TreeGrower._number_by_levels

@@ -37,6 +37,7 @@ __all__ = [
     "build_sparse_histograms",
     "column_cells",
     "wide_zeros",
+    "wide_scratch",
     "WIDE_CELL_FIELDS",
 ]
 
@@ -295,7 +296,7 @@ def wide_zeros(shape):
     return flat[skip : skip + size].reshape(shape)
 
 
-def _wide_scratch(n_threads, n_cells):
+def wide_scratch(n_threads, n_cells):
     """Zeroed wide-cell scratch (n_threads, 3, n_cells / 3 * 4) int64 with 32-byte
     aligned rows; kept per calling thread for the next call (``_build`` leaves it zero)."""
     n_wide = n_cells // HIST_FIELDS * WIDE_CELL_FIELDS
@@ -368,7 +369,7 @@ def build_histograms(
             ends,
             n_bins,
             out,
-            _wide_scratch(_ranges(n_threads, begins, ends), n_cells),
+            wide_scratch(_ranges(n_threads, begins, ends), n_cells),
             _NO_PARENTS,
             _NO_PARENT_ROWS,
         )
@@ -423,7 +424,7 @@ def build_children_histograms(
             ends,
             n_bins,
             out,
-            _wide_scratch(_ranges(n_threads, begins, ends), n_cells),
+            wide_scratch(_ranges(n_threads, begins, ends), n_cells),
             np.ascontiguousarray(parents).reshape(len(parents), n_cells),
             np.ascontiguousarray(parent_rows, dtype=np.int64).reshape(-1),
         )
