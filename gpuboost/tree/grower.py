@@ -943,6 +943,22 @@ class TreeGrower:
         tree = self.tree_input
         n_samples = int(self.sample_indices.shape[0])
         begins, ends = np.array([0], dtype=np.int64), np.array([n_samples], dtype=np.int64)
+        #: Nodes of at most this many rows have their subtrees grown by the splitter
+        #: (:meth:`_grow_levels_from_rows`; its ``levels_from_rows_max_rows``, which
+        #: may depend on the tree's rows).
+        self.levels_max_rows = (
+            self.splitter.levels_from_rows_max_rows(n_samples) if self.levels_from_rows else 0
+        )
+        self._batches, self._batch_nodes, self._batch_users = [], [], []
+        if self.levels_from_rows and n_samples <= self.levels_max_rows:
+            # The whole tree in splitter calls, the root's histogram and split included
+            # (the loop would hand them the root's subtree at once).
+            n_sums = self.splitter.n_sums
+            self.nodes = NodeTable(n_sums)
+            root = self.nodes.add(begins, ends, [0], np.zeros((1, n_sums)), [n_samples])
+            self.n_leaves = 1
+            self._grow_levels_from_rows(root, scan_parents=True)
+            return self._finish()
         with self.timer.phase("histogram"):
             in_order = {"rows_in_order": True} if self.root_rows_in_order else {}
             root_histogram = self.splitter.build_histograms(
@@ -955,7 +971,6 @@ class TreeGrower:
         self.nodes = nodes = NodeTable(table.sums.shape[1])
         root = nodes.add(begins, ends, [0], table.sums, [n_samples])
         nodes.set_splits(root, table)
-        self._batches, self._batch_nodes, self._batch_users = [], [], []
         self._keep_batch(root_histogram, root)
         self.n_leaves = 1
         if not self._can_split(root)[0]:
@@ -963,12 +978,6 @@ class TreeGrower:
         driver = self._driver()
         driver.push(root)
         grown_later, numbered_later = [], False  # levels' small nodes (levels_from_rows)
-        #: Nodes of at most this many rows have their subtrees grown by the splitter
-        #: (:meth:`_grow_levels_from_rows`; its ``levels_from_rows_max_rows``, which
-        #: may depend on the tree's rows).
-        self.levels_max_rows = (
-            self.splitter.levels_from_rows_max_rows(n_samples) if self.levels_from_rows else 0
-        )
         while True:
             batch, dropped = driver.pop(self.n_leaves)
             self._release(dropped)
@@ -994,7 +1003,7 @@ class TreeGrower:
                 self._number_by_levels()
         return self._finish()
 
-    def _grow_levels_from_rows(self, parents):
+    def _grow_levels_from_rows(self, parents, scan_parents=False):
         """Grow the whole subtrees of ``parents`` (admissible leaves, each of at most
         :attr:`levels_max_rows` rows, in increasing id order) in splitter calls
         (:attr:`levels_from_rows`): the nodes, partition and deferred splits
@@ -1002,7 +1011,9 @@ class TreeGrower:
         node's subtree does not depend on the other nodes, nor on when it is grown;
         only the ids do, which :meth:`_number_by_levels` makes the loop's where the
         small nodes of several levels, or of a level with larger ones, are grown
-        together after the larger ones."""
+        together after the larger ones. With ``scan_parents`` (the root of a small
+        tree) the parents' sums and splits are found by the first call too, as
+        :meth:`grow` finds the root's (a root that cannot split stays a leaf)."""
         nodes = self.nodes
         mask = self.feature_sampler.mask([0])  # the tree's features: no draw
         with self.timer.phase("row_scan"):
@@ -1016,7 +1027,9 @@ class TreeGrower:
                     None if mask is None else mask[0],
                     self.policy.max_depth,
                     self.defer_final_partition,
+                    scan_parents,
                 )
+                scan_parents = False
                 self.n_leaves += (size - nodes.size) // 2
                 nodes.adopt(size)
                 self._unsplit.append(unsplit)

@@ -96,21 +96,12 @@ def test_verbosity_2_prints_the_phase_timings(regression_data, capsys):
     match = re.fullmatch(r"\[gpuboost\] (?:cpu|numpy) backend phase timings: (.*)", lines[0])
     assert match
     names = [part.split(" ")[0] for part in match.group(1).split(", ")]
-    # The compiled backend grows every level below the root of these 400 rows in one
-    # call (partitions and scans from the rows: the row_scan phase); the reference
-    # partitions and scans histograms level by level.
+    # The compiled backend grows the whole tree of these 400 rows in one call (the
+    # root's split and the partitions and scans of every level: the row_scan phase);
+    # the reference builds and scans histograms and partitions level by level.
     compiled = lines[0].startswith("[gpuboost] cpu")
-    levels = ["row_scan"] if compiled else ["partition"]
-    assert names == [
-        "gradients",
-        "sample",
-        "quantize",
-        "histogram",
-        "split",
-        *levels,
-        "predict_update",
-        "metric",
-    ]
+    levels = ["row_scan"] if compiled else ["histogram", "split", "partition"]
+    assert names == ["gradients", "sample", "quantize", *levels, "predict_update", "metric"]
     for part in match.group(1).split(", "):
         assert re.fullmatch(r"\w+ \d+\.\d{3}s", part)
 

@@ -765,9 +765,9 @@ def test_small_levels_grown_in_one_call_are_the_loops(monkeypatch, n_rows, param
     calls = []
     original = TreeGrower._grow_levels_from_rows
 
-    def counting(self, parents):
+    def counting(self, parents, **kwargs):
         calls.append(len(parents))
-        return original(self, parents)
+        return original(self, parents, **kwargs)
 
     monkeypatch.setattr(TreeGrower, "_grow_levels_from_rows", counting)
     if variant == "one level per call":
@@ -814,7 +814,9 @@ def test_small_levels_take_the_loop_where_the_backend_does_not_grow_them(monkeyp
     loop (as do the reference backend and categorical features)."""
     calls = []
     monkeypatch.setattr(
-        TreeGrower, "_grow_levels_from_rows", lambda self, parents: calls.append(parents)
+        TreeGrower,
+        "_grow_levels_from_rows",
+        lambda self, parents, **kwargs: calls.append(parents),
     )
     if params.get("device") == "numpy":
         monkeypatch.setenv("GPUBOOST_CPU_KERNELS", "numpy")

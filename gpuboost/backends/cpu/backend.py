@@ -282,11 +282,13 @@ class CpuBackend(NumpyBackend):
         parents,
         scanned,
         unsplit,
+        scan_parents=False,
     ):
         """The depthwise subtrees of ``parents``, each of at most
         :meth:`levels_from_rows_max_rows` rows, in one call
         (:func:`.row_levels.grow_levels_from_rows`, whose definition is the grower's level
-        loop: gpuboost.tree.grower)."""
+        loop: gpuboost.tree.grower); with ``scan_parents`` the parents' sums and splits
+        are found first."""
         self._threads()
         return grow_levels_from_rows(
             data.arrays["X_binned"],
@@ -308,6 +310,7 @@ class CpuBackend(NumpyBackend):
             parents,
             scanned,
             unsplit,
+            scan_parents,
         )
 
     def partition(self, data, sample_indices, begins, ends, features, threshold_bins, default_left):

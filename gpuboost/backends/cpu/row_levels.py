@@ -142,6 +142,7 @@ def _grow_levels(
     cells,
     wide,
     large_rows,
+    scan_frontier,
     scanned,
     unsplit,
     n_unsplit,
@@ -149,10 +150,12 @@ def _grow_levels(
     """Expand the levels from ``frontier[:n_frontier]`` (IN, OUT) while the node table
     (capacity ``len(begin)``) has room for a level's children; returns ``(size,
     n_frontier, n_unsplit)``: the nodes, the level still to expand (0: the tree is done),
-    the deferred parents in ``unsplit`` (OUT). ``scanned`` (OUT) marks the children
-    scanned. Each thread scans a node at a time from its rows in its scratch histogram
-    ``cells[thread]`` (:func:`.row_scan.scan_segment`; zero, and left zero:
-    :func:`.row_scan.scratch_cells`)."""
+    the deferred parents in ``unsplit`` (OUT). With ``scan_frontier`` the frontier's
+    nodes are scanned first (their sums from their rows; the ones that cannot split
+    left as leaves). ``scanned`` (OUT) marks the nodes scanned. Each thread scans a small
+    node at a time from its rows in its scratch histogram ``cells[thread]``
+    (:func:`.row_scan.scan_segment`; zero, and left zero: :func:`.row_scan.scratch_cells`);
+    large nodes take :func:`_large_histograms` and the scan over all threads."""
     capacity = begin.shape[0]
     n_threads = cells.shape[0]
     n_features = X_binned.shape[1]
@@ -163,72 +166,100 @@ def _grow_levels(
     words = np.empty((n_threads, n_features, words_per_feature(n_bins)), dtype=np.uint64)
     no_monotone = np.zeros(1, dtype=np.int64)
     no_bounds = np.zeros((1, 2), dtype=np.float64)
-    # The histograms of the previous level's large children, and the row of each
-    # frontier node's in them (-1: none).
+    # The histograms of the previous level's large nodes, and the row of each frontier
+    # node's in them (-1: none).
     kept = np.zeros((1, 1), dtype=np.int64)
     frontier_row = np.full(frontier.shape[0], -1, dtype=np.int64)
     twice_weight = 2 * min_child_weight
     twice_data = 2 * min_data_in_leaf
-    while n_frontier > 0 and size + 2 * n_frontier <= capacity:
-        n_children = 2 * n_frontier
-        splittable = np.zeros(n_children, dtype=np.bool_)
-        moved = np.empty(n_frontier, dtype=np.int64)
-        n_moved = 0
-        for i in range(n_frontier):
-            parent = frontier[i]
-            lo = size + 2 * i
-            hi = lo + 1
-            middle = begin[parent] + left_count[parent]
-            begin[lo], end[lo] = begin[parent], middle
-            begin[hi], end[hi] = middle, end[parent]
-            depth[lo] = depth[hi] = depth[parent] + 1
-            sums[lo, 0], sums[lo, 1] = left_sums[parent, 0], left_sums[parent, 1]
-            sums[hi, 0] = sums[parent, 0] - left_sums[parent, 0]
-            sums[hi, 1] = sums[parent, 1] - left_sums[parent, 1]
-            count[lo] = left_count[parent]
-            count[hi] = count[parent] - left_count[parent]
-            for child in (lo, hi):
-                left[child] = right[child] = feature[child] = bin_[child] = -1
-                scanned[child] = False
-                splittable[child - size] = (
-                    count[child] >= twice_data
-                    and np.float64(sums[child, 1]) / scale_hessians >= twice_weight
-                    and (max_depth == 0 or depth[child] < max_depth)
+    # The nodes of the level being scanned, and which of them are.
+    level = np.empty(capacity, dtype=np.int64)
+    splittable = np.zeros(capacity, dtype=np.bool_)
+    first = scan_frontier
+    while True:
+        if first:
+            # The frontier's own nodes: their sums, then their scan (no siblings).
+            n_level = n_frontier
+            paired = False
+            for i in range(n_level):
+                node = level[i] = frontier[i]
+                total_g = np.int64(0)
+                total_h = np.int64(0)
+                for position in range(begin[node], end[node]):
+                    row = sample_indices[position]
+                    total_g += gradients[row]
+                    total_h += hessians[row]
+                sums[node, 0], sums[node, 1] = total_g, total_h
+                count[node] = end[node] - begin[node]
+                left[node] = right[node] = feature[node] = bin_[node] = -1
+                scanned[node] = False
+                splittable[i] = (
+                    count[node] >= twice_data
+                    and np.float64(sums[node, 1]) / scale_hessians >= twice_weight
+                    and (max_depth == 0 or depth[node] < max_depth)
                 )
-            left[parent], right[parent] = lo, hi
-            if defer_final and not (splittable[2 * i] or splittable[2 * i + 1]):
-                unsplit[n_unsplit] = parent
-                n_unsplit += 1
-            else:
-                moved[n_moved] = parent
-                n_moved += 1
-        for k in prange(n_moved):
-            parent = moved[k]
-            _split_whole(
-                X_binned_columns[feature[parent]],
-                sample_indices,
-                begin[parent],
-                end[parent],
-                bin_[parent],
-                np.int64(default_left[parent]),
-                missing_bin,
-                row_scratch,
-            )
-        evaluated = np.flatnonzero(splittable) + size
+        else:
+            if not (n_frontier > 0 and size + 2 * n_frontier <= capacity):
+                break
+            # The children of the frontier: ids size, size + 1, ... (left, right).
+            n_level = 2 * n_frontier
+            paired = True
+            moved = np.empty(n_frontier, dtype=np.int64)
+            n_moved = 0
+            for i in range(n_frontier):
+                parent = frontier[i]
+                lo = size + 2 * i
+                hi = lo + 1
+                level[2 * i], level[2 * i + 1] = lo, hi
+                middle = begin[parent] + left_count[parent]
+                begin[lo], end[lo] = begin[parent], middle
+                begin[hi], end[hi] = middle, end[parent]
+                depth[lo] = depth[hi] = depth[parent] + 1
+                sums[lo, 0], sums[lo, 1] = left_sums[parent, 0], left_sums[parent, 1]
+                sums[hi, 0] = sums[parent, 0] - left_sums[parent, 0]
+                sums[hi, 1] = sums[parent, 1] - left_sums[parent, 1]
+                count[lo] = left_count[parent]
+                count[hi] = count[parent] - left_count[parent]
+                for child in (lo, hi):
+                    left[child] = right[child] = feature[child] = bin_[child] = -1
+                    scanned[child] = False
+                    splittable[child - size] = (
+                        count[child] >= twice_data
+                        and np.float64(sums[child, 1]) / scale_hessians >= twice_weight
+                        and (max_depth == 0 or depth[child] < max_depth)
+                    )
+                left[parent], right[parent] = lo, hi
+                if defer_final and not (splittable[2 * i] or splittable[2 * i + 1]):
+                    unsplit[n_unsplit] = parent
+                    n_unsplit += 1
+                else:
+                    moved[n_moved] = parent
+                    n_moved += 1
+            for k in prange(n_moved):
+                parent = moved[k]
+                _split_whole(
+                    X_binned_columns[feature[parent]],
+                    sample_indices,
+                    begin[parent],
+                    end[parent],
+                    bin_[parent],
+                    np.int64(default_left[parent]),
+                    missing_bin,
+                    row_scratch,
+                )
+        evaluated = np.flatnonzero(splittable[:n_level])  # positions in the level
         n_evaluated = evaluated.shape[0]
         out_int = np.empty((n_evaluated, INT_COLUMNS), dtype=np.int64)
         out_gain = np.empty(n_evaluated, dtype=np.float64)
-        # Large children: histograms over every thread, then their scan (see the module
+        # Large nodes: histograms over every thread, then their scan (see the module
         # docstring); the others from their rows, a node per thread at a time.
-        position = np.full(n_children, -1, dtype=np.int64)
-        for k in range(n_evaluated):
-            position[evaluated[k] - size] = k
-        large = np.zeros(n_children, dtype=np.bool_)
+        large = np.zeros(n_level, dtype=np.bool_)
         n_large = 0
         for k in range(n_evaluated):
-            if count[evaluated[k]] >= large_rows:
-                large[evaluated[k] - size] = True
+            if count[level[evaluated[k]]] >= large_rows:
+                large[evaluated[k]] = True
                 n_large += 1
+        kept_row = np.full(n_level, -1, dtype=np.int64)
         if n_large > 0:
             kept, kept_row = _large_histograms(
                 X_binned,
@@ -239,9 +270,9 @@ def _grow_levels(
                 begin,
                 end,
                 count,
-                frontier,
-                n_frontier,
-                size,
+                level,
+                n_level,
+                paired,
                 large,
                 n_large,
                 kept,
@@ -274,32 +305,29 @@ def _grow_levels(
                 large_int,
                 large_gain,
             )
-            for child in range(size, size + n_children):
-                row = kept_row[child - size]
+            for k in range(n_evaluated):
+                row = kept_row[evaluated[k]]
                 if row >= 0:
-                    k = position[child - size]
                     out_int[k] = large_int[row]
                     out_gain[k] = large_gain[row]
-        else:
-            kept_row = np.full(n_children, -1, dtype=np.int64)
         small = np.empty(n_evaluated - n_large, dtype=np.int64)
         n_small = 0
         for k in range(n_evaluated):
-            if not large[evaluated[k] - size]:
+            if not large[evaluated[k]]:
                 small[n_small] = k
                 n_small += 1
         used_threads = max(1, min(n_threads, n_small))
         for thread in prange(used_threads):
             for j in range(thread, n_small, used_threads):
                 k = small[j]
-                child = evaluated[k]
+                node = level[evaluated[k]]
                 out_gain[k] = scan_segment(
                     X_binned,
                     gradients,
                     hessians,
                     sample_indices,
-                    begin[child],
-                    end[child],
+                    begin[node],
+                    end[node],
                     n_bins,
                     cells[thread],
                     scale_gradients,
@@ -327,25 +355,27 @@ def _grow_levels(
         # The split records, as the loop's set_splits writes them (no split: feature and
         # bin -1, gain -inf, zero sums).
         for k in range(n_evaluated):
-            child = evaluated[k]
-            scanned[child] = True
+            node = level[evaluated[k]]
+            scanned[node] = True
             found = out_int[k, _FEATURE] >= 0
-            feature[child] = out_int[k, _FEATURE] if found else -1
-            bin_[child] = out_int[k, _BIN] if found else -1
-            default_left[child] = found and out_int[k, _DEFAULT_LEFT] == 1
-            gain[child] = out_gain[k] if found else -np.inf
-            left_sums[child, 0] = out_int[k, _LEFT] if found else 0
-            left_sums[child, 1] = out_int[k, _LEFT + 1] if found else 0
-            left_count[child] = out_int[k, _LEFT + 2] if found else 0
+            feature[node] = out_int[k, _FEATURE] if found else -1
+            bin_[node] = out_int[k, _BIN] if found else -1
+            default_left[node] = found and out_int[k, _DEFAULT_LEFT] == 1
+            gain[node] = out_gain[k] if found else -np.inf
+            left_sums[node, 0] = out_int[k, _LEFT] if found else 0
+            left_sums[node, 1] = out_int[k, _LEFT + 1] if found else 0
+            left_count[node] = out_int[k, _LEFT + 2] if found else 0
         # The next level's parents, with the row of their histogram among the large
-        # children's (-1: none).
+        # nodes' (-1: none).
         n_next = 0
-        for child in range(size, size + n_children):
-            if feature[child] >= 0:
-                frontier[n_next] = child
-                frontier_row[n_next] = kept_row[child - size]
+        for i in range(n_level):
+            if feature[level[i]] >= 0:
+                frontier[n_next] = level[i]
+                frontier_row[n_next] = kept_row[i]
                 n_next += 1
-        size += n_children
+        if not first:
+            size += n_level
+        first = False
         n_frontier = n_next
     return size, n_frontier, n_unsplit
 
@@ -360,48 +390,49 @@ def _large_histograms(
     begin,
     end,
     count,
-    frontier,
-    n_frontier,
-    size,
+    level,
+    n_level,
+    paired,
     large,
     n_large,
     parents,
     parent_row,
     wide,
 ):
-    """The histograms of the large children of a level (``large[child - size]``), in one
-    :func:`.histogram._build` over all threads: where both children of a parent are
-    large and the parent's histogram is row ``parent_row[i] >= 0`` of ``parents`` (the
-    previous level's), the child of fewer rows is built and its sibling is the parent's
-    minus it (exact integers: the histograms it would have from its rows). Returns the
-    histograms (n_large, n_cells) and each child's row in them (n_children,; -1: not
-    large)."""
+    """The histograms of the large nodes of a level (``large[i]`` for node ``level[i]``),
+    in one :func:`.histogram._build` over all threads. With ``paired`` the level holds
+    siblings (``level[2 i]``, ``level[2 i + 1]``: the children of frontier node ``i``);
+    where both are large and their parent's histogram is row ``parent_row[i] >= 0`` of
+    ``parents`` (the previous level's), the child of fewer rows is built and its sibling
+    is the parent's minus it (exact integers: the histogram it would have from its rows).
+    Returns the histograms (n_large, n_cells) and each node's row in them (n_level,; -1:
+    not large)."""
     n_cells = X_binned.shape[1] * n_bins * HIST_FIELDS
-    built = np.empty(n_large, dtype=np.int64)  # children built from rows: pairs first
+    built = np.empty(n_large, dtype=np.int64)  # level positions built from rows: pairs first
     derived = np.empty(n_large, dtype=np.int64)
     pair_rows = np.empty(n_large, dtype=np.int64)
+    from_parent = np.zeros(n_level, dtype=np.bool_)
     n_pairs = 0
-    for i in range(n_frontier):
-        lo = size + 2 * i
-        if large[lo - size] and large[lo + 1 - size] and parent_row[i] >= 0:
-            smaller = lo if count[lo] <= count[lo + 1] else lo + 1
-            built[n_pairs] = smaller
-            derived[n_pairs] = 2 * lo + 1 - smaller
-            pair_rows[n_pairs] = parent_row[i]
-            n_pairs += 1
+    if paired:
+        for i in range(n_level // 2):
+            lo, hi = 2 * i, 2 * i + 1
+            if large[lo] and large[hi] and parent_row[i] >= 0:
+                smaller = lo if count[level[lo]] <= count[level[hi]] else hi
+                built[n_pairs] = smaller
+                derived[n_pairs] = lo + hi - smaller
+                pair_rows[n_pairs] = parent_row[i]
+                from_parent[lo] = from_parent[hi] = True
+                n_pairs += 1
     n_built = n_pairs
-    for i in range(n_frontier):
-        lo = size + 2 * i
-        paired = large[lo - size] and large[lo + 1 - size] and parent_row[i] >= 0
-        for child in (lo, lo + 1):
-            if large[child - size] and not paired:
-                built[n_built] = child
-                n_built += 1
+    for i in range(n_level):
+        if large[i] and not from_parent[i]:
+            built[n_built] = i
+            n_built += 1
     begins = np.empty(n_built, dtype=np.int64)
     ends = np.empty(n_built, dtype=np.int64)
     for k in range(n_built):
-        begins[k] = begin[built[k]]
-        ends[k] = end[built[k]]
+        begins[k] = begin[level[built[k]]]
+        ends[k] = end[level[built[k]]]
     histograms = np.empty((n_large, n_cells), dtype=np.int64)
     _build(
         X_binned,
@@ -416,11 +447,11 @@ def _large_histograms(
         parents,
         pair_rows[:n_pairs],
     )
-    row_of = np.full(2 * n_frontier, -1, dtype=np.int64)
+    row_of = np.full(n_level, -1, dtype=np.int64)
     for k in range(n_built):
-        row_of[built[k] - size] = k
+        row_of[built[k]] = k
     for k in range(n_pairs):
-        row_of[derived[k] - size] = n_built + k
+        row_of[derived[k]] = n_built + k
     return histograms, row_of
 
 
@@ -454,6 +485,7 @@ def grow_levels_from_rows(
     parents,
     scanned,
     unsplit,
+    scan_parents=False,
 ):
     """Expand the depthwise subtrees of ``parents`` while the node table has room.
 
@@ -478,9 +510,12 @@ def grow_levels_from_rows(
     size : int
         The nodes in the table.
     parents : ndarray of shape (n_parents,), int64
-        The nodes to expand: admissible leaves in id order (of any depths).
+        The nodes to expand: admissible leaves in id order (of any depths), with their
+        splits found; or with ``scan_parents`` nodes whose segments, depths and counts
+        are all the table holds of them (a tree's root): their sums and splits are
+        found first, and those that cannot split stay leaves (feature -1).
     scanned : ndarray of shape (capacity,), bool  # OUT
-        The children scanned from their rows.
+        The nodes scanned.
     unsplit : ndarray of shape (capacity,), int64  # OUT
         The deferred parents, from position 0.
 
@@ -522,6 +557,7 @@ def grow_levels_from_rows(
         scratch_cells(n_threads, X_binned.shape[1], n_bins),
         wide_scratch(n_threads, X_binned.shape[1] * n_bins * HIST_FIELDS),
         LARGE_ROWS_PER_BIN * int(n_bins),
+        bool(scan_parents),
         scanned,
         unsplit,
         0,

@@ -43,6 +43,9 @@ class GradientRecords:
     (``hist``, bundled ``hist``, ``exact``): node sums are the integer sums
     ``(G_q, H_q)``."""
 
+    #: The sums of a node (columns of ``SplitTable.sums``): ``G_q`` and ``H_q``.
+    n_sums = 2
+
     def checked_records(self, tree, records):
         """``records``, after checking that no float64 score overflowed.
 
@@ -357,12 +360,15 @@ class HistogramSplitter(GradientRecords):
         return self.backend.levels_from_rows_max_rows(self._histogram_data, n_samples)
 
     def grow_levels_from_rows(
-        self, tree, columns, size, parents, feature_mask, max_depth, defer_final
+        self, tree, columns, size, parents, feature_mask, max_depth, defer_final, scan_parents=False
     ):
         """Expand the depthwise levels from ``parents`` (each of at most
         :meth:`levels_from_rows_max_rows` rows) on a node table's ``columns`` holding ``size``
         nodes, as far as its capacity allows (``Backend.grow_levels_from_rows``; the
-        definition is the grower's level loop, gpuboost.tree.grower.TreeGrower).
+        definition is the grower's level loop, gpuboost.tree.grower.TreeGrower). With
+        ``scan_parents`` the parents hold only their segments, depths and counts (a
+        tree's root): their sums and splits are found first, as the loop finds the
+        root's, and those that cannot split stay leaves.
 
         Returns
         -------
@@ -396,6 +402,7 @@ class HistogramSplitter(GradientRecords):
             parents,
             scanned,
             unsplit,
+            scan_parents,
         )
         checked = np.flatnonzero(scanned[:new_size])
         self.check_scores(
