@@ -830,3 +830,33 @@ def test_small_levels_take_the_loop_where_the_backend_does_not_grow_them(monkeyp
     codes[:, 0] = rng.integers(0, 5, len(y))
     gpuboost.train({"device": "cpu"}, Dataset(codes, label=y, categorical_features=[0]), 2)
     assert not calls
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["constant label", "root below the minimum leaf size", "stumps", "one row", "weights"],
+)
+def test_trees_grown_whole_from_the_root_are_the_loops(monkeypatch, case):
+    """A small tree is grown whole in the splitter call, its root's sums and split
+    included: the loop's model bytes also where the root cannot split (no split found,
+    too few rows for two leaves), for stumps, a single row and weighted rows."""
+    rng = np.random.default_rng(7)
+    n_rows = 1 if case == "one row" else 300
+    X = rng.normal(size=(n_rows, 4))
+    y = np.ones(n_rows) if case == "constant label" else X[:, 0] + 0.1 * rng.normal(size=n_rows)
+    params = {"device": "cpu", "max_depth": 1 if case == "stumps" else 5}
+    if case == "root below the minimum leaf size":
+        params["min_data_in_leaf"] = n_rows // 2 + 1
+    weight = rng.uniform(0.1, 3.0, size=n_rows) if case == "weights" else None
+    calls = []
+    original = TreeGrower._grow_levels_from_rows
+
+    def counting(self, parents, **kwargs):
+        calls.append(kwargs.get("scan_parents", False))
+        return original(self, parents, **kwargs)
+
+    monkeypatch.setattr(TreeGrower, "_grow_levels_from_rows", counting)
+    model = gpuboost.train(params, Dataset(X, label=y, weight=weight), 3).save_raw()
+    assert calls and all(calls)
+    monkeypatch.setattr(CpuBackend, "grows_levels_from_rows", False)
+    assert model == gpuboost.train(params, Dataset(X, label=y, weight=weight), 3).save_raw()
