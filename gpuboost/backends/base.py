@@ -330,11 +330,13 @@ class Backend:
     moves_partitioned_rows = False
     #: Whether the backend offers ``grow_levels_from_rows(data, quantized_gradients,
     #: quantized_hessians, sample_indices, scale_gradients, scale_hessians, split_params,
-    #: feature_mask, max_depth, defer_final, columns, size, parents, scanned, unsplit)``:
-    #: the depthwise subtrees of nodes of at most ``levels_from_rows_max_rows(data,
-    #: n_samples)`` rows, grown in one call on the grower's node table (the compiled CPU
-    #: backend, gpuboost.backends.cpu.row_levels). Its definition is the grower's level
-    #: loop (gpuboost.tree.grower.TreeGrower), which every other backend runs.
+    #: feature_mask, max_depth, defer_final, columns, size, parents, scanned, unsplit,
+    #: scan_parents=False)`` -> ``(size, frontier, n_unsplit, overflowed)``: the
+    #: depthwise subtrees of nodes of at most ``levels_from_rows_max_rows(data,
+    #: n_samples)`` rows (with ``scan_parents``, their own splits first), grown in one
+    #: call on the grower's node table (the compiled CPU backend,
+    #: gpuboost.backends.cpu.row_levels). Its definition is the grower's level loop
+    #: (gpuboost.tree.grower.TreeGrower), which every other backend runs.
     grows_levels_from_rows = False
 
     def row_scan_max_rows(self, data: DeviceData) -> int:

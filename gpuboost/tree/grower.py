@@ -153,6 +153,8 @@ class NodeTable:
     ----------
     n_sums : int
         Integer sums per node (2: gradient and hessian; or one per class).
+    capacity : int, optional
+        Nodes the columns hold before they grow (doubling).
 
     Attributes
     ----------
@@ -190,10 +192,9 @@ class NodeTable:
     )
     _OTHER_COLUMNS = ("default_left", "gain", "sums", "left_sums", "bounds", "left_sets")
 
-    def __init__(self, n_sums):
+    def __init__(self, n_sums, capacity=_INITIAL_NODE_CAPACITY):
         self.size = 0
         self.n_sums = n_sums
-        capacity = _INITIAL_NODE_CAPACITY
         for name in self._INT_COLUMNS:
             setattr(self, name, np.zeros(capacity, dtype=np.int64))
         self.default_left = np.zeros(capacity, dtype=bool)
@@ -954,7 +955,12 @@ class TreeGrower:
             # The whole tree in splitter calls, the root's histogram and split included
             # (the loop would hand them the root's subtree at once).
             n_sums = self.splitter.n_sums
-            self.nodes = NodeTable(n_sums)
+            # Room for the whole tree (no table growth): two nodes per split, splits
+            # fewer than the rows and than 2**max_depth.
+            most = 2 * max(n_samples - 1, 1)
+            if self.policy.max_depth:
+                most = min(most, (1 << (min(self.policy.max_depth, 62) + 1)) - 2)
+            self.nodes = NodeTable(n_sums, capacity=1 + most)
             root = self.nodes.add(begins, ends, [0], np.zeros((1, n_sums)), [n_samples])
             self.n_leaves = 1
             self._grow_levels_from_rows(root, scan_parents=True)

@@ -288,7 +288,7 @@ class CpuBackend(NumpyBackend):
         :meth:`levels_from_rows_max_rows` rows, in one call
         (:func:`.row_levels.grow_levels_from_rows`, whose definition is the grower's level
         loop: gpuboost.tree.grower); with ``scan_parents`` the parents' sums and splits
-        are found first."""
+        are found first. Returns ``(size, frontier, n_unsplit, overflowed)``."""
         self._threads()
         return grow_levels_from_rows(
             data.arrays["X_binned"],

@@ -54,6 +54,7 @@ from .split_scan import (
     _FEATURE,
     _LEFT,
     INT_COLUMNS,
+    _leaf_score,
     _scan,
     scan_arguments,
     words_per_feature,
@@ -149,8 +150,9 @@ def _grow_levels(
 ):
     """Expand the levels from ``frontier[:n_frontier]`` (IN, OUT) while the node table
     (capacity ``len(begin)``) has room for a level's children; returns ``(size,
-    n_frontier, n_unsplit)``: the nodes, the level still to expand (0: the tree is done),
-    the deferred parents in ``unsplit`` (OUT). With ``scan_frontier`` the frontier's
+    n_frontier, n_unsplit, overflowed)``: the nodes, the level still to expand (0: the
+    tree is done), the deferred parents in ``unsplit`` (OUT), the first scanned node
+    whose score or gain overflowed float64 (-1: none). With ``scan_frontier`` the frontier's
     nodes are scanned first (their sums from their rows; the ones that cannot split
     left as leaves). ``scanned`` (OUT) marks the nodes scanned. Each thread scans a small
     node at a time from its rows in its scratch histogram ``cells[thread]``
@@ -176,6 +178,7 @@ def _grow_levels(
     level = np.empty(capacity, dtype=np.int64)
     splittable = np.zeros(capacity, dtype=np.bool_)
     first = scan_frontier
+    overflowed = -1
     while True:
         if first:
             # The frontier's own nodes: their sums, then their scan (no siblings).
@@ -353,10 +356,21 @@ def _grow_levels(
                     out_int[k],
                 )
         # The split records, as the loop's set_splits writes them (no split: feature and
-        # bin -1, gain -inf, zero sums).
+        # bin -1, gain -inf, zero sums); the first node whose own score or best gain
+        # overflowed float64 (GradientRecords.check_scores's rule).
         for k in range(n_evaluated):
             node = level[evaluated[k]]
             scanned[node] = True
+            if overflowed < 0:
+                score = _leaf_score(
+                    np.float64(sums[node, 0]) / scale_gradients,
+                    np.float64(sums[node, 1]) / scale_hessians,
+                    reg_lambda,
+                    reg_alpha,
+                    max_delta_step,
+                )
+                if not np.isfinite(score) or out_gain[k] == np.inf:
+                    overflowed = node
             found = out_int[k, _FEATURE] >= 0
             feature[node] = out_int[k, _FEATURE] if found else -1
             bin_[node] = out_int[k, _BIN] if found else -1
@@ -377,7 +391,7 @@ def _grow_levels(
             size += n_level
         first = False
         n_frontier = n_next
-    return size, n_frontier, n_unsplit
+    return size, n_frontier, n_unsplit, overflowed
 
 
 @kernel
@@ -525,6 +539,9 @@ def grow_levels_from_rows(
     frontier : ndarray of int64
         The nodes still to expand when the table ran out of room (empty: done).
     n_unsplit : int
+    overflowed : int
+        The first scanned node whose own score ``S(G, H)`` is not finite or whose best
+        gain is inf (the float64 sums overflowed; -1: none).
     """
     assert not params.monotone, "monotone constraints take the grower's loop"
     n_threads = max(1, threads())
@@ -540,7 +557,7 @@ def grow_levels_from_rows(
         None if feature_mask is None else np.asarray(feature_mask).reshape(1, -1),
         None,
     )[:12]  # up to use_mask: no monotone constraints
-    size, n_frontier, n_unsplit = sized(_grow_levels)(
+    size, n_frontier, n_unsplit, overflowed = sized(_grow_levels)(
         np.ascontiguousarray(X_binned),
         X_binned_columns,
         quantized_gradients,
@@ -562,4 +579,4 @@ def grow_levels_from_rows(
         unsplit,
         0,
     )
-    return int(size), frontier[:n_frontier].copy(), int(n_unsplit)
+    return int(size), frontier[:n_frontier].copy(), int(n_unsplit), int(overflowed)

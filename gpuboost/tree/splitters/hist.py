@@ -386,7 +386,7 @@ class HistogramSplitter(GradientRecords):
         capacity = len(columns["begin"])
         scanned = np.zeros(capacity, dtype=bool)
         unsplit = np.zeros(capacity, dtype=np.int64)
-        new_size, frontier, n_unsplit = self.backend.grow_levels_from_rows(
+        new_size, frontier, n_unsplit, overflowed = self.backend.grow_levels_from_rows(
             self._histogram_data,
             tree.gradients,
             tree.hessians,
@@ -404,14 +404,15 @@ class HistogramSplitter(GradientRecords):
             unsplit,
             scan_parents,
         )
-        checked = np.flatnonzero(scanned[:new_size])
-        self.check_scores(
-            tree,
-            columns["sums"][checked, 0],
-            columns["sums"][checked, 1],
-            columns["count"][checked],
-            columns["gain"][checked],
-        )
+        if overflowed >= 0:  # the backend applied check_scores's rule: it raises
+            checked = np.flatnonzero(scanned[:new_size])
+            self.check_scores(
+                tree,
+                columns["sums"][checked, 0],
+                columns["sums"][checked, 1],
+                columns["count"][checked],
+                np.where(checked == overflowed, np.inf, columns["gain"][checked]),
+            )
         return new_size, frontier, unsplit[:n_unsplit].copy()
 
     def find_best_splits_mixed(
