@@ -1024,7 +1024,8 @@ class TreeGrower:
         mask = self.feature_sampler.mask([0])  # the tree's features: no draw
         with self.timer.phase("row_scan"):
             while len(parents):
-                nodes._reserve(nodes.size + self._most_new_nodes(parents))
+                if not scan_parents:  # a tree grown whole has room for all its nodes
+                    nodes._reserve(nodes.size + self._most_new_nodes(parents))
                 size, parents, unsplit = self.splitter.grow_levels_from_rows(
                     self.tree_input,
                     nodes.columns(),
@@ -1174,7 +1175,8 @@ class TreeGrower:
         self._restore_order()
         nodes = self.nodes
         n_nodes = nodes.size
-        self._release(np.arange(n_nodes))
+        if self._batches:
+            self._release(np.arange(n_nodes))
         sums = nodes.sums[:n_nodes].copy()
         bounds = self._bounds(np.arange(n_nodes))
         extra = () if bounds is None else (bounds,)
