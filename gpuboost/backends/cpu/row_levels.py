@@ -62,14 +62,15 @@ from .split_scan import (
 
 __all__ = ["grow_levels_from_rows", "levels_from_rows_max_rows", "NODE_COLUMNS"]
 
-#: Trees of at most this many rows times features have every subtree below the root
-#: grown here. Growing a node's subtree from rows adds the rows of both children at
-#: each level, where the grower's loop adds the smaller child's and subtracts; it saves
-#: the loop's Python per level (0.3-0.5 ms on 2 cores). Measured on 2 cores (Intel
-#: Xeon, AVX-512; 2026-11-29), 20 features, depth 6, per round: 10k rows 3.8-4.7 ms
-#: grown here below the root against 5.0-6.5 ms below 2,048 rows only; at 100k rows the
-#: loop is faster above 2,048 rows (9.5-10.5 ms against 9.8-13.7).
-LEVELS_FROM_ROWS_MAX_CELLS = 1 << 19
+#: Trees of at most this many rows times features are grown whole here, root included
+#: (the large nodes near the root with histograms over every thread and siblings by
+#: subtraction, as the grower's loop builds them, without its Python per level). Above,
+#: the loop grows the tree and hands over the nodes it would scan from their rows.
+#: Measured on 2 cores (Intel Xeon, AVX-512; 2026-11-29), binary, best of 4 runs per
+#: round: 50k x 20 depth 6 7.07 ms with 2**19 against 5.87 ms grown whole; 200k x 20
+#: 13.6 against 12.1 ms; 500k x 28 depth 8 65.0 against 63.4 ms (not raised that far:
+#: a level's large nodes keep a histogram each, at most rows / 1,024 of them).
+LEVELS_FROM_ROWS_MAX_CELLS = 1 << 22
 
 #: Children of at least this many rows per bin (``n_bins``) have their histograms built
 #: over every thread, rows cut into equal ranges whatever the nodes, and where both
