@@ -431,6 +431,34 @@ def build_children_histograms(
     return out.reshape(2 * n_pairs, n_features, n_bins, HIST_FIELDS)
 
 
+@kernel
+def _add_sparse_rows(
+    indptr, cells, gradients, hessians, sample_indices, start, stop, n_bins, histogram, moved
+):
+    """Add the non-default cells of rows ``sample_indices[start:stop]`` to ``histogram``
+    (n_cells,) and, per feature, their sums to ``moved`` (n_features, 3); returns the
+    rows' gradient and hessian totals."""
+    fields = np.int64(HIST_FIELDS)
+    total_gradient = np.int64(0)
+    total_hessian = np.int64(0)
+    for position in range(start, stop):
+        row = np.int64(sample_indices[position])
+        gradient = np.int64(gradients[row])
+        hessian = np.int64(hessians[row])
+        total_gradient += gradient
+        total_hessian += hessian
+        for entry in range(indptr[row], indptr[row + 1]):
+            cell = np.int64(cells[entry])
+            histogram[cell * fields] += gradient
+            histogram[cell * fields + 1] += hessian
+            histogram[cell * fields + 2] += np.int64(1)
+            feature = cell // n_bins
+            moved[feature, 0] += gradient
+            moved[feature, 1] += hessian
+            moved[feature, 2] += np.int64(1)
+    return total_gradient, total_hessian
+
+
 @kernel(parallel=True)
 def _build_sparse(
     indptr,
@@ -445,42 +473,79 @@ def _build_sparse(
     out,
     parents,
     parent_rows,
+    n_threads,
 ):
     """Fill ``out`` (n_nodes (+ n_pairs), n_features * n_bins * 3) as :func:`_build`
-    does, from the non-default cells of the rows (see :func:`build_sparse_histograms`)."""
+    does, from the non-default cells of the rows (see :func:`build_sparse_histograms`).
+
+    Each node's rows are cut into ``n_threads // n_nodes`` (at least 1) ranges, so that
+    a batch of fewer nodes than threads (the root, a level of one built child) keeps
+    every thread busy: the ranges add into the node's histogram (the first) or one of
+    their own, then the pieces are summed cell by cell (exact integers, in range
+    order), and every feature's default cell is the node's totals minus its other
+    cells."""
     n_nodes = begins.shape[0]
     n_pairs = parent_rows.shape[0]
     n_features = default_bins.shape[0]
+    n_cells = out.shape[1]
     fields = np.int64(HIST_FIELDS)
+    pieces = max(1, n_threads // max(1, n_nodes))
+    n_units = n_nodes * pieces
+    extra = np.zeros((n_nodes * (pieces - 1), n_cells), dtype=np.int64)
+    moved = np.zeros((n_units, n_features, HIST_FIELDS), dtype=np.int64)
+    totals = np.zeros((n_units, 2), dtype=np.int64)
+    for unit in prange(n_units):
+        node = unit // pieces
+        piece = unit - node * pieces
+        rows = ends[node] - begins[node]
+        start = begins[node] + piece * rows // pieces
+        stop = begins[node] + (piece + 1) * rows // pieces
+        if piece == 0:
+            out[node, :] = 0
+            histogram = out[node]
+        else:
+            histogram = extra[node * (pieces - 1) + piece - 1]
+        totals[unit, 0], totals[unit, 1] = _add_sparse_rows(
+            indptr,
+            cells,
+            gradients,
+            hessians,
+            sample_indices,
+            start,
+            stop,
+            n_bins,
+            histogram,
+            moved[unit],
+        )
+    if pieces > 1:
+        for chunk in prange(n_threads):
+            low = chunk * n_cells // n_threads
+            high = (chunk + 1) * n_cells // n_threads
+            for node in range(n_nodes):
+                for piece in range(1, pieces):
+                    part = extra[node * (pieces - 1) + piece - 1]
+                    for cell in range(low, high):
+                        out[node, cell] += part[cell]
     for node in prange(n_nodes):
         histogram = out[node]
-        histogram[:] = 0
-        # Per feature, the sums of its non-default cells.
-        moved = np.zeros((n_features, HIST_FIELDS), dtype=np.int64)
         total_gradient = np.int64(0)
         total_hessian = np.int64(0)
-        for position in range(begins[node], ends[node]):
-            row = np.int64(sample_indices[position])
-            gradient = np.int64(gradients[row])
-            hessian = np.int64(hessians[row])
-            total_gradient += gradient
-            total_hessian += hessian
-            for entry in range(indptr[row], indptr[row + 1]):
-                cell = np.int64(cells[entry])
-                histogram[cell * fields] += gradient
-                histogram[cell * fields + 1] += hessian
-                histogram[cell * fields + 2] += np.int64(1)
-                feature = cell // n_bins
-                moved[feature, 0] += gradient
-                moved[feature, 1] += hessian
-                moved[feature, 2] += np.int64(1)
+        for piece in range(pieces):
+            total_gradient += totals[node * pieces + piece, 0]
+            total_hessian += totals[node * pieces + piece, 1]
         count = np.int64(ends[node] - begins[node])
         for feature in range(n_features):
+            moved_g = np.int64(0)
+            moved_h = np.int64(0)
+            moved_n = np.int64(0)
+            for piece in range(pieces):
+                moved_g += moved[node * pieces + piece, feature, 0]
+                moved_h += moved[node * pieces + piece, feature, 1]
+                moved_n += moved[node * pieces + piece, feature, 2]
             default = (feature * n_bins + np.int64(default_bins[feature])) * fields
-            histogram[default] = total_gradient - moved[feature, 0]
-            histogram[default + 1] = total_hessian - moved[feature, 1]
-            histogram[default + 2] = count - moved[feature, 2]
-    n_cells = out.shape[1]
+            histogram[default] = total_gradient - moved_g
+            histogram[default + 1] = total_hessian - moved_h
+            histogram[default + 2] = count - moved_n
     for pair in prange(n_pairs):
         parent = parents[parent_rows[pair]]
         for cell in range(n_cells):
@@ -547,6 +612,7 @@ def build_sparse_histograms(
             out,
             parents,
             parent_rows,
+            max(1, threads()),
         )
     return out.reshape(n_out, n_features, n_bins, HIST_FIELDS)
 

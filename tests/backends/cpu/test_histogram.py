@@ -7,6 +7,7 @@ from _cases import binned_problem, random_segments
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpuboost.backends.cpu import histogram as cpu_histogram
 from gpuboost.backends.cpu.histogram import (
     build_children_histograms,
     build_histograms,
@@ -190,3 +191,33 @@ def test_sparse_histograms_are_those_of_the_decoded_bins(
     )
     np.testing.assert_array_equal(children[:n_nodes], expected)
     np.testing.assert_array_equal(children[n_nodes:], expected[parent_rows] - expected)
+
+
+@pytest.mark.parametrize("n_nodes", [1, 2, 3])
+@pytest.mark.parametrize("n_threads", [1, 2, 5])
+def test_sparse_histograms_of_rows_cut_into_ranges(monkeypatch, n_nodes, n_threads):
+    """A batch of fewer nodes than threads has each node's rows cut into ranges added
+    apart and summed: the histograms (default cells included) of one range per node."""
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(n_nodes * 10 + n_threads)
+    n_rows = 500
+    X = scipy_sparse.random(n_rows, 30, density=0.1, format="csc", random_state=3)
+    X.data = np.round(X.data * 5)
+    dataset = Dataset(X)
+    bundle_map = dataset.bundle_map(0.0)
+    X_bundled = bundle_map.encode_sparse(dataset.sparse_columns, dataset.bin_mapper)
+    n_bins = bundle_map.scan_bins
+    indptr, cells = bundle_map.non_default_cells(X_bundled, n_bins, n_bins - 1)
+    gradients = rng.integers(-1000, 1001, size=n_rows).astype(np.int32)
+    hessians = rng.integers(0, 1001, size=n_rows).astype(np.int32)
+    sample_indices = rng.permutation(n_rows).astype(np.int32)
+    begins, ends = random_segments(rng, n_rows, n_nodes)
+    arguments = (indptr, cells, bundle_map.default_bins, gradients, hessians, sample_indices)
+    monkeypatch.setattr(cpu_histogram, "threads", lambda: 1)
+    one_range = build_sparse_histograms(*arguments, begins, ends, n_bins)
+    monkeypatch.setattr(cpu_histogram, "threads", lambda: n_threads)
+    ranges = build_sparse_histograms(*arguments, begins, ends, n_bins)
+    np.testing.assert_array_equal(ranges, one_range)
+    parent_rows = rng.integers(0, n_nodes, size=n_nodes)
+    children = build_sparse_histograms(*arguments, begins, ends, n_bins, one_range, parent_rows)
+    np.testing.assert_array_equal(children[n_nodes:], one_range[parent_rows] - one_range)
