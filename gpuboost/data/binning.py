@@ -184,9 +184,14 @@ def _few_value_edges(columns, position, max_bin, absent_missing):
     n_distinct = np.bincount(feature, minlength=n_features)
     within = feature[1:] == feature[:-1]
     edges = midpoints(values[:-1][within], values[1:][within])
-    parts = np.split(edges, np.cumsum(np.maximum(n_distinct - 1, 0))[:-1])
+    n_edges = np.maximum(n_distinct - 1, 0)
+    ends = np.cumsum(n_edges)
     # Views of one array (float64, as _find_bin_edges returns): nothing writes edges.
-    return [part if count <= max_bin else None for part, count in zip(parts, n_distinct.tolist())]
+    # Plain slices: np.split spends microseconds per piece (0.2-0.4 s on 100k columns).
+    return [
+        edges[end - size : end] if count <= max_bin else None
+        for end, size, count in zip(ends.tolist(), n_edges.tolist(), n_distinct.tolist())
+    ]
 
 
 class BinMapper:
