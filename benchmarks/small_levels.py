@@ -9,7 +9,13 @@ grower's level loop: what ran before it) and on, alternately in one process; pri
 the best of ``--repeat`` per variant in ms a round and the speed-up. Both variants
 train the same model bytes (tests/tree/test_grower.py).
 
+With ``--whole-rows 50000,100000,200000``: a second table, binary, 20 features, depth 6,
+those rows, grown with ``row_levels.LEVELS_FROM_ROWS_MAX_CELLS`` at ``--old-cells`` (the
+loop above the nodes it would scan from rows) and at its current value (the tree grown
+whole in the compiled call), alternately.
+
 Usage: python benchmarks/small_levels.py [--rounds 100] [--repeat 3] [--threads 2]
+                                         [--whole-rows 50000,100000] [--old-cells 524288]
 """
 
 import argparse
@@ -28,6 +34,7 @@ from _machine import cpu_model  # noqa: E402
 from speed_cpu import MAX_BIN, TINY_CONFIGS, gpuboost_params  # noqa: E402
 
 import gpuboost  # noqa: E402
+from gpuboost.backends.cpu import row_levels  # noqa: E402
 from gpuboost.backends.cpu.backend import CpuBackend  # noqa: E402
 
 
@@ -45,6 +52,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--whole-rows", default="")
+    parser.add_argument("--old-cells", type=int, default=1 << 19)
     args = parser.parse_args()
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     print(f"# small_levels: {args.threads} threads; {cpu_model()}; {now}")
@@ -70,6 +79,35 @@ def main():
         print(
             f"| {n_rows} x {n_features} | {depth} | {objective} | {best[False]:.2f} | "
             f"{best[True]:.2f} | {best[False] / best[True]:.2f}x |",
+            flush=True,
+        )
+    if args.whole_rows:
+        whole_trees(args)
+
+
+def whole_trees(args):
+    """The second table (module docstring)."""
+    current = row_levels.LEVELS_FROM_ROWS_MAX_CELLS
+    header = f"{args.old_cells} cells ms | {current} cells ms"
+    print(f"\n| rows x 20, depth 6, binary | {header} | ratio |")
+    print("|---|---|---|---|")
+    for n_rows in [int(rows) for rows in args.whole_rows.split(",")]:
+        rng = np.random.default_rng(n_rows + 26)
+        X = rng.normal(size=(n_rows, 20)).astype(np.float32)
+        y = (X[:, 0] + X[:, 1] * X[:, 2] + 0.5 * rng.normal(size=n_rows) > 0).astype(float)
+        dtrain = gpuboost.Dataset(X, label=y)
+        dtrain.construct(MAX_BIN)
+        params = gpuboost_params(6, args.threads)
+        best = {}
+        for _ in range(args.repeat):
+            for cells in (args.old_cells, current):
+                row_levels.LEVELS_FROM_ROWS_MAX_CELLS = cells
+                ms = per_round_ms(params, dtrain, args.rounds, True)
+                best[cells] = min(best.get(cells, np.inf), ms)
+        row_levels.LEVELS_FROM_ROWS_MAX_CELLS = current
+        print(
+            f"| {n_rows} | {best[args.old_cells]:.2f} | {best[current]:.2f} | "
+            f"{best[current] / best[args.old_cells]:.2f}x |",
             flush=True,
         )
 

@@ -66,10 +66,11 @@ __all__ = ["grow_levels_from_rows", "levels_from_rows_max_rows", "NODE_COLUMNS"]
 #: (the large nodes near the root with histograms over every thread and siblings by
 #: subtraction, as the grower's loop builds them, without its Python per level). Above,
 #: the loop grows the tree and hands over the nodes it would scan from their rows.
-#: Measured on 2 cores (Intel Xeon, AVX-512; 2026-11-29), binary, best of 4 runs per
-#: round: 50k x 20 depth 6 7.07 ms with 2**19 against 5.87 ms grown whole; 200k x 20
-#: 13.6 against 12.1 ms; 500k x 28 depth 8 65.0 against 63.4 ms (not raised that far:
-#: a level's large nodes keep a histogram each, at most rows / 1,024 of them).
+#: Measured on 2 cores (Intel Xeon, AVX-512; 2026-11-29; benchmarks/small_levels.py
+#: --whole-rows), binary, depth 6, 20 features, ms a round with 2**19 against grown
+#: whole: 50k rows 9.64 against 6.72, 100k 10.53 against 8.06, 200k 16.89 against 14.37;
+#: 500k x 28 depth 8 65.0 against 63.4 (not raised that far: a level's large nodes keep
+#: a histogram each, at most rows / 1,024 of them).
 LEVELS_FROM_ROWS_MAX_CELLS = 1 << 22
 
 #: Children of at least this many rows per bin (``n_bins``) have their histograms built

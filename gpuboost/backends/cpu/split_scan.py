@@ -100,6 +100,22 @@ def _score_given_weight(sum_gradients, sum_hessians, weight, reg_lambda, reg_alp
 
 
 @kernel
+def _candidate_sums(scratch_int, bin_, extra_g, extra_h, parent_g, parent_h, inverse_g, inverse_h):
+    """The float sums ``(G_L, H_L, G_R, H_R)`` of candidate ``bin_``: left = running sums
+    (``scratch_int`` rows 0, 1) plus ``extra``, right = parent minus left, times the
+    inverse scales (exact: the scales are powers of two, so these are the reference's
+    divisions bit for bit)."""
+    left_g = scratch_int[0, bin_] + extra_g
+    left_h = scratch_int[1, bin_] + extra_h
+    return (
+        left_g * inverse_g,
+        left_h * inverse_h,
+        (parent_g - left_g) * inverse_g,
+        (parent_h - left_h) * inverse_h,
+    )
+
+
+@kernel
 def _monotone_gains(
     scratch_int,
     extra_g,
@@ -124,12 +140,16 @@ def _monotone_gains(
     inverse_gradients = 1.0 / scale_gradients  # exact: the scales are powers of two
     inverse_hessians = 1.0 / scale_hessians
     for bin_ in range(n_candidates):
-        left_g = scratch_int[0, bin_] + extra_g
-        left_h = scratch_int[1, bin_] + extra_h
-        left_gradient = left_g * inverse_gradients
-        left_hessian = left_h * inverse_hessians
-        right_gradient = (parent_g - left_g) * inverse_gradients
-        right_hessian = (parent_h - left_h) * inverse_hessians
+        left_gradient, left_hessian, right_gradient, right_hessian = _candidate_sums(
+            scratch_int,
+            bin_,
+            extra_g,
+            extra_h,
+            parent_g,
+            parent_h,
+            inverse_gradients,
+            inverse_hessians,
+        )
         left_w = _bounded_weight(
             left_gradient, left_hessian, reg_lambda, reg_alpha, max_delta_step, lower, upper
         )
@@ -173,12 +193,16 @@ def _plain_gains(
     inverse_gradients = 1.0 / scale_gradients  # exact: the scales are powers of two
     inverse_hessians = 1.0 / scale_hessians
     for bin_ in range(n_candidates):
-        left_g = scratch_int[0, bin_] + extra_g
-        left_h = scratch_int[1, bin_] + extra_h
-        left_gradient = left_g * inverse_gradients
-        left_hessian = left_h * inverse_hessians
-        right_gradient = (parent_g - left_g) * inverse_gradients
-        right_hessian = (parent_h - left_h) * inverse_hessians
+        left_gradient, left_hessian, right_gradient, right_hessian = _candidate_sums(
+            scratch_int,
+            bin_,
+            extra_g,
+            extra_h,
+            parent_g,
+            parent_h,
+            inverse_gradients,
+            inverse_hessians,
+        )
         left_denominator = left_hessian + reg_lambda
         right_denominator = right_hessian + reg_lambda
         left_score = (
@@ -213,21 +237,19 @@ def _general_gains(
     inverse_gradients = 1.0 / scale_gradients  # exact: the scales are powers of two
     inverse_hessians = 1.0 / scale_hessians
     for bin_ in range(n_candidates):
-        left_g = scratch_int[0, bin_] + extra_g
-        left_h = scratch_int[1, bin_] + extra_h
-        left_hessian = left_h * inverse_hessians
-        right_hessian = (parent_h - left_h) * inverse_hessians
+        left_gradient, left_hessian, right_gradient, right_hessian = _candidate_sums(
+            scratch_int,
+            bin_,
+            extra_g,
+            extra_h,
+            parent_g,
+            parent_h,
+            inverse_gradients,
+            inverse_hessians,
+        )
         scratch_float[out, bin_] = (
-            _leaf_score(
-                left_g * inverse_gradients, left_hessian, reg_lambda, reg_alpha, max_delta_step
-            )
-            + _leaf_score(
-                (parent_g - left_g) * inverse_gradients,
-                right_hessian,
-                reg_lambda,
-                reg_alpha,
-                max_delta_step,
-            )
+            _leaf_score(left_gradient, left_hessian, reg_lambda, reg_alpha, max_delta_step)
+            + _leaf_score(right_gradient, right_hessian, reg_lambda, reg_alpha, max_delta_step)
         ) - parent_score
         scratch_float[out + 1, bin_] = left_hessian
         scratch_float[out + 2, bin_] = right_hessian
