@@ -432,12 +432,9 @@ def build_children_histograms(
 
 
 @kernel
-def _add_sparse_rows(
-    indptr, cells, gradients, hessians, sample_indices, start, stop, n_bins, histogram, moved
-):
+def _add_sparse_rows(indptr, cells, gradients, hessians, sample_indices, start, stop, histogram):
     """Add the non-default cells of rows ``sample_indices[start:stop]`` to ``histogram``
-    (n_cells,) and, per feature, their sums to ``moved`` (n_features, 3); returns the
-    rows' gradient and hessian totals."""
+    (n_cells,); returns the rows' gradient and hessian totals."""
     fields = np.int64(HIST_FIELDS)
     total_gradient = np.int64(0)
     total_hessian = np.int64(0)
@@ -448,14 +445,10 @@ def _add_sparse_rows(
         total_gradient += gradient
         total_hessian += hessian
         for entry in range(indptr[row], indptr[row + 1]):
-            cell = np.int64(cells[entry])
-            histogram[cell * fields] += gradient
-            histogram[cell * fields + 1] += hessian
-            histogram[cell * fields + 2] += np.int64(1)
-            feature = cell // n_bins
-            moved[feature, 0] += gradient
-            moved[feature, 1] += hessian
-            moved[feature, 2] += np.int64(1)
+            cell = np.int64(cells[entry]) * fields
+            histogram[cell] += gradient
+            histogram[cell + 1] += hessian
+            histogram[cell + 2] += np.int64(1)
     return total_gradient, total_hessian
 
 
@@ -482,8 +475,9 @@ def _build_sparse(
     a batch of fewer nodes than threads (the root, a level of one built child) keeps
     every thread busy: the ranges add into the node's histogram (the first) or one of
     their own, then the pieces are summed cell by cell (exact integers, in range
-    order), and every feature's default cell is the node's totals minus its other
-    cells."""
+    order). No entry is at its feature's default bin, so that cell is still zero: it
+    becomes the node's totals minus the feature's other cells, summed in one sequential
+    pass (not per entry, which would cost a second scattered update per entry)."""
     n_nodes = begins.shape[0]
     n_pairs = parent_rows.shape[0]
     n_features = default_bins.shape[0]
@@ -492,7 +486,6 @@ def _build_sparse(
     pieces = max(1, n_threads // max(1, n_nodes))
     n_units = n_nodes * pieces
     extra = np.zeros((n_nodes * (pieces - 1), n_cells), dtype=np.int64)
-    moved = np.zeros((n_units, n_features, HIST_FIELDS), dtype=np.int64)
     totals = np.zeros((n_units, 2), dtype=np.int64)
     for unit in prange(n_units):
         node = unit // pieces
@@ -506,16 +499,7 @@ def _build_sparse(
         else:
             histogram = extra[node * (pieces - 1) + piece - 1]
         totals[unit, 0], totals[unit, 1] = _add_sparse_rows(
-            indptr,
-            cells,
-            gradients,
-            hessians,
-            sample_indices,
-            start,
-            stop,
-            n_bins,
-            histogram,
-            moved[unit],
+            indptr, cells, gradients, hessians, sample_indices, start, stop, histogram
         )
     if pieces > 1:
         for chunk in prange(n_threads):
@@ -526,22 +510,26 @@ def _build_sparse(
                     part = extra[node * (pieces - 1) + piece - 1]
                     for cell in range(low, high):
                         out[node, cell] += part[cell]
-    for node in prange(n_nodes):
+    for unit in prange(n_nodes * pieces):
+        # The default cells of a range of features of one node.
+        node = unit // pieces
+        piece = unit - node * pieces
         histogram = out[node]
         total_gradient = np.int64(0)
         total_hessian = np.int64(0)
-        for piece in range(pieces):
-            total_gradient += totals[node * pieces + piece, 0]
-            total_hessian += totals[node * pieces + piece, 1]
+        for other in range(pieces):
+            total_gradient += totals[node * pieces + other, 0]
+            total_hessian += totals[node * pieces + other, 1]
         count = np.int64(ends[node] - begins[node])
-        for feature in range(n_features):
+        for feature in range(piece * n_features // pieces, (piece + 1) * n_features // pieces):
             moved_g = np.int64(0)
             moved_h = np.int64(0)
             moved_n = np.int64(0)
-            for piece in range(pieces):
-                moved_g += moved[node * pieces + piece, feature, 0]
-                moved_h += moved[node * pieces + piece, feature, 1]
-                moved_n += moved[node * pieces + piece, feature, 2]
+            first = feature * n_bins * fields
+            for cell in range(first, first + n_bins * fields, fields):
+                moved_g += histogram[cell]
+                moved_h += histogram[cell + 1]
+                moved_n += histogram[cell + 2]
             default = (feature * n_bins + np.int64(default_bins[feature])) * fields
             histogram[default] = total_gradient - moved_g
             histogram[default + 1] = total_hessian - moved_h
