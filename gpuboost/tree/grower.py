@@ -143,6 +143,17 @@ def unsplit_splits(nodes, parents):
     }
 
 
+def most_new_nodes(rows, depths, max_depth):
+    """An upper bound of the nodes the subtrees of nodes of ``rows`` rows at ``depths``
+    add (at least one level's): two per split, splits fewer than a subtree's rows and
+    than its ``2^levels`` below ``max_depth`` (0: no limit)."""
+    bound = 2 * np.maximum(rows - 1, 1)
+    if max_depth:
+        levels = np.clip(max_depth - depths, 1, 62)
+        bound = np.minimum(bound, (np.int64(1) << (levels + 1)) - 2)
+    return max(int(bound.sum()), 2 * len(rows))
+
+
 class NodeTable:
     """The nodes of a growing tree as host arrays, indexed by node id.
 
@@ -955,11 +966,8 @@ class TreeGrower:
             # The whole tree in splitter calls, the root's histogram and split included
             # (the loop would hand them the root's subtree at once).
             n_sums = self.splitter.n_sums
-            # Room for the whole tree (no table growth): two nodes per split, splits
-            # fewer than the rows and than 2**max_depth.
-            most = 2 * max(n_samples - 1, 1)
-            if self.policy.max_depth:
-                most = min(most, (1 << (min(self.policy.max_depth, 62) + 1)) - 2)
+            # Room for the whole tree: no table growth.
+            most = most_new_nodes(np.array([n_samples]), np.array([0]), self.policy.max_depth)
             self.nodes = NodeTable(n_sums, capacity=1 + most)
             root = self.nodes.add(begins, ends, [0], np.zeros((1, n_sums)), [n_samples])
             self.n_leaves = 1
@@ -1064,15 +1072,9 @@ class TreeGrower:
 
     def _most_new_nodes(self, parents):
         """An upper bound of the nodes the subtrees of ``parents`` add (at least one
-        level's): two per split, splits fewer than a subtree's rows and than its
-        ``2^levels`` below ``max_depth``."""
+        level's): :func:`most_new_nodes` of their rows and depths."""
         nodes = self.nodes
-        rows = nodes.count[parents]
-        bound = 2 * np.maximum(rows - 1, 1)
-        if self.policy.max_depth:
-            levels = np.clip(self.policy.max_depth - nodes.depth[parents], 1, 62)
-            bound = np.minimum(bound, (np.int64(1) << (levels + 1)) - 2)
-        return max(int(bound.sum()), 2 * len(parents))
+        return most_new_nodes(nodes.count[parents], nodes.depth[parents], self.policy.max_depth)
 
     # ---- speculative lossguide steps (LossguideDriver) ----------------------
     def _driver(self):

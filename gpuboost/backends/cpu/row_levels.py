@@ -104,6 +104,18 @@ NODE_COLUMNS = (
 )
 
 
+@kernel
+def _can_split(count, sum_hessians, depth, twice_data, twice_weight, scale_hessians, max_depth):
+    """The grower's can-split rule (``GradientRecords.can_split`` and ``max_depth``): at
+    least ``2 * min_data_in_leaf`` rows and ``2 * min_child_weight`` hessian, and a depth
+    below ``max_depth`` (0: no limit)."""
+    return (
+        count >= twice_data
+        and np.float64(sum_hessians) / scale_hessians >= twice_weight
+        and (max_depth == 0 or depth < max_depth)
+    )
+
+
 @kernel(parallel=True)
 def _grow_levels(
     X_binned,
@@ -198,10 +210,14 @@ def _grow_levels(
                 count[node] = end[node] - begin[node]
                 left[node] = right[node] = feature[node] = bin_[node] = -1
                 scanned[node] = False
-                splittable[i] = (
-                    count[node] >= twice_data
-                    and np.float64(sums[node, 1]) / scale_hessians >= twice_weight
-                    and (max_depth == 0 or depth[node] < max_depth)
+                splittable[i] = _can_split(
+                    count[node],
+                    sums[node, 1],
+                    depth[node],
+                    twice_data,
+                    twice_weight,
+                    scale_hessians,
+                    max_depth,
                 )
         else:
             if not (n_frontier > 0 and size + 2 * n_frontier <= capacity):
@@ -228,10 +244,14 @@ def _grow_levels(
                 for child in (lo, hi):
                     left[child] = right[child] = feature[child] = bin_[child] = -1
                     scanned[child] = False
-                    splittable[child - size] = (
-                        count[child] >= twice_data
-                        and np.float64(sums[child, 1]) / scale_hessians >= twice_weight
-                        and (max_depth == 0 or depth[child] < max_depth)
+                    splittable[child - size] = _can_split(
+                        count[child],
+                        sums[child, 1],
+                        depth[child],
+                        twice_data,
+                        twice_weight,
+                        scale_hessians,
+                        max_depth,
                     )
                 left[parent], right[parent] = lo, hi
                 if defer_final and not (splittable[2 * i] or splittable[2 * i + 1]):

@@ -404,15 +404,10 @@ class HistogramSplitter(GradientRecords):
             unsplit,
             scan_parents,
         )
-        if overflowed >= 0:  # the backend applied check_scores's rule: it raises
-            checked = np.flatnonzero(scanned[:new_size])
-            self.check_scores(
-                tree,
-                columns["sums"][checked, 0],
-                columns["sums"][checked, 1],
-                columns["count"][checked],
-                np.where(checked == overflowed, np.inf, columns["gain"][checked]),
-            )
+        if overflowed >= 0:  # the backend applied check_scores's rule: this raises
+            node = [overflowed]
+            sums = columns["sums"]
+            self.check_scores(tree, sums[node, 0], sums[node, 1], columns["count"][node], [np.inf])
         return new_size, frontier, unsplit[:n_unsplit].copy()
 
     def find_best_splits_mixed(
