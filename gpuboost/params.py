@@ -310,6 +310,25 @@ PARAMETERS = {
             aliases=("num_classes",),
         ),
         _P(
+            "num_target",
+            0,
+            "int",
+            "number of targets (label columns) of a multi-target model; 0 = from the "
+            "training labels (a 2-D label of k columns: k targets); written by training",
+            low=0,
+            aliases=("num_targets", "n_targets"),
+        ),
+        _P(
+            "multi_strategy",
+            "one_output_per_tree",
+            "str",
+            "several outputs (targets, classes): 'one_output_per_tree' (a tree per output "
+            "a round) or 'multi_output_tree' (one tree a round whose leaves hold a value "
+            "per output, its split gain summed over the outputs; docs/DESIGN.md "
+            "'Vector leaves')",
+            choices=("one_output_per_tree", "multi_output_tree"),
+        ),
+        _P(
             "huber_delta",
             1.0,
             "float",
@@ -624,6 +643,8 @@ SAVED_WHEN_SET = frozenset(
         "expectile_alpha",
         "aft_loss_distribution",
         "aft_loss_distribution_scale",
+        "num_target",
+        "multi_strategy",
     }
 )
 

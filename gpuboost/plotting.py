@@ -149,7 +149,9 @@ def plot_metric(evals_result, metric=None, ax=None, title="Metric during trainin
 # ---- trees ------------------------------------------------------------------------
 def _node_label(tree, node, feature_names, precision, categories=None):
     if tree.feature[node] < 0:
-        return f"leaf={tree.value[node]:.{precision}g}"
+        values = np.atleast_1d(tree.value[node])
+        text = ",".join(f"{v:.{precision}g}" for v in values)
+        return f"leaf={text}" if len(values) == 1 else f"leaf=[{text}]"
     feature = int(tree.feature[node])
     name = feature_names[feature] if feature_names is not None else f"f{feature}"
     if tree.is_categorical[node]:  # the categories going left (by label)

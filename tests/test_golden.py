@@ -135,6 +135,18 @@ def _interval_data(n_rows=360, seed=19):
     return X, np.column_stack([lower, upper])
 
 
+def _targets_data():
+    """Three targets sharing features (a 2-D label: several targets)."""
+    X, y = _regression_data(seed=20)
+    noise = 0.3 * normal(np.random.default_rng(20), (len(y), 2))
+    return X, np.column_stack([y, 0.5 * y - X[:, 0] + noise[:, 0], (X[:, 3] > 0) + noise[:, 1]])
+
+
+def _multilabel_data():
+    X, y = _targets_data()
+    return X, (y > np.median(y, axis=0)).astype(np.float64)
+
+
 def _ranking_data(n_queries=30, seed=17):
     rng = np.random.default_rng(seed)
     sizes = rng.integers(5, 15, size=n_queries)
@@ -154,6 +166,8 @@ DATA = {
     "onehot": _onehot_data,
     "survival": _survival_data,
     "intervals": _interval_data,
+    "targets": _targets_data,
+    "multilabel": _multilabel_data,
 }
 
 #: name -> (data, params, number of rounds, hash)
@@ -238,6 +252,32 @@ CONFIGURATIONS = {
         "tweedie",
         {"objective": "reg:tweedie", "tweedie_variance_power": 1.3, "max_depth": 3},
     ),
+    "targets_per_output": ("targets", {"max_depth": 3}),
+    "targets_vector_leaves": (
+        "targets",
+        {
+            "multi_strategy": "multi_output_tree",
+            "max_depth": 4,
+            "subsample": 0.8,
+            "colsample_bynode": 0.8,
+            "reg_alpha": 0.2,
+            "seed": 9,
+        },
+    ),
+    "multilabel_vector_leaves": (
+        "multilabel",
+        {"objective": "binary:logistic", "multi_strategy": "multi_output_tree", "max_depth": 3},
+    ),
+    "softprob_vector_leaves": (
+        "multiclass",
+        {
+            "objective": "multi:softprob",
+            "num_class": 3,
+            "multi_strategy": "multi_output_tree",
+            "grow_policy": "lossguide",
+            "max_leaves": 7,
+        },
+    ),
     "approx": ("regression", {"tree_method": "approx", "max_bin": 31, "max_depth": 4}),
     "exact": ("regression", {"tree_method": "exact", "max_depth": 4}),
     "bundled": ("onehot", {"enable_bundle": True, "max_depth": 4, "max_bin": 63}),
@@ -314,6 +354,7 @@ GOLDEN = {
     "logistic_goss": "74ed4be5fef5f5e85679fbddd46175690529264a66a55d6aec152cc62aa2aa57",
     "logistic_gradient_based": "746a9826e25113e73c81aa6900379990ea81c214b7265be6e2373dde0ad31ed0",
     "logistic_sampled": "924c8c741878f245207e5aa7b35e012e3ae27de328d248e310a74b7bfd6ddc2d",
+    "multilabel_vector_leaves": "2a6b3420dae4ebbb003fe236a5c5c846786b1ce0c913d34911b5ad9f409e7d6a",
     "poisson": "2317ecbf77cc1cb2992f61d1cdb5551edc808f12ee050b945d9b0e6c1a1c3125",
     "quantile": "722169993940b0273cb4ddf7308c1b1dedd2ef3b6eb3c2bed74528ce2a416bd6",
     "quantile_levels": "3f04f167d344e6f3fae732b3b2bb8a1f85d3d2020af0f2593182cfcc8074579d",
@@ -323,8 +364,11 @@ GOLDEN = {
     "regularized": "7bc03de4427acdb880df2da5123cf56f8bb5d93c0f93b284c5f7cc11d04dbdb4",
     "softmax_lossguide": "b99e8f5a5194519a1bd83d5e24679f0c04a241ccc3130bcfb30c2a1697669176",
     "softprob": "05e5898b02ca69ac151541f40fc30103b9e6e1c51b559dd9c3f2f7d7b0fdb184",
+    "softprob_vector_leaves": "0e0c4614c92643f6bf44fd4fcca46c8f74ea187ff00eb519465c6a89022fe7b3",
     "squarederror_depthwise": "9609304eb28cf97f7741288b2efd0a694bfd5d39eb99bb18276a1821fd8483e9",
     "squarederror_lossguide": "b96e5cb0552e76ebae02e97a79fb57f74918f22839d25c548216c2817fceca4d",
+    "targets_per_output": "a66823b412957d368ba4a5be93cbd8972fee29fa8678bf88f06550887bfc503c",
+    "targets_vector_leaves": "53c0f1e7db22664421c198b7a23a00572a2b1aa27d79c3a3225606c6e4477825",
     "tweedie": "cd392d894900df9bdccfb4752acc1d1a2a3fe67f026f7b58b4c1bdeeb599115f",
     "weights_and_max_bin": "50c213fc6e0f7965c1ee1d2f359c590e8e13e42eb1910f00269aa751193b9355",
 }
@@ -382,6 +426,7 @@ EMULATED_IN_THE_FAST_TIER = {
     "quantile",
     "rank_ndcg",
     "squarederror_depthwise",
+    "targets_vector_leaves",
 }
 
 

@@ -22,6 +22,7 @@ from ..core.array import ArrayLike
 from ..core.dtypes import SAMPLE_INDEX_DTYPE
 from ..core.quantize import quantize, quantize_with_scale
 from ..core.random import row_uniforms
+from ..core.vector_split import find_best_vector_splits
 from .categorical import partition_categorical
 
 if TYPE_CHECKING:  # annotations only
@@ -268,6 +269,48 @@ class Backend:
     def stack_histograms(self, histograms: Sequence[ArrayLike]) -> ArrayLike:
         """Concatenate node histograms along the node axis."""
         return self.xp.concatenate(histograms, axis=0)
+
+    def build_output_histograms(
+        self,
+        data: DeviceData,
+        output_columns: Sequence[tuple[ArrayLike, ArrayLike]],
+        sample_indices: ArrayLike,
+        begins: Sequence[int],
+        ends: Sequence[int],
+    ) -> ArrayLike:
+        """Histograms of several outputs (vector-leaf trees), (n_nodes, n_features,
+        n_bins, 3k) int64: output ``t``'s :meth:`build_histograms` of its quantized
+        columns ``output_columns[t]`` in fields ``3t .. 3t + 2``
+        (gpuboost.core.vector_split.output_fields). This definition builds them one
+        after the other; a backend may build all in one pass (the same integers)."""
+        built = [
+            self.build_histograms(data, gradients, hessians, sample_indices, begins, ends)
+            for gradients, hessians in output_columns
+        ]
+        return built[0] if len(built) == 1 else self.xp.concatenate(built, axis=-1)
+
+    def find_best_vector_splits(
+        self,
+        data: DeviceData,
+        histograms: ArrayLike,
+        scales: Sequence[tuple[float, float]],
+        params: SplitParams,
+        feature_mask: np.ndarray | None,
+    ) -> dict[str, np.ndarray]:
+        """The best split of every node of vector-leaf histograms by the gain summed
+        over the outputs: :func:`gpuboost.core.vector_split.find_best_vector_splits`
+        (its definition, in this backend's array module; a backend may run a compiled
+        kernel, bit for bit). ``scales``: per output ``(scale_gradients,
+        scale_hessians)``; returns host arrays."""
+        return find_best_vector_splits(
+            self.xp,
+            histograms,
+            scales,
+            np.asarray(data.n_value_bins),
+            data.missing_bin,
+            params,
+            feature_mask,
+        )
 
     def find_best_splits(
         self,

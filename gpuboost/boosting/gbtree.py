@@ -35,7 +35,13 @@ from ..tree.constraints import InteractionConstraints, resolve_interactions, res
 from ..tree.feature_sampler import FeatureSampler
 from ..tree.grower import GrowthPolicy, TreeGrower
 from ..tree.sampling import sample_rows, sampled_row_weights
-from ..tree.splitters import HistogramSplitter, TreeInput, make_splitter
+from ..tree.splitters import (
+    HISTOGRAM_METHODS_WITH_BUNDLING,
+    HistogramSplitter,
+    MultiOutputSplitter,
+    TreeInput,
+    make_splitter,
+)
 from .loop import (
     EvalSet,
     bind_binning,
@@ -49,6 +55,8 @@ from .loop import (
 __all__ = [
     "GBTreeLearner",
     "ROW_STREAMS_PER_ROUND",
+    "bind_targets",
+    "check_vector_leaves",
     "check_trees_per_round",
     "split_settings",
     "training_objective",
@@ -125,6 +133,52 @@ def uses_class_weights(params):
             f"weights (Dataset(weight=...)) instead."
         )
     return True
+
+
+def bind_targets(params, dtrain):
+    """Record the training labels' number of targets in ``params['num_target']`` (in
+    place; left 0 for one): a label of shape (n_rows, k) has k targets.
+
+    Raises
+    ------
+    ValueError
+        ``num_target`` given and not the labels' number of columns.
+    """
+    n_targets = getattr(dtrain, "n_targets", 1)
+    given = params["num_target"]
+    if given not in (0, n_targets) and not (given == 1 and n_targets == 1):
+        raise ValueError(
+            f"num_target={given}, but dtrain's label has {n_targets} column(s): leave "
+            f"num_target out (it is read from the labels) or give labels of shape "
+            f"(n_rows, {given})."
+        )
+    params["num_target"] = n_targets if n_targets > 1 else 0
+
+
+def check_vector_leaves(params, dtrain, split_params, objective):
+    """Raise ValueError naming what vector-leaf trees (``multi_strategy=
+    'multi_output_tree'``) do not take: ``tree_method`` other than 'hist', categorical
+    features, monotone constraints, gradient-based row sampling (GOSS,
+    ``sampling_method='gradient_based'``), DART, objectives that refit their leaves."""
+    problems = []
+    if params["tree_method"] not in HISTOGRAM_METHODS_WITH_BUNDLING:
+        problems.append(f"tree_method={params['tree_method']!r} (use 'hist')")
+    if getattr(dtrain, "categories", None) is not None:
+        problems.append("categorical features (encode them as numbers)")
+    if split_params.monotone:
+        problems.append("monotone_constraints")
+    if params["data_sample_strategy"] == "goss" or params["sampling_method"] == "gradient_based":
+        problems.append("gradient-based row sampling (GOSS, sampling_method='gradient_based')")
+    if params["booster"] == "dart":
+        problems.append("booster='dart'")
+    if objective.has_leaf_refit:
+        problems.append(f"objective {objective.name!r}, which refits its leaves")
+    if problems:
+        raise ValueError(
+            f"multi_strategy='multi_output_tree' (vector leaves) does not take "
+            f"{'; '.join(problems)}: change these, or train "
+            f"multi_strategy='one_output_per_tree'."
+        )
 
 
 def training_objective(params):
@@ -207,10 +261,10 @@ def _make_booster(params, objective, dtrain, init_model, weight):
         )
         return booster, before
     if params["base_score"] is not None:
-        base_margin = objective.base_score_to_margin(params["base_score"])
+        base_margin = objective.target_base_score_to_margin(params["base_score"])
     else:
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            base_margin = objective.base_margin(dtrain.label, weight)
+            base_margin = objective.target_base_margin(dtrain.label, weight)
     if not np.all(np.isfinite(base_margin)):
         raise ValueError(
             f"The initial prediction (base margin) {np.asarray(base_margin).tolist()} "
@@ -330,6 +384,7 @@ class GBTreeLearner:
         bind_binning(params, given_params, dtrain)
         if obj is not None:
             params["objective"] = obj
+        bind_targets(params, dtrain)
         weight = _training_weights(params, dtrain)
         objective = training_objective(params)
         objective.check_labels(dtrain.label)
@@ -379,7 +434,13 @@ class GBTreeLearner:
             else None
         )
         # tree_method='exact' or feature bundles; None ('approx'): one per tree.
-        self.splitter = make_splitter(params, backend, self.data, dtrain)
+        if booster.vector_leaves:
+            check_vector_leaves(params, dtrain, self.split_params, objective)
+            self.splitter = MultiOutputSplitter(
+                backend, self.data, dtrain.bin_mapper.thresholds_for_bins, booster.n_outputs
+            )
+        else:
+            self.splitter = make_splitter(params, backend, self.data, dtrain)
 
     def update(self, round_index):
         """Grow one round's trees (``num_parallel_tree`` per output) and update the margins."""
@@ -409,6 +470,12 @@ class GBTreeLearner:
         # take their places forest after forest (the outputs' trees are independent:
         # each reads and updates its own margin column, so the order changes no byte).
         n_parallel = params["num_parallel_tree"]
+        if self.booster.vector_leaves:  # one tree for every output, forest after forest
+            trees = [
+                self._grow_vector(round_index, position, gradients, hessians, params, split_params)
+                for position in range(n_parallel)
+            ]
+            return trees, round_values(params)
         trees = [None] * (n_outputs * n_parallel)
         for output in range(n_outputs):  # plain loops: a comprehension's closure would keep
             column_g = xp.ascontiguousarray(gradients[:, output])  # the arrays of a failed
@@ -531,6 +598,81 @@ class GBTreeLearner:
             for eval_set in self.eval_sets:
                 if not eval_set.is_train:
                     eval_set.margins[:, output] += backend.predict_tree_raw(eval_set.features, tree)
+        _check_finite_tree(tree, round_index)
+        return tree
+
+    def _grow_vector(self, round_index, position, gradients, hessians, params, split_params):
+        """One vector-leaf tree, ``position`` in its round, of every output's gradient
+        and hessian columns ``gradients``, ``hessians`` (n_rows, k): sample, quantize
+        each output, grow, update every output's margins (docs/DESIGN.md "Vector
+        leaves")."""
+        backend, xp, timer = self.backend, self.backend.xp, self.timer
+        with timer.phase("sample"):  # uniform row sampling only (check_vector_leaves)
+            sample_indices, multipliers = sample_rows(
+                backend,
+                params,
+                gradients[:, 0],
+                hessians[:, 0],
+                params["seed"],
+                round_index * ROW_STREAMS_PER_ROUND + position,
+            )
+        with timer.phase("quantize"):
+            columns, quantisers = [], []
+            for output in range(gradients.shape[1]):
+                column_g = xp.ascontiguousarray(gradients[:, output])
+                column_h = xp.ascontiguousarray(hessians[:, output])
+                if multipliers is not None:  # before quantization: sums stay exact
+                    column_g, column_h = column_g * multipliers, column_h * multipliers
+                (quantized_g, scale_g), (quantized_h, scale_h) = backend.quantize_gradients(
+                    column_g, column_h
+                )
+                columns.append((quantized_g, quantized_h))
+                quantisers.append(GradientQuantiser(scale_g, scale_h))
+        tree_input = TreeInput(
+            columns[0][0],
+            columns[0][1],
+            quantisers[0],
+            sample_indices,
+            split_params,
+            tree_learning_rate(params),
+            output_columns=tuple(columns),
+            output_quantisers=tuple(quantisers),
+        )
+        sampler = FeatureSampler(
+            self.dtrain.n_features,
+            params,
+            partial(host_rng, params["seed"], round_index, position),
+            self.dtrain.feature_weights,
+        )
+        interactions = (
+            None
+            if self.interaction_groups is None
+            else InteractionConstraints(self.interaction_groups, self.dtrain.n_features)
+        )
+        grown = TreeGrower(
+            self.splitter, tree_input, self.policy, sampler, timer, interactions
+        ).grow()
+        tree = grown.tree
+        with timer.phase("predict_update"):
+            for output in range(tree.n_outputs):
+                if grown.sample_indices.shape[0] == self.dtrain.n_rows:  # every row in a leaf
+                    backend.add_leaf_values(
+                        self.margins,
+                        output,
+                        grown.sample_indices,
+                        grown.leaf_begins,
+                        grown.leaf_ends,
+                        tree.value[grown.leaf_nodes, output],
+                    )
+                else:
+                    self.margins[:, output] += backend.predict_tree_binned(
+                        self.splitter.partition_data, tree.output_tree(output)
+                    )
+                for eval_set in self.eval_sets:
+                    if not eval_set.is_train:
+                        eval_set.margins[:, output] += backend.predict_tree_raw(
+                            eval_set.features, tree.output_tree(output)
+                        )
         _check_finite_tree(tree, round_index)
         return tree
 

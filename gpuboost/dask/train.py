@@ -94,6 +94,12 @@ def check_distributed_params(params):
             "sampling_method='gradient_based' (its threshold is solved over all rows' "
             "quantized gradient magnitudes)"
         )
+    if params["multi_strategy"] == "multi_output_tree" or params["num_target"] > 1:
+        refusals.append(
+            "multi_strategy='multi_output_tree' or several targets (num_target; the "
+            "workers' histograms and label columns are of one output a tree: train one "
+            "model per target)"
+        )
     objective = params["objective"]
     if not callable(objective):
         if get_objective(objective, params).has_leaf_refit:  # huber_alpha: reg:huber's

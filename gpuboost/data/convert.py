@@ -439,11 +439,19 @@ def check_finite(name, values, unit="row"):
 
 
 def check_label(label, n_rows):
-    """``label`` as a float64 vector of ``n_rows`` finite values (None stays None);
-    ValueError otherwise."""
+    """``label`` as a float64 vector of ``n_rows`` finite values, or for several targets
+    (shape (n_rows, k), k > 1) a C-ordered float64 matrix (None stays None); ValueError
+    otherwise."""
     if label is None:
         return None
-    label = np.array(as_vector("label", label, n_rows), dtype=Y_DTYPE)
+    values = as_array(label)
+    if values.ndim == 2 and values.shape[1] > 1:  # several targets: one column each
+        check_numeric_dtype("label", values)
+        if len(values) != n_rows:
+            raise ValueError(f"label has {len(values)} rows, but X has {n_rows} rows.")
+        label = np.array(values, dtype=Y_DTYPE, order="C")
+    else:
+        label = np.array(as_vector("label", values, n_rows), dtype=Y_DTYPE)
     check_finite("label", label)
     return label
 

@@ -135,7 +135,7 @@ _CODES = object()
 # --------------------------------------------------------------------------- #
 
 
-def label_arguments(label):
+def label_arguments(label, bounds=None):
     """The :class:`Dataset` keyword(s) for a label array: ``label``, or for interval
     labels (shape (n, 2), ``[lower, upper]``; ``survival:aft``) ``label_lower_bound`` and
     ``label_upper_bound`` (what a Dataset's ``label`` holds after
@@ -143,13 +143,18 @@ def label_arguments(label):
 
     Parameters
     ----------
-    label : ndarray of shape (n,) or (n, 2), or None
+    label : ndarray of shape (n,), (n, 2) or (n, k), or None
+    bounds : bool or None
+        Whether ``label`` holds interval labels; None: those of shape (n, 2) do (the
+        callers that never see several targets).
 
     Returns
     -------
     dict
     """
-    if label is not None and np.ndim(label) == 2 and np.shape(label)[1] == 2:
+    if bounds is None:
+        bounds = label is not None and np.ndim(label) == 2 and np.shape(label)[1] == 2
+    if bounds:
         return {"label_lower_bound": label[:, 0], "label_upper_bound": label[:, 1]}
     return {"label": label}
 
@@ -582,7 +587,9 @@ class Dataset:
         return Dataset(
             features,
             categorical_features=_CODES,
-            **label_arguments(None if self._label is None else self._label[rows]),
+            **label_arguments(
+                None if self._label is None else self._label[rows], self.has_label_bounds
+            ),
             weight=None if self._weight is None else self._weight[rows],
             base_margin=None if self._base_margin is None else self._base_margin[rows],
             feature_names=self.feature_names if self.has_feature_names else None,
@@ -724,6 +731,7 @@ class Dataset:
     def set_label(self, label: Optional[ArrayLike]) -> None:
         """Set (or with None, remove) the label; validated as in the constructor."""
         self._label = check_label(host_vector(label), self.n_rows)
+        self._label_bounds = False
         self._backend_cache.clear()
 
     def set_label_bounds(
@@ -735,12 +743,20 @@ class Dataset:
         self._label = check_label_bounds(
             host_vector(label_lower_bound), host_vector(label_upper_bound), self.n_rows
         )
+        self._label_bounds = self._label is not None
         self._backend_cache.clear()
 
     @property
     def has_label_bounds(self) -> bool:
         """Whether the labels are intervals (``label_lower_bound`` / ``label_upper_bound``)."""
-        return self._label is not None and self._label.ndim == 2
+        return self._label is not None and self._label_bounds
+
+    @property
+    def n_targets(self) -> int:
+        """Label columns: k for a label of shape (n_rows, k) (several targets), else 1."""
+        if self._label is None or self._label_bounds or self._label.ndim == 1:
+            return 1
+        return int(self._label.shape[1])
 
     @property
     def label_lower_bound(self) -> Optional[np.ndarray]:

@@ -74,10 +74,13 @@ LEVEL_SEPARATOR = ","
 # ---------------------------------------------------------------------------
 
 
-def _as_labels(xp, y, bounds=False):
+def _as_labels(xp, y, bounds=False, targets=False):
     """Return labels as a float64 array of shape (n_samples,), or with ``bounds`` the
-    interval labels of shape (n_samples, 2)."""
+    interval labels of shape (n_samples, 2), or with ``targets`` also several targets'
+    labels of shape (n_samples, k)."""
     y = xp.asarray(y, dtype=Y_DTYPE)
+    if targets and not bounds and y.ndim == 2 and y.shape[1] > 1 and y.shape[0] > 0:
+        return y
     if bounds:
         if y.ndim != 2 or y.shape[1] != 2 or y.shape[0] == 0:
             raise ValueError(
@@ -191,6 +194,9 @@ class Metric:
     higher_is_better = False
     takes_label_bounds = False
     takes_margins = False
+    #: Whether ``y`` may hold several targets, shape (n_samples, k), with predictions of
+    #: that shape (the pointwise metrics: the weighted mean over every row and target).
+    takes_targets = False
 
     def for_training(self, params):
         """The metric as a training with validated ``params`` evaluates it (the metrics
@@ -218,7 +224,7 @@ class Metric:
         value : float
         """
         xp = get_array_module(y, pred, weight)
-        y = _as_labels(xp, y, self.takes_label_bounds)
+        y = _as_labels(xp, y, self.takes_label_bounds, self.takes_targets)
         return float(self._evaluate(xp, y, pred, weight, group))
 
     def _evaluate(self, xp, y, pred, weight, group):
@@ -230,10 +236,29 @@ class Metric:
 
 
 class _PointwiseMetric(Metric):
-    """Weighted mean of a per-row loss of one-dimensional predictions."""
+    """Weighted mean of a per-row loss of one-dimensional predictions; for several
+    targets (``y`` and ``pred`` of shape (n_samples, k)) the weighted mean over every
+    row and target (XGBoost's), the rows' entries in row-major order, each with its
+    row's weight."""
+
+    takes_targets = True
 
     def _evaluate(self, xp, y, pred, weight, group):
         n_samples = y.shape[0]
+        if y.ndim == 2:  # several targets: one entry per row and target
+            pred = xp.asarray(pred, dtype=Y_DTYPE)
+            if pred.shape != y.shape:
+                raise ValueError(
+                    f"pred must have shape {y.shape} to match y (several targets), got "
+                    f"shape {pred.shape}; interval labels (label_lower_bound / "
+                    f"label_upper_bound): only the survival:aft metrics take them "
+                    f"(aft-nloglik, interval-regression-accuracy)"
+                )
+            weight = _as_sample_weight(xp, weight, n_samples)
+            n_targets = y.shape[1]
+            y, pred = y.reshape(-1), pred.reshape(-1)
+            weight = None if weight is None else xp.repeat(weight, n_targets)
+            n_samples = y.shape[0]
         pred = _as_single_output_predictions(xp, pred, n_samples)
         weight = _as_sample_weight(xp, weight, n_samples)
         mean_loss = reproducible_mean(xp, self._pointwise_loss(xp, y, pred), weight)

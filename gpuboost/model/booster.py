@@ -115,7 +115,9 @@ class Booster:
     by round: round ``r`` holds trees ``r * T .. (r + 1) * T - 1`` where ``T =
     n_outputs * num_parallel_tree`` (:attr:`trees_per_round`), forest after forest
     (tree ``r * T + p * n_outputs + k`` is the ``p``-th tree of output ``k``), so tree
-    ``i`` adds to output ``i % n_outputs``.
+    ``i`` adds to output ``i % n_outputs``. Vector-leaf models (:attr:`vector_leaves`)
+    have ``T = num_parallel_tree`` trees a round, each adding ``value[:, k]`` to every
+    output ``k``.
 
     Attributes
     ----------
@@ -223,9 +225,18 @@ class Booster:
         self.params.update(checked_round_values(per_round))
 
     @property
+    def vector_leaves(self):
+        """Whether a round grows one tree for every output, its leaves holding a value
+        per output (``multi_strategy='multi_output_tree'`` with several outputs;
+        docs/DESIGN.md "Vector leaves")."""
+        return self.n_outputs > 1 and self.params.get("multi_strategy") == "multi_output_tree"
+
+    @property
     def trees_per_round(self):
-        """Trees a round adds: ``n_outputs * num_parallel_tree``."""
-        return self.n_outputs * self.params.get("num_parallel_tree", 1)
+        """Trees a round adds: ``n_outputs * num_parallel_tree`` (``num_parallel_tree``
+        vector-leaf trees where :attr:`vector_leaves`)."""
+        per_output = 1 if self.vector_leaves else self.n_outputs
+        return per_output * self.params.get("num_parallel_tree", 1)
 
     def num_boosted_rounds(self) -> int:
         """Number of boosting rounds (trees / :attr:`trees_per_round`)."""
@@ -452,13 +463,19 @@ class Booster:
         kept = (
             [i for i in range(first, last) if i not in dropped] if dropped else range(first, last)
         )
-        outputs = [i % self.n_outputs for i in kept]
         if self.weight_drop is None:
-            return [self.trees[i] for i in kept], outputs
-        trees = [
-            self.trees[i].replaced(value=self.trees[i].value * self.weight_drop[i]) for i in kept
-        ]
-        return trees, outputs
+            trees = [self.trees[i] for i in kept]
+        else:
+            trees = [
+                self.trees[i].replaced(value=self.trees[i].value * self.weight_drop[i])
+                for i in kept
+            ]
+        if not self.vector_leaves:
+            return trees, [i % self.n_outputs for i in kept]
+        # A vector-leaf tree adds to every output: as the trees of its outputs, in
+        # output order (each output's margins get the same additions as in training).
+        outputs = list(range(self.n_outputs))
+        return [tree.output_tree(t) for tree in trees for t in outputs], outputs * len(trees)
 
     def _predict_backend(self, device_input=None):
         """The backend of a prediction: the model's device ('auto': the CPU); for device
@@ -786,7 +803,8 @@ class Booster:
         Columns: ``Tree``, ``Node``, ``ID`` (``'<tree>-<node>'``), ``Feature`` (the
         name, ``'Leaf'`` for leaves), ``Split`` (the threshold: ``x <= Split`` goes to
         ``Yes``; NaN for leaves), ``Yes``, ``No``, ``Missing`` (node IDs; NaN for
-        leaves), ``Gain`` (the split's gain; for a leaf its value, as XGBoost), ``Cover``
+        leaves), ``Gain`` (the split's gain; for a leaf its value, as XGBoost; a vector
+        leaf's list of values), ``Cover``
         (hessian sum) and ``Count`` (rows). Sorted by tree, then node. A model with
         categorical features has one more column, ``Category`` (XGBoost's name): the
         labels going to ``Yes`` at a categorical split (``Split`` is then NaN), None
@@ -827,7 +845,7 @@ class Booster:
                 )
                 for column, child in (("Yes", left), ("No", right), ("Missing", missing)):
                     columns[column].append(None if leaf else f"{index}-{child}")
-                columns["Gain"].append(float(tree.value[node] if leaf else tree.gain[node]))
+                columns["Gain"].append(tree.leaf_value(node) if leaf else float(tree.gain[node]))
                 columns["Cover"].append(float(tree.cover[node]))
                 columns["Count"].append(int(tree.count[node]))
         return pandas.DataFrame(columns)

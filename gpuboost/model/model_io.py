@@ -51,6 +51,13 @@ Version 5 (written only by models of several quantile or expectile levels: param
 ``quantile_alpha`` or ``expectile_alpha`` a list, one output per level) allows what
 versions 2 to 4 add. Versions 1 to 4 load as before.
 
+Version 6 (written only by models of several targets or of vector leaves: params
+``num_target`` above 1, or ``multi_strategy`` 'multi_output_tree'; docs/DESIGN.md
+"Vector leaves") allows what versions 2 to 5 add; a vector-leaf model (``multi_strategy``
+'multi_output_tree' and ``n_outputs`` above 1) stores ``num_parallel_tree`` trees a round,
+and each tree's ``value`` as one list of ``n_outputs`` finite numbers per node. Versions 1
+to 5 load as before.
+
 Floats are written with Python's shortest round-trip repr, so save -> load is
 exact and the same model always gives the same bytes. Loading uses only
 ``json.loads`` and explicit validation (never pickle, never eval): every tree
@@ -118,11 +125,15 @@ ROUND_PARAMS_FORMAT_VERSION = 3
 #: (``learner.weight_drop``); categories and round_params optional.
 FOREST_FORMAT_VERSION = 4
 #: Version written by models of several levels (``quantile_alpha`` / ``expectile_alpha``
-#: lists); what versions 2 to 4 add optional; the newest version.
+#: lists); what versions 2 to 4 add optional.
 LEVELS_FORMAT_VERSION = 5
-FORMAT_VERSION = LEVELS_FORMAT_VERSION
+#: Version written by models of several targets (``num_target`` > 1) or of vector leaves
+#: (``multi_strategy='multi_output_tree'``; trees' ``value`` lists of lists); what
+#: versions 2 to 5 add optional; the newest version.
+VECTOR_FORMAT_VERSION = 6
+FORMAT_VERSION = VECTOR_FORMAT_VERSION
 BASE_FORMAT_VERSION = 1
-SUPPORTED_VERSIONS = (1, 2, 3, 4, 5)
+SUPPORTED_VERSIONS = (1, 2, 3, 4, 5, 6)
 #: Parameters that may hold several levels (a list: version 5).
 LEVEL_PARAMS = ("quantile_alpha", "expectile_alpha")
 #: Largest model file read (guards against reading a huge unrelated file).
@@ -153,8 +164,20 @@ def _has_levels(params):
     return any(isinstance(params.get(name), list) for name in LEVEL_PARAMS)
 
 
+def _has_targets(params):
+    """Whether ``params`` name several targets or vector leaves (version 6)."""
+    return params.get("num_target", 0) > 1 or params.get("multi_strategy") == "multi_output_tree"
+
+
+def _vector_leaves(params, n_outputs):
+    """Whether a model's trees hold a value per output (as ``Booster.vector_leaves``)."""
+    return n_outputs > 1 and params.get("multi_strategy") == "multi_output_tree"
+
+
 def _required_version(params):
     """The version ``params`` need (None: versions 1 to 3, as the rest of the model says)."""
+    if _has_targets(params):
+        return VECTOR_FORMAT_VERSION
     if _has_levels(params):
         return LEVELS_FORMAT_VERSION
     if _is_forest(params):
@@ -395,10 +418,12 @@ def _validate_category_sets(data, arrays, categories, n_nodes, tree_index):
     arrays["cat_offsets"], arrays["cat_bits"] = offsets, bits
 
 
-def validate_tree_dict(data, n_features, tree_index=0, categories=None):
+def validate_tree_dict(data, n_features, tree_index=0, categories=None, n_values=1):
     """Check one tree's dict and return the Tree; ValueError on any inconsistency.
 
-    ``categories``: the model's labels per feature (None without categorical features).
+    ``categories``: the model's labels per feature (None without categorical features);
+    ``n_values``: values per node (above 1: a vector-leaf tree, ``value`` one list of
+    ``n_values`` numbers per node).
     """
     if not isinstance(data, dict):
         _fail(f"tree {tree_index} is not an object")
@@ -410,9 +435,17 @@ def validate_tree_dict(data, n_features, tree_index=0, categories=None):
     int32_max = np.iinfo(np.int32).max
     for name, dtype in TREE_ARRAYS.items():
         integer = np.issubdtype(dtype, np.integer) or dtype == np.bool_
-        values = _number_list(
-            _require(data, name, list, f"tree {tree_index} field "), name, integer, tree_index
-        )
+        values = _require(data, name, list, f"tree {tree_index} field ")
+        if name == "value" and n_values > 1:
+            for row in values:
+                if not isinstance(row, list) or len(row) != n_values:
+                    _fail(
+                        f"tree {tree_index}: 'value' must hold one list of {n_values} "
+                        f"numbers per node (vector leaves)"
+                    )
+                _number_list(row, name, integer, tree_index)
+        else:
+            values = _number_list(values, name, integer, tree_index)
         if n_nodes is None:
             n_nodes = len(values)
             if n_nodes == 0:
@@ -583,14 +616,16 @@ def _state_from_json(text):
         _fail(
             f"these params need version {required} of the format (version 4: "
             f"num_parallel_tree above 1 or booster 'dart'; version 5: several quantile or "
-            f"expectile levels), not version {version}"
+            f"expectile levels; version 6: several targets or multi_output_tree), not "
+            f"version {version}"
         )
     if required is None and version >= FOREST_FORMAT_VERSION:
         _fail(
-            f"version {version} is written by forests and DART (4) or models of several "
-            f"levels (5); these params are neither"
+            f"version {version} is written by forests and DART (4), models of several "
+            f"levels (5) or of several targets or vector leaves (6); these params are none"
         )
-    per_round = n_outputs * params["num_parallel_tree"]
+    vector = _vector_leaves(params, n_outputs)
+    per_round = (1 if vector else n_outputs) * params["num_parallel_tree"]
     if len(trees_data) % per_round:
         _fail(f"{len(trees_data)} trees is not a whole number of rounds of {per_round}")
     categories = learner.get("categories")
@@ -617,7 +652,10 @@ def _state_from_json(text):
             _fail(f"bad categories: {error}")
         if categories is None:
             _fail("'categories' names no categorical feature")
-    trees = [validate_tree_dict(t, n_features, i, categories) for i, t in enumerate(trees_data)]
+    n_values = n_outputs if vector else 1
+    trees = [
+        validate_tree_dict(t, n_features, i, categories, n_values) for i, t in enumerate(trees_data)
+    ]
     n_rounds = len(trees) // per_round
     if best_iteration is not None and best_iteration >= max(n_rounds, 1):
         _fail(f"best_iteration {best_iteration} is beyond the {n_rounds} rounds")

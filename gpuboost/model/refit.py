@@ -42,6 +42,11 @@ def _check(booster, decay_rate, label):
             "of its training; refit and the update process do not redo them: train a new "
             "model instead."
         )
+    if booster.vector_leaves:
+        raise ValueError(
+            "refit does not take vector-leaf models (multi_strategy='multi_output_tree') "
+            "yet: train a new model on the new data."
+        )
     objective = booster.objective
     if objective.has_leaf_refit:
         raise ValueError(

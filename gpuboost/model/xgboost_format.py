@@ -215,6 +215,15 @@ def _check_exportable(state):
             "express. Export a gradient-boosted model (booster='gbtree')."
         )
     name = params["objective"]
+    if params.get("num_target", 0) > 1 or (
+        params.get("multi_strategy") == "multi_output_tree" and int(state["n_outputs"]) > 1
+    ):
+        raise ValueError(
+            "A model of several targets or of vector leaves (num_target > 1, "
+            "multi_strategy='multi_output_tree') is not exported to XGBoost's format yet; "
+            "export one model per target (multi_strategy='one_output_per_tree' on a "
+            "single target)."
+        )
     if isinstance(params.get("quantile_alpha"), list) and name == "reg:quantile":
         raise ValueError(
             "A model of several quantile levels cannot be exported to XGBoost: gpuboost "

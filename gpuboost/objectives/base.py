@@ -177,6 +177,17 @@ def _apply_weight(xp, grad, hess, weight):
     return grad * weight, hess * weight
 
 
+def _target_objective_names():
+    """The names of the objectives that take several targets (``supports_targets``)."""
+    names, pending = set(), list(Objective.__subclasses__())
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        if cls.supports_targets and cls.name:
+            names.add(cls.name)
+    return sorted(names)
+
+
 # ---------------------------------------------------------------------------
 # Base class
 # ---------------------------------------------------------------------------
@@ -215,6 +226,12 @@ class Objective:
     #: distributed training computes the gradients of all rows in one place
     #: (gpuboost.dask.train).
     row_local_gradients = True
+    #: Whether the objective takes several targets (a label of shape (n_samples, k), one
+    #: margin column per target): its loss, gradients, link and base margin are those of
+    #: each column on its own (elementwise objectives without a leaf refit).
+    supports_targets = False
+    #: Targets (label columns) of this instance (:meth:`with_targets`); 1 by default.
+    n_targets = 1
 
     @classmethod
     def from_params(cls, params):
@@ -235,8 +252,31 @@ class Objective:
         return cls()
 
     def n_outputs(self):
-        """Number of margin columns: 1, or ``num_class`` for ``multi:*``."""
-        return 1
+        """Number of margin columns: 1, ``num_class`` for ``multi:*``, the number of
+        targets for several (:meth:`with_targets`)."""
+        return self.n_targets
+
+    def with_targets(self, n_targets):
+        """This objective for ``n_targets`` label columns (``num_target``; 0 or 1: one);
+        ``self`` for one.
+
+        Raises
+        ------
+        ValueError
+            Several targets for an objective that takes one label per row.
+        """
+        n_targets = max(1, int(n_targets))
+        if n_targets == 1:
+            return self
+        if not self.supports_targets:
+            raise ValueError(
+                f"objective {self.name!r} takes one label per row, but the labels have "
+                f"{n_targets} columns (num_target={n_targets}); several targets are "
+                f"trained with {', '.join(map(repr, _target_objective_names()))}, or "
+                f"train one model per column."
+            )
+        self.n_targets = n_targets
+        return self
 
     def get_params(self):
         """Return the objective parameters as a dict (for model files)."""
@@ -263,6 +303,15 @@ class Objective:
             The message names the objective and the problem.
         """
         y = np.asarray(y, dtype=Y_DTYPE)
+        if self.n_targets > 1:
+            if y.ndim != 2 or y.shape[1] != self.n_targets:
+                raise ValueError(
+                    f"objective {self.name!r} with {self.n_targets} targets needs labels of "
+                    f"shape (n_samples, {self.n_targets}), got shape {y.shape}"
+                )
+            for column in range(self.n_targets):
+                self._check_finite_labels(np.ascontiguousarray(y[:, column]))
+            return
         if y.ndim == 2 and y.shape[1] == 2:
             raise ValueError(
                 f"objective {self.name!r} takes one label per row (label=), but the Dataset "
@@ -272,7 +321,17 @@ class Objective:
         if y.ndim != 1:
             raise ValueError(
                 f"objective {self.name!r}: labels must be a 1-D array, got shape {y.shape}"
+                + (
+                    "; several targets (one label column each) are trained by "
+                    "objectives that take them (num_target, docs/DESIGN.md 'Vector leaves')"
+                    if y.ndim == 2
+                    else ""
+                )
             )
+        self._check_finite_labels(y)
+
+    def _check_finite_labels(self, y):
+        """The checks of :meth:`check_labels` on one column of finite-to-be labels."""
         if not np.isfinite(y).all():
             n_bad = int((~np.isfinite(y)).sum())
             raise ValueError(
@@ -350,6 +409,20 @@ class Objective:
         margin : ndarray of shape (n_outputs,), dtype float64
         """
         raise NotImplementedError
+
+    def target_base_margin(self, y, weight):
+        """:meth:`base_margin`, of each target column on its own for several targets
+        (ndarray of shape (n_outputs,), float64, host)."""
+        if self.n_targets == 1:
+            return self.base_margin(y, weight)
+        y = np.asarray(y, dtype=Y_DTYPE)
+        return np.concatenate(
+            [self.base_margin(np.ascontiguousarray(y[:, t]), weight) for t in range(y.shape[1])]
+        )
+
+    def target_base_score_to_margin(self, base_score):
+        """:meth:`base_score_to_margin`, the same margin for every target column."""
+        return np.tile(self.base_score_to_margin(base_score), self.n_targets)
 
     def base_score_to_margin(self, base_score):
         """Convert a user ``base_score`` (output space) to a margin (host).

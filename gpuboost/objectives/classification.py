@@ -133,6 +133,8 @@ class LogisticLoss(Objective):
     clipped to ``[PROBABILITY_CLIP, 1 - PROBABILITY_CLIP]``.
     """
 
+    supports_targets = True
+
     name = "binary:logistic"
     default_metric = "logloss"
 

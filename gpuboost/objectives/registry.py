@@ -67,7 +67,8 @@ def get_objective(name_or_callable, params=None):
         of outputs of a custom objective when greater than 1),
         ``huber_delta``, ``huber_alpha``, ``quantile_alpha``,
         ``tweedie_variance_power``, ``lambdarank_truncation_level``
-        (``rank:*``). Missing keys take the defaults; other keys are ignored.
+        (``rank:*``), ``num_target`` (several targets: :meth:`Objective.with_targets`).
+        Missing keys take the defaults; other keys are ignored.
 
     Returns
     -------
@@ -91,7 +92,7 @@ def get_objective(name_or_callable, params=None):
                 f"unknown objective {name_or_callable!r}; valid objectives are: "
                 f"{', '.join(OBJECTIVES)}"
             )
-        return objective_class.from_params(params)
+        return objective_class.from_params(params).with_targets(params.get("num_target", 0))
     if callable(name_or_callable) or name_or_callable == CUSTOM_OBJECTIVE_NAME:
         func = name_or_callable if callable(name_or_callable) else None
         return CustomObjective.from_params(params, func=func)

@@ -71,6 +71,8 @@ class SquaredError(_IdentityLinkMixin, Objective):
     ``grad = F - y``, ``hess = 1``; base margin: the weighted mean.
     """
 
+    supports_targets = True
+
     name = "reg:squarederror"
     default_metric = "rmse"
 
@@ -447,6 +449,8 @@ class PoissonLoss(_LogLinkMixin, Objective):
         Non-negative hessian damping exponent.
     """
 
+    supports_targets = True
+
     name = "count:poisson"
     default_metric = "poisson-nloglik"
 
@@ -483,6 +487,8 @@ class GammaLoss(_LogLinkMixin, Objective):
     minimizer).
     """
 
+    supports_targets = True
+
     name = "reg:gamma"
     default_metric = "gamma-nloglik"
 
@@ -512,6 +518,8 @@ class TweedieLoss(_LogLinkMixin, Objective):
     ----------
     tweedie_variance_power : float, default=1.5
     """
+
+    supports_targets = True
 
     name = "reg:tweedie"
 

@@ -191,6 +191,9 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
     _managed_params = frozenset()
     #: Whether ``class_weight`` applies (classifiers).
     _supports_class_weight = False
+    #: Whether a label of shape (n, 2) holds intervals (``label_arguments``' ``bounds``:
+    #: False, several targets; None, intervals, for the survival estimator).
+    _label_bounds = False
 
     def __init__(
         self,
@@ -438,7 +441,7 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
             data = self._validate_features(X_eval, reset=False)
             dataset = Dataset(
                 data,
-                **label_arguments(label),
+                **label_arguments(label, self._label_bounds),
                 weight=weights[index],
                 group=groups[index],
                 qid=qids[index],
@@ -528,7 +531,7 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
         )
         dtrain = Dataset(
             X,
-            **label_arguments(label),
+            **label_arguments(label, self._label_bounds),
             weight=sample_weight,
             group=group,
             qid=qid,

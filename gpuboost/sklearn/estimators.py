@@ -109,7 +109,11 @@ class GBRegressor(_RegressorMixin, BaseGBModel):
         X : array-like of shape (n_samples, n_features)
             NaN marks missing values. A pandas DataFrame's string column names
             are kept (``feature_names_in_``).
-        y : array-like of shape (n_samples,)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Several targets: one model of ``n_targets`` outputs (a tree per target a
+            round, or with ``multi_strategy='multi_output_tree'`` one tree of vector
+            leaves; docs/DESIGN.md "Vector leaves"); ``predict`` then returns shape
+            (n_samples, n_targets).
         sample_weight : array-like of shape (n_samples,), default=None
         eval_set : list of (X, y), default=None
             Evaluated after every round (``evals_result_``); the last one
@@ -161,8 +165,8 @@ class GBRegressor(_RegressorMixin, BaseGBModel):
 
     def _target(self, y, train_label=None):
         """``y`` as the training's labels (``train_label``: the training set's, when ``y``
-        is an evaluation set's)."""
-        return as_numeric_target(y, type(self).__name__)
+        is an evaluation set's): shape (n_samples,), or (n_samples, k) for k targets."""
+        return as_numeric_target(y, type(self).__name__, several=True)
 
     def _set_objective(self, params, label):
         """The default objective into ``params``; ValueError for one this estimator does

@@ -100,6 +100,9 @@ class GBSurvival(GBRegressor):
 """
     )
 
+    #: A label of shape (n_samples, 2) holds intervals (survival:aft).
+    _label_bounds = None
+
     def fit(self, X: ArrayLike, y: ArrayLike, **kwargs) -> GBSurvival:
         """Train the model.
 

@@ -89,11 +89,15 @@ def is_sparse(X):
     return is_sparse_matrix(X)
 
 
-def as_target_vector(y, estimator_name):
-    """``y`` as a 1-D array of its own dtype; a column vector is raveled with a warning."""
+def as_target_vector(y, estimator_name, several=False):
+    """``y`` as a 1-D array of its own dtype; a column vector is raveled with a warning.
+    With ``several``, an array of shape (n_samples, k), k > 1 (several targets), is
+    returned as it is."""
     if y is None:
         raise ValueError(f"{estimator_name} requires y to be passed, but the target y is None.")
     y = as_array(y)  # pandas nullable numbers -> float64 with NaN
+    if several and y.ndim == 2 and y.shape[1] > 1:
+        return y
     if y.ndim == 2 and y.shape[1] == 1:
         warnings.warn(
             "A column-vector y was passed when a 1d array was expected. Please change "
@@ -110,9 +114,10 @@ def as_target_vector(y, estimator_name):
     return y
 
 
-def as_numeric_target(y, estimator_name):
-    """A regression or ranking target as float64 (finiteness is checked by Dataset)."""
-    y = as_target_vector(y, estimator_name)
+def as_numeric_target(y, estimator_name, several=False):
+    """A regression or ranking target as float64 (finiteness is checked by Dataset); with
+    ``several``, shape (n_samples, k) for several targets."""
+    y = as_target_vector(y, estimator_name, several)
     if y.dtype.kind == "O":
         try:
             y = y.astype(Y_DTYPE)

@@ -5,7 +5,10 @@ with ``x[feature] <= threshold`` (binned: ``bin <= threshold_bin``) go to
 ``left_child``, the others to ``right_child``, and missing values (NaN / the
 missing bin) follow ``default_left``. ``value`` holds the leaf value (learning
 rate applied) for every node (internal nodes keep the value they would have as a
-leaf).
+leaf). A vector-leaf tree (``multi_strategy='multi_output_tree'``, docs/DESIGN.md
+"Vector leaves") holds a value per output: ``value`` of shape (n_nodes, k), k > 1; the
+tree of output ``t`` alone (:meth:`Tree.output_tree`) is its structure with the values
+``value[:, t]``.
 
 Categorical splits (docs/DESIGN.md "Categorical features") keep their left set in two
 more flat arrays: ``cat_offsets`` (``n_nodes + 1`` int64) and ``cat_bits`` (uint32
@@ -54,8 +57,15 @@ class Tree:
         n_nodes = None
         for name, dtype in TREE_ARRAYS.items():
             array = np.ascontiguousarray(arrays[name], dtype=dtype)
-            if array.ndim != 1 or (n_nodes is not None and len(array) != n_nodes):
-                raise ValueError(f"Tree array {name!r} must be 1-D with one entry per node.")
+            if name == "value" and array.ndim == 2 and array.shape[1] > 1:
+                ndim_ok = True  # a vector leaf: one value per output
+            else:
+                ndim_ok = array.ndim == 1
+            if not ndim_ok or (n_nodes is not None and len(array) != n_nodes):
+                raise ValueError(
+                    f"Tree array {name!r} must be 1-D with one entry per node (value: "
+                    f"or 2-D, one row of k > 1 outputs per node)."
+                )
             n_nodes = len(array)
             setattr(self, name, array)
         if not n_nodes:
@@ -81,6 +91,20 @@ class Tree:
         kept = {name: getattr(self, name) for name in TREE_ARRAYS}
         kept.update(arrays, cat_offsets=self.cat_offsets, cat_bits=self.cat_bits)
         return Tree(kept)
+
+    @property
+    def n_outputs(self):
+        """Values per leaf: 1, or k for a vector-leaf tree."""
+        return 1 if self.value.ndim == 1 else int(self.value.shape[1])
+
+    def output_tree(self, output):
+        """The tree of output ``output`` alone: this structure (shared arrays) with the
+        values ``value[:, output]`` (a one-output tree: itself, for output 0)."""
+        if self.value.ndim == 1:
+            if output != 0:
+                raise ValueError(f"a one-output tree has no output {output}")
+            return self
+        return self.replaced(value=self.value[:, output])
 
     @property
     def has_categorical(self):
@@ -166,6 +190,19 @@ class Tree:
             for n in (*TREE_ARRAYS, *CATEGORICAL_ARRAYS)
         )
 
+    def leaf_value(self, node):
+        """A leaf's value: a float, or the list of a vector leaf's values."""
+        if self.value.ndim == 1:
+            return float(self.value[node])
+        return [float(v) for v in self.value[node]]
+
+    def _leaf_text(self, node):
+        """A leaf's value as dump text: ``repr`` of the float, ``[v0,v1,...]`` for a
+        vector leaf (XGBoost's text dump of vector leaves)."""
+        if self.value.ndim == 1:
+            return repr(float(self.value[node]))
+        return "[" + ",".join(repr(float(v)) for v in self.value[node]) + "]"
+
     def dump_split(self, node, name, feature_categories=None):
         """The text of a split: ``name<=threshold``, or ``name in {a,b}`` (the categories
         going left, by label with ``feature_categories``, else by code)."""
@@ -205,7 +242,7 @@ class Tree:
             if with_stats:
                 stats = {"cover": float(self.cover[node]), "count": int(self.count[node])}
             if self.feature[node] < 0:
-                return {"nodeid": node, "leaf": float(self.value[node]), **stats}
+                return {"nodeid": node, "leaf": self.leaf_value(node), **stats}
             feature = int(self.feature[node])
             left, right = int(self.left_child[node]), int(self.right_child[node])
             if with_stats:
@@ -245,7 +282,7 @@ class Tree:
             if self.feature[node] < 0:
                 if with_stats:
                     stats = f",cover={float(self.cover[node])!r},count={int(self.count[node])}"
-                lines.append(f"{indent}{node}:leaf={float(self.value[node])!r}{stats}")
+                lines.append(f"{indent}{node}:leaf={self._leaf_text(node)}{stats}")
                 continue
             feature = int(self.feature[node])
             name = feature_names[feature] if feature_names is not None else f"f{feature}"

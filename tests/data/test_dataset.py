@@ -156,7 +156,12 @@ def test_label_length_and_shape(X):
     with pytest.raises(ValueError, match="39 values.*40 rows"):
         Dataset(X, label=np.zeros(39))
     with pytest.raises(ValueError, match="1-D"):
-        Dataset(X, label=np.zeros((40, 2)))
+        Dataset(X, label=np.zeros((40, 2, 2)))
+    with pytest.raises(ValueError, match="39 rows"):
+        Dataset(X, label=np.zeros((39, 2)))
+    several = Dataset(X, label=np.zeros((40, 3)))  # several targets: one column each
+    assert several.label.shape == (40, 3) and several.n_targets == 3
+    assert not several.has_label_bounds and several.subset(np.arange(5)).label.shape == (5, 3)
     with pytest.raises(TypeError, match="label"):
         Dataset(X, label=np.array(["a"] * 40))
 

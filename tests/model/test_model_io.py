@@ -110,10 +110,11 @@ def test_round_trip_of_multiclass_model_with_best_iteration(multiclass_data, tmp
 def test_document_layout(document):
     # Version 1: the model has no categorical features (version 2), no per-round
     # parameters (version 3: tests/boosting/test_schedules.py) and is neither a forest
-    # nor DART (version 4: tests/boosting/test_forests.py, test_dart.py) and has one level
-    # (version 5, the newest: tests/objectives/test_levels.py).
+    # nor DART (version 4: tests/boosting/test_forests.py, test_dart.py), has one level
+    # (version 5: tests/objectives/test_levels.py) and one target without vector leaves
+    # (version 6, the newest: tests/tree/test_vector_leaves.py).
     assert document["format"] == FORMAT_NAME and document["version"] == BASE_FORMAT_VERSION
-    assert FORMAT_VERSION == 5
+    assert FORMAT_VERSION == 6
     learner = document["learner"]
     assert not set(learner["params"]) & RUNTIME_ONLY
     assert learner["n_outputs"] == 1 and learner["n_features"] == 5

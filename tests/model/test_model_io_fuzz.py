@@ -13,7 +13,7 @@ Corruptions of real models (regression trained on data with NaN, so default
 directions vary; 3-class multiclass with early stopping; binary lossguide with
 feature names and attributes; categorical splits; a learning-rate and L2 schedule,
 whose file records every round's parameters; a DART model of forests, whose file records
-every tree's weight):
+every tree's weight; vector leaves of three targets, a list of values per node):
 
 * byte level: bit flips, JSON-significant bytes, deletions, duplications,
   truncations, swaps, invalid UTF-8 and NUL bytes, splices of another model;
@@ -230,6 +230,19 @@ def _dart_forest_model():
     return booster, X
 
 
+def _vector_leaf_model():
+    """Format version 6: three targets, one tree a round of vector leaves."""
+    X, rng = _features(300, 3, 6)
+    base = np.nan_to_num(X[:, 0])
+    Y = np.column_stack([base, base * 2 - np.isnan(X[:, 1]), rng.normal(size=300)])
+    booster = gpuboost.train(
+        {"device": "cpu", "multi_strategy": "multi_output_tree", "max_depth": 2, "verbosity": 0},
+        gpuboost.Dataset(X, label=Y),
+        num_boost_round=4,
+    )
+    return booster, X
+
+
 @pytest.fixture(scope="module")
 def models():
     """name -> (original bytes, data to predict on)."""
@@ -240,6 +253,7 @@ def models():
         "categorical": _categorical_model(),
         "scheduled": _scheduled_model(),
         "dart_forest": _dart_forest_model(),
+        "vector_leaves": _vector_leaf_model(),
     }
     out = {name: (booster.save_raw(), X) for name, (booster, X) in built.items()}
     # The corruptions need every field they aim at to be there.
@@ -269,8 +283,10 @@ def _normalized(document):
         learner["best_score"] = float(learner["best_score"])
     for tree in document["trees"]:
         for name, dtype in TREE_ARRAYS.items():
-            if np.dtype(dtype).kind == "f":
-                tree[name] = [float(v) for v in tree[name]]
+            if np.dtype(dtype).kind == "f":  # a vector leaf's values: one list per node
+                tree[name] = [
+                    [float(x) for x in v] if isinstance(v, list) else float(v) for v in tree[name]
+                ]
     return document
 
 

@@ -108,7 +108,9 @@ def test_y_none_and_wrong_shapes_are_rejected(regression_data):
     with pytest.raises(ValueError, match="requires y"):
         GBRegressor().fit(X_train, None)
     with pytest.raises(ValueError, match="1d array"):
-        GBRegressor().fit(X_train, np.column_stack([y_train, y_train]))
+        GBClassifier().fit(X_train, np.column_stack([y_train, y_train]) > 0)
+    with pytest.raises(ValueError, match="1d array"):
+        GBRegressor().fit(X_train, y_train[:, None, None])
     with pytest.raises(ValueError, match="Reshape your data"):
         GBRegressor().fit(X_train[:, 0], y_train)
     with pytest.raises(ValueError, match="rows"):

@@ -315,7 +315,7 @@ COMPILED_OBJECTIVES = (
 
 def gradients(objective, y, raw, weight):
     """``objective.gradients(numpy, y, raw, weight)``, compiled; None when the objective
-    has no kernel (ranking, custom, subclasses).
+    has no kernel (ranking, custom, subclasses) or several targets (its array code).
 
     Parameters
     ----------
@@ -328,7 +328,7 @@ def gradients(objective, y, raw, weight):
     -------
     (grad, hess) : ndarrays of the shape of ``raw``, float64, or None
     """
-    if type(objective) not in COMPILED_OBJECTIVES:
+    if type(objective) not in COMPILED_OBJECTIVES or objective.n_targets > 1:
         return None
     y = np.ascontiguousarray(y, dtype=Y_DTYPE)
     raw = np.ascontiguousarray(raw, dtype=Y_DTYPE)

@@ -55,7 +55,7 @@ KERNEL_OBJECTIVES = (
 
 def gradients(xp, launcher, objective, y, raw, weight):
     """``objective.gradients(xp, y, raw, weight)`` by the kernels, bit for bit; None for
-    an objective without kernels.
+    an objective without kernels, or with several targets.
 
     Parameters
     ----------
@@ -78,6 +78,8 @@ def gradients(xp, launcher, objective, y, raw, weight):
     kind = type(objective)
     softmax = kind in (SoftmaxLoss, SoftmaxClassLoss)
     if kind not in KERNEL_OBJECTIVES or (softmax and objective.n_outputs() > SOFTMAX_TILE_VALUES):
+        return None
+    if objective.n_targets > 1:  # several targets: the objective's own array code
         return None
     y = xp.ascontiguousarray(xp.asarray(y, dtype=Y_DTYPE))
     raw = xp.ascontiguousarray(xp.asarray(raw, dtype=Y_DTYPE))

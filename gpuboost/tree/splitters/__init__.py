@@ -9,6 +9,7 @@ from .bundled import BundledHistogramSplitter
 from .exact import ExactSplitter
 from .gini import ExactGiniSplitter, GiniSplitter
 from .hist import GradientRecords, HistogramSplitter, split_table
+from .multi_output import MultiOutputSplitter
 from .sparse import SparseColumnsSplitter
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "GiniSplitter",
     "ExactGiniSplitter",
     "GradientRecords",
+    "MultiOutputSplitter",
     "split_table",
     "make_splitter",
     "HISTOGRAM_METHODS_WITH_BUNDLING",

@@ -75,6 +75,12 @@ class TreeInput:
     class_columns : tuple of backend arrays of shape (n_rows,), int32
         Gini trees: the quantized weight of each row in the column of its class
         (0 elsewhere); empty for gradient trees.
+    output_columns : tuple of (gradients, hessians) pairs of backend arrays, int32
+        Vector-leaf trees (:mod:`.multi_output`): each output's quantized gradient and
+        hessian columns (``gradients``, ``hessians`` are the first output's); empty
+        for trees of one output.
+    output_quantisers : tuple of GradientQuantiser
+        Vector-leaf trees: each output's scales (``quantiser`` is the first output's).
     """
 
     gradients: Any
@@ -84,6 +90,8 @@ class TreeInput:
     split_params: SplitParams
     learning_rate: float = 1.0
     class_columns: Tuple[Any, ...] = ()
+    output_columns: Tuple[Any, ...] = ()
+    output_quantisers: Tuple[GradientQuantiser, ...] = ()
 
 
 @dataclass

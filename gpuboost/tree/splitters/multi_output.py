@@ -1,0 +1,158 @@
+"""Vector-leaf trees (``multi_strategy='multi_output_tree'``): one tree for every output.
+
+A round grows one tree whose leaves hold a value per output (target or class), instead of
+one tree per output (docs/DESIGN.md, "Vector leaves"). Each output ``t`` keeps its own
+quantized gradient and hessian columns and scales (``TreeInput.output_columns``,
+``output_quantisers``); a node's sums are the ``2k`` integers ``(G_0, H_0, G_1, H_1,
+...)``. The node statistics are the backend's one-output histograms of every output side
+by side on the last axis (``Backend.build_output_histograms``: ``(n_nodes, n_features,
+n_bins, 3k)``); the split maximizes the gain summed over the outputs
+(``Backend.find_best_vector_splits``, whose definition is
+:func:`gpuboost.core.vector_split.find_best_vector_splits`). The row partition and the
+thresholds are the histogram splitter's.
+"""
+
+import dataclasses
+
+import numpy as np
+
+from ...core.dtypes import HIST_COUNT, HIST_FIELDS
+from ...core.gain import leaf_weight
+from ...core.vector_split import output_fields
+from .base import SplitTable, children_by_subtraction
+from .hist import HistogramSplitter
+
+__all__ = ["MultiOutputSplitter"]
+
+
+def _interleaved_sums(fields):
+    """(n, 2k) ``(G_0, H_0, G_1, H_1, ...)`` of (n, 3k) histogram fields."""
+    n_outputs = fields.shape[1] // HIST_FIELDS
+    columns = [fields[:, output_fields(t)[:2]] for t in range(n_outputs)]
+    return np.concatenate(columns, axis=1) if columns else fields[:, :0]
+
+
+class MultiOutputSplitter(HistogramSplitter):
+    """Vector-leaf trees on histograms of the binned features (see the module
+    docstring; ``tree_method='hist'``, numeric features). Reads
+    ``TreeInput.output_columns`` and ``TreeInput.output_quantisers``.
+
+    Parameters
+    ----------
+    backend, data, thresholds
+        As :class:`~gpuboost.tree.splitters.hist.HistogramSplitter`'s.
+    n_outputs : int
+        Outputs of the trees (at least 2).
+    """
+
+    # The grower's plain paths: histograms built and scanned batch by batch here.
+    reserves_histograms = False
+    scans_mixed_levels = False
+    carries_build_tables = False
+    expands_lossguide_ahead = False
+    carries_row_segments = False
+    takes_rows_in_order = False
+    reads_batches_through_backend = False
+    plain_levels = False
+    #: Every leaf's rows are partitioned: the margins take each leaf's vector.
+    defers_final_partition = False
+
+    def __init__(self, backend, data, thresholds, n_outputs):
+        super().__init__(backend, data, thresholds)
+        self.n_outputs = int(n_outputs)
+        #: A node's sums: ``(G_t, H_t)`` per output.
+        self.n_sums = 2 * self.n_outputs
+
+    def row_scan_max_rows(self):
+        """0: every node's split comes from its histogram."""
+        return 0
+
+    @staticmethod
+    def _scales(tree):
+        return [(q.scale_gradients, q.scale_hessians) for q in tree.output_quantisers]
+
+    # ---- node statistics -----------------------------------------------------
+    def build_histograms(self, tree, begins, ends):
+        """Histograms (n_nodes, n_features, n_bins, 3k) int64 of the nodes' outputs."""
+        return self.backend.build_output_histograms(
+            self.data, tree.output_columns, tree.sample_indices, begins, ends
+        )
+
+    def build_children_histograms(self, tree, begins, ends, parents, parent_rows):
+        """The nodes' histograms built, their siblings' by subtraction (one batch)."""
+        return children_by_subtraction(self, tree, begins, ends, parents, parent_rows)
+
+    # ---- splits --------------------------------------------------------------
+    def find_best_splits(self, tree, begins, ends, histograms, feature_mask, node_bounds=None):
+        """The :class:`SplitTable` of the gain summed over the outputs (the backend's
+        ``find_best_vector_splits``); ValueError where a score overflowed."""
+        if node_bounds is not None:
+            raise ValueError("vector-leaf trees take no monotone constraints")
+        table = self.backend.find_best_vector_splits(
+            self.data, histograms, self._scales(tree), tree.split_params, feature_mask
+        )
+        sums = _interleaved_sums(table["fields"])
+        counts = table["fields"][:, HIST_COUNT]
+        self._check_overflow(tree, sums, counts, table["gain"])
+        return SplitTable(
+            feature=table["feature"],
+            bin=table["bin"],
+            default_left=table["default_left"],
+            gain=table["gain"],
+            left_sums=_interleaved_sums(table["left_fields"]),
+            left_count=table["left_fields"][:, HIST_COUNT],
+            sums=sums,
+            count=counts,
+        )
+
+    def _check_overflow(self, tree, sums, counts, gains):
+        """:meth:`check_scores` of every output's sums (ValueError on overflow)."""
+        for output, quantiser in enumerate(tree.output_quantisers):
+            self.check_scores(
+                dataclasses.replace(tree, quantiser=quantiser),
+                sums[:, 2 * output],
+                sums[:, 2 * output + 1],
+                counts,
+                gains,
+            )
+
+    def can_split(self, tree, sums, counts):
+        """At least ``2 * min_data_in_leaf`` rows and, for some output,
+        ``2 * min_child_weight`` hessian."""
+        params = tree.split_params
+        sums = np.asarray(sums, dtype=np.int64).reshape(-1, self.n_sums)
+        largest = None
+        for output, quantiser in enumerate(tree.output_quantisers):
+            hessians = sums[:, 2 * output + 1] / quantiser.scale_hessians
+            largest = hessians if largest is None else np.maximum(largest, hessians)
+        return (np.asarray(counts) >= 2 * params.min_data_in_leaf) & (
+            largest >= 2 * params.min_child_weight
+        )
+
+    def node_values(self, tree, sums, node_bounds=None):
+        """``(values (n_nodes, k), cover (n_nodes,))``: per output the leaf value
+        ``learning_rate * w(G_t, H_t)``; the cover is the hessians summed over the
+        outputs (in output order)."""
+        if node_bounds is not None:
+            raise ValueError("vector-leaf trees take no monotone constraints")
+        sums = np.asarray(sums, dtype=np.int64).reshape(-1, self.n_sums)
+        values = np.empty((len(sums), self.n_outputs), dtype=np.float64)
+        cover = None
+        for output, quantiser in enumerate(tree.output_quantisers):
+            gradients = quantiser.gradients(sums[:, 2 * output])
+            hessians = quantiser.hessians(sums[:, 2 * output + 1])
+            values[:, output] = tree.learning_rate * leaf_weight(
+                gradients, hessians, tree.split_params
+            )
+            cover = hessians if cover is None else cover + hessians
+        return values, cover
+
+    def predict_training_rows(self, tree):
+        """Every training row's leaf vector, backend array (n_rows, k) float64."""
+        return self.backend.xp.stack(
+            [
+                self.backend.predict_tree_binned(self.partition_data, tree.output_tree(output))
+                for output in range(self.n_outputs)
+            ],
+            axis=1,
+        )
