@@ -195,7 +195,7 @@ def _inputs():
 
 
 def _growth():
-    """Growth policies, tree methods, AdaBoost, sampling and constraints."""
+    """Growth policies, tree methods, AdaBoost, sampling, constraints, several targets."""
     X, score = _data(seed=2)
     label = (score > np.median(score)).astype(np.float64)
     variants = [
@@ -221,6 +221,19 @@ def _growth():
                 _params(objective, **variant), Dataset(X, label=target), num_boost_round=_ROUNDS
             )
             _predict_everything(booster, X)
+    # Several targets: a tree per target, and vector leaves (their histograms and scan).
+    targets = np.column_stack([score, label, score * label])
+    for variant in (
+        {},
+        {"multi_strategy": "multi_output_tree"},
+        {"multi_strategy": "multi_output_tree", "subsample": 0.7, "colsample_bynode": 0.8},
+    ):
+        booster = train(
+            _params("reg:squarederror", **variant),
+            Dataset(X, label=targets),
+            num_boost_round=_ROUNDS,
+        )
+        _predict_everything(booster, X)
 
 
 def _categorical_and_sparse():

@@ -22,7 +22,7 @@ from ..core.array import ArrayLike
 from ..core.dtypes import SAMPLE_INDEX_DTYPE
 from ..core.quantize import quantize, quantize_with_scale
 from ..core.random import row_uniforms
-from ..core.vector_split import find_best_vector_splits
+from ..core.vector_split import OutputHistograms, find_best_vector_splits
 from .categorical import partition_categorical
 
 if TYPE_CHECKING:  # annotations only
@@ -277,22 +277,40 @@ class Backend:
         sample_indices: ArrayLike,
         begins: Sequence[int],
         ends: Sequence[int],
-    ) -> ArrayLike:
-        """Histograms of several outputs (vector-leaf trees), (n_nodes, n_features,
-        n_bins, 3k) int64: output ``t``'s :meth:`build_histograms` of its quantized
-        columns ``output_columns[t]`` in fields ``3t .. 3t + 2``
-        (gpuboost.core.vector_split.output_fields). This definition builds them one
-        after the other; a backend may build all in one pass (the same integers)."""
-        built = [
-            self.build_histograms(data, gradients, hessians, sample_indices, begins, ends)
-            for gradients, hessians in output_columns
-        ]
-        return built[0] if len(built) == 1 else self.xp.concatenate(built, axis=-1)
+    ) -> OutputHistograms:
+        """Histograms of several outputs (vector-leaf trees): output ``t``'s
+        :meth:`build_histograms` of its quantized columns ``output_columns[t]``, stacked
+        (gpuboost.core.vector_split.OutputHistograms). A backend may write them in place
+        of the stacking copy (the same integers)."""
+        return OutputHistograms(
+            self.xp.stack(
+                [
+                    self.build_histograms(data, gradients, hessians, sample_indices, begins, ends)
+                    for gradients, hessians in output_columns
+                ]
+            )
+        )
+
+    def build_output_children_histograms(
+        self,
+        data: DeviceData,
+        output_columns: Sequence[tuple[ArrayLike, ArrayLike]],
+        sample_indices: ArrayLike,
+        begins: Sequence[int],
+        ends: Sequence[int],
+        parents: OutputHistograms,
+        parent_rows: Sequence[int],
+    ) -> OutputHistograms:
+        """:meth:`build_children_histograms` of several outputs: [the built nodes..., their
+        siblings...], sibling ``i`` as ``parents[parent_rows[i]]`` minus node ``i``."""
+        built = self.build_output_histograms(data, output_columns, sample_indices, begins, ends)
+        rows = self.xp.asarray(np.asarray(parent_rows, dtype=np.int64))
+        return OutputHistograms.stack(self.xp, [built, parents[rows] - built])
 
     def find_best_vector_splits(
         self,
         data: DeviceData,
-        histograms: ArrayLike,
+        histograms: OutputHistograms,
         scales: Sequence[tuple[float, float]],
         params: SplitParams,
         feature_mask: np.ndarray | None,

@@ -4,8 +4,12 @@ Backend-agnostic (docs/DESIGN.md, "Vector leaves"): :func:`find_best_vector_spli
 in the array module of its histograms (NumPy, or CuPy on the device), with elementwise
 IEEE operations on values recovered from exact integer sums, so that every backend gets
 the same bits; :func:`find_best_vector_splits_naive` is the loop version kept for tests.
-A histogram of ``k`` outputs is ``(n_nodes, n_features, n_bins, 3k)`` int64: output
-``t`` in fields :func:`output_fields` ``(t)`` (gradient, hessian, row count).
+The histograms of a batch of nodes for ``k`` outputs are an :class:`OutputHistograms`:
+every output's one-output histograms (``(n_nodes, n_features, n_bins, 3)`` int64, as
+``Backend.build_histograms`` gives them) stacked on a first axis,
+``(k, n_nodes, n_features, n_bins, 3)``, indexed by node like one-output batches. The
+node records hold each output's fields side by side: output ``t`` in fields
+:func:`output_fields` ``(t)`` of ``3k`` (gradient, hessian, row count).
 
 The rule (XGBoost's ``multi_output_tree``)::
 
@@ -25,7 +29,14 @@ import numpy as np
 from .dtypes import HIST_COUNT, HIST_FIELDS, HIST_GRAD, HIST_HESS
 from .gain import SPLIT_GAIN_EPS, leaf_score
 
-__all__ = ["find_best_vector_splits", "find_best_vector_splits_naive", "output_fields"]
+__all__ = [
+    "OutputHistograms",
+    "find_best_vector_splits",
+    "find_best_vector_splits_naive",
+    "node_scores",
+    "output_fields",
+    "split_table",
+]
 
 #: Candidate cells (nodes x features x bins x outputs) the array scan evaluates at once.
 _SCAN_CHUNK_CELLS = 1 << 20
@@ -37,17 +48,69 @@ def output_fields(output):
     return first + HIST_GRAD, first + HIST_HESS, first + HIST_COUNT
 
 
+class OutputHistograms:
+    """The histograms of a batch of nodes for ``k`` outputs (see the module docstring).
+
+    Parameters
+    ----------
+    per_output : array of shape (k, n_nodes, n_features, n_bins, 3), int64
+        ``per_output[t]``: output ``t``'s one-output histograms of the nodes.
+
+    Indexing selects nodes (``batch[rows]``, ``batch[a:b]``: an OutputHistograms of those
+    nodes, a view where the array module gives one), ``len`` is the number of nodes.
+    """
+
+    __slots__ = ("per_output",)
+
+    def __init__(self, per_output):
+        self.per_output = per_output
+
+    def __len__(self):
+        return int(self.per_output.shape[1])
+
+    def __getitem__(self, rows):
+        return OutputHistograms(self.per_output[:, rows])
+
+    @property
+    def n_outputs(self):
+        return int(self.per_output.shape[0])
+
+    @staticmethod
+    def stack(xp, batches):
+        """The batches' nodes in one batch (concatenated along the node axis)."""
+        return OutputHistograms(xp.concatenate([b.per_output for b in batches], axis=1))
+
+    def __sub__(self, other):
+        return OutputHistograms(self.per_output - other.per_output)
+
+
 def _scores(xp, sums, scales, params):
-    """``(sum_t S_t, max_t H_t)`` of (..., 3k) integer sums: the leaf scores added in
-    output order, and the largest hessian sum (float64 arrays of shape ``sums[..., 0]``)."""
+    """``(sum_t S_t, max_t H_t)`` of (k, ..., 3) integer sums: the leaf scores added in
+    output order, and the largest hessian sum (float64 arrays of shape ``sums[0, ..., 0]``)."""
     total = largest = None
     for output, (scale_g, scale_h) in enumerate(scales):
-        grad, hess, _ = output_fields(output)
-        hessians = sums[..., hess] / scale_h
-        score = leaf_score(sums[..., grad] / scale_g, hessians, params)
+        hessians = sums[output][..., HIST_HESS] / scale_h
+        score = leaf_score(sums[output][..., HIST_GRAD] / scale_g, hessians, params)
         total = score if total is None else total + score
         largest = hessians if largest is None else xp.maximum(largest, hessians)
     return total, largest
+
+
+def node_scores(xp, parents, scales, params):
+    """``sum_t S(P_t)`` of every node, its (k, n_nodes, 3) integer sums ``parents``."""
+    return _scores(xp, parents, scales, params)[0]
+
+
+def node_fields(xp, per_output):
+    """Every node's own (k, n_nodes, 3) integer sums (every row is in one bin of feature
+    0)."""
+    return per_output[:, :, 0].sum(axis=2)
+
+
+def _side_by_side(fields):
+    """(n, 3k) host fields of (k, n, 3) ones: output ``t`` in :func:`output_fields`."""
+    k, n = fields.shape[:2]
+    return np.ascontiguousarray(np.transpose(fields, (1, 0, 2))).reshape(n, k * HIST_FIELDS)
 
 
 def _empty_table(n_nodes, n_outputs):
@@ -61,6 +124,48 @@ def _empty_table(n_nodes, n_outputs):
     }
 
 
+def _host(xp, array):
+    return array if xp is np else xp.asnumpy(array)
+
+
+def split_table(xp, per_output, parents, best_gain, feature, bin_, direction, missing_bin):
+    """The table :func:`find_best_vector_splits` returns, of each node's best candidate.
+
+    Parameters
+    ----------
+    xp : module
+    per_output : array of shape (k, n_nodes, n_features, n_bins, 3), int64 (xp)
+    parents : array of shape (k, n_nodes, 3), int64 (xp): the nodes' own fields
+    best_gain : ndarray of shape (n_nodes,), float64 (host)
+        -inf: no admissible candidate; +inf: an admissible candidate overflowed.
+    feature, bin_, direction : ndarrays of shape (n_nodes,), int (host)
+        The best candidate where ``best_gain`` is finite (direction 1: missing left).
+    missing_bin : int
+    """
+    n_nodes = len(best_gain)
+    table = _empty_table(n_nodes, per_output.shape[0])
+    table["fields"] = _side_by_side(np.asarray(_host(xp, parents), dtype=np.int64))
+    table["gain"][best_gain == np.inf] = np.inf
+    found = np.flatnonzero(np.isfinite(best_gain))
+    if not len(found):
+        return table
+    feature, bin_, direction = feature[found], bin_[found], direction[found]
+    columns = per_output[:, xp.asarray(found), xp.asarray(feature)]  # (k, n_found, n_bins, 3)
+    running = xp.cumsum(columns[:, :, : int(bin_.max()) + 1], axis=2)
+    left = running[:, xp.arange(len(found)), xp.asarray(bin_)]  # (k, n_found, 3)
+    missing = columns[:, :, missing_bin]
+    left = _side_by_side(_host(xp, left + missing * xp.asarray(direction)[None, :, None]))
+    has_missing = _host(xp, missing[0, :, HIST_COUNT] > 0)
+    left_count = left[:, HIST_COUNT]
+    right_count = table["fields"][found, HIST_COUNT] - left_count
+    table["feature"][found] = feature
+    table["bin"][found] = bin_
+    table["gain"][found] = best_gain[found]
+    table["left_fields"][found] = left
+    table["default_left"][found] = np.where(has_missing, direction == 1, left_count >= right_count)
+    return table
+
+
 def find_best_vector_splits(
     xp, histograms, scales, n_value_bins, missing_bin, params, feature_mask=None
 ):
@@ -70,8 +175,7 @@ def find_best_vector_splits(
     ----------
     xp : module
         The array module of ``histograms`` (numpy or cupy).
-    histograms : array of shape (n_nodes, n_features, n_bins, 3k), int64  # IN
-        Output ``t`` in fields :func:`output_fields` ``(t)``.
+    histograms : OutputHistograms  # IN
     scales : sequence of k ``(scale_gradients, scale_hessians)`` pairs (host floats)
     n_value_bins : ndarray of shape (n_features,), int (host)
         A threshold bin ``b`` is a candidate when ``b <= n_value_bins[f] - 2``.
@@ -87,56 +191,52 @@ def find_best_vector_splits(
         which then has no split), ``left_fields`` and ``fields`` (n_nodes, 3k) int64:
         the left child's and the node's own histogram fields.
     """
-    n_nodes, n_features, _, n_fields = histograms.shape
-    n_outputs = n_fields // HIST_FIELDS
-    table = _empty_table(n_nodes, n_outputs)
-    if n_nodes == 0:
-        return table
-    parent = histograms[:, 0].sum(axis=1)  # every row is in one bin of feature 0
-    table["fields"] = _host(xp, parent)
+    per_output = histograms.per_output
+    n_outputs, n_nodes, n_features = per_output.shape[:3]
+    parents = node_fields(xp, per_output)
+    best_gain = np.full(n_nodes, -np.inf)
+    best = np.zeros(n_nodes, dtype=np.int64)
     n_candidates = missing_bin - 1
-    if n_candidates <= 0 or n_features == 0:
-        return table
-    n_candidates = max(1, min(n_candidates, int(np.max(n_value_bins)) - 1))
-    bin_is_candidate = np.arange(n_candidates)[None, :] <= (np.asarray(n_value_bins)[:, None] - 2)
-    per_node = n_features * n_candidates * n_outputs
-    step = max(1, _SCAN_CHUNK_CELLS // per_node)
-    for start in range(0, n_nodes, step):
-        stop = min(n_nodes, start + step)
-        mask = None if feature_mask is None else feature_mask[start:stop]
-        _scan_chunk(
-            xp,
-            histograms[start:stop],
-            parent[start:stop],
-            scales,
-            xp.asarray(bin_is_candidate),
-            missing_bin,
-            params,
-            mask,
-            {name: values[start:stop] for name, values in table.items()},
+    if n_nodes and n_features and n_candidates > 0:
+        n_candidates = max(1, min(n_candidates, int(np.max(n_value_bins)) - 1))
+        bin_is_candidate = xp.asarray(
+            np.arange(n_candidates)[None, :] <= (np.asarray(n_value_bins)[:, None] - 2)
         )
-    return table
+        step = max(1, _SCAN_CHUNK_CELLS // (n_features * n_candidates * n_outputs))
+        for start in range(0, n_nodes, step):
+            stop = min(n_nodes, start + step)
+            mask = None if feature_mask is None else feature_mask[start:stop]
+            best_gain[start:stop], best[start:stop] = _scan_chunk(
+                xp,
+                per_output[:, start:stop],
+                parents[:, start:stop],
+                scales,
+                bin_is_candidate,
+                missing_bin,
+                params,
+                mask,
+            )
+    feature, rest = np.divmod(best, max(n_candidates, 1) * 2)
+    bin_, direction = np.divmod(rest, 2)
+    return split_table(xp, per_output, parents, best_gain, feature, bin_, direction, missing_bin)
 
 
-def _host(xp, array):
-    return array if xp is np else xp.asnumpy(array)
-
-
-def _scan_chunk(xp, histograms, parent, scales, bin_is_candidate, missing_bin, params, mask, out):
-    n_nodes, n_features = histograms.shape[:2]
+def _scan_chunk(xp, per_output, parent, scales, bin_is_candidate, missing_bin, params, mask):
+    """``(best gain, best position)`` of every node of a chunk (host arrays); positions
+    in the candidate order (feature, bin, direction)."""
+    n_nodes = per_output.shape[1]
     n_candidates = bin_is_candidate.shape[1]
-    count = HIST_COUNT  # output 0's row count: every output's
-    missing = histograms[:, :, missing_bin, :]  # (n, F, 3k)
-    left_missing_right = xp.cumsum(histograms[:, :, :n_candidates, :], axis=2)
-    has_missing = missing[..., count] > 0
-    valid = xp.broadcast_to(bin_is_candidate[None], left_missing_right.shape[:3])
+    missing = per_output[:, :, :, missing_bin]  # (k, n, F, 3)
+    left_missing_right = xp.cumsum(per_output[:, :, :, :n_candidates], axis=3)
+    has_missing = missing[0][..., HIST_COUNT] > 0  # output 0's row count: every output's
+    valid = xp.broadcast_to(bin_is_candidate[None], left_missing_right.shape[1:4])
     if mask is not None:
         valid = valid & xp.asarray(mask)[:, :, None]
-    parent_score, _ = _scores(xp, parent, scales, params)
-    directions = [left_missing_right, left_missing_right + missing[:, :, None, :]]
+    parent_score = node_scores(xp, parent, scales, params)
     gains = []
-    for direction, left in enumerate(directions):
-        right = parent[:, None, None, :] - left
+    for direction in range(2):
+        left = left_missing_right if direction == 0 else left_missing_right + missing[:, :, :, None]
+        right = parent[:, :, None, None, :] - left
         left_score, left_hessian = _scores(xp, left, scales, params)
         right_score, right_hessian = _scores(xp, right, scales, params)
         gain = (left_score + right_score) - parent_score[:, None, None]
@@ -144,50 +244,30 @@ def _scan_chunk(xp, histograms, parent, scales, bin_is_candidate, missing_bin, p
             valid
             & (left_hessian >= params.min_child_weight)
             & (right_hessian >= params.min_child_weight)
-            & (left[..., count] >= params.min_data_in_leaf)
-            & (right[..., count] >= params.min_data_in_leaf)
+            & (left[0][..., HIST_COUNT] >= params.min_data_in_leaf)
+            & (right[0][..., HIST_COUNT] >= params.min_data_in_leaf)
             & (gain > params.gamma)
             & (gain > SPLIT_GAIN_EPS)
         )
         if direction == 1:
             ok = ok & has_missing[:, :, None]
         gains.append(xp.where(ok, gain, -np.inf))
-    # Candidate order (feature, bin, direction); the first of equal maxima.
+    # Candidate order (feature, bin, direction); the first of equal maxima (an order-free
+    # minimum over positions, not argmax, whose tie rule a device reduction need not keep).
     stacked = xp.stack(gains, axis=-1).reshape(n_nodes, -1)
     best_gain = stacked.max(axis=1)
     positions = xp.arange(stacked.shape[1], dtype=np.int64)
     best = xp.where(stacked == best_gain[:, None], positions[None, :], stacked.shape[1]).min(axis=1)
-    best_gain, best = _host(xp, best_gain), _host(xp, best)
-    out["gain"][best_gain == np.inf] = np.inf
-    found = np.flatnonzero(np.isfinite(best_gain))
-    if not len(found):
-        return
-    feature, rest = np.divmod(best[found], n_candidates * 2)
-    bin_, direction = np.divmod(rest, 2)
-    nodes, f, b = (xp.asarray(a) for a in (found, feature, bin_))
-    left = xp.where(
-        xp.asarray(direction == 1)[:, None],
-        directions[1][nodes, f, b],
-        directions[0][nodes, f, b],
-    )
-    left = _host(xp, left)
-    node_missing = _host(xp, has_missing[nodes, f])
-    parent_count = out["fields"][found, count]
-    left_count = left[:, count]
-    out["feature"][found] = feature
-    out["bin"][found] = bin_
-    out["gain"][found] = best_gain[found]
-    out["left_fields"][found] = left
-    out["default_left"][found] = np.where(
-        node_missing, direction == 1, left_count >= parent_count - left_count
-    )
+    return _host(xp, best_gain), _host(xp, best)
 
 
 def find_best_vector_splits_naive(histograms, scales, n_value_bins, missing_bin, params):
     """Reference loop version of :func:`find_best_vector_splits` (NumPy, no feature mask;
-    same contract), for tests."""
-    n_nodes, n_features, _, n_fields = histograms.shape
-    n_outputs = n_fields // HIST_FIELDS
+    same contract), for tests: each node's outputs side by side, ``(n_features, n_bins,
+    3k)``, scanned candidate by candidate."""
+    per_output = np.asarray(histograms.per_output)
+    n_outputs, n_nodes, n_features = per_output.shape[:3]
+    n_fields = HIST_FIELDS * n_outputs
     table = _empty_table(n_nodes, n_outputs)
 
     def scores(fields):
@@ -201,7 +281,7 @@ def find_best_vector_splits_naive(histograms, scales, n_value_bins, missing_bin,
         return total, largest
 
     for node in range(n_nodes):
-        hist = histograms[node].astype(np.int64)
+        hist = np.concatenate(list(per_output[:, node].astype(np.int64)), axis=-1)
         parent = hist[0].sum(axis=0)
         table["fields"][node] = parent
         parent_score, _ = scores(parent)

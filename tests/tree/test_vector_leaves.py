@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import gpuboost
+from gpuboost.backends.cpu.backend import CpuBackend
 from gpuboost.backends.emulation import emulated_kernels
 from gpuboost.backends.numpy.backend import NumpyBackend
 from gpuboost.backends.numpy.split_scan import find_best_splits
@@ -64,7 +65,9 @@ def _histograms(X, Y, n_nodes=3, seed=1):
 def test_one_output_scan_is_the_one_output_scan(params):
     X, Y = _data(n_targets=1)
     data, histograms, scales = _histograms(X, Y)
-    records = find_best_splits(histograms, *scales[0], data.n_value_bins, data.missing_bin, params)
+    records = find_best_splits(
+        histograms.per_output[0], *scales[0], data.n_value_bins, data.missing_bin, params
+    )
     table = find_best_vector_splits(
         np, histograms, scales, data.n_value_bins, data.missing_bin, params
     )
@@ -98,6 +101,55 @@ def test_vector_scan_is_its_loop_version(n_targets, params):
     for name in table:
         np.testing.assert_array_equal(table[name], naive[name], err_msg=name)
     assert (table["feature"] >= 0).any()
+
+
+@pytest.mark.parametrize("n_targets", [1, 3])
+@pytest.mark.parametrize(
+    "params",
+    [
+        SplitParams(),
+        SplitParams(reg_alpha=0.3, max_delta_step=0.5, min_child_weight=40.0, gamma=1.0),
+        SplitParams(min_data_in_leaf=0, min_child_weight=0.0),
+    ],
+)
+def test_compiled_backend_is_the_definition(n_targets, params):
+    """The compiled CPU backend's histograms (each output written into its part of the
+    batch, children with their siblings) and scan (with and without a feature mask)
+    give the definition's integers and table."""
+    X, Y = _data(n_targets=n_targets, seed=4 + n_targets)
+    data, histograms, scales = _histograms(X, Y, n_nodes=5)
+    cpu = CpuBackend()
+    cpu_data = cpu.prepare(Dataset(X, label=Y[:, 0], max_bin=31))
+    rng = np.random.default_rng(2)
+    columns = [
+        (rng.integers(-9, 9, len(X)).astype(np.int32), rng.integers(0, 9, len(X)).astype(np.int32))
+        for _ in range(n_targets)
+    ]
+    order = rng.permutation(len(X)).astype(np.int32)
+    begins, ends = [0, 50, 50], [50, 50, 300]
+    reference = NumpyBackend()
+    built = [
+        backend.build_output_histograms(backend_data, columns, order, begins, ends)
+        for backend_data, backend in ((data, reference), (cpu_data, cpu))
+    ]
+    np.testing.assert_array_equal(built[1].per_output, built[0].per_output)
+    cases = ((data, reference, built[0]), (cpu_data, cpu, built[1]))
+    children = [
+        backend.build_output_children_histograms(
+            backend_data, columns, order, [300, 320], [320, 400], parents, [2, 0]
+        )
+        for backend_data, backend, parents in cases
+    ]
+    np.testing.assert_array_equal(children[1].per_output, children[0].per_output)
+    mask = rng.random((len(histograms), X.shape[1])) < 0.6
+    for feature_mask in (None, mask):
+        table = cpu.find_best_vector_splits(cpu_data, histograms, scales, params, feature_mask)
+        definition = find_best_vector_splits(
+            np, histograms, scales, data.n_value_bins, data.missing_bin, params, feature_mask
+        )
+        for name in table:
+            np.testing.assert_array_equal(table[name], definition[name], err_msg=name)
+        assert (table["feature"] >= 0).any()
 
 
 def test_vector_scan_sums_the_outputs_gains():

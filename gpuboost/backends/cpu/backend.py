@@ -10,6 +10,9 @@ backends' modules:
 ``build_histograms``,                   :mod:`.histogram`
 ``build_children_histograms``
 ``find_best_splits``                    :mod:`.split_scan`
+``find_best_vector_splits``             :mod:`.vector_split` (vector leaves; their
+                                        histograms: each output's ``build_histograms``
+                                        written into its part of the batch)
 ``find_best_splits_of_rows``            :mod:`.row_scan` (small nodes)
 ``grow_levels_from_rows``               :mod:`.row_levels` (the levels below the row
                                         scan's size, in one call)
@@ -27,6 +30,8 @@ models; ``GPUBOOST_CPU_KERNELS=numpy`` selects the reference (gpuboost.backends.
 
 import numpy as np
 
+from ...core.dtypes import HIST_DTYPE, HIST_FIELDS
+from ...core.vector_split import OutputHistograms
 from ..base import DeviceData
 from ..categorical import (
     predict_forest_leaf_indices,
@@ -49,10 +54,12 @@ from .predict import (
     predict_tree_raw,
 )
 from .quantize import quantize
+from .recycled import recycled_empty
 from .row_levels import grow_levels_from_rows, levels_from_rows_max_rows
 from .row_scan import ROW_SCAN_MAX_ROWS_PER_CELL, find_best_splits_of_rows
 from .shap import predict_contributions, predict_interactions
 from .split_scan import find_best_splits
+from .vector_split import find_best_vector_splits
 
 __all__ = ["CpuBackend"]
 
@@ -219,6 +226,68 @@ class CpuBackend(NumpyBackend):
             split_params,
             feature_mask,
             node_bounds,
+        )
+
+    def build_output_histograms(self, data, output_columns, sample_indices, begins, ends):
+        """Each output's one-output build written straight into its part of the batch (no
+        stacking copy); the sparse layout by the definition."""
+        if "sparse_cells" in data.arrays:
+            return super().build_output_histograms(
+                data, output_columns, sample_indices, begins, ends
+            )
+        self._threads()
+        per_output = self._output_batch(data, len(output_columns), len(begins))
+        for output, (column_g, column_h) in enumerate(output_columns):
+            build_histograms(
+                data.arrays["X_binned"],
+                column_g,
+                column_h,
+                sample_indices,
+                begins,
+                ends,
+                data.n_bins,
+                out=per_output[output].reshape(len(begins), -1),
+            )
+        return OutputHistograms(per_output)
+
+    def build_output_children_histograms(
+        self, data, output_columns, sample_indices, begins, ends, parents, parent_rows
+    ):
+        """Each output's children and siblings in one kernel call, straight into its part
+        of the batch."""
+        if "sparse_cells" in data.arrays:
+            return super().build_output_children_histograms(
+                data, output_columns, sample_indices, begins, ends, parents, parent_rows
+            )
+        self._threads()
+        per_output = self._output_batch(data, len(output_columns), 2 * len(begins))
+        for output, (column_g, column_h) in enumerate(output_columns):
+            build_children_histograms(
+                data.arrays["X_binned"],
+                column_g,
+                column_h,
+                sample_indices,
+                begins,
+                ends,
+                data.n_bins,
+                parents.per_output[output],
+                parent_rows,
+                out=per_output[output].reshape(2 * len(begins), -1),
+            )
+        return OutputHistograms(per_output)
+
+    @staticmethod
+    def _output_batch(data, n_outputs, n_nodes):
+        """An uninitialized batch, in a recycled buffer (:mod:`.recycled`: no page faults
+        level after level)."""
+        shape = (n_outputs, n_nodes, data.n_features, data.n_bins, HIST_FIELDS)
+        return recycled_empty(shape, HIST_DTYPE)
+
+    def find_best_vector_splits(self, data, histograms, scales, params, feature_mask):
+        """Compiled (:mod:`.vector_split`), the definition's table bit for bit."""
+        self._threads()
+        return find_best_vector_splits(
+            histograms, scales, data.n_value_bins, data.missing_bin, params, feature_mask
         )
 
     def row_scan_max_rows(self, data):

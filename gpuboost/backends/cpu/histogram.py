@@ -335,6 +335,7 @@ def build_histograms(
     ends,
     n_bins,
     n_threads=None,
+    out=None,
 ):
     """Histograms of a batch of nodes (same contract as the NumPy reference).
 
@@ -349,6 +350,8 @@ def build_histograms(
     n_threads : int, optional
         Ranges of rows the batch is cut into (default: the threads of the parallel
         kernels, :func:`gpuboost.backends.cpu.jit.threads`); does not change the result.
+    out : ndarray of shape (n_nodes, n_features * n_bins * 3), int64, C order, optional
+        Written instead of a new array (e.g. one output's part of a vector-leaf batch).
 
     Returns
     -------
@@ -357,7 +360,8 @@ def build_histograms(
     begins, ends = _segments(begins, ends)
     n_features = X_binned.shape[1]
     n_cells = n_features * n_bins * HIST_FIELDS
-    out = np.empty((len(begins), n_cells), dtype=HIST_DTYPE)
+    if out is None:
+        out = np.empty((len(begins), n_cells), dtype=HIST_DTYPE)
     if len(begins):
         build, n_threads = _sized_build(n_threads)
         build(
@@ -387,6 +391,7 @@ def build_children_histograms(
     parents,
     parent_rows,
     n_threads=None,
+    out=None,
 ):
     """The histograms of sibling pairs: the smaller children built, the larger ones
     derived from their parents by subtraction, in one batch.
@@ -394,7 +399,7 @@ def build_children_histograms(
     Parameters
     ----------
     X_binned, quantized_gradients, quantized_hessians, sample_indices, n_bins, n_threads
-        As for :func:`build_histograms`.
+        As for :func:`build_histograms`; ``out`` of shape (2 * n_pairs, n_cells).
     begins, ends : sequence of int, length n_pairs
         The segments of the children to build.
     parents : ndarray of shape (n_parents, n_features, n_bins, 3), int64
@@ -412,7 +417,8 @@ def build_children_histograms(
     n_pairs = len(begins)
     n_features = X_binned.shape[1]
     n_cells = n_features * n_bins * HIST_FIELDS
-    out = np.empty((2 * n_pairs, n_cells), dtype=HIST_DTYPE)
+    if out is None:
+        out = np.empty((2 * n_pairs, n_cells), dtype=HIST_DTYPE)
     if n_pairs:
         build, n_threads = _sized_build(n_threads)
         build(

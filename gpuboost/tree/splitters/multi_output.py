@@ -4,10 +4,10 @@ A round grows one tree whose leaves hold a value per output (target or class), i
 one tree per output (docs/DESIGN.md, "Vector leaves"). Each output ``t`` keeps its own
 quantized gradient and hessian columns and scales (``TreeInput.output_columns``,
 ``output_quantisers``); a node's sums are the ``2k`` integers ``(G_0, H_0, G_1, H_1,
-...)``. The node statistics are the backend's one-output histograms of every output side
-by side on the last axis (``Backend.build_output_histograms``: ``(n_nodes, n_features,
-n_bins, 3k)``); the split maximizes the gain summed over the outputs
-(``Backend.find_best_vector_splits``, whose definition is
+...)``. The node statistics are the backend's one-output histograms of every output,
+stacked (``Backend.build_output_histograms``: an
+:class:`~gpuboost.core.vector_split.OutputHistograms`); the split maximizes the gain
+summed over the outputs (``Backend.find_best_vector_splits``, whose definition is
 :func:`gpuboost.core.vector_split.find_best_vector_splits`). The row partition and the
 thresholds are the histogram splitter's.
 """
@@ -18,8 +18,8 @@ import numpy as np
 
 from ...core.dtypes import HIST_COUNT, HIST_FIELDS
 from ...core.gain import leaf_weight
-from ...core.vector_split import output_fields
-from .base import SplitTable, children_by_subtraction
+from ...core.vector_split import OutputHistograms, output_fields
+from .base import SplitTable
 from .hist import HistogramSplitter
 
 __all__ = ["MultiOutputSplitter"]
@@ -73,14 +73,22 @@ class MultiOutputSplitter(HistogramSplitter):
 
     # ---- node statistics -----------------------------------------------------
     def build_histograms(self, tree, begins, ends):
-        """Histograms (n_nodes, n_features, n_bins, 3k) int64 of the nodes' outputs."""
+        """The nodes' :class:`~gpuboost.core.vector_split.OutputHistograms`."""
         return self.backend.build_output_histograms(
             self.data, tree.output_columns, tree.sample_indices, begins, ends
         )
 
     def build_children_histograms(self, tree, begins, ends, parents, parent_rows):
         """The nodes' histograms built, their siblings' by subtraction (one batch)."""
-        return children_by_subtraction(self, tree, begins, ends, parents, parent_rows)
+        return self.backend.build_output_children_histograms(
+            self.data, tree.output_columns, tree.sample_indices, begins, ends, parents, parent_rows
+        )
+
+    def subtract_histograms(self, parent, child):
+        return parent - child
+
+    def stack_histograms(self, batches):
+        return OutputHistograms.stack(self.backend.xp, batches)
 
     # ---- splits --------------------------------------------------------------
     def find_best_splits(self, tree, begins, ends, histograms, feature_mask, node_bounds=None):

@@ -1,0 +1,51 @@
+"""Recycled buffers for large arrays that live for a level or two (the histogram batches
+of vector-leaf trees, gpuboost.core.vector_split.OutputHistograms).
+
+A batch of a deep level holds megabytes; a fresh ``np.empty`` of that size is new pages
+from the operating system, and the first write to each page faults, which cost more than
+building the histograms did (measured: 0.83 s against 0.31 s of histograms in 20 trees
+of 75k rows x 20 features x 4 outputs). So the buffers are kept, per calling thread, and
+handed out again once no array refers to them any more: every view of a NumPy array
+holds a reference to the array that owns the memory, so a buffer whose only references
+are this module's is free. The arrays handed out are ``np.empty``'s (every cell is
+written by the kernels that fill them).
+"""
+
+import sys
+import threading
+
+import numpy as np
+
+__all__ = ["recycled_empty", "KEPT_BUFFERS"]
+
+#: Buffers kept per thread (the largest are kept when there are more).
+KEPT_BUFFERS = 8
+_local = threading.local()
+#: ``sys.getrefcount`` of a kept buffer no array refers to: the list's reference, the
+#: loop variable's and the call's argument.
+_FREE_REFCOUNT = 3
+
+
+def recycled_empty(shape, dtype=np.int64):
+    """An uninitialized array of ``shape`` and ``dtype``, a view of a kept buffer that no
+    other array uses (the smallest that fits), else of a new one that is kept."""
+    dtype = np.dtype(dtype)
+    size = int(np.prod(shape)) * dtype.itemsize
+    buffers = getattr(_local, "buffers", None)
+    if buffers is None:
+        buffers = _local.buffers = []
+    chosen = None
+    for buffer in buffers:
+        if (
+            len(buffer) >= size
+            and sys.getrefcount(buffer) == _FREE_REFCOUNT
+            and (chosen is None or len(buffer) < len(chosen))
+        ):
+            chosen = buffer
+    if chosen is None:
+        chosen = np.empty(size, dtype=np.uint8)
+        buffers.append(chosen)
+        if len(buffers) > KEPT_BUFFERS:
+            buffers.sort(key=len)
+            del buffers[0]
+    return chosen[:size].view(dtype).reshape(shape)
