@@ -35,7 +35,7 @@ __all__ = [
     "find_best_vector_splits_naive",
     "node_scores",
     "output_fields",
-    "split_table",
+    "table_of_best",
 ]
 
 #: Candidate cells (nodes x features x bins x outputs) the array scan evaluates at once.
@@ -128,42 +128,55 @@ def _host(xp, array):
     return array if xp is np else xp.asnumpy(array)
 
 
-def split_table(xp, per_output, parents, best_gain, feature, bin_, direction, missing_bin):
-    """The table :func:`find_best_vector_splits` returns, of each node's best candidate.
+def table_of_best(parents, best_gain, feature, bin_, direction, left, has_missing):
+    """The table :func:`find_best_vector_splits` returns (host arrays).
 
     Parameters
     ----------
-    xp : module
-    per_output : array of shape (k, n_nodes, n_features, n_bins, 3), int64 (xp)
-    parents : array of shape (k, n_nodes, 3), int64 (xp): the nodes' own fields
-    best_gain : ndarray of shape (n_nodes,), float64 (host)
+    parents : ndarray of shape (k, n_nodes, 3), int64: the nodes' own fields
+    best_gain : ndarray of shape (n_nodes,), float64
         -inf: no admissible candidate; +inf: an admissible candidate overflowed.
-    feature, bin_, direction : ndarrays of shape (n_nodes,), int (host)
+    feature, bin_, direction : ndarrays of shape (n_nodes,), int
         The best candidate where ``best_gain`` is finite (direction 1: missing left).
-    missing_bin : int
+    left : ndarray of shape (n_nodes, 3k), int64
+        Its left child's fields (output ``t`` in :func:`output_fields`).
+    has_missing : ndarray of shape (n_nodes, n_features), bool, or None (no node)
+        Whether the node has rows with the feature missing.
     """
     n_nodes = len(best_gain)
-    table = _empty_table(n_nodes, per_output.shape[0])
-    table["fields"] = _side_by_side(np.asarray(_host(xp, parents), dtype=np.int64))
+    table = _empty_table(n_nodes, parents.shape[0])
+    table["fields"] = _side_by_side(np.asarray(parents, dtype=np.int64))
     table["gain"][best_gain == np.inf] = np.inf
     found = np.flatnonzero(np.isfinite(best_gain))
     if not len(found):
         return table
-    feature, bin_, direction = feature[found], bin_[found], direction[found]
-    columns = per_output[:, xp.asarray(found), xp.asarray(feature)]  # (k, n_found, n_bins, 3)
-    running = xp.cumsum(columns[:, :, : int(bin_.max()) + 1], axis=2)
-    left = running[:, xp.arange(len(found)), xp.asarray(bin_)]  # (k, n_found, 3)
-    missing = columns[:, :, missing_bin]
-    left = _side_by_side(_host(xp, left + missing * xp.asarray(direction)[None, :, None]))
-    has_missing = _host(xp, missing[0, :, HIST_COUNT] > 0)
+    left = np.asarray(left, dtype=np.int64)[found]
     left_count = left[:, HIST_COUNT]
     right_count = table["fields"][found, HIST_COUNT] - left_count
-    table["feature"][found] = feature
-    table["bin"][found] = bin_
+    table["feature"][found] = feature[found]
+    table["bin"][found] = bin_[found]
     table["gain"][found] = best_gain[found]
     table["left_fields"][found] = left
-    table["default_left"][found] = np.where(has_missing, direction == 1, left_count >= right_count)
+    table["default_left"][found] = np.where(
+        has_missing[found, feature[found]], direction[found] == 1, left_count >= right_count
+    )
     return table
+
+
+def _left_fields(xp, per_output, feature, bin_, direction, missing_bin):
+    """(n_nodes, 3k) host left fields of each node's candidate (zeros where ``feature``
+    is -1)."""
+    n_outputs, n_nodes = per_output.shape[:2]
+    left = np.zeros((n_nodes, HIST_FIELDS * n_outputs), dtype=np.int64)
+    found = np.flatnonzero(feature >= 0)
+    if not len(found):
+        return left
+    columns = per_output[:, xp.asarray(found), xp.asarray(feature[found])]  # (k, m, bins, 3)
+    running = xp.cumsum(columns[:, :, : int(bin_[found].max()) + 1], axis=2)
+    fields = running[:, xp.arange(len(found)), xp.asarray(bin_[found])]  # (k, m, 3)
+    missing = columns[:, :, missing_bin] * xp.asarray(direction[found])[None, :, None]
+    left[found] = _side_by_side(_host(xp, fields + missing))
+    return left
 
 
 def find_best_vector_splits(
@@ -218,7 +231,10 @@ def find_best_vector_splits(
             )
     feature, rest = np.divmod(best, max(n_candidates, 1) * 2)
     bin_, direction = np.divmod(rest, 2)
-    return split_table(xp, per_output, parents, best_gain, feature, bin_, direction, missing_bin)
+    feature = np.where(np.isfinite(best_gain), feature, -1)
+    left = _left_fields(xp, per_output, feature, bin_, direction, missing_bin)
+    has_missing = _host(xp, per_output[0, :, :, missing_bin, HIST_COUNT] > 0)
+    return table_of_best(_host(xp, parents), best_gain, feature, bin_, direction, left, has_missing)
 
 
 def _scan_chunk(xp, per_output, parent, scales, bin_is_candidate, missing_bin, params, mask):

@@ -19,11 +19,80 @@ import numpy as np
 from ...core.gain import SPLIT_GAIN_EPS
 from ...core.quantize import is_power_of_two
 from ...core.vector_split import find_best_vector_splits as scan_in_arrays
-from ...core.vector_split import node_fields, node_scores, split_table
-from .jit import kernel, prange, sized
+from ...core.vector_split import node_scores, table_of_best
+from .jit import kernel, prange, sized, threads
 from .split_scan import _leaf_score
 
 __all__ = ["find_best_vector_splits"]
+
+
+@kernel
+def _output_scores(
+    cumulative,
+    output,
+    n,
+    missing_g,
+    missing_h,
+    parent_g,
+    parent_h,
+    inverse_g,
+    inverse_h,
+    reg_lambda,
+    reg_alpha,
+    max_delta_step,
+    first,
+    scores,
+    row,
+):
+    """Add output ``output``'s left and right scores of the first ``n`` candidates
+    (``cumulative`` rows ``3 * output``, ``+1``: its running sums, plus the missing
+    values' ``missing_g``, ``missing_h``) to ``scores`` rows ``row``, ``row + 1`` (set
+    them with ``first``) and take the largest hessians into rows ``row + 2``, ``row + 3``.
+    No dependence between candidates; without L1 and max_delta_step the score is written
+    out (``_leaf_score``'s expression, the same bits) so that the compiler vectorizes the
+    loop. Rows of the scratch arrays, not slices of them (a slice per call costs more
+    than the loop on a small node)."""
+    field = 3 * output
+    plain = reg_alpha == 0.0 and max_delta_step == 0.0
+    for bin_ in range(n):
+        left_g = cumulative[field, bin_] + missing_g
+        left_h = cumulative[field + 1, bin_] + missing_h
+        g = left_g * inverse_g
+        h = left_h * inverse_h
+        right_g = (parent_g - left_g) * inverse_g
+        right_h = (parent_h - left_h) * inverse_h
+        if plain:
+            left_denominator = h + reg_lambda
+            right_denominator = right_h + reg_lambda
+            s_left = g * g / left_denominator if left_denominator > 0.0 else 0.0
+            s_right = right_g * right_g / right_denominator if right_denominator > 0.0 else 0.0
+        else:
+            s_left = _leaf_score(g, h, reg_lambda, reg_alpha, max_delta_step)
+            s_right = _leaf_score(right_g, right_h, reg_lambda, reg_alpha, max_delta_step)
+        if first:
+            scores[row, bin_] = s_left
+            scores[row + 1, bin_] = s_right
+            scores[row + 2, bin_] = h
+            scores[row + 3, bin_] = right_h
+        else:
+            scores[row, bin_] = scores[row, bin_] + s_left
+            scores[row + 1, bin_] = scores[row + 1, bin_] + s_right
+            scores[row + 2, bin_] = max(scores[row + 2, bin_], h)
+            scores[row + 3, bin_] = max(scores[row + 3, bin_], right_h)
+
+
+@kernel(parallel=True)
+def _node_fields(per_output, parents):
+    """Every node's own (k, n_nodes, 3) sums: its rows' bins of feature 0, added."""
+    n_outputs, n_nodes, _, n_bins, _ = per_output.shape
+    for pair in prange(n_outputs * n_nodes):
+        output = pair // n_nodes
+        node = pair - output * n_nodes
+        for field in range(3):
+            total = np.int64(0)
+            for bin_ in range(n_bins):
+                total += per_output[output, node, 0, bin_, field]
+            parents[output, node, field] = total
 
 
 @kernel(parallel=True)
@@ -44,75 +113,100 @@ def _scan(
     use_mask,
     parents,
     parent_scores,
+    n_chunks,
     best_gain,
     best_bin,
     best_direction,
+    best_left,
 ):
     """The best candidate of every (node, feature) pair of ``per_output`` (k, n_nodes,
-    n_features, n_bins, 3): ``best_gain`` (-inf: none), ``best_bin``, ``best_direction``
-    (1: missing values left), each (n_nodes, n_features). ``parents`` (k, n_nodes, 3)."""
+    n_features, n_bins, 3), pairs cut into ``n_chunks`` ranges: ``best_gain`` (-inf:
+    none), ``best_bin``, ``best_direction`` (1: missing values left), each (n_nodes,
+    n_features), and ``best_left`` (n_nodes, n_features, 3k) its left fields.
+    ``parents`` (k, n_nodes, 3). Per pair: every output's running sums, then the scores
+    of all candidates output after output (vectorized), then the candidates in the order
+    (bin, missing right before missing left), strictly better replacing."""
     n_outputs, n_nodes, n_features = per_output.shape[:3]
-    for pair in prange(n_nodes * n_features):
-        node = pair // n_features
-        feature = pair - node * n_features
-        best_gain[node, feature] = -np.inf
-        best_bin[node, feature] = -1
-        best_direction[node, feature] = 0
-        if use_mask and not feature_mask[node, feature]:
-            continue
-        running = np.zeros((n_outputs, 3), dtype=np.int64)
-        has_missing = per_output[0, node, feature, missing_bin, 2] > 0
-        best = -np.inf
-        last = min(n_value_bins[feature] - 1, n_candidates)
-        for bin_ in range(last):
+    n_pairs = n_nodes * n_features
+    for chunk in prange(n_chunks):
+        cumulative = np.empty((3 * n_outputs, n_candidates), dtype=np.int64)
+        scores = np.empty((8, n_candidates), dtype=np.float64)
+        for pair in range(chunk * n_pairs // n_chunks, (chunk + 1) * n_pairs // n_chunks):
+            node = pair // n_features
+            feature = pair - node * n_features
+            best_gain[node, feature] = -np.inf
+            best_bin[node, feature] = -1
+            best_direction[node, feature] = 0
+            if use_mask and not feature_mask[node, feature]:
+                continue
+            n = min(n_value_bins[feature] - 1, n_candidates)
+            if n <= 0:
+                continue
             for output in range(n_outputs):
+                hist = per_output[output, node, feature]
                 for field in range(3):
-                    running[output, field] += per_output[output, node, feature, bin_, field]
-            if per_output[0, node, feature, bin_, 2] == 0 and bin_ > 0:
-                continue  # no row in the bin: the previous bin's candidates, not better
-            for direction in range(2 if has_missing else 1):
-                left_score = 0.0
-                right_score = 0.0
-                left_largest = 0.0
-                right_largest = 0.0
+                    running = np.int64(0)
+                    for bin_ in range(n):
+                        running += hist[bin_, field]
+                        cumulative[3 * output + field, bin_] = running
+            missing_count = per_output[0, node, feature, missing_bin, 2]
+            n_directions = 2 if missing_count > 0 else 1
+            for direction in range(n_directions):
                 for output in range(n_outputs):
-                    left_g = running[output, 0]
-                    left_h = running[output, 1]
+                    missing_g = np.int64(0)
+                    missing_h = np.int64(0)
                     if direction == 1:
-                        left_g += per_output[output, node, feature, missing_bin, 0]
-                        left_h += per_output[output, node, feature, missing_bin, 1]
-                    g = left_g * inverse_g[output]
-                    h = left_h * inverse_h[output]
-                    right_g = (parents[output, node, 0] - left_g) * inverse_g[output]
-                    right_h = (parents[output, node, 1] - left_h) * inverse_h[output]
-                    s_left = _leaf_score(g, h, reg_lambda, reg_alpha, max_delta_step)
-                    s_right = _leaf_score(right_g, right_h, reg_lambda, reg_alpha, max_delta_step)
-                    if output == 0:
-                        left_score, right_score = s_left, s_right
-                        left_largest, right_largest = h, right_h
-                    else:
-                        left_score = left_score + s_left
-                        right_score = right_score + s_right
-                        left_largest = max(left_largest, h)
-                        right_largest = max(right_largest, right_h)
-                left_count = running[0, 2]
-                if direction == 1:
-                    left_count += per_output[0, node, feature, missing_bin, 2]
-                right_count = parents[0, node, 2] - left_count
-                gain = (left_score + right_score) - parent_scores[node]
-                if (
-                    left_largest >= min_child_weight
-                    and right_largest >= min_child_weight
-                    and left_count >= min_data_in_leaf
-                    and right_count >= min_data_in_leaf
-                    and gain > gamma
-                    and gain > SPLIT_GAIN_EPS
-                    and gain > best
-                ):
-                    best = gain
-                    best_bin[node, feature] = bin_
-                    best_direction[node, feature] = direction
-        best_gain[node, feature] = best
+                        missing_g = per_output[output, node, feature, missing_bin, 0]
+                        missing_h = per_output[output, node, feature, missing_bin, 1]
+                    _output_scores(
+                        cumulative,
+                        output,
+                        n,
+                        missing_g,
+                        missing_h,
+                        parents[output, node, 0],
+                        parents[output, node, 1],
+                        inverse_g[output],
+                        inverse_h[output],
+                        reg_lambda,
+                        reg_alpha,
+                        max_delta_step,
+                        output == 0,
+                        scores,
+                        4 * direction,
+                    )
+            best = -np.inf
+            parent_count = parents[0, node, 2]
+            for bin_ in range(n):
+                if bin_ > 0 and cumulative[2, bin_] == cumulative[2, bin_ - 1]:
+                    continue  # no row in the bin: the previous bin's candidates, not better
+                for direction in range(n_directions):
+                    left_count = cumulative[2, bin_] + (missing_count if direction == 1 else 0)
+                    gain = (scores[4 * direction, bin_] + scores[4 * direction + 1, bin_]) - (
+                        parent_scores[node]
+                    )
+                    if (
+                        scores[4 * direction + 2, bin_] >= min_child_weight
+                        and scores[4 * direction + 3, bin_] >= min_child_weight
+                        and left_count >= min_data_in_leaf
+                        and parent_count - left_count >= min_data_in_leaf
+                        and gain > gamma
+                        and gain > SPLIT_GAIN_EPS
+                        and gain > best
+                    ):
+                        best = gain
+                        best_bin[node, feature] = bin_
+                        best_direction[node, feature] = direction
+            best_gain[node, feature] = best
+            if best > -np.inf:
+                bin_ = best_bin[node, feature]
+                with_missing = best_direction[node, feature] == 1
+                for output in range(n_outputs):
+                    for field in range(3):
+                        value = cumulative[3 * output + field, bin_]
+                        if with_missing:
+                            value += per_output[output, node, feature, missing_bin, field]
+                        best_left[node, feature, 3 * output + field] = value
 
 
 def find_best_vector_splits(histograms, scales, n_value_bins, missing_bin, params, feature_mask):
@@ -125,17 +219,22 @@ def find_best_vector_splits(histograms, scales, n_value_bins, missing_bin, param
         )
     per_output = histograms.per_output
     n_outputs, n_nodes, n_features = per_output.shape[:3]
-    parents = np.ascontiguousarray(node_fields(np, per_output))
+    parents = np.empty((n_outputs, n_nodes, 3), dtype=np.int64)
+    sized(_node_fields, work=per_output.shape[3] * n_outputs * n_nodes)(per_output, parents)
     n_candidates = missing_bin - 1
     shape = (n_nodes, max(n_features, 1))
     best_gain = np.full(shape, -np.inf)
     best_bin = np.zeros(shape, dtype=np.int64)
     best_direction = np.zeros(shape, dtype=np.int64)
+    best_left = np.zeros(shape + (3 * n_outputs,), dtype=np.int64)
     if n_nodes and n_features and n_candidates > 0:
         n_candidates = max(1, min(n_candidates, int(np.max(n_value_bins)) - 1))
         use_mask = feature_mask is not None
         mask = np.ascontiguousarray(feature_mask) if use_mask else np.ones((1, 1), dtype=bool)
-        sized(_scan, work=n_nodes * n_features * n_candidates * n_outputs * 8)(
+        n_pairs = n_nodes * n_features
+        scan = sized(_scan, work=n_pairs * n_candidates * n_outputs * 8)
+        n_chunks = 1 if scan is _scan.serial else min(n_pairs, 4 * threads())
+        scan(
             per_output,
             np.array([1.0 / g for g, _ in scales]),
             np.array([1.0 / h for _, h in scales]),
@@ -152,20 +251,22 @@ def find_best_vector_splits(histograms, scales, n_value_bins, missing_bin, param
             use_mask,
             parents,
             node_scores(np, parents, scales, params),
+            n_chunks,
             best_gain,
             best_bin,
             best_direction,
+            best_left,
         )
     # A node's best: the best of its features in feature order (the first maximum).
-    feature = np.argmax(best_gain, axis=1) if n_nodes else np.zeros(0, dtype=np.int64)
     rows = np.arange(n_nodes)
-    return split_table(
-        np,
-        per_output,
+    feature = np.argmax(best_gain, axis=1) if n_nodes else np.zeros(0, dtype=np.int64)
+    gain = best_gain[rows, feature]
+    return table_of_best(
         parents,
-        best_gain[rows, feature],
+        gain,
         feature,
         best_bin[rows, feature],
         best_direction[rows, feature],
-        missing_bin,
+        best_left[rows, feature],
+        per_output[0, :, :, missing_bin, 2] > 0 if n_nodes else None,
     )

@@ -17,7 +17,7 @@ import dataclasses
 import numpy as np
 
 from ...core.dtypes import HIST_COUNT, HIST_FIELDS
-from ...core.gain import leaf_weight
+from ...core.gain import leaf_score, leaf_weight
 from ...core.vector_split import OutputHistograms, output_fields
 from .base import SplitTable
 from .hist import HistogramSplitter
@@ -114,7 +114,16 @@ class MultiOutputSplitter(HistogramSplitter):
         )
 
     def _check_overflow(self, tree, sums, counts, gains):
-        """:meth:`check_scores` of every output's sums (ValueError on overflow)."""
+        """:meth:`check_scores` of every output's sums (ValueError on overflow): all
+        outputs' scores at once, each output's check (and message) only when one is not
+        finite."""
+        scales = np.array(self._scales(tree))
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = leaf_score(
+                sums[:, 0::2] / scales[:, 0], sums[:, 1::2] / scales[:, 1], tree.split_params
+            )
+        if np.isfinite(scores).all() and not (np.asarray(gains) == np.inf).any():
+            return
         for output, quantiser in enumerate(tree.output_quantisers):
             self.check_scores(
                 dataclasses.replace(tree, quantiser=quantiser),
