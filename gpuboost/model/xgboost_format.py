@@ -215,15 +215,6 @@ def _check_exportable(state):
             "express. Export a gradient-boosted model (booster='gbtree')."
         )
     name = params["objective"]
-    if params.get("num_target", 0) > 1 or (
-        params.get("multi_strategy") == "multi_output_tree" and int(state["n_outputs"]) > 1
-    ):
-        raise ValueError(
-            "A model of several targets or of vector leaves (num_target > 1, "
-            "multi_strategy='multi_output_tree') is not exported to XGBoost's format yet; "
-            "export one model per target (multi_strategy='one_output_per_tree' on a "
-            "single target)."
-        )
     if isinstance(params.get("quantile_alpha"), list) and name == "reg:quantile":
         raise ValueError(
             "A model of several quantile levels cannot be exported to XGBoost: gpuboost "
@@ -301,6 +292,48 @@ def _tree_to_xgboost(tree, index, n_features, categories=None):
     }
 
 
+def _vector_tree_to_xgboost(tree, index, n_features):
+    """A vector-leaf tree in XGBoost's layout of multi-target trees (``size_leaf_vector``
+    k): ``base_weights`` every node's k values, ``leaf_weights`` the leaves' in node
+    order, a leaf's ``right_children`` entry its place in that order."""
+    n, k = tree.n_nodes, tree.n_outputs
+    internal = tree.feature >= 0
+    parents = [-1] * n
+    for node in np.flatnonzero(internal):
+        parents[int(tree.left_child[node])] = int(node)
+        parents[int(tree.right_child[node])] = int(node)
+    leaves = np.flatnonzero(~internal)
+    right = tree.right_child.copy()
+    right[leaves] = np.arange(len(leaves))
+    return {
+        "base_weights": [float(np.float32(v)) for v in tree.value.reshape(-1)],
+        "categories": [],
+        "categories_nodes": [],
+        "categories_segments": [],
+        "categories_sizes": [],
+        "default_left": [int(v) for v in tree.default_left],
+        "id": index,
+        "leaf_weights": [float(np.float32(v)) for v in tree.value[leaves].reshape(-1)],
+        "left_children": tree.left_child.tolist(),
+        "loss_changes": [float(np.float32(v)) for v in np.where(internal, tree.gain, 0.0)],
+        "parents": parents,
+        "right_children": right.tolist(),
+        "split_conditions": [
+            float(xgboost_threshold(tree.threshold[node])) if internal[node] else 0.0
+            for node in range(n)
+        ],
+        "split_indices": np.where(internal, tree.feature, 0).tolist(),
+        "split_type": [0] * n,
+        "sum_hessian": [float(np.float32(v)) for v in tree.cover],
+        "tree_param": {
+            "num_deleted": "0",
+            "num_feature": str(n_features),
+            "num_nodes": str(n),
+            "size_leaf_vector": str(k),
+        },
+    }
+
+
 def _exported_feature_names(names):
     default = [f"{DEFAULT_FEATURE_NAME_PREFIX}{i}" for i in range(len(names))]
     return [] if list(names) == default else list(names)
@@ -345,10 +378,20 @@ def state_to_xgboost_json(state):
         names = list(state["feature_names"])  # feature types need the names
         types = ["float" if labels is None else "c" for labels in categories]
     n_parallel = int(params["num_parallel_tree"])
-    per_round = n_outputs * n_parallel
+    vector = n_outputs > 1 and params.get("multi_strategy") == "multi_output_tree"
+    per_round = (1 if vector else n_outputs) * n_parallel
     n_rounds = len(trees) // per_round
-    order = xgboost_tree_order(n_rounds, n_outputs, n_parallel)
-    trees = [trees[i] for i in order]
+    if vector:  # one tree for every output: the same order, output 0 in tree_info
+        order = list(range(len(trees)))
+        tree_info = [0] * len(trees)
+        exported = [_vector_tree_to_xgboost(t, i, n_features) for i, t in enumerate(trees)]
+    else:
+        order = xgboost_tree_order(n_rounds, n_outputs, n_parallel)
+        tree_info = [i % n_outputs for i in order]
+        exported = [
+            _tree_to_xgboost(trees[i], j, n_features, categories) for j, i in enumerate(order)
+        ]
+    multiclass = params["objective"].startswith("multi:")
     gbtree = {
         "model": {
             "cats": _write_encoded_categories(categories)
@@ -359,8 +402,8 @@ def state_to_xgboost_json(state):
                 "num_trees": str(len(trees)),
             },
             "iteration_indptr": [r * per_round for r in range(n_rounds + 1)],
-            "tree_info": [i % n_outputs for i in order],
-            "trees": [_tree_to_xgboost(t, i, n_features, categories) for i, t in enumerate(trees)],
+            "tree_info": tree_info,
+            "trees": exported,
         },
         "name": "gbtree",
     }
@@ -379,9 +422,9 @@ def state_to_xgboost_json(state):
             "learner_model_param": {
                 "base_score": _base_score(params, state["base_margin"]),
                 "boost_from_average": "1",
-                "num_class": str(n_outputs if n_outputs > 1 else 0),
+                "num_class": str(n_outputs if multiclass else 0),
                 "num_feature": str(n_features),
-                "num_target": "1",
+                "num_target": str(1 if multiclass else n_outputs),
             },
             "objective": _objective_section(params, n_outputs),
         },

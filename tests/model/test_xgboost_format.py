@@ -487,3 +487,62 @@ def test_imported_models_run_on_the_cuda_backend(emulated_cuda):
         model.predict(_xgboost_dmatrix(xgb, X[:40]), pred_contribs=True),
         atol=MARGIN_TOL,
     )
+
+
+@pytest.mark.parametrize(
+    "params, kind",
+    [
+        ({"multi_strategy": "multi_output_tree"}, "targets"),
+        ({}, "targets"),
+        ({"objective": "binary:logistic", "multi_strategy": "multi_output_tree"}, "labels"),
+        (
+            {"objective": "multi:softprob", "num_class": 3, "multi_strategy": "multi_output_tree"},
+            "classes",
+        ),
+        (
+            {
+                "multi_strategy": "multi_output_tree",
+                "grow_policy": "lossguide",
+                "max_leaves": 9,
+                "max_depth": 0,
+                "num_parallel_tree": 2,
+                "subsample": 0.8,
+            },
+            "targets",
+        ),
+    ],
+)
+def test_several_targets_and_vector_leaves_export_to_xgboost(params, kind):
+    """Several targets (a tree per target) and vector leaves (XGBoost's multi-target
+    trees, ``size_leaf_vector`` k) load in XGBoost with our leaves and margins."""
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(400, 5)).astype(np.float32)
+    X[rng.random(400) < 0.1, 1] = np.nan
+    base = X[:, 0] + np.nan_to_num(X[:, 1])
+    targets = np.column_stack([base, 2 * X[:, 2], X[:, 0] - X[:, 3]]).astype(np.float64)
+    label = {
+        "targets": targets,
+        "labels": (targets > 0).astype(np.float64),
+        "classes": ((base > 0).astype(int) + (X[:, 2] > 0.5)).astype(np.float64),
+    }[kind]
+    booster = gpuboost.train(
+        dict({"max_depth": 4, "device": "cpu", "verbosity": 0}, **params),
+        gpuboost.Dataset(X, label=label),
+        num_boost_round=4,
+    )
+    model = xgb.Booster()
+    model.load_model(bytearray(booster.export_xgboost().encode()))
+    data = _xgboost_dmatrix(xgb, X)
+    np.testing.assert_array_equal(
+        model.predict(data, pred_leaf=True).astype(np.int64), booster.predict(X, pred_leaf=True)
+    )
+    np.testing.assert_allclose(
+        model.predict(data, output_margin=True),
+        booster.predict(X, output_margin=True),
+        rtol=MARGIN_TOL,
+        atol=MARGIN_TOL,
+    )
+    np.testing.assert_allclose(
+        model.predict(data), booster.predict(X), rtol=MARGIN_TOL, atol=MARGIN_TOL
+    )

@@ -323,8 +323,6 @@ def test_refusals_of_several_targets():
     with pytest.raises(ValueError, match="num_target=2"):
         _train({"num_target": 2}, X, Y)
     booster = _train({"multi_strategy": "multi_output_tree"}, X, Y, rounds=2)
-    with pytest.raises(ValueError, match="not exported to XGBoost"):
-        booster.export_xgboost()
     with pytest.raises(ValueError, match="refit does not take vector-leaf"):
         booster.refit(X, Y)
     categorical = np.column_stack([X[:, :4], np.arange(len(X)) % 4])
