@@ -1007,6 +1007,7 @@ class Booster:
             outputs,
             divisor,
             labels,
+            n_targets=self.objective.n_targets,
         )
 
     def to_onnx(self, path: Optional[PathLike] = None, class_labels: Optional[Any] = None) -> bytes:

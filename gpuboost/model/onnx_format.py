@@ -133,7 +133,9 @@ def _node_attributes(trees, outputs, scale):
     return nodes, leaves
 
 
-def ensemble_spec(objective, n_outputs, base_margin, trees, outputs, divisor=1.0, labels=None):
+def ensemble_spec(
+    objective, n_outputs, base_margin, trees, outputs, divisor=1.0, labels=None, n_targets=1
+):
     """The ensemble's ONNX operator and what follows it (see the module docstring), for
     :func:`ensemble_to_onnx` and the skl2onnx converters (gpuboost.onnx).
 
@@ -151,6 +153,10 @@ def ensemble_spec(objective, n_outputs, base_margin, trees, outputs, divisor=1.0
         The summed margins are divided by it before the link (AdaBoost's SAMME scale).
     labels : sequence of int or str, optional
         A classifier's class labels (default ``0 .. n_classes - 1``).
+    n_targets : int
+        Targets (label columns, ``num_target``): above 1, each output is its target's
+        margin, its link applied on its own (a regressor; ``binary:logistic``'s
+        probabilities by the LOGISTIC post-transform), never sorted as levels are.
 
     Returns
     -------
@@ -168,7 +174,7 @@ def ensemble_spec(objective, n_outputs, base_margin, trees, outputs, divisor=1.0
     scale = 2.0 / divisor if objective == "binary:exponential" else 1.0 / divisor
     nodes, leaves = _node_attributes(trees, outputs, scale)
     base = [float(m) * scale for m in base_margin]
-    if objective in BINARY_OBJECTIVES + MULTICLASS_OBJECTIVES:
+    if objective in BINARY_OBJECTIVES + MULTICLASS_OBJECTIVES and n_targets == 1:
         n_classes = 2 if n_outputs == 1 else n_outputs
         labels = list(range(n_classes)) if labels is None else list(labels)
         if all(
@@ -202,10 +208,11 @@ def ensemble_spec(objective, n_outputs, base_margin, trees, outputs, divisor=1.0
         target_weights=leaves["weights"],
         base_values=base,
         aggregate_function="SUM",
-        post_transform="NONE",
+        post_transform="LOGISTIC" if objective in BINARY_OBJECTIVES else "NONE",
         **nodes,
     )
-    after = "Exp" if objective in LOG_LINK_OBJECTIVES else "TopK" if n_outputs > 1 else None
+    levels = n_outputs > 1 and n_targets == 1  # several levels: rearranged
+    after = "Exp" if objective in LOG_LINK_OBJECTIVES else "TopK" if levels else None
     return {
         "op_type": "TreeEnsembleRegressor",
         "attributes": attributes,

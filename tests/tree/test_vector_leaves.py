@@ -10,6 +10,7 @@ import pytest
 
 import gpuboost
 from gpuboost.backends.cpu.backend import CpuBackend
+from gpuboost.backends.cpu.jit import forced_variant
 from gpuboost.backends.emulation import emulated_kernels
 from gpuboost.backends.numpy.backend import NumpyBackend
 from gpuboost.backends.numpy.split_scan import find_best_splits
@@ -21,6 +22,7 @@ from gpuboost.core.vector_split import (
     output_fields,
 )
 from gpuboost.data.dataset import Dataset
+from gpuboost.warmup import VARIANTS
 
 
 def _data(n_rows=400, n_features=5, n_targets=3, seed=0, missing=True):
@@ -143,13 +145,17 @@ def test_compiled_backend_is_the_definition(n_targets, params):
     np.testing.assert_array_equal(children[1].per_output, children[0].per_output)
     mask = rng.random((len(histograms), X.shape[1])) < 0.6
     for feature_mask in (None, mask):
-        table = cpu.find_best_vector_splits(cpu_data, histograms, scales, params, feature_mask)
         definition = find_best_vector_splits(
             np, histograms, scales, data.n_value_bins, data.missing_bin, params, feature_mask
         )
-        for name in table:
-            np.testing.assert_array_equal(table[name], definition[name], err_msg=name)
-        assert (table["feature"] >= 0).any()
+        for variant in VARIANTS:  # the parallel kernel and its serial twin
+            with forced_variant(variant):
+                table = cpu.find_best_vector_splits(
+                    cpu_data, histograms, scales, params, feature_mask
+                )
+            for name in table:
+                np.testing.assert_array_equal(table[name], definition[name], err_msg=name)
+        assert (definition["feature"] >= 0).any()
 
 
 def test_vector_scan_sums_the_outputs_gains():
@@ -343,3 +349,29 @@ def test_distributed_training_refuses_several_targets():
     for params in ({"multi_strategy": "multi_output_tree"}, {"num_target": 3}):
         with pytest.raises(ValueError, match="multi_output_tree' or several targets"):
             check_distributed_params(validate_params(params))
+
+
+@pytest.mark.parametrize(
+    "objective, strategy",
+    [
+        ("reg:squarederror", "multi_output_tree"),
+        ("reg:squarederror", "one_output_per_tree"),
+        ("binary:logistic", "multi_output_tree"),
+        ("count:poisson", "multi_output_tree"),
+    ],
+)
+def test_onnx_export_of_several_targets(objective, strategy):
+    """Each target's prediction, its own link, never sorted (as several levels are)."""
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    X, Y = _data(n_rows=300)
+    X = X.astype(np.float32)
+    label = {
+        "reg:squarederror": Y,
+        "binary:logistic": (Y > np.median(Y, axis=0)).astype(np.float64),
+        "count:poisson": np.round(np.abs(Y)),
+    }[objective]
+    booster = _train({"objective": objective, "multi_strategy": strategy}, X, label)
+    session = ort.InferenceSession(booster.to_onnx())
+    outputs = session.run(None, {session.get_inputs()[0].name: X})
+    np.testing.assert_allclose(outputs[0], booster.predict(X), rtol=2e-5, atol=2e-5)
