@@ -5,7 +5,8 @@ Usage::
 
     gpuboost demo [--rows 200000] [--features 28] [--rounds 100] [--device auto]
                   [--max-depth 6] [--learning-rate 0.3] [--seed 0]
-    gpuboost train --data train.csv --label-column NAME [--valid valid.csv] [--no-header]
+    gpuboost train --data train.csv --label-column NAME [--label-column NAME2 ...]
+                   [--valid valid.csv] [--no-header]
                    [--objective NAME] [--rounds 100] [--param key=value ...]
                    [--model-out model.json] [--device auto] [--early-stopping-rounds N]
     gpuboost predict --model model.json --data test.csv [--output preds.csv]
@@ -76,31 +77,40 @@ PREDICTION_COLUMN = "prediction"
 # --------------------------------------------------------------------------- #
 
 
-def _split_label(path, names, values, label_column, required, header=True):
-    """Remove the label column; returns (feature names, features, label or None).
+def _split_label(path, names, values, label_columns, required, header=True):
+    """Remove the label columns; returns (feature names, features, label or None): the
+    label of shape (n_rows,) for one column, (n_rows, k) for k (several targets).
 
     Without a header (``header=False``) the columns are named by position (``'0'``,
-    ``'1'``, ...) and ``label_column`` is such a position.
+    ``'1'``, ...) and each of ``label_columns`` is such a position.
     """
-    if label_column is None:
+    if not label_columns:
         return names, values, None
-    if not header and not (label_column.isdigit() and int(label_column) < len(names)):
-        raise ValueError(
-            f"with --no-header, --label-column is the label's position (0 to "
-            f"{len(names) - 1}: {path} has {len(names)} columns), got {label_column!r}."
-        )
-    if names.count(label_column) > 1:
-        raise ValueError(f"{path} has several columns named {label_column!r}.")
-    if label_column not in names:
-        if not required:
-            return names, values, None
-        raise ValueError(
-            f"label column {label_column!r} is not in {path}; its columns are: {', '.join(names)}."
-        )
-    index = names.index(label_column)
-    feature_names = names[:index] + names[index + 1 :]
-    features = np.ascontiguousarray(np.delete(values, index, axis=1))
-    return feature_names, features, values[:, index].astype(np.float64)
+    indices = []
+    for label_column in label_columns:
+        if not header and not (label_column.isdigit() and int(label_column) < len(names)):
+            raise ValueError(
+                f"with --no-header, --label-column is the label's position (0 to "
+                f"{len(names) - 1}: {path} has {len(names)} columns), got {label_column!r}."
+            )
+        if names.count(label_column) > 1:
+            raise ValueError(f"{path} has several columns named {label_column!r}.")
+        if label_column not in names:
+            if not required:
+                continue
+            raise ValueError(
+                f"label column {label_column!r} is not in {path}; its columns are: "
+                f"{', '.join(names)}."
+            )
+        if names.index(label_column) in indices:
+            raise ValueError(f"--label-column {label_column!r} is given twice.")
+        indices.append(names.index(label_column))
+    if not indices:
+        return names, values, None
+    feature_names = [name for i, name in enumerate(names) if i not in indices]
+    features = np.ascontiguousarray(np.delete(values, indices, axis=1))
+    label = values[:, indices].astype(np.float64)
+    return feature_names, features, label[:, 0] if len(indices) == 1 else label
 
 
 def _select_model_features(path, names, features, model_names, label_column, header=True):
@@ -319,8 +329,8 @@ def _run_train(args):
     feature_names, features, label = _split_label(
         args.data, names, values, args.label_column, required=True, header=header
     )
-    if args.label_column in categorical:
-        raise ValueError("--categorical names the label column; it lists feature columns.")
+    if set(args.label_column) & set(categorical):
+        raise ValueError("--categorical names a label column; it lists feature columns.")
     if not feature_names:
         raise ValueError(f"{args.data} has no feature columns besides the label.")
     params = _training_params(args.param, {"objective": args.objective, "device": args.device})
@@ -477,7 +487,9 @@ def _build_parser():
     train_parser.add_argument(
         "--label-column",
         required=True,
-        help="name of the label column (with --no-header: its position, from 0)",
+        action="append",
+        help="name of the label column (with --no-header: its position, from 0); given "
+        "several times, one target per column (a model of several targets)",
     )
     train_parser.add_argument("--valid", help="validation CSV file (same columns)")
     train_parser.add_argument(
@@ -526,7 +538,9 @@ def _build_parser():
     )
     predict.add_argument(
         "--label-column",
-        help="a label column to drop if present (with --no-header: its position, from 0)",
+        action="append",
+        help="a label column to drop if present (with --no-header: its position, from 0); "
+        "repeatable",
     )
     predict.add_argument("--no-header", action="store_true", help=no_header_help)
     predict.set_defaults(handler=_run_predict)

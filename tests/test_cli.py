@@ -359,6 +359,37 @@ def test_multiclass_predictions_have_one_column_per_class(tmp_path, capsys):
     np.testing.assert_allclose(predictions.sum(axis=1), 1.0)
 
 
+def test_several_label_columns_train_a_model_of_several_targets(tmp_path, capsys):
+    """``--label-column`` given twice: two targets, one tree of vector leaves a round;
+    predict drops both columns and writes a column per target."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 2))
+    Y = np.column_stack([X[:, 0], X[:, 0] - X[:, 1]])
+    path = tmp_path / "train.csv"
+    write_csv(path, ["y1", "u", "y2", "v"], np.column_stack([Y[:, 0], X[:, 0], Y[:, 1], X[:, 1]]))
+    model_path = tmp_path / "model.json"
+    code, _, err = run(
+        capsys,
+        [
+            "train", "--data", path, "--label-column", "y1", "--label-column", "y2",
+            "--rounds", "3", "--param", "multi_strategy=multi_output_tree",
+            "--model-out", model_path, "--device", "cpu",
+        ],
+    )  # fmt: skip
+    assert code == 0, err
+    booster = gpuboost.Booster.load_model(model_path)
+    assert booster.vector_leaves and booster.feature_names == ["u", "v"]
+    code, out, err = run(
+        capsys,
+        ["predict", "--model", model_path, "--data", path]
+        + ["--label-column", "y1", "--label-column", "y2"],
+    )
+    assert code == 0, err
+    header, predictions = read_predictions(out, from_text=True)
+    assert header == ["prediction_0", "prediction_1"]
+    np.testing.assert_allclose(predictions, booster.predict(X), rtol=1e-12)
+
+
 # --------------------------------------------------------------------------- #
 # Errors
 # --------------------------------------------------------------------------- #
