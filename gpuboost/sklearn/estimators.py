@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike
 
 from ..core.array import get_array_module, to_numpy
 from ..core.dtypes import Y_DTYPE
-from ..data.convert import check_group, check_weight
+from ..data.convert import as_array, check_group, check_weight
 from ..errors import value_repr
 from ..metrics import get_metric
 from ..model.booster import Booster
@@ -239,9 +239,34 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
     def _restore_fitted_attributes(self, booster, state):
         super()._restore_fitted_attributes(booster, state)
         restore_classes(self, booster, state)
+        multilabel = booster.objective.n_targets > 1
+        self._label_columns = booster.n_outputs if multilabel else None
+
+    @property
+    def _multilabel(self):
+        """Whether the model is multi-label: a 0/1 column per label (``binary:logistic``
+        of several targets)."""
+        return getattr(self, "_label_columns", None) is not None
+
+    def _indicator(self, y, what, n_labels=None):
+        """A multi-label target (n_samples, k) of 0/1 values as float64; ValueError for
+        other values, or ``n_labels`` columns expected and others given."""
+        y = np.asarray(y)
+        if y.dtype.kind == "b":
+            y = y.astype(Y_DTYPE)
+        if y.dtype.kind not in "biuf" or not np.isin(y, (0, 1)).all():
+            raise ValueError(
+                f"{what}: a 2-D y is a multi-label indicator matrix, of 0/1 (or bool) values "
+                f"only; for several classes pass one label per row."
+            )
+        if n_labels is not None and y.shape[1] != n_labels:
+            raise ValueError(f"{what} has {y.shape[1]} label columns, the model {n_labels}.")
+        return np.ascontiguousarray(y, dtype=Y_DTYPE)
 
     def _encode_labels(self, y, what):
         """Encode labels of an eval set with the fitted ``classes_``."""
+        if self._multilabel:
+            return self._indicator(y, what, self.n_classes_)
         y = as_target_vector(y, type(self).__name__)
         if has_missing_labels(y):
             raise ValueError(f"{what} contains missing or infinite (NaN, inf or None) labels.")
@@ -260,8 +285,18 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
         return positions.astype(Y_DTYPE)
 
     def _fit_classes(self, y):
-        """Set ``classes_`` / ``n_classes_`` and return the encoded labels (float64)."""
+        """Set ``classes_`` / ``n_classes_`` and return the encoded labels (float64); for
+        a multi-label indicator matrix (n_samples, k) the labels are its columns,
+        ``classes_ = [0 .. k - 1]``."""
         name = type(self).__name__
+        self._label_columns = None
+        array = None if y is None else as_array(y)
+        if array is not None and array.ndim == 2 and array.shape[1] > 1:
+            indicator = self._indicator(array, "y")
+            self._label_columns = indicator.shape[1]
+            self.classes_ = np.arange(indicator.shape[1])
+            self.n_classes_ = indicator.shape[1]
+            return indicator
         y = as_target_vector(y, name)
         if has_missing_labels(y):
             raise ValueError(
@@ -292,6 +327,14 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
     def _classification_objective(self, params):
         """Fill in ``objective`` and ``num_class`` for ``n_classes_`` classes."""
         name = type(self).__name__
+        if self._multilabel:  # a 0/1 target per label
+            objective = params.setdefault("objective", DEFAULT_BINARY_OBJECTIVE)
+            if callable(objective) or objective != DEFAULT_BINARY_OBJECTIVE:
+                raise ValueError(
+                    f"{name} trains a multi-label y (an indicator matrix) with "
+                    f"{DEFAULT_BINARY_OBJECTIVE!r}, got objective={objective!r}."
+                )
+            return None
         multiclass = self.n_classes_ > MIN_CLASSES
         if callable(self.objective):
             params.pop("objective")
@@ -336,8 +379,12 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
         ----------
         X : array-like of shape (n_samples, n_features)
             NaN marks missing values.
-        y : array-like of shape (n_samples,)
-            Class labels; at least two distinct classes.
+        y : array-like of shape (n_samples,) or (n_samples, n_labels)
+            Class labels; at least two distinct classes. Or a multi-label indicator
+            matrix of 0/1 (or bool) columns: one ``binary:logistic`` target per label
+            (``multi_strategy='multi_output_tree'``: one tree of vector leaves a round);
+            ``predict`` then returns the 0/1 matrix, ``predict_proba`` each label's
+            probability, shape (n_samples, n_labels).
         sample_weight : array-like of shape (n_samples,), default=None
         eval_set : list of (X, y), default=None
             ``y`` uses the same labels as the training ``y``.
@@ -356,7 +403,13 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
         """
         data = self._validate_features(X, reset=True)
         label = self._fit_classes(y)
-        multipliers = class_weight_multipliers(self.class_weight, self.classes_, label)
+        if self._multilabel and self.class_weight is not None:
+            raise ValueError("class_weight weighs classes, not the labels of a multi-label y.")
+        multipliers = (
+            None
+            if self._multilabel
+            else class_weight_multipliers(self.class_weight, self.classes_, label)
+        )
         if multipliers is not None:  # class_weight: sample-weight multipliers
             sample_weight = (
                 multipliers
@@ -447,6 +500,8 @@ class GBClassifier(_ClassifierMixin, BaseGBModel):
         if output_margin:
             return self._predict_margins(X, iteration_range, base_margin)
         probabilities = to_numpy(self.predict_proba(X, iteration_range, base_margin))
+        if self._multilabel:  # each label on its own
+            return (probabilities > BINARY_DECISION_THRESHOLD).astype(np.intp)
         if probabilities.shape[1] == MIN_CLASSES:
             indices = (probabilities[:, 1] > BINARY_DECISION_THRESHOLD).astype(np.intp)
         else:

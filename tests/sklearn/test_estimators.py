@@ -107,8 +107,8 @@ def test_y_none_and_wrong_shapes_are_rejected(regression_data):
     X_train, y_train, _, _ = regression_data
     with pytest.raises(ValueError, match="requires y"):
         GBRegressor().fit(X_train, None)
-    with pytest.raises(ValueError, match="1d array"):
-        GBClassifier().fit(X_train, np.column_stack([y_train, y_train]) > 0)
+    with pytest.raises(ValueError, match="multi-label indicator matrix"):
+        GBClassifier().fit(X_train, np.column_stack([y_train, y_train]))
     with pytest.raises(ValueError, match="1d array"):
         GBRegressor().fit(X_train, y_train[:, None, None])
     with pytest.raises(ValueError, match="Reshape your data"):

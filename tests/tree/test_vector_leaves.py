@@ -375,3 +375,26 @@ def test_onnx_export_of_several_targets(objective, strategy):
     session = ort.InferenceSession(booster.to_onnx())
     outputs = session.run(None, {session.get_inputs()[0].name: X})
     np.testing.assert_allclose(outputs[0], booster.predict(X), rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("strategy", ["one_output_per_tree", "multi_output_tree"])
+def test_sklearn_classifier_takes_a_multilabel_indicator(strategy, tmp_path):
+    X, Y = _data()
+    labels = Y > np.median(Y, axis=0)  # bool indicator matrix
+    model = gpuboost.GBClassifier(n_estimators=8, device="cpu", multi_strategy=strategy)
+    model.fit(X, labels, eval_set=[(X, labels)])
+    assert list(model.classes_) == [0, 1, 2]
+    probabilities = model.predict_proba(X)
+    assert probabilities.shape == labels.shape
+    np.testing.assert_array_equal(model.predict(X), (probabilities > 0.5).astype(int))
+    assert model.score(X, labels) > 0.5  # subset accuracy
+    path = tmp_path / "model.json"
+    model.save_model(path)
+    loaded = gpuboost.GBClassifier()
+    loaded.load_model(path)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    assert model.fit(X, labels[:, 0]).predict(X).shape == (len(X),)  # refit on one label
+    with pytest.raises(ValueError, match="multi-label indicator matrix"):
+        model.fit(X, 2 * labels)
+    with pytest.raises(ValueError, match="class_weight"):
+        gpuboost.GBClassifier(class_weight="balanced").fit(X, labels)
