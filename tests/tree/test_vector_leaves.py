@@ -22,6 +22,7 @@ from gpuboost.core.vector_split import (
     output_fields,
 )
 from gpuboost.data.dataset import Dataset
+from gpuboost.plotting import tree_to_dot
 from gpuboost.warmup import VARIANTS
 
 
@@ -292,6 +293,7 @@ def test_dumps_show_vector_leaves():
     tree = json.loads(booster.dump_model(format="json")[0])
     leaf = tree["children"][0]["children"][0]
     assert isinstance(leaf["leaf"], list) and len(leaf["leaf"]) == 3
+    assert "leaf=[" in tree_to_dot(booster, 0)  # plot_tree's and graphviz's labels
     pytest.importorskip("pandas")
     frame = booster.trees_to_dataframe()
     leaves = frame[frame["Feature"] == "Leaf"]
