@@ -12,23 +12,13 @@ the largest difference between the two (XGBoost computes in float32).
 import argparse
 import os
 import tempfile
-import time
 
 import numpy as np
+from _machine import best_time
 
 import gpuboost
 from gpuboost.core.threads import usable_cores
 from gpuboost.datasets import make_higgs_like
-
-
-def best_time(function, repeats):
-    best = float("inf")
-    result = None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = function()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 def main():

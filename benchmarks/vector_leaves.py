@@ -18,10 +18,9 @@ targets.
 import argparse
 import datetime
 import os
-import time
 
 import numpy as np
-from _machine import cpu_model
+from _machine import best_time, cpu_model
 
 import gpuboost
 
@@ -49,13 +48,9 @@ def rmse(prediction, Y):
 
 
 def timed(function, repeat):
-    function()  # kernels loaded, caches warm
-    best, result = np.inf, None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = function()
-        best = min(best, time.perf_counter() - start)
-    return best, result
+    """The best of ``repeat`` timed calls after one untimed (kernels loaded, caches warm)."""
+    function()
+    return best_time(function, repeat)
 
 
 def main():

@@ -57,6 +57,7 @@ __all__ = [
     "ROW_STREAMS_PER_ROUND",
     "bind_targets",
     "check_vector_leaves",
+    "feature_draws",
     "check_trees_per_round",
     "split_settings",
     "training_objective",
@@ -323,6 +324,23 @@ def _check_finite_tree(tree, round_index):
             )
 
 
+def feature_draws(dtrain, params, round_index, position, interaction_groups):
+    """``(FeatureSampler, InteractionConstraints or None)`` of the tree at ``position`` of
+    round ``round_index`` (its feature draws' random stream; also gpuboost.dask's)."""
+    sampler = FeatureSampler(
+        dtrain.n_features,
+        params,
+        partial(host_rng, params["seed"], round_index, position),
+        dtrain.feature_weights,
+    )
+    interactions = (
+        None
+        if interaction_groups is None
+        else InteractionConstraints(interaction_groups, dtrain.n_features)
+    )
+    return sampler, interactions
+
+
 def split_settings(params, dtrain):
     """``(SplitParams, interaction groups or None)`` of a training: the split parameters
     with the monotone directions resolved on dtrain's features, and the interaction
@@ -529,16 +547,8 @@ class GBTreeLearner:
             split_params,
             learning_rate,
         )
-        sampler = FeatureSampler(
-            self.dtrain.n_features,
-            params,
-            partial(host_rng, params["seed"], round_index, position),
-            self.dtrain.feature_weights,
-        )
-        interactions = (
-            None
-            if self.interaction_groups is None
-            else InteractionConstraints(self.interaction_groups, self.dtrain.n_features)
+        sampler, interactions = feature_draws(
+            self.dtrain, params, round_index, position, self.interaction_groups
         )
         grown = TreeGrower(
             splitter,
@@ -638,16 +648,8 @@ class GBTreeLearner:
             output_columns=tuple(columns),
             output_quantisers=tuple(quantisers),
         )
-        sampler = FeatureSampler(
-            self.dtrain.n_features,
-            params,
-            partial(host_rng, params["seed"], round_index, position),
-            self.dtrain.feature_weights,
-        )
-        interactions = (
-            None
-            if self.interaction_groups is None
-            else InteractionConstraints(self.interaction_groups, self.dtrain.n_features)
+        sampler, interactions = feature_draws(
+            self.dtrain, params, round_index, position, self.interaction_groups
         )
         grown = TreeGrower(
             self.splitter, tree_input, self.policy, sampler, timer, interactions

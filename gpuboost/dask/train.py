@@ -21,8 +21,6 @@ the same integer sums, so the model is byte-identical to ``gpuboost.train``'s on
 same rows, however they are partitioned (DESIGN "Distributed training").
 """
 
-from functools import partial
-
 import numpy as np
 
 from ..backends import get_backend
@@ -32,6 +30,7 @@ from ..boosting.gbtree import (
     _check_finite_tree,
     _make_booster,
     check_trees_per_round,
+    feature_draws,
     round_settings,
     split_settings,
     training_objective,
@@ -50,14 +49,11 @@ from ..boosting.loop import (
 from ..boosting.update import refuse_update
 from ..core.categorical import CategoricalParams
 from ..core.quantize import GradientQuantiser, quantization_scale
-from ..core.random import host_rng
 from ..model.booster import Booster
 from ..objectives import get_objective
 from ..objectives.classification import class_multipliers, row_class_weights
 from ..objectives.ranking import plan_query_chunks
 from ..params import round_values, tree_learning_rate, validate_params
-from ..tree.constraints import InteractionConstraints
-from ..tree.feature_sampler import FeatureSampler
 from ..tree.grower import GrowthPolicy, TreeGrower
 from ..tree.sampling import goss_top_count
 from ..tree.splitters import TreeInput
@@ -420,16 +416,8 @@ class DaskLearner:
             split_params,
             tree_learning_rate(params),
         )
-        sampler = FeatureSampler(
-            self.dtrain.n_features,
-            params,
-            partial(host_rng, params["seed"], round_index, position),
-            self.dtrain.feature_weights,
-        )
-        interactions = (
-            None
-            if self.interaction_groups is None
-            else InteractionConstraints(self.interaction_groups, self.dtrain.n_features)
+        sampler, interactions = feature_draws(
+            self.dtrain, params, round_index, position, self.interaction_groups
         )
         tree = (
             TreeGrower(self.splitter, tree_input, self.policy, sampler, timer, interactions)

@@ -235,20 +235,7 @@ class CpuBackend(NumpyBackend):
             return super().build_output_histograms(
                 data, output_columns, sample_indices, begins, ends
             )
-        self._threads()
-        per_output = self._output_batch(data, len(output_columns), len(begins))
-        for output, (column_g, column_h) in enumerate(output_columns):
-            build_histograms(
-                data.arrays["X_binned"],
-                column_g,
-                column_h,
-                sample_indices,
-                begins,
-                ends,
-                data.n_bins,
-                out=per_output[output].reshape(len(begins), -1),
-            )
-        return OutputHistograms(per_output)
+        return self._build_outputs(data, output_columns, sample_indices, begins, ends)
 
     def build_output_children_histograms(
         self, data, output_columns, sample_indices, begins, ends, parents, parent_rows
@@ -259,21 +246,27 @@ class CpuBackend(NumpyBackend):
             return super().build_output_children_histograms(
                 data, output_columns, sample_indices, begins, ends, parents, parent_rows
             )
+        return self._build_outputs(
+            data, output_columns, sample_indices, begins, ends, parents, parent_rows
+        )
+
+    def _build_outputs(
+        self, data, output_columns, sample_indices, begins, ends, parents=None, parent_rows=None
+    ):
+        """The batch of the nodes (with ``parents``: and their siblings), each output by
+        the one-output kernels into its part."""
         self._threads()
-        per_output = self._output_batch(data, len(output_columns), 2 * len(begins))
+        n_built = len(begins) * (1 if parents is None else 2)
+        per_output = self._output_batch(data, len(output_columns), n_built)
         for output, (column_g, column_h) in enumerate(output_columns):
-            build_children_histograms(
-                data.arrays["X_binned"],
-                column_g,
-                column_h,
-                sample_indices,
-                begins,
-                ends,
-                data.n_bins,
-                parents.per_output[output],
-                parent_rows,
-                out=per_output[output].reshape(2 * len(begins), -1),
-            )
+            out = per_output[output].reshape(n_built, -1)
+            common = (data.arrays["X_binned"], column_g, column_h, sample_indices, begins, ends)
+            if parents is None:
+                build_histograms(*common, data.n_bins, out=out)
+            else:
+                build_children_histograms(
+                    *common, data.n_bins, parents.per_output[output], parent_rows, out=out
+                )
         return OutputHistograms(per_output)
 
     @staticmethod
