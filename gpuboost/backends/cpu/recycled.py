@@ -21,9 +21,19 @@ __all__ = ["recycled_empty", "KEPT_BUFFERS"]
 #: Buffers kept per thread (the largest are kept when there are more).
 KEPT_BUFFERS = 8
 _local = threading.local()
-#: ``sys.getrefcount`` of a kept buffer no array refers to: the list's reference, the
-#: loop variable's and the call's argument.
-_FREE_REFCOUNT = 3
+
+
+def _free_refcount():
+    """``sys.getrefcount`` of a kept buffer no array refers to, as :func:`recycled_empty`
+    reads it (the list's reference, the loop variable's, the call's argument: 3 on the
+    CPythons of today), measured rather than assumed: an interpreter that counts fewer
+    (borrowed loop references) must not see a buffer in use as free."""
+    probe = [np.empty(1, dtype=np.uint8)]
+    for buffer in probe:
+        return sys.getrefcount(buffer)
+
+
+_FREE_REFCOUNT = _free_refcount()
 
 
 def recycled_empty(shape, dtype=np.int64):
