@@ -231,6 +231,17 @@ def _make_booster(params, objective, dtrain, init_model, weight):
                 f"a round (num_parallel_tree), these parameters "
                 f"{params['num_parallel_tree']}: continue it with its num_parallel_tree."
             )
+        if (
+            init_model.params.get("multi_strategy", "one_output_per_tree")
+            != params["multi_strategy"]
+            and init_model.n_outputs > 1
+        ):
+            raise ValueError(
+                f"init_model grows multi_strategy="
+                f"{init_model.params.get('multi_strategy', 'one_output_per_tree')!r} trees, "
+                f"these parameters {params['multi_strategy']!r}: continue it with its "
+                f"multi_strategy."
+            )
         if (init_model.weight_drop is not None) != (params["booster"] == "dart") and (
             init_model.trees
         ):

@@ -326,6 +326,14 @@ def test_vector_leaves_refuse_what_they_do_not_take(params, match):
 
 def test_refusals_of_several_targets():
     X, Y = _data()
+    per_target = _train({}, X, Y, rounds=2)
+    with pytest.raises(ValueError, match="continue it with its multi_strategy"):
+        gpuboost.train(
+            {"device": "cpu", "multi_strategy": "multi_output_tree"},
+            Dataset(X, label=Y),
+            num_boost_round=1,
+            init_model=per_target,
+        )
     with pytest.raises(ValueError, match="takes one label per row"):
         _train({"objective": "reg:absoluteerror"}, X, Y)
     with pytest.raises(ValueError, match="num_target=2"):
