@@ -6,8 +6,10 @@ bottom"):
 objective -> gradients/hessians -> row sampling (gpuboost.tree.sampling) ->
 quantization -> for ``tree_method='approx'``, re-binning (gpuboost.tree.approx) ->
 tree growth (histograms, split scan, partition: gpuboost.tree.grower) -> leaf
-values (optionally refit) -> prediction update. Backend-agnostic: every per-row
-array lives on the backend (``backend.xp``) and only split records and the
+values (optionally refit) -> prediction update. With ``multi_strategy='multi_output_tree'``
+and several outputs, one tree of vector leaves for every output instead
+(:meth:`GBTreeLearner._grow_vector`, docs/DESIGN.md "Vector leaves"). Backend-agnostic:
+every per-row array lives on the backend (``backend.xp``) and only split records and the
 finished tree reach the host.
 """
 
@@ -667,6 +669,8 @@ class GBTreeLearner:
         ).grow()
         tree = grown.tree
         with timer.phase("predict_update"):
+            if grown.sample_indices.shape[0] != self.dtrain.n_rows:  # rows left out
+                self.margins += self.splitter.predict_training_rows(tree)
             for output in range(tree.n_outputs):
                 if grown.sample_indices.shape[0] == self.dtrain.n_rows:  # every row in a leaf
                     backend.add_leaf_values(
@@ -676,10 +680,6 @@ class GBTreeLearner:
                         grown.leaf_begins,
                         grown.leaf_ends,
                         tree.value[grown.leaf_nodes, output],
-                    )
-                else:
-                    self.margins[:, output] += backend.predict_tree_binned(
-                        self.splitter.partition_data, tree.output_tree(output)
                     )
                 for eval_set in self.eval_sets:
                     if not eval_set.is_train:

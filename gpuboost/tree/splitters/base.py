@@ -38,8 +38,9 @@ A splitter is built once per training run (or once per tree for
 per-call part).
 
 Implementations: :mod:`.hist` (``tree_method='hist'``), :mod:`.bundled` (the same
-on exclusive feature bundles), :mod:`.exact` (``tree_method='exact'``) and
-:mod:`.gini` (AdaBoost's Gini classification trees).
+on exclusive feature bundles), :mod:`.exact` (``tree_method='exact'``),
+:mod:`.gini` (AdaBoost's Gini classification trees) and :mod:`.multi_output` (vector-leaf
+trees: one tree for several outputs).
 """
 
 from dataclasses import dataclass
