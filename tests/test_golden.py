@@ -414,7 +414,7 @@ def test_golden_numpy(name):
 #: there); the slow tier emulates the others, whose paths the fast tier's CUDA parity
 #: tests sample on other data (lossguide: tests/backends/cuda/test_lossguide.py;
 #: sampling: tests/tree/test_sampling.py; every objective: tests/backends/cuda/
-#: test_backend.py).
+#: test_backend.py; vector leaves: tests/tree/test_vector_leaves.py).
 EMULATED_IN_THE_FAST_TIER = {
     "adaboost_multiclass",
     "approx",
@@ -426,7 +426,6 @@ EMULATED_IN_THE_FAST_TIER = {
     "quantile",
     "rank_ndcg",
     "squarederror_depthwise",
-    "targets_vector_leaves",
 }
 
 
