@@ -217,7 +217,9 @@ def find_best_vector_splits(histograms, scales, n_value_bins, missing_bin, param
         return scan_in_arrays(
             np, histograms, scales, n_value_bins, missing_bin, params, feature_mask
         )
-    per_output = histograms.per_output
+    # C order always (a slice of a batch's nodes is copied): one compiled signature, the
+    # one the warm-up compiles, not a second one compiled at first use.
+    per_output = np.ascontiguousarray(histograms.per_output)
     n_outputs, n_nodes, n_features = per_output.shape[:3]
     parents = np.empty((n_outputs, n_nodes, 3), dtype=np.int64)
     sized(_node_fields, work=per_output.shape[3] * n_outputs * n_nodes)(per_output, parents)
