@@ -1,9 +1,13 @@
 """Shared helpers of the gpuboost.dask tests: a LocalCluster of worker processes and
 collections whose partitions are placed on chosen workers."""
 
+import time
+
 import numpy as np
 
 WORKER_PROCESSES = 3
+#: Seconds the placement helpers wait for the workers they place partitions on.
+WORKERS_TIMEOUT_S = 120
 
 
 def start_cluster(n_workers=WORKER_PROCESSES, **kwargs):
@@ -24,6 +28,20 @@ def workers_of(client):
     return sorted(client.scheduler_info(n_workers=-1)["workers"])
 
 
+def ready_workers(client, n_workers):
+    """The cluster's first ``n_workers`` workers, once that many are there: a worker process
+    the nanny restarted (a busy machine) is waited for, and the scheduler's list asked again
+    until it shows them (it can lag behind ``wait_for_workers``)."""
+    deadline = time.monotonic() + WORKERS_TIMEOUT_S
+    while True:
+        client.wait_for_workers(n_workers, timeout=WORKERS_TIMEOUT_S)
+        workers = workers_of(client)[:n_workers]
+        if len(workers) == n_workers:
+            return workers
+        assert time.monotonic() < deadline, f"{len(workers)} of {n_workers} workers listed"
+        time.sleep(0.2)
+
+
 def spread(client, array, sizes, n_workers):
     """A dask array of ``array`` cut into partitions of ``sizes`` rows, partition ``i``
     held by worker ``i % n_workers`` (of the cluster's first ``n_workers``)."""
@@ -31,9 +49,7 @@ def spread(client, array, sizes, n_workers):
     import dask.array as da
 
     assert sum(sizes) == len(array)
-    # a worker process the nanny restarted (a busy machine) is back before partitions go
-    client.wait_for_workers(n_workers, timeout=120)
-    workers = workers_of(client)[:n_workers]
+    workers = ready_workers(client, n_workers)
     pieces, start = [], 0
     for index, size in enumerate(sizes):
         chunk = np.ascontiguousarray(array[start : start + size])
@@ -60,7 +76,7 @@ def spread_frame(client, pieces, n_workers):
     import dask
     import dask.dataframe as dd
 
-    workers = workers_of(client)[:n_workers]
+    workers = ready_workers(client, n_workers)
     futures = [
         client.scatter(piece, workers=[workers[index % len(workers)]], hash=False)
         for index, piece in enumerate(pieces)
