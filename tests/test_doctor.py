@@ -5,7 +5,7 @@ import sys
 import types
 
 import pytest
-from _tiers import SLOW
+from _tiers import sampled
 
 from gpuboost import backends
 from gpuboost import doctor as doctor_module
@@ -137,7 +137,7 @@ def test_a_device_without_clusters_lists_no_cluster_kernel(capsys, emulation, mo
     assert code == 0, out
 
 
-@pytest.mark.parametrize("profile", ["A100", pytest.param("L4", marks=SLOW), "H200"])
+@pytest.mark.parametrize("profile", sampled(["A100", "L4", "H200"], ["A100"]))
 def test_every_emulated_profile_is_supported(capsys, emulation, monkeypatch, profile):
     """GPUBOOST_EMULATE_DEVICE picks the emulated GPU: the doctor names it, lists the
     cluster kernels as not built where it has no clusters, runs every check on its

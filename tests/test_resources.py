@@ -18,6 +18,7 @@ import weakref
 
 import numpy as np
 import pytest
+from _tiers import SLOW
 
 import gpuboost
 from gpuboost.backends import get_backend
@@ -245,6 +246,7 @@ def test_many_fits_do_not_grow_host_memory():
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs Linux /proc")
+@SLOW  # its fast sibling: the CPU backend's many fits (above)
 def test_many_emulated_cuda_fits_do_not_grow_host_memory(emulated_cuda):
     X, y = _data(n_rows=60, n_features=3)
     _assert_bounded_growth(N_EMULATED_FITS, "cuda", X, y)

@@ -10,6 +10,7 @@ import types
 import numpy as np
 import pytest
 from _foreign_arrays import ArrayInterfaceOnly, DLPackOnly
+from _tiers import SLOW
 
 import gpuboost
 from gpuboost.backends import get_backend
@@ -63,10 +64,10 @@ def test_the_device_edges_are_the_hosts(weighted, max_bin, monkeypatch):
 
 @pytest.mark.parametrize(
     "wrap, dtype",
-    [
+    [  # the slow tier: float32 and the interface-only wrapper (dlpack's sibling)
         (xp.asarray, np.float64),
-        (xp.asarray, np.float32),
-        (lambda X: ArrayInterfaceOnly(xp.asarray(X)), np.float64),
+        pytest.param(xp.asarray, np.float32, marks=SLOW),
+        pytest.param(lambda X: ArrayInterfaceOnly(xp.asarray(X)), np.float64, marks=SLOW),
         (lambda X: DLPackOnly(xp.asarray(X)), np.float64),
     ],
     ids=["device-array", "float32", "cuda-array-interface", "dlpack"],
