@@ -230,6 +230,15 @@ def _growth():
             num_boost_round=_ROUNDS,
         )
         _predict_everything(booster, X)
+    # Vector leaves of wider cells (the build is compiled per cell width: 3 targets, then
+    # 4, 5-7 and 8 or more; gpuboost.backends.cpu.histogram._width_tag).
+    for n_targets in (4, 6, 9):
+        columns = np.column_stack([score * (t + 1) + label for t in range(n_targets)])
+        train(
+            _params("reg:squarederror", multi_strategy="multi_output_tree"),
+            Dataset(X, label=columns),
+            num_boost_round=1,
+        )
 
 
 def _categorical_and_sparse():

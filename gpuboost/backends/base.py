@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..core.array import ArrayLike
-from ..core.dtypes import SAMPLE_INDEX_DTYPE
+from ..core.dtypes import GRAD_QUANT_DTYPE, SAMPLE_INDEX_DTYPE
 from ..core.quantize import quantize, quantize_with_scale
 from ..core.random import row_uniforms
 from ..core.vector_split import OutputHistograms, find_best_vector_splits
@@ -270,31 +270,63 @@ class Backend:
         """Concatenate node histograms along the node axis."""
         return self.xp.concatenate(histograms, axis=0)
 
+    def quantize_output_pairs(
+        self, gradients: ArrayLike, hessians: ArrayLike
+    ) -> tuple[ArrayLike, list[tuple[float, float]]]:
+        """Quantize every output's gradient and hessian column of a vector-leaf tree
+        (``gradients``, ``hessians`` of shape (n_rows, k), float64), each column as
+        :meth:`quantize` does: ``(pairs, scales)``, ``pairs`` of shape (n_rows, 2k) int32
+        holding row ``r``'s ``(g_0, h_0, g_1, h_1, ...)`` (what
+        :meth:`build_output_histograms` reads), ``scales`` the k ``(scale_gradients,
+        scale_hessians)``. A backend may quantize all columns in one pass, bit for bit."""
+        n_rows, n_outputs = gradients.shape
+        pairs = self.xp.empty((n_rows, 2 * n_outputs), dtype=GRAD_QUANT_DTYPE)
+        scales = []
+        for output in range(n_outputs):
+            (pairs[:, 2 * output], scale_g), (pairs[:, 2 * output + 1], scale_h) = (
+                self.quantize_gradients(
+                    self.xp.ascontiguousarray(gradients[:, output]),
+                    self.xp.ascontiguousarray(hessians[:, output]),
+                )
+            )
+            scales.append((scale_g, scale_h))
+        return pairs, scales
+
     def build_output_histograms(
         self,
         data: DeviceData,
-        output_columns: Sequence[tuple[ArrayLike, ArrayLike]],
+        output_pairs: ArrayLike,
         sample_indices: ArrayLike,
         begins: Sequence[int],
         ends: Sequence[int],
     ) -> OutputHistograms:
-        """Histograms of several outputs (vector-leaf trees): output ``t``'s
-        :meth:`build_histograms` of its quantized columns ``output_columns[t]``, stacked
-        (gpuboost.core.vector_split.OutputHistograms). A backend may write them in place
-        of the stacking copy (the same integers)."""
-        return OutputHistograms(
-            self.xp.stack(
+        """Histograms of several outputs (vector-leaf trees) of their quantized
+        ``output_pairs`` (n_rows, 2k) (:meth:`quantize_output_pairs`): output ``t``'s
+        :meth:`build_histograms` of columns ``2t``, ``2t + 1``, in one batch
+        (gpuboost.core.vector_split.OutputHistograms). A backend may build every output
+        in one pass (the same integers)."""
+        xp = self.xp
+        return OutputHistograms.from_per_output(
+            xp,
+            xp.stack(
                 [
-                    self.build_histograms(data, gradients, hessians, sample_indices, begins, ends)
-                    for gradients, hessians in output_columns
+                    self.build_histograms(
+                        data,
+                        xp.ascontiguousarray(output_pairs[:, 2 * output]),
+                        xp.ascontiguousarray(output_pairs[:, 2 * output + 1]),
+                        sample_indices,
+                        begins,
+                        ends,
+                    )
+                    for output in range(output_pairs.shape[1] // 2)
                 ]
-            )
+            ),
         )
 
     def build_output_children_histograms(
         self,
         data: DeviceData,
-        output_columns: Sequence[tuple[ArrayLike, ArrayLike]],
+        output_pairs: ArrayLike,
         sample_indices: ArrayLike,
         begins: Sequence[int],
         ends: Sequence[int],
@@ -303,7 +335,7 @@ class Backend:
     ) -> OutputHistograms:
         """:meth:`build_children_histograms` of several outputs: [the built nodes..., their
         siblings...], sibling ``i`` as ``parents[parent_rows[i]]`` minus node ``i``."""
-        built = self.build_output_histograms(data, output_columns, sample_indices, begins, ends)
+        built = self.build_output_histograms(data, output_pairs, sample_indices, begins, ends)
         rows = self.xp.asarray(np.asarray(parent_rows, dtype=np.int64))
         return OutputHistograms.stack(self.xp, [built, parents[rows] - built])
 
@@ -534,6 +566,20 @@ class Backend:
     ) -> None:
         """``raw[sample_indices[begin:end], output] += value`` for every leaf segment (in place)."""
         raise NotImplementedError  # pragma: no cover - abstract
+
+    def add_leaf_vectors(
+        self,
+        raw: ArrayLike,
+        sample_indices: ArrayLike,
+        begins: Sequence[int],
+        ends: Sequence[int],
+        values: np.ndarray,
+    ) -> None:
+        """``raw[sample_indices[begin:end], t] += values[leaf, t]`` for every leaf segment
+        and output ``t`` (vector leaves; ``values`` (n_segments, k) host): every output's
+        :meth:`add_leaf_values` (a backend may add a row's k values at once)."""
+        for output in range(values.shape[1]):
+            self.add_leaf_values(raw, output, sample_indices, begins, ends, values[:, output])
 
     def add_split_leaf_values(
         self,

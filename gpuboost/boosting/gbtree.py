@@ -629,7 +629,7 @@ class GBTreeLearner:
         and hessian columns ``gradients``, ``hessians`` (n_rows, k): sample, quantize
         each output, grow, update every output's margins (docs/DESIGN.md "Vector
         leaves")."""
-        backend, xp, timer = self.backend, self.backend.xp, self.timer
+        backend, timer = self.backend, self.timer
         with timer.phase("sample"):  # uniform row sampling only (check_vector_leaves)
             sample_indices, multipliers = sample_rows(
                 backend,
@@ -640,25 +640,19 @@ class GBTreeLearner:
                 round_index * ROW_STREAMS_PER_ROUND + position,
             )
         with timer.phase("quantize"):
-            columns, quantisers = [], []
-            for output in range(gradients.shape[1]):
-                column_g = xp.ascontiguousarray(gradients[:, output])
-                column_h = xp.ascontiguousarray(hessians[:, output])
-                if multipliers is not None:  # before quantization: sums stay exact
-                    column_g, column_h = column_g * multipliers, column_h * multipliers
-                (quantized_g, scale_g), (quantized_h, scale_h) = backend.quantize_gradients(
-                    column_g, column_h
-                )
-                columns.append((quantized_g, quantized_h))
-                quantisers.append(GradientQuantiser(scale_g, scale_h))
+            if multipliers is not None:  # before quantization: sums stay exact
+                gradients = gradients * multipliers[:, None]
+                hessians = hessians * multipliers[:, None]
+            pairs, scales = backend.quantize_output_pairs(gradients, hessians)
+            quantisers = [GradientQuantiser(*scale) for scale in scales]
         tree_input = TreeInput(
-            columns[0][0],
-            columns[0][1],
+            pairs[:, 0],
+            pairs[:, 1],
             quantisers[0],
             sample_indices,
             split_params,
             tree_learning_rate(params),
-            output_columns=tuple(columns),
+            output_pairs=pairs,
             output_quantisers=tuple(quantisers),
         )
         sampler, interactions = feature_draws(
@@ -671,16 +665,15 @@ class GBTreeLearner:
         with timer.phase("predict_update"):
             if grown.sample_indices.shape[0] != self.dtrain.n_rows:  # rows left out
                 self.margins += self.splitter.predict_training_rows(tree)
+            else:  # every row in a leaf
+                backend.add_leaf_vectors(
+                    self.margins,
+                    grown.sample_indices,
+                    grown.leaf_begins,
+                    grown.leaf_ends,
+                    tree.value[grown.leaf_nodes],
+                )
             for output in range(tree.n_outputs):
-                if grown.sample_indices.shape[0] == self.dtrain.n_rows:  # every row in a leaf
-                    backend.add_leaf_values(
-                        self.margins,
-                        output,
-                        grown.sample_indices,
-                        grown.leaf_begins,
-                        grown.leaf_ends,
-                        tree.value[grown.leaf_nodes, output],
-                    )
                 for eval_set in self.eval_sets:
                     if not eval_set.is_train:
                         eval_set.margins[:, output] += backend.predict_tree_raw(

@@ -5,10 +5,14 @@ in the array module of its histograms (NumPy, or CuPy on the device), with eleme
 IEEE operations on values recovered from exact integer sums, so that every backend gets
 the same bits; :func:`find_best_vector_splits_naive` is the loop version kept for tests.
 The histograms of a batch of nodes for ``k`` outputs are an :class:`OutputHistograms`:
-every output's one-output histograms (``(n_nodes, n_features, n_bins, 3)`` int64, as
-``Backend.build_histograms`` gives them) stacked on a first axis,
-``(k, n_nodes, n_features, n_bins, 3)``, indexed by node like one-output batches. The
-node records hold each output's fields side by side: output ``t`` in fields
+``(n_nodes, n_features, n_bins, W)`` int64, each cell holding every output's sums
+(``G_t`` in field ``2t``, ``H_t`` in ``2t + 1``), then the row count (field ``2k``), then
+zeros up to ``W`` = :func:`cell_width` ``(k)``, a multiple of 4: one bin of every output in
+a few 32-byte vectors, so that a row is added to a cell of every output at once (one bin
+lookup for ``k`` outputs: the compiled CPU build); indexed by node like one-output
+batches. ``OutputHistograms.per_output`` gives output ``t``'s one-output histograms
+(``(k, n_nodes, n_features, n_bins, 3)``, as ``Backend.build_histograms`` gives them).
+The node records hold each output's fields side by side: output ``t`` in fields
 :func:`output_fields` ``(t)`` of ``3k`` (gradient, hessian, row count).
 
 The rule (XGBoost's ``multi_output_tree``)::
@@ -31,6 +35,7 @@ from .gain import SPLIT_GAIN_EPS, leaf_score
 
 __all__ = [
     "OutputHistograms",
+    "cell_width",
     "find_best_vector_splits",
     "find_best_vector_splits_naive",
     "node_scores",
@@ -48,40 +53,87 @@ def output_fields(output):
     return first + HIST_GRAD, first + HIST_HESS, first + HIST_COUNT
 
 
+#: Cell fields are padded to a multiple of this many int64 (one 256-bit vector).
+CELL_VECTOR_FIELDS = 4
+
+
+def cell_width(n_outputs):
+    """Fields of a cell of an :class:`OutputHistograms` of ``n_outputs`` outputs: the
+    ``2k`` sums and the count, padded to a multiple of :data:`CELL_VECTOR_FIELDS`."""
+    fields = 2 * int(n_outputs) + 1
+    return -(-fields // CELL_VECTOR_FIELDS) * CELL_VECTOR_FIELDS
+
+
 class OutputHistograms:
     """The histograms of a batch of nodes for ``k`` outputs (see the module docstring).
 
     Parameters
     ----------
-    per_output : array of shape (k, n_nodes, n_features, n_bins, 3), int64
-        ``per_output[t]``: output ``t``'s one-output histograms of the nodes.
+    cells : array of shape (n_nodes, n_features, n_bins, cell_width(k)), int64
+        Cell fields ``(G_0, H_0, ..., G_{k-1}, H_{k-1}, count, 0, ...)``.
+    n_outputs : int
+        ``k``.
 
     Indexing selects nodes (``batch[rows]``, ``batch[a:b]``: an OutputHistograms of those
     nodes, a view where the array module gives one), ``len`` is the number of nodes.
     """
 
-    __slots__ = ("per_output",)
+    __slots__ = ("cells", "n_outputs")
 
-    def __init__(self, per_output):
-        self.per_output = per_output
+    def __init__(self, cells, n_outputs):
+        self.n_outputs = int(n_outputs)
+        if cells.shape[-1] != cell_width(self.n_outputs):
+            raise ValueError(
+                f"cells of {cells.shape[-1]} fields for {self.n_outputs} outputs "
+                f"(expected {cell_width(self.n_outputs)})"
+            )
+        self.cells = cells
 
-    def __len__(self):
-        return int(self.per_output.shape[1])
-
-    def __getitem__(self, rows):
-        return OutputHistograms(self.per_output[:, rows])
+    @classmethod
+    def from_per_output(cls, xp, per_output):
+        """The batch of every output's one-output histograms ``per_output`` (k, n_nodes,
+        n_features, n_bins, 3), int64 (the row counts are output 0's: every output's)."""
+        k = per_output.shape[0]
+        cells = xp.zeros(per_output.shape[1:4] + (cell_width(k),), dtype=per_output.dtype)
+        for output in range(k):
+            cells[..., 2 * output] = per_output[output, ..., HIST_GRAD]
+            cells[..., 2 * output + 1] = per_output[output, ..., HIST_HESS]
+        if k:
+            cells[..., 2 * k] = per_output[0, ..., HIST_COUNT]
+        return cls(cells, k)
 
     @property
-    def n_outputs(self):
-        return int(self.per_output.shape[0])
+    def per_output(self):
+        """(k, n_nodes, n_features, n_bins, 3) int64: each output's one-output histograms
+        (a new array)."""
+        k, cells = self.n_outputs, self.cells
+        fields = cells[..., _per_output_fields(k)].reshape(cells.shape[:3] + (k, HIST_FIELDS))
+        return fields.transpose(3, 0, 1, 2, 4)
+
+    def __len__(self):
+        return int(self.cells.shape[0])
+
+    def __getitem__(self, rows):
+        return OutputHistograms(self.cells[rows], self.n_outputs)
 
     @staticmethod
     def stack(xp, batches):
         """The batches' nodes in one batch (concatenated along the node axis)."""
-        return OutputHistograms(xp.concatenate([b.per_output for b in batches], axis=1))
+        return OutputHistograms(
+            xp.concatenate([b.cells for b in batches], axis=0), batches[0].n_outputs
+        )
 
     def __sub__(self, other):
-        return OutputHistograms(self.per_output - other.per_output)
+        return OutputHistograms(self.cells - other.cells, self.n_outputs)
+
+
+def _per_output_fields(n_outputs):
+    """Cell fields of output ``t``'s ``(gradient, hessian, count)``, for every ``t`` in
+    order (a host index array of ``3k``)."""
+    return np.array(
+        [field for t in range(n_outputs) for field in (2 * t, 2 * t + 1, 2 * n_outputs)],
+        dtype=np.int64,
+    )
 
 
 def _scores(xp, sums, scales, params):

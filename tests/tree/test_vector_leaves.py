@@ -51,9 +51,10 @@ def _histograms(X, Y, n_nodes=3, seed=1):
     for t in range(Y.shape[1]):
         quantized_g, scale_g = quantize(np, 0.3 * t - Y[:, t])
         quantized_h, scale_h = quantize(np, np.full(len(X), 1.0 + t))
-        columns.append((quantized_g, quantized_h))
+        columns += [quantized_g, quantized_h]
         scales.append((scale_g, scale_h))
-    histograms = backend.build_output_histograms(data, columns, order, begins, ends)
+    pairs = np.column_stack(columns)
+    histograms = backend.build_output_histograms(data, pairs, order, begins, ends)
     return data, histograms, scales
 
 
@@ -116,34 +117,33 @@ def test_vector_scan_is_its_loop_version(n_targets, params):
     ],
 )
 def test_compiled_backend_is_the_definition(n_targets, params):
-    """The compiled CPU backend's histograms (each output written into its part of the
-    batch, children with their siblings) and scan (with and without a feature mask)
+    """The compiled CPU backend's histograms (every output in one pass, children with
+    their siblings) and scan (with and without a feature mask)
     give the definition's integers and table."""
     X, Y = _data(n_targets=n_targets, seed=4 + n_targets)
     data, histograms, scales = _histograms(X, Y, n_nodes=5)
     cpu = CpuBackend()
     cpu_data = cpu.prepare(Dataset(X, label=Y[:, 0], max_bin=31))
     rng = np.random.default_rng(2)
-    columns = [
-        (rng.integers(-9, 9, len(X)).astype(np.int32), rng.integers(0, 9, len(X)).astype(np.int32))
-        for _ in range(n_targets)
-    ]
+    pairs = np.column_stack(
+        [rng.integers(-9 if field % 2 == 0 else 0, 9, len(X)) for field in range(2 * n_targets)]
+    ).astype(np.int32)
     order = rng.permutation(len(X)).astype(np.int32)
     begins, ends = [0, 50, 50], [50, 50, 300]
     reference = NumpyBackend()
     built = [
-        backend.build_output_histograms(backend_data, columns, order, begins, ends)
+        backend.build_output_histograms(backend_data, pairs, order, begins, ends)
         for backend_data, backend in ((data, reference), (cpu_data, cpu))
     ]
-    np.testing.assert_array_equal(built[1].per_output, built[0].per_output)
+    np.testing.assert_array_equal(built[1].cells, built[0].cells)  # the padding too
     cases = ((data, reference, built[0]), (cpu_data, cpu, built[1]))
     children = [
         backend.build_output_children_histograms(
-            backend_data, columns, order, [300, 320], [320, 400], parents, [2, 0]
+            backend_data, pairs, order, [300, 320], [320, 400], parents, [2, 0]
         )
         for backend_data, backend, parents in cases
     ]
-    np.testing.assert_array_equal(children[1].per_output, children[0].per_output)
+    np.testing.assert_array_equal(children[1].cells, children[0].cells)
     mask = rng.random((len(histograms), X.shape[1])) < 0.6
     for feature_mask in (None, mask):
         definition = find_best_vector_splits(

@@ -8,18 +8,20 @@ backends' modules:
 ======================================  ==============================================
 ``prepare`` / ``rebin`` (binning)       :mod:`.binning`
 ``build_histograms``,                   :mod:`.histogram`
-``build_children_histograms``
+``build_children_histograms``,
+``build_output_histograms``,
+``build_output_children_histograms``
 ``find_best_splits``                    :mod:`.split_scan`
-``find_best_vector_splits``             :mod:`.vector_split` (vector leaves; their
-                                        histograms: each output's ``build_histograms``
-                                        written into its part of the batch)
+``find_best_vector_splits``             :mod:`.vector_split` (vector leaves)
 ``find_best_splits_of_rows``            :mod:`.row_scan` (small nodes)
 ``grow_levels_from_rows``               :mod:`.row_levels` (the levels below the row
                                         scan's size, in one call)
 ``partition``                           :mod:`.partition`
-``add_leaf_values``                     :mod:`.leaf`
+``add_leaf_values``,                    :mod:`.leaf`
+``add_leaf_vectors``
 ``predict_*``                           :mod:`.predict`
-``quantize``                            :mod:`.quantize`
+``quantize``,                           :mod:`.quantize`
+``quantize_output_pairs``
 ``gradients``                           :mod:`.gradients` (pointwise objectives)
 ======================================  ==============================================
 
@@ -30,8 +32,8 @@ models; ``GPUBOOST_CPU_KERNELS=numpy`` selects the reference (gpuboost.backends.
 
 import numpy as np
 
-from ...core.dtypes import HIST_DTYPE, HIST_FIELDS
-from ...core.vector_split import OutputHistograms
+from ...core.dtypes import HIST_DTYPE
+from ...core.vector_split import OutputHistograms, cell_width
 from ..base import DeviceData
 from ..categorical import (
     predict_forest_leaf_indices,
@@ -41,9 +43,14 @@ from ..categorical import (
 from ..numpy.backend import NumpyBackend
 from .binning import bin_features, binned_layout
 from .gradients import gradients
-from .histogram import build_children_histograms, build_histograms, build_sparse_histograms
+from .histogram import (
+    build_children_histograms,
+    build_histograms,
+    build_output_histograms,
+    build_sparse_histograms,
+)
 from .jit import set_threads
-from .leaf import add_leaf_values, add_split_leaf_values
+from .leaf import add_leaf_values, add_leaf_vectors, add_split_leaf_values
 from .partition import partition_rows
 from .predict import (
     forest_of,
@@ -53,8 +60,8 @@ from .predict import (
     predict_tree_binned,
     predict_tree_raw,
 )
-from .quantize import quantize
-from .recycled import recycled_empty
+from .quantize import quantize, quantize_pairs
+from .recycled import VECTOR_ALIGNMENT, recycled_empty
 from .row_levels import grow_levels_from_rows, levels_from_rows_max_rows
 from .row_scan import ROW_SCAN_MAX_ROWS_PER_CELL, find_best_splits_of_rows
 from .shap import predict_contributions, predict_interactions
@@ -134,6 +141,11 @@ class CpuBackend(NumpyBackend):
     def quantize(self, values):
         self._threads()
         return quantize(values)
+
+    def quantize_output_pairs(self, gradients, hessians):
+        """Every column in one compiled pass (:func:`.quantize.quantize_pairs`)."""
+        self._threads()
+        return quantize_pairs(gradients, hessians)
 
     builds_sparse_histograms = True
 
@@ -228,53 +240,48 @@ class CpuBackend(NumpyBackend):
             node_bounds,
         )
 
-    def build_output_histograms(self, data, output_columns, sample_indices, begins, ends):
-        """Each output's one-output build written straight into its part of the batch (no
-        stacking copy); the sparse layout by the definition."""
+    def build_output_histograms(self, data, output_pairs, sample_indices, begins, ends):
+        """Every output in one pass over the rows (:func:`.histogram.build_output_histograms`),
+        straight into a recycled batch; the sparse layout by the definition."""
         if "sparse_cells" in data.arrays:
-            return super().build_output_histograms(
-                data, output_columns, sample_indices, begins, ends
-            )
-        return self._build_outputs(data, output_columns, sample_indices, begins, ends)
+            return super().build_output_histograms(data, output_pairs, sample_indices, begins, ends)
+        return self._build_outputs(data, output_pairs, sample_indices, begins, ends)
 
     def build_output_children_histograms(
-        self, data, output_columns, sample_indices, begins, ends, parents, parent_rows
+        self, data, output_pairs, sample_indices, begins, ends, parents, parent_rows
     ):
-        """Each output's children and siblings in one kernel call, straight into its part
-        of the batch."""
+        """The children and their siblings in one kernel call."""
         if "sparse_cells" in data.arrays:
             return super().build_output_children_histograms(
-                data, output_columns, sample_indices, begins, ends, parents, parent_rows
+                data, output_pairs, sample_indices, begins, ends, parents, parent_rows
             )
         return self._build_outputs(
-            data, output_columns, sample_indices, begins, ends, parents, parent_rows
+            data, output_pairs, sample_indices, begins, ends, parents, parent_rows
         )
 
     def _build_outputs(
-        self, data, output_columns, sample_indices, begins, ends, parents=None, parent_rows=None
+        self, data, output_pairs, sample_indices, begins, ends, parents=None, parent_rows=None
     ):
-        """The batch of the nodes (with ``parents``: and their siblings), each output by
-        the one-output kernels into its part."""
+        """The batch of the nodes (with ``parents``: and their siblings), in a recycled
+        buffer (:mod:`.recycled`: no page faults level after level)."""
         self._threads()
+        n_outputs = output_pairs.shape[1] // 2
         n_built = len(begins) * (1 if parents is None else 2)
-        per_output = self._output_batch(data, len(output_columns), n_built)
-        for output, (column_g, column_h) in enumerate(output_columns):
-            out = per_output[output].reshape(n_built, -1)
-            common = (data.arrays["X_binned"], column_g, column_h, sample_indices, begins, ends)
-            if parents is None:
-                build_histograms(*common, data.n_bins, out=out)
-            else:
-                build_children_histograms(
-                    *common, data.n_bins, parents.per_output[output], parent_rows, out=out
-                )
-        return OutputHistograms(per_output)
-
-    @staticmethod
-    def _output_batch(data, n_outputs, n_nodes):
-        """An uninitialized batch, in a recycled buffer (:mod:`.recycled`: no page faults
-        level after level)."""
-        shape = (n_outputs, n_nodes, data.n_features, data.n_bins, HIST_FIELDS)
-        return recycled_empty(shape, HIST_DTYPE)
+        shape = (n_built, data.n_features, data.n_bins, cell_width(n_outputs))
+        cells = recycled_empty(shape, HIST_DTYPE, align=VECTOR_ALIGNMENT)
+        flat = cells.reshape(n_built, -1)
+        build_output_histograms(
+            data.arrays["X_binned"],
+            output_pairs,
+            sample_indices,
+            begins,
+            ends,
+            data.n_bins,
+            flat,
+            None if parents is None else parents.cells.reshape(len(parents), -1),
+            parent_rows,
+        )
+        return OutputHistograms(cells, n_outputs)
 
     def find_best_vector_splits(self, data, histograms, scales, params, feature_mask):
         """Compiled (:mod:`.vector_split`), the definition's table bit for bit."""
@@ -391,6 +398,12 @@ class CpuBackend(NumpyBackend):
     def add_leaf_values(self, raw, output, sample_indices, begins, ends, values):
         self._threads()
         add_leaf_values(raw, output, sample_indices, begins, ends, values)
+
+    def add_leaf_vectors(self, raw, sample_indices, begins, ends, values):
+        self._threads()
+        if not raw.flags.c_contiguous:
+            return super().add_leaf_vectors(raw, sample_indices, begins, ends, values)
+        add_leaf_vectors(raw, sample_indices, begins, ends, values)
 
     def add_split_leaf_values(
         self,

@@ -42,6 +42,7 @@ from ...objectives.regression import (
 )
 from ...objectives.survival import AFTLoss
 from .jit import kernel, prange, sized
+from .recycled import recycled_empty
 from .scalar import clip, maximum, sign
 from .strict_math import erf, exp, log
 
@@ -315,12 +316,17 @@ COMPILED_OBJECTIVES = (
 
 def gradients(objective, y, raw, weight):
     """``objective.gradients(numpy, y, raw, weight)``, compiled; None when the objective
-    has no kernel (ranking, custom, subclasses) or several targets (its array code).
+    has no kernel (ranking, custom, subclasses).
+
+    Several targets (``objective.n_targets > 1``, labels and margins (n_rows, k)): the
+    objectives that take them are elementwise, so the kernel runs over the flattened
+    arrays, each row's weight repeated for its k targets (the reference's operations on
+    every element, the same bits).
 
     Parameters
     ----------
     objective : gpuboost.objectives.Objective
-    y : ndarray of shape (n_rows,), float64
+    y : ndarray of shape (n_rows,) or (n_rows, k), float64
     raw : ndarray of shape (n_rows,) or (n_rows, n_outputs), float64
     weight : ndarray of shape (n_rows,), float64, or None
 
@@ -328,7 +334,7 @@ def gradients(objective, y, raw, weight):
     -------
     (grad, hess) : ndarrays of the shape of ``raw``, float64, or None
     """
-    if type(objective) not in COMPILED_OBJECTIVES or objective.n_targets > 1:
+    if type(objective) not in COMPILED_OBJECTIVES:
         return None
     y = np.ascontiguousarray(y, dtype=Y_DTYPE)
     raw = np.ascontiguousarray(raw, dtype=Y_DTYPE)
@@ -337,7 +343,16 @@ def gradients(objective, y, raw, weight):
     weight = (
         np.ascontiguousarray(weight, dtype=Y_DTYPE) if use_weight else np.ones(1, dtype=Y_DTYPE)
     )
-    grad = np.empty_like(raw)
-    hess = np.empty_like(raw)
+    shape = raw.shape
+    if objective.n_targets > 1:
+        if not objective.supports_targets or y.shape != shape:
+            return None
+        y, raw = y.reshape(-1), raw.reshape(-1)
+        if use_weight:
+            weight = np.repeat(weight, shape[1])
+    # Recycled: fresh arrays of megabytes every round cost more in page faults than the
+    # kernel (11 ms against 0.5 ms for 150k rows x 4 targets).
+    grad = recycled_empty(raw.shape, Y_DTYPE)
+    hess = recycled_empty(raw.shape, Y_DTYPE)
     _pointwise(objective, y, raw, (weight, use_weight), grad, hess)
-    return grad, hess
+    return grad.reshape(shape), hess.reshape(shape)

@@ -72,6 +72,7 @@ __all__ = [
     "set_threads",
     "max_threads",
     "vector_add_cell",
+    "vector_add4",
     "prefetch",
     "kernel_sources_fingerprint",
     "forced_variant",
@@ -348,12 +349,18 @@ def _add_cell_python(cells, cell, gradient, hessian):
     cells[cell + 2] += 1
 
 
+def _add4_python(cells, cell, first, second, third, fourth):
+    """What :func:`vector_add4` does, in Python (without Numba)."""
+    cells[cell : cell + 4] += (first, second, third, fourth)
+
+
 def _prefetch_python(array, index):
     """What :func:`prefetch` does, in Python (nothing)."""
 
 
 if _numba is None:
     vector_add_cell = _add_cell_python
+    vector_add4 = _add4_python
     prefetch = _prefetch_python
 else:
     from llvmlite import ir as _ir
@@ -383,6 +390,31 @@ else:
             )
             old = builder.load(pointer, align=32)
             builder.store(builder.add(old, increment), pointer, align=32)
+            return context.get_dummy_value()
+
+        return signature, codegen
+
+    @_intrinsic
+    def vector_add4(typingctx, cells, cell, first, second, third, fourth):
+        """``cells[cell:cell + 4] += (first, second, third, fourth)`` as one 4 x int64
+        vector load, add and store (``cells`` a 1-D int64 array, ``cell`` unsigned).
+        Unaligned accesses are allowed; 32-byte aligned ones are faster (a vector never
+        straddles a cache line). Values that stay the same over a loop are built into a
+        vector register once, outside it."""
+        int64 = _numba.types.int64
+        signature = _numba.types.void(cells, _numba.types.uint64, int64, int64, int64, int64)
+
+        def codegen(context, builder, signature, arguments):
+            array, index = arguments[:2]
+            data = context.make_array(signature.args[0])(context, builder, array).data
+            vector_type = _ir.VectorType(_ir.IntType(64), 4)
+            pointer = builder.bitcast(builder.gep(data, [index]), vector_type.as_pointer())
+            increment = _ir.Constant(vector_type, [0, 0, 0, 0])
+            for lane, value in enumerate(arguments[2:]):
+                increment = builder.insert_element(
+                    increment, value, _ir.Constant(_ir.IntType(32), lane)
+                )
+            builder.store(builder.add(builder.load(pointer, align=8), increment), pointer, align=8)
             return context.get_dummy_value()
 
         return signature, codegen

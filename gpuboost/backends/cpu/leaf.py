@@ -11,7 +11,7 @@ import numpy as np
 from .jit import kernel, prange, sized
 from .partition import goes_left
 
-__all__ = ["add_leaf_values", "add_split_leaf_values"]
+__all__ = ["add_leaf_values", "add_leaf_vectors", "add_split_leaf_values"]
 
 
 @kernel(parallel=True)
@@ -42,6 +42,35 @@ def add_leaf_values(raw, output, sample_indices, begins, ends, values):
         np.ascontiguousarray(begins, dtype=np.int64).reshape(-1),
         np.ascontiguousarray(ends, dtype=np.int64).reshape(-1),
         np.ascontiguousarray(values, dtype=np.float64).reshape(-1),
+    )
+
+
+@kernel(parallel=True)
+def _add_vectors(raw, sample_indices, begins, ends, values):
+    for segment in prange(begins.shape[0]):
+        for position in range(begins[segment], ends[segment]):
+            row = sample_indices[position]
+            for output in range(values.shape[1]):
+                raw[row, output] += values[segment, output]
+
+
+def add_leaf_vectors(raw, sample_indices, begins, ends, values):
+    """``raw[sample_indices[begin:end], :] += values[segment]`` for every leaf segment
+    (vector leaves: a row's k margins, side by side, updated at once).
+
+    Parameters
+    ----------
+    raw : ndarray of shape (n_rows, k), float64, C order  # IN, OUT
+    sample_indices, begins, ends
+        As for :func:`add_leaf_values`.
+    values : array-like of float, shape (n_segments, k)
+    """
+    sized(_add_vectors)(
+        raw,
+        sample_indices,
+        np.ascontiguousarray(begins, dtype=np.int64).reshape(-1),
+        np.ascontiguousarray(ends, dtype=np.int64).reshape(-1),
+        np.ascontiguousarray(values, dtype=np.float64).reshape(len(begins), raw.shape[1]),
     )
 
 

@@ -1,7 +1,9 @@
 """Quantization of the compiled CPU backend (the reference, for every backend:
 :func:`gpuboost.core.quantize.quantize`).
 
-Two passes over the column: its largest magnitude (NaN propagating, so that
+Two passes over the column (:func:`quantize_pairs`: over every output's columns of a
+vector-leaf tree at once, written row by row as the pairs its histograms read): its
+largest magnitude (NaN propagating, so that
 :func:`~gpuboost.core.quantize.quantization_scale` rejects it as the reference does),
 then ``rint(value * scale)`` (float64 multiply, round half to even) as int32
 (docs/DESIGN.md, "Quantization"). Both in parallel over row ranges.
@@ -12,8 +14,9 @@ import numpy as np
 from ...core.dtypes import GRAD_QUANT_DTYPE
 from ...core.quantize import quantization_scale
 from .jit import kernel, prange, sized, threads
+from .recycled import recycled_empty
 
-__all__ = ["quantize"]
+__all__ = ["quantize", "quantize_pairs"]
 
 
 @kernel(parallel=True)
@@ -68,3 +71,78 @@ def quantize(values, n_threads=None):
     quantized = np.empty(n_rows, dtype=GRAD_QUANT_DTYPE)
     sized(_round)(values, scale, quantized)
     return quantized, scale
+
+
+@kernel(parallel=True)
+def _max_abs_columns(gradients, hessians, n_threads):
+    """Per column of ``gradients`` and ``hessians`` (n_rows, k) its largest magnitude,
+    NaN where it holds one (as :func:`_max_abs`): (2k,) float64, ``(g_0, h_0, g_1,
+    ...)``. Maxima and NaN counts kept apart, so that the row loop has no branch."""
+    n_rows, n_outputs = gradients.shape
+    maxima = np.zeros((n_threads, 2 * n_outputs), dtype=np.float64)
+    nans = np.zeros((n_threads, 2 * n_outputs), dtype=np.int64)
+    for thread in prange(n_threads):
+        largest = np.zeros(2 * n_outputs, dtype=np.float64)
+        count = np.zeros(2 * n_outputs, dtype=np.int64)
+        for row in range(thread * n_rows // n_threads, (thread + 1) * n_rows // n_threads):
+            for output in range(n_outputs):
+                for column, value in (
+                    (2 * output, gradients[row, output]),
+                    (2 * output + 1, hessians[row, output]),
+                ):
+                    magnitude = abs(value)
+                    largest[column] = max(largest[column], magnitude)
+                    count[column] += magnitude != magnitude
+        maxima[thread] = largest
+        nans[thread] = count
+    result = np.zeros(2 * n_outputs, dtype=np.float64)
+    for column in range(2 * n_outputs):
+        largest = 0.0
+        for thread in range(n_threads):
+            largest = max(largest, maxima[thread, column])
+            if nans[thread, column]:
+                largest = np.nan
+                break
+        result[column] = largest
+    return result
+
+
+@kernel(parallel=True)
+def _round_pairs(gradients, hessians, scales, out):
+    n_outputs = gradients.shape[1]
+    for row in prange(gradients.shape[0]):
+        for output in range(n_outputs):
+            out[row, 2 * output] = np.int32(np.rint(gradients[row, output] * scales[2 * output]))
+            out[row, 2 * output + 1] = np.int32(
+                np.rint(hessians[row, output] * scales[2 * output + 1])
+            )
+
+
+def quantize_pairs(gradients, hessians, n_threads=None):
+    """Quantize every output's gradient and hessian column of a vector-leaf tree, each as
+    :func:`quantize` does (the same integers and scales), in one pass for all columns.
+
+    Parameters
+    ----------
+    gradients, hessians : ndarray of shape (n_rows, k), float64
+    n_threads : int, optional
+        As for :func:`quantize`.
+
+    Returns
+    -------
+    pairs : ndarray of shape (n_rows, 2k), int32
+        Row ``r``: ``(g_0, h_0, g_1, h_1, ...)`` quantized.
+    scales : list of k ``(scale_gradients, scale_hessians)``
+    """
+    gradients = np.ascontiguousarray(gradients, dtype=np.float64)
+    hessians = np.ascontiguousarray(hessians, dtype=np.float64)
+    n_rows, n_outputs = gradients.shape
+    n_ranges = threads() if n_threads is None else int(n_threads)
+    if n_rows:
+        maxima = sized(_max_abs_columns)(gradients, hessians, max(1, min(n_ranges, n_rows)))
+    else:
+        maxima = np.zeros(2 * n_outputs)
+    column_scales = np.array([quantization_scale(largest) for largest in maxima])
+    pairs = recycled_empty((n_rows, 2 * n_outputs), GRAD_QUANT_DTYPE)  # no page faults
+    sized(_round_pairs)(gradients, hessians, column_scales, pairs)
+    return pairs, [tuple(float(scale) for scale in pair) for pair in column_scales.reshape(-1, 2)]

@@ -40,64 +40,70 @@ def _output_scores(
     reg_lambda,
     reg_alpha,
     max_delta_step,
-    first,
     scores,
     row,
 ):
     """Add output ``output``'s left and right scores of the first ``n`` candidates
     (``cumulative`` rows ``3 * output``, ``+1``: its running sums, plus the missing
-    values' ``missing_g``, ``missing_h``) to ``scores`` rows ``row``, ``row + 1`` (set
-    them with ``first``) and take the largest hessians into rows ``row + 2``, ``row + 3``.
-    No dependence between candidates; without L1 and max_delta_step the score is written
-    out (``_leaf_score``'s expression, the same bits) so that the compiler vectorizes the
-    loop. Rows of the scratch arrays, not slices of them (a slice per call costs more
-    than the loop on a small node)."""
+    values' ``missing_g``, ``missing_h``) to ``scores`` rows ``row``, ``row + 1`` (which
+    start at -0.0, so the first output's scores are its own bits) and take the largest
+    hessians into rows ``row + 2``, ``row + 3`` (which start at -inf). No dependence
+    between candidates and no branch in the loops (one loop without L1 and
+    max_delta_step, ``_leaf_score``'s expression written out with the same bits, one
+    with them), so that the compiler vectorizes them. Rows of the scratch arrays, not
+    slices of them (a slice per call costs more than the loop on a small node)."""
     field = 3 * output
-    plain = reg_alpha == 0.0 and max_delta_step == 0.0
-    for bin_ in range(n):
-        left_g = cumulative[field, bin_] + missing_g
-        left_h = cumulative[field + 1, bin_] + missing_h
-        g = left_g * inverse_g
-        h = left_h * inverse_h
-        right_g = (parent_g - left_g) * inverse_g
-        right_h = (parent_h - left_h) * inverse_h
-        if plain:
+    if reg_alpha == 0.0 and max_delta_step == 0.0:
+        for bin_ in range(n):
+            left_g = cumulative[field, bin_] + missing_g
+            left_h = cumulative[field + 1, bin_] + missing_h
+            g = left_g * inverse_g
+            h = left_h * inverse_h
+            right_g = (parent_g - left_g) * inverse_g
+            right_h = (parent_h - left_h) * inverse_h
             left_denominator = h + reg_lambda
             right_denominator = right_h + reg_lambda
             s_left = g * g / left_denominator if left_denominator > 0.0 else 0.0
             s_right = right_g * right_g / right_denominator if right_denominator > 0.0 else 0.0
-        else:
-            s_left = _leaf_score(g, h, reg_lambda, reg_alpha, max_delta_step)
-            s_right = _leaf_score(right_g, right_h, reg_lambda, reg_alpha, max_delta_step)
-        if first:
-            scores[row, bin_] = s_left
-            scores[row + 1, bin_] = s_right
-            scores[row + 2, bin_] = h
-            scores[row + 3, bin_] = right_h
-        else:
             scores[row, bin_] = scores[row, bin_] + s_left
             scores[row + 1, bin_] = scores[row + 1, bin_] + s_right
             scores[row + 2, bin_] = max(scores[row + 2, bin_], h)
             scores[row + 3, bin_] = max(scores[row + 3, bin_], right_h)
+        return
+    for bin_ in range(n):
+        left_g = cumulative[field, bin_] + missing_g
+        left_h = cumulative[field + 1, bin_] + missing_h
+        h = left_h * inverse_h
+        right_h = (parent_h - left_h) * inverse_h
+        s_left = _leaf_score(left_g * inverse_g, h, reg_lambda, reg_alpha, max_delta_step)
+        s_right = _leaf_score(
+            (parent_g - left_g) * inverse_g, right_h, reg_lambda, reg_alpha, max_delta_step
+        )
+        scores[row, bin_] = scores[row, bin_] + s_left
+        scores[row + 1, bin_] = scores[row + 1, bin_] + s_right
+        scores[row + 2, bin_] = max(scores[row + 2, bin_], h)
+        scores[row + 3, bin_] = max(scores[row + 3, bin_], right_h)
 
 
 @kernel(parallel=True)
-def _node_fields(per_output, parents):
+def _node_fields(cells, n_outputs, parents):
     """Every node's own (k, n_nodes, 3) sums: its rows' bins of feature 0, added."""
-    n_outputs, n_nodes, _, n_bins, _ = per_output.shape
+    n_nodes, _, n_bins, _ = cells.shape
     for pair in prange(n_outputs * n_nodes):
         output = pair // n_nodes
         node = pair - output * n_nodes
         for field in range(3):
+            source = 2 * n_outputs if field == 2 else 2 * output + field
             total = np.int64(0)
             for bin_ in range(n_bins):
-                total += per_output[output, node, 0, bin_, field]
+                total += cells[node, 0, bin_, source]
             parents[output, node, field] = total
 
 
 @kernel(parallel=True)
 def _scan(
-    per_output,
+    cells,
+    n_outputs,
     inverse_g,
     inverse_h,
     n_value_bins,
@@ -119,14 +125,16 @@ def _scan(
     best_direction,
     best_left,
 ):
-    """The best candidate of every (node, feature) pair of ``per_output`` (k, n_nodes,
-    n_features, n_bins, 3), pairs cut into ``n_chunks`` ranges: ``best_gain`` (-inf:
+    """The best candidate of every (node, feature) pair of ``cells`` (n_nodes,
+    n_features, n_bins, W) of ``n_outputs`` outputs (gpuboost.core.vector_split.
+    OutputHistograms), pairs cut into ``n_chunks`` ranges: ``best_gain`` (-inf:
     none), ``best_bin``, ``best_direction`` (1: missing values left), each (n_nodes,
     n_features), and ``best_left`` (n_nodes, n_features, 3k) its left fields.
     ``parents`` (k, n_nodes, 3). Per pair: every output's running sums, then the scores
     of all candidates output after output (vectorized), then the candidates in the order
     (bin, missing right before missing left), strictly better replacing."""
-    n_outputs, n_nodes, n_features = per_output.shape[:3]
+    n_nodes, n_features = cells.shape[:2]
+    count_field = 2 * n_outputs
     n_pairs = n_nodes * n_features
     for chunk in prange(n_chunks):
         cumulative = np.empty((3 * n_outputs, n_candidates), dtype=np.int64)
@@ -142,22 +150,27 @@ def _scan(
             n = min(n_value_bins[feature] - 1, n_candidates)
             if n <= 0:
                 continue
-            for output in range(n_outputs):
-                hist = per_output[output, node, feature]
-                for field in range(3):
-                    running = np.int64(0)
-                    for bin_ in range(n):
-                        running += hist[bin_, field]
-                        cumulative[3 * output + field, bin_] = running
-            missing_count = per_output[0, node, feature, missing_bin, 2]
+            hist = cells[node, feature]
+            for source in range(count_field + 1):
+                # output t's gradient and hessian in rows 3t, 3t + 1; the count in row 2
+                row = 2 if source == count_field else 3 * (source // 2) + source % 2
+                running = np.int64(0)
+                for bin_ in range(n):
+                    running += hist[bin_, source]
+                    cumulative[row, bin_] = running
+            missing_count = hist[missing_bin, count_field]
             n_directions = 2 if missing_count > 0 else 1
             for direction in range(n_directions):
+                for field in range(4):
+                    start_value = -0.0 if field < 2 else -np.inf
+                    for bin_ in range(n):
+                        scores[4 * direction + field, bin_] = start_value
                 for output in range(n_outputs):
                     missing_g = np.int64(0)
                     missing_h = np.int64(0)
                     if direction == 1:
-                        missing_g = per_output[output, node, feature, missing_bin, 0]
-                        missing_h = per_output[output, node, feature, missing_bin, 1]
+                        missing_g = hist[missing_bin, 2 * output]
+                        missing_h = hist[missing_bin, 2 * output + 1]
                     _output_scores(
                         cumulative,
                         output,
@@ -171,7 +184,6 @@ def _scan(
                         reg_lambda,
                         reg_alpha,
                         max_delta_step,
-                        output == 0,
                         scores,
                         4 * direction,
                     )
@@ -203,9 +215,11 @@ def _scan(
                 with_missing = best_direction[node, feature] == 1
                 for output in range(n_outputs):
                     for field in range(3):
-                        value = cumulative[3 * output + field, bin_]
+                        row = 2 if field == 2 else 3 * output + field
+                        source = count_field if field == 2 else 2 * output + field
+                        value = cumulative[row, bin_]
                         if with_missing:
-                            value += per_output[output, node, feature, missing_bin, field]
+                            value += hist[missing_bin, source]
                         best_left[node, feature, 3 * output + field] = value
 
 
@@ -219,10 +233,11 @@ def find_best_vector_splits(histograms, scales, n_value_bins, missing_bin, param
         )
     # C order always (a slice of a batch's nodes is copied): one compiled signature, the
     # one the warm-up compiles, not a second one compiled at first use.
-    per_output = np.ascontiguousarray(histograms.per_output)
-    n_outputs, n_nodes, n_features = per_output.shape[:3]
+    cells = np.ascontiguousarray(histograms.cells)
+    n_outputs = histograms.n_outputs
+    n_nodes, n_features = cells.shape[:2]
     parents = np.empty((n_outputs, n_nodes, 3), dtype=np.int64)
-    sized(_node_fields, work=per_output.shape[3] * n_outputs * n_nodes)(per_output, parents)
+    sized(_node_fields, work=cells.shape[2] * n_outputs * n_nodes)(cells, n_outputs, parents)
     n_candidates = missing_bin - 1
     shape = (n_nodes, max(n_features, 1))
     best_gain = np.full(shape, -np.inf)
@@ -237,7 +252,8 @@ def find_best_vector_splits(histograms, scales, n_value_bins, missing_bin, param
         scan = sized(_scan, work=n_pairs * n_candidates * n_outputs * 8)
         n_chunks = 1 if scan is _scan.serial else min(n_pairs, 4 * threads())
         scan(
-            per_output,
+            cells,
+            n_outputs,
             np.array([1.0 / g for g, _ in scales]),
             np.array([1.0 / h for _, h in scales]),
             np.asarray(n_value_bins, dtype=np.int64),
@@ -270,5 +286,5 @@ def find_best_vector_splits(histograms, scales, n_value_bins, missing_bin, param
         best_bin[rows, feature],
         best_direction[rows, feature],
         best_left[rows, feature],
-        per_output[0, :, :, missing_bin, 2] > 0 if n_nodes else None,
+        cells[:, :, missing_bin, 2 * n_outputs] > 0 if n_nodes else None,
     )

@@ -76,10 +76,10 @@ class TreeInput:
     class_columns : tuple of backend arrays of shape (n_rows,), int32
         Gini trees: the quantized weight of each row in the column of its class
         (0 elsewhere); empty for gradient trees.
-    output_columns : tuple of (gradients, hessians) pairs of backend arrays, int32
-        Vector-leaf trees (:mod:`.multi_output`): each output's quantized gradient and
-        hessian columns (``gradients``, ``hessians`` are the first output's); empty
-        for trees of one output.
+    output_pairs : backend array of shape (n_rows, 2k), int32, or None
+        Vector-leaf trees (:mod:`.multi_output`): row ``r``'s quantized ``(g_0, h_0,
+        g_1, h_1, ...)`` of the k outputs (``gradients``, ``hessians`` are the first
+        output's, columns of it); None for trees of one output.
     output_quantisers : tuple of GradientQuantiser
         Vector-leaf trees: each output's scales (``quantiser`` is the first output's).
     """
@@ -91,7 +91,7 @@ class TreeInput:
     split_params: SplitParams
     learning_rate: float = 1.0
     class_columns: Tuple[Any, ...] = ()
-    output_columns: Tuple[Any, ...] = ()
+    output_pairs: Any = None
     output_quantisers: Tuple[GradientQuantiser, ...] = ()
 
 

@@ -2,10 +2,10 @@
 
 A round grows one tree whose leaves hold a value per output (target or class), instead of
 one tree per output (docs/DESIGN.md, "Vector leaves"). Each output ``t`` keeps its own
-quantized gradient and hessian columns and scales (``TreeInput.output_columns``,
-``output_quantisers``); a node's sums are the ``2k`` integers ``(G_0, H_0, G_1, H_1,
-...)``. The node statistics are the backend's one-output histograms of every output,
-stacked (``Backend.build_output_histograms``: an
+quantized gradient and hessian and scales (``TreeInput.output_pairs``: every output's
+pair side by side in a row; ``output_quantisers``); a node's sums are the ``2k``
+integers ``(G_0, H_0, G_1, H_1, ...)``. The node statistics are every output's
+histograms in one batch (``Backend.build_output_histograms``: an
 :class:`~gpuboost.core.vector_split.OutputHistograms`); the split maximizes the gain
 summed over the outputs (``Backend.find_best_vector_splits``, whose definition is
 :func:`gpuboost.core.vector_split.find_best_vector_splits`). The row partition and the
@@ -35,7 +35,7 @@ def _interleaved_sums(fields):
 class MultiOutputSplitter(HistogramSplitter):
     """Vector-leaf trees on histograms of the binned features (see the module
     docstring; ``tree_method='hist'``, numeric features). Reads
-    ``TreeInput.output_columns`` and ``TreeInput.output_quantisers``.
+    ``TreeInput.output_pairs`` and ``TreeInput.output_quantisers``.
 
     Parameters
     ----------
@@ -75,13 +75,13 @@ class MultiOutputSplitter(HistogramSplitter):
     def build_histograms(self, tree, begins, ends):
         """The nodes' :class:`~gpuboost.core.vector_split.OutputHistograms`."""
         return self.backend.build_output_histograms(
-            self.data, tree.output_columns, tree.sample_indices, begins, ends
+            self.data, tree.output_pairs, tree.sample_indices, begins, ends
         )
 
     def build_children_histograms(self, tree, begins, ends, parents, parent_rows):
         """The nodes' histograms built, their siblings' by subtraction (one batch)."""
         return self.backend.build_output_children_histograms(
-            self.data, tree.output_columns, tree.sample_indices, begins, ends, parents, parent_rows
+            self.data, tree.output_pairs, tree.sample_indices, begins, ends, parents, parent_rows
         )
 
     def subtract_histograms(self, parent, child):

@@ -78,6 +78,33 @@ def test_equal_to_the_objective_bit_for_bit(name, seed, n_rows, margin_scale, we
         np.testing.assert_array_equal(_bits(got), _bits(want))
 
 
+@settings(max_examples=15, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_rows=st.integers(0, 300),
+    n_targets=st.integers(2, 5),
+    weighted=st.booleans(),
+)
+@pytest.mark.parametrize(
+    "name", ["reg:squarederror", "binary:logistic", "count:poisson", "reg:gamma", "reg:tweedie"]
+)
+def test_several_targets_equal_the_objective_bit_for_bit(name, seed, n_rows, n_targets, weighted):
+    """Labels and margins (n, k): the flattened kernel, each row's weight repeated, gives
+    the objective's array code's bits."""
+    params, labels = CASES[name]
+    objective = get_objective(name, params).with_targets(n_targets)
+    rng = np.random.default_rng(seed)
+    y = np.column_stack([labels(rng, n_rows) for _ in range(n_targets)]).reshape(n_rows, n_targets)
+    raw = rng.normal(size=(n_rows, n_targets)) * 30.0
+    weight = rng.uniform(0.0, 3.0, size=n_rows) if weighted else None
+    with np.errstate(all="ignore"):
+        compiled = gradients(objective, y, raw, weight)
+        expected = objective.gradients(np, y, raw, weight)
+    for got, want in zip(compiled, expected):
+        assert got.shape == want.shape == (n_rows, n_targets)
+        np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
 def test_huber_uses_the_delta_of_the_round():
     objective = HuberError(huber_delta=5.0)
     objective.round_delta = 0.25

@@ -11,11 +11,13 @@ from gpuboost.backends.cpu import histogram as cpu_histogram
 from gpuboost.backends.cpu.histogram import (
     build_children_histograms,
     build_histograms,
+    build_output_histograms,
     build_sparse_histograms,
 )
 from gpuboost.backends.numpy.histogram import build_histograms as reference_histograms
 from gpuboost.backends.numpy.histogram import build_histograms_naive
 from gpuboost.core.dtypes import GRAD_QUANT_MAX, HIST_DTYPE
+from gpuboost.core.vector_split import OutputHistograms, cell_width
 from gpuboost.data import Dataset
 
 
@@ -90,6 +92,63 @@ def test_children_are_the_built_nodes_then_the_parents_minus_them(seed, n_rows, 
     built = _reference(X_binned, gradients, hessians, sample_indices, begins, ends, 32)
     np.testing.assert_array_equal(children[:n_pairs], built)
     np.testing.assert_array_equal(children[n_pairs:], parents[parent_rows] - built)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_rows=st.integers(0, 400),
+    n_outputs=st.integers(1, 5),
+    n_nodes=st.integers(1, 6),
+    n_threads=st.integers(1, 7),
+    with_parents=st.booleans(),
+)
+def test_output_cells_are_every_outputs_histograms(
+    seed, n_rows, n_outputs, n_nodes, n_threads, with_parents
+):
+    """Every output in one pass (cell widths 4, 8, 12: 1 to 5 outputs), nodes empty or
+    cut by the ranges of up to seven threads, rows permuted, padding written zero (the
+    batch starts as garbage): each output's cells are its one-output histograms, and
+    with parents the siblings are the parents minus the built nodes."""
+    rng = np.random.default_rng(seed)
+    X_binned, _, _ = binned_problem(rng, n_rows, 3, 63)
+    columns = [binned_problem(rng, n_rows, 1, 3)[1 + t % 2] for t in range(2 * n_outputs)]
+    pairs = np.column_stack(columns) if n_rows else np.zeros((0, 2 * n_outputs), np.int32)
+    sample_indices = rng.permutation(n_rows).astype(np.int32)
+    begins, ends = random_segments(rng, n_rows, n_nodes)
+    width = cell_width(n_outputs)
+    n_cells = 3 * 64 * width
+    parent_rows = rng.integers(0, 3, size=n_nodes)
+    parents = rng.integers(-(2**40), 2**40, size=(3, n_cells)) if with_parents else None
+    out = rng.integers(-9, 9, size=((2 if with_parents else 1) * n_nodes, n_cells))
+    build_output_histograms(
+        X_binned,
+        pairs,
+        sample_indices,
+        begins,
+        ends,
+        64,
+        out,
+        parents,
+        parent_rows if with_parents else None,
+        n_threads,
+    )
+    cells = out.reshape(-1, 3, 64, width)
+    expected = np.stack(
+        [
+            _reference(
+                X_binned, pairs[:, 2 * t], pairs[:, 2 * t + 1], sample_indices, begins, ends, 64
+            )
+            for t in range(n_outputs)
+        ]
+    )
+    built = OutputHistograms(cells[:n_nodes], n_outputs)
+    np.testing.assert_array_equal(built.per_output, expected)
+    np.testing.assert_array_equal(built.cells, OutputHistograms.from_per_output(np, expected).cells)
+    if with_parents:
+        np.testing.assert_array_equal(
+            cells[n_nodes:], parents.reshape(-1, 3, 64, width)[parent_rows] - cells[:n_nodes]
+        )
 
 
 def test_sums_at_the_int32_extremes_are_exact():

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from gpuboost.backends import CpuBackend, NumpyBackend
 from gpuboost.backends.base import DeviceData
-from gpuboost.backends.cpu.leaf import add_leaf_values
+from gpuboost.backends.cpu.leaf import add_leaf_values, add_leaf_vectors
 from gpuboost.backends.numpy.binning import binned_layout
 from gpuboost.backends.numpy.leaf import add_leaf_values as reference_add
 from gpuboost.backends.numpy.leaf import add_leaf_values_naive
@@ -32,6 +32,30 @@ def test_matches_the_reference_and_the_naive_loop(seed, n_rows, n_segments, outp
         function(raw, output, sample_indices, begins, ends, values)
     for raw in results[1:]:
         np.testing.assert_array_equal(results[0].view(np.int64), raw.view(np.int64))
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_rows=st.integers(0, 400),
+    n_segments=st.integers(0, 9),
+    n_outputs=st.integers(1, 4),
+)
+def test_leaf_vectors_are_each_outputs_leaf_values(seed, n_rows, n_segments, n_outputs):
+    """A row's k margins updated at once: every output's add_leaf_values, bit for bit
+    (the NumPy backend's default, output by output, too)."""
+    rng = np.random.default_rng(seed)
+    sample_indices = rng.permutation(n_rows)[: rng.integers(0, n_rows + 1)].astype(np.int32)
+    begins, ends = random_segments(rng, len(sample_indices), n_segments)
+    values = rng.choice([-0.0, 0.0, 1e-300, 1.5, -2.25], size=(n_segments, n_outputs))
+    start = rng.normal(size=(n_rows, n_outputs)) * 1e20 ** rng.integers(0, 2)
+    expected, compiled, default = start.copy(), start.copy(), start.copy()
+    for output in range(n_outputs):
+        reference_add(expected, output, sample_indices, begins, ends, values[:, output])
+    add_leaf_vectors(compiled, sample_indices, begins, ends, values)
+    NumpyBackend().add_leaf_vectors(default, sample_indices, begins, ends, values)
+    for raw in (compiled, default):
+        np.testing.assert_array_equal(raw.view(np.int64), expected.view(np.int64))
 
 
 @settings(max_examples=40, deadline=None)

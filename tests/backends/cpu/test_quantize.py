@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from gpuboost.backends.cpu.quantize import quantize
+from gpuboost.backends.cpu.quantize import quantize, quantize_pairs
 from gpuboost.core.dtypes import GRAD_QUANT_DTYPE, GRAD_QUANT_MAX
 from gpuboost.core.quantize import quantize as reference_quantize
 
@@ -48,3 +48,36 @@ def test_non_finite_values_are_refused_as_by_the_reference(bad):
         quantize(values, 3)
     with pytest.raises(ValueError, match="NaN or inf"):
         reference_quantize(np, values)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_rows=st.integers(0, 300),
+    n_outputs=st.integers(1, 5),
+    n_threads=st.integers(1, 5),
+)
+def test_pairs_are_every_columns_quantization(seed, n_rows, n_outputs, n_threads):
+    """Each output's gradient and hessian column as the reference quantizes it, the
+    columns side by side in each row (g_0, h_0, g_1, h_1, ...)."""
+    rng = np.random.default_rng(seed)
+    scale = rng.choice([0.0, 1e-300, 1.0, 1e300], size=n_outputs)
+    gradients = rng.normal(size=(n_rows, n_outputs)) * scale
+    hessians = rng.random((n_rows, n_outputs)) * scale[::-1]
+    gradients[rng.random(gradients.shape) < 0.1] = -0.0
+    pairs, scales = quantize_pairs(gradients, hessians, n_threads)
+    assert pairs.dtype == GRAD_QUANT_DTYPE and pairs.shape == (n_rows, 2 * n_outputs)
+    for output in range(n_outputs):
+        for field, values in enumerate((gradients[:, output], hessians[:, output])):
+            expected, expected_scale = reference_quantize(np, values.copy())
+            assert scales[output][field] == expected_scale
+            np.testing.assert_array_equal(pairs[:, 2 * output + field], expected)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("column", [0, 3])
+def test_non_finite_pairs_are_refused_as_by_the_reference(bad, column):
+    gradients, hessians = np.zeros((100, 2)), np.ones((100, 2))
+    (gradients if column < 2 else hessians)[63, column % 2] = bad
+    with pytest.raises(ValueError, match="NaN or inf"):
+        quantize_pairs(gradients, hessians, 3)

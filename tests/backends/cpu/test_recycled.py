@@ -26,3 +26,12 @@ def test_a_free_buffer_is_reused_and_the_kept_ones_are_bounded():
     assert again.shape == (400, 600) and again.dtype == np.int64
     held = [recycled_empty((7,)) for _ in range(2 * KEPT_BUFFERS)]  # all in use: new ones
     assert len({a.__array_interface__["data"][0] for a in held}) == len(held)
+
+
+def test_aligned_buffers_start_at_a_multiple_of_the_alignment():
+    for size in (5, 37, 4096):
+        held = [recycled_empty((size,), np.int64, align=32) for _ in range(3)]
+        for array in held:
+            assert array.__array_interface__["data"][0] % 32 == 0
+            array[:] = 7  # the whole view is inside its buffer
+        del held
