@@ -5,14 +5,15 @@ in the array module of its histograms (NumPy, or CuPy on the device), with eleme
 IEEE operations on values recovered from exact integer sums, so that every backend gets
 the same bits; :func:`find_best_vector_splits_naive` is the loop version kept for tests.
 The histograms of a batch of nodes for ``k`` outputs are an :class:`OutputHistograms`:
-``(n_nodes, n_features, n_bins, W)`` int64, each cell holding every output's sums
-(``G_t`` in field ``2t``, ``H_t`` in ``2t + 1``), then the row count (field ``2k``), then
-zeros up to ``W`` = :func:`cell_width` ``(k)``, a multiple of 4: one bin of every output in
-a few 32-byte vectors, so that a row is added to a cell of every output at once (one bin
-lookup for ``k`` outputs: the compiled CPU build); indexed by node like one-output
-batches. ``OutputHistograms.per_output`` gives output ``t``'s one-output histograms
-(``(k, n_nodes, n_features, n_bins, 3)``, as ``Backend.build_histograms`` gives them).
-The node records hold each output's fields side by side: output ``t`` in fields
+``cells`` (n_nodes, n_features, n_bins, W) int64, each cell holding every output's sums
+(``G_t`` in field ``2t``, ``H_t`` in ``2t + 1``) then zeros up to ``W`` =
+:func:`cell_width` ``(k)``, a multiple of 4, and the row counts of the cells, ``counts``
+(n_nodes, n_features, n_bins) int64: one bin of every output in a few 32-byte vectors, so
+that a row is added to a cell of every output at once (one bin lookup for ``k`` outputs:
+the compiled CPU build), and the counts, which every output shares, once; indexed by node
+like one-output batches. ``OutputHistograms.per_output(xp)`` gives output ``t``'s one-output
+histograms (``(k, n_nodes, n_features, n_bins, 3)``, as ``Backend.build_histograms``
+gives them). The node records hold each output's fields side by side: output ``t`` in fields
 :func:`output_fields` ``(t)`` of ``3k`` (gradient, hessian, row count).
 
 The rule (XGBoost's ``multi_output_tree``)::
@@ -59,8 +60,8 @@ CELL_VECTOR_FIELDS = 4
 
 def cell_width(n_outputs):
     """Fields of a cell of an :class:`OutputHistograms` of ``n_outputs`` outputs: the
-    ``2k`` sums and the count, padded to a multiple of :data:`CELL_VECTOR_FIELDS`."""
-    fields = 2 * int(n_outputs) + 1
+    ``2k`` sums, padded to a multiple of :data:`CELL_VECTOR_FIELDS`."""
+    fields = 2 * int(n_outputs)
     return -(-fields // CELL_VECTOR_FIELDS) * CELL_VECTOR_FIELDS
 
 
@@ -70,7 +71,9 @@ class OutputHistograms:
     Parameters
     ----------
     cells : array of shape (n_nodes, n_features, n_bins, cell_width(k)), int64
-        Cell fields ``(G_0, H_0, ..., G_{k-1}, H_{k-1}, count, 0, ...)``.
+        Cell fields ``(G_0, H_0, ..., G_{k-1}, H_{k-1}, 0, ...)``.
+    counts : array of shape (n_nodes, n_features, n_bins), int64
+        The cells' row counts.
     n_outputs : int
         ``k``.
 
@@ -78,16 +81,18 @@ class OutputHistograms:
     nodes, a view where the array module gives one), ``len`` is the number of nodes.
     """
 
-    __slots__ = ("cells", "n_outputs")
+    __slots__ = ("cells", "counts", "n_outputs")
 
-    def __init__(self, cells, n_outputs):
+    def __init__(self, cells, counts, n_outputs):
         self.n_outputs = int(n_outputs)
-        if cells.shape[-1] != cell_width(self.n_outputs):
+        if cells.shape[-1] != cell_width(self.n_outputs) or counts.shape != cells.shape[:3]:
             raise ValueError(
-                f"cells of {cells.shape[-1]} fields for {self.n_outputs} outputs "
-                f"(expected {cell_width(self.n_outputs)})"
+                f"cells of shape {cells.shape} and counts of shape {counts.shape} for "
+                f"{self.n_outputs} outputs (expected {cell_width(self.n_outputs)} fields "
+                f"and the cells' first three axes)"
             )
         self.cells = cells
+        self.counts = counts
 
     @classmethod
     def from_per_output(cls, xp, per_output):
@@ -98,42 +103,39 @@ class OutputHistograms:
         for output in range(k):
             cells[..., 2 * output] = per_output[output, ..., HIST_GRAD]
             cells[..., 2 * output + 1] = per_output[output, ..., HIST_HESS]
-        if k:
-            cells[..., 2 * k] = per_output[0, ..., HIST_COUNT]
-        return cls(cells, k)
+        counts = xp.ascontiguousarray(per_output[0, ..., HIST_COUNT])
+        return cls(cells, counts, k)
 
-    @property
-    def per_output(self):
+    def per_output(self, xp):
         """(k, n_nodes, n_features, n_bins, 3) int64: each output's one-output histograms
-        (a new array)."""
+        (a new array of the array module ``xp``)."""
         k, cells = self.n_outputs, self.cells
-        fields = cells[..., _per_output_fields(k)].reshape(cells.shape[:3] + (k, HIST_FIELDS))
-        return fields.transpose(3, 0, 1, 2, 4)
+        fields = xp.empty((k,) + cells.shape[:3] + (HIST_FIELDS,), dtype=cells.dtype)
+        for output in range(k):
+            fields[output, ..., HIST_GRAD] = cells[..., 2 * output]
+            fields[output, ..., HIST_HESS] = cells[..., 2 * output + 1]
+            fields[output, ..., HIST_COUNT] = self.counts
+        return fields
 
     def __len__(self):
         return int(self.cells.shape[0])
 
     def __getitem__(self, rows):
-        return OutputHistograms(self.cells[rows], self.n_outputs)
+        return OutputHistograms(self.cells[rows], self.counts[rows], self.n_outputs)
 
     @staticmethod
     def stack(xp, batches):
         """The batches' nodes in one batch (concatenated along the node axis)."""
         return OutputHistograms(
-            xp.concatenate([b.cells for b in batches], axis=0), batches[0].n_outputs
+            xp.concatenate([b.cells for b in batches], axis=0),
+            xp.concatenate([b.counts for b in batches], axis=0),
+            batches[0].n_outputs,
         )
 
     def __sub__(self, other):
-        return OutputHistograms(self.cells - other.cells, self.n_outputs)
-
-
-def _per_output_fields(n_outputs):
-    """Cell fields of output ``t``'s ``(gradient, hessian, count)``, for every ``t`` in
-    order (a host index array of ``3k``)."""
-    return np.array(
-        [field for t in range(n_outputs) for field in (2 * t, 2 * t + 1, 2 * n_outputs)],
-        dtype=np.int64,
-    )
+        return OutputHistograms(
+            self.cells - other.cells, self.counts - other.counts, self.n_outputs
+        )
 
 
 def _scores(xp, sums, scales, params):
@@ -256,7 +258,7 @@ def find_best_vector_splits(
         which then has no split), ``left_fields`` and ``fields`` (n_nodes, 3k) int64:
         the left child's and the node's own histogram fields.
     """
-    per_output = histograms.per_output
+    per_output = histograms.per_output(xp)
     n_outputs, n_nodes, n_features = per_output.shape[:3]
     parents = node_fields(xp, per_output)
     best_gain = np.full(n_nodes, -np.inf)
@@ -333,7 +335,7 @@ def find_best_vector_splits_naive(histograms, scales, n_value_bins, missing_bin,
     """Reference loop version of :func:`find_best_vector_splits` (NumPy, no feature mask;
     same contract), for tests: each node's outputs side by side, ``(n_features, n_bins,
     3k)``, scanned candidate by candidate."""
-    per_output = np.asarray(histograms.per_output)
+    per_output = histograms.per_output(np)
     n_outputs, n_nodes, n_features = per_output.shape[:3]
     n_fields = HIST_FIELDS * n_outputs
     table = _empty_table(n_nodes, n_outputs)

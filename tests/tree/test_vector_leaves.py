@@ -70,7 +70,7 @@ def test_one_output_scan_is_the_one_output_scan(params):
     X, Y = _data(n_targets=1)
     data, histograms, scales = _histograms(X, Y)
     records = find_best_splits(
-        histograms.per_output[0], *scales[0], data.n_value_bins, data.missing_bin, params
+        histograms.per_output(np)[0], *scales[0], data.n_value_bins, data.missing_bin, params
     )
     table = find_best_vector_splits(
         np, histograms, scales, data.n_value_bins, data.missing_bin, params
@@ -136,6 +136,7 @@ def test_compiled_backend_is_the_definition(n_targets, params):
         for backend_data, backend in ((data, reference), (cpu_data, cpu))
     ]
     np.testing.assert_array_equal(built[1].cells, built[0].cells)  # the padding too
+    np.testing.assert_array_equal(built[1].counts, built[0].counts)
     cases = ((data, reference, built[0]), (cpu_data, cpu, built[1]))
     children = [
         backend.build_output_children_histograms(
@@ -144,6 +145,7 @@ def test_compiled_backend_is_the_definition(n_targets, params):
         for backend_data, backend, parents in cases
     ]
     np.testing.assert_array_equal(children[1].cells, children[0].cells)
+    np.testing.assert_array_equal(children[1].counts, children[0].counts)
     mask = rng.random((len(histograms), X.shape[1])) < 0.6
     for feature_mask in (None, mask):
         definition = find_best_vector_splits(

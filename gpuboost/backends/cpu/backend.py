@@ -267,9 +267,9 @@ class CpuBackend(NumpyBackend):
         self._threads()
         n_outputs = output_pairs.shape[1] // 2
         n_built = len(begins) * (1 if parents is None else 2)
-        shape = (n_built, data.n_features, data.n_bins, cell_width(n_outputs))
-        cells = recycled_empty(shape, HIST_DTYPE, align=VECTOR_ALIGNMENT)
-        flat = cells.reshape(n_built, -1)
+        shape = (n_built, data.n_features, data.n_bins)
+        cells = recycled_empty(shape + (cell_width(n_outputs),), HIST_DTYPE, VECTOR_ALIGNMENT)
+        counts = recycled_empty(shape, HIST_DTYPE)
         build_output_histograms(
             data.arrays["X_binned"],
             output_pairs,
@@ -277,11 +277,19 @@ class CpuBackend(NumpyBackend):
             begins,
             ends,
             data.n_bins,
-            flat,
-            None if parents is None else parents.cells.reshape(len(parents), -1),
-            parent_rows,
+            cells.reshape(n_built, -1),
+            counts.reshape(n_built, -1),
+            *(
+                ()
+                if parents is None
+                else (
+                    parents.cells.reshape(len(parents), -1),
+                    parents.counts.reshape(len(parents), -1),
+                    parent_rows,
+                )
+            ),
         )
-        return OutputHistograms(cells, n_outputs)
+        return OutputHistograms(cells, counts, n_outputs)
 
     def find_best_vector_splits(self, data, histograms, scales, params, feature_mask):
         """Compiled (:mod:`.vector_split`), the definition's table bit for bit."""

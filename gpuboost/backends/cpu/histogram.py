@@ -302,20 +302,16 @@ def _width_tag(fields):
 
 @kernel
 def _lane(pairs, row, n_sums, field):
-    """Increment of field ``field`` of a row's cell: its sum, then the count 1, then 0."""
-    if field < n_sums:
-        return np.int64(pairs[row, field])
-    return np.int64(1) if field == n_sums else np.int64(0)
+    """Increment of field ``field`` of a row's cell: its sum, then 0 (the padding)."""
+    return np.int64(pairs[row, field]) if field < n_sums else np.int64(0)
 
 
 @kernel
-def _row_cells(X_binned, row0, row1, feature, width, stride):
-    """The first fields of the cells of rows ``row0``, ``row1`` in ``feature``."""
+def _row_bins(X_binned, row0, row1, feature, width):
+    """The histogram bins (``feature * n_bins + bin``) of rows ``row0``, ``row1`` in
+    ``feature``."""
     base = feature * width
-    return (
-        (base + np.uint64(X_binned[row0, feature])) * stride,
-        (base + np.uint64(X_binned[row1, feature])) * stride,
-    )
+    return base + np.uint64(X_binned[row0, feature]), base + np.uint64(X_binned[row1, feature])
 
 
 @kernel
@@ -336,19 +332,20 @@ def _add_row_from_memory(cells, cell, lanes, n_vectors):
 
 @kernel
 def _accumulate_outputs(
-    X_binned, pairs, sample_indices, start, stop, cells, n_bins, increments, vectors
+    X_binned, pairs, sample_indices, start, stop, cells, counts, n_bins, increments, vectors
 ):
-    """Add rows ``sample_indices[start:stop]`` to one node's cells of every output:
-    ``cells`` flat ``(n_features * n_bins * W,)`` int64 (W = ``increments.shape[1]``,
-    a multiple of 4), ``pairs`` (n_rows, 2k) int32 each row's ``(g_0, h_0, ...)``.
+    """Add rows ``sample_indices[start:stop]`` to one node's cells of every output and
+    their counts: ``cells`` flat ``(n_features * n_bins * W,)`` int64 (W =
+    ``increments.shape[1]``, a multiple of 4), ``counts`` flat ``(n_features * n_bins,)``
+    int64, ``pairs`` (n_rows, 2k) int32 each row's ``(g_0, h_0, ...)``.
 
-    A row's ``W`` increments (its sums, the count 1, zeros) are added to its cell of each
-    feature as ``W / 4`` vectors. ``vectors`` (:func:`_width_tag`): a tuple of ``W / 4``
-    zeros, whose length the kernel is compiled for (a constant: the branches on the width
-    vanish and the increments stay in vector registers over the feature loop; with the
-    width a run-time value they did not: 1.2x against 1.65x faster than one-output
-    builds). Cells wider than :data:`_REGISTER_VECTORS` vectors read their increments
-    from ``increments`` (ROWS_INTERLEAVED, W) int64 scratch."""
+    A row's ``W`` increments (its sums, zeros) are added to its cell of each feature as
+    ``W / 4`` vectors, and 1 to the cell's count. ``vectors`` (:func:`_width_tag`): a
+    tuple of ``W / 4`` zeros, whose length the kernel is compiled for (a constant: the
+    branches on the width vanish and the increments stay in vector registers over the
+    feature loop; with the width a run-time value they did not: 1.2x against 1.65x
+    faster than one-output builds). Cells wider than :data:`_REGISTER_VECTORS` vectors
+    read their increments from ``increments`` (ROWS_INTERLEAVED, W) int64 scratch."""
     n_features = np.uint64(X_binned.shape[1])
     width = np.uint64(n_bins)
     n_sums = pairs.shape[1]
@@ -376,9 +373,11 @@ def _accumulate_outputs(
                     increments[0, field] = _lane(pairs, row0, n_sums, field)
                     increments[1, field] = _lane(pairs, row1, n_sums, field) if paired else 0
                 for feature in range(first, last):
-                    cell0, cell1 = _row_cells(X_binned, row0, row1, feature, width, stride)
-                    _add_row_from_memory(cells, cell0, increments[0], n_vectors)
-                    _add_row_from_memory(cells, cell1, increments[1], n_vectors)
+                    bin0, bin1 = _row_bins(X_binned, row0, row1, feature, width)
+                    counts[bin0] += 1
+                    counts[bin1] += 1 if paired else 0
+                    _add_row_from_memory(cells, bin0 * stride, increments[0], n_vectors)
+                    _add_row_from_memory(cells, bin1 * stride, increments[1], n_vectors)
                 continue
             a0 = _lane(pairs, row0, n_sums, 0)
             a1 = _lane(pairs, row0, n_sums, 1)
@@ -414,7 +413,10 @@ def _accumulate_outputs(
             b14 = scale * _lane(pairs, row1, n_sums, 14)
             b15 = scale * _lane(pairs, row1, n_sums, 15)
             for feature in range(first, last):
-                cell0, cell1 = _row_cells(X_binned, row0, row1, feature, width, stride)
+                bin0, bin1 = _row_bins(X_binned, row0, row1, feature, width)
+                counts[bin0] += 1
+                counts[bin1] += scale
+                cell0, cell1 = bin0 * stride, bin1 * stride
                 vector_add4(cells, cell0, a0, a1, a2, a3)
                 vector_add4(cells, cell1, b0, b1, b2, b3)
                 if n_vectors > 1:
@@ -437,29 +439,34 @@ def _build_outputs(
     ends,
     n_bins,
     out,
+    out_counts,
     scratch,
+    scratch_counts,
     increments,
     vectors,
     parents,
+    parent_counts,
     parent_rows,
 ):
-    """Fill ``out`` (n_nodes (+ n_pairs), n_features * n_bins * W) with the cells of
-    every output of the segments, and, with ``n_pairs = len(parent_rows) > 0``,
-    ``out[n_nodes + i]`` with ``parents[parent_rows[i]] - out[i]``.
+    """Fill ``out`` (n_nodes (+ n_pairs), n_features * n_bins * W) and ``out_counts``
+    (n_nodes (+ n_pairs), n_features * n_bins) with the cells of every output and the
+    counts of the segments, and, with ``n_pairs = len(parent_rows) > 0``, row
+    ``n_nodes + i`` with the parent's (``parents``, ``parent_counts`` row
+    ``parent_rows[i]``) minus row ``i``.
 
-    The threads as :func:`_build`'s: ``scratch`` (n_threads, 2, n_cells) int64, zero,
-    one histogram per cut node of a thread (left zero); ``increments`` (n_threads,
-    ROWS_INTERLEAVED, W) int64 (each thread's rows' increments); ``vectors``: the
-    cells' :func:`_width_tag`."""
+    The threads as :func:`_build`'s: ``scratch`` (n_threads, 2, n_cells) and
+    ``scratch_counts`` (n_threads, 2, n_features * n_bins) int64, zero, one histogram per
+    cut node of a thread (left zero); ``increments`` (n_threads, ROWS_INTERLEAVED, W)
+    int64 (each thread's rows' increments); ``vectors``: the cells' :func:`_width_tag`."""
     n_nodes = begins.shape[0]
     n_pairs = parent_rows.shape[0]
-    n_cells = out.shape[1]
     n_threads = scratch.shape[0]
     offsets = np.zeros(n_nodes + 1, dtype=np.int64)
     for node in range(n_nodes):
         offsets[node + 1] = offsets[node] + (ends[node] - begins[node])
         if ends[node] == begins[node]:
             out[node, :] = 0
+            out_counts[node, :] = 0
     total = offsets[n_nodes]
     scratch_node = np.full((n_threads, _PARTIAL_NODES_PER_THREAD), -1, dtype=np.int64)
     for thread in prange(n_threads):
@@ -474,11 +481,12 @@ def _build_outputs(
                 start = begins[node] + first - offsets[node]
                 stop = begins[node] + last - offsets[node]
                 if first == offsets[node] and last == offsets[node + 1]:
-                    cells = out[node]
+                    cells, counts = out[node], out_counts[node]
                     cells[:] = 0
+                    counts[:] = 0
                 else:
                     scratch_node[thread, used] = node
-                    cells = scratch[thread, used]
+                    cells, counts = scratch[thread, used], scratch_counts[thread, used]
                     used += 1
                 _accumulate_outputs(
                     X_binned,
@@ -487,6 +495,7 @@ def _build_outputs(
                     start,
                     stop,
                     cells,
+                    counts,
                     n_bins,
                     increments[thread],
                     vectors,
@@ -495,30 +504,43 @@ def _build_outputs(
     if n_pairs == 0 and scratch_node.max() < 0:
         return
     for thread in prange(n_threads):
-        low = thread * n_cells // n_threads
-        high = (thread + 1) * n_cells // n_threads
-        # Cut nodes: the sum of their pieces (in thread order).
-        for owner in range(n_threads):
-            for slot in range(_PARTIAL_NODES_PER_THREAD):
-                node = scratch_node[owner, slot]
-                if node >= 0:
-                    first_piece = True
-                    for earlier in range(owner):
-                        for earlier_slot in range(_PARTIAL_NODES_PER_THREAD):
-                            if scratch_node[earlier, earlier_slot] == node:
-                                first_piece = False
-                    piece = scratch[owner, slot]
-                    for cell in range(low, high):
-                        if first_piece:
-                            out[node, cell] = piece[cell]
-                        else:
-                            out[node, cell] += piece[cell]
-                        piece[cell] = 0
-        # Siblings: parent minus the built child.
-        for pair in range(n_pairs):
-            parent = parents[parent_rows[pair]]
-            for cell in range(low, high):
-                out[n_nodes + pair, cell] = parent[cell] - out[pair, cell]
+        _merge_and_subtract(out, scratch, parents, scratch_node, parent_rows, thread)
+        _merge_and_subtract(
+            out_counts, scratch_counts, parent_counts, scratch_node, parent_rows, thread
+        )
+
+
+@kernel
+def _merge_and_subtract(target, pieces, parents, scratch_node, parent_rows, thread):
+    """Thread ``thread``'s range of the columns of ``target`` (:func:`_build_outputs`'
+    cells or counts, n_nodes + n_pairs rows): the cut nodes' sums of their ``pieces``
+    (in thread order; the pieces left zero), then the siblings, parent minus built."""
+    n_threads = pieces.shape[0]
+    n_pairs = parent_rows.shape[0]
+    n_nodes = target.shape[0] - n_pairs
+    n_cells = target.shape[1]
+    low = thread * n_cells // n_threads
+    high = (thread + 1) * n_cells // n_threads
+    for owner in range(n_threads):
+        for slot in range(_PARTIAL_NODES_PER_THREAD):
+            node = scratch_node[owner, slot]
+            if node >= 0:
+                first_piece = True
+                for earlier in range(owner):
+                    for earlier_slot in range(_PARTIAL_NODES_PER_THREAD):
+                        if scratch_node[earlier, earlier_slot] == node:
+                            first_piece = False
+                piece = pieces[owner, slot]
+                for cell in range(low, high):
+                    if first_piece:
+                        target[node, cell] = piece[cell]
+                    else:
+                        target[node, cell] += piece[cell]
+                    piece[cell] = 0
+    for pair in range(n_pairs):
+        parent = parents[parent_rows[pair]]
+        for cell in range(low, high):
+            target[n_nodes + pair, cell] = parent[cell] - target[pair, cell]
 
 
 def build_output_histograms(
@@ -529,12 +551,14 @@ def build_output_histograms(
     ends,
     n_bins,
     out,
+    out_counts,
     parents=None,
+    parent_counts=None,
     parent_rows=None,
     n_threads=None,
 ):
-    """The cells of every output of a batch of nodes (see the module docstring), and,
-    with ``parents``, their siblings' by subtraction.
+    """The cells of every output and the counts of a batch of nodes (see the module
+    docstring), and, with ``parents``, their siblings' by subtraction.
 
     Parameters
     ----------
@@ -547,24 +571,29 @@ def build_output_histograms(
     out : ndarray of shape (n_nodes or 2 * n_nodes, n_features * n_bins * W), int64  # OUT
         C order (best 32-byte aligned), ``W = cell_width(k)``; fields past ``2k`` are
         written zero.
-    parents : ndarray of shape (n_parents, n_features * n_bins * W), int64, optional
-        A batch holding the parents' cells; row ``n_nodes + i`` of ``out`` becomes
-        ``parents[parent_rows[i]] - out[i]``.
+    out_counts : ndarray of shape (len(out), n_features * n_bins), int64  # OUT
+        C order.
+    parents, parent_counts : ndarrays of shapes (n_parents, n_features * n_bins * W) and
+        (n_parents, n_features * n_bins), int64, optional
+        A batch holding the parents' cells and counts; row ``n_nodes + i`` of ``out``
+        becomes ``parents[parent_rows[i]] - out[i]``, and so for the counts.
     parent_rows : sequence of int, length n_nodes (with ``parents``)
     n_threads : int, optional
         Ranges of rows the batch is cut into; does not change the result.
     """
     begins, ends = _segments(begins, ends)
     n_cells = out.shape[1]
-    fields = n_cells // (X_binned.shape[1] * n_bins)
+    n_bin_cells = out_counts.shape[1]
+    fields = n_cells // n_bin_cells
     if not len(begins):
         return
     build = sized(_build_outputs)
     n_ranges = 1 if build is _build_outputs.serial else _ranges(n_threads, begins, ends)
     if parents is None:
-        parents, parent_rows = _NO_PARENTS, _NO_PARENT_ROWS
+        parents, parent_counts, parent_rows = _NO_PARENTS, _NO_PARENTS, _NO_PARENT_ROWS
     else:
         parent_rows = np.ascontiguousarray(parent_rows, dtype=np.int64).reshape(-1)
+    scratch, scratch_counts = _output_scratch(n_ranges, n_cells, n_bin_cells)
     build(
         np.ascontiguousarray(X_binned),
         np.ascontiguousarray(pairs),
@@ -573,22 +602,28 @@ def build_output_histograms(
         ends,
         n_bins,
         out,
-        _output_scratch(n_ranges, n_cells),
+        out_counts,
+        scratch,
+        scratch_counts,
         np.zeros((n_ranges, ROWS_INTERLEAVED, fields), dtype=HIST_DTYPE),
         _width_tag(fields),
         np.ascontiguousarray(parents),
+        np.ascontiguousarray(parent_counts),
         parent_rows,
     )
 
 
-def _output_scratch(n_threads, n_cells):
-    """Zeroed scratch (n_threads, 2, n_cells) int64 with 32-byte aligned rows for
-    :func:`_build_outputs`' cut nodes; kept per calling thread for the next call (the
-    kernel leaves it zero)."""
+def _output_scratch(n_threads, n_cells, n_bin_cells):
+    """Zeroed scratch for :func:`_build_outputs`' cut nodes: cells (n_threads, 2,
+    n_cells) int64 with 32-byte aligned rows and counts (n_threads, 2, n_bin_cells);
+    kept per calling thread for the next call (the kernel leaves them zero)."""
     shape = (n_threads, _PARTIAL_NODES_PER_THREAD, n_cells)
     cached = getattr(_scratch, "outputs", None)
-    if cached is None or cached.shape != shape:
-        cached = _scratch.outputs = wide_zeros(shape)
+    if cached is None or cached[0].shape != shape or cached[1].shape[2] != n_bin_cells:
+        cached = _scratch.outputs = (
+            wide_zeros(shape),
+            np.zeros((n_threads, _PARTIAL_NODES_PER_THREAD, n_bin_cells), dtype=HIST_DTYPE),
+        )
     return cached
 
 

@@ -27,14 +27,27 @@ __all__ = ["find_best_vector_splits"]
 
 
 @kernel
+def _output_sides(cumulative, output, n, missing_g, missing_h, parent_g, parent_h, sides):
+    """Output ``output``'s integer sums of the first ``n`` candidates' children as
+    float64 rows of ``sides``: left gradient, left hessian, right gradient, right
+    hessian (``cumulative`` rows ``3 * output``, ``+1`` plus the missing values'). The
+    conversions the scores' expressions would make, made here: the score loop then has
+    only float operations, which the compiler vectorizes (AVX2 has no vector int64 to
+    float64 conversion)."""
+    field = 3 * output
+    for bin_ in range(n):
+        left_g = cumulative[field, bin_] + missing_g
+        left_h = cumulative[field + 1, bin_] + missing_h
+        sides[0, bin_] = left_g
+        sides[1, bin_] = left_h
+        sides[2, bin_] = parent_g - left_g
+        sides[3, bin_] = parent_h - left_h
+
+
+@kernel
 def _output_scores(
-    cumulative,
-    output,
+    sides,
     n,
-    missing_g,
-    missing_h,
-    parent_g,
-    parent_h,
     inverse_g,
     inverse_h,
     reg_lambda,
@@ -43,24 +56,20 @@ def _output_scores(
     scores,
     row,
 ):
-    """Add output ``output``'s left and right scores of the first ``n`` candidates
-    (``cumulative`` rows ``3 * output``, ``+1``: its running sums, plus the missing
-    values' ``missing_g``, ``missing_h``) to ``scores`` rows ``row``, ``row + 1`` (which
-    start at -0.0, so the first output's scores are its own bits) and take the largest
-    hessians into rows ``row + 2``, ``row + 3`` (which start at -inf). No dependence
-    between candidates and no branch in the loops (one loop without L1 and
+    """Add an output's left and right scores of the first ``n`` candidates (its
+    children's sums ``sides``, :func:`_output_sides`) to ``scores`` rows ``row``,
+    ``row + 1`` (which start at -0.0, so the first output's scores are its own bits) and
+    take the largest hessians into rows ``row + 2``, ``row + 3`` (which start at -inf).
+    No dependence between candidates and no branch in the loops (one loop without L1 and
     max_delta_step, ``_leaf_score``'s expression written out with the same bits, one
     with them), so that the compiler vectorizes them. Rows of the scratch arrays, not
     slices of them (a slice per call costs more than the loop on a small node)."""
-    field = 3 * output
     if reg_alpha == 0.0 and max_delta_step == 0.0:
         for bin_ in range(n):
-            left_g = cumulative[field, bin_] + missing_g
-            left_h = cumulative[field + 1, bin_] + missing_h
-            g = left_g * inverse_g
-            h = left_h * inverse_h
-            right_g = (parent_g - left_g) * inverse_g
-            right_h = (parent_h - left_h) * inverse_h
+            g = sides[0, bin_] * inverse_g
+            h = sides[1, bin_] * inverse_h
+            right_g = sides[2, bin_] * inverse_g
+            right_h = sides[3, bin_] * inverse_h
             left_denominator = h + reg_lambda
             right_denominator = right_h + reg_lambda
             s_left = g * g / left_denominator if left_denominator > 0.0 else 0.0
@@ -71,13 +80,11 @@ def _output_scores(
             scores[row + 3, bin_] = max(scores[row + 3, bin_], right_h)
         return
     for bin_ in range(n):
-        left_g = cumulative[field, bin_] + missing_g
-        left_h = cumulative[field + 1, bin_] + missing_h
-        h = left_h * inverse_h
-        right_h = (parent_h - left_h) * inverse_h
-        s_left = _leaf_score(left_g * inverse_g, h, reg_lambda, reg_alpha, max_delta_step)
+        h = sides[1, bin_] * inverse_h
+        right_h = sides[3, bin_] * inverse_h
+        s_left = _leaf_score(sides[0, bin_] * inverse_g, h, reg_lambda, reg_alpha, max_delta_step)
         s_right = _leaf_score(
-            (parent_g - left_g) * inverse_g, right_h, reg_lambda, reg_alpha, max_delta_step
+            sides[2, bin_] * inverse_g, right_h, reg_lambda, reg_alpha, max_delta_step
         )
         scores[row, bin_] = scores[row, bin_] + s_left
         scores[row + 1, bin_] = scores[row + 1, bin_] + s_right
@@ -86,23 +93,27 @@ def _output_scores(
 
 
 @kernel(parallel=True)
-def _node_fields(cells, n_outputs, parents):
+def _node_fields(cells, counts, n_outputs, parents):
     """Every node's own (k, n_nodes, 3) sums: its rows' bins of feature 0, added."""
     n_nodes, _, n_bins, _ = cells.shape
     for pair in prange(n_outputs * n_nodes):
         output = pair // n_nodes
         node = pair - output * n_nodes
         for field in range(3):
-            source = 2 * n_outputs if field == 2 else 2 * output + field
             total = np.int64(0)
             for bin_ in range(n_bins):
-                total += cells[node, 0, bin_, source]
+                total += (
+                    counts[node, 0, bin_]
+                    if field == 2
+                    else cells[node, 0, bin_, 2 * output + field]
+                )
             parents[output, node, field] = total
 
 
 @kernel(parallel=True)
 def _scan(
     cells,
+    counts,
     n_outputs,
     inverse_g,
     inverse_h,
@@ -125,11 +136,12 @@ def _scan(
     best_direction,
     best_left,
 ):
-    """The best candidate of every (node, feature) pair of ``cells`` (n_nodes,
-    n_features, n_bins, W) of ``n_outputs`` outputs (gpuboost.core.vector_split.
-    OutputHistograms), pairs cut into ``n_chunks`` ranges: ``best_gain`` (-inf:
-    none), ``best_bin``, ``best_direction`` (1: missing values left), each (n_nodes,
-    n_features), and ``best_left`` (n_nodes, n_features, 3k) its left fields.
+    """The best candidate of every (node, feature) pair of ``cells`` (n_nodes, n_features,
+    n_bins, W) of ``n_outputs`` outputs and their ``counts`` (n_nodes, n_features,
+    n_bins) (gpuboost.core.vector_split.OutputHistograms), pairs cut into ``n_chunks``
+    ranges: ``best_gain`` (-inf: none), ``best_bin``, ``best_direction`` (1: missing
+    values left), each (n_nodes, n_features), and ``best_left`` (n_nodes, n_features,
+    3k) its left fields.
     ``parents`` (k, n_nodes, 3). Per pair: every output's running sums, then the scores
     of all candidates output after output (vectorized), then the candidates in the order
     (bin, missing right before missing left), strictly better replacing."""
@@ -139,6 +151,7 @@ def _scan(
     for chunk in prange(n_chunks):
         cumulative = np.empty((3 * n_outputs, n_candidates), dtype=np.int64)
         scores = np.empty((8, n_candidates), dtype=np.float64)
+        sides = np.empty((4, n_candidates), dtype=np.float64)
         for pair in range(chunk * n_pairs // n_chunks, (chunk + 1) * n_pairs // n_chunks):
             node = pair // n_features
             feature = pair - node * n_features
@@ -151,14 +164,19 @@ def _scan(
             if n <= 0:
                 continue
             hist = cells[node, feature]
-            for source in range(count_field + 1):
+            bin_counts = counts[node, feature]
+            for source in range(count_field):
                 # output t's gradient and hessian in rows 3t, 3t + 1; the count in row 2
-                row = 2 if source == count_field else 3 * (source // 2) + source % 2
+                row = 3 * (source // 2) + source % 2
                 running = np.int64(0)
                 for bin_ in range(n):
                     running += hist[bin_, source]
                     cumulative[row, bin_] = running
-            missing_count = hist[missing_bin, count_field]
+            running = np.int64(0)
+            for bin_ in range(n):
+                running += bin_counts[bin_]
+                cumulative[2, bin_] = running
+            missing_count = bin_counts[missing_bin]
             n_directions = 2 if missing_count > 0 else 1
             for direction in range(n_directions):
                 for field in range(4):
@@ -171,7 +189,7 @@ def _scan(
                     if direction == 1:
                         missing_g = hist[missing_bin, 2 * output]
                         missing_h = hist[missing_bin, 2 * output + 1]
-                    _output_scores(
+                    _output_sides(
                         cumulative,
                         output,
                         n,
@@ -179,6 +197,11 @@ def _scan(
                         missing_h,
                         parents[output, node, 0],
                         parents[output, node, 1],
+                        sides,
+                    )
+                    _output_scores(
+                        sides,
+                        n,
                         inverse_g[output],
                         inverse_h[output],
                         reg_lambda,
@@ -216,10 +239,13 @@ def _scan(
                 for output in range(n_outputs):
                     for field in range(3):
                         row = 2 if field == 2 else 3 * output + field
-                        source = count_field if field == 2 else 2 * output + field
                         value = cumulative[row, bin_]
                         if with_missing:
-                            value += hist[missing_bin, source]
+                            value += (
+                                missing_count
+                                if field == 2
+                                else hist[missing_bin, 2 * output + field]
+                            )
                         best_left[node, feature, 3 * output + field] = value
 
 
@@ -234,10 +260,13 @@ def find_best_vector_splits(histograms, scales, n_value_bins, missing_bin, param
     # C order always (a slice of a batch's nodes is copied): one compiled signature, the
     # one the warm-up compiles, not a second one compiled at first use.
     cells = np.ascontiguousarray(histograms.cells)
+    counts = np.ascontiguousarray(histograms.counts)
     n_outputs = histograms.n_outputs
     n_nodes, n_features = cells.shape[:2]
     parents = np.empty((n_outputs, n_nodes, 3), dtype=np.int64)
-    sized(_node_fields, work=cells.shape[2] * n_outputs * n_nodes)(cells, n_outputs, parents)
+    sized(_node_fields, work=cells.shape[2] * n_outputs * n_nodes)(
+        cells, counts, n_outputs, parents
+    )
     n_candidates = missing_bin - 1
     shape = (n_nodes, max(n_features, 1))
     best_gain = np.full(shape, -np.inf)
@@ -253,6 +282,7 @@ def find_best_vector_splits(histograms, scales, n_value_bins, missing_bin, param
         n_chunks = 1 if scan is _scan.serial else min(n_pairs, 4 * threads())
         scan(
             cells,
+            counts,
             n_outputs,
             np.array([1.0 / g for g, _ in scales]),
             np.array([1.0 / h for _, h in scales]),
@@ -286,5 +316,5 @@ def find_best_vector_splits(histograms, scales, n_value_bins, missing_bin, param
         best_bin[rows, feature],
         best_direction[rows, feature],
         best_left[rows, feature],
-        cells[:, :, missing_bin, 2 * n_outputs] > 0 if n_nodes else None,
+        counts[:, :, missing_bin] > 0 if n_nodes else None,
     )

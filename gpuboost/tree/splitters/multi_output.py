@@ -28,8 +28,19 @@ __all__ = ["MultiOutputSplitter"]
 def _interleaved_sums(fields):
     """(n, 2k) ``(G_0, H_0, G_1, H_1, ...)`` of (n, 3k) histogram fields."""
     n_outputs = fields.shape[1] // HIST_FIELDS
-    columns = [fields[:, output_fields(t)[:2]] for t in range(n_outputs)]
-    return np.concatenate(columns, axis=1) if columns else fields[:, :0]
+    return fields[:, _sum_fields(n_outputs)]
+
+
+def _sum_fields(n_outputs):
+    """The fields of ``(G_0, H_0, G_1, H_1, ...)`` among ``3k`` (an index array)."""
+    return np.array([output_fields(t)[field] for t in range(n_outputs) for field in (0, 1)])
+
+
+#: Where every output's hessian sums are at least 0 and ``reg_lambda`` at least
+#: :data:`_SAFE_LAMBDA`, a leaf score ``T(G)^2 / (H + lambda)`` of ``|G|`` below
+#: :data:`_SAFE_GRADIENT` is at most 1e290 / 1e-8: finite (a clipped weight's too).
+_SAFE_GRADIENT = 1e145
+_SAFE_LAMBDA = 1e-8
 
 
 class MultiOutputSplitter(HistogramSplitter):
@@ -114,10 +125,19 @@ class MultiOutputSplitter(HistogramSplitter):
         )
 
     def _check_overflow(self, tree, sums, counts, gains):
-        """:meth:`check_scores` of every output's sums (ValueError on overflow): all
-        outputs' scores at once, each output's check (and message) only when one is not
-        finite."""
+        """:meth:`check_scores` of every output's sums (ValueError on overflow): a bound
+        on the gradient sums first (no score computed where every sum is far from
+        overflow), then all outputs' scores at once, each output's check (and message)
+        only when one is not finite."""
         scales = np.array(self._scales(tree))
+        if (
+            len(sums)
+            and tree.split_params.reg_lambda >= _SAFE_LAMBDA
+            and not (np.asarray(gains) == np.inf).any()
+            and sums[:, 1::2].min() >= 0
+            and np.abs(sums[:, 0::2]).max() / scales[:, 0].min() < _SAFE_GRADIENT
+        ):
+            return
         with np.errstate(over="ignore", invalid="ignore"):
             scores = leaf_score(
                 sums[:, 0::2] / scales[:, 0], sums[:, 1::2] / scales[:, 1], tree.split_params
@@ -138,10 +158,8 @@ class MultiOutputSplitter(HistogramSplitter):
         ``2 * min_child_weight`` hessian."""
         params = tree.split_params
         sums = np.asarray(sums, dtype=np.int64).reshape(-1, self.n_sums)
-        largest = None
-        for output, quantiser in enumerate(tree.output_quantisers):
-            hessians = sums[:, 2 * output + 1] / quantiser.scale_hessians
-            largest = hessians if largest is None else np.maximum(largest, hessians)
+        scales_h = np.array([q.scale_hessians for q in tree.output_quantisers])
+        largest = (sums[:, 1::2] / scales_h).max(axis=1)  # each output's own division
         return (np.asarray(counts) >= 2 * params.min_data_in_leaf) & (
             largest >= 2 * params.min_child_weight
         )

@@ -108,8 +108,8 @@ def test_output_cells_are_every_outputs_histograms(
 ):
     """Every output in one pass (cell widths 4, 8, 12: 1 to 5 outputs), nodes empty or
     cut by the ranges of up to seven threads, rows permuted, padding written zero (the
-    batch starts as garbage): each output's cells are its one-output histograms, and
-    with parents the siblings are the parents minus the built nodes."""
+    batch starts as garbage): each output's cells are its one-output histograms, the
+    counts theirs, and with parents the siblings are the parents minus the built nodes."""
     rng = np.random.default_rng(seed)
     X_binned, _, _ = binned_problem(rng, n_rows, 3, 63)
     columns = [binned_problem(rng, n_rows, 1, 3)[1 + t % 2] for t in range(2 * n_outputs)]
@@ -119,8 +119,16 @@ def test_output_cells_are_every_outputs_histograms(
     width = cell_width(n_outputs)
     n_cells = 3 * 64 * width
     parent_rows = rng.integers(0, 3, size=n_nodes)
-    parents = rng.integers(-(2**40), 2**40, size=(3, n_cells)) if with_parents else None
-    out = rng.integers(-9, 9, size=((2 if with_parents else 1) * n_nodes, n_cells))
+    n_out = (2 if with_parents else 1) * n_nodes
+    out = rng.integers(-9, 9, size=(n_out, n_cells))
+    out_counts = rng.integers(-9, 9, size=(n_out, 3 * 64))
+    parents = ()
+    if with_parents:
+        parents = (
+            rng.integers(-(2**40), 2**40, size=(3, n_cells)),
+            rng.integers(0, 2**40, size=(3, 3 * 64)),
+            parent_rows,
+        )
     build_output_histograms(
         X_binned,
         pairs,
@@ -129,11 +137,12 @@ def test_output_cells_are_every_outputs_histograms(
         ends,
         64,
         out,
-        parents,
-        parent_rows if with_parents else None,
-        n_threads,
+        out_counts,
+        *parents,
+        n_threads=n_threads,
     )
     cells = out.reshape(-1, 3, 64, width)
+    counts = out_counts.reshape(-1, 3, 64)
     expected = np.stack(
         [
             _reference(
@@ -142,12 +151,18 @@ def test_output_cells_are_every_outputs_histograms(
             for t in range(n_outputs)
         ]
     )
-    built = OutputHistograms(cells[:n_nodes], n_outputs)
-    np.testing.assert_array_equal(built.per_output, expected)
-    np.testing.assert_array_equal(built.cells, OutputHistograms.from_per_output(np, expected).cells)
+    built = OutputHistograms(cells[:n_nodes], counts[:n_nodes], n_outputs)
+    np.testing.assert_array_equal(built.per_output(np), expected)
+    reference = OutputHistograms.from_per_output(np, expected)
+    np.testing.assert_array_equal(built.cells, reference.cells)
+    np.testing.assert_array_equal(built.counts, reference.counts)
     if with_parents:
+        parent_cells, parent_counts, _ = parents
         np.testing.assert_array_equal(
-            cells[n_nodes:], parents.reshape(-1, 3, 64, width)[parent_rows] - cells[:n_nodes]
+            cells[n_nodes:], parent_cells.reshape(-1, 3, 64, width)[parent_rows] - cells[:n_nodes]
+        )
+        np.testing.assert_array_equal(
+            counts[n_nodes:], parent_counts.reshape(-1, 3, 64)[parent_rows] - counts[:n_nodes]
         )
 
 
