@@ -27,17 +27,20 @@ __all__ = ["find_best_vector_splits"]
 
 
 @kernel
-def _output_sides(cumulative, output, n, missing_g, missing_h, parent_g, parent_h, sides):
+def _output_sides(hist, output, n, missing_g, missing_h, parent_g, parent_h, sides):
     """Output ``output``'s integer sums of the first ``n`` candidates' children as
     float64 rows of ``sides``: left gradient, left hessian, right gradient, right
-    hessian (``cumulative`` rows ``3 * output``, ``+1`` plus the missing values'). The
-    conversions the scores' expressions would make, made here: the score loop then has
-    only float operations, which the compiler vectorizes (AVX2 has no vector int64 to
-    float64 conversion)."""
-    field = 3 * output
+    hessian (the running sums of its fields ``2t``, ``2t + 1`` of ``hist`` (n_bins, W),
+    plus the missing values'). The conversions the scores' expressions would make, made
+    here: the score loop then has only float operations, which the compiler vectorizes
+    (AVX2 has no vector int64 to float64 conversion)."""
+    running_g = np.int64(0)
+    running_h = np.int64(0)
     for bin_ in range(n):
-        left_g = cumulative[field, bin_] + missing_g
-        left_h = cumulative[field + 1, bin_] + missing_h
+        running_g += hist[bin_, 2 * output]
+        running_h += hist[bin_, 2 * output + 1]
+        left_g = running_g + missing_g
+        left_h = running_h + missing_h
         sides[0, bin_] = left_g
         sides[1, bin_] = left_h
         sides[2, bin_] = parent_g - left_g
@@ -146,10 +149,9 @@ def _scan(
     of all candidates output after output (vectorized), then the candidates in the order
     (bin, missing right before missing left), strictly better replacing."""
     n_nodes, n_features = cells.shape[:2]
-    count_field = 2 * n_outputs
     n_pairs = n_nodes * n_features
     for chunk in prange(n_chunks):
-        cumulative = np.empty((3 * n_outputs, n_candidates), dtype=np.int64)
+        cumulative = np.empty(n_candidates, dtype=np.int64)  # the running row count
         scores = np.empty((8, n_candidates), dtype=np.float64)
         sides = np.empty((4, n_candidates), dtype=np.float64)
         for pair in range(chunk * n_pairs // n_chunks, (chunk + 1) * n_pairs // n_chunks):
@@ -165,17 +167,10 @@ def _scan(
                 continue
             hist = cells[node, feature]
             bin_counts = counts[node, feature]
-            for source in range(count_field):
-                # output t's gradient and hessian in rows 3t, 3t + 1; the count in row 2
-                row = 3 * (source // 2) + source % 2
-                running = np.int64(0)
-                for bin_ in range(n):
-                    running += hist[bin_, source]
-                    cumulative[row, bin_] = running
             running = np.int64(0)
             for bin_ in range(n):
                 running += bin_counts[bin_]
-                cumulative[2, bin_] = running
+                cumulative[bin_] = running
             missing_count = bin_counts[missing_bin]
             n_directions = 2 if missing_count > 0 else 1
             for direction in range(n_directions):
@@ -190,7 +185,7 @@ def _scan(
                         missing_g = hist[missing_bin, 2 * output]
                         missing_h = hist[missing_bin, 2 * output + 1]
                     _output_sides(
-                        cumulative,
+                        hist,
                         output,
                         n,
                         missing_g,
@@ -213,10 +208,10 @@ def _scan(
             best = -np.inf
             parent_count = parents[0, node, 2]
             for bin_ in range(n):
-                if bin_ > 0 and cumulative[2, bin_] == cumulative[2, bin_ - 1]:
+                if bin_ > 0 and cumulative[bin_] == cumulative[bin_ - 1]:
                     continue  # no row in the bin: the previous bin's candidates, not better
                 for direction in range(n_directions):
-                    left_count = cumulative[2, bin_] + (missing_count if direction == 1 else 0)
+                    left_count = cumulative[bin_] + (missing_count if direction == 1 else 0)
                     gain = (scores[4 * direction, bin_] + scores[4 * direction + 1, bin_]) - (
                         parent_scores[node]
                     )
@@ -237,16 +232,16 @@ def _scan(
                 bin_ = best_bin[node, feature]
                 with_missing = best_direction[node, feature] == 1
                 for output in range(n_outputs):
-                    for field in range(3):
-                        row = 2 if field == 2 else 3 * output + field
-                        value = cumulative[row, bin_]
+                    for field in range(2):  # the running sum to the bin, recomputed
+                        value = np.int64(0)
+                        for below in range(bin_ + 1):
+                            value += hist[below, 2 * output + field]
                         if with_missing:
-                            value += (
-                                missing_count
-                                if field == 2
-                                else hist[missing_bin, 2 * output + field]
-                            )
+                            value += hist[missing_bin, 2 * output + field]
                         best_left[node, feature, 3 * output + field] = value
+                    best_left[node, feature, 3 * output + 2] = cumulative[bin_] + (
+                        missing_count if with_missing else 0
+                    )
 
 
 def find_best_vector_splits(histograms, scales, n_value_bins, missing_bin, params, feature_mask):
