@@ -8,8 +8,9 @@ than 4 one-target models at held-out RMSE within 2 % of theirs; XGBoost's
 The data: ``n`` rows of ``features`` uniform features; every target is a different mix of
 the same five informative features (a shared latent part plus a target's own), plus
 noise; a 75/25 split. Each configuration trains once untimed (kernels loaded), then
-``--repeat`` times; the best time is reported with the mean held-out RMSE over the
-targets.
+the configurations take turns ``--repeat`` times (a machine whose speed drifts slows them
+alike); each one's best and median time are reported with the mean held-out RMSE over
+the targets, and the speedups of both over the 4 one-target models.
 
     python benchmarks/vector_leaves.py                       # 200k x 20, 4 targets
     python benchmarks/vector_leaves.py --rows 50000 --rounds 50
@@ -18,9 +19,10 @@ targets.
 import argparse
 import datetime
 import os
+import time
 
 import numpy as np
-from _machine import best_time, cpu_model
+from _machine import cpu_model
 
 import gpuboost
 
@@ -47,10 +49,18 @@ def rmse(prediction, Y):
     return float(np.mean(np.sqrt(np.mean((prediction - Y) ** 2, axis=0))))
 
 
-def timed(function, repeat):
-    """The best of ``repeat`` timed calls after one untimed (kernels loaded, caches warm)."""
-    function()
-    return best_time(function, repeat)
+def interleaved(functions, repeat):
+    """``{name: (times, last result)}``: each function called once untimed, then all of
+    them in turn, ``repeat`` rounds."""
+    for function in functions.values():
+        function()
+    timings = {name: ([], None) for name in functions}
+    for _ in range(repeat):
+        for name, function in functions.items():
+            start = time.perf_counter()
+            result = function()
+            timings[name] = (timings[name][0] + [time.perf_counter() - start], result)
+    return timings
 
 
 def main():
@@ -60,7 +70,7 @@ def main():
     parser.add_argument("--targets", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=100)
     parser.add_argument("--depth", type=int, default=6)
-    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=4)
     args = parser.parse_args()
     X, Y, X_test, Y_test = make_data(args.rows, args.features, args.targets)
     params = {"device": "cpu", "max_depth": args.depth, "learning_rate": 0.1, "verbosity": 0}
@@ -80,9 +90,9 @@ def main():
             ]
         )
 
-    results = {
-        "gpuboost multi_output_tree": timed(ours_vector, args.repeat),
-        f"gpuboost {args.targets} one-target models": timed(ours_separate, args.repeat),
+    functions = {
+        "gpuboost multi_output_tree": ours_vector,
+        f"gpuboost {args.targets} one-target models": ours_separate,
     }
     if xgboost is not None:
         xgb_params = {
@@ -103,8 +113,9 @@ def main():
 
             return run
 
-        results["xgboost multi_output_tree"] = timed(xgb("multi_output_tree"), args.repeat)
-        results["xgboost one_output_per_tree"] = timed(xgb("one_output_per_tree"), args.repeat)
+        functions["xgboost multi_output_tree"] = xgb("multi_output_tree")
+        functions["xgboost one_output_per_tree"] = xgb("one_output_per_tree")
+    results = interleaved(functions, args.repeat)
     print(
         f"{cpu_model()}, {os.cpu_count()} cores, "
         f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC"
@@ -113,14 +124,18 @@ def main():
         f"{args.rows} rows x {args.features} features, {args.targets} targets, "
         f"{rounds} rounds, depth {args.depth}, learning rate 0.1 (75/25 split)"
     )
-    separate_time, separate_prediction = results[f"gpuboost {args.targets} one-target models"]
+    separate_times, separate_prediction = results[f"gpuboost {args.targets} one-target models"]
     separate_rmse = rmse(separate_prediction, Y_test)
-    print(f"{'configuration':38s} {'seconds':>8s} {'RMSE':>8s} {'speedup':>8s} {'RMSE/sep':>8s}")
-    for name, (seconds, prediction) in results.items():
+    print(
+        f"{'configuration':34s} {'best s':>7s} {'median s':>8s} {'RMSE':>7s} "
+        f"{'speedup best':>12s} {'speedup median':>14s} {'RMSE/sep':>8s}"
+    )
+    for name, (times, prediction) in results.items():
         error = rmse(prediction, Y_test)
         print(
-            f"{name:38s} {seconds:8.2f} {error:8.4f} {separate_time / seconds:7.2f}x "
-            f"{error / separate_rmse:8.4f}"
+            f"{name:34s} {min(times):7.2f} {np.median(times):8.2f} {error:7.4f} "
+            f"{min(separate_times) / min(times):11.2f}x "
+            f"{np.median(separate_times) / np.median(times):13.2f}x {error / separate_rmse:8.4f}"
         )
 
 
