@@ -170,6 +170,52 @@ def _move_wide(wide, histogram, add):
             wide[cell * WIDE_CELL_FIELDS + field] = 0
 
 
+@kernel
+def _segment_offsets(begins, ends):
+    """Where each segment of a batch starts with the segments laid end to end, and their
+    total: (n_nodes + 1,) int64."""
+    n_nodes = begins.shape[0]
+    offsets = np.zeros(n_nodes + 1, dtype=np.int64)
+    for node in range(n_nodes):
+        offsets[node + 1] = offsets[node] + (ends[node] - begins[node])
+    return offsets
+
+
+@kernel
+def _thread_pieces(offsets, begins, thread, n_threads, pieces):
+    """The pieces of the nodes thread ``thread`` sums, its equal range of the batch's
+    positions (module docstring): rows ``(node, start, stop, whole)`` of ``pieces``
+    (n_nodes, 4) int64, ``whole`` 1 where the range holds the whole node; returns their
+    number."""
+    n_nodes = begins.shape[0]
+    total = offsets[n_nodes]
+    low = thread * total // n_threads
+    high = (thread + 1) * total // n_threads
+    node = np.searchsorted(offsets, low, side="right") - 1
+    count = 0
+    while node < n_nodes and offsets[node] < high:
+        first = max(low, offsets[node])
+        last = min(high, offsets[node + 1])
+        if last > first:
+            pieces[count, 0] = node
+            pieces[count, 1] = begins[node] + first - offsets[node]
+            pieces[count, 2] = begins[node] + last - offsets[node]
+            pieces[count, 3] = first == offsets[node] and last == offsets[node + 1]
+            count += 1
+        node += 1
+    return count
+
+
+@kernel
+def _is_first_piece(scratch_node, owner, node):
+    """Whether no thread before ``owner`` holds a piece of the cut node ``node``."""
+    for earlier in range(owner):
+        for slot in range(_PARTIAL_NODES_PER_THREAD):
+            if scratch_node[earlier, slot] == node:
+                return False
+    return True
+
+
 @kernel(parallel=True)
 def _build(
     X_binned,
@@ -198,67 +244,58 @@ def _build(
     n_cells = out.shape[1]
     n_features = X_binned.shape[1]
     n_threads = wide.shape[0]
-    offsets = np.zeros(n_nodes + 1, dtype=np.int64)
+    offsets = _segment_offsets(begins, ends)
     for node in range(n_nodes):
-        offsets[node + 1] = offsets[node] + (ends[node] - begins[node])
         if ends[node] == begins[node]:
             out[node, :] = 0
-    total = offsets[n_nodes]
     wide_min_rows = _WIDE_MIN_UPDATES_PER_CELL * (n_cells // HIST_FIELDS) // n_features
     scratch_node = np.full((n_threads, _PARTIAL_NODES_PER_THREAD), -1, dtype=np.int64)
     for thread in prange(n_threads):
-        low = thread * total // n_threads
-        high = (thread + 1) * total // n_threads
-        node = np.searchsorted(offsets, low, side="right") - 1
+        pieces = np.empty((n_nodes, 4), dtype=np.int64)
         used = 0
-        while node < n_nodes and offsets[node] < high:
-            first = max(low, offsets[node])
-            last = min(high, offsets[node + 1])
-            if last > first:
-                start = begins[node] + first - offsets[node]
-                stop = begins[node] + last - offsets[node]
-                if first == offsets[node] and last == offsets[node + 1]:
-                    if stop - start >= wide_min_rows:
-                        _accumulate(
-                            X_binned,
-                            gradients,
-                            hessians,
-                            sample_indices,
-                            start,
-                            stop,
-                            wide[thread, 0],
-                            n_bins,
-                            True,
-                        )
-                        _move_wide(wide[thread, 0], out[node], False)
-                    else:
-                        out[node, :] = 0
-                        _accumulate(
-                            X_binned,
-                            gradients,
-                            hessians,
-                            sample_indices,
-                            start,
-                            stop,
-                            out[node],
-                            n_bins,
-                            False,
-                        )
-                else:
-                    scratch_node[thread, used] = node
-                    _accumulate(
-                        X_binned,
-                        gradients,
-                        hessians,
-                        sample_indices,
-                        start,
-                        stop,
-                        wide[thread, 1 + used],
-                        n_bins,
-                        True,
-                    )
-                    used += 1
-            node += 1
+        for piece in range(_thread_pieces(offsets, begins, thread, n_threads, pieces)):
+            node, start, stop = pieces[piece, 0], pieces[piece, 1], pieces[piece, 2]
+            whole = pieces[piece, 3] == 1
+            if whole and stop - start >= wide_min_rows:
+                _accumulate(
+                    X_binned,
+                    gradients,
+                    hessians,
+                    sample_indices,
+                    start,
+                    stop,
+                    wide[thread, 0],
+                    n_bins,
+                    True,
+                )
+                _move_wide(wide[thread, 0], out[node], False)
+            elif whole:
+                out[node, :] = 0
+                _accumulate(
+                    X_binned,
+                    gradients,
+                    hessians,
+                    sample_indices,
+                    start,
+                    stop,
+                    out[node],
+                    n_bins,
+                    False,
+                )
+            else:
+                scratch_node[thread, used] = node
+                _accumulate(
+                    X_binned,
+                    gradients,
+                    hessians,
+                    sample_indices,
+                    start,
+                    stop,
+                    wide[thread, 1 + used],
+                    n_bins,
+                    True,
+                )
+                used += 1
     if n_pairs == 0 and scratch_node.max() < 0:
         return
     cells_per_histogram = n_cells // HIST_FIELDS
@@ -270,11 +307,7 @@ def _build(
             for slot in range(_PARTIAL_NODES_PER_THREAD):
                 node = scratch_node[owner, slot]
                 if node >= 0:
-                    first_piece = True
-                    for earlier in range(owner):
-                        for earlier_slot in range(_PARTIAL_NODES_PER_THREAD):
-                            if scratch_node[earlier, earlier_slot] == node:
-                                first_piece = False
+                    first_piece = _is_first_piece(scratch_node, owner, node)
                     _move_wide(
                         wide[owner, 1 + slot, low * WIDE_CELL_FIELDS : high * WIDE_CELL_FIELDS],
                         out[node, low * HIST_FIELDS : high * HIST_FIELDS],
@@ -461,46 +494,38 @@ def _build_outputs(
     n_nodes = begins.shape[0]
     n_pairs = parent_rows.shape[0]
     n_threads = scratch.shape[0]
-    offsets = np.zeros(n_nodes + 1, dtype=np.int64)
+    offsets = _segment_offsets(begins, ends)
     for node in range(n_nodes):
-        offsets[node + 1] = offsets[node] + (ends[node] - begins[node])
         if ends[node] == begins[node]:
             out[node, :] = 0
             out_counts[node, :] = 0
-    total = offsets[n_nodes]
     scratch_node = np.full((n_threads, _PARTIAL_NODES_PER_THREAD), -1, dtype=np.int64)
     for thread in prange(n_threads):
-        low = thread * total // n_threads
-        high = (thread + 1) * total // n_threads
-        node = np.searchsorted(offsets, low, side="right") - 1
+        pieces = np.empty((n_nodes, 4), dtype=np.int64)
         used = 0
-        while node < n_nodes and offsets[node] < high:
-            first = max(low, offsets[node])
-            last = min(high, offsets[node + 1])
-            if last > first:
-                start = begins[node] + first - offsets[node]
-                stop = begins[node] + last - offsets[node]
-                if first == offsets[node] and last == offsets[node + 1]:
-                    cells, counts = out[node], out_counts[node]
-                    cells[:] = 0
-                    counts[:] = 0
-                else:
-                    scratch_node[thread, used] = node
-                    cells, counts = scratch[thread, used], scratch_counts[thread, used]
-                    used += 1
-                _accumulate_outputs(
-                    X_binned,
-                    pairs,
-                    sample_indices,
-                    start,
-                    stop,
-                    cells,
-                    counts,
-                    n_bins,
-                    increments[thread],
-                    vectors,
-                )
-            node += 1
+        for piece in range(_thread_pieces(offsets, begins, thread, n_threads, pieces)):
+            node, start, stop = pieces[piece, 0], pieces[piece, 1], pieces[piece, 2]
+            whole = pieces[piece, 3] == 1
+            if whole:
+                cells, counts = out[node], out_counts[node]
+                cells[:] = 0
+                counts[:] = 0
+            else:
+                scratch_node[thread, used] = node
+                cells, counts = scratch[thread, used], scratch_counts[thread, used]
+                used += 1
+            _accumulate_outputs(
+                X_binned,
+                pairs,
+                sample_indices,
+                start,
+                stop,
+                cells,
+                counts,
+                n_bins,
+                increments[thread],
+                vectors,
+            )
     if n_pairs == 0 and scratch_node.max() < 0:
         return
     for thread in prange(n_threads):
@@ -525,11 +550,7 @@ def _merge_and_subtract(target, pieces, parents, scratch_node, parent_rows, thre
         for slot in range(_PARTIAL_NODES_PER_THREAD):
             node = scratch_node[owner, slot]
             if node >= 0:
-                first_piece = True
-                for earlier in range(owner):
-                    for earlier_slot in range(_PARTIAL_NODES_PER_THREAD):
-                        if scratch_node[earlier, earlier_slot] == node:
-                            first_piece = False
+                first_piece = _is_first_piece(scratch_node, owner, node)
                 piece = pieces[owner, slot]
                 for cell in range(low, high):
                     if first_piece:
