@@ -230,9 +230,9 @@ def _growth():
             num_boost_round=_ROUNDS,
         )
         _predict_everything(booster, X)
-    # Vector leaves of wider cells (the build is compiled per cell width: 3 targets, then
-    # 4, 5-7 and 8 or more; gpuboost.backends.cpu.histogram._width_tag).
-    for n_targets in (4, 6, 9):
+    # Vector leaves of every cell width (the build is compiled per width: 1-2 outputs, 3-4
+    # (the 3 targets above), 5-6, 7-8, 9 or more; gpuboost.backends.cpu.histogram._width_tag).
+    for n_targets in (2, 5, 7, 9):
         columns = np.column_stack([score * (t + 1) + label for t in range(n_targets)])
         train(
             _params("reg:squarederror", multi_strategy="multi_output_tree"),

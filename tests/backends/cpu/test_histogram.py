@@ -98,7 +98,7 @@ def test_children_are_the_built_nodes_then_the_parents_minus_them(seed, n_rows, 
 @given(
     seed=st.integers(0, 2**32 - 1),
     n_rows=st.integers(0, 400),
-    n_outputs=st.integers(1, 5),
+    n_outputs=st.integers(1, 9),
     n_nodes=st.integers(1, 6),
     n_threads=st.integers(1, 7),
     with_parents=st.booleans(),
@@ -106,7 +106,8 @@ def test_children_are_the_built_nodes_then_the_parents_minus_them(seed, n_rows, 
 def test_output_cells_are_every_outputs_histograms(
     seed, n_rows, n_outputs, n_nodes, n_threads, with_parents
 ):
-    """Every output in one pass (cell widths 4, 8, 12: 1 to 5 outputs), nodes empty or
+    """Every output in one pass (cell widths 4 to 20: 1 to 9 outputs, the widest with
+    their increments in memory, not registers), nodes empty or
     cut by the ranges of up to seven threads, rows permuted, padding written zero (the
     batch starts as garbage): each output's cells are its one-output histograms, the
     counts theirs, and with parents the siblings are the parents minus the built nodes."""
