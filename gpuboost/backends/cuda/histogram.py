@@ -475,6 +475,9 @@ def plan_histograms(
         else:
             block_rows = int(rows_per_block)
         shared_bytes = features_per_group * cell_bytes if use_shared else 0
+        # One row block's rows: a cluster would flush once all the same, its other
+        # blocks only clearing their tables and waiting at its barriers.
+        clustered = use_shared and ceil_div(n_positions, block_rows) > 1
         return HistogramPlan(
             use_shared,
             features_per_group,
@@ -483,7 +486,7 @@ def plan_histograms(
             node_offsets,
             shared_bytes,
             columns=columns,
-            cluster_blocks=int(cluster_blocks) if use_shared else 1,
+            cluster_blocks=int(cluster_blocks) if clustered else 1,
         )
 
     plan = layout(min_groups, False)
@@ -843,7 +846,10 @@ def _plan(
     sm_count, optin_limit = device_limits(launcher.mode)
     if cluster_blocks is None:
         cluster_blocks = device_cluster_blocks(launcher.mode)
-    likely = _SHARED_KERNELS[(ordered_rows is not None, int(cluster_blocks) > 1)]
+    # More than one row block's rows (at least MIN_ROWS_PER_BLOCK a block) for a cluster.
+    block_rows = MIN_ROWS_PER_BLOCK if rows_per_block is None else int(rows_per_block)
+    clusters = int(cluster_blocks) > 1 and int(np.sum(lengths)) > block_rows
+    likely = _SHARED_KERNELS[(ordered_rows is not None, clusters)]
     kernel = launcher.kernel(KERNEL_FILE, likely)
     if shared_memory_limit is None:
         shared_memory_limit = optin_limit - kernel.shared_size_bytes

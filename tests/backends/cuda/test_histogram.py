@@ -355,6 +355,45 @@ def test_the_emulated_device_flushes_per_cluster_and_plans_whole_clusters():
         plan_histograms(lengths, 28, 256, 163 * 1024, sm_count=108, cluster_blocks=0)
 
 
+@pytest.mark.usefixtures("clusters")
+@pytest.mark.parametrize("rows_per_block", [None, 100])
+def test_a_batch_of_one_row_block_is_not_clustered(rows_per_block, kernel_launches):
+    """A batch whose rows fill one row block is built by that block alone (the per-block
+    kernel, one block per group), never by a cluster of blocks that would find no rows;
+    one more row makes two blocks, and a cluster. The histograms are the same."""
+    block_rows = rows_per_block or cuda_histogram.MIN_ROWS_PER_BLOCK
+    options = {"sm_count": 108, "cluster_blocks": CLUSTER_BLOCKS, "rows_per_block": rows_per_block}
+    for lengths in ([block_rows], [block_rows // 3, block_rows - block_rows // 3]):
+        plan = plan_histograms(np.array(lengths), 28, 256, 163 * 1024, **options)
+        assert plan.kernel == cuda_histogram.SHARED_KERNEL, lengths
+        assert (plan.cluster_blocks, plan.blocks_per_group, plan.flushing_units) == (1, 1, 1)
+    plan = plan_histograms(np.array([block_rows + 1]), 28, 256, 163 * 1024, **options)
+    assert plan.kernel == cuda_histogram.CLUSTER_KERNEL
+    assert (plan.cluster_blocks, plan.blocks_per_group) == (CLUSTER_BLOCKS, CLUSTER_BLOCKS)
+    rng = np.random.default_rng(5)
+    for n_rows, kernel in (
+        (block_rows, cuda_histogram.SHARED_KERNEL),
+        (block_rows + 1, cuda_histogram.CLUSTER_KERNEL),
+    ):
+        X_binned, gradients, hessians = _problem(rng, n_rows, 3, 7)
+        sample_indices = rng.permutation(n_rows).astype(np.int32)
+        begins, ends = np.array([0, 5]), np.array([5, n_rows])
+        kernel_launches.clear()
+        result = _build_on_device(
+            X_binned,
+            gradients,
+            hessians,
+            sample_indices,
+            begins,
+            ends,
+            8,
+            rows_per_block=rows_per_block,
+        )
+        assert [name for name, _ in kernel_launches] == [kernel]
+        expected = _reference(X_binned, gradients, hessians, sample_indices, begins, ends, 8)
+        _assert_histograms_equal(result, expected)
+
+
 def test_training_on_a_device_without_clusters_equals_the_cpu_model(monkeypatch, kernel_launches):
     """A device without thread-block clusters (sm_80): the per-block histogram kernels and
     the per-block row scan only, and the CPU backend's models byte for byte."""
