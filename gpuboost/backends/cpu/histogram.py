@@ -38,6 +38,7 @@ from ...core.bin_edges import flat_edges
 from ...core.dtypes import HIST_DTYPE, HIST_FIELDS
 from .binning import entry_bin
 from .jit import kernel, prange, prefetch, sized, threads, vector_add4, vector_add_cell
+from .ranges import CUT_NODES_PER_THREAD, equal_ranges, segment_offsets, thread_pieces
 
 __all__ = [
     "build_histograms",
@@ -50,8 +51,6 @@ __all__ = [
     "WIDE_CELL_FIELDS",
 ]
 
-#: Scratch histograms per thread: the node its range starts inside and the one it ends in.
-_PARTIAL_NODES_PER_THREAD = 2
 #: Fields of a cell of the scratch histograms: (gradient, hessian, count, padding), 32
 #: bytes, so a row adds to a cell with one 256-bit vector addition
 #: (:func:`gpuboost.backends.cpu.jit.vector_add_cell`) instead of three scalar ones.
@@ -172,46 +171,10 @@ def _move_wide(wide, histogram, add):
 
 
 @kernel
-def _segment_offsets(begins, ends):
-    """Where each segment of a batch starts with the segments laid end to end, and their
-    total: (n_nodes + 1,) int64."""
-    n_nodes = begins.shape[0]
-    offsets = np.zeros(n_nodes + 1, dtype=np.int64)
-    for node in range(n_nodes):
-        offsets[node + 1] = offsets[node] + (ends[node] - begins[node])
-    return offsets
-
-
-@kernel
-def _thread_pieces(offsets, begins, thread, n_threads, pieces):
-    """The pieces of the nodes thread ``thread`` sums, its equal range of the batch's
-    positions (module docstring): rows ``(node, start, stop, whole)`` of ``pieces``
-    (n_nodes, 4) int64, ``whole`` 1 where the range holds the whole node; returns their
-    number."""
-    n_nodes = begins.shape[0]
-    total = offsets[n_nodes]
-    low = thread * total // n_threads
-    high = (thread + 1) * total // n_threads
-    node = np.searchsorted(offsets, low, side="right") - 1
-    count = 0
-    while node < n_nodes and offsets[node] < high:
-        first = max(low, offsets[node])
-        last = min(high, offsets[node + 1])
-        if last > first:
-            pieces[count, 0] = node
-            pieces[count, 1] = begins[node] + first - offsets[node]
-            pieces[count, 2] = begins[node] + last - offsets[node]
-            pieces[count, 3] = first == offsets[node] and last == offsets[node + 1]
-            count += 1
-        node += 1
-    return count
-
-
-@kernel
 def _is_first_piece(scratch_node, owner, node):
     """Whether no thread before ``owner`` holds a piece of the cut node ``node``."""
     for earlier in range(owner):
-        for slot in range(_PARTIAL_NODES_PER_THREAD):
+        for slot in range(CUT_NODES_PER_THREAD):
             if scratch_node[earlier, slot] == node:
                 return False
     return True
@@ -245,16 +208,19 @@ def _build(
     n_cells = out.shape[1]
     n_features = X_binned.shape[1]
     n_threads = wide.shape[0]
-    offsets = _segment_offsets(begins, ends)
+    offsets = segment_offsets(begins, ends)
+    bounds = equal_ranges(offsets, n_threads)
     for node in range(n_nodes):
         if ends[node] == begins[node]:
             out[node, :] = 0
     wide_min_rows = _WIDE_MIN_UPDATES_PER_CELL * (n_cells // HIST_FIELDS) // n_features
-    scratch_node = np.full((n_threads, _PARTIAL_NODES_PER_THREAD), -1, dtype=np.int64)
+    scratch_node = np.full((n_threads, CUT_NODES_PER_THREAD), -1, dtype=np.int64)
     for thread in prange(n_threads):
         pieces = np.empty((n_nodes, 4), dtype=np.int64)
         used = 0
-        for piece in range(_thread_pieces(offsets, begins, thread, n_threads, pieces)):
+        for piece in range(
+            thread_pieces(offsets, begins, bounds[thread], bounds[thread + 1], pieces)
+        ):
             node, start, stop = pieces[piece, 0], pieces[piece, 1], pieces[piece, 2]
             whole = pieces[piece, 3] == 1
             if whole and stop - start >= wide_min_rows:
@@ -305,7 +271,7 @@ def _build(
         high = (thread + 1) * cells_per_histogram // n_threads
         # Cut nodes: the sum of their pieces (in thread order).
         for owner in range(n_threads):
-            for slot in range(_PARTIAL_NODES_PER_THREAD):
+            for slot in range(CUT_NODES_PER_THREAD):
                 node = scratch_node[owner, slot]
                 if node >= 0:
                     first_piece = _is_first_piece(scratch_node, owner, node)
@@ -495,16 +461,19 @@ def _build_outputs(
     n_nodes = begins.shape[0]
     n_pairs = parent_rows.shape[0]
     n_threads = scratch.shape[0]
-    offsets = _segment_offsets(begins, ends)
+    offsets = segment_offsets(begins, ends)
+    bounds = equal_ranges(offsets, n_threads)
     for node in range(n_nodes):
         if ends[node] == begins[node]:
             out[node, :] = 0
             out_counts[node, :] = 0
-    scratch_node = np.full((n_threads, _PARTIAL_NODES_PER_THREAD), -1, dtype=np.int64)
+    scratch_node = np.full((n_threads, CUT_NODES_PER_THREAD), -1, dtype=np.int64)
     for thread in prange(n_threads):
         pieces = np.empty((n_nodes, 4), dtype=np.int64)
         used = 0
-        for piece in range(_thread_pieces(offsets, begins, thread, n_threads, pieces)):
+        for piece in range(
+            thread_pieces(offsets, begins, bounds[thread], bounds[thread + 1], pieces)
+        ):
             node, start, stop = pieces[piece, 0], pieces[piece, 1], pieces[piece, 2]
             whole = pieces[piece, 3] == 1
             if whole:
@@ -548,7 +517,7 @@ def _merge_and_subtract(target, pieces, parents, scratch_node, parent_rows, thre
     low = thread * n_cells // n_threads
     high = (thread + 1) * n_cells // n_threads
     for owner in range(n_threads):
-        for slot in range(_PARTIAL_NODES_PER_THREAD):
+        for slot in range(CUT_NODES_PER_THREAD):
             node = scratch_node[owner, slot]
             if node >= 0:
                 first_piece = _is_first_piece(scratch_node, owner, node)
@@ -639,12 +608,12 @@ def _output_scratch(n_threads, n_cells, n_bin_cells):
     """Zeroed scratch for :func:`_build_outputs`' cut nodes: cells (n_threads, 2,
     n_cells) int64 with 32-byte aligned rows and counts (n_threads, 2, n_bin_cells);
     kept per calling thread for the next call (the kernel leaves them zero)."""
-    shape = (n_threads, _PARTIAL_NODES_PER_THREAD, n_cells)
+    shape = (n_threads, CUT_NODES_PER_THREAD, n_cells)
     cached = getattr(_scratch, "outputs", None)
     if cached is None or cached[0].shape != shape or cached[1].shape[2] != n_bin_cells:
         cached = _scratch.outputs = (
             wide_zeros(shape),
-            np.zeros((n_threads, _PARTIAL_NODES_PER_THREAD, n_bin_cells), dtype=HIST_DTYPE),
+            np.zeros((n_threads, CUT_NODES_PER_THREAD, n_bin_cells), dtype=HIST_DTYPE),
         )
     return cached
 
@@ -670,7 +639,7 @@ def wide_scratch(n_threads, n_cells):
     """Zeroed wide-cell scratch (n_threads, 3, n_cells / 3 * 4) int64 with 32-byte
     aligned rows; kept per calling thread for the next call (``_build`` leaves it zero)."""
     n_wide = n_cells // HIST_FIELDS * WIDE_CELL_FIELDS
-    shape = (n_threads, 1 + _PARTIAL_NODES_PER_THREAD, n_wide)
+    shape = (n_threads, 1 + CUT_NODES_PER_THREAD, n_wide)
     cached = getattr(_scratch, "wide", None)
     if cached is None or cached.shape != shape:
         cached = _scratch.wide = wide_zeros(shape)

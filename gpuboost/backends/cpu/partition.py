@@ -20,12 +20,9 @@ import numpy as np
 
 from ...core.dtypes import SAMPLE_INDEX_DTYPE
 from .jit import kernel, prange, sized, threads
-from .ranges import thread_ranges
+from .ranges import CUT_NODES_PER_THREAD, segment_offsets, thread_pieces, thread_ranges
 
 __all__ = ["partition_rows", "goes_left"]
-
-#: Pieces of cut nodes per thread: the node its range starts inside and the one it ends in.
-_PIECES_PER_THREAD = 2
 
 
 @kernel
@@ -110,67 +107,60 @@ def _partition(
     n_threads,
 ):
     n_nodes = begins.shape[0]
-    offsets = np.zeros(n_nodes + 1, dtype=np.int64)
-    for node in range(n_nodes):
-        offsets[node + 1] = offsets[node] + (ends[node] - begins[node])
-        n_left[node] = 0
+    offsets = segment_offsets(begins, ends)
+    n_left[:n_nodes] = 0
     total = offsets[n_nodes]
     n_threads = max(1, min(n_threads, total))
-    piece_node = np.full((n_threads, _PIECES_PER_THREAD), -1, dtype=np.int64)
-    piece_start = np.zeros((n_threads, _PIECES_PER_THREAD), dtype=np.int64)
-    piece_stop = np.zeros((n_threads, _PIECES_PER_THREAD), dtype=np.int64)
-    piece_lefts = np.zeros((n_threads, _PIECES_PER_THREAD), dtype=np.int64)
+    piece_node = np.full((n_threads, CUT_NODES_PER_THREAD), -1, dtype=np.int64)
+    piece_start = np.zeros((n_threads, CUT_NODES_PER_THREAD), dtype=np.int64)
+    piece_stop = np.zeros((n_threads, CUT_NODES_PER_THREAD), dtype=np.int64)
+    piece_lefts = np.zeros((n_threads, CUT_NODES_PER_THREAD), dtype=np.int64)
     bounds = thread_ranges(offsets, n_threads)
     for thread in prange(n_threads):
-        low = bounds[thread]
-        high = bounds[thread + 1]
-        node = np.searchsorted(offsets, low, side="right") - 1
+        pieces = np.empty((n_nodes, 4), dtype=np.int64)
         used = 0
-        while node < n_nodes and offsets[node] < high:
-            first = max(low, offsets[node])
-            last = min(high, offsets[node + 1])
-            if last > first:
-                start = begins[node] + first - offsets[node]
-                stop = begins[node] + last - offsets[node]
-                column = X_binned_columns[features[node]]
-                threshold = threshold_bins[node]
-                to_left = default_left[node]
-                if first == offsets[node] and last == offsets[node + 1]:
-                    n_left[node] = _split_whole(
-                        column,
-                        sample_indices,
-                        start,
-                        stop,
-                        threshold,
-                        to_left,
-                        missing_bin,
-                        scratch,
-                    )
-                else:
-                    lefts = _count_left(
-                        column, sample_indices, start, stop, threshold, to_left, missing_bin
-                    )
-                    piece_node[thread, used] = node
-                    piece_start[thread, used] = start
-                    piece_stop[thread, used] = stop
-                    piece_lefts[thread, used] = lefts
-                    used += 1
-            node += 1
+        for piece in range(
+            thread_pieces(offsets, begins, bounds[thread], bounds[thread + 1], pieces)
+        ):
+            node, start, stop = pieces[piece, 0], pieces[piece, 1], pieces[piece, 2]
+            column = X_binned_columns[features[node]]
+            threshold = threshold_bins[node]
+            to_left = default_left[node]
+            if pieces[piece, 3] == 1:
+                n_left[node] = _split_whole(
+                    column,
+                    sample_indices,
+                    start,
+                    stop,
+                    threshold,
+                    to_left,
+                    missing_bin,
+                    scratch,
+                )
+            else:
+                lefts = _count_left(
+                    column, sample_indices, start, stop, threshold, to_left, missing_bin
+                )
+                piece_node[thread, used] = node
+                piece_start[thread, used] = start
+                piece_stop[thread, used] = stop
+                piece_lefts[thread, used] = lefts
+                used += 1
     if piece_node.max() < 0:
         return  # no node was cut: no more parallel loops
     # Cut nodes: their left totals, then each piece's first left and first right position
     # (pieces of a node are in thread order, which is position order).
     for thread in range(n_threads):
-        for slot in range(_PIECES_PER_THREAD):
+        for slot in range(CUT_NODES_PER_THREAD):
             node = piece_node[thread, slot]
             if node >= 0:
                 n_left[node] += piece_lefts[thread, slot]
-    piece_left_at = np.zeros((n_threads, _PIECES_PER_THREAD), dtype=np.int64)
-    piece_right_at = np.zeros((n_threads, _PIECES_PER_THREAD), dtype=np.int64)
+    piece_left_at = np.zeros((n_threads, CUT_NODES_PER_THREAD), dtype=np.int64)
+    piece_right_at = np.zeros((n_threads, CUT_NODES_PER_THREAD), dtype=np.int64)
     lefts_before = np.zeros(n_nodes, dtype=np.int64)
     rights_before = np.zeros(n_nodes, dtype=np.int64)
     for thread in range(n_threads):
-        for slot in range(_PIECES_PER_THREAD):
+        for slot in range(CUT_NODES_PER_THREAD):
             node = piece_node[thread, slot]
             if node >= 0:
                 lefts = piece_lefts[thread, slot]
@@ -180,7 +170,7 @@ def _partition(
                 lefts_before[node] += lefts
                 rights_before[node] += rights
     for thread in prange(n_threads):
-        for slot in range(_PIECES_PER_THREAD):
+        for slot in range(CUT_NODES_PER_THREAD):
             node = piece_node[thread, slot]
             if node >= 0:
                 column = X_binned_columns[features[node]]
@@ -201,7 +191,7 @@ def _partition(
     # Copy the scattered pieces back (all reads above are done): each thread copies the
     # positions of its own pieces.
     for thread in prange(n_threads):
-        for slot in range(_PIECES_PER_THREAD):
+        for slot in range(CUT_NODES_PER_THREAD):
             if piece_node[thread, slot] >= 0:
                 for position in range(piece_start[thread, slot], piece_stop[thread, slot]):
                     sample_indices[position] = scratch[position]
