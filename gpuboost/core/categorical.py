@@ -71,7 +71,7 @@ class CategoricalParams:
     max_cat_threshold: int = 32
     cat_smooth: float = 10.0
     cat_l2: float = 10.0
-    min_data_per_group: int = 100
+    min_data_per_group: int = 25
 
     @classmethod
     def from_params(cls, params):
