@@ -115,14 +115,20 @@ CLUSTERING = pytest.mark.parametrize("cluster_blocks", [None, 1], ids=["clusters
 
 @CLUSTERING
 @pytest.mark.parametrize("seed", range(4))
-def test_default_plan_matches_numpy_and_naive(seed, cluster_blocks):
-    """Seeds 1 and 3 pass the inputs in the device layout (pair array, padded rows)."""
+def test_default_plan_matches_numpy_and_naive(seed, cluster_blocks, kernel_launches):
+    """Seeds 1 and 3 pass the inputs in the device layout (pair array, padded rows). With
+    clusters, more rows than two row blocks hold, and a node of all of them (one block's
+    rows are never clustered)."""
     rng = np.random.default_rng(seed)
     max_bin = int(rng.choice([2, 15, 63]))
     n_rows = int(rng.integers(50, 300))
+    if cluster_blocks is None:
+        n_rows += 2 * cuda_histogram.MIN_ROWS_PER_BLOCK
     X_binned, gradients, hessians = _problem(rng, n_rows, int(rng.integers(2, 7)), max_bin)
     sample_indices = rng.permutation(n_rows).astype(np.int32)
     begins, ends = _segments(rng, n_rows, int(rng.integers(1, 6)))
+    if cluster_blocks is None:  # and a node of every row (segments may overlap)
+        begins, ends = np.append(begins, 0), np.append(ends, n_rows)
     result = _build_on_device(
         X_binned,
         gradients,
@@ -141,6 +147,8 @@ def test_default_plan_matches_numpy_and_naive(seed, cluster_blocks):
     )
     np.testing.assert_array_equal(result, naive)
     assert expected[..., HIST_COUNT].sum() > 0  # not vacuous
+    kernel = cuda_histogram.SHARED_KERNEL if cluster_blocks else cuda_histogram.CLUSTER_KERNEL
+    assert [name for name, _ in kernel_launches] == [kernel]
 
 
 @CLUSTERING
