@@ -27,24 +27,27 @@ __all__ = ["find_best_vector_splits"]
 
 
 @kernel
-def _output_sides(hist, output, n, missing_g, missing_h, parent_g, parent_h, sides):
-    """Output ``output``'s integer sums of the first ``n`` candidates' children as
-    float64 rows of ``sides``: left gradient, left hessian, right gradient, right
-    hessian (the running sums of its fields ``2t``, ``2t + 1`` of ``hist`` (n_bins, W),
-    plus the missing values'). The conversions the scores' expressions would make, made
-    here: the score loop then has only float operations, which the compiler vectorizes
-    (AVX2 has no vector int64 to float64 conversion)."""
+def _output_sides(hist, output, kept, n, missing_g, missing_h, parent_g, parent_h, sides):
+    """Output ``output``'s integer sums of the candidates at bins ``kept[:n]`` (the
+    increasing bins that hold rows, and bin 0) as float64 columns ``0 .. n - 1`` of
+    ``sides``: left gradient, left hessian, right gradient, right hessian (the running
+    sums of its fields ``2t``, ``2t + 1`` of ``hist`` (n_bins, W), plus the missing
+    values'). The bins left out hold no row, so their sums are zero and the running sums
+    at the kept bins are those over every bin. The conversions the scores' expressions
+    would make, made here: the score loop then has only float operations, which the
+    compiler vectorizes (AVX2 has no vector int64 to float64 conversion)."""
     running_g = np.int64(0)
     running_h = np.int64(0)
-    for bin_ in range(n):
+    for candidate in range(n):
+        bin_ = kept[candidate]
         running_g += hist[bin_, 2 * output]
         running_h += hist[bin_, 2 * output + 1]
         left_g = running_g + missing_g
         left_h = running_h + missing_h
-        sides[0, bin_] = left_g
-        sides[1, bin_] = left_h
-        sides[2, bin_] = parent_g - left_g
-        sides[3, bin_] = parent_h - left_h
+        sides[0, candidate] = left_g
+        sides[1, candidate] = left_h
+        sides[2, candidate] = parent_g - left_g
+        sides[3, candidate] = parent_h - left_h
 
 
 @kernel
@@ -145,13 +148,17 @@ def _scan(
     ranges: ``best_gain`` (-inf: none), ``best_bin``, ``best_direction`` (1: missing
     values left), each (n_nodes, n_features), and ``best_left`` (n_nodes, n_features,
     3k) its left fields.
-    ``parents`` (k, n_nodes, 3). Per pair: every output's running sums, then the scores
-    of all candidates output after output (vectorized), then the candidates in the order
-    (bin, missing right before missing left), strictly better replacing."""
+    ``parents`` (k, n_nodes, 3). Per pair: the candidates' bins (bin 0 and the bins that
+    hold rows: a small node's empty bins cost nothing), every output's running sums at
+    them, then the scores of all candidates output after output (vectorized), then the
+    candidates in the order (bin, missing right before missing left), strictly better
+    replacing: the definition's choice, whose candidates at empty bins repeat an earlier
+    one's."""
     n_nodes, n_features = cells.shape[:2]
     n_pairs = n_nodes * n_features
     for chunk in prange(n_chunks):
         cumulative = np.empty(n_candidates, dtype=np.int64)  # the running row count
+        kept = np.empty(n_candidates, dtype=np.int64)  # the candidates' bins
         scores = np.empty((8, n_candidates), dtype=np.float64)
         sides = np.empty((4, n_candidates), dtype=np.float64)
         for pair in range(chunk * n_pairs // n_chunks, (chunk + 1) * n_pairs // n_chunks):
@@ -167,17 +174,23 @@ def _scan(
                 continue
             hist = cells[node, feature]
             bin_counts = counts[node, feature]
+            # The candidates: bin 0 and every later bin that holds rows (one without rows
+            # has its previous bin's children, never strictly better: not evaluated).
             running = np.int64(0)
+            n_kept = 0
             for bin_ in range(n):
                 running += bin_counts[bin_]
                 cumulative[bin_] = running
+                if bin_ == 0 or bin_counts[bin_] != 0:
+                    kept[n_kept] = bin_
+                    n_kept += 1
             missing_count = bin_counts[missing_bin]
             n_directions = 2 if missing_count > 0 else 1
             for direction in range(n_directions):
                 for field in range(4):
                     start_value = -0.0 if field < 2 else -np.inf
-                    for bin_ in range(n):
-                        scores[4 * direction + field, bin_] = start_value
+                    for candidate in range(n_kept):
+                        scores[4 * direction + field, candidate] = start_value
                 for output in range(n_outputs):
                     missing_g = np.int64(0)
                     missing_h = np.int64(0)
@@ -187,7 +200,8 @@ def _scan(
                     _output_sides(
                         hist,
                         output,
-                        n,
+                        kept,
+                        n_kept,
                         missing_g,
                         missing_h,
                         parents[output, node, 0],
@@ -196,7 +210,7 @@ def _scan(
                     )
                     _output_scores(
                         sides,
-                        n,
+                        n_kept,
                         inverse_g[output],
                         inverse_h[output],
                         reg_lambda,
@@ -207,17 +221,17 @@ def _scan(
                     )
             best = -np.inf
             parent_count = parents[0, node, 2]
-            for bin_ in range(n):
-                if bin_ > 0 and cumulative[bin_] == cumulative[bin_ - 1]:
-                    continue  # no row in the bin: the previous bin's candidates, not better
+            for candidate in range(n_kept):
+                bin_ = kept[candidate]
                 for direction in range(n_directions):
                     left_count = cumulative[bin_] + (missing_count if direction == 1 else 0)
-                    gain = (scores[4 * direction, bin_] + scores[4 * direction + 1, bin_]) - (
+                    row = 4 * direction
+                    gain = (scores[row, candidate] + scores[row + 1, candidate]) - (
                         parent_scores[node]
                     )
                     if (
-                        scores[4 * direction + 2, bin_] >= min_child_weight
-                        and scores[4 * direction + 3, bin_] >= min_child_weight
+                        scores[row + 2, candidate] >= min_child_weight
+                        and scores[row + 3, candidate] >= min_child_weight
                         and left_count >= min_data_in_leaf
                         and parent_count - left_count >= min_data_in_leaf
                         and gain > gamma
