@@ -444,7 +444,8 @@ def plan_histograms(
     cluster_blocks : int
         Blocks per thread-block cluster of the device (:func:`device_cluster_blocks`): the
         shared-memory kernels then flush once per cluster, and the row blocks of a group
-        are a whole number of clusters.
+        are a whole number of clusters; a batch of one row block is built by that block
+        alone (the per-block kernel: it flushes once either way).
 
     Returns
     -------
