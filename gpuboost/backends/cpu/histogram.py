@@ -223,46 +223,23 @@ def _build(
         ):
             node, start, stop = pieces[piece, 0], pieces[piece, 1], pieces[piece, 2]
             whole = pieces[piece, 3] == 1
-            if whole and stop - start >= wide_min_rows:
-                _accumulate(
-                    X_binned,
-                    gradients,
-                    hessians,
-                    sample_indices,
-                    start,
-                    stop,
-                    wide[thread, 0],
-                    n_bins,
-                    True,
-                )
-                _move_wide(wide[thread, 0], out[node], False)
-            elif whole:
-                out[node, :] = 0
-                _accumulate(
-                    X_binned,
-                    gradients,
-                    hessians,
-                    sample_indices,
-                    start,
-                    stop,
-                    out[node],
-                    n_bins,
-                    False,
-                )
-            else:
+            # A large whole node in the thread's wide histogram (moved to ``out`` after),
+            # a small one straight into ``out``, a cut node's piece in a wide scratch one.
+            in_wide = not whole or stop - start >= wide_min_rows
+            if not whole:
                 scratch_node[thread, used] = node
-                _accumulate(
-                    X_binned,
-                    gradients,
-                    hessians,
-                    sample_indices,
-                    start,
-                    stop,
-                    wide[thread, 1 + used],
-                    n_bins,
-                    True,
-                )
+                target = wide[thread, 1 + used]
                 used += 1
+            elif in_wide:
+                target = wide[thread, 0]
+            else:
+                out[node, :] = 0
+                target = out[node]
+            _accumulate(
+                X_binned, gradients, hessians, sample_indices, start, stop, target, n_bins, in_wide
+            )
+            if whole and in_wide:
+                _move_wide(target, out[node], False)
     if n_pairs == 0 and scratch_node.max() < 0:
         return
     cells_per_histogram = n_cells // HIST_FIELDS
