@@ -317,6 +317,12 @@ def test_all_zero_weights_and_overflowing_labels_are_value_errors():
         (lambda y: y, 1e152, {}),  # weights
         (lambda y: y * 1e152, None, {"tree_method": "exact"}),
         (lambda y: y * 1e152, None, {"grow_policy": "lossguide", "max_leaves": 4}),
+        # vector leaves: an output's sums (the levels in one call on the CPU)
+        (
+            lambda y: np.column_stack([y, y * 1e152]),
+            None,
+            {"multi_strategy": "multi_output_tree"},
+        ),
     ],
 )
 def test_overflowing_split_gains_are_value_errors(device, labels, weight, params):

@@ -432,6 +432,16 @@ class Backend:
     #: (gpuboost.tree.grower.TreeGrower), which every other backend runs.
     grows_levels_from_rows = False
 
+    def grows_vector_levels(self, data: DeviceData) -> bool:
+        """Whether the backend offers ``grow_vector_levels(data, output_pairs,
+        sample_indices, scales, split_params, feature_mask, max_depth, columns, size,
+        parents, scan_parents=False)`` -> ``(size, frontier, overflowed)`` on ``data``:
+        the depthwise levels of a vector-leaf tree grown in one call on the grower's node
+        table (the compiled CPU backend, gpuboost.backends.cpu.vector_levels). Its
+        definition is the grower's level loop (gpuboost.tree.grower.TreeGrower), which
+        every other backend runs."""
+        return False
+
     def row_scan_max_rows(self, data: DeviceData) -> int:
         """The most rows of a parent whose children's splits this backend finds faster
         with :meth:`find_best_splits_of_rows` than from stored histograms (0: never;

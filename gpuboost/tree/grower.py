@@ -656,7 +656,7 @@ class TreeGrower:
         #: depthwise without a leaf budget, no monotone or interaction constraints, no
         #: feature drawn by level or node.
         self.levels_from_rows = (
-            self.row_scan_max_rows > 0
+            policy.grow_policy == "depthwise"
             and not policy.max_leaves
             and bool(getattr(splitter, "grows_levels_from_rows", False))
             and interactions is None

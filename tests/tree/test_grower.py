@@ -6,7 +6,7 @@ from _tiers import SLOW
 
 import gpuboost
 from gpuboost.backends.base import Backend
-from gpuboost.backends.cpu import row_levels
+from gpuboost.backends.cpu import row_levels, vector_levels
 from gpuboost.backends.cpu.backend import CpuBackend
 from gpuboost.backends.numpy.backend import NumpyBackend
 from gpuboost.backends.numpy.predict import predict_leaves_binned
@@ -19,7 +19,7 @@ from gpuboost.params import validate_params
 from gpuboost.tree import grower as grower_module
 from gpuboost.tree.feature_sampler import FeatureSampler
 from gpuboost.tree.grower import GrowthPolicy, TreeGrower
-from gpuboost.tree.splitters import HistogramSplitter, SplitTable, TreeInput
+from gpuboost.tree.splitters import HistogramSplitter, MultiOutputSplitter, SplitTable, TreeInput
 
 
 class RecordingBackend(NumpyBackend):
@@ -832,19 +832,125 @@ def test_small_levels_take_the_loop_where_the_backend_does_not_grow_them(monkeyp
     assert not calls
 
 
+_VECTOR = {"multi_strategy": "multi_output_tree"}
+
+
+@pytest.mark.parametrize("n_rows", [700, 6000])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"objective": "reg:squarederror"},
+        {"objective": "binary:logistic", "max_depth": 8, "min_child_weight": 0.5},
+        {"reg_alpha": 0.5, "max_delta_step": 0.7, "gamma": 0.1, "min_data_in_leaf": 7},
+        {"colsample_bytree": 0.5, "subsample": 0.7, "max_bin": 63, "max_depth": 10},
+        {"objective": "multi:softprob", "num_class": 3, "max_depth": 5},
+    ],
+)
+@pytest.mark.parametrize(
+    "variant", ["whole trees", "mixed levels", "node table full", "level buffers full"]
+)
+def test_vector_levels_grown_in_one_call_are_the_loops(monkeypatch, n_rows, params, variant):
+    """The compiled CPU backend grows a vector-leaf tree's levels in one call
+    (gpuboost.backends.cpu.vector_levels: whole trees; or, with a smaller size, the
+    small nodes of levels that also have larger ones, renumbered afterwards); the
+    grower's level loop is its definition: the same model bytes, training margins and
+    row partitions, also when the node table runs out of room after every level, and
+    when the level buffers do (the next call builds both children of every parent)."""
+    rng = np.random.default_rng(n_rows)
+    X = rng.normal(size=(n_rows, 7))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    base = np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) * np.nan_to_num(X[:, 2])
+    noise = rng.normal(size=(n_rows, 3))
+    if params.get("objective") == "binary:logistic":  # multi-label
+        y = (base[:, None] + noise > 0).astype(float)
+    elif params.get("objective") == "multi:softprob":
+        y = np.digitize(base, [-0.5, 0.5]).astype(float)
+    else:
+        y = base[:, None] * [1.0, 0.5, -2.0] + np.nan_to_num(X[:, 3:6]) + 0.3 * noise
+    params = {**_VECTOR, **params}
+    calls, renumbered = [], []
+    original = TreeGrower._grow_levels_from_rows
+
+    def counting(self, parents, **kwargs):
+        calls.append(len(parents))
+        return original(self, parents, **kwargs)
+
+    monkeypatch.setattr(TreeGrower, "_grow_levels_from_rows", counting)
+    if variant != "whole trees":
+        numbering = TreeGrower._number_by_levels
+        monkeypatch.setattr(
+            MultiOutputSplitter, "levels_from_rows_max_rows", lambda self, n_samples: n_rows // 20
+        )
+        monkeypatch.setattr(
+            TreeGrower, "_number_by_levels", lambda self: renumbered.append(numbering(self))
+        )
+    if variant == "node table full":
+        monkeypatch.setattr(TreeGrower, "_most_new_nodes", lambda self, parents: 2 * len(parents))
+    if variant == "level buffers full":  # two rows a parent: a level or two per call
+        monkeypatch.setattr(vector_levels, "LEVEL_BUFFER_BYTES", 0)
+    model, margins, partitions = _small_levels_fit(X, y, params)
+    assert calls, "no level was grown in one call"
+    assert bool(renumbered) == (variant != "whole trees")
+    monkeypatch.setattr(CpuBackend, "grows_vector_levels", lambda self, data: False)
+    calls.clear()
+    loop_model, loop_margins, loop_partitions = _small_levels_fit(X, y, params)
+    assert not calls
+    assert model == loop_model
+    np.testing.assert_array_equal(margins, loop_margins)
+    assert len(partitions) == len(loop_partitions)
+    for rows, loop_rows in zip(partitions, loop_partitions):
+        np.testing.assert_array_equal(rows, loop_rows)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"grow_policy": "lossguide", "max_leaves": 8},
+        {"max_leaves": 8},
+        {"interaction_constraints": [[0, 1], [2]]},
+        {"colsample_bylevel": 0.6},
+        {"colsample_bynode": 0.6},
+        {"device": "numpy"},
+    ],
+)
+def test_vector_levels_take_the_loop_where_the_backend_does_not_grow_them(monkeypatch, params):
+    """Vector-leaf trees with a leaf budget, interaction constraints or features drawn
+    per level or node take the grower's loop (as does the reference backend), with the
+    same trees as ever."""
+    calls = []
+    monkeypatch.setattr(
+        TreeGrower,
+        "_grow_levels_from_rows",
+        lambda self, parents, **kwargs: calls.append(parents),
+    )
+    if params.get("device") == "numpy":
+        monkeypatch.setenv("GPUBOOST_CPU_KERNELS", "numpy")
+        params = {}
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 3))
+    y = np.column_stack([X[:, 0] + X[:, 1] * X[:, 2], X[:, 2]])
+    gpuboost.train({"device": "cpu", "max_depth": 4, **_VECTOR, **params}, Dataset(X, label=y), 2)
+    assert not calls
+
+
 @pytest.mark.parametrize(
     "case",
     ["constant label", "root below the minimum leaf size", "stumps", "one row", "weights"],
 )
-def test_trees_grown_whole_from_the_root_are_the_loops(monkeypatch, case):
+@pytest.mark.parametrize("targets", [1, 3])
+def test_trees_grown_whole_from_the_root_are_the_loops(monkeypatch, case, targets):
     """A small tree is grown whole in the splitter call, its root's sums and split
     included: the loop's model bytes also where the root cannot split (no split found,
-    too few rows for two leaves), for stumps, a single row and weighted rows."""
+    too few rows for two leaves), for stumps, a single row and weighted rows; one-target
+    trees and vector-leaf ones."""
     rng = np.random.default_rng(7)
     n_rows = 1 if case == "one row" else 300
     X = rng.normal(size=(n_rows, 4))
     y = np.ones(n_rows) if case == "constant label" else X[:, 0] + 0.1 * rng.normal(size=n_rows)
     params = {"device": "cpu", "max_depth": 1 if case == "stumps" else 5}
+    if targets > 1:
+        y = np.column_stack([y * (t + 1) for t in range(targets)])
+        params.update(_VECTOR)
     if case == "root below the minimum leaf size":
         params["min_data_in_leaf"] = n_rows // 2 + 1
     weight = rng.uniform(0.1, 3.0, size=n_rows) if case == "weights" else None
@@ -859,4 +965,7 @@ def test_trees_grown_whole_from_the_root_are_the_loops(monkeypatch, case):
     model = gpuboost.train(params, Dataset(X, label=y, weight=weight), 3).save_raw()
     assert calls and all(calls)
     monkeypatch.setattr(CpuBackend, "grows_levels_from_rows", False)
+    monkeypatch.setattr(CpuBackend, "grows_vector_levels", lambda self, data: False)
+    calls.clear()
     assert model == gpuboost.train(params, Dataset(X, label=y, weight=weight), 3).save_raw()
+    assert not calls

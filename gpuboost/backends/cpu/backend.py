@@ -66,6 +66,7 @@ from .row_levels import grow_levels_from_rows, levels_from_rows_max_rows
 from .row_scan import ROW_SCAN_MAX_ROWS_PER_CELL, find_best_splits_of_rows
 from .shap import predict_contributions, predict_interactions
 from .split_scan import find_best_splits
+from .vector_levels import grow_vector_levels
 from .vector_split import find_best_vector_splits
 
 __all__ = ["CpuBackend"]
@@ -387,6 +388,47 @@ class CpuBackend(NumpyBackend):
             parents,
             scanned,
             unsplit,
+            scan_parents,
+        )
+
+    def grows_vector_levels(self, data):
+        """On the per-feature bins (not the sparse layout)."""
+        return "sparse_cells" not in data.arrays
+
+    def grow_vector_levels(
+        self,
+        data,
+        output_pairs,
+        sample_indices,
+        scales,
+        split_params,
+        feature_mask,
+        max_depth,
+        columns,
+        size,
+        parents,
+        scan_parents=False,
+    ):
+        """The depthwise levels of a vector-leaf tree from ``parents`` in one call
+        (:func:`.vector_levels.grow_vector_levels`, whose definition is the grower's level
+        loop: gpuboost.tree.grower); with ``scan_parents`` the parents' sums and splits
+        are found first. Returns ``(size, frontier, overflowed)``."""
+        self._threads()
+        return grow_vector_levels(
+            data.arrays["X_binned"],
+            data.arrays["X_binned_columns"],
+            output_pairs,
+            sample_indices,
+            data.n_bins,
+            data.n_value_bins,
+            data.missing_bin,
+            scales,
+            split_params,
+            feature_mask,
+            max_depth,
+            columns,
+            size,
+            parents,
             scan_parents,
         )
 

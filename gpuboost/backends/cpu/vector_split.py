@@ -23,7 +23,7 @@ from ...core.vector_split import node_scores, table_of_best
 from .jit import kernel, prange, sized, threads
 from .split_scan import _leaf_score
 
-__all__ = ["find_best_vector_splits"]
+__all__ = ["find_best_vector_splits", "scan_candidates"]
 
 
 @kernel
@@ -258,6 +258,15 @@ def _scan(
                     )
 
 
+def scan_candidates(n_value_bins, missing_bin):
+    """The candidate bins :func:`_scan` reads per feature at most (``n_candidates``): up
+    to the missing bin, and below the largest feature's last value bin; 0: none."""
+    n_candidates = missing_bin - 1
+    if n_candidates <= 0 or not len(n_value_bins):
+        return max(n_candidates, 0)
+    return max(1, min(n_candidates, int(np.max(n_value_bins)) - 1))
+
+
 def find_best_vector_splits(histograms, scales, n_value_bins, missing_bin, params, feature_mask):
     """:func:`gpuboost.core.vector_split.find_best_vector_splits` of NumPy
     :class:`~gpuboost.core.vector_split.OutputHistograms`, compiled (the same table, bit
@@ -276,14 +285,13 @@ def find_best_vector_splits(histograms, scales, n_value_bins, missing_bin, param
     sized(_node_fields, work=cells.shape[2] * n_outputs * n_nodes)(
         cells, counts, n_outputs, parents
     )
-    n_candidates = missing_bin - 1
+    n_candidates = scan_candidates(n_value_bins, missing_bin)
     shape = (n_nodes, max(n_features, 1))
     best_gain = np.full(shape, -np.inf)
     best_bin = np.zeros(shape, dtype=np.int64)
     best_direction = np.zeros(shape, dtype=np.int64)
     best_left = np.zeros(shape + (3 * n_outputs,), dtype=np.int64)
     if n_nodes and n_features and n_candidates > 0:
-        n_candidates = max(1, min(n_candidates, int(np.max(n_value_bins)) - 1))
         use_mask = feature_mask is not None
         mask = np.ascontiguousarray(feature_mask) if use_mask else np.ones((1, 1), dtype=bool)
         n_pairs = n_nodes * n_features

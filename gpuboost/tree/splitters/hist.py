@@ -346,11 +346,13 @@ class HistogramSplitter(GradientRecords):
     @property
     def grows_levels_from_rows(self):
         """Whether :meth:`grow_levels_from_rows` runs: the backend offers it
-        (``grows_levels_from_rows``) and no feature is categorical."""
+        (``grows_levels_from_rows``), no feature is categorical, and the backend scans
+        small nodes from their rows on this data (:meth:`row_scan_max_rows`)."""
         return (
             self.plain_levels
             and self.categorical_features is None
             and bool(getattr(self.backend, "grows_levels_from_rows", False))
+            and self.row_scan_max_rows() > 0
         )
 
     def levels_from_rows_max_rows(self, n_samples):

@@ -78,6 +78,63 @@ class MultiOutputSplitter(HistogramSplitter):
         """0: every node's split comes from its histogram."""
         return 0
 
+    @property
+    def grows_levels_from_rows(self):
+        """Whether :meth:`grow_levels_from_rows` runs: the backend grows vector-leaf
+        levels on this data (``Backend.grows_vector_levels``)."""
+        return self.backend.grows_vector_levels(self.data)
+
+    def levels_from_rows_max_rows(self, n_samples):
+        """Every tree is grown whole by :meth:`grow_levels_from_rows` (its levels keep
+        histograms as the loop's do: no row scans, so no size below which it pays)."""
+        return int(n_samples)
+
+    def grow_levels_from_rows(
+        self, tree, columns, size, parents, feature_mask, max_depth, defer_final, scan_parents=False
+    ):
+        """Expand the depthwise levels from ``parents`` on a node table's ``columns``
+        holding ``size`` nodes, as far as its capacity allows
+        (``Backend.grow_vector_levels``; the definition is the grower's level loop,
+        gpuboost.tree.grower.TreeGrower). With ``scan_parents`` the parents hold only
+        their segments, depths and counts (a tree's root): their sums and splits are
+        found first, as the loop finds the root's, and those that cannot split stay
+        leaves. Every parent is partitioned (``defer_final`` must be False: the margins
+        take each leaf's vector from its rows).
+
+        Returns
+        -------
+        size : int
+        frontier : ndarray of int64
+            The level still to expand (empty: the tree is done).
+        unsplit : ndarray of int64
+            Empty (no parent is left unpartitioned).
+
+        Raises
+        ------
+        ValueError
+            Where a scanned node's score overflowed (:meth:`_check_overflow`).
+        """
+        if defer_final:
+            raise ValueError("vector-leaf trees partition every split (defer_final=False)")
+        new_size, frontier, overflowed = self.backend.grow_vector_levels(
+            self.data,
+            tree.output_pairs,
+            tree.sample_indices,
+            self._scales(tree),
+            tree.split_params,
+            feature_mask,
+            max_depth,
+            columns,
+            size,
+            parents,
+            scan_parents,
+        )
+        if overflowed >= 0:  # the backend applied _check_overflow's rule: this raises
+            node = [overflowed]
+            sums = columns["sums"][node]
+            self._check_overflow(tree, sums, columns["count"][node], columns["gain"][node])
+        return new_size, frontier, np.zeros(0, dtype=np.int64)
+
     @staticmethod
     def _scales(tree):
         return [(q.scale_gradients, q.scale_hessians) for q in tree.output_quantisers]
