@@ -230,15 +230,17 @@ def _growth():
             num_boost_round=_ROUNDS,
         )
         _predict_everything(booster, X)
-    # Vector leaves of every cell width (the build is compiled per width: 1-2 outputs, 3-4
-    # (the 3 targets above), 5-6, 7-8, 9 or more; gpuboost.backends.cpu.histogram._width_tag).
-    for n_targets in (2, 5, 7, 9):
+    # Vector leaves of every cell width (the build is compiled per width: 1-2 outputs, 3-4,
+    # 5-6, 7-8, 9 or more; gpuboost.backends.cpu.histogram._width_tag), depthwise (the
+    # levels in one compiled call) and lossguide (the grower's loop of kernel calls).
+    for n_targets in (2, 3, 5, 7, 9):
         columns = np.column_stack([score * (t + 1) + label for t in range(n_targets)])
-        train(
-            _params("reg:squarederror", multi_strategy="multi_output_tree"),
-            Dataset(X, label=columns),
-            num_boost_round=1,
-        )
+        for policy in ({}, {"grow_policy": "lossguide", "max_leaves": 8}):
+            train(
+                _params("reg:squarederror", multi_strategy="multi_output_tree", **policy),
+                Dataset(X, label=columns),
+                num_boost_round=1,
+            )
 
 
 def _categorical_and_sparse():

@@ -511,6 +511,46 @@ def _merge_and_subtract(target, pieces, parents, scratch_node, parent_rows, thre
             target[n_nodes + pair, cell] = parent[cell] - target[pair, cell]
 
 
+@kernel
+def _build_outputs_of_width(
+    X_binned,
+    pairs,
+    sample_indices,
+    begins,
+    ends,
+    n_bins,
+    out,
+    out_counts,
+    scratch,
+    scratch_counts,
+    increments,
+    parents,
+    parent_counts,
+    parent_rows,
+):
+    """:func:`_build_outputs` with the ``vectors`` tag (:func:`_width_tag`) of the cells'
+    width, ``increments.shape[2]``, chosen at run time: a kernel that builds histograms
+    of any width compiles once (with the five variants of the build linked in), not once
+    per width. The branches are :func:`_width_tag`'s for :data:`_REGISTER_VECTORS` = 4."""
+    n_vectors = increments.shape[2] // 4
+    arguments = (X_binned, pairs, sample_indices, begins, ends, n_bins, out, out_counts)
+    scratches = (scratch, scratch_counts, increments)
+    parent_batch = (parents, parent_counts, parent_rows)
+    if n_vectors == 1:
+        _build_outputs(*arguments, *scratches, (0,), *parent_batch)
+    elif n_vectors == 2:
+        _build_outputs(*arguments, *scratches, (0, 0), *parent_batch)
+    elif n_vectors == 3:
+        _build_outputs(*arguments, *scratches, (0, 0, 0), *parent_batch)
+    elif n_vectors == 4:
+        _build_outputs(*arguments, *scratches, (0, 0, 0, 0), *parent_batch)
+    else:
+        _build_outputs(*arguments, *scratches, (0, 0, 0, 0, 0), *parent_batch)
+
+
+assert _REGISTER_VECTORS == 4, "_build_outputs_of_width's branches are those of 4 vectors"
+
+
 def build_output_histograms(
     X_binned,
     pairs,

@@ -45,8 +45,8 @@ import numpy as np
 
 from ...core.dtypes import HIST_DTYPE
 from ...core.vector_split import cell_width
-from .histogram import ROWS_INTERLEAVED, _build_outputs, _output_scratch, _width_tag
-from .jit import kernel, prange, sized, threads
+from .histogram import ROWS_INTERLEAVED, _build_outputs_of_width, _output_scratch
+from .jit import kernel, prange, threads
 from .partition import _split_whole
 from .recycled import VECTOR_ALIGNMENT, recycled_empty
 from .row_levels import NODE_COLUMNS
@@ -95,6 +95,36 @@ def _node_score(sums, node, inverse_g, inverse_h, reg_lambda, reg_alpha, max_del
 
 
 @kernel(parallel=True)
+def _partition_parents(
+    X_binned_columns,
+    sample_indices,
+    begin,
+    end,
+    feature,
+    bin_,
+    default_left,
+    parents,
+    n_parents,
+    missing_bin,
+    scratch,
+):
+    """Partition the segments of ``parents[:n_parents]`` by their splits, a parent per
+    thread at a time (:func:`.partition._split_whole`: stable, left rows first)."""
+    for k in prange(n_parents):
+        parent = parents[k]
+        _split_whole(
+            X_binned_columns[feature[parent]],
+            sample_indices,
+            begin[parent],
+            end[parent],
+            bin_[parent],
+            np.int64(default_left[parent]),
+            missing_bin,
+            scratch,
+        )
+
+
+@kernel
 def _grow_vector_levels(
     X_binned,
     X_binned_columns,
@@ -140,7 +170,6 @@ def _grow_vector_levels(
     scratch,
     scratch_counts,
     increments,
-    vectors,
 ):
     """Expand the levels from ``frontier[:n_frontier]`` (IN, OUT) while the node table
     (capacity ``len(begin)``) and the level buffers (``cells_a``/``counts_a`` and
@@ -150,8 +179,9 @@ def _grow_vector_levels(
     scanned node one of whose outputs' score ``S(G_t, H_t)`` is not finite or whose best
     gain is inf (-1: none). With ``scan_frontier`` the frontier's nodes are scanned first
     (their sums from their rows; the ones that cannot split left as leaves).
-    ``scratch``, ``scratch_counts``, ``increments``, ``vectors``: those of
-    :func:`.histogram._build_outputs` (zero, left zero)."""
+    ``scratch``, ``scratch_counts``, ``increments``: those of
+    :func:`.histogram._build_outputs` (zero, left zero). Not a parallel kernel itself
+    (the kernels it calls are): one compile whatever the threads and the outputs."""
     capacity = begin.shape[0]
     n_outputs = inverse_g.shape[0]
     n_sums = 2 * n_outputs
@@ -226,18 +256,19 @@ def _grow_vector_levels(
                         max_depth,
                     )
                 left[parent], right[parent] = lo, hi
-            for k in prange(n_frontier):
-                parent = frontier[k]
-                _split_whole(
-                    X_binned_columns[feature[parent]],
-                    sample_indices,
-                    begin[parent],
-                    end[parent],
-                    bin_[parent],
-                    np.int64(default_left[parent]),
-                    missing_bin,
-                    row_scratch,
-                )
+            _partition_parents(
+                X_binned_columns,
+                sample_indices,
+                begin,
+                end,
+                feature,
+                bin_,
+                default_left,
+                frontier,
+                n_frontier,
+                missing_bin,
+                row_scratch,
+            )
         # The level's histograms: both children of a parent with a splittable child (the
         # smaller built, ties left, the other the parent's minus it where the parent's is
         # kept); the frontier's splittable nodes at a first level. Rows: the built ones
@@ -280,7 +311,7 @@ def _grow_vector_levels(
         best_direction = np.zeros((n_rows, max(n_features, 1)), dtype=np.int64)
         best_left = np.zeros((n_rows, max(n_features, 1), 3 * n_outputs), dtype=np.int64)
         if n_rows > 0:
-            _build_outputs(
+            _build_outputs_of_width(
                 X_binned,
                 pairs,
                 sample_indices,
@@ -292,7 +323,6 @@ def _grow_vector_levels(
                 scratch,
                 scratch_counts,
                 increments,
-                vectors,
                 parent_cells,
                 parent_counts,
                 pair_rows[:n_derived],
@@ -485,7 +515,7 @@ def grow_vector_levels(
     frontier = np.zeros(len(columns["begin"]), dtype=np.int64)
     frontier[: len(parents)] = parents
     use_mask = feature_mask is not None
-    size, n_frontier, overflowed = sized(_grow_vector_levels)(
+    size, n_frontier, overflowed = _grow_vector_levels(
         np.ascontiguousarray(X_binned),
         X_binned_columns,
         np.ascontiguousarray(pairs),
@@ -515,6 +545,5 @@ def grow_vector_levels(
         scratch,
         scratch_counts,
         np.zeros((n_threads, ROWS_INTERLEAVED, width), dtype=HIST_DTYPE),
-        _width_tag(width),
     )
     return int(size), frontier[:n_frontier].copy(), int(overflowed)

@@ -150,17 +150,19 @@ def _scan(
     3k) its left fields.
     ``parents`` (k, n_nodes, 3). Per pair: the candidates' bins (bin 0 and the bins that
     hold rows: a small node's empty bins cost nothing), every output's running sums at
-    them, then the scores of all candidates output after output (vectorized), then the
-    candidates in the order (bin, missing right before missing left), strictly better
-    replacing: the definition's choice, whose candidates at empty bins repeat an earlier
-    one's."""
+    them, then the scores of all candidates output after output (vectorized), then each
+    candidate's gain, -inf where it is not admissible (vectorized), then the candidates
+    in the order (bin, missing right before missing left), strictly better replacing: the
+    definition's choice, whose candidates at empty bins repeat an earlier one's. The
+    best's left sums are added over the kept bins up to it (the others hold zeros)."""
     n_nodes, n_features = cells.shape[:2]
     n_pairs = n_nodes * n_features
     for chunk in prange(n_chunks):
-        cumulative = np.empty(n_candidates, dtype=np.int64)  # the running row count
         kept = np.empty(n_candidates, dtype=np.int64)  # the candidates' bins
         scores = np.empty((8, n_candidates), dtype=np.float64)
         sides = np.empty((4, n_candidates), dtype=np.float64)
+        gains = np.empty((2, n_candidates), dtype=np.float64)  # -inf: not admissible
+        kept_count = np.empty(n_candidates, dtype=np.int64)  # the left rows at them
         for pair in range(chunk * n_pairs // n_chunks, (chunk + 1) * n_pairs // n_chunks):
             node = pair // n_features
             feature = pair - node * n_features
@@ -180,9 +182,9 @@ def _scan(
             n_kept = 0
             for bin_ in range(n):
                 running += bin_counts[bin_]
-                cumulative[bin_] = running
                 if bin_ == 0 or bin_counts[bin_] != 0:
                     kept[n_kept] = bin_
+                    kept_count[n_kept] = running
                     n_kept += 1
             missing_count = bin_counts[missing_bin]
             n_directions = 2 if missing_count > 0 else 1
@@ -219,41 +221,52 @@ def _scan(
                         scores,
                         4 * direction,
                     )
-            best = -np.inf
             parent_count = parents[0, node, 2]
-            for candidate in range(n_kept):
-                bin_ = kept[candidate]
-                for direction in range(n_directions):
-                    left_count = cumulative[bin_] + (missing_count if direction == 1 else 0)
-                    row = 4 * direction
-                    gain = (scores[row, candidate] + scores[row + 1, candidate]) - (
-                        parent_scores[node]
+            parent_score = parent_scores[node]
+            for direction in range(n_directions):
+                row = 4 * direction
+                extra = missing_count if direction == 1 else 0
+                for candidate in range(n_kept):
+                    left_count = kept_count[candidate] + extra
+                    gain = (scores[row, candidate] + scores[row + 1, candidate]) - parent_score
+                    admissible = (
+                        (scores[row + 2, candidate] >= min_child_weight)
+                        & (scores[row + 3, candidate] >= min_child_weight)
+                        & (left_count >= min_data_in_leaf)
+                        & (parent_count - left_count >= min_data_in_leaf)
+                        & (gain > gamma)
+                        & (gain > SPLIT_GAIN_EPS)
                     )
-                    if (
-                        scores[row + 2, candidate] >= min_child_weight
-                        and scores[row + 3, candidate] >= min_child_weight
-                        and left_count >= min_data_in_leaf
-                        and parent_count - left_count >= min_data_in_leaf
-                        and gain > gamma
-                        and gain > SPLIT_GAIN_EPS
-                        and gain > best
-                    ):
-                        best = gain
-                        best_bin[node, feature] = bin_
-                        best_direction[node, feature] = direction
+                    gains[direction, candidate] = gain if admissible else -np.inf
+            best = -np.inf
+            best_candidate = -1
+            best_dir = 0
+            for candidate in range(n_kept):
+                for direction in range(n_directions):
+                    if gains[direction, candidate] > best:
+                        best = gains[direction, candidate]
+                        best_candidate = candidate
+                        best_dir = direction
+            if best_candidate >= 0:
+                best_bin[node, feature] = kept[best_candidate]
+                best_direction[node, feature] = best_dir
             best_gain[node, feature] = best
             if best > -np.inf:
-                bin_ = best_bin[node, feature]
-                with_missing = best_direction[node, feature] == 1
+                with_missing = best_dir == 1
+                # The running sums to the bin, recomputed over the kept bins (the others
+                # hold zeros), a row of every output's fields at a time.
+                left = best_left[node, feature]
+                left[:] = 0
+                for candidate in range(best_candidate + 1):
+                    cell = kept[candidate]
+                    for output in range(n_outputs):
+                        left[3 * output] += hist[cell, 2 * output]
+                        left[3 * output + 1] += hist[cell, 2 * output + 1]
                 for output in range(n_outputs):
-                    for field in range(2):  # the running sum to the bin, recomputed
-                        value = np.int64(0)
-                        for below in range(bin_ + 1):
-                            value += hist[below, 2 * output + field]
-                        if with_missing:
-                            value += hist[missing_bin, 2 * output + field]
-                        best_left[node, feature, 3 * output + field] = value
-                    best_left[node, feature, 3 * output + 2] = cumulative[bin_] + (
+                    if with_missing:
+                        left[3 * output] += hist[missing_bin, 2 * output]
+                        left[3 * output + 1] += hist[missing_bin, 2 * output + 1]
+                    left[3 * output + 2] = kept_count[best_candidate] + (
                         missing_count if with_missing else 0
                     )
 
