@@ -762,7 +762,26 @@ def test_small_levels_grown_in_one_call_are_the_loops(monkeypatch, n_rows, param
         y = np.digitize(score, [-0.5, 0.5]).astype(float)
     else:
         y = score + 0.3 * rng.normal(size=n_rows)
-    calls = []
+    if variant == "one level per call":
+        monkeypatch.setattr(TreeGrower, "_most_new_nodes", lambda self, parents: 2 * len(parents))
+    if variant == "every node large":
+        monkeypatch.setattr(row_levels, "LARGE_ROWS_PER_BIN", 0)
+    _assert_levels_are_the_loops(
+        monkeypatch,
+        X,
+        y,
+        params,
+        HistogramSplitter if variant == "mixed levels" else None,
+        lambda: monkeypatch.setattr(CpuBackend, "grows_levels_from_rows", False),
+    )
+
+
+def _assert_levels_are_the_loops(monkeypatch, X, y, params, mixed, take_the_loop):
+    """Train with the levels grown in splitter calls (with ``mixed``, a splitter class:
+    only nodes of at most a twentieth of the rows, the larger ones by the loop, then
+    renumbered), then again after ``take_the_loop()``: the same model bytes, training
+    margins and row partitions, and calls made only the first time."""
+    calls, renumbered = [], []
     original = TreeGrower._grow_levels_from_rows
 
     def counting(self, parents, **kwargs):
@@ -770,23 +789,18 @@ def test_small_levels_grown_in_one_call_are_the_loops(monkeypatch, n_rows, param
         return original(self, parents, **kwargs)
 
     monkeypatch.setattr(TreeGrower, "_grow_levels_from_rows", counting)
-    if variant == "one level per call":
-        monkeypatch.setattr(TreeGrower, "_most_new_nodes", lambda self, parents: 2 * len(parents))
-    if variant == "every node large":
-        monkeypatch.setattr(row_levels, "LARGE_ROWS_PER_BIN", 0)
-    renumbered = []
-    if variant == "mixed levels":
+    if mixed is not None:
         numbering = TreeGrower._number_by_levels
         monkeypatch.setattr(
-            HistogramSplitter, "levels_from_rows_max_rows", lambda self, n_samples: n_rows // 20
+            mixed, "levels_from_rows_max_rows", lambda self, n_samples: len(X) // 20
         )
         monkeypatch.setattr(
             TreeGrower, "_number_by_levels", lambda self: renumbered.append(numbering(self))
         )
     model, margins, partitions = _small_levels_fit(X, y, params)
     assert calls, "no level was grown in one call"
-    assert bool(renumbered) == (variant == "mixed levels")
-    monkeypatch.setattr(CpuBackend, "grows_levels_from_rows", False)
+    assert bool(renumbered) == (mixed is not None)
+    take_the_loop()
     calls.clear()
     loop_model, loop_margins, loop_partitions = _small_levels_fit(X, y, params)
     assert not calls
@@ -867,39 +881,18 @@ def test_vector_levels_grown_in_one_call_are_the_loops(monkeypatch, n_rows, para
         y = np.digitize(base, [-0.5, 0.5]).astype(float)
     else:
         y = base[:, None] * [1.0, 0.5, -2.0] + np.nan_to_num(X[:, 3:6]) + 0.3 * noise
-    params = {**_VECTOR, **params}
-    calls, renumbered = [], []
-    original = TreeGrower._grow_levels_from_rows
-
-    def counting(self, parents, **kwargs):
-        calls.append(len(parents))
-        return original(self, parents, **kwargs)
-
-    monkeypatch.setattr(TreeGrower, "_grow_levels_from_rows", counting)
-    if variant != "whole trees":
-        numbering = TreeGrower._number_by_levels
-        monkeypatch.setattr(
-            MultiOutputSplitter, "levels_from_rows_max_rows", lambda self, n_samples: n_rows // 20
-        )
-        monkeypatch.setattr(
-            TreeGrower, "_number_by_levels", lambda self: renumbered.append(numbering(self))
-        )
     if variant == "node table full":
         monkeypatch.setattr(TreeGrower, "_most_new_nodes", lambda self, parents: 2 * len(parents))
     if variant == "level buffers full":  # two rows a parent: a level or two per call
         monkeypatch.setattr(vector_levels, "LEVEL_BUFFER_BYTES", 0)
-    model, margins, partitions = _small_levels_fit(X, y, params)
-    assert calls, "no level was grown in one call"
-    assert bool(renumbered) == (variant != "whole trees")
-    monkeypatch.setattr(CpuBackend, "grows_vector_levels", lambda self, data: False)
-    calls.clear()
-    loop_model, loop_margins, loop_partitions = _small_levels_fit(X, y, params)
-    assert not calls
-    assert model == loop_model
-    np.testing.assert_array_equal(margins, loop_margins)
-    assert len(partitions) == len(loop_partitions)
-    for rows, loop_rows in zip(partitions, loop_partitions):
-        np.testing.assert_array_equal(rows, loop_rows)
+    _assert_levels_are_the_loops(
+        monkeypatch,
+        X,
+        y,
+        {**_VECTOR, **params},
+        None if variant == "whole trees" else MultiOutputSplitter,
+        lambda: monkeypatch.setattr(CpuBackend, "grows_vector_levels", lambda self, data: False),
+    )
 
 
 @pytest.mark.parametrize(

@@ -60,7 +60,13 @@ from .split_scan import (
     words_per_feature,
 )
 
-__all__ = ["grow_levels_from_rows", "levels_from_rows_max_rows", "NODE_COLUMNS"]
+__all__ = [
+    "add_children",
+    "grow_levels_from_rows",
+    "levels_from_rows_max_rows",
+    "next_frontier",
+    "NODE_COLUMNS",
+]
 
 #: Trees of at most this many rows times features are grown whole here, root included
 #: (the large nodes near the root with histograms over every thread and siblings by
@@ -114,6 +120,62 @@ def _can_split(count, sum_hessians, depth, twice_data, twice_weight, scale_hessi
         and np.float64(sum_hessians) / scale_hessians >= twice_weight
         and (max_depth == 0 or depth < max_depth)
     )
+
+
+@kernel
+def add_children(
+    frontier,
+    n_frontier,
+    size,
+    level,
+    begin,
+    end,
+    depth,
+    count,
+    left,
+    right,
+    feature,
+    bin_,
+    sums,
+    left_sums,
+    left_count,
+):
+    """The children of ``frontier[:n_frontier]`` as the grower's
+    ``NodeTable.add_children`` makes them: ids ``size, size + 1, ...`` in pairs, left then
+    right, written to ``level[:2 * n_frontier]``; their segments from the parents' left
+    counts, depths, sums (every column) and counts from the split records, no split yet;
+    the parents' ``left`` and ``right`` set."""
+    for i in range(n_frontier):
+        parent = frontier[i]
+        lo = size + 2 * i
+        hi = lo + 1
+        level[2 * i], level[2 * i + 1] = lo, hi
+        middle = begin[parent] + left_count[parent]
+        begin[lo], end[lo] = begin[parent], middle
+        begin[hi], end[hi] = middle, end[parent]
+        depth[lo] = depth[hi] = depth[parent] + 1
+        for field in range(sums.shape[1]):
+            sums[lo, field] = left_sums[parent, field]
+            sums[hi, field] = sums[parent, field] - left_sums[parent, field]
+        count[lo] = left_count[parent]
+        count[hi] = count[parent] - left_count[parent]
+        for child in (lo, hi):
+            left[child] = right[child] = feature[child] = bin_[child] = -1
+        left[parent], right[parent] = lo, hi
+
+
+@kernel
+def next_frontier(level, n_level, feature, rows, frontier, frontier_row):
+    """The nodes of ``level[:n_level]`` that have a split, in order, into ``frontier``,
+    and their ``rows`` (a histogram's row, -1: none) into ``frontier_row``; returns their
+    number."""
+    n_next = 0
+    for i in range(n_level):
+        if feature[level[i]] >= 0:
+            frontier[n_next] = level[i]
+            frontier_row[n_next] = rows[i]
+            n_next += 1
+    return n_next
 
 
 @kernel(parallel=True)
@@ -227,24 +289,29 @@ def _grow_levels(
             paired = True
             moved = np.empty(n_frontier, dtype=np.int64)
             n_moved = 0
+            add_children(
+                frontier,
+                n_frontier,
+                size,
+                level,
+                begin,
+                end,
+                depth,
+                count,
+                left,
+                right,
+                feature,
+                bin_,
+                sums,
+                left_sums,
+                left_count,
+            )
             for i in range(n_frontier):
                 parent = frontier[i]
-                lo = size + 2 * i
-                hi = lo + 1
-                level[2 * i], level[2 * i + 1] = lo, hi
-                middle = begin[parent] + left_count[parent]
-                begin[lo], end[lo] = begin[parent], middle
-                begin[hi], end[hi] = middle, end[parent]
-                depth[lo] = depth[hi] = depth[parent] + 1
-                sums[lo, 0], sums[lo, 1] = left_sums[parent, 0], left_sums[parent, 1]
-                sums[hi, 0] = sums[parent, 0] - left_sums[parent, 0]
-                sums[hi, 1] = sums[parent, 1] - left_sums[parent, 1]
-                count[lo] = left_count[parent]
-                count[hi] = count[parent] - left_count[parent]
-                for child in (lo, hi):
-                    left[child] = right[child] = feature[child] = bin_[child] = -1
+                for position in (2 * i, 2 * i + 1):
+                    child = level[position]
                     scanned[child] = False
-                    splittable[child - size] = _can_split(
+                    splittable[position] = _can_split(
                         count[child],
                         sums[child, 1],
                         depth[child],
@@ -253,7 +320,6 @@ def _grow_levels(
                         scale_hessians,
                         max_depth,
                     )
-                left[parent], right[parent] = lo, hi
                 if defer_final and not (splittable[2 * i] or splittable[2 * i + 1]):
                     unsplit[n_unsplit] = parent
                     n_unsplit += 1
@@ -403,12 +469,7 @@ def _grow_levels(
             left_count[node] = out_int[k, _LEFT + 2] if found else 0
         # The next level's parents, with the row of their histogram among the large
         # nodes' (-1: none).
-        n_next = 0
-        for i in range(n_level):
-            if feature[level[i]] >= 0:
-                frontier[n_next] = level[i]
-                frontier_row[n_next] = kept_row[i]
-                n_next += 1
+        n_next = next_frontier(level, n_level, feature, kept_row, frontier, frontier_row)
         if not first:
             size += n_level
         first = False

@@ -49,7 +49,7 @@ from .histogram import ROWS_INTERLEAVED, _build_outputs_of_width, _output_scratc
 from .jit import kernel, prange, threads
 from .partition import _split_whole
 from .recycled import VECTOR_ALIGNMENT, recycled_empty
-from .row_levels import NODE_COLUMNS
+from .row_levels import NODE_COLUMNS, add_children, next_frontier
 from .split_scan import _leaf_score
 from .vector_split import _scan, scan_candidates
 
@@ -77,18 +77,26 @@ def _can_split(sums, count, node, scale_hessians, twice_data, twice_weight, dept
 
 
 @kernel
+def _output_score(sums, node, output, inverse_g, inverse_h, reg_lambda, reg_alpha, max_delta_step):
+    """``S(G_t, H_t)`` of output ``output``'s sums of a node (powers-of-two scales
+    multiplied by their inverses: the definition's divisions, the same bits)."""
+    return _leaf_score(
+        np.float64(sums[node, 2 * output]) * inverse_g[output],
+        np.float64(sums[node, 2 * output + 1]) * inverse_h[output],
+        reg_lambda,
+        reg_alpha,
+        max_delta_step,
+    )
+
+
+@kernel
 def _node_score(sums, node, inverse_g, inverse_h, reg_lambda, reg_alpha, max_delta_step):
     """``sum_t S(G_t, H_t)`` of a node's sums, in output order
-    (gpuboost.core.vector_split.node_scores; powers-of-two scales multiplied by their
-    inverses, the same bits)."""
+    (gpuboost.core.vector_split.node_scores)."""
     total = 0.0
     for output in range(inverse_g.shape[0]):
-        score = _leaf_score(
-            np.float64(sums[node, 2 * output]) * inverse_g[output],
-            np.float64(sums[node, 2 * output + 1]) * inverse_h[output],
-            reg_lambda,
-            reg_alpha,
-            max_delta_step,
+        score = _output_score(
+            sums, node, output, inverse_g, inverse_h, reg_lambda, reg_alpha, max_delta_step
         )
         total = score if output == 0 else total + score
     return total
@@ -229,33 +237,34 @@ def _grow_vector_levels(
             # The children of the frontier: ids size, size + 1, ... (left, right).
             n_level = 2 * n_frontier
             paired = True
-            for i in range(n_frontier):
-                parent = frontier[i]
-                lo = size + 2 * i
-                hi = lo + 1
-                level[2 * i], level[2 * i + 1] = lo, hi
-                middle = begin[parent] + left_count[parent]
-                begin[lo], end[lo] = begin[parent], middle
-                begin[hi], end[hi] = middle, end[parent]
-                depth[lo] = depth[hi] = depth[parent] + 1
-                for field in range(n_sums):
-                    sums[lo, field] = left_sums[parent, field]
-                    sums[hi, field] = sums[parent, field] - left_sums[parent, field]
-                count[lo] = left_count[parent]
-                count[hi] = count[parent] - left_count[parent]
-                for child in (lo, hi):
-                    left[child] = right[child] = feature[child] = bin_[child] = -1
-                    splittable[child - size] = _can_split(
-                        sums,
-                        count,
-                        child,
-                        scale_hessians,
-                        twice_data,
-                        twice_weight,
-                        depth,
-                        max_depth,
-                    )
-                left[parent], right[parent] = lo, hi
+            add_children(
+                frontier,
+                n_frontier,
+                size,
+                level,
+                begin,
+                end,
+                depth,
+                count,
+                left,
+                right,
+                feature,
+                bin_,
+                sums,
+                left_sums,
+                left_count,
+            )
+            for position in range(n_level):
+                splittable[position] = _can_split(
+                    sums,
+                    count,
+                    level[position],
+                    scale_hessians,
+                    twice_data,
+                    twice_weight,
+                    depth,
+                    max_depth,
+                )
             _partition_parents(
                 X_binned_columns,
                 sample_indices,
@@ -386,9 +395,12 @@ def _grow_vector_levels(
             node_gain = best_gain[row, best]
             if overflowed < 0:
                 for output in range(n_outputs):
-                    score = _leaf_score(
-                        np.float64(sums[node, 2 * output]) * inverse_g[output],
-                        np.float64(sums[node, 2 * output + 1]) * inverse_h[output],
+                    score = _output_score(
+                        sums,
+                        node,
+                        output,
+                        inverse_g,
+                        inverse_h,
                         reg_lambda,
                         reg_alpha,
                         max_delta_step,
@@ -419,12 +431,7 @@ def _grow_vector_levels(
                 left_count[node] = 0
         # The next level's parents, with the row of their histogram (kept: the buffers
         # swap).
-        n_next = 0
-        for i in range(n_level):
-            if feature[level[i]] >= 0:
-                frontier[n_next] = level[i]
-                frontier_row[n_next] = row_of[i]
-                n_next += 1
+        n_next = next_frontier(level, n_level, feature, row_of, frontier, frontier_row)
         parent_cells, level_cells = level_cells, parent_cells
         parent_counts, level_counts = level_counts, parent_counts
         if not first:
