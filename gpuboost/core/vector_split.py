@@ -41,7 +41,9 @@ __all__ = [
     "find_best_vector_splits_naive",
     "node_scores",
     "output_fields",
+    "scan_candidates",
     "table_of_best",
+    "table_of_pairs",
 ]
 
 #: Candidate cells (nodes x features x bins x outputs) the array scan evaluates at once.
@@ -215,6 +217,42 @@ def table_of_best(parents, best_gain, feature, bin_, direction, left, has_missin
         has_missing[found, feature[found]], direction[found] == 1, left_count >= right_count
     )
     return table
+
+
+def scan_candidates(n_value_bins, missing_bin):
+    """The candidate bins a compiled scan reads per feature at most (``n_candidates``): up
+    to the missing bin, and below the largest feature's last value bin; 0: none."""
+    n_candidates = missing_bin - 1
+    if n_candidates <= 0 or not len(n_value_bins):
+        return max(n_candidates, 0)
+    return max(1, min(n_candidates, int(np.max(n_value_bins)) - 1))
+
+
+def table_of_pairs(parents, best_gain, best_bin, best_direction, best_left, has_missing):
+    """:func:`table_of_best` of every node's best (node, feature) pair: the first of its
+    features' equal largest gains (``numpy.argmax``: feature order), as a compiled scan
+    of the pairs gives them (host arrays).
+
+    Parameters
+    ----------
+    parents : ndarray of shape (k, n_nodes, 3), int64
+    best_gain, best_bin, best_direction : ndarrays of shape (n_nodes, n_features)
+        Each pair's best candidate (gain -inf: none).
+    best_left : ndarray of shape (n_nodes, n_features, 3k), int64
+    has_missing : ndarray of shape (n_nodes, n_features), bool
+    """
+    n_nodes = best_gain.shape[0]
+    rows = np.arange(n_nodes)
+    feature = np.argmax(best_gain, axis=1) if n_nodes else np.zeros(0, dtype=np.int64)
+    return table_of_best(
+        parents,
+        best_gain[rows, feature],
+        feature,
+        best_bin[rows, feature],
+        best_direction[rows, feature],
+        best_left[rows, feature],
+        has_missing if n_nodes else None,
+    )
 
 
 def _left_fields(xp, per_output, feature, bin_, direction, missing_bin):

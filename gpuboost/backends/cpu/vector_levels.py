@@ -44,14 +44,14 @@ constraints, a leaf budget (``max_leaves``), the sparse layout.
 import numpy as np
 
 from ...core.dtypes import HIST_DTYPE
-from ...core.vector_split import cell_width
+from ...core.vector_split import cell_width, scan_candidates
 from .histogram import ROWS_INTERLEAVED, _build_outputs_of_width, _output_scratch
 from .jit import kernel, prange, threads
 from .partition import _split_whole
 from .recycled import VECTOR_ALIGNMENT, recycled_empty
 from .row_levels import NODE_COLUMNS, add_children, next_frontier
 from .split_scan import _leaf_score
-from .vector_split import _scan, scan_candidates
+from .vector_split import _scan
 
 __all__ = ["grow_vector_levels", "LEVEL_BUFFER_BYTES", "NODE_COLUMNS"]
 

@@ -19,11 +19,11 @@ import numpy as np
 from ...core.gain import SPLIT_GAIN_EPS
 from ...core.quantize import is_power_of_two
 from ...core.vector_split import find_best_vector_splits as scan_in_arrays
-from ...core.vector_split import node_scores, table_of_best
+from ...core.vector_split import node_scores, scan_candidates, table_of_pairs
 from .jit import kernel, prange, sized, threads
 from .split_scan import _leaf_score
 
-__all__ = ["find_best_vector_splits", "scan_candidates"]
+__all__ = ["find_best_vector_splits"]
 
 
 @kernel
@@ -271,15 +271,6 @@ def _scan(
                     )
 
 
-def scan_candidates(n_value_bins, missing_bin):
-    """The candidate bins :func:`_scan` reads per feature at most (``n_candidates``): up
-    to the missing bin, and below the largest feature's last value bin; 0: none."""
-    n_candidates = missing_bin - 1
-    if n_candidates <= 0 or not len(n_value_bins):
-        return max(n_candidates, 0)
-    return max(1, min(n_candidates, int(np.max(n_value_bins)) - 1))
-
-
 def find_best_vector_splits(histograms, scales, n_value_bins, missing_bin, params, feature_mask):
     """:func:`gpuboost.core.vector_split.find_best_vector_splits` of NumPy
     :class:`~gpuboost.core.vector_split.OutputHistograms`, compiled (the same table, bit
@@ -336,15 +327,6 @@ def find_best_vector_splits(histograms, scales, n_value_bins, missing_bin, param
             best_left,
         )
     # A node's best: the best of its features in feature order (the first maximum).
-    rows = np.arange(n_nodes)
-    feature = np.argmax(best_gain, axis=1) if n_nodes else np.zeros(0, dtype=np.int64)
-    gain = best_gain[rows, feature]
-    return table_of_best(
-        parents,
-        gain,
-        feature,
-        best_bin[rows, feature],
-        best_direction[rows, feature],
-        best_left[rows, feature],
-        counts[:, :, missing_bin] > 0 if n_nodes else None,
+    return table_of_pairs(
+        parents, best_gain, best_bin, best_direction, best_left, counts[:, :, missing_bin] > 0
     )

@@ -37,6 +37,8 @@ NumPy backend's modules and the kernel files:
 ``add_tree_leaf_values``,
 ``segment_weighted_quantile``
 ``segment_sums``                       :mod:`.segment_reduce` (``cuda/segment_reduce.cu``)
+``find_best_vector_splits``            :mod:`.vector_split` (``cuda/vector_split.cu``;
+                                       vector leaves)
 ``predict_*``                          :mod:`.predict` (``cuda/predict.cu``)
 ``predict_contributions``,             :mod:`.shap` (``cuda/shap.cu``)
 ``predict_interactions``
@@ -122,6 +124,7 @@ from .split_scan import (
     records_from_words,
     split_scan_words,
 )
+from .vector_split import find_best_vector_splits
 
 __all__ = ["CudaBackend"]
 
@@ -947,6 +950,20 @@ class CudaBackend(Backend):
     @device_call("summing leaf values")
     def segment_sums(self, values, sample_indices, begins, ends):
         return segment_sums(self.xp, self.launcher, values, sample_indices, begins, ends)
+
+    def find_best_vector_splits(self, data, histograms, scales, params, feature_mask):
+        """The kernels of ``cuda/vector_split.cu`` (:mod:`.vector_split`): the
+        definition's table bit for bit."""
+        return find_best_vector_splits(
+            self.xp,
+            self.launcher,
+            histograms,
+            scales,
+            data.n_value_bins,
+            data.missing_bin,
+            params,
+            feature_mask,
+        )
 
     # ---- prediction ---------------------------------------------------------------
     @device_call("predicting")

@@ -260,6 +260,34 @@ def check_primitives(backend, train_function, n_rows=None):
         state["records"] = records[0]
         return _differs("split records", records[0].view(np.uint8), records[1].view(np.uint8))
 
+    def vector_split_scan():
+        # Three outputs: the gradients, their negation halved, the gradients times the
+        # weights (hessians the weights); every output's histograms, then the scan of
+        # the gain summed over the outputs.
+        g, h = state["gradients"][0], state["hessians"][0]
+        pairs = np.column_stack([g, h, -g // 2, h, g, 2 * h]).astype(np.int32)
+        scale_g, scale_h = state["scales"]
+        scales = [(scale_g, scale_h), (scale_g, scale_h), (scale_g, 2 * scale_h)]
+        indices = state["indices"]
+        tables = [
+            b.find_best_vector_splits(
+                data,
+                b.build_output_histograms(data, b.to_device(pairs), rows, begins, ends),
+                scales,
+                SplitParams(),
+                None,
+            )
+            for b, data, rows in (
+                (reference, state["reference"], indices[0]),
+                (backend, state["data"], indices[1]),
+            )
+        ]
+        for name, expected in tables[0].items():
+            difference = _differs(f"vector-leaf split table ({name})", expected, tables[1][name])
+            if difference:
+                return difference
+        return None
+
     def partition():
         records = state["records"]
         if (records["feature"] < 0).any():
@@ -352,6 +380,7 @@ def check_primitives(backend, train_function, n_rows=None):
         ("quantization", quantize),
         ("histograms (cuda/histogram.cu)", histograms),
         ("split scan (cuda/split_scan.cu)", split_scan),
+        ("vector-leaf split scan (cuda/vector_split.cu)", vector_split_scan),
         ("row partition (cuda/partition.cu)", partition),
         ("leaf values (cuda/leaf.cu add_leaf_values, add_split_leaf_values)", leaf_values),
         ("leaf refits (cuda/segment_reduce.cu, cuda/leaf.cu)", segment_reductions),

@@ -93,6 +93,14 @@ def _shadow_view(shadow, array):
     )
 
 
+def _element_key(key):
+    """``key`` (an index of the array) as an index of its written-flags, whose last axis
+    is the element's bytes: a full slice appended, so that an Ellipsis in ``key`` spans
+    the array's axes only (``array[i, ..., j]``: ``j`` the array's last axis, not the
+    bytes')."""
+    return (key if isinstance(key, tuple) else (key,)) + (slice(None),)
+
+
 def _shadow_of(array):
     if not _shadows or not isinstance(array, np.ndarray):
         return None
@@ -107,7 +115,7 @@ def check_read(array, what, key=None):
         return
     flags = _shadow_view(shadow, array)
     if key is not None:
-        flags = flags[key]
+        flags = flags[_element_key(key)]
     written = flags.all(axis=-1)
     if written.all():
         return
@@ -129,7 +137,7 @@ def mark_written(array, key=None):
     if key is None:
         flags[...] = True
     else:
-        flags[key] = True
+        flags[_element_key(key)] = True
     if shadow.written.all():
         _shadows.pop(id(shadow.owner()), None)
 

@@ -48,7 +48,7 @@ def test_every_check_passes_on_the_emulated_backend(fresh_check):
         "quantization",
         "histograms (cuda/histogram.cu)",
     ]
-    assert len(results) == 8 + len(selfcheck.QUICK_CONFIGURATIONS)
+    assert len(results) == 9 + len(selfcheck.QUICK_CONFIGURATIONS)  # 9 primitives
     assert all(result.passed and result.detail == "" for result in results), results
 
 

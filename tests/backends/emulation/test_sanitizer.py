@@ -267,6 +267,20 @@ def test_initcheck_poisons_empty_arrays(sanitize):
     assert int(poisoned.sum()) == 6
 
 
+def test_initcheck_indexes_with_an_ellipsis_over_the_array_axes(sanitize):
+    """``array[i, ..., j]`` writes and reads the array's elements, the Ellipsis spanning
+    the array's axes only (not the bytes of an element): columns written one by one are
+    written, a column left out is still caught."""
+    sanitize("initcheck")
+    columns = xp.empty((2, 3, 4), dtype=np.int64)
+    for column in range(3):
+        columns[0, ..., column] = column
+        columns[1, ..., column] = column
+    assert int(columns[:, :, :3].sum()) == 2 * 3 * (0 + 1 + 2)
+    with pytest.raises(SanitizerError, match="initcheck: .* never written"):
+        columns[0, ..., 3].sum()
+
+
 def test_initcheck_finds_an_unwritten_shared_memory_read(bugs, sanitize):
     sanitize("initcheck")
     with pytest.raises(
