@@ -157,10 +157,16 @@ def node_scores(xp, parents, scales, params):
     return _scores(xp, parents, scales, params)[0]
 
 
-def node_fields(xp, per_output):
-    """Every node's own (k, n_nodes, 3) integer sums (every row is in one bin of feature
-    0)."""
-    return per_output[:, :, 0].sum(axis=2)
+def node_fields(xp, histograms):
+    """Every node's own (k, n_nodes, 3) integer sums of an :class:`OutputHistograms`
+    (every row is in one bin of feature 0), an array of its array module ``xp``."""
+    k = histograms.n_outputs
+    sums = histograms.cells[:, 0, :, : 2 * k].sum(axis=1)  # (n_nodes, 2k)
+    fields = xp.empty((k, len(histograms), HIST_FIELDS), dtype=sums.dtype)
+    fields[:, :, HIST_GRAD] = sums[:, 0::2].T
+    fields[:, :, HIST_HESS] = sums[:, 1::2].T
+    fields[:, :, HIST_COUNT] = histograms.counts[:, 0, :].sum(axis=1)[None, :]
+    return fields
 
 
 def _side_by_side(fields):
@@ -298,7 +304,7 @@ def find_best_vector_splits(
     """
     per_output = histograms.per_output(xp)
     n_outputs, n_nodes, n_features = per_output.shape[:3]
-    parents = node_fields(xp, per_output)
+    parents = node_fields(xp, histograms)
     best_gain = np.full(n_nodes, -np.inf)
     best = np.zeros(n_nodes, dtype=np.int64)
     n_candidates = missing_bin - 1

@@ -5,9 +5,11 @@ CPU backend's :mod:`gpuboost.backends.cpu.vector_split` runs the same candidate 
 launches: ``vector_split_prefix`` (a thread per (node, feature, field): the exact int64
 running sums over the bins) and ``vector_split_pairs`` (a thread per (node, feature)
 pair: its candidates in the definition's order, the gain summed over the outputs, the
-first best). The node sums, the parents' scores (NumPy, the definition's
-:func:`~gpuboost.core.vector_split.node_scores`) and each node's first best feature
-(:func:`~gpuboost.core.vector_split.table_of_pairs`) are the host's. Scales that are not
+first best). The node sums are the definition's
+(:func:`~gpuboost.core.vector_split.node_fields`, on the device), the parents' scores and
+each node's first best feature the host's (NumPy:
+:func:`~gpuboost.core.vector_split.node_scores`,
+:func:`~gpuboost.core.vector_split.table_of_pairs`). Scales that are not
 powers of two, and batches without a candidate, take the definition.
 """
 
@@ -17,7 +19,7 @@ from ...core.array import to_numpy
 from ...core.gain import SPLIT_GAIN_EPS
 from ...core.quantize import is_power_of_two
 from ...core.vector_split import find_best_vector_splits as scan_in_arrays
-from ...core.vector_split import node_scores, scan_candidates, table_of_pairs
+from ...core.vector_split import node_fields, node_scores, scan_candidates, table_of_pairs
 from .launch import ceil_div
 
 __all__ = ["find_best_vector_splits", "VECTOR_SPLIT_THREADS_PER_BLOCK"]
@@ -29,19 +31,6 @@ PAIRS_KERNEL = "vector_split_pairs"
 #: Threads per block of both kernels (``VECTOR_SPLIT_MAX_THREADS``, their
 #: ``__launch_bounds__``).
 VECTOR_SPLIT_THREADS_PER_BLOCK = 128
-
-
-def _node_fields(xp, cells, counts, n_outputs):
-    """(k, n_nodes, 3) host int64: every node's sums of each output and its rows (every
-    row is in one bin of feature 0; exact integer sums)."""
-    n_nodes = cells.shape[0]
-    sums = to_numpy(cells[:, 0, :, : 2 * n_outputs].sum(axis=1))  # (n_nodes, 2k)
-    rows = to_numpy(counts[:, 0, :].sum(axis=1))
-    parents = np.empty((n_outputs, n_nodes, 3), dtype=np.int64)
-    parents[:, :, 0] = sums[:, 0::2].T
-    parents[:, :, 1] = sums[:, 1::2].T
-    parents[:, :, 2] = rows[None, :]
-    return parents
 
 
 def find_best_vector_splits(
@@ -73,7 +62,7 @@ def find_best_vector_splits(
         return scan_in_arrays(
             xp, histograms, scales, n_value_bins, missing_bin, params, feature_mask
         )
-    parents = _node_fields(xp, cells, counts, n_outputs)
+    parents = to_numpy(node_fields(xp, histograms))
     n_pairs = n_nodes * n_features
     prefix_cells = xp.empty_like(cells)
     prefix_counts = xp.empty_like(counts)
