@@ -177,6 +177,15 @@ PARAMETERS = {
             aliases=("max_delta",),
         ),
         _P(
+            "path_smooth",
+            0.0,
+            "float",
+            "pull every node's weight towards its parent's: w (n/s) / (n/s + 1) + "
+            "w_parent / (n/s + 1), n the node's rows, s this value (LightGBM's path_smooth, "
+            "on node values; split gains unchanged; 0 = off)",
+            low=0.0,
+        ),
+        _P(
             "subsample",
             1.0,
             "float",
@@ -646,6 +655,7 @@ SAVED_WHEN_SET = frozenset(
         "aft_loss_distribution_scale",
         "num_target",
         "multi_strategy",
+        "path_smooth",
     }
 )
 

@@ -300,3 +300,21 @@ def test_device_ops_plans_each_histogram_launch_once(device_ops):
     from gpuboost.backends.cuda import histogram
 
     assert histogram._launch_build.__name__ == "_launch_build"
+
+
+def test_ordered_target_statistics_see_only_earlier_rows():
+    """benchmarks/categorical_encodings.py (issue 33's study): a training row's statistic
+    uses the rows before it in the permutation only; a test row's, every training row."""
+    encodings = _script("categorical_encodings")
+
+    class FirstOrder:  # the identity permutation
+        def permutation(self, n):
+            return np.arange(n)
+
+    codes = np.array([0, 1, 0, 0, 1])
+    y = np.array([2.0, 4.0, 6.0, 8.0, 0.0])  # prior 4
+    train, test = encodings.ordered_target_statistics(
+        codes, y, np.array([0, 1, 2]), 3, 1.0, FirstOrder()
+    )
+    assert train.tolist() == [4.0, 4.0, (2.0 + 4.0) / 2.0, (8.0 + 4.0) / 3.0, (4.0 + 4.0) / 2.0]
+    assert test.tolist() == [(16.0 + 4.0) / 4.0, (4.0 + 4.0) / 3.0, 4.0]

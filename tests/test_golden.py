@@ -190,6 +190,7 @@ CONFIGURATIONS = {
         },
     ),
     "weights_and_max_bin": ("regression", {"max_bin": 15, "max_depth": 3, "weights": True}),
+    "path_smooth": ("regression", {"path_smooth": 15.0, "min_data_in_leaf": 2, "max_depth": 5}),
     "absoluteerror": ("regression", {"objective": "reg:absoluteerror", "max_depth": 3}),
     "huber": ("regression", {"objective": "reg:huber", "huber_alpha": 0.9, "max_depth": 3}),
     "quantile": (
@@ -355,6 +356,7 @@ GOLDEN = {
     "logistic_gradient_based": "746a9826e25113e73c81aa6900379990ea81c214b7265be6e2373dde0ad31ed0",
     "logistic_sampled": "924c8c741878f245207e5aa7b35e012e3ae27de328d248e310a74b7bfd6ddc2d",
     "multilabel_vector_leaves": "2a6b3420dae4ebbb003fe236a5c5c846786b1ce0c913d34911b5ad9f409e7d6a",
+    "path_smooth": "7290d28e4a2326c5960473a5939e68f484c092a93cf2df2f6fe29c8dceacacd7",
     "poisson": "2317ecbf77cc1cb2992f61d1cdb5551edc808f12ee050b945d9b0e6c1a1c3125",
     "quantile": "722169993940b0273cb4ddf7308c1b1dedd2ef3b6eb3c2bed74528ce2a416bd6",
     "quantile_levels": "3f04f167d344e6f3fae732b3b2bb8a1f85d3d2020af0f2593182cfcc8074579d",

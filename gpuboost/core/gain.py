@@ -24,6 +24,7 @@ __all__ = [
     "bounded_weight",
     "leaf_score_given_weight",
     "monotone_split_gain",
+    "path_smoothed",
 ]
 
 #: A split must improve the loss by more than this (XGBoost's kRtEps) and by
@@ -57,6 +58,9 @@ class SplitParams:
     min_child_weight: float = 1.0
     min_data_in_leaf: int = 1
     gamma: float = 0.0
+    #: LightGBM's ``path_smooth``: node weights pulled towards their parent's
+    #: (:func:`path_smoothed`); 0: none.
+    path_smooth: float = 0.0
     #: Monotone direction (1, -1, 0) per feature; ``()``: no constraint, and the scans
     #: take the unconstrained formulas (docs/DESIGN.md, "Monotone constraints").
     monotone: tuple = ()
@@ -71,6 +75,7 @@ class SplitParams:
             min_child_weight=float(params["min_child_weight"]),
             min_data_in_leaf=int(params["min_data_in_leaf"]),
             gamma=float(params["gamma"]),
+            path_smooth=float(params["path_smooth"]),
         )
 
 
@@ -194,3 +199,56 @@ def monotone_split_gain(
     ) - parent_score
     broken = ((direction > 0) & (left_w > right_w)) | ((direction < 0) & (left_w < right_w))
     return np.where(broken, -np.inf, gain)
+
+
+# ---- path smoothing (docs/DESIGN.md, "Path smoothing") ----------------------------------
+def path_smoothed(weights, counts, left_child, right_child, path_smooth, lower=None, upper=None):
+    """Node weights pulled towards their parent's (LightGBM's ``path_smooth``).
+
+    From the root (node 0, kept as it is) down, level after level, a child of ``n = count``
+    rows and raw weight ``w`` gets ``w * (n / s) / (n / s + 1) + w_parent / (n / s + 1)``
+    with ``s = path_smooth`` and ``w_parent`` the parent's smoothed weight, in this
+    operation order (float64); under monotone constraints each smoothed weight is then
+    clipped to its node's bounds ``[lower, upper]``, as :func:`bounded_weight` clips.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n_nodes,) or (n_nodes, n_outputs), float64  # IN
+        Raw node weights (vector leaves: one column an output).
+    counts : ndarray of shape (n_nodes,)  # IN
+        Rows of every node.
+    left_child, right_child : ndarray of shape (n_nodes,)  # IN
+        Children ids, -1 at leaves.
+    path_smooth : float
+        ``s > 0``.
+    lower, upper : ndarray of shape (n_nodes,), float64, or None  # IN
+
+    Returns
+    -------
+    smoothed : ndarray like ``weights``  # OUT
+    """
+    out = np.array(weights, dtype=np.float64, copy=True)
+    left_child = np.asarray(left_child)
+    right_child = np.asarray(right_child)
+    ratio = np.asarray(counts, dtype=np.float64) / path_smooth
+    denominator = ratio + 1.0
+    if out.ndim == 2:
+        ratio, denominator = ratio[:, None], denominator[:, None]
+    frontier = np.zeros(1, dtype=np.int64) if len(out) else np.zeros(0, dtype=np.int64)
+    while frontier.size:
+        parents = frontier[left_child[frontier] >= 0]
+        children = np.concatenate([left_child[parents], right_child[parents]]).astype(np.int64)
+        parents = np.concatenate([parents, parents])
+        out[children] = (
+            out[children] * ratio[children] / denominator[children]
+            + out[parents] / denominator[children]
+        )
+        if lower is not None:
+            low, high = lower[children], upper[children]
+            if out.ndim == 2:
+                low, high = low[:, None], high[:, None]
+            out[children] = np.where(
+                out[children] < low, low, np.where(out[children] > high, high, out[children])
+            )
+        frontier = children
+    return out

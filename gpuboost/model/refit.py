@@ -20,7 +20,7 @@ new row reaches keeps ``decay_rate`` times its value.
 
 import numpy as np
 
-from ..core.gain import SplitParams, leaf_weight, split_gain
+from ..core.gain import SplitParams, leaf_weight, path_smoothed, split_gain
 from ..core.quantize import GradientQuantiser
 from ..params import tree_learning_rate
 from ..tree.constraints import resolve_monotone
@@ -141,7 +141,13 @@ def updated_trees(booster, backend, features, dataset, margins, mode, decay_rate
             quantiser = GradientQuantiser(scale_g, scale_h)
             g, h = quantiser.gradients(sums[:, 0]), quantiser.hessians(sums[:, 1])
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                new = tree_learning_rate(params) * leaf_weight(g, h, split_params)
+                weights = leaf_weight(g, h, split_params)
+                if split_params.path_smooth > 0.0:  # as the grower's node values
+                    weights = path_smoothed(
+                        weights, sums[:, 2], tree.left_child, tree.right_child,
+                        split_params.path_smooth,
+                    )  # fmt: skip
+                new = tree_learning_rate(params) * weights
             leaf = tree.is_leaf
             value = tree.value.copy()
             if mode == "refit":

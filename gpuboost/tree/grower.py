@@ -1181,8 +1181,10 @@ class TreeGrower:
             self._release(np.arange(n_nodes))
         sums = nodes.sums[:n_nodes].copy()
         bounds = self._bounds(np.arange(n_nodes))
-        extra = () if bounds is None else (bounds,)
-        values, cover = self.splitter.node_values(self.tree_input, sums, *extra)
+        extra = {} if bounds is None else {"node_bounds": bounds}
+        if self.tree_input.split_params.path_smooth > 0.0:  # weights pulled to the parents'
+            extra["path"] = (nodes.count[:n_nodes], nodes.left[:n_nodes], nodes.right[:n_nodes])
+        values, cover = self.splitter.node_values(self.tree_input, sums, **extra)
         internal = np.flatnonzero(nodes.left[:n_nodes] >= 0)
         feature = np.full(n_nodes, -1, dtype=NODE_DTYPE)
         feature[internal] = nodes.feature[internal]

@@ -188,10 +188,16 @@ class Splitter(Protocol):
         admissible split at all (bool array)."""
 
     def node_values(
-        self, tree: TreeInput, sums: np.ndarray, node_bounds: Optional[np.ndarray] = None
+        self,
+        tree: TreeInput,
+        sums: np.ndarray,
+        node_bounds: Optional[np.ndarray] = None,
+        path: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]] = None,
     ) -> Tuple[np.ndarray, np.ndarray]:
         """``(value, cover)`` float64 per node from the (n_nodes, n_sums) int64 sums; values
-        clipped to ``node_bounds`` (n_nodes, 2) under monotone constraints."""
+        clipped to ``node_bounds`` (n_nodes, 2) under monotone constraints; with ``path``
+        (counts, left_child, right_child) of the tree, path-smoothed
+        (``split_params.path_smooth > 0``; gradient splitters only)."""
 
     def partition(
         self,

@@ -13,7 +13,7 @@ from ...core.categorical import (
     bitset_words,
     find_best_categorical_splits,
 )
-from ...core.gain import bounded_weight, leaf_score, leaf_weight
+from ...core.gain import bounded_weight, leaf_score, leaf_weight, path_smoothed
 from .base import SplitTable
 
 __all__ = ["GradientRecords", "HistogramSplitter", "split_table"]
@@ -99,18 +99,22 @@ class GradientRecords:
             sums[:, 1] / tree.quantiser.scale_hessians >= 2 * params.min_child_weight
         )
 
-    def node_values(self, tree, sums, node_bounds=None):
+    def node_values(self, tree, sums, node_bounds=None, path=None):
         """Leaf values ``learning_rate * w(G, H)`` and covers ``H`` of every node;
-        with ``node_bounds`` (n_nodes, 2) (monotone constraints) ``w`` is clipped to them."""
+        with ``node_bounds`` (n_nodes, 2) (monotone constraints) ``w`` is clipped to them;
+        with ``path`` (counts, left_child, right_child) of the tree ``w`` is path-smoothed
+        (``split_params.path_smooth``, :func:`gpuboost.core.gain.path_smoothed`)."""
         sums = np.asarray(sums, dtype=np.int64).reshape(-1, 2)
         gradients = tree.quantiser.gradients(sums[:, 0])
         hessians = tree.quantiser.hessians(sums[:, 1])
+        lower = upper = None
         if node_bounds is None:
             weights = leaf_weight(gradients, hessians, tree.split_params)
         else:
-            weights = bounded_weight(
-                gradients, hessians, tree.split_params, node_bounds[:, 0], node_bounds[:, 1]
-            )
+            lower, upper = node_bounds[:, 0], node_bounds[:, 1]
+            weights = bounded_weight(gradients, hessians, tree.split_params, lower, upper)
+        if path is not None:
+            weights = path_smoothed(weights, *path, tree.split_params.path_smooth, lower, upper)
         return tree.learning_rate * weights, hessians
 
 

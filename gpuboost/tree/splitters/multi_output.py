@@ -17,7 +17,7 @@ import dataclasses
 import numpy as np
 
 from ...core.dtypes import HIST_COUNT, HIST_FIELDS
-from ...core.gain import leaf_score, leaf_weight
+from ...core.gain import leaf_score, leaf_weight, path_smoothed
 from ...core.vector_split import OutputHistograms, output_fields
 from .base import SplitTable
 from .hist import HistogramSplitter
@@ -221,23 +221,24 @@ class MultiOutputSplitter(HistogramSplitter):
             largest >= 2 * params.min_child_weight
         )
 
-    def node_values(self, tree, sums, node_bounds=None):
+    def node_values(self, tree, sums, node_bounds=None, path=None):
         """``(values (n_nodes, k), cover (n_nodes,))``: per output the leaf value
-        ``learning_rate * w(G_t, H_t)``; the cover is the hessians summed over the
-        outputs (in output order)."""
+        ``learning_rate * w(G_t, H_t)`` (with ``path``, the weights path-smoothed output by
+        output, as :meth:`HistogramSplitter.node_values`); the cover is the hessians summed
+        over the outputs (in output order)."""
         if node_bounds is not None:
             raise ValueError("vector-leaf trees take no monotone constraints")
         sums = np.asarray(sums, dtype=np.int64).reshape(-1, self.n_sums)
-        values = np.empty((len(sums), self.n_outputs), dtype=np.float64)
+        weights = np.empty((len(sums), self.n_outputs), dtype=np.float64)
         cover = None
         for output, quantiser in enumerate(tree.output_quantisers):
             gradients = quantiser.gradients(sums[:, 2 * output])
             hessians = quantiser.hessians(sums[:, 2 * output + 1])
-            values[:, output] = tree.learning_rate * leaf_weight(
-                gradients, hessians, tree.split_params
-            )
+            weights[:, output] = leaf_weight(gradients, hessians, tree.split_params)
             cover = hessians if cover is None else cover + hessians
-        return values, cover
+        if path is not None:
+            weights = path_smoothed(weights, *path, tree.split_params.path_smooth)
+        return tree.learning_rate * weights, cover
 
     def predict_training_rows(self, tree):
         """Every training row's leaf vector, backend array (n_rows, k) float64."""
