@@ -79,6 +79,7 @@ CONFIGS = {
             "monotone_constraints": [1, 0, -1, 0, 0, 1, 0, 0],
             "interaction_constraints": [[0, 1, 2], [2, 3, 4, 5], [6, 7]],
             "max_depth": 4,
+            "path_smooth": 5.0,  # smoothed weights clipped to the constraints' bounds
             "huber_alpha": 0.9,  # reg:huber's only: ignored here, as on one machine
         },
     ),
@@ -95,6 +96,7 @@ CONFIGS = {
             "max_leaves": 12,
             "max_depth": 0,
             "min_child_weight": 3.0,
+            "path_smooth": 8.0,
         },
     ),
 }
