@@ -24,6 +24,7 @@ __all__ = [
     "distinct_midpoints",
     "midpoints",
     "flat_edges",
+    "with_heavy_values",
 ]
 
 #: Largest finite float64; infinite feature values are clipped to +/- this
@@ -79,7 +80,8 @@ def sorted_bin_edges(xp, sorted_values, max_bin):
     the values ``a, b`` at ``v, v + 1`` when it is, the first value below 0 and the last
     from ``n - 1``; where that overflows (data spanning more than the float64 range),
     the :func:`midpoints` of the values at ``floor((n - 1) * q)`` and ``ceil((n - 1) *
-    q)`` (numpy's "lower" and "higher"). Duplicate edges are removed.
+    q)`` (numpy's "lower" and "higher"). Duplicate edges are removed, and every value
+    held by at least ``n / max_bin`` rows gets a bin of its own (:func:`with_heavy_values`).
 
     Every float operation is a host NumPy operation on at most ``4 * max_bin`` gathered
     values, so NumPy and device arrays give the same bits.
@@ -103,6 +105,14 @@ def sorted_bin_edges(xp, sorted_values, max_bin):
     starts = run_starts(xp, sorted_values)
     if int(starts.shape[0]) <= max_bin:  # one bin per distinct value
         return distinct_midpoints(sorted_values[starts])
+    lengths = xp.diff(xp.concatenate([starts, xp.asarray([n], dtype=starts.dtype)]))
+    heavy = xp.flatnonzero(lengths * max_bin >= n)  # runs of at least n / max_bin rows
+    edges = _quantile_edges(xp, sorted_values, n, max_bin)
+    return with_heavy_values(xp, edges, sorted_values, starts, heavy, max_bin)
+
+
+def _quantile_edges(xp, sorted_values, n, max_bin):
+    """:func:`sorted_bin_edges`' quantile edges (before :func:`with_heavy_values`)."""
     quantiles = percentile_quantiles(max_bin)
     virtual = n * quantiles - 1
     previous = np.floor(virtual)
@@ -134,7 +144,8 @@ def weighted_bin_edges(xp, distinct, run_totals, max_bin):
     times). At ``g = W * q`` (``W`` the total weight), ``lower`` and ``upper`` are the
     distinct values at ``searchsorted(run_totals, g)`` left and right (the last at most),
     the edge ``lower`` when they are equal, else ``upper - (upper - lower) * 0.5``; where
-    that overflows, their :func:`midpoints`. Duplicates are removed.
+    that overflows, their :func:`midpoints`. Duplicates are removed; every value holding at
+    least ``W / max_bin`` of the weight gets a bin of its own (:func:`with_heavy_values`).
 
     Parameters
     ----------
@@ -163,7 +174,49 @@ def weighted_bin_edges(xp, distinct, run_totals, max_bin):
         edges = np.where(lower == upper, lower, upper - (upper - lower) * 0.5)
     overflowed = ~np.isfinite(edges)
     edges[overflowed] = midpoints(lower[overflowed], upper[overflowed])
-    return np.unique(edges).astype(X_DTYPE, copy=False)
+    edges = np.unique(edges).astype(X_DTYPE, copy=False)
+    weights = xp.diff(xp.concatenate([xp.zeros(1, dtype=run_totals.dtype), run_totals]))
+    heavy = xp.flatnonzero(weights * max_bin >= total)  # at least total / max_bin
+    starts = xp.arange(int(distinct.shape[0]))
+    return with_heavy_values(xp, edges, distinct, starts, heavy, max_bin)
+
+
+def with_heavy_values(xp, edges, values, starts, heavy, max_bin):
+    """The quantile ``edges`` plus a bin of its own for every *heavy* value (one that
+    holds at least ``1 / max_bin`` of the rows, or of the weight): an edge at the
+    :func:`midpoints` of the distinct value before it and itself (none for the smallest)
+    and one at the value itself (none for the largest), as LightGBM gives its frequent
+    values bins of their own. A value many rows share (a round number: 1.00 carat, a
+    price of 100) then is a split candidate on either side, where a quantile edge put
+    it with its lower neighbours only. When the edges would then exceed
+    ``max_bin - 1``, the quantile edges alone.
+
+    Parameters
+    ----------
+    xp : module
+    edges : ndarray, float64 (host)
+        The quantile edges, strictly increasing.
+    values : array, float64
+        The sorted values (or the distinct values, ``starts`` their positions).
+    starts : array of int
+        Where each distinct value's run starts in ``values``.
+    heavy : array of int
+        The heavy distinct values' positions in ``starts``, ascending.
+    max_bin : int
+
+    Returns
+    -------
+    edges : ndarray, float64 (host)
+    """
+    if int(heavy.shape[0]) == 0:
+        return edges
+    last = int(starts.shape[0]) - 1
+    heavy = to_numpy(heavy)
+    below, at = heavy[heavy > 0], heavy[heavy < last]
+    starts = to_numpy(starts)
+    lower, upper, own = _gathered(xp, values, starts[below - 1], starts[below], starts[at])
+    every = np.unique(np.concatenate([edges, midpoints(lower, upper), own]))
+    return every.astype(X_DTYPE, copy=False) if len(every) <= max_bin - 1 else edges
 
 
 def run_starts(xp, sorted_values):
