@@ -52,6 +52,15 @@ from gpuboost.metrics import get_metric  # noqa: E402
 PEERS = ("xgboost", "lightgbm", "sklearn")
 
 
+def parsed_params(items):
+    """``--param name=value`` items as a dict (each value read as JSON)."""
+    params = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        params[name] = json.loads(value)
+    return params
+
+
 def _is_text(column):
     """Whether a column holds text: object dtype (pandas 2) or the string dtype (pandas 3)."""
     from pandas.api.types import is_string_dtype
@@ -247,10 +256,7 @@ def main(argv=None):
     )
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
-    args.gpuboost_params = {}
-    for item in args.param:
-        name, _, value = item.partition("=")
-        args.gpuboost_params[name] = json.loads(value)
+    args.gpuboost_params = parsed_params(args.param)
     import lightgbm
     import sklearn
     import xgboost

@@ -28,7 +28,6 @@ without it).
 
 import argparse
 import datetime
-import json
 import sys
 import warnings
 from pathlib import Path
@@ -127,10 +126,7 @@ def main(argv=None):
     parser.add_argument("--ts-and-codes", action="store_true")
     parser.add_argument("--param", action="append", default=[], help="gpuboost name=value")
     args = parser.parse_args(argv)
-    args.gpuboost_params = {}
-    for item in args.param:
-        name, _, value = item.partition("=")
-        args.gpuboost_params[name] = json.loads(value)
+    args.gpuboost_params = accuracy_defaults.parsed_params(args.param)
     from sklearn.model_selection import train_test_split
 
     try:

@@ -22,6 +22,7 @@ __all__ = [
     "admissible",
     "no_split_records",
     "bounded_weight",
+    "clipped_weight",
     "leaf_score_given_weight",
     "monotone_split_gain",
     "path_smoothed",
@@ -166,7 +167,11 @@ def no_split_records(n_nodes):
 def bounded_weight(sum_gradients, sum_hessians, params, lower, upper):
     """:func:`leaf_weight` clipped to a node's bounds: ``lower`` where it is below,
     ``upper`` where above (XGBoost's ``CalcWeight`` with constraints)."""
-    weight = leaf_weight(sum_gradients, sum_hessians, params)
+    return clipped_weight(leaf_weight(sum_gradients, sum_hessians, params), lower, upper)
+
+
+def clipped_weight(weight, lower, upper):
+    """``lower`` where ``weight`` is below it, ``upper`` where above, else ``weight``."""
     return np.where(weight < lower, lower, np.where(weight > upper, upper, weight))
 
 
@@ -247,8 +252,6 @@ def path_smoothed(weights, counts, left_child, right_child, path_smooth, lower=N
             low, high = lower[children], upper[children]
             if out.ndim == 2:
                 low, high = low[:, None], high[:, None]
-            out[children] = np.where(
-                out[children] < low, low, np.where(out[children] > high, high, out[children])
-            )
+            out[children] = clipped_weight(out[children], low, high)
         frontier = children
     return out
