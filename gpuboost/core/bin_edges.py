@@ -105,9 +105,14 @@ def sorted_bin_edges(xp, sorted_values, max_bin):
     starts = run_starts(xp, sorted_values)
     if int(starts.shape[0]) <= max_bin:  # one bin per distinct value
         return distinct_midpoints(sorted_values[starts])
-    lengths = xp.diff(xp.concatenate([starts, xp.asarray([n], dtype=starts.dtype)]))
-    heavy = xp.flatnonzero(lengths * max_bin >= n)  # runs of at least n / max_bin rows
     edges = _quantile_edges(xp, sorted_values, n, max_bin)
+    # Runs of at least n / max_bin rows, i.e. of at least k: only where some value
+    # equals the one k - 1 places on (one comparison pass; run lengths only then).
+    k = -(-n // max_bin)
+    if not bool(xp.any(sorted_values[k - 1 :] == sorted_values[: n - k + 1])):
+        return edges
+    lengths = xp.diff(xp.concatenate([starts, xp.asarray([n], dtype=starts.dtype)]))
+    heavy = xp.flatnonzero(lengths >= k)
     return with_heavy_values(xp, edges, sorted_values, starts, heavy, max_bin)
 
 
