@@ -112,8 +112,8 @@ def sorted_bin_edges(xp, sorted_values, max_bin):
     if not bool(xp.any(sorted_values[k - 1 :] == sorted_values[: n - k + 1])):
         return edges
     lengths = xp.diff(xp.concatenate([starts, xp.asarray([n], dtype=starts.dtype)]))
-    heavy = xp.flatnonzero(lengths >= k)
-    return with_heavy_values(xp, edges, sorted_values, starts, heavy, max_bin)
+    heavy_starts = starts[xp.flatnonzero(lengths >= k)]
+    return with_heavy_values(xp, edges, sorted_values, heavy_starts, int(starts[-1]), max_bin)
 
 
 def _quantile_edges(xp, sorted_values, n, max_bin):
@@ -182,11 +182,10 @@ def weighted_bin_edges(xp, distinct, run_totals, max_bin):
     edges = np.unique(edges).astype(X_DTYPE, copy=False)
     weights = xp.diff(xp.concatenate([xp.zeros(1, dtype=run_totals.dtype), run_totals]))
     heavy = xp.flatnonzero(weights * max_bin >= total)  # at least total / max_bin
-    starts = xp.arange(int(distinct.shape[0]))
-    return with_heavy_values(xp, edges, distinct, starts, heavy, max_bin)
+    return with_heavy_values(xp, edges, distinct, heavy, int(distinct.shape[0]) - 1, max_bin)
 
 
-def with_heavy_values(xp, edges, values, starts, heavy, max_bin):
+def with_heavy_values(xp, edges, values, heavy_starts, last_start, max_bin):
     """The quantile ``edges`` plus a bin of its own for every *heavy* value (one that
     holds at least ``1 / max_bin`` of the rows, or of the weight): an edge at the
     :func:`midpoints` of the distinct value before it and itself (none for the smallest)
@@ -202,24 +201,23 @@ def with_heavy_values(xp, edges, values, starts, heavy, max_bin):
     edges : ndarray, float64 (host)
         The quantile edges, strictly increasing.
     values : array, float64
-        The sorted values (or the distinct values, ``starts`` their positions).
-    starts : array of int
-        Where each distinct value's run starts in ``values``.
-    heavy : array of int
-        The heavy distinct values' positions in ``starts``, ascending.
+        The sorted values, or the distinct values.
+    heavy_starts : array of int
+        Where each heavy value's run starts in ``values``, ascending (at most
+        ``max_bin`` of them: the only positions copied to the host).
+    last_start : int
+        Where the largest value's run starts.
     max_bin : int
 
     Returns
     -------
     edges : ndarray, float64 (host)
     """
-    if int(heavy.shape[0]) == 0:
+    if int(heavy_starts.shape[0]) == 0:
         return edges
-    last = int(starts.shape[0]) - 1
-    heavy = to_numpy(heavy)
-    below, at = heavy[heavy > 0], heavy[heavy < last]
-    starts = to_numpy(starts)
-    lower, upper, own = _gathered(xp, values, starts[below - 1], starts[below], starts[at])
+    heavy_starts = to_numpy(heavy_starts)
+    below, at = heavy_starts[heavy_starts > 0], heavy_starts[heavy_starts < last_start]
+    lower, upper, own = _gathered(xp, values, below - 1, below, at)
     every = np.unique(np.concatenate([edges, midpoints(lower, upper), own]))
     return every.astype(X_DTYPE, copy=False) if len(every) <= max_bin - 1 else edges
 

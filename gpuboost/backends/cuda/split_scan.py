@@ -47,6 +47,7 @@ __all__ = [
     "scan_chunks",
     "scan_options",
     "scan_scalars",
+    "gain_scalars",
     "select_words",
     "split_scan_words",
     "checked_words",
@@ -415,12 +416,19 @@ def scan_options(xp, n_value_bins, n_nodes, n_features, split_params, feature_ma
 
 def scan_scalars(n_bins, missing_bin, scale_gradients, scale_hessians, split_params):
     """The trailing scalars of a scan kernel, from ``n_bins`` to ``split_gain_eps``."""
-    params = split_params
     return (
         np.int32(n_bins),
         np.int32(missing_bin),
         np.float64(scale_gradients),
         np.float64(scale_hessians),
+        *gain_scalars(split_params),
+    )
+
+
+def gain_scalars(params):
+    """A scan kernel's ``SplitParams`` arguments, ``reg_lambda`` to ``split_gain_eps``
+    (``gain.cuh``'s order), for every scan kernel (one-target and vector-leaf)."""
+    return (
         np.float64(params.reg_lambda),
         np.float64(params.reg_alpha),
         np.float64(params.max_delta_step),

@@ -16,11 +16,11 @@ powers of two, and batches without a candidate, take the definition.
 import numpy as np
 
 from ...core.array import to_numpy
-from ...core.gain import SPLIT_GAIN_EPS
 from ...core.quantize import is_power_of_two
 from ...core.vector_split import find_best_vector_splits as scan_in_arrays
 from ...core.vector_split import node_fields, node_scores, scan_candidates, table_of_pairs
 from .launch import ceil_div
+from .split_scan import gain_scalars
 
 __all__ = ["find_best_vector_splits", "VECTOR_SPLIT_THREADS_PER_BLOCK"]
 
@@ -115,13 +115,7 @@ def find_best_vector_splits(
             np.int32(use_mask),
             xp.asarray(parents),
             xp.asarray(node_scores(np, parents, scales, params)),
-            np.float64(params.reg_lambda),
-            np.float64(params.reg_alpha),
-            np.float64(params.max_delta_step),
-            np.float64(params.min_child_weight),
-            np.int64(params.min_data_in_leaf),
-            np.float64(params.gamma),
-            np.float64(SPLIT_GAIN_EPS),
+            *gain_scalars(params),
             best_gain,
             best_bin,
             best_direction,
