@@ -31,7 +31,10 @@ If all weights are 0, every row weighs 1.
   exactly between two values), else ``d_j``. The average is NumPy's
   ``b - (b - a) * 0.5`` (with gpuboost.data.binning's overflow-safe midpoint where
   that overflows), as in gpuboost.data.binning. Duplicates are removed. With unit
-  weights this is the averaged inverted CDF.
+  weights this is the averaged inverted CDF. Then every value holding at least
+  ``1 / max_bin`` of the weight (``w_j * max_bin >= W``, exact) gets a bin of its own,
+  as in gpuboost.data.binning (:func:`gpuboost.core.bin_edges.with_heavy_values`, the
+  one rule of both): a value many rows share is a split candidate on either side.
 
 Only distinct values and cumulative weights *at the end of each run of equal
 values* enter the definition, so it does not depend on how a sort orders equal
@@ -43,7 +46,7 @@ device, and at most ``2 * max_bin`` values plus two scalars come to the host.
 import numpy as np
 
 from ..core.array import to_numpy
-from ..core.bin_edges import FLOAT64_MAX, midpoints
+from ..core.bin_edges import FLOAT64_MAX, midpoints, with_heavy_values
 from ..core.dtypes import GRAD_QUANT_MAX, SAMPLE_INDEX_DTYPE, X_DTYPE
 from ..data.binning import BinMapper
 
@@ -133,8 +136,10 @@ def sorted_weighted_edges(xp, sorted_values, sorted_weights, max_bin):
     lower = to_numpy(distinct[positions])
     upper = to_numpy(distinct[xp.minimum(positions + 1, n_distinct - 1)])
     between = to_numpy(between)
-    edges = np.where(between, _average(lower, upper), lower)
-    return np.unique(edges).astype(X_DTYPE, copy=False)
+    edges = np.unique(np.where(between, _average(lower, upper), lower)).astype(X_DTYPE)
+    held = xp.diff(xp.concatenate([xp.zeros(1, dtype=cumulative.dtype), cumulative]))
+    heavy = xp.flatnonzero(held * max_bin >= total)  # at least 1 / max_bin of the weight
+    return with_heavy_values(xp, edges, distinct, heavy, n_distinct - 1, max_bin)
 
 
 def weighted_edges_naive(values, weights, max_bin):
@@ -168,7 +173,15 @@ def weighted_edges_naive(values, weights, max_bin):
             edges.append(_average(np.array([distinct[j]]), np.array([distinct[j + 1]]))[0])
         else:
             edges.append(distinct[j])
-    return np.unique(np.array(edges, dtype=X_DTYPE))
+    edges = np.unique(np.array(edges, dtype=X_DTYPE))
+    own = set(edges)  # each heavy value: edges just below it and at it
+    for j, value in enumerate(distinct):
+        if weight_of[value] * max_bin >= total:
+            if j > 0:
+                own.add(midpoints(np.array([distinct[j - 1]]), np.array([value]))[0])
+            if j < len(distinct) - 1:
+                own.add(value)
+    return np.array(sorted(own), dtype=X_DTYPE) if len(own) <= max_bin - 1 else edges
 
 
 def sketch_bin_mapper(xp, raw_features, quantized_hessians, sample_indices, max_bin):

@@ -9,7 +9,7 @@ import gpuboost
 from gpuboost import Dataset
 from gpuboost.backends import NumpyBackend
 from gpuboost.backends.cuda.backend import CudaBackend
-from gpuboost.core.bin_edges import FLOAT64_MAX
+from gpuboost.core.bin_edges import FLOAT64_MAX, midpoints
 from gpuboost.data.binning import BinMapper
 from gpuboost.tree.approx import (
     INT64_SAFE_BITS,
@@ -34,7 +34,16 @@ def _weights(rng, n, zeros=False):
 # ---- the edges of one feature -----------------------------------------------------------
 @pytest.mark.parametrize(
     "case",
-    ["continuous", "ties", "zero_weights", "infinite_and_nan", "few_distinct", "signed_zeros"],
+    [
+        "continuous",
+        "ties",
+        "zero_weights",
+        "infinite_and_nan",
+        "few_distinct",
+        "signed_zeros",
+        "heaped",
+        "heaped_zero_weights",
+    ],
 )
 def test_weighted_edges_equal_the_naive_loop(case):
     rng = np.random.default_rng(len(case))
@@ -49,6 +58,11 @@ def test_weighted_edges_equal_the_naive_loop(case):
         values[5:9] = -np.inf
     if case == "few_distinct":
         values = rng.integers(0, MAX_BIN, size=n).astype(np.float64)
+    if case.startswith("heaped"):  # three values of a tenth of the rows each, at the ends too
+        values[:150] = np.repeat([values.min(), 0.25, values.max()], 50)
+        weights[:150] = 1 << 30
+        if case == "heaped_zero_weights":
+            weights[:] = 0
     if case == "signed_zeros":
         values = np.round(values)
         values[values == 0] = np.where(rng.random(np.sum(values == 0)) < 0.5, -0.0, 0.0)
@@ -81,6 +95,27 @@ def test_heavier_rows_pull_the_edges():
     np.testing.assert_array_equal(
         weighted_edges(np, values, np.zeros(1000, dtype=np.int64), MAX_BIN),
         weighted_edges(np, values, np.ones(1000, dtype=np.int64), MAX_BIN),
+    )
+
+
+def test_a_value_holding_a_sixteenth_of_the_weight_gets_a_bin_of_its_own():
+    """The rule of gpuboost.data.binning (core.bin_edges.with_heavy_values), by weight: a
+    value of a tenth of the rows but little hessian stays with its neighbours; with the
+    weight of its rows it gets an edge just below it and one at it."""
+    rng = np.random.default_rng(5)
+    values = np.concatenate([rng.uniform(0.0, 2.0, size=900), np.ones(100)])
+    light = np.ones(1000, dtype=np.int64)
+    light[900:] = 0  # 0 % of the weight
+    heavy = np.ones(1000, dtype=np.int64)
+    below = midpoints(np.array([values[values < 1.0].max()]), np.array([1.0]))[0]
+    for weights, own_bin in ((light, False), (heavy, True)):
+        edges = weighted_edges(np, values, weights, MAX_BIN)
+        np.testing.assert_array_equal(edges, weighted_edges_naive(values, weights, MAX_BIN))
+        assert (below in edges and 1.0 in edges) == own_bin
+    # Unit weights: the bins of gpuboost.data.binning (the same edges as 'hist').
+    np.testing.assert_array_equal(
+        weighted_edges(np, values, heavy, MAX_BIN),
+        BinMapper(max_bin=MAX_BIN).fit(values[:, None]).bin_edges_[0],
     )
 
 
