@@ -467,10 +467,10 @@ PARAMETERS = {
         ),
         _P(
             "cat_l2",
-            10.0,
+            3.0,
             "float",
             "many-vs-many categorical splits: extra L2 regularization (added to reg_lambda) "
-            "of the children's scores",
+            "of the children's scores (LightGBM's 10 smooths too much on small tables)",
             low=0.0,
         ),
         _P(

@@ -113,6 +113,19 @@ def _onehot_data(n_rows=360, seed=16):
     return X, y
 
 
+def _categorical_data(n_rows=360, seed=24):
+    """Category codes of 3, 12 and 40 levels (columns 0-2; a tenth of column 2 missing)
+    and two dense columns: one-vs-rest and many-vs-many categorical splits."""
+    rng = np.random.default_rng(seed)
+    codes = np.column_stack([rng.integers(0, k, size=n_rows) for k in (3, 12, 40)])
+    effects = [rng.uniform(-1.0, 1.0, size=k) for k in (3, 12, 40)]
+    dense = normal(rng, (n_rows, 2))
+    y = sum(effect[codes[:, j]] for j, effect in enumerate(effects)) + 0.5 * dense[:, 0]
+    X = np.hstack([codes.astype(np.float64), dense])
+    X[rng.random(n_rows) < 0.1, 2] = np.nan
+    return X, y + 0.2 * normal(rng, n_rows)
+
+
 def _survival_data(n_rows=360, seed=18):
     """Survival times from uniform numbers (basic operations only), a third censored
     (negative), some tied."""
@@ -164,6 +177,7 @@ DATA = {
     "count": _count_data,
     "tweedie": _tweedie_data,
     "onehot": _onehot_data,
+    "categorical": _categorical_data,
     "survival": _survival_data,
     "intervals": _interval_data,
     "targets": _targets_data,
@@ -281,6 +295,7 @@ CONFIGURATIONS = {
     ),
     "approx": ("regression", {"tree_method": "approx", "max_bin": 31, "max_depth": 4}),
     "exact": ("regression", {"tree_method": "exact", "max_depth": 4}),
+    "categorical": ("categorical", {"max_depth": 4, "categorical_features": [0, 1, 2]}),
     "bundled": ("onehot", {"enable_bundle": True, "max_depth": 4, "max_bin": 63}),
     "bundled_with_conflicts": (
         "onehot",
@@ -341,6 +356,7 @@ GOLDEN = {
     "adaboost_multiclass": "425cb6c2c290123d5a1406994594548815104b98079ae7b5027cdc7ed066eb64",
     "aft_extreme": "754b5497c04c2de6954f9f70424df1d02ed84619c70178947417a3094cba860a",
     "aft_normal": "e676824531348329efda6162523688065278cdc9ff80dd2bbc13baa04c402c97",
+    "categorical": "0d000c5ebc5e3c3c546e43f8e281d22c91340d8be1b6398ec975fdc1e65bb95a",
     "approx": "baa3afd4c9e8c172a9f5b8eedce4721c170e25c662d59aa7015d08061e1e21f1",
     "bundled": "6d83da4a194467ed77a6ac3a512b2c111d6ffc4971e2671fec9cbfa621c585ae",
     "bundled_with_conflicts": "5c71a0d5966c95e9433cf5107cee6239fc4fa0bf2865925e13b3fdd8203d8d19",
@@ -380,6 +396,7 @@ def _train_and_hash(name, device):
     data_name, params = CONFIGURATIONS[name]
     params = dict(params, device=device, verbosity=0)
     use_weights = params.pop("weights", False)
+    categorical_features = params.pop("categorical_features", None)
     if data_name == "ranking":
         X, y, group = _ranking_data()
         train_rows = slice(0, int(group[:24].sum()))
@@ -396,6 +413,7 @@ def _train_and_hash(name, device):
             **label_arguments(y[train_rows]),
             weight=weight,
             max_bin=params.get("max_bin", 255),
+            categorical_features=categorical_features,
         )
     booster = gpuboost.train(params, dtrain, num_boost_round=N_ROUNDS)
     prediction = np.ascontiguousarray(booster.predict(X[test_rows]), dtype=np.float64)
@@ -421,6 +439,7 @@ EMULATED_IN_THE_FAST_TIER = {
     "adaboost_multiclass",
     "approx",
     "bundled",
+    "categorical",
     "exponential",
     "huber",
     "logistic_sampled",

@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..params import PARAMETERS
 from .dtypes import HIST_COUNT, HIST_GRAD, HIST_HESS
 from .gain import admissible, leaf_score, no_split_records
 
@@ -65,13 +66,14 @@ SPLIT_SET_WORDS = 256 // BITS_PER_WORD
 
 @dataclass(frozen=True)
 class CategoricalParams:
-    """The parameters of the categorical split scan (see the module docstring)."""
+    """The parameters of the categorical split scan (see the module docstring); the
+    defaults are the training parameters' (gpuboost.params)."""
 
-    max_cat_to_onehot: int = 4
-    max_cat_threshold: int = 32
-    cat_smooth: float = 10.0
-    cat_l2: float = 10.0
-    min_data_per_group: int = 25
+    max_cat_to_onehot: int = PARAMETERS["max_cat_to_onehot"].default
+    max_cat_threshold: int = PARAMETERS["max_cat_threshold"].default
+    cat_smooth: float = PARAMETERS["cat_smooth"].default
+    cat_l2: float = PARAMETERS["cat_l2"].default
+    min_data_per_group: int = PARAMETERS["min_data_per_group"].default
 
     @classmethod
     def from_params(cls, params):
