@@ -67,6 +67,12 @@ class Parameter:
 
 
 _P = Parameter
+#: ``min_child_weight`` when not given (XGBoost's), and for the multiclass objectives
+#: (LightGBM's ``min_sum_hessian_in_leaf``): with one tree per class, a class's hessians
+#: ``p(1 - p)`` shrink towards 0 wherever the model is sure, and a bound of 1 stops the
+#: trees there (issue 33: wine's held-out log loss 0.0651 at 1, 0.0453 at 1e-3).
+DEFAULT_MIN_CHILD_WEIGHT = 1.0
+MULTICLASS_MIN_CHILD_WEIGHT = 1e-3
 PARAMETERS = {
     p.name: p
     for p in [
@@ -129,9 +135,11 @@ PARAMETERS = {
         ),
         _P(
             "min_child_weight",
-            1.0,
+            None,
             "float",
-            "minimum sum of hessians in a child",
+            "minimum sum of hessians in a child; default 1, and 1e-3 (LightGBM's) for the "
+            "multiclass objectives multi:softmax and multi:softprob, whose per-class hessians "
+            "p(1 - p) are small: there min_data_in_leaf bounds the leaves",
             low=0.0,
             aliases=("min_sum_hessian_in_leaf", "min_sum_hessian", "min_hessian"),
         ),
@@ -907,7 +915,12 @@ def validate_params(params):
     if out["device"] == "gpu":
         out["device"] = "cuda"
     objective = out["objective"]
-    if isinstance(objective, str) and objective.startswith("multi:"):
+    multiclass = isinstance(objective, str) and objective.startswith("multi:")
+    if out["min_child_weight"] is None:
+        out["min_child_weight"] = (
+            MULTICLASS_MIN_CHILD_WEIGHT if multiclass else DEFAULT_MIN_CHILD_WEIGHT
+        )
+    if multiclass:
         if out["num_class"] < 2:
             raise ValueError(
                 f"Objective {objective!r} needs 'num_class' >= 2, got {out['num_class']}."

@@ -5,8 +5,11 @@ import math
 import numpy as np
 import pytest
 
+import gpuboost
 from gpuboost.params import (
     ALIASES,
+    DEFAULT_MIN_CHILD_WEIGHT,
+    MULTICLASS_MIN_CHILD_WEIGHT,
     PARAMETERS,
     PROCESS_ONLY,
     RUNTIME_ONLY,
@@ -45,8 +48,30 @@ def test_defaults_are_complete_and_valid():
     params = validate_params(None)
     assert set(params) == set(PARAMETERS)
     for name, param in PARAMETERS.items():
-        assert params[name] == param.default
+        if name != "min_child_weight":  # the objective's (the test below)
+            assert params[name] == param.default
     assert validate_params({}) == params
+
+
+@pytest.mark.parametrize(
+    "objective, expected",
+    [
+        ("reg:squarederror", DEFAULT_MIN_CHILD_WEIGHT),
+        ("binary:logistic", DEFAULT_MIN_CHILD_WEIGHT),
+        ("rank:ndcg", DEFAULT_MIN_CHILD_WEIGHT),
+        ("multi:softmax", MULTICLASS_MIN_CHILD_WEIGHT),
+        ("multi:softprob", MULTICLASS_MIN_CHILD_WEIGHT),
+    ],
+)
+def test_min_child_weight_defaults_to_the_objectives(objective, expected):
+    """1 (XGBoost's), and 1e-3 for the multiclass objectives; a given value (or alias)
+    always wins, and a custom objective takes 1."""
+    assert (DEFAULT_MIN_CHILD_WEIGHT, MULTICLASS_MIN_CHILD_WEIGHT) == (1.0, 1e-3)
+    params = {"objective": objective, "num_class": 3}
+    assert validate_params(params)["min_child_weight"] == expected
+    assert validate_params(dict(params, min_child_weight=0.5))["min_child_weight"] == 0.5
+    assert validate_params(dict(params, min_sum_hessian_in_leaf=2))["min_child_weight"] == 2.0
+    assert validate_params({"objective": lambda p, d: (p, p)})["min_child_weight"] == 1.0
 
 
 def test_canonical_names_map_to_themselves():
@@ -256,3 +281,23 @@ def test_parameter_table_lists_every_parameter_and_alias():
             assert f"`{alias}`" in line
         assert param.doc in line
     assert "0.0 < x ≤ 1.0" in table  # subsample's range
+
+
+def test_trainings_record_the_min_child_weight_they_used():
+    """The resolved value reaches the trees and the model: a multiclass booster, the
+    scikit-learn classifier on three classes (its default None) and a binary one; AdaBoost
+    keeps 1 on three classes (its weak learners' own)."""
+    rng = np.random.default_rng(0)
+    X = rng.random((120, 3))
+    y = np.floor(X[:, 0] * 3)
+    three = {"objective": "multi:softprob", "num_class": 3, "verbosity": 0}
+    booster = gpuboost.train(three, gpuboost.Dataset(X, label=y), 2)
+    assert booster.params["min_child_weight"] == MULTICLASS_MIN_CHILD_WEIGHT
+    loaded = gpuboost.Booster.from_json(booster.save_raw().decode())
+    assert loaded.params["min_child_weight"] == MULTICLASS_MIN_CHILD_WEIGHT
+    classifier = gpuboost.GBClassifier(n_estimators=2, device="cpu").fit(X, y)
+    assert classifier.get_booster().params["min_child_weight"] == MULTICLASS_MIN_CHILD_WEIGHT
+    binary = gpuboost.GBClassifier(n_estimators=2, device="cpu").fit(X, y > 0)
+    assert binary.get_booster().params["min_child_weight"] == DEFAULT_MIN_CHILD_WEIGHT
+    ada = gpuboost.train(dict(three, booster="adaboost"), gpuboost.Dataset(X, label=y), 2)
+    assert ada.params["min_child_weight"] == DEFAULT_MIN_CHILD_WEIGHT

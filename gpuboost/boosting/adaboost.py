@@ -88,7 +88,7 @@ from ..core.quantize import GradientQuantiser
 from ..core.random import host_rng
 from ..model.booster import Booster, samme_score_scale
 from ..objectives import get_objective
-from ..params import PARAMETERS, given_names, round_values, validate_params
+from ..params import DEFAULT_MIN_CHILD_WEIGHT, given_names, round_values, validate_params
 from ..tree.feature_sampler import FeatureSampler
 from ..tree.grower import GrowthPolicy, TreeGrower
 from ..tree.splitters import ExactGiniSplitter, GiniSplitter, TreeInput
@@ -141,6 +141,8 @@ ADABOOST_DEFAULTS = {
     "max_depth": 1,
     "min_data_in_leaf": 1,
     "tree_method": "exact",
+    # Not the multiclass objectives' 1e-3 (gpuboost.params): the weak learners' own.
+    "min_child_weight": DEFAULT_MIN_CHILD_WEIGHT,
 }
 #: ``tree_method`` values the weak learner implements: every distinct value a
 #: threshold ('exact'), or the Dataset's bins ('hist', 'auto').
@@ -182,10 +184,9 @@ def adaboost_params(given_params):
     given_params = dict(given_params or {})
     given = given_names(given_params)
     params = validate_params(given_params)
+    defaults = validate_params(None)
     unused = sorted(
-        name
-        for name in given
-        if name not in ADABOOST_PARAMETERS and params[name] != PARAMETERS[name].default
+        name for name in given if name not in ADABOOST_PARAMETERS and params[name] != defaults[name]
     )
     if unused:
         raise ValueError(

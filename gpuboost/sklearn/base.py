@@ -204,7 +204,7 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
         max_bin=255,
         grow_policy="depthwise",
         learning_rate=0.3,
-        min_child_weight=1.0,
+        min_child_weight=None,
         min_data_in_leaf=10,
         reg_lambda=1.0,
         reg_alpha=0.0,
@@ -691,8 +691,9 @@ COMMON_PARAMETERS_DOC = """
         Value bins per feature (2 to 255).
     grow_policy : {{'depthwise', 'lossguide'}}, default='depthwise'
     learning_rate : float, default=0.3
-    min_child_weight : float, default=1.0
-        Minimum sum of hessians in a child.
+    min_child_weight : float, default=None
+        Minimum sum of hessians in a child; None: 1, and 1e-3 for multiclass
+        classification (LightGBM's), where ``min_data_in_leaf`` bounds the leaves.
     min_data_in_leaf : int, default=10
         Minimum number of rows in a child (1: no limit, as XGBoost).
     reg_lambda : float, default=1.0
