@@ -25,6 +25,7 @@ __all__ = [
     "midpoints",
     "flat_edges",
     "with_heavy_values",
+    "heavy_runs",
 ]
 
 #: Largest finite float64; infinite feature values are clipped to +/- this
@@ -180,9 +181,16 @@ def weighted_bin_edges(xp, distinct, run_totals, max_bin):
     overflowed = ~np.isfinite(edges)
     edges[overflowed] = midpoints(lower[overflowed], upper[overflowed])
     edges = np.unique(edges).astype(X_DTYPE, copy=False)
-    weights = xp.diff(xp.concatenate([xp.zeros(1, dtype=run_totals.dtype), run_totals]))
-    heavy = xp.flatnonzero(weights * max_bin >= total)  # at least total / max_bin
+    heavy = heavy_runs(xp, run_totals, total, max_bin)
     return with_heavy_values(xp, edges, distinct, heavy, int(distinct.shape[0]) - 1, max_bin)
+
+
+def heavy_runs(xp, run_totals, total, max_bin):
+    """Indices of the distinct values holding at least ``total / max_bin`` of the weight
+    (``weight * max_bin >= total``; exact for integer weights), from the cumulative weight
+    through each distinct value: the heavy values of :func:`with_heavy_values`."""
+    weights = xp.diff(xp.concatenate([xp.zeros(1, dtype=run_totals.dtype), run_totals]))
+    return xp.flatnonzero(weights * max_bin >= total)
 
 
 def with_heavy_values(xp, edges, values, heavy_starts, last_start, max_bin):

@@ -33,8 +33,9 @@ If all weights are 0, every row weighs 1.
   that overflows), as in gpuboost.data.binning. Duplicates are removed. With unit
   weights this is the averaged inverted CDF. Then every value holding at least
   ``1 / max_bin`` of the weight (``w_j * max_bin >= W``, exact) gets a bin of its own,
-  as in gpuboost.data.binning (:func:`gpuboost.core.bin_edges.with_heavy_values`, the
-  one rule of both): a value many rows share is a split candidate on either side.
+  as in gpuboost.data.binning (:func:`gpuboost.core.bin_edges.heavy_runs` and
+  :func:`~gpuboost.core.bin_edges.with_heavy_values`, the one rule of both): a value
+  many rows share is a split candidate on either side.
 
 Only distinct values and cumulative weights *at the end of each run of equal
 values* enter the definition, so it does not depend on how a sort orders equal
@@ -46,7 +47,7 @@ device, and at most ``2 * max_bin`` values plus two scalars come to the host.
 import numpy as np
 
 from ..core.array import to_numpy
-from ..core.bin_edges import FLOAT64_MAX, midpoints, with_heavy_values
+from ..core.bin_edges import FLOAT64_MAX, heavy_runs, midpoints, with_heavy_values
 from ..core.dtypes import GRAD_QUANT_MAX, SAMPLE_INDEX_DTYPE, X_DTYPE
 from ..data.binning import BinMapper
 
@@ -137,8 +138,7 @@ def sorted_weighted_edges(xp, sorted_values, sorted_weights, max_bin):
     upper = to_numpy(distinct[xp.minimum(positions + 1, n_distinct - 1)])
     between = to_numpy(between)
     edges = np.unique(np.where(between, _average(lower, upper), lower)).astype(X_DTYPE)
-    held = xp.diff(xp.concatenate([xp.zeros(1, dtype=cumulative.dtype), cumulative]))
-    heavy = xp.flatnonzero(held * max_bin >= total)  # at least 1 / max_bin of the weight
+    heavy = heavy_runs(xp, cumulative, total, max_bin)
     return with_heavy_values(xp, edges, distinct, heavy, n_distinct - 1, max_bin)
 
 
