@@ -185,12 +185,25 @@ def weighted_bin_edges(xp, distinct, run_totals, max_bin):
     return with_heavy_values(xp, edges, distinct, heavy, int(distinct.shape[0]) - 1, max_bin)
 
 
-def heavy_runs(xp, run_totals, total, max_bin):
+def heavy_runs(xp, run_totals, total, max_bin, candidates=None):
     """Indices of the distinct values holding at least ``total / max_bin`` of the weight
     (``weight * max_bin >= total``; exact for integer weights), from the cumulative weight
-    through each distinct value: the heavy values of :func:`with_heavy_values`."""
-    weights = xp.diff(xp.concatenate([xp.zeros(1, dtype=run_totals.dtype), run_totals]))
-    return xp.flatnonzero(weights * max_bin >= total)
+    through each distinct value: the heavy values of :func:`with_heavy_values`.
+
+    ``candidates`` (ascending indices), if given, are the only values looked at, with the
+    last one: integer weights whose quantile positions they are (the first ``j`` with
+    ``run_totals[j] * max_bin >= i * total``, ``i = 1 .. max_bin - 1``) hold every heavy
+    value, since a run of at least ``total / max_bin`` spans some ``i * total / max_bin``
+    or ends the values. Then only ``max_bin`` weights are formed, not one per distinct
+    value (approx's per-tree edges). The result may repeat an index.
+    """
+    if candidates is None:
+        weights = xp.diff(xp.concatenate([xp.zeros(1, dtype=run_totals.dtype), run_totals]))
+        return xp.flatnonzero(weights * max_bin >= total)
+    last = xp.asarray([int(run_totals.shape[0]) - 1], dtype=candidates.dtype)
+    candidates = xp.concatenate([candidates, last])
+    before = run_totals[xp.maximum(candidates, 1) - 1] * (candidates > 0)
+    return candidates[(run_totals[candidates] - before) * max_bin >= total]
 
 
 def with_heavy_values(xp, edges, values, heavy_starts, last_start, max_bin):

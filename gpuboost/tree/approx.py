@@ -138,7 +138,7 @@ def sorted_weighted_edges(xp, sorted_values, sorted_weights, max_bin):
     upper = to_numpy(distinct[xp.minimum(positions + 1, n_distinct - 1)])
     between = to_numpy(between)
     edges = np.unique(np.where(between, _average(lower, upper), lower)).astype(X_DTYPE)
-    heavy = heavy_runs(xp, cumulative, total, max_bin)
+    heavy = heavy_runs(xp, cumulative, total, max_bin, candidates=positions)
     return with_heavy_values(xp, edges, distinct, heavy, n_distinct - 1, max_bin)
 
 

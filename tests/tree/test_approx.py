@@ -9,7 +9,7 @@ import gpuboost
 from gpuboost import Dataset
 from gpuboost.backends import NumpyBackend
 from gpuboost.backends.cuda.backend import CudaBackend
-from gpuboost.core.bin_edges import FLOAT64_MAX, midpoints
+from gpuboost.core.bin_edges import FLOAT64_MAX, heavy_runs, midpoints
 from gpuboost.data.binning import BinMapper
 from gpuboost.tree.approx import (
     INT64_SAFE_BITS,
@@ -292,3 +292,30 @@ def test_cpu_and_cuda_give_identical_approx_models(
     )
     assert_runs_match(runs)
     assert_predictions_match(runs["cpu"].model, runs["cuda"].model, X)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_heavy_values_are_found_among_the_quantile_positions(seed):
+    """core.bin_edges.heavy_runs looking at the quantile positions only (as approx's
+    per-tree edges do) finds every value holding 1 / max_bin of the integer weight."""
+    rng = np.random.default_rng(seed)
+    n_distinct = int(rng.integers(MAX_BIN + 1, 400))
+    weights = rng.integers(0, 50, size=n_distinct, dtype=np.int64)
+    heavy = rng.choice(n_distinct, size=int(rng.integers(0, 6)), replace=False)
+    weights[heavy] = rng.integers(1, 4000, size=len(heavy))
+    if seed == 0:
+        weights[[0, -1]] = 10**6  # the smallest and the largest value heavy
+    if seed == 1:  # the largest value holds exactly 1 / MAX_BIN: no quantile position on it
+        weights[-1] = 0
+        weights[-2] += (MAX_BIN - 1) * 1000 - weights.sum() % ((MAX_BIN - 1) * 1000)
+        weights[-1] = weights.sum() // (MAX_BIN - 1)
+    run_totals = np.cumsum(weights)
+    total = int(run_totals[-1])
+    targets = np.arange(1, MAX_BIN, dtype=np.int64) * total
+    positions = np.searchsorted(run_totals * MAX_BIN, targets, side="left")
+    expected = heavy_runs(np, run_totals, total, MAX_BIN)
+    found = heavy_runs(np, run_totals, total, MAX_BIN, candidates=positions)
+    np.testing.assert_array_equal(np.unique(found), expected)
+    assert np.all(np.diff(found) >= 0)
+    if seed == 1:
+        assert weights[-1] * MAX_BIN == total and expected[-1] == n_distinct - 1
