@@ -32,6 +32,8 @@ _TESTS_DIR = str(Path(__file__).resolve().parent)
 if _TESTS_DIR not in sys.path:
     sys.path.insert(0, _TESTS_DIR)
 
+from _tiers import longest_first  # noqa: E402  (from the tests folder, on sys.path now)
+
 pytest_plugins = ["_compile_report", "_warm_up"]
 
 #: The marker expression of the fast tier (pyproject.toml's addopts).
@@ -53,6 +55,12 @@ def pytest_configure(config):
         return
     if config.getoption("markexpr") == FAST_TIER:
         os.environ.setdefault(WORKERS_ENV_VAR, "1")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The longest tests start first (tests/_tiers.py, ``STARTED_FIRST``), so that the
+    xdist workers finish together."""
+    longest_first(items)
 
 
 def _features(n_rows, n_features, seed):

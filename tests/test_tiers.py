@@ -1,0 +1,31 @@
+"""The tiers' helpers (tests/_tiers.py): the longest tests start first."""
+
+from pathlib import Path
+from types import SimpleNamespace
+
+from _tiers import STARTED_FIRST, longest_first
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_listed_tests_start_first_in_the_listed_order_and_the_rest_keep_theirs():
+    names = ["tests/a.py::test_one", STARTED_FIRST[1] + "[x]", "tests/b.py::test_two",
+             STARTED_FIRST[0], "tests/c.py::test_three"]  # fmt: skip
+    items = [SimpleNamespace(nodeid=name) for name in names]
+    longest_first(items)
+    assert [item.nodeid for item in items] == [
+        STARTED_FIRST[0],
+        STARTED_FIRST[1] + "[x]",
+        "tests/a.py::test_one",
+        "tests/b.py::test_two",
+        "tests/c.py::test_three",
+    ]
+
+
+def test_every_listed_prefix_names_a_test_that_exists():
+    """A renamed test would silently drop out of the order: each prefix's file exists
+    and defines a test function whose name starts with the prefix's function part."""
+    for prefix in STARTED_FIRST:
+        path, _, function = prefix.partition("::")
+        source = (REPO_ROOT / path).read_text()
+        assert f"def {function}" in source, prefix
