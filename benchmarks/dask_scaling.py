@@ -162,6 +162,7 @@ def main(argv=None):
         "objective": "binary:logistic",
         "max_depth": args.depth,
         "learning_rate": 0.1,
+        "split_penalty": 0.0,  # the peers' trees: no split penalty (issue 33)
         "device": "cuda" if args.cuda else "cpu",
         "nthread": 1,
         "seed": 0,

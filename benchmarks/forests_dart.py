@@ -120,7 +120,8 @@ def run(X, y, task, params, rounds, splits, threads):
 
     objective, metric_name = TASKS[task]
     metric = get_metric(metric_name)
-    params = dict(params, objective=objective)
+    # the peers' trees: no split penalty (issue 33)
+    params = dict(params, objective=objective, split_penalty=0.0)
     if task == "multiclass":
         params["num_class"] = int(y.max()) + 1
     losses, times = [], []

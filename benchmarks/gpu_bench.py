@@ -371,6 +371,7 @@ def worker_gpuboost(cfg):
         "max_bin": MAX_BIN,
         "reg_lambda": 1.0,
         "min_child_weight": 1.0,
+        "split_penalty": 0.0,  # the peers' trees: no split penalty (issue 33)
         "device": device,
         "verbosity": 0,
     }

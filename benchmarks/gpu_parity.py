@@ -148,6 +148,7 @@ def main(argv=None):
             "max_bin": 255,
             "reg_lambda": 1.0,
             "min_child_weight": 1.0,
+            "split_penalty": 0.0,  # the peers' trees: no split penalty (issue 33)
             "verbosity": 0,
         }
         models, seconds = [], []

@@ -43,6 +43,7 @@ def run(X, y, enable_bundle, rounds, depth):
         "max_depth": depth,
         "learning_rate": 0.1,
         "enable_bundle": enable_bundle,
+        "split_penalty": 0.0,  # the peers' trees: no split penalty (issue 33)
         "verbosity": 2,
     }
     timings = {}

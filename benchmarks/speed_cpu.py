@@ -200,6 +200,7 @@ def gpuboost_params(depth, threads, phases=False, objective="binary:logistic", n
         "max_bin": MAX_BIN,
         "reg_lambda": 1.0,
         "min_child_weight": 1.0,
+        "split_penalty": 0.0,  # the peers' trees: no split penalty (issue 33)
         "device": "cpu",
         "nthread": threads,
         "verbosity": 2 if phases else 0,
@@ -688,7 +689,8 @@ _COLD_SCRIPT = textwrap.dedent(
     X = rng.normal(size=(10_000, 20))
     y = (X[:, 0] + X[:, 1] * X[:, 2] + rng.normal(size=10_000) > 0).astype(np.float64)
     if library == "gpuboost":
-        gpuboost.train({"objective": "binary:logistic", "max_depth": 6, "nthread": threads},
+        gpuboost.train({"objective": "binary:logistic", "max_depth": 6, "nthread": threads,
+                        "split_penalty": 0.0},
                        gpuboost.Dataset(X, label=y), 100)
     elif library == "xgboost":
         xgboost.train({"objective": "binary:logistic", "max_depth": 6, "nthread": threads,
@@ -919,7 +921,9 @@ def _grid_estimator(lib, threads):
     if lib == "gpuboost":
         from gpuboost.sklearn import GBClassifier
 
-        return GBClassifier(n_estimators=GRID_ROUNDS, device="cpu", n_jobs=threads, verbosity=0)
+        return GBClassifier(
+            n_estimators=GRID_ROUNDS, device="cpu", n_jobs=threads, verbosity=0, split_penalty=0.0
+        )
     if lib == "xgboost":
         import xgboost as xgb
 

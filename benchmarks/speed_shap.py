@@ -36,7 +36,12 @@ def main():
     X, y = make_higgs_like(args.train_rows + args.rows, seed=0)
     X = X.astype(np.float32).astype(np.float64)  # float32 values: both see the same inputs
     booster = gpuboost.train(
-        {"objective": "binary:logistic", "max_depth": args.depth, "device": "cpu"},
+        {
+            "objective": "binary:logistic",
+            "max_depth": args.depth,
+            "device": "cpu",
+            "split_penalty": 0.0,
+        },  # the peers' trees: no split penalty (issue 33)
         gpuboost.Dataset(X[: args.train_rows], label=y[: args.train_rows]),
         args.rounds,
     )

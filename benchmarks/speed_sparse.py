@@ -54,7 +54,8 @@ _CHILD = textwrap.dedent(
     before = status("VmRSS:")
     start = time.perf_counter()
     if lib == "gpuboost":
-        params = {"device": "cpu", "max_depth": depth, "learning_rate": 0.1, "verbosity": 0}
+        params = {"device": "cpu", "max_depth": depth, "learning_rate": 0.1, "verbosity": 0,
+                  "split_penalty": 0.0}  # the peers' trees: no split penalty (issue 33)
         model = gpuboost.train(params, gpuboost.Dataset(X, label=y), rounds)
         trained = time.perf_counter()
         prediction = model.predict(X)

@@ -48,6 +48,7 @@ BASE_PARAMS = {
     "learning_rate": 0.1,
     "max_depth": 6,
     "max_bin": 255,
+    "split_penalty": 0.0,  # the peers' trees: no split penalty (issue 33)
     "device": "cpu",
     "verbosity": 0,
 }

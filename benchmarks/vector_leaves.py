@@ -73,7 +73,13 @@ def main():
     parser.add_argument("--repeat", type=int, default=4)
     args = parser.parse_args()
     X, Y, X_test, Y_test = make_data(args.rows, args.features, args.targets)
-    params = {"device": "cpu", "max_depth": args.depth, "learning_rate": 0.1, "verbosity": 0}
+    params = {
+        "device": "cpu",
+        "max_depth": args.depth,
+        "learning_rate": 0.1,
+        "verbosity": 0,
+        "split_penalty": 0.0,
+    }  # the peers' trees: no split penalty (issue 33)
     rounds = args.rounds
 
     def ours_vector():

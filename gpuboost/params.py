@@ -23,6 +23,7 @@ __all__ = [
     "validate_params",
     "given_names",
     "parameter_table_markdown",
+    "with_objective",
     "PER_ROUND_PARAMS",
     "round_values",
     "checked_round_values",
@@ -73,6 +74,16 @@ _P = Parameter
 #: trees there (issue 33: wine's held-out log loss 0.0651 at 1, 0.0453 at 1e-3).
 DEFAULT_MIN_CHILD_WEIGHT = 1.0
 MULTICLASS_MIN_CHILD_WEIGHT = 1e-3
+#: ``split_penalty`` when not given, for the objectives whose gradient variance is the
+#: dispersion times the hessian (squared error: the noise variance; logistic: 1), so that
+#: a split's gain over the dispersion is its deviance reduction: 2 is Akaike's price of a
+#: parameter (issue 33; docs/DESIGN.md, "Split penalty"). Every other objective: 0.
+DEFAULT_SPLIT_PENALTY = 2.0
+SPLIT_PENALTY_OBJECTIVES = ("reg:squarederror", "binary:logistic")
+#: ``min_data_in_leaf`` when not given: 1 (XGBoost's) where the split penalty is on, which
+#: judges a small leaf by its gain; else 10 (issue 33).
+PENALIZED_MIN_DATA_IN_LEAF = 1
+DEFAULT_MIN_DATA_IN_LEAF = 10
 PARAMETERS = {
     p.name: p
     for p in [
@@ -145,10 +156,11 @@ PARAMETERS = {
         ),
         _P(
             "min_data_in_leaf",
-            10,
+            None,
             "int",
-            "minimum number of rows in a child (LightGBM and scikit-learn: 20; "
-            "XGBoost has no such limit, as 1 here; AdaBoost's default is 1)",
+            "minimum number of rows in a child; default 1 (XGBoost's: no limit) where "
+            "split_penalty is on, else 10 (LightGBM and scikit-learn: 20; AdaBoost's "
+            "default is 1)",
             low=1,
             aliases=("min_child_samples", "min_samples_leaf", "min_data_per_leaf", "min_data"),
         ),
@@ -175,6 +187,16 @@ PARAMETERS = {
             "minimum gain to make a split",
             low=0.0,
             aliases=("min_split_loss", "min_split_gain", "min_gain_to_split"),
+        ),
+        _P(
+            "split_penalty",
+            None,
+            "float",
+            "a split must gain more than gamma + split_penalty x the tree's dispersion "
+            "sum(g^2) / sum(h) (the noise variance for squared error, about 1 for logistic): "
+            "gain / dispersion is the split's deviance reduction, and 2 Akaike's price of "
+            "a parameter; default 2 for reg:squarederror and binary:logistic, else 0 (off)",
+            low=0.0,
         ),
         _P(
             "max_delta_step",
@@ -664,8 +686,14 @@ SAVED_WHEN_SET = frozenset(
         "num_target",
         "multi_strategy",
         "path_smooth",
+        "split_penalty",
     }
 )
+#: The value of a :data:`SAVED_WHEN_SET` parameter in a model file that lacks it, where its
+#: default is resolved from other parameters instead (None in :data:`PARAMETERS`): the
+#: model was trained without it (a file written before it existed, or with it off), and
+#: it is saved whenever it differs from this.
+ABSENT_FROM_FILE = {"split_penalty": 0.0}
 
 
 def canonical_name(name):
@@ -677,6 +705,18 @@ def canonical_name(name):
     close = sorted(n for n in list(PARAMETERS) + list(ALIASES) if n[:3] == str(name)[:3])
     hint = f" Did you mean one of {close}?" if close else ""
     raise ValueError(f"Unknown parameter {name!r}.{hint} Valid parameters: {sorted(PARAMETERS)}.")
+
+
+def with_objective(params, objective):
+    """The user's ``params`` with ``objective`` in place of theirs when given (``train(...,
+    obj=)``: a custom objective), so that :func:`validate_params` resolves the defaults
+    that depend on the objective for it (``split_penalty``, ``min_data_in_leaf``)."""
+    if objective is None:
+        return params
+    kept = {
+        key: value for key, value in (params or {}).items() if canonical_name(key) != "objective"
+    }
+    return dict(kept, objective=objective)
 
 
 def given_names(params):
@@ -843,6 +883,8 @@ def _check_value(param, value):
         if not isinstance(value, (bool, np.bool_)):
             raise ValueError(f"Parameter {name!r} must be True or False, got {value_repr(value)}.")
         return bool(value)
+    if value is None and param.default is None and param.kind in ("int", "float"):
+        return None  # resolved by validate_params (the objective's default)
     if param.kind == "int":
         if isinstance(value, bool) and name != "verbosity":  # verbose=True is common usage
             raise ValueError(f"Parameter {name!r} must be an integer, got {value_repr(value)}.")
@@ -854,8 +896,6 @@ def _check_value(param, value):
         value = int(value)
     elif param.kind == "float":
         if value is None:
-            if param.default is None:
-                return None
             raise ValueError(f"Parameter {name!r} must be a number, got None.")
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise ValueError(f"Parameter {name!r} must be a number, got {value_repr(value)}.")
@@ -919,6 +959,14 @@ def validate_params(params):
     if out["min_child_weight"] is None:
         out["min_child_weight"] = (
             MULTICLASS_MIN_CHILD_WEIGHT if multiclass else DEFAULT_MIN_CHILD_WEIGHT
+        )
+    if out["split_penalty"] is None:
+        out["split_penalty"] = (
+            DEFAULT_SPLIT_PENALTY if objective in SPLIT_PENALTY_OBJECTIVES else 0.0
+        )
+    if out["min_data_in_leaf"] is None:
+        out["min_data_in_leaf"] = (
+            PENALIZED_MIN_DATA_IN_LEAF if out["split_penalty"] > 0 else DEFAULT_MIN_DATA_IN_LEAF
         )
     if multiclass:
         if out["num_class"] < 2:
@@ -985,7 +1033,7 @@ def model_params(params):
         if k not in RUNTIME_ONLY
         and k not in PROCESS_ONLY
         and not callable(v)
-        and not (k in SAVED_WHEN_SET and v == PARAMETERS[k].default)
+        and not (k in SAVED_WHEN_SET and v == ABSENT_FROM_FILE.get(k, PARAMETERS[k].default))
     }
 
 

@@ -163,6 +163,7 @@ def gpuboost_params(task, device="cpu"):
         "reg_lambda": REG_LAMBDA,
         "min_child_weight": MIN_CHILD_WEIGHT,
         "min_data_in_leaf": MIN_DATA_IN_LEAF,
+        "split_penalty": 0.0,  # the reference settings are the peers' trees (issue 33)
         "device": device,
         "verbosity": 0,
     }

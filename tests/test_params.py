@@ -9,8 +9,11 @@ import gpuboost
 from gpuboost.params import (
     ALIASES,
     DEFAULT_MIN_CHILD_WEIGHT,
+    DEFAULT_MIN_DATA_IN_LEAF,
+    DEFAULT_SPLIT_PENALTY,
     MULTICLASS_MIN_CHILD_WEIGHT,
     PARAMETERS,
+    PENALIZED_MIN_DATA_IN_LEAF,
     PROCESS_ONLY,
     RUNTIME_ONLY,
     SAVED_WHEN_SET,
@@ -48,7 +51,8 @@ def test_defaults_are_complete_and_valid():
     params = validate_params(None)
     assert set(params) == set(PARAMETERS)
     for name, param in PARAMETERS.items():
-        if name != "min_child_weight":  # the objective's (the test below)
+        if name not in ("min_child_weight", "split_penalty", "min_data_in_leaf"):
+            # the objective's (the tests below)
             assert params[name] == param.default
     assert validate_params({}) == params
 
@@ -72,6 +76,37 @@ def test_min_child_weight_defaults_to_the_objectives(objective, expected):
     assert validate_params(dict(params, min_child_weight=0.5))["min_child_weight"] == 0.5
     assert validate_params(dict(params, min_sum_hessian_in_leaf=2))["min_child_weight"] == 2.0
     assert validate_params({"objective": lambda p, d: (p, p)})["min_child_weight"] == 1.0
+
+
+@pytest.mark.parametrize(
+    "objective, penalty",
+    [
+        ("reg:squarederror", DEFAULT_SPLIT_PENALTY),
+        ("binary:logistic", DEFAULT_SPLIT_PENALTY),
+        ("reg:absoluteerror", 0.0),
+        ("rank:ndcg", 0.0),
+        ("multi:softprob", 0.0),
+    ],
+)
+def test_split_penalty_and_min_data_in_leaf_default_to_the_objectives(objective, penalty):
+    """2 for squared error and binary logistic loss, with leaves of any size; 0 and 10-row
+    leaves for the others and for custom objectives; given values win, and a penalty
+    given to another objective brings the small leaves with it."""
+    assert (DEFAULT_SPLIT_PENALTY, PENALIZED_MIN_DATA_IN_LEAF, DEFAULT_MIN_DATA_IN_LEAF) == (
+        2,
+        1,
+        10,
+    )
+    params = {"objective": objective, "num_class": 3}
+    resolved = validate_params(params)
+    leaves = PENALIZED_MIN_DATA_IN_LEAF if penalty else DEFAULT_MIN_DATA_IN_LEAF
+    assert (resolved["split_penalty"], resolved["min_data_in_leaf"]) == (penalty, leaves)
+    off = validate_params(dict(params, split_penalty=0))
+    assert (off["split_penalty"], off["min_data_in_leaf"]) == (0.0, DEFAULT_MIN_DATA_IN_LEAF)
+    on = validate_params(dict(params, split_penalty=4, min_child_samples=5))
+    assert (on["split_penalty"], on["min_data_in_leaf"]) == (4.0, 5)
+    custom = validate_params({"objective": lambda p, d: (p, p)})
+    assert (custom["split_penalty"], custom["min_data_in_leaf"]) == (0.0, 10)
 
 
 def test_canonical_names_map_to_themselves():
@@ -301,3 +336,44 @@ def test_trainings_record_the_min_child_weight_they_used():
     assert binary.get_booster().params["min_child_weight"] == DEFAULT_MIN_CHILD_WEIGHT
     ada = gpuboost.train(dict(three, booster="adaboost"), gpuboost.Dataset(X, label=y), 2)
     assert ada.params["min_child_weight"] == DEFAULT_MIN_CHILD_WEIGHT
+
+
+def test_models_record_the_split_penalty_and_files_without_it_were_trained_without_it():
+    """A penalized model saves its penalty and reads it back; an unpenalized one (a
+    multiclass model, or one trained with 0) writes no key, as files written before the
+    penalty existed, and such a file reads back with 0, not with the objective's
+    default."""
+    rng = np.random.default_rng(1)
+    X = rng.random((150, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=150)
+    data = gpuboost.Dataset(X, label=y)
+    penalized = gpuboost.train({"objective": "reg:squarederror", "verbosity": 0}, data, 2)
+    text = penalized.save_raw().decode()
+    assert '"split_penalty"' in text
+    assert gpuboost.Booster.from_json(text).params["split_penalty"] == DEFAULT_SPLIT_PENALTY
+    plain = gpuboost.train({"split_penalty": 0, "verbosity": 0}, data, 2)
+    text = plain.save_raw().decode()
+    assert '"split_penalty"' not in text
+    loaded = gpuboost.Booster.from_json(text)
+    assert (loaded.params["split_penalty"], loaded.params["min_data_in_leaf"]) == (0.0, 10)
+    assert loaded.save_raw() == plain.save_raw()
+
+
+def test_a_custom_objective_given_as_obj_takes_the_custom_objectives_defaults():
+    """``train(..., obj=)`` and the scikit-learn estimators' callable objective resolve
+    the defaults for the custom objective (no split penalty, 10-row leaves), not for the
+    objective it replaces."""
+    rng = np.random.default_rng(2)
+    X = rng.random((100, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=100)
+
+    def squared_error(margin, dtrain):
+        return margin - dtrain.get_label(), np.ones_like(margin)
+
+    data = gpuboost.Dataset(X, label=y)
+    given = {"objective": "reg:squarederror", "verbosity": 0}
+    booster = gpuboost.train(given, data, 2, obj=squared_error)
+    assert (booster.params["split_penalty"], booster.params["min_data_in_leaf"]) == (0.0, 10)
+    estimator = gpuboost.GBRegressor(n_estimators=2, objective=lambda t, p: (p - t, 1.0 + 0 * p))
+    params = estimator.fit(X, y).get_booster().params
+    assert (params["split_penalty"], params["min_data_in_leaf"]) == (0.0, 10)

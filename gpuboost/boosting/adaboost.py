@@ -143,6 +143,8 @@ ADABOOST_DEFAULTS = {
     "tree_method": "exact",
     # Not the multiclass objectives' 1e-3 (gpuboost.params): the weak learners' own.
     "min_child_weight": DEFAULT_MIN_CHILD_WEIGHT,
+    # Stumps judged by their gain alone, as scikit-learn's are.
+    "split_penalty": 0.0,
 }
 #: ``tree_method`` values the weak learner implements: every distinct value a
 #: threshold ('exact'), or the Dataset's bins ('hist', 'auto').

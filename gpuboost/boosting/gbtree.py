@@ -21,7 +21,7 @@ import numpy as np
 
 from ..core.array import to_numpy
 from ..core.gain import SplitParams
-from ..core.quantize import GradientQuantiser
+from ..core.quantize import GradientQuantiser, dispersion_sums
 from ..core.random import host_rng
 from ..data.convert import feature_positions, has_default_names
 from ..model.booster import Booster
@@ -31,7 +31,13 @@ from ..objectives import (
     binary_class_weights,
     get_objective,
 )
-from ..params import PER_ROUND_PARAMS, round_values, tree_learning_rate, validate_params
+from ..params import (
+    PER_ROUND_PARAMS,
+    round_values,
+    tree_learning_rate,
+    validate_params,
+    with_objective,
+)
 from ..tree.approx import ApproxRebinner
 from ..tree.constraints import InteractionConstraints, resolve_interactions, resolve_monotone
 from ..tree.feature_sampler import FeatureSampler
@@ -411,10 +417,8 @@ class GBTreeLearner:
     done = False
 
     def __init__(self, given_params, dtrain, evals, obj, custom_metric, init_model, backend):
-        params = validate_params(given_params)
+        params = validate_params(with_objective(given_params, obj))
         bind_binning(params, given_params, dtrain)
-        if obj is not None:
-            params["objective"] = obj
         bind_targets(params, dtrain)
         weight = _training_weights(params, dtrain)
         objective = training_objective(params)
@@ -552,10 +556,15 @@ class GBTreeLearner:
             with timer.phase("sketch"):
                 tree_data, thresholds = self.rebinner.rebin(self.data, quantized_h, sample_indices)
             splitter = HistogramSplitter(backend, tree_data, thresholds)
+        quantiser = GradientQuantiser(scale_g, scale_h)
+        if split_params.split_penalty > 0.0:  # docs/DESIGN.md, "Split penalty"
+            split_params = split_params.penalized(
+                quantiser.dispersion(dispersion_sums(xp, quantized_g, quantized_h, sample_indices))
+            )
         tree_input = TreeInput(
             quantized_g,
             quantized_h,
-            GradientQuantiser(scale_g, scale_h),
+            quantiser,
             sample_indices,
             split_params,
             learning_rate,
@@ -629,7 +638,7 @@ class GBTreeLearner:
         and hessian columns ``gradients``, ``hessians`` (n_rows, k): sample, quantize
         each output, grow, update every output's margins (docs/DESIGN.md "Vector
         leaves")."""
-        backend, timer = self.backend, self.timer
+        backend, xp, timer = self.backend, self.backend.xp, self.timer
         with timer.phase("sample"):  # uniform row sampling only (check_vector_leaves)
             sample_indices, multipliers = sample_rows(
                 backend,
@@ -645,6 +654,15 @@ class GBTreeLearner:
                 hessians = hessians * multipliers[:, None]
             pairs, scales = backend.quantize_output_pairs(gradients, hessians)
             quantisers = [GradientQuantiser(*scale) for scale in scales]
+        if split_params.split_penalty > 0.0:  # the gain sums the outputs': so do the penalties
+            split_params = split_params.penalized(
+                sum(
+                    quantiser.dispersion(
+                        dispersion_sums(xp, pairs[:, 2 * k], pairs[:, 2 * k + 1], sample_indices)
+                    )
+                    for k, quantiser in enumerate(quantisers)
+                )
+            )
         tree_input = TreeInput(
             pairs[:, 0],
             pairs[:, 1],

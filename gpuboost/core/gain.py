@@ -7,7 +7,7 @@ the same expressions in the same operation order (``cuda/gain.cuh``, compiled wi
 recovered from exact integer sums: ``G = sum_quantized_gradients / scale_gradients``.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -62,6 +62,9 @@ class SplitParams:
     #: LightGBM's ``path_smooth``: node weights pulled towards their parent's
     #: (:func:`path_smoothed`); 0: none.
     path_smooth: float = 0.0
+    #: A split must gain more than ``gamma + split_penalty * dispersion`` (the tree's
+    #: :meth:`~gpuboost.core.quantize.GradientQuantiser.dispersion`; :meth:`penalized`).
+    split_penalty: float = 0.0
     #: Monotone direction (1, -1, 0) per feature; ``()``: no constraint, and the scans
     #: take the unconstrained formulas (docs/DESIGN.md, "Monotone constraints").
     monotone: tuple = ()
@@ -77,6 +80,19 @@ class SplitParams:
             min_data_in_leaf=int(params["min_data_in_leaf"]),
             gamma=float(params["gamma"]),
             path_smooth=float(params["path_smooth"]),
+            split_penalty=float(params["split_penalty"]),
+        )
+
+    def penalized(self, dispersion):
+        """These parameters for a tree of gradient dispersion ``dispersion`` (float): the
+        split penalty folded into ``gamma`` (``gamma + split_penalty * dispersion``, one
+        multiplication and one addition in float64; docs/DESIGN.md, "Split penalty"),
+        so that every scan kernel applies it as ``gamma``. Unchanged when the penalty is
+        0."""
+        if self.split_penalty == 0.0:
+            return self
+        return replace(
+            self, gamma=self.gamma + self.split_penalty * float(dispersion), split_penalty=0.0
         )
 
 

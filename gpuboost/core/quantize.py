@@ -23,7 +23,14 @@ __all__ = [
     "quantize_with_scale",
     "dequantize",
     "GradientQuantiser",
+    "SQUARE_SPLIT_BITS",
+    "dispersion_sums",
 ]
+
+#: :func:`dispersion_sums` splits ``q = high * 2**SQUARE_SPLIT_BITS + low`` (``0 <= low <
+#: 2**SQUARE_SPLIT_BITS``): with ``|q| <= GRAD_QUANT_MAX = 2**30`` every product of two
+#: parts is at most 2**30 in magnitude, so their int64 sums are exact up to 2**33 rows.
+SQUARE_SPLIT_BITS = 15
 
 
 def quantization_scale(max_abs):
@@ -111,6 +118,38 @@ def dequantize(sum_quantized, scale):
     return np.float64(sum_quantized) / np.float64(scale)
 
 
+def dispersion_sums(xp, quantized_gradients, quantized_hessians, rows=None):
+    """Exact integer parts of ``sum q_g**2`` and ``sum q_h`` over ``rows`` (every row
+    when None): ``(high_high, high_low, low_low, sum_hessians)``, Python ints, the int64
+    sums of ``high**2``, ``high * low`` and ``low**2`` (:data:`SQUARE_SPLIT_BITS`). Integer
+    sums do not depend on their order, and the parts of several row blocks (Dask workers)
+    add up to those of all their rows. :meth:`GradientQuantiser.dispersion` turns them
+    into the dispersion (docs/DESIGN.md, "Split penalty").
+
+    Parameters
+    ----------
+    xp : module
+    quantized_gradients, quantized_hessians : ndarray of shape (n_rows,), int32
+    rows : ndarray of int or None
+
+    Returns
+    -------
+    tuple of 4 int
+    """
+    if rows is not None:
+        quantized_gradients = quantized_gradients[rows]
+        quantized_hessians = quantized_hessians[rows]
+    values = quantized_gradients.astype(np.int64)
+    high = values >> SQUARE_SPLIT_BITS  # floor division by 2**15 (arithmetic shift)
+    low = values & ((1 << SQUARE_SPLIT_BITS) - 1)  # in [0, 2**15)
+    return (
+        int(xp.sum(high * high)),
+        int(xp.sum(high * low)),
+        int(xp.sum(low * low)),
+        int(xp.sum(quantized_hessians.astype(np.int64))),
+    )
+
+
 class GradientQuantiser:
     """The scales of one tree's quantized gradients and hessians (one value type).
 
@@ -137,6 +176,34 @@ class GradientQuantiser:
     def hessians(self, sums):
         """Float64 hessian sums of integer sums (scalar or array)."""
         return np.asarray(sums, dtype=np.float64) / self.scale_hessians
+
+    def dispersion(self, sums):
+        """The dispersion ``sum g**2 / sum h`` of a tree's rows from their
+        :func:`dispersion_sums` (several blocks' summed part by part): the noise variance
+        per unit of hessian (for squared error the residuals' mean square; about 1 for a
+        calibrated logistic model). The exact integer ``sum q_g**2`` is rounded once to
+        float64, then divided by the gradients' scale twice (powers of two) and by
+        ``H``: the same bits on every machine (docs/DESIGN.md, "Split penalty"). 0 when
+        ``sum h`` is 0.
+
+        Parameters
+        ----------
+        sums : tuple of 4 int
+
+        Returns
+        -------
+        float
+        """
+        high_high, high_low, low_low, sum_hessians = (int(value) for value in sums)
+        if sum_hessians <= 0:
+            return 0.0
+        square_sum = (
+            (high_high << (2 * SQUARE_SPLIT_BITS)) + (high_low << (SQUARE_SPLIT_BITS + 1)) + low_low
+        )
+        scale_g = self.scale_gradients  # divided by twice: scale_g**2 may overflow
+        return ((float(square_sum) / scale_g) / scale_g) / (
+            float(sum_hessians) / self.scale_hessians
+        )
 
     def __eq__(self, other):
         return isinstance(other, GradientQuantiser) and (

@@ -59,9 +59,10 @@ class DistributedSplitter(HistogramSplitter):
         self._splits = []
         self._left_counts = {}
 
-    def begin_tree(self, scale_gradients, scale_hessians, n_samples):
-        """A new tree: the workers quantize with these global scales at the next exchange."""
-        self._quantization = (scale_gradients, scale_hessians, n_samples)
+    def begin_tree(self, scale_gradients, scale_hessians, n_samples, quantized=False):
+        """A new tree: the workers quantize with these global scales at the next exchange
+        (``quantized``: they have already, at the split penalty's exchange)."""
+        self._quantization = None if quantized else (scale_gradients, scale_hessians, n_samples)
         self._splits = []
         self._left_counts = {}
 

@@ -53,7 +53,7 @@ from ..model.booster import Booster
 from ..objectives import get_objective
 from ..objectives.classification import class_multipliers, row_class_weights
 from ..objectives.ranking import plan_query_chunks
-from ..params import round_values, tree_learning_rate, validate_params
+from ..params import round_values, tree_learning_rate, validate_params, with_objective
 from ..tree.grower import GrowthPolicy, TreeGrower
 from ..tree.sampling import goss_top_count
 from ..tree.splitters import TreeInput
@@ -139,10 +139,8 @@ class DaskLearner:
     def __init__(
         self, client, given_params, dtrain, evals, init_model, timeout, bytes_log, obj=None
     ):
-        params = validate_params(given_params)
+        params = validate_params(with_objective(given_params, obj))
         refuse_update(params, "gpuboost.dask.train")
-        if obj is not None:
-            params["objective"] = obj
         check_distributed_params(params)
         bind_binning(params, given_params, dtrain)
         multipliers = _class_multipliers(params, dtrain)
@@ -407,11 +405,19 @@ class DaskLearner:
         scale_g = quantization_scale(max(m[0] for m in maxima))
         scale_h = quantization_scale(max(m[1] for m in maxima))
         n_samples = sum(m[2] for m in maxima)
-        self.splitter.begin_tree(scale_g, scale_h, n_samples)
+        quantiser = GradientQuantiser(scale_g, scale_h)
+        penalized = split_params.split_penalty > 0.0
+        if penalized:  # the workers quantize now; their exact integer parts add up
+            parts = self.exchange.call(
+                "measuring the gradients' dispersion", "dispersion", scale_g, scale_h, n_samples
+            )
+            sums = tuple(sum(part[i] for part in parts) for i in range(len(parts[0])))
+            split_params = split_params.penalized(quantiser.dispersion(sums))
+        self.splitter.begin_tree(scale_g, scale_h, n_samples, quantized=penalized)
         tree_input = TreeInput(
             None,
             None,
-            GradientQuantiser(scale_g, scale_h),
+            quantiser,
             _VirtualRows(n_samples),
             split_params,
             tree_learning_rate(params),

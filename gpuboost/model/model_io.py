@@ -82,6 +82,7 @@ from ..core.categorical import bitset_words
 from ..data.categorical import check_categories
 from ..objectives import get_objective
 from ..params import (
+    ABSENT_FROM_FILE,
     PARAMETERS,
     PER_ROUND_PARAMS,
     checked_round_values,
@@ -564,7 +565,7 @@ def _state_from_json(text):
     if not any(key in params for key in ("objective",) + PARAMETERS["objective"].aliases):
         _fail("learner params lack 'objective' (the default would change the predictions)")
     try:
-        params = validate_params(params)
+        params = validate_params({**ABSENT_FROM_FILE, **params})
     except ValueError as error:
         _fail(f"bad params: {error}")
     n_outputs = _require(learner, "n_outputs", int, "learner ")

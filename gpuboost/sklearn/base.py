@@ -17,7 +17,7 @@ from ..data.dataset import Dataset, label_arguments
 from ..data.device import device_features
 from ..model.booster import Booster
 from ..objectives import CUSTOM_OBJECTIVE_NAME
-from ..params import canonical_name, validate_params
+from ..params import canonical_name, validate_params, with_objective
 from .compat import BaseEstimator as _BaseEstimator
 from .compat import NotFittedError
 from .validation import (
@@ -68,6 +68,7 @@ _ESTIMATOR_TO_TRAINING_PARAM = {
     "reg_lambda": "reg_lambda",
     "reg_alpha": "reg_alpha",
     "gamma": "gamma",
+    "split_penalty": "split_penalty",
     "max_delta_step": "max_delta_step",
     "subsample": "subsample",
     "colsample_bytree": "colsample_bytree",
@@ -205,10 +206,11 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
         grow_policy="depthwise",
         learning_rate=0.3,
         min_child_weight=None,
-        min_data_in_leaf=10,
+        min_data_in_leaf=None,
         reg_lambda=1.0,
         reg_alpha=0.0,
         gamma=0.0,
+        split_penalty=None,
         max_delta_step=0.0,
         subsample=1.0,
         colsample_bytree=1.0,
@@ -235,6 +237,7 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
         self.learning_rate = learning_rate
         self.min_child_weight = min_child_weight
         self.min_data_in_leaf = min_data_in_leaf
+        self.split_penalty = split_penalty
         self.reg_lambda = reg_lambda
         self.reg_alpha = reg_alpha
         self.gamma = gamma
@@ -518,7 +521,7 @@ class BaseGBModel(ModelFileMixin, _BaseEstimator):
             )
         self._check_init_model(init_model)
         n_estimators, early_stopping_rounds = self._checked_rounds(eval_set)
-        params = validate_params(params)
+        params = validate_params(with_objective(params, obj))
         if params["booster"] == "adaboost" and type(self).__name__ != "AdaBoostClassifier":
             raise ValueError(
                 f"{type(self).__name__} trains gradient-boosted trees; for "
@@ -694,14 +697,19 @@ COMMON_PARAMETERS_DOC = """
     min_child_weight : float, default=None
         Minimum sum of hessians in a child; None: 1, and 1e-3 for multiclass
         classification (LightGBM's), where ``min_data_in_leaf`` bounds the leaves.
-    min_data_in_leaf : int, default=10
-        Minimum number of rows in a child (1: no limit, as XGBoost).
+    min_data_in_leaf : int, default=None
+        Minimum number of rows in a child; None: 1 (no limit, as XGBoost) where
+        ``split_penalty`` is on, else 10.
     reg_lambda : float, default=1.0
         L2 regularization of leaf values.
     reg_alpha : float, default=0.0
         L1 regularization of leaf values.
     gamma : float, default=0.0
         Minimum gain of a split.
+    split_penalty : float, default=None
+        A split must gain more than ``gamma`` plus this times the tree's gradient
+        dispersion ``sum(g^2) / sum(h)`` (2: Akaike's criterion); None: 2 for squared
+        error and binary logistic loss, else 0 (off).
     max_delta_step : float, default=0.0
         Clip leaf values to this magnitude (0 = off).
     subsample : float, default=1.0

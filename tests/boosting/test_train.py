@@ -181,7 +181,9 @@ def test_weight_two_equals_duplicated_rows(regression_data):
     X, y = regression_data
     X, y = X[:200], y[:200]  # fewer distinct values than bins: identical bin edges
     # min_data_in_leaf counts rows, which duplicating doubles and weights do not
-    params = {"max_depth": 4, "base_score": 0.5, "min_data_in_leaf": 1}
+    # The split penalty takes weights as relative (docs/DESIGN.md, "Split penalty"):
+    # weight 2 is not two copies there; without it, it is.
+    params = {"max_depth": 4, "base_score": 0.5, "min_data_in_leaf": 1, "split_penalty": 0}
     weighted = fit(params, Dataset(X, label=y, weight=np.full(200, 2.0)), 5)
     duplicated = fit(params, Dataset(np.vstack([X, X]), label=np.concatenate([y, y])), 5)
     for a, b in zip(weighted.trees, duplicated.trees):
@@ -197,7 +199,8 @@ def test_integer_weights_approximate_duplicated_rows(regression_data):
     X, y = X[:200], y[:200]
     weight = np.random.default_rng(4).integers(1, 4, size=200).astype(np.float64)
     repeat = weight.astype(int)
-    params = {"max_depth": 3, "min_data_in_leaf": 1}  # rows count, weights do not
+    # rows count, weights do not; the split penalty takes weights as relative
+    params = {"max_depth": 3, "min_data_in_leaf": 1, "split_penalty": 0}
     weighted = fit(params, Dataset(X, label=y, weight=weight), 5)
     duplicated = fit(params, Dataset(np.repeat(X, repeat, axis=0), label=np.repeat(y, repeat)), 5)
     np.testing.assert_allclose(weighted.base_margin, duplicated.base_margin, rtol=1e-12)
@@ -447,7 +450,8 @@ def test_custom_objective_equals_the_built_in_squared_error(regression_data):
         seen_datasets.append(dataset)
         return margin - dataset.get_label(), np.ones_like(margin)
 
-    params = {"max_depth": 4, "base_score": 0.0, "subsample": 0.8}
+    # a custom objective has no split penalty (docs/DESIGN.md, "Split penalty")
+    params = {"max_depth": 4, "base_score": 0.0, "subsample": 0.8, "split_penalty": 0}
     dataset = Dataset(X, label=y)
     custom = fit(params, dataset, 5, obj=squared_error)
     built_in = fit(params, Dataset(X, label=y), 5)

@@ -3,7 +3,7 @@
 import numpy as np
 
 from gpuboost.core.gain import SplitParams, leaf_score, leaf_weight, split_gain, threshold_l1
-from gpuboost.params import PARAMETERS, validate_params
+from gpuboost.params import DEFAULT_MIN_DATA_IN_LEAF, DEFAULT_SPLIT_PENALTY, validate_params
 
 
 def test_threshold_l1():
@@ -76,12 +76,25 @@ def test_split_params_from_validated_params():
             "min_child_weight": 3,
             "min_data_in_leaf": 4,
             "gamma": 0.1,
+            "split_penalty": 3,
         }
     )
     split_params = SplitParams.from_params(params)
-    assert split_params == SplitParams(2.0, 0.5, 0.7, 3.0, 4, 0.1)
-    # the scan's own default is no limit; training's is PARAMETERS' (10 rows)
+    assert split_params == SplitParams(2.0, 0.5, 0.7, 3.0, 4, 0.1, split_penalty=3.0)
+    # training's defaults for squared error: the split penalty, leaves of any size
     assert SplitParams.from_params(validate_params({})) == SplitParams(
-        min_data_in_leaf=PARAMETERS["min_data_in_leaf"].default
+        split_penalty=DEFAULT_SPLIT_PENALTY
+    )
+    assert SplitParams.from_params(validate_params({"objective": "reg:absoluteerror"})) == (
+        SplitParams(min_data_in_leaf=DEFAULT_MIN_DATA_IN_LEAF)
     )
     assert SplitParams().min_data_in_leaf == 1
+
+
+def test_the_penalty_is_folded_into_gamma():
+    """``gamma + split_penalty * dispersion`` in float64, the penalty then 0; no penalty:
+    the same object."""
+    params = SplitParams(gamma=0.25, split_penalty=2.0)
+    assert params.penalized(1.5) == SplitParams(gamma=0.25 + 2.0 * 1.5)
+    plain = SplitParams(gamma=0.25)
+    assert plain.penalized(1.5) is plain

@@ -4,7 +4,14 @@ import numpy as np
 import pytest
 
 from gpuboost.core.dtypes import GRAD_QUANT_DTYPE, GRAD_QUANT_MAX
-from gpuboost.core.quantize import dequantize, is_power_of_two, quantization_scale, quantize
+from gpuboost.core.quantize import (
+    GradientQuantiser,
+    dequantize,
+    dispersion_sums,
+    is_power_of_two,
+    quantization_scale,
+    quantize,
+)
 
 
 def test_scale_rule():
@@ -119,3 +126,54 @@ def test_subnormal_magnitudes_quantize_to_zeros():
     # A tiny magnitude whose scale is finite still maps into the top bit.
     quantized, scale = quantize(np, np.array([1e-290, -5e-291]))
     assert np.isfinite(scale) and GRAD_QUANT_MAX / 2 < quantized[0] <= GRAD_QUANT_MAX
+
+
+def _square_sum(parts):
+    high_high, high_low, low_low, _ = parts
+    return (high_high << 30) + (high_low << 16) + low_low
+
+
+def test_dispersion_sums_are_the_exact_sum_of_squares_in_any_order_and_any_blocks():
+    """Python's integers as the reference, the extreme magnitudes included (+-2**30, the
+    negative ones' floor parts); a permutation and a split into two blocks give the same
+    parts' total; ``rows`` picks rows."""
+    rng = np.random.default_rng(5)
+    q_g = rng.integers(-GRAD_QUANT_MAX, GRAD_QUANT_MAX + 1, size=5000).astype(GRAD_QUANT_DTYPE)
+    q_g[:4] = [GRAD_QUANT_MAX, -GRAD_QUANT_MAX, -1, -(2**15)]
+    q_h = rng.integers(0, GRAD_QUANT_MAX + 1, size=5000).astype(GRAD_QUANT_DTYPE)
+    parts = dispersion_sums(np, q_g, q_h)
+    assert _square_sum(parts) == sum(int(v) ** 2 for v in q_g)
+    assert parts[3] == sum(int(v) for v in q_h)
+    order = rng.permutation(5000)
+    assert _square_sum(dispersion_sums(np, q_g[order], q_h[order])) == _square_sum(parts)
+    blocks = [
+        dispersion_sums(np, q_g[:1234], q_h[:1234]),
+        dispersion_sums(np, q_g[1234:], q_h[1234:]),
+    ]
+    assert tuple(map(sum, zip(*blocks))) == parts
+    rows = np.array([3, 0, 7], dtype=np.int32)
+    picked = dispersion_sums(np, q_g, q_h, rows)
+    assert _square_sum(picked) == sum(int(q_g[r]) ** 2 for r in rows)
+    assert picked[3] == sum(int(q_h[r]) for r in rows)
+
+
+def test_dispersion_is_sum_g2_over_sum_h_of_the_dequantized_values():
+    """Squared error's residuals (h = 1): their mean square, to the quantization's
+    precision; exactly representable values give the exact ratio; no hessian gives 0; a
+    scale whose square overflows float64 (tiny gradients) still gives their dispersion."""
+    rng = np.random.default_rng(6)
+    g = rng.normal(scale=3.0, size=2000)
+    h = np.ones(2000)
+    (q_g, s_g), (q_h, s_h) = quantize(np, g), quantize(np, h)
+    phi = GradientQuantiser(s_g, s_h).dispersion(dispersion_sums(np, q_g, q_h))
+    assert phi == pytest.approx(np.mean(g * g), rel=1e-8)
+    exact = GradientQuantiser(4.0, 2.0).dispersion(
+        dispersion_sums(np, np.array([4, -8], np.int32), np.array([2, 6], np.int32))
+    )
+    assert exact == ((16 + 64) / 16.0) / (8 / 2.0)
+    assert GradientQuantiser(1.0, 1.0).dispersion((5, 0, 1, 0)) == 0.0
+    tiny = np.full(10, 1e-150)
+    (q_g, s_g), (q_h, s_h) = quantize(np, tiny), quantize(np, np.ones(10))
+    assert s_g * s_g == np.inf
+    phi = GradientQuantiser(s_g, s_h).dispersion(dispersion_sums(np, q_g, q_h))
+    assert phi == pytest.approx(1e-300, rel=1e-8)

@@ -82,8 +82,9 @@ def squared_error(y_true, raw_margin):
 def test_custom_objective_matches_builtin_squared_error(regression_data):
     X_train, y_train, X_test, _ = regression_data
     custom = GBRegressor(n_estimators=5, objective=squared_error).fit(X_train, y_train)
-    # The custom objective starts from margin 0, so compare with base_score=0.
-    builtin = GBRegressor(n_estimators=5, base_score=0.0).fit(X_train, y_train)
+    # The custom objective starts from margin 0, so compare with base_score=0; it has no
+    # split penalty (docs/DESIGN.md, "Split penalty").
+    builtin = GBRegressor(n_estimators=5, base_score=0.0, split_penalty=0).fit(X_train, y_train)
     np.testing.assert_allclose(custom.predict(X_test), builtin.predict(X_test), rtol=1e-12)
     restored = pickle.loads(pickle.dumps(custom))
     np.testing.assert_array_equal(restored.predict(X_test), custom.predict(X_test))

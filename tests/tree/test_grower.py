@@ -444,8 +444,8 @@ def test_feature_sampler_keeps_at_least_one_feature():
 
 def test_colsample_bytree_tiny_uses_one_feature_per_tree(regression_data):
     X, y = regression_data
-    booster = gpuboost.train(
-        {"device": "cpu", "colsample_bytree": 0.01, "max_depth": 4},
+    booster = gpuboost.train(  # no split penalty: every tree splits on its one feature
+        {"device": "cpu", "colsample_bytree": 0.01, "max_depth": 4, "split_penalty": 0},
         gpuboost.Dataset(X, label=y),
         num_boost_round=12,
         verbose_eval=False,
@@ -543,8 +543,9 @@ def test_speculative_lossguide_batches_grow_the_one_leaf_per_step_trees(
         monkeypatch.setenv("GPUBOOST_CPU_KERNELS", "numpy")
     X, signal = _lossguide_data()
     y = (signal > 0).astype(float) if "objective" in params else signal
-    # min_data_in_leaf=1: the leaf cap, not the leaf size, ends the trees
-    full = {"device": "cpu", "grow_policy": "lossguide", "seed": 3, "min_data_in_leaf": 1, **params}
+    # min_data_in_leaf=1, no split penalty: the leaf cap, not the leaf size, ends the trees
+    full = {"device": "cpu", "grow_policy": "lossguide", "seed": 3, "min_data_in_leaf": 1,
+            "split_penalty": 0, **params}  # fmt: skip
     kept, cut = [], []
     push = grower_module.LossguideDriver.push
 
@@ -587,8 +588,9 @@ def test_lossguide_expanded_ahead_is_the_one_leaf_per_step_tree(params, device, 
         monkeypatch.setenv("GPUBOOST_CPU_KERNELS", "numpy")
     X, signal = _lossguide_data()
     y = (signal > 0).astype(float) if params.get("objective") == "binary:logistic" else signal
-    # min_data_in_leaf=1: the leaf cap, not the leaf size, ends the trees
-    full = {"device": "cpu", "grow_policy": "lossguide", "seed": 3, "min_data_in_leaf": 1, **params}
+    # min_data_in_leaf=1, no split penalty: the leaf cap, not the leaf size, ends the trees
+    full = {"device": "cpu", "grow_policy": "lossguide", "seed": 3, "min_data_in_leaf": 1,
+            "split_penalty": 0, **params}  # fmt: skip
     steps, partitions, splits = [], [], []
     pop = grower_module.LookaheadLossguideDriver.pop
     grow = grower_module.TreeGrower.grow

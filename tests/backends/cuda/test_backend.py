@@ -155,7 +155,7 @@ PARITY_CASES = {
     ),
     "weighted": ({"max_depth": 3}, "regression", True, 3),
     "tiny_subsample": (
-        {"max_depth": 3, "subsample": 0.03, "min_data_in_leaf": 1},
+        {"max_depth": 3, "subsample": 0.03, "min_data_in_leaf": 1, "split_penalty": 0},
         "regression",
         False,
         3,

@@ -35,15 +35,27 @@ CASES = {
             "min_child_weight": 0.0,
             "min_data_in_leaf": 1,
             "reg_lambda": 0.1,
+            "split_penalty": 0.0,
         },
         "regression",
     ),
     "min_child_weight": (
-        {"max_leaves": 40, "max_depth": 0, "min_child_weight": 8.0, "gamma": 0.01},
+        {
+            "max_leaves": 40,
+            "max_depth": 0,
+            "min_child_weight": 8.0,
+            "gamma": 0.01,
+            "split_penalty": 0.0,
+        },  # fmt: skip
         "regression",
     ),
     "monotone": (
-        {"max_leaves": 31, "max_depth": 0, "monotone_constraints": [1, 0, -1, 0, 0, 0]},
+        {
+            "max_leaves": 31,
+            "max_depth": 0,
+            "monotone_constraints": [1, 0, -1, 0, 0, 0],
+            "split_penalty": 0.0,
+        },  # fmt: skip
         "regression",
     ),
     "huber_refit": (  # leaf values refit from float sums over each leaf's rows, in order
