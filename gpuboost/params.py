@@ -24,6 +24,7 @@ __all__ = [
     "given_names",
     "parameter_table_markdown",
     "with_objective",
+    "validate_file_params",
     "PER_ROUND_PARAMS",
     "round_values",
     "checked_round_values",
@@ -1022,6 +1023,13 @@ def checked_round_values(values):
             )
         checked[canonical] = validated[canonical]
     return checked
+
+
+def validate_file_params(params):
+    """:func:`validate_params` of a model file's params: those of
+    :data:`ABSENT_FROM_FILE` the file lacks take the value the model was trained with,
+    not the default resolved for its objective."""
+    return validate_params({**ABSENT_FROM_FILE, **params})
 
 
 def model_params(params):

@@ -82,13 +82,12 @@ from ..core.categorical import bitset_words
 from ..data.categorical import check_categories
 from ..objectives import get_objective
 from ..params import (
-    ABSENT_FROM_FILE,
     PARAMETERS,
     PER_ROUND_PARAMS,
     checked_round_values,
     model_params,
     round_values,
-    validate_params,
+    validate_file_params,
 )
 from ..tree.tree import CATEGORICAL_ARRAYS, TREE_ARRAYS, Tree
 
@@ -565,7 +564,7 @@ def _state_from_json(text):
     if not any(key in params for key in ("objective",) + PARAMETERS["objective"].aliases):
         _fail("learner params lack 'objective' (the default would change the predictions)")
     try:
-        params = validate_params({**ABSENT_FROM_FILE, **params})
+        params = validate_file_params(params)
     except ValueError as error:
         _fail(f"bad params: {error}")
     n_outputs = _require(learner, "n_outputs", int, "learner ")

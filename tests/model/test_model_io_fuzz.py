@@ -39,7 +39,7 @@ from _timeouts import time_limit
 import gpuboost
 from gpuboost import Booster
 from gpuboost.model import model_io
-from gpuboost.params import checked_round_values, model_params, validate_params
+from gpuboost.params import checked_round_values, model_params, validate_file_params
 from gpuboost.tree.tree import TREE_ARRAYS
 
 #: Cases per model of each mutation family: the slow tier's count, and the
@@ -273,7 +273,7 @@ def _normalized(document):
     """What a file's document means, for comparison with a re-saved model: canonical
     params without runtime-only ones, and numbers of float fields read as float64."""
     learner = document["learner"]
-    learner["params"] = model_params(validate_params(learner["params"]))
+    learner["params"] = model_params(validate_file_params(learner["params"]))
     if "round_params" in learner:
         learner["round_params"] = [checked_round_values(r) for r in learner["round_params"]]
     learner["base_margin"] = [float(v) for v in learner["base_margin"]]
