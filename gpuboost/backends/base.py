@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core.array import ArrayLike
 from ..core.dtypes import GRAD_QUANT_DTYPE, SAMPLE_INDEX_DTYPE
-from ..core.quantize import quantize, quantize_with_scale
+from ..core.quantize import dispersion_sums, quantize, quantize_with_scale
 from ..core.random import row_uniforms
 from ..core.vector_split import OutputHistograms, find_best_vector_splits
 from .categorical import partition_categorical
@@ -192,6 +192,14 @@ class Backend:
             quantize_with_scale(self.xp, gradients, scale_gradients),
             quantize_with_scale(self.xp, hessians, scale_hessians),
         )
+
+    def dispersion_sums(
+        self, quantized_gradients: ArrayLike, quantized_hessians: ArrayLike, rows: ArrayLike
+    ) -> tuple[int, int, int, int]:
+        """The exact integer parts of a tree's dispersion over ``rows`` (its sampled row
+        ids): :func:`gpuboost.core.quantize.dispersion_sums`, the reference; integer sums,
+        so a backend may add them in any order (the CPU backend: one compiled pass)."""
+        return dispersion_sums(self.xp, quantized_gradients, quantized_hessians, rows)
 
     def quantize_gradients(
         self, gradients: ArrayLike, hessians: ArrayLike, round_output: int | None = None

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..core.array import to_numpy
 from ..core.gain import SplitParams
-from ..core.quantize import GradientQuantiser, dispersion_sums
+from ..core.quantize import GradientQuantiser
 from ..core.random import host_rng
 from ..data.convert import feature_positions, has_default_names
 from ..model.booster import Booster
@@ -331,6 +331,22 @@ def round_settings(learner, fixed=()):
     )
 
 
+def _penalized(backend, split_params, columns, quantisers, rows):
+    """``split_params`` of a tree with its split penalty folded into ``gamma``: the
+    dispersion of every output's quantized ``(gradients, hessians)`` column pair in
+    ``columns`` over ``rows``, summed over the outputs (a vector tree's gain sums theirs),
+    with each output's quantiser; unchanged without a penalty (docs/DESIGN.md, "Split
+    penalty")."""
+    if split_params.split_penalty == 0.0:
+        return split_params
+    return split_params.penalized(
+        sum(
+            quantiser.dispersion(backend.dispersion_sums(gradients, hessians, rows))
+            for (gradients, hessians), quantiser in zip(columns, quantisers)
+        )
+    )
+
+
 def _check_finite_tree(tree, round_index):
     """Raise ValueError when a grown tree holds inf/NaN (float64 overflow of sums)."""
     for name in ("value", "gain", "cover", "threshold"):
@@ -557,10 +573,9 @@ class GBTreeLearner:
                 tree_data, thresholds = self.rebinner.rebin(self.data, quantized_h, sample_indices)
             splitter = HistogramSplitter(backend, tree_data, thresholds)
         quantiser = GradientQuantiser(scale_g, scale_h)
-        if split_params.split_penalty > 0.0:  # docs/DESIGN.md, "Split penalty"
-            split_params = split_params.penalized(
-                quantiser.dispersion(dispersion_sums(xp, quantized_g, quantized_h, sample_indices))
-            )
+        split_params = _penalized(
+            backend, split_params, [(quantized_g, quantized_h)], [quantiser], sample_indices
+        )
         tree_input = TreeInput(
             quantized_g,
             quantized_h,
@@ -638,7 +653,7 @@ class GBTreeLearner:
         and hessian columns ``gradients``, ``hessians`` (n_rows, k): sample, quantize
         each output, grow, update every output's margins (docs/DESIGN.md "Vector
         leaves")."""
-        backend, xp, timer = self.backend, self.backend.xp, self.timer
+        backend, timer = self.backend, self.timer
         with timer.phase("sample"):  # uniform row sampling only (check_vector_leaves)
             sample_indices, multipliers = sample_rows(
                 backend,
@@ -654,15 +669,8 @@ class GBTreeLearner:
                 hessians = hessians * multipliers[:, None]
             pairs, scales = backend.quantize_output_pairs(gradients, hessians)
             quantisers = [GradientQuantiser(*scale) for scale in scales]
-        if split_params.split_penalty > 0.0:  # the gain sums the outputs': so do the penalties
-            split_params = split_params.penalized(
-                sum(
-                    quantiser.dispersion(
-                        dispersion_sums(xp, pairs[:, 2 * k], pairs[:, 2 * k + 1], sample_indices)
-                    )
-                    for k, quantiser in enumerate(quantisers)
-                )
-            )
+        columns = [(pairs[:, 2 * k], pairs[:, 2 * k + 1]) for k in range(len(quantisers))]
+        split_params = _penalized(backend, split_params, columns, quantisers, sample_indices)
         tree_input = TreeInput(
             pairs[:, 0],
             pairs[:, 1],

@@ -24,7 +24,6 @@ from ..boosting.gbtree import training_objective
 from ..boosting.train import training_backend
 from ..core.array import get_array_module, to_numpy
 from ..core.dtypes import SAMPLE_INDEX_DTYPE
-from ..core.quantize import dispersion_sums
 from ..core.random import row_uniforms_at
 from ..data.binning import BinMapper
 from ..data.dataset import Dataset, label_arguments
@@ -308,11 +307,11 @@ class WorkerState:
 
     def dispersion(self, scale_g, scale_h, n_samples):
         """Quantize the tree's column (:meth:`quantize`) and return the exact integer
-        parts of its sampled rows' dispersion (``core.quantize.dispersion_sums``), which
+        parts of its sampled rows' dispersion (``Backend.dispersion_sums``), which
         the client adds over the workers (docs/DESIGN.md, "Split penalty")."""
         self.quantize(scale_g, scale_h, n_samples)
         tree = self._tree
-        return dispersion_sums(self.backend.xp, tree["qg"], tree["qh"], tree["rows"])
+        return self.backend.dispersion_sums(tree["qg"], tree["qh"], tree["rows"])
 
     def _partition(self, splits):
         """Apply the splits ``(begin, end, middle, feature, bin, default_left, left_set)``

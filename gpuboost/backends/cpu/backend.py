@@ -60,7 +60,7 @@ from .predict import (
     predict_tree_binned,
     predict_tree_raw,
 )
-from .quantize import quantize, quantize_pairs
+from .quantize import dispersion_sums, quantize, quantize_pairs
 from .recycled import VECTOR_ALIGNMENT, recycled_empty
 from .row_levels import grow_levels_from_rows, levels_from_rows_max_rows
 from .row_scan import ROW_SCAN_MAX_ROWS_PER_CELL, find_best_splits_of_rows
@@ -142,6 +142,11 @@ class CpuBackend(NumpyBackend):
     def quantize(self, values):
         self._threads()
         return quantize(values)
+
+    def dispersion_sums(self, quantized_gradients, quantized_hessians, rows):
+        """One compiled pass (:func:`.quantize.dispersion_sums`)."""
+        self._threads()
+        return dispersion_sums(quantized_gradients, quantized_hessians, rows)
 
     def quantize_output_pairs(self, gradients, hessians):
         """Every column in one compiled pass (:func:`.quantize.quantize_pairs`)."""

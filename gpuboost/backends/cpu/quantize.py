@@ -12,11 +12,11 @@ then ``rint(value * scale)`` (float64 multiply, round half to even) as int32
 import numpy as np
 
 from ...core.dtypes import GRAD_QUANT_DTYPE
-from ...core.quantize import quantization_scale
+from ...core.quantize import SQUARE_SPLIT_BITS, quantization_scale
 from .jit import kernel, prange, sized, threads
 from .recycled import recycled_empty
 
-__all__ = ["quantize", "quantize_pairs"]
+__all__ = ["quantize", "quantize_pairs", "dispersion_sums"]
 
 
 @kernel(parallel=True)
@@ -146,3 +146,41 @@ def quantize_pairs(gradients, hessians, n_threads=None):
     pairs = recycled_empty((n_rows, 2 * n_outputs), GRAD_QUANT_DTYPE)  # no page faults
     sized(_round_pairs)(gradients, hessians, column_scales, pairs)
     return pairs, [tuple(float(scale) for scale in pair) for pair in column_scales.reshape(-1, 2)]
+
+
+@kernel(parallel=True)
+def _dispersion_parts(quantized_g, quantized_h, rows, n_threads):
+    """Per range of ``rows`` the int64 sums of ``high**2``, ``high * low``, ``low**2``
+    and ``q_h`` (``q_g = high * 2**SQUARE_SPLIT_BITS + low``), added over the ranges:
+    (4,) int64. Integer sums: the same whatever the ranges."""
+    n_rows = rows.shape[0]
+    parts = np.zeros((n_threads, 4), dtype=np.int64)
+    mask = (1 << SQUARE_SPLIT_BITS) - 1
+    for thread in prange(n_threads):
+        high_high = high_low = low_low = hessians = np.int64(0)
+        for i in range(thread * n_rows // n_threads, (thread + 1) * n_rows // n_threads):
+            row = rows[i]
+            value = np.int64(quantized_g[row])
+            high = value >> SQUARE_SPLIT_BITS
+            low = value & mask
+            high_high += high * high
+            high_low += high * low
+            low_low += low * low
+            hessians += np.int64(quantized_h[row])
+        parts[thread, 0] = high_high
+        parts[thread, 1] = high_low
+        parts[thread, 2] = low_low
+        parts[thread, 3] = hessians
+    return parts.sum(axis=0)
+
+
+def dispersion_sums(quantized_g, quantized_h, rows):
+    """:func:`gpuboost.core.quantize.dispersion_sums` in one compiled pass over ``rows``
+    (the reference makes five int64 arrays of them; about 8 % of a 1M-row training's
+    time), the same four Python ints."""
+    rows = np.arange(quantized_g.shape[0], dtype=np.int64) if rows is None else rows
+    n_ranges = max(1, min(threads(), int(rows.shape[0])))
+    parts = sized(_dispersion_parts, work=2 * int(rows.shape[0]))(
+        quantized_g, quantized_h, rows, n_ranges
+    )
+    return tuple(int(part) for part in parts)

@@ -7,8 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from gpuboost.backends.cpu.quantize import quantize, quantize_pairs
+from gpuboost.backends.cpu.jit import forced_variant
+from gpuboost.backends.cpu.quantize import dispersion_sums, quantize, quantize_pairs
 from gpuboost.core.dtypes import GRAD_QUANT_DTYPE, GRAD_QUANT_MAX
+from gpuboost.core.quantize import dispersion_sums as reference_dispersion_sums
 from gpuboost.core.quantize import quantize as reference_quantize
 
 
@@ -81,3 +83,23 @@ def test_non_finite_pairs_are_refused_as_by_the_reference(bad, column):
     (gradients if column < 2 else hessians)[63, column % 2] = bad
     with pytest.raises(ValueError, match="NaN or inf"):
         quantize_pairs(gradients, hessians, 3)
+
+
+@pytest.mark.parametrize("variant", ["serial", "parallel"])
+def test_dispersion_sums_are_the_references(variant):
+    """The compiled pass gives the reference's four integers: extreme magnitudes
+    (+-2**30, negative low parts), a subset of rows in any order, every row (None), no
+    row; serial and parallel."""
+    rng = np.random.default_rng(9)
+    q_g = rng.integers(-GRAD_QUANT_MAX, GRAD_QUANT_MAX + 1, size=3001).astype(GRAD_QUANT_DTYPE)
+    q_g[:3] = [GRAD_QUANT_MAX, -GRAD_QUANT_MAX, -1]
+    q_h = rng.integers(0, GRAD_QUANT_MAX + 1, size=3001).astype(GRAD_QUANT_DTYPE)
+    subsets = [
+        rng.permutation(3001)[:1700].astype(np.int32),
+        np.arange(3001, dtype=np.int32),
+        None,
+        np.zeros(0, dtype=np.int32),
+    ]
+    with forced_variant(variant):
+        for rows in subsets:
+            assert dispersion_sums(q_g, q_h, rows) == reference_dispersion_sums(np, q_g, q_h, rows)
