@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("sklearn")
+import sklearn.utils.estimator_checks
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import gpuboost.sklearn as gpuboost_sklearn
@@ -39,10 +40,14 @@ _QUANTIZED_WEIGHTS_REASON = (
 )
 
 _ROW_COUNT_REASON = (
-    "min_data_in_leaf (default 10, docs/DESIGN.md 'Gain and leaf value') counts rows: w "
-    "copies of a row are w rows where a row of weight w is one, so on this check's 15 "
-    "rows the copies allow splits the weights do not (scikit-learn's own "
-    "HistGradientBoosting, min_samples_leaf=20, is expected to fail this check too)."
+    "The split penalty (squared error's default split_penalty=2, docs/DESIGN.md 'Split "
+    "penalty') measures the dispersion sum(g**2) / sum(h) with weighted gradients: a row of "
+    "weight w adds w**2 g**2 where w copies add w g**2, so weights are relative and the "
+    "penalty differs; with split_penalty=0, min_data_in_leaf (then 10) counts rows, so the "
+    "copies allow splits the weights do not. The check passes with split_penalty=0, "
+    "min_data_in_leaf=1 (test_weights_equal_copies_without_the_penalty_and_leaf_size) "
+    "(scikit-learn's own HistGradientBoosting, min_samples_leaf=20, is expected to fail "
+    "this check too)."
 )
 
 _ROW_SAMPLING_REASON = (
@@ -128,6 +133,19 @@ def test_every_expected_failure_is_explained():
     for name, failures in EXPECTED_FAILED_CHECKS.items():
         for check_name, reason in failures.items():
             assert check_name.startswith("check_") and len(reason) > 40, (name, check_name)
+
+
+@pytest.mark.parametrize("check", ["dense", "sparse"])
+def test_weights_equal_copies_without_the_penalty_and_leaf_size(check):
+    """The regressor's expected failure (_ROW_COUNT_REASON) is the split penalty's and
+    the leaf size's only: without both, a row of weight w trains as w copies."""
+    checks = sklearn.utils.estimator_checks
+    run = getattr(checks, f"check_sample_weight_equivalence_on_{check}_data")
+    estimator = GBRegressor(
+        device="cpu", max_depth=3, n_estimators=10, verbosity=0, split_penalty=0.0,
+        min_data_in_leaf=1,
+    )  # fmt: skip
+    run(type(estimator).__name__, estimator)
 
 
 def test_single_query_adapter_is_gbranker_with_one_query():
