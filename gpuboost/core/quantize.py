@@ -25,6 +25,7 @@ __all__ = [
     "GradientQuantiser",
     "SQUARE_SPLIT_BITS",
     "dispersion_sums",
+    "DISPERSION_CHUNK_ROWS",
 ]
 
 #: :func:`dispersion_sums` splits ``q = high * 2**SQUARE_SPLIT_BITS + low`` (``0 <= low <
@@ -118,7 +119,13 @@ def dequantize(sum_quantized, scale):
     return np.float64(sum_quantized) / np.float64(scale)
 
 
-def dispersion_sums(xp, quantized_gradients, quantized_hessians, rows=None):
+#: Rows of one step of :func:`dispersion_sums`: its int64 temporaries (about 40 bytes a
+#: row) stay below 40 MiB whatever the number of rows, inside the CUDA backend's
+#: per-row budget for temporaries (gpuboost.backends.cuda.memory).
+DISPERSION_CHUNK_ROWS = 1 << 20
+
+
+def dispersion_sums(xp, quantized_gradients, quantized_hessians, rows=None, chunk_rows=None):
     """Exact integer parts of ``sum q_g**2`` and ``sum q_h`` over ``rows`` (every row
     when None): ``(high_high, high_low, low_low, sum_hessians)``, Python ints, the int64
     sums of ``high**2``, ``high * low`` and ``low**2`` (:data:`SQUARE_SPLIT_BITS`). Integer
@@ -126,28 +133,42 @@ def dispersion_sums(xp, quantized_gradients, quantized_hessians, rows=None):
     add up to those of all their rows. :meth:`GradientQuantiser.dispersion` turns them
     into the dispersion (docs/DESIGN.md, "Split penalty").
 
+    The rows are taken ``chunk_rows`` at a time (:data:`DISPERSION_CHUNK_ROWS` when None),
+    the parts added up in ``xp``'s int64 scalars and read back once at the end (four
+    device synchronizations on a GPU, whatever the number of chunks): the same integers
+    as one pass, with temporaries bounded by the chunk.
+
     Parameters
     ----------
     xp : module
     quantized_gradients, quantized_hessians : ndarray of shape (n_rows,), int32
     rows : ndarray of int or None
+    chunk_rows : int, optional
 
     Returns
     -------
     tuple of 4 int
     """
-    if rows is not None:
-        quantized_gradients = quantized_gradients[rows]
-        quantized_hessians = quantized_hessians[rows]
-    values = quantized_gradients.astype(np.int64)
-    high = values >> SQUARE_SPLIT_BITS  # floor division by 2**15 (arithmetic shift)
-    low = values & ((1 << SQUARE_SPLIT_BITS) - 1)  # in [0, 2**15)
-    return (
-        int(xp.sum(high * high)),
-        int(xp.sum(high * low)),
-        int(xp.sum(low * low)),
-        int(xp.sum(quantized_hessians.astype(np.int64))),
-    )
+    chunk_rows = DISPERSION_CHUNK_ROWS if chunk_rows is None else int(chunk_rows)
+    n = quantized_gradients.shape[0] if rows is None else rows.shape[0]
+    totals = [xp.zeros((), dtype=np.int64) for _ in range(4)]
+    for begin in range(0, n, chunk_rows):
+        end = min(begin + chunk_rows, n)
+        if rows is None:
+            gradients = quantized_gradients[begin:end]
+            hessians = quantized_hessians[begin:end]
+        else:
+            gradients = quantized_gradients[rows[begin:end]]
+            hessians = quantized_hessians[rows[begin:end]]
+        values = gradients.astype(np.int64)
+        high = values >> SQUARE_SPLIT_BITS  # floor division by 2**15 (arithmetic shift)
+        low = values & ((1 << SQUARE_SPLIT_BITS) - 1)  # in [0, 2**15)
+        del values
+        totals[0] += xp.sum(high * high)
+        totals[1] += xp.sum(high * low)
+        totals[2] += xp.sum(low * low)
+        totals[3] += xp.sum(hessians.astype(np.int64))
+    return tuple(int(total) for total in totals)
 
 
 class GradientQuantiser:

@@ -157,6 +157,29 @@ def test_dispersion_sums_are_the_exact_sum_of_squares_in_any_order_and_any_block
     assert picked[3] == sum(int(q_h[r]) for r in rows)
 
 
+@pytest.mark.parametrize("chunk_rows", [1, 7, 1234, 4999, 5000, 1 << 20])
+def test_dispersion_sums_in_chunks_are_those_of_one_pass(chunk_rows):
+    """The reference takes the rows a chunk at a time (bounded temporaries on a device):
+    every chunk size gives the parts of one pass, with and without ``rows``; no rows
+    give zeros."""
+    rng = np.random.default_rng(6)
+    q_g = rng.integers(-GRAD_QUANT_MAX, GRAD_QUANT_MAX + 1, size=5000).astype(GRAD_QUANT_DTYPE)
+    q_h = rng.integers(0, GRAD_QUANT_MAX + 1, size=5000).astype(GRAD_QUANT_DTYPE)
+    rows = rng.permutation(5000)[:3001].astype(np.int32)
+    exact = (
+        sum(int(v) ** 2 for v in q_g),
+        sum(int(v) for v in q_h),
+        sum(int(q_g[r]) ** 2 for r in rows),
+        sum(int(q_h[r]) for r in rows),
+    )
+    every = dispersion_sums(np, q_g, q_h, chunk_rows=chunk_rows)
+    picked = dispersion_sums(np, q_g, q_h, rows, chunk_rows=chunk_rows)
+    assert (_square_sum(every), every[3], _square_sum(picked), picked[3]) == exact
+    assert all(isinstance(part, int) for part in every + picked)
+    none = np.zeros(0, dtype=np.int32)
+    assert dispersion_sums(np, q_g, q_h, none, chunk_rows=chunk_rows) == (0, 0, 0, 0)
+
+
 def test_dispersion_is_sum_g2_over_sum_h_of_the_dequantized_values():
     """Squared error's residuals (h = 1): their mean square, to the quantization's
     precision; exactly representable values give the exact ratio; no hessian gives 0; a
