@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .array import to_numpy
 from .dtypes import GRAD_QUANT_DTYPE, GRAD_QUANT_MAX
 
 __all__ = [
@@ -134,9 +135,9 @@ def dispersion_sums(xp, quantized_gradients, quantized_hessians, rows=None, chun
     into the dispersion (docs/DESIGN.md, "Split penalty").
 
     The rows are taken ``chunk_rows`` at a time (:data:`DISPERSION_CHUNK_ROWS` when None),
-    the parts added up in ``xp``'s int64 scalars and read back once at the end (four
-    device synchronizations on a GPU, whatever the number of chunks): the same integers
-    as one pass, with temporaries bounded by the chunk.
+    the parts added up in ``xp``'s int64 scalars and read back together at the end (one
+    copy to the host, one synchronization on a GPU, whatever the number of chunks): the
+    same integers as one pass, with temporaries bounded by the chunk.
 
     Parameters
     ----------
@@ -168,7 +169,7 @@ def dispersion_sums(xp, quantized_gradients, quantized_hessians, rows=None, chun
         totals[1] += xp.sum(high * low)
         totals[2] += xp.sum(low * low)
         totals[3] += xp.sum(hessians.astype(np.int64))
-    return tuple(int(total) for total in totals)
+    return tuple(int(total) for total in to_numpy(xp.stack(totals)))
 
 
 class GradientQuantiser:

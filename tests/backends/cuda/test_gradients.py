@@ -19,6 +19,7 @@ from gpuboost.backends.cuda import quantize as cuda_quantize
 from gpuboost.backends.cuda.launch import KernelLauncher
 from gpuboost.backends.cuda.sources import cuda_source_dir
 from gpuboost.backends.emulation import traffic
+from gpuboost.core import quantize as core_quantize
 from gpuboost.core.quantize import quantize, quantize_with_scale
 from gpuboost.objectives import get_objective
 from gpuboost.params import validate_params
@@ -306,6 +307,22 @@ def test_quantize_gradients_syncs_once(backend):
         backend.quantize_gradients(values, values)
     assert sum(event.syncs for event in log.events) == 1
     assert sum(event.launches for event in log.events) == 2
+
+
+def test_dispersion_sums_sync_once_whatever_the_chunks(backend, monkeypatch):
+    """The split penalty's integer sums on the device: the reference's parts of every
+    chunk stay on the device and come back in one copy (one synchronization), the same
+    integers as NumPy's."""
+    monkeypatch.setattr(core_quantize, "DISPERSION_CHUNK_ROWS", 1000)
+    rng = np.random.default_rng(8)
+    q_g = rng.integers(-(2**30), 2**30 + 1, size=3500).astype(np.int32)
+    q_h = rng.integers(0, 2**30 + 1, size=3500).astype(np.int32)
+    rows = rng.permutation(3500)[:2500].astype(np.int32)
+    xp = backend.xp
+    with traffic.record_traffic() as log:
+        parts = backend.dispersion_sums(xp.asarray(q_g), xp.asarray(q_h), xp.asarray(rows))
+    assert sum(event.syncs for event in log.events) == 1
+    assert parts == core_quantize.dispersion_sums(np, q_g, q_h, rows, chunk_rows=1 << 20)
 
 
 def test_python_constants_match_the_kernel_files():
