@@ -18,10 +18,10 @@ Tables (all shipped by packages, no download):
   Cigarette (log packs per capita, 528 rows, 48 states), SumHes (log GDP, 3,250 rows, 125
   countries), Produc (log gross state product, 816 rows, 48 states), GaltonFamilies
   (childHeight, 934 rows, 205 families), Forbes2000 (log market value, 2,000 rows, 61
-  countries, 27 industries; rank and name dropped), Baseball (log 1987
-  salary, 263 rows with one, teams and positions; the names dropped), midwest (percollege,
-  437 rows, 16 county categories; the county names and ids dropped), Schooling (lwage76,
-  3,010 rows; wage76 dropped) and HI (whrswk, 22,272 rows).
+  countries, 27 industries; rank and name dropped), Baseball (log 1987 salary, the 263
+  rows that have one, teams and positions; the names dropped), midwest (percollege, 437
+  rows, 16 county categories; the county names and ids dropped), Schooling (lwage76, 3,010
+  rows; wage76 dropped) and HI (whrswk, 22,272 rows).
 
 Metric: held-out log loss (binary, multiclass) or RMSE, by ``gpuboost.metrics`` on every
 library's predictions; mean over ``--splits`` random 75/25 splits (stratified for

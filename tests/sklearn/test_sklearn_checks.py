@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("sklearn")
-import sklearn.utils.estimator_checks
+from sklearn.utils import estimator_checks
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import gpuboost.sklearn as gpuboost_sklearn
@@ -139,8 +139,7 @@ def test_every_expected_failure_is_explained():
 def test_weights_equal_copies_without_the_penalty_and_leaf_size(check):
     """The regressor's expected failure (_ROW_COUNT_REASON) is the split penalty's and
     the leaf size's only: without both, a row of weight w trains as w copies."""
-    checks = sklearn.utils.estimator_checks
-    run = getattr(checks, f"check_sample_weight_equivalence_on_{check}_data")
+    run = getattr(estimator_checks, f"check_sample_weight_equivalence_on_{check}_data")
     estimator = GBRegressor(
         device="cpu", max_depth=3, n_estimators=10, verbosity=0, split_penalty=0.0,
         min_data_in_leaf=1,
