@@ -8,6 +8,7 @@ import pytest
 import gpuboost
 from gpuboost.params import (
     ALIASES,
+    CAT_SMOOTH_ESTIMATE_OBJECTIVES,
     DEFAULT_MIN_CHILD_WEIGHT,
     DEFAULT_MIN_DATA_IN_LEAF,
     DEFAULT_SPLIT_PENALTY,
@@ -20,6 +21,7 @@ from gpuboost.params import (
     canonical_name,
     model_params,
     parameter_table_markdown,
+    validate_file_params,
     validate_params,
 )
 
@@ -51,7 +53,12 @@ def test_defaults_are_complete_and_valid():
     params = validate_params(None)
     assert set(params) == set(PARAMETERS)
     for name, param in PARAMETERS.items():
-        if name not in ("min_child_weight", "split_penalty", "min_data_in_leaf"):
+        if name not in (
+            "min_child_weight",
+            "split_penalty",
+            "min_data_in_leaf",
+            "cat_smooth_estimate",
+        ):
             # the objective's (the tests below)
             assert params[name] == param.default
     assert validate_params({}) == params
@@ -76,6 +83,36 @@ def test_min_child_weight_defaults_to_the_objectives(objective, expected):
     assert validate_params(dict(params, min_child_weight=0.5))["min_child_weight"] == 0.5
     assert validate_params(dict(params, min_sum_hessian_in_leaf=2))["min_child_weight"] == 2.0
     assert validate_params({"objective": lambda p, d: (p, p)})["min_child_weight"] == 1.0
+
+
+@pytest.mark.parametrize(
+    "objective, estimate",
+    [
+        ("reg:squarederror", True),
+        ("binary:logistic", True),
+        ("reg:absoluteerror", False),
+        ("rank:ndcg", False),
+        ("multi:softprob", False),
+    ],
+)
+def test_cat_smooth_estimate_defaults_to_the_objectives(objective, estimate):
+    """On for squared error and binary logistic loss (the gradient variance is the
+    dispersion times the hessian), off for the others and custom objectives; a given
+    value wins either way, None means the objective's, and a model file without it was
+    trained with LightGBM's fixed cat_smooth."""
+    assert CAT_SMOOTH_ESTIMATE_OBJECTIVES == ("reg:squarederror", "binary:logistic")
+    params = {"objective": objective, "num_class": 3}
+    assert validate_params(params)["cat_smooth_estimate"] is estimate
+    assert validate_params(dict(params, cat_smooth_estimate=None))["cat_smooth_estimate"] is (
+        estimate
+    )
+    for given in (True, False):
+        resolved = validate_params(dict(params, cat_smooth_estimate=given))
+        assert resolved["cat_smooth_estimate"] is given
+    assert validate_params({"objective": lambda p, d: (p, p)})["cat_smooth_estimate"] is False
+    assert validate_file_params(params)["cat_smooth_estimate"] is False
+    with pytest.raises(ValueError, match="'cat_smooth_estimate' must be True or False"):
+        validate_params({"cat_smooth_estimate": 1})
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,6 @@ from functools import partial
 
 import numpy as np
 
-from ..core.array import to_numpy
 from ..core.gain import SplitParams
 from ..core.quantize import GradientQuantiser
 from ..core.random import host_rng
@@ -66,6 +65,7 @@ __all__ = [
     "bind_targets",
     "check_vector_leaves",
     "feature_draws",
+    "measures_dispersion",
     "check_trees_per_round",
     "split_settings",
     "training_objective",
@@ -105,10 +105,7 @@ def _initial_margins(booster, dataset, init_model, data):
             )
         return margins.reshape(n_rows, booster.n_outputs).copy()
     if init_model is not None and init_model.trees:
-        margins = init_model.predict(
-            data, output_margin=True, iteration_range=(0, init_model.num_boosted_rounds())
-        )
-        return to_numpy(margins).astype(np.float64).reshape(n_rows, booster.n_outputs)
+        return init_model.margins_to_continue(data)
     return np.broadcast_to(booster.base_margin, (n_rows, booster.n_outputs)).copy()
 
 
@@ -331,19 +328,23 @@ def round_settings(learner, fixed=()):
     )
 
 
-def _penalized(backend, split_params, columns, quantisers, rows):
-    """``split_params`` of a tree with its split penalty folded into ``gamma``: the
-    dispersion of every output's quantized ``(gradients, hessians)`` column pair in
-    ``columns`` over ``rows``, summed over the outputs (a vector tree's gain sums theirs),
-    with each output's quantiser; unchanged without a penalty (docs/DESIGN.md, "Split
-    penalty")."""
-    if split_params.split_penalty == 0.0:
-        return split_params
-    return split_params.penalized(
-        sum(
-            quantiser.dispersion(backend.dispersion_sums(gradients, hessians, rows))
-            for (gradients, hessians), quantiser in zip(columns, quantisers)
-        )
+def measures_dispersion(split_params, splitter):
+    """Whether a tree's dispersion is measured: for its split penalty, or for a splitter
+    that ``estimates_cat_smooth`` (docs/DESIGN.md, "Split penalty", "Categorical
+    features")."""
+    return split_params.split_penalty > 0.0 or getattr(splitter, "estimates_cat_smooth", False)
+
+
+def _dispersion(backend, split_params, splitter, columns, quantisers, rows):
+    """The tree's dispersion where :func:`measures_dispersion`, else 0: that of every
+    output's quantized ``(gradients, hessians)`` column pair in ``columns`` over ``rows``,
+    summed over the outputs (a vector tree's gain sums theirs), with each output's
+    quantiser."""
+    if not measures_dispersion(split_params, splitter):
+        return 0.0
+    return sum(
+        quantiser.dispersion(backend.dispersion_sums(gradients, hessians, rows))
+        for (gradients, hessians), quantiser in zip(columns, quantisers)
     )
 
 
@@ -573,16 +574,22 @@ class GBTreeLearner:
                 tree_data, thresholds = self.rebinner.rebin(self.data, quantized_h, sample_indices)
             splitter = HistogramSplitter(backend, tree_data, thresholds)
         quantiser = GradientQuantiser(scale_g, scale_h)
-        split_params = _penalized(
-            backend, split_params, [(quantized_g, quantized_h)], [quantiser], sample_indices
+        dispersion = _dispersion(
+            backend,
+            split_params,
+            splitter,
+            [(quantized_g, quantized_h)],
+            [quantiser],
+            sample_indices,
         )
         tree_input = TreeInput(
             quantized_g,
             quantized_h,
             quantiser,
             sample_indices,
-            split_params,
+            split_params.penalized(dispersion),
             learning_rate,
+            dispersion=dispersion,
         )
         sampler, interactions = feature_draws(
             self.dtrain, params, round_index, position, self.interaction_groups
@@ -670,16 +677,19 @@ class GBTreeLearner:
             pairs, scales = backend.quantize_output_pairs(gradients, hessians)
             quantisers = [GradientQuantiser(*scale) for scale in scales]
         columns = [(pairs[:, 2 * k], pairs[:, 2 * k + 1]) for k in range(len(quantisers))]
-        split_params = _penalized(backend, split_params, columns, quantisers, sample_indices)
+        dispersion = _dispersion(
+            backend, split_params, self.splitter, columns, quantisers, sample_indices
+        )
         tree_input = TreeInput(
             pairs[:, 0],
             pairs[:, 1],
             quantisers[0],
             sample_indices,
-            split_params,
+            split_params.penalized(dispersion),
             tree_learning_rate(params),
             output_pairs=pairs,
             output_quantisers=tuple(quantisers),
+            dispersion=dispersion,
         )
         sampler, interactions = feature_draws(
             self.dtrain, params, round_index, position, self.interaction_groups

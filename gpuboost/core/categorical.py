@@ -22,19 +22,25 @@ Candidates, in the order that breaks ties (the first maximum wins):
 * **one-vs-rest** (``n_value_bins <= max_cat_to_onehot``): left set ``{c}`` for
   ``c = 0, 1, ...``; gains with ``reg_lambda``.
 * **many-vs-many** (LightGBM's): the categories with at least ``cat_smooth`` rows in
-  the node (LightGBM's rule), sorted by ``G / (H + cat_smooth)`` ascending (ties: lower
-  code first); left sets are the first ``i`` of that order (``i = 1 ..``), then the last
-  ``i`` (``i = 1 ..``), ``i`` at most ``min(max_cat_threshold, (n_eligible + 1) // 2)``,
-  scanned as LightGBM groups them: a prefix is evaluated once at least
-  ``min_data_per_group`` rows joined it since the last evaluated one, and the scan of a
-  direction stops when fewer than ``min_data_per_group`` rows are left out; the
-  children's scores use ``reg_lambda + cat_l2`` (the parent's ``reg_lambda``).
+  the node (LightGBM's rule; and at least one row), sorted by ``G / (H + cat_smooth)``
+  ascending (ties: lower code first); left sets are the first ``i`` of that order
+  (``i = 1 ..``), then the last ``i`` (``i = 1 ..``), ``i`` at most
+  ``min(max_cat_threshold, (n_eligible + 1) // 2)``, scanned as LightGBM groups them:
+  a prefix is evaluated once at least ``min_data_per_group`` rows joined it since the
+  last evaluated one, and the scan of a direction stops when fewer than
+  ``min_data_per_group`` rows are left out; the children's scores use
+  ``reg_lambda + cat_l2`` (the parent's ``reg_lambda``).
+
+``cat_smooth`` is one number for every feature, or with ``cat_smooth_estimate`` one per
+feature and tree (:func:`estimated_cat_smooth`, from the tree's root histogram): the
+scan takes it as ``smoothing``.
 
 Each candidate with the missing rows right first, then left (only when the node has
 missing rows for the feature; otherwise missing values go to the larger child, ties
 left, as for numeric splits). Admissibility is that of numeric splits.
 """
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -52,6 +58,7 @@ __all__ = [
     "bitset_from_members",
     "bitset_members",
     "bitset_contains",
+    "estimated_cat_smooth",
     "find_best_categorical_splits",
     "find_best_categorical_splits_naive",
 ]
@@ -67,13 +74,16 @@ SPLIT_SET_WORDS = 256 // BITS_PER_WORD
 @dataclass(frozen=True)
 class CategoricalParams:
     """The parameters of the categorical split scan (see the module docstring); the
-    defaults are the training parameters' (gpuboost.params)."""
+    defaults are the training parameters' (gpuboost.params), except
+    ``cat_smooth_estimate``, which the objective resolves (False here: LightGBM's one
+    ``cat_smooth``)."""
 
     max_cat_to_onehot: int = PARAMETERS["max_cat_to_onehot"].default
     max_cat_threshold: int = PARAMETERS["max_cat_threshold"].default
     cat_smooth: float = PARAMETERS["cat_smooth"].default
     cat_l2: float = PARAMETERS["cat_l2"].default
     min_data_per_group: int = PARAMETERS["min_data_per_group"].default
+    cat_smooth_estimate: bool = False
 
     @classmethod
     def from_params(cls, params):
@@ -84,6 +94,7 @@ class CategoricalParams:
             cat_smooth=float(params["cat_smooth"]),
             cat_l2=float(params["cat_l2"]),
             min_data_per_group=int(params["min_data_per_group"]),
+            cat_smooth_estimate=bool(params["cat_smooth_estimate"]),
         )
 
 
@@ -141,6 +152,7 @@ def find_best_categorical_splits(
     split_params,
     cat_params,
     feature_mask=None,
+    smoothing=None,
 ):
     """Best categorical split of every node of a batch (vectorized over nodes).
 
@@ -156,6 +168,9 @@ def find_best_categorical_splits(
     split_params : SplitParams
     cat_params : CategoricalParams
     feature_mask : ndarray of shape (n_nodes, n_features), bool, optional
+    smoothing : ndarray of shape (n_categorical,), float64, optional
+        Each feature's ``cat_smooth`` (:func:`estimated_cat_smooth`); None:
+        ``cat_params.cat_smooth`` for all.
 
     Returns
     -------
@@ -198,7 +213,12 @@ def find_best_categorical_splits(
         else:
             params = _scan_params(split_params, cat_params)
             left, members, valid = _many_vs_many(
-                hist, parent[:, HIST_COUNT], scale_gradients, scale_hessians, cat_params
+                hist,
+                parent[:, HIST_COUNT],
+                scale_gradients,
+                scale_hessians,
+                cat_params,
+                _feature_smoothing(cat_params, smoothing, position),
             )
         gains, lefts = [], []
         has_missing = missing[:, HIST_COUNT] > 0
@@ -263,8 +283,14 @@ def find_best_categorical_splits(
     return records, left_sets
 
 
-def _many_vs_many(hist, node_counts, scale_gradients, scale_hessians, cat_params):
-    """Left sums, members and validity of the many-vs-many candidates of one feature.
+def _feature_smoothing(cat_params, smoothing, position):
+    """The ``cat_smooth`` of the categorical feature at ``position``."""
+    return cat_params.cat_smooth if smoothing is None else float(smoothing[position])
+
+
+def _many_vs_many(hist, node_counts, scale_gradients, scale_hessians, cat_params, cat_smooth):
+    """Left sums, members and validity of the many-vs-many candidates of one feature,
+    with its ``cat_smooth`` (float).
 
     Returns
     -------
@@ -276,10 +302,10 @@ def _many_vs_many(hist, node_counts, scale_gradients, scale_hessians, cat_params
     """
     n_nodes, k, _ = hist.shape
     counts = hist[..., HIST_COUNT]
-    eligible = counts >= cat_params.cat_smooth
+    eligible = (counts >= cat_smooth) & (counts > 0)  # a category without rows: in no set
     with np.errstate(divide="ignore", invalid="ignore"):
         keys = (hist[..., HIST_GRAD] / scale_gradients) / (
-            hist[..., HIST_HESS] / scale_hessians + cat_params.cat_smooth
+            hist[..., HIST_HESS] / scale_hessians + cat_smooth
         )
     keys = np.where(eligible, keys, np.inf)
     order = np.argsort(keys, axis=1, kind="stable")  # eligible first, by key then code
@@ -316,6 +342,79 @@ def _many_vs_many(hist, node_counts, scale_gradients, scale_hessians, cat_params
     )
     members = np.concatenate([fwd_members, bwd_members], axis=1)
     return left, members, valid
+
+
+def estimated_cat_smooth(
+    root_histograms, n_value_bins, scale_gradients, scale_hessians, dispersion, cat_params
+):
+    """Each categorical feature's ``cat_smooth`` for one tree, from the tree's root
+    histogram (``cat_smooth_estimate``; docs/DESIGN.md, "Categorical features").
+
+    A one-way random-effects fit of the root's category sums: ``G_c, H_c`` the gradient
+    and hessian sums of the ``K`` categories with rows (value bins; the missing bin is no
+    category), ``G, H`` their totals, ``phi`` the tree's dispersion (``sum g^2 / sum h``,
+    :meth:`~gpuboost.core.quantize.GradientQuantiser.dispersion`), so that ``phi H`` is
+    about ``sum g^2``::
+
+        B       = sum_c G_c^2 / H_c - G^2 / H                    (between categories)
+        sigma^2 = (phi H - G^2 / H - B) / (H - K)                (noise per unit hessian)
+        tau^2   = (B - (K - 1) sigma^2) / (H - sum_c H_c^2 / H)  (variance of the effects)
+        cat_smooth = min(cat_params.cat_smooth, sigma^2 / tau^2)
+
+    ``sigma^2 / tau^2`` is the hessian at which a category's mean is half its own and half
+    the node's (the shrinkage of ``G_c / (H_c + s)``): where the categories differ by
+    more than their noise it is small, and categories of a few rows become eligible
+    (Cigarette's states: about 0.3; LightGBM's fixed 10 never lets a state of 8 rows
+    in). ``cat_params.cat_smooth`` where ``tau^2 <= 0`` (no effect beyond the noise),
+    ``K < 2``, ``H <= K``, ``phi`` is 0 (not measured) or the feature is split
+    one-vs-rest. As the trees learn the effects, ``tau^2`` falls and later trees smooth
+    up to the cap.
+
+    Determinism (docs/DESIGN.md, "Determinism"): the integer sums are exact, each term
+    is one IEEE operation on them, and the sums over categories are :func:`math.fsum`
+    (correctly rounded, so independent of order): the same bits on every machine and
+    backend, and on Dask, whose root histogram is the workers' sum.
+
+    Parameters
+    ----------
+    root_histograms : ndarray of shape (n_categorical, n_bins, 3), int64
+        The root's histograms of the categorical features.
+    n_value_bins : ndarray of shape (n_categorical,), int
+    scale_gradients, scale_hessians : float
+    dispersion : float
+        The tree's ``phi``; 0 when not measured.
+    cat_params : CategoricalParams
+
+    Returns
+    -------
+    ndarray of shape (n_categorical,), float64
+    """
+    cap = cat_params.cat_smooth
+    smoothing = np.full(root_histograms.shape[0], cap, dtype=np.float64)
+    if not dispersion > 0.0:
+        return smoothing
+    for position in range(root_histograms.shape[0]):
+        k = int(n_value_bins[position])
+        if k <= cat_params.max_cat_to_onehot:
+            continue
+        hist = root_histograms[position, :k]
+        present = (hist[:, HIST_COUNT] > 0) & (hist[:, HIST_HESS] > 0)
+        n_present = int(present.sum())
+        gradients = hist[present, HIST_GRAD] / scale_gradients
+        hessians = hist[present, HIST_HESS] / scale_hessians
+        total_g = int(hist[present, HIST_GRAD].sum()) / scale_gradients
+        total_h = int(hist[present, HIST_HESS].sum()) / scale_hessians
+        if n_present < 2 or not total_h > n_present:
+            continue
+        mean_square = total_g * total_g / total_h
+        between = math.fsum((gradients * gradients / hessians).tolist()) - mean_square
+        sigma2 = (dispersion * total_h - mean_square - between) / (total_h - n_present)
+        tau2 = (between - (n_present - 1) * sigma2) / (
+            total_h - math.fsum((hessians * hessians).tolist()) / total_h
+        )
+        if tau2 > 0.0:
+            smoothing[position] = min(cap, max(sigma2, 0.0) / tau2)
+    return smoothing
 
 
 def _evaluated_prefixes(left_counts, node_counts, cat_params):
@@ -356,6 +455,7 @@ def find_best_categorical_splits_naive(
     split_params,
     cat_params,
     feature_mask=None,
+    smoothing=None,
 ):
     """Reference loop version of :func:`find_best_categorical_splits` (same contract)."""
     n_nodes = histograms.shape[0]
@@ -385,10 +485,10 @@ def find_best_categorical_splits_naive(
                 params, candidates = split_params, [[c] for c in range(k)]
             else:
                 params = many_params
-                eligible = [c for c in range(k) if hist[c][2] >= cat_params.cat_smooth]
+                smooth = _feature_smoothing(cat_params, smoothing, position)
+                eligible = [c for c in range(k) if hist[c][2] >= max(smooth, 1)]
                 key = {
-                    c: (hist[c][0] / scale_gradients)
-                    / (hist[c][1] / scale_hessians + cat_params.cat_smooth)
+                    c: (hist[c][0] / scale_gradients) / (hist[c][1] / scale_hessians + smooth)
                     for c in eligible
                 }
                 order = sorted(eligible, key=lambda c: (key[c], c))

@@ -31,6 +31,7 @@ from ..boosting.gbtree import (
     _make_booster,
     check_trees_per_round,
     feature_draws,
+    measures_dispersion,
     round_settings,
     split_settings,
     training_objective,
@@ -406,21 +407,23 @@ class DaskLearner:
         scale_h = quantization_scale(max(m[1] for m in maxima))
         n_samples = sum(m[2] for m in maxima)
         quantiser = GradientQuantiser(scale_g, scale_h)
-        penalized = split_params.split_penalty > 0.0
-        if penalized:  # the workers quantize now; their exact integer parts add up
+        measured = measures_dispersion(split_params, self.splitter)
+        dispersion = 0.0
+        if measured:  # the workers quantize now; their exact integer parts add up
             parts = self.exchange.call(
                 "measuring the gradients' dispersion", "dispersion", scale_g, scale_h, n_samples
             )
             sums = tuple(sum(part[i] for part in parts) for i in range(len(parts[0])))
-            split_params = split_params.penalized(quantiser.dispersion(sums))
-        self.splitter.begin_tree(scale_g, scale_h, n_samples, quantized=penalized)
+            dispersion = quantiser.dispersion(sums)
+        self.splitter.begin_tree(scale_g, scale_h, n_samples, quantized=measured)
         tree_input = TreeInput(
             None,
             None,
             quantiser,
             _VirtualRows(n_samples),
-            split_params,
+            split_params.penalized(dispersion),
             tree_learning_rate(params),
+            dispersion=dispersion,
         )
         sampler, interactions = feature_draws(
             self.dtrain, params, round_index, position, self.interaction_groups

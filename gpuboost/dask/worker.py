@@ -172,12 +172,7 @@ class WorkerState:
             margins = np.asarray(dataset.base_margin, dtype=np.float64)
             return margins.reshape(n_rows, self.n_outputs).copy()
         if init_model is not None and init_model.trees:
-            margins = init_model.predict(
-                dataset.features_for(self.backend),
-                output_margin=True,
-                iteration_range=(0, init_model.num_boosted_rounds()),
-            )
-            return to_numpy(margins).astype(np.float64).reshape(n_rows, self.n_outputs)
+            return init_model.margins_to_continue(dataset.features_for(self.backend))
         return np.broadcast_to(base_margins, (n_rows, self.n_outputs)).copy()
 
     def n_rows(self):

@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..backends import get_backend
+from ..core.array import to_numpy
 from ..data.categorical import AUTO, check_categories, encode_features, recode_categories
 from ..data.convert import (
     check_numeric_dtype,
@@ -634,6 +635,29 @@ class Booster:
             return result if on_device else backend.to_host(result)
         result = result if on_device else backend.to_host(result)
         return result[:, 0] if self.n_outputs == 1 else result
+
+    def margins_to_continue(self, features):
+        """The margins of all this model's rounds on a training Dataset's features, where
+        training continues from it (``init_model``).
+
+        ``features`` (its ``features_for(backend)``, in this model's feature order) hold
+        category *codes* in the categorical columns, not labels: :meth:`predict` would
+        re-code them by label (every code unseen, so missing), hence the dense prediction
+        of the codes as they are for a model with categorical features.
+
+        Returns
+        -------
+        ndarray of shape (n_rows, n_outputs), float64 (host)
+        """
+        if self.categories is None:
+            margins = self.predict(
+                features, output_margin=True, iteration_range=(0, self.num_boosted_rounds())
+            )
+        else:  # host codes: a model with categorical features takes no device input
+            kinds = (True, False, False, False)
+            margins = self._predict_dense(features, None, 0, len(self.trees), kinds, ())
+        n_rows = features.shape[0]
+        return to_numpy(margins).astype(np.float64).reshape(n_rows, self.n_outputs)
 
     def inplace_predict(self, X: Union[ArrayLike, Dataset], **kwargs: Any) -> np.ndarray:
         """Alias of :meth:`predict` (XGBoost compatibility)."""

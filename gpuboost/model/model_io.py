@@ -189,7 +189,7 @@ def state_to_json(state):
     """Serialize a model state (see the module docstring) to JSON (deterministic bytes)."""
     best_iteration, best_score = state["best_iteration"], state["best_score"]
     learner = {
-        "params": model_params(state["params"]),
+        "params": model_params(state["params"], state.get("categories") is not None),
         "n_outputs": int(state["n_outputs"]),
         "n_features": int(state["n_features"]),
         "feature_names": list(state["feature_names"]),
@@ -564,7 +564,7 @@ def _state_from_json(text):
     if not any(key in params for key in ("objective",) + PARAMETERS["objective"].aliases):
         _fail("learner params lack 'objective' (the default would change the predictions)")
     try:
-        params = validate_file_params(params)
+        params = validate_file_params(params, learner.get("categories") is not None)
     except ValueError as error:
         _fail(f"bad params: {error}")
     n_outputs = _require(learner, "n_outputs", int, "learner ")

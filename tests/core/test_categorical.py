@@ -1,4 +1,7 @@
-"""The categorical split scan (vectorized against the loop reference) and bitsets."""
+"""The categorical split scan (vectorized against the loop reference), the per-tree
+``cat_smooth`` estimate, and bitsets."""
+
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -9,6 +12,7 @@ from gpuboost.core.categorical import (
     bitset_contains,
     bitset_from_members,
     bitset_members,
+    estimated_cat_smooth,
     find_best_categorical_splits,
     find_best_categorical_splits_naive,
 )
@@ -61,6 +65,88 @@ def test_vectorized_scan_equals_the_loop_reference(n_value_bins, cat_params, wit
         np.testing.assert_array_equal(records, expected)
         np.testing.assert_array_equal(sets, expected_sets)
         assert (records["feature"] >= 0).sum() >= 6  # the data have real splits
+        # ... and with a cat_smooth per feature (cat_smooth_estimate), 0 included.
+        smoothing = rng.choice([0.0, 0.4, 3.0, 25.0], size=len(n_value_bins))
+        records, sets = find_best_categorical_splits(
+            *args, split_params, cat_params, feature_mask, smoothing
+        )
+        expected, expected_sets = find_best_categorical_splits_naive(
+            *args, split_params, cat_params, feature_mask, smoothing
+        )
+        np.testing.assert_array_equal(records, expected)
+        np.testing.assert_array_equal(sets, expected_sets)
+
+
+def _root_histogram(rng, n_categories, rows_each, effect_scale, noise_scale=1.0, scale=2.0**20):
+    """One feature's root histogram (1, n_bins, 3) of squared-error gradients: categories of
+    ``rows_each`` rows with effects ``effect_scale * N(0, 1)`` and noise; and the rows'
+    dispersion ``sum g^2 / sum h`` (hessians 1)."""
+    codes = np.repeat(np.arange(n_categories), rows_each)
+    effects = rng.normal(size=n_categories) * effect_scale
+    gradients = effects[codes] + rng.normal(size=codes.size) * noise_scale
+    quantized = np.round(gradients * scale).astype(np.int64)
+    hist = np.zeros((1, MISSING_BIN + 1, 3), dtype=np.int64)
+    np.add.at(hist[0, :, 0], codes, quantized)
+    np.add.at(hist[0, :, 1], codes, int(scale))
+    np.add.at(hist[0, :, 2], codes, 1)
+    dispersion = float(np.sum((quantized / scale) ** 2) / codes.size)
+    return hist, dispersion
+
+
+def _estimate_in_fractions(hist, k, scale, dispersion, cap):
+    """The estimate's formulas in exact rational arithmetic (the reference)."""
+    rows = [(Fraction(int(g)) / Fraction(scale), Fraction(int(h)) / Fraction(scale))
+            for g, h, n in hist[:k] if n > 0]  # fmt: skip
+    total_g, total_h = sum(g for g, _ in rows), sum(h for _, h in rows)
+    between = sum(g * g / h for g, h in rows) - total_g**2 / total_h
+    sigma2 = (Fraction(dispersion) * total_h - total_g**2 / total_h - between) / (
+        total_h - len(rows)
+    )
+    tau2 = (between - (len(rows) - 1) * sigma2) / (total_h - sum(h * h for _, h in rows) / total_h)
+    return cap if tau2 <= 0 else min(cap, float(max(sigma2, 0) / tau2))
+
+
+@pytest.mark.parametrize(
+    "n_categories, rows_each, effect_scale, expect_below_cap",
+    [
+        (48, 8, 2.0, True),  # Cigarette's states: strong effects, 8 rows each
+        (40, 30, 0.5, True),
+        (60, 6, 0.0, False),  # no effect beyond the noise: the cap
+    ],
+)
+def test_estimated_cat_smooth(n_categories, rows_each, effect_scale, expect_below_cap):
+    """``min(cat_smooth, sigma^2 / tau^2)`` of the root's category sums: to 1e-12 the
+    exact rational value of its formulas, small where the categories differ by more than
+    their noise, the cap where they do not; the same bits whatever the categories'
+    order (math.fsum), and the cap where it does not apply."""
+    rng = np.random.default_rng(n_categories + rows_each)
+    scale = 2.0**20
+    hist, dispersion = _root_histogram(rng, n_categories, rows_each, effect_scale, scale=scale)
+    params = CategoricalParams()
+    k = np.array([n_categories])
+    smoothing = estimated_cat_smooth(hist, k, scale, scale, dispersion, params)
+    expected = _estimate_in_fractions(hist[0], n_categories, scale, dispersion, params.cat_smooth)
+    assert smoothing.shape == (1,) and smoothing[0] == pytest.approx(expected, rel=1e-12)
+    if expect_below_cap:
+        assert smoothing[0] < 0.5 * params.cat_smooth
+        # A lower cap caps it; the estimate is used as it is below the cap.
+        low = CategoricalParams(cat_smooth=smoothing[0] / 2)
+        assert estimated_cat_smooth(hist, k, scale, scale, dispersion, low)[0] == low.cat_smooth
+    else:
+        assert smoothing[0] == params.cat_smooth
+    shuffled = hist.copy()
+    shuffled[0, :n_categories] = hist[0, rng.permutation(n_categories)]
+    again = estimated_cat_smooth(shuffled, k, scale, scale, dispersion, params)
+    assert again.tobytes() == smoothing.tobytes()
+    # Not measured (dispersion 0), a one-vs-rest feature, one category with rows: the cap.
+    alone = np.zeros_like(hist)
+    alone[0, 3] = hist[0, 3]
+    for args in (
+        (hist, k, scale, scale, 0.0, params),
+        (hist, k, scale, scale, dispersion, CategoricalParams(max_cat_to_onehot=n_categories)),
+        (alone, k, scale, scale, dispersion, params),
+    ):
+        assert estimated_cat_smooth(*args)[0] == params.cat_smooth
 
 
 def test_scan_sends_the_sorted_prefix_left_and_prefers_the_lower_feature_on_ties():

@@ -273,3 +273,20 @@ def test_dask_classifier_takes_categorical_frames(client):
     assert model.get_booster().save_raw() == local.get_booster().save_raw()
     probabilities = model.predict_proba(dd.from_pandas(frame, npartitions=2)).compute()
     np.testing.assert_array_equal(probabilities, local.predict_proba(frame))
+
+
+def test_continued_training_on_categories_gives_the_uninterrupted_model(client):
+    """``init_model`` with categorical features: the workers start from the margins of
+    the codes they hold (``Booster.margins_to_continue``), not of codes taken for labels
+    (all unseen, so missing); with ``cat_smooth_estimate`` on (binary logistic loss)."""
+    frame, y = _frame()
+    single = gpuboost.train(PARAMS, gpuboost.Dataset(frame, label=y), ROUNDS)
+    sizes = dc.uneven_sizes(len(frame), 5, seed=5)
+    dtrain = DaskDataset(
+        client,
+        dc.spread_frame(client, dc.frame_pieces(frame, sizes), 2),
+        label=_label_series(client, y, sizes, 2),
+    )
+    first = train(client, PARAMS, dtrain, ROUNDS - 2, verbose_eval=False)
+    resumed = train(client, PARAMS, dtrain, 2, init_model=first, verbose_eval=False)
+    assert resumed.save_raw() == single.save_raw()

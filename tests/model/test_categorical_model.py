@@ -342,3 +342,76 @@ def _nodes(node):
     yield node
     for child in node.get("children", []):
         yield from _nodes(child)
+
+
+def _few_rows_each(n_categories=48, rows_each=11, seed=7):
+    """Cigarette's shape: a category of ``n_categories`` levels with ``rows_each`` rows
+    each (about 8 in a 75 % training split, below LightGBM's ``cat_smooth`` of 10) and a
+    strong effect, plus a weak numeric feature. The first ``rows_each - 3`` rows of every
+    level train, the last 3 test."""
+    rng = np.random.default_rng(seed)
+    codes = np.tile(np.arange(n_categories), rows_each)
+    effects = np.random.default_rng(seed + 1).normal(size=n_categories) * 2.0
+    x = rng.normal(size=codes.size)
+    y = effects[codes] + 0.3 * x + 0.3 * rng.normal(size=codes.size)
+    frame = pd.DataFrame({"state": pd.Categorical([f"s{c:02d}" for c in codes]), "x": x})
+    train = np.arange(codes.size) < (rows_each - 3) * n_categories
+    return frame, y, train
+
+
+def test_cat_smooth_estimate_splits_categories_of_a_few_rows():
+    """Issue 33: with 8 training rows per category, LightGBM's fixed ``cat_smooth=10``
+    leaves every category out of the many-vs-many order (the column is never split);
+    the per-tree estimate (on at defaults for squared error) gives the column's strong
+    effects a small ``cat_smooth`` and splits it, with a held-out error many times
+    lower."""
+    frame, y, train = _few_rows_each()
+    errors, used = {}, {}
+    for estimate in (None, False):
+        params = {"verbosity": 0, "learning_rate": 0.1}
+        if estimate is not None:
+            params["cat_smooth_estimate"] = estimate
+        booster = gpuboost.train(params, gpuboost.Dataset(frame[train], label=y[train]), 60)
+        errors[estimate] = float(
+            np.sqrt(np.mean((booster.predict(frame[~train]) - y[~train]) ** 2))
+        )
+        used[estimate] = sum(int(np.count_nonzero(tree.is_categorical)) for tree in booster.trees)
+    assert used[False] == 0 and used[None] > 0, used
+    assert errors[None] < 0.5 * errors[False], errors
+
+
+def test_cat_smooth_estimate_in_the_model_file(tmp_path):
+    """A categorical model saves ``cat_smooth_estimate`` when on, and a categorical file
+    without it (written before it existed) reads as off, LightGBM's fixed
+    ``cat_smooth``; a model without categorical features never writes it (its bytes do
+    not change) and reads the objective's default."""
+    frame, y, train = _few_rows_each()
+    booster = gpuboost.train({"verbosity": 0}, gpuboost.Dataset(frame, label=y), 2)
+    document = json.loads(booster.save_raw())
+    assert document["learner"]["params"]["cat_smooth_estimate"] is True
+    assert Booster.from_json(booster.to_json()).save_raw() == booster.save_raw()
+    del document["learner"]["params"]["cat_smooth_estimate"]
+    assert Booster.from_json(json.dumps(document)).params["cat_smooth_estimate"] is False
+    off = gpuboost.train(
+        {"verbosity": 0, "cat_smooth_estimate": False}, gpuboost.Dataset(frame, label=y), 2
+    )
+    assert "cat_smooth_estimate" not in json.loads(off.save_raw())["learner"]["params"]
+    numeric = gpuboost.train({"verbosity": 0}, gpuboost.Dataset(np.eye(4), label=[1, 2, 3, 4]), 1)
+    assert "cat_smooth_estimate" not in json.loads(numeric.save_raw())["learner"]["params"]
+    assert Booster.from_json(numeric.to_json()).params["cat_smooth_estimate"] is True
+
+
+@pytest.mark.parametrize("objective", ["reg:squarederror", "binary:logistic"])
+def test_cat_smooth_estimate_continues_and_resumes_to_the_same_bytes(objective, tmp_path):
+    """The estimate is each tree's own (from its root histogram): training continued
+    from a saved model gives the bytes of one uninterrupted run."""
+    frame, y, _ = _few_rows_each()
+    if objective == "binary:logistic":
+        y = (y > np.median(y)).astype(float)
+    params = {"verbosity": 0, "objective": objective}
+    whole = gpuboost.train(params, gpuboost.Dataset(frame, label=y), 8)
+    assert any(tree.has_categorical for tree in whole.trees)
+    path = tmp_path / "first.json"
+    gpuboost.train(params, gpuboost.Dataset(frame, label=y), 5).save_model(path)
+    resumed = gpuboost.train(params, gpuboost.Dataset(frame, label=y), 3, init_model=str(path))
+    assert resumed.save_raw() == whole.save_raw()

@@ -30,7 +30,8 @@ row partition, docs/DESIGN.md "Row partition"), never one node at a time:
   step, to send that build's data with its own (CUDA); optionally
   ``expands_lossguide_ahead = True``: lossguide steps expand every leaf the one-leaf
   order may still reach (gpuboost.tree.grower.LookaheadLossguideDriver); absent means
-  False.
+  False. Optionally ``estimates_cat_smooth = True``: its scan reads
+  ``TreeInput.dispersion``, which the trainer then measures for every tree.
 
 A splitter is built once per training run (or once per tree for
 ``tree_method='approx'``); what changes from tree to tree comes in a
@@ -82,6 +83,14 @@ class TreeInput:
         output's, columns of it); None for trees of one output.
     output_quantisers : tuple of GradientQuantiser
         Vector-leaf trees: each output's scales (``quantiser`` is the first output's).
+    dispersion : float
+        The tree's gradient dispersion (:meth:`GradientQuantiser.dispersion`), where the
+        split penalty or ``cat_smooth_estimate`` measured it; else 0.
+    category_smoothing : ndarray of shape (n_categorical,), float64, or None
+        Each categorical feature's ``cat_smooth`` in this tree, set by the splitter at
+        the tree's first categorical scan (its root's;
+        :func:`~gpuboost.core.categorical.estimated_cat_smooth`); None before, and
+        without ``cat_smooth_estimate``.
     """
 
     gradients: Any
@@ -93,6 +102,8 @@ class TreeInput:
     class_columns: Tuple[Any, ...] = ()
     output_pairs: Any = None
     output_quantisers: Tuple[GradientQuantiser, ...] = ()
+    dispersion: float = 0.0
+    category_smoothing: Any = None
 
 
 @dataclass

@@ -11,6 +11,7 @@ from ...core.categorical import (
     bitset_from_members,
     bitset_members,
     bitset_words,
+    estimated_cat_smooth,
     find_best_categorical_splits,
 )
 from ...core.gain import bounded_weight, leaf_score, leaf_weight, path_smoothed
@@ -138,6 +139,9 @@ class HistogramSplitter(GradientRecords):
     #: margins are then updated by ``Backend.add_split_leaf_values`` on
     #: :attr:`partition_data` (gpuboost.tree.grower.TreeGrower ``defer_final_partition``).
     defers_final_partition = True
+    #: Whether each tree's categorical scan needs the tree's dispersion
+    #: (``TreeInput.dispersion``: ``cat_smooth_estimate``; :meth:`set_categorical`).
+    estimates_cat_smooth = False
 
     def __init__(self, backend, data, thresholds):
         self.backend = backend
@@ -158,6 +162,7 @@ class HistogramSplitter(GradientRecords):
         self.n_categories = np.array([len(categories[f]) for f in features], dtype=np.int64)
         self.n_value_bins = np.asarray(n_value_bins, dtype=np.int64)
         self.cat_params = cat_params
+        self.estimates_cat_smooth = cat_params.cat_smooth_estimate
         self._numeric = np.ones(len(n_value_bins), dtype=bool)
         self._numeric[features] = False
 
@@ -292,6 +297,8 @@ class HistogramSplitter(GradientRecords):
         categorical_histograms = self.backend.to_host(
             histograms[:, self.backend.xp.asarray(features)]
         )
+        if self.cat_params.cat_smooth_estimate and tree.category_smoothing is None:
+            tree.category_smoothing = self._estimated_smoothing(tree, categorical_histograms)
         cat_records, left_sets = find_best_categorical_splits(
             categorical_histograms,
             features,
@@ -302,6 +309,7 @@ class HistogramSplitter(GradientRecords):
             tree.split_params,
             self.cat_params,
             feature_mask,
+            tree.category_smoothing,
         )
         take = (cat_records["gain"] > records["gain"]) | (
             (cat_records["gain"] == records["gain"])
@@ -314,6 +322,21 @@ class HistogramSplitter(GradientRecords):
         table = split_table(self.checked_records(tree, records))
         table.left_sets = left_sets
         return table
+
+    def _estimated_smoothing(self, tree, categorical_histograms):
+        """The tree's per-feature ``cat_smooth`` from its root's histograms (the tree's
+        first scan is its root's, alone)."""
+        if categorical_histograms.shape[0] != 1:
+            raise RuntimeError("cat_smooth_estimate: a tree's first split scan is not its root's")
+        features = self.categorical_features
+        return estimated_cat_smooth(
+            categorical_histograms[0],
+            self.n_value_bins[features],
+            tree.quantiser.scale_gradients,
+            tree.quantiser.scale_hessians,
+            tree.dispersion,
+            self.cat_params,
+        )
 
     def row_scan_max_rows(self):
         """Parents of at most this many rows may have their children's splits found from
