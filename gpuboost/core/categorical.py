@@ -400,12 +400,12 @@ def estimated_cat_smooth(
         hist = root_histograms[position, :k]
         present = (hist[:, HIST_COUNT] > 0) & (hist[:, HIST_HESS] > 0)
         n_present = int(present.sum())
-        gradients = hist[present, HIST_GRAD] / scale_gradients
-        hessians = hist[present, HIST_HESS] / scale_hessians
-        total_g = int(hist[present, HIST_GRAD].sum()) / scale_gradients
         total_h = int(hist[present, HIST_HESS].sum()) / scale_hessians
         if n_present < 2 or not total_h > n_present:
             continue
+        total_g = int(hist[present, HIST_GRAD].sum()) / scale_gradients
+        gradients = hist[present, HIST_GRAD] / scale_gradients
+        hessians = hist[present, HIST_HESS] / scale_hessians
         mean_square = total_g * total_g / total_h
         between = math.fsum((gradients * gradients / hessians).tolist()) - mean_square
         sigma2 = (dispersion * total_h - mean_square - between) / (total_h - n_present)

@@ -380,12 +380,12 @@ def test_cat_smooth_estimate_splits_categories_of_a_few_rows():
     assert errors[None] < 0.5 * errors[False], errors
 
 
-def test_cat_smooth_estimate_in_the_model_file(tmp_path):
+def test_cat_smooth_estimate_in_the_model_file():
     """A categorical model saves ``cat_smooth_estimate`` when on, and a categorical file
     without it (written before it existed) reads as off, LightGBM's fixed
     ``cat_smooth``; a model without categorical features never writes it (its bytes do
     not change) and reads the objective's default."""
-    frame, y, train = _few_rows_each()
+    frame, y, _ = _few_rows_each()
     booster = gpuboost.train({"verbosity": 0}, gpuboost.Dataset(frame, label=y), 2)
     document = json.loads(booster.save_raw())
     assert document["learner"]["params"]["cat_smooth_estimate"] is True

@@ -297,7 +297,7 @@ class HistogramSplitter(GradientRecords):
         categorical_histograms = self.backend.to_host(
             histograms[:, self.backend.xp.asarray(features)]
         )
-        if self.cat_params.cat_smooth_estimate and tree.category_smoothing is None:
+        if self.estimates_cat_smooth and tree.category_smoothing is None:
             tree.category_smoothing = self._estimated_smoothing(tree, categorical_histograms)
         cat_records, left_sets = find_best_categorical_splits(
             categorical_histograms,
