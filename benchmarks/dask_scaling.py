@@ -27,6 +27,7 @@ Usage::
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
@@ -118,7 +119,7 @@ def clusters(args):
     if args.cuda:
         try:
             from dask_cuda import LocalCUDACluster
-        except ImportError:
+        except ImportError:  # dask-cuda, or the distributed it needs, is missing
             return None
         return [("LocalCUDACluster", lambda: LocalCUDACluster(dashboard_address=":0"))]
     from distributed import LocalCluster
@@ -146,17 +147,21 @@ def main(argv=None):
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
 
+    runs = clusters(args) if importlib.util.find_spec("distributed") else None
+    if runs is None:
+        print(
+            "SKIP: dask-cuda or dask's distributed is not installed (pip install "
+            "'gpuboost[dask]' dask-cuda): the multi-GPU check needs dask-cuda's "
+            "LocalCUDACluster."
+            if args.cuda
+            else "SKIP: dask's distributed is not installed (pip install 'gpuboost[dask]')."
+        )
+        return 0
+
     from distributed import Client
 
     import gpuboost
 
-    runs = clusters(args)
-    if runs is None:
-        print(
-            "SKIP: dask-cuda is not installed (pip install dask-cuda): the multi-GPU "
-            "check needs its LocalCUDACluster."
-        )
-        return 0
     X, y = make_data(args.rows, args.features)
     params = {
         "objective": "binary:logistic",

@@ -67,8 +67,9 @@ def _clear_finished_frames(error):
 
 
 def _device_memory_restored_on_out_of_memory(train_function):
-    """Decorator of :func:`train`: a CUDA out-of-memory error leaves device memory as
-    it was before the call.
+    """Decorator of :func:`train`: a CUDA out-of-memory error leaves no more device
+    memory in use than before the call (the backend's per-thread working buffers,
+    which it remakes on demand, are dropped too: ``release_memory``).
 
     The arrays the failed call allocated are referenced only by the finished frames
     of the error's traceback; those are cleared, so the arrays are freed even while
@@ -172,8 +173,8 @@ def train(
     Raises
     ------
     GpuOutOfMemoryError
-        The GPU ran out of memory (the message names the sizes); device memory is
-        then as it was before the call.
+        The GPU ran out of memory (the message names the sizes); no more device
+        memory is then in use than before the call.
     GpuSelfCheckError
         ``device='cuda'`` and the GPU failed its self-check (the first CUDA training of
         a process compares it with the CPU; ``device='auto'`` warns and uses the CPU).

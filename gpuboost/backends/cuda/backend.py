@@ -264,13 +264,20 @@ class CudaBackend(Backend):
             self._cupy.cuda.runtime.deviceSynchronize()
 
     def release_memory(self):
-        """Return the unused blocks of CuPy's device and pinned memory pools (after
-        dropping this thread's reserved histogram batch)."""
+        """Return the unused blocks of CuPy's device and pinned memory pools, after
+        dropping what this thread kept from call to call: the reserved histogram batch,
+        the carried segments, the partition ahead, the partition's and the split scan's
+        status words and the last gradients' block maxima (the next calls make them
+        again), so that after an out-of-memory error device memory is as before the
+        call even when that call made them."""
         with self._device_context():
             self._settle_siblings()
         self._zeroed_batches.clear()
         self._carried_segments.clear()
         self._partition_ahead.discard()
+        self._partition_status.discard()
+        self._split_scratch.discard()
+        self._round_state.maxima = None
         if self.emulated:
             return
         with self._device_context():

@@ -103,6 +103,11 @@ class TileStatus:
         local.words, local.epoch = words, epoch
         return words, epoch
 
+    def discard(self):
+        """Drop this thread's words (their memory returns to the pool); its next launch
+        makes zeroed ones."""
+        self._local.words = None
+
     @property
     def epoch(self):
         """The epoch of this thread's last launch (0 before the first)."""

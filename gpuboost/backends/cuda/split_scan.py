@@ -140,6 +140,11 @@ class SplitScanScratch:
         self.arrivals = TileStatus()
         self._local = threading.local()
 
+    def discard(self):
+        """Drop this thread's buffers (their memory returns to the pool)."""
+        self.arrivals.discard()
+        self._local.feature_best = None
+
     def feature_best(self, xp, n_nodes, n_features):
         """An xp int64 array of shape (n_nodes * n_features, FEATURE_BEST_WORDS), a view
         of this thread's buffer (its contents: earlier launches')."""
