@@ -65,6 +65,12 @@ device around every phase), the round's totals, and XGBoost ``device='cuda'`` on
 same data: the figures that calibrate the model (docs/DESIGN.md, "GPU performance
 model").
 
+Host profile (``--profile``): one more gpuboost training of ``--phase-rounds`` rounds
+under ``cProfile``; the output lists the functions with the most own time per round,
+after the whole round's profiled time. The traffic model counts the device's work
+only; on the H200 about 10 ms of a 1M-row round was the host's Python (RESULTS.md,
+"First GPU run"), and this is where to look for it.
+
 ``--dry-run`` exercises every code path on a machine without a GPU: tiny data,
 device='cpu' for both libraries (XGBoost only if installed), a host memcpy for the
 bandwidth, no device memory figures.
@@ -73,15 +79,18 @@ Usage::
 
     python benchmarks/gpu_bench.py [--quick] [--sizes 1000000x28,10000000x28,1000000x200]
                                    [--rounds 100] [--libs gpuboost,xgboost] [--json out.json]
+                                   [--phases] [--profile] [--model device_ops.json]
     python benchmarks/gpu_bench.py --dry-run
 """
 
 import argparse
+import cProfile
 import datetime
 import gc
 import json
 import os
 import platform
+import pstats
 import re
 import subprocess
 import sys
@@ -106,8 +115,11 @@ HIST_ENTRY_BYTES = 24  # (sum_g, sum_h, count) as int64
 GRAD_PAIR_BYTES = 8  # quantized gradient + hessian, int32 each
 INDEX_BYTES = 4  # int32 row index
 BIN_BYTES = 1  # uint8 bin
-#: Rounds of the --phases run (verbosity=2 timings synchronize around every phase).
+#: Rounds of the --phases run (verbosity=2 timings synchronize around every phase),
+#: and of the --profile run.
 DEFAULT_PHASE_ROUNDS = 20
+#: Functions listed by --profile.
+PROFILE_TOP = 25
 #: Configuration of the device_ops.py JSON that models this benchmark's training.
 MODEL_CONFIGURATION = "binary depth 8"
 #: A phase in gpuboost's verbosity=2 timings line: "histogram 1.234s".
@@ -438,6 +450,14 @@ def worker_gpuboost(cfg):
         "floor_bytes": floor_bytes(booster.trees, X_tr.shape[1], cfg["depth"]),
         "leaves_per_tree": float(np.mean([t.n_leaves for t in booster.trees])),
     }
+    if cfg.get("profile"):
+        profile_rounds = min(cfg["rounds"], cfg.get("phase_rounds") or DEFAULT_PHASE_ROUNDS)
+        profiler = cProfile.Profile()
+        profiler.enable()
+        gpuboost.train(params, dtrain, profile_rounds, verbose_eval=False)
+        _synchronize(device)
+        profiler.disable()
+        result["host_profile"] = host_profile(profiler, profile_rounds)
     if cfg.get("phases"):
         import contextlib
         import io
@@ -449,6 +469,29 @@ def worker_gpuboost(cfg):
         result["phases"] = captured.getvalue().strip()
         result["phase_ms_per_round"] = phase_ms_per_round(result["phases"], phase_rounds)
     return result
+
+
+def host_profile(profiler, rounds, top=PROFILE_TOP):
+    """The ``top`` functions of a ``cProfile`` run of ``rounds`` rounds by their own time
+    (``tottime``): ``[{"function", "calls", "own_ms_per_round", "cumulative_ms_per_round"}]``
+    after ``{"function": "(all)", "own_ms_per_round": ...}``, the profiled round. On a
+    GPU a round whose profile is mostly Python is host-bound: the device waits for it
+    (RESULTS.md, "First GPU run")."""
+    stats = pstats.Stats(profiler).stats  # (file, line, name) -> (cc, nc, tt, ct, callers)
+    entries = sorted(stats.items(), key=lambda item: item[1][2], reverse=True)
+    total = sum(tt for _, _, tt, _, _ in stats.values())
+    rows = [{"function": "(all)", "own_ms_per_round": 1000 * total / rounds}]
+    for (filename, line, name), (_, calls, own, cumulative, _) in entries[:top]:
+        short = filename.split("site-packages/")[-1].replace(str(REPO_ROOT) + os.sep, "")
+        rows.append(
+            {
+                "function": f"{short}:{line}({name})",
+                "calls": calls,
+                "own_ms_per_round": 1000 * own / rounds,
+                "cumulative_ms_per_round": 1000 * cumulative / rounds,
+            }
+        )
+    return rows
 
 
 def phase_ms_per_round(timings, rounds):
@@ -790,6 +833,12 @@ def main(argv=None):
     )
     parser.add_argument("--phase-rounds", type=int, default=DEFAULT_PHASE_ROUNDS)
     parser.add_argument(
+        "--profile",
+        action="store_true",
+        help=f"also profile gpuboost's host code (cProfile, --phase-rounds rounds): the "
+        f"{PROFILE_TOP} functions with the most own time per round",
+    )
+    parser.add_argument(
         "--model",
         default=None,
         help="a benchmarks/device_ops.py JSON: print modeled against measured per phase "
@@ -871,6 +920,7 @@ def main(argv=None):
         "bandwidth_reps": args.bandwidth_reps,
         "phases": args.phases,
         "phase_rounds": args.phase_rounds,
+        "profile": args.profile,
     }
     bandwidth = run_worker("bandwidth", base_cfg, args.worker_timeout)
     device_name = None
@@ -923,6 +973,13 @@ def main(argv=None):
                     )
                     if result.get("phases"):
                         print(f"    {result['phases']}", flush=True)
+                    for row in result.get("host_profile") or ():
+                        print(
+                            f"    profile {row['own_ms_per_round']:7.3f} ms/round own, "
+                            f"{_f(row.get('cumulative_ms_per_round'), '7.3f')} cumulative, "
+                            f"{_f(row.get('calls'), 'd')} calls: {row['function']}",
+                            flush=True,
+                        )
                 results.append(result)
             for suffix in ("_X.npy", "_y.npy"):
                 os.remove(prefix + suffix)

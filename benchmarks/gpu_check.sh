@@ -27,10 +27,11 @@
 #   5. python benchmarks/device_ops.py --rows 200000 --configs "binary depth 8"
 #      (the emulation's traffic model of the benchmark's round, on the CPU; skipped with
 #      --no-model)
-#   6. python benchmarks/gpu_bench.py [--quick] --phases --model DIR/device_ops.json
+#   6. python benchmarks/gpu_bench.py [--quick] --profile --phases --model DIR/device_ops.json
 #      (1M x 28, 10M x 28, 1M x 200 against XGBoost device='cuda'; --quick: 1M x 28 only;
 #      per phase the modeled and the measured time side by side, and XGBoost's: the
-#      figures that calibrate the model, docs/DESIGN.md "GPU performance model")
+#      figures that calibrate the model, docs/DESIGN.md "GPU performance model"; the
+#      host functions with the most own time per round)
 #   7. the table: step, result (PASS / FAIL / figures), seconds -- printed LAST.
 # Logs and JSON go to DIR (default benchmarks/out/gpu_check, git-ignored).
 # Exit status: 0 when every step passed, 1 otherwise.
@@ -53,7 +54,7 @@ while [ $# -gt 0 ]; do
         --parity-devices) PARITY_DEVICES="$2"; shift ;;   # e.g. cpu,cpu to try the script
         --bench-args) BENCH_EXTRA="$2"; shift ;;          # e.g. "--dry-run", "--phases"
         --no-model) MODEL=0 ;;
-        -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
         *) echo "unknown option: $1" >&2; exit 2 ;;
     esac
     shift
@@ -200,7 +201,7 @@ fi
 
 # ---- 6. GPU benchmark ---------------------------------------------------------------------
 t0=$(now)
-BENCH_ARGS=(--json "$OUT_DIR/gpu_bench.json")
+BENCH_ARGS=(--json "$OUT_DIR/gpu_bench.json" --profile)
 if [ "$MODEL" -eq 1 ]; then BENCH_ARGS+=(--phases --model "$MODEL_JSON"); fi
 if [ "$QUICK" -eq 1 ]; then BENCH_ARGS+=(--quick); fi
 if [ -n "$BENCH_EXTRA" ]; then read -r -a extra <<< "$BENCH_EXTRA"; BENCH_ARGS+=("${extra[@]}"); fi

@@ -21,6 +21,7 @@ import numpy as np
 
 from . import backends
 from ._version import __version__
+from .backends.cpu.jit import compiled_kernels_reason
 from .backends.cuda import launch, selfcheck
 from .backends.cuda.histogram import device_cluster_blocks, device_has_clusters
 from .backends.cuda.sources import cuda_source_dir, list_cuda_sources, read_cuda_source
@@ -229,7 +230,9 @@ def run_doctor(timing_rows=None, printer=print):
         )
     reason = backends._cuda_reason()
     if reason is not None:
-        say(f"supported: no GPU -- {reason}. gpuboost trains on the CPU (NumPy backend).")
+        cpu_reason = compiled_kernels_reason()
+        cpu = "compiled kernels" if cpu_reason is None else f"NumPy reference: {cpu_reason}"
+        say(f"supported: no GPU -- {reason}. gpuboost trains on the CPU ({cpu}).")
         return 0
     mode = launch.EMULATED if emulated else launch.CUPY
     if not emulated and devices:

@@ -2,6 +2,7 @@
 emulation's traffic model, against the floor) and the model-against-measured comparison
 of benchmarks/gpu_bench.py (run by benchmarks/gpu_check.sh on a GPU machine)."""
 
+import cProfile
 import importlib.util
 import json
 from pathlib import Path
@@ -146,6 +147,25 @@ def test_gpu_bench_parses_phase_timings(gpu_bench):
         "histogram": pytest.approx(200.0),
         "partition": pytest.approx(50.0),
     }
+
+
+def test_gpu_bench_host_profile_lists_own_time_per_round(gpu_bench):
+    def busy():
+        return sum(i * i for i in range(20_000))
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(4):
+        busy()
+    profiler.disable()
+    rows = gpu_bench.host_profile(profiler, rounds=2, top=3)
+    assert rows[0]["function"] == "(all)" and len(rows) == 4
+    own = [row["own_ms_per_round"] for row in rows[1:]]
+    assert own == sorted(own, reverse=True) and sum(own) <= rows[0]["own_ms_per_round"] + 1e-9
+    busy_row = next(row for row in rows[1:] if row["function"].endswith("(<genexpr>)"))
+    assert busy_row["calls"] == 4 * 20_001  # the generator's resumptions
+    assert busy_row["cumulative_ms_per_round"] >= busy_row["own_ms_per_round"]
+    assert "tests/test_benchmark_scripts.py" in busy_row["function"]
 
 
 def test_gpu_bench_models_each_phase_at_its_size(gpu_bench, measured, tmp_path, capsys):

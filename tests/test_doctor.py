@@ -9,6 +9,7 @@ from _tiers import sampled
 
 from gpuboost import backends
 from gpuboost import doctor as doctor_module
+from gpuboost.backends.cpu.jit import CPU_KERNELS_ENV_VAR
 from gpuboost.backends.cuda import histogram as cuda_histogram
 from gpuboost.backends.cuda import launch, selfcheck
 from gpuboost.backends.cuda.sources import list_cuda_sources, read_cuda_source
@@ -42,6 +43,14 @@ def test_without_a_gpu_it_says_why_and_exits_0(capsys, monkeypatch, fresh_probe)
     assert lines[2].startswith("NumPy ") and lines[3].startswith("CuPy: not importable")
     assert lines[-1].startswith("supported: no GPU -- CuPy is not importable")
     assert "gpuboost[cuda12]" in lines[-1]
+    assert lines[-1].endswith("gpuboost trains on the CPU (compiled kernels).")
+    # ... and which CPU kernels train instead.
+    monkeypatch.setenv(CPU_KERNELS_ENV_VAR, "numpy")
+    _, out = doctor(capsys)
+    assert out.splitlines()[-1].endswith(
+        f"trains on the CPU (NumPy reference: {CPU_KERNELS_ENV_VAR}=numpy selects the NumPy "
+        "reference)."
+    )
 
 
 def test_a_gpu_whose_kernels_do_not_compile(capsys, monkeypatch, fresh_probe):
