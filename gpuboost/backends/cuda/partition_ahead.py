@@ -101,20 +101,17 @@ class PartitionAhead:
         (host SPLIT_RECORD_DTYPE, one per segment)."""
         if indices is None:
             return
-        begins = np.asarray(begins, np.int64).reshape(-1)
-        ends = np.asarray(ends, np.int64).reshape(-1)
-        splits = {}
-        for node in np.flatnonzero(records["feature"] >= 0).tolist():
-            record = records[node]
-            key = (
-                int(begins[node]),
-                int(ends[node]),
-                int(record["feature"]),
-                int(record["bin"]),
-                bool(record["default_left"]),
-                int(record["left_count"]),
-            )
-            splits[key] = node
+        nodes = np.flatnonzero(records["feature"] >= 0)
+        split = records[nodes]
+        keys = zip(  # whole columns to Python scalars: a level's nodes in a few calls
+            np.asarray(begins, np.int64).reshape(-1)[nodes].tolist(),
+            np.asarray(ends, np.int64).reshape(-1)[nodes].tolist(),
+            split["feature"].tolist(),
+            split["bin"].tolist(),
+            split["default_left"].astype(bool).tolist(),
+            split["left_count"].tolist(),
+        )
+        splits = dict(zip(keys, nodes.tolist()))
         self._local.rows = AheadRows(indices, sample_indices, X_binned, splits)
 
     def take(self, sample_indices, X_binned):

@@ -255,3 +255,41 @@ def test_the_partition_ahead_moves_fewer_bytes(monkeypatch):
     without, plain = _partition_and_update_bytes(monkeypatch, ahead=False)
     assert model == plain
     assert with_ahead < 0.75 * without
+
+
+def _kept_splits_naive(begins, ends, records):
+    """Reference of PartitionAhead.keep's ``splits``, one node at a time (for tests)."""
+    splits = {}
+    for node in np.flatnonzero(records["feature"] >= 0).tolist():
+        record = records[node]
+        key = (
+            int(begins[node]),
+            int(ends[node]),
+            int(record["feature"]),
+            int(record["bin"]),
+            bool(record["default_left"]),
+            int(record["left_count"]),
+        )
+        splits[key] = node
+    return splits
+
+
+@pytest.mark.parametrize("n_nodes", [0, 1, 5, 128])
+def test_keep_records_the_split_nodes_as_the_naive_loop(n_nodes):
+    rng = np.random.default_rng(n_nodes)
+    records = np.zeros(n_nodes, dtype=SPLIT_RECORD_DTYPE)
+    records["feature"] = rng.integers(-1, 28, n_nodes)  # -1: no split
+    records["bin"] = rng.integers(0, 255, n_nodes)
+    records["default_left"] = rng.random(n_nodes) < 0.5
+    records["left_count"] = rng.integers(0, 1000, n_nodes)
+    begins = np.arange(n_nodes, dtype=np.int64) * 1000
+    ends = begins + rng.integers(0, 1000, n_nodes)
+    kept = partition_ahead.PartitionAhead()
+    indices, sample_indices, X_binned = object(), object(), object()
+    kept.keep(indices, sample_indices, X_binned, begins, ends, records)
+    rows = kept.take(sample_indices, X_binned)
+    expected = _kept_splits_naive(begins, ends, records)
+    assert rows.splits == expected and list(rows.splits.values()) == list(expected.values())
+    for key, expected_key in zip(rows.splits, expected):
+        assert [type(part) for part in key] == [type(part) for part in expected_key]
+    assert rows.indices is indices
