@@ -5,10 +5,10 @@
   and leaves no more device memory in use than before the call: no array allocated
   by the failed call stays alive, even while the caller holds the exception (the
   backend's per-thread working buffers are dropped too, also when the failed call
-  made them), and the backend keeps working. Under the emulation (no CuPy) the backend's array
-  module is wrapped so that its n-th allocation raises an error that stands in
-  for ``cupy.cuda.memory.OutOfMemoryError``; on a GPU (tests marked ``gpu``)
-  CuPy's memory pool is given a limit, so the error is real.
+  made them), and the backend keeps working. Under the emulation (no CuPy) the
+  backend's array module is wrapped so that its n-th allocation raises an error
+  that stands in for ``cupy.cuda.memory.OutOfMemoryError``; on a GPU (tests marked
+  ``gpu``) CuPy's memory pool is given a limit, so the error is real.
 * 100 consecutive fits in one process do not grow host memory (RSS, Python
   objects) beyond a small bound; on a GPU, nor CuPy's pool.
 """
@@ -191,9 +191,9 @@ def test_out_of_memory_in_a_threads_first_training_frees_what_the_backend_keeps(
     """The backend keeps device buffers per thread from call to call (the partition's
     and the split scan's status words, the gradients' block maxima). A thread's first
     training makes them; when that training runs out of memory they must go too, or
-    device memory is not as it was (seen on an H200: 2,048 bytes left in CuPy's pool
-    after a process's first CUDA training failed). The other tests here fail trainings
-    that find those buffers made already."""
+    more device memory is in use than before the call (seen on an H200: 2,048 bytes
+    left in CuPy's pool after a process's first CUDA training failed). The other tests
+    here fail trainings that find those buffers made already."""
     backend = emulated_cuda
     monkeypatch.setattr(backend, "_out_of_memory_errors", (EmulatedCupyOutOfMemoryError,))
     X, y = _data()

@@ -268,8 +268,8 @@ class CudaBackend(Backend):
         dropping what this thread kept from call to call: the reserved histogram batch,
         the carried segments, the partition ahead, the partition's and the split scan's
         status words and the last gradients' block maxima (the next calls make them
-        again), so that after an out-of-memory error device memory is as before the
-        call even when that call made them."""
+        again), so that after an out-of-memory error no more device memory is in use
+        than before the call, also when that call made them."""
         with self._device_context():
             self._settle_siblings()
         self._zeroed_batches.clear()

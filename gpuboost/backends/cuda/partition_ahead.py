@@ -108,7 +108,7 @@ class PartitionAhead:
             np.asarray(ends, np.int64).reshape(-1)[nodes].tolist(),
             split["feature"].tolist(),
             split["bin"].tolist(),
-            split["default_left"].astype(bool).tolist(),
+            split["default_left"].tolist(),
             split["left_count"].tolist(),
         )
         splits = dict(zip(keys, nodes.tolist()))
