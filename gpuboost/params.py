@@ -522,11 +522,12 @@ PARAMETERS = {
         ),
         _P(
             "min_data_per_group",
-            25,
+            10,
             "int",
             "many-vs-many categorical splits: rows between two sets tried (and fewest rows "
             "left out of a set); LightGBM's 100 leaves nodes of a few hundred rows without "
-            "such splits",
+            "such splits, and 25 passed over the sets that split panels of few rows per "
+            "category",
             low=1,
         ),
         _P(

@@ -312,7 +312,7 @@ def test_an_eval_set_with_a_numeric_column_for_a_categorical_one_is_refused():
 
 
 def test_at_defaults_a_few_hundred_rows_get_many_vs_many_sets():
-    """Issue 33's default ``min_data_per_group=25`` (LightGBM's is 100): on 240 rows a
+    """Issue 33's default ``min_data_per_group=10`` (LightGBM's is 100): on 240 rows a
     12-level category (20 rows each) is split by sets of several categories, and the
     held-out error is lower than with 100, which tries almost no set on nodes this size."""
     rng = np.random.default_rng(4)
