@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..core.array import ArrayLike
+from ..core.categorical import find_best_categorical_splits
 from ..core.dtypes import GRAD_QUANT_DTYPE, SAMPLE_INDEX_DTYPE
 from ..core.quantize import dispersion_sums, quantize, quantize_with_scale
 from ..core.random import row_uniforms
@@ -368,6 +369,37 @@ class Backend:
             data.missing_bin,
             params,
             feature_mask,
+        )
+
+    def find_best_categorical_splits(
+        self,
+        histograms: np.ndarray,
+        features: np.ndarray,
+        n_value_bins: np.ndarray,
+        missing_bin: int,
+        scale_gradients: float,
+        scale_hessians: float,
+        split_params: SplitParams,
+        cat_params: Any,
+        feature_mask: np.ndarray | None,
+        smoothing: np.ndarray | None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The best categorical split of every node, ``(records, left_sets)``, from the
+        host histograms of the categorical features: the host scan
+        :func:`gpuboost.core.categorical.find_best_categorical_splits` (its definition,
+        with its arguments; every backend's histograms come to the host for it, and a
+        backend may run a compiled version, bit for bit)."""
+        return find_best_categorical_splits(
+            histograms,
+            features,
+            n_value_bins,
+            missing_bin,
+            scale_gradients,
+            scale_hessians,
+            split_params,
+            cat_params,
+            feature_mask,
+            smoothing,
         )
 
     def find_best_splits(

@@ -14,8 +14,10 @@ per node; the CUDA backend copies that slice to the host, once per batch of node
 Per node and feature it sorts at most ``max_bin`` categories, which is cheap next to
 the histograms; the result does not depend on the backend, so both give the same
 trees. :func:`find_best_categorical_splits` is the vectorized scan (numpy, over all
-nodes of a batch at once), :func:`find_best_categorical_splits_naive` the loop
-reference the tests compare it with.
+nodes of a batch at once; the definition, ``Backend.find_best_categorical_splits``),
+:func:`find_best_categorical_splits_naive` the loop reference the tests compare it with;
+the compiled CPU backend runs :mod:`gpuboost.backends.cpu.categorical_scan`, the same
+records bit for bit.
 
 Candidates, in the order that breaks ties (the first maximum wins):
 

@@ -42,6 +42,7 @@ from ..categorical import (
 )
 from ..numpy.backend import NumpyBackend
 from .binning import bin_features, binned_layout
+from .categorical_scan import find_best_categorical_splits
 from .gradients import gradients
 from .histogram import (
     build_children_histograms,
@@ -296,6 +297,12 @@ class CpuBackend(NumpyBackend):
             ),
         )
         return OutputHistograms(cells, counts, n_outputs)
+
+    def find_best_categorical_splits(self, histograms, *args):
+        """Compiled (:mod:`.categorical_scan`), the definition's records and sets bit for
+        bit."""
+        self._threads()
+        return find_best_categorical_splits(histograms, *args)
 
     def find_best_vector_splits(self, data, histograms, scales, params, feature_mask):
         """Compiled (:mod:`.vector_split`), the definition's table bit for bit."""

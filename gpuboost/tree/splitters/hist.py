@@ -12,7 +12,6 @@ from ...core.categorical import (
     bitset_members,
     bitset_words,
     estimated_cat_smooth,
-    find_best_categorical_splits,
 )
 from ...core.gain import bounded_weight, leaf_score, leaf_weight, path_smoothed
 from .base import SplitTable
@@ -271,8 +270,10 @@ class HistogramSplitter(GradientRecords):
         with categorical features: training refuses the two together).
 
         With categorical features: the backend's scan over the numeric features, the
-        host scan of :func:`~gpuboost.core.categorical.find_best_categorical_splits`
-        over the categorical ones (their histograms copied to the host), and per node
+        backend's host scan over the categorical ones (their histograms copied to the
+        host; ``Backend.find_best_categorical_splits``: the definition
+        :func:`~gpuboost.core.categorical.find_best_categorical_splits`, compiled on the
+        CPU backend), and per node
         the better of the two (ties: the lower feature, docs/DESIGN.md "Categorical
         features")."""
         numeric_mask = feature_mask
@@ -299,7 +300,7 @@ class HistogramSplitter(GradientRecords):
         )
         if self.estimates_cat_smooth and tree.category_smoothing is None:
             tree.category_smoothing = self._estimated_smoothing(tree, categorical_histograms)
-        cat_records, left_sets = find_best_categorical_splits(
+        cat_records, left_sets = self.backend.find_best_categorical_splits(
             categorical_histograms,
             features,
             self.n_value_bins[features],
