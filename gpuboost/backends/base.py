@@ -373,7 +373,7 @@ class Backend:
 
     def find_best_categorical_splits(
         self,
-        histograms: np.ndarray,
+        histograms: ArrayLike,
         features: np.ndarray,
         n_value_bins: np.ndarray,
         missing_bin: int,
@@ -384,13 +384,14 @@ class Backend:
         feature_mask: np.ndarray | None,
         smoothing: np.ndarray | None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The best categorical split of every node, ``(records, left_sets)``, from the
-        host histograms of the categorical features: the host scan
-        :func:`gpuboost.core.categorical.find_best_categorical_splits` (its definition,
-        with its arguments; every backend's histograms come to the host for it, and a
-        backend may run a compiled version, bit for bit)."""
+        """The best categorical split of every node, ``(records, left_sets)`` (host
+        arrays), from the nodes' histograms (this backend's array of shape ``(n_nodes,
+        n_features, n_bins, 3)``) and the categorical ``features``: the host scan
+        :func:`gpuboost.core.categorical.find_best_categorical_splits` of their slice
+        (its definition, with its other arguments; the slice is copied to the host for
+        it, and a backend may run a compiled version, bit for bit)."""
         return find_best_categorical_splits(
-            histograms,
+            self.to_host(histograms[:, self.xp.asarray(features)]),
             features,
             n_value_bins,
             missing_bin,

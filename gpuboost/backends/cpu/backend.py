@@ -52,7 +52,7 @@ from .histogram import (
 )
 from .jit import set_threads
 from .leaf import add_leaf_values, add_leaf_vectors, add_split_leaf_values
-from .partition import partition_rows
+from .partition import partition_categorical, partition_rows
 from .predict import (
     forest_of,
     predict_forest_leaves,
@@ -299,8 +299,8 @@ class CpuBackend(NumpyBackend):
         return OutputHistograms(cells, counts, n_outputs)
 
     def find_best_categorical_splits(self, histograms, *args):
-        """Compiled (:mod:`.categorical_scan`), the definition's records and sets bit for
-        bit."""
+        """Compiled (:mod:`.categorical_scan`) on the whole histograms (no slice copied),
+        the definition's records and sets bit for bit."""
         self._threads()
         return find_best_categorical_splits(histograms, *args)
 
@@ -453,6 +453,22 @@ class CpuBackend(NumpyBackend):
             ends,
             features,
             threshold_bins,
+            default_left,
+            data.missing_bin,
+        )
+
+    def partition_categorical(
+        self, data, sample_indices, begins, ends, features, left_sets, default_left
+    ):
+        """Compiled (:func:`.partition.partition_categorical`), on the column-major bins."""
+        self._threads()
+        partition_categorical(
+            data.arrays["X_binned_columns"],
+            sample_indices,
+            begins,
+            ends,
+            features,
+            left_sets,
             default_left,
             data.missing_bin,
         )

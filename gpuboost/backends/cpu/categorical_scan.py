@@ -120,6 +120,7 @@ def _scan(
     n_nodes = histograms.shape[0]
     n_bins = histograms.shape[2]
     mvm_lambda = reg_lambda + cat_l2
+    first = features[0]  # the node's totals: its first categorical feature's bins
     for node in prange(n_nodes):
         keys = np.empty(n_bins, dtype=np.float64)
         order = np.empty(n_bins, dtype=np.int64)
@@ -129,9 +130,9 @@ def _scan(
         parent_h = np.int64(0)
         parent_n = np.int64(0)
         for bin_ in range(n_bins):
-            parent_g += histograms[node, 0, bin_, HIST_GRAD]
-            parent_h += histograms[node, 0, bin_, HIST_HESS]
-            parent_n += histograms[node, 0, bin_, HIST_COUNT]
+            parent_g += histograms[node, first, bin_, HIST_GRAD]
+            parent_h += histograms[node, first, bin_, HIST_HESS]
+            parent_n += histograms[node, first, bin_, HIST_COUNT]
         out_int[node, _PARENT] = parent_g
         out_int[node, _PARENT + 1] = parent_h
         out_int[node, _PARENT + 2] = parent_n
@@ -147,14 +148,15 @@ def _scan(
         )
         best_gain = -np.inf
         for position in range(features.shape[0]):
+            feature = features[position]
             k = n_value_bins[position]
             if k <= 1:
                 continue
-            if use_mask and not feature_mask[node, features[position]]:
+            if use_mask and not feature_mask[node, feature]:
                 continue
-            miss_g = histograms[node, position, missing_bin, HIST_GRAD]
-            miss_h = histograms[node, position, missing_bin, HIST_HESS]
-            miss_n = histograms[node, position, missing_bin, HIST_COUNT]
+            miss_g = histograms[node, feature, missing_bin, HIST_GRAD]
+            miss_h = histograms[node, feature, missing_bin, HIST_HESS]
+            miss_n = histograms[node, feature, missing_bin, HIST_COUNT]
             has_missing = miss_n > 0
             f_gain = -np.inf
             f_left_g = np.int64(0)
@@ -166,9 +168,9 @@ def _scan(
             n_eligible = 0
             if k <= max_cat_to_onehot:
                 for c in range(k):
-                    g = histograms[node, position, c, HIST_GRAD]
-                    h = histograms[node, position, c, HIST_HESS]
-                    n = histograms[node, position, c, HIST_COUNT]
+                    g = histograms[node, feature, c, HIST_GRAD]
+                    h = histograms[node, feature, c, HIST_HESS]
+                    n = histograms[node, feature, c, HIST_COUNT]
                     for direction in range(2 if has_missing else 1):
                         lg = g + miss_g if direction == 1 else g
                         lh = h + miss_h if direction == 1 else h
@@ -184,11 +186,11 @@ def _scan(
             else:
                 smooth = smoothing[position]
                 for c in range(k):
-                    n = histograms[node, position, c, HIST_COUNT]
+                    n = histograms[node, feature, c, HIST_COUNT]
                     if n >= smooth and n > 0:
                         n_eligible += 1
-                        keys[c] = (histograms[node, position, c, HIST_GRAD] / scale_gradients) / (
-                            histograms[node, position, c, HIST_HESS] / scale_hessians + smooth
+                        keys[c] = (histograms[node, feature, c, HIST_GRAD] / scale_gradients) / (
+                            histograms[node, feature, c, HIST_HESS] / scale_hessians + smooth
                         )
                         rank[c] = 1  # eligible
                     else:
@@ -203,7 +205,7 @@ def _scan(
                 for j in range(k):  # prefix sums of the sorted eligible categories
                     c = order[j]
                     for column in range(3):
-                        value = histograms[node, position, c, column] if rank[c] == 1 else 0
+                        value = histograms[node, feature, c, column] if rank[c] == 1 else 0
                         prefix[j + 1, column] = prefix[j, column] + value
                 for j in range(k):
                     c = order[j]
@@ -247,7 +249,7 @@ def _scan(
                 continue
             best_gain = f_gain
             out_gain[node] = f_gain
-            out_int[node, _FEATURE] = features[position]
+            out_int[node, _FEATURE] = feature
             out_int[node, _LEFT] = f_left_g
             out_int[node, _LEFT + 1] = f_left_h
             out_int[node, _LEFT + 2] = f_left_n
@@ -285,7 +287,9 @@ def find_best_categorical_splits(
     smoothing=None,
 ):
     """:func:`gpuboost.core.categorical.find_best_categorical_splits` compiled: the same
-    arguments and the same records and left sets, bit for bit."""
+    arguments, except that ``histograms`` holds every feature, shape ``(n_nodes,
+    n_features, n_bins, 3)`` int64 (the scan reads those of ``features``: no slice
+    copied); the same records and left sets, bit for bit."""
     n_nodes = histograms.shape[0]
     records = no_split_records(n_nodes)
     left_sets = np.zeros((n_nodes, SPLIT_SET_WORDS), dtype=np.uint32)

@@ -22,7 +22,7 @@ from ...core.dtypes import SAMPLE_INDEX_DTYPE
 from .jit import kernel, prange, sized, threads
 from .ranges import CUT_NODES_PER_THREAD, segment_offsets, thread_pieces, thread_ranges
 
-__all__ = ["partition_rows", "goes_left"]
+__all__ = ["partition_rows", "partition_categorical", "goes_left"]
 
 
 @kernel
@@ -246,3 +246,73 @@ def partition_rows(
         threads() if n_threads is None else max(1, int(n_threads)),
     )
     return n_left
+
+
+@kernel(parallel=True)
+def _partition_by_sets(
+    X_binned_columns,
+    sample_indices,
+    begins,
+    ends,
+    features,
+    left_sets,
+    default_left,
+    missing_bin,
+    scratch,
+):
+    """Each categorical split's segment in one pass (splits over the threads): a row goes
+    left when its bin's bit is set in the split's left set, the missing bin by
+    ``default_left``; left rows in place, right rows to ``scratch`` and back after them."""
+    n_words = left_sets.shape[1]
+    for split in prange(begins.shape[0]):
+        table = np.zeros(missing_bin + 1, dtype=np.uint64)
+        for bin_ in range(min(missing_bin, n_words * 32)):
+            table[bin_] = np.uint64((left_sets[split, bin_ >> 5] >> np.uint32(bin_ & 31)) & 1)
+        table[missing_bin] = np.uint64(default_left[split])
+        column = X_binned_columns[features[split]]
+        begin = np.uint64(begins[split])
+        write = begin
+        n_right = np.uint64(0)
+        for position in range(begin, np.uint64(ends[split])):
+            row = sample_indices[position]
+            left = table[np.uint64(column[np.uint64(row)])]
+            sample_indices[write] = row
+            scratch[begin + n_right] = row
+            write += left
+            n_right += np.uint64(1) - left
+        for i in range(n_right):
+            sample_indices[write + i] = scratch[begin + i]
+
+
+def partition_categorical(
+    X_binned_columns, sample_indices, begins, ends, features, left_sets, default_left, missing_bin
+):
+    """Split segments by categorical splits, in place and stably (same contract as the
+    definition, :func:`gpuboost.backends.categorical.partition_categorical`, on the
+    column-major bins).
+
+    Parameters
+    ----------
+    X_binned_columns : ndarray of shape (n_features, n_rows), uint8  # IN
+    sample_indices : ndarray of shape (n_samples,), int32  # IN, OUT
+    begins, ends, features : int sequences of shape (n_splits,)
+        The segments (disjoint) and the splits' features.
+    left_sets : ndarray of shape (n_splits, n_words), uint32
+        The bins going left.
+    default_left : bool sequence of shape (n_splits,)
+    missing_bin : int
+    """
+    begins = np.ascontiguousarray(begins, dtype=np.int64).reshape(-1)
+    if len(begins) == 0:
+        return
+    sized(_partition_by_sets)(
+        X_binned_columns,
+        sample_indices,
+        begins,
+        np.ascontiguousarray(ends, dtype=np.int64).reshape(-1),
+        np.ascontiguousarray(features, dtype=np.int64).reshape(-1),
+        np.ascontiguousarray(left_sets, dtype=np.uint32),
+        np.ascontiguousarray(default_left, dtype=np.int64).reshape(-1),
+        int(missing_bin),
+        np.empty(len(sample_indices), dtype=SAMPLE_INDEX_DTYPE),
+    )

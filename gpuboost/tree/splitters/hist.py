@@ -8,8 +8,8 @@ integer sums of the quantized gradients and hessians, ``(G_q, H_q)``.
 import numpy as np
 
 from ...core.categorical import (
-    bitset_from_members,
-    bitset_members,
+    BITS_PER_WORD,
+    BITSET_DTYPE,
     bitset_words,
     estimated_cat_smooth,
 )
@@ -295,13 +295,12 @@ class HistogramSplitter(GradientRecords):
         if self.categorical_features is None:
             return split_table(self.checked_records(tree, records))
         features = self.categorical_features
-        categorical_histograms = self.backend.to_host(
-            histograms[:, self.backend.xp.asarray(features)]
-        )
         if self.estimates_cat_smooth and tree.category_smoothing is None:
-            tree.category_smoothing = self._estimated_smoothing(tree, categorical_histograms)
+            tree.category_smoothing = self._estimated_smoothing(
+                tree, self.backend.to_host(histograms[:, self.backend.xp.asarray(features)])
+            )
         cat_records, left_sets = self.backend.find_best_categorical_splits(
-            categorical_histograms,
+            histograms,
             features,
             self.n_value_bins[features],
             self.data.missing_bin,
@@ -579,17 +578,27 @@ class HistogramSplitter(GradientRecords):
         "other" bin taking its bit."""
         sizes = np.zeros(len(features), dtype=np.int64)
         words = []
-        for node in np.flatnonzero(np.asarray(left_sets).any(axis=1)):
+        left_sets = np.asarray(left_sets, dtype=BITSET_DTYPE)
+        nodes = np.flatnonzero(left_sets.any(axis=1))
+        # Bit b of every set as a byte (bitset bit order: bit b % 32 of word b // 32).
+        bits = np.unpackbits(
+            np.ascontiguousarray(left_sets[nodes]).astype("<u4").view(np.uint8),
+            axis=1,
+            bitorder="little",
+        )
+        for i, node in enumerate(nodes):
             feature = int(features[node])
             position = int(np.searchsorted(self.categorical_features, feature))
             n_codes = int(self.n_categories[position])
             last_bin = int(self.n_value_bins[feature]) - 1
-            members = bitset_members(left_sets[node])
-            if last_bin in members and n_codes > last_bin + 1:  # the "other" bin's codes
-                members = np.concatenate([members, np.arange(last_bin + 1, n_codes)])
-            node_words = bitset_from_members(members, bitset_words(n_codes))
+            code_bits = np.zeros(bitset_words(n_codes) * BITS_PER_WORD, dtype=np.uint8)
+            shared = min(len(code_bits), bits.shape[1])
+            code_bits[:shared] = bits[i, :shared]
+            if bits[i, last_bin] and n_codes > last_bin + 1:  # the "other" bin's codes
+                code_bits[last_bin + 1 : n_codes] = 1
+            node_words = np.packbits(code_bits, bitorder="little").view("<u4")
             sizes[node] = len(node_words)
-            words.append(node_words)
+            words.append(node_words.astype(BITSET_DTYPE))
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         bits = np.concatenate(words) if words else np.zeros(0, dtype=np.uint32)
         return offsets, bits

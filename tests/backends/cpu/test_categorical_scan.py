@@ -63,12 +63,18 @@ def _histograms(rng, n_nodes, n_value_bins, missing_fraction, zero_hessians=Fals
 
 
 def _assert_same(hist, n_value_bins, split, cat, mask=None, smoothing=None, features=None):
-    features = np.arange(1, 1 + len(n_value_bins)) if features is None else features
-    args = (hist, features, np.asarray(n_value_bins), MISSING_BIN, SCALE, SCALE, split, cat)
-    expected = reference_scan(*args, mask, smoothing)
+    """The compiled scan of every feature's histograms (the categorical ones at
+    ``features``, default 1, 3, 5, ...; random others between) against the reference's of
+    the categorical slice ``hist``; returns the records."""
+    features = np.arange(1, 1 + 2 * len(n_value_bins), 2) if features is None else features
+    n_features = int(features.max()) + 2 if len(features) else 1
+    full = np.random.default_rng(0).integers(-99, 99, (hist.shape[0], n_features) + hist.shape[2:])
+    full[:, features] = hist
+    rest = (features, np.asarray(n_value_bins), MISSING_BIN, SCALE, SCALE, split, cat)
+    expected = reference_scan(hist, *rest, mask, smoothing)
     for variant in ("parallel", "serial"):
         with jit.forced_variant(variant):
-            records, sets = find_best_categorical_splits(*args, mask, smoothing)
+            records, sets = find_best_categorical_splits(full, *rest, mask, smoothing)
         np.testing.assert_array_equal(records, expected[0])
         np.testing.assert_array_equal(sets, expected[1])
     return expected[0]
@@ -89,7 +95,7 @@ def test_compiled_scan_equals_the_reference(
 ):
     rng = np.random.default_rng(seed)
     hist = _histograms(rng, 6, n_value_bins, missing_fraction)
-    mask = rng.random((6, 2 + len(n_value_bins))) < 0.8 if masked else None
+    mask = rng.random((6, 2 + 2 * len(n_value_bins))) < 0.8 if masked else None
     smoothing = rng.choice([0.0, 0.4, 3.0, 25.0], size=len(n_value_bins)) if estimated else None
     _assert_same(hist, n_value_bins, split, cat, mask, smoothing)
 
@@ -101,6 +107,7 @@ def test_the_data_have_splits_of_both_kinds():
     hist = _histograms(rng, 20, [40, 3], 0.1)
     records = _assert_same(hist, [40, 3], SplitParams(), CategoricalParams(min_data_per_group=5))
     assert (records["feature"] == 1).sum() >= 10
+    assert (records["feature"] == 3).sum() >= 1
     records = _assert_same(hist, [40, 3], SplitParams(), CategoricalParams(max_cat_to_onehot=64))
     assert (records["feature"] == 1).sum() >= 10
 
