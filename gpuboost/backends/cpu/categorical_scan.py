@@ -93,6 +93,7 @@ def _candidate_gain(
 @kernel(parallel=True)
 def _scan(
     histograms,
+    columns,
     features,
     n_value_bins,
     missing_bin,
@@ -120,7 +121,7 @@ def _scan(
     n_nodes = histograms.shape[0]
     n_bins = histograms.shape[2]
     mvm_lambda = reg_lambda + cat_l2
-    first = features[0]  # the node's totals: its first categorical feature's bins
+    first = columns[0]  # the node's totals: its first categorical feature's bins
     for node in prange(n_nodes):
         keys = np.empty(n_bins, dtype=np.float64)
         order = np.empty(n_bins, dtype=np.int64)
@@ -148,15 +149,16 @@ def _scan(
         )
         best_gain = -np.inf
         for position in range(features.shape[0]):
+            column = columns[position]
             feature = features[position]
             k = n_value_bins[position]
             if k <= 1:
                 continue
             if use_mask and not feature_mask[node, feature]:
                 continue
-            miss_g = histograms[node, feature, missing_bin, HIST_GRAD]
-            miss_h = histograms[node, feature, missing_bin, HIST_HESS]
-            miss_n = histograms[node, feature, missing_bin, HIST_COUNT]
+            miss_g = histograms[node, column, missing_bin, HIST_GRAD]
+            miss_h = histograms[node, column, missing_bin, HIST_HESS]
+            miss_n = histograms[node, column, missing_bin, HIST_COUNT]
             has_missing = miss_n > 0
             f_gain = -np.inf
             f_left_g = np.int64(0)
@@ -168,9 +170,9 @@ def _scan(
             n_eligible = 0
             if k <= max_cat_to_onehot:
                 for c in range(k):
-                    g = histograms[node, feature, c, HIST_GRAD]
-                    h = histograms[node, feature, c, HIST_HESS]
-                    n = histograms[node, feature, c, HIST_COUNT]
+                    g = histograms[node, column, c, HIST_GRAD]
+                    h = histograms[node, column, c, HIST_HESS]
+                    n = histograms[node, column, c, HIST_COUNT]
                     for direction in range(2 if has_missing else 1):
                         lg = g + miss_g if direction == 1 else g
                         lh = h + miss_h if direction == 1 else h
@@ -186,11 +188,11 @@ def _scan(
             else:
                 smooth = smoothing[position]
                 for c in range(k):
-                    n = histograms[node, feature, c, HIST_COUNT]
+                    n = histograms[node, column, c, HIST_COUNT]
                     if n >= smooth and n > 0:
                         n_eligible += 1
-                        keys[c] = (histograms[node, feature, c, HIST_GRAD] / scale_gradients) / (
-                            histograms[node, feature, c, HIST_HESS] / scale_hessians + smooth
+                        keys[c] = (histograms[node, column, c, HIST_GRAD] / scale_gradients) / (
+                            histograms[node, column, c, HIST_HESS] / scale_hessians + smooth
                         )
                         rank[c] = 1  # eligible
                     else:
@@ -204,9 +206,9 @@ def _scan(
                     order[j] = c
                 for j in range(k):  # prefix sums of the sorted eligible categories
                     c = order[j]
-                    for column in range(3):
-                        value = histograms[node, feature, c, column] if rank[c] == 1 else 0
-                        prefix[j + 1, column] = prefix[j, column] + value
+                    for part in range(3):
+                        value = histograms[node, column, c, part] if rank[c] == 1 else 0
+                        prefix[j + 1, part] = prefix[j, part] + value
                 for j in range(k):
                     c = order[j]
                     rank[c] = j if rank[c] == 1 else k  # ineligible: in no set
@@ -285,11 +287,14 @@ def find_best_categorical_splits(
     cat_params,
     feature_mask=None,
     smoothing=None,
+    columns=None,
 ):
     """:func:`gpuboost.core.categorical.find_best_categorical_splits` compiled: the same
-    arguments, except that ``histograms`` holds every feature, shape ``(n_nodes,
-    n_features, n_bins, 3)`` int64 (the scan reads those of ``features``: no slice
-    copied); the same records and left sets, bit for bit."""
+    arguments, and the same records and left sets, bit for bit. ``histograms`` (int64,
+    ``(n_nodes, n_columns, n_bins, 3)``) holds feature ``features[i]`` at column
+    ``columns[i]``: by default at column ``features[i]`` (every feature's histograms,
+    read in place: no slice copied); ``np.arange(len(features))`` for the reference's
+    slice of the categorical features."""
     n_nodes = histograms.shape[0]
     records = no_split_records(n_nodes)
     left_sets = np.zeros((n_nodes, SPLIT_SET_WORDS), dtype=np.uint32)
@@ -301,9 +306,11 @@ def find_best_categorical_splits(
     mask = np.ascontiguousarray(feature_mask) if use_mask else np.ones((1, 1), dtype=np.bool_)
     out_int = np.zeros((n_nodes, _INT_COLUMNS), dtype=np.int64)
     out_gain = np.empty(n_nodes, dtype=np.float64)
+    features = np.ascontiguousarray(features, dtype=np.int64)
     sized(_scan)(
         np.ascontiguousarray(histograms, dtype=np.int64),
-        np.ascontiguousarray(features, dtype=np.int64),
+        features if columns is None else np.ascontiguousarray(columns, dtype=np.int64),
+        features,
         np.ascontiguousarray(n_value_bins, dtype=np.int64),
         int(missing_bin),
         float(scale_gradients),

@@ -76,6 +76,8 @@ from ..categorical import (
     predict_forest_values,
     predict_tree_values,
 )
+from ..cpu.categorical_scan import find_best_categorical_splits as compiled_categorical_scan
+from ..cpu.jit import compiled_kernels_reason
 from ..emulation.device_array import EMULATE_DEVICES_ENV_VAR
 from ..emulation.device_array import device as emulated_device
 from ..emulation.device_array import device_count as emulated_device_count
@@ -828,6 +830,18 @@ class CudaBackend(Backend):
             return move_partitioned_rows(*splits, left_counts, data.missing_bin, **options)
         partition_rows(*splits, data.missing_bin, **options)
         return None
+
+    def find_best_categorical_splits(self, histograms, features, *args):
+        """``Backend.find_best_categorical_splits``: the categorical slice copied to the
+        host and scanned there, by the compiled CPU scan
+        (:mod:`gpuboost.backends.cpu.categorical_scan`, the definition's records bit for
+        bit) where the compiled CPU kernels are in use, else by the definition."""
+        if compiled_kernels_reason() is not None:
+            return super().find_best_categorical_splits(histograms, features, *args)
+        host = self.to_host(histograms[:, self.xp.asarray(features)])
+        return compiled_categorical_scan(
+            host, features, *args, columns=np.arange(len(features), dtype=np.int64)
+        )
 
     def partition_categorical(self, data, sample_indices, *splits):
         """``Backend.partition_categorical`` (in place), after discarding any partition

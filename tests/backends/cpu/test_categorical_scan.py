@@ -77,6 +77,13 @@ def _assert_same(hist, n_value_bins, split, cat, mask=None, smoothing=None, feat
             records, sets = find_best_categorical_splits(full, *rest, mask, smoothing)
         np.testing.assert_array_equal(records, expected[0])
         np.testing.assert_array_equal(sets, expected[1])
+        # ... and on the reference's slice (the CUDA backend's host copy).
+        with jit.forced_variant(variant):
+            records, sets = find_best_categorical_splits(
+                hist, *rest, mask, smoothing, columns=np.arange(len(features))
+            )
+        np.testing.assert_array_equal(records, expected[0])
+        np.testing.assert_array_equal(sets, expected[1])
     return expected[0]
 
 
