@@ -90,6 +90,44 @@ def _candidate_gain(
     return -np.inf
 
 
+@kernel
+def _best_direction(
+    left_g,
+    left_h,
+    left_n,
+    miss_g,
+    miss_h,
+    miss_n,
+    parent_g,
+    parent_h,
+    parent_n,
+    parent_score,
+    scale_gradients,
+    scale_hessians,
+    reg_lambda,
+    reg_alpha,
+    max_delta_step,
+    min_child_weight,
+    min_data_in_leaf,
+    gamma,
+):
+    """``(gain, direction)`` of a candidate's better direction: the missing rows right
+    (0), then left (1, only where the node has missing rows); the first maximum."""
+    best = -np.inf
+    best_direction = 0
+    for direction in range(2 if miss_n > 0 else 1):
+        gain = _candidate_gain(
+            left_g + miss_g * direction,
+            left_h + miss_h * direction,
+            left_n + miss_n * direction,
+            parent_g, parent_h, parent_n, parent_score, scale_gradients, scale_hessians,
+            reg_lambda, reg_alpha, max_delta_step, min_child_weight, min_data_in_leaf, gamma,
+        )  # fmt: skip
+        if gain > best:
+            best, best_direction = gain, direction
+    return best, best_direction
+
+
 @kernel(parallel=True)
 def _scan(
     histograms,
@@ -170,21 +208,19 @@ def _scan(
             n_eligible = 0
             if k <= max_cat_to_onehot:
                 for c in range(k):
-                    g = histograms[node, column, c, HIST_GRAD]
-                    h = histograms[node, column, c, HIST_HESS]
-                    n = histograms[node, column, c, HIST_COUNT]
-                    for direction in range(2 if has_missing else 1):
-                        lg = g + miss_g if direction == 1 else g
-                        lh = h + miss_h if direction == 1 else h
-                        ln = n + miss_n if direction == 1 else n
-                        gain = _candidate_gain(
-                            lg, lh, ln, parent_g, parent_h, parent_n, parent_score,
-                            scale_gradients, scale_hessians, reg_lambda, reg_alpha,
-                            max_delta_step, min_child_weight, min_data_in_leaf, gamma,
-                        )  # fmt: skip
-                        if gain > f_gain:
-                            f_gain, f_direction, f_kind, f_size = gain, direction, 0, c
-                            f_left_g, f_left_h, f_left_n = lg, lh, ln
+                    gain, direction = _best_direction(
+                        histograms[node, column, c, HIST_GRAD],
+                        histograms[node, column, c, HIST_HESS],
+                        histograms[node, column, c, HIST_COUNT],
+                        miss_g, miss_h, miss_n, parent_g, parent_h, parent_n, parent_score,
+                        scale_gradients, scale_hessians, reg_lambda, reg_alpha,
+                        max_delta_step, min_child_weight, min_data_in_leaf, gamma,
+                    )  # fmt: skip
+                    if gain > f_gain:
+                        f_gain, f_direction, f_kind, f_size = gain, direction, 0, c
+                        f_left_g = histograms[node, column, c, HIST_GRAD]
+                        f_left_h = histograms[node, column, c, HIST_HESS]
+                        f_left_n = histograms[node, column, c, HIST_COUNT]
             else:
                 smooth = smoothing[position]
                 for c in range(k):
@@ -232,18 +268,15 @@ def _scan(
                             last = ln
                         if not (evaluated and i <= limit):
                             continue
-                        for direction in range(2 if has_missing else 1):
-                            cg = lg + miss_g if direction == 1 else lg
-                            ch = lh + miss_h if direction == 1 else lh
-                            cn = ln + miss_n if direction == 1 else ln
-                            gain = _candidate_gain(
-                                cg, ch, cn, parent_g, parent_h, parent_n, parent_score,
-                                scale_gradients, scale_hessians, mvm_lambda, reg_alpha,
-                                max_delta_step, min_child_weight, min_data_in_leaf, gamma,
-                            )  # fmt: skip
-                            if gain > f_gain:
-                                f_gain, f_direction, f_kind, f_size = gain, direction, kind, i
-                                f_left_g, f_left_h, f_left_n = cg, ch, cn
+                        gain, direction = _best_direction(
+                            lg, lh, ln, miss_g, miss_h, miss_n, parent_g, parent_h, parent_n,
+                            parent_score, scale_gradients, scale_hessians, mvm_lambda,
+                            reg_alpha, max_delta_step, min_child_weight, min_data_in_leaf,
+                            gamma,
+                        )  # fmt: skip
+                        if gain > f_gain:
+                            f_gain, f_direction, f_kind, f_size = gain, direction, kind, i
+                            f_left_g, f_left_h, f_left_n = lg, lh, ln
             if f_gain == np.inf:
                 out_int[node, _OVERFLOW] = 1
                 continue
@@ -252,8 +285,11 @@ def _scan(
             best_gain = f_gain
             out_gain[node] = f_gain
             out_int[node, _FEATURE] = feature
-            out_int[node, _LEFT] = f_left_g
-            out_int[node, _LEFT + 1] = f_left_h
+            # The chosen left child: the candidate's categories, and the missing rows
+            # where they go left (f_direction 1).
+            f_left_n += miss_n * f_direction
+            out_int[node, _LEFT] = f_left_g + miss_g * f_direction
+            out_int[node, _LEFT + 1] = f_left_h + miss_h * f_direction
             out_int[node, _LEFT + 2] = f_left_n
             if has_missing:
                 out_int[node, _DEFAULT_LEFT] = f_direction
