@@ -371,6 +371,11 @@ class Backend:
             feature_mask,
         )
 
+    def host_columns(self, histograms: ArrayLike, features: np.ndarray) -> np.ndarray:
+        """The histograms of ``features`` only, ``(n_nodes, len(features), n_bins, 3)``,
+        as a host ndarray (a copy)."""
+        return self.to_host(histograms[:, self.xp.asarray(features)])
+
     def find_best_categorical_splits(
         self,
         histograms: ArrayLike,
@@ -391,7 +396,7 @@ class Backend:
         (its definition, with its other arguments; the slice is copied to the host for
         it, and a backend may run a compiled version, bit for bit)."""
         return find_best_categorical_splits(
-            self.to_host(histograms[:, self.xp.asarray(features)]),
+            self.host_columns(histograms, features),
             features,
             n_value_bins,
             missing_bin,

@@ -25,9 +25,9 @@ import numpy as np
 
 from ...core.categorical import BITS_PER_WORD, SPLIT_SET_WORDS
 from ...core.dtypes import HIST_COUNT, HIST_GRAD, HIST_HESS
-from ...core.gain import SPLIT_GAIN_EPS, no_split_records
+from ...core.gain import no_split_records
 from .jit import kernel, prange, sized
-from .split_scan import _leaf_score
+from .split_scan import _leaf_score, admissible
 
 __all__ = ["find_best_categorical_splits"]
 
@@ -68,7 +68,7 @@ def _candidate_gain(
     gamma,
 ):
     """The gain of a candidate left child ``(left_g, left_h, left_n)`` (int64 sums), -inf
-    where it is not admissible (gpuboost.core.gain.admissible)."""
+    where it is not :func:`.split_scan.admissible`."""
     right_g = parent_g - left_g
     right_h = parent_h - left_h
     right_n = parent_n - left_n
@@ -78,14 +78,7 @@ def _candidate_gain(
         _leaf_score(left_g / scale_gradients, lh, reg_lambda, reg_alpha, max_delta_step)
         + _leaf_score(right_g / scale_gradients, rh, reg_lambda, reg_alpha, max_delta_step)
     ) - parent_score
-    if (
-        lh >= min_child_weight
-        and rh >= min_child_weight
-        and left_n >= min_data_in_leaf
-        and right_n >= min_data_in_leaf
-        and gain > gamma
-        and gain > SPLIT_GAIN_EPS
-    ):
+    if admissible(lh, rh, left_n, right_n, gain, min_child_weight, min_data_in_leaf, gamma):
         return gain
     return -np.inf
 

@@ -30,6 +30,7 @@ from .jit import kernel, prange, sized, threads
 from .scalar import clip, maximum, sign
 
 __all__ = [
+    "admissible",
     "find_best_splits",
     "scan_node",
     "scan_arguments",
@@ -50,6 +51,21 @@ def _threshold_l1(sum_gradients, reg_alpha):
     if reg_alpha == 0.0:
         return sum_gradients
     return sign(sum_gradients) * maximum(abs(sum_gradients) - reg_alpha, 0.0)
+
+
+@kernel
+def admissible(left_h, right_h, left_n, right_n, gain, min_child_weight, min_data_in_leaf, gamma):
+    """gpuboost.core.gain.admissible of one candidate: both children with ``H >=
+    min_child_weight`` and ``count >= min_data_in_leaf``, ``gain > gamma`` and ``gain >
+    SPLIT_GAIN_EPS``."""
+    return (
+        left_h >= min_child_weight
+        and right_h >= min_child_weight
+        and left_n >= min_data_in_leaf
+        and right_n >= min_data_in_leaf
+        and gain > gamma
+        and gain > SPLIT_GAIN_EPS
+    )
 
 
 @kernel
@@ -449,13 +465,15 @@ def _best_of_feature(
                 continue
             left_n = scratch_int[2, kept] + (missing_n if direction == 1 else np.int64(0))
             right_n = parent_n - left_n
-            if (
-                scratch_float[3 * direction + 1, kept] >= min_child_weight
-                and scratch_float[3 * direction + 2, kept] >= min_child_weight
-                and left_n >= min_data_in_leaf
-                and right_n >= min_data_in_leaf
-                and gain > gamma
-                and gain > SPLIT_GAIN_EPS
+            if admissible(
+                scratch_float[3 * direction + 1, kept],
+                scratch_float[3 * direction + 2, kept],
+                left_n,
+                right_n,
+                gain,
+                min_child_weight,
+                min_data_in_leaf,
+                gamma,
             ):
                 best_gain = gain
                 best_int[0] = scratch_int[3, kept]

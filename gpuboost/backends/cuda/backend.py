@@ -838,9 +838,11 @@ class CudaBackend(Backend):
         bit) where the compiled CPU kernels are in use, else by the definition."""
         if compiled_kernels_reason() is not None:
             return super().find_best_categorical_splits(histograms, features, *args)
-        host = self.to_host(histograms[:, self.xp.asarray(features)])
         return compiled_categorical_scan(
-            host, features, *args, columns=np.arange(len(features), dtype=np.int64)
+            self.host_columns(histograms, features),
+            features,
+            *args,
+            columns=np.arange(len(features), dtype=np.int64),
         )
 
     def partition_categorical(self, data, sample_indices, *splits):

@@ -297,7 +297,7 @@ class HistogramSplitter(GradientRecords):
         features = self.categorical_features
         if self.estimates_cat_smooth and tree.category_smoothing is None:
             tree.category_smoothing = self._estimated_smoothing(
-                tree, self.backend.to_host(histograms[:, self.backend.xp.asarray(features)])
+                tree, self.backend.host_columns(histograms, features)
             )
         cat_records, left_sets = self.backend.find_best_categorical_splits(
             histograms,
@@ -581,7 +581,7 @@ class HistogramSplitter(GradientRecords):
         left_sets = np.asarray(left_sets, dtype=BITSET_DTYPE)
         nodes = np.flatnonzero(left_sets.any(axis=1))
         # Bit b of every set as a byte (bitset bit order: bit b % 32 of word b // 32).
-        bits = np.unpackbits(
+        set_bits = np.unpackbits(
             np.ascontiguousarray(left_sets[nodes]).astype("<u4").view(np.uint8),
             axis=1,
             bitorder="little",
@@ -592,9 +592,9 @@ class HistogramSplitter(GradientRecords):
             n_codes = int(self.n_categories[position])
             last_bin = int(self.n_value_bins[feature]) - 1
             code_bits = np.zeros(bitset_words(n_codes) * BITS_PER_WORD, dtype=np.uint8)
-            shared = min(len(code_bits), bits.shape[1])
-            code_bits[:shared] = bits[i, :shared]
-            if bits[i, last_bin] and n_codes > last_bin + 1:  # the "other" bin's codes
+            shared = min(len(code_bits), set_bits.shape[1])
+            code_bits[:shared] = set_bits[i, :shared]
+            if set_bits[i, last_bin] and n_codes > last_bin + 1:  # the "other" bin's codes
                 code_bits[last_bin + 1 : n_codes] = 1
             node_words = np.packbits(code_bits, bitorder="little").view("<u4")
             sizes[node] = len(node_words)
