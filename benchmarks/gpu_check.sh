@@ -22,8 +22,8 @@
 #      per GPU, device='cuda': the distributed model against single-GPU training, byte
 #      for byte, and xgboost.dask on the same cluster; SKIP without dask-cuda)
 #   4. python benchmarks/gpu_parity.py --rows N   (default 1000000: CPU vs CUDA models,
-#      squared error and logistic byte-identical: docs/DESIGN.md "Platform-independent
-#      arithmetic")
+#      squared error, logistic and squared error with categorical columns byte-identical:
+#      docs/DESIGN.md "Platform-independent arithmetic", "Categorical features")
 #   5. python benchmarks/device_ops.py --rows 200000 --configs "binary depth 8"
 #      (the emulation's traffic model of the benchmark's round, on the CPU; skipped with
 #      --no-model)

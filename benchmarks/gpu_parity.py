@@ -4,11 +4,15 @@
 HIGGS-like data (``gpuboost.datasets.make_higgs_like``, 28 features, 5% of feature 3
 set to NaN so that the missing bin is exercised), ``--rows`` rows (default 1M),
 depth 8, 255 value bins, learning rate 0.1, ``--rounds`` rounds (default 20), for
-two objectives:
+three cases:
 
-``reg:squarederror`` (target: label + 0.25 log1p(feature 0)) and ``binary:logistic``:
-the models must be byte-identical (``Booster.save_raw``; docs/DESIGN.md,
-"Platform-independent arithmetic": the sigmoid's ``exp`` is gpuboost's own on both).
+``reg:squarederror`` (target: label + 0.25 log1p(feature 0)), ``binary:logistic`` and
+``reg:squarederror+categorical`` (the same features and two pandas categorical columns,
+200 levels of unequal frequency with 5% missing and 6 levels, whose effects are added to
+the regression target: many-vs-many and one-vs-rest splits, ``cat_smooth`` estimated
+per tree; docs/DESIGN.md "Categorical features"): the models must be byte-identical
+(``Booster.save_raw``; docs/DESIGN.md, "Platform-independent arithmetic": the sigmoid's
+``exp`` is gpuboost's own on both).
 When they are not, the report also says whether the structure (feature, threshold_bin,
 threshold, default_left, children, row count of every node) is the same and how far
 the leaf values, gains and covers are apart, to locate the difference.
@@ -37,7 +41,9 @@ import numpy as np  # noqa: E402
 
 import gpuboost  # noqa: E402
 
-OBJECTIVES = ("reg:squarederror", "binary:logistic")
+OBJECTIVES = ("reg:squarederror", "binary:logistic", "reg:squarederror+categorical")
+#: The categorical case's column of many levels.
+CATEGORICAL_LEVELS = 200
 STRUCTURE_ARRAYS = (
     "feature",
     "threshold_bin",
@@ -67,6 +73,27 @@ def make_data(rows, seed=0):
     rng = np.random.default_rng([seed, 12345])
     X[rng.random(rows) < MISSING_FRACTION, MISSING_FEATURE] = np.nan
     return X, y
+
+
+def with_categorical_columns(X, seed=0):
+    """A frame of ``X`` and two categorical columns, ``many`` (CATEGORICAL_LEVELS levels,
+    Dirichlet frequencies: a few frequent, many rare; 5% missing) and ``six``, and the
+    effect of the two on a target."""
+    import pandas as pd
+
+    rng = np.random.default_rng([seed, 777])
+    rows = X.shape[0]
+    popularity = rng.dirichlet(np.full(CATEGORICAL_LEVELS, 0.8))
+    many = rng.choice(CATEGORICAL_LEVELS, rows, p=popularity)
+    six = rng.integers(0, 6, rows)
+    effect = rng.normal(size=CATEGORICAL_LEVELS)[many] + 0.5 * rng.normal(size=6)[six]
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    frame["many"] = pd.Categorical.from_codes(
+        np.where(rng.random(rows) < MISSING_FRACTION, -1, many),
+        [f"level{i:03d}" for i in range(CATEGORICAL_LEVELS)],
+    )
+    frame["six"] = pd.Categorical.from_codes(six, [f"s{i}" for i in range(6)])
+    return frame, effect
 
 
 def compare(model_a, model_b, exact):
@@ -134,15 +161,18 @@ def main(argv=None):
         f"{time.perf_counter() - start:.1f} s",
         flush=True,
     )
-    targets = {
-        "reg:squarederror": label + 0.25 * np.log1p(np.abs(X[:, 0])),
-        "binary:logistic": label,
-    }
+    regression = label + 0.25 * np.log1p(np.abs(X[:, 0]))
+    targets = {"reg:squarederror": regression, "binary:logistic": label}
+    features = {"reg:squarederror": X, "binary:logistic": X}
+    if "reg:squarederror+categorical" in objectives:
+        frame, effect = with_categorical_columns(X, args.seed)
+        targets["reg:squarederror+categorical"] = regression + effect
+        features["reg:squarederror+categorical"] = frame
     results = []
     for objective in objectives:
         exact = True  # every objective (issue 28)
         params = {
-            "objective": objective,
+            "objective": objective.split("+")[0],
             "learning_rate": 0.1,
             "max_depth": args.depth,
             "max_bin": 255,
@@ -155,7 +185,7 @@ def main(argv=None):
         row = {"objective": objective}
         try:
             for device in (device_a, device_b):
-                dtrain = gpuboost.Dataset(X, label=targets[objective])
+                dtrain = gpuboost.Dataset(features[objective], label=targets[objective])
                 begin = time.perf_counter()
                 models.append(
                     gpuboost.train(
@@ -175,7 +205,7 @@ def main(argv=None):
         rule = "identical bytes" if exact else f"structure + leaf values within {LEAF_TOLERANCE}"
         times = ", ".join(f"{device} {value:.1f} s" for device, value in seconds)
         print(
-            f"{objective:<18} {'PASS' if row['passed'] else 'FAIL'} ({rule}; {times}) "
+            f"{objective:<28} {'PASS' if row['passed'] else 'FAIL'} ({rule}; {times}) "
             f"{json.dumps(row['details'])}",
             flush=True,
         )

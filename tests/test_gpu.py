@@ -99,6 +99,70 @@ def test_cpu_and_gpu_train_the_same_model(params):
     np.testing.assert_array_equal(models["cpu"].predict(X), models["cuda"].predict(X))
 
 
+def _categorical_frame(n_rows=20_000, seed=0):
+    """A frame of a 200-level column of rare and frequent categories (with missing
+    values), a 6-level and a 3-level one and two numeric columns, and its signal."""
+    rng = np.random.default_rng(seed)
+    levels = rng.choice(200, n_rows, p=rng.dirichlet(np.full(200, 0.8)))
+    six, three = rng.integers(0, 6, n_rows), rng.integers(0, 3, n_rows)
+    x1, x2 = rng.normal(size=n_rows), rng.uniform(-1, 1, n_rows)
+    signal = (
+        rng.normal(size=200)[levels] * np.where(x2 > 0, 1.0, -0.5)
+        + rng.normal(size=6)[six]
+        + 0.5 * (three == 1)
+        + 0.8 * x1
+    )
+    frame = pd.DataFrame(
+        {
+            "many": pd.Categorical([f"l{v:03d}" for v in levels]),
+            "six": pd.Categorical([f"s{v}" for v in six]),
+            "three": pd.Categorical([f"t{v}" for v in three]),
+            "x1": x1,
+            "x2": x2,
+        }
+    )
+    frame.loc[rng.random(n_rows) < 0.05, "many"] = np.nan
+    return frame, signal + 0.5 * rng.normal(size=n_rows)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"objective": "reg:squarederror"},  # cat_smooth estimated per tree (the default)
+        {"objective": "binary:logistic"},
+        {"objective": "multi:softprob", "num_class": 3},
+        {"objective": "reg:squarederror", "max_cat_to_onehot": 8, "cat_smooth_estimate": False},
+    ],
+    ids=lambda params: str(sorted(params.items())),
+)
+def test_cpu_and_gpu_train_the_same_model_with_categorical_features(params):
+    """Categorical splits on the GPU: the host scan on the copied slice, the partition
+    and the traversal by bitsets on the device -- the CPU backend's bytes, and the same
+    predictions on new data with a label the training never saw."""
+    frame, signal = _categorical_frame()
+    if params["objective"] == "binary:logistic":
+        y = (signal > 0).astype(float)
+    elif params["objective"].startswith("multi:"):
+        y = np.digitize(signal, [-1.0, 1.0]).astype(float)
+    else:
+        y = signal
+    models = {
+        device: gpuboost.train(
+            {**params, "device": device, "max_depth": 6, "seed": 3},
+            gpuboost.Dataset(frame, label=y),
+            10,
+            verbose_eval=False,
+        )
+        for device in ("cpu", "cuda")
+    }
+    assert_models_match(models["cpu"], models["cuda"])
+    assert any(tree.has_categorical for tree in models["cpu"].trees)
+    new = frame.head(2000).copy()
+    new["many"] = new["many"].cat.add_categories(["unseen"])
+    new.loc[::7, "many"] = "unseen"
+    np.testing.assert_array_equal(models["cpu"].predict(new), models["cuda"].predict(new))
+
+
 def test_device_memory_does_not_grow_over_many_fits():
     cupy = _gpu_or_skip()
     X, y = _data(5_000, 8)
