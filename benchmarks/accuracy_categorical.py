@@ -22,12 +22,18 @@ parameters, ``--threads`` threads. ``gpuboost (codes)`` is gpuboost on the integ
 category codes (what users had to do before), for reference; it is not a peer.
 
 The script prints a table per data set and says whether gpuboost's test metric is at
-least as good as the median of the peers run here.
+least as good as the median of the peers run here. Times: building the Dataset / DMatrix
+and training, seconds, each library timed ``--repeat`` times in turn (all of them once,
+then again), every figure printed and the ratio of the fastest runs, gpuboost / the faster
+peer. Before the first timed run every library trains once on 500 rows of the data
+(``--no-warm-up``: not), so that no library's figure holds a one-time cost: gpuboost's
+compiled kernels loaded from their cache, the peers' lazy initialization (cold start is
+measured by ``benchmarks/speed_cpu.py --cases jit``, issue 30).
 
 Usage::
 
-    python benchmarks/accuracy_categorical.py [--threads 2] [--rounds 200]
-                                              [--json out.json]
+    python benchmarks/accuracy_categorical.py [--threads 2] [--rounds 200] [--repeat 2]
+                                              [--no-warm-up] [--json out.json]
 """
 
 import argparse
@@ -184,38 +190,54 @@ def run_lightgbm(train, y, test, categorical, task, rounds, threads):
 PEERS = {"xgboost": run_xgboost, "lightgbm": run_lightgbm}
 
 
-def evaluate(name, loader, task, rounds, threads):
+def evaluate(name, loader, task, rounds, threads, repeat=2, warm_up=True):
     data = loader()
     if data is None:
         print(f"\n{name}: skipped (statsmodels is not installed: pip install statsmodels)")
         return None
     train, y, test, y_test, categorical = data
     metrics = ["rmse"] if task == "regression" else ["logloss", "auc"]
-    rows = {}
-    runs = [
-        ("gpuboost", lambda: run_gpuboost(train, y, test, categorical, task, rounds, threads)),
-        (
-            "gpuboost (codes)",
-            lambda: run_gpuboost(train, y, test, categorical, task, rounds, threads, True),
+    runs = {
+        "gpuboost": lambda rows, labels, n: run_gpuboost(
+            rows, labels, test, categorical, task, n, threads
         ),
-    ]
+        "gpuboost (codes)": lambda rows, labels, n: run_gpuboost(
+            rows, labels, test, categorical, task, n, threads, True
+        ),
+    }
     for peer, function in PEERS.items():
-        runs.append(
-            (peer, lambda f=function: f(train, y, test, categorical, task, rounds, threads))
+        runs[peer] = lambda rows, labels, n, f=function: f(
+            rows, labels, test, categorical, task, n, threads
         )
-    for library, run in runs:
+    available = {}
+    for library, run in runs.items():
         try:
-            prediction, elapsed = run()
+            if warm_up:  # one-time costs out of the timed runs (the module docstring)
+                run(train.iloc[:500].reset_index(drop=True), y[:500], 2)
+            available[library] = run
         except ImportError:
             print(f"  {library}: not installed, skipped")
-            continue
-        scores = {m: float(get_metric(m)(y_test, np.asarray(prediction))) for m in metrics}
-        rows[library] = {**scores, "seconds": elapsed}
+    rows, seconds = {}, {library: [] for library in available}
+    for _ in range(repeat):  # every library once, then again: the same load for each
+        for library, run in available.items():
+            prediction, elapsed = run(train, y, rounds)
+            seconds[library].append(elapsed)
+            rows[library] = {
+                m: float(get_metric(m)(y_test, np.asarray(prediction))) for m in metrics
+            }
+    for library in rows:
+        rows[library].update(seconds=min(seconds[library]), runs=seconds[library])
     print(f"\n{name} ({len(train)} train / {len(test)} test rows, task {task})")
-    print(f"{'library':<18}" + "".join(f"{m:>10}" for m in metrics) + f"{'time s':>9}")
+    print(f"{'library':<18}" + "".join(f"{m:>10}" for m in metrics) + "  time s (each run)")
     for library, row in rows.items():
         line = "".join(f"{row[m]:>10.4f}" for m in metrics)
-        print(f"{library:<18}{line}{row['seconds']:>9.2f}")
+        print(f"{library:<18}{line}  " + " / ".join(f"{t:.2f}" for t in row["runs"]))
+    fastest_peer = min((rows[p]["seconds"] for p in PEERS if p in rows), default=None)
+    if fastest_peer and "gpuboost" in rows:
+        print(
+            f"gpuboost / the faster peer, fastest runs: "
+            f"{rows['gpuboost']['seconds'] / fastest_peer:.2f}x"
+        )
     first = metrics[0]
     lower_is_better = first in ("rmse", "logloss")
     peers = [rows[p][first] for p in PEERS if p in rows]
@@ -235,16 +257,27 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=2, help="timed runs per library")
+    parser.add_argument(
+        "--no-warm-up",
+        dest="warm_up",
+        action="store_false",
+        help="time the first training of each library too (its one-time costs included)",
+    )
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
     print(
         f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}, "
         f"{platform.processor() or platform.machine()}, {args.threads} threads, "
-        f"{args.rounds} rounds, gpuboost {gpuboost.__version__}"
+        f"{args.rounds} rounds, gpuboost {gpuboost.__version__}, {args.repeat} timed runs per "
+        f"library{', after a warm-up' if args.warm_up else ', the first one cold'}"
     )
+    timing = {"repeat": max(1, args.repeat), "warm_up": args.warm_up}
     results = {
-        "synthetic": evaluate("synthetic", synthetic, "regression", args.rounds, args.threads),
-        "fair": evaluate("fair (statsmodels)", fair, "binary", args.rounds, args.threads),
+        "synthetic": evaluate(
+            "synthetic", synthetic, "regression", args.rounds, args.threads, **timing
+        ),
+        "fair": evaluate("fair (statsmodels)", fair, "binary", args.rounds, args.threads, **timing),
     }
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))

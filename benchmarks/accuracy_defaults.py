@@ -25,7 +25,9 @@ Tables (all shipped by packages, no download):
 
 Metric: held-out log loss (binary, multiclass) or RMSE, by ``gpuboost.metrics`` on every
 library's predictions; mean over ``--splits`` random 75/25 splits (stratified for
-classification). Per table the median of the peers, gpuboost's ratio to it, and the
+classification). Per table the median of the peers, gpuboost's ratio to it, its paired
+difference to the better of XGBoost and LightGBM (the mean over splits of the per-split
+relative difference, with its standard error: :func:`paired_difference`), and the
 issue's bars: categorical RMSE <= 1.02x the median of XGBoost and LightGBM;
 breast_cancer and wine log loss <= 1.02x the peer median + 0.001.
 
@@ -58,6 +60,7 @@ import gpuboost  # noqa: E402
 from gpuboost.metrics import get_metric  # noqa: E402
 
 PEERS = ("xgboost", "lightgbm", "sklearn")
+PEER_NAMES = {"xgboost": "XGBoost", "lightgbm": "LightGBM"}
 
 
 def parsed_params(items):
@@ -217,7 +220,24 @@ def run_table(name, task, X, y, args):
                 library, task, n_classes, _take(X, train), y[train], _take(X, test), args
             )
             scores[library].append(metric(y[test], prediction))
-    return {library: float(np.mean(values)) for library, values in scores.items()}
+    return {library: np.asarray(values) for library, values in scores.items()}
+
+
+def paired_difference(ours, theirs):
+    """gpuboost's per-split relative difference to a peer, ``(ours - theirs) / theirs``
+    on the same split: (mean, standard error of the mean) in percent; the standard error
+    is NaN with one split.
+
+    A paired comparison: the splits' noise (which rows are held out) is shared by both
+    libraries, so the standard error of the differences is far smaller than that of
+    either mean. A gap of more than about two standard errors is one that other splits
+    would reproduce; a smaller one is within the splits' noise.
+    """
+    ours, theirs = np.asarray(ours, dtype=np.float64), np.asarray(theirs, dtype=np.float64)
+    relative = 100.0 * (ours - theirs) / theirs
+    if len(relative) < 2:
+        return float(relative.mean()), float("nan")
+    return float(relative.mean()), float(relative.std(ddof=1) / np.sqrt(len(relative)))
 
 
 def run_adaboost(args):
@@ -287,16 +307,19 @@ def main(argv=None):
         f"gpuboost parameters besides its defaults: {args.gpuboost_params or 'none'}"
     )
     print("| table | task | rows | gpuboost | XGBoost | LightGBM | sklearn HGB | peer median "
-          "| ratio | bar |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| ratio | vs the better of XGBoost / LightGBM, paired (± 1 SE) | bar |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     wanted = None if args.tables is None else set(args.tables.split(","))
     results = []
     for name, (task, X, y, categorical) in tables().items():
         if wanted is not None and name not in wanted:
             continue
-        scores = run_table(name, task, X, y, args)
+        per_split = run_table(name, task, X, y, args)
+        scores = {library: float(values.mean()) for library, values in per_split.items()}
         median = float(np.median([scores[p] for p in PEERS]))
         ratio = scores["gpuboost"] / median
+        better = min(("xgboost", "lightgbm"), key=scores.get)
+        difference, error = paired_difference(per_split["gpuboost"], per_split[better])
         if categorical:
             target = float(np.median([scores["xgboost"], scores["lightgbm"]]))
             bar = "PASS" if scores["gpuboost"] <= 1.02 * target else "FAIL"
@@ -305,11 +328,24 @@ def main(argv=None):
             bar = "PASS" if scores["gpuboost"] <= 1.02 * median + 0.001 else "FAIL"
         else:
             bar = ""
-        results.append(dict(table=name, task=task, rows=len(y), median=median, **scores))
+        results.append(
+            dict(
+                table=name,
+                task=task,
+                rows=len(y),
+                median=median,
+                better_peer=better,
+                difference_percent=difference,
+                standard_error_percent=error,
+                per_split={library: values.tolist() for library, values in per_split.items()},
+                **scores,
+            )
+        )
         print(
             f"| {name}{' (cat)' if categorical else ''} | {task} | {len(y)} | "
             f"{scores['gpuboost']:.4f} | {scores['xgboost']:.4f} | {scores['lightgbm']:.4f} | "
-            f"{scores['sklearn']:.4f} | {median:.4f} | {ratio:.3f} | {bar} |",
+            f"{scores['sklearn']:.4f} | {median:.4f} | {ratio:.3f} | "
+            f"{difference:+.2f} % ± {error:.2f} ({PEER_NAMES[better]}) | {bar} |",
             flush=True,
         )
     if args.adaboost:
