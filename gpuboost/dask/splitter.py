@@ -48,7 +48,7 @@ class DistributedSplitter(HistogramSplitter):
     carries_build_tables = False
     expands_lossguide_ahead = False
 
-    def row_scan_max_rows(self):
+    def nodes_from_rows_max_rows(self):
         """0: a node's histogram sums every worker's rows; the client holds none."""
         return 0
 

@@ -276,11 +276,10 @@ class NodeTable:
     def adopt(self, size):
         """Take the nodes a backend appended to the columns (:meth:`columns`) up to id
         ``size``: the columns it does not write are set as :meth:`add_children` sets
-        them."""
+        them (``left_sets`` it writes, or leaves as a new table's: zero)."""
         new = slice(self.size, size)
         self.size = size
         self.bounds[new] = UNBOUNDED
-        self.left_sets[new] = 0
         self.histogram_batch[new] = NO_HISTOGRAM
 
     def truncate(self, size):
@@ -962,7 +961,11 @@ class TreeGrower:
             self.splitter.levels_from_rows_max_rows(n_samples) if self.levels_from_rows else 0
         )
         self._batches, self._batch_nodes, self._batch_users = [], [], []
-        if self.levels_from_rows and n_samples <= self.levels_max_rows:
+        if (
+            self.levels_from_rows
+            and n_samples <= self.levels_max_rows
+            and getattr(self.splitter, "grows_root_in_levels", True)
+        ):
             # The whole tree in splitter calls, the root's histogram and split included
             # (the loop would hand them the root's subtree at once).
             n_sums = self.splitter.n_sums

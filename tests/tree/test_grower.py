@@ -1,6 +1,7 @@
 """Tests of gpuboost.tree.grower: depthwise and lossguide growth, column sampling, leaf values."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from _tiers import SLOW
 
@@ -827,14 +828,15 @@ def _assert_levels_are_the_loops(monkeypatch, X, y, params, mixed, take_the_loop
 )
 def test_small_levels_take_the_loop_where_the_backend_does_not_grow_them(monkeypatch, params):
     """Leaf budgets, constraints and features drawn per level or node need the grower's
-    loop (as do the reference backend and categorical features)."""
+    loop (as does the reference backend, categorical features included)."""
     calls = []
     monkeypatch.setattr(
         TreeGrower,
         "_grow_levels_from_rows",
         lambda self, parents, **kwargs: calls.append(parents),
     )
-    if params.get("device") == "numpy":
+    reference = params.get("device") == "numpy"
+    if reference:
         monkeypatch.setenv("GPUBOOST_CPU_KERNELS", "numpy")
         params = {}
     rng = np.random.default_rng(0)
@@ -842,10 +844,96 @@ def test_small_levels_take_the_loop_where_the_backend_does_not_grow_them(monkeyp
     y = X[:, 0] + X[:, 1] * X[:, 2]
     gpuboost.train({"device": "cpu", "max_depth": 4, **params}, Dataset(X, label=y), 2)
     assert not calls
-    codes = X.copy()
-    codes[:, 0] = rng.integers(0, 5, len(y))
-    gpuboost.train({"device": "cpu"}, Dataset(codes, label=y, categorical_features=[0]), 2)
-    assert not calls
+    if reference:
+        codes = X.copy()
+        codes[:, 0] = rng.integers(0, 5, len(y))
+        gpuboost.train({"device": "cpu"}, Dataset(codes, label=y, categorical_features=[0]), 2)
+        assert not calls
+
+
+def _categorical_levels_data(n_rows, objective):
+    """A frame of a 40-level column (missing values, rare levels), a 3-level and a
+    6-level one and numeric columns (missing values), and a label."""
+    rng = np.random.default_rng(n_rows + 1)
+    many = rng.choice(40, n_rows, p=rng.dirichlet(np.full(40, 0.7)))
+    three, six = rng.integers(0, 3, n_rows), rng.integers(0, 6, n_rows)
+    numeric = rng.normal(size=(n_rows, 3))
+    numeric[rng.random(numeric.shape) < 0.05] = np.nan
+    score = (
+        rng.normal(size=40)[many] * np.where(np.nan_to_num(numeric[:, 1]) > 0, 1.0, -0.5)
+        + rng.normal(size=6)[six]
+        + 0.5 * (three == 2)
+        + np.nan_to_num(numeric[:, 0])
+    )
+    frame = pd.DataFrame(
+        {
+            "many": pd.Categorical.from_codes(
+                np.where(rng.random(n_rows) < 0.05, -1, many), [f"m{i}" for i in range(40)]
+            ),
+            "x0": numeric[:, 0],
+            "three": pd.Categorical.from_codes(three, ["a", "b", "c"]),
+            "x1": numeric[:, 1],
+            "six": pd.Categorical.from_codes(six, [f"s{i}" for i in range(6)]),
+            "x2": numeric[:, 2],
+        }
+    )
+    if objective == "binary:logistic":
+        return frame, (score + rng.normal(size=n_rows) > 0).astype(float)
+    if objective == "multi:softprob":
+        return frame, np.digitize(score, [-0.5, 0.5]).astype(float)
+    return frame, score + 0.3 * rng.normal(size=n_rows)
+
+
+@pytest.mark.parametrize("n_rows", [700, 6000])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"objective": "reg:squarederror"},  # cat_smooth estimated per tree
+        {"objective": "binary:logistic", "max_depth": 8},
+        {
+            "objective": "reg:squarederror",
+            "cat_smooth_estimate": False,
+            "cat_smooth": 2,
+            "min_data_per_group": 3,
+            "max_cat_threshold": 8,
+            "max_cat_to_onehot": 1,
+            "min_data_in_leaf": 7,
+            "gamma": 0.05,
+        },
+        {"objective": "reg:squarederror", "max_cat_to_onehot": 64, "max_depth": 5},
+        {
+            "objective": "binary:logistic",
+            "colsample_bytree": 0.6,
+            "subsample": 0.7,
+            "max_bin": 31,
+            "max_depth": 10,
+        },
+        {"objective": "multi:softprob", "num_class": 3, "max_depth": 4},
+    ],
+)
+@pytest.mark.parametrize(
+    "variant", ["below the root", "mixed levels", "one level per call", "every node large"]
+)
+def test_categorical_levels_grown_in_one_call_are_the_loops(monkeypatch, n_rows, params, variant):
+    """With categorical features the compiled CPU backend grows the levels below the
+    root in one call too (the root scanned by the loop, which estimates the tree's
+    cat_smooth): many-vs-many and one-vs-rest splits from the large nodes' histograms
+    and the small nodes' scratch ones, categorical partitions (never deferred), the
+    better of the numeric and categorical splits; the loop's model bytes, margins and
+    row partitions, in every variant of the numeric test above."""
+    X, y = _categorical_levels_data(n_rows, params["objective"])
+    if variant == "one level per call":
+        monkeypatch.setattr(TreeGrower, "_most_new_nodes", lambda self, parents: 2 * len(parents))
+    if variant == "every node large":
+        monkeypatch.setattr(row_levels, "LARGE_ROWS_PER_BIN", 0)
+    _assert_levels_are_the_loops(
+        monkeypatch,
+        X,
+        y,
+        params,
+        HistogramSplitter if variant == "mixed levels" else None,
+        lambda: monkeypatch.setattr(CpuBackend, "grows_categorical_levels_from_rows", False),
+    )
 
 
 _VECTOR = {"multi_strategy": "multi_output_tree"}

@@ -63,7 +63,7 @@ from .predict import (
 )
 from .quantize import dispersion_sums, quantize, quantize_pairs
 from .recycled import VECTOR_ALIGNMENT, recycled_empty
-from .row_levels import grow_levels_from_rows, levels_from_rows_max_rows
+from .row_levels import CategoricalLevels, grow_levels_from_rows, levels_from_rows_max_rows
 from .row_scan import ROW_SCAN_MAX_ROWS_PER_CELL, find_best_splits_of_rows
 from .shap import predict_contributions, predict_interactions
 from .split_scan import find_best_splits
@@ -78,6 +78,8 @@ class CpuBackend(NumpyBackend):
 
     name = "cpu"
     grows_levels_from_rows = True
+    #: ... with categorical features too (:class:`.row_levels.CategoricalLevels`).
+    grows_categorical_levels_from_rows = True
 
     def configure(self, params):
         super().configure(params)
@@ -373,12 +375,15 @@ class CpuBackend(NumpyBackend):
         scanned,
         unsplit,
         scan_parents=False,
+        categorical=None,
     ):
         """The depthwise subtrees of ``parents``, each of at most
         :meth:`levels_from_rows_max_rows` rows, in one call
         (:func:`.row_levels.grow_levels_from_rows`, whose definition is the grower's level
         loop: gpuboost.tree.grower); with ``scan_parents`` the parents' sums and splits
-        are found first. Returns ``(size, frontier, n_unsplit, overflowed)``."""
+        are found first; ``categorical``: ``(features, n_value_bins, cat_params,
+        smoothing)`` of the categorical features (:class:`.row_levels.CategoricalLevels`;
+        None: none). Returns ``(size, frontier, n_unsplit, overflowed)``."""
         self._threads()
         return grow_levels_from_rows(
             data.arrays["X_binned"],
@@ -401,6 +406,7 @@ class CpuBackend(NumpyBackend):
             scanned,
             unsplit,
             scan_parents,
+            None if categorical is None else CategoricalLevels(*categorical),
         )
 
     def grows_vector_levels(self, data):

@@ -22,7 +22,7 @@ from ...core.dtypes import SAMPLE_INDEX_DTYPE
 from .jit import kernel, prange, sized, threads
 from .ranges import CUT_NODES_PER_THREAD, segment_offsets, thread_pieces, thread_ranges
 
-__all__ = ["partition_rows", "partition_categorical", "goes_left"]
+__all__ = ["partition_rows", "partition_categorical", "goes_left", "split_by_set"]
 
 
 @kernel
@@ -248,6 +248,32 @@ def partition_rows(
     return n_left
 
 
+@kernel
+def split_by_set(column, sample_indices, start, stop, left_set, default_left, missing_bin, scratch):
+    """Partition one categorical split's segment in one pass, as :func:`_split_whole`
+    does a numeric one: a row goes left when its bin's bit is set in ``left_set``
+    (uint32 words), the missing bin by ``default_left``; left rows in place, right rows
+    to ``scratch[start:]`` and back after them; returns the number of left rows."""
+    n_words = left_set.shape[0]
+    table = np.zeros(missing_bin + 1, dtype=np.uint64)
+    for bin_ in range(min(missing_bin, n_words * 32)):
+        table[bin_] = np.uint64((left_set[bin_ >> 5] >> np.uint32(bin_ & 31)) & 1)
+    table[missing_bin] = np.uint64(default_left)
+    begin = np.uint64(start)
+    write = begin
+    n_right = np.uint64(0)
+    for position in range(begin, np.uint64(stop)):
+        row = sample_indices[position]
+        left = table[np.uint64(column[np.uint64(row)])]
+        sample_indices[write] = row
+        scratch[begin + n_right] = row
+        write += left
+        n_right += np.uint64(1) - left
+    for i in range(n_right):
+        sample_indices[write + i] = scratch[begin + i]
+    return np.int64(write - begin)
+
+
 @kernel(parallel=True)
 def _partition_by_sets(
     X_binned_columns,
@@ -260,28 +286,19 @@ def _partition_by_sets(
     missing_bin,
     scratch,
 ):
-    """Each categorical split's segment in one pass (splits over the threads): a row goes
-    left when its bin's bit is set in the split's left set, the missing bin by
-    ``default_left``; left rows in place, right rows to ``scratch`` and back after them."""
-    n_words = left_sets.shape[1]
+    """Each categorical split's segment in one pass (:func:`split_by_set`; splits over
+    the threads)."""
     for split in prange(begins.shape[0]):
-        table = np.zeros(missing_bin + 1, dtype=np.uint64)
-        for bin_ in range(min(missing_bin, n_words * 32)):
-            table[bin_] = np.uint64((left_sets[split, bin_ >> 5] >> np.uint32(bin_ & 31)) & 1)
-        table[missing_bin] = np.uint64(default_left[split])
-        column = X_binned_columns[features[split]]
-        begin = np.uint64(begins[split])
-        write = begin
-        n_right = np.uint64(0)
-        for position in range(begin, np.uint64(ends[split])):
-            row = sample_indices[position]
-            left = table[np.uint64(column[np.uint64(row)])]
-            sample_indices[write] = row
-            scratch[begin + n_right] = row
-            write += left
-            n_right += np.uint64(1) - left
-        for i in range(n_right):
-            sample_indices[write + i] = scratch[begin + i]
+        split_by_set(
+            X_binned_columns[features[split]],
+            sample_indices,
+            begins[split],
+            ends[split],
+            left_sets[split],
+            default_left[split],
+            missing_bin,
+            scratch,
+        )
 
 
 def partition_categorical(

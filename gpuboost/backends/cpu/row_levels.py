@@ -35,18 +35,30 @@ partition and the deferred splits are the loop's bit for bit whatever the thread
 grower renumbers the nodes as the loop numbers them when it handed over nodes of
 several levels (gpuboost.tree.grower.TreeGrower._number_by_levels).
 
+Categorical features (:class:`CategoricalLevels`): every scanned node's histogram is also
+scanned by the categorical scan's per-node kernel (:func:`.categorical_scan.scan_node`),
+the better split kept as the loop keeps it, and categorical splits partitioned by
+:func:`.partition.split_by_set`; a tree's root is then scanned by the loop, whose scan
+estimates the tree's ``cat_smooth`` (docs/DESIGN.md, "Categorical features").
+
 Not here (the grower's loop does them): feature masks drawn per level or node, monotone
-and interaction constraints, categorical splits, a leaf budget (``max_leaves``), sparse
-or bundled bins.
+and interaction constraints, a leaf budget (``max_leaves``), sparse or bundled bins.
 """
 
 import numpy as np
 
+from ...core.categorical import SPLIT_SET_WORDS, CategoricalParams
 from ...core.dtypes import HIST_FIELDS
-from .histogram import _build, wide_scratch
+from .categorical_scan import _DEFAULT_LEFT as _CAT_DEFAULT_LEFT
+from .categorical_scan import _FEATURE as _CAT_FEATURE
+from .categorical_scan import _INT_COLUMNS as _CAT_INT_COLUMNS
+from .categorical_scan import _LEFT as _CAT_LEFT
+from .categorical_scan import _OVERFLOW as _CAT_OVERFLOW
+from .categorical_scan import scan_node as scan_categorical_node
+from .histogram import WIDE_CELL_FIELDS, _build, wide_scratch
 from .jit import kernel, prange, sized, threads
-from .partition import _split_whole
-from .row_scan import scan_segment, scratch_cells
+from .partition import _split_whole, split_by_set
+from .row_scan import clear_rows, scan_segment, scratch_cells
 from .split_scan import (
     _BIN,
     _CHUNKS_PER_THREAD,
@@ -61,6 +73,7 @@ from .split_scan import (
 )
 
 __all__ = [
+    "CategoricalLevels",
     "add_children",
     "grow_levels_from_rows",
     "levels_from_rows_max_rows",
@@ -178,6 +191,45 @@ def next_frontier(level, n_level, feature, rows, frontier, frontier_row):
     return n_next
 
 
+@kernel
+def _is_categorical(left_sets, node):
+    """Whether ``node``'s split is categorical (a left set with members)."""
+    for word in range(left_sets.shape[1]):
+        if left_sets[node, word] != 0:
+            return True
+    return False
+
+
+@kernel
+def _better_of(out_int, gain, cat_int, cat_gain, cat_set, left_set):
+    """A node's split between its best numeric one (``out_int`` (INT_COLUMNS,), ``gain``;
+    IN, OUT) and its best categorical one (``cat_int``, ``cat_gain``, ``cat_set``:
+    :func:`.categorical_scan.scan_node`'s), as ``HistogramSplitter.find_best_splits``
+    chooses: the larger gain, ties to the lower feature. Writes the chosen split's bins
+    going left to ``left_set`` (zeros: numeric) and returns the node's gain: inf where
+    the categorical sums overflowed float64 (no split; the caller's overflow rule)."""
+    for word in range(left_set.shape[0]):
+        left_set[word] = 0
+    if cat_int[_CAT_OVERFLOW] == 1:
+        out_int[_FEATURE] = -1
+        return np.inf
+    feature = cat_int[_CAT_FEATURE]
+    numeric_feature = out_int[_FEATURE]
+    numeric_gain = gain if numeric_feature >= 0 else -np.inf
+    if feature < 0 or not (
+        cat_gain > numeric_gain or (cat_gain == numeric_gain and feature < numeric_feature)
+    ):
+        return gain
+    out_int[_FEATURE] = feature
+    out_int[_BIN] = 0  # unused by categorical splits
+    out_int[_DEFAULT_LEFT] = cat_int[_CAT_DEFAULT_LEFT]
+    for field in range(3):
+        out_int[_LEFT + field] = cat_int[_CAT_LEFT + field]
+    for word in range(left_set.shape[0]):
+        left_set[word] = cat_set[word]
+    return cat_gain
+
+
 @kernel(parallel=True)
 def _grow_levels(
     X_binned,
@@ -223,6 +275,16 @@ def _grow_levels(
     scanned,
     unsplit,
     n_unsplit,
+    left_sets,
+    cat_features,
+    cat_n_value_bins,
+    max_cat_to_onehot,
+    max_cat_threshold,
+    cat_l2,
+    min_data_per_group,
+    smoothing,
+    cat_mask,
+    cat_use_mask,
 ):
     """Expand the levels from ``frontier[:n_frontier]`` (IN, OUT) while the node table
     (capacity ``len(begin)``) has room for a level's children; returns ``(size,
@@ -233,8 +295,24 @@ def _grow_levels(
     left as leaves). ``scanned`` (OUT) marks the nodes scanned. Each thread scans a small
     node at a time from its rows in its scratch histogram ``cells[thread]``
     (:func:`.row_scan.scan_segment`; zero, and left zero: :func:`.row_scan.scratch_cells`);
-    large nodes take :func:`_large_histograms` and the scan over all threads."""
+    large nodes take :func:`_large_histograms` and the scan over all threads.
+
+    Categorical features ``cat_features`` (none: empty): ``feature_mask`` leaves them
+    out of the numeric scan, and each scanned node's histogram (a large node's, or the
+    scratch of a small one before it is cleared) is also scanned by
+    :func:`.categorical_scan.scan_node` (their ``cat_n_value_bins``, the categorical
+    parameters, each feature's ``cat_smooth`` in ``smoothing``, the tree's features
+    ``cat_mask`` where ``cat_use_mask``); the better split is kept (:func:`_better_of`),
+    its bins going left in ``left_sets`` (OUT; zeros: numeric), and categorical splits
+    are partitioned by :func:`.partition.split_by_set` and never deferred."""
     capacity = begin.shape[0]
+    n_categorical = cat_features.shape[0]
+    cat_keys = np.empty((cells.shape[0], n_bins), dtype=np.float64)
+    cat_order = np.empty((cells.shape[0], n_bins), dtype=np.int64)
+    cat_rank = np.empty((cells.shape[0], n_bins), dtype=np.int64)
+    cat_prefix = np.zeros((cells.shape[0], n_bins + 1, 3), dtype=np.int64)
+    cat_int = np.empty((cells.shape[0], _CAT_INT_COLUMNS), dtype=np.int64)
+    cat_set = np.empty((cells.shape[0], SPLIT_SET_WORDS), dtype=np.uint32)
     n_threads = cells.shape[0]
     n_features = X_binned.shape[1]
     row_scratch = np.empty(sample_indices.shape[0], dtype=sample_indices.dtype)
@@ -271,6 +349,7 @@ def _grow_levels(
                 sums[node, 0], sums[node, 1] = total_g, total_h
                 count[node] = end[node] - begin[node]
                 left[node] = right[node] = feature[node] = bin_[node] = -1
+                left_sets[node] = 0
                 scanned[node] = False
                 splittable[i] = _can_split(
                     count[node],
@@ -310,6 +389,7 @@ def _grow_levels(
                 parent = frontier[i]
                 for position in (2 * i, 2 * i + 1):
                     child = level[position]
+                    left_sets[child] = 0
                     scanned[child] = False
                     splittable[position] = _can_split(
                         count[child],
@@ -320,7 +400,11 @@ def _grow_levels(
                         scale_hessians,
                         max_depth,
                     )
-                if defer_final and not (splittable[2 * i] or splittable[2 * i + 1]):
+                if (
+                    defer_final
+                    and not (splittable[2 * i] or splittable[2 * i + 1])
+                    and not _is_categorical(left_sets, parent)
+                ):
                     unsplit[n_unsplit] = parent
                     n_unsplit += 1
                 else:
@@ -328,20 +412,33 @@ def _grow_levels(
                     n_moved += 1
             for k in prange(n_moved):
                 parent = moved[k]
-                _split_whole(
-                    X_binned_columns[feature[parent]],
-                    sample_indices,
-                    begin[parent],
-                    end[parent],
-                    bin_[parent],
-                    np.int64(default_left[parent]),
-                    missing_bin,
-                    row_scratch,
-                )
+                if _is_categorical(left_sets, parent):
+                    split_by_set(
+                        X_binned_columns[feature[parent]],
+                        sample_indices,
+                        begin[parent],
+                        end[parent],
+                        left_sets[parent],
+                        np.int64(default_left[parent]),
+                        missing_bin,
+                        row_scratch,
+                    )
+                else:
+                    _split_whole(
+                        X_binned_columns[feature[parent]],
+                        sample_indices,
+                        begin[parent],
+                        end[parent],
+                        bin_[parent],
+                        np.int64(default_left[parent]),
+                        missing_bin,
+                        row_scratch,
+                    )
         evaluated = np.flatnonzero(splittable[:n_level])  # positions in the level
         n_evaluated = evaluated.shape[0]
         out_int = np.empty((n_evaluated, INT_COLUMNS), dtype=np.int64)
         out_gain = np.empty(n_evaluated, dtype=np.float64)
+        out_sets = np.zeros((n_evaluated, SPLIT_SET_WORDS), dtype=np.uint32)
         # Large nodes: histograms over every thread, then their scan (see the module
         # docstring); the others from their rows, a node per thread at a time.
         large = np.zeros(n_level, dtype=np.bool_)
@@ -396,11 +493,54 @@ def _grow_levels(
                 large_int,
                 large_gain,
             )
+            large_sets = np.zeros((n_large, SPLIT_SET_WORDS), dtype=np.uint32)
+            if n_categorical > 0:
+                large_histograms = kept.reshape((n_large, n_features, n_bins, HIST_FIELDS))
+                used = max(1, min(n_threads, n_large))
+                for thread in prange(used):
+                    for row in range(thread, n_large, used):
+                        gain_of_row = scan_categorical_node(
+                            large_histograms[row],
+                            cat_features,
+                            cat_features,
+                            cat_n_value_bins,
+                            missing_bin,
+                            scale_gradients,
+                            scale_hessians,
+                            reg_lambda,
+                            reg_alpha,
+                            max_delta_step,
+                            min_child_weight,
+                            min_data_in_leaf,
+                            gamma,
+                            max_cat_to_onehot,
+                            max_cat_threshold,
+                            cat_l2,
+                            min_data_per_group,
+                            smoothing,
+                            cat_mask,
+                            cat_use_mask,
+                            cat_keys[thread],
+                            cat_order[thread],
+                            cat_rank[thread],
+                            cat_prefix[thread],
+                            cat_int[thread],
+                            cat_set[thread],
+                        )
+                        large_gain[row] = _better_of(
+                            large_int[row],
+                            large_gain[row],
+                            cat_int[thread],
+                            gain_of_row,
+                            cat_set[thread],
+                            large_sets[row],
+                        )
             for k in range(n_evaluated):
                 row = kept_row[evaluated[k]]
                 if row >= 0:
                     out_int[k] = large_int[row]
                     out_gain[k] = large_gain[row]
+                    out_sets[k] = large_sets[row]
         small = np.empty(n_evaluated - n_large, dtype=np.int64)
         n_small = 0
         for k in range(n_evaluated):
@@ -442,7 +582,48 @@ def _grow_levels(
                     scratch_float[thread],
                     best_int[thread],
                     out_int[k],
+                    n_categorical == 0,
                 )
+                if n_categorical > 0:
+                    gain_of_node = scan_categorical_node(
+                        cells[thread].reshape((n_features, n_bins, WIDE_CELL_FIELDS)),
+                        cat_features,
+                        cat_features,
+                        cat_n_value_bins,
+                        missing_bin,
+                        scale_gradients,
+                        scale_hessians,
+                        reg_lambda,
+                        reg_alpha,
+                        max_delta_step,
+                        min_child_weight,
+                        min_data_in_leaf,
+                        gamma,
+                        max_cat_to_onehot,
+                        max_cat_threshold,
+                        cat_l2,
+                        min_data_per_group,
+                        smoothing,
+                        cat_mask,
+                        cat_use_mask,
+                        cat_keys[thread],
+                        cat_order[thread],
+                        cat_rank[thread],
+                        cat_prefix[thread],
+                        cat_int[thread],
+                        cat_set[thread],
+                    )
+                    clear_rows(
+                        cells[thread], X_binned, sample_indices, begin[node], end[node], n_bins
+                    )
+                    out_gain[k] = _better_of(
+                        out_int[k],
+                        out_gain[k],
+                        cat_int[thread],
+                        gain_of_node,
+                        cat_set[thread],
+                        out_sets[k],
+                    )
         # The split records, as the loop's set_splits writes them (no split: feature and
         # bin -1, gain -inf, zero sums); the first node whose own score or best gain
         # overflowed float64 (GradientRecords.check_scores's rule).
@@ -467,6 +648,8 @@ def _grow_levels(
             left_sums[node, 0] = out_int[k, _LEFT] if found else 0
             left_sums[node, 1] = out_int[k, _LEFT + 1] if found else 0
             left_count[node] = out_int[k, _LEFT + 2] if found else 0
+            for word in range(SPLIT_SET_WORDS):
+                left_sets[node, word] = out_sets[k, word] if found else 0
         # The next level's parents, with the row of their histogram among the large
         # nodes' (-1: none).
         n_next = next_frontier(level, n_level, feature, kept_row, frontier, frontier_row)
@@ -552,6 +735,58 @@ def _large_histograms(
     return histograms, row_of
 
 
+class CategoricalLevels:
+    """The categorical features of :func:`grow_levels_from_rows` and their scan's
+    parameters (:func:`.categorical_scan.scan_node`'s).
+
+    Parameters
+    ----------
+    features : ndarray of shape (n_categorical,), int
+        Increasing.
+    n_value_bins : ndarray of shape (n_categorical,), int
+    cat_params : CategoricalParams
+    smoothing : ndarray of shape (n_categorical,), float64, or None
+        Each feature's ``cat_smooth`` in this tree (None: ``cat_params.cat_smooth``).
+    """
+
+    def __init__(self, features, n_value_bins, cat_params, smoothing=None):
+        self.features = np.ascontiguousarray(features, dtype=np.int64)
+        self.n_value_bins = np.ascontiguousarray(n_value_bins, dtype=np.int64)
+        self.cat_params = cat_params
+        self.smoothing = np.ascontiguousarray(
+            np.full(len(self.features), cat_params.cat_smooth) if smoothing is None else smoothing,
+            dtype=np.float64,
+        )
+
+    @classmethod
+    def none(cls):
+        """No categorical feature."""
+        return cls(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), _NO_CATEGORIES)
+
+    def arguments(self, feature_mask, n_features):
+        """The kernel's categorical arguments, from ``cat_features`` on; ``feature_mask``
+        (n_features,) bool or None (all): the features a node's categorical scan may
+        split on."""
+        use_mask = feature_mask is not None
+        mask = np.ones(n_features, dtype=np.bool_) if not use_mask else feature_mask
+        p = self.cat_params
+        return (
+            self.features,
+            self.n_value_bins,
+            int(p.max_cat_to_onehot),
+            int(p.max_cat_threshold),
+            float(p.cat_l2),
+            int(p.min_data_per_group),
+            self.smoothing,
+            np.ascontiguousarray(mask, dtype=np.bool_),
+            use_mask,
+        )
+
+
+#: The parameters of :meth:`CategoricalLevels.none` (never read: no feature).
+_NO_CATEGORIES = CategoricalParams()
+
+
 def levels_from_rows_max_rows(n_samples, n_features, row_scan_max_rows):
     """The nodes whose subtrees are grown here, in a tree of ``n_samples`` rows: all
     below the root when the rows times ``n_features`` are at most
@@ -583,6 +818,7 @@ def grow_levels_from_rows(
     scanned,
     unsplit,
     scan_parents=False,
+    categorical=None,
 ):
     """Expand the depthwise subtrees of ``parents`` while the node table has room.
 
@@ -615,6 +851,10 @@ def grow_levels_from_rows(
         The nodes scanned.
     unsplit : ndarray of shape (capacity,), int64  # OUT
         The deferred parents, from position 0.
+    categorical : CategoricalLevels, optional
+        The categorical features and their scan's parameters (None: every feature
+        numeric); ``columns`` then also hold the parents' ``left_sets``, and the kernel
+        writes the new nodes'.
 
     Returns
     -------
@@ -628,6 +868,15 @@ def grow_levels_from_rows(
     """
     assert not params.monotone, "monotone constraints take the grower's loop"
     n_threads = max(1, threads())
+    n_features = X_binned.shape[1]
+    cat_mask = None
+    if categorical is None:
+        categorical = CategoricalLevels.none()
+    elif len(categorical.features):  # the numeric scan leaves them out
+        numeric = np.ones(n_features, dtype=bool) if feature_mask is None else feature_mask
+        numeric = numeric.copy()
+        numeric[categorical.features] = False
+        cat_mask, feature_mask = feature_mask, numeric
     frontier = np.zeros(len(columns["begin"]), dtype=np.int64)
     frontier[: len(parents)] = parents
     arguments = scan_arguments(
@@ -661,5 +910,7 @@ def grow_levels_from_rows(
         scanned,
         unsplit,
         0,
+        columns["left_sets"],
+        *categorical.arguments(cat_mask, n_features),
     )
     return int(size), frontier[:n_frontier].copy(), int(n_unsplit), int(overflowed)

@@ -121,13 +121,15 @@ def scan_segment(
     scratch_float,
     best_int,
     out_int,
+    clear,
 ):
     """The best split of the rows ``sample_indices[start:stop]`` (one node): their
     histogram added into the zeroed wide scratch ``cells`` (n_features * n_bins *
     WIDE_CELL_FIELDS,), 32-byte aligned (:func:`scratch_cells`; one vector addition per
     row and feature, about a third faster than three scalar ones), scanned
     by :func:`~gpuboost.backends.cpu.split_scan.scan_node` (its arguments from
-    ``scale_gradients`` on), and ``cells`` zeroed again (:func:`clear_rows`); fills
+    ``scale_gradients`` on), and ``cells`` zeroed again (:func:`clear_rows`; with
+    ``clear`` False the caller scans them further, then zeroes them); fills
     ``out_int`` and returns the gain. A node of fewer rows than
     :data:`LISTED_BINS_MAX_ROWS_PER_BIN` per bin lists the bins its rows hold in the
     scratch ``words`` ((n_features, words_per_feature(n_bins)) uint64, :func:`bin_words`)
@@ -161,7 +163,8 @@ def scan_segment(
         best_int,
         out_int,
     )
-    clear_rows(cells, X_binned, sample_indices, start, stop, n_bins)
+    if clear:
+        clear_rows(cells, X_binned, sample_indices, start, stop, n_bins)
     return gain
 
 
@@ -235,6 +238,7 @@ def _scan_rows(
                 scratch_float,
                 best_int,
                 out_int[node],
+                True,
             )
 
 

@@ -340,11 +340,16 @@ class HistogramSplitter(GradientRecords):
 
     def row_scan_max_rows(self):
         """Parents of at most this many rows may have their children's splits found from
-        the rows (:meth:`find_best_splits_of_rows`; the backend's
-        ``row_scan_max_rows``); 0 with categorical features, whose scan reads
-        histograms on the host."""
+        the rows (:meth:`find_best_splits_of_rows`; :meth:`nodes_from_rows_max_rows`);
+        0 with categorical features, whose scan in the grower's loop reads histograms
+        on the host."""
         if self.categorical_features is not None:
             return 0
+        return self.nodes_from_rows_max_rows()
+
+    def nodes_from_rows_max_rows(self):
+        """The largest node the backend scans from its rows on this data (its
+        ``row_scan_max_rows``; 0: none), categorical features aside."""
         return self.backend.row_scan_max_rows(self._histogram_data)
 
     def find_best_splits_of_rows(self, tree, begins, ends, feature_mask, node_bounds=None):
@@ -373,14 +378,26 @@ class HistogramSplitter(GradientRecords):
     @property
     def grows_levels_from_rows(self):
         """Whether :meth:`grow_levels_from_rows` runs: the backend offers it
-        (``grows_levels_from_rows``), no feature is categorical, and the backend scans
-        small nodes from their rows on this data (:meth:`row_scan_max_rows`)."""
+        (``grows_levels_from_rows``; with categorical features
+        ``grows_categorical_levels_from_rows``) and scans small nodes from their rows on
+        this data (:meth:`nodes_from_rows_max_rows`)."""
+        backend = self.backend
         return (
             self.plain_levels
-            and self.categorical_features is None
-            and bool(getattr(self.backend, "grows_levels_from_rows", False))
-            and self.row_scan_max_rows() > 0
+            and bool(getattr(backend, "grows_levels_from_rows", False))
+            and (
+                self.categorical_features is None
+                or bool(getattr(backend, "grows_categorical_levels_from_rows", False))
+            )
+            and self.nodes_from_rows_max_rows() > 0
         )
+
+    @property
+    def grows_root_in_levels(self):
+        """Whether a small tree's root may be scanned by :meth:`grow_levels_from_rows`
+        too (``scan_parents``): not with categorical features, whose scan of a tree's
+        root, in :meth:`find_best_splits`, estimates the tree's ``cat_smooth``."""
+        return self.categorical_features is None
 
     def levels_from_rows_max_rows(self, n_samples):
         """Nodes of at most this many rows have their subtrees grown by
@@ -415,6 +432,15 @@ class HistogramSplitter(GradientRecords):
         capacity = len(columns["begin"])
         scanned = np.zeros(capacity, dtype=bool)
         unsplit = np.zeros(capacity, dtype=np.int64)
+        categorical = {}
+        if self.categorical_features is not None:
+            features = self.categorical_features
+            categorical["categorical"] = (
+                features,
+                self.n_value_bins[features],
+                self.cat_params,
+                tree.category_smoothing,
+            )
         new_size, frontier, n_unsplit, overflowed = self.backend.grow_levels_from_rows(
             self._histogram_data,
             tree.gradients,
@@ -432,6 +458,7 @@ class HistogramSplitter(GradientRecords):
             scanned,
             unsplit,
             scan_parents,
+            **categorical,
         )
         if overflowed >= 0:  # the backend applied check_scores's rule: this raises
             node = [overflowed]
