@@ -709,6 +709,10 @@ def test_lossguide_expanded_ahead_breaks_ties_as_one_leaf_per_step(seed, monkeyp
 # ---------------------------------------------------------------------------
 
 
+#: The ways the levels are handed to the backend in the tests below.
+LEVEL_VARIANTS = ["below the root", "mixed levels", "one level per call", "every node large"]
+
+
 def _small_levels_fit(X, y, params, rounds=6):
     """Model bytes, training margins and the row partitions of every tree."""
     partitions = []
@@ -744,9 +748,7 @@ def _small_levels_fit(X, y, params, rounds=6):
         {"objective": "multi:softprob", "num_class": 3, "max_depth": 5},
     ],
 )
-@pytest.mark.parametrize(
-    "variant", ["below the root", "mixed levels", "one level per call", "every node large"]
-)
+@pytest.mark.parametrize("variant", LEVEL_VARIANTS)
 def test_small_levels_grown_in_one_call_are_the_loops(monkeypatch, n_rows, params, variant):
     """The compiled CPU backend grows the subtrees of small nodes in one call (in these
     small trees every node below the root; or, with a smaller size, the small nodes of
@@ -765,6 +767,12 @@ def test_small_levels_grown_in_one_call_are_the_loops(monkeypatch, n_rows, param
         y = np.digitize(score, [-0.5, 0.5]).astype(float)
     else:
         y = score + 0.3 * rng.normal(size=n_rows)
+    _assert_variant_is_the_loops(monkeypatch, X, y, params, variant, "grows_levels_from_rows")
+
+
+def _assert_variant_is_the_loops(monkeypatch, X, y, params, variant, backend_switch):
+    """:func:`_assert_levels_are_the_loops` in one of :data:`LEVEL_VARIANTS`, the loop
+    taken by turning ``CpuBackend.<backend_switch>`` off."""
     if variant == "one level per call":
         monkeypatch.setattr(TreeGrower, "_most_new_nodes", lambda self, parents: 2 * len(parents))
     if variant == "every node large":
@@ -775,7 +783,7 @@ def test_small_levels_grown_in_one_call_are_the_loops(monkeypatch, n_rows, param
         y,
         params,
         HistogramSplitter if variant == "mixed levels" else None,
-        lambda: monkeypatch.setattr(CpuBackend, "grows_levels_from_rows", False),
+        lambda: monkeypatch.setattr(CpuBackend, backend_switch, False),
     )
 
 
@@ -911,9 +919,7 @@ def _categorical_levels_data(n_rows, objective):
         {"objective": "multi:softprob", "num_class": 3, "max_depth": 4},
     ],
 )
-@pytest.mark.parametrize(
-    "variant", ["below the root", "mixed levels", "one level per call", "every node large"]
-)
+@pytest.mark.parametrize("variant", LEVEL_VARIANTS)
 def test_categorical_levels_grown_in_one_call_are_the_loops(monkeypatch, n_rows, params, variant):
     """With categorical features the compiled CPU backend grows the levels below the
     root in one call too (the root scanned by the loop, which estimates the tree's
@@ -922,17 +928,8 @@ def test_categorical_levels_grown_in_one_call_are_the_loops(monkeypatch, n_rows,
     better of the numeric and categorical splits; the loop's model bytes, margins and
     row partitions, in every variant of the numeric test above."""
     X, y = _categorical_levels_data(n_rows, params["objective"])
-    if variant == "one level per call":
-        monkeypatch.setattr(TreeGrower, "_most_new_nodes", lambda self, parents: 2 * len(parents))
-    if variant == "every node large":
-        monkeypatch.setattr(row_levels, "LARGE_ROWS_PER_BIN", 0)
-    _assert_levels_are_the_loops(
-        monkeypatch,
-        X,
-        y,
-        params,
-        HistogramSplitter if variant == "mixed levels" else None,
-        lambda: monkeypatch.setattr(CpuBackend, "grows_categorical_levels_from_rows", False),
+    _assert_variant_is_the_loops(
+        monkeypatch, X, y, params, variant, "grows_categorical_levels_from_rows"
     )
 
 

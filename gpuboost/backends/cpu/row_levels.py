@@ -230,6 +230,65 @@ def _better_of(out_int, gain, cat_int, cat_gain, cat_set, left_set):
     return cat_gain
 
 
+@kernel
+def _with_categorical(hist, settings, scratch, thread, out_int, gain, left_set):
+    """:func:`_better_of` a node's numeric split (``out_int``, ``gain``) and its best
+    categorical one, :func:`.categorical_scan.scan_node` of ``hist`` with ``settings``
+    (its arguments from ``n_value_bins`` to ``use_mask``, the features first) and row
+    ``thread`` of the scratch arrays ``scratch`` (``keys, order, rank, prefix, cat_int,
+    cat_set``, a row per thread); returns the node's gain."""
+    (
+        features,
+        n_value_bins,
+        missing_bin,
+        scale_gradients,
+        scale_hessians,
+        reg_lambda,
+        reg_alpha,
+        max_delta_step,
+        min_child_weight,
+        min_data_in_leaf,
+        gamma,
+        max_cat_to_onehot,
+        max_cat_threshold,
+        cat_l2,
+        min_data_per_group,
+        smoothing,
+        mask,
+        use_mask,
+    ) = settings
+    keys, order, rank, prefix, cat_int, cat_set = scratch
+    cat_gain = scan_categorical_node(
+        hist,
+        features,
+        features,
+        n_value_bins,
+        missing_bin,
+        scale_gradients,
+        scale_hessians,
+        reg_lambda,
+        reg_alpha,
+        max_delta_step,
+        min_child_weight,
+        min_data_in_leaf,
+        gamma,
+        max_cat_to_onehot,
+        max_cat_threshold,
+        cat_l2,
+        min_data_per_group,
+        smoothing,
+        mask,
+        use_mask,
+        keys[thread],
+        order[thread],
+        rank[thread],
+        prefix[thread],
+        cat_int[thread],
+        cat_set[thread],
+    )
+    return _better_of(out_int, gain, cat_int[thread], cat_gain, cat_set[thread], left_set)
+
+
 @kernel(parallel=True)
 def _grow_levels(
     X_binned,
@@ -313,6 +372,27 @@ def _grow_levels(
     cat_prefix = np.zeros((cells.shape[0], n_bins + 1, 3), dtype=np.int64)
     cat_int = np.empty((cells.shape[0], _CAT_INT_COLUMNS), dtype=np.int64)
     cat_set = np.empty((cells.shape[0], SPLIT_SET_WORDS), dtype=np.uint32)
+    cat_scratch = (cat_keys, cat_order, cat_rank, cat_prefix, cat_int, cat_set)
+    cat_settings = (
+        cat_features,
+        cat_n_value_bins,
+        missing_bin,
+        scale_gradients,
+        scale_hessians,
+        reg_lambda,
+        reg_alpha,
+        max_delta_step,
+        min_child_weight,
+        min_data_in_leaf,
+        gamma,
+        max_cat_to_onehot,
+        max_cat_threshold,
+        cat_l2,
+        min_data_per_group,
+        smoothing,
+        cat_mask,
+        cat_use_mask,
+    )
     n_threads = cells.shape[0]
     n_features = X_binned.shape[1]
     row_scratch = np.empty(sample_indices.shape[0], dtype=sample_indices.dtype)
@@ -499,40 +579,13 @@ def _grow_levels(
                 used = max(1, min(n_threads, n_large))
                 for thread in prange(used):
                     for row in range(thread, n_large, used):
-                        gain_of_row = scan_categorical_node(
+                        large_gain[row] = _with_categorical(
                             large_histograms[row],
-                            cat_features,
-                            cat_features,
-                            cat_n_value_bins,
-                            missing_bin,
-                            scale_gradients,
-                            scale_hessians,
-                            reg_lambda,
-                            reg_alpha,
-                            max_delta_step,
-                            min_child_weight,
-                            min_data_in_leaf,
-                            gamma,
-                            max_cat_to_onehot,
-                            max_cat_threshold,
-                            cat_l2,
-                            min_data_per_group,
-                            smoothing,
-                            cat_mask,
-                            cat_use_mask,
-                            cat_keys[thread],
-                            cat_order[thread],
-                            cat_rank[thread],
-                            cat_prefix[thread],
-                            cat_int[thread],
-                            cat_set[thread],
-                        )
-                        large_gain[row] = _better_of(
+                            cat_settings,
+                            cat_scratch,
+                            thread,
                             large_int[row],
                             large_gain[row],
-                            cat_int[thread],
-                            gain_of_row,
-                            cat_set[thread],
                             large_sets[row],
                         )
             for k in range(n_evaluated):
@@ -585,44 +638,17 @@ def _grow_levels(
                     n_categorical == 0,
                 )
                 if n_categorical > 0:
-                    gain_of_node = scan_categorical_node(
+                    out_gain[k] = _with_categorical(
                         cells[thread].reshape((n_features, n_bins, WIDE_CELL_FIELDS)),
-                        cat_features,
-                        cat_features,
-                        cat_n_value_bins,
-                        missing_bin,
-                        scale_gradients,
-                        scale_hessians,
-                        reg_lambda,
-                        reg_alpha,
-                        max_delta_step,
-                        min_child_weight,
-                        min_data_in_leaf,
-                        gamma,
-                        max_cat_to_onehot,
-                        max_cat_threshold,
-                        cat_l2,
-                        min_data_per_group,
-                        smoothing,
-                        cat_mask,
-                        cat_use_mask,
-                        cat_keys[thread],
-                        cat_order[thread],
-                        cat_rank[thread],
-                        cat_prefix[thread],
-                        cat_int[thread],
-                        cat_set[thread],
+                        cat_settings,
+                        cat_scratch,
+                        thread,
+                        out_int[k],
+                        out_gain[k],
+                        out_sets[k],
                     )
                     clear_rows(
                         cells[thread], X_binned, sample_indices, begin[node], end[node], n_bins
-                    )
-                    out_gain[k] = _better_of(
-                        out_int[k],
-                        out_gain[k],
-                        cat_int[thread],
-                        gain_of_node,
-                        cat_set[thread],
-                        out_sets[k],
                     )
         # The split records, as the loop's set_splits writes them (no split: feature and
         # bin -1, gain -inf, zero sums); the first node whose own score or best gain
