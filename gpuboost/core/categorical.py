@@ -101,7 +101,9 @@ class CategoricalParams:
 
 
 def bitset_words(n_bits):
-    """Words of a bitset of ``n_bits`` bits."""
+    """Words of a bitset of ``n_bits`` bits (an int; elementwise for an int array)."""
+    if np.ndim(n_bits):
+        return (np.asarray(n_bits, dtype=np.int64) + BITS_PER_WORD - 1) // BITS_PER_WORD
     return (int(n_bits) + BITS_PER_WORD - 1) // BITS_PER_WORD
 
 

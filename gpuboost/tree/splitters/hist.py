@@ -602,33 +602,38 @@ class HistogramSplitter(GradientRecords):
         """The Tree's ``(cat_offsets, cat_bits)`` of nodes splitting on ``features`` by
         ``left_sets`` over bins (zero words: not categorical): each set over the
         feature's category codes, ``ceil(n_categories / 32)`` words, the codes of the
-        "other" bin taking its bit."""
-        sizes = np.zeros(len(features), dtype=np.int64)
-        words = []
+        "other" bin taking its bit (all nodes at once, as a bit matrix)."""
         left_sets = np.asarray(left_sets, dtype=BITSET_DTYPE)
+        sizes = np.zeros(len(features), dtype=np.int64)
         nodes = np.flatnonzero(left_sets.any(axis=1))
+        if not len(nodes):
+            return np.zeros(len(features) + 1, dtype=np.int64), np.zeros(0, dtype=np.uint32)
         # Bit b of every set as a byte (bitset bit order: bit b % 32 of word b // 32).
         set_bits = np.unpackbits(
             np.ascontiguousarray(left_sets[nodes]).astype("<u4").view(np.uint8),
             axis=1,
             bitorder="little",
         )
-        for i, node in enumerate(nodes):
-            feature = int(features[node])
-            position = int(np.searchsorted(self.categorical_features, feature))
-            n_codes = int(self.n_categories[position])
-            last_bin = int(self.n_value_bins[feature]) - 1
-            code_bits = np.zeros(bitset_words(n_codes) * BITS_PER_WORD, dtype=np.uint8)
-            shared = min(len(code_bits), set_bits.shape[1])
-            code_bits[:shared] = set_bits[i, :shared]
-            if set_bits[i, last_bin] and n_codes > last_bin + 1:  # the "other" bin's codes
-                code_bits[last_bin + 1 : n_codes] = 1
-            node_words = np.packbits(code_bits, bitorder="little").view("<u4")
-            sizes[node] = len(node_words)
-            words.append(node_words.astype(BITSET_DTYPE))
+        node_features = np.asarray(features, dtype=np.int64)[nodes]
+        positions = np.searchsorted(self.categorical_features, node_features)
+        n_codes = np.asarray(self.n_categories, dtype=np.int64)[positions]
+        last_bin = np.asarray(self.n_value_bins, dtype=np.int64)[node_features] - 1
+        words = bitset_words(n_codes)
+        width = int(words.max()) * BITS_PER_WORD
+        bit = np.arange(width)[None, :]
+        code_bits = np.zeros((len(nodes), width), dtype=np.uint8)
+        shared = min(width, set_bits.shape[1])
+        code_bits[:, :shared] = set_bits[:, :shared]
+        code_bits[bit >= (words * BITS_PER_WORD)[:, None]] = 0  # past a node's own words
+        # The "other" bin's codes: last_bin + 1 .. n_codes - 1, where its bit is set.
+        other = (set_bits[np.arange(len(nodes)), last_bin] == 1) & (n_codes > last_bin + 1)
+        code_bits[other[:, None] & (bit > last_bin[:, None]) & (bit < n_codes[:, None])] = 1
+        packed = np.packbits(code_bits, axis=1, bitorder="little").view("<u4")
+        sizes[nodes] = words
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        bits = np.concatenate(words) if words else np.zeros(0, dtype=np.uint32)
-        return offsets, bits
+        # Each node's first words, row after row: the sets in node order.
+        bits = packed[np.arange(packed.shape[1])[None, :] < words[:, None]]
+        return offsets, bits.astype(BITSET_DTYPE)
 
     def split_thresholds(self, features, bins):
         """``(threshold, threshold_bin)`` stored in the Tree for these splits."""
