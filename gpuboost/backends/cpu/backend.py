@@ -382,8 +382,9 @@ class CpuBackend(NumpyBackend):
         (:func:`.row_levels.grow_levels_from_rows`, whose definition is the grower's level
         loop: gpuboost.tree.grower); with ``scan_parents`` the parents' sums and splits
         are found first; ``categorical``: ``(features, n_value_bins, cat_params,
-        smoothing)`` of the categorical features (:class:`.row_levels.CategoricalLevels`;
-        None: none). Returns ``(size, frontier, n_unsplit, overflowed)``."""
+        smoothing, feature_mask)`` of the categorical features
+        (:class:`.row_levels.CategoricalLevels`; None: none), ``feature_mask`` then the
+        numeric scan's. Returns ``(size, frontier, n_unsplit, overflowed)``."""
         self._threads()
         return grow_levels_from_rows(
             data.arrays["X_binned"],

@@ -773,9 +773,11 @@ class CategoricalLevels:
     cat_params : CategoricalParams
     smoothing : ndarray of shape (n_categorical,), float64, or None
         Each feature's ``cat_smooth`` in this tree (None: ``cat_params.cat_smooth``).
+    feature_mask : ndarray of shape (n_features,), bool, or None
+        The features a node's categorical scan may split on (None: all).
     """
 
-    def __init__(self, features, n_value_bins, cat_params, smoothing=None):
+    def __init__(self, features, n_value_bins, cat_params, smoothing=None, feature_mask=None):
         self.features = np.ascontiguousarray(features, dtype=np.int64)
         self.n_value_bins = np.ascontiguousarray(n_value_bins, dtype=np.int64)
         self.cat_params = cat_params
@@ -783,18 +785,17 @@ class CategoricalLevels:
             np.full(len(self.features), cat_params.cat_smooth) if smoothing is None else smoothing,
             dtype=np.float64,
         )
+        self.feature_mask = feature_mask
 
     @classmethod
     def none(cls):
         """No categorical feature."""
         return cls(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), _NO_CATEGORIES)
 
-    def arguments(self, feature_mask, n_features):
-        """The kernel's categorical arguments, from ``cat_features`` on; ``feature_mask``
-        (n_features,) bool or None (all): the features a node's categorical scan may
-        split on."""
-        use_mask = feature_mask is not None
-        mask = np.ones(n_features, dtype=np.bool_) if not use_mask else feature_mask
+    def arguments(self, n_features):
+        """The kernel's categorical arguments, from ``cat_features`` on."""
+        use_mask = self.feature_mask is not None
+        mask = self.feature_mask if use_mask else np.ones(n_features, dtype=np.bool_)
         p = self.cat_params
         return (
             self.features,
@@ -858,7 +859,8 @@ def grow_levels_from_rows(
     n_bins, n_value_bins, missing_bin, scale_gradients, scale_hessians, params
         As for ``find_best_splits_of_rows``; ``params.monotone`` must be empty.
     feature_mask : ndarray of shape (n_features,), bool, or None
-        The features every node may split on (None: all).
+        The features every node may split on (None: all); with ``categorical``, the
+        numeric scan's (the categorical features left out).
     max_depth : int
         0: no limit.
     defer_final : bool
@@ -894,15 +896,8 @@ def grow_levels_from_rows(
     """
     assert not params.monotone, "monotone constraints take the grower's loop"
     n_threads = max(1, threads())
-    n_features = X_binned.shape[1]
-    cat_mask = None
     if categorical is None:
         categorical = CategoricalLevels.none()
-    elif len(categorical.features):  # the numeric scan leaves them out
-        numeric = np.ones(n_features, dtype=bool) if feature_mask is None else feature_mask
-        numeric = numeric.copy()
-        numeric[categorical.features] = False
-        cat_mask, feature_mask = feature_mask, numeric
     frontier = np.zeros(len(columns["begin"]), dtype=np.int64)
     frontier[: len(parents)] = parents
     arguments = scan_arguments(
@@ -937,6 +932,6 @@ def grow_levels_from_rows(
         unsplit,
         0,
         columns["left_sets"],
-        *categorical.arguments(cat_mask, n_features),
+        *categorical.arguments(X_binned.shape[1]),
     )
     return int(size), frontier[:n_frontier].copy(), int(n_unsplit), int(overflowed)

@@ -433,14 +433,16 @@ class HistogramSplitter(GradientRecords):
         scanned = np.zeros(capacity, dtype=bool)
         unsplit = np.zeros(capacity, dtype=np.int64)
         categorical = {}
-        if self.categorical_features is not None:
+        if self.categorical_features is not None:  # the numeric scan: numeric features
             features = self.categorical_features
             categorical["categorical"] = (
                 features,
                 self.n_value_bins[features],
                 self.cat_params,
                 tree.category_smoothing,
+                feature_mask,
             )
+            feature_mask = self._numeric if feature_mask is None else self._numeric & feature_mask
         new_size, frontier, n_unsplit, overflowed = self.backend.grow_levels_from_rows(
             self._histogram_data,
             tree.gradients,
