@@ -51,8 +51,22 @@
 // first_tile (n_segments + 1 entries: segment s owns tiles
 // [first_tile[s], first_tile[s + 1]); empty segments own none), and the split of
 // each segment (feature, threshold_bin, default_left).
+//
+// Categorical splits (partition_flag_tiles only; docs/DESIGN.md, "Categorical
+// features"): a segment whose threshold_bin is negative sends left the value bins of
+// its left set, kPartitionSetWords 64-bit words at split_left_sets[kPartitionSetWords *
+// s ..] (bin b: bit b % 64 of word b / 64, the host's uint32 bitset words read two at a
+// time, little-endian on both), and the missing bin when default_left. A launch of
+// numeric splits only passes any int64 array there; it is never read. Either way a
+// block first turns its segment's split into the set of bins going left
+// (partition_left_set), so one shared-memory lookup decides every row.
 #include "common.cuh"
 #include "segments.cuh"
+
+//: 64-bit words of a categorical split's left set: one bit per bin of 256
+//: (backends/cuda/partition.py: PARTITION_SET_WORDS; core/categorical.py: SPLIT_SET_WORDS
+//: uint32 words).
+constexpr int32_t kPartitionSetWords = 4;
 
 //: Threads per block of both kernels (backends/cuda/partition.py: PARTITION_THREADS_PER_BLOCK).
 constexpr int32_t kPartitionThreadsPerBlock = 128;
@@ -171,6 +185,29 @@ GPUBOOST_DEVICE_INLINE int32_t partition_staged_slot(uint32_t mask, int32_t chun
   return ((mask >> lane) & 1u) != 0 ? lefts_before : n_left + (offset - lefts_before);
 }
 
+// The bins one segment's split sends left, as kPartitionSetWords 64-bit words (bin b: bit
+// b % 64 of word b / 64; missing_bin <= 255 is a bin like the others): a numeric split's
+// bins 0 .. threshold_bin, a categorical one's left set (threshold_bin < 0: `set`, read
+// only then), and the missing bin when default_left. One lookup then decides every row.
+__device__ __forceinline__ void partition_left_set(int64_t threshold_bin, bool default_left,
+                                                   const int64_t* set, int32_t missing_bin,
+                                                   uint64_t* left_set) {
+  for (int32_t word = 0; word < kPartitionSetWords; ++word) {
+    uint64_t bits;
+    if (threshold_bin < 0) {
+      bits = static_cast<uint64_t>(set[word]);
+    } else {
+      const int64_t top = threshold_bin - 64 * static_cast<int64_t>(word);  // in this word
+      bits = top >= 63 ? ~uint64_t{0} : (top < 0 ? uint64_t{0} : (uint64_t{2} << top) - 1u);
+    }
+    if (missing_bin / 64 == word) {
+      const uint64_t missing = uint64_t{1} << (missing_bin % 64);
+      bits = default_left ? (bits | missing) : (bits & ~missing);
+    }
+    left_set[word] = bits;
+  }
+}
+
 // partition_flag_tiles (launch 1): grid = one block per tile, block =
 // kPartitionThreadsPerBlock threads (chunk layout: top of the file). A block saves
 // its tile's rows, stores the go-left mask of each chunk (bit l: position
@@ -185,29 +222,32 @@ GPUBOOST_DEVICE_INLINE int32_t partition_staged_slot(uint32_t mask, int32_t chun
 //   left_masks         (n_tiles * kPartitionChunksPerTile,) uint32
 //   tile_lefts_through (n_tiles,) int64: left rows of the tile's segment up to the
 //                      tile's end
+//   split_left_sets    (kPartitionSetWords * n_segments,) int64: the left sets of the
+//                      segments whose threshold_bin is negative (the top of the file)
 extern "C" __global__ void __launch_bounds__(kPartitionThreadsPerBlock)
 partition_flag_tiles(
     const uint8_t* binned_columns, int64_t n_rows, const int32_t* sample_indices,
     const int64_t* segment_begins, const int64_t* segment_ends, const int64_t* first_tile,
     const int64_t* split_features, const int64_t* split_threshold_bins,
-    const int64_t* split_default_left, int32_t n_segments, int32_t missing_bin, int64_t epoch,
-    uint64_t* tile_status, int32_t* saved_rows, uint32_t* left_masks,
-    int64_t* tile_lefts_through) {
+    const int64_t* split_default_left, const int64_t* split_left_sets, int32_t n_segments,
+    int32_t missing_bin, int64_t epoch, uint64_t* tile_status, int32_t* saved_rows,
+    uint32_t* left_masks, int64_t* tile_lefts_through) {
   const int64_t tile = blockIdx.x;
   __shared__ PartitionTile block_tile;
-  __shared__ int64_t split[3];  // column offset, threshold bin, default_left
+  __shared__ int64_t column_offset;
+  __shared__ uint64_t left_set[kPartitionSetWords];  // the bins going left, missing included
   if (threadIdx.x == 0) {
     block_tile = partition_load_tile(segment_begins, segment_ends, first_tile, n_segments, tile);
-    split[0] = split_features[block_tile.segment] * n_rows;
-    split[1] = split_threshold_bins[block_tile.segment];
-    split[2] = split_default_left[block_tile.segment];
+    const int64_t segment = block_tile.segment;
+    column_offset = split_features[segment] * n_rows;
+    partition_left_set(split_threshold_bins[segment], split_default_left[segment] != 0,
+                       split_left_sets + static_cast<int64_t>(kPartitionSetWords) * segment,
+                       missing_bin, left_set);
   }
   __syncthreads();
   const int64_t tile_begin = block_tile.begin;
   const int64_t tile_end = block_tile.end;
-  const uint8_t* column = binned_columns + split[0];
-  const int32_t threshold_bin = static_cast<int32_t>(split[1]);
-  const bool missing_goes_left = split[2] != 0;
+  const uint8_t* column = binned_columns + column_offset;
   const int32_t lane = static_cast<int32_t>(threadIdx.x) % kPartitionWarpSize;
   const int32_t warp = static_cast<int32_t>(threadIdx.x) / kPartitionWarpSize;
   __shared__ uint32_t chunk_masks[kPartitionChunksPerTile];
@@ -219,7 +259,7 @@ partition_flag_tiles(
       const int32_t row = sample_indices[position];
       saved_rows[position] = row;
       const int32_t bin = column[row];
-      left = bin <= threshold_bin || (bin == missing_bin && missing_goes_left);
+      left = ((left_set[bin >> 6] >> (bin & 63)) & 1u) != 0;
     }
     const uint32_t mask = __ballot_sync(GPUBOOST_FULL_WARP_MASK, left ? 1 : 0);
     if (lane == 0) chunk_masks[chunk] = mask;

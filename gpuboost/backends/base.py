@@ -596,8 +596,9 @@ class Backend:
     ) -> None:
         """Stable in-place split of the listed segments by categorical splits: rows whose
         bin is in ``left_sets[i]`` (uint32 bitset words) go left, the missing bin follows
-        ``default_left`` (array-module code shared by the backends,
-        gpuboost.backends.categorical)."""
+        ``default_left`` (the array-module definition, gpuboost.backends.categorical;
+        the compiled CPU and the CUDA backends override it with their partition
+        kernels)."""
         partition_categorical(
             self.xp,
             self.to_device,

@@ -845,11 +845,29 @@ class CudaBackend(Backend):
             columns=np.arange(len(features), dtype=np.int64),
         )
 
-    def partition_categorical(self, data, sample_indices, *splits):
-        """``Backend.partition_categorical`` (in place), after discarding any partition
-        ahead of ``sample_indices``, whose rows it reorders."""
+    @device_call("partitioning rows by categorical splits")
+    def partition_categorical(
+        self, data, sample_indices, begins, ends, features, left_sets, default_left
+    ):
+        """``Backend.partition_categorical`` (in place) by the partition kernels
+        (:func:`.partition.partition_rows` with ``left_sets``: each segment's bins going
+        left, sent in the segment table's one copy; no device-to-host copy), after
+        discarding any partition ahead of ``sample_indices``, whose rows it reorders."""
         self._partition_ahead.discard()
-        super().partition_categorical(data, sample_indices, *splits)
+        partition_rows(
+            self.xp,
+            self.launcher,
+            binned_columns(self.xp, data),
+            sample_indices,
+            begins,
+            ends,
+            features,
+            np.full(len(begins), -1, dtype=np.int64),  # every segment: its left set
+            default_left,
+            data.missing_bin,
+            status=self._partition_status,
+            left_sets=left_sets,
+        )
 
     @device_call("adding leaf values to the margins")
     def add_leaf_values(self, raw, output, sample_indices, begins, ends, values):

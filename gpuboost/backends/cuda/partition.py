@@ -15,6 +15,7 @@ import threading
 
 import numpy as np
 
+from ...core.categorical import BITSET_DTYPE, SPLIT_SET_WORDS
 from ...core.dtypes import SAMPLE_INDEX_DTYPE, X_BINNED_DTYPE
 from ...core.segments import checked_segments
 from .launch import require_array, segment_table, segment_tiles
@@ -47,6 +48,9 @@ PARTITION_ITEMS_PER_THREAD = 8
 PARTITION_TILE_ROWS = PARTITION_THREADS_PER_BLOCK * PARTITION_ITEMS_PER_THREAD
 #: Go-left mask words (32 positions each) per tile (partition.cu: kPartitionChunksPerTile).
 PARTITION_CHUNKS_PER_TILE = PARTITION_TILE_ROWS // 32
+#: 64-bit words of a categorical split's left set in ``partition_flag_tiles``
+#: (partition.cu: kPartitionSetWords): the ``SPLIT_SET_WORDS`` uint32 words, two at a time.
+PARTITION_SET_WORDS = SPLIT_SET_WORDS * 32 // 64
 
 
 #: ``DeviceData.arrays`` key of the column-major bins.
@@ -130,6 +134,7 @@ def partition_rows(
     return_left_counts=False,
     carry=None,
     carried_segments=None,
+    left_sets=None,
 ):
     """Split several nodes' segments at once, stably and in place.
 
@@ -159,6 +164,10 @@ def partition_rows(
     return_left_counts : bool
         Also return the rows sent left per segment (for tests; training knows them from
         the split records).
+    left_sets : ndarray of shape (n_nodes, SPLIT_SET_WORDS), uint32, optional (host)
+        Categorical splits: the value bins going left of the nodes whose threshold bin
+        is negative (bitset words, ``core.categorical``); the missing bin follows
+        ``default_left``. Sent in the segment table's copy.
 
     Returns
     -------
@@ -172,6 +181,7 @@ def partition_rows(
     first_tile, n_tiles = segment_tiles(checked["begins"], checked["ends"], PARTITION_TILE_ROWS)
     if n_tiles == 0:
         return xp.zeros(n_segments, dtype=np.int64) if return_left_counts else None
+    sets = () if left_sets is None else (_set_words(left_sets, n_segments),)
     (
         segment_begins,
         segment_ends,
@@ -179,7 +189,8 @@ def partition_rows(
         split_features,
         split_bins,
         split_default_left,
-    ) = _device_table(xp, checked, first_tile, (), carry, carried_segments)
+        *split_sets,
+    ) = _device_table(xp, checked, first_tile, sets, carry, carried_segments)
     n_positions = sample_indices.shape[0]
     saved_rows = xp.empty(n_positions, dtype=SAMPLE_INDEX_DTYPE)
     left_masks = xp.empty(n_tiles * PARTITION_CHUNKS_PER_TILE, dtype=np.uint32)
@@ -201,6 +212,7 @@ def partition_rows(
             split_features,
             split_bins,
             split_default_left,
+            split_sets[0] if split_sets else split_bins,  # numeric only: never read
             np.int32(n_segments),
             np.int32(missing_bin),
             np.int64(epoch),
@@ -232,6 +244,22 @@ def partition_rows(
     through = xp.concatenate([xp.zeros(1, dtype=np.int64), tile_lefts_through])
     last = xp.array(np.where(first_tile[1:] > first_tile[:-1], first_tile[1:], 0))
     return through[last]
+
+
+def _set_words(left_sets, n_segments):
+    """The left sets as the kernel's int64 row: segment ``s``'s ``PARTITION_SET_WORDS``
+    words at ``PARTITION_SET_WORDS * s``, each two of the uint32 words (little-endian:
+    bin ``b`` is bit ``b % 64`` of word ``b // 64``, as bit ``b % 32`` of uint32 word
+    ``b // 32``)."""
+    words = np.asarray(left_sets, dtype=BITSET_DTYPE)
+    if words.ndim != 2 or words.shape[0] != n_segments or words.shape[1] > SPLIT_SET_WORDS:
+        raise ValueError(
+            f"left_sets needs shape ({n_segments}, <= {SPLIT_SET_WORDS}) (a set of at most "
+            f"{SPLIT_SET_WORDS} uint32 words per segment), got {words.shape}."
+        )
+    padded = np.zeros((n_segments, SPLIT_SET_WORDS), dtype="<u4")
+    padded[:, : words.shape[1]] = words
+    return padded.view("<i8").astype(np.int64).reshape(-1)
 
 
 def _checked_splits(

@@ -13,6 +13,7 @@ import pytest
 
 import gpuboost
 from gpuboost import Dataset
+from gpuboost.backends.categorical import partition_categorical as categorical_definition
 from gpuboost.backends.cuda import partition as cuda_partition
 from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.cuda.sources import read_cuda_source
@@ -145,6 +146,43 @@ def test_partition_random_batches(backend, dataset, seed, moved):
     np.testing.assert_array_equal(got_left, expected_left)
 
 
+@pytest.mark.parametrize("seed, max_bin", [(11, MAX_BIN), (12, 255), (13, 255)])
+def test_categorical_splits_match_the_definition(backend, seed, max_bin):
+    """The partition kernels with left sets (``partition_rows(left_sets=...)``, the CUDA
+    backend's ``partition_categorical``): random sets over every bin, the missing bin's
+    bit set in some (``default_left`` decides it), segments of several tiles, and the
+    high words of a 256-bin set; the array-module definition's partition, stably."""
+    rng = np.random.default_rng(seed)
+    n_rows = 3 * cuda_partition.PARTITION_TILE_ROWS + 77
+    X = rng.integers(0, max_bin, size=(n_rows, 3)).astype(np.float64)
+    X[rng.random((n_rows, 3)) < 0.1] = np.nan
+    dataset = Dataset(X, label=np.zeros(n_rows), max_bin=max_bin, categorical_features=[0, 1, 2])
+    data = backend.prepare(dataset)
+    sample_indices = rng.permutation(n_rows).astype(np.int32)
+    cuts = np.sort(rng.choice(np.arange(1, n_rows), size=5, replace=False))
+    begins, ends = np.concatenate([[0], cuts]), np.concatenate([cuts, [n_rows]])
+    n_nodes = len(begins)
+    features = rng.integers(0, 3, size=n_nodes)
+    bits = rng.random((n_nodes, 256)) < rng.random((n_nodes, 1))
+    bits[:, max_bin + 1 :] = False
+    left_sets = np.packbits(bits, axis=1, bitorder="little").view("<u4").astype(np.uint32)
+    default_left = rng.random(n_nodes) < 0.5
+    expected = sample_indices.copy()
+    categorical_definition(
+        np, np.asarray, dataset.X_binned, expected, begins, ends, features, left_sets,
+        default_left, data.missing_bin,
+    )  # fmt: skip
+    device_indices = backend.to_device(sample_indices)
+    backend.partition_categorical(
+        data, device_indices, begins, ends, features, left_sets, default_left
+    )
+    backend.synchronize()
+    np.testing.assert_array_equal(backend.to_host(device_indices), expected)
+    assert not np.array_equal(expected, sample_indices)  # rows moved
+    if max_bin == 255:  # bins of the set's last 64-bit word occur
+        assert (dataset.X_binned[:, features] >= 192).any()
+
+
 def test_partition_with_no_rows_is_a_no_op(backend, dataset):
     sample_indices = np.arange(10, dtype=np.int32)
     got, got_left, expected, _ = _run_both(
@@ -202,6 +240,7 @@ def test_launch_constants_match_kernel_source():
     assert (
         constant(partition, "kPartitionItemsPerThread") == cuda_partition.PARTITION_ITEMS_PER_THREAD
     )
+    assert constant(partition, "kPartitionSetWords") == cuda_partition.PARTITION_SET_WORDS
 
 
 def test_binned_columns_are_made_once_per_data(backend):
