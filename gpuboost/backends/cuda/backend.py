@@ -70,12 +70,6 @@ from ...core.dtypes import X_DTYPE, Y_DTYPE
 from ...core.profiling import nvtx_range
 from ...errors import DeviceUnavailableError, GpuOutOfMemoryError
 from ..base import Backend, DeviceData, LazyBinnedArrays
-from ..categorical import (
-    has_categorical,
-    predict_forest_leaf_indices,
-    predict_forest_values,
-    predict_tree_values,
-)
 from ..cpu.categorical_scan import find_best_categorical_splits as compiled_categorical_scan
 from ..cpu.jit import compiled_kernels_reason
 from ..emulation.device_array import EMULATE_DEVICES_ENV_VAR
@@ -1009,30 +1003,20 @@ class CudaBackend(Backend):
     # ---- prediction ---------------------------------------------------------------
     @device_call("predicting")
     def predict_tree_binned(self, data, tree):
-        if tree.has_categorical:
-            return predict_tree_values(
-                self.xp, self.to_device, data.arrays["X_binned"], tree, data.missing_bin
-            )
         return predict_tree_binned(
             self.xp, self.launcher, data.arrays["X_binned"], data.missing_bin, tree
         )
 
     @device_call("predicting")
     def predict_tree_raw(self, X, tree):
-        if tree.has_categorical:
-            return predict_tree_values(self.xp, self.to_device, X, tree)
         return predict_tree_raw(self.xp, self.launcher, X, tree)
 
     @device_call("predicting")
     def predict_forest_raw(self, X, trees, tree_outputs, margins):
-        if has_categorical(trees):
-            return predict_forest_values(self.xp, self.to_device, X, trees, tree_outputs, margins)
         return predict_forest_raw(self.xp, self.launcher, X, trees, tree_outputs, margins)
 
     @device_call("predicting leaf indices")
     def predict_forest_leaves(self, X, trees):
-        if has_categorical(trees):
-            return predict_forest_leaf_indices(self.xp, self.to_device, X, trees)
         return predict_forest_leaves(self.xp, self.launcher, X, trees)
 
     @device_call("computing SHAP values")

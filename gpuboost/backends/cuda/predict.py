@@ -12,6 +12,7 @@ import numpy as np
 from ...core.dtypes import X_BINNED_DTYPE, X_DTYPE
 from ...core.profiling import nvtx_range
 from ...core.segments import offsets
+from ..categorical import category_code_limit
 from .binned_rows import kernel_rows
 from .launch import grid_stride_blocks, require_array, segment_table
 
@@ -30,10 +31,41 @@ __all__ = [
 KERNEL_FILE = "predict"
 #: Threads per block of the prediction kernels (any 1-D launch shape works).
 PREDICT_THREADS_PER_BLOCK = 256
-#: Rows of the packed int32 node table of predict.cu, in order.
-NODE_INT_ROWS = ("feature", "left_child", "right_child", "threshold_bin", "default_left")
+#: Rows of the packed int32 node table of predict.cu, in order: the tree's arrays, then
+#: each node's category set (its first word in the forest's ``cat_bits``, its number of
+#: words: 0 at a numeric split) and the tree's code limit
+#: (:func:`gpuboost.backends.categorical.category_code_limit`).
+NODE_INT_ROWS = (
+    "feature",
+    "left_child",
+    "right_child",
+    "threshold_bin",
+    "default_left",
+    "cat_begin",
+    "cat_words",
+    "code_limit",
+)
 #: Rows of the packed float64 node table of predict.cu, in order.
 NODE_FLOAT_ROWS = ("threshold", "value")
+
+
+def _node_ints(tree, cat_base):
+    """The :data:`NODE_INT_ROWS` of one tree (host int64 rows), its sets' words starting
+    at ``cat_base`` in the forest's ``cat_bits``."""
+    internal = tree.feature >= 0
+    words = np.where(internal, np.diff(tree.cat_offsets), 0)
+    return np.stack(
+        [
+            tree.feature,
+            tree.left_child,
+            tree.right_child,
+            tree.threshold_bin,
+            tree.default_left,
+            cat_base + tree.cat_offsets[:-1],
+            words,
+            np.full(tree.n_nodes, category_code_limit(tree)),
+        ]
+    ).astype(np.int64)
 
 
 def pack_trees(xp, trees, n_features):
@@ -43,6 +75,8 @@ def pack_trees(xp, trees, n_features):
     -------
     node_ints : xp array of shape (len(NODE_INT_ROWS), n_nodes), int32
     node_floats : xp array of shape (len(NODE_FLOAT_ROWS), n_nodes), float64
+    cat_bits : xp array of shape (max(1, n_words),), uint32
+        The trees' category sets concatenated (one zero word when there are none).
     node_offsets : ndarray of shape (n_trees + 1,), int64 (host)
         Tree ``t`` owns nodes ``node_offsets[t] .. node_offsets[t + 1] - 1``.
     """
@@ -54,19 +88,25 @@ def pack_trees(xp, trees, n_features):
                 f"data have {n_features} features."
             )
     node_offsets = offsets([tree.n_nodes for tree in trees])
-    node_ints = np.stack(
-        [
-            np.concatenate([getattr(tree, name) for tree in trees]).astype(np.int32)
-            for name in NODE_INT_ROWS
-        ]
+    cat_bases = offsets([len(tree.cat_bits) for tree in trees])
+    node_ints = np.concatenate(
+        [_node_ints(tree, base) for tree, base in zip(trees, cat_bases[:-1])], axis=1
     )
+    if np.abs(node_ints).max(initial=0) > np.iinfo(np.int32).max:
+        raise ValueError("The trees' node tables exceed the int32 range of predict.cu.")
     node_floats = np.stack(
         [
             np.concatenate([getattr(tree, name) for tree in trees]).astype(np.float64)
             for name in NODE_FLOAT_ROWS
         ]
     )
-    return xp.array(node_ints), xp.array(node_floats), node_offsets
+    cat_bits = (
+        np.concatenate([tree.cat_bits for tree in trees]).astype(np.uint32)
+        if cat_bases[-1]
+        else np.zeros(1, dtype=np.uint32)
+    )
+    node_ints = node_ints.astype(np.int32)
+    return xp.array(node_ints), xp.array(node_floats), xp.array(cat_bits), node_offsets
 
 
 def _launch_over_rows(launcher, kernel_name, n_rows, args):
@@ -107,7 +147,7 @@ def predict_tree_binned(xp, launcher, X_binned, missing_bin, tree):
         values = xp.empty(n_rows, dtype=np.float64)
         if n_rows == 0:
             return values
-        node_ints, node_floats, _ = pack_trees(xp, [tree], n_features)
+        node_ints, node_floats, cat_bits, _ = pack_trees(xp, [tree], n_features)
         _launch_over_rows(
             launcher,
             "predict_tree_values_binned",
@@ -119,6 +159,7 @@ def predict_tree_binned(xp, launcher, X_binned, missing_bin, tree):
                 np.int32(missing_bin),
                 node_ints,
                 node_floats,
+                cat_bits,
                 np.int64(tree.n_nodes),
                 values,
             ),
@@ -145,7 +186,7 @@ def predict_tree_raw(xp, launcher, X, tree):
         values = xp.empty(n_rows, dtype=np.float64)
         if n_rows == 0:
             return values
-        node_ints, node_floats, _ = pack_trees(xp, [tree], n_features)
+        node_ints, node_floats, cat_bits, _ = pack_trees(xp, [tree], n_features)
         _launch_over_rows(
             launcher,
             "predict_tree_values_raw",
@@ -156,6 +197,7 @@ def predict_tree_raw(xp, launcher, X, tree):
                 np.int32(n_features),
                 node_ints,
                 node_floats,
+                cat_bits,
                 np.int64(tree.n_nodes),
                 values,
             ),
@@ -196,7 +238,7 @@ def predict_forest_raw(xp, launcher, X, trees, tree_outputs, margins):
             return margins
         contiguous = margins.dtype == np.float64 and margins.flags.c_contiguous
         work = margins if contiguous else xp.ascontiguousarray(margins, dtype=np.float64)
-        node_ints, node_floats, node_offsets = pack_trees(xp, trees, n_features)
+        node_ints, node_floats, cat_bits, node_offsets = pack_trees(xp, trees, n_features)
         tree_table = segment_table(xp, [node_offsets, tree_outputs])
         _launch_over_rows(
             launcher,
@@ -208,6 +250,7 @@ def predict_forest_raw(xp, launcher, X, trees, tree_outputs, margins):
                 np.int32(n_features),
                 node_ints,
                 node_floats,
+                cat_bits,
                 np.int64(node_offsets[-1]),
                 tree_table[0],
                 tree_table[1],
@@ -241,7 +284,7 @@ def predict_forest_leaves(xp, launcher, X, trees):
         leaves = xp.empty((n_rows, len(trees)), dtype=np.int32)
         if not trees or n_rows == 0:
             return leaves
-        node_ints, node_floats, node_offsets = pack_trees(xp, trees, n_features)
+        node_ints, node_floats, cat_bits, node_offsets = pack_trees(xp, trees, n_features)
         _launch_over_rows(
             launcher,
             "predict_forest_leaf_indices",
@@ -252,6 +295,7 @@ def predict_forest_leaves(xp, launcher, X, trees):
                 np.int32(n_features),
                 node_ints,
                 node_floats,
+                cat_bits,
                 np.int64(node_offsets[-1]),
                 xp.array(node_offsets),
                 np.int32(len(trees)),

@@ -166,6 +166,61 @@ def test_hand_made_tree_edge_cases(backend):
     np.testing.assert_array_equal(got, [-0.0, -2.5, 7.0, -0.0, 7.0, -0.0])
 
 
+@pytest.fixture(scope="module")
+def categorical_model():
+    """A model with categorical splits (70 categories on 15 bins: the 'other' bin's codes
+    give sets of three words; 4 more, one-vs-rest-free) and numeric ones, and its Dataset."""
+    rng = np.random.default_rng(3)
+    big, small, x = rng.integers(0, 70, 800), rng.integers(0, 4, 800), rng.normal(size=800)
+    y = rng.normal(size=70)[big] * 2 + (small == 1) + x
+    X = np.column_stack([big.astype(np.float64), small.astype(np.float64), x])
+    X[rng.random(800) < 0.1, 0] = np.nan
+    dataset = Dataset(X, label=y, categorical_features=[0, 1], max_bin=MAX_BIN)
+    params = {"max_depth": 4, "device": "cpu", "max_cat_to_onehot": 1, "min_data_per_group": 5}
+    return gpuboost.train(params, dataset, num_boost_round=4), dataset
+
+
+def _categorical_codes(seed):
+    """Codes as prediction sees them: every code, none (NaN, +/-inf), negative, fractional
+    and -0.0 ones, and codes at and past the trees' code limits."""
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 70, size=(N_ROWS, 2)).astype(np.float64)
+    odd = np.array([np.nan, np.inf, -np.inf, -1.0, 2.5, -0.0, 63.0, 64.0, 95.0, 96.0, 1e9])
+    codes[: len(odd), 0], codes[len(odd) : 2 * len(odd), 1] = odd, odd
+    return np.column_stack([codes, rng.normal(size=N_ROWS)])
+
+
+def test_categorical_trees_match_numpy(backend, categorical_model):
+    """Categorical splits traversed by the kernels (raw and binned, one tree and a forest,
+    leaf indices): the array-module definition's results bit for bit."""
+    model, dataset = categorical_model
+    trees = model.trees
+    assert all(tree.has_categorical for tree in trees)
+    assert max(int(np.diff(tree.cat_offsets).max()) for tree in trees) >= 3
+    numpy_backend = NumpyBackend()
+    X = _categorical_codes(4)
+    features = backend.prepare_features(X)
+    expected = numpy_backend.predict_forest_raw(X, trees, [0] * len(trees), np.zeros((N_ROWS, 1)))
+    got = backend.predict_forest_raw(
+        features, trees, [0] * len(trees), backend.to_device(np.zeros((N_ROWS, 1)))
+    )
+    np.testing.assert_array_equal(_bits(backend.to_host(got)), _bits(expected))
+    np.testing.assert_array_equal(
+        backend.to_host(backend.predict_forest_leaves(features, trees)),
+        numpy_backend.predict_forest_leaves(X, trees),
+    )
+    data, numpy_data = backend.prepare(dataset), numpy_backend.prepare(dataset)
+    for tree in trees:
+        np.testing.assert_array_equal(
+            _bits(backend.to_host(backend.predict_tree_raw(features, tree))),
+            _bits(numpy_backend.predict_tree_raw(X, tree)),
+        )
+        np.testing.assert_array_equal(
+            _bits(backend.to_host(backend.predict_tree_binned(data, tree))),
+            _bits(numpy_backend.predict_tree_binned(numpy_data, tree)),
+        )
+
+
 def test_empty_inputs(backend, regression_model):
     trees = regression_model.trees
     empty = backend.prepare_features(np.zeros((0, N_FEATURES)))
