@@ -789,10 +789,7 @@ class CudaBackend(Backend):
             if table is not None:
                 carry = {"carry": table, "carried_segments": self._carried_segments}
         splits = (
-            self.xp,
-            self.launcher,
-            binned_columns(self.xp, data),
-            sample_indices,
+            *self._partition_inputs(data, sample_indices),
             begins,
             ends,
             features,
@@ -839,6 +836,11 @@ class CudaBackend(Backend):
             columns=np.arange(len(features), dtype=np.int64),
         )
 
+    def _partition_inputs(self, data, sample_indices):
+        """The first arguments of :func:`.partition.partition_rows` and
+        :func:`.partition.move_partitioned_rows` on ``data``'s column-major bins."""
+        return self.xp, self.launcher, binned_columns(self.xp, data), sample_indices
+
     @device_call("partitioning rows by categorical splits")
     def partition_categorical(
         self, data, sample_indices, begins, ends, features, left_sets, default_left
@@ -849,10 +851,7 @@ class CudaBackend(Backend):
         discarding any partition ahead of ``sample_indices``, whose rows it reorders."""
         self._partition_ahead.discard()
         partition_rows(
-            self.xp,
-            self.launcher,
-            binned_columns(self.xp, data),
-            sample_indices,
+            *self._partition_inputs(data, sample_indices),
             begins,
             ends,
             features,
