@@ -388,15 +388,18 @@ class Backend:
         cat_params: Any,
         feature_mask: np.ndarray | None,
         smoothing: np.ndarray | None,
+        host_histograms: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The best categorical split of every node, ``(records, left_sets)`` (host
         arrays), from the nodes' histograms (this backend's array of shape ``(n_nodes,
         n_features, n_bins, 3)``) and the categorical ``features``: the host scan
         :func:`gpuboost.core.categorical.find_best_categorical_splits` of their slice
         (its definition, with its other arguments; the slice is copied to the host for
-        it, and a backend may run a compiled version, bit for bit)."""
+        it, unless ``host_histograms`` is that copy already (see
+        :attr:`copies_categorical_with_records`), and a backend may run a compiled
+        version, bit for bit)."""
         return find_best_categorical_splits(
-            self.host_columns(histograms, features),
+            self.host_columns(histograms, features) if host_histograms is None else host_histograms,
             features,
             n_value_bins,
             missing_bin,
@@ -467,6 +470,12 @@ class Backend:
     #: positions, as every other position is copied); it returns None where it split in
     #: place. The results do not depend on it.
     moves_partitioned_rows = False
+    #: Whether ``find_best_splits`` takes ``categorical_features`` and then returns
+    #: ``(records, host_columns)``: the records and the slice of those features'
+    #: histograms (``host_columns``) copied to the host together, for
+    #: ``find_best_categorical_splits(..., host_histograms=)`` (CUDA: one device-to-host
+    #: copy per level instead of two). The results do not depend on it.
+    copies_categorical_with_records = False
     #: Whether the backend offers ``grow_levels_from_rows(data, quantized_gradients,
     #: quantized_hessians, sample_indices, scale_gradients, scale_hessians, split_params,
     #: feature_mask, max_depth, defer_final, columns, size, parents, scanned, unsplit,

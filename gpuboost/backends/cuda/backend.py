@@ -67,6 +67,7 @@ import numpy as np
 
 from ...core.array import to_numpy
 from ...core.dtypes import X_DTYPE, Y_DTYPE
+from ...core.gain import no_split_records
 from ...core.profiling import nvtx_range
 from ...errors import DeviceUnavailableError, GpuOutOfMemoryError
 from ..base import Backend, DeviceData, LazyBinnedArrays
@@ -444,6 +445,9 @@ class CudaBackend(Backend):
     #: launch that reads each index once (.partition.move_partitioned_rows), where the
     #: split segments hold at least half of the positions.
     moves_partitioned_rows = True
+    #: ``find_best_splits`` takes ``categorical_features``: the level's split records and
+    #: its categorical histogram slice come back in one copy (one synchronization).
+    copies_categorical_with_records = True
 
     def _settle_siblings(self):
         """Write the siblings a build left to a scan that did not come (one launch)."""
@@ -554,10 +558,15 @@ class CudaBackend(Backend):
         split_params,
         feature_mask,
         node_bounds=None,
+        categorical_features=None,
     ):
         """As ``Backend.find_best_splits``; when ``histograms`` are rows of a batch whose
-        siblings are owed, the scan writes them (:meth:`build_children_histograms`)."""
-        return find_best_splits(
+        siblings are owed, the scan writes them (:meth:`build_children_histograms`).
+        With ``categorical_features`` (:attr:`copies_categorical_with_records`):
+        ``(records, host_columns)``, the records' words and those features' histogram
+        slice gathered after the scan (siblings written) and copied to the host in one
+        transfer."""
+        scan = (
             self.xp,
             self.launcher,
             histograms,
@@ -568,8 +577,22 @@ class CudaBackend(Backend):
             split_params,
             feature_mask,
             node_bounds,
-            scratch=self._split_scratch,
-            siblings=self._sibling_debts.take(histograms, self.launcher),
+        )
+        options = {
+            "scratch": self._split_scratch,
+            "siblings": self._sibling_debts.take(histograms, self.launcher),
+        }
+        if categorical_features is None:
+            return find_best_splits(*scan, **options)
+        words = split_scan_words(*scan, **options)
+        columns = histograms[:, self.xp.asarray(categorical_features)]
+        if words is None:
+            return no_split_records(int(histograms.shape[0])), self.to_host(columns)
+        both = to_numpy(self.xp.concatenate([words.reshape(-1), columns.reshape(-1)]))
+        n_words = int(words.size)
+        return (
+            records_from_words(both[:n_words].reshape(words.shape)),
+            both[n_words:].reshape(columns.shape),
         )
 
     def row_scan_max_rows(self, data):
@@ -822,15 +845,19 @@ class CudaBackend(Backend):
         partition_rows(*splits, data.missing_bin, **options)
         return None
 
-    def find_best_categorical_splits(self, histograms, features, *args):
+    def find_best_categorical_splits(self, histograms, features, *args, host_histograms=None):
         """``Backend.find_best_categorical_splits``: the categorical slice copied to the
-        host and scanned there, by the compiled CPU scan
-        (:mod:`gpuboost.backends.cpu.categorical_scan`, the definition's records bit for
-        bit) where the compiled CPU kernels are in use, else by the definition."""
+        host (unless ``host_histograms`` is that copy) and scanned there, by the compiled
+        CPU scan (:mod:`gpuboost.backends.cpu.categorical_scan`, the definition's records
+        bit for bit) where the compiled CPU kernels are in use, else by the definition."""
+        if host_histograms is None:
+            host_histograms = self.host_columns(histograms, features)
         if compiled_kernels_reason() is not None:
-            return super().find_best_categorical_splits(histograms, features, *args)
+            return super().find_best_categorical_splits(
+                histograms, features, *args, host_histograms=host_histograms
+            )
         return compiled_categorical_scan(
-            self.host_columns(histograms, features),
+            host_histograms,
             features,
             *args,
             columns=np.arange(len(features), dtype=np.int64),

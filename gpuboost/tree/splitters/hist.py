@@ -271,7 +271,9 @@ class HistogramSplitter(GradientRecords):
 
         With categorical features: the backend's scan over the numeric features, the
         backend's host scan over the categorical ones (their histograms copied to the
-        host; ``Backend.find_best_categorical_splits``: the definition
+        host, with the records in one copy where the backend
+        ``copies_categorical_with_records``; ``Backend.find_best_categorical_splits``:
+        the definition
         :func:`~gpuboost.core.categorical.find_best_categorical_splits`, compiled on the
         CPU backend), and per node
         the better of the two (ties: the lower feature, docs/DESIGN.md "Categorical
@@ -283,6 +285,9 @@ class HistogramSplitter(GradientRecords):
             if feature_mask is not None:
                 numeric_mask = numeric_mask & feature_mask
             numeric_mask = np.ascontiguousarray(numeric_mask)
+        features = self.categorical_features
+        # The categorical slice copied with the records where the backend can (one copy).
+        together = features is not None and self.backend.copies_categorical_with_records
         records = self.backend.find_best_splits(
             self._scan_data,
             histograms,
@@ -290,15 +295,16 @@ class HistogramSplitter(GradientRecords):
             tree.quantiser.scale_hessians,
             tree.split_params,
             numeric_mask,
-            *(() if node_bounds is None else (node_bounds,)),
+            *(() if node_bounds is None and not together else (node_bounds,)),
+            **({"categorical_features": features} if together else {}),
         )
-        if self.categorical_features is None:
+        if features is None:
             return split_table(self.checked_records(tree, records))
-        features = self.categorical_features
+        records, host = records if together else (records, None)
         if self.estimates_cat_smooth and tree.category_smoothing is None:
-            tree.category_smoothing = self._estimated_smoothing(
-                tree, self.backend.host_columns(histograms, features)
-            )
+            if host is None:
+                host = self.backend.host_columns(histograms, features)
+            tree.category_smoothing = self._estimated_smoothing(tree, host)
         cat_records, left_sets = self.backend.find_best_categorical_splits(
             histograms,
             features,
@@ -310,6 +316,7 @@ class HistogramSplitter(GradientRecords):
             self.cat_params,
             feature_mask,
             tree.category_smoothing,
+            **({"host_histograms": host} if together else {}),
         )
         take = (cat_records["gain"] > records["gain"]) | (
             (cat_records["gain"] == records["gain"])

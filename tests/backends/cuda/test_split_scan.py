@@ -17,11 +17,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import gpuboost
 from gpuboost.backends.cuda import partition as partition_module
 from gpuboost.backends.cuda import split_scan as cuda_split
+from gpuboost.backends.cuda.backend import CudaBackend
 from gpuboost.backends.cuda.launch import EMULATED, KernelLauncher
 from gpuboost.backends.cuda.sources import cuda_source_dir
 from gpuboost.backends.cuda.split_scan import find_best_splits
+from gpuboost.backends.emulation import emulated_kernels
 from gpuboost.backends.emulation.device_array import count_operations
 from gpuboost.backends.emulation.device_array import namespace as xp
 from gpuboost.backends.numpy.histogram import build_histograms
@@ -30,6 +33,7 @@ from gpuboost.backends.numpy.split_scan import find_best_splits_naive
 from gpuboost.core.dtypes import GRAD_QUANT_MAX, HIST_COUNT, HIST_HESS
 from gpuboost.core.gain import SPLIT_RECORD_DTYPE, SplitParams
 from gpuboost.core.quantize import quantize
+from gpuboost.tree.splitters.hist import HistogramSplitter
 
 #: Every SplitParams option on and off (lambda 0 lets H + lambda <= 0 occur).
 PARAM_GRID = [
@@ -461,3 +465,42 @@ def test_arrival_epochs_wrap_around(monkeypatch):
         assert_same_records(result, expected)
         epochs.append(scratch.arrivals.epoch)
     assert epochs == [1, 2, 3, 1, 2]
+
+
+@pytest.mark.parametrize("estimate", [True, False])
+def test_a_categorical_level_copies_its_records_and_slice_at_once(monkeypatch, estimate):
+    """With categorical features the CUDA backend returns a level's split records and
+    its categorical histogram slice in one copy (``copies_categorical_with_records``):
+    one synchronization per scanned level, the root's ``cat_smooth`` estimate included;
+    the model is the CPU backend's byte for byte."""
+
+    rng = np.random.default_rng(5)
+    n_rows = 3000
+    big, x = rng.integers(0, 40, n_rows), rng.normal(size=n_rows)
+    y = rng.normal(size=40)[big] + x
+    X = np.column_stack([big.astype(np.float64), x, rng.normal(size=n_rows)])
+    X[rng.random(n_rows) < 0.05, 0] = np.nan
+    params = {"max_depth": 4, "cat_smooth_estimate": estimate, "verbosity": 0}
+    scans = []
+    scan = HistogramSplitter.find_best_splits
+
+    def counted(self, *args, **kwargs):
+        with count_operations() as counts:
+            table = scan(self, *args, **kwargs)
+        if isinstance(self.backend, CudaBackend):
+            scans.append(counts["sync"])
+        return table
+
+    monkeypatch.setattr(HistogramSplitter, "find_best_splits", counted)
+    with emulated_kernels():
+        boosters = [
+            gpuboost.train(
+                dict(params, device=device),
+                gpuboost.Dataset(X, label=y, categorical_features=[0]),
+                2,
+            )
+            for device in ("cuda", "cpu")
+        ]
+    assert boosters[0].save_raw() == boosters[1].save_raw()
+    assert any(tree.has_categorical for tree in boosters[0].trees)
+    assert len(scans) >= 6 and set(scans) == {1}, scans
