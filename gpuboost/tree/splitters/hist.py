@@ -295,7 +295,7 @@ class HistogramSplitter(GradientRecords):
             tree.quantiser.scale_hessians,
             tree.split_params,
             numeric_mask,
-            *(() if node_bounds is None and not together else (node_bounds,)),
+            *(() if node_bounds is None else (node_bounds,)),
             **({"categorical_features": features} if together else {}),
         )
         if features is None:
