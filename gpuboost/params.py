@@ -486,19 +486,20 @@ PARAMETERS = {
         ),
         _P(
             "max_cat_threshold",
-            32,
+            64,
             "int",
             "many-vs-many categorical splits: at most this many categories on the side "
-            "scanned from (each end of the sorted order is scanned)",
+            "scanned from (each end of the sorted order is scanned; XGBoost's 64, "
+            "LightGBM's 32)",
             low=1,
         ),
         _P(
             "cat_smooth",
-            10.0,
+            3.0,
             "float",
             "many-vs-many categorical splits: categories are sorted by G / (H + cat_smooth); "
             "those with fewer rows in the node are left out of the sorted sets (with "
-            "cat_smooth_estimate: the most each column's estimate may be)",
+            "cat_smooth_estimate: the most each column's estimate may be; LightGBM's 10)",
             low=0.0,
         ),
         _P(
@@ -514,10 +515,20 @@ PARAMETERS = {
         ),
         _P(
             "cat_l2",
-            3.0,
+            1.0,
             "float",
             "many-vs-many categorical splits: extra L2 regularization (added to reg_lambda) "
             "of the children's scores (LightGBM's 10 smooths too much on small tables)",
+            low=0.0,
+        ),
+        _P(
+            "cat_penalty_factor",
+            0.0,
+            "float",
+            "many-vs-many categorical splits must gain more than gamma + "
+            "cat_penalty_factor x split_penalty x the tree's dispersion (one-vs-rest "
+            "splits pay split_penalty, as numeric ones): 1 prices them as numeric splits, "
+            "0 (default) leaves them to gamma, cat_l2 and cat_smooth",
             low=0.0,
         ),
         _P(
@@ -691,6 +702,7 @@ SAVED_WHEN_SET = frozenset(
         "cat_smooth",
         "cat_smooth_estimate",
         "cat_l2",
+        "cat_penalty_factor",
         "min_data_per_group",
         "max_cat",
         "num_parallel_tree",
@@ -709,14 +721,27 @@ SAVED_WHEN_SET = frozenset(
     }
 )
 #: The value of a :data:`SAVED_WHEN_SET` parameter in a model file that lacks it, where its
-#: default is resolved from other parameters instead (None in :data:`PARAMETERS`): the
-#: model was trained without it (a file written before it existed, or with it off), and
-#: it is saved whenever it differs from this.
-ABSENT_FROM_FILE = {"split_penalty": 0.0, "cat_smooth_estimate": False}
+#: default is resolved from other parameters instead (None in :data:`PARAMETERS`), or
+#: where the default changed after files were written without it: the model was trained
+#: with this value (a file written before the parameter existed or its default changed,
+#: or with it off), and it is saved whenever it differs from this. The categorical
+#: defaults changed together (issue 33): ``cat_penalty_factor`` 1 -> 0 (before it
+#: existed, every split paid the penalty), ``cat_smooth`` 10 -> 3, ``cat_l2`` 3 -> 1,
+#: ``max_cat_threshold`` 32 -> 64.
+ABSENT_FROM_FILE = {
+    "split_penalty": 0.0,
+    "cat_smooth_estimate": False,
+    "cat_penalty_factor": 1.0,
+    "cat_smooth": 10.0,
+    "cat_l2": 3.0,
+    "max_cat_threshold": 32,
+}
 #: Parameters that only a model with categorical features saves (it applies to no other):
 #: a file without categories lacks them and reads them as the objective's default, so
 #: that the models of other data keep their bytes.
-CATEGORICAL_ONLY = frozenset({"cat_smooth_estimate"})
+CATEGORICAL_ONLY = frozenset(
+    {"cat_smooth_estimate", "cat_penalty_factor", "cat_smooth", "cat_l2", "max_cat_threshold"}
+)
 
 
 def canonical_name(name):

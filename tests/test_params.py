@@ -331,9 +331,13 @@ def test_model_params_drops_runtime_only_ones_and_callables():
     assert not set(kept) & RUNTIME_ONLY
     assert "objective" not in kept
     assert PROCESS_ONLY == {"process_type", "updater", "refresh_leaf"}  # never saved
+    # ... and the categorical ones whose defaults changed after files were written without
+    # them (ABSENT_FROM_FILE), only by models with categorical features.
+    changed = {"cat_penalty_factor", "cat_smooth", "cat_l2", "max_cat_threshold"}
     assert set(kept) == (
-        set(PARAMETERS) - RUNTIME_ONLY - PROCESS_ONLY - SAVED_WHEN_SET - {"objective"}
+        set(PARAMETERS) - RUNTIME_ONLY - PROCESS_ONLY - SAVED_WHEN_SET - {"objective"} | changed
     )
+    assert not set(model_params(params, categorical=False)) & changed
     for name, value in kept.items():
         assert value == params[name]
     # Parameters newer than the format are saved when set (models not using them keep

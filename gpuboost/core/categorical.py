@@ -142,8 +142,10 @@ def bitset_contains(xp, table, rows, values):
 
 
 def _scan_params(split_params, cat_params):
-    """The split parameters of many-vs-many children (``reg_lambda + cat_l2``)."""
-    return replace(split_params, reg_lambda=split_params.reg_lambda + cat_params.cat_l2)
+    """The split parameters of many-vs-many children (``reg_lambda + cat_l2``, their
+    own ``gamma``: ``SplitParams.many_vs_many``)."""
+    many = split_params.many_vs_many()
+    return replace(many, reg_lambda=many.reg_lambda + cat_params.cat_l2)
 
 
 def find_best_categorical_splits(

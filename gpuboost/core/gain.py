@@ -65,6 +65,12 @@ class SplitParams:
     #: A split must gain more than ``gamma + split_penalty * dispersion`` (the tree's
     #: :meth:`~gpuboost.core.quantize.GradientQuantiser.dispersion`; :meth:`penalized`).
     split_penalty: float = 0.0
+    #: The split penalty of a many-vs-many categorical split, as a multiple of
+    #: ``split_penalty`` (:meth:`penalized`, :meth:`many_vs_many`).
+    cat_penalty_factor: float = 0.0
+    #: ``gamma`` of the many-vs-many categorical splits once :meth:`penalized` (None:
+    #: ``gamma``).
+    many_vs_many_gamma: float = None
     #: Monotone direction (1, -1, 0) per feature; ``()``: no constraint, and the scans
     #: take the unconstrained formulas (docs/DESIGN.md, "Monotone constraints").
     monotone: tuple = ()
@@ -81,19 +87,36 @@ class SplitParams:
             gamma=float(params["gamma"]),
             path_smooth=float(params["path_smooth"]),
             split_penalty=float(params["split_penalty"]),
+            cat_penalty_factor=float(params["cat_penalty_factor"]),
         )
 
     def penalized(self, dispersion):
         """These parameters for a tree of gradient dispersion ``dispersion`` (float): the
         split penalty folded into ``gamma`` (``gamma + split_penalty * dispersion``, one
         multiplication and one addition in float64; docs/DESIGN.md, "Split penalty"),
-        so that every scan kernel applies it as ``gamma``. Unchanged when the penalty is
-        0."""
+        so that every scan kernel applies it as ``gamma``, and the many-vs-many
+        categorical splits' into ``many_vs_many_gamma`` (``gamma + (cat_penalty_factor *
+        split_penalty) * dispersion``: the same value at factor 1). Unchanged when the
+        penalty is 0."""
         if self.split_penalty == 0.0:
             return self
+        dispersion = float(dispersion)
+        many_vs_many_penalty = self.cat_penalty_factor * self.split_penalty
         return replace(
-            self, gamma=self.gamma + self.split_penalty * float(dispersion), split_penalty=0.0
+            self,
+            gamma=self.gamma + self.split_penalty * dispersion,
+            many_vs_many_gamma=self.gamma + many_vs_many_penalty * dispersion,
+            split_penalty=0.0,
         )
+
+    def many_vs_many(self):
+        """These parameters for the many-vs-many categorical splits: ``gamma`` theirs once
+        :meth:`penalized` (``many_vs_many_gamma``), else unchanged. One-vs-rest splits
+        (a category against the rest: one parameter, as a numeric threshold) take
+        ``gamma``."""
+        if self.many_vs_many_gamma is None:
+            return self
+        return replace(self, gamma=self.many_vs_many_gamma, many_vs_many_gamma=None)
 
 
 def _as_float64(values):

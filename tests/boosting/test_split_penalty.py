@@ -33,6 +33,33 @@ def test_the_first_tree_is_the_one_of_gamma_two_times_the_residuals_mean_square(
     assert _tree_shapes(penalized) != _tree_shapes(plain)
 
 
+@pytest.mark.parametrize("factor", [0.5, 0.0])
+def test_categorical_splits_pay_their_fraction_of_the_penalty(factor):
+    """``cat_penalty_factor``: on categorical columns alone the first tree at
+    ``split_penalty=2`` is the one of ``gamma = factor * 2 * phi`` without the penalty,
+    and not the one of the whole penalty's gamma."""
+    rng = np.random.default_rng(4)
+    codes = rng.integers(0, 30, size=(400, 2))
+    y = rng.normal(size=30)[codes[:, 0]] * 0.3 + rng.normal(size=30)[codes[:, 1]] * 0.2
+    y = y + rng.normal(size=400)
+    data = gpuboost.Dataset(codes.astype(float), label=y, categorical_features=[0, 1])
+    base = {
+        "objective": "reg:squarederror",
+        "min_data_in_leaf": 1,
+        "base_score": 0.5,
+        "cat_smooth_estimate": False,
+        "cat_smooth": 1,
+        "min_data_per_group": 1,
+    }
+    phi = float(np.mean((0.5 - y) ** 2))
+    penalized = gpuboost.train(dict(base, split_penalty=2, cat_penalty_factor=factor), data, 1)
+    by_hand = gpuboost.train(dict(base, split_penalty=0, gamma=factor * 2 * phi), data, 1)
+    whole = gpuboost.train(dict(base, split_penalty=0, gamma=2 * phi), data, 1)
+    assert _tree_shapes(penalized) == _tree_shapes(by_hand)
+    assert _tree_shapes(penalized) != _tree_shapes(whole)
+    assert all(tree.is_categorical[~tree.is_leaf].all() for tree in penalized.trees)
+
+
 def test_the_penalty_stops_splits_on_noise_and_keeps_the_signal():
     """On ``y = x0 + noise`` the default trees split (almost) only on x0; without the
     penalty (and 1-row leaves) they split on the noise features too."""

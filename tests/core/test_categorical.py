@@ -1,6 +1,7 @@
 """The categorical split scan (vectorized against the loop reference), the per-tree
 ``cat_smooth`` estimate, and bitsets."""
 
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -122,7 +123,7 @@ def test_estimated_cat_smooth(n_categories, rows_each, effect_scale, expect_belo
     rng = np.random.default_rng(n_categories + rows_each)
     scale = 2.0**20
     hist, dispersion = _root_histogram(rng, n_categories, rows_each, effect_scale, scale=scale)
-    params = CategoricalParams()
+    params = CategoricalParams(cat_smooth=10.0)
     k = np.array([n_categories])
     smoothing = estimated_cat_smooth(hist, k, scale, scale, dispersion, params)
     expected = _estimate_in_fractions(hist[0], n_categories, scale, dispersion, params.cat_smooth)
@@ -143,7 +144,7 @@ def test_estimated_cat_smooth(n_categories, rows_each, effect_scale, expect_belo
     alone[0, 3] = hist[0, 3]
     for args in (
         (hist, k, scale, scale, 0.0, params),
-        (hist, k, scale, scale, dispersion, CategoricalParams(max_cat_to_onehot=n_categories)),
+        (hist, k, scale, scale, dispersion, replace(params, max_cat_to_onehot=n_categories)),
         (alone, k, scale, scale, dispersion, params),
     ):
         assert estimated_cat_smooth(*args)[0] == params.cat_smooth
@@ -213,7 +214,7 @@ def test_rare_categories_never_join_the_scanned_set():
         100.0,
         100.0,
         SplitParams(),
-        CategoricalParams(min_data_per_group=20),
+        CategoricalParams(min_data_per_group=20, cat_smooth=10.0),
     )
     assert 0 not in bitset_members(sets[0]).tolist()
 

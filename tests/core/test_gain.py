@@ -81,6 +81,8 @@ def test_split_params_from_validated_params():
     )
     split_params = SplitParams.from_params(params)
     assert split_params == SplitParams(2.0, 0.5, 0.7, 3.0, 4, 0.1, split_penalty=3.0)
+    given = validate_params({"cat_penalty_factor": 1})
+    assert SplitParams.from_params(given).cat_penalty_factor == 1
     # training's defaults for squared error: the split penalty, leaves of any size
     assert SplitParams.from_params(validate_params({})) == SplitParams(
         split_penalty=DEFAULT_SPLIT_PENALTY
@@ -94,7 +96,26 @@ def test_split_params_from_validated_params():
 def test_the_penalty_is_folded_into_gamma():
     """``gamma + split_penalty * dispersion`` in float64, the penalty then 0; no penalty:
     the same object."""
-    params = SplitParams(gamma=0.25, split_penalty=2.0)
-    assert params.penalized(1.5) == SplitParams(gamma=0.25 + 2.0 * 1.5)
+    params = SplitParams(gamma=0.25, split_penalty=2.0, cat_penalty_factor=1.0)
+    penalized = params.penalized(1.5)
+    whole = 0.25 + 2.0 * 1.5
+    assert penalized == SplitParams(gamma=whole, cat_penalty_factor=1.0, many_vs_many_gamma=whole)
+    assert penalized.many_vs_many() == SplitParams(gamma=whole, cat_penalty_factor=1.0)
     plain = SplitParams(gamma=0.25)
     assert plain.penalized(1.5) is plain
+    assert plain.many_vs_many() is plain
+
+
+def test_many_vs_many_splits_pay_their_fraction_of_the_penalty():
+    """``cat_penalty_factor``: the many-vs-many splits' gamma is ``gamma + (factor *
+    split_penalty) * dispersion``, the numeric and one-vs-rest splits' the whole penalty's."""
+    params = SplitParams(gamma=0.25, split_penalty=2.0, cat_penalty_factor=0.3)
+    penalized = params.penalized(1.5)
+    assert penalized.gamma == 0.25 + 2.0 * 1.5
+    assert penalized.many_vs_many().gamma == 0.25 + (0.3 * 2.0) * 1.5
+    assert penalized.many_vs_many().many_vs_many_gamma is None
+    free = SplitParams(gamma=0.25, split_penalty=2.0, cat_penalty_factor=0.0).penalized(1.5)
+    assert free.many_vs_many().gamma == 0.25
+    assert SplitParams.from_params(validate_params({"cat_penalty_factor": 0.5})) == SplitParams(
+        split_penalty=DEFAULT_SPLIT_PENALTY, cat_penalty_factor=0.5
+    )

@@ -226,6 +226,7 @@ def test_training_rows_follow_their_leaves(model):
         {},
         {"grow_policy": "lossguide", "max_leaves": 12, "max_depth": 0},
         {"max_cat_to_onehot": 64, "max_cat": 16, "colsample_bynode": 0.7},
+        {"cat_penalty_factor": 0.0},
         {"objective": "multi:softprob", "num_class": 3, "max_depth": 3},
     ],
 )
@@ -364,11 +365,11 @@ def test_cat_smooth_estimate_splits_categories_of_a_few_rows():
     leaves every category out of the many-vs-many order (the column is never split);
     the per-tree estimate (on at defaults for squared error) gives the column's strong
     effects a small ``cat_smooth`` and splits it, with a held-out error many times
-    lower."""
+    lower (both with LightGBM's ``cat_smooth``, the estimate's cap)."""
     frame, y, train = _few_rows_each()
     errors, used = {}, {}
     for estimate in (None, False):
-        params = {"verbosity": 0, "learning_rate": 0.1}
+        params = {"verbosity": 0, "learning_rate": 0.1, "cat_smooth": 10}
         if estimate is not None:
             params["cat_smooth_estimate"] = estimate
         booster = gpuboost.train(params, gpuboost.Dataset(frame[train], label=y[train]), 60)
@@ -399,6 +400,58 @@ def test_cat_smooth_estimate_in_the_model_file():
     numeric = gpuboost.train({"verbosity": 0}, gpuboost.Dataset(np.eye(4), label=[1, 2, 3, 4]), 1)
     assert "cat_smooth_estimate" not in json.loads(numeric.save_raw())["learner"]["params"]
     assert Booster.from_json(numeric.to_json()).params["cat_smooth_estimate"] is True
+
+
+@pytest.mark.parametrize("objective", ["reg:squarederror", "binary:logistic"])
+def test_cat_penalty_factor_prices_the_categorical_splits_alone(objective):
+    """A split penalty too high for any split leaves one-leaf trees at factor 1; at factor
+    0 the many-vs-many splits pay none of it (their gamma is the user's, 0) and the trees
+    split on the 40-level column only (the 3-level one, split one-vs-rest, pays the
+    numeric price); at 0.5 they pay half, still too much."""
+    frame, y = _data(n=600, seed=3)
+    if objective == "binary:logistic":
+        y = (y > np.median(y)).astype(float)
+    params = dict(PARAMS, objective=objective, split_penalty=1e9)
+    dataset = gpuboost.Dataset(frame, label=y)
+    features = {}
+    for factor in (1.0, 0.5, 0.0):
+        booster = gpuboost.train(dict(params, cat_penalty_factor=factor), dataset, 3)
+        split = [t.feature[~t.is_leaf] for t in booster.trees]
+        features[factor] = set(np.concatenate(split).tolist())
+        categorical = np.concatenate([t.is_categorical[~t.is_leaf] for t in booster.trees])
+        assert categorical.all(), factor
+    assert features[1.0] == set() and features[0.5] == set(), features
+    assert features[0.0] == {0}, features
+
+
+def test_changed_categorical_defaults_in_the_model_file():
+    """The categorical defaults of 2026-12-01 (issue 33) are saved by categorical models;
+    a categorical file without them was trained with the earlier values and reads those;
+    a model without categorical features writes none of them (its bytes do not change)."""
+    earlier = {
+        "cat_penalty_factor": 1.0,
+        "cat_smooth": 10.0,
+        "cat_l2": 3.0,
+        "max_cat_threshold": 32,
+    }
+    frame, y, _ = _few_rows_each()
+    booster = gpuboost.train({"verbosity": 0}, gpuboost.Dataset(frame, label=y), 2)
+    document = json.loads(booster.save_raw())
+    saved = {name: document["learner"]["params"][name] for name in earlier}
+    assert saved == {
+        "cat_penalty_factor": 0.0,
+        "cat_smooth": 3.0,
+        "cat_l2": 1.0,
+        "max_cat_threshold": 64,
+    }
+    for name in earlier:
+        del document["learner"]["params"][name]
+    loaded = Booster.from_json(json.dumps(document)).params
+    assert {name: loaded[name] for name in earlier} == earlier
+    old = gpuboost.train(dict(earlier, verbosity=0), gpuboost.Dataset(frame, label=y), 2)
+    assert not set(earlier) & set(json.loads(old.save_raw())["learner"]["params"])
+    numeric = gpuboost.train({"verbosity": 0}, gpuboost.Dataset(np.eye(4), label=[1, 2, 3, 4]), 1)
+    assert not set(earlier) & set(json.loads(numeric.save_raw())["learner"]["params"])
 
 
 @pytest.mark.parametrize("objective", ["reg:squarederror", "binary:logistic"])

@@ -907,6 +907,7 @@ def _categorical_levels_data(n_rows, objective):
             "max_cat_to_onehot": 1,
             "min_data_in_leaf": 7,
             "gamma": 0.05,
+            "cat_penalty_factor": 0.3,
         },
         {"objective": "reg:squarederror", "max_cat_to_onehot": 64, "max_depth": 5},
         {

@@ -136,6 +136,7 @@ def scan_node(
     min_child_weight,
     min_data_in_leaf,
     gamma,
+    mvm_gamma,
     max_cat_to_onehot,
     max_cat_threshold,
     cat_l2,
@@ -154,7 +155,8 @@ def scan_node(
     node's histograms (feature ``features[i]`` at column ``columns[i]``; a wide scratch
     histogram's cells too, :func:`.row_scan.scan_segment`), ``feature_mask``
     (n_features,) bool; scratch ``keys`` (n_bins,) float64, ``order`` and ``rank``
-    (n_bins,) int64, ``prefix`` (n_bins + 1, 3) int64, its first row zero. Fills
+    (n_bins,) int64, ``prefix`` (n_bins + 1, 3) int64, its first row zero; ``gamma``
+    of the one-vs-rest candidates, ``mvm_gamma`` of the many-vs-many ones. Fills
     ``out_int`` (_INT_COLUMNS,) and ``left_set`` (SPLIT_SET_WORDS,) and returns the best
     gain (-inf: no split). A feature whose best gain is inf (the sums overflowed float64)
     sets ``out_int[_OVERFLOW]`` to 1 and is skipped, as in the reference."""
@@ -269,7 +271,7 @@ def scan_node(
                         lg, lh, ln, miss_g, miss_h, miss_n, parent_g, parent_h, parent_n,
                         parent_score, scale_gradients, scale_hessians, mvm_lambda,
                         reg_alpha, max_delta_step, min_child_weight, min_data_in_leaf,
-                        gamma,
+                        mvm_gamma,
                     )  # fmt: skip
                     if gain > f_gain:
                         f_gain, f_direction, f_kind, f_size = gain, direction, kind, i
@@ -320,6 +322,7 @@ def _scan(
     min_child_weight,
     min_data_in_leaf,
     gamma,
+    mvm_gamma,
     max_cat_to_onehot,
     max_cat_threshold,
     cat_l2,
@@ -355,6 +358,7 @@ def _scan(
             min_child_weight,
             min_data_in_leaf,
             gamma,
+            mvm_gamma,
             max_cat_to_onehot,
             max_cat_threshold,
             cat_l2,
@@ -416,6 +420,7 @@ def find_best_categorical_splits(
         float(split_params.min_child_weight),
         int(split_params.min_data_in_leaf),
         float(split_params.gamma),
+        float(split_params.many_vs_many().gamma),
         int(cat_params.max_cat_to_onehot),
         int(cat_params.max_cat_threshold),
         float(cat_params.cat_l2),

@@ -300,6 +300,7 @@ def _grow_levels(
     left_sets,
     cat_features,
     cat_n_value_bins,
+    mvm_gamma,
     max_cat_to_onehot,
     max_cat_threshold,
     cat_l2,
@@ -322,11 +323,12 @@ def _grow_levels(
     Categorical features ``cat_features`` (none: empty): ``feature_mask`` leaves them
     out of the numeric scan, and each scanned node's histogram (a large node's, or the
     scratch of a small one before it is cleared) is also scanned by
-    :func:`.categorical_scan.scan_node` (their ``cat_n_value_bins``, the categorical
-    parameters, each feature's ``cat_smooth`` in ``smoothing``, the tree's features
-    ``cat_mask`` where ``cat_use_mask``); the better split is kept (:func:`_better_of`),
-    its bins going left in ``left_sets`` (OUT; zeros: numeric), and categorical splits
-    are partitioned by :func:`.partition.split_by_set` and never deferred."""
+    :func:`.categorical_scan.scan_node` (their ``cat_n_value_bins``, the many-vs-many
+    splits' ``mvm_gamma``, the categorical parameters, each feature's ``cat_smooth`` in
+    ``smoothing``, the tree's features ``cat_mask`` where ``cat_use_mask``); the better
+    split is kept (:func:`_better_of`), its bins going left in ``left_sets`` (OUT; zeros:
+    numeric), and categorical splits are partitioned by :func:`.partition.split_by_set`
+    and never deferred."""
     capacity = begin.shape[0]
     n_categorical = cat_features.shape[0]
     cat_keys = np.empty((cells.shape[0], n_bins), dtype=np.float64)
@@ -348,6 +350,7 @@ def _grow_levels(
         min_child_weight,
         min_data_in_leaf,
         gamma,
+        mvm_gamma,
         max_cat_to_onehot,
         max_cat_threshold,
         cat_l2,
@@ -755,14 +758,16 @@ class CategoricalLevels:
         """No categorical feature."""
         return cls(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), _NO_CATEGORIES)
 
-    def arguments(self, n_features):
-        """The kernel's categorical arguments, from ``cat_features`` on."""
+    def arguments(self, n_features, many_vs_many_gamma):
+        """The kernel's categorical arguments, from ``cat_features`` on
+        (``many_vs_many_gamma``: ``SplitParams.many_vs_many``'s ``gamma``)."""
         use_mask = self.feature_mask is not None
         mask = self.feature_mask if use_mask else np.ones(n_features, dtype=np.bool_)
         p = self.cat_params
         return (
             self.features,
             self.n_value_bins,
+            float(many_vs_many_gamma),
             int(p.max_cat_to_onehot),
             int(p.max_cat_threshold),
             float(p.cat_l2),
@@ -895,6 +900,6 @@ def grow_levels_from_rows(
         unsplit,
         0,
         columns["left_sets"],
-        *categorical.arguments(X_binned.shape[1]),
+        *categorical.arguments(X_binned.shape[1], params.many_vs_many().gamma),
     )
     return int(size), frontier[:n_frontier].copy(), int(n_unsplit), int(overflowed)

@@ -26,6 +26,7 @@ split_params = st.builds(
     min_child_weight=st.sampled_from([0.0, 1.0, 20.0]),
     min_data_in_leaf=st.sampled_from([1, 3, 40]),
     gamma=st.sampled_from([0.0, 0.0, 0.5]),
+    many_vs_many_gamma=st.sampled_from([None, 0.0, 2.0]),  # cat_penalty_factor's
 )
 cat_params = st.builds(
     CategoricalParams,
@@ -112,7 +113,10 @@ def test_the_data_have_splits_of_both_kinds():
     and the compiled scan finds the same."""
     rng = np.random.default_rng(5)
     hist = _histograms(rng, 20, [40, 3], 0.1)
-    records = _assert_same(hist, [40, 3], SplitParams(), CategoricalParams(min_data_per_group=5))
+    old_defaults = CategoricalParams(
+        min_data_per_group=5, cat_smooth=10.0, cat_l2=3.0, max_cat_threshold=32
+    )
+    records = _assert_same(hist, [40, 3], SplitParams(), old_defaults)
     assert (records["feature"] == 1).sum() >= 10
     assert (records["feature"] == 3).sum() >= 1
     records = _assert_same(hist, [40, 3], SplitParams(), CategoricalParams(max_cat_to_onehot=64))
