@@ -7,9 +7,11 @@ helpers here keep that sample next to the full list, so that both tiers together
 every case exactly once.
 """
 
+import itertools
+
 import pytest
 
-__all__ = ["SLOW", "STARTED_FIRST", "sampled", "longest_first"]
+__all__ = ["SLOW", "STARTED_FIRST", "sampled", "crossed", "longest_first"]
 
 #: Marks a test (or a parametrization) for the slow tier.
 SLOW = pytest.mark.slow
@@ -63,3 +65,33 @@ def sampled(cases, fast, *, unpack=False):
         pytest.param(*(case if unpack else (case,)), marks=[] if case in fast else [SLOW])
         for case in cases
     ]
+
+
+def crossed(first, *others):
+    """Every combination of the axes' values as ``pytest.param``s, half of them (or fewer)
+    marked :data:`SLOW`: the fast tier runs each combination of ``others`` once, at the
+    values of ``first`` in turn (the combination's indices summed, modulo ``len(first)``),
+    so each pair of the other axes' values and each value of ``first`` still runs there.
+
+    Parameters
+    ----------
+    first : sequence
+        The axis the fast tier samples (a size, say).
+    *others : sequence
+        The axes the fast tier runs in full.
+
+    Returns
+    -------
+    list of ``pytest.param``, with the values in the order of the axes
+    """
+    axes = (first, *others)
+    cases = []
+    for indices in itertools.product(*(range(len(axis)) for axis in axes)):
+        fast = indices[0] == sum(indices[1:]) % len(first)
+        values = [axis[index] for axis, index in zip(axes, indices)]
+        name = "-".join(
+            str(value) if isinstance(value, (int, float, str)) else f"params{index}"
+            for value, index in zip(values, indices)
+        )
+        cases.append(pytest.param(*values, marks=[] if fast else [SLOW], id=name))
+    return cases

@@ -107,8 +107,6 @@ ESTIMATORS = [
     GBRegressor(**CHECK_PARAMS),
     GBClassifier(**CHECK_PARAMS),
     SingleQueryGBRanker(**CHECK_PARAMS, objective=ranker_objective()),
-    GBRFRegressor(**CHECK_PARAMS),
-    GBRFClassifier(**CHECK_PARAMS),
 ]
 if hasattr(gpuboost_sklearn, "AdaBoostClassifier"):
     ESTIMATORS.append(
@@ -126,6 +124,19 @@ def expected_failed_checks(estimator):
     ESTIMATORS, expected_failed_checks=expected_failed_checks, xfail_strict=True
 )
 def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+#: The forests: GBRegressor and GBClassifier with a forest's defaults, whose own checks
+#: run in the fast tier (about 80 checks, 7 s of it).
+FOREST_ESTIMATORS = [GBRFRegressor(**CHECK_PARAMS), GBRFClassifier(**CHECK_PARAMS)]
+
+
+@pytest.mark.slow
+@parametrize_with_checks(
+    FOREST_ESTIMATORS, expected_failed_checks=expected_failed_checks, xfail_strict=True
+)
+def test_scikit_learn_estimator_checks_of_the_forests(estimator, check):
     check(estimator)
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
-from _tiers import SLOW
+from _tiers import SLOW, crossed
 
 import gpuboost
 from gpuboost.backends.base import Backend
@@ -730,25 +730,29 @@ def _small_levels_fit(X, y, params, rounds=6):
     return booster.save_raw(), booster.predict(dtrain, output_margin=True), partitions
 
 
-@pytest.mark.parametrize("n_rows", [700, 6000])
+#: Rows of the tests of levels grown in one call: every node small, or large ones too.
+LEVEL_ROWS = [700, 6000]
+
+#: The numeric test's parameters.
+SMALL_LEVEL_PARAMS = [
+    {"objective": "reg:squarederror"},
+    {"objective": "binary:logistic", "max_depth": 9, "min_child_weight": 0.5},
+    {"objective": "reg:absoluteerror", "reg_alpha": 0.5, "max_delta_step": 0.7, "gamma": 0.1},
+    {"objective": "reg:squarederror", "min_data_in_leaf": 7, "max_depth": 12},
+    {
+        "objective": "binary:logistic",
+        "colsample_bytree": 0.5,
+        "subsample": 0.7,
+        "max_bin": 63,
+        "max_depth": 12,
+    },
+    {"objective": "multi:softprob", "num_class": 3, "max_depth": 5},
+]
+
+
 @pytest.mark.parametrize(
-    "params",
-    [
-        {"objective": "reg:squarederror"},
-        {"objective": "binary:logistic", "max_depth": 9, "min_child_weight": 0.5},
-        {"objective": "reg:absoluteerror", "reg_alpha": 0.5, "max_delta_step": 0.7, "gamma": 0.1},
-        {"objective": "reg:squarederror", "min_data_in_leaf": 7, "max_depth": 12},
-        {
-            "objective": "binary:logistic",
-            "colsample_bytree": 0.5,
-            "subsample": 0.7,
-            "max_bin": 63,
-            "max_depth": 12,
-        },
-        {"objective": "multi:softprob", "num_class": 3, "max_depth": 5},
-    ],
+    "n_rows, params, variant", crossed(LEVEL_ROWS, SMALL_LEVEL_PARAMS, LEVEL_VARIANTS)
 )
-@pytest.mark.parametrize("variant", LEVEL_VARIANTS)
 def test_small_levels_grown_in_one_call_are_the_loops(monkeypatch, n_rows, params, variant):
     """The compiled CPU backend grows the subtrees of small nodes in one call (in these
     small trees every node below the root; or, with a smaller size, the small nodes of
@@ -892,35 +896,36 @@ def _categorical_levels_data(n_rows, objective):
     return frame, score + 0.3 * rng.normal(size=n_rows)
 
 
-@pytest.mark.parametrize("n_rows", [700, 6000])
+#: The categorical test's parameters.
+CATEGORICAL_LEVEL_PARAMS = [
+    {"objective": "reg:squarederror"},  # cat_smooth estimated per tree
+    {"objective": "binary:logistic", "max_depth": 8},
+    {
+        "objective": "reg:squarederror",
+        "cat_smooth_estimate": False,
+        "cat_smooth": 2,
+        "min_data_per_group": 3,
+        "max_cat_threshold": 8,
+        "max_cat_to_onehot": 1,
+        "min_data_in_leaf": 7,
+        "gamma": 0.05,
+        "cat_penalty_factor": 0.3,
+    },
+    {"objective": "reg:squarederror", "max_cat_to_onehot": 64, "max_depth": 5},
+    {
+        "objective": "binary:logistic",
+        "colsample_bytree": 0.6,
+        "subsample": 0.7,
+        "max_bin": 31,
+        "max_depth": 10,
+    },
+    {"objective": "multi:softprob", "num_class": 3, "max_depth": 4},
+]
+
+
 @pytest.mark.parametrize(
-    "params",
-    [
-        {"objective": "reg:squarederror"},  # cat_smooth estimated per tree
-        {"objective": "binary:logistic", "max_depth": 8},
-        {
-            "objective": "reg:squarederror",
-            "cat_smooth_estimate": False,
-            "cat_smooth": 2,
-            "min_data_per_group": 3,
-            "max_cat_threshold": 8,
-            "max_cat_to_onehot": 1,
-            "min_data_in_leaf": 7,
-            "gamma": 0.05,
-            "cat_penalty_factor": 0.3,
-        },
-        {"objective": "reg:squarederror", "max_cat_to_onehot": 64, "max_depth": 5},
-        {
-            "objective": "binary:logistic",
-            "colsample_bytree": 0.6,
-            "subsample": 0.7,
-            "max_bin": 31,
-            "max_depth": 10,
-        },
-        {"objective": "multi:softprob", "num_class": 3, "max_depth": 4},
-    ],
+    "n_rows, params, variant", crossed(LEVEL_ROWS, CATEGORICAL_LEVEL_PARAMS, LEVEL_VARIANTS)
 )
-@pytest.mark.parametrize("variant", LEVEL_VARIANTS)
 def test_categorical_levels_grown_in_one_call_are_the_loops(monkeypatch, n_rows, params, variant):
     """With categorical features the compiled CPU backend grows the levels below the
     root in one call too (the root scanned by the loop, which estimates the tree's
@@ -937,19 +942,19 @@ def test_categorical_levels_grown_in_one_call_are_the_loops(monkeypatch, n_rows,
 _VECTOR = {"multi_strategy": "multi_output_tree"}
 
 
-@pytest.mark.parametrize("n_rows", [700, 6000])
+#: The vector-leaf test's parameters and variants.
+VECTOR_LEVEL_PARAMS = [
+    {"objective": "reg:squarederror"},
+    {"objective": "binary:logistic", "max_depth": 8, "min_child_weight": 0.5},
+    {"reg_alpha": 0.5, "max_delta_step": 0.7, "gamma": 0.1, "min_data_in_leaf": 7},
+    {"colsample_bytree": 0.5, "subsample": 0.7, "max_bin": 63, "max_depth": 10},
+    {"objective": "multi:softprob", "num_class": 3, "max_depth": 5},
+]
+VECTOR_LEVEL_VARIANTS = ["whole trees", "mixed levels", "node table full", "level buffers full"]
+
+
 @pytest.mark.parametrize(
-    "params",
-    [
-        {"objective": "reg:squarederror"},
-        {"objective": "binary:logistic", "max_depth": 8, "min_child_weight": 0.5},
-        {"reg_alpha": 0.5, "max_delta_step": 0.7, "gamma": 0.1, "min_data_in_leaf": 7},
-        {"colsample_bytree": 0.5, "subsample": 0.7, "max_bin": 63, "max_depth": 10},
-        {"objective": "multi:softprob", "num_class": 3, "max_depth": 5},
-    ],
-)
-@pytest.mark.parametrize(
-    "variant", ["whole trees", "mixed levels", "node table full", "level buffers full"]
+    "n_rows, params, variant", crossed(LEVEL_ROWS, VECTOR_LEVEL_PARAMS, VECTOR_LEVEL_VARIANTS)
 )
 def test_vector_levels_grown_in_one_call_are_the_loops(monkeypatch, n_rows, params, variant):
     """The compiled CPU backend grows a vector-leaf tree's levels in one call
