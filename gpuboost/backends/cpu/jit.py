@@ -35,11 +35,14 @@ compiles it under a file lock and the others load it from the cache
 (:func:`_compile_once_across_processes`).
 
 Numba invalidates a cached kernel only when the file defining it changes, not when a
-function it calls (the scalar helpers of :mod:`.scalar`, the intrinsic below) or the
-compile options here change. So the cache is tied to the sources of the whole
-``gpuboost.backends.cpu`` package: on import, when their fingerprint
-(:func:`kernel_sources_fingerprint`) differs from the one the cached kernels were built
-from, the package's cached kernels are deleted (:func:`discard_stale_kernel_cache`).
+function it calls (the scalar helpers of :mod:`.scalar`, the intrinsic below), a global
+it reads (a constant of another module: ``MULTICLASS_HESSIAN_FACTOR``, the strict
+``exp``'s table, a dtype) or the compile options here change: the compiled code holds
+their values of the day it was compiled. So the cache is tied to the sources of
+:data:`KERNEL_SOURCES`, the package and every gpuboost module it imports from: on
+import, when their fingerprint (:func:`kernel_sources_fingerprint`) differs from the one
+the cached kernels were built from, the package's cached kernels are deleted
+(:func:`discard_stale_kernel_cache`).
 
 Which CPU primitives run: the compiled ones unless ``GPUBOOST_CPU_KERNELS=numpy``
 (:data:`CPU_KERNELS_ENV_VAR`) asks for the NumPy reference, or Numba cannot be imported
@@ -74,6 +77,8 @@ __all__ = [
     "vector_add_cell",
     "vector_add4",
     "prefetch",
+    "KERNEL_SOURCES",
+    "kernel_source_files",
     "kernel_sources_fingerprint",
     "forced_variant",
     "discard_stale_kernel_cache",
@@ -98,17 +103,49 @@ NUMBA_AVAILABLE = _numba is not None
 #: The folder of the kernel modules and the one Numba caches them in (when writable).
 _PACKAGE_DIR = Path(__file__).resolve().parent
 _CACHE_DIR = _PACKAGE_DIR / "__pycache__"
+#: The gpuboost folder.
+_GPUBOOST_DIR = _PACKAGE_DIR.parent.parent
+#: The sources whose values compiled kernels can hold, relative to the gpuboost folder
+#: (a folder stands for its ``*.py`` files): this package and every gpuboost module it
+#: imports from at module level, directly or through those modules' own imports
+#: (package ``__init__`` files aside). Declared rather than found on import, which
+#: would parse ~60 files (0.3 s of every import); tests/backends/cpu/test_jit.py
+#: checks the list against the imports.
+KERNEL_SOURCES = (
+    "backends/cpu",
+    "backends/numpy",
+    "backends/base.py",
+    "backends/categorical.py",
+    "core",
+    "objectives",
+    "metrics/base.py",
+    "errors.py",
+    "params.py",
+)
 #: File (in the cache folder) holding the fingerprint the cached kernels were built from.
 _FINGERPRINT_FILE = "gpuboost_kernels.fingerprint"
 #: Suffixes of Numba's cache files (index and compiled code).
 _NUMBA_CACHE_SUFFIXES = (".nbi", ".nbc", ".lock")
 
 
-def kernel_sources_fingerprint():
-    """SHA-256 of the package's module sources and the Numba version (str)."""
+def kernel_source_files(root=_GPUBOOST_DIR):
+    """The files of :data:`KERNEL_SOURCES` under ``root`` (a gpuboost folder), sorted
+    (list of Path)."""
+    root = Path(root)
+    files = []
+    for source in KERNEL_SOURCES:
+        path = root / source
+        files.extend(sorted(path.glob("*.py")) if path.suffix != ".py" else [path])
+    return sorted(files)
+
+
+def kernel_sources_fingerprint(root=_GPUBOOST_DIR):
+    """SHA-256 of the sources of :data:`KERNEL_SOURCES` under ``root`` and of the Numba
+    version (str)."""
+    root = Path(root)
     digest = hashlib.sha256(str(getattr(_numba, "__version__", None)).encode())
-    for path in sorted(_PACKAGE_DIR.glob("*.py")):
-        digest.update(path.name.encode())
+    for path in kernel_source_files(root):
+        digest.update(path.relative_to(root).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
 

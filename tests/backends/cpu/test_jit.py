@@ -2,6 +2,7 @@
 nothing; a read-only install caches in NUMBA_CACHE_DIR; a source change discards the
 cached kernels) and the serial twins of the parallel kernels (same bits)."""
 
+import ast
 import os
 import shutil
 import stat
@@ -112,6 +113,78 @@ def test_cached_kernels_of_other_sources_are_discarded(tmp_path):
     (tmp_path / "histogram._build-60.py311.nbi").write_bytes(b"index")
     assert jit.discard_stale_kernel_cache(tmp_path) == 0  # built from these sources
     assert (tmp_path / "histogram._build-60.py311.nbi").exists()
+
+
+def _module_level_imports(statements):
+    """The ``from ... import`` statements run when the module is imported: at module
+    level, in top-level ``try`` and ``if`` blocks, but not under ``if TYPE_CHECKING``
+    nor in functions (whose imports make no module global a kernel could read)."""
+    for node in statements:
+        if isinstance(node, ast.ImportFrom):
+            yield node
+        elif isinstance(node, ast.If):
+            if not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+                yield from _module_level_imports(node.body + node.orelse)
+        elif isinstance(node, ast.Try):
+            handlers = [statement for handler in node.handlers for statement in handler.body]
+            yield from _module_level_imports(node.body + handlers + node.orelse)
+
+
+def _imported_gpuboost_modules(path, gpuboost_dir):
+    """The gpuboost modules (files) ``path`` imports from when it is imported, package
+    ``__init__`` files aside (set of Path)."""
+    package = path.parent
+    found = set()
+    for node in _module_level_imports(ast.parse(path.read_text()).body):
+        if node.level:
+            base = package.parents[node.level - 2] if node.level > 1 else package
+        elif (node.module or "").split(".")[0] == "gpuboost":
+            base = gpuboost_dir.parent
+        else:
+            continue
+        module = base.joinpath(*(node.module or "").split(".")) if node.module else base
+        for alias in node.names:  # `from .package import module`
+            if (module / f"{alias.name}.py").is_file():
+                found.add(module / f"{alias.name}.py")
+        if module.with_suffix(".py").is_file():
+            found.add(module.with_suffix(".py"))
+    return found
+
+
+def test_the_kernel_fingerprint_covers_every_module_the_kernels_import():
+    """A kernel holds the values of the globals it read when it was compiled, from any
+    module the kernel modules import, directly or not: each must be in KERNEL_SOURCES."""
+    gpuboost_dir = Path(jit.__file__).resolve().parents[2]
+    covered = set(jit.kernel_source_files())
+    to_visit = sorted((gpuboost_dir / "backends" / "cpu").glob("*.py"))
+    reached = set()
+    while to_visit:
+        path = to_visit.pop()
+        if path not in reached:
+            reached.add(path)
+            to_visit.extend(_imported_gpuboost_modules(path, gpuboost_dir))
+    missing = sorted(str(path.relative_to(gpuboost_dir)) for path in reached - covered)
+    assert not missing, f"add these to gpuboost.backends.cpu.jit.KERNEL_SOURCES: {missing}"
+    assert gpuboost_dir / "objectives" / "classification.py" in reached
+
+
+def test_a_constant_the_kernels_import_changes_the_fingerprint(tmp_path):
+    """Editing a constant of another module that a kernel reads (the multiclass hessian
+    factor, compiled into the gradients kernel) makes the cached kernels stale; editing
+    a module no kernel imports from does not."""
+    gpuboost_dir = Path(jit.__file__).resolve().parents[2]
+    copy = tmp_path / "gpuboost"
+    shutil.copytree(gpuboost_dir, copy, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    fingerprint = jit.kernel_sources_fingerprint(copy)
+    assert fingerprint == jit.kernel_sources_fingerprint()  # the same sources
+    estimators = copy / "sklearn" / "estimators.py"
+    estimators.write_text(estimators.read_text() + "\n# an edit no kernel sees\n")
+    assert jit.kernel_sources_fingerprint(copy) == fingerprint
+    classification = copy / "objectives" / "classification.py"
+    source = classification.read_text()
+    assert "MULTICLASS_HESSIAN_FACTOR = 1.0" in source
+    classification.write_text(source.replace("FACTOR = 1.0", "FACTOR = 2.0"))
+    assert jit.kernel_sources_fingerprint(copy) != fingerprint
 
 
 @pytest.mark.parametrize("value", ["numpy", " NumPy ", "numba"])
