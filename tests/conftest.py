@@ -38,8 +38,9 @@ from _tiers import longest_first  # noqa: E402  (from the tests folder, on sys.p
 #: as bytecode (``__pycache__``, git-ignored) unless bytecode writing is off, as our
 #: Dockerfile and many CI images turn it off (PYTHONDONTWRITEBYTECODE). Without the cache
 #: each xdist worker of every run rewrites the ~150 modules again: 12.7 s of collection
-#: instead of 5.0 s ("AMD EPYC", 2026-12-01). The tests' own bytecode is written anyway;
-#: the child processes the tests start keep the caller's setting.
+#: instead of 5.0 s ("AMD EPYC", 2026-12-01). This process then writes the bytecode of
+#: what it imports from the checkout (the tests, an editable gpuboost) too; the child
+#: processes the tests start keep the caller's setting.
 sys.dont_write_bytecode = False
 
 pytest_plugins = ["_compile_report", "_warm_up"]

@@ -135,7 +135,7 @@ def kernel_source_files(root=_GPUBOOST_DIR):
     files = []
     for source in KERNEL_SOURCES:
         path = root / source
-        files.extend(sorted(path.glob("*.py")) if path.suffix != ".py" else [path])
+        files.extend(path.glob("*.py") if path.suffix != ".py" else [path])
     return sorted(files)
 
 
