@@ -1,8 +1,19 @@
 """Synthetic data sets: ``make_higgs_like`` (the data of ``gpuboost demo`` and of the
-benchmarks)."""
+benchmarks).
+
+The same bytes on every machine (docs/DESIGN.md, "Platform-independent arithmetic"): the
+random stream gives uniform doubles only (``Generator.random``: an integer times
+``2**-53``, exact), and everything made of them is basic operations and
+:mod:`gpuboost.core.strict_math`'s functions. NumPy's ``sin`` / ``exp`` / ``tanh`` and
+the generator's ``normal`` / ``lognormal`` (the C library's ``exp`` and ``log`` in some
+paths) differ between CPUs (NumPy picks SIMD loops at run time), C libraries and builds:
+data made with them would differ in the last bits of some values, and so the bin edges,
+the models and the demo's figures of two machines.
+"""
 
 import numpy as np
 
+from .core import strict_math
 from .core.dtypes import X_DTYPE
 
 __all__ = ["make_higgs_like", "HIGGS_FEATURES"]
@@ -30,6 +41,8 @@ JET_LOG_PT_STEP = 0.15
 #: b-tag values and their probabilities (HIGGS has three distinct values).
 BTAG_VALUES = (0.0, 1.1, 2.2)
 BTAG_PROBABILITIES = (0.6, 0.2, 0.2)
+#: Their running sums (a value is the first whose sum exceeds a uniform draw).
+BTAG_CUMULATIVE = tuple(np.cumsum(BTAG_PROBABILITIES)[:-1])
 #: The signal score: resonance bumps in log-mass (center, width, weight) of the
 #: b-jet pair and of the two leading jets, plus b-tag, angle and W-mass terms.
 BB_RESONANCE = (1.6, 0.35, 2.0)
@@ -48,18 +61,48 @@ SIGNAL_SCALE = 1.6
 SIGNAL_SCORE_CENTER = 1.7
 
 
+def _uniform(rng, low, high, n_rows):
+    """Uniform on ``[low, high)``: ``low + (high - low) u``, ``u`` a uniform double."""
+    return low + (high - low) * rng.random(n_rows)
+
+
+def _standard_normal(rng, size):
+    """Standard normal values from ``rng``'s uniform doubles by the Box-Muller transform,
+    ``sqrt(-2 log(1 - u)) cos(2 pi v)``, with :mod:`gpuboost.core.strict_math`'s ``log``
+    and ``cos``: the same bits on every machine, unlike ``Generator.normal``."""
+    radius = np.sqrt(-2.0 * strict_math.log(np, 1.0 - rng.random(size)))
+    return radius * strict_math.cos(np, (2.0 * np.pi) * rng.random(size))
+
+
+def _cosh_sinh(x):
+    """``(cosh(x), sinh(x))`` as ``(e + 1/e) / 2`` and ``(e - 1/e) / 2``, ``e =
+    exp(x)`` (strict; absolute error about 1e-16, enough for the pseudorapidities)."""
+    e = strict_math.exp(np, x)
+    inverse = 1.0 / e
+    return 0.5 * (e + inverse), 0.5 * (e - inverse)
+
+
+def _tanh(x):
+    """``tanh(x) = sign(x) (1 - t) / (1 + t)``, ``t = exp(-2 |x|)`` (strict, no overflow)."""
+    t = strict_math.exp(np, -2.0 * np.abs(x))
+    return np.copysign((1.0 - t) / (1.0 + t), x)
+
+
 def _particle(rng, n_rows, log_pt_mean, log_pt_scale, eta_scale):
     """(pt, eta, phi) of ``n_rows`` massless particles."""
-    pt = rng.lognormal(log_pt_mean, log_pt_scale, n_rows)
-    eta = np.clip(rng.normal(0.0, eta_scale, n_rows), -ETA_LIMIT, ETA_LIMIT)
-    phi = rng.uniform(-np.pi, np.pi, n_rows)
+    pt = strict_math.exp(np, log_pt_mean + log_pt_scale * _standard_normal(rng, n_rows))
+    eta = np.clip(eta_scale * _standard_normal(rng, n_rows), -ETA_LIMIT, ETA_LIMIT)
+    phi = _uniform(rng, -np.pi, np.pi, n_rows)
     return pt, eta, phi
 
 
 def _four_momentum(pt, eta, phi):
     """(E, px, py, pz) of a massless particle: ``pt cosh(eta)``, ``pt cos(phi)``,
     ``pt sin(phi)``, ``pt sinh(eta)``."""
-    return np.stack([pt * np.cosh(eta), pt * np.cos(phi), pt * np.sin(phi), pt * np.sinh(eta)])
+    cosh, sinh = _cosh_sinh(eta)
+    return np.stack(
+        [pt * cosh, pt * strict_math.cos(np, phi), pt * strict_math.sin(np, phi), pt * sinh]
+    )
 
 
 def _invariant_mass(four_momenta):
@@ -69,16 +112,16 @@ def _invariant_mass(four_momenta):
 
 
 def _log_mass_bump(mass, center, width):
-    """A resonance peak: ``exp(-((log(mass) - log(center)) / width)**2)``."""
-    with np.errstate(divide="ignore"):
-        return np.exp(-(((np.log(mass) - np.log(center)) / width) ** 2))
+    """A resonance peak: ``exp(-((log(mass) - log(center)) / width)**2)`` (0 at mass 0)."""
+    distance = (strict_math.log(np, mass) - strict_math.log(np, center)) / width
+    return strict_math.exp(np, -(distance * distance))
 
 
 def _higgs_like_chunk(rng, n_rows):
     """One chunk: features (n_rows, HIGGS_FEATURES) and labels (n_rows,)."""
     lepton = _particle(rng, n_rows, 0.0, LEPTON_PT_LOG_SCALE, LEPTON_ETA_SCALE)
-    missing_energy = rng.lognormal(0.0, MISSING_ENERGY_LOG_SCALE, n_rows)
-    missing_phi = rng.uniform(-np.pi, np.pi, n_rows)
+    missing_energy = strict_math.exp(np, MISSING_ENERGY_LOG_SCALE * _standard_normal(rng, n_rows))
+    missing_phi = _uniform(rng, -np.pi, np.pi, n_rows)
     # Missing energy is transverse: a particle at eta = 0 for the masses.
     missing = (missing_energy, np.zeros(n_rows), missing_phi)
     jets, btags = [], []
@@ -92,7 +135,8 @@ def _higgs_like_chunk(rng, n_rows):
                 JET_ETA_SCALE,
             )
         )
-        btags.append(rng.choice(BTAG_VALUES, p=BTAG_PROBABILITIES, size=n_rows))
+        drawn = np.searchsorted(BTAG_CUMULATIVE, rng.random(n_rows), side="right")
+        btags.append(np.asarray(BTAG_VALUES)[drawn])
 
     lepton_p, missing_p = _four_momentum(*lepton), _four_momentum(*missing)
     jet_p = [_four_momentum(*jet) for jet in jets]
@@ -109,12 +153,12 @@ def _higgs_like_chunk(rng, n_rows):
         + JJ_RESONANCE[2] * _log_mass_bump(mass_jj, *JJ_RESONANCE[:2])
         + BTAG_WEIGHT * (btags[2] + btags[3]) / max(BTAG_VALUES)
         + LEPTON_MISSING_ANGLE_WEIGHT
-        * np.cos(lepton[2] - missing_phi)
+        * strict_math.cos(np, lepton[2] - missing_phi)
         * (lepton[0] > HARD_LEPTON_PT)
-        + LV_MASS_WEIGHT * np.tanh(mass_lv - LV_MASS_CENTER)
+        + LV_MASS_WEIGHT * _tanh(mass_lv - LV_MASS_CENTER)
     )
     logit = SIGNAL_SCALE * (score - SIGNAL_SCORE_CENTER)
-    label = rng.random(n_rows) < 1.0 / (1.0 + np.exp(-logit))
+    label = rng.random(n_rows) < 1.0 / (1.0 + strict_math.exp(np, -logit))
 
     columns = [*lepton, missing_energy, missing_phi]
     for jet, btag in zip(jets, btags):
@@ -168,7 +212,7 @@ def make_higgs_like(n_rows, n_features=HIGGS_FEATURES, seed=0):
         n_chunk = end - begin
         X[begin:end, :kept] = features[:n_chunk, :kept]
         if n_features > kept:
-            noise = rng.standard_normal((GENERATOR_CHUNK_ROWS, n_features - kept))
+            noise = _standard_normal(rng, (GENERATOR_CHUNK_ROWS, n_features - kept))
             X[begin:end, kept:] = noise[:n_chunk]
         y[begin:end] = label[:n_chunk]
     return X, y
