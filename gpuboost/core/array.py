@@ -18,17 +18,31 @@ ArrayLike = Any
 #: Prefix of ``type(a).__module__`` for CuPy arrays (e.g. ``'cupy'`` or
 #: ``'cupy._core.core'``).
 _CUPY_MODULE_PREFIX = "cupy"
-#: ``type(a).__module__`` of the emulation's device arrays.
-_EMULATED_DEVICE_ARRAY_MODULE = "gpuboost.backends.emulation.device_array"
+#: Device array types other than ``cupy.ndarray``, with their array namespace: the CPU
+#: emulation's stand-in registers itself when its module is imported
+#: (:func:`register_device_array`), so that this bottom layer never imports a backend.
+#: No such array can exist before its module is imported.
+_REGISTERED_DEVICE_ARRAYS = {}
+
+
+def register_device_array(array_type, namespace):
+    """Make :func:`is_device_array` true for instances of ``array_type`` and
+    :func:`get_array_module` return ``namespace`` for them."""
+    _REGISTERED_DEVICE_ARRAYS[array_type] = namespace
 
 
 def _is_emulated_device_array(array):
-    """True for the CPU emulation's stand-in for ``cupy.ndarray``."""
-    if type(array).__module__ != _EMULATED_DEVICE_ARRAY_MODULE:
-        return False
-    from ..backends.emulation.device_array import is_device_array
+    """True for the CPU emulation's stand-in for ``cupy.ndarray`` (the one registered
+    device array type)."""
+    return _registered_namespace(array) is not None
 
-    return is_device_array(array)
+
+def _registered_namespace(array):
+    """The namespace registered for ``array``'s type (or a base of it), else None."""
+    for array_type, namespace in _REGISTERED_DEVICE_ARRAYS.items():
+        if isinstance(array, array_type):
+            return namespace
+    return None
 
 
 def _is_cupy_array(array):
@@ -69,10 +83,9 @@ def get_array_module(*arrays):
             import cupy
 
             return cupy
-        if _is_emulated_device_array(array):
-            from ..backends.emulation.device_array import namespace
-
-            return namespace
+        registered = _registered_namespace(array)
+        if registered is not None:
+            return registered
     return np
 
 

@@ -43,6 +43,7 @@ import types
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
+from ...core.array import register_device_array
 from .platform_math import (
     CUPY_NAN_UFUNCS,
     FLOAT_REDUCTIONS,
@@ -1172,3 +1173,4 @@ class _Namespace:
 
 #: The ``xp`` of the CUDA backend under the emulation.
 namespace = _Namespace()
+register_device_array(DeviceArray, namespace)
