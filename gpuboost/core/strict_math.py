@@ -434,6 +434,14 @@ def _exp_finish(xp, n_float, r):
     return scale_by_power_of_two(y, k)
 
 
+def _horner(coefficients, z):
+    """``c0 + z (c1 + z (c2 + ...))`` for ``coefficients = (c0, c1, ...)``, from the last."""
+    series = coefficients[-1]
+    for coefficient in coefficients[-2::-1]:
+        series = coefficient + z * series
+    return series
+
+
 def _clamped(xp, x, limit):
     """``x`` clamped to [-limit, limit], NaN replaced by 0 (restored by the caller)."""
     return xp.where(x != x, 0.0, xp.minimum(xp.maximum(x, -limit), limit))
@@ -492,10 +500,7 @@ def _log_parts(xp, x):
     f = m - 1.0
     s = f / (2.0 + f)
     z = s * s
-    series = LOG_COEFFICIENTS[-1]
-    for coefficient in LOG_COEFFICIENTS[-2::-1]:
-        series = coefficient + z * series
-    series = z * series
+    series = z * _horner(LOG_COEFFICIENTS, z)
     hfsq = 0.5 * f * f
     return k.astype(np.float64), f, hfsq, s * (hfsq + series)
 
@@ -623,17 +628,19 @@ def _reduced_by_quadrant(xp, x):
     r = u - k * pio2_3
     r_lo = ((u - r) - k * pio2_3) + u_lo
     z = r * r
-    sin_series = SIN_COEFFICIENTS[-1]
-    for coefficient in SIN_COEFFICIENTS[-2::-1]:
-        sin_series = coefficient + z * sin_series
-    s = r + ((r * z) * sin_series + r_lo)
-    cos_series = COS_COEFFICIENTS[-1]
-    for coefficient in COS_COEFFICIENTS[-2::-1]:
-        cos_series = coefficient + z * cos_series
+    s = r + ((r * z) * _horner(SIN_COEFFICIENTS, z) + r_lo)
     half_z = 0.5 * z
     w = 1.0 - half_z
-    c = w + (((1.0 - w) - half_z) + ((z * z) * cos_series - r * r_lo))
+    c = w + (((1.0 - w) - half_z) + ((z * z) * _horner(COS_COEFFICIENTS, z) - r * r_lo))
     return inside, k.astype(np.int64) & 3, s, c
+
+
+def _sine_shifted(xp, x, quarter_turns):
+    """``(inside, sin(x + quarter_turns pi / 2))``, ``inside`` where ``|x| <=
+    TRIG_LIMIT``: the quadrant picks ``+-sin(r)`` or ``+-cos(r)``."""
+    inside, q, s, c = _reduced_by_quadrant(xp, x)
+    q = (q + quarter_turns) & 3
+    return inside, xp.where(q == 0, s, xp.where(q == 1, c, xp.where(q == 2, -s, -c)))
 
 
 @_array_function
@@ -650,27 +657,14 @@ def sin(xp, x):
     -------
     xp array of the shape of ``x``, float64
     """
-    inside, q, s, c = _reduced_by_quadrant(xp, x)
-    value = xp.where(q == 0, s, xp.where(q == 1, c, xp.where(q == 2, -s, -c)))
+    inside, value = _sine_shifted(xp, x, 0)
     return xp.where(inside, xp.where(x == 0.0, x, value), np.nan)  # sin(-0) = -0
 
 
 @_array_function
 def cos(xp, x):
-    """Cosine, the same bits on every platform (module docstring); NaN for ``|x| >
-    TRIG_LIMIT``, inf and NaN.
-
-    Parameters
-    ----------
-    xp : module
-    x : array_like of any shape, float64
-
-    Returns
-    -------
-    xp array of the shape of ``x``, float64
-    """
-    inside, q, s, c = _reduced_by_quadrant(xp, x)
-    value = xp.where(q == 0, c, xp.where(q == 1, -s, xp.where(q == 2, -c, s)))
+    """Cosine, ``sin(x + pi / 2)`` by the quadrant (as :func:`sin`)."""
+    inside, value = _sine_shifted(xp, x, 1)
     return xp.where(inside, value, np.nan)
 
 
@@ -766,9 +760,7 @@ def _dd_log(xp, value):
 def _near_root(xp, t, linear, linear_lo, coefficients):
     """``t (linear + linear_lo) + sum of coefficients[i] t**(i + 2)``, the leading product
     kept exact."""
-    series = coefficients[-1]
-    for coefficient in coefficients[-2::-1]:
-        series = coefficient + t * series
+    series = _horner(coefficients, t)
     p, e = _two_product(xp, t, linear)
     return p + ((e + linear_lo * t) + (t * t) * series)
 
@@ -791,9 +783,7 @@ def _stirling(xp, x):
     p, e = _two_product(xp, z[0], w)
     w_dd = (w, ((1.0 - p) - e - z[1] * w) / z[0])
     w2 = w * w
-    tail = STIRLING_COEFFICIENTS[-1]
-    for coefficient in STIRLING_COEFFICIENTS[-2:0:-1]:
-        tail = coefficient + w2 * tail
+    tail = _horner(STIRLING_COEFFICIENTS[1:], w2)
     leading = _dd_multiply(xp, w_dd, (xp.full_like(x, TWELFTH), xp.full_like(x, TWELFTH_LO)))
     half_less = _dd_add(xp, z, (xp.full_like(x, -0.5), zero))
     result = _dd_multiply(xp, half_less, _dd_log(xp, z))
