@@ -81,9 +81,9 @@ Algorithms
 
 ``sin(x)``, ``cos(x)``, ``|x| <= 2**19``
     Cody and Waite's reduction: ``k = rint(x * 2/pi)`` and ``r + r_lo = ((x - k P1) - k
-    P2) - k P3`` with ``P1 + P2 + P3 = pi/2`` (33, 33 and 53 significant bits, derived
-    with :mod:`decimal`: ``k P1`` and ``k P2`` are exact for ``|k| < 2**20``, and ``x - k
-    P1`` too), the two roundings' errors kept in ``r_lo`` (Dekker's sum). Then, with ``z
+    P2) - k P3`` with ``P1 + P2 + P3 = pi/2`` (33, 33 and 53 significant bits: ``k P1``
+    and ``k P2`` are exact for ``|k| < 2**20``, and ``x - k P1`` too), the two
+    roundings' errors kept in ``r_lo`` (Dekker's sum). Then, with ``z
     = r**2``, ``sin(r) = r + (r z S(z) + r_lo)`` and ``cos(r) = w + (((1 - w) - z/2) +
     (z**2 C(z) - r r_lo))``, ``w = 1 - z/2``, ``S`` and ``C`` the Taylor series to
     ``r**17`` and ``r**18`` (coefficients ``+-1/n!``, ``float(Fraction)``; truncation
@@ -568,65 +568,25 @@ TWO_OVER_PI = float.fromhex("0x1.45f306dc9c883p-1")
 #: signs: ``float(Fraction)`` rounds correctly, so they are the same on every machine.
 SIN_COEFFICIENTS = tuple(float(Fraction((-1) ** i, math.factorial(2 * i + 1))) for i in range(1, 9))
 COS_COEFFICIENTS = tuple(float(Fraction((-1) ** i, math.factorial(2 * i))) for i in range(2, 10))
-_PI_OVER_TWO_PARTS = []
-
-
-def _decimal_pi(digits):
-    """pi to ``digits`` significant digits, with :mod:`decimal` (Machin's formula ``pi =
-    16 atan(1/5) - 4 atan(1/239)``, each arctangent its alternating series)."""
-    with localcontext() as context:
-        context.prec = digits + 10
-
-        def arctan_of_inverse(n):
-            total, power, k, n_squared = Decimal(0), Decimal(1) / n, 0, n * n
-            while True:
-                term = power / (2 * k + 1)
-                if term < Decimal(10) ** -(digits + 5):
-                    return total
-                total += term if k % 2 == 0 else -term
-                power /= n_squared
-                k += 1
-
-        return 16 * arctan_of_inverse(5) - 4 * arctan_of_inverse(239)
-
-
-def _round_to_bits(value, bits):
-    """The float64 nearest the :class:`Fraction` ``value > 0`` with ``bits`` significant
-    bits (ties to even)."""
-    exponent = value.numerator.bit_length() - value.denominator.bit_length()
-    if Fraction(2) ** exponent > value:
-        exponent -= 1
-    scale = Fraction(2) ** (bits - 1 - exponent)
-    return float(Fraction(round(value * scale)) / scale)
-
-
-def pi_over_two_parts():
-    """``(PIO2_1, PIO2_2, PIO2_3)``: pi / 2 cut into 33, 33 and 53 significant bits, each
-    the rounding of what the previous parts leave (their sum is pi / 2 within
-    ``2**-118``), derived once with :mod:`decimal`."""
-    if not _PI_OVER_TWO_PARTS:
-        rest = Fraction(_decimal_pi(60)) / 2
-        parts = []
-        for bits in (33, 33, 53):
-            parts.append(_round_to_bits(rest, bits) if rest > 0 else -_round_to_bits(-rest, bits))
-            rest -= Fraction(parts[-1])
-        _PI_OVER_TWO_PARTS.extend(parts)
-    return tuple(_PI_OVER_TWO_PARTS)
+#: pi / 2 = PIO2_1 + PIO2_2 + PIO2_3 (within 2**-118): 33, 33 and 53 significant bits, each
+#: the rounding of what the previous parts leave.
+PIO2_1 = float.fromhex("0x1.921fb54400000p+0")
+PIO2_2 = float.fromhex("0x1.0b4611a600000p-34")
+PIO2_3 = float.fromhex("0x1.3198a2e037073p-69")
 
 
 def _reduced_by_quadrant(xp, x):
     """``(q, s, c)``: ``x = k pi / 2 + r`` with ``|r| <~ pi / 4`` and ``q = k mod 4``,
     ``s = sin(r)`` and ``c = cos(r)`` (module docstring, ``sin(x)``, ``cos(x)``)."""
-    pio2_1, pio2_2, pio2_3 = pi_over_two_parts()
     inside = xp.abs(x) <= TRIG_LIMIT  # False for inf and NaN
     x = xp.where(inside, x, 0.0)
     k = _rint(x * TWO_OVER_PI)
-    t = x - k * pio2_1  # exact
-    # r + r_lo = t - k (pio2_2 + pio2_3), each subtraction's error kept (Dekker's sum).
-    u = t - k * pio2_2
-    u_lo = (t - u) - k * pio2_2
-    r = u - k * pio2_3
-    r_lo = ((u - r) - k * pio2_3) + u_lo
+    t = x - k * PIO2_1  # exact
+    # r + r_lo = t - k (PIO2_2 + PIO2_3), each subtraction's error kept (Dekker's sum).
+    u = t - k * PIO2_2
+    u_lo = (t - u) - k * PIO2_2
+    r = u - k * PIO2_3
+    r_lo = ((u - r) - k * PIO2_3) + u_lo
     z = r * r
     s = r + ((r * z) * _horner(SIN_COEFFICIENTS, z) + r_lo)
     half_z = 0.5 * z

@@ -338,7 +338,7 @@ def test_sin_cos_constants():
     polynomials' coefficients are +-1/n!, rounded."""
     mpmath = pytest.importorskip("mpmath")
     mpmath.mp.prec = 300
-    parts = sm.pi_over_two_parts()
+    parts = (sm.PIO2_1, sm.PIO2_2, sm.PIO2_3)
     for part, bits in zip(parts, (33, 33, 53)):
         mantissa = Fraction(part) / Fraction(2) ** (math.frexp(part)[1] - bits)
         assert mantissa.denominator == 1, (part, bits)  # at most `bits` significant bits
