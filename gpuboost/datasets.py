@@ -100,9 +100,8 @@ def _four_momentum(pt, eta, phi):
     """(E, px, py, pz) of a massless particle: ``pt cosh(eta)``, ``pt cos(phi)``,
     ``pt sin(phi)``, ``pt sinh(eta)``."""
     cosh, sinh = _cosh_sinh(eta)
-    return np.stack(
-        [pt * cosh, pt * strict_math.cos(np, phi), pt * strict_math.sin(np, phi), pt * sinh]
-    )
+    sin, cos = strict_math.sin_cos(np, phi)
+    return np.stack([pt * cosh, pt * cos, pt * sin, pt * sinh])
 
 
 def _invariant_mass(four_momenta):

@@ -112,6 +112,7 @@ __all__ = [
     "erf",
     "sin",
     "cos",
+    "sin_cos",
     "scale_by_power_of_two",
     "EXP_TABLE_SIZE",
 ]
@@ -595,37 +596,41 @@ def _reduced_by_quadrant(xp, x):
     return inside, k.astype(np.int64) & 3, s, c
 
 
-def _sine_shifted(xp, x, quarter_turns):
-    """``(inside, sin(x + quarter_turns pi / 2))``, ``inside`` where ``|x| <=
-    TRIG_LIMIT``: the quadrant picks ``+-sin(r)`` or ``+-cos(r)``."""
+def _by_quadrant(xp, q, s, c):
+    """``sin(k pi / 2 + r)`` for ``q = k mod 4``, ``s = sin(r)``, ``c = cos(r)``: ``+-s`` or
+    ``+-c`` by the quadrant."""
+    return xp.where(q == 0, s, xp.where(q == 1, c, xp.where(q == 2, -s, -c)))
+
+
+def _sin_cos(xp, x):
+    """``(sin(x), cos(x))`` from one reduction; ``cos(x)`` is ``sin(x + pi / 2)``, the
+    quadrant a quarter turn on."""
     inside, q, s, c = _reduced_by_quadrant(xp, x)
-    q = (q + quarter_turns) & 3
-    return inside, xp.where(q == 0, s, xp.where(q == 1, c, xp.where(q == 2, -s, -c)))
+    sine = xp.where(inside, xp.where(x == 0.0, x, _by_quadrant(xp, q, s, c)), np.nan)
+    cosine = xp.where(inside, _by_quadrant(xp, (q + 1) & 3, s, c), np.nan)
+    return sine, cosine  # sin(-0) = -0
 
 
 @_array_function
 def sin(xp, x):
     """Sine, the same bits on every platform (module docstring); NaN for ``|x| >
-    TRIG_LIMIT``, inf and NaN.
-
-    Parameters
-    ----------
-    xp : module
-    x : array_like of any shape, float64
-
-    Returns
-    -------
-    xp array of the shape of ``x``, float64
-    """
-    inside, value = _sine_shifted(xp, x, 0)
-    return xp.where(inside, xp.where(x == 0.0, x, value), np.nan)  # sin(-0) = -0
+    TRIG_LIMIT``, inf and NaN. ``x``: float64 array_like of any shape; an xp array of
+    its shape."""
+    return _sin_cos(xp, x)[0]
 
 
 @_array_function
 def cos(xp, x):
     """Cosine, ``sin(x + pi / 2)`` by the quadrant (as :func:`sin`)."""
-    inside, value = _sine_shifted(xp, x, 1)
-    return xp.where(inside, value, np.nan)
+    return _sin_cos(xp, x)[1]
+
+
+def sin_cos(xp, x):
+    """``(sin(x), cos(x))``, the bits of :func:`sin` and :func:`cos`, for the price of one
+    argument reduction."""
+    x = _as_float64(xp, x)
+    with np.errstate(all="ignore"):
+        return _sin_cos(xp, x)
 
 
 # ---- lgamma: double-double arithmetic (a value is hi + lo, |lo| <= ulp(hi) / 2) ------

@@ -387,3 +387,20 @@ def test_sin_cos_special_values():
     np.testing.assert_array_equal(sine, [0.0, -0.0] + [np.nan] * 5)
     np.testing.assert_array_equal(cosine, [1.0, 1.0] + [np.nan] * 5)
     assert np.signbit(sine[1]) and not np.signbit(sine[0])
+
+
+def test_sin_cos_together_are_sin_and_cos():
+    """One reduction for both: the bits of ``sin`` and ``cos``, special values included."""
+    rng = np.random.default_rng(8)
+    x = np.concatenate(
+        [
+            rng.uniform(-20.0, 20.0, 3000),
+            rng.uniform(-sm.TRIG_LIMIT, sm.TRIG_LIMIT, 1000),
+            np.arange(-40, 41) * (math.pi / 4),
+            [0.0, -0.0, np.inf, -np.inf, np.nan, sm.TRIG_LIMIT, -sm.TRIG_LIMIT * 1.5],
+        ]
+    )
+    sine, cosine = sm.sin_cos(np, x)
+    assert sine.tobytes() == sm.sin(np, x).tobytes()
+    assert cosine.tobytes() == sm.cos(np, x).tobytes()
+    assert np.signbit(sm.sin_cos(np, -0.0)[0])
