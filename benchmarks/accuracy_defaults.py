@@ -223,11 +223,12 @@ def _fit_predict(library, task, n_classes, X_train, y_train, X_test, args, valid
         model = kind(max_iter=args.rounds, categorical_features="from_dtype", **stopping,
                      **common)  # fmt: skip
     model.fit(X_train, y_train, **fit)
-    used = {
-        "xgboost": lambda: getattr(model, "best_iteration", args.rounds - 1) + 1,
-        "lightgbm": lambda: model.best_iteration_ or args.rounds,
-        "sklearn": lambda: model.n_iter_,
-    }[library]()
+    if library == "xgboost":  # best_iteration: only after early stopping
+        used = getattr(model, "best_iteration", args.rounds - 1) + 1
+    elif library == "lightgbm":  # best_iteration_: 0 without early stopping
+        used = model.best_iteration_ or args.rounds
+    else:
+        used = model.n_iter_
     if task == "regression":
         return model.predict(X_test), used
     proba = model.predict_proba(X_test)

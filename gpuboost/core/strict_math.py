@@ -602,13 +602,14 @@ def _by_quadrant(xp, q, s, c):
     return xp.where(q == 0, s, xp.where(q == 1, c, xp.where(q == 2, -s, -c)))
 
 
-def _sin_cos(xp, x):
-    """``(sin(x), cos(x))`` from one reduction; ``cos(x)`` is ``sin(x + pi / 2)``, the
-    quadrant a quarter turn on."""
-    inside, q, s, c = _reduced_by_quadrant(xp, x)
-    sine = xp.where(inside, xp.where(x == 0.0, x, _by_quadrant(xp, q, s, c)), np.nan)
-    cosine = xp.where(inside, _by_quadrant(xp, (q + 1) & 3, s, c), np.nan)
-    return sine, cosine  # sin(-0) = -0
+def _sine(xp, x, inside, q, s, c):
+    """``sin(x)`` from :func:`_reduced_by_quadrant`'s parts; ``sin(-0) = -0``."""
+    return xp.where(inside, xp.where(x == 0.0, x, _by_quadrant(xp, q, s, c)), np.nan)
+
+
+def _cosine(xp, inside, q, s, c):
+    """``cos(x) = sin(x + pi / 2)``: the quadrant a quarter turn on."""
+    return xp.where(inside, _by_quadrant(xp, (q + 1) & 3, s, c), np.nan)
 
 
 @_array_function
@@ -616,13 +617,13 @@ def sin(xp, x):
     """Sine, the same bits on every platform (module docstring); NaN for ``|x| >
     TRIG_LIMIT``, inf and NaN. ``x``: float64 array_like of any shape; an xp array of
     its shape."""
-    return _sin_cos(xp, x)[0]
+    return _sine(xp, x, *_reduced_by_quadrant(xp, x))
 
 
 @_array_function
 def cos(xp, x):
     """Cosine, ``sin(x + pi / 2)`` by the quadrant (as :func:`sin`)."""
-    return _sin_cos(xp, x)[1]
+    return _cosine(xp, *_reduced_by_quadrant(xp, x))
 
 
 def sin_cos(xp, x):
@@ -630,7 +631,8 @@ def sin_cos(xp, x):
     argument reduction."""
     x = _as_float64(xp, x)
     with np.errstate(all="ignore"):
-        return _sin_cos(xp, x)
+        parts = _reduced_by_quadrant(xp, x)
+        return _sine(xp, x, *parts), _cosine(xp, *parts)
 
 
 # ---- lgamma: double-double arithmetic (a value is hi + lo, |lo| <= ulp(hi) / 2) ------
